@@ -1,0 +1,37 @@
+# rocke — thin wrapper over CMake. `make run` and `make test` do all set-up.
+BUILD ?= build
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+CMAKE_FLAGS ?=
+
+.PHONY: all deps build run test test-asan fuzz gpu-check bench clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+$(BUILD)/CMakeCache.txt:
+	cmake -S . -B $(BUILD) -DROCKE_WERROR=ON $(CMAKE_FLAGS)
+
+build: deps $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j$(JOBS)
+
+# The main job: build, compile a kernel and run it on the best device present.
+run: build
+	@scripts/main-job.sh $(BUILD)
+
+test: build
+	ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS)
+
+# The same tests under AddressSanitizer + UndefinedBehaviorSanitizer.
+test-asan:
+	$(MAKE) test BUILD=build-asan CMAKE_FLAGS="-DROCKE_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug"
+
+# libFuzzer targets (clang-22); see tests/fuzz/README.md.
+fuzz:
+	ROCKE_WITH_FUZZ=1 scripts/install-deps.sh
+	cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang-22 -DROCKE_FUZZ=ON -DROCKE_TESTS=OFF
+	cmake --build build-fuzz -j$(JOBS)
+
+clean:
+	rm -rf build build-asan build-fuzz

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Install the Debian packages rocke needs (idempotent). As root it installs
+# what is missing; otherwise it prints the exact command and stops.
+set -euo pipefail
+
+PKGS=(cmake make gcc pkg-config libcmocka-dev libxxhash-dev libelf-dev
+      libmsgpack-dev zlib1g-dev llvm-22-dev lld-22)
+# Optional: clang-22 + libclang-rt-22-dev build the libFuzzer target (make fuzz).
+if [ "${ROCKE_WITH_FUZZ:-0}" = 1 ]; then PKGS+=(clang-22 libclang-rt-22-dev); fi
+
+missing=()
+for p in "${PKGS[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+cmd="apt-get update && apt-get install -y --no-install-recommends ${missing[*]}"
+if [ "$(id -u)" -ne 0 ]; then
+  echo "rocke: missing packages: ${missing[*]}" >&2
+  echo "rocke: run as root:  $cmd" >&2
+  exit 1
+fi
+echo "rocke: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}"

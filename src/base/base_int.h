@@ -1,0 +1,105 @@
+/* rocke — private utilities shared by every layer: allocation through the
+ * hook, arenas, growable buffers, string building, hashing, invariant checks.
+ * Layer: base. */
+#ifndef ROCKE_BASE_INT_H
+#define ROCKE_BASE_INT_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "rocke/base.h"
+
+/* ---- invariants (broken invariant = bug in rocke, not bad input) -------- */
+_Noreturn void rk_bug_at(const char *file, int line, const char *why);
+#define rk_bug(why) rk_bug_at(__FILE__, __LINE__, (why))
+#define RK_ASSERT(cond, why) \
+    do { if (!(cond)) rk_bug_at(__FILE__, __LINE__, (why)); } while (0)
+#define RK_COUNTOF(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- allocation (through rk_set_allocator's hook) ------------------------ */
+void *rk_malloc(size_t n);               /* NULL on failure */
+void *rk_calloc(size_t n, size_t sz);    /* zeroed; NULL on failure */
+void *rk_realloc(void *p, size_t osize, size_t nsize);
+void rk_free(void *p, size_t size);      /* size may be 0 when unknown */
+char *rk_strdup(const char *s);          /* freed with rk_free(p, strlen+1) */
+
+/* ---- arena: bump allocation, freed all at once (QBE's pool) ------------- */
+typedef struct rk_arena_chunk rk_arena_chunk;
+typedef struct rk_arena {
+    rk_arena_chunk *head;
+    size_t used, cap;          /* in head */
+    size_t total;              /* bytes held, for statistics */
+} rk_arena;
+
+void rk_arena_init(rk_arena *a);
+void rk_arena_free(rk_arena *a);
+void *rk_arena_alloc(rk_arena *a, size_t n);          /* 16-aligned, NULL on OOM */
+void *rk_arena_zalloc(rk_arena *a, size_t n);
+char *rk_arena_strdup(rk_arena *a, const char *s);
+char *rk_arena_strndup(rk_arena *a, const char *s, size_t n);
+char *rk_arena_printf(rk_arena *a, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* Grow an arena array: copies into a new block (the old one stays in the
+ * arena until it dies). Returns NULL on OOM, leaving *arr untouched. */
+void *rk_arena_grow(rk_arena *a, void *arr, size_t elem, uint32_t *cap, uint32_t need);
+
+/* ---- string builder (heap, through the hook) ----------------------------- */
+typedef struct rk_buf {
+    char *data;
+    size_t len, cap;
+    bool oom;                  /* sticky: an append failed */
+} rk_buf;
+
+void rk_buf_init(rk_buf *b);
+void rk_buf_free(rk_buf *b);
+void rk_buf_reset(rk_buf *b);
+bool rk_buf_reserve(rk_buf *b, size_t extra);
+void rk_buf_putc(rk_buf *b, char c);
+void rk_buf_puts(rk_buf *b, const char *s);
+void rk_buf_putn(rk_buf *b, const char *s, size_t n);
+void rk_buf_printf(rk_buf *b, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+void rk_buf_vprintf(rk_buf *b, const char *fmt, va_list ap);
+void rk_buf_put_u64(rk_buf *b, uint64_t v);
+void rk_buf_put_i64(rk_buf *b, int64_t v);
+/* Take ownership of the text (NUL-terminated, freed with free-like rk_free
+ * of cap bytes via rk_buf_release_free). Returns NULL on OOM. */
+char *rk_buf_take(rk_buf *b);
+const char *rk_buf_cstr(rk_buf *b);     /* NUL-terminated view, "" on OOM */
+
+/* ---- hashing -------------------------------------------------------------- */
+static inline uint64_t rk_hash_bytes(const void *p, size_t n, uint64_t h) {
+    const unsigned char *s = (const unsigned char *)p;
+    if (!h) h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) { h ^= s[i]; h *= 1099511628211ull; }
+    return h;
+}
+static inline uint64_t rk_hash_str(const char *s) { return rk_hash_bytes(s, strlen(s), 0); }
+static inline uint64_t rk_hash_u64(uint64_t x, uint64_t h) {
+    x ^= h + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    x ^= x >> 33; x *= 0xff51afd7ed558ccdull; x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53ull; x ^= x >> 33;
+    return x;
+}
+
+/* ---- formatting helpers ---------------------------------------------------- */
+/* Shortest decimal that round-trips a double, in Python repr style
+ * ("0.0", "1e-05", "1.5", "inf", "nan"). Returns length written into out[32]. */
+int rk_fmt_double_repr(char out[32], double v);
+
+/* ---- error message helpers ------------------------------------------------ */
+rk_status rk_vfail(rk_status s, const char *fmt, va_list ap);
+/* Write a file atomically: temp file in the same folder, fsync-free rename. */
+rk_status rk_write_file_atomic(const char *path, const void *data, size_t n);
+/* Read a whole file ("-" = stdin). *out is NUL-terminated, freed with rk_free(*out, *n + 1). */
+rk_status rk_read_file(const char *path, char **out, size_t *n);
+
+#endif

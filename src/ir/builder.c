@@ -1,0 +1,722 @@
+/* rocke — the builder: emission into the open region with a sticky error,
+ * generated builders for same-type ops, typed helpers for every family and
+ * structured control flow (for with carries, if, if/else with results).
+ * Every op is checked against the op table as it is made. Layer: ir. */
+#include <stdio.h>
+
+#include "ir_int.h"
+#include "../base/fp.h"
+
+static rk_region *cur_region(rk_kernel *k) {
+    if (!k->depth) return &k->body;
+    ir_frame *f = &k->frames[k->depth - 1];
+    return &f->op->regions[f->region];
+}
+
+/* Is region r open (the kernel body or one on the frame stack)? */
+static bool region_open(const rk_kernel *k, const rk_region *r) {
+    if (r == &k->body) return true;
+    for (uint32_t i = 0; i < k->depth; i++)
+        if (&k->frames[i].op->regions[k->frames[i].region] == r) return true;
+    return false;
+}
+
+/* A value may be used where it is visible: params everywhere; results and
+ * region arguments only while the region that defines them is open. */
+static bool visible(const rk_kernel *k, rk_value v) {
+    const ir_valinfo *vi = ir_val(k, v);
+    if (!vi) return false;
+    switch (vi->kind) {
+    case RK_VK_PARAM: return true;
+    case RK_VK_RESULT: {
+        /* results of a region op are defined after it, not inside it */
+        const rk_op *d = vi->def;
+        if (!d || !d->parent || !region_open(k, d->parent)) return false;
+        for (uint32_t i = 0; i < k->depth; i++)
+            if (k->frames[i].op == d) return false;
+        return true;
+    }
+    case RK_VK_REGION_ARG:
+        return vi->def && region_open(k, &vi->def->regions[0]);
+    case RK_VK_NONE: return false;
+    }
+    return false;
+}
+
+rk_op *rk_emit(rk_kernel *k, rk_opcode code, const rk_value *in, uint32_t nin, const rk_type *out, uint32_t nout) {
+    if (!ir_live(k)) return NULL;
+    const rk_op_info *info = rk_op_info_of(code);
+    rk_op *op = ir_op_alloc(k, code, nin, nout, info->nreg);
+    if (!op) return NULL;
+    for (uint32_t i = 0; i < nin; i++) {
+        if (!visible(k, in[i])) {
+            char nb[RK_NAME_MAX];
+            if (!rk_value_ok(in[i]) || !ir_val(k, in[i]))
+                ir_fail(k, RK_ERR_INVALID, op, "operand %u is not a value (poison or uninitialised)", i);
+            else
+                ir_fail(k, RK_ERR_INVALID, op, "operand %u (%%%s) is not visible here: it was defined inside a "
+                        "region that is closed (carry it out with loop results or select)", i,
+                        rk_value_name(k, in[i], nb));
+            return NULL;
+        }
+        op->in[i] = in[i];
+    }
+    for (uint32_t i = 0; i < nout; i++) {
+        op->out[i] = ir_new_value(k, out[i], RK_VK_RESULT, info->hint, true);
+        if (!rk_value_ok(op->out[i])) return NULL;
+        ir_valinfo *vi = &k->vals[op->out[i].id];
+        vi->def = op;
+        vi->index = i;
+    }
+    op->loc = k->cur_loc;
+    if (!ir_region_append(k, cur_region(k), op)) return NULL;
+    return op;
+}
+
+bool rk_op_check(rk_kernel *k, rk_op *op) {
+    if (!op || !ir_live(k)) return false;
+    char msg[512];
+    if (ir_check_op(k, op, msg, sizeof msg)) return true;
+    return ir_fail(k, RK_ERR_INVALID, op, "%s", msg);
+}
+
+rk_value rk_op_result(const rk_op *op) { return op && op->nout ? op->out[0] : (rk_value){0}; }
+
+void rk_set_loc(rk_kernel *k, const char *loc) {
+    if (!loc) { k->cur_loc = NULL; return; }
+    k->cur_loc = ir_intern(k, loc);
+    if (!k->cur_loc) ir_fail(k, RK_ERR_NOMEM, NULL, "out of memory");
+}
+
+/* ---- attribute setters ------------------------------------------------------------ */
+static rk_attr_val *put(rk_kernel *k, rk_op *op, const char *key) {
+    if (!op || !ir_live(k)) return NULL;
+    rk_attr_val *v = ir_attrs_put(k, &op->attrs, key);
+    if (!v) ir_fail(k, RK_ERR_NOMEM, op, "out of memory");
+    return v;
+}
+
+void rk_op_set_int(rk_kernel *k, rk_op *op, const char *key, int64_t x) {
+    rk_attr_val *v = put(k, op, key);
+    if (v) { v->kind = RK_AK_INT; v->u.i = x; }
+}
+void rk_op_set_float(rk_kernel *k, rk_op *op, const char *key, double x) {
+    rk_attr_val *v = put(k, op, key);
+    if (v) { v->kind = RK_AK_FLOAT; v->u.f = x; }
+}
+void rk_op_set_bool(rk_kernel *k, rk_op *op, const char *key, bool x) {
+    rk_attr_val *v = put(k, op, key);
+    if (v) { v->kind = RK_AK_BOOL; v->u.b = x; }
+}
+void rk_op_set_str(rk_kernel *k, rk_op *op, const char *key, const char *s) {
+    rk_attr_val *v = put(k, op, key);
+    if (!v) return;
+    const char *c = ir_intern(k, s);
+    if (!c) { ir_fail(k, RK_ERR_NOMEM, op, "out of memory"); return; }
+    v->kind = RK_AK_STR;
+    v->u.s = c;
+}
+void rk_op_set_type(rk_kernel *k, rk_op *op, const char *key, rk_type t) {
+    if (!op) return;
+    rk_attr_val *v = put(k, op, key);
+    if (!v) return;
+    v->kind = RK_AK_STR;
+    v->u.s = rk_type_name(k, t);   /* canonical names live as long as the kernel */
+}
+void rk_op_set_int_list(rk_kernel *k, rk_op *op, const char *key, const int64_t *xs, uint32_t n) {
+    rk_attr_val *v = put(k, op, key);
+    if (!v) return;
+    rk_attr_val *items = rk_arena_alloc(&k->arena, (n ? n : 1) * sizeof *items);
+    if (!items) { ir_fail(k, RK_ERR_NOMEM, op, "out of memory"); return; }
+    for (uint32_t i = 0; i < n; i++) items[i] = (rk_attr_val){.kind = RK_AK_INT, .u.i = xs[i]};
+    v->kind = RK_AK_LIST;
+    v->n = n;
+    v->u.list = items;
+}
+
+static rk_value checked(rk_kernel *k, rk_op *op) {
+    return rk_op_check(k, op) ? rk_op_result(op) : (rk_value){0};
+}
+
+static rk_type vtype(rk_kernel *k, rk_value v) { return rk_value_type(k, v); }
+
+/* ---- generated builders (R_SAME / R_VREDUCE rows of the op table) ----------------------- */
+static rk_value build_same(rk_kernel *k, rk_opcode code, const rk_value *in, uint32_t nin) {
+    if (!ir_live(k)) return (rk_value){0};
+    rk_type t = vtype(k, in[0]);
+    if (rk_op_info_of(code)->rule == RK_R_VREDUCE) t = rk_type_elem(k, t);
+    return checked(k, rk_emit(k, code, in, nin, &t, 1));
+}
+
+#undef RK_BUILD_DECL_1
+#undef RK_BUILD_DECL_2
+#undef RK_BUILD_DECL_3
+#undef RK_BUILD_DECL_4
+#define RK_BUILD_DECL_1(E, fn) \
+    rk_value rk_build_##fn(rk_kernel *k, rk_value a) { const rk_value in[] = {a}; return build_same(k, RK_OP_##E, in, 1); }
+#define RK_BUILD_DECL_2(E, fn) \
+    rk_value rk_build_##fn(rk_kernel *k, rk_value a, rk_value b) { const rk_value in[] = {a, b}; return build_same(k, RK_OP_##E, in, 2); }
+#define RK_BUILD_DECL_3(E, fn) \
+    rk_value rk_build_##fn(rk_kernel *k, rk_value a, rk_value b, rk_value c) { const rk_value in[] = {a, b, c}; return build_same(k, RK_OP_##E, in, 3); }
+#define RK_BUILD_DECL_4(E, fn) \
+    rk_value rk_build_##fn(rk_kernel *k, rk_value a, rk_value b, rk_value c, rk_value d) { const rk_value in[] = {a, b, c, d}; return build_same(k, RK_OP_##E, in, 4); }
+#define RK_OP(E, name, fn, nin, nout, nreg, rule, ...) RK_BUILD_SHAPE_IF_##rule(E, fn, nin)
+#include "rocke/ops.def"
+
+/* ---- constants -------------------------------------------------------------------------- */
+rk_value rk_const_int(rk_kernel *k, rk_type t, int64_t v) {
+    rk_op *op = rk_emit(k, RK_OP_CONSTANT, NULL, 0, &t, 1);
+    rk_op_set_int(k, op, "value", v);
+    rk_op_set_type(k, op, "ity", t);
+    return checked(k, op);
+}
+rk_value rk_const_i32(rk_kernel *k, int32_t v) { return rk_const_int(k, RK_T_I32, v); }
+rk_value rk_const_i64(rk_kernel *k, int64_t v) { return rk_const_int(k, RK_T_I64, v); }
+rk_value rk_const_bool(rk_kernel *k, bool v) { return rk_const_int(k, RK_T_I1, v ? 1 : 0); }
+
+/* The literal as the type will hold it, so every consumer sees one value. */
+static double round_to(rk_type t, double v) {
+    switch (rk_type_scalar(t)) {
+    case RK_S_F32: return (double)(float)v;
+    case RK_S_F16: return (double)rk_f16_to_f32(rk_f64_to_f16(v));
+    case RK_S_BF16: return (double)rk_bf16_to_f32(rk_f64_to_bf16(v));
+    default: return v;
+    }
+}
+
+rk_value rk_const_float(rk_kernel *k, rk_type t, double v) {
+    if (!rk_scalar_is_float(rk_type_scalar(t))) {
+        ir_fail(k, RK_ERR_INVALID, NULL, "arith.constant: rk_const_float needs f16, bf16, f32 or f64, got %s",
+                rk_type_name(k, t));
+        return (rk_value){0};
+    }
+    rk_op *op = rk_emit(k, RK_OP_CONSTANT, NULL, 0, &t, 1);
+    rk_op_set_float(k, op, "value", round_to(t, v));
+    rk_op_set_type(k, op, "ity", t);
+    return checked(k, op);
+}
+rk_value rk_const_f32(rk_kernel *k, float v) { return rk_const_float(k, RK_T_F32, v); }
+
+rk_value rk_const_vec(rk_kernel *k, rk_type vt, double fill) {
+    rk_op *op = rk_emit(k, RK_OP_CONSTANT_VEC, NULL, 0, &vt, 1);
+    rk_type et = rk_type_elem(k, vt);
+    if (rk_scalar_is_int(rk_type_scalar(et))) rk_op_set_int(k, op, "fill", (int64_t)fill);
+    else rk_op_set_float(k, op, "fill", round_to(et, fill));
+    rk_op_set_type(k, op, "elem", et);
+    rk_op_set_int(k, op, "vec", rk_type_count(k, vt));
+    return checked(k, op);
+}
+
+/* ---- compares, select, conversions ------------------------------------------------------- */
+static rk_value build_pred(rk_kernel *k, rk_opcode code, const char *pred, rk_value a, rk_value b, rk_type rt) {
+    const rk_value in[] = {a, b};
+    rk_op *op = rk_emit(k, code, in, 2, &rt, 1);
+    rk_op_set_str(k, op, "pred", pred);
+    return checked(k, op);
+}
+rk_value rk_build_cmp(rk_kernel *k, const char *pred, rk_value a, rk_value b) {
+    return build_pred(k, RK_OP_CMP, pred, a, b, RK_T_I1);
+}
+rk_value rk_build_fcmp(rk_kernel *k, const char *pred, rk_value a, rk_value b) {
+    return build_pred(k, RK_OP_FCMP, pred, a, b, RK_T_I1);
+}
+static rk_type mask_type(rk_kernel *k, rk_value a) {
+    return ir_live(k) ? rk_type_vec(k, RK_T_I1, rk_type_count(k, vtype(k, a))) : RK_T_NONE;
+}
+rk_value rk_build_vcmp(rk_kernel *k, const char *pred, rk_value a, rk_value b) {
+    bool f = rk_scalar_is_float(rk_type_scalar(rk_type_elem(k, vtype(k, a))));
+    return build_pred(k, f ? RK_OP_VFCMP : RK_OP_VCMP, pred, a, b, mask_type(k, a));
+}
+
+rk_value rk_build_select(rk_kernel *k, rk_value c, rk_value a, rk_value b) {
+    const rk_value in[] = {c, a, b};
+    rk_type t = vtype(k, a);
+    return checked(k, rk_emit(k, RK_OP_SELECT, in, 3, &t, 1));
+}
+rk_value rk_build_vselect(rk_kernel *k, rk_value m, rk_value a, rk_value b) {
+    const rk_value in[] = {m, a, b};
+    rk_type t = vtype(k, a);
+    return checked(k, rk_emit(k, RK_OP_VSELECT, in, 3, &t, 1));
+}
+
+static bool spec_has(rk_opcode code, const char *key) {
+    const ir_op_spec *sp = ir_op_spec_of(code);
+    for (uint32_t i = 0; i < sp->nattrs; i++)
+        if (strcmp(sp->attrs[i].key, key) == 0) return true;
+    return false;
+}
+
+rk_value rk_build_convert(rk_kernel *k, rk_opcode code, rk_value a, rk_type to) {
+    if (!ir_live(k)) return (rk_value){0};
+    const rk_op_info *info = rk_op_info_of(code);
+    if (code == RK_OP_INVALID || RK_COUNT_N(info->nin) != 1 || info->nout != 1) {
+        ir_fail(k, RK_ERR_INVALID, NULL, "rk_build_convert: %s is not a one-operand, one-result op",
+                rk_opcode_name(code));
+        return (rk_value){0};
+    }
+    rk_op *op = rk_emit(k, code, &a, 1, &to, 1);
+    if (spec_has(code, "target")) rk_op_set_type(k, op, "target", to);
+    return checked(k, op);
+}
+rk_value rk_build_unary_sig(rk_kernel *k, rk_opcode code, rk_value a, rk_type to) {
+    return rk_build_convert(k, code, a, to);
+}
+
+/* ---- vectors ---------------------------------------------------------------------------------- */
+rk_value rk_build_extract(rk_kernel *k, rk_value v, uint32_t index) {
+    rk_type t = rk_type_elem(k, vtype(k, v));
+    rk_op *op = rk_emit(k, RK_OP_VEXTRACT, &v, 1, &t, 1);
+    rk_op_set_int(k, op, "index", index);
+    return checked(k, op);
+}
+rk_value rk_build_insert(rk_kernel *k, rk_value v, rk_value e, uint32_t index) {
+    const rk_value in[] = {v, e};
+    rk_type t = vtype(k, v);
+    rk_op *op = rk_emit(k, RK_OP_VINSERT, in, 2, &t, 1);
+    rk_op_set_int(k, op, "index", index);
+    return checked(k, op);
+}
+rk_value rk_build_splat(rk_kernel *k, rk_value s, uint32_t n) {
+    if (!ir_live(k)) return (rk_value){0};
+    rk_type t = rk_type_vec(k, vtype(k, s), n);
+    if (!rk_type_ok(t)) { ir_fail(k, RK_ERR_INVALID, NULL, "vector.splat: %s", rk_error_message()); return (rk_value){0}; }
+    rk_op *op = rk_emit(k, RK_OP_VSPLAT, &s, 1, &t, 1);
+    rk_op_set_int(k, op, "vec", n);
+    return checked(k, op);
+}
+rk_value rk_build_pack(rk_kernel *k, const rk_value *elems, uint32_t n) {
+    if (!ir_live(k)) return (rk_value){0};
+    if (n == 0) { ir_fail(k, RK_ERR_INVALID, NULL, "vector.pack needs at least one element"); return (rk_value){0}; }
+    rk_type et = vtype(k, elems[0]);
+    rk_type t = rk_type_vec(k, et, n);
+    if (!rk_type_ok(t)) { ir_fail(k, RK_ERR_INVALID, NULL, "vector.pack: %s", rk_error_message()); return (rk_value){0}; }
+    rk_op *op = rk_emit(k, RK_OP_VPACK, elems, n, &t, 1);
+    rk_op_set_type(k, op, "elem", et);
+    rk_op_set_int(k, op, "vec", n);
+    return checked(k, op);
+}
+rk_value rk_build_concat(rk_kernel *k, rk_value a, rk_value b) {
+    if (!ir_live(k)) return (rk_value){0};
+    const rk_value in[] = {a, b};
+    rk_type t = rk_type_vec(k, rk_type_elem(k, vtype(k, a)), rk_type_count(k, vtype(k, a)) + rk_type_count(k, vtype(k, b)));
+    return checked(k, rk_emit(k, RK_OP_VCONCAT, in, 2, &t, 1));
+}
+rk_value rk_build_shuffle_vec(rk_kernel *k, rk_value a, rk_value b, const int32_t *mask, uint32_t n) {
+    if (!ir_live(k)) return (rk_value){0};
+    const rk_value in[] = {a, b};
+    rk_type t = rk_type_vec(k, rk_type_elem(k, vtype(k, a)), n);
+    rk_op *op = rk_emit(k, RK_OP_VSHUFFLE, in, 2, &t, 1);
+    int64_t m[4096];
+    for (uint32_t i = 0; i < n && i < 4096; i++) m[i] = mask[i];
+    rk_op_set_int_list(k, op, "mask", m, n < 4096 ? n : 4096);
+    return checked(k, op);
+}
+
+/* ---- work-item identity ---------------------------------------------------------------------- */
+static rk_value build_id(rk_kernel *k, rk_opcode code, int axis) {
+    static const char *const axes[] = {"x", "y", "z"};
+    if (axis < 0 || axis > 2) {
+        ir_fail(k, RK_ERR_INVALID, NULL, "%s: axis must be 0, 1 or 2 (x, y, z), got %d", rk_opcode_name(code), axis);
+        return (rk_value){0};
+    }
+    rk_type t = RK_T_I32;
+    rk_op *op = rk_emit(k, code, NULL, 0, &t, 1);
+    rk_op_set_str(k, op, "axis", axes[axis]);
+    return checked(k, op);
+}
+rk_value rk_build_thread_id(rk_kernel *k, int axis) { return build_id(k, RK_OP_THREAD_ID, axis); }
+rk_value rk_build_block_id(rk_kernel *k, int axis) { return build_id(k, RK_OP_BLOCK_ID, axis); }
+rk_value rk_build_block_dim(rk_kernel *k, int axis) { return build_id(k, RK_OP_BLOCK_DIM, axis); }
+rk_value rk_build_grid_dim(rk_kernel *k, int axis) { return build_id(k, RK_OP_GRID_DIM, axis); }
+rk_value rk_build_lane_id(rk_kernel *k) {
+    rk_type t = RK_T_I32;
+    return checked(k, rk_emit(k, RK_OP_LANE_ID, NULL, 0, &t, 1));
+}
+
+/* ---- global memory ----------------------------------------------------------------------------- */
+static uint32_t bytes_of(rk_kernel *k, rk_type t) { return (rk_type_bits(k, t) + 7) / 8; }
+
+rk_value rk_build_load(rk_kernel *k, rk_value ptr, rk_value idx, uint32_t vec) {
+    if (!ir_live(k)) return (rk_value){0};
+    rk_type pt = vtype(k, ptr);
+    if (rk_type_kind_of(k, pt) != RK_TK_PTR) {
+        ir_fail(k, RK_ERR_INVALID, NULL, "rk_build_load: operand 0 must be a pointer, got %s", rk_type_name(k, pt));
+        return (rk_value){0};
+    }
+    rk_type et = rk_type_elem(k, pt);
+    const rk_value in[] = {ptr, idx};
+    if (vec <= 1) {
+        rk_op *op = rk_emit(k, RK_OP_GLOBAL_LOAD_TYPED, in, 2, &et, 1);
+        rk_op_set_type(k, op, "elem_type", et);
+        rk_op_set_int(k, op, "align", bytes_of(k, et));
+        return checked(k, op);
+    }
+    rk_type vt = rk_type_vec(k, et, vec);
+    if (!rk_type_ok(vt)) { ir_fail(k, RK_ERR_INVALID, NULL, "memref.global_load_vN: %s", rk_error_message()); return (rk_value){0}; }
+    rk_op *op = rk_emit(k, RK_OP_GLOBAL_LOAD_VN, in, 2, &vt, 1);
+    rk_op_set_type(k, op, "elem_type", et);
+    rk_op_set_int(k, op, "vec", vec);
+    rk_op_set_int(k, op, "align", bytes_of(k, vt));
+    return checked(k, op);
+}
+
+void rk_build_store(rk_kernel *k, rk_value ptr, rk_value idx, rk_value val) {
+    if (!ir_live(k)) return;
+    const rk_value in[] = {ptr, idx, val};
+    rk_type vt = vtype(k, val);
+    bool vec = rk_type_kind_of(k, vt) == RK_TK_VEC;
+    rk_op *op = rk_emit(k, vec ? RK_OP_GLOBAL_STORE_VN : RK_OP_GLOBAL_STORE_TYPED, in, 3, NULL, 0);
+    rk_type et = vec ? rk_type_elem(k, vt) : vt;
+    rk_op_set_type(k, op, "elem_type", et);
+    if (vec) rk_op_set_int(k, op, "vec", rk_type_count(k, vt));
+    rk_op_set_int(k, op, "align", bytes_of(k, vt));
+    rk_op_check(k, op);
+}
+
+rk_value rk_build_ptr_add(rk_kernel *k, rk_value ptr, rk_value off) {
+    const rk_value in[] = {ptr, off};
+    rk_type t = vtype(k, ptr);
+    return checked(k, rk_emit(k, RK_OP_GLOBAL_PTR_ADD, in, 2, &t, 1));
+}
+
+/* ---- LDS ------------------------------------------------------------------------------------------- */
+rk_value rk_build_smem_alloc(rk_kernel *k, rk_type elem, const uint32_t *dims, uint32_t rank) {
+    if (!ir_live(k)) return (rk_value){0};
+    rk_type t = rk_type_smem(k, elem, dims, rank);
+    if (!rk_type_ok(t)) { ir_fail(k, RK_ERR_INVALID, NULL, "tile.smem_alloc: %s", rk_error_message()); return (rk_value){0}; }
+    return checked(k, rk_emit(k, RK_OP_SMEM_ALLOC, NULL, 0, &t, 1));
+}
+
+rk_value rk_build_smem_load(rk_kernel *k, rk_value smem, const rk_value *idx, uint32_t vec) {
+    if (!ir_live(k)) return (rk_value){0};
+    rk_type st = vtype(k, smem);
+    uint32_t rank = rk_type_rank(k, st);
+    if (rk_type_kind_of(k, st) != RK_TK_SMEM) {
+        ir_fail(k, RK_ERR_INVALID, NULL, "rk_build_smem_load: operand 0 must be an LDS allocation, got %s", rk_type_name(k, st));
+        return (rk_value){0};
+    }
+    rk_value in[9];
+    in[0] = smem;
+    for (uint32_t i = 0; i < rank; i++) in[1 + i] = idx[i];
+    rk_type et = rk_type_elem(k, st);
+    rk_type rt = vec > 1 ? rk_type_vec(k, et, vec) : et;
+    rk_op *op = rk_emit(k, vec > 1 ? RK_OP_SMEM_LOAD_VN : RK_OP_SMEM_LOAD, in, 1 + rank, &rt, 1);
+    if (vec > 1) {
+        rk_op_set_type(k, op, "elem_type", et);
+        rk_op_set_int(k, op, "vec", vec);
+    }
+    rk_op_set_int(k, op, "rank", rank);
+    return checked(k, op);
+}
+
+void rk_build_smem_store(rk_kernel *k, rk_value smem, const rk_value *idx, rk_value val) {
+    if (!ir_live(k)) return;
+    rk_type st = vtype(k, smem);
+    if (rk_type_kind_of(k, st) != RK_TK_SMEM) {
+        ir_fail(k, RK_ERR_INVALID, NULL, "rk_build_smem_store: operand 0 must be an LDS allocation, got %s", rk_type_name(k, st));
+        return;
+    }
+    uint32_t rank = rk_type_rank(k, st);
+    rk_value in[10];
+    in[0] = smem;
+    for (uint32_t i = 0; i < rank; i++) in[1 + i] = idx[i];
+    in[1 + rank] = val;
+    rk_type vt = vtype(k, val);
+    bool vec = rk_type_kind_of(k, vt) == RK_TK_VEC;
+    rk_op *op = rk_emit(k, vec ? RK_OP_SMEM_STORE_VN : RK_OP_SMEM_STORE, in, 2 + rank, NULL, 0);
+    rk_op_set_int(k, op, "rank", rank);
+    rk_op_set_type(k, op, "elem_type", rk_type_elem(k, st));
+    if (vec) {
+        rk_op_set_int(k, op, "vec", rk_type_count(k, vt));
+        rk_op_set_int(k, op, "align", bytes_of(k, vt));
+    }
+    rk_op_check(k, op);
+}
+
+/* ---- buffer views -------------------------------------------------------------------------------------- */
+rk_value rk_build_buffer_rsrc(rk_kernel *k, rk_value ptr, rk_value num_bytes) {
+    const rk_value in[] = {ptr, num_bytes};
+    rk_type t = RK_T_RSRC;
+    return checked(k, rk_emit(k, RK_OP_BUFFER_RSRC, in, 2, &t, 1));
+}
+
+rk_value rk_build_buffer_load(rk_kernel *k, rk_value rsrc, rk_value voff, rk_value soff, rk_type elem, uint32_t vec) {
+    if (!ir_live(k)) return (rk_value){0};
+    const rk_value in[] = {rsrc, voff, soff};
+    if (vec <= 1) {
+        rk_op *op = rk_emit(k, RK_OP_BUFFER_LOAD, in, 3, &elem, 1);
+        rk_op_set_type(k, op, "elem_type", elem);
+        return checked(k, op);
+    }
+    rk_type vt = rk_type_vec(k, elem, vec);
+    uint32_t bits = rk_type_bits(k, vt);
+    if (!rk_type_ok(vt) || bits % 32) {
+        ir_fail(k, RK_ERR_INVALID, NULL, "tile.buffer_load_vN: %u x %s is not a whole number of dwords",
+                vec, rk_type_name(k, elem));
+        return (rk_value){0};
+    }
+    rk_op *op = rk_emit(k, RK_OP_BUFFER_LOAD_VN, in, 3, &vt, 1);
+    rk_op_set_int(k, op, "dwords", bits / 32);
+    rk_op_set_type(k, op, "elem_type", elem);
+    return checked(k, op);
+}
+
+void rk_build_buffer_store(rk_kernel *k, rk_value rsrc, rk_value voff, rk_value soff, rk_value val) {
+    if (!ir_live(k)) return;
+    const rk_value in[] = {rsrc, voff, soff, val};
+    rk_type vt = vtype(k, val);
+    bool vec = rk_type_kind_of(k, vt) == RK_TK_VEC;
+    rk_op *op = rk_emit(k, vec ? RK_OP_BUFFER_STORE_VN : RK_OP_BUFFER_STORE, in, 4, NULL, 0);
+    rk_op_set_type(k, op, "elem_type", vec ? rk_type_elem(k, vt) : vt);
+    if (vec) rk_op_set_int(k, op, "dwords", rk_type_bits(k, vt) / 32);
+    rk_op_check(k, op);
+}
+
+/* ---- async copies, cross-lane, barriers ------------------------------------------------------------------ */
+void rk_build_async_copy(rk_kernel *k, rk_value src, rk_value src_idx, rk_value dst, rk_value dst_idx,
+                         rk_value valid, uint32_t bytes) {
+    const rk_value in[] = {src, src_idx, dst, dst_idx, valid};
+    rk_op *op = rk_emit(k, RK_OP_ASYNC_COPY, in, 5, NULL, 0);
+    rk_op_set_int(k, op, "bytes", bytes);
+    rk_op_check(k, op);
+}
+void rk_build_async_commit(rk_kernel *k) { rk_op_check(k, rk_emit(k, RK_OP_ASYNC_COMMIT_GROUP, NULL, 0, NULL, 0)); }
+void rk_build_async_wait(rk_kernel *k, uint32_t n) {
+    rk_op *op = rk_emit(k, RK_OP_ASYNC_WAIT_GROUP, NULL, 0, NULL, 0);
+    rk_op_set_int(k, op, "n", n);
+    rk_op_check(k, op);
+}
+
+rk_value rk_build_shuffle(rk_kernel *k, const char *mode, rk_value v, rk_value lane) {
+    const rk_value in[] = {v, lane};
+    rk_type t = vtype(k, v);
+    rk_op *op = rk_emit(k, RK_OP_SHUFFLE, in, 2, &t, 1);
+    rk_op_set_str(k, op, "mode", mode);
+    return checked(k, op);
+}
+
+rk_value rk_build_ballot(rk_kernel *k, rk_value pred) {
+    rk_type t = RK_T_I64;
+    return checked(k, rk_emit(k, RK_OP_WAVE_BALLOT, &pred, 1, &t, 1));
+}
+
+void rk_build_barrier_op(rk_kernel *k, rk_opcode code) {
+    const rk_op_info *info = rk_op_info_of(code);
+    if (code == RK_OP_INVALID || info->nin != 0 || info->nout != 0 || info->nreg != 0) {
+        ir_fail(k, RK_ERR_INVALID, NULL, "rk_build_barrier_op: %s takes operands or has results", rk_opcode_name(code));
+        return;
+    }
+    rk_op_check(k, rk_emit(k, code, NULL, 0, NULL, 0));
+}
+void rk_build_sync(rk_kernel *k) { rk_build_barrier_op(k, RK_OP_SYNC); }
+
+void rk_build_s_waitcnt(rk_kernel *k, int vmcnt, int lgkmcnt, int expcnt) {
+    rk_op *op = rk_emit(k, RK_OP_S_WAITCNT, NULL, 0, NULL, 0);
+    rk_op_set_int(k, op, "vmcnt", vmcnt);
+    rk_op_set_int(k, op, "lgkmcnt", lgkmcnt);
+    rk_op_set_int(k, op, "expcnt", expcnt);
+    rk_op_check(k, op);
+}
+
+/* ---- atomics, matrix atoms, inline asm ---------------------------------------------------------------------- */
+rk_value rk_build_atomic(rk_kernel *k, const char *kind, rk_value ptr, rk_value idx, rk_value v) {
+    const rk_value in[] = {ptr, idx, v};
+    rk_type t = vtype(k, v);
+    rk_op *op = rk_emit(k, RK_OP_GLOBAL_ATOMIC, in, 3, &t, 1);
+    rk_op_set_str(k, op, "kind", kind);
+    return checked(k, op);
+}
+
+rk_value rk_build_atomic_cas(rk_kernel *k, rk_value ptr, rk_value idx, rk_value cmp, rk_value nv) {
+    const rk_value in[] = {ptr, idx, cmp, nv};
+    rk_type t = vtype(k, cmp);
+    return checked(k, rk_emit(k, RK_OP_GLOBAL_ATOMIC_CAS, in, 4, &t, 1));
+}
+
+rk_value rk_build_mma(rk_kernel *k, const char *op_id, rk_value a, rk_value b, rk_value c) {
+    const rk_value in[] = {a, b, c};
+    rk_type t = vtype(k, c);
+    rk_op *op = rk_emit(k, RK_OP_MMA, in, 3, &t, 1);
+    rk_op_set_str(k, op, "op_id", op_id);
+    return checked(k, op);
+}
+
+rk_op *rk_build_inline_asm(rk_kernel *k, const char *templ, const char *constraints, const rk_value *in,
+                           uint32_t nin, const rk_type *out, uint32_t nout, bool sideeffect) {
+    rk_op *op = rk_emit(k, RK_OP_INLINE_ASM, in, nin, out, nout);
+    rk_op_set_str(k, op, "template", templ);
+    rk_op_set_str(k, op, "constraints", constraints);
+    rk_op_set_bool(k, op, "sideeffect", sideeffect);
+    return rk_op_check(k, op) ? op : NULL;
+}
+
+/* ---- structured control flow ---------------------------------------------------------------------------------- */
+static bool push(rk_kernel *k, rk_op *op, uint32_t region, uint32_t nres) {
+    if (k->depth == IR_MAX_DEPTH)
+        return ir_fail(k, RK_ERR_INVALID, op, "regions nest deeper than %d", IR_MAX_DEPTH);
+    k->frames[k->depth++] = (ir_frame){op, region, nres};
+    return true;
+}
+
+static rk_value region_arg(rk_kernel *k, rk_op *op, uint32_t i, rk_type t, const char *name, const char *hint) {
+    bool numbered = name == NULL;
+    rk_value v = ir_new_value(k, t, RK_VK_REGION_ARG, numbered ? hint : ir_intern(k, name), numbered);
+    if (!rk_value_ok(v)) return v;
+    k->vals[v.id].def = op;
+    k->vals[v.id].index = i;
+    return v;
+}
+
+static const char *value_ref(rk_kernel *k, rk_value v) {
+    char nb[RK_NAME_MAX];
+    return rk_arena_printf(&k->arena, "%%%s", rk_value_name(k, v, nb));
+}
+
+rk_value rk_for_begin(rk_kernel *k, rk_value lo, rk_value hi, rk_value step, const char *iv_name, uint32_t n_iter,
+                      const rk_value *inits, const char *const *iter_names, rk_value *iter) {
+    if (!ir_live(k)) return (rk_value){0};
+    if (n_iter > 1024) { ir_fail(k, RK_ERR_INVALID, NULL, "scf.for: at most 1024 loop-carried values"); return (rk_value){0}; }
+    rk_value in[3 + 1024];
+    rk_type outs[1024];
+    in[0] = lo; in[1] = hi; in[2] = step;
+    for (uint32_t i = 0; i < n_iter; i++) {
+        in[3 + i] = inits[i];
+        outs[i] = vtype(k, inits[i]);
+    }
+    rk_op *op = rk_emit(k, RK_OP_FOR, in, 3 + n_iter, outs, n_iter);
+    if (!op) return (rk_value){0};
+    rk_region *body = &op->regions[0];
+    body->label = "body";
+    body->nargs = 1 + n_iter;
+    body->args = rk_arena_alloc(&k->arena, body->nargs * sizeof *body->args);
+    if (!body->args) { ir_fail(k, RK_ERR_NOMEM, op, "out of memory"); return (rk_value){0}; }
+    body->args[0] = region_arg(k, op, 0, vtype(k, lo), iv_name, "iv");
+    for (uint32_t i = 0; i < n_iter; i++)
+        body->args[1 + i] = region_arg(k, op, 1 + i, outs[i], iter_names ? iter_names[i] : NULL, "carry");
+    if (!ir_live(k)) return (rk_value){0};
+    rk_op_set_str(k, op, "iv", value_ref(k, body->args[0]));
+    rk_op_set_type(k, op, "iv_type", vtype(k, lo));
+    if (n_iter) {
+        rk_attr_val *v = put(k, op, "iter_args");
+        rk_attr_val *items = rk_arena_alloc(&k->arena, n_iter * sizeof *items);
+        if (!v || !items) { ir_fail(k, RK_ERR_NOMEM, op, "out of memory"); return (rk_value){0}; }
+        for (uint32_t i = 0; i < n_iter; i++) {
+            rk_attr *m = rk_arena_alloc(&k->arena, 2 * sizeof *m);
+            if (!m) { ir_fail(k, RK_ERR_NOMEM, op, "out of memory"); return (rk_value){0}; }
+            m[0] = (rk_attr){"name", {.kind = RK_AK_STR, .u.s = value_ref(k, body->args[1 + i])}};
+            m[1] = (rk_attr){"type", {.kind = RK_AK_STR, .u.s = rk_type_name(k, outs[i])}};
+            items[i] = (rk_attr_val){.kind = RK_AK_MAP, .n = 2, .u.map = m};
+            iter[i] = body->args[1 + i];
+        }
+        v->kind = RK_AK_LIST;
+        v->n = n_iter;
+        v->u.list = items;
+        rk_op_set_int(k, op, "num_iter_args", n_iter);
+        rk_op_set_bool(k, op, "unroll", false);
+        rk_op_set_bool(k, op, "elide_trailing_barrier", true);
+    }
+    if (!rk_op_check(k, op) || !push(k, op, 0, n_iter)) return (rk_value){0};
+    return body->args[0];
+}
+
+void rk_for_set_unroll(rk_kernel *k, bool unroll) {
+    if (!ir_live(k)) return;
+    for (uint32_t i = k->depth; i-- > 0;)
+        if (k->frames[i].op->code == RK_OP_FOR) { rk_op_set_bool(k, k->frames[i].op, "unroll", unroll); return; }
+    ir_fail(k, RK_ERR_INVALID, NULL, "rk_for_set_unroll outside a loop");
+}
+
+static rk_op *emit_yield(rk_kernel *k, const rk_value *ys, uint32_t n) {
+    rk_op *y = rk_emit(k, RK_OP_YIELD, ys, n, NULL, 0);
+    rk_op_set_int(k, y, "num", n);
+    return rk_op_check(k, y) ? y : NULL;
+}
+
+static ir_frame *top(rk_kernel *k, const char *who) {
+    if (!ir_live(k)) return NULL;
+    if (!k->depth) { ir_fail(k, RK_ERR_INVALID, NULL, "%s without an open region", who); return NULL; }
+    return &k->frames[k->depth - 1];
+}
+
+void rk_for_end(rk_kernel *k, const rk_value *yields, uint32_t n, rk_value *results) {
+    ir_frame *f = top(k, "rk_for_end");
+    if (!f) return;
+    if (f->op->code != RK_OP_FOR) {
+        ir_fail(k, RK_ERR_INVALID, f->op, "rk_for_end closes an %s region (missing rk_if_end?)", rk_opcode_name(f->op->code));
+        return;
+    }
+    if (n != f->op->nout) {
+        ir_fail(k, RK_ERR_INVALID, f->op, "the loop carries %u values but rk_for_end yields %u", f->op->nout, n);
+        return;
+    }
+    if (n && !emit_yield(k, yields, n)) return;
+    rk_op *op = f->op;
+    k->depth--;
+    for (uint32_t i = 0; i < n && results; i++) results[i] = op->out[i];
+}
+
+void rk_if_begin(rk_kernel *k, rk_value cond) {
+    if (!ir_live(k)) return;
+    /* two regions reserved so a later rk_else can turn it into scf.if_else */
+    rk_op *op = ir_op_alloc(k, RK_OP_IF, 1, 0, 2);
+    if (!op) return;
+    if (!visible(k, cond)) { ir_fail(k, RK_ERR_INVALID, op, "condition is not a visible value"); return; }
+    op->in[0] = cond;
+    op->nreg = 1;
+    op->loc = k->cur_loc;
+    op->regions[0].label = "then";
+    op->regions[1].label = "else";
+    if (!ir_region_append(k, cur_region(k), op) || !rk_op_check(k, op)) return;
+    push(k, op, 0, 0);
+}
+
+void rk_if_else_begin(rk_kernel *k, rk_value cond, uint32_t nres, const rk_type *types, rk_value *results) {
+    rk_op *op = rk_emit(k, RK_OP_IF_ELSE, &cond, 1, types, nres);
+    if (!op || !rk_op_check(k, op)) return;
+    op->regions[0].label = "then";
+    op->regions[1].label = "else";
+    for (uint32_t i = 0; i < nres; i++) results[i] = op->out[i];
+    push(k, op, 0, nres);
+}
+
+void rk_else(rk_kernel *k, const rk_value *yields, uint32_t n) {
+    ir_frame *f = top(k, "rk_else");
+    if (!f) return;
+    rk_op *op = f->op;
+    if ((op->code != RK_OP_IF && op->code != RK_OP_IF_ELSE) || f->region != 0) {
+        ir_fail(k, RK_ERR_INVALID, op, "rk_else must follow rk_if_begin or rk_if_else_begin");
+        return;
+    }
+    if (n != f->nres) {
+        ir_fail(k, RK_ERR_INVALID, op, "the then-region yields %u values but the if has %u results", n, f->nres);
+        return;
+    }
+    if (n && !emit_yield(k, yields, n)) return;
+    if (op->code == RK_OP_IF) {
+        op->code = RK_OP_IF_ELSE;
+        op->nreg = 2;
+    }
+    f->region = 1;
+}
+
+void rk_if_end(rk_kernel *k, const rk_value *yields, uint32_t n) {
+    ir_frame *f = top(k, "rk_if_end");
+    if (!f) return;
+    rk_op *op = f->op;
+    if (op->code != RK_OP_IF && op->code != RK_OP_IF_ELSE) {
+        ir_fail(k, RK_ERR_INVALID, op, "rk_if_end closes an %s region (missing rk_for_end?)", rk_opcode_name(op->code));
+        return;
+    }
+    if (op->code == RK_OP_IF_ELSE && f->region == 0 && f->nres) {
+        ir_fail(k, RK_ERR_INVALID, op, "an if with results needs rk_else before rk_if_end");
+        return;
+    }
+    if (n != f->nres) {
+        ir_fail(k, RK_ERR_INVALID, op, "the region yields %u values but the if has %u results", n, f->nres);
+        return;
+    }
+    if (n && !emit_yield(k, yields, n)) return;
+    k->depth--;
+}
+
+void rk_return(rk_kernel *k) { rk_op_check(k, rk_emit(k, RK_OP_RETURN, NULL, 0, NULL, 0)); }

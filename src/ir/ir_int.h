@@ -1,0 +1,137 @@
+/* rocke — IR internals shared by src/ir and the layers above it (target,
+ * lower, emu) that walk kernels directly. Layer: ir. */
+#ifndef ROCKE_IR_INT_H
+#define ROCKE_IR_INT_H
+
+#include "rocke/ir.h"
+#include "../base/base_int.h"
+
+/* ---- types ---------------------------------------------------------------- */
+typedef struct ir_typeinfo {
+    rk_type_kind kind;
+    rk_type elem;            /* vec elem, ptr pointee, smem elem */
+    uint32_t count;          /* vec lanes */
+    rk_addrspace space;      /* ptr */
+    uint32_t rank;           /* smem */
+    uint32_t *dims;          /* smem (arena) */
+    uint32_t bits;           /* storage size */
+    const char *name;        /* canonical (arena) */
+    uint64_t hash;
+} ir_typeinfo;
+
+/* ---- values -------------------------------------------------------------------- */
+enum { IR_NO_NUM = UINT32_MAX };
+typedef struct ir_valinfo {
+    rk_type type;
+    rk_value_kind kind;
+    uint32_t num;            /* counter number, or IR_NO_NUM when name is complete */
+    const char *hint;        /* name hint (or the complete name) */
+    rk_op *def;              /* RESULT: producer; REGION_ARG: region owner op */
+    uint32_t index;          /* result index / param index / region-arg index */
+} ir_valinfo;
+
+/* ---- builder frames (open regions) ---------------------------------------------- */
+enum { IR_MAX_DEPTH = 64 };
+typedef struct ir_frame {
+    rk_op *op;               /* op whose region is open */
+    uint32_t region;         /* which of its regions */
+    uint32_t nres;           /* if_else: number of results expected from yields */
+} ir_frame;
+
+struct rk_kernel {
+    rk_arena arena;
+    const char *name;
+    rk_attrs attrs;
+    rk_param *params;
+    uint32_t nparams, params_cap;
+    rk_region body;
+
+    /* composite types, interned by canonical name */
+    ir_typeinfo *types;              /* index id - RK_TYPE_FIRST_COMPOSITE */
+    uint32_t ntypes, types_cap;
+    uint32_t *type_hash;             /* open addressing: 0 = empty, else id */
+    uint32_t type_hash_cap;
+
+    /* values: index = id (slot 0 unused) */
+    ir_valinfo *vals;
+    uint32_t nvals, vals_cap;
+    uint32_t counter;                /* SSA name counter (pre-incremented) */
+
+    /* builder state */
+    ir_frame frames[IR_MAX_DEPTH];
+    uint32_t depth;
+    const char *cur_loc;
+    rk_status err;
+    char *err_msg;                   /* arena */
+};
+
+static inline ir_valinfo *ir_val(const rk_kernel *k, rk_value v) {
+    return (v.id && v.id < k->nvals) ? &k->vals[v.id] : NULL;
+}
+static inline const ir_typeinfo *ir_type(const rk_kernel *k, rk_type t) {
+    if (t.id < RK_TYPE_FIRST_COMPOSITE) return NULL;
+    uint32_t i = t.id - RK_TYPE_FIRST_COMPOSITE;
+    return i < k->ntypes ? &k->types[i] : NULL;
+}
+static inline bool ir_live(const rk_kernel *k) { return k->err == RK_OK; }
+
+/* ---- op table -------------------------------------------------------------------- */
+extern const rk_op_info ir_op_table[RK_OP__COUNT];
+
+/* Parsed attribute spec of an op (from the table's attrs column). */
+typedef enum ir_attr_type { IR_AT_INT, IR_AT_NUM, IR_AT_STR, IR_AT_BOOL, IR_AT_LIST, IR_AT_TYPE } ir_attr_type;
+typedef struct ir_attr_spec {
+    const char *key;
+    ir_attr_type type;
+    bool optional;
+    bool has_range;
+    int64_t lo, hi;
+    uint32_t nenum;
+    const char *enums[16];    /* strings, or decimal ints */
+} ir_attr_spec;
+typedef struct ir_op_spec {
+    uint32_t nattrs;
+    ir_attr_spec attrs[8];
+} ir_op_spec;
+const ir_op_spec *ir_op_spec_of(rk_opcode code);
+
+/* ---- kernel.c --------------------------------------------------------------------- */
+rk_value ir_new_value(rk_kernel *k, rk_type t, rk_value_kind kind, const char *hint, bool numbered);
+bool ir_fail(rk_kernel *k, rk_status s, const rk_op *op, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+bool ir_region_append(rk_kernel *k, rk_region *r, rk_op *op);
+rk_op *ir_op_alloc(rk_kernel *k, rk_opcode code, uint32_t nin, uint32_t nout, uint32_t nreg);
+const char *ir_intern(rk_kernel *k, const char *s);  /* arena copy */
+
+/* ---- attrs.c ----------------------------------------------------------------------- */
+rk_attr_val *ir_attrs_put(rk_kernel *k, rk_attrs *a, const char *key);  /* NULL on OOM */
+/* Keys sorted by code point (indices into a->items); caller-provided array of n. */
+void ir_attrs_sorted(const rk_attrs *a, uint32_t *order);
+bool ir_attr_val_eq(const rk_attr_val *x, const rk_attr_val *y);
+bool ir_attrs_eq(const rk_attrs *x, const rk_attrs *y);
+uint64_t ir_attrs_hash(const rk_attrs *a);
+rk_attr_val *ir_attr_val_copy(rk_kernel *k, const rk_attr_val *v); /* deep, into k's arena */
+bool ir_attrs_copy(rk_kernel *k, rk_attrs *dst, const rk_attrs *src);
+
+/* ---- types.c ------------------------------------------------------------------------ */
+/* Does type t match a class pattern from the op table ("int", "vec<f16 x*>",
+ * "f16|bf16", ...)? pat is [pat, pat+n). */
+bool ir_type_matches(const rk_kernel *k, rk_type t, const char *pat, size_t n);
+rk_type ir_type_parse_n(rk_kernel *k, const char *text, size_t n, size_t *used);
+bool ir_type_is_int(const rk_kernel *k, rk_type t);
+bool ir_type_is_float(const rk_kernel *k, rk_type t);
+
+/* ---- check.c (shared by the builder and the verifier) ---------------------------------- */
+/* Check one op's operand/result arity and types (its rule) and attributes
+ * against the table. Returns false and writes a message into msg. */
+bool ir_check_op(const rk_kernel *k, const rk_op *op, char *msg, size_t n);
+
+/* ---- walk helpers ------------------------------------------------------------------------ */
+typedef bool (*ir_walk_fn)(void *ud, rk_op *op, uint32_t depth);
+/* Pre-order walk; stop when fn returns false. */
+bool ir_walk(rk_region *r, ir_walk_fn fn, void *ud, uint32_t depth);
+
+#endif

@@ -1,0 +1,133 @@
+/* rocke — the op table instance (from ops.def), name lookup, and the parsed
+ * attribute specs. Layer: ir. */
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "ir_int.h"
+
+const rk_op_info ir_op_table[RK_OP__COUNT] = {
+    [RK_OP_INVALID] = {"<invalid>", "invalid", 0, 0, 0, RK_R_SIG, "->", 0, 0, "", ""},
+#define RK_OP(E, name_, fn_, nin_, nout_, nreg_, rule_, sig_, flags_, feat_, hint_, attrs_) \
+    [RK_OP_##E] = {name_, #fn_, nin_, nout_, nreg_, RK_##rule_, sig_, flags_, feat_, hint_, attrs_},
+#include "rocke/ops.def"
+};
+
+/* Row order is the enum order by construction; this catches a row whose name
+ * collides with another (two rows, one wire name). */
+static uint32_t name_hash_cap;
+static uint16_t *name_hash;          /* opcode, 0 = empty */
+static ir_op_spec specs[RK_OP__COUNT];
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static void parse_spec(rk_opcode code) {
+    const char *s = ir_op_table[code].attrs;
+    ir_op_spec *sp = &specs[code];
+    while (*s) {
+        while (*s == ' ' || *s == ',') s++;
+        if (!*s) break;
+        RK_ASSERT(sp->nattrs < RK_COUNTOF(sp->attrs), "too many attrs in an op spec");
+        ir_attr_spec *a = &sp->attrs[sp->nattrs++];
+        if (*s == '?') { a->optional = true; s++; }
+        const char *k0 = s;
+        while (*s && *s != ':') s++;
+        RK_ASSERT(*s == ':', "attr spec without ':'");
+        /* the table is static storage: keep the key as a heap copy for life */
+        size_t kl = (size_t)(s - k0);
+        char *key = malloc(kl + 1);
+        RK_ASSERT(key != NULL, "out of memory at start-up");
+        memcpy(key, k0, kl);
+        key[kl] = '\0';
+        a->key = key;
+        s++;
+        switch (*s++) {
+        case 'i': a->type = IR_AT_INT; break;
+        case 'f': a->type = IR_AT_NUM; break;
+        case 's': a->type = IR_AT_STR; break;
+        case 'b': a->type = IR_AT_BOOL; break;
+        case 'l': a->type = IR_AT_LIST; break;
+        case 't': a->type = IR_AT_TYPE; break;
+        default: rk_bug("bad attr kind in op spec");
+        }
+        if (*s == '[') {
+            char *end;
+            a->has_range = true;
+            a->lo = strtoll(s + 1, &end, 10);
+            RK_ASSERT(*end == ',', "bad range in op spec");
+            a->hi = strtoll(end + 1, &end, 10);
+            RK_ASSERT(*end == ']', "bad range in op spec");
+            s = end + 1;
+        } else if (*s == '{') {
+            s++;
+            while (*s && *s != '}') {
+                const char *e0 = s;
+                while (*s && *s != '|' && *s != '}') s++;
+                RK_ASSERT(a->nenum < RK_COUNTOF(a->enums), "too many enum values");
+                char *e = malloc((size_t)(s - e0) + 1);
+                RK_ASSERT(e != NULL, "out of memory at start-up");
+                memcpy(e, e0, (size_t)(s - e0));
+                e[s - e0] = '\0';
+                a->enums[a->nenum++] = e;
+                if (*s == '|') s++;
+            }
+            RK_ASSERT(*s == '}', "unterminated enum in op spec");
+            s++;
+        }
+    }
+}
+
+static void init_tables(void) {
+    name_hash_cap = 1024;
+    while (name_hash_cap < 4 * RK_OP__COUNT) name_hash_cap *= 2;
+    name_hash = calloc(name_hash_cap, sizeof *name_hash);
+    RK_ASSERT(name_hash != NULL, "out of memory at start-up");
+    for (int c = 1; c < RK_OP__COUNT; c++) {
+        uint32_t h = (uint32_t)rk_hash_str(ir_op_table[c].name) & (name_hash_cap - 1);
+        while (name_hash[h]) {
+            RK_ASSERT(strcmp(ir_op_table[name_hash[h]].name, ir_op_table[c].name) != 0,
+                      "two op table rows share a name");
+            h = (h + 1) & (name_hash_cap - 1);
+        }
+        name_hash[h] = (uint16_t)c;
+        parse_spec((rk_opcode)c);
+    }
+}
+
+static void ensure_init(void) { pthread_once(&once, init_tables); }
+
+const rk_op_info *rk_op_info_of(rk_opcode code) {
+    if ((unsigned)code >= RK_OP__COUNT) code = RK_OP_INVALID;
+    return &ir_op_table[code];
+}
+
+const char *rk_opcode_name(rk_opcode code) { return rk_op_info_of(code)->name; }
+
+rk_opcode rk_opcode_from_name(const char *name) {
+    ensure_init();
+    if (!name) return RK_OP_INVALID;
+    /* upstream's loop-with-carries builder name, kept as a synonym */
+    if (strcmp(name, "scf.for_iter") == 0) return RK_OP_FOR;
+    uint32_t h = (uint32_t)rk_hash_str(name) & (name_hash_cap - 1);
+    while (name_hash[h]) {
+        if (strcmp(ir_op_table[name_hash[h]].name, name) == 0) return (rk_opcode)name_hash[h];
+        h = (h + 1) & (name_hash_cap - 1);
+    }
+    return RK_OP_INVALID;
+}
+
+const ir_op_spec *ir_op_spec_of(rk_opcode code) {
+    ensure_init();
+    return &specs[(unsigned)code < RK_OP__COUNT ? code : 0];
+}
+
+const char *rk_feature_name(uint32_t feat) {
+    static const struct { uint32_t bit; const char *name; } names[] = {
+        {RK_FEAT_AMD, "AMDGPU"},      {RK_FEAT_NV, "NVPTX"},
+        {RK_FEAT_GFX9, "gfx9 (CDNA)"}, {RK_FEAT_GFX940, "gfx942+"},
+        {RK_FEAT_GFX950, "gfx950"},    {RK_FEAT_GFX10P, "gfx10+ (RDNA)"},
+        {RK_FEAT_GFX11P, "gfx11+"},    {RK_FEAT_SM80, "sm_80+"},
+        {RK_FEAT_SM90, "sm_90+"},      {RK_FEAT_SM90A, "sm_90a"},
+    };
+    for (size_t i = 0; i < RK_COUNTOF(names); i++)
+        if (feat & names[i].bit) return names[i].name;
+    return "none";
+}
