@@ -51,7 +51,7 @@ static const char *attr_kind_name(ir_attr_type t) {
 }
 
 static bool check_attr(ck *c, const ir_attr_spec *s, const rk_attr_val *v) {
-    bool kind_ok;
+    bool kind_ok = false;
     switch (s->type) {
     case IR_AT_INT: kind_ok = v->kind == RK_AK_INT; break;
     case IR_AT_NUM: kind_ok = v->kind == RK_AK_INT || v->kind == RK_AK_FLOAT; break;
