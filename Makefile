@@ -27,6 +27,13 @@ test: build
 test-asan:
 	$(MAKE) test BUILD=build-asan CMAKE_FLAGS="-DROCKE_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug"
 
+# Every device self-check on the best device present (CUDA, then HIP, else the
+# emulator), one table; exits 1 when a check fails. GPU_CHECK_FLAGS passes
+# options (--device emu, --only vector_add, --no-time). On a GPU machine
+# without the build dependencies, run a carried build: build/rocke gpu-check.
+gpu-check: build
+	$(BUILD)/rocke gpu-check $(GPU_CHECK_FLAGS)
+
 # libFuzzer targets (clang-22); see tests/fuzz/README.md.
 fuzz:
 	ROCKE_WITH_FUZZ=1 scripts/install-deps.sh

@@ -137,7 +137,8 @@ enum {
     RK_FEAT_GFX11P = 1u << 6,  /* gfx11+: permlane64, WMMA */
     RK_FEAT_SM80   = 1u << 7,  /* Ampere+: cp.async, mma.sync, ldmatrix */
     RK_FEAT_SM90   = 1u << 8,  /* Hopper: TMA, clusters */
-    RK_FEAT_SM90A  = 1u << 9   /* Hopper "a": wgmma, setmaxnreg */
+    RK_FEAT_SM90A  = 1u << 9,  /* Hopper "a": wgmma, setmaxnreg */
+    RK_FEAT_XF32   = 1u << 10  /* gfx942 only: xf32 (tf32) MFMA, removed in gfx950 */
 };
 
 /* Op flags: drive folding, CSE and DCE. An op that is not PURE is never

@@ -4,5 +4,14 @@
 
 #include "rocke/base.h"
 #include "rocke/ir.h"
+#include "rocke/target.h"
+#include "rocke/lower.h"
+#include "rocke/compile.h"
+#include "rocke/analysis.h"
+#include "rocke/emu.h"
+#include "rocke/runtime.h"
+#include "rocke/tile.h"
+#include "rocke/kernels.h"
+#include "rocke/manifest.h"
 
 #endif

@@ -81,6 +81,7 @@ void rk_buf_put_i64(rk_buf *b, int64_t v) {
 char *rk_buf_take(rk_buf *b) {
     if (b->oom) { rk_buf_free(b); return NULL; }
     if (!rk_buf_reserve(b, 0)) { rk_buf_free(b); return NULL; }
+    b->data[b->len] = '\0';     /* an empty buffer has never been terminated */
     char *d = b->data;
     /* shrink to exact size so callers free with strlen+1 */
     char *t = rk_realloc(d, b->cap, b->len + 1);

@@ -28,7 +28,10 @@ const char *rk_error_message(void) { return last_error; }
 void rk_clear_error(void) { last_error[0] = '\0'; }
 
 rk_status rk_vfail(rk_status s, const char *fmt, va_list ap) {
-    vsnprintf(last_error, sizeof last_error, fmt, ap);
+    /* format aside first: callers may pass rk_error_message() as an argument */
+    char tmp[sizeof last_error];
+    vsnprintf(tmp, sizeof tmp, fmt, ap);
+    memcpy(last_error, tmp, sizeof tmp);
     return s;
 }
 

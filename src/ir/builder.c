@@ -560,6 +560,10 @@ static bool push(rk_kernel *k, rk_op *op, uint32_t region, uint32_t nres) {
 
 static rk_value region_arg(rk_kernel *k, rk_op *op, uint32_t i, rk_type t, const char *name, const char *hint) {
     bool numbered = name == NULL;
+    if (name && !ir_valid_ident(name)) {
+        ir_fail(k, RK_ERR_INVALID, op, "region argument name '%s' is not an identifier ([A-Za-z_.][A-Za-z0-9_.]*)", name);
+        return (rk_value){0};
+    }
     rk_value v = ir_new_value(k, t, RK_VK_REGION_ARG, numbered ? hint : ir_intern(k, name), numbered);
     if (!rk_value_ok(v)) return v;
     k->vals[v.id].def = op;

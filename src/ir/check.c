@@ -621,7 +621,7 @@ static const extra_fn extra_checks[RK_OP__COUNT] = {
 bool ir_check_op(const rk_kernel *k, const rk_op *op, char *msg, size_t n) {
     ck c = {k, op, rk_op_info_of(op->code), msg, n};
     msg[0] = '\0';
-    if (op->code == RK_OP_INVALID) return FAIL(&c, "unknown op");
+    if (op->code == RK_OP_INVALID || (unsigned)op->code >= RK_OP__COUNT) return FAIL(&c, "unknown op");
     if (!check_count(&c, "operands", op->nin, c.info->nin)) return false;
     if (!check_count(&c, "results", op->nout, c.info->nout)) return false;
     if (op->nreg != c.info->nreg) return FAIL(&c, "has %u regions, expected %u", op->nreg, c.info->nreg);

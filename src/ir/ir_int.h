@@ -105,6 +105,8 @@ bool ir_fail(rk_kernel *k, rk_status s, const rk_op *op, const char *fmt, ...)
 bool ir_region_append(rk_kernel *k, rk_region *r, rk_op *op);
 rk_op *ir_op_alloc(rk_kernel *k, rk_opcode code, uint32_t nin, uint32_t nout, uint32_t nreg);
 const char *ir_intern(rk_kernel *k, const char *s);  /* arena copy */
+/* [A-Za-z_.][A-Za-z0-9_.]* — names that survive the text forms and LLVM. */
+bool ir_valid_ident(const char *s);
 
 /* ---- attrs.c ----------------------------------------------------------------------- */
 rk_attr_val *ir_attrs_put(rk_kernel *k, rk_attrs *a, const char *key);  /* NULL on OOM */
@@ -133,5 +135,21 @@ bool ir_check_op(const rk_kernel *k, const rk_op *op, char *msg, size_t n);
 typedef bool (*ir_walk_fn)(void *ud, rk_op *op, uint32_t depth);
 /* Pre-order walk; stop when fn returns false. */
 bool ir_walk(rk_region *r, ir_walk_fn fn, void *ud, uint32_t depth);
+
+/* ---- diag.c ------------------------------------------------------------------------------ */
+/* Append one diagnostic (copies where and msg); false on OOM. */
+bool ir_diag_add(rk_diags *d, rk_severity sev, const rk_op *op, const char *where, const char *msg);
+
+/* ---- passes: fold.c, cse.c, dce.c, driven by optimize.c -------------------------------------- */
+/* PURE in the table and not overridden by an attribute pure = false. */
+bool ir_op_is_pure(const rk_op *op);
+/* Values replaced during one pass: to[id] (id < n) is the replacement, {0}
+ * when kept. Passes rewrite each op's operands as their walk reaches it. */
+typedef struct ir_rewrite { rk_value *to; uint32_t n; } ir_rewrite;
+void ir_rewrite_operands(const ir_rewrite *rw, rk_op *op);
+/* Each returns RK_OK or RK_ERR_NOMEM; on NOMEM the kernel is still valid. */
+rk_status ir_fold(rk_kernel *k, uint32_t *folded);
+rk_status ir_cse(rk_kernel *k, uint32_t *merged);
+rk_status ir_dce(rk_kernel *k, uint32_t *removed);
 
 #endif

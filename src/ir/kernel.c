@@ -5,7 +5,7 @@
 
 #include "ir_int.h"
 
-static bool valid_ident(const char *s) {
+bool ir_valid_ident(const char *s) {
     if (!s || !*s) return false;
     for (const char *p = s; *p; p++) {
         char c = *p;
@@ -17,7 +17,7 @@ static bool valid_ident(const char *s) {
 }
 
 rk_kernel *rk_kernel_new(const char *name) {
-    if (!valid_ident(name)) {
+    if (!ir_valid_ident(name)) {
         rk_fail(RK_ERR_INVALID, "kernel name '%s' is not an identifier ([A-Za-z_.][A-Za-z0-9_.]*)",
                 name ? name : "(null)");
         return NULL;
@@ -139,7 +139,7 @@ const char *rk_value_name(const rk_kernel *k, rk_value v, char buf[RK_NAME_MAX])
 void rk_value_set_hint(rk_kernel *k, rk_value v, const char *hint) {
     ir_valinfo *vi = ir_val(k, v);
     if (!vi || !ir_live(k)) return;
-    if (!valid_ident(hint) || (hint[strlen(hint) - 1] >= '0' && hint[strlen(hint) - 1] <= '9')) {
+    if (!ir_valid_ident(hint) || (hint[strlen(hint) - 1] >= '0' && hint[strlen(hint) - 1] <= '9')) {
         ir_fail(k, RK_ERR_INVALID, NULL, "value hint '%s' must be an identifier not ending in a digit", hint);
         return;
     }
@@ -151,7 +151,7 @@ void rk_value_set_hint(rk_kernel *k, rk_value v, const char *hint) {
 /* ---- parameters --------------------------------------------------------------------- */
 rk_value rk_add_param(rk_kernel *k, const char *name, rk_type t, const rk_param_abi *abi) {
     if (!ir_live(k)) return (rk_value){0};
-    if (!valid_ident(name))
+    if (!ir_valid_ident(name))
         return ir_fail(k, RK_ERR_INVALID, NULL, "parameter name '%s' is not an identifier", name ? name : "(null)"),
                (rk_value){0};
     for (uint32_t i = 0; i < k->nparams; i++)

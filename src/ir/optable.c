@@ -126,6 +126,7 @@ const char *rk_feature_name(uint32_t feat) {
         {RK_FEAT_GFX950, "gfx950"},    {RK_FEAT_GFX10P, "gfx10+ (RDNA)"},
         {RK_FEAT_GFX11P, "gfx11+"},    {RK_FEAT_SM80, "sm_80+"},
         {RK_FEAT_SM90, "sm_90+"},      {RK_FEAT_SM90A, "sm_90a"},
+        {RK_FEAT_XF32, "gfx942 (xf32)"},
     };
     for (size_t i = 0; i < RK_COUNTOF(names); i++)
         if (feat & names[i].bit) return names[i].name;

@@ -1,0 +1,73 @@
+/* rocke — the CPU emulator: the embedded default device. Runs any target's
+ * kernel IR on the host with exact wave64/warp32 semantics (exec masks, LDS,
+ * barriers, buffer out-of-range rules, matrix-atom lane maps) and checks
+ * bounds, LDS races, barrier divergence and async-copy waits.
+ * Layer: emu (uses ir, target). See docs/emulator.md. */
+#ifndef ROCKE_EMU_H
+#define ROCKE_EMU_H
+
+#include "rocke/target.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct rk_emu rk_emu;
+
+typedef struct rk_emu_options {
+    uint32_t threads;      /* host threads running workgroups: 0 = one per online CPU */
+    bool check_races;      /* two waves touch one LDS byte between barriers, one writes */
+    bool check_barriers;   /* a barrier reached under a partial exec mask */
+    bool check_async;      /* LDS access to the destination of a pending async copy */
+} rk_emu_options;
+
+/* threads 0 (auto), every check on. Out-of-bounds global/LDS accesses are
+ * always errors: they would touch host memory. */
+rk_emu_options rk_emu_options_default(void);
+
+/* An emulated device for target t. opt NULL = defaults. NULL on failure
+ * (message set). One launch at a time per rk_emu. */
+rk_emu *rk_emu_new(const rk_target *t, const rk_emu_options *opt);
+void rk_emu_free(rk_emu *emu);
+const rk_target *rk_emu_target(const rk_emu *emu);
+
+/* ---- device memory: host buffers behind fake device addresses ------------- */
+/* A zeroed buffer owned by the emulator. Addresses are never reused, so a
+ * stale pointer is reported, not silently aliased. */
+rk_status rk_emu_alloc(rk_emu *emu, size_t bytes, uint64_t *addr);
+/* Make caller memory visible to kernels (the caller keeps ownership and must
+ * keep it alive until rk_emu_release). name (may be NULL) appears in errors. */
+rk_status rk_emu_register(rk_emu *emu, void *host, size_t bytes, const char *name, uint64_t *addr);
+/* Name (or rename) the buffer holding addr, for error messages. */
+rk_status rk_emu_set_name(rk_emu *emu, uint64_t addr, const char *name);
+/* Forget a buffer (addr = its base); frees it when rk_emu_alloc made it. */
+rk_status rk_emu_release(rk_emu *emu, uint64_t addr);
+/* Host pointer for a device address (any address inside a buffer) and the
+ * bytes from there to the buffer's end; NULL when no buffer holds addr. */
+void *rk_emu_host(rk_emu *emu, uint64_t addr, size_t *bytes);
+
+/* ---- launch ------------------------------------------------------------------ */
+/* Run k over grid x block (workgroups run on several host threads). args[i]
+ * points to the value of parameter i, CUDA kernelParams style: an 8-byte
+ * device address for pointers, scalars and vectors by their size, a 16-byte
+ * V# for rsrc parameters. The kernel is verified for the emulator's target
+ * first. Errors (RK_ERR_VERIFY, RK_ERR_INVALID for a bad launch,
+ * RK_ERR_DEVICE for a fault found while running) name the op, workgroup,
+ * wave, lane and address; global memory written before the fault stays. */
+rk_status rk_emu_launch(rk_emu *emu, const rk_kernel *k, const uint32_t grid[3], const uint32_t block[3],
+                        uint32_t dynamic_lds_bytes, void *const *args);
+
+/* ---- statistics (cumulative since rk_emu_new or the last reset) -------------- */
+typedef struct rk_emu_stats {
+    uint64_t launches, workgroups, waves;
+    uint64_t instructions;   /* wave instructions executed */
+    uint64_t lane_ops;       /* sum over instructions of the active lanes */
+    double seconds;          /* wall time inside rk_emu_launch */
+} rk_emu_stats;
+void rk_emu_stats_get(const rk_emu *emu, rk_emu_stats *out);
+void rk_emu_stats_reset(rk_emu *emu);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

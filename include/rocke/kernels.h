@@ -1,0 +1,215 @@
+/* rocke — kernel families: elementwise, row reduce, softmax, layernorm,
+ * rmsnorm and 2-D transpose. Each family has a spec struct with defaults, a
+ * validator naming the field and its legal values, a deterministic kernel
+ * name, its ABI, a grid helper, a shape heuristic and a builder; the generic
+ * rk_instance API drives all of them from knob tables (CLI, manifests).
+ * Host references (double) and random problems for verification live here too.
+ * Layer: kernels (uses tile, ir, target). See docs/kernels.md. */
+#ifndef ROCKE_KERNELS_H
+#define ROCKE_KERNELS_H
+
+#include "rocke/ir.h"
+#include "rocke/target.h"
+#include "rocke/tile.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum rk_family_id {
+    RK_FAMILY_ELEMENTWISE = 0, RK_FAMILY_REDUCE, RK_FAMILY_SOFTMAX, RK_FAMILY_LAYERNORM,
+    RK_FAMILY_RMSNORM, RK_FAMILY_TRANSPOSE, RK_FAMILY__COUNT
+} rk_family_id;
+
+/* ---- per-family specs ------------------------------------------------------ */
+/* Row kernels ([M, N] row-major, one row per `block_size / rows_per_block`
+ * threads). chunks > 0: the row is held in registers, chunks vectors of vec
+ * elements per thread, valid for N <= block_size/rows_per_block * vec * chunks
+ * (one read of every input byte); chunks == 0: a runtime loop over the row
+ * (any N) with `unroll` vector loads in flight per thread. */
+typedef struct rk_row_knobs {
+    uint32_t wave;            /* target wave/warp size: 64 (CDNA) or 32 (NVIDIA) */
+    uint32_t block_size;      /* threads: 32..1024, power of two */
+    uint32_t vec;             /* elements per vector access: 1, 2, 4, 8 (<= 16 bytes) */
+    uint32_t rows_per_block;  /* power of two dividing block_size */
+    uint32_t chunks;          /* 0 (looped) or 1..32 vectors per thread */
+    uint32_t unroll;          /* looped path: 1, 2, 4, 8 */
+    rk_tail_mode tail;        /* masked (NVIDIA default) or buffer (AMD default) */
+} rk_row_knobs;
+
+typedef enum rk_ew_op {
+    RK_EW_ADD = 0, RK_EW_SUB, RK_EW_MUL, RK_EW_DIV, RK_EW_MAX, RK_EW_MIN,       /* binary */
+    RK_EW_COPY, RK_EW_NEG, RK_EW_ABS, RK_EW_RELU, RK_EW_SILU, RK_EW_GELU_TANH, RK_EW_EXP2,
+    RK_EW__COUNT
+} rk_ew_op;
+const char *rk_ew_op_name(rk_ew_op op);
+bool rk_ew_op_is_binary(rk_ew_op op);
+
+typedef struct rk_elementwise_spec {
+    rk_ew_op op;
+    rk_scalar dtype, out_dtype;    /* f16, bf16, f32 */
+    uint32_t block_size;           /* 64..1024 */
+    uint32_t vec;                  /* 1, 2, 4, 8 (<= 16 bytes of dtype and out_dtype) */
+    uint32_t unroll;               /* vectors per thread per block tile: 1, 2, 4, 8 */
+    rk_tail_mode tail;
+} rk_elementwise_spec;
+
+typedef enum rk_reduce_op { RK_REDUCE_SUM = 0, RK_REDUCE_MAX, RK_REDUCE_MEAN, RK_REDUCE__COUNT } rk_reduce_op;
+const char *rk_reduce_op_name(rk_reduce_op op);
+
+typedef struct rk_reduce_spec {
+    rk_reduce_op op;
+    rk_scalar dtype;
+    rk_scalar out_dtype;           /* default: dtype (torch parity); f32 keeps full precision */
+    rk_row_knobs k;
+} rk_reduce_spec;
+
+typedef struct rk_softmax_spec {
+    rk_scalar dtype, out_dtype;
+    rk_row_knobs k;
+} rk_softmax_spec;
+
+/* LayerNorm: y = (h - mean) * rstd * gamma + beta; RMSNorm: y = h * rstd * gamma,
+ * rstd = 1/sqrt(var + eps) (rms: mean(h^2) + eps), h = x, or with `residual`
+ * h = round(x + r), which is also written out (H). save_stats writes f32 per-row
+ * mean and rstd (rms: rstd). */
+typedef struct rk_norm_spec {
+    bool rms;
+    rk_scalar dtype, out_dtype;
+    bool residual, save_stats;
+    rk_row_knobs k;
+} rk_norm_spec;
+
+typedef struct rk_transpose_spec {
+    rk_scalar dtype;
+    uint32_t tile_m, tile_n;       /* 16..128, powers of two */
+    uint32_t vec;                  /* 1, 2, 4, 8 (<= 16 bytes) */
+    uint32_t block_size;           /* 64..1024 */
+    uint32_t lds_pad;              /* elements of padding per LDS row (0..16) */
+} rk_transpose_spec;
+
+/* ---- one instance of any family --------------------------------------------- */
+typedef struct rk_instance {
+    rk_family_id family;
+    union {
+        rk_elementwise_spec ew;
+        rk_reduce_spec reduce;
+        rk_softmax_spec softmax;
+        rk_norm_spec norm;         /* layernorm and rmsnorm */
+        rk_transpose_spec transpose;
+    } u;
+} rk_instance;
+
+const char *rk_family_name(rk_family_id f);
+rk_status rk_family_parse(const char *name, rk_family_id *out);   /* message lists the families */
+
+/* Knobs: every spec field, by name (CLI --KNOB, manifest "spec" object). */
+typedef enum rk_knob_kind { RK_KNOB_U32, RK_KNOB_BOOL, RK_KNOB_DTYPE, RK_KNOB_ENUM } rk_knob_kind;
+typedef struct rk_knob {
+    const char *name;           /* "block_size" (CLI: --block-size or --block_size) */
+    const char *tag;            /* kernel-name prefix, "b" */
+    rk_knob_kind kind;
+    size_t offset;              /* into rk_instance */
+    const char *const *names;   /* ENUM value names, NULL-terminated */
+    const uint32_t *legal;      /* U32 legal values, 0-terminated (NULL: any) */
+    bool perf;                  /* a performance knob the heuristic chooses */
+    const char *help;
+} rk_knob;
+const rk_knob *rk_family_knobs(rk_family_id f, uint32_t *n);
+/* "64|128|256" / "f16|bf16|f32" / "true|false" / "add|sub|..." */
+void rk_knob_legal_text(const rk_knob *kb, char *buf, size_t n);
+
+rk_status rk_instance_default(rk_family_id f, rk_instance *out);
+/* Set/get a knob from/to text; unknown knobs and values fail naming the legal
+ * choices. *index (may be NULL) receives the knob's index for `locked`. */
+rk_status rk_instance_set(rk_instance *in, const char *knob, const char *value, uint32_t *index);
+rk_status rk_instance_get(const rk_instance *in, const char *knob, char *buf, size_t n);
+/* Choose the performance knobs for target t and shape [M, N] (elementwise:
+ * N elements, M ignored). Knobs whose index bit is set in `locked` keep
+ * their value. */
+rk_status rk_instance_tune(rk_instance *in, const rk_target *t, uint64_t M, uint64_t N, uint64_t locked);
+/* RK_OK or RK_ERR_INVALID naming the field and its legal values. */
+rk_status rk_instance_validate(const rk_instance *in, const rk_target *t);
+/* Can this instance run shape [M, N]? (row capacity, 32-bit index limits). */
+rk_status rk_instance_check_shape(const rk_instance *in, uint64_t M, uint64_t N);
+/* Deterministic name encoding every code-affecting field. */
+rk_status rk_instance_name(const rk_instance *in, char *buf, size_t n);
+/* Manifest "kind": "<family>_<dtype>" e.g. "softmax_bf16". */
+void rk_instance_kind(const rk_instance *in, char *buf, size_t n);
+
+/* ---- ABI ----------------------------------------------------------------------- */
+typedef enum rk_kparam_role { RK_KP_IN = 0, RK_KP_OUT, RK_KP_SCALAR } rk_kparam_role;
+/* How many elements a pointer parameter addresses for shape [M, N]. */
+typedef enum rk_kparam_size { RK_KS_NONE = 0, RK_KS_N, RK_KS_MN, RK_KS_M } rk_kparam_size;
+typedef struct rk_kparam {
+    const char *name;          /* "X", "Gamma", "M", "eps" */
+    bool ptr;                  /* pointer to global `type`, else a scalar of `type` */
+    rk_scalar type;            /* element type (ptr) or i32/f32 */
+    rk_kparam_role role;
+    rk_kparam_size size;
+} rk_kparam;
+#define RK_KSIG_MAX 12
+typedef struct rk_ksig { uint32_t n; rk_kparam p[RK_KSIG_MAX]; } rk_ksig;
+rk_status rk_instance_signature(const rk_instance *in, rk_ksig *out);
+/* Launch geometry for shape [M, N]. */
+void rk_instance_grid(const rk_instance *in, uint64_t M, uint64_t N, uint32_t grid[3], uint32_t block[3]);
+/* Build the kernel for target t (validates first). */
+rk_status rk_instance_build(const rk_instance *in, const rk_target *t, rk_kernel **out);
+/* Bytes moved and flops for shape [M, N] (for GB/s, TFLOP/s). */
+void rk_instance_cost(const rk_instance *in, uint64_t M, uint64_t N, double *bytes, double *flops);
+
+/* ---- typed per-family API ------------------------------------------------------- */
+#define RK_FAMILY_API(fam, T)                                                              \
+    T rk_##fam##_spec_default(void);                                                        \
+    rk_status rk_##fam##_validate(const T *s, const rk_target *t);                          \
+    rk_status rk_##fam##_tune(T *s, const rk_target *t, uint64_t M, uint64_t N);            \
+    rk_status rk_##fam##_name(const T *s, char *buf, size_t n);                             \
+    rk_status rk_##fam##_signature(const T *s, rk_ksig *out);                               \
+    void rk_##fam##_grid(const T *s, uint64_t M, uint64_t N, uint32_t grid[3], uint32_t block[3]); \
+    rk_status rk_##fam##_build(const T *s, const rk_target *t, rk_kernel **out);
+RK_FAMILY_API(elementwise, rk_elementwise_spec)
+RK_FAMILY_API(reduce, rk_reduce_spec)
+RK_FAMILY_API(softmax, rk_softmax_spec)
+RK_FAMILY_API(layernorm, rk_norm_spec)
+RK_FAMILY_API(rmsnorm, rk_norm_spec)
+RK_FAMILY_API(transpose, rk_transpose_spec)
+#undef RK_FAMILY_API
+
+/* ---- host problems: random inputs, double references, checks -------------------- */
+typedef struct rk_host_buf {
+    const rk_kparam *param;
+    uint64_t count;            /* elements */
+    size_t bytes;
+    void *data;                /* device-format bytes (f16/bf16 bits, f32) */
+} rk_host_buf;
+
+typedef struct rk_problem {
+    rk_instance inst;
+    uint64_t M, N;
+    uint64_t seed;
+    float eps;
+    rk_ksig sig;
+    rk_host_buf buf[RK_KSIG_MAX];   /* one per signature entry (scalars: count 0) */
+} rk_problem;
+
+/* Allocate host buffers for shape [M, N] and fill the inputs from `seed`
+ * (outputs are zeroed). */
+rk_status rk_problem_init(rk_problem *p, const rk_instance *in, uint64_t M, uint64_t N, uint64_t seed);
+void rk_problem_free(rk_problem *p);
+/* Scalar parameter value (M, N, eps) as a double. */
+double rk_problem_scalar(const rk_problem *p, const rk_kparam *kp);
+
+typedef struct rk_problem_diff {
+    double max_abs_diff;       /* over all outputs, against the reference rounded to the output type */
+    uint64_t bad, total;
+    char first_bad[160];       /* "Y[3,17]: got 1.5 want 1.25 (tol 0.0039)" or "" */
+} rk_problem_diff;
+/* Compare the output buffers (filled by a run) with a double reference. The
+ * tolerance per element is atol + rtol*|ref| + 1 ulp of the output type at ref
+ * (see docs/kernels.md for atol/rtol per op). */
+rk_status rk_problem_check(const rk_problem *p, rk_problem_diff *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

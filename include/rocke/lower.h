@@ -1,0 +1,51 @@
+/* rocke — lowering kernel IR to LLVM IR text for a target (AMDGPU today,
+ * NVPTX next) in one of the LLVM "flavors" the emitted text must match.
+ * Layer: lower (uses ir, target). */
+#ifndef ROCKE_LOWER_H
+#define ROCKE_LOWER_H
+
+#include "rocke/ir.h"
+#include "rocke/target.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Which LLVM the text is written for. The flavors differ in the AMDGPU
+ * datalayout (buffer-pointer field), the make.buffer.rsrc signature, the
+ * fp8 MFMA operand types and a few declarations; a declaration shaped for
+ * the wrong LLVM is a hard error there, so the flavor must match the
+ * compiler that will read the text.
+ *   llvm20  ROCm 7.0/7.1 (LLVM <= 20)
+ *   llvm22  ROCm 7.2, Debian llvm-22 (LLVM 21-22) — the default
+ *   llvm23  ROCm 7.13+ (LLVM >= 23) */
+typedef enum rk_llvm_flavor { RK_LLVM20, RK_LLVM22, RK_LLVM23 } rk_llvm_flavor;
+
+#define RK_LLVM_FLAVOR_DEFAULT RK_LLVM22
+
+/* "llvm20", "llvm22", "llvm23" ("?" for an out-of-range value). */
+const char *rk_llvm_flavor_name(rk_llvm_flavor f);
+/* "llvm20, llvm22 (default), llvm23" */
+const char *rk_llvm_flavor_names(void);
+/* Parse a flavor name; unknown names fail with RK_ERR_INVALID and a message
+ * listing the legal ones. */
+rk_status rk_llvm_flavor_parse(const char *name, rk_llvm_flavor *out);
+/* The flavor to use: the explicit name when not NULL, else the
+ * ROCKE_LLVM_FLAVOR environment variable when set and non-empty, else
+ * RK_LLVM22. A bad name (from either source) fails with a message naming
+ * where it came from and the legal names. */
+rk_status rk_llvm_flavor_resolve(const char *explicit_or_NULL, rk_llvm_flavor *out);
+
+/* Lower kernel k to one LLVM module for target t. The kernel is verified
+ * against the target first (rk_target_verify); illegal IR is refused with
+ * the diagnostics in the message (RK_ERR_VERIFY), so LLVM never sees an op or
+ * intrinsic it would abort on. Legal IR the target cannot express (e.g. a
+ * 16-byte async LDS load before gfx950) fails with RK_ERR_UNSUPPORTED.
+ * On success *out_ll holds the text, byte-identical for identical input;
+ * free it with rk_string_free. */
+rk_status rk_lower_llvm(const rk_kernel *k, const rk_target *t, rk_llvm_flavor f, char **out_ll);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

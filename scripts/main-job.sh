@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The main job (`make run`): build a softmax and an rmsnorm for the default
+# target and for the local device's target, run each with --verify on the
+# best device that can run it (the GPU when its target matches, else the CPU
+# emulator) and print the results. Usage: scripts/main-job.sh [BUILD_DIR]
+set -euo pipefail
+
+BUILD=${1:-build}
+ROCKE="$BUILD/rocke"
+OUT="$BUILD/main-job"
+SHAPE=${ROCKE_MAIN_SHAPE:-256,4096}
+if [ ! -x "$ROCKE" ]; then
+  echo "main-job: $ROCKE not found: run 'make build' first" >&2
+  exit 1
+fi
+rm -rf "$OUT"
+mkdir -p "$OUT"
+
+field() { sed -n "s/^  \"$2\": \"\\(.*\\)\",\$/\\1/p" "$1/manifest.json" | head -1; }
+
+# The device's target: a throwaway build for --target device.
+"$ROCKE" build softmax --target device --ir-only --shape "$SHAPE" -o "$OUT/probe" >/dev/null
+DEVICE_TARGET=$(field "$OUT/probe" target)
+DEFAULT_TARGET=$("$ROCKE" targets | sed -n 's/^\([a-z0-9_]*\) .*(default).*/\1/p' | head -1)
+[ -n "$DEFAULT_TARGET" ] || DEFAULT_TARGET=gfx950
+echo "main-job: default target $DEFAULT_TARGET, device target $DEVICE_TARGET, shape $SHAPE"
+
+status=0
+for fam in softmax rmsnorm; do
+  for target in "$DEFAULT_TARGET" "$DEVICE_TARGET"; do
+    dir="$OUT/$fam-$target"
+    [ -d "$dir" ] && continue
+    echo
+    echo "== $fam for $target"
+    if ! "$ROCKE" build "$fam" --dtype bf16 --target "$target" --shape "$SHAPE" -o "$dir"; then
+      echo "main-job: no code object for $target; building the IR for the emulator instead"
+      "$ROCKE" build "$fam" --dtype bf16 --target "$target" --shape "$SHAPE" --ir-only -o "$dir"
+    fi
+    device=emu
+    if [ "$target" = "$DEVICE_TARGET" ] && [ "$(field "$dir" binary_kind)" != ir ]; then device=auto; fi
+    if ! "$ROCKE" run "$dir/manifest.json" --verify --device "$device"; then status=1; fi
+  done
+done
+echo
+if [ $status -eq 0 ]; then echo "main-job: all kernels verified"; else echo "main-job: verification FAILED"; fi
+exit $status

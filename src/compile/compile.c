@@ -1,0 +1,204 @@
+/* rocke — the compile pipeline: options -> verify (+ passes) -> lower ->
+ * toolchain -> cache -> artifact, each stage timed. Stages for AMD:
+ * ir -> llir -> object -> hsaco; NVIDIA: ir -> llir -> ptx -> cubin.
+ * Layer: compile. */
+#include <stdio.h>
+
+#include "compile_int.h"
+
+static char *dup_str(const char *s) {
+    char *d = rk_strdup(s);
+    if (!d) rk_fail(RK_ERR_NOMEM, "out of memory");
+    return d;
+}
+
+static void dump(const rk_compile_options *o, const char *stage, const rk_artifact *a, const char *text,
+                 size_t n) {
+    FILE *f = o->dump_to ? o->dump_to : stderr;
+    fprintf(f, "; ---- rocke dump: %s (%s, %s) ----\n", stage, a->kernel_name, a->target);
+    fwrite(text, 1, n, f);
+    if (n && text[n - 1] != '\n') fputc('\n', f);
+    fprintf(f, "; ---- end %s ----\n", stage);
+}
+
+/* The flavor: explicit (or ROCKE_LLVM_FLAVOR through the options), else the
+ * toolchain's LLVM; an explicit one must match the toolchain, since text for
+ * another LLVM is refused (or worse, misread) by it. */
+static rk_status pick_flavor(const rk_compile_options *o, cc_toolchain *tc, rk_llvm_flavor *out) {
+    rk_status s = cc_toolchain_version(tc);
+    if (s != RK_OK && !o->flavor_set) return s;
+    if (s != RK_OK) {
+        rk_clear_error();
+        *out = o->flavor;
+        return RK_OK;
+    }
+    rk_llvm_flavor have = cc_flavor_for_major(tc->major);
+    if (o->flavor_set && o->flavor != have)
+        return rk_fail(RK_ERR_TOOLCHAIN,
+                       "LLVM flavor %s was asked for, but the %s toolchain is LLVM %u (flavor %s); "
+                       "drop --flavor / ROCKE_LLVM_FLAVOR or pick a matching toolchain",
+                       rk_llvm_flavor_name(o->flavor), rk_toolchain_name(tc->kind), tc->major,
+                       rk_llvm_flavor_name(have));
+    *out = have;
+    return RK_OK;
+}
+
+static rk_status run_toolchain(cc_toolchain *tc, const cc_job *job, cc_output *out) {
+    switch (tc->kind) {
+    case RK_TOOLCHAIN_COMGR: return cc_comgr_compile(tc, job, out);
+    case RK_TOOLCHAIN_LLVM: return cc_llvm_compile(tc, job, out);
+    case RK_TOOLCHAIN_TOOLS: return cc_tools_compile(tc, job, out);
+    case RK_TOOLCHAIN_AUTO: break;
+    }
+    rk_bug("unresolved toolchain");
+}
+
+/* LLVM IR in a->llvm_ir -> binary, through the cache. */
+static rk_status compile_llir(rk_artifact *a, const rk_target *t, const rk_compile_options *o, cc_toolchain *tc,
+                              double t_start) {
+    bool amd = t->vendor == RK_VENDOR_AMD;
+    size_t ll_len = strlen(a->llvm_ir);
+    if (o->dump & RK_DUMP_LLIR) dump(o, "llir", a, a->llvm_ir, ll_len);
+    cc_job job = {.ll = a->llvm_ir, .ll_len = ll_len, .kernel = a->kernel_name, .t = t,
+                  .opt_level = o->opt_level, .want_isa = (o->dump & RK_DUMP_ISA) != 0, .inprocess = o->inprocess};
+    cc_output out;
+    memset(&out, 0, sizeof out);
+    bool use_cache = o->cache && o->cache_dir[0];
+    cc_key key;
+    if (use_cache) {
+        key = cc_cache_key(a->llvm_ir, ll_len, t, tc, o, a->flavor);
+        cc_key_hex(&key, a->cache_key);
+        /* an ISA dump needs the compiler's assembly, which is not cached */
+        if (!job.want_isa && cc_cache_get(o->cache_dir, &key, &out)) a->cache_hit = true;
+    }
+    if (!a->cache_hit) {
+        rk_status s = run_toolchain(tc, &job, &out);
+        if (s != RK_OK) {
+            cc_output_free(&out);
+            return s;
+        }
+        if (use_cache) cc_cache_put(o->cache_dir, &key, &out);
+    }
+    a->binary = out.binary.data;
+    a->binary_size = out.binary.size;
+    a->cubin = out.cubin.data;
+    a->cubin_size = out.cubin.size;
+    a->isa = out.isa;
+    snprintf(a->toolchain, sizeof a->toolchain, "%s", out.toolchain_id);
+    a->ms.compile = out.compile_ms;
+    a->ms.link = out.link_ms;
+    a->ms.fork = out.fork_ms;
+    a->kind = amd ? RK_BINARY_HSACO : RK_BINARY_PTX;
+    if (a->isa && (o->dump & RK_DUMP_ISA)) dump(o, "isa", a, a->isa, strlen(a->isa));
+    if (!amd && (o->dump & RK_DUMP_PTX)) dump(o, "ptx", a, (const char *)a->binary, a->binary_size);
+    a->ms.total = cc_now_ms() - t_start + a->ms.build;
+    return RK_OK;
+}
+
+static rk_status start(const rk_target *t, const rk_compile_options *o, rk_compile_options *opts,
+                       rk_artifact **out) {
+    *out = NULL;
+    if (!t) return rk_fail(RK_ERR_INVALID, "no target (legal: %s)", rk_target_names());
+    if (o) *opts = *o;
+    else if (rk_compile_options_default(t, opts) != RK_OK) return RK_ERR_INVALID;
+    rk_status s = cc_options_validate(opts, t);
+    if (s != RK_OK) return s;
+    rk_artifact *a = rk_calloc(1, sizeof *a);
+    if (!a) return rk_fail(RK_ERR_NOMEM, "out of memory");
+    a->target = t->name;
+    a->kind = t->vendor == RK_VENDOR_AMD ? RK_BINARY_HSACO : RK_BINARY_PTX;
+    a->ms.build = opts->build_ms;
+    *out = a;
+    return RK_OK;
+}
+
+static rk_status finish(rk_status s, rk_artifact *a, rk_artifact **out) {
+    if (s != RK_OK) {
+        rk_artifact_free(a);
+        *out = NULL;
+    } else {
+        *out = a;
+    }
+    return s;
+}
+
+rk_status rk_compile_llvm_ir(const char *ll, const char *kernel_name, const rk_target *t,
+                             const rk_compile_options *o, rk_artifact **out) {
+    double t0 = cc_now_ms();
+    rk_compile_options opts;
+    rk_artifact *a;
+    if (!out) return rk_fail(RK_ERR_INVALID, "rk_compile_llvm_ir: NULL output");
+    rk_status s = start(t, o, &opts, &a);
+    if (s != RK_OK) return s;
+    if (!ll || !kernel_name || !*kernel_name)
+        return finish(rk_fail(RK_ERR_INVALID, "rk_compile_llvm_ir: no LLVM IR or no kernel name"), a, out);
+    if (!(a->kernel_name = dup_str(kernel_name)) || !(a->llvm_ir = dup_str(ll))) return finish(RK_ERR_NOMEM, a, out);
+    cc_toolchain tc;
+    s = cc_toolchain_resolve(opts.toolchain, t, &tc);
+    if (s == RK_OK) s = pick_flavor(&opts, &tc, &a->flavor);
+    if (s == RK_OK) s = compile_llir(a, t, &opts, &tc, t0);
+    return finish(s, a, out);
+}
+
+/* Verify against the target and, when asked, run the passes on a copy
+ * (serialize -> parse: the round trip is exact), so k stays untouched. */
+static rk_status prepare(const rk_kernel *k, const rk_target *t, const rk_compile_options *o, rk_kernel **copy) {
+    *copy = NULL;
+    rk_diags d;
+    rk_diags_init(&d);
+    rk_status s = rk_target_verify(k, t, &d);
+    if (s != RK_OK || d.nerrors) {
+        char *text = rk_diags_text(&d);
+        size_t n = text ? strlen(text) : 0;
+        while (n && text[n - 1] == '\n') n--;
+        s = rk_fail(RK_ERR_VERIFY, "kernel '%s' is not valid for %s:\n%.*s", rk_kernel_name(k), t->name, (int)n,
+                    text ? text : "");
+        rk_string_free(text);
+    }
+    rk_diags_free(&d);
+    if (s != RK_OK || !o->run_passes) return s;
+    char *txt = rk_serialize(k);
+    if (!txt) return rk_fail(RK_ERR_NOMEM, "out of memory serializing '%s'", rk_kernel_name(k));
+    s = rk_parse(txt, strlen(txt), copy);
+    rk_string_free(txt);
+    if (s == RK_OK) s = rk_optimize(*copy, 0, NULL);
+    if (s != RK_OK && *copy) {
+        rk_kernel_free(*copy);
+        *copy = NULL;
+    }
+    return s;
+}
+
+rk_status rk_compile(const rk_kernel *k, const rk_target *t, const rk_compile_options *o, rk_artifact **out) {
+    double t0 = cc_now_ms();
+    rk_compile_options opts;
+    rk_artifact *a;
+    if (!out) return rk_fail(RK_ERR_INVALID, "rk_compile: NULL output");
+    if (!k) return rk_fail(RK_ERR_INVALID, "rk_compile: NULL kernel");
+    rk_status s = start(t, o, &opts, &a);
+    if (s != RK_OK) return s;
+    if (!(a->kernel_name = dup_str(rk_kernel_name(k)))) return finish(RK_ERR_NOMEM, a, out);
+    rk_kernel *copy = NULL;
+    double t1 = cc_now_ms();
+    s = prepare(k, t, &opts, &copy);
+    const rk_kernel *use = copy ? copy : k;
+    a->ms.passes = cc_now_ms() - t1;
+    if (s == RK_OK && !(a->ir_text = rk_serialize(use))) s = rk_fail(RK_ERR_NOMEM, "out of memory");
+    cc_toolchain tc;
+    if (s == RK_OK) s = cc_toolchain_resolve(opts.toolchain, t, &tc);
+    if (s == RK_OK) s = pick_flavor(&opts, &tc, &a->flavor);
+    if (s == RK_OK) {
+        t1 = cc_now_ms();
+        char *ll = NULL;
+        s = rk_lower_llvm(use, t, a->flavor, &ll);
+        a->ms.lower = cc_now_ms() - t1;
+        if (s == RK_OK) {
+            a->llvm_ir = dup_str(ll); /* ours are freed with rk_free; the lowering's with rk_string_free */
+            rk_string_free(ll);
+            if (!a->llvm_ir) s = RK_ERR_NOMEM;
+        }
+    }
+    if (copy) rk_kernel_free(copy);
+    if (s == RK_OK) s = compile_llir(a, t, &opts, &tc, t0);
+    return finish(s, a, out);
+}

@@ -1,0 +1,137 @@
+/* rocke — compile layer internals: toolchain records, the three back ends,
+ * process spawning, the cache and symbol checks, grouped by file.
+ * Layer: compile. */
+#ifndef ROCKE_COMPILE_INT_H
+#define ROCKE_COMPILE_INT_H
+
+#include "rocke/compile.h"
+#include "../base/base_int.h"
+
+/* A heap byte block (rk_malloc); data may be NULL when size is 0. */
+typedef struct cc_blob { uint8_t *data; size_t size; } cc_blob;
+void cc_blob_free(cc_blob *b);
+
+double cc_now_ms(void);                 /* monotonic clock */
+bool cc_debug_on(void);                 /* ROCKE_DEBUG=1 */
+void cc_debug(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+
+/* ---- proc.c: external tools -------------------------------------------------- */
+typedef struct cc_proc {
+    int exit_code;     /* -1 when killed by a signal */
+    int signal;        /* 0 unless killed */
+    rk_buf out, err;   /* captured stdout / stderr */
+} cc_proc;
+/* Run argv[0] (a full path) with no stdin, capturing stdout and stderr. Fails
+ * only when the process cannot be started; the exit status is in *p. */
+rk_status cc_run(const char *const argv[], cc_proc *p);
+void cc_proc_free(cc_proc *p);
+/* Read two pipes to EOF (stdout into out, stderr into err). */
+void cc_drain(int fo, int fe, rk_buf *out, rk_buf *err);
+/* Fail with the tool's exit code, stderr and the command line to rerun. */
+rk_status cc_tool_failed(const char *what, const char *const argv[], const cc_proc *p);
+/* The shell-quoted command line. */
+void cc_cmdline(rk_buf *b, const char *const argv[]);
+/* Lookup results: an override (environment variable) that is set but
+ * unusable is an error of its own, never silently replaced by another file. */
+typedef enum cc_found { CC_ABSENT, CC_FOUND, CC_BAD_OVERRIDE } cc_found;
+/* Find an executable: the env variable (a path) when set, else each name on
+ * PATH, then each name in each of dirs. Appends what was tried to `tried`. */
+cc_found cc_find_tool(const char *env, const char *const names[], const char *const dirs[],
+                      char out[RK_PATH_MAX], rk_buf *tried);
+/* The useful part of a compiler's stderr: from the first line up to LLVM's
+ * "PLEASE submit a bug report" / "Stack dump:" trailer, at most ~2000 bytes. */
+void cc_error_excerpt(rk_buf *dst, const char *err, size_t n);
+/* A fresh private folder under $TMPDIR (or /tmp); removed with cc_tmpdir_remove. */
+rk_status cc_tmpdir(char out[RK_PATH_MAX]);
+void cc_tmpdir_remove(const char *dir);
+rk_status cc_write_file(const char *path, const void *data, size_t n);
+rk_status cc_read_blob(const char *path, cc_blob *out);
+/* True when the file starts with the ELF magic. */
+bool cc_is_elf_file(const char *path);
+
+/* ---- toolchain.c: choosing a toolchain ------------------------------------- */
+typedef struct cc_toolchain {
+    rk_toolchain kind;           /* COMGR, LLVM or TOOLS (never AUTO) */
+    char lib[RK_PATH_MAX];       /* libLLVM / libamd_comgr */
+    char opt[RK_PATH_MAX], llc[RK_PATH_MAX], lld[RK_PATH_MAX], ptxas[RK_PATH_MAX];
+    unsigned major, minor, patch; /* LLVM version (0 = not known yet) */
+    char identity[2048];         /* paths + sizes + mtimes: part of the cache key */
+} cc_toolchain;
+/* Pick the toolchain for `want` and target t (AUTO: comgr, llvm, tools). Cheap:
+ * finds and stats files, loads nothing unless the version cannot be told
+ * from a file name. The message of a failure lists everything tried. */
+rk_status cc_toolchain_resolve(rk_toolchain want, const rk_target *t, cc_toolchain *out);
+/* Make sure the LLVM version is known (loads the library or runs llc --version). */
+rk_status cc_toolchain_version(cc_toolchain *tc);
+rk_llvm_flavor cc_flavor_for_major(unsigned major);
+
+/* A compile request shared by the back ends. */
+typedef struct cc_job {
+    const char *ll;
+    size_t ll_len;
+    const char *kernel;
+    const rk_target *t;
+    uint32_t opt_level;
+    bool want_isa;
+    bool inprocess;
+} cc_job;
+typedef struct cc_output {
+    cc_blob binary;            /* HSACO, or PTX text with a trailing NUL not counted */
+    cc_blob cubin;
+    char *isa;                 /* rk_malloc'd, NUL-terminated */
+    char toolchain_id[160];
+    double compile_ms, link_ms, fork_ms;
+} cc_output;
+void cc_output_free(cc_output *o);
+
+/* ---- llvm.c / llvm_codegen.c: libLLVM through dlopen ------------------------- */
+typedef struct cc_llvm cc_llvm;
+/* Load (once per path, thread-safe) and initialize the AMDGPU and NVPTX targets. */
+rk_status cc_llvm_load(const char *path, const cc_llvm **out);
+void cc_llvm_version(const cc_llvm *L, unsigned *maj, unsigned *min, unsigned *patch);
+/* LLVM IR -> object (AMD) or PTX (NVIDIA), plus AMD assembly when asked. Runs
+ * in a forked child unless job->inprocess. */
+rk_status cc_llvm_codegen(const cc_llvm *L, const cc_job *job, cc_blob *obj, char **isa, double *fork_ms);
+rk_status cc_llvm_compile(cc_toolchain *tc, const cc_job *job, cc_output *out);
+
+/* ---- comgr.c ----------------------------------------------------------------- */
+/* Find and load libamd_comgr in the documented order; fills tc->lib. */
+cc_found cc_comgr_find(cc_toolchain *tc, rk_buf *tried);
+rk_status cc_comgr_compile(cc_toolchain *tc, const cc_job *job, cc_output *out);
+
+/* ---- tools.c: opt + llc as processes, ld.lld and ptxas --------------------------- */
+rk_status cc_tools_compile(cc_toolchain *tc, const cc_job *job, cc_output *out);
+/* Relocatable object -> HSACO with ld.lld -shared. */
+rk_status cc_lld_link(const char *lld, const cc_blob *obj, const char *kernel, cc_blob *hsaco);
+/* PTX -> cubin with ptxas -arch=<cpu>; checks the cubin defines the kernel. */
+rk_status cc_ptxas(const char *ptxas, const cc_blob *ptx, const rk_target *t, const char *kernel, cc_blob *cubin);
+/* Version of an LLVM tool from `tool --version` ("LLVM version 22.1.8"). */
+rk_status cc_tool_llvm_version(const char *tool, unsigned *maj, unsigned *min, unsigned *patch);
+
+/* ---- symbols.c: the output defines exactly the expected kernel ------------------ */
+rk_status cc_check_hsaco(const cc_blob *hsaco, const char *kernel);
+rk_status cc_check_ptx(const cc_blob *ptx, const char *kernel);
+rk_status cc_check_cubin(const cc_blob *cubin, const char *kernel);
+
+/* ---- cache.c ------------------------------------------------------------------- */
+typedef struct cc_key { uint8_t b[16]; } cc_key;
+void cc_key_hex(const cc_key *k, char hex[33]);
+/* Key over the LLVM IR, target, toolchain identity and options. */
+cc_key cc_cache_key(const char *ll, size_t ll_len, const rk_target *t, const cc_toolchain *tc,
+                    const rk_compile_options *o, rk_llvm_flavor flavor);
+/* A hit fills binary, cubin and toolchain_id; false on miss (a corrupt entry
+ * is reported at debug level and removed). */
+bool cc_cache_get(const char *dir, const cc_key *k, cc_output *out);
+/* Store atomically; failures are reported at debug level only. */
+void cc_cache_put(const char *dir, const cc_key *k, const cc_output *in);
+/* The entry file of key k under dir. */
+void cc_cache_path(const char *dir, const cc_key *k, char out[RK_PATH_MAX]);
+
+/* ---- options.c -------------------------------------------------------------------- */
+rk_status cc_options_validate(const rk_compile_options *o, const rk_target *t);
+
+#endif

@@ -1,0 +1,106 @@
+/* rocke — compile options: defaults per target, environment overrides
+ * (ROCKE_TOOLCHAIN, ROCKE_LLVM_FLAVOR, ROCKE_CACHE, ROCKE_CACHE_DIR,
+ * ROCKE_COMPILE_INPROCESS) and the one validation. Layer: compile. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "compile_int.h"
+
+static const char *const tc_names[] = {"auto", "comgr", "llvm", "tools"};
+static const struct { const char *name; uint32_t bit; } dump_names[] = {
+    {"llir", RK_DUMP_LLIR}, {"isa", RK_DUMP_ISA}, {"ptx", RK_DUMP_PTX}};
+
+const char *rk_toolchain_name(rk_toolchain tc) {
+    return (unsigned)tc < RK_COUNTOF(tc_names) ? tc_names[tc] : "?";
+}
+
+rk_status rk_toolchain_parse(const char *s, rk_toolchain *out) {
+    for (unsigned i = 0; s && i < RK_COUNTOF(tc_names); i++)
+        if (!strcmp(s, tc_names[i])) { *out = (rk_toolchain)i; return RK_OK; }
+    return rk_fail(RK_ERR_INVALID, "unknown toolchain '%s' (legal: auto (default), comgr, llvm, tools)",
+                   s ? s : "");
+}
+
+rk_status rk_dump_parse(const char *s, uint32_t *out) {
+    *out = 0;
+    const char *p = s ? s : "";
+    while (*p) {
+        size_t n = strcspn(p, ",");
+        bool found = false;
+        for (unsigned i = 0; i < RK_COUNTOF(dump_names); i++)
+            if (strlen(dump_names[i].name) == n && !strncmp(p, dump_names[i].name, n)) {
+                *out |= dump_names[i].bit;
+                found = true;
+            }
+        if (!found)
+            return rk_fail(RK_ERR_INVALID, "unknown dump stage '%.*s' (legal: llir, isa, ptx)", (int)n, p);
+        p += n;
+        if (*p == ',') p++;
+    }
+    return RK_OK;
+}
+
+static rk_status default_cache_dir(char out[RK_PATH_MAX]) {
+    const char *env = getenv("ROCKE_CACHE_DIR");
+    const char *xdg = getenv("XDG_CACHE_HOME");
+    const char *home = getenv("HOME");
+    int n;
+    if (env && *env) n = snprintf(out, RK_PATH_MAX, "%s", env);
+    else if (xdg && *xdg) n = snprintf(out, RK_PATH_MAX, "%s/rocke", xdg);
+    else if (home && *home) n = snprintf(out, RK_PATH_MAX, "%s/.cache/rocke", home);
+    else n = snprintf(out, RK_PATH_MAX, "%s", "");
+    if (n < 0 || n >= RK_PATH_MAX) return rk_fail(RK_ERR_INVALID, "cache directory path is too long");
+    return RK_OK;
+}
+
+rk_status rk_compile_options_default(const rk_target *t, rk_compile_options *o) {
+    if (!t || !o) return rk_fail(RK_ERR_INVALID, "rk_compile_options_default: NULL target or options");
+    memset(o, 0, sizeof *o);
+    o->opt_level = 3;
+    o->toolchain = RK_TOOLCHAIN_AUTO;
+    o->cache = true;
+    const char *tc = getenv("ROCKE_TOOLCHAIN");
+    if (tc && *tc && rk_toolchain_parse(tc, &o->toolchain) != RK_OK)
+        return rk_fail(RK_ERR_INVALID, "ROCKE_TOOLCHAIN: %s", rk_error_message());
+    const char *fl = getenv("ROCKE_LLVM_FLAVOR");
+    if (fl && *fl) {
+        if (rk_llvm_flavor_parse(fl, &o->flavor) != RK_OK)
+            return rk_fail(RK_ERR_INVALID, "ROCKE_LLVM_FLAVOR: %s", rk_error_message());
+        o->flavor_set = true;
+    }
+    const char *c = getenv("ROCKE_CACHE");
+    if (c && *c) {
+        if (!strcmp(c, "0")) o->cache = false;
+        else if (strcmp(c, "1"))
+            return rk_fail(RK_ERR_INVALID, "ROCKE_CACHE='%s' (legal: 0 = off, 1 = on (default))", c);
+    }
+    const char *ip = getenv("ROCKE_COMPILE_INPROCESS");
+    if (ip && *ip) {
+        if (!strcmp(ip, "1")) o->inprocess = true;
+        else if (strcmp(ip, "0"))
+            return rk_fail(RK_ERR_INVALID, "ROCKE_COMPILE_INPROCESS='%s' (legal: 0 (default), 1)", ip);
+    }
+    return default_cache_dir(o->cache_dir);
+}
+
+rk_status cc_options_validate(const rk_compile_options *o, const rk_target *t) {
+    if (o->opt_level > 3) return rk_fail(RK_ERR_INVALID, "opt level %u (legal: 0..3)", o->opt_level);
+    if ((unsigned)o->toolchain >= RK_COUNTOF(tc_names))
+        return rk_fail(RK_ERR_INVALID, "toolchain %d (legal: auto, comgr, llvm, tools)", (int)o->toolchain);
+    if (o->flavor_set && o->flavor != RK_LLVM20 && o->flavor != RK_LLVM22 && o->flavor != RK_LLVM23)
+        return rk_fail(RK_ERR_INVALID, "LLVM flavor %d (legal: %s)", (int)o->flavor, rk_llvm_flavor_names());
+    if (o->dump & ~(uint32_t)(RK_DUMP_LLIR | RK_DUMP_ISA | RK_DUMP_PTX))
+        return rk_fail(RK_ERR_INVALID, "dump mask 0x%x (legal: llir, isa, ptx)", o->dump);
+    if (!memchr(o->cache_dir, '\0', sizeof o->cache_dir))
+        return rk_fail(RK_ERR_INVALID, "cache directory is not NUL-terminated");
+    if (t->vendor == RK_VENDOR_NVIDIA && o->toolchain == RK_TOOLCHAIN_COMGR)
+        return rk_fail(RK_ERR_INVALID, "toolchain comgr compiles AMD targets only, not %s (legal: auto, llvm, tools)",
+                       t->name);
+    if (t->vendor == RK_VENDOR_AMD && (o->dump & RK_DUMP_PTX))
+        return rk_fail(RK_ERR_INVALID, "--dump=ptx needs an NVIDIA target, not %s (legal for AMD: llir, isa)",
+                       t->name);
+    if (t->vendor == RK_VENDOR_NVIDIA && (o->dump & RK_DUMP_ISA))
+        return rk_fail(RK_ERR_INVALID, "--dump=isa needs an AMD target, not %s (legal for NVIDIA: llir, ptx)",
+                       t->name);
+    return RK_OK;
+}

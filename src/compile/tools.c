@@ -1,0 +1,140 @@
+/* rocke — the "tools" toolchain (opt + llc as processes) and the two steps
+ * every toolchain shares: ld.lld -shared (object -> HSACO; lld has no C API)
+ * and ptxas (PTX -> cubin). Files go through a private temporary folder that
+ * is always removed. Layer: compile. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "compile_int.h"
+
+static const char *base_name(const char *p) {
+    const char *s = strrchr(p, '/');
+    return s ? s + 1 : p;
+}
+
+static rk_status run_tool(const char *what, const char *const argv[]) {
+    cc_proc p;
+    rk_status s = cc_run(argv, &p);
+    if (s == RK_OK && (p.exit_code != 0 || p.signal)) s = cc_tool_failed(what, argv, &p);
+    else if (s == RK_OK && p.err.len) cc_debug("%s: %.*s", what, (int)p.err.len, p.err.data);
+    cc_proc_free(&p);
+    return s;
+}
+
+/* dir comes from cc_tmpdir, far shorter than RK_PATH_MAX */
+static void join(char out[RK_PATH_MAX], const char *dir, const char *name) {
+    if (snprintf(out, RK_PATH_MAX, "%s/%s", dir, name) >= RK_PATH_MAX) rk_bug("temporary path too long");
+}
+
+rk_status cc_lld_link(const char *lld, const cc_blob *obj, const char *kernel, cc_blob *hsaco) {
+    char dir[RK_PATH_MAX], in[RK_PATH_MAX], out[RK_PATH_MAX];
+    rk_status s = cc_tmpdir(dir);
+    if (s != RK_OK) return s;
+    join(in, dir, "kernel.o");
+    join(out, dir, "kernel.hsaco");
+    s = cc_write_file(in, obj->data, obj->size);
+    if (s == RK_OK) {
+        const char *argv[] = {lld, "-shared", in, "-o", out, NULL};
+        s = run_tool(base_name(lld), argv);
+    }
+    if (s == RK_OK) s = cc_read_blob(out, hsaco);
+    cc_tmpdir_remove(dir);
+    if (s == RK_OK) s = cc_check_hsaco(hsaco, kernel);
+    if (s != RK_OK) cc_blob_free(hsaco);
+    return s;
+}
+
+rk_status cc_ptxas(const char *ptxas, const cc_blob *ptx, const rk_target *t, const char *kernel, cc_blob *cubin) {
+    char dir[RK_PATH_MAX], in[RK_PATH_MAX], out[RK_PATH_MAX], arch[64];
+    rk_status s = cc_tmpdir(dir);
+    if (s != RK_OK) return s;
+    join(in, dir, "kernel.ptx");
+    join(out, dir, "kernel.cubin");
+    snprintf(arch, sizeof arch, "-arch=%s", t->cpu);
+    s = cc_write_file(in, ptx->data, ptx->size);
+    if (s == RK_OK) {
+        const char *argv[] = {ptxas, arch, in, "-o", out, NULL};
+        s = run_tool("ptxas", argv);
+    }
+    if (s == RK_OK) s = cc_read_blob(out, cubin);
+    cc_tmpdir_remove(dir);
+    if (s == RK_OK) s = cc_check_cubin(cubin, kernel);
+    if (s != RK_OK) cc_blob_free(cubin);
+    return s;
+}
+
+rk_status cc_tool_llvm_version(const char *tool, unsigned *maj, unsigned *min, unsigned *patch) {
+    const char *argv[] = {tool, "--version", NULL};
+    cc_proc p;
+    rk_status s = cc_run(argv, &p);
+    if (s != RK_OK) return s;
+    const char *v = p.out.data ? strstr(p.out.data, "LLVM version ") : NULL;
+    if (p.exit_code != 0 || !v || sscanf(v + 13, "%u.%u.%u", maj, min, patch) != 3)
+        s = rk_fail(RK_ERR_TOOLCHAIN, "cannot tell the LLVM version of '%s' (no 'LLVM version X.Y.Z' in --version)",
+                    tool);
+    cc_proc_free(&p);
+    return s;
+}
+
+/* opt (the IR optimizer with the target's passes) then llc, like the
+ * in-process path; -O0 skips opt. */
+rk_status cc_tools_compile(cc_toolchain *tc, const cc_job *job, cc_output *out) {
+    const rk_target *t = job->t;
+    bool amd = t->vendor == RK_VENDOR_AMD;
+    char dir[RK_PATH_MAX], in[RK_PATH_MAX], bc[RK_PATH_MAX], obj[RK_PATH_MAX], isa[RK_PATH_MAX];
+    char triple[128], cpu[96], attr[160], olevel[8], passes[32];
+    rk_status s = cc_tmpdir(dir);
+    if (s != RK_OK) return s;
+    join(in, dir, "kernel.ll");
+    join(bc, dir, "kernel.opt.bc");
+    join(obj, dir, amd ? "kernel.o" : "kernel.ptx");
+    join(isa, dir, "kernel.s");
+    snprintf(triple, sizeof triple, "-mtriple=%s", t->triple);
+    snprintf(cpu, sizeof cpu, "-mcpu=%s", t->cpu);
+    snprintf(attr, sizeof attr, "-mattr=%s", t->llvm_features);
+    snprintf(olevel, sizeof olevel, "-O%u", job->opt_level);
+    snprintf(passes, sizeof passes, "-passes=default<O%u>", job->opt_level);
+    bool has_attr = t->llvm_features && *t->llvm_features;
+    double t0 = cc_now_ms();
+    s = cc_write_file(in, job->ll, job->ll_len);
+    const char *src = in;
+    if (s == RK_OK && job->opt_level > 0) {
+        const char *argv[] = {tc->opt, triple, cpu, passes, in, "-o", bc, has_attr ? attr : NULL, NULL};
+        s = run_tool(base_name(tc->opt), argv);
+        src = bc;
+    }
+    if (s == RK_OK) {
+        /* -asm-verbose=false: PTX byte-identical to the in-process emitter's */
+        const char *argv[] = {tc->llc, olevel, triple, cpu, amd ? "-filetype=obj" : "-filetype=asm",
+                              "-asm-verbose=false", src, "-o", obj, has_attr ? attr : NULL, NULL};
+        s = run_tool(base_name(tc->llc), argv);
+    }
+    if (s == RK_OK && amd && job->want_isa) {
+        const char *argv[] = {tc->llc, olevel, triple, cpu, "-filetype=asm", "-asm-verbose=false", src, "-o", isa,
+                              has_attr ? attr : NULL, NULL};
+        cc_blob text = {0};
+        s = run_tool(base_name(tc->llc), argv);
+        if (s == RK_OK) s = cc_read_blob(isa, &text);
+        if (s == RK_OK) out->isa = (char *)text.data; /* NUL-terminated, freed with strlen+1 */
+    }
+    cc_blob o = {0};
+    if (s == RK_OK) s = cc_read_blob(obj, &o);
+    cc_tmpdir_remove(dir);
+    out->compile_ms = cc_now_ms() - t0;
+    if (s != RK_OK) return s;
+    const char *last = amd ? base_name(tc->lld) : tc->ptxas[0] ? "ptxas" : "";
+    snprintf(out->toolchain_id, sizeof out->toolchain_id, "%.40s%s%.40s%s%.40s",
+             job->opt_level ? base_name(tc->opt) : "", job->opt_level ? " + " : "", base_name(tc->llc),
+             *last ? " + " : "", last);
+    t0 = cc_now_ms();
+    if (amd) {
+        s = cc_lld_link(tc->lld, &o, job->kernel, &out->binary);
+        cc_blob_free(&o);
+    } else {
+        out->binary = o;
+        s = cc_check_ptx(&out->binary, job->kernel);
+        if (s == RK_OK && tc->ptxas[0]) s = cc_ptxas(tc->ptxas, &out->binary, t, job->kernel, &out->cubin);
+    }
+    out->link_ms = cc_now_ms() - t0;
+    return s;
+}

@@ -1,0 +1,363 @@
+/* rocke — the generic instance API: family lookup, knob tables (set, get,
+ * legal values), validation, deterministic names, building with the ABI,
+ * and the typed per-family wrappers. Layer: kernels. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "kern_int.h"
+
+static const kn_family *const families[RK_FAMILY__COUNT] = {
+    [RK_FAMILY_ELEMENTWISE] = &kn_elementwise, [RK_FAMILY_REDUCE] = &kn_reduce,
+    [RK_FAMILY_SOFTMAX] = &kn_softmax,         [RK_FAMILY_LAYERNORM] = &kn_layernorm,
+    [RK_FAMILY_RMSNORM] = &kn_rmsnorm,         [RK_FAMILY_TRANSPOSE] = &kn_transpose,
+};
+
+const kn_family *kn_family_of(rk_family_id f) {
+    RK_ASSERT((unsigned)f < RK_FAMILY__COUNT, "kn_family_of: family out of range");
+    return families[f];
+}
+
+const char *rk_family_name(rk_family_id f) {
+    return (unsigned)f < RK_FAMILY__COUNT ? families[f]->name : "?";
+}
+
+static void family_list(char *buf, size_t n) {
+    size_t off = 0;
+    buf[0] = 0;
+    for (int f = 0; f < RK_FAMILY__COUNT && off < n; f++)
+        off += (size_t)snprintf(buf + off, n - off, "%s%s", f ? ", " : "", families[f]->name);
+}
+
+rk_status rk_family_parse(const char *name, rk_family_id *out) {
+    for (int f = 0; f < RK_FAMILY__COUNT; f++)
+        if (name && strcmp(name, families[f]->name) == 0) { *out = (rk_family_id)f; return RK_OK; }
+    char list[160];
+    family_list(list, sizeof list);
+    return rk_fail(RK_ERR_INVALID, "unknown kernel family '%s' (legal: %s)", name ? name : "(null)", list);
+}
+
+const rk_knob *rk_family_knobs(rk_family_id f, uint32_t *n) {
+    const kn_family *fam = kn_family_of(f);
+    if (n) *n = fam->nknobs;
+    return fam->knobs;
+}
+
+/* ---- knob values ---------------------------------------------------------------- */
+const char *const kn_dtype_names[] = {"f16", "bf16", "f32", NULL};
+
+bool kn_dtype_ok(rk_scalar s) { return s == RK_S_F16 || s == RK_S_BF16 || s == RK_S_F32; }
+const char *kn_dtype_name(rk_scalar s) { return kn_dtype_ok(s) ? rk_scalar_name(s) : "?"; }
+
+static void *field(rk_instance *in, const rk_knob *kb) { return (char *)in + kb->offset; }
+static const void *cfield(const rk_instance *in, const rk_knob *kb) { return (const char *)in + kb->offset; }
+
+static uint32_t enum_count(const rk_knob *kb) {
+    uint32_t n = 0;
+    while (kb->names[n]) n++;
+    return n;
+}
+
+void rk_knob_legal_text(const rk_knob *kb, char *buf, size_t n) {
+    size_t off = 0;
+    buf[0] = 0;
+    switch (kb->kind) {
+    case RK_KNOB_U32:
+        if (!kb->legal) { snprintf(buf, n, "any non-negative integer"); return; }
+        for (uint32_t i = 0; (i == 0 || kb->legal[i]) && off < n; i++)
+            off += (size_t)snprintf(buf + off, n - off, "%s%u", i ? "|" : "", kb->legal[i]);
+        return;
+    case RK_KNOB_BOOL: snprintf(buf, n, "true|false"); return;
+    case RK_KNOB_DTYPE: snprintf(buf, n, "f16|bf16|f32"); return;
+    case RK_KNOB_ENUM:
+        for (uint32_t i = 0; kb->names[i] && off < n; i++)
+            off += (size_t)snprintf(buf + off, n - off, "%s%s", i ? "|" : "", kb->names[i]);
+        return;
+    }
+}
+
+static bool u32_legal(const rk_knob *kb, uint32_t v) {
+    if (!kb->legal) return true;
+    for (uint32_t i = 0; i == 0 || kb->legal[i]; i++)
+        if (kb->legal[i] == v) return true;
+    return false;
+}
+
+/* "block-size" and "block_size" name the same knob. */
+static bool knob_is(const char *name, const char *want) {
+    for (; *name && *want; name++, want++) {
+        char a = *name == '-' ? '_' : *name;
+        if (a != *want) return false;
+    }
+    return !*name && !*want;
+}
+
+static const rk_knob *find_knob(const kn_family *fam, const char *name, uint32_t *index) {
+    for (uint32_t i = 0; i < fam->nknobs; i++)
+        if (knob_is(name, fam->knobs[i].name)) {
+            if (index) *index = i;
+            return &fam->knobs[i];
+        }
+    return NULL;
+}
+
+static rk_status unknown_knob(const kn_family *fam, const char *name) {
+    char list[512];
+    size_t off = 0;
+    list[0] = 0;
+    for (uint32_t i = 0; i < fam->nknobs && off < sizeof list; i++)
+        off += (size_t)snprintf(list + off, sizeof list - off, "%s%s", i ? ", " : "", fam->knobs[i].name);
+    return rk_fail(RK_ERR_INVALID, "unknown knob '%s' for family %s (legal: %s)", name, fam->name, list);
+}
+
+static rk_status bad_value(const kn_family *fam, const rk_knob *kb, const char *value) {
+    char legal[256];
+    rk_knob_legal_text(kb, legal, sizeof legal);
+    return rk_fail(RK_ERR_INVALID, "%s: knob '%s' must be one of %s (got '%s')", fam->name, kb->name, legal, value);
+}
+
+static bool parse_dtype(const char *s, rk_scalar *out) {
+    if (!strcmp(s, "f16") || !strcmp(s, "fp16") || !strcmp(s, "half")) *out = RK_S_F16;
+    else if (!strcmp(s, "bf16")) *out = RK_S_BF16;
+    else if (!strcmp(s, "f32") || !strcmp(s, "fp32") || !strcmp(s, "float")) *out = RK_S_F32;
+    else return false;
+    return true;
+}
+
+rk_status rk_instance_set(rk_instance *in, const char *knob, const char *value, uint32_t *index) {
+    const kn_family *fam = kn_family_of(in->family);
+    const rk_knob *kb = find_knob(fam, knob ? knob : "", index);
+    if (!kb) return unknown_knob(fam, knob ? knob : "");
+    if (!value) value = "";
+    switch (kb->kind) {
+    case RK_KNOB_U32: {
+        char *end;
+        errno = 0;
+        unsigned long v = strtoul(value, &end, 10);
+        if (!*value || *end || errno || v > UINT32_MAX || *value == '-' || !u32_legal(kb, (uint32_t)v))
+            return bad_value(fam, kb, value);
+        *(uint32_t *)field(in, kb) = (uint32_t)v;
+        return RK_OK;
+    }
+    case RK_KNOB_BOOL:
+        if (!strcmp(value, "true") || !strcmp(value, "1") || !strcmp(value, "yes") || !*value)
+            *(bool *)field(in, kb) = true;
+        else if (!strcmp(value, "false") || !strcmp(value, "0") || !strcmp(value, "no"))
+            *(bool *)field(in, kb) = false;
+        else
+            return bad_value(fam, kb, value);
+        return RK_OK;
+    case RK_KNOB_DTYPE: {
+        rk_scalar s;
+        if (!parse_dtype(value, &s)) return bad_value(fam, kb, value);
+        rk_scalar *dst = (rk_scalar *)field(in, kb);
+        /* out_dtype follows dtype until it is set to something else */
+        const rk_knob *out = !strcmp(kb->name, "dtype") ? find_knob(fam, "out_dtype", NULL) : NULL;
+        if (out && *(rk_scalar *)field(in, out) == *dst) *(rk_scalar *)field(in, out) = s;
+        *dst = s;
+        return RK_OK;
+    }
+    case RK_KNOB_ENUM:
+        for (uint32_t i = 0; kb->names[i]; i++)
+            if (!strcmp(value, kb->names[i])) { *(int *)field(in, kb) = (int)i; return RK_OK; }
+        return bad_value(fam, kb, value);
+    }
+    return RK_OK;
+}
+
+static void knob_text(const rk_instance *in, const rk_knob *kb, char *buf, size_t n) {
+    switch (kb->kind) {
+    case RK_KNOB_U32: snprintf(buf, n, "%u", *(const uint32_t *)cfield(in, kb)); return;
+    case RK_KNOB_BOOL: snprintf(buf, n, "%s", *(const bool *)cfield(in, kb) ? "true" : "false"); return;
+    case RK_KNOB_DTYPE: snprintf(buf, n, "%s", kn_dtype_name(*(const rk_scalar *)cfield(in, kb))); return;
+    case RK_KNOB_ENUM: {
+        int v = *(const int *)cfield(in, kb);
+        snprintf(buf, n, "%s", v >= 0 && (uint32_t)v < enum_count(kb) ? kb->names[v] : "?");
+        return;
+    }
+    }
+}
+
+rk_status rk_instance_get(const rk_instance *in, const char *knob, char *buf, size_t n) {
+    const kn_family *fam = kn_family_of(in->family);
+    const rk_knob *kb = find_knob(fam, knob ? knob : "", NULL);
+    if (!kb) return unknown_knob(fam, knob ? knob : "");
+    knob_text(in, kb, buf, n);
+    return RK_OK;
+}
+
+rk_status rk_instance_default(rk_family_id f, rk_instance *out) {
+    if ((unsigned)f >= RK_FAMILY__COUNT) return rk_fail(RK_ERR_INVALID, "unknown kernel family %d", (int)f);
+    memset(out, 0, sizeof *out);
+    out->family = f;
+    families[f]->defaults(out);
+    return RK_OK;
+}
+
+rk_status rk_instance_tune(rk_instance *in, const rk_target *t, uint64_t M, uint64_t N, uint64_t locked) {
+    if (!t) return rk_fail(RK_ERR_INVALID, "rk_instance_tune: no target");
+    kn_family_of(in->family)->tune(in, t, M, N, locked);
+    return RK_OK;
+}
+
+rk_status rk_instance_validate(const rk_instance *in, const rk_target *t) {
+    if ((unsigned)in->family >= RK_FAMILY__COUNT)
+        return rk_fail(RK_ERR_INVALID, "unknown kernel family %d", (int)in->family);
+    if (!t) return rk_fail(RK_ERR_INVALID, "no target given (legal: %s)", rk_target_names());
+    const kn_family *fam = families[in->family];
+    for (uint32_t i = 0; i < fam->nknobs; i++) {
+        const rk_knob *kb = &fam->knobs[i];
+        char txt[64];
+        knob_text(in, kb, txt, sizeof txt);
+        bool ok = true;
+        switch (kb->kind) {
+        case RK_KNOB_U32: ok = u32_legal(kb, *(const uint32_t *)cfield(in, kb)); break;
+        case RK_KNOB_BOOL: break;
+        case RK_KNOB_DTYPE: ok = kn_dtype_ok(*(const rk_scalar *)cfield(in, kb)); break;
+        case RK_KNOB_ENUM: {
+            int v = *(const int *)cfield(in, kb);
+            ok = v >= 0 && (uint32_t)v < enum_count(kb);
+            break;
+        }
+        }
+        if (!ok) return bad_value(fam, kb, txt);
+    }
+    return fam->validate(in, t);
+}
+
+rk_status rk_instance_check_shape(const rk_instance *in, uint64_t M, uint64_t N) {
+    if (N == 0 || (in->family != RK_FAMILY_ELEMENTWISE && M == 0))
+        return rk_fail(RK_ERR_INVALID, "shape %llu,%llu: every dimension must be at least 1",
+                       (unsigned long long)M, (unsigned long long)N);
+    return kn_family_of(in->family)->check_shape(in, M, N);
+}
+
+rk_status rk_instance_name(const rk_instance *in, char *buf, size_t n) {
+    const kn_family *fam = kn_family_of(in->family);
+    size_t off = (size_t)snprintf(buf, n, "rk_%s", fam->name);
+    for (uint32_t i = 0; i < fam->nknobs && off < n; i++) {
+        const rk_knob *kb = &fam->knobs[i];
+        if (kb->kind == RK_KNOB_BOOL) {
+            if (*(const bool *)cfield(in, kb)) off += (size_t)snprintf(buf + off, n - off, "_%s", kb->tag);
+            continue;
+        }
+        char txt[64];
+        knob_text(in, kb, txt, sizeof txt);
+        off += (size_t)snprintf(buf + off, n - off, "_%s%s", kb->tag, txt);
+    }
+    if (off >= n) return rk_fail(RK_ERR_INVALID, "kernel name longer than %zu bytes", n);
+    return RK_OK;
+}
+
+void rk_instance_kind(const rk_instance *in, char *buf, size_t n) {
+    const rk_knob *kb = NULL;
+    const kn_family *fam = kn_family_of(in->family);
+    for (uint32_t i = 0; i < fam->nknobs; i++)
+        if (fam->knobs[i].kind == RK_KNOB_DTYPE) { kb = &fam->knobs[i]; break; }
+    snprintf(buf, n, "%s_%s", fam->name, kb ? kn_dtype_name(*(const rk_scalar *)cfield(in, kb)) : "any");
+}
+
+rk_status rk_instance_signature(const rk_instance *in, rk_ksig *out) {
+    memset(out, 0, sizeof *out);
+    kn_family_of(in->family)->signature(in, out);
+    return RK_OK;
+}
+
+void kn_sig_add(rk_ksig *s, const char *name, bool ptr, rk_scalar type, rk_kparam_role role, rk_kparam_size size) {
+    RK_ASSERT(s->n < RK_KSIG_MAX, "kn_sig_add: too many parameters");
+    s->p[s->n++] = (rk_kparam){name, ptr, type, role, size};
+}
+
+void rk_instance_grid(const rk_instance *in, uint64_t M, uint64_t N, uint32_t grid[3], uint32_t block[3]) {
+    grid[0] = grid[1] = grid[2] = block[0] = block[1] = block[2] = 1;
+    kn_family_of(in->family)->grid(in, M, N, grid, block);
+}
+
+void rk_instance_cost(const rk_instance *in, uint64_t M, uint64_t N, double *bytes, double *flops) {
+    *bytes = *flops = 0;
+    kn_family_of(in->family)->cost(in, M, N, bytes, flops);
+}
+
+rk_status rk_instance_build(const rk_instance *in, const rk_target *t, rk_kernel **out) {
+    *out = NULL;
+    rk_status st = rk_instance_validate(in, t);
+    if (st) return st;
+    char name[256];
+    if ((st = rk_instance_name(in, name, sizeof name))) return st;
+    rk_ksig sig;
+    rk_instance_signature(in, &sig);
+    rk_kernel *k = rk_kernel_new(name);
+    if (!k) return rk_fail(RK_ERR_NOMEM, "out of memory creating kernel %s", name);
+    rk_value params[RK_KSIG_MAX];
+    for (uint32_t i = 0; i < sig.n; i++) {
+        const rk_kparam *p = &sig.p[i];
+        rk_param_abi abi = {0};
+        rk_type ty = (rk_type){p->type};
+        if (p->ptr) {
+            ty = rk_type_ptr(k, ty, RK_AS_GLOBAL);
+            abi.noalias = true;
+            abi.readonly = p->role == RK_KP_IN;
+            abi.writeonly = p->role == RK_KP_OUT;
+            abi.align = 16;
+        }
+        params[i] = rk_add_param(k, p->name, ty, p->ptr ? &abi : NULL);
+    }
+    uint32_t grid[3], block[3];
+    rk_instance_grid(in, 1, 1, grid, block);
+    rk_kernel_set_attr_int(k, "max_workgroup_size", block[0]);
+    families[in->family]->build(in, t, k, params);
+    rk_return(k);
+    st = rk_kernel_finish(k);
+    if (st) {
+        rk_fail(st, "building %s: %s", name, rk_builder_error(k));
+        rk_kernel_free(k);
+        return st;
+    }
+    *out = k;
+    return RK_OK;
+}
+
+/* ---- typed wrappers ---------------------------------------------------------------- */
+#define KN_WRAP(fam, T, FAMILY, member)                                                              \
+    T rk_##fam##_spec_default(void) {                                                                \
+        rk_instance in;                                                                              \
+        rk_instance_default(FAMILY, &in);                                                            \
+        return in.u.member;                                                                          \
+    }                                                                                                \
+    static rk_instance fam##_wrap(const T *s) {                                                      \
+        rk_instance in = {.family = FAMILY};                                                         \
+        in.u.member = *s;                                                                            \
+        return in;                                                                                   \
+    }                                                                                                \
+    rk_status rk_##fam##_validate(const T *s, const rk_target *t) {                                  \
+        rk_instance in = fam##_wrap(s);                                                              \
+        return rk_instance_validate(&in, t);                                                         \
+    }                                                                                                \
+    rk_status rk_##fam##_tune(T *s, const rk_target *t, uint64_t M, uint64_t N) {                    \
+        rk_instance in = fam##_wrap(s);                                                              \
+        rk_status st = rk_instance_tune(&in, t, M, N, 0);                                            \
+        *s = in.u.member;                                                                            \
+        return st;                                                                                   \
+    }                                                                                                \
+    rk_status rk_##fam##_name(const T *s, char *buf, size_t n) {                                     \
+        rk_instance in = fam##_wrap(s);                                                              \
+        return rk_instance_name(&in, buf, n);                                                        \
+    }                                                                                                \
+    rk_status rk_##fam##_signature(const T *s, rk_ksig *out) {                                       \
+        rk_instance in = fam##_wrap(s);                                                              \
+        return rk_instance_signature(&in, out);                                                      \
+    }                                                                                                \
+    void rk_##fam##_grid(const T *s, uint64_t M, uint64_t N, uint32_t grid[3], uint32_t block[3]) {  \
+        rk_instance in = fam##_wrap(s);                                                              \
+        rk_instance_grid(&in, M, N, grid, block);                                                    \
+    }                                                                                                \
+    rk_status rk_##fam##_build(const T *s, const rk_target *t, rk_kernel **out) {                    \
+        rk_instance in = fam##_wrap(s);                                                              \
+        return rk_instance_build(&in, t, out);                                                       \
+    }
+KN_WRAP(elementwise, rk_elementwise_spec, RK_FAMILY_ELEMENTWISE, ew)
+KN_WRAP(reduce, rk_reduce_spec, RK_FAMILY_REDUCE, reduce)
+KN_WRAP(softmax, rk_softmax_spec, RK_FAMILY_SOFTMAX, softmax)
+KN_WRAP(layernorm, rk_norm_spec, RK_FAMILY_LAYERNORM, norm)
+KN_WRAP(rmsnorm, rk_norm_spec, RK_FAMILY_RMSNORM, norm)
+KN_WRAP(transpose, rk_transpose_spec, RK_FAMILY_TRANSPOSE, transpose)

@@ -1,0 +1,89 @@
+/* rocke — kernel families, private: the per-family table the generic
+ * rk_instance API dispatches through, and helpers shared by the row families
+ * (knob checks, the heuristic, parameters). Layer: kernels. */
+#ifndef ROCKE_KERN_INT_H
+#define ROCKE_KERN_INT_H
+
+#include "rocke/kernels.h"
+#include "../base/base_int.h"
+
+typedef struct kn_family {
+    const char *name;
+    const rk_knob *knobs;
+    uint32_t nknobs;
+    void (*defaults)(rk_instance *in);
+    /* choose perf knobs not locked (bit i = knob i) */
+    void (*tune)(rk_instance *in, const rk_target *t, uint64_t M, uint64_t N, uint64_t locked);
+    /* cross-field checks after the per-knob legal-value checks */
+    rk_status (*validate)(const rk_instance *in, const rk_target *t);
+    rk_status (*check_shape)(const rk_instance *in, uint64_t M, uint64_t N);
+    void (*signature)(const rk_instance *in, rk_ksig *out);
+    void (*grid)(const rk_instance *in, uint64_t M, uint64_t N, uint32_t grid[3], uint32_t block[3]);
+    /* emit the body; params[i] is signature entry i */
+    void (*build)(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *params);
+    void (*cost)(const rk_instance *in, uint64_t M, uint64_t N, double *bytes, double *flops);
+    /* host reference: want/tol per output entry of the signature (NULL for others) */
+    void (*reference)(const rk_problem *p, double **want, double **tol);
+} kn_family;
+
+/* reference.c: double-precision host references, one per family */
+void kn_elementwise_reference(const rk_problem *p, double **want, double **tol);
+void kn_reduce_reference(const rk_problem *p, double **want, double **tol);
+void kn_softmax_reference(const rk_problem *p, double **want, double **tol);
+void kn_norm_reference(const rk_problem *p, double **want, double **tol);
+void kn_transpose_reference(const rk_problem *p, double **want, double **tol);
+
+extern const kn_family kn_elementwise, kn_reduce, kn_softmax, kn_layernorm, kn_rmsnorm, kn_transpose;
+const kn_family *kn_family_of(rk_family_id f);
+
+/* ---- knob tables ------------------------------------------------------------ */
+extern const uint32_t kn_legal_wave[], kn_legal_block[], kn_legal_vec[], kn_legal_rpb[], kn_legal_chunks[],
+    kn_legal_unroll[], kn_legal_tile[], kn_legal_pad[];
+extern const char *const kn_tail_names[];
+extern const char *const kn_dtype_names[];   /* legal dtype names, NULL-terminated */
+
+#define KN_U32(nm, tg, field, legal, perf, help) \
+    {nm, tg, RK_KNOB_U32, offsetof(rk_instance, field), NULL, legal, perf, help}
+#define KN_BOOL(nm, tg, field, help) {nm, tg, RK_KNOB_BOOL, offsetof(rk_instance, field), NULL, NULL, false, help}
+#define KN_DTYPE(nm, tg, field, help) {nm, tg, RK_KNOB_DTYPE, offsetof(rk_instance, field), NULL, NULL, false, help}
+#define KN_ENUM(nm, tg, field, names, perf, help) \
+    {nm, tg, RK_KNOB_ENUM, offsetof(rk_instance, field), names, NULL, perf, help}
+/* the seven row knobs of rk_row_knobs at `base` (e.g. u.softmax.k) */
+#define KN_ROW_KNOBS(base)                                                                                 \
+    KN_U32("wave", "w", base.wave, kn_legal_wave, true, "target wave/warp size (64 CDNA, 32 NVIDIA)"),    \
+    KN_U32("block_size", "b", base.block_size, kn_legal_block, true, "threads per block"),                \
+    KN_U32("vec", "v", base.vec, kn_legal_vec, true, "elements per vector access (<= 16 bytes)"),         \
+    KN_U32("rows_per_block", "r", base.rows_per_block, kn_legal_rpb, true, "rows handled by one block"),  \
+    KN_U32("chunks", "k", base.chunks, kn_legal_chunks, true,                                              \
+           "vectors per thread held in registers (0: looped row, any N)"),                                 \
+    KN_U32("unroll", "u", base.unroll, kn_legal_unroll, true, "looped path: vector loads in flight"),     \
+    KN_ENUM("tail", "t", base.tail, kn_tail_names, true, "tail handling: masked or buffer views")
+
+bool kn_dtype_ok(rk_scalar s);
+const char *kn_dtype_name(rk_scalar s);
+
+/* ---- row families ------------------------------------------------------------- */
+/* Knob index of the first row knob in a family table (for `locked`). */
+void kn_row_defaults(rk_row_knobs *k);
+void kn_row_tune(rk_row_knobs *k, const rk_target *t, rk_scalar widest, uint64_t M, uint64_t N, uint64_t locked,
+                 uint32_t first_knob, uint32_t max_chunks);
+rk_status kn_row_validate(const rk_row_knobs *k, const rk_target *t, rk_scalar a, rk_scalar b);
+rk_status kn_row_check_shape(const rk_row_knobs *k, uint64_t M, uint64_t N);
+void kn_row_grid(const rk_row_knobs *k, uint64_t M, uint32_t grid[3], uint32_t block[3]);
+static inline uint32_t kn_row_tpr(const rk_row_knobs *k) { return k->block_size / k->rows_per_block; }
+
+/* Signature building. */
+void kn_sig_add(rk_ksig *s, const char *name, bool ptr, rk_scalar type, rk_kparam_role role, rk_kparam_size size);
+
+/* problem.c: host buffers in device format. */
+double kn_get(const rk_host_buf *b, uint64_t i);
+void kn_set(rk_host_buf *b, uint64_t i, double v);       /* rounds RNE to the buffer's type */
+double kn_round(rk_scalar t, double v);                  /* v as type t would hold it */
+double kn_ulp(rk_scalar t, double v);                    /* spacing of type t at |v| */
+const rk_host_buf *kn_buf(const rk_problem *p, const char *name);   /* NULL if absent */
+int kn_buf_index(const rk_problem *p, const char *name);
+
+/* Small IR helpers. */
+static inline rk_value kn_i32(rk_kernel *k, int32_t v) { return rk_const_i32(k, v); }
+
+#endif

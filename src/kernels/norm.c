@@ -1,0 +1,285 @@
+/* rocke — LayerNorm and RMSNorm over the last dim of [M, N] with gamma (and
+ * beta), eps, an optional fused residual add (h = round(x + r), written to H)
+ * and optional f32 per-row statistics. chunks > 0: the row stays in
+ * registers (x read once; mean then centred variance, two LDS rounds).
+ * chunks == 0: pass 1 accumulates shifted sums (shift = the row's first
+ * element, against cancellation) in one paired reduction, pass 2 re-reads
+ * the row (and r: H is write-only). Layer: kernels. */
+#include <math.h>
+
+#include "kern_int.h"
+
+#define NORM_KNOBS(ln)                                                                     \
+    KN_DTYPE("dtype", "", u.norm.dtype, "input element type (x, r, gamma, beta, h)"),      \
+    KN_DTYPE("out_dtype", "o", u.norm.out_dtype, "output element type (y)"),              \
+    KN_BOOL("residual", "res", u.norm.residual, "fused residual add: h = x + r, also written"), \
+    KN_BOOL("save_stats", "st", u.norm.save_stats, ln ? "write f32 mean and rstd per row" : "write f32 rstd per row"), \
+    KN_ROW_KNOBS(u.norm.k)
+static const rk_knob ln_knobs[] = {NORM_KNOBS(1)};
+static const rk_knob rms_knobs[] = {NORM_KNOBS(0)};
+#define FIRST_ROW_KNOB 4
+
+static void defaults_common(rk_instance *in, bool rms) {
+    rk_norm_spec *s = &in->u.norm;
+    s->rms = rms;
+    s->dtype = s->out_dtype = RK_S_F16;
+    s->residual = s->save_stats = false;
+    kn_row_defaults(&s->k);
+    s->k.chunks = 4;
+}
+static void ln_defaults(rk_instance *in) { defaults_common(in, false); }
+static void rms_defaults(rk_instance *in) { defaults_common(in, true); }
+
+static void tune(rk_instance *in, const rk_target *t, uint64_t M, uint64_t N, uint64_t locked) {
+    rk_norm_spec *s = &in->u.norm;
+    rk_scalar w = rk_tile_elem_bytes(s->dtype) >= rk_tile_elem_bytes(s->out_dtype) ? s->dtype : s->out_dtype;
+    kn_row_tune(&s->k, t, w, M, N, locked, FIRST_ROW_KNOB, 4);
+}
+
+static rk_status validate(const rk_instance *in, const rk_target *t) {
+    const rk_norm_spec *s = &in->u.norm;
+    if (s->rms != (in->family == RK_FAMILY_RMSNORM))
+        return rk_fail(RK_ERR_INVALID, "spec field 'rms' must be %s for family %s",
+                       in->family == RK_FAMILY_RMSNORM ? "true" : "false", rk_family_name(in->family));
+    return kn_row_validate(&s->k, t, s->dtype, s->out_dtype);
+}
+
+static rk_status check_shape(const rk_instance *in, uint64_t M, uint64_t N) {
+    return kn_row_check_shape(&in->u.norm.k, M, N);
+}
+
+/* X, [R], Gamma, [Beta], Y, [H], [Mean], [Rstd], M, N, eps */
+static void signature(const rk_instance *in, rk_ksig *s) {
+    const rk_norm_spec *n = &in->u.norm;
+    kn_sig_add(s, "X", true, n->dtype, RK_KP_IN, RK_KS_MN);
+    if (n->residual) kn_sig_add(s, "R", true, n->dtype, RK_KP_IN, RK_KS_MN);
+    kn_sig_add(s, "Gamma", true, n->dtype, RK_KP_IN, RK_KS_N);
+    if (!n->rms) kn_sig_add(s, "Beta", true, n->dtype, RK_KP_IN, RK_KS_N);
+    kn_sig_add(s, "Y", true, n->out_dtype, RK_KP_OUT, RK_KS_MN);
+    if (n->residual) kn_sig_add(s, "H", true, n->dtype, RK_KP_OUT, RK_KS_MN);
+    if (n->save_stats && !n->rms) kn_sig_add(s, "Mean", true, RK_S_F32, RK_KP_OUT, RK_KS_M);
+    if (n->save_stats) kn_sig_add(s, "Rstd", true, RK_S_F32, RK_KP_OUT, RK_KS_M);
+    kn_sig_add(s, "M", false, RK_S_I32, RK_KP_SCALAR, RK_KS_NONE);
+    kn_sig_add(s, "N", false, RK_S_I32, RK_KP_SCALAR, RK_KS_NONE);
+    kn_sig_add(s, "eps", false, RK_S_F32, RK_KP_SCALAR, RK_KS_NONE);
+}
+
+static void grid(const rk_instance *in, uint64_t M, uint64_t N, uint32_t g[3], uint32_t b[3]) {
+    (void)N;
+    kn_row_grid(&in->u.norm.k, M, g, b);
+}
+
+static void cost(const rk_instance *in, uint64_t M, uint64_t N, double *bytes, double *flops) {
+    const rk_norm_spec *s = &in->u.norm;
+    double e = rk_tile_elem_bytes(s->dtype), mn = (double)M * (double)N;
+    *bytes = mn * (e * (s->residual ? 3 : 1) + rk_tile_elem_bytes(s->out_dtype)) + (double)N * e * (s->rms ? 1 : 2);
+    *flops = (s->rms ? 4.0 : 7.0) * mn;
+}
+
+typedef struct norm_io {
+    const rk_value *p;
+    int x, r, gamma, beta, y, h, mean, rstd, M, N, eps;   /* parameter indices, -1 = absent */
+} norm_io;
+
+static norm_io io_of(const rk_norm_spec *n, const rk_value *p) {
+    norm_io io = {.p = p, .r = -1, .beta = -1, .h = -1, .mean = -1, .rstd = -1};
+    int i = 0;
+    io.x = i++;
+    if (n->residual) io.r = i++;
+    io.gamma = i++;
+    if (!n->rms) io.beta = i++;
+    io.y = i++;
+    if (n->residual) io.h = i++;
+    if (n->save_stats && !n->rms) io.mean = i++;
+    if (n->save_stats) io.rstd = i++;
+    io.M = i++;
+    io.N = i++;
+    io.eps = i;
+    return io;
+}
+
+/* Zero the padding lanes of a chunk. */
+static rk_value masked(rk_kernel *k, const rk_tile_row *r, rk_value off, rk_value v) {
+    rk_value m = rk_tile_chunk_valid(k, r, off);
+    rk_value z = rk_tile_f32s(k, 0.0f, r->vec);
+    return r->vec > 1 ? rk_build_vselect(k, m, v, z) : rk_build_select(k, m, v, z);
+}
+
+static rk_value sum_sq(rk_kernel *k, const rk_value *v, uint32_t n) {
+    rk_value acc = rk_tile_mul(k, v[0], v[0]);
+    for (uint32_t c = 1; c < n; c++) acc = rk_tile_fma(k, v[c], v[c], acc);
+    return rk_tile_vec_reduce(k, RK_RED_SUM, acc);
+}
+
+static rk_value sum_of(rk_kernel *k, const rk_value *v, uint32_t n) {
+    rk_value acc = v[0];
+    for (uint32_t c = 1; c < n; c++) acc = rk_tile_add(k, acc, v[c]);
+    return rk_tile_vec_reduce(k, RK_RED_SUM, acc);
+}
+
+typedef struct norm_ctx {
+    const rk_norm_spec *s;
+    norm_io io;
+    rk_tile_rows g;
+    rk_tile_row xr, rr, gr, br, yr, hr;
+    rk_tile_block_cfg cfg;
+    rk_value nf;     /* N as f32 */
+} norm_ctx;
+
+/* h = round(x + r) as f32, written to H when `store`; x alone otherwise. */
+static void fuse_residual(rk_kernel *k, norm_ctx *c, const rk_value *offs, uint32_t n, rk_value *v, bool store) {
+    if (!c->s->residual) return;
+    rk_value r[RK_TILE_MAX_CHUNKS], h[RK_TILE_MAX_CHUNKS];
+    rk_tile_row_load_f32(k, &c->rr, offs, n, 0.0, r);
+    for (uint32_t i = 0; i < n; i++) {
+        h[i] = rk_tile_from_f32(k, rk_tile_add(k, v[i], r[i]), c->s->dtype);
+        v[i] = rk_tile_to_f32(k, h[i]);
+    }
+    if (store) rk_tile_row_store(k, &c->hr, offs, n, h);
+}
+
+/* y = (v - mean) * rstd * gamma (+ beta); mean NULL for RMSNorm. */
+static void normalize_store(rk_kernel *k, norm_ctx *c, const rk_value *offs, uint32_t n, const rk_value *v,
+                            const rk_value *gam, const rk_value *bet, rk_value mean, rk_value rstd) {
+    rk_value y[RK_TILE_MAX_CHUNKS];
+    for (uint32_t i = 0; i < n; i++) {
+        rk_value d = rk_value_ok(mean) ? rk_tile_sub(k, v[i], rk_tile_bcast(k, mean, v[i])) : v[i];
+        rk_value t = rk_tile_mul(k, d, rk_tile_bcast(k, rstd, d));
+        rk_value gf = rk_tile_to_f32(k, gam[i]);
+        y[i] = bet ? rk_tile_fma(k, t, gf, rk_tile_to_f32(k, bet[i])) : rk_tile_mul(k, t, gf);
+    }
+    rk_tile_row_store_f32(k, &c->yr, offs, n, y);
+}
+
+static void store_stats(rk_kernel *k, norm_ctx *c, rk_value mean, rk_value rstd) {
+    if (!c->s->save_stats) return;
+    rk_value first = rk_build_cmp(k, "eq", c->g.lt, kn_i32(k, 0));
+    rk_if_begin(k, rk_build_and(k, first, c->g.active));
+    if (c->io.mean >= 0) rk_build_store(k, c->io.p[c->io.mean], c->g.row, mean);
+    rk_build_store(k, c->io.p[c->io.rstd], c->g.row, rstd);
+    rk_if_end(k, NULL, 0);
+}
+
+static rk_value rstd_of(rk_kernel *k, norm_ctx *c, rk_value var) {
+    rk_value v = rk_build_fadd(k, var, c->io.p[c->io.eps]);
+    return rk_build_rsqrt(k, v);
+}
+
+static void build_cached(rk_kernel *k, norm_ctx *c) {
+    const rk_row_knobs *kn = &c->s->k;
+    rk_tile_regs x;
+    rk_tile_regs_load(k, &c->xr, c->g.lt, c->g.tpr, kn->chunks, 0.0, &x);
+    /* gamma/beta stay packed until use (fewer registers), issued early */
+    rk_value gam[RK_TILE_MAX_CHUNKS], bet[RK_TILE_MAX_CHUNKS];
+    rk_tile_row_load(k, &c->gr, x.off, x.n, 0.0, gam);
+    if (!c->s->rms) rk_tile_row_load(k, &c->br, x.off, x.n, 0.0, bet);
+    fuse_residual(k, c, x.off, x.n, x.v, true);
+    rk_value mean = {0}, rstd;
+    if (c->s->rms) {
+        rk_value ss = rk_tile_block_reduce(k, RK_RED_SUM, &c->cfg, c->g.tid, sum_sq(k, x.v, x.n));
+        rstd = rstd_of(k, c, rk_build_fdiv(k, ss, c->nf));
+    } else {
+        rk_value s = rk_tile_block_reduce(k, RK_RED_SUM, &c->cfg, c->g.tid, sum_of(k, x.v, x.n));
+        mean = rk_build_fdiv(k, s, c->nf);
+        rk_value d[RK_TILE_MAX_CHUNKS];
+        for (uint32_t i = 0; i < x.n; i++)
+            d[i] = masked(k, &c->xr, x.off[i], rk_tile_sub(k, x.v[i], rk_tile_bcast(k, mean, x.v[i])));
+        rk_value ss = rk_tile_block_reduce(k, RK_RED_SUM, &c->cfg, c->g.tid, sum_sq(k, d, x.n));
+        rstd = rstd_of(k, c, rk_build_fdiv(k, ss, c->nf));
+        /* normalise the centred values: x itself is dead, fewer registers */
+        for (uint32_t i = 0; i < x.n; i++) x.v[i] = d[i];
+    }
+    normalize_store(k, c, x.off, x.n, x.v, gam, c->s->rms ? NULL : bet, (rk_value){0}, rstd);
+    store_stats(k, c, mean, rstd);
+}
+
+static void group_offsets(rk_kernel *k, rk_value base, uint32_t u, uint32_t step, rk_value *offs) {
+    for (uint32_t i = 0; i < u; i++) offs[i] = i ? rk_build_add(k, base, kn_i32(k, (int32_t)(i * step))) : base;
+}
+
+static void build_looped(rk_kernel *k, norm_ctx *c) {
+    const rk_row_knobs *kn = &c->s->k;
+    uint32_t u = kn->unroll, step = c->g.tpr * kn->vec;
+    bool rms = c->s->rms;
+    rk_value start = rk_build_mul(k, c->g.lt, kn_i32(k, (int32_t)kn->vec));
+    rk_value stride = kn_i32(k, (int32_t)(step * u));
+    /* shift: h[0] of the row (x[0] + r[0] rounded when fused); 0 for RMSNorm */
+    rk_value shift = rk_const_f32(k, 0.0f);
+    if (!rms) {
+        rk_value z = kn_i32(k, 0);
+        shift = rk_tile_row_load1_f32(k, &c->xr, z, 0.0);
+        if (c->s->residual) {
+            rk_value r0 = rk_tile_row_load1_f32(k, &c->rr, z, 0.0);
+            shift = rk_tile_to_f32(k, rk_tile_from_f32(k, rk_build_fadd(k, shift, r0), c->s->dtype));
+        }
+    }
+    rk_value zero = rk_tile_f32s(k, 0.0f, kn->vec);
+    rk_value init[2] = {zero, zero}, cur[2], res[2];
+    rk_value base = rk_for_begin(k, start, c->xr.len, stride, NULL, 2, init, NULL, cur);
+    rk_value offs[8], v[8];
+    group_offsets(k, base, u, step, offs);
+    rk_tile_row_load_f32(k, &c->xr, offs, u, 0.0, v);
+    fuse_residual(k, c, offs, u, v, true);
+    for (uint32_t i = 0; i < u; i++) {
+        rk_value d = masked(k, &c->xr, offs[i], rk_tile_sub(k, v[i], rk_tile_bcast(k, shift, v[i])));
+        cur[0] = rk_tile_add(k, cur[0], d);
+        cur[1] = rk_tile_fma(k, d, d, cur[1]);
+    }
+    rk_for_end(k, cur, 2, res);
+    rk_value sums[2] = {rk_tile_vec_reduce(k, RK_RED_SUM, res[0]), rk_tile_vec_reduce(k, RK_RED_SUM, res[1])};
+    rk_tile_reducer red = {.n = 2, .op = RK_RED_SUM};
+    rk_tile_block_reduce_n(k, &red, &c->cfg, c->g.tid, sums);
+    rk_value m1 = rk_build_fdiv(k, sums[0], c->nf);        /* mean of (h - shift) */
+    rk_value m2 = rk_build_fdiv(k, sums[1], c->nf);
+    rk_value mean = {0}, var = m2;
+    if (!rms) {
+        mean = rk_build_fadd(k, shift, m1);
+        var = rk_build_fmax(k, rk_build_fsub(k, m2, rk_build_fmul(k, m1, m1)), rk_const_f32(k, 0.0f));
+    }
+    rk_value rstd = rstd_of(k, c, var);
+    /* pass 2: re-read x (and r): H is write-only in the ABI */
+    rk_value b2 = rk_for_begin(k, start, c->xr.len, stride, NULL, 0, NULL, NULL, NULL);
+    group_offsets(k, b2, u, step, offs);
+    rk_value gam[8], bet[8];
+    rk_tile_row_load_f32(k, &c->xr, offs, u, 0.0, v);
+    fuse_residual(k, c, offs, u, v, false);
+    rk_tile_row_load(k, &c->gr, offs, u, 0.0, gam);
+    if (!rms) rk_tile_row_load(k, &c->br, offs, u, 0.0, bet);
+    normalize_store(k, c, offs, u, v, gam, rms ? NULL : bet, mean, rstd);
+    rk_for_end(k, NULL, 0, NULL);
+    store_stats(k, c, mean, rstd);
+}
+
+static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *p) {
+    (void)t;
+    norm_ctx c = {.s = &in->u.norm};
+    const rk_row_knobs *kn = &c.s->k;
+    c.io = io_of(c.s, p);
+    rk_value M = p[c.io.M], N = p[c.io.N];
+    c.g = rk_tile_rows_begin(k, kn->block_size, kn->rows_per_block, kn->wave, M);
+    c.cfg = (rk_tile_block_cfg){.wave = kn->wave, .group = c.g.tpr, .groups = c.g.rpb};
+    rk_scalar dt = c.s->dtype;
+    c.xr = rk_tile_row_view(k, p[c.io.x], dt, c.g.row, N, N, c.g.active, kn->vec, kn->tail);
+    c.yr = rk_tile_row_view(k, p[c.io.y], c.s->out_dtype, c.g.row, N, N, c.g.active, kn->vec, kn->tail);
+    if (c.s->residual) {
+        c.rr = rk_tile_row_view(k, p[c.io.r], dt, c.g.row, N, N, c.g.active, kn->vec, kn->tail);
+        c.hr = rk_tile_row_view(k, p[c.io.h], dt, c.g.row, N, N, c.g.active, kn->vec, kn->tail);
+    }
+    rk_value zero = kn_i32(k, 0), yes = rk_const_bool(k, true);
+    c.gr = rk_tile_row_view(k, p[c.io.gamma], dt, zero, zero, N, yes, kn->vec, kn->tail);
+    if (!c.s->rms) c.br = rk_tile_row_view(k, p[c.io.beta], dt, zero, zero, N, yes, kn->vec, kn->tail);
+    c.nf = rk_build_convert(k, RK_OP_SITOFP, N, RK_T_F32);
+    if (kn->chunks) build_cached(k, &c);
+    else build_looped(k, &c);
+}
+
+const kn_family kn_layernorm = {
+    .name = "layernorm", .knobs = ln_knobs, .nknobs = RK_COUNTOF(ln_knobs), .defaults = ln_defaults, .tune = tune,
+    .validate = validate, .check_shape = check_shape, .signature = signature, .grid = grid, .build = build,
+    .cost = cost, .reference = kn_norm_reference,
+};
+const kn_family kn_rmsnorm = {
+    .name = "rmsnorm", .knobs = rms_knobs, .nknobs = RK_COUNTOF(rms_knobs), .defaults = rms_defaults, .tune = tune,
+    .validate = validate, .check_shape = check_shape, .signature = signature, .grid = grid, .build = build,
+    .cost = cost, .reference = kn_norm_reference,
+};

@@ -1,0 +1,107 @@
+/* rocke — row reduce: sum, max or mean over the last dim of [M, N] -> [M].
+ * f32 accumulation; the output is out_dtype (default: the input type, like
+ * torch; f32 keeps full precision). chunks > 0 loads the thread's whole share
+ * at once (all loads in flight); chunks == 0 loops with `unroll` loads in
+ * flight and a vector accumulator. Layer: kernels. */
+#include <math.h>
+
+#include "kern_int.h"
+
+static const char *const op_names[] = {"sum", "max", "mean", NULL};
+const char *rk_reduce_op_name(rk_reduce_op op) { return (unsigned)op < RK_REDUCE__COUNT ? op_names[op] : "?"; }
+
+static const rk_knob knobs[] = {
+    KN_ENUM("op", "", u.reduce.op, op_names, false, "reduction"),
+    KN_DTYPE("dtype", "", u.reduce.dtype, "input element type"),
+    KN_DTYPE("out_dtype", "o", u.reduce.out_dtype, "output element type"),
+    KN_ROW_KNOBS(u.reduce.k),
+};
+#define FIRST_ROW_KNOB 3
+
+static void defaults(rk_instance *in) {
+    in->u.reduce.op = RK_REDUCE_SUM;
+    in->u.reduce.dtype = in->u.reduce.out_dtype = RK_S_F16;
+    kn_row_defaults(&in->u.reduce.k);
+}
+
+static void tune(rk_instance *in, const rk_target *t, uint64_t M, uint64_t N, uint64_t locked) {
+    /* vec follows the input: the output is one value per row */
+    kn_row_tune(&in->u.reduce.k, t, in->u.reduce.dtype, M, N, locked, FIRST_ROW_KNOB, 8);
+}
+
+static rk_status validate(const rk_instance *in, const rk_target *t) {
+    return kn_row_validate(&in->u.reduce.k, t, in->u.reduce.dtype, in->u.reduce.dtype);
+}
+
+static rk_status check_shape(const rk_instance *in, uint64_t M, uint64_t N) {
+    return kn_row_check_shape(&in->u.reduce.k, M, N);
+}
+
+static void signature(const rk_instance *in, rk_ksig *s) {
+    kn_sig_add(s, "X", true, in->u.reduce.dtype, RK_KP_IN, RK_KS_MN);
+    kn_sig_add(s, "Y", true, in->u.reduce.out_dtype, RK_KP_OUT, RK_KS_M);
+    kn_sig_add(s, "M", false, RK_S_I32, RK_KP_SCALAR, RK_KS_NONE);
+    kn_sig_add(s, "N", false, RK_S_I32, RK_KP_SCALAR, RK_KS_NONE);
+}
+
+static void grid(const rk_instance *in, uint64_t M, uint64_t N, uint32_t g[3], uint32_t b[3]) {
+    (void)N;
+    kn_row_grid(&in->u.reduce.k, M, g, b);
+}
+
+static void cost(const rk_instance *in, uint64_t M, uint64_t N, double *bytes, double *flops) {
+    const rk_reduce_spec *s = &in->u.reduce;
+    *bytes = (double)M * (double)N * rk_tile_elem_bytes(s->dtype) + (double)M * rk_tile_elem_bytes(s->out_dtype);
+    *flops = (double)M * (double)N;
+}
+
+static rk_tile_red red_of(rk_reduce_op op) { return op == RK_REDUCE_MAX ? RK_RED_MAX : RK_RED_SUM; }
+
+static rk_value fold(rk_kernel *k, rk_tile_red op, rk_value acc, rk_value v) {
+    return op == RK_RED_MAX ? rk_tile_max(k, acc, v) : rk_tile_add(k, acc, v);
+}
+
+static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *p) {
+    (void)t;
+    const rk_reduce_spec *s = &in->u.reduce;
+    const rk_row_knobs *kn = &s->k;
+    rk_tile_red op = red_of(s->op);
+    double id = rk_tile_red_identity(op);
+    rk_tile_rows g = rk_tile_rows_begin(k, kn->block_size, kn->rows_per_block, kn->wave, p[2]);
+    rk_tile_row xr = rk_tile_row_view(k, p[0], s->dtype, g.row, p[3], p[3], g.active, kn->vec, kn->tail);
+    rk_value acc;
+    if (kn->chunks) {
+        rk_tile_regs x;
+        rk_tile_regs_load(k, &xr, g.lt, g.tpr, kn->chunks, id, &x);
+        acc = x.v[0];
+        for (uint32_t c = 1; c < x.n; c++) acc = fold(k, op, acc, x.v[c]);
+    } else {
+        uint32_t u = kn->unroll, step = g.tpr * kn->vec;
+        rk_value start = rk_build_mul(k, g.lt, kn_i32(k, (int32_t)kn->vec));
+        rk_value init = rk_tile_f32s(k, (float)id, kn->vec), cur, res;
+        rk_value base = rk_for_begin(k, start, xr.len, kn_i32(k, (int32_t)(step * u)), NULL, 1, &init, NULL, &cur);
+        rk_value offs[8], v[8];
+        for (uint32_t i = 0; i < u; i++) offs[i] = i ? rk_build_add(k, base, kn_i32(k, (int32_t)(i * step))) : base;
+        rk_tile_row_load_f32(k, &xr, offs, u, id, v);
+        for (uint32_t i = 0; i < u; i++) cur = fold(k, op, cur, v[i]);
+        rk_for_end(k, &cur, 1, &res);
+        acc = res;
+    }
+    rk_value r = rk_tile_vec_reduce(k, op, acc);
+    rk_tile_block_cfg cfg = {.wave = kn->wave, .group = g.tpr, .groups = g.rpb};
+    r = rk_tile_block_reduce(k, op, &cfg, g.tid, r);
+    if (s->op == RK_REDUCE_MEAN) {
+        rk_value n = rk_build_convert(k, RK_OP_SITOFP, p[3], RK_T_F32);
+        r = rk_build_fdiv(k, r, n);
+    }
+    rk_value first = rk_build_cmp(k, "eq", g.lt, kn_i32(k, 0));
+    rk_if_begin(k, rk_build_and(k, first, g.active));
+    rk_build_store(k, p[1], g.row, rk_tile_from_f32(k, r, s->out_dtype));
+    rk_if_end(k, NULL, 0);
+}
+
+const kn_family kn_reduce = {
+    .name = "reduce", .knobs = knobs, .nknobs = RK_COUNTOF(knobs), .defaults = defaults, .tune = tune,
+    .validate = validate, .check_shape = check_shape, .signature = signature, .grid = grid, .build = build,
+    .cost = cost, .reference = kn_reduce_reference,
+};

@@ -1,0 +1,131 @@
+/* rocke — host references in double for every family, independent of the
+ * kernels: want[] per output element and tol[] (absolute) per element.
+ * Linear ops are computed the way the device rounds (f32 math, one RNE
+ * rounding) so they compare bit-exactly; transcendental and reduction results
+ * get atol + rtol*|ref| + 1 ulp of the output type (docs/kernels.md).
+ * Layer: kernels. */
+#include <math.h>
+
+#include "kern_int.h"
+
+static double ulp_tol(rk_scalar out, double want, double atol, double rtol) {
+    return atol + rtol * fabs(want) + kn_ulp(out, want);
+}
+
+/* ---- elementwise ---------------------------------------------------------------- */
+static double ew_exact(rk_ew_op op, double da, double db, bool *exact) {
+    float a = (float)da, b = (float)db;
+    *exact = true;
+    switch (op) {
+    case RK_EW_ADD: return (double)(a + b);
+    case RK_EW_SUB: return (double)(a - b);
+    case RK_EW_MUL: return (double)(a * b);
+    case RK_EW_DIV: return (double)(a / b);
+    case RK_EW_MAX: return (double)fmaxf(a, b);
+    case RK_EW_MIN: return (double)fminf(a, b);
+    case RK_EW_COPY: return da;
+    case RK_EW_NEG: return -da;
+    case RK_EW_ABS: return fabs(da);
+    case RK_EW_RELU: return da > 0 ? da : 0.0;
+    case RK_EW_SILU: *exact = false; return da / (1.0 + exp(-da));
+    case RK_EW_GELU_TANH:
+        *exact = false;
+        return 0.5 * da * (1.0 + tanh(0.7978845608028654 * (da + 0.044715 * da * da * da)));
+    case RK_EW_EXP2: *exact = false; return exp2(da);
+    case RK_EW__COUNT: break;
+    }
+    return 0;
+}
+
+void kn_elementwise_reference(const rk_problem *p, double **want, double **tol) {
+    const rk_elementwise_spec *s = &p->inst.u.ew;
+    const rk_host_buf *A = kn_buf(p, "A"), *B = kn_buf(p, "B");
+    int c = kn_buf_index(p, "C");
+    for (uint64_t i = 0; i < p->N; i++) {
+        bool exact;
+        double w = ew_exact(s->op, kn_get(A, i), B ? kn_get(B, i) : 0.0, &exact);
+        want[c][i] = w;
+        tol[c][i] = exact ? 0.0 : ulp_tol(s->out_dtype, w, 1e-6, 2e-4);
+    }
+}
+
+/* ---- reduce -------------------------------------------------------------------------- */
+void kn_reduce_reference(const rk_problem *p, double **want, double **tol) {
+    const rk_reduce_spec *s = &p->inst.u.reduce;
+    const rk_host_buf *X = kn_buf(p, "X");
+    int y = kn_buf_index(p, "Y");
+    for (uint64_t r = 0; r < p->M; r++) {
+        double sum = 0, mag = 0, mx = -INFINITY;
+        for (uint64_t j = 0; j < p->N; j++) {
+            double x = kn_get(X, r * p->N + j);
+            sum += x;
+            mag += fabs(x);
+            if (x > mx) mx = x;
+        }
+        double w = s->op == RK_REDUCE_MAX ? mx : s->op == RK_REDUCE_MEAN ? sum / (double)p->N : sum;
+        double scale = s->op == RK_REDUCE_MEAN ? mag / (double)p->N : mag;
+        want[y][r] = w;
+        tol[y][r] = s->op == RK_REDUCE_MAX ? 0.0 : ulp_tol(s->out_dtype, w, 1e-5 * scale + 1e-7, 0);
+    }
+}
+
+/* ---- softmax --------------------------------------------------------------------------- */
+void kn_softmax_reference(const rk_problem *p, double **want, double **tol) {
+    const rk_softmax_spec *s = &p->inst.u.softmax;
+    const rk_host_buf *X = kn_buf(p, "X");
+    int y = kn_buf_index(p, "Y");
+    for (uint64_t r = 0; r < p->M; r++) {
+        const uint64_t o = r * p->N;
+        double mx = -INFINITY, sum = 0;
+        for (uint64_t j = 0; j < p->N; j++) mx = fmax(mx, kn_get(X, o + j));
+        for (uint64_t j = 0; j < p->N; j++) sum += exp(kn_get(X, o + j) - mx);
+        for (uint64_t j = 0; j < p->N; j++) {
+            double w = exp(kn_get(X, o + j) - mx) / sum;
+            want[y][o + j] = w;
+            tol[y][o + j] = ulp_tol(s->out_dtype, w, 1e-7, 1e-4);
+        }
+    }
+}
+
+/* ---- layernorm / rmsnorm ------------------------------------------------------------------- */
+void kn_norm_reference(const rk_problem *p, double **want, double **tol) {
+    const rk_norm_spec *s = &p->inst.u.norm;
+    const rk_host_buf *X = kn_buf(p, "X"), *R = kn_buf(p, "R"), *G = kn_buf(p, "Gamma"), *Bt = kn_buf(p, "Beta");
+    int y = kn_buf_index(p, "Y"), h = kn_buf_index(p, "H"), mean_i = kn_buf_index(p, "Mean"),
+        rstd_i = kn_buf_index(p, "Rstd");
+    double *hv = rk_malloc(p->N * sizeof *hv);
+    RK_ASSERT(hv, "kn_norm_reference: out of memory");
+    for (uint64_t r = 0; r < p->M; r++) {
+        const uint64_t o = r * p->N;
+        double sum = 0, sq = 0;
+        for (uint64_t j = 0; j < p->N; j++) {
+            double x = kn_get(X, o + j);
+            if (R) x = kn_round(s->dtype, (double)((float)x + (float)kn_get(R, o + j)));
+            hv[j] = x;
+            sum += x;
+            if (h >= 0) { want[h][o + j] = x; tol[h][o + j] = 0; }
+        }
+        double mean = s->rms ? 0.0 : sum / (double)p->N;
+        for (uint64_t j = 0; j < p->N; j++) sq += (hv[j] - mean) * (hv[j] - mean);
+        double rstd = 1.0 / sqrt(sq / (double)p->N + (double)p->eps);
+        for (uint64_t j = 0; j < p->N; j++) {
+            double w = (hv[j] - mean) * rstd * kn_get(G, j) + (Bt ? kn_get(Bt, j) : 0.0);
+            want[y][o + j] = w;
+            tol[y][o + j] = ulp_tol(s->out_dtype, w, 1e-4, 1e-4);
+        }
+        if (mean_i >= 0) { want[mean_i][r] = mean; tol[mean_i][r] = ulp_tol(RK_S_F32, mean, 1e-5, 1e-4); }
+        if (rstd_i >= 0) { want[rstd_i][r] = rstd; tol[rstd_i][r] = ulp_tol(RK_S_F32, rstd, 1e-5, 1e-4); }
+    }
+    rk_free(hv, p->N * sizeof *hv);
+}
+
+/* ---- transpose ------------------------------------------------------------------------------ */
+void kn_transpose_reference(const rk_problem *p, double **want, double **tol) {
+    const rk_host_buf *X = kn_buf(p, "X");
+    int y = kn_buf_index(p, "Y");
+    for (uint64_t i = 0; i < p->M; i++)
+        for (uint64_t j = 0; j < p->N; j++) {
+            want[y][j * p->M + i] = kn_get(X, i * p->N + j);
+            tol[y][j * p->M + i] = 0;
+        }
+}

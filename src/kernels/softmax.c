@@ -1,0 +1,179 @@
+/* rocke — softmax over the last dim of [M, N]: y = exp(x - max) / sum.
+ * chunks > 0: one pass, the row held in registers (every input byte read
+ * once, two block reductions). chunks == 0: online two-pass for rows of any
+ * length (pass 1 keeps a running (max, sum) per thread, merged by a tuple
+ * reduction; pass 2 re-reads x and writes y). Layer: kernels. */
+#include <math.h>
+
+#include "kern_int.h"
+
+#define LOG2E 1.4426950408889634
+
+static const rk_knob knobs[] = {
+    KN_DTYPE("dtype", "", u.softmax.dtype, "input element type"),
+    KN_DTYPE("out_dtype", "o", u.softmax.out_dtype, "output element type"),
+    KN_ROW_KNOBS(u.softmax.k),
+};
+#define FIRST_ROW_KNOB 2
+
+static void defaults(rk_instance *in) {
+    in->u.softmax.dtype = in->u.softmax.out_dtype = RK_S_F16;
+    kn_row_defaults(&in->u.softmax.k);
+    in->u.softmax.k.chunks = 4;
+}
+
+static rk_scalar widest(rk_scalar a, rk_scalar b) { return rk_tile_elem_bytes(a) >= rk_tile_elem_bytes(b) ? a : b; }
+
+static void tune(rk_instance *in, const rk_target *t, uint64_t M, uint64_t N, uint64_t locked) {
+    rk_softmax_spec *s = &in->u.softmax;
+    kn_row_tune(&s->k, t, widest(s->dtype, s->out_dtype), M, N, locked, FIRST_ROW_KNOB, 4);
+}
+
+static rk_status validate(const rk_instance *in, const rk_target *t) {
+    return kn_row_validate(&in->u.softmax.k, t, in->u.softmax.dtype, in->u.softmax.out_dtype);
+}
+
+static rk_status check_shape(const rk_instance *in, uint64_t M, uint64_t N) {
+    return kn_row_check_shape(&in->u.softmax.k, M, N);
+}
+
+static void signature(const rk_instance *in, rk_ksig *s) {
+    kn_sig_add(s, "X", true, in->u.softmax.dtype, RK_KP_IN, RK_KS_MN);
+    kn_sig_add(s, "Y", true, in->u.softmax.out_dtype, RK_KP_OUT, RK_KS_MN);
+    kn_sig_add(s, "M", false, RK_S_I32, RK_KP_SCALAR, RK_KS_NONE);
+    kn_sig_add(s, "N", false, RK_S_I32, RK_KP_SCALAR, RK_KS_NONE);
+}
+
+static void grid(const rk_instance *in, uint64_t M, uint64_t N, uint32_t g[3], uint32_t b[3]) {
+    (void)N;
+    kn_row_grid(&in->u.softmax.k, M, g, b);
+}
+
+static void cost(const rk_instance *in, uint64_t M, uint64_t N, double *bytes, double *flops) {
+    const rk_softmax_spec *s = &in->u.softmax;
+    *bytes = (double)M * (double)N * (rk_tile_elem_bytes(s->dtype) + rk_tile_elem_bytes(s->out_dtype));
+    *flops = 5.0 * (double)M * (double)N;
+}
+
+static rk_value exp2_fn(rk_kernel *k, rk_value x, void *ud) {
+    (void)ud;
+    return rk_build_exp2(k, x);
+}
+
+/* exp2(x*log2e - m*log2e) for every element; m is a safe (finite) max. */
+static rk_value exp_shifted(rk_kernel *k, rk_value x, rk_value neg_ml) {
+    rk_value l = rk_tile_bcast(k, rk_const_f32(k, (float)LOG2E), x);
+    rk_value t = rk_tile_fma(k, x, l, rk_tile_bcast(k, neg_ml, x));
+    return rk_tile_map(k, t, exp2_fn, NULL);
+}
+
+/* -max*log2e, with an all-padding max (-inf) mapped to 0 so no NaN appears. */
+static rk_value neg_max_log2e(rk_kernel *k, rk_value m) {
+    rk_value ninf = rk_const_f32(k, -INFINITY);
+    rk_value is_ninf = rk_build_fcmp(k, "oeq", m, ninf);
+    rk_value safe = rk_build_select(k, is_ninf, rk_const_f32(k, 0.0f), m);
+    return rk_build_fmul(k, safe, rk_const_f32(k, (float)-LOG2E));
+}
+
+static rk_value row_max(rk_kernel *k, const rk_value *v, uint32_t n) {
+    rk_value m = v[0];
+    for (uint32_t c = 1; c < n; c++) m = rk_tile_max(k, m, v[c]);
+    return rk_tile_vec_reduce(k, RK_RED_MAX, m);
+}
+
+static rk_value row_sum(rk_kernel *k, const rk_value *v, uint32_t n) {
+    rk_value s = v[0];
+    for (uint32_t c = 1; c < n; c++) s = rk_tile_add(k, s, v[c]);
+    return rk_tile_vec_reduce(k, RK_RED_SUM, s);
+}
+
+/* (m, s) pairs: M = max(ma, mb); s = sa*2^((ma-M)L) + sb*2^((mb-M)L). Symmetric
+ * in a and b, so every lane of the butterfly ends with the same bits. */
+static void online_combine(rk_kernel *k, const rk_value *a, const rk_value *b, rk_value *out, void *ud) {
+    (void)ud;
+    rk_value m = rk_build_fmax(k, a[0], b[0]);
+    rk_value nml = neg_max_log2e(k, m);
+    rk_value l = rk_const_f32(k, (float)LOG2E);
+    rk_value fa = rk_build_exp2(k, rk_build_fma(k, a[0], l, nml));
+    rk_value fb = rk_build_exp2(k, rk_build_fma(k, b[0], l, nml));
+    rk_value sa = rk_build_fmul(k, a[1], fa);
+    rk_value sb = rk_build_fmul(k, b[1], fb);
+    out[0] = m;
+    out[1] = rk_build_fadd(k, sa, sb);
+}
+
+static void build_cached(const rk_softmax_spec *s, rk_kernel *k, const rk_tile_rows *g, const rk_tile_row *xr,
+                         const rk_tile_row *yr) {
+    const rk_row_knobs *kn = &s->k;
+    rk_tile_block_cfg cfg = {.wave = kn->wave, .group = g->tpr, .groups = g->rpb};
+    rk_tile_regs x;
+    rk_tile_regs_load(k, xr, g->lt, g->tpr, kn->chunks, -INFINITY, &x);
+    rk_value m = rk_tile_block_reduce(k, RK_RED_MAX, &cfg, g->tid, row_max(k, x.v, x.n));
+    rk_value nml = neg_max_log2e(k, m);
+    rk_value e[RK_TILE_MAX_CHUNKS];
+    for (uint32_t c = 0; c < x.n; c++) e[c] = exp_shifted(k, x.v[c], nml);
+    rk_value sum = rk_tile_block_reduce(k, RK_RED_SUM, &cfg, g->tid, row_sum(k, e, x.n));
+    rk_value inv = rk_build_fdiv(k, rk_const_f32(k, 1.0f), sum);
+    for (uint32_t c = 0; c < x.n; c++) e[c] = rk_tile_mul(k, e[c], rk_tile_bcast(k, inv, e[c]));
+    rk_tile_row_store_f32(k, yr, x.off, x.n, e);
+}
+
+/* Offsets of the `u` chunks at loop position `base`. */
+static void group_offsets(rk_kernel *k, rk_value base, uint32_t u, uint32_t step, rk_value *offs) {
+    for (uint32_t i = 0; i < u; i++) offs[i] = i ? rk_build_add(k, base, kn_i32(k, (int32_t)(i * step))) : base;
+}
+
+static void build_looped(const rk_softmax_spec *s, rk_kernel *k, const rk_tile_rows *g, const rk_tile_row *xr,
+                         const rk_tile_row *yr) {
+    const rk_row_knobs *kn = &s->k;
+    uint32_t u = kn->unroll, step = g->tpr * kn->vec;
+    rk_value start = rk_build_mul(k, g->lt, kn_i32(k, (int32_t)kn->vec));
+    rk_value stride = kn_i32(k, (int32_t)(step * u));
+    /* pass 1: running (max, sum) */
+    rk_value init[2] = {rk_const_f32(k, -INFINITY), rk_const_f32(k, 0.0f)}, cur[2], res[2];
+    rk_value base = rk_for_begin(k, start, xr->len, stride, NULL, 2, init, NULL, cur);
+    rk_value offs[8], v[8];
+    group_offsets(k, base, u, step, offs);
+    rk_tile_row_load_f32(k, xr, offs, u, -INFINITY, v);
+    rk_value mnew = rk_build_fmax(k, cur[0], row_max(k, v, u));
+    rk_value nml = neg_max_log2e(k, mnew);
+    rk_value l = rk_const_f32(k, (float)LOG2E);
+    rk_value scale = rk_build_exp2(k, rk_build_fma(k, cur[0], l, nml));
+    rk_value e[8];
+    for (uint32_t i = 0; i < u; i++) e[i] = exp_shifted(k, v[i], nml);
+    rk_value snew = rk_build_fma(k, cur[1], scale, row_sum(k, e, u));
+    rk_value next[2] = {mnew, snew};
+    rk_for_end(k, next, 2, res);
+    rk_tile_reducer red = {.n = 2, .fn = online_combine};
+    rk_tile_block_cfg cfg = {.wave = kn->wave, .group = g->tpr, .groups = g->rpb};
+    rk_tile_block_reduce_n(k, &red, &cfg, g->tid, res);
+    rk_value gnml = neg_max_log2e(k, res[0]);
+    rk_value inv = rk_build_fdiv(k, rk_const_f32(k, 1.0f), res[1]);
+    /* pass 2 */
+    rk_value b2 = rk_for_begin(k, start, xr->len, stride, NULL, 0, NULL, NULL, NULL);
+    group_offsets(k, b2, u, step, offs);
+    rk_tile_row_load_f32(k, xr, offs, u, -INFINITY, v);
+    for (uint32_t i = 0; i < u; i++) {
+        rk_value ex = exp_shifted(k, v[i], gnml);
+        e[i] = rk_tile_mul(k, ex, rk_tile_bcast(k, inv, ex));
+    }
+    rk_tile_row_store_f32(k, yr, offs, u, e);
+    rk_for_end(k, NULL, 0, NULL);
+}
+
+static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *p) {
+    (void)t;
+    const rk_softmax_spec *s = &in->u.softmax;
+    const rk_row_knobs *kn = &s->k;
+    rk_tile_rows g = rk_tile_rows_begin(k, kn->block_size, kn->rows_per_block, kn->wave, p[2]);
+    rk_tile_row xr = rk_tile_row_view(k, p[0], s->dtype, g.row, p[3], p[3], g.active, kn->vec, kn->tail);
+    rk_tile_row yr = rk_tile_row_view(k, p[1], s->out_dtype, g.row, p[3], p[3], g.active, kn->vec, kn->tail);
+    if (kn->chunks) build_cached(s, k, &g, &xr, &yr);
+    else build_looped(s, k, &g, &xr, &yr);
+}
+
+const kn_family kn_softmax = {
+    .name = "softmax", .knobs = knobs, .nknobs = RK_COUNTOF(knobs), .defaults = defaults, .tune = tune,
+    .validate = validate, .check_shape = check_shape, .signature = signature, .grid = grid, .build = build,
+    .cost = cost, .reference = kn_softmax_reference,
+};

@@ -1,0 +1,201 @@
+/* rocke — AMDGPU matrix atoms (tile.mma op_id -> MFMA intrinsic, operand
+ * bitcasts per LLVM flavor) and the 8-bit float conversions. The cvt
+ * intrinsics encode the target's native dialect — FNUZ on gfx942, OCP on
+ * gfx950 — which the verifier has already matched to the IR types; gfx90a
+ * has no 8-bit float hardware and gets the exact software sequences.
+ * Layer: lower. */
+#include <stdio.h>
+
+#include "amdgpu_int.h"
+
+/* ---- MFMA -------------------------------------------------------------------------------------- */
+typedef enum ab_form {
+    AB_DIRECT,   /* A/B as the IR carries them (half, bfloat, float vectors or float) */
+    AB_I16,      /* the .1k bf16 forms take <4 x i16> */
+    AB_FP8       /* 8 x 8-bit floats: i64 (LLVM >= 21) or <2 x i32> (LLVM 20) */
+} ab_form;
+
+typedef struct mfma_row { const char *op_id, *intrinsic; ab_form ab; } mfma_row;
+
+/* Every AMD atom of src/target/atoms.c; test_lower checks none is missing. */
+static const mfma_row mfma_rows[] = {
+    {"mfma_f32_4x4x4_f16", "mfma.f32.4x4x4f16", AB_DIRECT},
+    {"mfma_f32_16x16x4_f32", "mfma.f32.16x16x4f32", AB_DIRECT},
+    {"mfma_f32_32x32x2_f32", "mfma.f32.32x32x2f32", AB_DIRECT},
+    {"mfma_f32_16x16x8_xf32", "mfma.f32.16x16x8.xf32", AB_DIRECT},
+    {"mfma_f32_32x32x4_xf32", "mfma.f32.32x32x4.xf32", AB_DIRECT},
+    {"mfma_f32_16x16x16_f16", "mfma.f32.16x16x16f16", AB_DIRECT},
+    {"mfma_f32_32x32x8_f16", "mfma.f32.32x32x8f16", AB_DIRECT},
+    {"mfma_f32_16x16x32_f16", "mfma.f32.16x16x32.f16", AB_DIRECT},
+    {"mfma_f32_32x32x16_f16", "mfma.f32.32x32x16.f16", AB_DIRECT},
+    {"mfma_f32_16x16x16_bf16", "mfma.f32.16x16x16bf16.1k", AB_I16},
+    {"mfma_f32_32x32x8_bf16", "mfma.f32.32x32x8bf16.1k", AB_I16},
+    {"mfma_f32_16x16x32_bf16", "mfma.f32.16x16x32.bf16", AB_DIRECT},
+    {"mfma_f32_32x32x16_bf16", "mfma.f32.32x32x16.bf16", AB_DIRECT},
+    {"mfma_f32_16x16x32_fp8", "mfma.f32.16x16x32.fp8.fp8", AB_FP8},
+    {"mfma_f32_16x16x32_bf8", "mfma.f32.16x16x32.bf8.bf8", AB_FP8},
+    {"mfma_f32_32x32x16_fp8", "mfma.f32.32x32x16.fp8.fp8", AB_FP8},
+    {"mfma_f32_32x32x16_bf8", "mfma.f32.32x32x16.bf8.bf8", AB_FP8},
+};
+
+static const mfma_row *find_row(const char *op_id) {
+    for (size_t i = 0; op_id && i < RK_COUNTOF(mfma_rows); i++)
+        if (strcmp(mfma_rows[i].op_id, op_id) == 0) return &mfma_rows[i];
+    return NULL;
+}
+
+/* An A/B operand in the intrinsic's type; writes that type into *ty. */
+static const char *ab_operand(lw_ctx *cx, rk_value v, ab_form ab, const char **ty) {
+    *ty = lw_vty(cx, v);
+    if (ab == AB_DIRECT) return lw_val(cx, v);
+    *ty = ab == AB_I16 ? "<4 x i16>" : cx->flavor == RK_LLVM20 ? "<2 x i32>" : "i64";
+    const char *t = lw_tmp(cx, "frag");
+    lw_ins(cx, "%s = bitcast %V to %s", t, v, *ty);
+    return t;
+}
+
+void lw_amd_mma(lw_ctx *cx, const rk_op *op) {
+    const char *id = lw_attr_str(op, "op_id", "");
+    const mfma_row *row = find_row(id);
+    if (!row) {
+        /* a catalog atom without a row here is a rocke bug; refuse it rather
+         * than abort the hosting process (the all-atoms test catches it) */
+        lw_error(cx, op, RK_ERR_UNSUPPORTED, "matrix atom '%s' has no AMDGPU lowering", id);
+        return;
+    }
+    const char *ta, *tb;
+    const char *a = ab_operand(cx, op->in[0], row->ab, &ta), *b = ab_operand(cx, op->in[1], row->ab, &tb);
+    const char *tc = lw_vty(cx, op->in[2]);
+    if (!lw_seen(cx, AMD_D_MFMA, (uint32_t)(row - mfma_rows), 0))
+        lw_declare(cx, AMD_D_MFMA, lw_printf(cx, "declare %s @llvm.amdgcn.%s(%s, %s, %s, i32, i32, i32)", tc,
+                                             row->intrinsic, ta, tb, tc));
+    /* cbsz, abid, blgp: no broadcast */
+    lw_ins(cx, "%v = call %s @llvm.amdgcn.%s(%s %s, %s %s, %V, i32 0, i32 0, i32 0)", op->out[0], tc, row->intrinsic, ta, a,
+           tb, b, op->in[2]);
+}
+
+/* ---- 8-bit float conversions ------------------------------------------------------------------------ */
+/* "bf8" or "fp8": the op names spell the format (arith.cvt_bf8_to_f32 ...) */
+static const char *fmt8(const rk_op *op) { return strstr(rk_opcode_name(op->code), "bf8") ? "bf8" : "fp8"; }
+
+/* byte -> f32: the byte in the low lane of an i32, byte_sel 0 */
+static void to_f32(lw_ctx *cx, const rk_op *op) {
+    const char *f = fmt8(op), *z = lw_tmp(cx, "byte");
+    lw_declare(cx, AMD_D_CVT_FP8, lw_printf(cx, "declare float @llvm.amdgcn.cvt.f32.%s(i32, i32)", f));
+    lw_ins(cx, "%s = zext %V to i32", z, op->in[0]);
+    lw_ins(cx, "%v = call float @llvm.amdgcn.cvt.f32.%s(i32 %s, i32 0)", op->out[0], f, z);
+}
+
+/* f32 -> byte: pack (x, 0) into the low word, keep the low byte */
+static void from_f32(lw_ctx *cx, const rk_op *op) {
+    const char *f = fmt8(op), *w = lw_tmp(cx, "pk");
+    lw_declare(cx, AMD_D_CVT_FP8, lw_printf(cx, "declare i32 @llvm.amdgcn.cvt.pk.%s.f32(float, float, i32, i1)", f));
+    lw_ins(cx, "%s = call i32 @llvm.amdgcn.cvt.pk.%s.f32(%V, float 0.000000e+00, i32 0, i1 false)", w, f, op->in[0]);
+    lw_ins(cx, "%v = trunc i32 %s to i8", op->out[0], w);
+}
+
+/* 4 bytes -> 4 floats: low word then high word, concatenated */
+static void pk_to_f32(lw_ctx *cx, const rk_op *op, bool scaled) {
+    const char *f = fmt8(op), *w = lw_tmp(cx, "word"), *lo = lw_tmp(cx, "lo"), *hi = lw_tmp(cx, "hi");
+    const char *name = scaled ? lw_printf(cx, "cvt.scalef32.pk.f32.%s", f) : lw_printf(cx, "cvt.pk.f32.%s", f);
+    const char *scale = scaled ? lw_printf(cx, ", float %s", lw_val(cx, op->in[1])) : "";
+    lw_declare(cx, scaled ? AMD_D_CVT_SCALE : AMD_D_CVT_FP8,
+         lw_printf(cx, "declare <2 x float> @llvm.amdgcn.%s(i32%s, i1)", name, scaled ? ", float" : ""));
+    lw_ins(cx, "%s = bitcast %V to i32", w, op->in[0]);
+    lw_ins(cx, "%s = call <2 x float> @llvm.amdgcn.%s(i32 %s%s, i1 false)", lo, name, w, scale);
+    lw_ins(cx, "%s = call <2 x float> @llvm.amdgcn.%s(i32 %s%s, i1 true)", hi, name, w, scale);
+    lw_ins(cx, "%v = shufflevector <2 x float> %s, <2 x float> %s, <4 x i32> <i32 0, i32 1, i32 2, i32 3>", op->out[0],
+           lo, hi);
+}
+
+static const char *elt(lw_ctx *cx, rk_value v, unsigned i) {
+    const char *t = lw_tmp(cx, "elt");
+    lw_ins(cx, "%s = extractelement %V, i32 %u", t, v, i);
+    return t;
+}
+
+/* 4 floats -> 4 bytes: (e0, e1) into the low word, (e2, e3) into the high */
+static void pk_from_f32(lw_ctx *cx, const rk_op *op, bool scaled) {
+    const char *f = fmt8(op), *e[4], *lo = lw_tmp(cx, "pk"), *hi = lw_tmp(cx, "pk");
+    for (unsigned i = 0; i < 4; i++) e[i] = elt(cx, op->in[0], i);
+    if (scaled) {
+        const char *s = lw_val(cx, op->in[1]);
+        lw_declare(cx, AMD_D_CVT_SCALE,
+                   lw_printf(cx, "declare <2 x i16> @llvm.amdgcn.cvt.scalef32.pk.%s.f32(<2 x i16>, float, float, float, "
+                                 "i1)", f));
+        lw_ins(cx, "%s = call <2 x i16> @llvm.amdgcn.cvt.scalef32.pk.%s.f32(<2 x i16> zeroinitializer, float %s, "
+                   "float %s, float %s, i1 false)",
+               lo, f, e[0], e[1], s);
+        lw_ins(cx, "%s = call <2 x i16> @llvm.amdgcn.cvt.scalef32.pk.%s.f32(<2 x i16> %s, float %s, float %s, "
+                   "float %s, i1 true)",
+               hi, f, lo, e[2], e[3], s);
+        lw_ins(cx, "%v = bitcast <2 x i16> %s to %t", op->out[0], hi, op->out[0]);
+        return;
+    }
+    lw_declare(cx, AMD_D_CVT_FP8, lw_printf(cx, "declare i32 @llvm.amdgcn.cvt.pk.%s.f32(float, float, i32, i1)", f));
+    lw_ins(cx, "%s = call i32 @llvm.amdgcn.cvt.pk.%s.f32(float %s, float %s, i32 0, i1 false)", lo, f, e[0], e[1]);
+    lw_ins(cx, "%s = call i32 @llvm.amdgcn.cvt.pk.%s.f32(float %s, float %s, i32 %s, i1 true)", hi, f, e[2], e[3], lo);
+    lw_ins(cx, "%v = bitcast i32 %s to %t", op->out[0], hi, op->out[0]);
+}
+
+/* ---- no conversion hardware (gfx90a): the software sequences of fp8.c ---- */
+static bool has_hw(const lw_ctx *cx) { return (cx->t->features & RK_FEAT_GFX940) != 0; }
+
+static rk_scalar f8_of(const lw_ctx *cx, rk_value v) {
+    rk_type t = rk_value_type(cx->k, v);
+    if (rk_type_kind_of(cx->k, t) == RK_TK_VEC) t = rk_type_elem(cx->k, t);
+    return rk_type_scalar(t);
+}
+
+/* four lanes through the scalar sequence, rebuilt with insertelement */
+static void sw_pk(lw_ctx *cx, const rk_op *op, bool decode) {
+    rk_scalar fs = f8_of(cx, decode ? op->in[0] : op->out[0]);
+    const char *acc = "poison", *ety = decode ? "float" : "i8";
+    for (unsigned i = 0; i < 4; i++) {
+        const char *x = elt(cx, op->in[0], i), *y = lw_tmp(cx, decode ? "f8.f" : "f8.b");
+        if (decode) lw_f8_decode(cx, fs, y, x);
+        else lw_f8_encode(cx, fs, y, x);
+        if (i == 3) {
+            lw_ins(cx, "%v = insertelement %t %s, %s %s, i32 3", op->out[0], op->out[0], acc, ety, y);
+        } else {
+            const char *n = lw_tmp(cx, "ins");
+            lw_ins(cx, "%s = insertelement %t %s, %s %s, i32 %u", n, op->out[0], acc, ety, y, i);
+            acc = n;
+        }
+    }
+}
+
+static void cvt_to_f32(lw_ctx *cx, const rk_op *op) {
+    if (has_hw(cx)) to_f32(cx, op);
+    else lw_f8_decode(cx, f8_of(cx, op->in[0]), lw_val(cx, op->out[0]), lw_val(cx, op->in[0]));
+}
+static void cvt_from_f32(lw_ctx *cx, const rk_op *op) {
+    if (has_hw(cx)) from_f32(cx, op);
+    else lw_f8_encode(cx, f8_of(cx, op->out[0]), lw_val(cx, op->out[0]), lw_val(cx, op->in[0]));
+}
+static void cvt_pk_to(lw_ctx *cx, const rk_op *op) {
+    if (has_hw(cx)) pk_to_f32(cx, op, false);
+    else sw_pk(cx, op, true);
+}
+static void cvt_pk_from(lw_ctx *cx, const rk_op *op) {
+    if (has_hw(cx)) pk_from_f32(cx, op, false);
+    else sw_pk(cx, op, false);
+}
+static void cvt_scaled_to(lw_ctx *cx, const rk_op *op) { pk_to_f32(cx, op, true); }
+static void cvt_scaled_from(lw_ctx *cx, const rk_op *op) { pk_from_f32(cx, op, true); }
+
+typedef void (*cvt_fn)(lw_ctx *cx, const rk_op *op);
+static const cvt_fn cvt_fns[RK_OP__COUNT] = {
+    [RK_OP_CVT_FP8_TO_F32] = cvt_to_f32, [RK_OP_CVT_BF8_TO_F32] = cvt_to_f32,
+    [RK_OP_CVT_F32_TO_FP8] = cvt_from_f32, [RK_OP_CVT_F32_TO_BF8] = cvt_from_f32,
+    [RK_OP_CVT_PK_F32_FP8X4] = cvt_pk_to, [RK_OP_CVT_PK_F32_BF8X4] = cvt_pk_to,
+    [RK_OP_CVT_PK_FP8_F32X4] = cvt_pk_from, [RK_OP_CVT_PK_BF8_F32X4] = cvt_pk_from,
+    [RK_OP_CVT_SCALEF32_PK_F32_FP8] = cvt_scaled_to, [RK_OP_CVT_SCALEF32_PK_F32_BF8] = cvt_scaled_to,
+    [RK_OP_CVT_SCALEF32_PK_FP8_F32] = cvt_scaled_from, [RK_OP_CVT_SCALEF32_PK_BF8_F32] = cvt_scaled_from,
+};
+
+void lw_amd_cvt(lw_ctx *cx, const rk_op *op) {
+    RK_ASSERT(op->code > RK_OP_INVALID && op->code < RK_OP__COUNT && cvt_fns[op->code],
+              "lw_amd_cvt called for an op outside the fp8 conversion family");
+    cvt_fns[op->code](cx, op);
+}

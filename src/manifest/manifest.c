@@ -1,0 +1,455 @@
+/* rocke — manifest v1: the strict reader (field by field, each error names
+ * the field and what it must be; upstream manifests with `hsaco` and
+ * "ptr<f16, global>" types are accepted), the writer (fixed field order,
+ * atomic), and binary size/hash checks. Layer: manifest. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <xxhash.h>
+
+#include "rocke/ir.h"
+#include "rocke/manifest.h"
+#include "../base/base_int.h"
+
+void rk_manifest_init(rk_manifest *m) {
+    memset(m, 0, sizeof *m);
+    m->warmup_iters = 5;
+    m->timed_iters = 100;
+    m->is_binary = -1;
+    snprintf(m->codegen_policy_key, sizeof m->codegen_policy_key, "default");
+    snprintf(m->engine_version, sizeof m->engine_version, "%s", RK_VERSION_STRING);
+    snprintf(m->engine_build_id, sizeof m->engine_build_id, "unknown");
+}
+
+bool rk_manifest_add_arg(rk_manifest *m, const char *name, const char *type, uint32_t size_bytes) {
+    if (m->nargs >= RK_MANIFEST_MAX_ARGS) return false;
+    rk_manifest_arg *a = &m->args[m->nargs++];
+    snprintf(a->name, sizeof a->name, "%s", name);
+    snprintf(a->type, sizeof a->type, "%s", type);
+    a->size_bytes = size_bytes;
+    return true;
+}
+
+bool rk_manifest_add_spec(rk_manifest *m, const char *key, const char *value) {
+    if (m->nspec >= RK_MANIFEST_MAX_SPEC) return false;
+    snprintf(m->spec[m->nspec].key, sizeof m->spec[0].key, "%s", key);
+    snprintf(m->spec[m->nspec].value, sizeof m->spec[0].value, "%s", value);
+    m->nspec++;
+    return true;
+}
+
+const char *rk_manifest_spec(const rk_manifest *m, const char *key) {
+    for (uint32_t i = 0; i < m->nspec; i++)
+        if (!strcmp(m->spec[i].key, key)) return m->spec[i].value;
+    return NULL;
+}
+
+void rk_manifest_hash(const void *data, size_t n, char out[40]) {
+    snprintf(out, 40, "xxh3-64:%016llx", (unsigned long long)XXH3_64bits(data, n));
+}
+
+/* ---- reading ------------------------------------------------------------------------ */
+static rk_status bad(const char *field, const char *what) {
+    return rk_fail(RK_ERR_PARSE, "manifest field '%s' %s", field, what);
+}
+
+static rk_status get_str(const rk_json *root, const char *field, bool required, char *dst, size_t n) {
+    const rk_json *v = rk_json_get(root, field);
+    if (!v) return required ? bad(field, "is missing (a string is required)") : RK_OK;
+    if (v->kind != RK_JSON_STRING) return bad(field, "must be a string");
+    if (strlen(v->str) >= n) {
+        char what[64];
+        snprintf(what, sizeof what, "is longer than %zu bytes", n - 1);
+        return bad(field, what);
+    }
+    memcpy(dst, v->str, strlen(v->str) + 1);
+    return RK_OK;
+}
+
+static rk_status get_uint(const rk_json *root, const char *field, bool required, uint64_t max, uint64_t *dst) {
+    const rk_json *v = rk_json_get(root, field);
+    if (!v) return required ? bad(field, "is missing (an integer is required)") : RK_OK;
+    if (v->kind != RK_JSON_NUMBER || !v->is_int || v->i < 0 || (uint64_t)v->i > max) {
+        char what[96];
+        snprintf(what, sizeof what, "must be an integer in 0..%llu", (unsigned long long)max);
+        return bad(field, what);
+    }
+    *dst = (uint64_t)v->i;
+    return RK_OK;
+}
+
+static rk_status get_u32(const rk_json *root, const char *field, bool required, uint32_t max, uint32_t *dst) {
+    uint64_t v = *dst;
+    rk_status st = get_uint(root, field, required, max, &v);
+    *dst = (uint32_t)v;
+    return st;
+}
+
+/* 0/1 or false/true */
+static rk_status get_flag(const rk_json *root, const char *field, int *dst) {
+    const rk_json *v = rk_json_get(root, field);
+    if (!v) return RK_OK;
+    if (v->kind == RK_JSON_BOOL) { *dst = v->b; return RK_OK; }
+    if (v->kind == RK_JSON_NUMBER && v->is_int && (v->i == 0 || v->i == 1)) { *dst = (int)v->i; return RK_OK; }
+    return bad(field, "must be true, false, 0 or 1");
+}
+
+/* A plain file name in the manifest's folder: no separators, not "." or "..". */
+static rk_status check_file_name(const char *field, const char *s) {
+    if (!s[0]) return RK_OK;
+    if (strchr(s, '/') || strchr(s, '\\') || !strcmp(s, ".") || !strcmp(s, ".."))
+        return bad(field, "must be a file name in the manifest's folder (no '/' or '..')");
+    return RK_OK;
+}
+
+static const char *const scalar_types[] = {"i1", "i8", "i16", "i32", "i64", "f16", "bf16", "f32", "f64", NULL};
+
+static uint32_t scalar_bytes(const char *s, size_t n) {
+    for (int i = 0; scalar_types[i]; i++)
+        if (strlen(scalar_types[i]) == n && !strncmp(s, scalar_types[i], n)) {
+            uint32_t bits = (uint32_t)atoi(scalar_types[i] + (s[0] == 'b' ? 2 : 1));
+            return bits < 8 ? 1 : bits / 8;
+        }
+    return 0;
+}
+
+/* "ptr<ELEM, SPACE>" (spaces optional) or a scalar; returns its size or 0. */
+static uint32_t arg_type_size(const char *t) {
+    if (strncmp(t, "ptr<", 4) != 0) return scalar_bytes(t, strlen(t));
+    const char *p = t + 4;
+    while (*p == ' ') p++;
+    const char *e = p;
+    while (*e && *e != ',' && *e != ' ' && *e != '>') e++;
+    if (!scalar_bytes(p, (size_t)(e - p))) return 0;
+    while (*e == ' ') e++;
+    if (*e != ',') return 0;
+    e++;
+    while (*e == ' ') e++;
+    if (!strncmp(e, "global", 6)) e += 6;
+    else if (!strncmp(e, "constant", 8)) e += 8;
+    else return 0;
+    while (*e == ' ') e++;
+    return e[0] == '>' && !e[1] ? 8 : 0;
+}
+
+static rk_status read_args(const rk_json *root, rk_manifest *m) {
+    const rk_json *a = rk_json_get(root, "args_signature");
+    if (!a) return bad("args_signature", "is missing (a list of {name, type, size_bytes} is required)");
+    if (a->kind != RK_JSON_ARRAY) return bad("args_signature", "must be a list of {name, type, size_bytes}");
+    if (a->n > RK_MANIFEST_MAX_ARGS) return bad("args_signature", "has more than 32 entries");
+    m->nargs = 0;
+    for (uint32_t i = 0; i < a->n; i++) {
+        const rk_json *e = a->items[i];
+        char f[64];
+        snprintf(f, sizeof f, "args_signature[%u]", i);
+        if (e->kind != RK_JSON_OBJECT) return bad(f, "must be an object {name, type, size_bytes}");
+        rk_manifest_arg *arg = &m->args[m->nargs++];
+        snprintf(f, sizeof f, "args_signature[%u].name", i);
+        rk_status st = get_str(e, "name", true, arg->name, sizeof arg->name);
+        if (st) return bad(f, strstr(rk_error_message(), "must") ? "must be a string" : "is missing");
+        if (!arg->name[0]) return bad(f, "must not be empty");
+        snprintf(f, sizeof f, "args_signature[%u].type", i);
+        if (get_str(e, "type", true, arg->type, sizeof arg->type)) return bad(f, "must be a type string");
+        uint32_t sz = arg_type_size(arg->type);
+        if (!sz) return bad(f, "must be 'ptr<T, global>' or a scalar (i32, i64, f32, ...)");
+        arg->size_bytes = sz;
+        const rk_json *s = rk_json_get(e, "size_bytes");
+        if (s && (s->kind != RK_JSON_NUMBER || !s->is_int || s->i != (int64_t)sz)) {
+            char what[96];
+            snprintf(what, sizeof what, "must be %u for type '%s'", sz, arg->type);
+            snprintf(f, sizeof f, "args_signature[%u].size_bytes", i);
+            return bad(f, what);
+        }
+    }
+    return RK_OK;
+}
+
+static rk_status read_shape(const rk_json *root, const char *field, uint64_t *dst, uint32_t max, uint32_t *n) {
+    const rk_json *v = rk_json_get(root, field);
+    if (!v) return RK_OK;
+    if (v->kind != RK_JSON_ARRAY || v->n == 0 || v->n > max) {
+        char what[64];
+        snprintf(what, sizeof what, "must be a list of 1 to %u positive integers", max);
+        return bad(field, what);
+    }
+    for (uint32_t i = 0; i < v->n; i++) {
+        const rk_json *e = v->items[i];
+        if (e->kind != RK_JSON_NUMBER || !e->is_int || e->i <= 0) return bad(field, "must hold positive integers");
+        dst[i] = (uint64_t)e->i;
+    }
+    if (n) *n = v->n;
+    return RK_OK;
+}
+
+static rk_status read_timing(const rk_json *root, rk_manifest *m) {
+    const rk_json *t = rk_json_get(root, "timing_ms");
+    if (!t) return RK_OK;
+    if (t->kind != RK_JSON_OBJECT) return bad("timing_ms", "must be an object of stage -> milliseconds");
+    struct { const char *k; double *d; } f[] = {
+        {"build", &m->timing_ms.build}, {"passes", &m->timing_ms.passes}, {"lower", &m->timing_ms.lower},
+        {"compile", &m->timing_ms.compile}, {"link", &m->timing_ms.link}, {"total", &m->timing_ms.total}};
+    for (uint32_t i = 0; i < t->n; i++)
+        if (t->items[i]->kind != RK_JSON_NUMBER) return bad("timing_ms", "must map stages to numbers");
+    for (size_t i = 0; i < RK_COUNTOF(f); i++) {
+        const rk_json *v = rk_json_get(t, f[i].k);
+        if (v) *f[i].d = v->num;
+    }
+    return RK_OK;
+}
+
+static rk_status read_spec(const rk_json *root, rk_manifest *m) {
+    const rk_json *s = rk_json_get(root, "spec");
+    if (!s) return RK_OK;
+    if (s->kind != RK_JSON_OBJECT) return bad("spec", "must be an object of knob -> value");
+    if (s->n > RK_MANIFEST_MAX_SPEC) return bad("spec", "has more than 32 knobs");
+    for (uint32_t i = 0; i < s->n; i++) {
+        const rk_json *v = s->items[i];
+        char val[32];
+        if (v->kind == RK_JSON_STRING) snprintf(val, sizeof val, "%s", v->str);
+        else if (v->kind == RK_JSON_BOOL) snprintf(val, sizeof val, "%s", v->b ? "true" : "false");
+        else if (v->kind == RK_JSON_NUMBER && v->is_int) snprintf(val, sizeof val, "%lld", (long long)v->i);
+        else return bad("spec", "values must be strings, integers or booleans");
+        if (strlen(s->keys[i]) >= sizeof m->spec[0].key || (v->kind == RK_JSON_STRING && strlen(v->str) >= 32))
+            return bad("spec", "keys and values must be shorter than 32 bytes");
+        rk_manifest_add_spec(m, s->keys[i], val);
+    }
+    return RK_OK;
+}
+
+static rk_status check_type(const rk_json *root, const char *field, rk_json_kind kind, const char *what) {
+    const rk_json *v = rk_json_get(root, field);
+    return v && v->kind != kind ? bad(field, what) : RK_OK;
+}
+
+static rk_status read_root(const rk_json *root, rk_manifest *m) {
+    rk_status st;
+    char schema[64];
+    if (root->kind != RK_JSON_OBJECT) return rk_fail(RK_ERR_PARSE, "manifest: the document is not a JSON object");
+    if (!rk_json_get(root, "schema")) return bad("schema", "is missing (must be \"" RK_MANIFEST_SCHEMA "\")");
+    st = get_str(root, "schema", true, schema, sizeof schema);
+    if (st || strcmp(schema, RK_MANIFEST_SCHEMA))
+        return bad("schema", "must be \"" RK_MANIFEST_SCHEMA "\"");
+#define TRY(x) do { if ((st = (x))) return st; } while (0)
+    TRY(get_str(root, "kind", true, m->kind, sizeof m->kind));
+    TRY(get_str(root, "kernel_name", true, m->kernel_name, sizeof m->kernel_name));
+    if (!m->kernel_name[0]) return bad("kernel_name", "must not be empty");
+    bool upstream = !rk_json_get(root, "binary");
+    TRY(get_str(root, upstream ? "hsaco" : "binary", false, m->binary, sizeof m->binary));
+    if (!m->binary[0]) return bad("binary", "is missing (or upstream 'hsaco'): the code object's file name");
+    TRY(check_file_name(upstream ? "hsaco" : "binary", m->binary));
+    TRY(get_str(root, "binary_kind", false, m->binary_kind, sizeof m->binary_kind));
+    if (!m->binary_kind[0]) {
+        const char *dot = strrchr(m->binary, '.');
+        snprintf(m->binary_kind, sizeof m->binary_kind, "%s",
+                 dot && !strcmp(dot, ".ptx") ? "ptx" : dot && !strcmp(dot, ".cubin") ? "cubin" : "hsaco");
+    }
+    if (strcmp(m->binary_kind, "hsaco") && strcmp(m->binary_kind, "ptx") && strcmp(m->binary_kind, "cubin") &&
+        strcmp(m->binary_kind, "ir"))
+        return bad("binary_kind", "must be \"hsaco\", \"ptx\", \"cubin\" or \"ir\"");
+    TRY(get_uint(root, rk_json_get(root, "binary_bytes") ? "binary_bytes" : "hsaco_bytes", false, UINT64_MAX >> 1,
+                 &m->binary_bytes));
+    TRY(get_str(root, "binary_hash", false, m->binary_hash, sizeof m->binary_hash));
+    if (m->binary_hash[0] && (strncmp(m->binary_hash, "xxh3-64:", 8) || strlen(m->binary_hash) != 24 ||
+                              strspn(m->binary_hash + 8, "0123456789abcdef") != 16))
+        return bad("binary_hash", "must be \"xxh3-64:\" and 16 lowercase hex digits");
+    TRY(get_str(root, "target", false, m->target, sizeof m->target));
+    TRY(get_str(root, "ir", false, m->ir, sizeof m->ir));
+    TRY(check_file_name("ir", m->ir));
+    TRY(get_str(root, "llvm", false, m->llvm, sizeof m->llvm));
+    TRY(check_file_name("llvm", m->llvm));
+    TRY(get_u32(root, "threads_per_block", true, 1024, &m->threads_per_block));
+    if (!m->threads_per_block) return bad("threads_per_block", "must be an integer in 1..1024");
+    TRY(read_args(root, m));
+    int flag = 0;
+    TRY(get_flag(root, "sig_has_bytes", &flag));
+    m->sig_has_bytes = flag;
+    TRY(get_u32(root, "warmup_iters", false, 1000000, &m->warmup_iters));
+    TRY(get_u32(root, "timed_iters", false, 1000000, &m->timed_iters));
+    TRY(read_timing(root, m));
+    TRY(get_str(root, "notes", false, m->notes, sizeof m->notes));
+    TRY(get_str(root, "engine_version", false, m->engine_version, sizeof m->engine_version));
+    TRY(get_str(root, "engine_build_id", false, m->engine_build_id, sizeof m->engine_build_id));
+    TRY(get_str(root, "codegen_policy_key", false, m->codegen_policy_key, sizeof m->codegen_policy_key));
+    TRY(check_type(root, "codegen_policy", RK_JSON_OBJECT, "must be an object"));
+    TRY(check_type(root, "atoms", RK_JSON_ARRAY, "must be a list of atom names"));
+    TRY(check_type(root, "ck_dependency", RK_JSON_BOOL, "must be true or false"));
+    TRY(check_type(root, "ir_authored", RK_JSON_BOOL, "must be true or false"));
+    TRY(get_str(root, "op", false, m->op, sizeof m->op));
+    TRY(get_str(root, "dtype", false, m->dtype, sizeof m->dtype));
+    TRY(read_shape(root, "default_shape", m->default_shape, 4, &m->ndefault_shape));
+    TRY(get_uint(root, "elems_per_block", false, UINT32_MAX, &m->elems_per_block));
+    TRY(get_flag(root, "is_binary", &m->is_binary));
+    TRY(get_u32(root, "block_m", false, 65536, &m->block_m));
+    TRY(get_u32(root, "block_n", false, 65536, &m->block_n));
+    uint64_t g[3] = {0};
+    uint32_t ng = 0;
+    TRY(read_shape(root, "grid_explicit", g, 3, &ng));
+    if (ng && ng != 3) return bad("grid_explicit", "must be a list of 3 positive integers");
+    for (int i = 0; i < 3; i++) {
+        if (g[i] > UINT32_MAX) return bad("grid_explicit", "must hold 32-bit values");
+        m->grid_explicit[i] = (uint32_t)g[i];
+    }
+    const rk_json *eps = rk_json_get(root, "eps");
+    if (eps && eps->kind != RK_JSON_NUMBER) return bad("eps", "must be a number");
+    if (eps) { m->eps = eps->num; m->has_eps = true; }
+    TRY(get_str(root, "family", false, m->family, sizeof m->family));
+    TRY(read_spec(root, m));
+#undef TRY
+    return RK_OK;
+}
+
+rk_status rk_manifest_parse(const char *text, size_t len, rk_manifest *out) {
+    rk_manifest_init(out);
+    rk_json *root = rk_json_parse(text, len);
+    if (!root) return RK_ERR_PARSE;      /* the message says "json: line L, column C: ..." */
+    rk_status st = read_root(root, out);
+    rk_json_free(root);
+    return st;
+}
+
+rk_status rk_manifest_read(const char *path, rk_manifest *out) {
+    char *text;
+    size_t n;
+    rk_status st = rk_read_file(path, &text, &n);
+    if (st) return st;
+    st = rk_manifest_parse(text, n, out);
+    if (st) rk_fail(st, "%s: %s", path, rk_error_message());
+    rk_free(text, n + 1);
+    return st;
+}
+
+/* ---- writing ------------------------------------------------------------------------ */
+typedef struct jb { rk_json *o; bool ok; } jb;
+
+static void put(jb *b, const char *key, rk_json *v) {
+    if (b->ok && !rk_json_set(b->o, key, v)) b->ok = false;
+    else if (!b->ok) rk_json_free(v);
+}
+static void put_str(jb *b, const char *key, const char *s) { put(b, key, rk_json_str(s)); }
+static void put_int(jb *b, const char *key, int64_t v) { put(b, key, rk_json_int(v)); }
+
+static rk_json *int_list(const uint64_t *v, uint32_t n) {
+    rk_json *a = rk_json_array();
+    for (uint32_t i = 0; a && i < n; i++)
+        if (!rk_json_push(a, rk_json_int((int64_t)v[i]))) { rk_json_free(a); return NULL; }
+    return a;
+}
+
+static rk_json *build_json(const rk_manifest *m) {
+    jb b = {rk_json_object(), true};
+    if (!b.o) return NULL;
+    put_str(&b, "schema", RK_MANIFEST_SCHEMA);
+    put_str(&b, "kind", m->kind);
+    put_str(&b, "kernel_name", m->kernel_name);
+    if (m->target[0]) put_str(&b, "target", m->target);
+    put_str(&b, "binary", m->binary);
+    put_str(&b, "binary_kind", m->binary_kind[0] ? m->binary_kind : "hsaco");
+    put_int(&b, "binary_bytes", (int64_t)m->binary_bytes);
+    if (m->binary_hash[0]) put_str(&b, "binary_hash", m->binary_hash);
+    if (!m->binary_kind[0] || !strcmp(m->binary_kind, "hsaco")) {   /* upstream readers */
+        put_str(&b, "hsaco", m->binary);
+        put_int(&b, "hsaco_bytes", (int64_t)m->binary_bytes);
+    }
+    if (m->ir[0]) put_str(&b, "ir", m->ir);
+    if (m->llvm[0]) put_str(&b, "llvm", m->llvm);
+    put_int(&b, "threads_per_block", m->threads_per_block);
+    rk_json *args = rk_json_array();
+    for (uint32_t i = 0; args && i < m->nargs; i++) {
+        rk_json *e = rk_json_object();
+        bool ok = e && rk_json_set(e, "name", rk_json_str(m->args[i].name)) &&
+                  rk_json_set(e, "type", rk_json_str(m->args[i].type)) &&
+                  rk_json_set(e, "size_bytes", rk_json_int(m->args[i].size_bytes));
+        if (!ok || !rk_json_push(args, e)) {
+            if (!ok) rk_json_free(e);
+            rk_json_free(args);
+            args = NULL;
+        }
+    }
+    put(&b, "args_signature", args);
+    put_int(&b, "sig_has_bytes", m->sig_has_bytes);
+    put_int(&b, "warmup_iters", m->warmup_iters);
+    put_int(&b, "timed_iters", m->timed_iters);
+    rk_json *t = rk_json_object();
+    if (t) {
+        rk_json_set(t, "build", rk_json_num(m->timing_ms.build));
+        rk_json_set(t, "passes", rk_json_num(m->timing_ms.passes));
+        rk_json_set(t, "lower", rk_json_num(m->timing_ms.lower));
+        rk_json_set(t, "compile", rk_json_num(m->timing_ms.compile));
+        rk_json_set(t, "link", rk_json_num(m->timing_ms.link));
+        rk_json_set(t, "total", rk_json_num(m->timing_ms.total));
+    }
+    put(&b, "timing_ms", t);
+    put(&b, "atoms", rk_json_array());
+    put_str(&b, "notes", m->notes);
+    put(&b, "ck_dependency", rk_json_bool(false));
+    put(&b, "ir_authored", rk_json_bool(true));
+    put_str(&b, "engine_build_id", m->engine_build_id);
+    put_str(&b, "engine_version", m->engine_version);
+    rk_json *pol = rk_json_object();
+    if (pol) rk_json_set(pol, "scheduler_strategy", rk_json_null());
+    put(&b, "codegen_policy", pol);
+    put_str(&b, "codegen_policy_key", m->codegen_policy_key[0] ? m->codegen_policy_key : "default");
+    if (m->op[0]) put_str(&b, "op", m->op);
+    if (m->dtype[0]) put_str(&b, "dtype", m->dtype);
+    if (m->ndefault_shape) put(&b, "default_shape", int_list(m->default_shape, m->ndefault_shape));
+    if (m->elems_per_block) put_int(&b, "elems_per_block", (int64_t)m->elems_per_block);
+    if (m->is_binary >= 0) put_int(&b, "is_binary", m->is_binary);
+    if (m->block_m) put_int(&b, "block_m", m->block_m);
+    if (m->block_n) put_int(&b, "block_n", m->block_n);
+    if (m->grid_explicit[0]) {
+        uint64_t g[3] = {m->grid_explicit[0], m->grid_explicit[1], m->grid_explicit[2]};
+        put(&b, "grid_explicit", int_list(g, 3));
+    }
+    if (m->has_eps) put(&b, "eps", rk_json_num(m->eps));
+    if (m->family[0]) put_str(&b, "family", m->family);
+    if (m->nspec) {
+        rk_json *s = rk_json_object();
+        for (uint32_t i = 0; s && i < m->nspec; i++)
+            if (!rk_json_set(s, m->spec[i].key, rk_json_str(m->spec[i].value))) { rk_json_free(s); s = NULL; }
+        put(&b, "spec", s);
+    }
+    if (!b.ok) { rk_json_free(b.o); return NULL; }
+    return b.o;
+}
+
+char *rk_manifest_text(const rk_manifest *m) {
+    rk_json *j = build_json(m);
+    if (!j) { rk_fail(RK_ERR_NOMEM, "manifest: out of memory"); return NULL; }
+    char *s = rk_json_write(j, true);
+    rk_json_free(j);
+    return s;
+}
+
+rk_status rk_manifest_write(const rk_manifest *m, const char *dir) {
+    char *text = rk_manifest_text(m);
+    if (!text) return rk_fail(RK_ERR_NOMEM, "manifest: %s", rk_error_message());
+    char path[4096];
+    snprintf(path, sizeof path, "%s/manifest.json", dir);
+    rk_status st = rk_write_file_atomic(path, text, strlen(text));
+    rk_string_free(text);
+    return st;
+}
+
+rk_status rk_manifest_check_binary(const rk_manifest *m, const char *dir) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, m->binary);
+    char *data;
+    size_t n;
+    rk_status st = rk_read_file(path, &data, &n);
+    if (st) return rk_fail(st, "binary '%s' named by the manifest cannot be read: %s", path, rk_error_message());
+    if (m->binary_bytes && n != m->binary_bytes) {
+        rk_free(data, n + 1);
+        return rk_fail(RK_ERR_INVALID, "binary '%s' does not match its manifest: it has %zu bytes, the manifest says %llu",
+                       path, n, (unsigned long long)m->binary_bytes);
+    }
+    if (m->binary_hash[0]) {
+        char h[40];
+        rk_manifest_hash(data, n, h);
+        if (strcmp(h, m->binary_hash)) {
+            rk_free(data, n + 1);
+            return rk_fail(RK_ERR_INVALID, "binary '%s' does not match its manifest: hash %s, the manifest says %s",
+                           path, h, m->binary_hash);
+        }
+    }
+    rk_free(data, n + 1);
+    return RK_OK;
+}

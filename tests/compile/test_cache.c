@@ -1,0 +1,313 @@
+/* rocke — the compile cache: miss then hit with identical bytes, keys that
+ * follow the options, corrupt / truncated entries detected by size and
+ * checksum, removed and rebuilt (reported at debug level), ROCKE_CACHE=0, and
+ * several processes writing and reading one key at once. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "rocke/rocke.h"
+#include "rocke/compile.h"
+#include "compile/compile_int.h"
+
+static char cache_dir[64];
+static char *vadd_ll;
+
+static int setup(void **state) {
+    (void)state;
+    snprintf(cache_dir, sizeof cache_dir, "/tmp/rocke-cache-test-XXXXXX");
+    if (!mkdtemp(cache_dir)) return -1;
+    size_t n;
+    char path[512];
+    snprintf(path, sizeof path, "%s/tests/compile/fixtures/amd_vadd.ll", ROCKE_SOURCE_DIR);
+    return rk_read_file(path, &vadd_ll, &n) == RK_OK ? 0 : -1;
+}
+
+/* Remove the cache tree (our own, three levels deep). */
+static void rm_tree(const char *dir) {
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char p[1024];
+    while (d && (e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        struct stat st;
+        if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode)) rm_tree(p);
+        else unlink(p);
+    }
+    if (d) closedir(d);
+    rmdir(dir);
+}
+
+static int teardown(void **state) {
+    (void)state;
+    rm_tree(cache_dir);
+    rk_free(vadd_ll, strlen(vadd_ll) + 1);
+    return 0;
+}
+
+/* Files under dir whose name contains `part` (recursively). */
+static int count_files(const char *dir, const char *part) {
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char p[1024];
+    int n = 0;
+    while (d && (e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        struct stat st;
+        if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode)) n += count_files(p, part);
+        else if (strstr(e->d_name, part)) n++;
+    }
+    if (d) closedir(d);
+    return n;
+}
+
+static rk_compile_options opts(void) {
+    rk_compile_options o;
+    assert_int_equal(rk_compile_options_default(rk_target_find("gfx942"), &o), RK_OK);
+    o.toolchain = RK_TOOLCHAIN_LLVM;
+    o.inprocess = true;
+    o.cache = true;
+    snprintf(o.cache_dir, sizeof o.cache_dir, "%s", cache_dir);
+    return o;
+}
+
+static rk_artifact *compile(const rk_compile_options *o) {
+    rk_artifact *a = NULL;
+    rk_status s = rk_compile_llvm_ir(vadd_ll, "vadd", rk_target_find("gfx942"), o, &a);
+    if (s != RK_OK) fprintf(stderr, "%s\n", rk_error_message());
+    assert_int_equal(s, RK_OK);
+    return a;
+}
+
+static void entry_path(const rk_artifact *a, char out[RK_PATH_MAX]) {
+    snprintf(out, RK_PATH_MAX, "%s/v1/%.2s/%s.rkc", cache_dir, a->cache_key, a->cache_key);
+}
+
+/* Run f with stderr captured into buf (for the debug-level reports). */
+static void capture_stderr(void (*f)(void *), void *arg, char *buf, size_t n) {
+    char tmp[] = "/tmp/rocke-stderr-XXXXXX";
+    int fd = mkstemp(tmp);
+    int saved = dup(2);
+    fflush(stderr);
+    dup2(fd, 2);
+    f(arg);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    lseek(fd, 0, SEEK_SET);
+    ssize_t r = read(fd, buf, n - 1);
+    buf[r > 0 ? r : 0] = '\0';
+    close(fd);
+    unlink(tmp);
+}
+
+static void test_miss_then_hit(void **state) {
+    (void)state;
+    rk_compile_options o = opts();
+    rk_artifact *a = compile(&o), *b = compile(&o);
+    assert_false(a->cache_hit);
+    assert_true(b->cache_hit);
+    assert_string_equal(a->cache_key, b->cache_key);
+    assert_int_equal(strlen(a->cache_key), 32);
+    assert_int_equal(a->binary_size, b->binary_size);
+    assert_memory_equal(a->binary, b->binary, a->binary_size);
+    assert_string_equal(a->toolchain, b->toolchain);
+    assert_true(b->ms.compile == 0 && b->ms.link == 0);
+    char p[RK_PATH_MAX];
+    entry_path(a, p);
+    assert_int_equal(access(p, R_OK), 0);
+    /* options that change the output change the key */
+    o.opt_level = 2;
+    rk_artifact *c = compile(&o);
+    assert_false(c->cache_hit);
+    assert_string_not_equal(c->cache_key, a->cache_key);
+    /* so does the target */
+    rk_artifact *d = NULL;
+    o.opt_level = 3;
+    assert_int_equal(rk_compile_llvm_ir(vadd_ll, "vadd", rk_target_find("gfx950"), &o, &d), RK_OK);
+    assert_string_not_equal(d->cache_key, a->cache_key);
+    /* and the IR (one more space in a comment is another text) */
+    rk_buf t;
+    rk_buf_init(&t);
+    rk_buf_printf(&t, "; rocke cache test\n%s", vadd_ll);
+    rk_artifact *e = NULL;
+    assert_int_equal(rk_compile_llvm_ir(rk_buf_cstr(&t), "vadd", rk_target_find("gfx942"), &o, &e), RK_OK);
+    assert_false(e->cache_hit);
+    assert_string_not_equal(e->cache_key, a->cache_key);
+    rk_buf_free(&t);
+    assert_int_equal(count_files(cache_dir, ".tmp."), 0);
+    rk_artifact_free(a);
+    rk_artifact_free(b);
+    rk_artifact_free(c);
+    rk_artifact_free(d);
+    rk_artifact_free(e);
+}
+
+typedef struct damage_case { const char *what; long keep; int flip_at; const char *report; } damage_case;
+
+static rk_artifact *victim_result;
+static void compile_into_victim(void *arg) {
+    victim_result = compile((const rk_compile_options *)arg);
+}
+
+static void test_corrupt_and_truncated(void **state) {
+    (void)state;
+    rk_compile_options o = opts();
+    rk_artifact *good = compile(&o);
+    char p[RK_PATH_MAX];
+    entry_path(good, p);
+    struct stat st;
+    assert_int_equal(stat(p, &st), 0);
+    damage_case cases[] = {
+        {"payload byte flipped", -1, 64 + 100, "checksum mismatch"},
+        {"header size field flipped", -1, 33, "sizes corrupt"},
+        {"truncated to half", st.st_size / 2, -1, "truncated"},
+        {"truncated inside the header", 10, -1, "truncated"},
+        {"empty", 0, -1, "truncated"},
+    };
+    setenv("ROCKE_DEBUG", "1", 1);
+    for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        rk_artifact *warm = compile(&o);
+        assert_true(warm->cache_hit);
+        rk_artifact_free(warm);
+        if (cases[i].flip_at >= 0) {
+            int fd = open(p, O_RDWR);
+            unsigned char c;
+            assert_int_equal(pread(fd, &c, 1, cases[i].flip_at), 1);
+            c ^= 0x5a;
+            assert_int_equal(pwrite(fd, &c, 1, cases[i].flip_at), 1);
+            close(fd);
+        } else {
+            assert_int_equal(truncate(p, cases[i].keep), 0);
+        }
+        char err[4096];
+        capture_stderr(compile_into_victim, &o, err, sizeof err);
+        rk_artifact *rebuilt = victim_result;
+        if (!strstr(err, cases[i].report)) fprintf(stderr, "case '%s': stderr was: %s\n", cases[i].what, err);
+        assert_non_null(strstr(err, cases[i].report));
+        assert_false(rebuilt->cache_hit);
+        assert_int_equal(rebuilt->binary_size, good->binary_size);
+        assert_memory_equal(rebuilt->binary, good->binary, good->binary_size);
+        rk_artifact_free(rebuilt);
+        rk_artifact *again = compile(&o); /* the rebuilt entry is whole */
+        assert_true(again->cache_hit);
+        rk_artifact_free(again);
+    }
+    unsetenv("ROCKE_DEBUG");
+    rk_artifact_free(good);
+}
+
+static void test_cache_off(void **state) {
+    (void)state;
+    char dir[] = "/tmp/rocke-cache-off-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    setenv("ROCKE_CACHE", "0", 1);
+    setenv("ROCKE_CACHE_DIR", dir, 1);
+    rk_compile_options o;
+    assert_int_equal(rk_compile_options_default(rk_target_find("gfx942"), &o), RK_OK);
+    unsetenv("ROCKE_CACHE");
+    unsetenv("ROCKE_CACHE_DIR");
+    o.inprocess = true;
+    o.toolchain = RK_TOOLCHAIN_LLVM;
+    rk_artifact *a = compile(&o), *b = compile(&o);
+    assert_false(a->cache_hit || b->cache_hit);
+    assert_string_equal(a->cache_key, "");
+    assert_int_equal(count_files(dir, ""), 0);
+    rk_artifact_free(a);
+    rk_artifact_free(b);
+    rm_tree(dir);
+    /* an unwritable cache folder only costs the caching */
+    o.cache = true;
+    snprintf(o.cache_dir, sizeof o.cache_dir, "/proc/rocke-cache");
+    a = compile(&o);
+    assert_false(a->cache_hit);
+    rk_artifact_free(a);
+}
+
+/* Writers and readers of one key in several processes: every read sees a
+ * whole entry (one writer's payload, uniform, of its own size) or a miss;
+ * no temporary files remain. */
+static void test_concurrent_writers(void **state) {
+    (void)state;
+    enum { PROCS = 4, ROUNDS = 60 };
+    char dir[] = "/tmp/rocke-cache-conc-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    cc_key key;
+    for (int i = 0; i < 16; i++) key.b[i] = (uint8_t)(i * 37 + 1);
+    int go[2];
+    assert_int_equal(pipe(go), 0);
+    pid_t pids[PROCS];
+    for (int w = 0; w < PROCS; w++) {
+        pids[w] = fork();
+        assert_true(pids[w] >= 0);
+        if (pids[w] == 0) {
+            char c;
+            close(go[1]);
+            if (read(go[0], &c, 1) < 0) _exit(10); /* all start together when the pipe closes */
+            for (int r = 0; r < ROUNDS; r++) {
+                cc_output out;
+                memset(&out, 0, sizeof out);
+                size_t n = 1000 + (size_t)w * 7919 + (size_t)r * 13;
+                out.binary.data = malloc(n + 1);
+                memset(out.binary.data, 'A' + w, n);
+                out.binary.size = n;
+                snprintf(out.toolchain_id, sizeof out.toolchain_id, "writer %d", w);
+                cc_cache_put(dir, &key, &out);
+                free(out.binary.data);
+                cc_output got;
+                memset(&got, 0, sizeof got);
+                if (cc_cache_get(dir, &key, &got)) {
+                    int who = got.binary.data[0] - 'A';
+                    for (size_t i = 0; i < got.binary.size; i++)
+                        if (got.binary.data[i] != got.binary.data[0]) _exit(2);
+                    if (who < 0 || who >= PROCS || (got.binary.size - 1000 - (size_t)who * 7919) % 13) _exit(3);
+                    char want[32];
+                    snprintf(want, sizeof want, "writer %d", who);
+                    if (strcmp(got.toolchain_id, want)) _exit(4);
+                    cc_output_free(&got);
+                }
+            }
+            _exit(0);
+        }
+    }
+    close(go[0]);
+    close(go[1]);
+    for (int w = 0; w < PROCS; w++) {
+        int st;
+        assert_int_equal(waitpid(pids[w], &st, 0), pids[w]);
+        assert_true(WIFEXITED(st));
+        assert_int_equal(WEXITSTATUS(st), 0);
+    }
+    cc_output last;
+    memset(&last, 0, sizeof last);
+    assert_true(cc_cache_get(dir, &key, &last)); /* the last rename won, whole */
+    cc_output_free(&last);
+    assert_int_equal(count_files(dir, ".tmp."), 0);
+    assert_int_equal(count_files(dir, ".rkc"), 1);
+    rm_tree(dir);
+}
+
+int main(void) {
+    unsetenv("ROCKE_CACHE");
+    unsetenv("ROCKE_TOOLCHAIN");
+    unsetenv("ROCKE_LLVM_FLAVOR");
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_miss_then_hit),
+        cmocka_unit_test(test_corrupt_and_truncated),
+        cmocka_unit_test(test_cache_off),
+        cmocka_unit_test(test_concurrent_writers),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,291 @@
+/* rocke tests — every matrix atom of the catalog on the emulator: A, B and C
+ * are distributed to the lanes by layout formulas written here again from
+ * the AMD matrix-instruction layouts and the PTX ISA fragment tables (not by
+ * the catalog's map functions), D is computed on the host in double and read
+ * back through the same formulas. Values are small multiples of 1/8 so every
+ * sum is exact and any lane-map slip shows. Also ldmatrix (x1/x2/x4, .trans)
+ * and gfx950's ds_read_tr16_b64. Layer: tests. */
+#include "emu_test.h"
+
+typedef struct rc { uint32_t r, c, b; } rc;
+
+/* Independent layouts: slot s of lane l of operand which (0 A, 1 B, 2 C). */
+static rc layout(const rk_mma_atom *a, int which, uint32_t l, uint32_t s) {
+    if (a->lanes == 32) {
+        uint32_t g = l / 4, t = l % 4;
+        bool tf32 = a->a_elem == RK_S_F32;
+        if (which == 2) return (rc){g + 8 * (s / 2), 2 * t + s % 2, 0};
+        if (which == 0) {
+            if (tf32) return (rc){g + 8 * (s % 2), t + 4 * (s / 2), 0};
+            return (rc){g + 8 * ((s / 2) % 2), 2 * t + s % 2 + 8 * (s / 4), 0};
+        }
+        if (tf32) return (rc){t + 4 * s, g, 0};
+        return (rc){2 * t + s % 2 + 8 * (s / 2), g, 0};
+    }
+    if (a->batch > 1) {                             /* 4x4x4, 16 blocks: block l/4 */
+        uint32_t b = l / 4;
+        if (which == 0) return (rc){l % 4, s, b};
+        if (which == 1) return (rc){s, l % 4, b};
+        return (rc){s, l % 4, b};
+    }
+    uint32_t n = a->m;                              /* 16 or 32: lanes per row group */
+    uint32_t grp = l / n, per = which == 0 ? a->a_len : a->b_len;
+    if (which == 0) return (rc){l % n, per * grp + s, 0};
+    if (which == 1) return (rc){per * grp + s, l % n, 0};
+    if (n == 16) return (rc){4 * grp + s, l % 16, 0};
+    return (rc){8 * (s / 4) + 4 * grp + s % 4, l % 32, 0};
+}
+
+static rk_scalar elem_on(const rk_target *t, rk_scalar e) {
+    if (e == RK_S_FP8E4M3) return t->fp8;
+    if (e == RK_S_BF8E5M2) return t->bf8;
+    return e;
+}
+
+static void put_elem(void *buf, size_t i, rk_scalar s, double v) {
+    switch (s) {
+    case RK_S_F16: ((uint16_t *)buf)[i] = rk_f64_to_f16(v); break;
+    case RK_S_BF16: ((uint16_t *)buf)[i] = rk_f64_to_bf16(v); break;
+    case RK_S_F32: ((float *)buf)[i] = (float)v; break;
+    case RK_S_FP8E4M3: ((uint8_t *)buf)[i] = rk_f64_to_fp8(v, RK_FP8_E4M3); break;
+    case RK_S_BF8E5M2: ((uint8_t *)buf)[i] = rk_f64_to_fp8(v, RK_FP8_E5M2); break;
+    case RK_S_FP8E4M3FNUZ: ((uint8_t *)buf)[i] = rk_f64_to_fp8(v, RK_FP8_E4M3_FNUZ); break;
+    default: ((uint8_t *)buf)[i] = rk_f64_to_fp8(v, RK_FP8_E5M2_FNUZ); break;
+    }
+}
+static double get_elem(const void *buf, size_t i, rk_scalar s) {
+    switch (s) {
+    case RK_S_F16: return rk_f16_to_f32(((const uint16_t *)buf)[i]);
+    case RK_S_BF16: return rk_bf16_to_f32(((const uint16_t *)buf)[i]);
+    case RK_S_F32: return ((const float *)buf)[i];
+    case RK_S_FP8E4M3: return rk_fp8_to_f32(((const uint8_t *)buf)[i], RK_FP8_E4M3);
+    case RK_S_BF8E5M2: return rk_fp8_to_f32(((const uint8_t *)buf)[i], RK_FP8_E5M2);
+    case RK_S_FP8E4M3FNUZ: return rk_fp8_to_f32(((const uint8_t *)buf)[i], RK_FP8_E4M3_FNUZ);
+    default: return rk_fp8_to_f32(((const uint8_t *)buf)[i], RK_FP8_E5M2_FNUZ);
+    }
+}
+static size_t ebytes(rk_scalar s) { return s == RK_S_F32 ? 4 : s == RK_S_F16 || s == RK_S_BF16 ? 2 : 1; }
+
+static void run_atom(const rk_mma_atom *a, const rk_target *t, bool exact) {
+    rk_scalar ae = elem_on(t, a->a_elem), be = elem_on(t, a->b_elem);
+    rk_kernel *k = rk_kernel_new("atom");
+    rk_value A = et_ptr_param(k, "A", (rk_type){ae}), B = et_ptr_param(k, "B", (rk_type){be});
+    rk_value C = et_ptr_param(k, "C", RK_T_F32), D = et_ptr_param(k, "D", RK_T_F32);
+    rk_value l = rk_build_thread_id(k, 0);
+    rk_value ca = rk_const_i32(k, a->a_len), cb = rk_const_i32(k, a->b_len), cc = rk_const_i32(k, a->c_len);
+    rk_value ia = rk_build_mul(k, l, ca), ib = rk_build_mul(k, l, cb), ic = rk_build_mul(k, l, cc);
+    rk_value fa = rk_build_load(k, A, ia, a->a_len), fb = rk_build_load(k, B, ib, a->b_len);
+    rk_value fc = rk_build_load(k, C, ic, a->c_len);
+    rk_value d = rk_build_mma(k, a->op_id, fa, fb, fc);
+    rk_build_store(k, D, ic, d);
+    rk_return(k);
+    et_finish(k);
+
+    uint32_t M = a->m, N = a->n, K = a->k, nb = a->batch, L = a->lanes;
+    double *ma = calloc((size_t)nb * M * K, sizeof(double)), *mb = calloc((size_t)nb * K * N, sizeof(double));
+    double *mc = calloc((size_t)nb * M * N, sizeof(double));
+    for (size_t i = 0; i < (size_t)nb * M * K; i++) ma[i] = exact ? (double)((int)(et_rand() % 9) - 4) / 8 : et_unit();
+    for (size_t i = 0; i < (size_t)nb * K * N; i++) mb[i] = exact ? (double)((int)(et_rand() % 9) - 4) / 8 : et_unit();
+    for (size_t i = 0; i < (size_t)nb * M * N; i++) mc[i] = exact ? (double)((int)(et_rand() % 17) - 8) / 4 : et_unit();
+    /* inputs as the target's type holds them (fp8 rounds the random ones) */
+    void *ha = calloc((size_t)L * a->a_len, 4), *hb = calloc((size_t)L * a->b_len, 4);
+    float *hc = calloc((size_t)L * a->c_len, 4), *hd = calloc((size_t)L * a->c_len, 4);
+    for (uint32_t ln = 0; ln < L; ln++) {
+        for (uint32_t s = 0; s < a->a_len; s++) {
+            rc p = layout(a, 0, ln, s);
+            put_elem(ha, (size_t)ln * a->a_len + s, ae, ma[((size_t)p.b * M + p.r) * K + p.c]);
+        }
+        for (uint32_t s = 0; s < a->b_len; s++) {
+            rc p = layout(a, 1, ln, s);
+            put_elem(hb, (size_t)ln * a->b_len + s, be, mb[((size_t)p.b * K + p.r) * N + p.c]);
+        }
+        for (uint32_t s = 0; s < a->c_len; s++) {
+            rc p = layout(a, 2, ln, s);
+            hc[(size_t)ln * a->c_len + s] = (float)mc[((size_t)p.b * M + p.r) * N + p.c];
+        }
+    }
+    /* the reference uses what the inputs became in their types */
+    for (uint32_t ln = 0; ln < L; ln++) {
+        for (uint32_t s = 0; s < a->a_len; s++) {
+            rc p = layout(a, 0, ln, s);
+            ma[((size_t)p.b * M + p.r) * K + p.c] = get_elem(ha, (size_t)ln * a->a_len + s, ae);
+        }
+        for (uint32_t s = 0; s < a->b_len; s++) {
+            rc p = layout(a, 1, ln, s);
+            mb[((size_t)p.b * K + p.r) * N + p.c] = get_elem(hb, (size_t)ln * a->b_len + s, be);
+        }
+    }
+    rk_emu *e = et_emu(t->name, 1);
+    uint64_t da = et_buf(e, ha, (size_t)L * a->a_len * ebytes(ae), "A"), db = et_buf(e, hb, (size_t)L * a->b_len * ebytes(be), "B");
+    uint64_t dc = et_buf(e, hc, (size_t)L * a->c_len * 4, "C"), dd = et_buf(e, hd, (size_t)L * a->c_len * 4, "D");
+    void *args[] = {&da, &db, &dc, &dd};
+    rk_status st = et_launch(e, k, 1, 1, 1, L, 1, 1, args);
+    if (st) printf("%s on %s: %s\n", a->op_id, t->name, rk_error_message());
+    assert_int_equal(st, RK_OK);
+    for (uint32_t ln = 0; ln < L; ln++)
+        for (uint32_t s = 0; s < a->c_len; s++) {
+            rc p = layout(a, 2, ln, s);
+            double want = mc[((size_t)p.b * M + p.r) * N + p.c];
+            for (uint32_t kk = 0; kk < K; kk++)
+                want += ma[((size_t)p.b * M + p.r) * K + kk] * mb[((size_t)p.b * K + kk) * N + p.c];
+            double got = hd[(size_t)ln * a->c_len + s];
+            double tol = exact ? 0.0 : 1e-5 * (1.0 + fabs(want)) + (a->a_elem == RK_S_F32 && a->a_len > 1 ? 1e-2 : 0.0);
+            if (fabs(got - want) > tol)
+                printf("%s on %s lane %u slot %u (row %u col %u): %.9g, want %.9g\n", a->op_id, t->name, ln, s, p.r, p.c, got,
+                       want);
+            assert_true(fabs(got - want) <= tol);
+        }
+    rk_emu_free(e);
+    rk_kernel_free(k);
+    free(ma); free(mb); free(mc); free(ha); free(hb); free(hc); free(hd);
+}
+
+static void t_every_atom(void **state) {
+    (void)state;
+    uint32_t n = 0;
+    for (const rk_mma_atom *const *ap = rk_mma_atoms(); *ap; ap++) {
+        bool any = false;
+        for (const rk_target *const *tp = rk_targets(); *tp; tp++) {
+            if (!rk_target_has_atom(*tp, *ap)) continue;
+            run_atom(*ap, *tp, true);
+            run_atom(*ap, *tp, false);
+            any = true;
+        }
+        assert_true(any);
+        n++;
+    }
+    printf("%u atoms checked\n", n);
+}
+
+/* Matrix atoms need the whole wave. */
+static void t_atom_partial_mask(void **state) {
+    (void)state;
+    rk_kernel *k = rk_kernel_new("partial");
+    rk_type v4 = rk_type_vec(k, RK_T_F16, 4), c4 = rk_type_vec(k, RK_T_F32, 4);
+    rk_value A = et_ptr_param(k, "A", RK_T_F16), D = et_ptr_param(k, "D", RK_T_F32);
+    rk_value l = rk_build_thread_id(k, 0);
+    rk_value c = rk_build_cmp(k, "lt", l, rk_const_i32(k, 48));
+    rk_if_begin(k, c);
+    rk_value fa = rk_build_load(k, A, rk_const_i32(k, 0), 4);
+    rk_value z = rk_const_vec(k, c4, 0.0);
+    (void)v4;
+    rk_value d = rk_build_mma(k, "mfma_f32_16x16x16_f16", fa, fa, z);
+    rk_build_store(k, D, rk_const_i32(k, 0), d);
+    rk_if_end(k, NULL, 0);
+    rk_return(k);
+    et_finish(k);
+    rk_emu *e = et_emu("gfx942", 1);
+    uint16_t ha[4] = {0};
+    float hd[4];
+    uint64_t da = et_buf(e, ha, sizeof ha, "A"), dd = et_buf(e, hd, sizeof hd, "D");
+    void *args[] = {&da, &dd};
+    et_expect_error(et_launch(e, k, 1, 1, 1, 64, 1, 1, args), RK_ERR_DEVICE, "partial exec mask", "0xffffffffffff", NULL);
+    rk_emu_free(e);
+    rk_kernel_free(k);
+}
+
+/* ldmatrix from a 16x16 f16 tile: matrix j covers rows 8(j%2).., cols 8(j/2)..;
+ * lane 8j+r gives the address of row r of matrix j. */
+static void t_ldmatrix(void **state) {
+    (void)state;
+    for (int num = 1; num <= 4; num *= 2)
+        for (int tr = 0; tr < 2; tr++) {
+            rk_kernel *k = rk_kernel_new("ldm");
+            rk_value T = et_ptr_param(k, "T", RK_T_F16), O = et_ptr_param(k, "O", RK_T_I32);
+            uint32_t dims[2] = {16, 16};
+            rk_value sm = rk_build_smem_alloc(k, RK_T_F16, dims, 2);
+            rk_value l = rk_build_thread_id(k, 0);
+            /* fill: lane l writes row l/2, 8 elements from column 8(l%2) */
+            rk_value c8 = rk_const_i32(k, 8), one = rk_const_i32(k, 1), c3 = rk_const_i32(k, 3), c7 = rk_const_i32(k, 7);
+            rk_value frow = rk_build_lshr(k, l, one), fcol = rk_build_mul(k, rk_build_and(k, l, one), c8);
+            rk_value gi = rk_build_add(k, rk_build_mul(k, frow, rk_const_i32(k, 16)), fcol);
+            rk_value v = rk_build_load(k, T, gi, 8);
+            rk_value fix[2] = {frow, fcol};
+            rk_build_smem_store(k, sm, fix, v);
+            rk_build_sync(k);
+            /* address of lane l: matrix j = (l/8) % num, row r = l % 8 */
+            rk_value j = rk_build_and(k, rk_build_lshr(k, l, c3), rk_const_i32(k, num - 1));
+            rk_value r = rk_build_and(k, l, c7);
+            rk_value row = rk_build_add(k, rk_build_mul(k, rk_build_and(k, j, one), c8), r);
+            rk_value col = rk_build_mul(k, rk_build_lshr(k, j, one), c8);
+            rk_value in[3] = {sm, row, col};
+            rk_type rt = rk_type_vec(k, RK_T_I32, (uint32_t)num);
+            rk_op *op = rk_emit(k, RK_OP_LDMATRIX, in, 3, &rt, 1);
+            rk_op_set_int(k, op, "num", num);
+            rk_op_set_bool(k, op, "trans", tr);
+            rk_op_check(k, op);
+            rk_value oi = rk_build_mul(k, l, rk_const_i32(k, num));
+            rk_build_store(k, O, oi, rk_op_result(op));
+            rk_return(k);
+            et_finish(k);
+            uint16_t tile[256];
+            uint32_t o[32 * 4];
+            for (int q = 0; q < 256; q++) tile[q] = (uint16_t)(q + 1);
+            rk_emu *e = et_emu("sm_80", 1);
+            uint64_t dt = et_buf(e, tile, sizeof tile, "T"), dout = et_buf(e, o, sizeof o, "O");
+            void *args[] = {&dt, &dout};
+            assert_int_equal(et_launch(e, k, 1, 1, 1, 32, 1, 1, args), RK_OK);
+            for (int ln = 0; ln < 32; ln++)
+                for (int m = 0; m < num; m++) {
+                    int r0 = 8 * (m % 2), c0 = 8 * (m / 2);
+                    /* PTX: without .trans lane l holds row l/4, columns 2(l%4), +1 of matrix m;
+                     * with .trans rows 2(l%4), +1 of column l/4 */
+                    int ra = tr ? 2 * (ln % 4) : ln / 4, ca_ = tr ? ln / 4 : 2 * (ln % 4);
+                    int rb = tr ? ra + 1 : ra, cb = tr ? ca_ : ca_ + 1;
+                    uint32_t want = tile[(r0 + ra) * 16 + c0 + ca_] | ((uint32_t)tile[(r0 + rb) * 16 + c0 + cb] << 16);
+                    assert_int_equal(o[ln * num + m], want);
+                }
+            rk_emu_free(e);
+            rk_kernel_free(k);
+        }
+}
+
+/* ds_read_tr16_b64 over a 16x16 row-major f16 tile: lane 16*kc + p reads 4
+ * elements at row 4kc + p/4, column 4(p%4); lane 16*kc + n receives
+ * tile[4kc + 0..3][n] (the 16x16x16 B fragment). */
+static void t_ds_read_tr16(void **state) {
+    (void)state;
+    rk_kernel *k = rk_kernel_new("tr");
+    rk_value T = et_ptr_param(k, "T", RK_T_F16), O = et_ptr_param(k, "O", RK_T_F16);
+    uint32_t dims[2] = {16, 16};
+    rk_value sm = rk_build_smem_alloc(k, RK_T_F16, dims, 2);
+    rk_value l = rk_build_thread_id(k, 0);
+    rk_value c4 = rk_const_i32(k, 4), c2 = rk_const_i32(k, 2), c3 = rk_const_i32(k, 3), c15 = rk_const_i32(k, 15);
+    rk_value frow = rk_build_lshr(k, l, c2), fcol = rk_build_mul(k, rk_build_and(k, l, c3), c4);
+    rk_value gi = rk_build_add(k, rk_build_mul(k, frow, rk_const_i32(k, 16)), fcol);
+    rk_value v = rk_build_load(k, T, gi, 4);
+    rk_value fix[2] = {frow, fcol};
+    rk_build_smem_store(k, sm, fix, v);
+    rk_build_sync(k);
+    rk_value kc = rk_build_lshr(k, l, c4), p = rk_build_and(k, l, c15);
+    rk_value row = rk_build_add(k, rk_build_mul(k, kc, c4), rk_build_lshr(k, p, c2));
+    rk_value col = rk_build_mul(k, rk_build_and(k, p, c3), c4);
+    rk_value in[3] = {sm, row, col};
+    rk_type rt = rk_type_vec(k, RK_T_F16, 4);
+    rk_op *op = rk_emit(k, RK_OP_DS_READ_TR16_B64, in, 3, &rt, 1);
+    rk_op_check(k, op);
+    rk_build_store(k, O, rk_build_mul(k, l, c4), rk_op_result(op));
+    rk_return(k);
+    et_finish(k);
+    uint16_t tile[256], o[256];
+    for (int q = 0; q < 256; q++) tile[q] = (uint16_t)(0x3c00 + q);
+    rk_emu *e = et_emu("gfx950", 1);
+    uint64_t dt = et_buf(e, tile, sizeof tile, "T"), dout = et_buf(e, o, sizeof o, "O");
+    void *args[] = {&dt, &dout};
+    assert_int_equal(et_launch(e, k, 1, 1, 1, 64, 1, 1, args), RK_OK);
+    for (int ln = 0; ln < 64; ln++)
+        for (int el = 0; el < 4; el++) assert_int_equal(o[ln * 4 + el], tile[(4 * (ln / 16) + el) * 16 + ln % 16]);
+    rk_emu_free(e);
+    rk_kernel_free(k);
+}
+
+int main(void) {
+    et_seed();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(t_every_atom),
+        cmocka_unit_test(t_atom_partial_mask),
+        cmocka_unit_test(t_ldmatrix),
+        cmocka_unit_test(t_ds_read_tr16),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,292 @@
+/* rocke tests — kernel specs without running them: every family x dtype x
+ * target builds and passes the target verifier; the validator's bad-spec
+ * table (each row's message names the field and the legal values); kernel
+ * names are deterministic and distinct for distinct specs; knob text round
+ * trips; shape checks; signatures and grids. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "rocke/kernels.h"
+
+static const char *const target_names[] = {"gfx942", "gfx950", "sm_90", "sm_80"};
+
+static void test_build_and_verify_all(void **state) {
+    (void)state;
+    const uint64_t shapes[][2] = {{1, 1}, {7, 1001}, {4096, 4096}, {4096, 32768}, {2, 300000}};
+    for (int f = 0; f < RK_FAMILY__COUNT; f++)
+        for (size_t ti = 0; ti < 4; ti++)
+            for (int d = 0; d < 3; d++)
+                for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
+                    const rk_target *t = rk_target_find(target_names[ti]);
+                    rk_instance in;
+                    assert_int_equal(rk_instance_default((rk_family_id)f, &in), RK_OK);
+                    const char *dt[] = {"f16", "bf16", "f32"};
+                    assert_int_equal(rk_instance_set(&in, "dtype", dt[d], NULL), RK_OK);
+                    assert_int_equal(rk_instance_tune(&in, t, shapes[s][0], shapes[s][1], 0), RK_OK);
+                    rk_kernel *k = NULL;
+                    if (rk_instance_build(&in, t, &k)) fail_msg("%s: %s", t->name, rk_error_message());
+                    rk_diags dg;
+                    rk_diags_init(&dg);
+                    rk_status st = rk_target_verify(k, t, &dg);
+                    if (st || dg.nerrors) {
+                        char *txt = rk_diags_text(&dg);
+                        fail_msg("%s %s: %s", t->name, rk_kernel_name(k), txt);
+                    }
+                    rk_diags_free(&dg);
+                    /* the tuned spec fits the shape it was tuned for */
+                    if (rk_instance_check_shape(&in, shapes[s][0], shapes[s][1]))
+                        fail_msg("%s: %s", rk_kernel_name(k), rk_error_message());
+                    rk_kernel_free(k);
+                }
+}
+
+/* one row per bad spec: family, knob changes, target, expected fragment */
+static void test_bad_specs(void **state) {
+    (void)state;
+    static const struct { const char *fam, *set, *target, *frag; } rows[] = {
+        {"softmax", "wave=32", "gfx942", "'wave' must be 64"},
+        {"softmax", "wave=64", "sm_90", "'wave' must be 32"},
+        {"softmax", "dtype=f32 vec=8", "gfx950", "'vec' must be at most 4"},
+        {"reduce", "rows_per_block=512 block_size=256", "gfx950", "'rows_per_block' must be at most block_size"},
+        {"layernorm", "chunks=32 vec=8", "gfx950", "'chunks' x 'vec'"},
+        {"rmsnorm", "out_dtype=f32 vec=8", "gfx950", "'vec' must be at most 4"},
+        {"elementwise", "dtype=f32 vec=8", "sm_90", "'vec' must be at most 4"},
+        {"transpose", "tile_m=16 vec=8 block_size=1024", "gfx950", "'block_size' must divide"},
+        {"transpose", "dtype=f32 tile_m=128 tile_n=128 vec=4 block_size=256", "sm_90", "bytes of LDS"},
+        {"transpose", "tile_n=16 vec=8 dtype=bf16 tile_m=16 block_size=32", "gfx950", NULL},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+        rk_family_id f;
+        assert_int_equal(rk_family_parse(rows[i].fam, &f), RK_OK);
+        const rk_target *t = rk_target_find(rows[i].target);
+        rk_instance in;
+        rk_instance_default(f, &in);
+        rk_instance_tune(&in, t, 64, 1024, 0);
+        char buf[128];
+        snprintf(buf, sizeof buf, "%s", rows[i].set);
+        for (char *tok = strtok(buf, " "); tok; tok = strtok(NULL, " ")) {
+            char *eq = strchr(tok, '=');
+            *eq = 0;
+            if (rk_instance_set(&in, tok, eq + 1, NULL)) fail_msg("row %zu: %s", i, rk_error_message());
+        }
+        rk_status st = rk_instance_validate(&in, t);
+        if (!rows[i].frag) {
+            if (st) fail_msg("row %zu: expected valid, got %s", i, rk_error_message());
+            continue;
+        }
+        if (st == RK_OK || !strstr(rk_error_message(), rows[i].frag))
+            fail_msg("row %zu (%s %s): expected '%s', got %s", i, rows[i].fam, rows[i].set, rows[i].frag,
+                     st ? rk_error_message() : "valid");
+        rk_kernel *k = (rk_kernel *)&in;
+        assert_int_not_equal(rk_instance_build(&in, t, &k), RK_OK);
+        assert_null(k);
+    }
+}
+
+/* knob values that are not legal at all: the message lists the legal ones */
+static void test_bad_knob_values(void **state) {
+    (void)state;
+    static const struct { const char *fam, *knob, *value, *frag; } rows[] = {
+        {"softmax", "block_size", "100", "32|64|128|256|512|1024"},
+        {"softmax", "vec", "3", "1|2|4|8"},
+        {"softmax", "dtype", "f64", "f16|bf16|f32"},
+        {"softmax", "tail", "clamp", "masked|buffer"},
+        {"softmax", "chunks", "-1", "knob 'chunks'"},
+        {"softmax", "bogus", "1", "unknown knob 'bogus' for family softmax"},
+        {"elementwise", "op", "tanh", "add|sub|mul|div|max|min|copy|neg|abs|relu|silu|gelu_tanh|exp2"},
+        {"reduce", "op", "prod", "sum|max|mean"},
+        {"layernorm", "residual", "maybe", "true|false"},
+        {"transpose", "tile_m", "48", "16|32|64|128"},
+        {"transpose", "lds_pad", "17", "knob 'lds_pad'"},
+        {"elementwise", "block_size", "", "knob 'block_size'"},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+        rk_family_id f;
+        assert_int_equal(rk_family_parse(rows[i].fam, &f), RK_OK);
+        rk_instance in;
+        rk_instance_default(f, &in);
+        rk_status st = rk_instance_set(&in, rows[i].knob, rows[i].value, NULL);
+        if (st == RK_OK || !strstr(rk_error_message(), rows[i].frag))
+            fail_msg("row %zu: expected '%s', got %s", i, rows[i].frag, st ? rk_error_message() : "accepted");
+    }
+    rk_family_id f;
+    assert_int_not_equal(rk_family_parse("gemm", &f), RK_OK);
+    assert_non_null(strstr(rk_error_message(), "elementwise, reduce, softmax, layernorm, rmsnorm, transpose"));
+}
+
+/* Different specs get different names; the same spec always the same one. */
+static void test_names(void **state) {
+    (void)state;
+    enum { MAXN = 4096 };
+    static char names[MAXN][256];
+    size_t n = 0;
+    for (int f = 0; f < RK_FAMILY__COUNT; f++) {
+        uint32_t nk;
+        const rk_knob *knobs = rk_family_knobs((rk_family_id)f, &nk);
+        rk_instance base;
+        rk_instance_default((rk_family_id)f, &base);
+        assert_int_equal(rk_instance_name(&base, names[n++], 256), RK_OK);
+        /* change one knob at a time to each of its legal values */
+        for (uint32_t i = 0; i < nk; i++) {
+            char legal[256];
+            rk_knob_legal_text(&knobs[i], legal, sizeof legal);
+            char cur[32];
+            rk_instance_get(&base, knobs[i].name, cur, sizeof cur);
+            for (char *v = strtok(legal, "|"); v; v = strtok(NULL, "|")) {
+                if (!strcmp(v, cur)) continue;
+                rk_instance in = base;
+                assert_int_equal(rk_instance_set(&in, knobs[i].name, v, NULL), RK_OK);
+                assert_true(n < MAXN);
+                assert_int_equal(rk_instance_name(&in, names[n], 256), RK_OK);
+                char again[256];
+                rk_instance_name(&in, again, sizeof again);
+                assert_string_equal(again, names[n]);
+                n++;
+            }
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++)
+            if (!strcmp(names[i], names[j])) fail_msg("two specs share the name %s", names[i]);
+    /* the name is the kernel symbol */
+    rk_instance in;
+    rk_instance_default(RK_FAMILY_SOFTMAX, &in);
+    const rk_target *t = rk_target_find("gfx950");
+    rk_kernel *k;
+    assert_int_equal(rk_instance_build(&in, t, &k), RK_OK);
+    char nm[256];
+    rk_instance_name(&in, nm, sizeof nm);
+    assert_string_equal(rk_kernel_name(k), nm);
+    /* building twice gives byte-identical IR */
+    rk_kernel *k2;
+    assert_int_equal(rk_instance_build(&in, t, &k2), RK_OK);
+    char *a = rk_serialize(k), *b = rk_serialize(k2);
+    assert_non_null(a);
+    assert_string_equal(a, b);
+    rk_string_free(a);
+    rk_string_free(b);
+    rk_kernel_free(k);
+    rk_kernel_free(k2);
+}
+
+static void test_knob_text_round_trip(void **state) {
+    (void)state;
+    for (int f = 0; f < RK_FAMILY__COUNT; f++) {
+        uint32_t nk;
+        const rk_knob *knobs = rk_family_knobs((rk_family_id)f, &nk);
+        rk_instance a, b;
+        rk_instance_default((rk_family_id)f, &a);
+        rk_instance_tune(&a, rk_target_find("sm_90"), 100, 5000, 0);
+        rk_instance_default((rk_family_id)f, &b);
+        for (uint32_t i = 0; i < nk; i++) {
+            char v[32];
+            assert_int_equal(rk_instance_get(&a, knobs[i].name, v, sizeof v), RK_OK);
+            assert_int_equal(rk_instance_set(&b, knobs[i].name, v, NULL), RK_OK);
+        }
+        char na[256], nb[256];
+        rk_instance_name(&a, na, sizeof na);
+        rk_instance_name(&b, nb, sizeof nb);
+        assert_string_equal(na, nb);
+    }
+    /* CLI spelling with dashes */
+    rk_instance in;
+    rk_instance_default(RK_FAMILY_SOFTMAX, &in);
+    assert_int_equal(rk_instance_set(&in, "block-size", "512", NULL), RK_OK);
+    assert_int_equal(in.u.softmax.k.block_size, 512);
+}
+
+static void test_shapes_signatures_grids(void **state) {
+    (void)state;
+    rk_softmax_spec s = rk_softmax_spec_default();
+    s.k.block_size = 256;
+    s.k.rows_per_block = 2;
+    s.k.vec = 8;
+    s.k.chunks = 4;                     /* capacity 128 * 8 * 4 = 4096 */
+    rk_instance in = {.family = RK_FAMILY_SOFTMAX};
+    in.u.softmax = s;
+    assert_int_equal(rk_instance_check_shape(&in, 10, 4096), RK_OK);
+    assert_int_not_equal(rk_instance_check_shape(&in, 10, 4097), RK_OK);
+    assert_non_null(strstr(rk_error_message(), "row capacity 4096"));
+    assert_int_not_equal(rk_instance_check_shape(&in, 0, 5), RK_OK);
+    uint32_t g[3], b[3];
+    rk_softmax_grid(&s, 5, 100, g, b);
+    assert_int_equal(g[0], 3);
+    assert_int_equal(b[0], 256);
+    rk_ksig sig;
+    rk_softmax_signature(&s, &sig);
+    assert_int_equal(sig.n, 4);
+    assert_string_equal(sig.p[0].name, "X");
+    assert_int_equal(sig.p[1].role, RK_KP_OUT);
+
+    rk_norm_spec ln = rk_layernorm_spec_default();
+    ln.residual = ln.save_stats = true;
+    rk_layernorm_signature(&ln, &sig);
+    const char *want[] = {"X", "R", "Gamma", "Beta", "Y", "H", "Mean", "Rstd", "M", "N", "eps"};
+    assert_int_equal(sig.n, 11);
+    for (int i = 0; i < 11; i++) assert_string_equal(sig.p[i].name, want[i]);
+    rk_norm_spec rms = rk_rmsnorm_spec_default();
+    assert_true(rms.rms);
+    assert_int_not_equal(rk_layernorm_validate(&rms, rk_target_find("gfx950")), RK_OK);
+    assert_non_null(strstr(rk_error_message(), "'rms'"));
+
+    rk_elementwise_spec ew = rk_elementwise_spec_default();
+    ew.op = RK_EW_ADD;
+    rk_elementwise_signature(&ew, &sig);
+    assert_int_equal(sig.n, 4);
+    ew.op = RK_EW_RELU;
+    rk_elementwise_signature(&ew, &sig);
+    assert_int_equal(sig.n, 3);
+    rk_elementwise_grid(&ew, 1, 8192 * 3 + 1, g, b);
+    assert_int_equal(g[0], (8192 * 3 + 1 + 256 * 8 * 4 - 1) / (256 * 8 * 4));
+
+    rk_transpose_spec tr = rk_transpose_spec_default();
+    rk_transpose_grid(&tr, 65, 130, g, b);
+    assert_int_equal(g[0], 2 * 3);
+    double bytes, flops;
+    rk_instance ti = {.family = RK_FAMILY_TRANSPOSE};
+    ti.u.transpose = tr;
+    rk_instance_cost(&ti, 10, 20, &bytes, &flops);
+    assert_true(bytes == 2.0 * 10 * 20 * 2);
+}
+
+/* The heuristic: wide bf16 rows on sm_90 are held in registers by 1024
+ * threads; narrow rows share a block; very long rows loop. */
+static void test_heuristic(void **state) {
+    (void)state;
+    const rk_target *h = rk_target_find("sm_90");
+    rk_softmax_spec s = rk_softmax_spec_default();
+    s.dtype = s.out_dtype = RK_S_BF16;
+    rk_softmax_tune(&s, h, 4096, 32768);
+    assert_int_equal(s.k.wave, 32);
+    assert_int_equal(s.k.vec, 8);
+    assert_int_equal(s.k.block_size / s.k.rows_per_block * s.k.vec * s.k.chunks >= 32768, 1);
+    assert_int_equal(s.k.chunks, 4);
+    rk_softmax_tune(&s, h, 32768, 4096);
+    assert_true(s.k.chunks > 0 && s.k.rows_per_block >= 1);
+    rk_softmax_tune(&s, h, 4, 1 << 20);
+    assert_int_equal(s.k.chunks, 0);
+    assert_int_equal(s.k.tail, RK_TAIL_MASKED);
+    rk_softmax_tune(&s, rk_target_find("gfx942"), 4096, 4096);
+    assert_int_equal(s.k.wave, 64);
+    assert_int_equal(s.k.tail, RK_TAIL_BUFFER);
+    rk_softmax_tune(&s, rk_target_find("gfx942"), 4096, 1000);   /* 32 threads a row: narrower than a wave */
+    assert_true(s.k.block_size / s.k.rows_per_block < 64);
+    assert_int_equal(s.k.tail, RK_TAIL_MASKED);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_build_and_verify_all), cmocka_unit_test(test_bad_specs),
+        cmocka_unit_test(test_bad_knob_values),      cmocka_unit_test(test_names),
+        cmocka_unit_test(test_knob_text_round_trip), cmocka_unit_test(test_shapes_signatures_grids),
+        cmocka_unit_test(test_heuristic),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

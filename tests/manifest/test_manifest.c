@@ -1,0 +1,189 @@
+/* rocke tests — manifest v1: write -> read round trip, an upstream-style
+ * manifest (hsaco, "ptr<f16, global>"), a bad-manifest table (each error
+ * names its field), and the binary size/hash check. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "rocke/ir.h"
+#include "rocke/manifest.h"
+
+static void sample(rk_manifest *m) {
+    rk_manifest_init(m);
+    snprintf(m->kind, sizeof m->kind, "softmax_bf16");
+    snprintf(m->kernel_name, sizeof m->kernel_name, "rk_softmax_bf16_obf16_w32");
+    snprintf(m->target, sizeof m->target, "sm_90");
+    snprintf(m->binary, sizeof m->binary, "%s.ptx", m->kernel_name);
+    snprintf(m->binary_kind, sizeof m->binary_kind, "ptx");
+    m->binary_bytes = 5;
+    rk_manifest_hash("hello", 5, m->binary_hash);
+    snprintf(m->ir, sizeof m->ir, "%s.ir", m->kernel_name);
+    snprintf(m->llvm, sizeof m->llvm, "%s.ll", m->kernel_name);
+    m->threads_per_block = 256;
+    rk_manifest_add_arg(m, "X", "ptr<bf16, global>", 8);
+    rk_manifest_add_arg(m, "Y", "ptr<bf16, global>", 8);
+    rk_manifest_add_arg(m, "M", "i32", 4);
+    rk_manifest_add_arg(m, "N", "i32", 4);
+    m->timing_ms.lower = 0.25;
+    m->timing_ms.total = 12.5;
+    snprintf(m->op, sizeof m->op, "softmax");
+    snprintf(m->dtype, sizeof m->dtype, "bf16");
+    m->default_shape[0] = 4096;
+    m->default_shape[1] = 32768;
+    m->ndefault_shape = 2;
+    m->has_eps = true;
+    m->eps = 1e-5;
+    snprintf(m->family, sizeof m->family, "softmax");
+    rk_manifest_add_spec(m, "block_size", "1024");
+    rk_manifest_add_spec(m, "dtype", "bf16");
+}
+
+static void test_round_trip(void **state) {
+    (void)state;
+    rk_manifest m, back;
+    sample(&m);
+    char *t1 = rk_manifest_text(&m);
+    assert_non_null(t1);
+    assert_int_equal(rk_manifest_parse(t1, strlen(t1), &back), RK_OK);
+    assert_string_equal(back.kernel_name, m.kernel_name);
+    assert_int_equal(back.nargs, 4);
+    assert_true(back.eps == 1e-5);
+    assert_string_equal(rk_manifest_spec(&back, "block_size"), "1024");
+    char *t2 = rk_manifest_text(&back);
+    assert_string_equal(t1, t2);
+    assert_non_null(strstr(t1, "\"schema\": \"ck.dsl.example.manifest/v1\""));
+    assert_null(strstr(t1, "\"hsaco\""));          /* NVIDIA artifact: no upstream alias */
+    rk_string_free(t1);
+    rk_string_free(t2);
+    /* an AMD artifact also carries the upstream hsaco fields */
+    snprintf(m.binary_kind, sizeof m.binary_kind, "hsaco");
+    t1 = rk_manifest_text(&m);
+    assert_non_null(strstr(t1, "\"hsaco\": \"rk_softmax_bf16_obf16_w32.ptx\""));
+    assert_non_null(strstr(t1, "\"hsaco_bytes\": 5"));
+    rk_string_free(t1);
+}
+
+static void test_upstream(void **state) {
+    (void)state;
+    const char *up =
+        "{\"schema\": \"ck.dsl.example.manifest/v1\", \"kind\": \"gemm_fp16\", \"kernel_name\": \"gemm_k\",\n"
+        " \"hsaco\": \"gemm_k.hsaco\", \"threads_per_block\": 256, \"hsaco_bytes\": 7656,\n"
+        " \"args_signature\": [{\"name\": \"A\", \"type\": \"ptr<f16, global>\", \"size_bytes\": 8},\n"
+        "   {\"name\": \"M\", \"type\": \"i32\", \"size_bytes\": 4}],\n"
+        " \"sig_has_bytes\": 0, \"warmup_iters\": 5, \"timed_iters\": 100, \"timing_ms\": {\"comgr\": 12.8},\n"
+        " \"atoms\": [\"mfma_f32_32x32x16_f16\"], \"notes\": \"\", \"ck_dependency\": false,\n"
+        " \"ir_authored\": true, \"engine_build_id\": \"unknown\", \"engine_version\": \"unknown\",\n"
+        " \"codegen_policy\": {\"scheduler_strategy\": null}, \"codegen_policy_key\": \"default\",\n"
+        " \"block_m\": 64, \"block_n\": 64, \"default_shape\": [3328, 4096, 4096], \"grid_order\": \"NM\"}";
+    rk_manifest m;
+    assert_int_equal(rk_manifest_parse(up, strlen(up), &m), RK_OK);
+    assert_string_equal(m.binary, "gemm_k.hsaco");
+    assert_string_equal(m.binary_kind, "hsaco");
+    assert_int_equal(m.binary_bytes, 7656);
+    assert_int_equal(m.nargs, 2);
+    assert_string_equal(m.args[0].type, "ptr<f16, global>");
+    assert_int_equal(m.args[0].size_bytes, 8);
+    assert_int_equal(m.ndefault_shape, 3);
+    assert_string_equal(m.target, "");
+}
+
+static void test_bad_manifests(void **state) {
+    (void)state;
+    static const struct { const char *find, *replace, *frag; } rows[] = {
+        {"\"schema\": \"ck.dsl.example.manifest/v1\"", "\"schema\": \"v2\"", "'schema'"},
+        {"\"kind\": \"softmax_bf16\"", "\"kind\": 3", "'kind' must be a string"},
+        {"\"kernel_name\": \"rk_softmax_bf16_obf16_w32\"", "\"kernel_name\": \"\"", "'kernel_name'"},
+        {"\"threads_per_block\": 256", "\"threads_per_block\": 0", "'threads_per_block'"},
+        {"\"threads_per_block\": 256", "\"threads_per_block\": 4096", "'threads_per_block'"},
+        {"\"threads_per_block\": 256", "\"threads_per_block\": 2.5", "'threads_per_block'"},
+        {"\"type\": \"ptr<bf16, global>\"", "\"type\": \"ptr<bf16, local>\"", "args_signature[0].type"},
+        {"\"type\": \"i32\"", "\"type\": \"int\"", "args_signature[2].type"},
+        {"\"size_bytes\": 4", "\"size_bytes\": 8", "args_signature[2].size_bytes"},
+        {"\"binary\": \"rk_softmax_bf16_obf16_w32.ptx\"", "\"binary\": \"../evil.ptx\"", "'binary'"},
+        {"\"binary_kind\": \"ptx\"", "\"binary_kind\": \"elf\"", "'binary_kind' must be \"hsaco\", \"ptx\", \"cubin\" or \"ir\""},
+        {"\"binary_hash\": \"xxh3-64:", "\"binary_hash\": \"md5:", "'binary_hash'"},
+        {"\"default_shape\": [\n    4096,", "\"default_shape\": [\n    -1,", "'default_shape'"},
+        {"\"eps\": 1e-05", "\"eps\": \"small\"", "'eps'"},
+        {"\"ir\": \"rk_softmax_bf16_obf16_w32.ir\"", "\"ir\": \"/etc/passwd\"", "'ir'"},
+        {"\"spec\": {", "\"spec\": 5, \"x\": {", "'spec'"},
+        {"\"timing_ms\": {", "\"timing_ms\": 5, \"x\": {", "'timing_ms'"},
+        {"\"ck_dependency\": false", "\"ck_dependency\": 0", "'ck_dependency'"},
+        {"{", "[", "json"},
+    };
+    rk_manifest m;
+    sample(&m);
+    char *good = rk_manifest_text(&m);
+    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+        char *at = strstr(good, rows[i].find);
+        if (!at) fail_msg("row %zu: '%s' not in the sample manifest", i, rows[i].find);
+        size_t pre = (size_t)(at - good), fl = strlen(rows[i].find), rl = strlen(rows[i].replace);
+        char *bad = malloc(strlen(good) + rl + 1);
+        memcpy(bad, good, pre);
+        memcpy(bad + pre, rows[i].replace, rl);
+        strcpy(bad + pre + rl, at + fl);
+        rk_manifest out;
+        rk_status st = rk_manifest_parse(bad, strlen(bad), &out);
+        if (st == RK_OK || !strstr(rk_error_message(), rows[i].frag))
+            fail_msg("row %zu: expected an error naming %s, got %s", i, rows[i].frag,
+                     st ? rk_error_message() : "success");
+        free(bad);
+    }
+    /* missing required fields */
+    const char *missing[] = {"{\"schema\": \"ck.dsl.example.manifest/v1\"}", "{}"};
+    for (size_t i = 0; i < 2; i++) {
+        rk_manifest out;
+        assert_int_not_equal(rk_manifest_parse(missing[i], strlen(missing[i]), &out), RK_OK);
+        assert_non_null(strstr(rk_error_message(), "is missing"));
+    }
+    rk_string_free(good);
+}
+
+static void test_write_and_binary_check(void **state) {
+    (void)state;
+    char dir[] = "/tmp/rk_manifest_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    rk_manifest m, back;
+    sample(&m);
+    assert_int_equal(rk_manifest_write(&m, dir), RK_OK);
+    char path[512], bin[512];
+    snprintf(path, sizeof path, "%s/manifest.json", dir);
+    assert_int_equal(rk_manifest_read(path, &back), RK_OK);
+    char *t1 = rk_manifest_text(&m), *t2 = rk_manifest_text(&back);
+    assert_string_equal(t1, t2);
+    rk_string_free(t1);
+    rk_string_free(t2);
+    snprintf(bin, sizeof bin, "%s/%s", dir, m.binary);
+    assert_int_not_equal(rk_manifest_check_binary(&m, dir), RK_OK);          /* absent */
+    FILE *f = fopen(bin, "wb");
+    fputs("hello", f);
+    fclose(f);
+    assert_int_equal(rk_manifest_check_binary(&m, dir), RK_OK);
+    f = fopen(bin, "wb");
+    fputs("hellO", f);
+    fclose(f);
+    assert_int_not_equal(rk_manifest_check_binary(&m, dir), RK_OK);
+    assert_non_null(strstr(rk_error_message(), "hash"));
+    f = fopen(bin, "wb");
+    fputs("hello!", f);
+    fclose(f);
+    assert_int_not_equal(rk_manifest_check_binary(&m, dir), RK_OK);
+    assert_non_null(strstr(rk_error_message(), "6 bytes"));
+    unlink(bin);
+    unlink(path);
+    rmdir(dir);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_round_trip), cmocka_unit_test(test_upstream), cmocka_unit_test(test_bad_manifests),
+        cmocka_unit_test(test_write_and_binary_check),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

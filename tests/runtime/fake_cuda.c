@@ -1,0 +1,382 @@
+/* rocke tests — a fake libcuda for the CUDA backend's tests on machines with
+ * no GPU: the driver entry points under the names cuda.h maps them to, host
+ * memory as device memory, "PTX" whose .entry lines name kernels that are
+ * small C functions run at launch, a JIT error log, dynamic shared memory
+ * limits, streams, events on the host clock and graph capture. Counters and
+ * knobs for the tests are exported as fake_cuda_*. Built as a shared library
+ * (tests/CMakeLists.txt) and loaded through ROCKE_CUDA_LIB. */
+#if __has_include(<cuda.h>)
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <cuda.h>
+
+#define FAKE_OPTIN (227u * 1024u)
+#define FAKE_DEFAULT_SMEM (48u * 1024u)
+
+typedef struct fake_fn {
+    char name[64];
+    unsigned static_smem, max_dyn, max_threads;
+} fake_fn;
+typedef struct fake_mod { fake_fn fns[8]; int n; } fake_mod;
+typedef struct rec {
+    fake_fn *f;
+    unsigned g[3], b[3], smem;
+    unsigned char args[64];
+    void *params[8];
+    int nparams;
+    int memset;                /* or a memset */
+    CUdeviceptr dst;
+    unsigned char byte;
+    size_t n;
+} rec;
+typedef struct fake_stream { int capturing; rec *recs; int nrec, cap; } fake_stream;
+typedef struct fake_graph { rec *recs; int nrec; } fake_graph;
+
+static int primary_ctx;
+static _Thread_local CUcontext current;
+static struct { int launches, set_attr, ctx_set, graph_launches, loads, allocs, frees, syncs; unsigned last_smem; } stats;
+
+int fake_cuda_stat(const char *what);
+int fake_cuda_stat(const char *what) {
+    if (!strcmp(what, "launches")) return stats.launches;
+    if (!strcmp(what, "set_attr")) return stats.set_attr;
+    if (!strcmp(what, "ctx_set")) return stats.ctx_set;
+    if (!strcmp(what, "graph_launches")) return stats.graph_launches;
+    if (!strcmp(what, "loads")) return stats.loads;
+    if (!strcmp(what, "live_allocs")) return stats.allocs - stats.frees;
+    if (!strcmp(what, "last_smem")) return (int)stats.last_smem;
+    if (!strcmp(what, "syncs")) return stats.syncs;
+    return -1;
+}
+
+static int env_int(const char *name, int dflt) {
+    const char *v = getenv(name);
+    return v && *v ? atoi(v) : dflt;
+}
+
+/* ---- errors ------------------------------------------------------------------------ */
+CUresult CUDAAPI cuGetErrorName(CUresult e, const char **s) {
+    switch (e) {
+    case CUDA_SUCCESS: *s = "CUDA_SUCCESS"; return CUDA_SUCCESS;
+    case CUDA_ERROR_INVALID_VALUE: *s = "CUDA_ERROR_INVALID_VALUE"; return CUDA_SUCCESS;
+    case CUDA_ERROR_NO_DEVICE: *s = "CUDA_ERROR_NO_DEVICE"; return CUDA_SUCCESS;
+    case CUDA_ERROR_INVALID_PTX: *s = "CUDA_ERROR_INVALID_PTX"; return CUDA_SUCCESS;
+    case CUDA_ERROR_NOT_FOUND: *s = "CUDA_ERROR_NOT_FOUND"; return CUDA_SUCCESS;
+    case CUDA_ERROR_ILLEGAL_ADDRESS: *s = "CUDA_ERROR_ILLEGAL_ADDRESS"; return CUDA_SUCCESS;
+    default: *s = NULL; return CUDA_ERROR_INVALID_VALUE;
+    }
+}
+CUresult CUDAAPI cuGetErrorString(CUresult e, const char **s) {
+    switch (e) {
+    case CUDA_ERROR_INVALID_VALUE: *s = "invalid argument"; return CUDA_SUCCESS;
+    case CUDA_ERROR_NO_DEVICE: *s = "no CUDA-capable device is detected"; return CUDA_SUCCESS;
+    case CUDA_ERROR_INVALID_PTX: *s = "a PTX JIT compilation failed"; return CUDA_SUCCESS;
+    case CUDA_ERROR_NOT_FOUND: *s = "named symbol not found"; return CUDA_SUCCESS;
+    case CUDA_ERROR_ILLEGAL_ADDRESS: *s = "an illegal memory access was encountered"; return CUDA_SUCCESS;
+    default: *s = "fake error"; return CUDA_SUCCESS;
+    }
+}
+
+/* ---- device ---------------------------------------------------------------------------- */
+CUresult CUDAAPI cuInit(unsigned int flags) {
+    (void)flags;
+    return (CUresult)env_int("FAKE_CUDA_INIT", 0);
+}
+CUresult CUDAAPI cuDriverGetVersion(int *v) { *v = 13000; return CUDA_SUCCESS; }
+CUresult CUDAAPI cuDeviceGetCount(int *n) { *n = env_int("FAKE_CUDA_DEVICES", 1); return CUDA_SUCCESS; }
+CUresult CUDAAPI cuDeviceGet(CUdevice *d, int i) { *d = i; return CUDA_SUCCESS; }
+CUresult CUDAAPI cuDeviceGetName(char *name, int len, CUdevice d) {
+    snprintf(name, (size_t)len, "Fake H200 #%d", d);
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d) {
+    (void)d;
+    int cc = env_int("FAKE_CUDA_CC", 90);
+    switch (a) {
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = cc / 10; break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = cc % 10; break;
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = 132; break;
+    case CU_DEVICE_ATTRIBUTE_WARP_SIZE: *v = 32; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *v = 1024; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: *v = (int)FAKE_DEFAULT_SMEM; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *v = (int)FAKE_OPTIN; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: *v = 228 * 1024; break;
+    case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: *v = 1 << 20; break;
+    case CU_DEVICE_ATTRIBUTE_CLOCK_RATE: *v = 1980000; break;
+    default: *v = 0; return CUDA_ERROR_INVALID_VALUE;
+    }
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuDeviceTotalMem(size_t *b, CUdevice d) { (void)d; *b = (size_t)141 << 30; return CUDA_SUCCESS; }
+CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d) {
+    (void)d;
+    *c = (CUcontext)&primary_ctx;
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice d) { (void)d; return CUDA_SUCCESS; }
+CUresult CUDAAPI cuCtxGetCurrent(CUcontext *c) { *c = current; return CUDA_SUCCESS; }
+CUresult CUDAAPI cuCtxSetCurrent(CUcontext c) { current = c; stats.ctx_set++; return CUDA_SUCCESS; }
+CUresult CUDAAPI cuCtxSynchronize(void) { return current ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT; }
+
+#define NEED_CTX() do { if (!current) return CUDA_ERROR_INVALID_CONTEXT; } while (0)
+
+/* ---- memory ---------------------------------------------------------------------------------- */
+CUresult CUDAAPI cuMemAlloc(CUdeviceptr *p, size_t n) {
+    NEED_CTX();
+    void *h = calloc(1, n);
+    if (!h) return CUDA_ERROR_OUT_OF_MEMORY;
+    *p = (CUdeviceptr)(uintptr_t)h;
+    stats.allocs++;
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuMemFree(CUdeviceptr p) {
+    NEED_CTX();
+    free((void *)(uintptr_t)p);
+    stats.frees++;
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuMemcpyHtoD(CUdeviceptr d, const void *s, size_t n) {
+    NEED_CTX();
+    memcpy((void *)(uintptr_t)d, s, n);
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuMemcpyDtoH(void *d, CUdeviceptr s, size_t n) {
+    NEED_CTX();
+    memcpy(d, (void *)(uintptr_t)s, n);
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuMemcpyDtoDAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) {
+    (void)st;
+    NEED_CTX();
+    memmove((void *)(uintptr_t)d, (void *)(uintptr_t)s, n);
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr d, unsigned char b, size_t n, CUstream st) {
+    NEED_CTX();
+    fake_stream *fs = (fake_stream *)st;
+    if (fs && fs->capturing) {
+        if (fs->nrec == fs->cap) {
+            fs->cap = fs->cap ? 2 * fs->cap : 8;
+            fs->recs = realloc(fs->recs, (size_t)fs->cap * sizeof *fs->recs);
+        }
+        fs->recs[fs->nrec++] = (rec){.memset = 1, .dst = d, .byte = b, .n = n};
+        return CUDA_SUCCESS;
+    }
+    memset((void *)(uintptr_t)d, b, n);
+    return CUDA_SUCCESS;
+}
+
+/* ---- modules ------------------------------------------------------------------------------------ */
+static void set_log(unsigned n, CUjit_option *o, void **v, const char *msg) {
+    for (unsigned i = 0; i < n; i++)
+        if (o[i] == CU_JIT_ERROR_LOG_BUFFER)
+            for (unsigned j = 0; j < n; j++)
+                if (o[j] == CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES) snprintf(v[i], (size_t)(uintptr_t)v[j], "%s", msg);
+}
+
+CUresult CUDAAPI cuModuleLoadDataEx(CUmodule *m, const void *image, unsigned n, CUjit_option *o, void **v) {
+    NEED_CTX();
+    const char *text = image;
+    if (!memcmp(text, "\177ELF", 4)) {
+        /* a fake cubin: the entry names follow the magic, NUL-separated */
+        text += 4;
+    } else if (strstr(text, "BAD_PTX")) {
+        set_log(n, o, v, "ptxas application ptx input, line 3; error   : fake syntax error near 'BAD_PTX'\n");
+        return CUDA_ERROR_INVALID_PTX;
+    }
+    fake_mod *fm = calloc(1, sizeof *fm);
+    for (const char *p = text; (p = strstr(p, ".entry ")) && fm->n < 8; p += 7) {
+        fake_fn *f = &fm->fns[fm->n++];
+        sscanf(p + 7, "%63[A-Za-z0-9_]", f->name);
+        f->static_smem = strcmp(f->name, "smem_user") ? 0 : 1024;
+        f->max_dyn = FAKE_DEFAULT_SMEM - f->static_smem;
+        f->max_threads = strcmp(f->name, "tiny") ? 1024 : 64;
+    }
+    stats.loads++;
+    *m = (CUmodule)fm;
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuModuleUnload(CUmodule m) {
+    NEED_CTX();
+    free(m);
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name) {
+    NEED_CTX();
+    fake_mod *fm = (fake_mod *)m;
+    for (int i = 0; i < fm->n; i++)
+        if (!strcmp(fm->fns[i].name, name)) {
+            *f = (CUfunction)&fm->fns[i];
+            return CUDA_SUCCESS;
+        }
+    return CUDA_ERROR_NOT_FOUND;
+}
+CUresult CUDAAPI cuFuncGetAttribute(int *v, CUfunction_attribute a, CUfunction f) {
+    fake_fn *ff = (fake_fn *)f;
+    switch (a) {
+    case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *v = (int)ff->max_threads; return CUDA_SUCCESS;
+    case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: *v = (int)ff->static_smem; return CUDA_SUCCESS;
+    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: *v = (int)ff->max_dyn; return CUDA_SUCCESS;
+    default: return CUDA_ERROR_INVALID_VALUE;
+    }
+}
+CUresult CUDAAPI cuFuncSetAttribute(CUfunction f, CUfunction_attribute a, int v) {
+    fake_fn *ff = (fake_fn *)f;
+    stats.set_attr++;
+    if (a != CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES || v < 0 || (unsigned)v + ff->static_smem > FAKE_OPTIN)
+        return CUDA_ERROR_INVALID_VALUE;
+    ff->max_dyn = (unsigned)v;
+    return CUDA_SUCCESS;
+}
+
+/* ---- kernels: vadd(A, B, C, n) (also as gpu-check's check_vector_add) and
+ * fill(out, value, n) over a 1-D grid; bench_* kernels do nothing --------------------------------- */
+static unsigned arg_u32(void *p) { unsigned v; memcpy(&v, p, 4); return v; }
+static float *arg_fptr(void *p) { CUdeviceptr v; memcpy(&v, p, 8); return (float *)(uintptr_t)v; }
+
+static int param_bytes(const char *name, int i) {
+    if (!strcmp(name, "vadd") || !strcmp(name, "check_vector_add")) return i < 3 ? 8 : i == 3 ? 4 : 0;
+    if (!strncmp(name, "bench_", 6)) return i == 0 ? 8 : i == 1 ? 4 : 0;   /* (ptr, i32) */
+    return i == 0 ? 8 : i < 3 ? 4 : 0;   /* fill, smem_user, tiny: (ptr, i32, i32) */
+}
+
+static CUresult run(fake_fn *f, const unsigned g[3], const unsigned b[3], void **params) {
+    size_t threads = (size_t)g[0] * b[0];
+    if (!strcmp(f->name, "vadd") || !strcmp(f->name, "check_vector_add")) {
+        float *A = arg_fptr(params[0]), *B = arg_fptr(params[1]), *C = arg_fptr(params[2]);
+        unsigned n = arg_u32(params[3]);
+        for (size_t i = 0; i < threads && i < n; i++) C[i] = A[i] + B[i];
+    } else if (strncmp(f->name, "bench_", 6) != 0) {
+        unsigned *out = (unsigned *)arg_fptr(params[0]), value = arg_u32(params[1]), n = arg_u32(params[2]);
+        if (!out) return CUDA_ERROR_ILLEGAL_ADDRESS;
+        for (size_t i = 0; i < threads && i < n; i++) out[i] = value + (unsigned)i;
+    }
+    stats.launches++;
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                                unsigned bz, unsigned smem, CUstream st, void **params, void **extra) {
+    NEED_CTX();
+    fake_fn *ff = (fake_fn *)f;
+    if (extra || !params || bx * by * bz > ff->max_threads || smem > ff->max_dyn) return CUDA_ERROR_INVALID_VALUE;
+    const unsigned g[3] = {gx, gy, gz}, b[3] = {bx, by, bz};
+    stats.last_smem = smem;
+    fake_stream *fs = (fake_stream *)st;
+    if (fs && fs->capturing) {
+        /* the driver copies kernelParams when it records the node */
+        if (fs->nrec == fs->cap) {
+            fs->cap = fs->cap ? 2 * fs->cap : 8;
+            fs->recs = realloc(fs->recs, (size_t)fs->cap * sizeof *fs->recs);
+        }
+        rec *r = &fs->recs[fs->nrec++];
+        *r = (rec){.f = ff, .smem = smem};
+        memcpy(r->g, g, sizeof g);
+        memcpy(r->b, b, sizeof b);
+        size_t off = 0;
+        for (int i = 0; param_bytes(ff->name, i); i++) {
+            memcpy(r->args + off, params[i], (size_t)param_bytes(ff->name, i));
+            off += 8;
+            r->nparams++;
+        }
+        return CUDA_SUCCESS;
+    }
+    return run(ff, g, b, params);
+}
+
+/* ---- streams, events, graphs ------------------------------------------------------------------------ */
+CUresult CUDAAPI cuStreamCreate(CUstream *s, unsigned flags) {
+    (void)flags;
+    NEED_CTX();
+    *s = (CUstream)calloc(1, sizeof(fake_stream));
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuStreamDestroy(CUstream s) {
+    fake_stream *fs = (fake_stream *)s;
+    free(fs->recs);
+    free(fs);
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuStreamSynchronize(CUstream s) {
+    fake_stream *fs = (fake_stream *)s;
+    stats.syncs++;
+    return fs && fs->capturing ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : CUDA_SUCCESS;
+}
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+CUresult CUDAAPI cuEventCreate(CUevent *e, unsigned flags) {
+    (void)flags;
+    *e = (CUevent)calloc(1, sizeof(double));
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuEventDestroy(CUevent e) { free(e); return CUDA_SUCCESS; }
+CUresult CUDAAPI cuEventRecord(CUevent e, CUstream s) {
+    (void)s;
+    *(double *)e = now_ms();
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuEventSynchronize(CUevent e) { (void)e; return CUDA_SUCCESS; }
+CUresult CUDAAPI cuEventQuery(CUevent e) { (void)e; return CUDA_SUCCESS; }
+CUresult CUDAAPI cuEventElapsedTime(float *ms, CUevent a, CUevent b) {
+    *ms = (float)(*(double *)b - *(double *)a);
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuStreamBeginCapture(CUstream s, CUstreamCaptureMode mode) {
+    fake_stream *fs = (fake_stream *)s;
+    if (!fs || fs->capturing || mode != CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) return CUDA_ERROR_INVALID_VALUE;
+    fs->capturing = 1;
+    fs->nrec = 0;
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuStreamEndCapture(CUstream s, CUgraph *g) {
+    fake_stream *fs = (fake_stream *)s;
+    if (!fs->capturing) return CUDA_ERROR_ILLEGAL_STATE;
+    fake_graph *fg = calloc(1, sizeof *fg);
+    fg->recs = fs->recs;
+    fg->nrec = fs->nrec;
+    fs->recs = NULL;
+    fs->nrec = fs->cap = 0;
+    fs->capturing = 0;
+    *g = (CUgraph)fg;
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuGraphInstantiate(CUgraphExec *e, CUgraph g, unsigned long long flags) {
+    (void)flags;
+    *e = (CUgraphExec)g;
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuGraphLaunch(CUgraphExec e, CUstream s) {
+    (void)s;
+    fake_graph *fg = (fake_graph *)e;
+    stats.graph_launches++;
+    for (int i = 0; i < fg->nrec; i++) {
+        rec *r = &fg->recs[i];
+        if (r->memset) {
+            memset((void *)(uintptr_t)r->dst, r->byte, r->n);
+            continue;
+        }
+        for (int j = 0; j < r->nparams; j++) r->params[j] = r->args + 8 * j;
+        CUresult res = run(r->f, r->g, r->b, r->params);
+        if (res != CUDA_SUCCESS) return res;
+    }
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI cuGraphExecDestroy(CUgraphExec e) { (void)e; return CUDA_SUCCESS; }
+CUresult CUDAAPI cuGraphDestroy(CUgraph g) {
+    fake_graph *fg = (fake_graph *)g;
+    free(fg->recs);
+    free(fg);
+    return CUDA_SUCCESS;
+}
+
+#else
+/* no cuda.h: the CUDA tests skip */
+int fake_cuda_absent;
+#endif

@@ -1,0 +1,254 @@
+/* rocke build — build one kernel family instance for a target: choose the
+ * knobs for a shape (heuristic) unless given, then write DIR/NAME.ir
+ * (ckdsl.ir v1, what the emulator runs), DIR/NAME.ll, the code object
+ * (DIR/NAME.hsaco, or DIR/NAME.ptx [+ .cubin]) and DIR/manifest.json.
+ * `rocke build --list` prints families, ops and knobs. Exit 0 ok, 1 on
+ * errors, 2 on misuse. Layer: tools. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "rocke/rocke.h"
+#include "rocke/compile.h"
+#include "rocke/kernels.h"
+#include "rocke/manifest.h"
+#include "rocke/runtime.h"
+#include "base/base_int.h"
+#include "cli.h"
+
+static const char usage_text[] =
+    "usage: rocke build FAMILY [--op OP] [--dtype T] [--KNOB VALUE ...] [--shape M,N]\n"
+    "                   [--target T|device] -o DIR [--ir-only]\n"
+    "       rocke build --list\n"
+    "\n"
+    "Build one instance of a kernel family for target T (default: the default target;\n"
+    "'device' = the target of the best device present) and write DIR/NAME.ir, DIR/NAME.ll,\n"
+    "the code object (NAME.hsaco on AMD, NAME.ptx and NAME.cubin on NVIDIA) and\n"
+    "DIR/manifest.json for `rocke run`. Knobs not given are chosen for --shape\n"
+    "(default 4096,4096; elementwise: the element count, or M*N) by the heuristic.\n"
+    "\n"
+    "  FAMILY          elementwise, reduce, softmax, layernorm, rmsnorm, transpose\n"
+    "  --KNOB VALUE    any knob of the family (--list shows them; --block-size or\n"
+    "                  --block_size); --dtype also sets out_dtype unless that is given\n"
+    "  --ir-only       skip compiling: the manifest's binary is NAME.ir (emulator only)\n"
+    "  --list          families, ops, knobs and their legal values\n";
+
+static int misuse(const char *msg, const char *arg) {
+    fprintf(stderr, "rocke build: %s%s%s (see rocke build --help)\n", msg, arg ? " " : "", arg ? arg : "");
+    return 2;
+}
+
+static int list(void) {
+    for (int f = 0; f < RK_FAMILY__COUNT; f++) {
+        uint32_t n;
+        const rk_knob *kb = rk_family_knobs((rk_family_id)f, &n);
+        printf("%s\n", rk_family_name((rk_family_id)f));
+        for (uint32_t i = 0; i < n; i++) {
+            char legal[256];
+            rk_knob_legal_text(&kb[i], legal, sizeof legal);
+            printf("  --%-15s %-40s %s%s\n", kb[i].name, legal, kb[i].help, kb[i].perf ? " (heuristic)" : "");
+        }
+    }
+    return 0;
+}
+
+/* "M,N" or "N" (then M = 1). */
+static bool parse_shape(const char *s, uint64_t *M, uint64_t *N) {
+    unsigned long long a, b;
+    char tail;
+    if (sscanf(s, "%llu,%llu%c", &a, &b, &tail) == 2 && a && b) { *M = a; *N = b; return true; }
+    if (sscanf(s, "%llu%c", &a, &tail) == 1 && a) { *M = 1; *N = a; return true; }
+    return false;
+}
+
+static int mkdirs(const char *dir) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s", dir);
+    for (char *p = path + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = 0;
+        if (mkdir(path, 0777) && errno != EEXIST) return -1;
+        *p = '/';
+    }
+    return mkdir(path, 0777) && errno != EEXIST ? -1 : 0;
+}
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static rk_status write_text(const char *dir, const char *name, const char *ext, const char *text) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s%s", dir, name, ext);
+    return rk_write_file_atomic(path, text, strlen(text));
+}
+
+/* The manifest for instance `in` built as kernel `name`; the binary fields are filled by the caller. */
+static void fill_manifest(rk_manifest *m, const rk_instance *in, const rk_target *t, const char *name, uint64_t M,
+                          uint64_t N) {
+    rk_manifest_init(m);
+    rk_instance_kind(in, m->kind, sizeof m->kind);
+    snprintf(m->kernel_name, sizeof m->kernel_name, "%s", name);
+    snprintf(m->target, sizeof m->target, "%s", t->name);
+    snprintf(m->ir, sizeof m->ir, "%s.ir", name);
+    uint32_t grid[3], block[3];
+    rk_instance_grid(in, M, N, grid, block);
+    m->threads_per_block = block[0];
+    rk_ksig sig;
+    rk_instance_signature(in, &sig);
+    for (uint32_t i = 0; i < sig.n; i++) {
+        char type[48];
+        if (sig.p[i].ptr) snprintf(type, sizeof type, "ptr<%s, global>", rk_scalar_name(sig.p[i].type));
+        else snprintf(type, sizeof type, "%s", rk_scalar_name(sig.p[i].type));
+        rk_manifest_add_arg(m, sig.p[i].name, type, sig.p[i].ptr ? 8 : rk_scalar_bits(sig.p[i].type) / 8);
+    }
+    snprintf(m->family, sizeof m->family, "%s", rk_family_name(in->family));
+    char v[32];
+    rk_instance_get(in, "dtype", m->dtype, sizeof m->dtype);
+    if (rk_instance_get(in, "op", v, sizeof v) == RK_OK) snprintf(m->op, sizeof m->op, "%s", v);
+    else snprintf(m->op, sizeof m->op, "%s", rk_family_name(in->family));
+    if (in->family == RK_FAMILY_ELEMENTWISE) {
+        m->default_shape[0] = M * N;
+        m->ndefault_shape = 1;
+        m->elems_per_block = (uint64_t)in->u.ew.block_size * in->u.ew.vec * in->u.ew.unroll;
+        m->is_binary = rk_ew_op_is_binary(in->u.ew.op);
+    } else {
+        m->default_shape[0] = M;
+        m->default_shape[1] = N;
+        m->ndefault_shape = 2;
+    }
+    if (in->family == RK_FAMILY_TRANSPOSE) {
+        m->block_m = in->u.transpose.tile_m;
+        m->block_n = in->u.transpose.tile_n;
+    }
+    if (in->family == RK_FAMILY_LAYERNORM || in->family == RK_FAMILY_RMSNORM) {
+        m->has_eps = true;
+        m->eps = 1e-5;
+    }
+    uint32_t nk;
+    const rk_knob *kb = rk_family_knobs(in->family, &nk);
+    for (uint32_t i = 0; i < nk; i++) {
+        rk_instance_get(in, kb[i].name, v, sizeof v);
+        rk_manifest_add_spec(m, kb[i].name, v);
+    }
+    snprintf(m->notes, sizeof m->notes, "rocke build %s for %s", rk_family_name(in->family), t->name);
+}
+
+/* Compile and write NAME.ll and the code object; record the binary in m. */
+static int compile_into(rk_manifest *m, const rk_kernel *k, const rk_target *t, const char *dir, double build_ms) {
+    rk_compile_options o;
+    if (rk_compile_options_default(t, &o)) return cli_fail("build");
+    o.build_ms = build_ms;
+    rk_artifact *a = NULL;
+    if (rk_compile(k, t, &o, &a)) {
+        fprintf(stderr, "rocke build: compiling %s for %s failed: %s\n(use --ir-only for an emulator-only build)\n",
+                rk_kernel_name(k), t->name, rk_error_message());
+        return 1;
+    }
+    if (rk_artifact_write(a, dir)) { rk_artifact_free(a); return cli_fail("build"); }
+    const char *name = rk_kernel_name(k);
+    snprintf(m->llvm, sizeof m->llvm, "%s.ll", name);
+    const uint8_t *bin = a->binary;
+    size_t size = a->binary_size;
+    const char *kind = a->kind == RK_BINARY_HSACO ? "hsaco" : "ptx";
+    if (a->kind == RK_BINARY_PTX && a->cubin) { bin = a->cubin; size = a->cubin_size; kind = "cubin"; }
+    snprintf(m->binary, sizeof m->binary, "%s.%s", name, kind);
+    snprintf(m->binary_kind, sizeof m->binary_kind, "%s", kind);
+    m->binary_bytes = size;
+    rk_manifest_hash(bin, size, m->binary_hash);
+    m->timing_ms.build = a->ms.build;
+    m->timing_ms.passes = a->ms.passes;
+    m->timing_ms.lower = a->ms.lower;
+    m->timing_ms.compile = a->ms.compile;
+    m->timing_ms.link = a->ms.link;
+    m->timing_ms.total = a->ms.total;
+    printf("rocke build: %s/%s (%zu bytes, %s%s, %.1f ms)\n", dir, m->binary, size, a->toolchain,
+           a->cache_hit ? ", cached" : "", a->ms.total);
+    rk_artifact_free(a);
+    return 0;
+}
+
+/* --target device: the target of the best device present (emulator: the default). */
+static const rk_target *device_target(void) {
+    rk_device_opts o = {.which = "auto", .quiet = true};
+    rk_device *d = NULL;
+    if (rk_device_open_opts(&o, &d)) return rk_target_default();
+    const char *name = rk_device_target(d);
+    const rk_target *t = name && *name ? rk_target_find(name) : NULL;
+    rk_device_close(d);
+    return t ? t : rk_target_default();
+}
+
+int cmd_build(int argc, char **argv) {
+    if (argc >= 2 && cli_is_help(argv[1])) { fputs(usage_text, stdout); return 0; }
+    if (argc >= 2 && !strcmp(argv[1], "--list")) return list();
+    if (argc < 2 || argv[1][0] == '-') return misuse("expected a kernel family", NULL);
+    rk_family_id fam;
+    if (rk_family_parse(argv[1], &fam)) return cli_fail("build");
+    rk_instance in;
+    rk_instance_default(fam, &in);
+    const rk_target *t = rk_target_default();
+    const char *out = NULL;
+    uint64_t M = 4096, N = 4096, locked = 0;
+    bool ir_only = false;
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        if (cli_is_help(a)) { fputs(usage_text, stdout); return 0; }
+        if (!strcmp(a, "--ir-only")) { ir_only = true; continue; }
+        if (strncmp(a, "-", 1)) return misuse("unexpected argument", a);
+        if (i + 1 >= argc) return misuse("missing value after", a);
+        const char *v = argv[++i];
+        if (!strcmp(a, "-o") || !strcmp(a, "--out")) out = v;
+        else if (!strcmp(a, "--target")) {
+            t = !strcmp(v, "device") ? device_target() : rk_target_find(v);
+            if (!t) return cli_fail("build");
+        } else if (!strcmp(a, "--shape")) {
+            if (!parse_shape(v, &M, &N)) return misuse("--shape expects M,N or N with positive integers, got", v);
+        } else if (!strncmp(a, "--", 2)) {
+            uint32_t ix;
+            if (rk_instance_set(&in, a + 2, v, &ix)) return cli_fail("build");
+            locked |= 1ull << ix;
+        } else {
+            return misuse("unknown option", a);
+        }
+    }
+    if (!out) return misuse("missing -o DIR", NULL);
+    if (fam == RK_FAMILY_ELEMENTWISE) { N = M * N; M = 1; }
+    double t0 = now_ms();
+    if (rk_instance_tune(&in, t, M, N, locked) || rk_instance_validate(&in, t) ||
+        rk_instance_check_shape(&in, M, N))
+        return cli_fail("build");
+    rk_kernel *k = NULL;
+    if (rk_instance_build(&in, t, &k)) return cli_fail("build");
+    double build_ms = now_ms() - t0;
+    if (mkdirs(out)) {
+        fprintf(stderr, "rocke build: cannot create '%s': %s\n", out, strerror(errno));
+        rk_kernel_free(k);
+        return 1;
+    }
+    const char *name = rk_kernel_name(k);
+    rk_manifest m;
+    fill_manifest(&m, &in, t, name, M, N);
+    char *ir = rk_serialize(k);
+    int rc = 0;
+    if (!ir || write_text(out, name, ".ir", ir)) rc = cli_fail("build");
+    if (!rc && ir_only) {
+        snprintf(m.binary, sizeof m.binary, "%s.ir", name);
+        snprintf(m.binary_kind, sizeof m.binary_kind, "ir");
+        m.binary_bytes = strlen(ir);
+        rk_manifest_hash(ir, strlen(ir), m.binary_hash);
+        m.timing_ms.build = m.timing_ms.total = build_ms;
+    } else if (!rc) {
+        rc = compile_into(&m, k, t, out, build_ms);
+    }
+    if (!rc && rk_manifest_write(&m, out)) rc = cli_fail("build");
+    if (!rc) printf("rocke build: %s for %s -> %s/manifest.json\n", name, t->name, out);
+    rk_string_free(ir);
+    rk_kernel_free(k);
+    return rc;
+}

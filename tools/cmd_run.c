@@ -1,0 +1,289 @@
+/* rocke run — run a kernel built by `rocke build` from its manifest: fresh
+ * random inputs, one launch, the check against the double host reference
+ * (--verify), then timed launches. A GPU runs the manifest's code object, the
+ * emulator the NAME.ir next to it; the recorded binary's size and hash are
+ * checked either way. Prints `verify max_abs_diff=... bad=K/N`,
+ * `Perf: X ms, Y TFlops, Z GB/s` and one `PerfJSON: {...}` line; exit 1 when
+ * verification fails or on errors, 2 on misuse. Layer: tools. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "rocke/rocke.h"
+#include "rocke/kernels.h"
+#include "rocke/manifest.h"
+#include "rocke/runtime.h"
+#include "base/base_int.h"
+#include "cli.h"
+
+static const char usage_text[] =
+    "usage: rocke run DIR/manifest.json [--shape ROWS,COLS] [--verify] [--device auto|emu|cuda|hip]\n"
+    "                 [--warmup N] [--iters N] [--seed S]\n"
+    "\n"
+    "Run the kernel a `rocke build` manifest describes on fresh random inputs (seed S,\n"
+    "default: from the clock; printed) for shape ROWS,COLS (default: the manifest's\n"
+    "default_shape; elementwise takes N or ROWS,COLS = ROWS*COLS elements).\n"
+    "\n"
+    "  --verify        compare every output with a host reference computed in double\n"
+    "  --device D      auto (first GPU, else the emulator; default), emu, cuda, hip\n"
+    "                  (cuda:1, hip:0 pick a GPU). The emulator runs DIR/NAME.ir for\n"
+    "                  the manifest's target; a GPU runs the code object, which must\n"
+    "                  match the manifest's size and hash and suit the device.\n"
+    "  --warmup N      untimed launches (default: the manifest's warmup_iters; 0 on emu)\n"
+    "  --iters N       timed launches (default: the manifest's timed_iters; 1 on emu)\n"
+    "\n"
+    "Output: verify max_abs_diff=... bad=K/N, Perf: X ms, Y TFlops, Z GB/s and one\n"
+    "PerfJSON: {...} line (parse that one). Exit 1 when --verify finds a bad element.\n";
+
+static int misuse(const char *msg, const char *arg) {
+    fprintf(stderr, "rocke run: %s%s%s (see rocke run --help)\n", msg, arg ? " " : "", arg ? arg : "");
+    return 2;
+}
+
+static int fail(const char *fmt, const char *a, const char *b) {
+    fprintf(stderr, "rocke run: ");
+    fprintf(stderr, fmt, a, b);
+    fputc('\n', stderr);
+    return 1;
+}
+
+static bool parse_shape(const char *s, uint64_t *M, uint64_t *N) {
+    unsigned long long a, b;
+    char tail;
+    if (sscanf(s, "%llu,%llu%c", &a, &b, &tail) == 2 && a && b) { *M = a; *N = b; return true; }
+    if (sscanf(s, "%llu%c", &a, &tail) == 1 && a) { *M = 1; *N = a; return true; }
+    return false;
+}
+
+/* The instance the manifest was built from (family + spec knobs). */
+static rk_status instance_of(const rk_manifest *m, rk_instance *in) {
+    rk_family_id f;
+    if (!m->family[0])
+        return rk_fail(RK_ERR_INVALID, "manifest '%s' (kind %s) has no rocke 'family'/'spec': rocke run handles "
+                       "manifests written by rocke build", m->kernel_name, m->kind);
+    if (rk_family_parse(m->family, &f)) return rk_fail(RK_ERR_INVALID, "manifest field 'family': %s", rk_error_message());
+    rk_instance_default(f, in);
+    for (uint32_t i = 0; i < m->nspec; i++)
+        if (rk_instance_set(in, m->spec[i].key, m->spec[i].value, NULL))
+            return rk_fail(RK_ERR_INVALID, "manifest field 'spec': %s", rk_error_message());
+    char name[256];
+    rk_instance_name(in, name, sizeof name);
+    if (strcmp(name, m->kernel_name))
+        return rk_fail(RK_ERR_INVALID, "manifest 'spec' describes kernel %s but 'kernel_name' is %s", name,
+                       m->kernel_name);
+    return RK_OK;
+}
+
+/* Can code built for target `built` run on a device whose target is `dev`? */
+static bool target_fits(const char *built, const char *dev, const char *kind) {
+    if (!strcmp(built, dev)) return true;
+    if (!strncmp(built, "sm_", 3) && !strncmp(dev, "sm_", 3)) {
+        int b = atoi(built + 3), d = atoi(dev + 3);
+        /* PTX JITs forward; a cubin needs the same major architecture */
+        return !strcmp(kind, "ptx") ? b <= d : b / 10 == d / 10 && b <= d;
+    }
+    return false;
+}
+
+typedef struct launch_ud {
+    rk_function *fn;
+    uint32_t grid[3], block[3];
+    void **args;
+} launch_ud;
+
+static rk_status launch_once(void *ud, rk_stream *s) {
+    launch_ud *l = ud;
+    return rk_launch(l->fn, l->grid, l->block, 0, s, l->args);
+}
+
+static char *dir_of(const char *path) {
+    const char *slash = strrchr(path, '/');
+    size_t n = slash ? (size_t)(slash - path) : 1;
+    char *d = malloc(n + 1);
+    if (!d) return NULL;
+    if (slash) memcpy(d, path, n);
+    else d[0] = '.';
+    d[n] = 0;
+    return d;
+}
+
+typedef struct run_state {
+    rk_manifest m;
+    rk_instance in;
+    rk_problem p;
+    bool have_p;
+    rk_device *dev;
+    rk_module *mod;
+    rk_kernel *kernel;
+    char *dir, *file;
+    size_t file_n;
+    rk_devptr dptr[RK_KSIG_MAX];
+} run_state;
+
+static void cleanup(run_state *r) {
+    if (r->dev)
+        for (uint32_t i = 0; i < RK_KSIG_MAX; i++) rk_mem_free(r->dev, r->dptr[i]);
+    if (r->mod) rk_module_unload(r->mod);
+    if (r->dev) rk_device_close(r->dev);
+    if (r->kernel) rk_kernel_free(r->kernel);
+    if (r->have_p) rk_problem_free(&r->p);
+    if (r->file) rk_free(r->file, r->file_n + 1);
+    free(r->dir);
+}
+
+static int load_module(run_state *r) {
+    rk_device_kind kind = rk_device_kind_of(r->dev);
+    /* the folder must be what the manifest describes, whichever file runs */
+    if (rk_manifest_check_binary(&r->m, r->dir)) return cli_fail("run");
+    char path[4096];
+    rk_module_image img = {.target = r->m.target[0] ? r->m.target : NULL};
+    if (kind == RK_DEVICE_EMU) {
+        if (!r->m.ir[0]) return fail("manifest %s names no 'ir' file: the emulator runs ckdsl.ir", r->m.kernel_name, "");
+        snprintf(path, sizeof path, "%s/%s", r->dir, r->m.ir);
+        if (rk_read_file(path, &r->file, &r->file_n)) return cli_fail("run");
+        if (rk_parse(r->file, r->file_n, &r->kernel)) return fail("%s: %s", path, rk_error_message());
+        if (strcmp(rk_kernel_name(r->kernel), r->m.kernel_name))
+            return fail("%s does not hold kernel %s", path, r->m.kernel_name);
+        img.kind = RK_IMAGE_IR;
+        img.kernel = r->kernel;
+    } else {
+        const char *dt = rk_device_target(r->dev);
+        if (!strcmp(r->m.binary_kind, "ir"))
+            return fail("%s was built with --ir-only: it runs only on the emulator (--device emu)", r->m.kernel_name, "");
+        if (!r->m.target[0] || !target_fits(r->m.target, dt ? dt : "", r->m.binary_kind)) {
+            fprintf(stderr, "rocke run: manifest is for target %s but the device is %s (%s); rebuild with "
+                    "--target %s\n", r->m.target[0] ? r->m.target : "(none)", rk_device_name(r->dev),
+                    dt && *dt ? dt : "unknown target", dt && *dt ? dt : "device");
+            return 1;
+        }
+        snprintf(path, sizeof path, "%s/%s", r->dir, r->m.binary);
+        if (rk_read_file(path, &r->file, &r->file_n)) return cli_fail("run");
+        img.kind = !strcmp(r->m.binary_kind, "hsaco") ? RK_IMAGE_HSACO
+                   : !strcmp(r->m.binary_kind, "cubin") ? RK_IMAGE_CUBIN : RK_IMAGE_PTX;
+        img.data = r->file;
+        img.size = r->file_n;
+    }
+    if (rk_module_load_image(r->dev, &img, &r->mod)) return cli_fail("run");
+    return 0;
+}
+
+int cmd_run(int argc, char **argv) {
+    if (argc < 2 || cli_is_help(argv[1])) {
+        fputs(usage_text, argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    const char *manifest = NULL, *device = NULL, *shape = NULL;   /* device NULL: $ROCKE_DEVICE, else auto */
+    bool verify = false, have_warmup = false, have_iters = false, have_seed = false;
+    unsigned long long warmup = 0, iters = 0, seed = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (cli_is_help(a)) { fputs(usage_text, stdout); return 0; }
+        if (!strcmp(a, "--verify")) { verify = true; continue; }
+        if (a[0] != '-') {
+            if (manifest) return misuse("more than one manifest:", a);
+            manifest = a;
+            continue;
+        }
+        if (i + 1 >= argc) return misuse("missing value after", a);
+        const char *v = argv[++i];
+        if (!strcmp(a, "--shape")) shape = v;
+        else if (!strcmp(a, "--device")) device = v;
+        else if (!strcmp(a, "--warmup")) { if (!cli_parse_u64("run", a, v, &warmup)) return 2; have_warmup = true; }
+        else if (!strcmp(a, "--iters")) { if (!cli_parse_u64("run", a, v, &iters)) return 2; have_iters = true; }
+        else if (!strcmp(a, "--seed")) { if (!cli_parse_u64("run", a, v, &seed)) return 2; have_seed = true; }
+        else return misuse("unknown option", a);
+    }
+    if (!manifest) return misuse("expected DIR/manifest.json", NULL);
+    if (have_iters && iters == 0) return misuse("--iters must be at least 1", NULL);
+    if (!have_seed) seed = (unsigned long long)time(NULL);
+
+    run_state r = {0};
+    int rc = 1;
+    if (rk_manifest_read(manifest, &r.m)) return cli_fail("run");
+    if (!(r.dir = dir_of(manifest))) return fail("out of memory%s%s", "", "");
+    if (instance_of(&r.m, &r.in)) { rc = cli_fail("run"); goto out; }
+    const rk_target *t = rk_target_find(r.m.target);
+    if (!t) { rc = cli_fail("run"); goto out; }
+    if (rk_instance_validate(&r.in, t)) { rc = cli_fail("run"); goto out; }
+    uint64_t M = r.m.ndefault_shape > 1 ? r.m.default_shape[0] : 1;
+    uint64_t N = r.m.ndefault_shape > 1 ? r.m.default_shape[1] : r.m.ndefault_shape ? r.m.default_shape[0] : 1;
+    if (shape && !parse_shape(shape, &M, &N)) {
+        rc = misuse("--shape expects ROWS,COLS or N with positive integers, got", shape);
+        goto out;
+    }
+    if (r.in.family == RK_FAMILY_ELEMENTWISE) { N *= M; M = 1; }
+    if (rk_instance_check_shape(&r.in, M, N)) { rc = cli_fail("run"); goto out; }
+
+    rk_device_opts dopt = {.which = device, .emu_target = t->name};
+    if (rk_device_open_opts(&dopt, &r.dev)) { rc = cli_fail("run"); goto out; }
+    bool emu = rk_device_kind_of(r.dev) == RK_DEVICE_EMU;
+    if (!have_warmup) warmup = emu ? 0 : r.m.warmup_iters;
+    if (!have_iters) iters = emu ? 1 : (r.m.timed_iters ? r.m.timed_iters : 100);
+    if ((rc = load_module(&r))) goto out;
+    rc = 1;
+    rk_function *fn;
+    if (rk_module_function(r.mod, r.m.kernel_name, &fn)) { rc = cli_fail("run"); goto out; }
+    const char *dn = rk_device_name(r.dev);
+    printf("rocke run: %s on %s%s%s%s shape %llu,%llu seed %llu\n", r.m.kernel_name, dn,
+           strstr(dn, t->name) ? "" : " (", strstr(dn, t->name) ? "" : t->name, strstr(dn, t->name) ? "" : ")",
+           (unsigned long long)M, (unsigned long long)N, seed);
+
+    if (rk_problem_init(&r.p, &r.in, M, N, seed)) { rc = cli_fail("run"); goto out; }
+    r.have_p = true;
+    int32_t iv[RK_KSIG_MAX];
+    float fv[RK_KSIG_MAX];
+    void *args[RK_KSIG_MAX];
+    for (uint32_t i = 0; i < r.p.sig.n; i++) {
+        const rk_kparam *kp = &r.p.sig.p[i];
+        if (kp->ptr) {
+            rk_host_buf *b = &r.p.buf[i];
+            if (rk_mem_alloc(r.dev, b->bytes, &r.dptr[i]) || rk_mem_copy_htod(r.dev, r.dptr[i], b->data, b->bytes)) {
+                rc = cli_fail("run");
+                goto out;
+            }
+            args[i] = &r.dptr[i];
+        } else if (kp->type == RK_S_I32) {
+            iv[i] = (int32_t)rk_problem_scalar(&r.p, kp);
+            args[i] = &iv[i];
+        } else {
+            fv[i] = (float)rk_problem_scalar(&r.p, kp);
+            args[i] = &fv[i];
+        }
+    }
+    launch_ud l = {.fn = fn, .args = args};
+    rk_instance_grid(&r.in, M, N, l.grid, l.block);
+    if (launch_once(&l, NULL) || rk_device_synchronize(r.dev)) { rc = cli_fail("run"); goto out; }
+    rk_problem_diff c = {0};
+    if (verify) {
+        for (uint32_t i = 0; i < r.p.sig.n; i++)
+            if (r.p.sig.p[i].role == RK_KP_OUT &&
+                rk_mem_copy_dtoh(r.dev, r.p.buf[i].data, r.dptr[i], r.p.buf[i].bytes)) {
+                rc = cli_fail("run");
+                goto out;
+            }
+        if (rk_problem_check(&r.p, &c)) { rc = cli_fail("run"); goto out; }
+        printf("verify max_abs_diff=%.8g bad=%llu/%llu\n", c.max_abs_diff, (unsigned long long)c.bad,
+               (unsigned long long)c.total);
+        if (c.bad) printf("verify: first bad element %s\n", c.first_bad);
+    }
+    rk_time_opts to = {.warmup = (uint32_t)warmup, .iters = (uint32_t)iters};
+    rk_time_result tr;
+    if (warmup == 0) to.warmup = 0;
+    if (rk_time_launches(r.dev, launch_once, &l, &to, &tr)) { rc = cli_fail("run"); goto out; }
+    double bytes, flops;
+    rk_instance_cost(&r.in, M, N, &bytes, &flops);
+    double ms = tr.median_ms > 0 ? tr.median_ms : 1e-9;
+    double tflops = flops / 1e9 / ms, gbps = bytes / 1e6 / ms;
+    printf("Perf: %.6g ms, %.6g TFlops, %.6g GB/s\n", ms, tflops, gbps);
+    printf("PerfJSON: {\"ms\": %.6g, \"tflops\": %.6g, \"gbps\": %.6g, \"max_abs_diff\": %.8g, \"bad_count\": %llu, "
+           "\"total\": %llu, \"min_ms\": %.6g, \"max_ms\": %.6g, \"kernel\": \"%s\", \"device\": \"%s\", "
+           "\"target\": \"%s\", \"shape\": [%llu, %llu], \"seed\": %llu, \"verified\": %s}\n",
+           ms, tflops, gbps, c.max_abs_diff, (unsigned long long)c.bad, (unsigned long long)c.total, tr.min_ms,
+           tr.max_ms, r.m.kernel_name, rk_device_kind_name(rk_device_kind_of(r.dev)), t->name,
+           (unsigned long long)M, (unsigned long long)N, seed, verify ? "true" : "false");
+    rc = verify && c.bad ? 1 : 0;
+out:
+    cleanup(&r);
+    return rc;
+}
