@@ -1,11 +1,13 @@
 /* rocke tests — a fake libcuda for the CUDA backend's tests on machines with
  * no GPU: the driver entry points under the names cuda.h maps them to, host
- * memory as device memory, "PTX" whose .entry lines name kernels that are
- * small C functions run at launch, a JIT error log, dynamic shared memory
+ * memory as device memory, "PTX" whose .entry lines (or a real cubin whose
+ * .text.<name> sections) name kernels that are small C functions run at
+ * launch, a JIT error log, dynamic shared memory
  * limits, streams, events on the host clock and graph capture. Counters and
  * knobs for the tests are exported as fake_cuda_*. Built as a shared library
  * (tests/CMakeLists.txt) and loaded through ROCKE_CUDA_LIB. */
 #if __has_include(<cuda.h>)
+#include <elf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +67,7 @@ CUresult CUDAAPI cuGetErrorName(CUresult e, const char **s) {
     case CUDA_ERROR_INVALID_PTX: *s = "CUDA_ERROR_INVALID_PTX"; return CUDA_SUCCESS;
     case CUDA_ERROR_NOT_FOUND: *s = "CUDA_ERROR_NOT_FOUND"; return CUDA_SUCCESS;
     case CUDA_ERROR_ILLEGAL_ADDRESS: *s = "CUDA_ERROR_ILLEGAL_ADDRESS"; return CUDA_SUCCESS;
+    case CUDA_ERROR_NOT_SUPPORTED: *s = "CUDA_ERROR_NOT_SUPPORTED"; return CUDA_SUCCESS;
     default: *s = NULL; return CUDA_ERROR_INVALID_VALUE;
     }
 }
@@ -75,6 +78,7 @@ CUresult CUDAAPI cuGetErrorString(CUresult e, const char **s) {
     case CUDA_ERROR_INVALID_PTX: *s = "a PTX JIT compilation failed"; return CUDA_SUCCESS;
     case CUDA_ERROR_NOT_FOUND: *s = "named symbol not found"; return CUDA_SUCCESS;
     case CUDA_ERROR_ILLEGAL_ADDRESS: *s = "an illegal memory access was encountered"; return CUDA_SUCCESS;
+    case CUDA_ERROR_NOT_SUPPORTED: *s = "the fake driver does not know this kernel's name"; return CUDA_SUCCESS;
     default: *s = "fake error"; return CUDA_SUCCESS;
     }
 }
@@ -176,24 +180,47 @@ static void set_log(unsigned n, CUjit_option *o, void **v, const char *msg) {
                 if (o[j] == CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES) snprintf(v[i], (size_t)(uintptr_t)v[j], "%s", msg);
 }
 
+static void add_fn(fake_mod *fm, const char *name, size_t len) {
+    if (fm->n == 8) return;
+    fake_fn *f = &fm->fns[fm->n++];
+    snprintf(f->name, sizeof f->name, "%.*s", (int)len, name);
+    f->static_smem = strcmp(f->name, "smem_user") ? 0 : 1024;
+    f->max_dyn = FAKE_DEFAULT_SMEM - f->static_smem;
+    f->max_threads = strcmp(f->name, "tiny") ? 1024 : 64;
+}
+
+/* A real cubin (ptxas output, little-endian ELF64): each kernel has a
+ * .text.<name> section. The tests' fake cubins ("\177ELF .entry f(") fail
+ * the class/data check, so nothing past their few bytes is read. */
+static int real_cubin(const unsigned char *img, fake_mod *fm) {
+    if (img[EI_CLASS] != ELFCLASS64 || img[EI_DATA] != ELFDATA2LSB) return 0;
+    Elf64_Ehdr eh;
+    memcpy(&eh, img, sizeof eh);
+    if (eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shstrndx >= eh.e_shnum) return 0;
+    Elf64_Shdr names;
+    memcpy(&names, img + eh.e_shoff + (size_t)eh.e_shstrndx * sizeof names, sizeof names);
+    for (unsigned i = 0; i < eh.e_shnum; i++) {
+        Elf64_Shdr sh;
+        memcpy(&sh, img + eh.e_shoff + (size_t)i * sizeof sh, sizeof sh);
+        const char *nm = (const char *)img + names.sh_offset + sh.sh_name;
+        if (!strncmp(nm, ".text.", 6)) add_fn(fm, nm + 6, strlen(nm + 6));
+    }
+    return 1;
+}
+
 CUresult CUDAAPI cuModuleLoadDataEx(CUmodule *m, const void *image, unsigned n, CUjit_option *o, void **v) {
     NEED_CTX();
     const char *text = image;
-    if (!memcmp(text, "\177ELF", 4)) {
-        /* a fake cubin: the entry names follow the magic, NUL-separated */
-        text += 4;
-    } else if (strstr(text, "BAD_PTX")) {
+    if (memcmp(text, "\177ELF", 4) != 0 && strstr(text, "BAD_PTX")) {
         set_log(n, o, v, "ptxas application ptx input, line 3; error   : fake syntax error near 'BAD_PTX'\n");
         return CUDA_ERROR_INVALID_PTX;
     }
     fake_mod *fm = calloc(1, sizeof *fm);
-    for (const char *p = text; (p = strstr(p, ".entry ")) && fm->n < 8; p += 7) {
-        fake_fn *f = &fm->fns[fm->n++];
-        sscanf(p + 7, "%63[A-Za-z0-9_]", f->name);
-        f->static_smem = strcmp(f->name, "smem_user") ? 0 : 1024;
-        f->max_dyn = FAKE_DEFAULT_SMEM - f->static_smem;
-        f->max_threads = strcmp(f->name, "tiny") ? 1024 : 64;
-    }
+    if (!fm) return CUDA_ERROR_OUT_OF_MEMORY;
+    /* a fake cubin: the entry names follow the magic */
+    if (!memcmp(text, "\177ELF", 4)) text = real_cubin(image, fm) ? NULL : text + 4;
+    for (const char *p = text; p && (p = strstr(p, ".entry ")); p += 7)
+        add_fn(fm, p + 7, strspn(p + 7, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_"));
     stats.loads++;
     *m = (CUmodule)fm;
     return CUDA_SUCCESS;
@@ -232,26 +259,49 @@ CUresult CUDAAPI cuFuncSetAttribute(CUfunction f, CUfunction_attribute a, int v)
 }
 
 /* ---- kernels: vadd(A, B, C, n) (also as gpu-check's check_vector_add) and
- * fill(out, value, n) over a 1-D grid; bench_* kernels do nothing --------------------------------- */
+ * fill(out, value, n) over a 1-D grid; bench_* kernels do nothing. A name the
+ * fake does not know fails the launch: reading its arguments with another
+ * kernel's layout would write wherever they happen to point -------------------------------------- */
+typedef enum fake_kind { K_UNKNOWN, K_VADD, K_FILL, K_BENCH } fake_kind;
+
+static fake_kind kind_of(const char *name) {
+    if (!strcmp(name, "vadd") || !strcmp(name, "check_vector_add")) return K_VADD;
+    if (!strcmp(name, "fill") || !strcmp(name, "smem_user") || !strcmp(name, "tiny")) return K_FILL;
+    if (!strncmp(name, "bench_", 6)) return K_BENCH;
+    return K_UNKNOWN;
+}
+
 static unsigned arg_u32(void *p) { unsigned v; memcpy(&v, p, 4); return v; }
 static float *arg_fptr(void *p) { CUdeviceptr v; memcpy(&v, p, 8); return (float *)(uintptr_t)v; }
 
-static int param_bytes(const char *name, int i) {
-    if (!strcmp(name, "vadd") || !strcmp(name, "check_vector_add")) return i < 3 ? 8 : i == 3 ? 4 : 0;
-    if (!strncmp(name, "bench_", 6)) return i == 0 ? 8 : i == 1 ? 4 : 0;   /* (ptr, i32) */
-    return i == 0 ? 8 : i < 3 ? 4 : 0;   /* fill, smem_user, tiny: (ptr, i32, i32) */
+static int param_bytes(fake_kind k, int i) {
+    switch (k) {
+    case K_VADD: return i < 3 ? 8 : i == 3 ? 4 : 0;    /* (ptr, ptr, ptr, i32) */
+    case K_FILL: return i == 0 ? 8 : i < 3 ? 4 : 0;    /* (ptr, i32, i32) */
+    case K_BENCH: return i == 0 ? 8 : i == 1 ? 4 : 0;  /* (ptr, i32) */
+    case K_UNKNOWN: return 0;
+    }
+    return 0;
 }
 
 static CUresult run(fake_fn *f, const unsigned g[3], const unsigned b[3], void **params) {
     size_t threads = (size_t)g[0] * b[0];
-    if (!strcmp(f->name, "vadd") || !strcmp(f->name, "check_vector_add")) {
+    switch (kind_of(f->name)) {
+    case K_VADD: {
         float *A = arg_fptr(params[0]), *B = arg_fptr(params[1]), *C = arg_fptr(params[2]);
         unsigned n = arg_u32(params[3]);
+        if (!A || !B || !C) return CUDA_ERROR_ILLEGAL_ADDRESS;
         for (size_t i = 0; i < threads && i < n; i++) C[i] = A[i] + B[i];
-    } else if (strncmp(f->name, "bench_", 6) != 0) {
+        break;
+    }
+    case K_FILL: {
         unsigned *out = (unsigned *)arg_fptr(params[0]), value = arg_u32(params[1]), n = arg_u32(params[2]);
         if (!out) return CUDA_ERROR_ILLEGAL_ADDRESS;
         for (size_t i = 0; i < threads && i < n; i++) out[i] = value + (unsigned)i;
+        break;
+    }
+    case K_BENCH: break;
+    case K_UNKNOWN: return CUDA_ERROR_NOT_SUPPORTED;
     }
     stats.launches++;
     return CUDA_SUCCESS;
@@ -262,6 +312,7 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned
     NEED_CTX();
     fake_fn *ff = (fake_fn *)f;
     if (extra || !params || bx * by * bz > ff->max_threads || smem > ff->max_dyn) return CUDA_ERROR_INVALID_VALUE;
+    if (kind_of(ff->name) == K_UNKNOWN) return CUDA_ERROR_NOT_SUPPORTED;
     const unsigned g[3] = {gx, gy, gz}, b[3] = {bx, by, bz};
     stats.last_smem = smem;
     fake_stream *fs = (fake_stream *)st;
@@ -276,8 +327,8 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned
         memcpy(r->g, g, sizeof g);
         memcpy(r->b, b, sizeof b);
         size_t off = 0;
-        for (int i = 0; param_bytes(ff->name, i); i++) {
-            memcpy(r->args + off, params[i], (size_t)param_bytes(ff->name, i));
+        for (int i = 0; param_bytes(kind_of(ff->name), i); i++) {
+            memcpy(r->args + off, params[i], (size_t)param_bytes(kind_of(ff->name), i));
             off += 8;
             r->nparams++;
         }

@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""Same-run peers for rocke's small-op kernels on a CUDA GPU: device copy
+bandwidth, torch, and simple Triton kernels (softmax, rmsnorm, layernorm).
+Prints one JSON object per line: {"op", "shape", "impl", "ms", "gbps"}.
+Bytes counted: every input read once plus every output written once."""
+import json
+import sys
+
+import torch
+import triton
+import triton.language as tl
+from triton.testing import do_bench
+
+
+@triton.jit
+def _softmax_k(X, Y, N, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    m = cols < N
+    x = tl.load(X + row * N + cols, mask=m, other=-float("inf")).to(tl.float32)
+    x = x - tl.max(x, 0)
+    e = tl.exp(x)
+    tl.store(Y + row * N + cols, (e / tl.sum(e, 0)).to(Y.dtype.element_ty), mask=m)
+
+
+@triton.jit
+def _rmsnorm_k(X, G, Y, N, eps, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    m = cols < N
+    x = tl.load(X + row * N + cols, mask=m, other=0.0).to(tl.float32)
+    r = tl.rsqrt(tl.sum(x * x, 0) / N + eps)
+    g = tl.load(G + cols, mask=m, other=0.0).to(tl.float32)
+    tl.store(Y + row * N + cols, (x * r * g).to(Y.dtype.element_ty), mask=m)
+
+
+@triton.jit
+def _layernorm_k(X, G, B, Y, N, eps, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    m = cols < N
+    x = tl.load(X + row * N + cols, mask=m, other=0.0).to(tl.float32)
+    mean = tl.sum(x, 0) / N
+    d = tl.where(m, x - mean, 0.0)
+    r = tl.rsqrt(tl.sum(d * d, 0) / N + eps)
+    g = tl.load(G + cols, mask=m, other=0.0).to(tl.float32)
+    b = tl.load(B + cols, mask=m, other=0.0).to(tl.float32)
+    tl.store(Y + row * N + cols, (d * r * g + b).to(Y.dtype.element_ty), mask=m)
+
+
+def _warps(block):
+    return 32 if block >= 32768 else 16 if block >= 8192 else 8 if block >= 2048 else 4
+
+
+def triton_softmax(x, y):
+    M, N = x.shape
+    B = triton.next_power_of_2(N)
+    _softmax_k[(M,)](x, y, N, BLOCK=B, num_warps=_warps(B))
+
+
+def triton_rmsnorm(x, g, y):
+    M, N = x.shape
+    B = triton.next_power_of_2(N)
+    _rmsnorm_k[(M,)](x, g, y, N, 1e-6, BLOCK=B, num_warps=_warps(B))
+
+
+def triton_layernorm(x, g, b, y):
+    M, N = x.shape
+    B = triton.next_power_of_2(N)
+    _layernorm_k[(M,)](x, g, b, y, N, 1e-5, BLOCK=B, num_warps=_warps(B))
+
+
+def bench(fn):
+    return do_bench(fn, warmup=25, rep=100, return_mode="median")
+
+
+def main():
+    shapes = [(32768, 4096), (4096, 32768), (512, 4096)]
+    if len(sys.argv) > 1:
+        shapes = [tuple(int(v) for v in s.split(",")) for s in sys.argv[1:]]
+    dt = torch.bfloat16
+    torch.manual_seed(0)
+    for (M, N) in shapes:
+        x = torch.randn(M, N, device="cuda", dtype=dt)
+        r = torch.randn(M, N, device="cuda", dtype=dt)
+        y = torch.empty_like(x)
+        g = torch.randn(N, device="cuda", dtype=dt)
+        b = torch.randn(N, device="cuda", dtype=dt)
+        e = x.element_size()
+        mn = M * N
+        cases = {
+            "copy": (2 * mn * e, {"torch": lambda: y.copy_(x)}),
+            "add": (3 * mn * e, {"torch": lambda: torch.add(x, r, out=y)}),
+            "sum": (mn * e + M * e, {"torch": lambda: torch.sum(x, dim=-1)}),
+            "softmax": (2 * mn * e, {"torch": lambda: torch.softmax(x, dim=-1),
+                                     "triton": lambda: triton_softmax(x, y)}),
+            "rmsnorm": (2 * mn * e + N * e, {
+                "torch": lambda: torch.nn.functional.rms_norm(x, (N,), g, 1e-6),
+                "triton": lambda: triton_rmsnorm(x, g, y)}),
+            "layernorm": (2 * mn * e + 2 * N * e, {
+                "torch": lambda: torch.nn.functional.layer_norm(x, (N,), g, b, 1e-5),
+                "triton": lambda: triton_layernorm(x, g, b, y)}),
+            "transpose": (2 * mn * e, {"torch": lambda: y.view(N, M).copy_(x.t())}),
+        }
+        for op, (nbytes, impls) in cases.items():
+            for impl, fn in impls.items():
+                if impl == "triton" and N > 65536:
+                    continue
+                ms = bench(fn)
+                print(json.dumps({"op": op, "shape": f"{M}x{N}", "impl": impl, "ms": ms,
+                                  "gbps": nbytes / ms / 1e6}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
