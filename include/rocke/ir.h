@@ -270,6 +270,7 @@ typedef struct rk_param_abi {
     bool nonnull;
     uint32_t align;           /* 0 = none */
     uint64_t dereferenceable; /* 0 = none */
+    bool tensormap;           /* NVIDIA: a CUtensorMap passed by value (a ptr<i8,constant> parameter) */
 } rk_param_abi;
 
 /* Append a parameter (ABI order = call order). abi may be NULL. */

@@ -134,7 +134,9 @@ int emu_h_waitcnt(emu_wave *w, const emu_ins *in) {
 /* ---- cp.async ----------------------------------------------------------------------------------- */
 /* a src pointer, b src element index (imm: i64), aux = destination smem,
  * args[0] = destination element index (i32), args[1] = valid (i1);
- * es = bytes, imm2 = element bytes. Invalid lanes deposit zeros. */
+ * es = bytes, imm2 = element bytes. Invalid lanes deposit zeros. Both
+ * addresses must be aligned to es on every active lane, valid or not
+ * (ops.def: cp.async's rule, which the AMD lowering's plain copy assumes). */
 int emu_h_async_copy(emu_wave *w, const emu_ins *in) {
     const emu_smem *s = in->aux;
     const uint64_t *sp = REF(in->a);
@@ -147,13 +149,18 @@ int emu_h_async_copy(emu_wave *w, const emu_ins *in) {
         if (de < 0 || (uint64_t)de * eb + es > s->bytes)
             return emu_fail(w, in, (int)l, "async_copy destination elements [%lld, %lld) are outside %s %s (%u elements)",
                             (long long)de, (long long)(de + es / eb), s->name, s->type, s->elems);
+        int64_t ix = in->imm ? ((const int64_t *)si)[l] : ((const int32_t *)si)[l];
+        uint64_t src = sp[l] + (uint64_t)ix * eb, dst = s->offset + (uint64_t)de * eb;
+        if (src % es || dst % es)
+            return emu_fail(w, in, (int)l, "misaligned async copy of %u bytes: source 0x%llx (element %lld) and LDS "
+                            "destination 0x%llx (%s element %lld) must both be %u-byte aligned", es,
+                            (unsigned long long)src, (long long)ix, (unsigned long long)dst, s->name, (long long)de, es);
         uint8_t *data;
-        emu_pend *p = new_pend(w, in, (uint32_t)l, s->offset + (uint64_t)de * eb, es, &data);
+        emu_pend *p = new_pend(w, in, (uint32_t)l, dst, es, &data);
         if (!p) return EMU_STOP;
         p->kind = EMU_PEND_COPY;
         if (!valid[l]) { memset(data, 0, es); continue; }
-        int64_t ix = in->imm ? ((const int64_t *)si)[l] : ((const int32_t *)si)[l];
-        const void *h = emu_gmem(w, in, (uint32_t)l, sp[l] + (uint64_t)ix * eb, es, false);
+        const void *h = emu_gmem(w, in, (uint32_t)l, src, es, false);
         if (!h) return EMU_STOP;
         memcpy(data, h, es);
     }

@@ -167,9 +167,11 @@ emu_fn emu_conv_fn(int mode, rk_scalar sa, rk_scalar sd) {
 
 /* ---- gfx950 scaled fp8 conversions ------------------------------------------------------ */
 /* The scale operand is an f32 of which only the exponent field counts (E8M0:
- * 2^(e - 127)); e = 255 gives NaN. Decode multiplies, encode divides, each
- * exactly in double before the one rounding. a = vec<f8x4>/vec<f32x4>,
- * b = f32 scale per lane, m = 4; encoders take the NaN style in imm2. */
+ * 2^(e - 127)); e = 255 gives NaN (with the input's sign, as AMD's host
+ * model). Decode multiplies, encode divides, each exactly in double before
+ * the one rounding, which saturates like every encode. a = vec<f8x4>/
+ * vec<f32x4>, b = f32 scale per lane, m = 4; encoders take the NaN style in
+ * imm2. */
 static int scale_exp(float s) { return (int)((rk_f32_bits(s) >> 23) & 0xffu); }
 
 int emu_h_scale_decode(emu_wave *w, const emu_ins *in) {
@@ -190,7 +192,8 @@ int emu_h_scale_encode(emu_wave *w, const emu_ins *in) {
     rk_fp8_format f = emu_fp8_format(in->sd);
     for (uint32_t i = 0; i < in->n; i++) {
         int e = scale_exp(sc[i / in->m]);
-        d[i] = rk_f64_to_fp8_nan(e == 255 ? NAN : ldexp((double)a[i], 127 - e), f, (rk_fp8_nan)in->imm2);
+        double x = a[i];
+        d[i] = rk_f64_to_fp8_nan(e == 255 ? copysign(NAN, x) : ldexp(x, 127 - e), f, (rk_fp8_nan)in->imm2);
     }
     return EMU_NEXT;
 }

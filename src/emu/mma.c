@@ -139,29 +139,32 @@ int emu_h_ldmatrix(emu_wave *w, const emu_ins *in) {
     return EMU_NEXT;
 }
 
-/* gfx950 transposing LDS reads (ds_read_b64_tr_b16 and friends): in each
- * group of 16 lanes every lane reads m elements of es bytes at its address;
- * the 16*m elements form an m x 16 tile whose row r comes from lanes
- * (16/m)*r .. (16/m)*r + 16/m - 1, m consecutive columns each; lane j of the
- * group receives column j (element e = tile[e][j]). */
+/* gfx950 transposing LDS reads (ds_read_b64_tr_b16, ds_read_b64_tr_b8): in
+ * each group of 16 lanes every lane reads m elements of es bytes (8 bytes)
+ * at its address; the 16*m elements form an m x 16 tile whose row r comes
+ * from lanes (16/m)*r .. (16/m)*r + 16/m - 1, m consecutive columns each;
+ * lane j of the group receives column j (element e = tile[e][j]). A 16-byte
+ * lane is tr16_b128, which ops.def defines as two such 8-byte reads: at the
+ * lane's address (elements 0-3) and 8 bytes after it (elements 4-7). */
 int emu_h_ds_read_tr(emu_wave *w, const emu_ins *in) {
     if (w->exec != emu_full(w))
         return emu_fail(w, in, -1, "transposing LDS read executed under a partial mask (active lanes 0x%llx): the "
                         "whole wave exchanges data", (unsigned long long)w->exec);
-    uint32_t m = in->m, es = in->es, per_row = 16 / m;
+    uint32_t es = in->es, lane_bytes = in->m * es, parts = lane_bytes / 8, m = in->m / parts, per_row = 16 / m;
     uint8_t src[EMU_MAXW][16];
     for (uint32_t l = 0; l < w->W; l++) {
         uint64_t off;
-        if (!row_at(w, in, l, m * es, &off)) return EMU_STOP;
-        memcpy(src[l], w->lds + off, m * es);
+        if (!row_at(w, in, l, lane_bytes, &off)) return EMU_STOP;
+        memcpy(src[l], w->lds + off, lane_bytes);
     }
     uint8_t *d = REF(in->d);
     for (uint32_t l = 0; l < w->W; l++) {
         uint32_t g = l & ~15u, j = l & 15u;
-        for (uint32_t e = 0; e < m; e++) {
-            uint32_t from = g + per_row * e + j / m;
-            memcpy(d + ((size_t)l * m + e) * es, src[from] + (j % m) * es, es);
-        }
+        for (uint32_t p = 0; p < parts; p++)
+            for (uint32_t e = 0; e < m; e++) {
+                uint32_t from = g + per_row * e + j / m;
+                memcpy(d + ((size_t)l * in->m + p * m + e) * es, src[from] + 8 * p + (j % m) * es, es);
+            }
     }
     return EMU_NEXT;
 }

@@ -610,11 +610,69 @@ static bool check_buffer_dwords3(ck *c) {
     return true;
 }
 
+/* Hopper ops (the sig says smem/i64/vec; these say which) */
+static bool mbarrier_operand(ck *c, uint32_t i) {
+    rk_type s = in_t(c, i);
+    if (!rk_type_eq(elem(c, s), RK_T_I64) || rk_type_rank(c->k, s) != 1)
+        return FAIL(c, "operand %u must be an smem<i64, [n]> of mbarriers, got %s", i, tn(c, s));
+    return true;
+}
+static bool check_mbarrier(ck *c) { return mbarrier_operand(c, 0); }
+
+static bool check_wgmma(ck *c) {
+    int64_t n = 0;
+    attr_int(c, "n", &n);
+    if (n % 8) return FAIL(c, "n = %lld is not a multiple of 8 (wgmma shapes are m64nNk16, N = 8..256)", (long long)n);
+    if (count(c, in_t(c, 0)) != (uint32_t)n / 2)
+        return FAIL(c, "n = %lld needs vec<f32x%lld> accumulators (n/2 per thread), got %s", (long long)n,
+                    (long long)n / 2, tn(c, in_t(c, 0)));
+    return true;
+}
+
+static bool check_wgmma_desc(ck *c) {
+    int64_t lbo = 0, sbo = 0;
+    attr_int(c, "lbo", &lbo);
+    attr_int(c, "sbo", &sbo);
+    if (lbo % 16 || sbo % 16) return FAIL(c, "lbo = %lld and sbo = %lld must be multiples of 16 bytes", (long long)lbo, (long long)sbo);
+    return true;
+}
+
+static bool check_wgmma_wait(ck *c) {
+    if (c->op->nin != c->op->nout)
+        return FAIL(c, "passes accumulators through: %u operands but %u results", c->op->nin, c->op->nout);
+    for (uint32_t i = 0; i < c->op->nin; i++) {
+        rk_type t = in_t(c, i);
+        if (!rk_type_eq(out_t(c, i), t)) return FAIL(c, "result %u has type %s but operand %u is %s", i, tn(c, out_t(c, i)), i, tn(c, t));
+        if (!matches(c, t, "f32|vec<f32 x*>")) return FAIL(c, "operand %u must be f32 accumulators, got %s", i, tn(c, t));
+    }
+    return true;
+}
+
+static bool check_tma_load(ck *c) {
+    rk_value m = c->op->in[0];
+    bool ok = false;
+    if (rk_value_kind_of(c->k, m) == RK_VK_PARAM)
+        for (uint32_t i = 0; i < rk_kernel_nparams(c->k); i++) {
+            const rk_param *p = rk_kernel_param(c->k, i);
+            if (rk_value_eq(p->value, m)) ok = rk_attrs_bool(&p->attrs, "tensormap", false);
+        }
+    if (!ok) return FAIL(c, "operand 0 must be a kernel parameter marked tensormap (a CUtensorMap passed by value)");
+    return mbarrier_operand(c, 3);
+}
+
 typedef bool (*extra_fn)(ck *c);
 static const extra_fn extra_checks[RK_OP__COUNT] = {
     [RK_OP_MOV_DPP] = check_mov_dpp,
     [RK_OP_BUFFER_LOAD_VN] = check_buffer_dwords3,
     [RK_OP_BUFFER_STORE_VN] = check_buffer_dwords3,
+    [RK_OP_WGMMA] = check_wgmma,
+    [RK_OP_WGMMA_DESC] = check_wgmma_desc,
+    [RK_OP_WGMMA_WAIT_GROUP] = check_wgmma_wait,
+    [RK_OP_MBARRIER_INIT] = check_mbarrier,
+    [RK_OP_MBARRIER_ARRIVE] = check_mbarrier,
+    [RK_OP_MBARRIER_ARRIVE_EXPECT_TX] = check_mbarrier,
+    [RK_OP_MBARRIER_WAIT] = check_mbarrier,
+    [RK_OP_TMA_LOAD_2D] = check_tma_load,
 };
 
 /* ---- entry ------------------------------------------------------------------------------- */

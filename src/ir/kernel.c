@@ -186,6 +186,7 @@ rk_value rk_add_param(rk_kernel *k, const char *name, rk_type t, const rk_param_
         PUT_BOOL("readonly", abi->readonly)
         PUT_BOOL("writeonly", abi->writeonly)
         PUT_BOOL("nonnull", abi->nonnull)
+        PUT_BOOL("tensormap", abi->tensormap)
 #undef PUT_BOOL
         if (abi->no_nocapture) {
             if (!(v = ir_attrs_put(k, &p->attrs, "nocapture"))) goto oom;

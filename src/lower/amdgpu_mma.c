@@ -1,12 +1,14 @@
 /* rocke — AMDGPU matrix atoms (tile.mma op_id -> MFMA intrinsic, operand
  * bitcasts per LLVM flavor) and the 8-bit float conversions. The cvt
  * intrinsics encode the target's native dialect — FNUZ on gfx942, OCP on
- * gfx950 — which the verifier has already matched to the IR types; gfx90a
- * has no 8-bit float hardware and gets the exact software sequences.
+ * gfx950 — which the verifier has already matched to the IR types; encodes
+ * are made saturating as the IR defines them (see "saturation" below);
+ * gfx90a has no 8-bit float hardware and gets the exact software sequences.
  * Layer: lower. */
 #include <stdio.h>
 
 #include "amdgpu_int.h"
+#include "../base/fp8.h"
 
 /* ---- MFMA -------------------------------------------------------------------------------------- */
 typedef enum ab_form {
@@ -86,11 +88,76 @@ static void to_f32(lw_ctx *cx, const rk_op *op) {
     lw_ins(cx, "%v = call float @llvm.amdgcn.cvt.f32.%s(i32 %s, i32 0)", op->out[0], f, z);
 }
 
-/* f32 -> byte: pack (x, 0) into the low word, keep the low byte */
+/* ---- saturation ----------------------------------------------------------------------------------------- */
+/* The IR's encodes round to nearest even and saturate: a result beyond the
+ * largest finite value is +-max finite, +-inf too (ops.def, src/base/fp8.h).
+ * v_cvt_[scalef32_]pk_{fp8,bf8}_f32 saturate only with the clamp bit, which
+ * the intrinsics cannot set; without it an overflow becomes NaN (inf in OCP
+ * e5m2). Unscaled forms clamp the input to +-max of the dialect (240, 448 or
+ * 57344) first: fcmp ogt/olt are false for NaN, so NaN stays NaN. */
+static rk_scalar f8_of(const lw_ctx *cx, rk_value v) {
+    rk_type t = rk_value_type(cx->k, v);
+    if (rk_type_kind_of(cx->k, t) == RK_TK_VEC) t = rk_type_elem(cx->k, t);
+    return rk_type_scalar(t);
+}
+
+static rk_fp8_format base_fmt(rk_scalar s) {
+    switch (s) {
+    case RK_S_FP8E4M3: return RK_FP8_E4M3;
+    case RK_S_BF8E5M2: return RK_FP8_E5M2;
+    case RK_S_FP8E4M3FNUZ: return RK_FP8_E4M3_FNUZ;
+    case RK_S_BF8E5M2FNUZ: return RK_FP8_E5M2_FNUZ;
+    default: rk_bug("8-bit float conversion of a type that is not an 8-bit float (verified)");
+    }
+}
+
+static const char *clamp_f8(lw_ctx *cx, rk_scalar fs, const char *x) {
+    double max = rk_fp8_max(base_fmt(fs));
+    const char *hi = lw_float_lit(cx, RK_T_F32, max), *lo = lw_float_lit(cx, RK_T_F32, -max);
+    const char *gt = lw_tmp(cx, "sat.gt"), *a = lw_tmp(cx, "sat"), *lt = lw_tmp(cx, "sat.lt"), *b = lw_tmp(cx, "sat");
+    lw_ins(cx, "%s = fcmp ogt float %s, %s", gt, x, hi);
+    lw_ins(cx, "%s = select i1 %s, float %s, float %s", a, gt, hi, x);
+    lw_ins(cx, "%s = fcmp olt float %s, %s", lt, a, lo);
+    lw_ins(cx, "%s = select i1 %s, float %s, float %s", b, lt, lo, a);
+    return b;
+}
+
+/* Scaled forms (gfx950, OCP): the bound max * 2^(e-127) depends on the
+ * scale, and past 2^128 no f32 input reaches it although +-inf must still
+ * give +-max; so the packed result is fixed instead: a byte past the max
+ * finite code, from an ordered input under an ordered scale (exponent field
+ * e != 255), becomes sign(x) | max code. Returns the <4 x i8> to bitcast. */
+static const char *saturate_scaled(lw_ctx *cx, const rk_op *op, const char *packed) {
+    unsigned maxcode = f8_of(cx, op->out[0]) == RK_S_BF8E5M2 ? 0x7Bu : 0x7Eu;
+    const char *b = lw_tmp(cx, "sat.b"), *xb = lw_tmp(cx, "sat.xb"), *sh = lw_tmp(cx, "sat.sh"),
+               *s8 = lw_tmp(cx, "sat.s8"), *sg = lw_tmp(cx, "sat.sg"), *mx = lw_tmp(cx, "sat.max"),
+               *mag = lw_tmp(cx, "sat.mag"), *ov = lw_tmp(cx, "sat.ov"), *ord = lw_tmp(cx, "sat.ord"),
+               *hit = lw_tmp(cx, "sat.hit"), *fix = lw_tmp(cx, "sat.fix"), *scb = lw_tmp(cx, "sat.scb"),
+               *sce = lw_tmp(cx, "sat.sce"), *sok = lw_tmp(cx, "sat.sok"), *res = lw_tmp(cx, "sat.res");
+    lw_ins(cx, "%s = bitcast <2 x i16> %s to <4 x i8>", b, packed);
+    lw_ins(cx, "%s = bitcast %V to <4 x i32>", xb, op->in[0]);
+    lw_ins(cx, "%s = lshr <4 x i32> %s, splat (i32 24)", sh, xb);
+    lw_ins(cx, "%s = trunc <4 x i32> %s to <4 x i8>", s8, sh);
+    lw_ins(cx, "%s = and <4 x i8> %s, splat (i8 -128)", sg, s8);
+    lw_ins(cx, "%s = or <4 x i8> %s, splat (i8 %u)", mx, sg, maxcode);
+    lw_ins(cx, "%s = and <4 x i8> %s, splat (i8 127)", mag, b);
+    lw_ins(cx, "%s = icmp ugt <4 x i8> %s, splat (i8 %u)", ov, mag, maxcode);
+    lw_ins(cx, "%s = fcmp ord %V, %s", ord, op->in[0], lw_val(cx, op->in[0]));
+    lw_ins(cx, "%s = and <4 x i1> %s, %s", hit, ov, ord);
+    lw_ins(cx, "%s = select <4 x i1> %s, <4 x i8> %s, <4 x i8> %s", fix, hit, mx, b);
+    lw_ins(cx, "%s = bitcast %V to i32", scb, op->in[1]);
+    lw_ins(cx, "%s = and i32 %s, 2139095040", sce, scb);
+    lw_ins(cx, "%s = icmp ne i32 %s, 2139095040", sok, sce);
+    lw_ins(cx, "%s = select i1 %s, <4 x i8> %s, <4 x i8> %s", res, sok, fix, b);
+    return res;
+}
+
+/* f32 -> byte: pack (clamped x, 0) into the low word, keep the low byte */
 static void from_f32(lw_ctx *cx, const rk_op *op) {
     const char *f = fmt8(op), *w = lw_tmp(cx, "pk");
+    const char *x = clamp_f8(cx, f8_of(cx, op->out[0]), lw_val(cx, op->in[0]));
     lw_declare(cx, AMD_D_CVT_FP8, lw_printf(cx, "declare i32 @llvm.amdgcn.cvt.pk.%s.f32(float, float, i32, i1)", f));
-    lw_ins(cx, "%s = call i32 @llvm.amdgcn.cvt.pk.%s.f32(%V, float 0.000000e+00, i32 0, i1 false)", w, f, op->in[0]);
+    lw_ins(cx, "%s = call i32 @llvm.amdgcn.cvt.pk.%s.f32(float %s, float 0.000000e+00, i32 0, i1 false)", w, f, x);
     lw_ins(cx, "%v = trunc i32 %s to i8", op->out[0], w);
 }
 
@@ -129,9 +196,10 @@ static void pk_from_f32(lw_ctx *cx, const rk_op *op, bool scaled) {
         lw_ins(cx, "%s = call <2 x i16> @llvm.amdgcn.cvt.scalef32.pk.%s.f32(<2 x i16> %s, float %s, float %s, "
                    "float %s, i1 true)",
                hi, f, lo, e[2], e[3], s);
-        lw_ins(cx, "%v = bitcast <2 x i16> %s to %t", op->out[0], hi, op->out[0]);
+        lw_ins(cx, "%v = bitcast <4 x i8> %s to %t", op->out[0], saturate_scaled(cx, op, hi), op->out[0]);
         return;
     }
+    for (unsigned i = 0; i < 4; i++) e[i] = clamp_f8(cx, f8_of(cx, op->out[0]), e[i]);
     lw_declare(cx, AMD_D_CVT_FP8, lw_printf(cx, "declare i32 @llvm.amdgcn.cvt.pk.%s.f32(float, float, i32, i1)", f));
     lw_ins(cx, "%s = call i32 @llvm.amdgcn.cvt.pk.%s.f32(float %s, float %s, i32 0, i1 false)", lo, f, e[0], e[1]);
     lw_ins(cx, "%s = call i32 @llvm.amdgcn.cvt.pk.%s.f32(float %s, float %s, i32 %s, i1 true)", hi, f, e[2], e[3], lo);
@@ -140,12 +208,6 @@ static void pk_from_f32(lw_ctx *cx, const rk_op *op, bool scaled) {
 
 /* ---- no conversion hardware (gfx90a): the software sequences of fp8.c ---- */
 static bool has_hw(const lw_ctx *cx) { return (cx->t->features & RK_FEAT_GFX940) != 0; }
-
-static rk_scalar f8_of(const lw_ctx *cx, rk_value v) {
-    rk_type t = rk_value_type(cx->k, v);
-    if (rk_type_kind_of(cx->k, t) == RK_TK_VEC) t = rk_type_elem(cx->k, t);
-    return rk_type_scalar(t);
-}
 
 /* four lanes through the scalar sequence, rebuilt with insertelement */
 static void sw_pk(lw_ctx *cx, const rk_op *op, bool decode) {

@@ -130,7 +130,9 @@ bool lw_pool_layout(lw_ctx *cx) {
                         "the kernel's LDS allocations need %llu bytes at their peak; %s has %u bytes per workgroup",
                         (unsigned long long)top, cx->t->name, cx->t->lds_bytes);
     cx->pool_bytes = (uint32_t)top;
-    cx->pool_sym = lw_printf(cx, "@smem_pool.%s", rk_kernel_name(cx->k));
+    /* an external symbol keeps its name in the output: no '.' (PTX rejects it) */
+    bool dynamic = cx->vd->static_lds_max && top > cx->vd->static_lds_max;
+    cx->pool_sym = lw_printf(cx, dynamic ? "@smem_dyn_%s" : "@smem_pool.%s", rk_kernel_name(cx->k));
     return lw_ok(cx);
 }
 

@@ -29,9 +29,29 @@ enum { NV_STATIC_SMEM_MAX = 48 * 1024 };
 /* ---- kernel attributes and parameters ----------------------------------------------------------- */
 static bool is_tensormap(const rk_param *p) { return rk_attrs_bool(&p->attrs, "tensormap", false); }
 
+/* A tensor map is a byval parameter (LLVM type `ptr`, not the pointer its
+ * IR type names): only tile.tma_load_2d may read it. */
+typedef struct tm_use { const rk_kernel *k; const rk_op *bad; } tm_use;
+static bool tm_scan(void *ud, rk_op *op, uint32_t depth) {
+    (void)depth;
+    tm_use *u = ud;
+    for (uint32_t i = 0; i < op->nin && !u->bad; i++) {
+        if (op->code == RK_OP_TMA_LOAD_2D && i == 0) continue;
+        if (rk_value_kind_of(u->k, op->in[i]) != RK_VK_PARAM) continue;
+        for (uint32_t p = 0; p < rk_kernel_nparams(u->k); p++) {
+            const rk_param *pr = rk_kernel_param(u->k, p);
+            if (rk_value_eq(pr->value, op->in[i]) && is_tensormap(pr)) u->bad = op;
+        }
+    }
+    return !u->bad;
+}
+
 static bool check_kernel(lw_ctx *cx) {
     const rk_attrs *a = rk_kernel_attrs(cx->k);
     const rk_attr_val *v;
+    if (strchr(rk_kernel_name(cx->k), '.'))
+        return lw_error(cx, NULL, RK_ERR_INVALID, "kernel name '%s' contains '.', which PTX identifiers cannot; "
+                        "use letters, digits and '_'", rk_kernel_name(cx->k));
     static const char *const amd_only[] = {"waves_per_eu", "agpr_alloc", "scheduler_strategy"};
     for (size_t i = 0; i < RK_COUNTOF(amd_only); i++)
         if (rk_attrs_get(a, amd_only[i]))
@@ -46,12 +66,20 @@ static bool check_kernel(lw_ctx *cx) {
         (v->kind != RK_AK_INT || v->u.i < 1 || v->u.i > (int64_t)cx->t->max_blocks_per_sm))
         return lw_error(cx, NULL, RK_ERR_INVALID, "kernel attribute min_blocks_per_sm must be an integer in [1, %u] on %s",
                         cx->t->max_blocks_per_sm, cx->t->name);
+    bool any = false;
     for (uint32_t i = 0; i < rk_kernel_nparams(cx->k); i++) {
         const rk_param *p = rk_kernel_param(cx->k, i);
-        if (is_tensormap(p) && rk_type_kind_of(cx->k, p->type) != RK_TK_PTR)
+        if (!is_tensormap(p)) continue;
+        any = true;
+        if (rk_type_kind_of(cx->k, p->type) != RK_TK_PTR)
             return lw_error(cx, NULL, RK_ERR_INVALID, "parameter '%s' is marked tensormap but is %s; a tensor map is a "
                             "ptr<i8,constant> parameter", p->name, rk_type_name(cx->k, p->type));
     }
+    tm_use u = {cx->k, NULL};
+    if (any) ir_walk(rk_kernel_body(cx->k), tm_scan, &u, 0);
+    if (u.bad)
+        return lw_error(cx, u.bad, RK_ERR_INVALID, "a tensormap parameter is an opaque CUtensorMap: only "
+                        "tile.tma_load_2d (operand 0) may use it");
     return true;
 }
 
@@ -163,6 +191,14 @@ static void lower_op(lw_ctx *cx, const rk_op *op) {
     case RK_OP_NAMED_BARRIER: named_barrier(cx, op); break;
     case RK_OP_FENCE: fence(cx, op); break;
     case RK_OP_MMA: lw_nv_mma(cx, op); break;
+    case RK_OP_WGMMA_DESC: case RK_OP_WGMMA: case RK_OP_WGMMA_FENCE: case RK_OP_WGMMA_COMMIT_GROUP:
+    case RK_OP_WGMMA_WAIT_GROUP:
+        lw_nv_wgmma(cx, op);
+        break;
+    case RK_OP_FENCE_PROXY_ASYNC: case RK_OP_MBARRIER_INIT: case RK_OP_MBARRIER_ARRIVE: case RK_OP_MBARRIER_ARRIVE_EXPECT_TX:
+    case RK_OP_MBARRIER_WAIT: case RK_OP_TMA_LOAD_2D:
+        lw_nv_hopper_mem(cx, op);
+        break;
     case RK_OP_CVT_SCALEF32_PK_F32_FP8: case RK_OP_CVT_SCALEF32_PK_F32_BF8: case RK_OP_CVT_SCALEF32_PK_FP8_F32:
     case RK_OP_CVT_SCALEF32_PK_BF8_F32: case RK_OP_ASYNC_BUFFER_LOAD_LDS: case RK_OP_ASYNC_BUFFER_LOAD_LDS_ADDR:
     case RK_OP_GLOBAL_LOAD_LDS: case RK_OP_DS_READ_TR16_B64: case RK_OP_DS_READ_TR16_B128: case RK_OP_DS_READ_TR_B8:

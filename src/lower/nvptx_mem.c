@@ -237,3 +237,61 @@ void lw_nv_ldmatrix(lw_ctx *cx, const rk_op *op) {
         }
     }
 }
+
+/* ---- Hopper: mbarriers, TMA, the async-proxy fence ------------------------------------------------------- */
+/* The mbarrier ops, the TMA copy and the proxy fence are inline PTX: their
+ * LLVM intrinsics changed shape between LLVM 20 and 22, the PTX did not.
+ * Shared addresses travel as 64-bit shared-window addresses ("l"). */
+static const char *mbar(lw_ctx *cx, const rk_op *op, uint32_t at) { return lw_nv_smem_elem(cx, op->in[at], op->in[at + 1]); }
+
+static void mbarrier_wait(lw_ctx *cx, const rk_op *op) {
+    const char *b = mbar(cx, op, 0), *W = lw_label(cx, "mbar.wait"), *D = lw_label(cx, "mbar.done");
+    const char *r = lw_tmp(cx, "mbar.ok"), *c = lw_tmp(cx, "mbar.ok");
+    lw_br(cx, W);
+    lw_block(cx, W);
+    lw_ins(cx, "%s = call i32 asm sideeffect \"{\\0A.reg .pred p;\\0Ambarrier.try_wait.parity.shared::cta.b64 p, [$1], $2;"
+               "\\0Aselp.b32 $0, 1, 0, p;\\0A}\", \"=r,l,r,~{memory}\"(ptr addrspace(3) %s, %V)", r, b, op->in[2]);
+    lw_ins(cx, "%s = icmp ne i32 %s, 0", c, r);
+    lw_condbr(cx, c, D, W);
+    lw_block(cx, D);
+}
+
+/* the destination must be 128-byte aligned; checked where the offset is known */
+static void tma_load_2d(lw_ctx *cx, const rk_op *op) {
+    rk_value dst = op->in[1];
+    int64_t idx = 0;
+    uint64_t at = cx->smem_off[dst.id];
+    if (lw_const_int(cx, op->in[2], &idx)) at += (uint64_t)idx * lw_bytes(cx, rk_type_elem(cx->k, vt(cx, dst)));
+    if (at % 128) {
+        lw_error(cx, op, RK_ERR_INVALID, "the TMA destination is at shared offset %llu, not 128-byte aligned (give the "
+                 "allocation align = 128 and a multiple-of-128-byte index)", (unsigned long long)at);
+        return;
+    }
+    const char *d = lw_nv_smem_elem(cx, dst, op->in[2]), *b = mbar(cx, op, 3);
+    lw_ins(cx, "call void asm sideeffect \"cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
+               "[$0], [$1, {$2, $3}], [$4];\", \"l,l,r,r,l,~{memory}\"(ptr addrspace(3) %s, ptr %v, %V, %V, ptr addrspace(3) %s)",
+           d, op->in[0], op->in[5], op->in[6], b);
+}
+
+void lw_nv_hopper_mem(lw_ctx *cx, const rk_op *op) {
+    if (op->code == RK_OP_FENCE_PROXY_ASYNC) {
+        lw_ins(cx, "call void asm sideeffect \"fence.proxy.async.shared::cta;\", \"~{memory}\"()");
+    } else if (op->code == RK_OP_MBARRIER_INIT) {
+        const char *b = mbar(cx, op, 0);
+        lw_declare(cx, NV_D_MBAR, "declare void @llvm.nvvm.mbarrier.init.shared(ptr addrspace(3), i32)");
+        lw_ins(cx, "call void @llvm.nvvm.mbarrier.init.shared(ptr addrspace(3) %s, %V)", b, op->in[2]);
+    } else if (op->code == RK_OP_MBARRIER_ARRIVE) {
+        const char *b = mbar(cx, op, 0), *st = lw_tmp(cx, "mbar.state");
+        lw_declare(cx, NV_D_MBAR, "declare i64 @llvm.nvvm.mbarrier.arrive.shared(ptr addrspace(3))");
+        lw_ins(cx, "%s = call i64 @llvm.nvvm.mbarrier.arrive.shared(ptr addrspace(3) %s)", st, b);
+    } else if (op->code == RK_OP_MBARRIER_ARRIVE_EXPECT_TX) {
+        const char *b = mbar(cx, op, 0);
+        lw_ins(cx, "call void asm sideeffect \"mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;\", "
+                   "\"l,r,~{memory}\"(ptr addrspace(3) %s, %V)", b, op->in[2]);
+    } else if (op->code == RK_OP_MBARRIER_WAIT) {
+        mbarrier_wait(cx, op);
+    } else {
+        RK_ASSERT(op->code == RK_OP_TMA_LOAD_2D, "lw_nv_hopper_mem called for an op outside the Hopper memory family");
+        tma_load_2d(cx, op);
+    }
+}

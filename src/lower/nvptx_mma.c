@@ -238,6 +238,251 @@ void lw_nv_cvt(lw_ctx *cx, const rk_op *op) {
 }
 
 /* ---- warpgroup MMA ------------------------------------------------------------------------------------------ */
+/* One inline-asm statement (LLVM 22 has no wgmma.mma_async intrinsic):
+ * outputs $0..$(n-1) are the accumulators, tied to the matching inputs;
+ * `ins` are the other inputs (texts "ty value") whose constraints are `cons`;
+ * the template's body uses $n.. for them. */
+static void wgmma_asm(lw_ctx *cx, const char *into, uint32_t nacc, const char *const *acc, const char *body,
+                      const char *cons, const char *ins) {
+    rk_buf c, a, st;
+    rk_buf_init(&c);
+    rk_buf_init(&a);
+    rk_buf_init(&st);
+    for (uint32_t i = 0; i < nacc; i++) {
+        rk_buf_printf(&st, "%sfloat", i ? ", " : "{ ");
+        rk_buf_printf(&c, "%s=f", i ? "," : "");
+    }
+    rk_buf_puts(&st, " }");
+    rk_buf_printf(&c, ",%s", cons);
+    for (uint32_t i = 0; i < nacc; i++) rk_buf_printf(&c, ",%u", i);
+    rk_buf_printf(&a, "%s", ins);
+    for (uint32_t i = 0; i < nacc; i++) rk_buf_printf(&a, ", float %s", acc[i]);
+    lw_ins(cx, "%s = call %s asm sideeffect \"%s\", \"%s\"(%s)", into, rk_buf_cstr(&st), body, rk_buf_cstr(&c),
+           rk_buf_cstr(&a));
+    rk_buf_free(&c);
+    rk_buf_free(&a);
+    rk_buf_free(&st);
+}
+
+/* "{$0, $1, ...}" over n operands from `first` */
+static const char *reg_list(lw_ctx *cx, uint32_t first, uint32_t n) {
+    rk_buf b;
+    rk_buf_init(&b);
+    rk_buf_putc(&b, '{');
+    for (uint32_t i = 0; i < n; i++) rk_buf_printf(&b, "%s$%u", i ? ", " : "", first + i);
+    rk_buf_putc(&b, '}');
+    const char *s = lw_printf(cx, "%s", rk_buf_cstr(&b));
+    rk_buf_free(&b);
+    return s;
+}
+
+/* The elements of a vector value as texts. */
+static const char **elements(lw_ctx *cx, rk_value v, uint32_t n) {
+    const char **e = rk_arena_alloc(&cx->arena, n * sizeof *e);
+    if (!e) { lw_error(cx, NULL, RK_ERR_NOMEM, "out of memory"); return NULL; }
+    for (uint32_t i = 0; i < n; i++) e[i] = elt(cx, v, i);
+    return e;
+}
+
+/* res (a float vector) from the n floats of an asm result struct */
+static void from_struct(lw_ctx *cx, rk_value res, const char *sv, uint32_t n) {
+    const char *acc = "poison";
+    rk_buf b;
+    rk_buf_init(&b);
+    for (uint32_t i = 0; i < n; i++) rk_buf_printf(&b, "%sfloat", i ? ", " : "{ ");
+    rk_buf_puts(&b, " }");
+    const char *sty = lw_printf(cx, "%s", rk_buf_cstr(&b));
+    rk_buf_free(&b);
+    for (uint32_t i = 0; i < n; i++) {
+        const char *e = lw_tmp(cx, "d");
+        lw_ins(cx, "%s = extractvalue %s %s, %u", e, sty, sv, i);
+        if (i + 1 == n) {
+            lw_ins(cx, "%v = insertelement %t %s, float %s, i32 %u", res, res, acc, e, i);
+        } else {
+            const char *x = lw_tmp(cx, "ins");
+            lw_ins(cx, "%s = insertelement %t %s, float %s, i32 %u", x, res, acc, e, i);
+            acc = x;
+        }
+    }
+}
+
+/* The warpgroup atoms (tile.mma, 128 lanes): the A fragment stays in
+ * registers (the catalog's A map is wgmma's register-A layout, mma.sync's
+ * m16n8k16 A per warp); each thread stores its B element (k = l & 15,
+ * n = l >> 4) into its warpgroup's 256-byte K-major staging tile (core
+ * matrices of 8 n-rows x 16 bytes: LBO 128 to the next 8 k, SBO 256), fences
+ * it into the async proxy and meets its warpgroup on named barrier
+ * 8 + warpgroup; one wgmma then runs synchronously (fence, issue, commit,
+ * wait 0 in one statement) with D tied to C. */
+static void warpgroup_atom(lw_ctx *cx, const rk_op *op, const rk_mma_atom *a) {
+    uint32_t groups = (uint32_t)((rk_kernel_max_workgroup_size(cx->k) + 127) / 128), bytes = 256 * groups;
+    if ((uint64_t)cx->pool_bytes + bytes > cx->t->lds_bytes) {
+        lw_error(cx, op, RK_ERR_UNSUPPORTED, "warpgroup atom '%s' stages %u bytes of shared memory beside the kernel's %u; "
+                 "%s has %u", a->op_id, bytes, cx->pool_bytes, cx->t->name, cx->t->lds_bytes);
+        return;
+    }
+    const char *stage = lw_printf(cx, "@wgmma_stage.%s", rk_kernel_name(cx->k));
+    lw_declare(cx, NV_D_STAGE, lw_printf(cx, "%s = internal unnamed_addr addrspace(3) global [%u x i8] poison, align 128",
+                                         stage, bytes));
+    const char *lin = lw_nv_linear_tid(cx), *wg = lw_tmp(cx, "wg"), *l = lw_tmp(cx, "wl"), *k = lw_tmp(cx, "wk"),
+               *n = lw_tmp(cx, "wn"), *kh = lw_tmp(cx, "wkh"), *kl = lw_tmp(cx, "wkl"), *o1 = lw_tmp(cx, "wo"),
+               *o2 = lw_tmp(cx, "wo"), *o3 = lw_tmp(cx, "wo"), *o4 = lw_tmp(cx, "wo"), *s1 = lw_tmp(cx, "wo"),
+               *s2 = lw_tmp(cx, "wo"), *off = lw_tmp(cx, "wo"), *tile = lw_tmp(cx, "wtile"), *p = lw_tmp(cx, "wp");
+    lw_ins(cx, "%s = lshr i32 %s, 7", wg, lin);
+    lw_ins(cx, "%s = and i32 %s, 127", l, lin);
+    lw_ins(cx, "%s = and i32 %s, 15", k, l);
+    lw_ins(cx, "%s = lshr i32 %s, 4", n, l);
+    lw_ins(cx, "%s = lshr i32 %s, 3", kh, k);
+    lw_ins(cx, "%s = and i32 %s, 7", kl, k);
+    lw_ins(cx, "%s = shl i32 %s, 8", o1, wg);
+    lw_ins(cx, "%s = shl i32 %s, 7", o2, kh);
+    lw_ins(cx, "%s = shl i32 %s, 4", o3, n);
+    lw_ins(cx, "%s = shl i32 %s, 1", o4, kl);
+    lw_ins(cx, "%s = or i32 %s, %s", s1, o2, o3);
+    lw_ins(cx, "%s = or i32 %s, %s", s2, s1, o4);
+    lw_ins(cx, "%s = add i32 %s, %s", off, o1, s2);
+    lw_ins(cx, "%s = getelementptr inbounds i8, ptr addrspace(3) %s, i32 %s", tile, stage, o1);
+    lw_ins(cx, "%s = getelementptr inbounds i8, ptr addrspace(3) %s, i32 %s", p, stage, off);
+    lw_ins(cx, "store %V, ptr addrspace(3) %s, align 2", op->in[1], p);
+    lw_ins(cx, "call void asm sideeffect \"fence.proxy.async.shared::cta;\", \"~{memory}\"()");
+    const char *bar = lw_tmp(cx, "wbar");
+    lw_ins(cx, "%s = add i32 %s, %d", bar, wg, NV_ATOM_BARRIER0);
+    lw_nv_barrier(cx, bar, "128");
+    const char *addr = lw_tmp(cx, "waddr"), *sh = lw_tmp(cx, "wsh"), *lo = lw_tmp(cx, "wlo"), *desc = lw_tmp(cx, "wdesc");
+    lw_ins(cx, "%s = ptrtoint ptr addrspace(3) %s to i64", addr, tile);
+    lw_ins(cx, "%s = lshr i64 %s, 4", sh, addr);
+    lw_ins(cx, "%s = and i64 %s, 16383", lo, sh);
+    lw_ins(cx, "%s = or i64 %s, %l", desc, lo, (int64_t)((128 >> 4) << 16 | (int64_t)(256 >> 4) << 32));
+    const char *w = lw_tmp(cx, "wa");
+    lw_ins(cx, "%s = bitcast %V to <4 x i32>", w, op->in[0]);
+    rk_buf ins;
+    rk_buf_init(&ins);
+    for (uint32_t i = 0; i < 4; i++) {
+        const char *x = lw_tmp(cx, "wa");
+        lw_ins(cx, "%s = extractelement <4 x i32> %s, i32 %u", x, w, i);
+        rk_buf_printf(&ins, "%si32 %s", i ? ", " : "", x);
+    }
+    rk_buf_printf(&ins, ", i64 %s, i32 1", desc);
+    const char *ty = a->a_elem == RK_S_BF16 ? "bf16" : "f16";
+    const char *body = lw_printf(cx, "{\\0A.reg .pred p;\\0Asetp.ne.b32 p, $9, 0;\\0Awgmma.fence.sync.aligned;\\0A"
+                                     "wgmma.mma_async.sync.aligned.m64n8k16.f32.%s.%s %s, %s, $8, p, 1, 1, 0;\\0A"
+                                     "wgmma.commit_group.sync.aligned;\\0Awgmma.wait_group.sync.aligned 0;\\0A}",
+                                 ty, ty, reg_list(cx, 0, 4), reg_list(cx, 4, 4));
+    const char **acc = elements(cx, op->in[2], 4), *sv = lw_tmp(cx, "wgmma");
+    if (acc) wgmma_asm(cx, sv, 4, acc, body, "r,r,r,r,l,r", rk_buf_cstr(&ins));
+    rk_buf_free(&ins);
+    if (acc) from_struct(cx, op->out[0], sv, 4);
+}
+
+/* tile.wgmma_desc: the descriptor's constant fields are folded here */
+static void wgmma_desc(lw_ctx *cx, const rk_op *op) {
+    int64_t lbo = lw_attr_int(op, "lbo", 0), sbo = lw_attr_int(op, "sbo", 0), sw = lw_attr_int(op, "swizzle", 0);
+    int64_t mode = sw == 128 ? 1 : sw == 64 ? 2 : sw == 32 ? 3 : 0;
+    int64_t k = ((lbo >> 4) & 0x3FFF) << 16 | ((sbo >> 4) & 0x3FFF) << 32 | mode << 62;
+    const char *p = lw_nv_smem_elem(cx, op->in[0], op->in[1]), *a = lw_tmp(cx, "daddr"), *s = lw_tmp(cx, "dsh"),
+               *m = lw_tmp(cx, "dlo");
+    lw_ins(cx, "%s = ptrtoint ptr addrspace(3) %s to i64", a, p);
+    lw_ins(cx, "%s = lshr i64 %s, 4", s, a);
+    lw_ins(cx, "%s = and i64 %s, 16383", m, s);
+    lw_ins(cx, "%v = or i64 %s, %l", op->out[0], m, k);
+}
+
+/* tile.wgmma: wgmma.mma_async on two descriptors; the result stays in
+ * flight until tile.wgmma_wait_group hands it on */
+static void wgmma_op(lw_ctx *cx, const rk_op *op) {
+    int64_t nn = lw_attr_int(op, "n", 8);
+    uint32_t k = (uint32_t)nn / 2;
+    const char *ty = lw_attr_str(op, "dtype", "f16");
+    const char *body = lw_printf(cx, "{\\0A.reg .pred p;\\0Asetp.ne.b32 p, $%u, 0;\\0A"
+                                     "wgmma.mma_async.sync.aligned.m64n%lldk16.f32.%s.%s %s, $%u, $%u, p, 1, 1, %d, %d;\\0A}",
+                                 k + 2, (long long)nn, ty, ty, reg_list(cx, 0, k), k, k + 1,
+                                 lw_attr_bool(op, "trans_a", false), lw_attr_bool(op, "trans_b", false));
+    const char *ins = lw_printf(cx, "i64 %s, i64 %s, i32 %d", lw_val(cx, op->in[1]), lw_val(cx, op->in[2]),
+                                lw_attr_bool(op, "scale_d", true) ? 1 : 0);
+    const char **acc = elements(cx, op->in[0], k), *sv = lw_tmp(cx, "wgmma");
+    if (!acc) return;
+    wgmma_asm(cx, sv, k, acc, body, "l,l,r", ins);
+    from_struct(cx, op->out[0], sv, k);
+}
+
+/* tile.wgmma_wait_group: the wait, with every accumulator passed through it
+ * ("+f") so no read of a result can be scheduled before it */
+static void wgmma_wait(lw_ctx *cx, const rk_op *op) {
+    int64_t n = lw_attr_int(op, "n", 0);
+    if (!op->nin) {
+        lw_declare(cx, NV_D_WGMMA, "declare void @llvm.nvvm.wgmma.wait_group.sync.aligned(i64)");
+        lw_ins(cx, "call void @llvm.nvvm.wgmma.wait_group.sync.aligned(i64 %l)", n);
+        return;
+    }
+    uint32_t total = 0;
+    for (uint32_t i = 0; i < op->nin; i++) total += rk_type_count(cx->k, vt(cx, op->in[i]));
+    const char **acc = rk_arena_alloc(&cx->arena, total * sizeof *acc);
+    if (!acc) { lw_error(cx, op, RK_ERR_NOMEM, "out of memory"); return; }
+    uint32_t at = 0;
+    for (uint32_t i = 0; i < op->nin; i++) {
+        rk_value v = op->in[i];
+        if (rk_type_kind_of(cx->k, vt(cx, v)) != RK_TK_VEC) { acc[at++] = lw_val(cx, v); continue; }
+        for (uint32_t j = 0; j < rk_type_count(cx->k, vt(cx, v)); j++) acc[at++] = elt(cx, v, j);
+    }
+    const char *sv = lw_tmp(cx, "wait"), *body = lw_printf(cx, "wgmma.wait_group.sync.aligned %lld;", (long long)n);
+    /* no other inputs: the constraint list is the outputs and the ties */
+    rk_buf st, c, a;
+    rk_buf_init(&st);
+    rk_buf_init(&c);
+    rk_buf_init(&a);
+    for (uint32_t i = 0; i < total; i++) {
+        rk_buf_printf(&st, "%sfloat", i ? ", " : "{ ");
+        rk_buf_printf(&c, "%s=f", i ? "," : "");
+        rk_buf_printf(&a, "%sfloat %s", i ? ", " : "", acc[i]);
+    }
+    rk_buf_puts(&st, " }");
+    for (uint32_t i = 0; i < total; i++) rk_buf_printf(&c, ",%u", i);
+    lw_ins(cx, "%s = call %s asm sideeffect \"%s\", \"%s,~{memory}\"(%s)", sv, rk_buf_cstr(&st), body, rk_buf_cstr(&c),
+           rk_buf_cstr(&a));
+    at = 0;
+    for (uint32_t i = 0; i < op->nout; i++) {
+        rk_value r = op->out[i];
+        if (rk_type_kind_of(cx->k, vt(cx, r)) != RK_TK_VEC) {
+            lw_ins(cx, "%v = extractvalue %s %s, %u", r, rk_buf_cstr(&st), sv, at++);
+            continue;
+        }
+        uint32_t m = rk_type_count(cx->k, vt(cx, r));
+        const char *accv = "poison";
+        for (uint32_t j = 0; j < m; j++) {
+            const char *e = lw_tmp(cx, "d");
+            lw_ins(cx, "%s = extractvalue %s %s, %u", e, rk_buf_cstr(&st), sv, at++);
+            if (j + 1 == m) {
+                lw_ins(cx, "%v = insertelement %t %s, float %s, i32 %u", r, r, accv, e, j);
+            } else {
+                const char *x = lw_tmp(cx, "ins");
+                lw_ins(cx, "%s = insertelement %t %s, float %s, i32 %u", x, r, accv, e, j);
+                accv = x;
+            }
+        }
+    }
+    rk_buf_free(&st);
+    rk_buf_free(&c);
+    rk_buf_free(&a);
+}
+
+static void nvvm0(lw_ctx *cx, const char *name) {
+    lw_declare(cx, NV_D_WGMMA, lw_printf(cx, "declare void @llvm.nvvm.%s()", name));
+    lw_ins(cx, "call void @llvm.nvvm.%s()", name);
+}
+
 void lw_nv_wgmma(lw_ctx *cx, const rk_op *op) {
-    lw_error(cx, op, RK_ERR_UNSUPPORTED, "warpgroup MMA is not lowered yet");
+    if (op->code == RK_OP_MMA) {
+        warpgroup_atom(cx, op, rk_mma_atom_find(lw_attr_str(op, "op_id", "")));
+    } else if (op->code == RK_OP_WGMMA_DESC) {
+        wgmma_desc(cx, op);
+    } else if (op->code == RK_OP_WGMMA) {
+        wgmma_op(cx, op);
+    } else if (op->code == RK_OP_WGMMA_FENCE) {
+        nvvm0(cx, "wgmma.fence.sync.aligned");
+    } else if (op->code == RK_OP_WGMMA_COMMIT_GROUP) {
+        nvvm0(cx, "wgmma.commit_group.sync.aligned");
+    } else {
+        RK_ASSERT(op->code == RK_OP_WGMMA_WAIT_GROUP, "lw_nv_wgmma called for an op outside the wgmma family");
+        wgmma_wait(cx, op);
+    }
 }

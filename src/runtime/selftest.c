@@ -315,6 +315,10 @@ rk_status rt_check_run_case(rk_device *dev, const st_case *c, const rk_check_opt
     }
     if (r.c->setup(&r.p) != RK_OK) {
         note_error(&r, RK_CHECK_ERROR, "setting up");
+    } else if (dev->info.kind == RK_DEVICE_EMU && r.p.atom && r.p.atom->lanes != r.p.target->wave_size) {
+        out->status = RK_CHECK_SKIP;
+        snprintf(out->note, sizeof out->note, "the emulator runs one warp at a time; warpgroup (wgmma) atom %s needs "
+                 "an sm_90a GPU", r.p.atom->op_id);
     } else if (build_and_load(&r, o.artifacts) && upload(&r)) {
         rk_launch_config cfg = {.dyn_smem = r.p.dyn_smem, .fence = true};
         memcpy(cfg.grid, r.p.grid, sizeof cfg.grid);

@@ -1,7 +1,7 @@
-/* rocke — the matrix-atom catalog: MFMA (CDNA, wave64) and mma.sync
- * (NVIDIA, warp32) with their lane maps, plus a host reference that applies
- * the maps. Lane maps follow the AMD matrix-instruction layouts and the PTX
- * ISA fragment tables. Layer: target. */
+/* rocke — the matrix-atom catalog: MFMA (CDNA, wave64), mma.sync (NVIDIA,
+ * warp32) and wgmma (NVIDIA, warpgroup of 128) with their lane maps, plus a
+ * host reference that applies the maps. Lane maps follow the AMD
+ * matrix-instruction layouts and the PTX ISA fragment tables. Layer: target. */
 #include <stdlib.h>
 
 #include "rocke/target.h"
@@ -46,6 +46,13 @@ MAP(nv_b_k8, 2 * (l & 3) + (s & 1), l >> 2, 0)
 MAP(nv_a_tf32, (l >> 2) + 8 * (s & 1), (l & 3) + 4 * (s >> 1), 0)
 MAP(nv_b_tf32, (l & 3) + 4 * s, l >> 2, 0)
 MAP(nv_c, (l >> 2) + 8 * (s >> 1), 2 * (l & 3) + (s & 1), 0)
+/* wgmma m64n8k16 (warpgroup, 128 lanes): warp w = l/32 holds rows 16w..16w+15
+ * of A (register fragment) and D in the mma.sync layouts above; B (16 x 8,
+ * read from shared memory by the instruction) is one element per lane:
+ * k = l % 16, n = l / 16 (the lowering stages it) */
+MAP(wg_a_k16, 16 * (l >> 5) + ((l & 31) >> 2) + 8 * ((s >> 1) & 1), 2 * (l & 3) + (s & 1) + 8 * (s >> 2), 0)
+MAP(wg_b_n8, l & 15, l >> 4, 0)
+MAP(wg_c, 16 * (l >> 5) + ((l & 31) >> 2) + 8 * (s >> 1), 2 * (l & 3) + (s & 1), 0)
 #undef MAP
 
 #define CDNA RK_FEAT_AMD | RK_FEAT_GFX9
@@ -77,6 +84,9 @@ ATOM(mma_m16n8k16_f32_bf16,  RK_FEAT_NV | RK_FEAT_SM80, 16, 8, 16, 1, 32, RK_S_B
 ATOM(mma_m16n8k8_f32_f16,    RK_FEAT_NV | RK_FEAT_SM80, 16, 8, 8, 1, 32, RK_S_F16, RK_S_F16, RK_S_F32, 4, 2, 4, nv_a_k8, nv_b_k8, nv_c)
 ATOM(mma_m16n8k8_f32_bf16,   RK_FEAT_NV | RK_FEAT_SM80, 16, 8, 8, 1, 32, RK_S_BF16, RK_S_BF16, RK_S_F32, 4, 2, 4, nv_a_k8, nv_b_k8, nv_c)
 ATOM(mma_m16n8k8_f32_tf32,   RK_FEAT_NV | RK_FEAT_SM80, 16, 8, 8, 1, 32, RK_S_F32, RK_S_F32, RK_S_F32, 4, 2, 4, nv_a_tf32, nv_b_tf32, nv_c)
+/* NVIDIA wgmma (sm_90a), one warpgroup: register A, B staged through shared memory */
+ATOM(wgmma_m64n8k16_f32_f16,  RK_FEAT_NV | RK_FEAT_SM90A, 64, 8, 16, 1, 128, RK_S_F16, RK_S_F16, RK_S_F32, 8, 1, 4, wg_a_k16, wg_b_n8, wg_c)
+ATOM(wgmma_m64n8k16_f32_bf16, RK_FEAT_NV | RK_FEAT_SM90A, 64, 8, 16, 1, 128, RK_S_BF16, RK_S_BF16, RK_S_F32, 8, 1, 4, wg_a_k16, wg_b_n8, wg_c)
 #undef ATOM
 
 static const rk_mma_atom *const atoms[] = {
@@ -87,7 +97,8 @@ static const rk_mma_atom *const atoms[] = {
     &atom_mfma_f32_32x32x16_bf16, &atom_mfma_f32_16x16x32_fp8, &atom_mfma_f32_16x16x32_bf8,
     &atom_mfma_f32_32x32x16_fp8, &atom_mfma_f32_32x32x16_bf8,  &atom_mma_m16n8k16_f32_f16,
     &atom_mma_m16n8k16_f32_bf16, &atom_mma_m16n8k8_f32_f16,    &atom_mma_m16n8k8_f32_bf16,
-    &atom_mma_m16n8k8_f32_tf32,  NULL,
+    &atom_mma_m16n8k8_f32_tf32,  &atom_wgmma_m64n8k16_f32_f16, &atom_wgmma_m64n8k16_f32_bf16,
+    NULL,
 };
 
 const rk_mma_atom *const *rk_mma_atoms(void) { return atoms; }

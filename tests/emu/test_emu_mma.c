@@ -147,9 +147,10 @@ static void t_every_atom(void **state) {
         bool any = false;
         for (const rk_target *const *tp = rk_targets(); *tp; tp++) {
             if (!rk_target_has_atom(*tp, *ap)) continue;
+            any = true;
+            if ((*ap)->lanes == 128) continue;   /* warpgroup atoms span four warps: not emulated (test_nvptx) */
             run_atom(*ap, *tp, true);
             run_atom(*ap, *tp, false);
-            any = true;
         }
         assert_true(any);
         n++;

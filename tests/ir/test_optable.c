@@ -1,11 +1,12 @@
 /* rocke tests — the op table walked op by op: row i describes code i (MIR's
  * self-check), names round-trip, attribute specs parse, flags are coherent,
- * and every op has a sample kernel that builds, verifies, and is legal
+ * name hints never end in a digit, and every op has a sample kernel that builds, verifies, and is legal
  * exactly on the targets that have its features. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -119,6 +120,31 @@ static void test_flags(void **state) {
                                          RK_OP_INLINE_ASM};
     for (size_t i = 0; i < RK_COUNTOF(barriers); i++)
         assert_int_equal(rk_op_info_of(barriers[i])->flags & RK_F_PURE, 0);
+}
+
+/* Value names are hint + counter (ir_int.h), so a hint must never end in a
+ * digit: "%tr16" + 3 would print "%tr163", which splits back as "tr" + 163
+ * or "tr1" + 63 alike. Every hint is empty or an identifier without a
+ * trailing digit, and a generated name splits back into exactly it. */
+static void test_hints(void **state) {
+    (void)state;
+    for (int c = 1; c < RK_OP__COUNT; c++) {
+        const rk_op_info *info = rk_op_info_of((rk_opcode)c);
+        const char *h = info->hint;
+        size_t n = strlen(h);
+        if (!n) continue;
+        if (!ir_valid_ident(h) || (h[n - 1] >= '0' && h[n - 1] <= '9'))
+            fail_msg("%s: hint '%s' is not an identifier ending in a non-digit", info->name, h);
+        for (unsigned num = 0; num < 1000; num += 7) {
+            char name[64];
+            snprintf(name, sizeof name, "%s%u", h, num);
+            size_t len = strlen(name);
+            while (len && name[len - 1] >= '0' && name[len - 1] <= '9') len--;
+            assert_int_equal(len, n);
+            assert_memory_equal(name, h, n);
+            assert_int_equal(strtoul(name + len, NULL, 10), num);
+        }
+    }
 }
 
 /* ---- samples ------------------------------------------------------------------------------- */
@@ -260,6 +286,7 @@ int main(void) {
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_attr_specs),
         cmocka_unit_test(test_flags),
+        cmocka_unit_test(test_hints),
         cmocka_unit_test(test_every_op_has_a_sample),
         cmocka_unit_test(test_samples_on_targets),
         cmocka_unit_test(test_sample_details),

@@ -47,8 +47,9 @@ static inline int llc_compile(const char *text, const char *triple, const char *
     if (!f) return -1;
     fputs(text, f);
     fclose(f);
-    snprintf(cmd, sizeof cmd, "'%s' -O3 -mtriple=%s -mcpu=%s -filetype=obj '%s' -o '%s' 2>&1", llc_path(), triple, cpu,
-             in, out);
+    /* NVPTX emits PTX text only */
+    snprintf(cmd, sizeof cmd, "'%s' -O3 -mtriple=%s -mcpu=%s -filetype=%s '%s' -o '%s' 2>&1", llc_path(), triple, cpu,
+             strncmp(triple, "nvptx", 5) ? "obj" : "asm", in, out);
     FILE *p = popen(cmd, "r");
     if (!p) return -1;
     size_t cap = 4096, len = 0;

@@ -298,9 +298,11 @@ static void lds_scalar(smp *s) {
     output(s, rk_build_smem_load(s->k, a, &j, 1));
 }
 
+/* one vec4 slot per thread (1024 floats): threads of different waves never
+ * store the same element, so the race checker has nothing to report */
 static void lds_vec(smp *s) {
-    rk_value a = alloc1(s, RK_T_F32, 256);
-    rk_value i = masked(s, 63, 4);
+    rk_value a = alloc1(s, RK_T_F32, 1024);
+    rk_value i = scaled(s, s->idx, 4);
     rk_value v = input(s, vec(s, RK_T_F32, 4));
     rk_build_smem_store(s->k, a, &i, v);
     rk_build_sync(s->k);
@@ -331,16 +333,23 @@ static void lds_load_op(smp *s, rk_type e, const uint32_t *dims, uint32_t rank, 
     finish(s, op);
 }
 
+/* Race-free: vN_f32 gives each thread its own vec4 slot; the distributed
+ * store (every lane writes elements 0..3) is issued by threads 0..31 only,
+ * which share one wave on every target (lanes of one wave never race). */
 static void smem_store_op(smp *s) {
     rk_kernel *k = s->k;
-    rk_value a = alloc1(s, RK_T_F32, 256);
+    rk_value a = alloc1(s, RK_T_F32, 1024);
     rk_value in[3];
     in[0] = a;
     if (s->code == RK_OP_SMEM_STORE_DISTRIBUTED) {
         in[1] = input(s, vec(s, RK_T_F32, 4));
+        rk_value lim = ci32(s, 32);
+        rk_value one_wave = rk_build_cmp(k, "lt", s->idx, lim);
+        rk_if_begin(k, one_wave);
         finish(s, gen(s, s->code, in, 2, NULL, 0));
+        rk_if_end(k, NULL, 0);
     } else {
-        in[1] = masked(s, 63, 4);
+        in[1] = scaled(s, s->idx, 4);
         in[2] = input(s, vec(s, RK_T_F32, 4));
         rk_op *op = gen(s, s->code, in, 3, NULL, 0);
         rk_op_set_int(k, op, "vec", 4);
@@ -517,6 +526,122 @@ static void inline_asm(smp *s) {
     if (op) output(s, op->out[0]);
 }
 
+/* ---- Hopper (sm_90 / sm_90a) ------------------------------------------------------------------ */
+static rk_value aligned_alloc1(smp *s, rk_type e, uint32_t n, int64_t align) {
+    rk_value a = alloc1(s, e, n);
+    rk_op *op = rk_value_def(s->k, a);
+    if (op) rk_op_set_int(s->k, op, "align", align);
+    return a;
+}
+
+/* thread 0 alone runs one `code` op on `in` */
+static void thread0(smp *s, rk_opcode code, const rk_value *in, uint32_t nin) {
+    rk_kernel *k = s->k;
+    rk_value zero = ci32(s, 0);
+    rk_value first = rk_build_cmp(k, "eq", s->idx, zero);
+    rk_if_begin(k, first);
+    rk_op *op = gen(s, code, in, nin, NULL, 0);
+    rk_op_check(k, op);
+    rk_if_end(k, NULL, 0);
+}
+
+/* A 64x16 and B 16x8 f16 tiles in core-matrix order (8 rows of 16 bytes
+ * per core matrix; the next 8 k at +128 bytes, the next 8 rows at +256) in
+ * one allocation, B after A's 2 KiB, filled by the block; then one wgmma
+ * m64n8k16 and its wait. B's descriptor is A's plus 2048 >> 4: the start
+ * field counts 16-byte units from bit 0. */
+static void wgmma_tile(smp *s) {
+    rk_kernel *k = s->k;
+    rk_value AB = aligned_alloc1(s, RK_T_F16, 1024 + 128, 128);
+    rk_value four = ci32(s, 4), t4 = rk_build_mul(k, s->idx, four);
+    for (int i = 0; i < 4; i++) {
+        rk_value ci = ci32(s, i);
+        rk_value j = rk_build_add(k, t4, ci);
+        rk_value v = input(s, RK_T_F16);
+        rk_build_smem_store(k, AB, &j, v);
+    }
+    rk_value bi = masked(s, 127, 1), b0 = ci32(s, 1024);
+    rk_value bj = rk_build_add(k, bi, b0), bv = input(s, RK_T_F16);
+    rk_build_smem_store(k, AB, &bj, bv);
+    rk_build_barrier_op(k, RK_OP_FENCE_PROXY_ASYNC);
+    rk_build_sync(k);
+    rk_build_barrier_op(k, RK_OP_WGMMA_FENCE);
+    rk_value in[3];
+    rk_type i64 = RK_T_I64, acc_t = vec(s, RK_T_F32, 4);
+    in[0] = AB;
+    in[1] = ci32(s, 0);
+    rk_op *op = gen(s, RK_OP_WGMMA_DESC, in, 2, &i64, 1);
+    rk_op_set_int(k, op, "lbo", 128);
+    rk_op_set_int(k, op, "sbo", 256);
+    rk_op_check(k, op);
+    rk_value da = rk_op_result(op), step = rk_const_i64(k, 2048 >> 4);
+    in[0] = rk_const_vec(k, acc_t, 0.0);
+    in[1] = da;
+    in[2] = rk_build_add(k, da, step);
+    rk_op *mma = gen(s, RK_OP_WGMMA, in, 3, &acc_t, 1);
+    rk_op_set_int(k, mma, "n", 8);
+    rk_op_check(k, mma);
+    rk_build_barrier_op(k, RK_OP_WGMMA_COMMIT_GROUP);
+    rk_value acc = rk_op_result(mma);
+    rk_op *w = gen(s, RK_OP_WGMMA_WAIT_GROUP, &acc, 1, &acc_t, 1);
+    finish(s, w);
+}
+
+/* an LDS write made visible to the async proxy, then read back */
+static void proxy_fence(smp *s) {
+    rk_value a = alloc1(s, RK_T_F32, 256);
+    rk_value v = input(s, RK_T_F32);
+    rk_build_smem_store(s->k, a, &s->idx, v);
+    rk_build_barrier_op(s->k, RK_OP_FENCE_PROXY_ASYNC);
+    rk_build_sync(s->k);
+    rk_value j = masked(s, 255, 1);
+    output(s, rk_build_smem_load(s->k, a, &j, 1));
+}
+
+/* one mbarrier for the block: thread 0 initializes it for 256 arrivals,
+ * everyone arrives and waits for phase 0 */
+static void mbarrier(smp *s) {
+    rk_kernel *k = s->k;
+    rk_value bars = alloc1(s, RK_T_I64, 2), zero = ci32(s, 0), in[3];
+    in[0] = bars;
+    in[1] = zero;
+    in[2] = ci32(s, 256);
+    thread0(s, RK_OP_MBARRIER_INIT, in, 3);
+    rk_build_sync(k);
+    rk_op *op = gen(s, RK_OP_MBARRIER_ARRIVE, in, 2, NULL, 0);
+    rk_op_check(k, op);
+    in[2] = zero;
+    op = gen(s, RK_OP_MBARRIER_WAIT, in, 3, NULL, 0);
+    rk_op_check(k, op);
+    output(s, input(s, RK_T_F32));
+}
+
+/* TMA: thread 0 expects 8 KiB on the mbarrier and loads the 32 x 64 f32 box
+ * at (0, 0) of the tensor map; everyone waits, then reads the tile */
+static void tma(smp *s) {
+    rk_kernel *k = s->k;
+    rk_param_abi tm = {.tensormap = true};
+    rk_value map = rk_add_param(k, "tmap", rk_type_ptr(k, RK_T_I8, RK_AS_CONSTANT), &tm);
+    rk_value dst = aligned_alloc1(s, RK_T_F32, 2048, 128), bars = alloc1(s, RK_T_I64, 1), zero = ci32(s, 0);
+    rk_value in[7] = {bars, zero, ci32(s, 1)};
+    thread0(s, RK_OP_MBARRIER_INIT, in, 3);
+    rk_build_sync(k);
+    rk_value first = rk_build_cmp(k, "eq", s->idx, zero);
+    rk_if_begin(k, first);
+    in[2] = ci32(s, 8192);
+    rk_op *op = gen(s, RK_OP_MBARRIER_ARRIVE_EXPECT_TX, in, 3, NULL, 0);
+    rk_op_check(k, op);
+    rk_value ld[7] = {map, dst, zero, bars, zero, zero, zero};
+    op = gen(s, RK_OP_TMA_LOAD_2D, ld, 7, NULL, 0);
+    rk_op_check(k, op);
+    rk_if_end(k, NULL, 0);
+    in[2] = zero;
+    op = gen(s, RK_OP_MBARRIER_WAIT, in, 3, NULL, 0);
+    rk_op_check(k, op);
+    rk_value j = masked(s, 255, 8);
+    output(s, rk_build_smem_load(k, dst, &j, 1));
+}
+
 /* ---- dispatch -------------------------------------------------------------------------------- */
 static void build(smp *s) {
     rk_kernel *k = s->k;
@@ -679,6 +804,15 @@ static void build(smp *s) {
         return;
     }
     case RK_OP_SMEM_STORE_VN_F32: case RK_OP_SMEM_STORE_DISTRIBUTED: smem_store_op(s); return;
+    case RK_OP_SYNC_HALF_BLOCK: {
+        /* the selector must be uniform over the workgroup (a per-thread one
+         * is a divergent barrier): block 0 takes the barrier */
+        rk_value b = rk_build_block_id(k, 0), zero = ci32(s, 0);
+        rk_value first = rk_build_cmp(k, "eq", b, zero);
+        rk_value sel = rk_build_convert(k, RK_OP_ZEXT, first, RK_T_I32);
+        finish(s, gen(s, s->code, &sel, 1, NULL, 0));
+        return;
+    }
     case RK_OP_LDS_ATOMIC_ADD: lds_atomic(s); return;
     /* buffers */
     case RK_OP_BUFFER_RSRC: {
@@ -711,6 +845,14 @@ static void build(smp *s) {
     case RK_OP_GLOBAL_ATOMIC_ADD_F32: atomic(s, f32, f32); return;
     case RK_OP_GLOBAL_ATOMIC_ADD_PK_BF16: atomic(s, bf16, vec(s, bf16, 2)); return;
     case RK_OP_GLOBAL_ATOMIC_ADD_PK_F16: atomic(s, f16, vec(s, f16, 2)); return;
+    /* Hopper */
+    case RK_OP_WGMMA_DESC: case RK_OP_WGMMA: case RK_OP_WGMMA_FENCE: case RK_OP_WGMMA_COMMIT_GROUP:
+    case RK_OP_WGMMA_WAIT_GROUP:
+        wgmma_tile(s);
+        return;
+    case RK_OP_FENCE_PROXY_ASYNC: proxy_fence(s); return;
+    case RK_OP_MBARRIER_INIT: case RK_OP_MBARRIER_ARRIVE: case RK_OP_MBARRIER_WAIT: mbarrier(s); return;
+    case RK_OP_MBARRIER_ARRIVE_EXPECT_TX: case RK_OP_TMA_LOAD_2D: tma(s); return;
     /* atoms, asm, control flow */
     case RK_OP_MMA: mma(s); return;
     case RK_OP_INLINE_ASM: inline_asm(s); return;
