@@ -4,7 +4,8 @@
  * launch with events and with graph replay. Bandwidth: a vector-add and a
  * copy kernel built with the builder next to the driver's device-to-device
  * copy, in the same run. With no GPU it says so and measures the emulator's
- * launch overhead only (host clock). Usage: bench_launch [LAUNCHES] [MiB]. */
+ * launch overhead only (host clock). Usage: bench_launch [LAUNCHES] [MiB];
+ * ROCKE_BENCH_EMIT / ROCKE_BENCH_ARTIFACTS: see load_prebuilt. */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,6 +69,35 @@ static rk_kernel *stream_kernel(bool add) {
     return k;
 }
 
+/* Kernels compiled on another machine: ROCKE_BENCH_EMIT=DIR (with
+ * ROCKE_BENCH_TARGET) writes every kernel's artifact and exits; on the GPU
+ * machine, which has no LLVM, ROCKE_BENCH_ARTIFACTS=DIR loads NAME.cubin (or
+ * NAME.ptx) from there instead of compiling. */
+static rk_launcher *load_prebuilt(rk_device *d, rk_kernel *k, const char *dir) {
+    static const struct { const char *ext; rk_image_kind kind; } kinds[] = {{"cubin", RK_IMAGE_CUBIN},
+                                                                            {"ptx", RK_IMAGE_PTX}};
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s.%s", dir, rk_kernel_name(k), kinds[i].ext);
+        FILE *f = fopen(path, "rb");
+        if (!f) continue;
+        static char data[1 << 22];
+        size_t n = fread(data, 1, sizeof data - 1, f);
+        fclose(f);
+        data[n] = '\0';
+        rk_module_image img = {.kind = kinds[i].kind, .data = data, .size = kinds[i].kind == RK_IMAGE_PTX ? n + 1 : n};
+        rk_launcher *l = NULL;
+        rk_argsig *sig = NULL;
+        if (rk_launcher_new_image(d, &img, rk_kernel_name(k), &l) != RK_OK ||
+            rk_argsig_from_kernel(k, &sig) != RK_OK || rk_launcher_set_signature(l, sig) != RK_OK)
+            die(path);
+        rk_argsig_free(sig);
+        return l;
+    }
+    printf("  (%s: no %s/%s.cubin or .ptx)\n", rk_kernel_name(k), dir, rk_kernel_name(k));
+    return NULL;
+}
+
 /* A launcher for k on d: the emulator takes the IR, a GPU the compiled code.
  * NULL (reason printed) when the kernel cannot be compiled for d yet. */
 static rk_launcher *load(rk_device *d, rk_kernel *k, rk_artifact **art) {
@@ -78,6 +108,8 @@ static rk_launcher *load(rk_device *d, rk_kernel *k, rk_artifact **art) {
         if (rk_launcher_new_image(d, &img, NULL, &l) != RK_OK) die("loading on the emulator");
         return l;
     }
+    const char *pre = getenv("ROCKE_BENCH_ARTIFACTS");
+    if (pre && *pre) return load_prebuilt(d, k, pre);
     const rk_target *t = rk_target_find(rk_device_target(d));
     if (!t || rk_compile(k, t, NULL, art) != RK_OK || rk_launcher_new(d, *art, &l) != RK_OK) {
         printf("  (%s: %s)\n", rk_kernel_name(k), rk_error_message());
@@ -238,6 +270,21 @@ int main(int argc, char **argv) {
     uint32_t iters = argc > 1 ? (uint32_t)strtoul(argv[1], NULL, 10) : 20000;
     size_t mib = argc > 2 ? (size_t)strtoul(argv[2], NULL, 10) : 1024;
     if (!iters) iters = 20000;
+    const char *emit = getenv("ROCKE_BENCH_EMIT");
+    if (emit && *emit) {
+        const char *tn = getenv("ROCKE_BENCH_TARGET");
+        const rk_target *t = rk_target_find(tn ? tn : "sm_90a");
+        if (!t) die("ROCKE_BENCH_TARGET");
+        rk_kernel *ks[] = {empty_kernel(), stream_kernel(false), stream_kernel(true)};
+        for (int i = 0; i < 3; i++) {
+            rk_artifact *a = NULL;
+            if (rk_compile(ks[i], t, NULL, &a) != RK_OK || rk_artifact_write(a, emit) != RK_OK) die("emitting");
+            printf("wrote %s/%s for %s\n", emit, rk_kernel_name(ks[i]), t->name);
+            rk_artifact_free(a);
+            rk_kernel_free(ks[i]);
+        }
+        return 0;
+    }
     rk_device_opts o = {.quiet = true};
     rk_device *d = NULL;
     if (rk_device_open_opts(&o, &d) != RK_OK) die("opening a device");

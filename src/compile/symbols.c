@@ -38,6 +38,9 @@ static rk_status elf_functions(const cc_blob *b, const char *what, const char *k
             if (bind != STB_GLOBAL && bind != STB_WEAK) continue;
             const char *nm = elf_strptr(e, sh.sh_link, sym.st_name);
             if (!nm) continue;
+            /* ptxas adds device helpers it names "$__internal_..." (e.g. the IEEE
+             * reciprocal slow path): not kernels, not callable from the host */
+            if (type == STT_FUNC && nm[0] == '$') continue;
             if (type == STT_FUNC) {
                 rk_buf_printf(names, "%s'%s'", names->len ? ", " : "", nm);
                 (*nfunc)++;

@@ -256,13 +256,14 @@ static void mbarrier_wait(lw_ctx *cx, const rk_op *op) {
     lw_block(cx, D);
 }
 
-/* the destination must be 128-byte aligned; checked where the offset is known */
+/* the destination must be 128-byte aligned: the pool must be (some
+ * allocation asks align >= 128) and the offset, where it is known, too */
 static void tma_load_2d(lw_ctx *cx, const rk_op *op) {
     rk_value dst = op->in[1];
     int64_t idx = 0;
     uint64_t at = cx->smem_off[dst.id];
     if (lw_const_int(cx, op->in[2], &idx)) at += (uint64_t)idx * lw_bytes(cx, rk_type_elem(cx->k, vt(cx, dst)));
-    if (at % 128) {
+    if (at % 128 || cx->pool_align < 128) {
         lw_error(cx, op, RK_ERR_INVALID, "the TMA destination is at shared offset %llu, not 128-byte aligned (give the "
                  "allocation align = 128 and a multiple-of-128-byte index)", (unsigned long long)at);
         return;

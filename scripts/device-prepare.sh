@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Build here everything an NVIDIA GPU session needs (the GPU machine has no
+# LLVM): the CLI and the launch benchmark, gpu-check kernels, and the small-op
+# kernels at the benchmark shapes, all into .devcarry/ (ignored by git).
+# Usage: scripts/device-prepare.sh [BUILD_DIR] [TARGET]
+set -euo pipefail
+B=${1:-build}
+T=${2:-sm_90a}
+D=.devcarry
+rm -rf "$D"
+mkdir -p "$D/bin" "$D/gpucheck" "$D/bench" "$D/ops"
+cp "$B/rocke" "$B/bench/bench_launch" "$D/bin/"
+"$B/rocke" gpu-check --emit "$D/gpucheck" --target "$T"
+ROCKE_BENCH_EMIT="$D/bench" ROCKE_BENCH_TARGET="$T" "$B/bench/bench_launch"
+SHAPES=${ROCKE_BENCH_SHAPES:-"32768,4096 4096,32768 512,4096"}
+for shape in $SHAPES; do
+  while read -r name spec; do
+    "$B/rocke" build $spec --dtype bf16 --target "$T" --shape "$shape" -o "$D/ops/$name@$shape" >/dev/null
+  done <<'OPS'
+add elementwise --op add
+copy elementwise --op copy
+sum reduce --op sum
+softmax softmax
+rmsnorm rmsnorm
+layernorm layernorm
+transpose transpose
+OPS
+done
+du -sh "$D"
