@@ -73,7 +73,7 @@ static rk_type el(rk_kernel *k, rk_type t) { return rk_type_kind_of(k, t) == RK_
 
 static rk_kernel *loop_kernel(rk_opcode code, const rk_type *in_t, uint32_t nin, rk_type out_t, rk_kernel *k) {
     rk_value p[4], in[4];
-    char name[8];
+    char name[16];
     for (uint32_t j = 0; j < nin; j++) {
         snprintf(name, sizeof name, "in%u", j);
         p[j] = rk_add_param(k, name, rk_type_ptr(k, el(k, in_t[j]), RK_AS_GLOBAL), NULL);
