@@ -6,7 +6,8 @@
  *   bench_nvptx gen DIR   where LLVM is: build kernels with the rocke builder,
  *                         lower, opt-22 + llc-22 (+ ptxas -v) -> DIR/NAME.ptx
  *   bench_nvptx run DIR   on the GPU machine: load the PTX through the driver
- *                         API (dlopen'ed), run, compare with host references
+ *                         API (dlopen'ed; TMA through the rocke runtime), run,
+ *                         compare with host references
  * Exit status 1 when a check fails. Results: bench/RESULTS.md. */
 #include <dlfcn.h>
 #include <math.h>
@@ -327,7 +328,7 @@ static void gen(void) {
 #define CUF(X) X(cuInit) X(cuDeviceGet) X(cuDevicePrimaryCtxRetain) X(cuCtxSetCurrent) X(cuModuleLoadData) \
     X(cuModuleGetFunction) X(cuMemAlloc_v2) X(cuMemcpyHtoD_v2) X(cuMemcpyDtoH_v2) X(cuMemcpyDtoD_v2) \
     X(cuMemsetD8_v2) X(cuLaunchKernel) X(cuCtxSynchronize) X(cuEventCreate) X(cuEventRecord) X(cuEventSynchronize) \
-    X(cuEventElapsedTime_v2) X(cuTensorMapEncodeTiled) X(cuGetErrorString)
+    X(cuEventElapsedTime_v2) X(cuGetErrorString)
 #define DECL(n) static __typeof__(n) *p_##n;
 CUF(DECL)
 #define CALL(n, ...) p_##n(__VA_ARGS__)
@@ -616,34 +617,66 @@ static void run_wgmma(int N, bool tb) {
     free(A); free(B); free(D); free(fa); free(fb);
 }
 
+/* TMA through the runtime, as a user would: rk_tensormap_encode_2d builds the
+ * map, the signature says `tensormap`, rk_arg_tensormap passes it by value,
+ * rk_launch adds the kernel's LDS pool (the runtime shares the primary context
+ * the rest of this file uses). */
+#define RK(x) do { if ((x) != RK_OK) { printf("rocke error at %s:%d: %s\n", __FILE__, __LINE__, rk_error_message()); \
+    exit(2); } } while (0)
 static void run_tma(void) {
     const int H = 128, W = 256;
     float *T = malloc((size_t)H * W * 4), *out = malloc(2048 * 4);
     for (int i = 0; i < H * W; i++) T[i] = (float)i;
-    CUdeviceptr dT = dalloc((size_t)H * W * 4), dO = dalloc(2048 * 4);
-    CK(CALL(cuMemcpyHtoD_v2, dT, T, (size_t)H * W * 4));
-    CUtensorMap map;
-    cuuint64_t dims[2] = {(cuuint64_t)W, (cuuint64_t)H}, strides[1] = {(cuuint64_t)W * 4};
-    cuuint32_t box[2] = {64, 32}, es[2] = {1, 1};
-    CK(CALL(cuTensorMapEncodeTiled, &map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, (void *)dT, dims, strides, box, es,
-            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE,
-            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+    rk_device *d = NULL;
+    RK(rk_device_open("cuda", &d));
+    rk_devptr dT, dO;
+    RK(rk_mem_alloc(d, (size_t)H * W * 4, &dT));
+    RK(rk_mem_alloc(d, 2048 * 4, &dO));
+    RK(rk_mem_copy_htod(d, dT, T, (size_t)H * W * 4));
+    uint8_t map[RK_TENSORMAP_BYTES];
+    RK(rk_tensormap_encode_2d(d, dT, RK_S_F32, (uint64_t)H, (uint64_t)W, (uint64_t)W * 4, 32, 64,
+                              RK_TENSORMAP_SWIZZLE_NONE, map));
+    char path[512];
+    snprintf(path, sizeof path, "%s/tma.ptx", DIR);
+    char *ptx = slurp(path);
+    rk_module_image img = {.kind = RK_IMAGE_PTX, .data = ptx, .size = strlen(ptx), .target = "sm_90a"};
+    rk_module *m = NULL;
+    rk_function *f = NULL;
+    RK(rk_module_load_image(d, &img, &m));
+    free(ptx);
+    RK(rk_module_function(m, "tma", &f));
+    const char *names[] = {"tmap", "out", "x", "y"}, *types[] = {"tensormap", "ptr<f32,global>", "i32", "i32"};
+    rk_argsig *sig = NULL;
+    RK(rk_argsig_new(names, types, 4, &sig));
+    rk_argpack pack;
+    rk_argpack_init(&pack);
     int bad = 0;
     int xs[] = {64, 224, 0}, ys[] = {32, 112, 0};
+    const uint32_t grid[3] = {1, 1, 1}, block[3] = {128, 1, 1};
     for (int c = 0; c < 3; c++) {
         int x = xs[c], y = ys[c];
-        void *a[] = {&map, &dO, &x, &y};
-        CK(CALL(cuMemsetD8_v2, dO, 0xff, 2048 * 4));
-        launch(fn("tma"), 1, 128, a);
-        CK(CALL(cuMemcpyDtoH_v2, out, dO, 2048 * 4));
+        const rk_arg a[] = {rk_arg_tensormap(map), rk_arg_ptr(dO), rk_arg_i32(x), rk_arg_i32(y)};
+        RK(rk_args_pack(sig, a, 4, &pack));
+        RK(rk_mem_memset(d, dO, 0xff, 2048 * 4, NULL));
+        RK(rk_launch(f, grid, block, 0, NULL, pack.params));
+        RK(rk_device_synchronize(d));
+        RK(rk_mem_copy_dtoh(d, out, dO, 2048 * 4));
         for (int r = 0; r < 32; r++)
             for (int cc = 0; cc < 64; cc++) {
                 float want = (y + r < H && x + cc < W) ? T[(y + r) * W + x + cc] : 0.0f;
                 if (out[r * 64 + cc] != want) { if (bad++ < 5) printf("    tma (%d,%d) [%d][%d] = %g want %g\n", x, y, r, cc, out[r * 64 + cc], want); }
             }
     }
-    printf("TMA 2-D box + mbarrier (incl. an out-of-bounds box): %s (%d wrong)\n", bad ? "FAIL" : "ok", bad);
+    printf("TMA 2-D box + mbarrier (incl. an out-of-bounds box), via rk_tensormap_encode_2d + rk_launch: %s (%d wrong)\n",
+           bad ? "FAIL" : "ok", bad);
     if (bad) fails++;
+    rk_argpack_free(&pack);
+    rk_argsig_free(sig);
+    rk_mem_free(d, dT);
+    rk_mem_free(d, dO);
+    rk_device_close(d);   /* unloads m; the primary context stays retained by run() */
+    free(T);
+    free(out);
 }
 
 static double time_kernel(CUfunction f, unsigned g, unsigned b, void **args, int iters) {

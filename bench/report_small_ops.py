@@ -29,8 +29,9 @@ def main(peers_path, rocke_path):
     print("|---|---|---|---|---|---|---|---|---|")
     for (op, shape), r in sorted(rocke.items()):
         copy = peers.get(("copy", shape, "torch"))
-        t = peers.get((op if op != "sum" else "sum", shape, "torch"))
-        tr = peers.get((op, shape, "triton"))
+        base = op.split("-")[0]          # variants: softmax-looped -> softmax
+        t = peers.get((base, shape, "torch"))
+        tr = peers.get((base, shape, "triton"))
         fmt = lambda v: f"{v:.0f}" if v else "-"
         ratio = f"{100 * r['gbps'] / copy:.1f}%" if copy else "-"
         print(f"| {op} | {shape} | {r['gbps']:.0f} | {fmt(t)} | {fmt(tr)} | {fmt(copy)} | {ratio} | "

@@ -160,6 +160,7 @@ static int compile_into(rk_manifest *m, const rk_kernel *k, const rk_target *t, 
     snprintf(m->binary, sizeof m->binary, "%s.%s", name, kind);
     snprintf(m->binary_kind, sizeof m->binary_kind, "%s", kind);
     m->binary_bytes = size;
+    m->dyn_smem_min = a->dyn_smem_min;
     rk_manifest_hash(bin, size, m->binary_hash);
     m->timing_ms.build = a->ms.build;
     m->timing_ms.passes = a->ms.passes;

@@ -163,6 +163,7 @@ static int load_module(run_state *r) {
                    : !strcmp(r->m.binary_kind, "cubin") ? RK_IMAGE_CUBIN : RK_IMAGE_PTX;
         img.data = r->file;
         img.size = r->file_n;
+        img.dyn_smem_min = r->m.dyn_smem_min;   /* an NVIDIA LDS pool over 48 KiB */
     }
     if (rk_module_load_image(r->dev, &img, &r->mod)) return cli_fail("run");
     return 0;

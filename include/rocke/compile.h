@@ -50,8 +50,8 @@ typedef struct rk_compile_options {
     bool run_passes;             /* fold/CSE/DCE on a copy of the kernel before lowering */
     uint32_t dump;               /* RK_DUMP_* */
     FILE *dump_to;               /* NULL = stderr */
-    bool inprocess;              /* libLLVM codegen in this process instead of a forked worker
-                                    process (saves the IPC and the first fork, but an LLVM
+    bool inprocess;              /* libLLVM codegen in this process instead of a worker
+                                    process (saves the IPC and the worker's start, but an LLVM
                                     fatal error aborts the caller); env ROCKE_COMPILE_INPROCESS=1 */
     double build_ms;             /* time the caller spent building the kernel (reported only) */
 } rk_compile_options;
@@ -73,8 +73,8 @@ typedef struct rk_stage_times {
     double compile;   /* LLVM IR -> object / PTX (incl. child-process overhead) */
     double link;      /* object -> HSACO (ld.lld or comgr link), PTX -> cubin (ptxas) */
     double total;     /* all of the above plus cache look-up/store */
-    double fork;      /* part of `compile` outside the worker's codegen: IPC (+ the fork
-                         when this compile started the worker); 0 in process */
+    double fork;      /* part of `compile` outside the worker's codegen: IPC (+ the worker's
+                         start when this compile started it); 0 in process */
 } rk_stage_times;
 
 typedef struct rk_artifact {
@@ -93,6 +93,10 @@ typedef struct rk_artifact {
     rk_stage_times ms;
     bool cache_hit;
     char cache_key[33];       /* XXH3-128 hex ("" when the cache was off) */
+    /* Dynamic shared memory every launch needs (rk_lower_info.dyn_smem_min:
+     * an NVIDIA LDS pool over 48 KiB); the runtime adds it. 0 for LLVM IR
+     * inputs (rk_compile_llvm_ir), which carry no rocke kernel. */
+    uint32_t dyn_smem_min;
 } rk_artifact;
 
 /* Kernel -> verified (+ optional passes) -> LLVM IR -> code object. `o` may be

@@ -35,6 +35,8 @@ typedef struct rk_row_knobs {
     uint32_t chunks;          /* 0 (looped) or 1..32 vectors per thread */
     uint32_t unroll;          /* looped path: 1, 2, 4, 8 */
     rk_tail_mode tail;        /* masked (NVIDIA default) or buffer (AMD default) */
+    uint32_t min_blocks;      /* occupancy hint: resident blocks per SM the registers must allow
+                               * (NVIDIA .minnctapersm; AMD waves_per_eu); 0: no hint */
 } rk_row_knobs;
 
 typedef enum rk_ew_op {

@@ -45,6 +45,27 @@ rk_status rk_llvm_flavor_resolve(const char *explicit_or_NULL, rk_llvm_flavor *o
  * free it with rk_string_free. */
 rk_status rk_lower_llvm(const rk_kernel *k, const rk_target *t, rk_llvm_flavor f, char **out_ll);
 
+/* What the launch of a lowered kernel has to know. */
+typedef struct rk_lower_info {
+    uint32_t lds_pool_bytes;   /* the LDS pool (every live tile.smem_alloc, packed; a 16-byte multiple); 0 = none */
+    uint32_t lds_pool_align;   /* its alignment (16 ... 1024); 0 when there is no pool */
+    /* Dynamic shared memory every launch must pass: the pool when the vendor
+     * declares it external (NVIDIA: a pool over 48 KiB, which ptxas refuses
+     * as static shared data, starts at offset 0 of the dynamic window), else
+     * 0. The runtime adds it to what a launch asks for (docs/runtime.md). */
+    uint32_t dyn_smem_min;
+} rk_lower_info;
+
+/* rk_lower_llvm that also fills *info (may be NULL). */
+rk_status rk_lower_llvm_ex(const rk_kernel *k, const rk_target *t, rk_llvm_flavor f, char **out_ll,
+                           rk_lower_info *info);
+/* The same facts without lowering the body: the kernel is verified against t
+ * and its LDS pool laid out exactly as rk_lower_llvm lays it out. */
+rk_status rk_lower_query(const rk_kernel *k, const rk_target *t, rk_lower_info *info);
+/* rk_lower_query's dyn_smem_min: the dynamic shared memory bytes every launch
+ * of k built for t needs (0 for AMD targets and pools of at most 48 KiB). */
+rk_status rk_lower_dyn_smem_bytes(const rk_kernel *k, const rk_target *t, uint32_t *out);
+
 #ifdef __cplusplus
 }
 #endif

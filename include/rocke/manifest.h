@@ -64,8 +64,8 @@ char *rk_json_write(const rk_json *j, bool pretty);
 
 typedef struct rk_manifest_arg {
     char name[64];
-    char type[48];         /* as written: "ptr<f16, global>", "ptr<f16,global>", "i32", "f32", "i64" */
-    uint32_t size_bytes;   /* 8 for pointers and i64, 4 for i32/f32 */
+    char type[48];         /* as written: "ptr<f16, global>", "ptr<f16,global>", "i32", "f32", "i64", "tensormap" */
+    uint32_t size_bytes;   /* 8 for pointers and i64, 4 for i32/f32, 128 for a tensor map */
 } rk_manifest_arg;
 
 typedef struct rk_manifest {
@@ -81,6 +81,8 @@ typedef struct rk_manifest {
     char ir[300];                /* ckdsl.ir v1 file for the emulator ("" = none) */
     char llvm[300];              /* the .ll file ("" = none) */
     uint32_t threads_per_block;
+    uint32_t dyn_smem_min;       /* rocke: dynamic shared memory every launch needs (an NVIDIA LDS pool
+                                    over 48 KiB; rk_artifact.dyn_smem_min); 0 = none / absent */
     rk_manifest_arg args[RK_MANIFEST_MAX_ARGS];
     uint32_t nargs;
     bool sig_has_bytes;

@@ -100,6 +100,12 @@ typedef struct rk_module_image {
     size_t size;               /* bytes of data (PTX/IR need no NUL) */
     const rk_kernel *kernel;   /* RK_IMAGE_IR alternative to text: used in place, must outlive the module */
     const char *target;        /* target it was built for; NULL = unchecked */
+    /* Dynamic shared memory bytes the kernel's own code needs (an NVIDIA LDS
+     * pool over 48 KiB is declared as dynamic shared memory): every launch
+     * adds it (CUDA only: HIP and the emulator allocate the pool with the
+     * kernel). 0 = none, or unknown; when the module knows the kernel's rocke
+     * IR (`kernel`, or IR text from an artifact) a CUDA module computes it. */
+    uint32_t dyn_smem_min;
 } rk_module_image;
 
 /* Load an artifact: the cubin over PTX on CUDA, the HSACO on HIP, the IR on
@@ -111,18 +117,28 @@ void rk_module_unload(rk_module *m);
 rk_status rk_module_function(rk_module *m, const char *name, rk_function **out);
 const char *rk_function_name(const rk_function *f);
 rk_device *rk_function_device(const rk_function *f);
+/* Dynamic shared memory every launch of f passes before the caller's bytes:
+ * its LDS pool when that is dynamic shared memory (CUDA, pools over 48 KiB). */
+uint32_t rk_function_dyn_smem_min(const rk_function *f);
 
 /* ---- kernel arguments --------------------------------------------------------- */
 /* The kernel-argument ABI: every argument at the next offset aligned to its
- * own size, zero padding, the block ends at the last argument (no trailing
- * round-up): (ptr, i32, ptr) = 24 bytes, GEMM (A, B, C, M, N, K) = 36 bytes. */
+ * alignment (its own size; a tensor map: 128 bytes at a multiple of 64), zero
+ * padding, the block ends at the last argument (no trailing round-up):
+ * (ptr, i32, ptr) = 24 bytes, GEMM (A, B, C, M, N, K) = 36 bytes,
+ * (i32, tensormap) = 192 bytes with the map at 64. */
 typedef enum rk_arg_type {
     RK_ARG_PTR = 0, RK_ARG_I64, RK_ARG_I32, RK_ARG_I16, RK_ARG_I8, RK_ARG_I1,
-    RK_ARG_F64, RK_ARG_F32, RK_ARG_F16, RK_ARG_BF16, RK_ARG__COUNT
+    RK_ARG_F64, RK_ARG_F32, RK_ARG_F16, RK_ARG_BF16,
+    RK_ARG_TENSORMAP,   /* a CUtensorMap by value: a `tensormap` kernel parameter (NVIDIA TMA) */
+    RK_ARG__COUNT
 } rk_arg_type;
-const char *rk_arg_type_name(rk_arg_type t);          /* "ptr" "i32" ... */
-uint32_t rk_arg_type_size(rk_arg_type t);             /* = its alignment */
-/* An IR or manifest type name: "ptr<f16, global>", "ptr<f32,global>", "i32", "f16" ... */
+#define RK_TENSORMAP_BYTES 128u
+#define RK_TENSORMAP_ALIGN 64u
+const char *rk_arg_type_name(rk_arg_type t);          /* "ptr" "i32" ... "tensormap" */
+uint32_t rk_arg_type_size(rk_arg_type t);             /* bytes */
+uint32_t rk_arg_type_align(rk_arg_type t);            /* = the size, but 64 for a tensor map */
+/* An IR or manifest type name: "ptr<f16, global>", "ptr<f32,global>", "i32", "f16", "tensormap" ... */
 rk_status rk_arg_type_parse(const char *text, rk_arg_type *out);
 
 typedef struct rk_argsig rk_argsig;
@@ -142,7 +158,7 @@ int rk_argsig_find(const rk_argsig *s, const char *name); /* index or -1 */
 typedef struct rk_arg {
     const char *name;
     rk_arg_type type;
-    union { uint64_t p; int64_t i; double f; } v;
+    union { uint64_t p; int64_t i; double f; const void *tmap; } v;
 } rk_arg;
 static inline rk_arg rk_arg_ptr(rk_devptr p) { rk_arg a = {0}; a.type = RK_ARG_PTR; a.v.p = p; return a; }
 static inline rk_arg rk_arg_i64(int64_t x) { rk_arg a = {0}; a.type = RK_ARG_I64; a.v.i = x; return a; }
@@ -155,15 +171,20 @@ static inline rk_arg rk_arg_f32(float x) { rk_arg a = {0}; a.type = RK_ARG_F32; 
 /* f16/bf16 values are rounded to nearest even when packed. */
 static inline rk_arg rk_arg_f16(float x) { rk_arg a = {0}; a.type = RK_ARG_F16; a.v.f = x; return a; }
 static inline rk_arg rk_arg_bf16(float x) { rk_arg a = {0}; a.type = RK_ARG_BF16; a.v.f = x; return a; }
+/* A tensor map: the 128-byte descriptor (rk_tensormap_encode_2d's output) is
+ * copied when packed, so it must stay valid until rk_args_pack returns. */
+static inline rk_arg rk_arg_tensormap(const void *desc128) { rk_arg a = {0}; a.type = RK_ARG_TENSORMAP; a.v.tmap = desc128; return a; }
 static inline rk_arg rk_arg_named(const char *name, rk_arg a) { a.name = name; return a; }
 
 /* Packed arguments in both forms: `bytes` is the packed block (little-endian,
- * `size` bytes); params[i] points at argument i inside it (kernelParams). */
+ * `size` bytes, 64-byte aligned so a tensor map inside it is too); params[i]
+ * points at argument i inside it (kernelParams). */
 typedef struct rk_argpack {
     uint8_t *bytes;
     uint32_t size, cap;
     void **params;
     uint32_t n, params_cap;
+    void *block;               /* the allocation `bytes` lies in (cap + 64 bytes) */
 } rk_argpack;
 void rk_argpack_init(rk_argpack *p);
 void rk_argpack_free(rk_argpack *p);
@@ -172,10 +193,29 @@ void rk_argpack_free(rk_argpack *p);
  * mistyped argument is an error naming it. */
 rk_status rk_args_pack(const rk_argsig *s, const rk_arg *args, uint32_t n, rk_argpack *p);
 
+/* ---- tensor maps (NVIDIA TMA) --------------------------------------------------- */
+typedef enum rk_tensormap_swizzle {
+    RK_TENSORMAP_SWIZZLE_NONE = 0, RK_TENSORMAP_SWIZZLE_32B, RK_TENSORMAP_SWIZZLE_64B, RK_TENSORMAP_SWIZZLE_128B
+} rk_tensormap_swizzle;
+/* Encode a 2-D tiled tensor map (cuTensorMapEncodeTiled) into out[128] (any
+ * alignment; pass it with rk_arg_tensormap): a rows x cols row-major tensor
+ * of `elem` at base (16-byte aligned), rows row_stride_bytes apart (a
+ * multiple of 16, at least cols * element size), loaded in boxes of
+ * box_rows x box_cols elements (1..256 each; box_cols * element size a
+ * multiple of 16 and, when swizzled, at most the swizzle span). Elements
+ * outside the tensor read as zero; no L2 promotion. Element types: i8/fp8
+ * kinds, i16, i32, i64, f16, bf16, f32, f64. Needs a CUDA device of compute
+ * capability 9.0 or later; elsewhere RK_ERR_UNSUPPORTED. */
+rk_status rk_tensormap_encode_2d(rk_device *dev, rk_devptr base, rk_scalar elem, uint64_t rows, uint64_t cols,
+                                 uint64_t row_stride_bytes, uint32_t box_rows, uint32_t box_cols,
+                                 rk_tensormap_swizzle swizzle, void *out);
+
 /* ---- launch ------------------------------------------------------------------- */
 /* Queue fn on stream s. args[i] points at parameter i's value (kernelParams
- * form; the values are copied before the call returns). dyn_smem is dynamic
- * shared memory / LDS in bytes; above the default limit it is opted into. */
+ * form; the values are copied before the call returns). dyn_smem is the
+ * dynamic shared memory / LDS in bytes the caller asks for; the launch passes
+ * rk_function_dyn_smem_min(fn) + dyn_smem (the kernel's dynamic LDS pool
+ * first, the caller's bytes after it). Above the default limit it is opted into. */
 rk_status rk_launch(rk_function *fn, const uint32_t grid[3], const uint32_t block[3], uint32_t dyn_smem,
                     rk_stream *s, void **args);
 
@@ -202,7 +242,7 @@ void rk_graph_destroy(rk_graph *g);
 /* ---- launchers --------------------------------------------------------------------- */
 typedef struct rk_launch_config {
     uint32_t grid[3], block[3];   /* zeros read as 1 */
-    uint32_t dyn_smem;            /* bytes */
+    uint32_t dyn_smem;            /* bytes, on top of the kernel's own dynamic pool (rk_launch) */
     rk_stream *stream;            /* NULL = default stream */
     bool fence;                   /* wait for the kernel before returning */
 } rk_launch_config;

@@ -17,6 +17,13 @@ extern "C" {
 rk_value rk_tile_to_f32(rk_kernel *k, rk_value v);
 /* f32 scalar or vector -> `to` (f16, bf16 or f32) of the same shape, RNE. */
 rk_value rk_tile_from_f32(rk_kernel *k, rk_value v, rk_scalar to);
+/* f32 of -v, for a second use of a packed (f16/bf16) value after a
+ * barrier: compilers merge identical conversions and would keep the f32 copy
+ * of a whole cached row live across the barrier; this one is a different
+ * expression (one packed negation), so only the packed registers stay live.
+ * Callers negate the other operand, which keeps every result bit-identical
+ * (IEEE negation is exact and rounding is symmetric). */
+rk_value rk_tile_to_f32_neg(rk_kernel *k, rk_value v);
 /* vec<f32 x n> filled with x (n == 1: a scalar). */
 rk_value rk_tile_f32s(rk_kernel *k, float x, uint32_t n);
 /* Apply a scalar f32 -> f32 function to every element of a vector (or to a
@@ -40,14 +47,15 @@ uint32_t rk_tile_elem_bytes(rk_scalar s);
 
 /* ---- row views --------------------------------------------------------------- */
 /* How a view handles elements past its length:
- *   RK_TAIL_MASKED  clamp the index and select the fill value (loads), guard
- *                   each scalar store with an if: portable, what NVIDIA uses;
+ *   RK_TAIL_MASKED  guard each scalar load (fill past the end) and store with
+ *                   an if: portable, what NVIDIA uses;
  *   RK_TAIL_BUFFER  a buffer view (tile.buffer_*) over exactly the row: past
  *                   the end loads read 0 and stores are dropped with no
  *                   branch: what AMD uses (native buffer instructions).
  * Both take the 16-byte vector path when every chunk of the access is in range
- * and the row is vector-aligned; only threads touching a tail (or rows whose
- * start is not vec-aligned) run the scalar path. */
+ * and the row is vector-aligned; otherwise each whole chunk is still one
+ * vector access and only chunks touching the tail (or rows whose start is
+ * not vec-aligned) run the scalar path. */
 typedef enum rk_tail_mode { RK_TAIL_MASKED = 0, RK_TAIL_BUFFER = 1 } rk_tail_mode;
 rk_tail_mode rk_tile_default_tail(const rk_target *t);
 const char *rk_tail_mode_name(rk_tail_mode m);
@@ -85,6 +93,9 @@ void rk_tile_row_store(rk_kernel *k, const rk_tile_row *r, const rk_value *offs,
 /* The same from vec<f32 x vec>, rounded to the row's type (RNE). */
 void rk_tile_row_store_f32(rk_kernel *k, const rk_tile_row *r, const rk_value *offs, uint32_t n,
                            const rk_value *vals);
+/* i1: chunks at offsets up to `last` (ascending) are all inside the row and
+ * the row is vector-aligned: the condition of the vector fast path. */
+rk_value rk_tile_row_whole(rk_kernel *k, const rk_tile_row *r, rk_value last);
 /* One scalar element (f32) at offset idx, fill past len; and one guarded
  * scalar store. For tails and scalar outputs. */
 rk_value rk_tile_row_load1_f32(rk_kernel *k, const rk_tile_row *r, rk_value idx, double fill);
@@ -95,13 +106,18 @@ void rk_tile_row_store1_f32(rk_kernel *k, const rk_tile_row *r, rk_value idx, rk
 typedef struct rk_tile_regs {
     uint32_t n;                               /* chunks per thread */
     rk_value off[RK_TILE_MAX_CHUNKS];         /* i32 element offset of chunk c */
-    rk_value v[RK_TILE_MAX_CHUNKS];           /* vec<f32 x vec> */
+    rk_value v[RK_TILE_MAX_CHUNKS];           /* vec<f32 x vec>, or vec<elem x vec> when packed */
 } rk_tile_regs;
 /* Chunk c of lane `lt` (i32) among `tpr` threads sharing the row covers
  * elements [(c*tpr + lt)*vec, +vec): consecutive lanes read consecutive 16
  * bytes (coalesced). Fills regs->off and loads all n chunks as f32. */
 void rk_tile_regs_load(rk_kernel *k, const rk_tile_row *r, rk_value lt, uint32_t tpr, uint32_t n, double fill,
                        rk_tile_regs *regs);
+/* The same geometry, but the chunks stay in the storage type (packed: a
+ * vec<bf16 x 8> is four 32-bit registers, half of its f32 form), so a
+ * cached row costs fewer registers; convert where used (rk_tile_to_f32). */
+void rk_tile_regs_load_packed(rk_kernel *k, const rk_tile_row *r, rk_value lt, uint32_t tpr, uint32_t n,
+                              double fill, rk_tile_regs *regs);
 /* Offsets only (for a second row over the same columns: gamma, residual). */
 void rk_tile_regs_offsets(rk_kernel *k, const rk_tile_row *r, rk_value lt, uint32_t tpr, uint32_t n,
                           rk_tile_regs *regs);
@@ -162,13 +178,17 @@ rk_value rk_tile_wave_reduce(rk_kernel *k, rk_tile_red op, rk_value v, uint32_t 
  * barrier. group > wave: butterfly per wave, lane 0 of each wave writes its
  * partial to LDS, one barrier, then every thread of the group reads the
  * group's partials (vector LDS loads) and folds them in a fixed order, so all
- * threads hold identical bits (no second barrier for a broadcast). Each call
- * allocates its own LDS slots; `trailing_barrier` adds a barrier after the
- * reads for callers that reuse the buffer (ours never do). Must be reached by
- * every thread of the block (not under divergent control flow). */
+ * threads hold identical bits (no second barrier for a broadcast); with
+ * `shuffle_fold` each lane reads one partial (lane mod waves-per-group) and
+ * a butterfly over waves-per-group lanes folds them: one value in registers
+ * instead of one per wave (register-tight kernels). Each call allocates its
+ * own LDS slots; `trailing_barrier` adds a barrier after the reads for
+ * callers that reuse the buffer (ours never do). Must be reached by every
+ * thread of the block (not under divergent control flow). */
 typedef struct rk_tile_block_cfg {
     uint32_t wave, group, groups;
     bool trailing_barrier;
+    bool shuffle_fold;
 } rk_tile_block_cfg;
 void rk_tile_block_reduce_n(rk_kernel *k, const rk_tile_reducer *r, const rk_tile_block_cfg *cfg, rk_value tid,
                             rk_value *vals);

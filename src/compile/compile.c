@@ -190,7 +190,9 @@ rk_status rk_compile(const rk_kernel *k, const rk_target *t, const rk_compile_op
     if (s == RK_OK) {
         t1 = cc_now_ms();
         char *ll = NULL;
-        s = rk_lower_llvm(use, t, a->flavor, &ll);
+        rk_lower_info info;
+        s = rk_lower_llvm_ex(use, t, a->flavor, &ll, &info);
+        a->dyn_smem_min = info.dyn_smem_min;
         a->ms.lower = cc_now_ms() - t1;
         if (s == RK_OK) {
             a->llvm_ir = dup_str(ll); /* ours are freed with rk_free; the lowering's with rk_string_free */

@@ -94,7 +94,7 @@ typedef struct cc_llvm cc_llvm;
 rk_status cc_llvm_load(const char *path, const cc_llvm **out);
 void cc_llvm_version(const cc_llvm *L, unsigned *maj, unsigned *min, unsigned *patch);
 /* LLVM IR -> object (AMD) or PTX (NVIDIA), plus AMD assembly when asked. Runs
- * in a forked child unless job->inprocess. */
+ * in a worker process unless job->inprocess. */
 rk_status cc_llvm_codegen(const cc_llvm *L, const cc_job *job, cc_blob *obj, char **isa, double *fork_ms);
 rk_status cc_llvm_compile(cc_toolchain *tc, const cc_job *job, cc_output *out);
 

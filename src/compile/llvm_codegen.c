@@ -235,13 +235,8 @@ rk_status cc_llvm_codegen(const cc_llvm *L, const cc_job *job, cc_blob *obj, cha
     result r;
     cc_result_init(&r, isa != NULL);
     *fork_ms = 0;
-    if (job->inprocess) {
-        cc_inprocess_enter();
-        cc_codegen(L, job, &r);
-        cc_inprocess_leave();
-    } else {
-        cc_worker_codegen(L, job, &r, fork_ms);
-    }
+    if (job->inprocess) cc_codegen(L, job, &r);
+    else cc_worker_codegen(L, job, &r, fork_ms);
     rk_status s = r.status;
     if (s != RK_OK) {
         rk_fail(s, "%s", r.msg.len ? rk_buf_cstr(&r.msg) : "LLVM failed");

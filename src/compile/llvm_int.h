@@ -1,6 +1,6 @@
 /* rocke — the libLLVM function table, resolved with dlsym from a library
  * loaded at run time (the llvm-c headers give only the types). Private to
- * llvm.c and llvm_codegen.c. Layer: compile. */
+ * the llvm*.c files. Layer: compile. */
 #ifndef ROCKE_LLVM_INT_H
 #define ROCKE_LLVM_INT_H
 
@@ -67,11 +67,13 @@ void cc_codegen(const cc_llvm *L, const cc_job *job, cc_result *r);
 bool cc_reply_encode(const cc_result *r, rk_buf *out);
 bool cc_reply_decode(const char *p, size_t n, cc_result *r);
 
-/* llvm_worker.c: long-lived forked workers that run cc_codegen */
+/* llvm_worker.c: long-lived worker processes that run cc_codegen */
 void cc_worker_codegen(const cc_llvm *L, const cc_job *job, cc_result *r, double *overhead_ms);
-/* In-process compiles bracket libLLVM use with these, so no worker is
- * forked while a thread of ours holds libLLVM's locks. */
-void cc_inprocess_enter(void);
-void cc_inprocess_leave(void);
+
+/* llvm_serve.c: the worker process. The environment variable that makes a
+ * spawned copy of the program serve (its value: the libLLVM path). */
+extern const char cc_worker_env[];
+/* send() all of buf without SIGPIPE; false when the peer is gone. */
+bool cc_send_full(int fd, const void *buf, size_t n);
 
 #endif

@@ -23,6 +23,8 @@ static rk_type in_t(const ck *c, uint32_t i) { return rk_value_type(c->k, c->op-
 static rk_type out_t(const ck *c, uint32_t i) { return rk_value_type(c->k, c->op->out[i]); }
 static rk_type_kind kind(const ck *c, rk_type t) { return rk_type_kind_of(c->k, t); }
 static bool matches(const ck *c, rk_type t, const char *pat) {
+    if (pat == c->info->sig && t.id > 0 && t.id < RK_S__COUNT)
+        return (ir_op_spec_of(c->op->code)->sig_scalars >> t.id) & 1u;
     return ir_type_matches(c->k, t, pat, strlen(pat));
 }
 static bool is_vec(const ck *c, rk_type t) { return kind(c, t) == RK_TK_VEC; }

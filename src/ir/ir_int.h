@@ -92,6 +92,10 @@ typedef struct ir_attr_spec {
 typedef struct ir_op_spec {
     uint32_t nattrs;
     ir_attr_spec attrs[8];
+    /* bit s set when scalar type s matches the op's whole sig as one class
+     * (meaningful for sigs without "->"): saves re-parsing the class text
+     * for every op the builder makes */
+    uint32_t sig_scalars;
 } ir_op_spec;
 const ir_op_spec *ir_op_spec_of(rk_opcode code);
 

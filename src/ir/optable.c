@@ -89,6 +89,10 @@ static void init_tables(void) {
         }
         name_hash[h] = (uint16_t)c;
         parse_spec((rk_opcode)c);
+        const char *sig = ir_op_table[c].sig;
+        if (!strstr(sig, "->"))
+            for (int sc = 1; sc < RK_S__COUNT; sc++)   /* scalar names need no kernel */
+                if (ir_type_matches(NULL, (rk_type){(uint32_t)sc}, sig, strlen(sig))) specs[c].sig_scalars |= 1u << sc;
     }
 }
 

@@ -38,7 +38,7 @@ const kn_family *kn_family_of(rk_family_id f);
 
 /* ---- knob tables ------------------------------------------------------------ */
 extern const uint32_t kn_legal_wave[], kn_legal_block[], kn_legal_vec[], kn_legal_rpb[], kn_legal_chunks[],
-    kn_legal_unroll[], kn_legal_tile[], kn_legal_pad[];
+    kn_legal_unroll[], kn_legal_tile[], kn_legal_pad[], kn_legal_minb[];
 extern const char *const kn_tail_names[];
 extern const char *const kn_dtype_names[];   /* legal dtype names, NULL-terminated */
 
@@ -48,7 +48,7 @@ extern const char *const kn_dtype_names[];   /* legal dtype names, NULL-terminat
 #define KN_DTYPE(nm, tg, field, help) {nm, tg, RK_KNOB_DTYPE, offsetof(rk_instance, field), NULL, NULL, false, help}
 #define KN_ENUM(nm, tg, field, names, perf, help) \
     {nm, tg, RK_KNOB_ENUM, offsetof(rk_instance, field), names, NULL, perf, help}
-/* the seven row knobs of rk_row_knobs at `base` (e.g. u.softmax.k) */
+/* the eight row knobs of rk_row_knobs at `base` (e.g. u.softmax.k) */
 #define KN_ROW_KNOBS(base)                                                                                 \
     KN_U32("wave", "w", base.wave, kn_legal_wave, true, "target wave/warp size (64 CDNA, 32 NVIDIA)"),    \
     KN_U32("block_size", "b", base.block_size, kn_legal_block, true, "threads per block"),                \
@@ -57,7 +57,9 @@ extern const char *const kn_dtype_names[];   /* legal dtype names, NULL-terminat
     KN_U32("chunks", "k", base.chunks, kn_legal_chunks, true,                                              \
            "vectors per thread held in registers (0: looped row, any N)"),                                 \
     KN_U32("unroll", "u", base.unroll, kn_legal_unroll, true, "looped path: vector loads in flight"),     \
-    KN_ENUM("tail", "t", base.tail, kn_tail_names, true, "tail handling: masked or buffer views")
+    KN_ENUM("tail", "t", base.tail, kn_tail_names, true, "tail handling: masked or buffer views"),      \
+    KN_U32("min_blocks_per_sm", "mb", base.min_blocks, kn_legal_minb, true,                                \
+           "occupancy hint: resident blocks per SM the registers must allow (0: none)")
 
 bool kn_dtype_ok(rk_scalar s);
 const char *kn_dtype_name(rk_scalar s);
@@ -65,8 +67,16 @@ const char *kn_dtype_name(rk_scalar s);
 /* ---- row families ------------------------------------------------------------- */
 /* Knob index of the first row knob in a family table (for `locked`). */
 void kn_row_defaults(rk_row_knobs *k);
+/* max_chunks: vectors per thread before more threads share a row; max_elems
+ * (0: none) caps the elements per thread the same way (16-bit rows: 16). */
 void kn_row_tune(rk_row_knobs *k, const rk_target *t, rk_scalar widest, uint64_t M, uint64_t N, uint64_t locked,
-                 uint32_t first_knob, uint32_t max_chunks);
+                 uint32_t first_knob, uint32_t max_chunks, uint32_t max_elems);
+/* NVIDIA, cached rows: min_blocks from the register estimate (packed row +
+ * base_regs), at most the threads an SM holds. No-op when locked or looped. */
+void kn_row_tune_occupancy(rk_row_knobs *k, const rk_target *t, rk_scalar elem, uint64_t locked, uint32_t first_knob,
+                           uint32_t base_regs);
+/* Launch-bound attributes from the knobs (min_blocks_per_sm / waves_per_eu). */
+void kn_row_attrs(rk_kernel *kern, const rk_row_knobs *k, const rk_target *t);
 rk_status kn_row_validate(const rk_row_knobs *k, const rk_target *t, rk_scalar a, rk_scalar b);
 rk_status kn_row_check_shape(const rk_row_knobs *k, uint64_t M, uint64_t N);
 void kn_row_grid(const rk_row_knobs *k, uint64_t M, uint32_t grid[3], uint32_t block[3]);

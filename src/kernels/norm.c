@@ -1,10 +1,10 @@
 /* rocke — LayerNorm and RMSNorm over the last dim of [M, N] with gamma (and
  * beta), eps, an optional fused residual add (h = round(x + r), written to H)
- * and optional f32 per-row statistics. chunks > 0: the row stays in
- * registers (x read once; mean then centred variance, two LDS rounds).
- * chunks == 0: pass 1 accumulates shifted sums (shift = the row's first
- * element, against cancellation) in one paired reduction, pass 2 re-reads
- * the row (and r: H is write-only). Layer: kernels. */
+ * and optional f32 per-row statistics. Both paths accumulate shifted sums
+ * (shift = the row's first element, against cancellation) and merge them in
+ * one paired reduction. chunks > 0: the row stays in registers in its
+ * storage type (x read once). chunks == 0: pass 2 re-reads the row (and r:
+ * H is write-only). Layer: kernels. */
 #include <math.h>
 
 #include "kern_int.h"
@@ -18,6 +18,9 @@
 static const rk_knob ln_knobs[] = {NORM_KNOBS(1)};
 static const rk_knob rms_knobs[] = {NORM_KNOBS(0)};
 #define FIRST_ROW_KNOB 4
+/* registers besides the packed row (ptxas -v, sm_90a; docs/kernels.md):
+ * LayerNorm also holds the shift, the second sum and beta */
+#define NORM_BASE_REGS(rms) ((rms) ? 16u : 24u)
 
 static void defaults_common(rk_instance *in, bool rms) {
     rk_norm_spec *s = &in->u.norm;
@@ -33,7 +36,9 @@ static void rms_defaults(rk_instance *in) { defaults_common(in, true); }
 static void tune(rk_instance *in, const rk_target *t, uint64_t M, uint64_t N, uint64_t locked) {
     rk_norm_spec *s = &in->u.norm;
     rk_scalar w = rk_tile_elem_bytes(s->dtype) >= rk_tile_elem_bytes(s->out_dtype) ? s->dtype : s->out_dtype;
-    kn_row_tune(&s->k, t, w, M, N, locked, FIRST_ROW_KNOB, 4);
+    bool nv = t->vendor == RK_VENDOR_NVIDIA;
+    kn_row_tune(&s->k, t, w, M, N, locked, FIRST_ROW_KNOB, 4, nv ? 16 : 0);
+    kn_row_tune_occupancy(&s->k, t, s->dtype, locked, FIRST_ROW_KNOB, NORM_BASE_REGS(s->rms));
 }
 
 static rk_status validate(const rk_instance *in, const rk_target *t) {
@@ -105,18 +110,6 @@ static rk_value masked(rk_kernel *k, const rk_tile_row *r, rk_value off, rk_valu
     return r->vec > 1 ? rk_build_vselect(k, m, v, z) : rk_build_select(k, m, v, z);
 }
 
-static rk_value sum_sq(rk_kernel *k, const rk_value *v, uint32_t n) {
-    rk_value acc = rk_tile_mul(k, v[0], v[0]);
-    for (uint32_t c = 1; c < n; c++) acc = rk_tile_fma(k, v[c], v[c], acc);
-    return rk_tile_vec_reduce(k, RK_RED_SUM, acc);
-}
-
-static rk_value sum_of(rk_kernel *k, const rk_value *v, uint32_t n) {
-    rk_value acc = v[0];
-    for (uint32_t c = 1; c < n; c++) acc = rk_tile_add(k, acc, v[c]);
-    return rk_tile_vec_reduce(k, RK_RED_SUM, acc);
-}
-
 typedef struct norm_ctx {
     const rk_norm_spec *s;
     norm_io io;
@@ -165,31 +158,91 @@ static rk_value rstd_of(rk_kernel *k, norm_ctx *c, rk_value var) {
     return rk_build_rsqrt(k, v);
 }
 
+/* Per-thread sums of d = f32(x) - shift and of d^2 (shift invalid: d = x);
+ * `mask` zeroes padding lanes (they hold the fill 0, not the shift). One
+ * running sum each, element by element: a single d is live at a time (a
+ * tree per chunk would hold a chunk's worth of f32 values and partials). */
+static void chunk_sums(rk_kernel *k, norm_ctx *c, const rk_tile_regs *x, rk_value shift, bool mask, bool want1,
+                       rk_value out[2]) {
+    rk_value s1 = {0}, s2 = {0};
+    for (uint32_t i = 0; i < x->n; i++) {
+        rk_value d = rk_tile_to_f32(k, x->v[i]);
+        if (rk_value_ok(shift)) d = rk_tile_sub(k, d, rk_tile_bcast(k, shift, d));
+        if (mask) d = masked(k, &c->xr, x->off[i], d);
+        for (uint32_t e = 0; e < c->xr.vec; e++) {
+            rk_value de = c->xr.vec > 1 ? rk_build_extract(k, d, e) : d;
+            bool first = i == 0 && e == 0;
+            if (want1) s1 = first ? de : rk_build_fadd(k, s1, de);
+            s2 = first ? rk_build_fmul(k, de, de) : rk_build_fma(k, de, de, s2);
+        }
+    }
+    out[0] = want1 ? s1 : (rk_value){0};
+    out[1] = s2;
+}
+
+/* The row (h when fused: also the storage type) stays in registers in its
+ * storage type, so a chunk of 8 16-bit elements costs 4 registers. Pass 1
+ * converts it for the shifted sums (one paired reduction, as the looped
+ * path: shift = h[0]); the output phase converts it again as f32(-h) with
+ * -mean and -rstd (bit-identical), so no f32 copy of the row lives across
+ * the barrier. Gamma and beta are loaded in the output phase (small,
+ * cache-resident), not held across the reduction. */
 static void build_cached(rk_kernel *k, norm_ctx *c) {
     const rk_row_knobs *kn = &c->s->k;
+    bool rms = c->s->rms;
     rk_tile_regs x;
-    rk_tile_regs_load(k, &c->xr, c->g.lt, c->g.tpr, kn->chunks, 0.0, &x);
-    /* gamma/beta stay packed until use (fewer registers), issued early */
-    rk_value gam[RK_TILE_MAX_CHUNKS], bet[RK_TILE_MAX_CHUNKS];
-    rk_tile_row_load(k, &c->gr, x.off, x.n, 0.0, gam);
-    if (!c->s->rms) rk_tile_row_load(k, &c->br, x.off, x.n, 0.0, bet);
-    fuse_residual(k, c, x.off, x.n, x.v, true);
-    rk_value mean = {0}, rstd;
-    if (c->s->rms) {
-        rk_value ss = rk_tile_block_reduce(k, RK_RED_SUM, &c->cfg, c->g.tid, sum_sq(k, x.v, x.n));
-        rstd = rstd_of(k, c, rk_build_fdiv(k, ss, c->nf));
-    } else {
-        rk_value s = rk_tile_block_reduce(k, RK_RED_SUM, &c->cfg, c->g.tid, sum_of(k, x.v, x.n));
-        mean = rk_build_fdiv(k, s, c->nf);
-        rk_value d[RK_TILE_MAX_CHUNKS];
-        for (uint32_t i = 0; i < x.n; i++)
-            d[i] = masked(k, &c->xr, x.off[i], rk_tile_sub(k, x.v[i], rk_tile_bcast(k, mean, x.v[i])));
-        rk_value ss = rk_tile_block_reduce(k, RK_RED_SUM, &c->cfg, c->g.tid, sum_sq(k, d, x.n));
-        rstd = rstd_of(k, c, rk_build_fdiv(k, ss, c->nf));
-        /* normalise the centred values: x itself is dead, fewer registers */
-        for (uint32_t i = 0; i < x.n; i++) x.v[i] = d[i];
+    rk_tile_regs_load_packed(k, &c->xr, c->g.lt, c->g.tpr, kn->chunks, 0.0, &x);
+    rk_value shift = {0};
+    if (!rms) {
+        rk_value z = kn_i32(k, 0);
+        shift = rk_tile_row_load1_f32(k, &c->xr, z, 0.0);
+        if (c->s->residual) {
+            rk_value r0 = rk_tile_row_load1_f32(k, &c->rr, z, 0.0);
+            shift = rk_tile_to_f32(k, rk_tile_from_f32(k, rk_build_fadd(k, shift, r0), c->s->dtype));
+        }
     }
-    normalize_store(k, c, x.off, x.n, x.v, gam, c->s->rms ? NULL : bet, (rk_value){0}, rstd);
+    if (c->s->residual) {
+        rk_value r[RK_TILE_MAX_CHUNKS];
+        rk_tile_row_load(k, &c->rr, x.off, x.n, 0.0, r);
+        for (uint32_t i = 0; i < x.n; i++)
+            x.v[i] = rk_tile_from_f32(k, rk_tile_add(k, rk_tile_to_f32(k, x.v[i]), rk_tile_to_f32(k, r[i])),
+                                      c->s->dtype);
+        rk_tile_row_store(k, &c->hr, x.off, x.n, x.v);
+    }
+    rk_value sums[2];
+    if (rms) {
+        chunk_sums(k, c, &x, (rk_value){0}, false, false, sums);   /* padding is 0: no mask */
+    } else {
+        /* only threads reaching past the row's end mask their padding */
+        rk_type f2[2] = {RK_T_F32, RK_T_F32};
+        rk_if_else_begin(k, rk_tile_row_whole(k, &c->xr, x.off[x.n - 1]), 2, f2, sums);
+        rk_value y[2];
+        chunk_sums(k, c, &x, shift, false, true, y);
+        rk_else(k, y, 2);
+        chunk_sums(k, c, &x, shift, true, true, y);
+        rk_if_end(k, y, 2);
+    }
+    rk_value mean = {0}, var;
+    if (rms) {
+        var = rk_build_fdiv(k, rk_tile_block_reduce(k, RK_RED_SUM, &c->cfg, c->g.tid, sums[1]), c->nf);
+    } else {
+        rk_tile_reducer red = {.n = 2, .op = RK_RED_SUM};
+        rk_tile_block_reduce_n(k, &red, &c->cfg, c->g.tid, sums);
+        rk_value m1 = rk_build_fdiv(k, sums[0], c->nf);        /* mean of (h - shift) */
+        rk_value m2 = rk_build_fdiv(k, sums[1], c->nf);
+        mean = rk_build_fadd(k, shift, m1);
+        var = rk_build_fmax(k, rk_build_fsub(k, m2, rk_build_fmul(k, m1, m1)), rk_const_f32(k, 0.0f));
+    }
+    rk_value rstd = rstd_of(k, c, var);
+    /* (-h - -mean) * -rstd = (h - mean) * rstd exactly */
+    rk_value nmean = rms ? (rk_value){0} : rk_build_fneg(k, mean), nrstd = rk_build_fneg(k, rstd);
+    /* chunk by chunk: gamma/beta of one chunk in registers at a time */
+    for (uint32_t i = 0; i < x.n; i++) {
+        rk_value gam, bet, nh = rk_tile_to_f32_neg(k, x.v[i]);
+        rk_tile_row_load(k, &c->gr, &x.off[i], 1, 0.0, &gam);
+        if (!rms) rk_tile_row_load(k, &c->br, &x.off[i], 1, 0.0, &bet);
+        normalize_store(k, c, &x.off[i], 1, &nh, &gam, rms ? NULL : &bet, nmean, nrstd);
+    }
     store_stats(k, c, mean, rstd);
 }
 
@@ -251,13 +304,12 @@ static void build_looped(rk_kernel *k, norm_ctx *c) {
 }
 
 static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *p) {
-    (void)t;
     norm_ctx c = {.s = &in->u.norm};
     const rk_row_knobs *kn = &c.s->k;
     c.io = io_of(c.s, p);
     rk_value M = p[c.io.M], N = p[c.io.N];
     c.g = rk_tile_rows_begin(k, kn->block_size, kn->rows_per_block, kn->wave, M);
-    c.cfg = (rk_tile_block_cfg){.wave = kn->wave, .group = c.g.tpr, .groups = c.g.rpb};
+    c.cfg = (rk_tile_block_cfg){.wave = kn->wave, .group = c.g.tpr, .groups = c.g.rpb, .shuffle_fold = true};
     rk_scalar dt = c.s->dtype;
     c.xr = rk_tile_row_view(k, p[c.io.x], dt, c.g.row, N, N, c.g.active, kn->vec, kn->tail);
     c.yr = rk_tile_row_view(k, p[c.io.y], c.s->out_dtype, c.g.row, N, N, c.g.active, kn->vec, kn->tail);
@@ -269,6 +321,7 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
     c.gr = rk_tile_row_view(k, p[c.io.gamma], dt, zero, zero, N, yes, kn->vec, kn->tail);
     if (!c.s->rms) c.br = rk_tile_row_view(k, p[c.io.beta], dt, zero, zero, N, yes, kn->vec, kn->tail);
     c.nf = rk_build_convert(k, RK_OP_SITOFP, N, RK_T_F32);
+    kn_row_attrs(k, kn, t);
     if (kn->chunks) build_cached(k, &c);
     else build_looped(k, &c);
 }

@@ -26,7 +26,7 @@ static void defaults(rk_instance *in) {
 
 static void tune(rk_instance *in, const rk_target *t, uint64_t M, uint64_t N, uint64_t locked) {
     /* vec follows the input: the output is one value per row */
-    kn_row_tune(&in->u.reduce.k, t, in->u.reduce.dtype, M, N, locked, FIRST_ROW_KNOB, 8);
+    kn_row_tune(&in->u.reduce.k, t, in->u.reduce.dtype, M, N, locked, FIRST_ROW_KNOB, 8, 0);
 }
 
 static rk_status validate(const rk_instance *in, const rk_target *t) {
@@ -62,13 +62,13 @@ static rk_value fold(rk_kernel *k, rk_tile_red op, rk_value acc, rk_value v) {
 }
 
 static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *p) {
-    (void)t;
     const rk_reduce_spec *s = &in->u.reduce;
     const rk_row_knobs *kn = &s->k;
     rk_tile_red op = red_of(s->op);
     double id = rk_tile_red_identity(op);
     rk_tile_rows g = rk_tile_rows_begin(k, kn->block_size, kn->rows_per_block, kn->wave, p[2]);
     rk_tile_row xr = rk_tile_row_view(k, p[0], s->dtype, g.row, p[3], p[3], g.active, kn->vec, kn->tail);
+    kn_row_attrs(k, kn, t);
     rk_value acc;
     if (kn->chunks) {
         rk_tile_regs x;

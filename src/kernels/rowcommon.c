@@ -1,6 +1,7 @@
 /* rocke — shared by the row families (reduce, softmax, layernorm, rmsnorm):
- * legal knob values, the shape heuristic, cross-field checks, shape limits
- * and the grid. Layer: kernels. */
+ * legal knob values, the shape heuristic (row geometry and the occupancy
+ * hint), cross-field checks, shape limits, the grid and the launch-bound
+ * attributes. Layer: kernels. */
 #include <stdio.h>
 
 #include "kern_int.h"
@@ -12,16 +13,20 @@ const uint32_t kn_legal_rpb[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 0}
 const uint32_t kn_legal_chunks[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
                                     17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 0};
 const uint32_t kn_legal_unroll[] = {1, 2, 4, 8, 0};
+const uint32_t kn_legal_minb[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 16, 32, 0};
 const uint32_t kn_legal_tile[] = {16, 32, 64, 128, 0};
 const uint32_t kn_legal_pad[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 0};
 const char *const kn_tail_names[] = {"masked", "buffer", NULL};
 
-/* Registers per thread for a cached row: chunks * vec f32 values. */
+/* Elements per thread of a cached row (the validator's limit; the
+ * heuristic keeps to half of it), and the packed registers the NVIDIA
+ * heuristic allows a cached row (more go looped: no spills). */
 #define KN_MAX_CACHED 128
+#define KN_MAX_PACKED_REGS 32
 
 void kn_row_defaults(rk_row_knobs *k) {
     *k = (rk_row_knobs){.wave = 64, .block_size = 256, .vec = 8, .rows_per_block = 1, .chunks = 0,
-                        .unroll = 4, .tail = RK_TAIL_BUFFER};
+                        .unroll = 4, .tail = RK_TAIL_BUFFER, .min_blocks = 0};
 }
 
 static uint32_t np2(uint64_t x) {
@@ -32,14 +37,18 @@ static uint32_t np2(uint64_t x) {
 static uint64_t cdiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
 /* Knob order inside KN_ROW_KNOBS. */
-enum { RK_W, RK_B, RK_V, RK_R, RK_K, RK_U, RK_T };
+enum { RK_W, RK_B, RK_V, RK_R, RK_K, RK_U, RK_T, RK_M };
 
 void kn_row_tune(rk_row_knobs *k, const rk_target *t, rk_scalar widest, uint64_t M, uint64_t N, uint64_t locked,
-                 uint32_t first, uint32_t kmax) {
+                 uint32_t first, uint32_t kmax, uint32_t max_elems) {
 #define LOCKED(i) ((locked >> (first + (i))) & 1u)
     if (!LOCKED(RK_W)) k->wave = t->wave_size;
     if (!LOCKED(RK_V)) k->vec = 16 / rk_tile_elem_bytes(widest);
     if (!LOCKED(RK_U)) k->unroll = 4;
+    if (!LOCKED(RK_M)) k->min_blocks = 0;
+    /* more threads per row rather than more elements per thread: fewer
+     * registers, more blocks resident, more bytes in flight per SM */
+    if (max_elems && max_elems / k->vec < kmax) kmax = max_elems / k->vec ? max_elems / k->vec : 1;
     uint64_t nvec = cdiv(N ? N : 1, k->vec);
     uint32_t tpr;
     if (LOCKED(RK_B) && LOCKED(RK_R)) tpr = k->block_size / (k->rows_per_block ? k->rows_per_block : 1);
@@ -50,6 +59,8 @@ void kn_row_tune(rk_row_knobs *k, const rk_target *t, rk_scalar widest, uint64_t
     if (!LOCKED(RK_K)) {
         uint64_t c = cdiv(nvec, tpr);
         k->chunks = c * k->vec <= KN_MAX_CACHED / 2 ? (uint32_t)c : 0;
+        /* packed row over 32 registers: loop instead (f32 rows over 32K) */
+        if (max_elems && c * k->vec * rk_tile_elem_bytes(widest) / 4 > KN_MAX_PACKED_REGS) k->chunks = 0;
     }
     if (!k->chunks && !LOCKED(RK_B) && !LOCKED(RK_R)) tpr = (uint32_t)(nvec >= 1024 ? 1024 : np2(nvec));
     if (!LOCKED(RK_B)) {
@@ -65,7 +76,42 @@ void kn_row_tune(rk_row_knobs *k, const rk_target *t, rk_scalar widest, uint64_t
         k->tail = rk_tile_default_tail(t);
         if (kn_row_tpr(k) < k->wave) k->tail = RK_TAIL_MASKED;
     }
+}
+
+/* Registers a thread needs: the cached row in its storage type (packed) plus
+ * what every row kernel keeps besides it (pointers, offsets, accumulators,
+ * the reduction), measured with ptxas -v on sm_90a (docs/kernels.md). */
+static uint32_t est_regs(const rk_row_knobs *k, rk_scalar elem, uint32_t base) {
+    return k->chunks * k->vec * rk_tile_elem_bytes(elem) / 4 + base;
+}
+
+void kn_row_tune_occupancy(rk_row_knobs *k, const rk_target *t, rk_scalar elem, uint64_t locked, uint32_t first,
+                           uint32_t base_regs) {
+    if (LOCKED(RK_M) || t->vendor != RK_VENDOR_NVIDIA || !k->chunks || !t->max_threads_per_sm) return;
+    /* several rows per block: per-thread row index and a wider reduction */
+    uint32_t regs = (est_regs(k, elem, base_regs + (k->rows_per_block > 1 ? 4 : 0)) + 7) / 8 * 8;
+    uint32_t by_threads = t->max_threads_per_sm / k->block_size;
+    uint32_t by_regs = t->regs_per_sm / (regs * k->block_size);
+    uint32_t b = by_threads < by_regs ? by_threads : by_regs;
+    if (b > t->max_blocks_per_sm) b = t->max_blocks_per_sm;
+    /* a legal knob value at or below b */
+    uint32_t best = 1;
+    for (uint32_t i = 1; kn_legal_minb[i]; i++)
+        if (kn_legal_minb[i] <= b) best = kn_legal_minb[i];
+    k->min_blocks = b ? best : 1;
+}
 #undef LOCKED
+
+void kn_row_attrs(rk_kernel *kern, const rk_row_knobs *k, const rk_target *t) {
+    if (!k->min_blocks) return;
+    if (t->vendor == RK_VENDOR_NVIDIA) {
+        rk_kernel_set_attr_int(kern, "min_blocks_per_sm", k->min_blocks);
+        return;
+    }
+    /* AMD: the same occupancy as waves per SIMD */
+    uint32_t waves = k->min_blocks * ((k->block_size + k->wave - 1) / k->wave);
+    uint32_t simds = t->simds_per_cu ? t->simds_per_cu : 4;
+    rk_kernel_set_attr_int(kern, "waves_per_eu", (waves + simds - 1) / simds);
 }
 
 rk_status kn_row_validate(const rk_row_knobs *k, const rk_target *t, rk_scalar a, rk_scalar b) {
@@ -82,6 +128,20 @@ rk_status kn_row_validate(const rk_row_knobs *k, const rk_target *t, rk_scalar a
     if (k->rows_per_block > k->block_size)
         return rk_fail(RK_ERR_INVALID, "knob 'rows_per_block' must be at most block_size (%u), got %u",
                        k->block_size, k->rows_per_block);
+    if (k->min_blocks && t->vendor == RK_VENDOR_NVIDIA &&
+        (k->min_blocks * k->block_size > t->max_threads_per_sm || k->min_blocks > t->max_blocks_per_sm))
+        return rk_fail(RK_ERR_INVALID,
+                       "knob 'min_blocks_per_sm' x block_size must be at most %u threads per SM on %s, got %u x %u",
+                       t->max_threads_per_sm, t->name, k->min_blocks, k->block_size);
+    if (k->min_blocks && t->vendor == RK_VENDOR_AMD) {
+        uint32_t waves = k->min_blocks * ((k->block_size + k->wave - 1) / k->wave);
+        uint32_t simds = t->simds_per_cu ? t->simds_per_cu : 4;
+        if ((waves + simds - 1) / simds > t->waves_per_simd)
+            return rk_fail(RK_ERR_INVALID,
+                           "knob 'min_blocks_per_sm' x waves per block must be at most %u waves per CU on %s, got "
+                           "%u x %u", t->waves_per_simd * simds, t->name, k->min_blocks,
+                           (k->block_size + k->wave - 1) / k->wave);
+    }
     if (k->chunks * k->vec > KN_MAX_CACHED)
         return rk_fail(RK_ERR_INVALID,
                        "knobs 'chunks' x 'vec' must be at most %u registers per thread, got %u x %u (use chunks=0 "

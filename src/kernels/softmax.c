@@ -1,8 +1,10 @@
 /* rocke — softmax over the last dim of [M, N]: y = exp(x - max) / sum.
- * chunks > 0: one pass, the row held in registers (every input byte read
- * once, two block reductions). chunks == 0: online two-pass for rows of any
- * length (pass 1 keeps a running (max, sum) per thread, merged by a tuple
- * reduction; pass 2 re-reads x and writes y). Layer: kernels. */
+ * chunks > 0: one pass, the row held in registers in its storage type (every
+ * input byte read once, one paired (max, sum) block reduction; the
+ * exponentials are computed again in the output phase rather than held in
+ * f32). chunks == 0: online two-pass for rows of any length (pass 1 keeps a
+ * running (max, sum) per thread, merged by the same tuple reduction; pass 2
+ * re-reads x and writes y). Layer: kernels. */
 #include <math.h>
 
 #include "kern_int.h"
@@ -15,6 +17,8 @@ static const rk_knob knobs[] = {
     KN_ROW_KNOBS(u.softmax.k),
 };
 #define FIRST_ROW_KNOB 2
+/* registers besides the packed row (ptxas -v, sm_90a; docs/kernels.md) */
+#define SOFTMAX_BASE_REGS 16
 
 static void defaults(rk_instance *in) {
     in->u.softmax.dtype = in->u.softmax.out_dtype = RK_S_F16;
@@ -26,7 +30,10 @@ static rk_scalar widest(rk_scalar a, rk_scalar b) { return rk_tile_elem_bytes(a)
 
 static void tune(rk_instance *in, const rk_target *t, uint64_t M, uint64_t N, uint64_t locked) {
     rk_softmax_spec *s = &in->u.softmax;
-    kn_row_tune(&s->k, t, widest(s->dtype, s->out_dtype), M, N, locked, FIRST_ROW_KNOB, 4);
+    rk_scalar w = widest(s->dtype, s->out_dtype);
+    bool nv = t->vendor == RK_VENDOR_NVIDIA;
+    kn_row_tune(&s->k, t, w, M, N, locked, FIRST_ROW_KNOB, 4, nv ? 16 : 0);
+    kn_row_tune_occupancy(&s->k, t, s->dtype, locked, FIRST_ROW_KNOB, SOFTMAX_BASE_REGS);
 }
 
 static rk_status validate(const rk_instance *in, const rk_target *t) {
@@ -102,20 +109,53 @@ static void online_combine(rk_kernel *k, const rk_value *a, const rk_value *b, r
     out[1] = rk_build_fadd(k, sa, sb);
 }
 
+/* Fold the chunks v[0..n) (f32) into a running (max, sum): the sum is
+ * rescaled to the new max once per call (looped path, one unrolled group). */
+static void online_step(rk_kernel *k, rk_value *cur, const rk_value *v, uint32_t n) {
+    rk_value mnew = rk_build_fmax(k, cur[0], row_max(k, v, n));
+    rk_value nml = neg_max_log2e(k, mnew);
+    rk_value l = rk_const_f32(k, (float)LOG2E);
+    rk_value scale = rk_build_exp2(k, rk_build_fma(k, cur[0], l, nml));
+    rk_value e[RK_TILE_MAX_CHUNKS] = {{0}};
+    for (uint32_t i = 0; i < n; i++) e[i] = exp_shifted(k, v[i], nml);
+    cur[1] = rk_build_fma(k, cur[1], scale, row_sum(k, e, n));
+    cur[0] = mnew;
+}
+
+/* The row stays in registers in its storage type. Phase 1 forms the
+ * thread's (max, sum): the max on the storage type (exact, no conversion),
+ * then one running sum of exp(x - max) element by element (one f32 value
+ * live at a time); one block reduction merges the pairs (one barrier).
+ * Phase 2 forms exp(x - max) / sum again, from f32(-x) with the constant
+ * negated (bit-identical), so no f32 copy of the row lives across the
+ * barrier. */
 static void build_cached(const rk_softmax_spec *s, rk_kernel *k, const rk_tile_rows *g, const rk_tile_row *xr,
                          const rk_tile_row *yr) {
     const rk_row_knobs *kn = &s->k;
-    rk_tile_block_cfg cfg = {.wave = kn->wave, .group = g->tpr, .groups = g->rpb};
+    rk_tile_block_cfg cfg = {.wave = kn->wave, .group = g->tpr, .groups = g->rpb, .shuffle_fold = true};
     rk_tile_regs x;
-    rk_tile_regs_load(k, xr, g->lt, g->tpr, kn->chunks, -INFINITY, &x);
-    rk_value m = rk_tile_block_reduce(k, RK_RED_MAX, &cfg, g->tid, row_max(k, x.v, x.n));
-    rk_value nml = neg_max_log2e(k, m);
-    rk_value e[RK_TILE_MAX_CHUNKS];
-    for (uint32_t c = 0; c < x.n; c++) e[c] = exp_shifted(k, x.v[c], nml);
-    rk_value sum = rk_tile_block_reduce(k, RK_RED_SUM, &cfg, g->tid, row_sum(k, e, x.n));
-    rk_value inv = rk_build_fdiv(k, rk_const_f32(k, 1.0f), sum);
-    for (uint32_t c = 0; c < x.n; c++) e[c] = rk_tile_mul(k, e[c], rk_tile_bcast(k, inv, e[c]));
-    rk_tile_row_store_f32(k, yr, x.off, x.n, e);
+    rk_tile_regs_load_packed(k, xr, g->lt, g->tpr, kn->chunks, -INFINITY, &x);
+    rk_value cur[2] = {rk_tile_to_f32(k, row_max(k, x.v, x.n)), {0}};
+    rk_value nml0 = neg_max_log2e(k, cur[0]);
+    for (uint32_t c = 0; c < x.n; c++) {
+        rk_value e = exp_shifted(k, rk_tile_to_f32(k, x.v[c]), nml0);
+        for (uint32_t i = 0; i < kn->vec; i++) {
+            rk_value ei = kn->vec > 1 ? rk_build_extract(k, e, i) : e;
+            cur[1] = c == 0 && i == 0 ? ei : rk_build_fadd(k, cur[1], ei);
+        }
+    }
+    rk_tile_reducer red = {.n = 2, .fn = online_combine};
+    rk_tile_block_reduce_n(k, &red, &cfg, g->tid, cur);
+    rk_value nml = neg_max_log2e(k, cur[0]);
+    rk_value inv = rk_build_fdiv(k, rk_const_f32(k, 1.0f), cur[1]);
+    /* chunk by chunk: each stored as soon as it is formed */
+    for (uint32_t c = 0; c < x.n; c++) {
+        rk_value nx = rk_tile_to_f32_neg(k, x.v[c]);
+        rk_value l = rk_tile_bcast(k, rk_const_f32(k, (float)-LOG2E), nx);
+        rk_value ex = rk_tile_map(k, rk_tile_fma(k, nx, l, rk_tile_bcast(k, nml, nx)), exp2_fn, NULL);
+        rk_value y = rk_tile_mul(k, ex, rk_tile_bcast(k, inv, ex));
+        rk_tile_row_store_f32(k, yr, &x.off[c], 1, &y);
+    }
 }
 
 /* Offsets of the `u` chunks at loop position `base`. */
@@ -135,21 +175,15 @@ static void build_looped(const rk_softmax_spec *s, rk_kernel *k, const rk_tile_r
     rk_value offs[8], v[8];
     group_offsets(k, base, u, step, offs);
     rk_tile_row_load_f32(k, xr, offs, u, -INFINITY, v);
-    rk_value mnew = rk_build_fmax(k, cur[0], row_max(k, v, u));
-    rk_value nml = neg_max_log2e(k, mnew);
-    rk_value l = rk_const_f32(k, (float)LOG2E);
-    rk_value scale = rk_build_exp2(k, rk_build_fma(k, cur[0], l, nml));
-    rk_value e[8];
-    for (uint32_t i = 0; i < u; i++) e[i] = exp_shifted(k, v[i], nml);
-    rk_value snew = rk_build_fma(k, cur[1], scale, row_sum(k, e, u));
-    rk_value next[2] = {mnew, snew};
-    rk_for_end(k, next, 2, res);
+    online_step(k, cur, v, u);
+    rk_for_end(k, cur, 2, res);
     rk_tile_reducer red = {.n = 2, .fn = online_combine};
-    rk_tile_block_cfg cfg = {.wave = kn->wave, .group = g->tpr, .groups = g->rpb};
+    rk_tile_block_cfg cfg = {.wave = kn->wave, .group = g->tpr, .groups = g->rpb, .shuffle_fold = true};
     rk_tile_block_reduce_n(k, &red, &cfg, g->tid, res);
     rk_value gnml = neg_max_log2e(k, res[0]);
     rk_value inv = rk_build_fdiv(k, rk_const_f32(k, 1.0f), res[1]);
     /* pass 2 */
+    rk_value e[8];
     rk_value b2 = rk_for_begin(k, start, xr->len, stride, NULL, 0, NULL, NULL, NULL);
     group_offsets(k, b2, u, step, offs);
     rk_tile_row_load_f32(k, xr, offs, u, -INFINITY, v);
@@ -162,12 +196,12 @@ static void build_looped(const rk_softmax_spec *s, rk_kernel *k, const rk_tile_r
 }
 
 static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *p) {
-    (void)t;
     const rk_softmax_spec *s = &in->u.softmax;
     const rk_row_knobs *kn = &s->k;
     rk_tile_rows g = rk_tile_rows_begin(k, kn->block_size, kn->rows_per_block, kn->wave, p[2]);
     rk_tile_row xr = rk_tile_row_view(k, p[0], s->dtype, g.row, p[3], p[3], g.active, kn->vec, kn->tail);
     rk_tile_row yr = rk_tile_row_view(k, p[1], s->out_dtype, g.row, p[3], p[3], g.active, kn->vec, kn->tail);
+    kn_row_attrs(k, kn, t);
     if (kn->chunks) build_cached(s, k, &g, &xr, &yr);
     else build_looped(s, k, &g, &xr, &yr);
 }

@@ -220,28 +220,70 @@ static rk_status run(lw_ctx *cx, char **out) {
     return RK_OK;
 }
 
-rk_status rk_lower_llvm(const rk_kernel *k, const rk_target *t, rk_llvm_flavor f, char **out_ll) {
-    if (!out_ll) return rk_fail(RK_ERR_INVALID, "rk_lower_llvm: out_ll is NULL");
-    *out_ll = NULL;
-    if (!k || !t) return rk_fail(RK_ERR_INVALID, "rk_lower_llvm: %s is NULL", k ? "the target" : "the kernel");
-    if ((unsigned)f > RK_LLVM23)
-        return rk_fail(RK_ERR_INVALID, "rk_lower_llvm: flavor %d is not one of %s", (int)f, rk_llvm_flavor_names());
+static void fill_info(const lw_ctx *cx, rk_lower_info *info) {
+    if (!info) return;
+    *info = (rk_lower_info){.lds_pool_bytes = cx->pool_bytes, .lds_pool_align = cx->pool_bytes ? cx->pool_align : 0,
+                            .dyn_smem_min = lw_pool_dynamic(cx) ? cx->pool_bytes : 0};
+}
+
+/* The checks both entry points make before a context exists; *vd on success. */
+static rk_status begin(const rk_kernel *k, const rk_target *t, const char *who, const lw_vendor **vd) {
+    if (!k || !t) return rk_fail(RK_ERR_INVALID, "%s: %s is NULL", who, k ? "the target" : "the kernel");
     if (strncmp(rk_kernel_name(k), "llvm.", 5) == 0)
         return rk_fail(RK_ERR_INVALID, "kernel name '%s' is reserved: LLVM keeps 'llvm.' for intrinsics",
                        rk_kernel_name(k));
     rk_status s = verify_for(k, t);
     if (s != RK_OK) return s;
-    const lw_vendor *vd = lw_vendor_for(t);
-    if (!vd)
+    if (!(*vd = lw_vendor_for(t)))
         return rk_fail(RK_ERR_UNSUPPORTED, "no LLVM lowering for %s (%s) yet; AMD targets lower today: gfx90a, gfx942, gfx950",
                        t->name, t->family);
+    return RK_OK;
+}
+
+rk_status rk_lower_llvm_ex(const rk_kernel *k, const rk_target *t, rk_llvm_flavor f, char **out_ll,
+                           rk_lower_info *info) {
+    if (info) *info = (rk_lower_info){0};
+    if (!out_ll) return rk_fail(RK_ERR_INVALID, "rk_lower_llvm: out_ll is NULL");
+    *out_ll = NULL;
+    if (k && t && (unsigned)f > RK_LLVM23)
+        return rk_fail(RK_ERR_INVALID, "rk_lower_llvm: flavor %d is not one of %s", (int)f, rk_llvm_flavor_names());
+    const lw_vendor *vd = NULL;
+    rk_status s = begin(k, t, "rk_lower_llvm", &vd);
+    if (s != RK_OK) return s;
     lw_ctx cx = {.k = k, .t = t, .vd = vd, .flavor = f, .suffix = ""};
     rk_arena_init(&cx.arena);
     rk_buf_init(&cx.body);
     rk_buf_init(&cx.scratch);
     s = run(&cx, out_ll);
+    if (s == RK_OK) fill_info(&cx, info);
     rk_buf_free(&cx.body);
     rk_buf_free(&cx.scratch);
     rk_arena_free(&cx.arena);
+    return s;
+}
+
+rk_status rk_lower_llvm(const rk_kernel *k, const rk_target *t, rk_llvm_flavor f, char **out_ll) {
+    return rk_lower_llvm_ex(k, t, f, out_ll, NULL);
+}
+
+rk_status rk_lower_query(const rk_kernel *k, const rk_target *t, rk_lower_info *info) {
+    if (!info) return rk_fail(RK_ERR_INVALID, "rk_lower_query: info is NULL");
+    *info = (rk_lower_info){0};
+    const lw_vendor *vd = NULL;
+    rk_status s = begin(k, t, "rk_lower_query", &vd);
+    if (s != RK_OK) return s;
+    lw_ctx cx = {.k = k, .t = t, .vd = vd, .flavor = RK_LLVM_FLAVOR_DEFAULT, .suffix = ""};
+    rk_arena_init(&cx.arena);
+    if (lw_pool_layout(&cx)) fill_info(&cx, info);
+    else s = rk_fail(cx.err, "laying out kernel '%s' for %s: %s", rk_kernel_name(k), t->name, cx.msg);
+    rk_arena_free(&cx.arena);
+    return s;
+}
+
+rk_status rk_lower_dyn_smem_bytes(const rk_kernel *k, const rk_target *t, uint32_t *out) {
+    if (!out) return rk_fail(RK_ERR_INVALID, "rk_lower_dyn_smem_bytes: out is NULL");
+    rk_lower_info info;
+    rk_status s = rk_lower_query(k, t, &info);
+    *out = info.dyn_smem_min;
     return s;
 }

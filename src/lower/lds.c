@@ -131,14 +131,15 @@ bool lw_pool_layout(lw_ctx *cx) {
                         (unsigned long long)top, cx->t->name, cx->t->lds_bytes);
     cx->pool_bytes = (uint32_t)top;
     /* an external symbol keeps its name in the output: no '.' (PTX rejects it) */
-    bool dynamic = cx->vd->static_lds_max && top > cx->vd->static_lds_max;
-    cx->pool_sym = lw_printf(cx, dynamic ? "@smem_dyn_%s" : "@smem_pool.%s", rk_kernel_name(cx->k));
+    cx->pool_sym = lw_printf(cx, lw_pool_dynamic(cx) ? "@smem_dyn_%s" : "@smem_pool.%s", rk_kernel_name(cx->k));
     return lw_ok(cx);
 }
 
+bool lw_pool_dynamic(const lw_ctx *cx) { return cx->vd->static_lds_max && cx->pool_bytes > cx->vd->static_lds_max; }
+
 void lw_pool_global(lw_ctx *cx, rk_buf *out) {
     if (!cx->pool_bytes) return;
-    if (cx->vd->static_lds_max && cx->pool_bytes > cx->vd->static_lds_max) {
+    if (lw_pool_dynamic(cx)) {
         rk_buf_printf(out, "%s = external addrspace(%u) global [0 x i8], align %u\n", cx->pool_sym,
                       cx->vd->as_num[RK_AS_LDS], cx->pool_align);
         return;

@@ -260,6 +260,8 @@ void lw_f8_encode(lw_ctx *cx, rk_scalar fmt, const char *into, const char *f);
 bool lw_pool_layout(lw_ctx *cx);
 /* The pool global line, or nothing when the pool is empty. */
 void lw_pool_global(lw_ctx *cx, rk_buf *out);
+/* Is the laid-out pool external (dynamic shared memory the launch sizes)? */
+bool lw_pool_dynamic(const lw_ctx *cx);
 /* `ptr addrspace(3)` operand text of an allocation's first byte. */
 const char *lw_smem_base(lw_ctx *cx, rk_value smem);
 /* Address of element [idx0][idx1]... of an allocation (a fresh temp). */

@@ -112,8 +112,10 @@ static uint32_t scalar_bytes(const char *s, size_t n) {
     return 0;
 }
 
-/* "ptr<ELEM, SPACE>" (spaces optional) or a scalar; returns its size or 0. */
+/* "ptr<ELEM, SPACE>" (spaces optional), "tensormap" (a CUtensorMap by value)
+ * or a scalar; returns its size or 0. */
 static uint32_t arg_type_size(const char *t) {
+    if (!strcmp(t, "tensormap")) return 128;
     if (strncmp(t, "ptr<", 4) != 0) return scalar_bytes(t, strlen(t));
     const char *p = t + 4;
     while (*p == ' ') p++;
@@ -150,7 +152,7 @@ static rk_status read_args(const rk_json *root, rk_manifest *m) {
         snprintf(f, sizeof f, "args_signature[%u].type", i);
         if (get_str(e, "type", true, arg->type, sizeof arg->type)) return bad(f, "must be a type string");
         uint32_t sz = arg_type_size(arg->type);
-        if (!sz) return bad(f, "must be 'ptr<T, global>' or a scalar (i32, i64, f32, ...)");
+        if (!sz) return bad(f, "must be 'ptr<T, global>', 'tensormap' or a scalar (i32, i64, f32, ...)");
         arg->size_bytes = sz;
         const rk_json *s = rk_json_get(e, "size_bytes");
         if (s && (s->kind != RK_JSON_NUMBER || !s->is_int || s->i != (int64_t)sz)) {
@@ -258,6 +260,7 @@ static rk_status read_root(const rk_json *root, rk_manifest *m) {
     TRY(check_file_name("llvm", m->llvm));
     TRY(get_u32(root, "threads_per_block", true, 1024, &m->threads_per_block));
     if (!m->threads_per_block) return bad("threads_per_block", "must be an integer in 1..1024");
+    TRY(get_u32(root, "dyn_smem_min", false, UINT32_MAX, &m->dyn_smem_min));
     TRY(read_args(root, m));
     int flag = 0;
     TRY(get_flag(root, "sig_has_bytes", &flag));
@@ -352,6 +355,7 @@ static rk_json *build_json(const rk_manifest *m) {
     if (m->ir[0]) put_str(&b, "ir", m->ir);
     if (m->llvm[0]) put_str(&b, "llvm", m->llvm);
     put_int(&b, "threads_per_block", m->threads_per_block);
+    if (m->dyn_smem_min) put_int(&b, "dyn_smem_min", m->dyn_smem_min);
     rk_json *args = rk_json_array();
     for (uint32_t i = 0; args && i < m->nargs; i++) {
         rk_json *e = rk_json_object();

@@ -1,8 +1,8 @@
 /* rocke — kernel-argument packing. Each argument sits at the next offset
  * aligned to its own size (ptr 8, i64/f64 8, i32/f32 4, i16/f16/bf16 2,
- * i8/i1 1), padding is zero, the block ends at the last argument (no trailing
- * round-up), little-endian. params[i] points into the block: the kernelParams
- * form. Layer: runtime. */
+ * i8/i1 1; a 128-byte tensor map at a multiple of 64), padding is zero, the
+ * block ends at the last argument (no trailing round-up), little-endian.
+ * params[i] points into the block: the kernelParams form. Layer: runtime. */
 #include <stdio.h>
 
 #include "runtime_int.h"
@@ -15,16 +15,20 @@ struct rk_argsig {
     sig_arg a[];               /* then the names */
 };
 
-static const struct { const char *name; uint32_t size; } arg_types[RK_ARG__COUNT] = {
-    [RK_ARG_PTR] = {"ptr", 8}, [RK_ARG_I64] = {"i64", 8}, [RK_ARG_I32] = {"i32", 4},
-    [RK_ARG_I16] = {"i16", 2}, [RK_ARG_I8] = {"i8", 1},   [RK_ARG_I1] = {"i1", 1},
-    [RK_ARG_F64] = {"f64", 8}, [RK_ARG_F32] = {"f32", 4}, [RK_ARG_F16] = {"f16", 2},
-    [RK_ARG_BF16] = {"bf16", 2},
+static const struct { const char *name; uint32_t size, align; } arg_types[RK_ARG__COUNT] = {
+    [RK_ARG_PTR] = {"ptr", 8, 8}, [RK_ARG_I64] = {"i64", 8, 8}, [RK_ARG_I32] = {"i32", 4, 4},
+    [RK_ARG_I16] = {"i16", 2, 2}, [RK_ARG_I8] = {"i8", 1, 1},   [RK_ARG_I1] = {"i1", 1, 1},
+    [RK_ARG_F64] = {"f64", 8, 8}, [RK_ARG_F32] = {"f32", 4, 4}, [RK_ARG_F16] = {"f16", 2, 2},
+    [RK_ARG_BF16] = {"bf16", 2, 2},
+    /* CUtensorMap is declared 64-byte aligned; PTX: .param .align 64 .b8 [128] */
+    [RK_ARG_TENSORMAP] = {"tensormap", RK_TENSORMAP_BYTES, RK_TENSORMAP_ALIGN},
 };
-#define LEGAL_TYPES "ptr<...>, i64, i32, i16, i8, i1, f64, f32, f16, bf16"
+#define LEGAL_TYPES "ptr<...>, i64, i32, i16, i8, i1, f64, f32, f16, bf16, tensormap"
+enum { BLOCK_ALIGN = RK_TENSORMAP_ALIGN };
 
 const char *rk_arg_type_name(rk_arg_type t) { return (unsigned)t < RK_ARG__COUNT ? arg_types[t].name : "?"; }
 uint32_t rk_arg_type_size(rk_arg_type t) { return (unsigned)t < RK_ARG__COUNT ? arg_types[t].size : 0; }
+uint32_t rk_arg_type_align(rk_arg_type t) { return (unsigned)t < RK_ARG__COUNT ? arg_types[t].align : 0; }
 
 rk_status rk_arg_type_parse(const char *text, rk_arg_type *out) {
     if (!text || !out) return rk_fail(RK_ERR_INVALID, "rk_arg_type_parse: NULL text or out");
@@ -53,8 +57,8 @@ static rk_status sig_build(const char *const *names, const rk_arg_type *types, u
     char *pool = (char *)&s->a[n];
     uint32_t off = 0;
     for (uint32_t i = 0; i < n; i++) {
-        uint32_t sz = arg_types[types[i]].size;
-        off = (off + sz - 1) / sz * sz;
+        uint32_t sz = arg_types[types[i]].size, al = arg_types[types[i]].align;
+        off = (off + al - 1) / al * al;
         size_t len = strlen(names[i]) + 1;
         memcpy(pool, names[i], len);
         s->a[i] = (sig_arg){pool, types[i], off};
@@ -102,7 +106,9 @@ rk_status rk_argsig_from_kernel(const rk_kernel *k, rk_argsig **out) {
         const rk_param *p = rk_kernel_param(k, i);
         names[i] = p->name;
         rk_type t = p->type;
-        if (rk_type_kind_of(k, t) == RK_TK_PTR) ts[i] = RK_ARG_PTR;
+        /* NVIDIA: the parameter holds a CUtensorMap by value, not a pointer */
+        if (rk_attrs_bool(&p->attrs, "tensormap", false)) ts[i] = RK_ARG_TENSORMAP;
+        else if (rk_type_kind_of(k, t) == RK_TK_PTR) ts[i] = RK_ARG_PTR;
         else if ((s = rk_arg_type_parse(rk_type_name(k, t), &ts[i])) != RK_OK)
             rt_fail_prefix(s, "kernel '%s' parameter '%s' (#%u)", rk_kernel_name(k), p->name, i + 1);
     }
@@ -145,18 +151,22 @@ void rk_argpack_init(rk_argpack *p) { memset(p, 0, sizeof *p); }
 
 void rk_argpack_free(rk_argpack *p) {
     if (!p) return;
-    rk_free(p->bytes, p->cap);
+    if (p->block) rk_free(p->block, (size_t)p->cap + BLOCK_ALIGN);
     rk_free(p->params, p->params_cap * sizeof *p->params);
     rk_argpack_init(p);
 }
 
 static rk_status reserve(rk_argpack *p, uint32_t size, uint32_t n) {
-    if (size > p->cap) {
-        /* 16-byte multiples keep every pointer in params naturally aligned */
+    if (size > p->cap || !p->block) {
+        /* `bytes` starts at a 64-byte boundary inside the block (malloc
+         * promises 16), so offsets aligned in the signature are aligned in
+         * memory, a tensor map's 64 included; the old values are not kept */
         uint32_t cap = (size + 15u) & ~15u;
-        uint8_t *b = rk_realloc(p->bytes, p->cap, cap);
+        void *b = rk_malloc((size_t)cap + BLOCK_ALIGN);
         if (!b) return rk_fail(RK_ERR_NOMEM, "out of memory packing kernel arguments");
-        p->bytes = b;
+        if (p->block) rk_free(p->block, (size_t)p->cap + BLOCK_ALIGN);
+        p->block = b;
+        p->bytes = (uint8_t *)b + (BLOCK_ALIGN - (uintptr_t)b % BLOCK_ALIGN) % BLOCK_ALIGN;
         p->cap = cap;
     }
     if (n > p->params_cap) {
@@ -194,6 +204,7 @@ static bool int_fits(rk_arg_type t, int64_t v) {
     case RK_ARG_F32:
     case RK_ARG_F16:
     case RK_ARG_BF16:
+    case RK_ARG_TENSORMAP:
     case RK_ARG__COUNT: return true;
     }
     return true;
@@ -212,8 +223,18 @@ static void write_value(uint8_t *dst, const rk_arg *a) {
     case RK_ARG_F32: put_le(dst, rk_f32_bits((float)a->v.f), size); break;
     case RK_ARG_F16: put_le(dst, rk_f64_to_f16(a->v.f), size); break;
     case RK_ARG_BF16: put_le(dst, rk_f64_to_bf16(a->v.f), size); break;
+    case RK_ARG_TENSORMAP: memcpy(dst, a->v.tmap, size); break;
     case RK_ARG__COUNT: break;
     }
+}
+
+/* Tensor maps and device pointers are easy to confuse: say which is which. */
+static const char *mismatch_hint(rk_arg_type want, rk_arg_type got) {
+    if (want == RK_ARG_TENSORMAP)
+        return " (a tensormap parameter takes the 128-byte CUtensorMap by value: rk_arg_tensormap(desc), the "
+               "descriptor from rk_tensormap_encode_2d)";
+    if (got == RK_ARG_TENSORMAP) return " (a tensor map goes only to a parameter marked tensormap)";
+    return "";
 }
 
 rk_status rk_args_pack(const rk_argsig *s, const rk_arg *args, uint32_t n, rk_argpack *p) {
@@ -247,7 +268,11 @@ rk_status rk_args_pack(const rk_argsig *s, const rk_arg *args, uint32_t n, rk_ar
             st = rk_fail(RK_ERR_INVALID, "argument '%s' (#%d) is given twice", sa->name, idx + 1);
         } else if ((unsigned)a->type >= RK_ARG__COUNT || a->type != sa->type) {
             st = rk_fail(RK_ERR_INVALID, "argument '%s' (#%d of %u) is %s in the kernel signature, but the value "
-                         "given is %s", sa->name, idx + 1, s->n, rk_arg_type_name(sa->type), rk_arg_type_name(a->type));
+                         "given is %s%s", sa->name, idx + 1, s->n, rk_arg_type_name(sa->type), rk_arg_type_name(a->type),
+                         mismatch_hint(sa->type, a->type));
+        } else if (a->type == RK_ARG_TENSORMAP && !a->v.tmap) {
+            st = rk_fail(RK_ERR_INVALID, "argument '%s' (#%d): the tensor map is NULL (pass the 128-byte descriptor "
+                         "from rk_tensormap_encode_2d)", sa->name, idx + 1);
         } else if (!int_fits(a->type, a->v.i)) {
             st = rk_fail(RK_ERR_INVALID, "argument '%s' (#%d): %lld does not fit %s", sa->name, idx + 1,
                          (long long)a->v.i, rk_arg_type_name(a->type));

@@ -9,7 +9,7 @@ static const char *binary_name(const rk_artifact *a) {
 }
 
 rk_status rt_artifact_image(const rk_artifact *a, rk_device_kind k, rk_module_image *img, rk_kernel **parsed) {
-    *img = (rk_module_image){.target = a->target};
+    *img = (rk_module_image){.target = a->target, .dyn_smem_min = a->dyn_smem_min};
     *parsed = NULL;
     switch (k) {
     case RK_DEVICE_CUDA:

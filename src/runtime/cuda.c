@@ -39,6 +39,7 @@ typedef struct cu_api {
     CU_REQUIRED(CU_FIELD)
     CU_GRAPH(CU_FIELD)
     CU_FIELD(cuEventElapsedTime)
+    CU_FIELD(cuTensorMapEncodeTiled)   /* CUDA 12.0+; NULL when absent */
 #undef CU_FIELD
 } cu_api;
 
@@ -262,6 +263,53 @@ static rk_status cu_launch(rk_function *f, const uint32_t g[3], const uint32_t b
     return RK_OK;
 }
 
+/* ---- tensor maps -------------------------------------------------------------------------------- */
+static CUtensorMapDataType tmap_type(rk_scalar s) {
+    switch (s) {
+    case RK_S_I16: return CU_TENSOR_MAP_DATA_TYPE_UINT16;
+    case RK_S_I32: return CU_TENSOR_MAP_DATA_TYPE_INT32;
+    case RK_S_I64: return CU_TENSOR_MAP_DATA_TYPE_INT64;
+    case RK_S_F16: return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    case RK_S_BF16: return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    case RK_S_F32: return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+    case RK_S_F64: return CU_TENSOR_MAP_DATA_TYPE_FLOAT64;
+    /* bytes are bytes to the copy engine: i8 and every 8-bit float */
+    case RK_S_I8:
+    case RK_S_FP8E4M3:
+    case RK_S_BF8E5M2:
+    case RK_S_FP8E4M3FNUZ:
+    case RK_S_BF8E5M2FNUZ:
+    case RK_S_NONE:
+    case RK_S_I1:
+    case RK_S_I4:
+    case RK_S__COUNT: return CU_TENSOR_MAP_DATA_TYPE_UINT8;
+    }
+    return CU_TENSOR_MAP_DATA_TYPE_UINT8;
+}
+
+_Static_assert(sizeof(CUtensorMap) == RK_TENSORMAP_BYTES, "a CUtensorMap is 128 bytes");
+
+static rk_status cu_tensormap_encode(rk_device *d, const rt_tmap2d *t, void *out) {
+    cu_dev *c = impl(d);
+    if (!c->api.cuTensorMapEncodeTiled)
+        return rk_fail(RK_ERR_UNSUPPORTED, "this CUDA driver has no cuTensorMapEncodeTiled (CUDA 12.0+ needed for "
+                       "tensor maps)");
+    BIND(c);
+    /* dimension 0 is the innermost (contiguous) one */
+    cuuint64_t dims[2] = {t->cols, t->rows}, strides[1] = {t->row_stride};
+    cuuint32_t box[2] = {t->box_cols, t->box_rows}, elem_strides[2] = {1, 1};
+    CUtensorMap map;   /* aligned as the driver wants; out may not be */
+    CU_CALL(c, c->api.cuTensorMapEncodeTiled(&map, tmap_type(t->elem), 2, (void *)(uintptr_t)t->base, dims, strides,
+                                             box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                             (CUtensorMapSwizzle)t->swizzle, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+                                             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+            "cuTensorMapEncodeTiled(%s, %llu x %llu at 0x%llx, row stride %llu bytes, box %u x %u, swizzle %d)",
+            rk_scalar_name(t->elem), (unsigned long long)t->rows, (unsigned long long)t->cols,
+            (unsigned long long)t->base, (unsigned long long)t->row_stride, t->box_rows, t->box_cols, (int)t->swizzle);
+    memcpy(out, &map, sizeof map);
+    return RK_OK;
+}
+
 /* ---- streams and events ------------------------------------------------------------------------ */
 static rk_status cu_stream_create(rk_stream *s) {
     cu_dev *c = impl(s->dev);
@@ -375,6 +423,7 @@ static const rt_backend cuda_backend = {
     .event_destroy = cu_event_destroy, .event_record = cu_event_record, .event_sync = cu_event_sync,
     .event_query = cu_event_query, .event_elapsed = cu_event_elapsed, .capture_begin = cu_capture_begin,
     .capture_end = cu_capture_end, .graph_launch = cu_graph_launch, .graph_destroy = cu_graph_destroy,
+    .tensormap_encode = cu_tensormap_encode,
 };
 
 /* ---- open ----------------------------------------------------------------------------------------- */
@@ -467,6 +516,8 @@ rk_status rt_cuda_open(rk_device *d, int index) {
         if (!p) s = rk_fail(RK_ERR_DEVICE, "%s has no cuEventElapsedTime", lib);
         memcpy(&c->api.cuEventElapsedTime, &p, sizeof p);
         c->graphs = resolve(c, graph_syms, RK_COUNTOF(graph_syms), &missing);
+        p = sym(c->lib, CU_STR(cuTensorMapEncodeTiled));
+        memcpy(&c->api.cuTensorMapEncodeTiled, &p, sizeof p);
     }
     if (s == RK_OK) {
         CUresult r = c->api.cuInit(0);

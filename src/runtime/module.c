@@ -1,10 +1,11 @@
 /* rocke — modules and launches: pick the image a device can run (cubin over
  * PTX on CUDA, HSACO on HIP, IR on the emulator), refuse images built for
- * another device, look kernels up and check launch geometry before the
- * driver sees it. Layer: runtime. */
+ * another device, look kernels up, add the kernel's dynamic LDS pool to each
+ * launch and check launch geometry before the driver sees it. Layer: runtime. */
 #include <stdio.h>
 
 #include "runtime_int.h"
+#include "rocke/lower.h"
 
 const char *rk_image_kind_name(rk_image_kind k) {
     switch (k) {
@@ -119,6 +120,7 @@ rk_status rk_module_load_image(rk_device *d, const rk_module_image *img, rk_modu
     m->dev = d;
     m->kind = img->kind;
     m->kernel = img->kernel;
+    m->dyn_smem_min = img->dyn_smem_min;
     if (img->target && !(m->target = rk_strdup(img->target))) {
         rk_free(m, sizeof *m);
         return rk_fail(RK_ERR_NOMEM, "out of memory loading a module");
@@ -169,6 +171,26 @@ rk_status rk_module_load(rk_device *d, const rk_artifact *a, rk_module **out) {
     return RK_OK;
 }
 
+/* The dynamic shared memory f's code needs before any the caller asks for.
+ * Only CUDA has it: the NVPTX lowering declares an LDS pool over 48 KiB as
+ * dynamic shared memory, while HIP and the emulator allocate the pool with
+ * the kernel. The image's figure wins when larger; the IR (when the module
+ * has it) is laid out again exactly as the lowering did. */
+static uint32_t dyn_pool_of(const rk_function *f) {
+    const rk_module *m = f->mod;
+    uint32_t n = m->dyn_smem_min;
+    if (m->dev->info.kind != RK_DEVICE_CUDA) return 0;
+    if (!m->kernel || strcmp(rk_kernel_name(m->kernel), f->name) != 0) return n;
+    const char *tn = m->target ? m->target : rk_attrs_str(rk_kernel_attrs(m->kernel), "target");
+    const rk_target *t = rk_target_find(tn ? tn : m->dev->target);
+    uint32_t pool = 0;
+    /* best effort: a kernel the lowering refuses was not built by rocke, and
+     * the image's own figure stands */
+    if (t && rk_lower_dyn_smem_bytes(m->kernel, t, &pool) != RK_OK) pool = 0;
+    rk_clear_error();
+    return pool > n ? pool : n;
+}
+
 rk_status rk_module_function(rk_module *m, const char *name, rk_function **out) {
     if (!m || !name || !out) return rk_fail(RK_ERR_INVALID, "rk_module_function: NULL module, name or out");
     *out = NULL;
@@ -189,6 +211,7 @@ rk_status rk_module_function(rk_module *m, const char *name, rk_function **out) 
     if (s == RK_OK && m->kernel && !strcmp(rk_kernel_name(m->kernel), name) &&
         rk_argsig_from_kernel(m->kernel, &f->sig) != RK_OK)
         f->sig = NULL;
+    if (s == RK_OK) f->dyn_smem_min = dyn_pool_of(f);
     if (s != RK_OK) {
         if (s == RK_ERR_NOT_FOUND && m->kernel)
             rt_fail_prefix(s, "the module holds '%s'", rk_kernel_name(m->kernel));
@@ -204,6 +227,7 @@ rk_status rk_module_function(rk_module *m, const char *name, rk_function **out) 
 }
 
 const char *rk_function_name(const rk_function *f) { return f ? f->name : ""; }
+uint32_t rk_function_dyn_smem_min(const rk_function *f) { return f ? f->dyn_smem_min : 0; }
 rk_device *rk_function_device(const rk_function *f) { return f ? f->mod->dev : NULL; }
 
 rk_status rk_launch(rk_function *f, const uint32_t grid[3], const uint32_t block[3], uint32_t dyn_smem,
@@ -220,13 +244,19 @@ rk_status rk_launch(rk_function *f, const uint32_t grid[3], const uint32_t block
         return rk_fail(RK_ERR_INVALID, "rk_launch '%s': a block of %llu threads (%ux%ux%u) exceeds the limit of %u "
                        "for this kernel on %s", f->name, (unsigned long long)threads, block[0], block[1], block[2],
                        limit, d->name);
-    uint64_t smem = (uint64_t)dyn_smem + f->static_smem;
-    if (d->info.smem_per_block_optin && smem > d->info.smem_per_block_optin)
-        return rk_fail(RK_ERR_INVALID, "rk_launch '%s': %llu bytes of shared memory (%u static + %u dynamic) exceed "
-                       "the %llu bytes a block may use on %s", f->name, (unsigned long long)smem, f->static_smem,
-                       dyn_smem, (unsigned long long)d->info.smem_per_block_optin, d->name);
+    /* the kernel's pool sits at the start of the dynamic window, the caller's bytes after it */
+    uint64_t dyn = (uint64_t)f->dyn_smem_min + dyn_smem, smem = dyn + f->static_smem;
+    if ((d->info.smem_per_block_optin && smem > d->info.smem_per_block_optin) || dyn > UINT32_MAX) {
+        char pool[96] = "";
+        if (f->dyn_smem_min)
+            snprintf(pool, sizeof pool, ": the kernel's %u-byte LDS pool + %u asked for", f->dyn_smem_min, dyn_smem);
+        return rk_fail(RK_ERR_INVALID, "rk_launch '%s': %llu bytes of shared memory (%u static + %llu dynamic%s) "
+                       "exceed the %llu bytes a block may use on %s", f->name, (unsigned long long)smem,
+                       f->static_smem, (unsigned long long)dyn, pool,
+                       (unsigned long long)d->info.smem_per_block_optin, d->name);
+    }
     if (f->sig && rk_argsig_count(f->sig) && !args)
         return rk_fail(RK_ERR_INVALID, "rk_launch '%s': the kernel takes %u arguments but args is NULL", f->name,
                        rk_argsig_count(f->sig));
-    return d->be->launch(f, grid, block, dyn_smem, s, args);
+    return d->be->launch(f, grid, block, (uint32_t)dyn, s, args);
 }

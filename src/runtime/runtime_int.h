@@ -30,6 +30,7 @@ struct rk_function {
     uint32_t max_threads;      /* per block, from the driver (0 = unknown) */
     uint32_t static_smem;      /* bytes */
     uint32_t dyn_smem_set;     /* dynamic shared memory opted into so far */
+    uint32_t dyn_smem_min;     /* the kernel's dynamic LDS pool, added to every launch */
 };
 
 struct rk_module {
@@ -41,6 +42,7 @@ struct rk_module {
     const rk_kernel *kernel;   /* the IR when known (signature, emulator) */
     rk_kernel *owned_kernel;   /* parsed here, freed with the module */
     rk_function *fns;
+    uint32_t dyn_smem_min;     /* from the image (0 = compute from the IR on CUDA) */
 };
 
 struct rk_stream {
@@ -64,6 +66,16 @@ struct rk_graph {
     rk_device *dev;
     void *graph, *exec;
 };
+
+/* A 2-D tiled tensor map, checked by tensormap.c before a backend sees it. */
+typedef struct rt_tmap2d {
+    rk_devptr base;
+    rk_scalar elem;
+    uint32_t elem_bytes;
+    uint64_t rows, cols, row_stride;   /* elements, elements, bytes */
+    uint32_t box_rows, box_cols;
+    rk_tensormap_swizzle swizzle;
+} rt_tmap2d;
 
 /* One device backend. Arguments arrive checked (non-NULL, same device). */
 typedef struct rt_backend {
@@ -97,6 +109,8 @@ typedef struct rt_backend {
     rk_status (*capture_end)(rk_stream *s, rk_graph *g);   /* fills g->graph, g->exec */
     rk_status (*graph_launch)(rk_graph *g, rk_stream *s);
     void (*graph_destroy)(rk_graph *g);
+    /* Encode t into out[128]; NULL where tensor maps do not exist. */
+    rk_status (*tensormap_encode)(rk_device *d, const rt_tmap2d *t, void *out);
 } rt_backend;
 
 /* ---- backends: open device `index`. On failure the message says what was

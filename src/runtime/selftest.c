@@ -177,7 +177,8 @@ static rk_status load_from(run *r, const char *dir) {
             continue;
         }
         rk_buf_free(&tried);
-        rk_module_image img = {.kind = files[i].kind, .data = data, .size = n};
+        /* the kernel built here gives the launch its dynamic LDS pool, if any */
+        rk_module_image img = {.kind = files[i].kind, .data = data, .size = n, .kernel = r->k};
         rk_argsig *sig = NULL;
         rk_status s = rk_launcher_new_image(r->dev, &img, rk_kernel_name(r->k), &r->l);
         rk_free(data, n + 1);

@@ -21,6 +21,20 @@ rk_value rk_tile_to_f32(rk_kernel *k, rk_value v) {
     return rk_build_convert(k, RK_OP_VCAST_TO_F32, v, to);
 }
 
+rk_value rk_tile_to_f32_neg(rk_kernel *k, rk_value v) {
+    if (!is_vec(k, v)) return rk_tile_to_f32(k, rk_build_fneg(k, v));
+    rk_type t = rk_value_type(k, v);
+    uint32_t n = rk_type_count(k, t);
+    if (rk_type_scalar(rk_type_elem(k, t)) == RK_S_F32 || n % 2) return rk_tile_to_f32(k, rk_build_vfneg(k, v));
+    /* the sign flip as an integer xor on the packed 32-bit words: an fneg
+     * would be folded into the consumer (fma(-a, -c, d) = fma(a, c, d)) and
+     * the conversion merged with the first one again */
+    rk_type wt = rk_type_vec(k, RK_T_I32, n / 2);
+    rk_value w = rk_build_convert(k, RK_OP_VBITCAST, v, wt);
+    w = rk_build_vxor(k, w, rk_const_vec(k, wt, (double)INT32_MIN + 0x8000));
+    return rk_tile_to_f32(k, rk_build_convert(k, RK_OP_VBITCAST, w, t));
+}
+
 rk_value rk_tile_from_f32(rk_kernel *k, rk_value v, rk_scalar to) {
     if (to == RK_S_F32) return v;
     rk_type st = (rk_type){to};

@@ -113,24 +113,40 @@ void rk_tile_block_reduce_n(rk_kernel *k, const rk_tile_reducer *r, const rk_til
     }
     rk_if_end(k, NULL, 0);
     rk_build_barrier_op(k, RK_OP_SYNC_LDS_ONLY);
-    /* every thread reads its group's wpg partials: broadcast reads, no conflicts */
     uint32_t gshift = 0;
     while ((1u << gshift) < group) gshift++;
     rk_value g = rk_build_lshr(k, tid, ci(k, (int32_t)gshift));
     rk_value first = rk_build_mul(k, g, ci(k, (int32_t)wpg));
-    uint32_t vl = wpg % 4 == 0 ? 4 : wpg % 2 == 0 ? 2 : 1;
-    rk_value t[32 * RK_TILE_MAX_TUPLE];
-    RK_ASSERT(wpg <= 32, "rk_tile_block_reduce_n: at most 32 waves per group");
-    for (uint32_t c = 0; c < n; c++) {
-        for (uint32_t i = 0; i < wpg; i += vl) {
-            rk_value col = i ? rk_build_add(k, first, ci(k, (int32_t)i)) : first;
-            rk_value idx[2] = {ci(k, (int32_t)c), col};
-            rk_value v = rk_build_smem_load(k, lds, idx, vl);
-            for (uint32_t j = 0; j < vl; j++) t[(i + j) * n + c] = vl > 1 ? rk_build_extract(k, v, j) : v;
+    if (!cfg->shuffle_fold) {
+        /* every thread reads all of its group's partials (vector LDS loads,
+         * broadcast, no conflicts) and folds them in a fixed order */
+        uint32_t vl = wpg % 4 == 0 ? 4 : wpg % 2 == 0 ? 2 : 1;
+        rk_value t[32 * RK_TILE_MAX_TUPLE];
+        RK_ASSERT(wpg <= 32, "rk_tile_block_reduce_n: at most 32 waves per group");
+        for (uint32_t c = 0; c < n; c++) {
+            for (uint32_t i = 0; i < wpg; i += vl) {
+                rk_value col = i ? rk_build_add(k, first, ci(k, (int32_t)i)) : first;
+                rk_value idx[2] = {ci(k, (int32_t)c), col};
+                rk_value v = rk_build_smem_load(k, lds, idx, vl);
+                for (uint32_t j = 0; j < vl; j++) t[(i + j) * n + c] = vl > 1 ? rk_build_extract(k, v, j) : v;
+            }
         }
+        tree_n(k, r, t, wpg);
+        for (uint32_t c = 0; c < n; c++) vals[c] = t[c];
+    } else {
+        /* lane l of every wave reads partial l % wpg of its group (wpg <=
+         * wave) and a butterfly over wpg lanes folds them: one LDS value per
+         * component per thread instead of wpg (a 1024-thread block would
+         * hold 32 partials per component in registers), identical bits in
+         * every lane of every wave */
+        RK_ASSERT(wpg <= wave, "rk_tile_block_reduce_n: at most a wave of waves per group");
+        rk_value col = rk_build_add(k, first, rk_build_and(k, lane, ci(k, (int32_t)wpg - 1)));
+        for (uint32_t c = 0; c < n; c++) {
+            rk_value idx[2] = {ci(k, (int32_t)c), col};
+            vals[c] = rk_build_smem_load(k, lds, idx, 1);
+        }
+        rk_tile_wave_reduce_n(k, r, vals, wpg);
     }
-    tree_n(k, r, t, wpg);
-    for (uint32_t c = 0; c < n; c++) vals[c] = t[c];
     if (cfg->trailing_barrier) rk_build_barrier_op(k, RK_OP_SYNC_LDS_ONLY);
 }
 

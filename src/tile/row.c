@@ -1,8 +1,9 @@
 /* rocke — tile helpers: row views. A view is (row pointer, length, aligned
  * flag, optional buffer view); loads/stores take 16-byte vector accesses when
- * every chunk is in range and fall back to per-element accesses that never
- * touch memory past the row (clamped index + select, or a buffer view whose
- * out-of-range reads are 0 and writes are dropped). Layer: tile. */
+ * every chunk is in range and otherwise go chunk by chunk, whole chunks still
+ * one vector access, the rest per element, never touching memory past the
+ * row (guarded accesses, or a buffer view whose out-of-range reads are 0 and
+ * writes are dropped). Layer: tile. */
 #include "rocke/tile.h"
 #include "../base/base_int.h"
 
@@ -63,6 +64,39 @@ static rk_value load_elem(rk_kernel *k, const rk_tile_row *r, rk_value idx, doub
     return rk_build_select(k, valid, x, f);
 }
 
+/* The masked scalar path of one chunk addresses its elements from a pointer
+ * to the chunk (constant element offsets) and tests i < rem, the elements
+ * left in the row from the chunk. The per-element values then differ from
+ * view to view, so the compiler cannot share `off + i` between the load of
+ * x, of gamma and the store of y, which kept them all live across the
+ * kernel's barriers. */
+typedef struct tail_chunk {
+    rk_value p;      /* ptr to the chunk's first element */
+    rk_value rem;    /* i32: len - off */
+} tail_chunk;
+
+static tail_chunk tail_chunk_of(rk_kernel *k, const rk_tile_row *r, rk_value off) {
+    rk_value off64 = rk_build_convert(k, RK_OP_ZEXT, byte_off(k, r, off), RK_T_I64);
+    return (tail_chunk){rk_build_ptr_add(k, r->base, off64), rk_build_sub(k, r->len, off)};
+}
+
+static rk_value chunk_elem_valid(rk_kernel *k, const tail_chunk *tc, uint32_t i) {
+    return rk_build_cmp(k, "gt", tc->rem, ci(k, (int32_t)i));
+}
+
+/* Element i of a masked chunk, or fill past the row: a guarded load (a
+ * predicated load once compiled), no clamped address to keep. */
+static rk_value load_chunk_elem(rk_kernel *k, const rk_tile_row *r, const tail_chunk *tc, uint32_t i, double fill) {
+    rk_type et = (rk_type){r->elem};
+    rk_value x, y;
+    rk_if_else_begin(k, chunk_elem_valid(k, tc, i), 1, &et, &x);
+    y = rk_build_load(k, tc->p, ci(k, (int32_t)i), 1);
+    rk_else(k, &y, 1);
+    y = rk_const_float(k, et, fill);
+    rk_if_end(k, &y, 1);
+    return x;
+}
+
 static void store_elem(rk_kernel *k, const rk_tile_row *r, rk_value idx, rk_value x) {
     if (r->tail == RK_TAIL_BUFFER) {
         rk_build_buffer_store(k, r->rsrc, byte_off(k, r, idx), ci(k, 0), x);
@@ -93,6 +127,21 @@ static rk_value all_full(rk_kernel *k, const rk_tile_row *r, rk_value last) {
     return both;
 }
 
+/* One chunk element by element (the slow path). */
+static rk_value load_chunk_scalar(rk_kernel *k, const rk_tile_row *r, rk_value off, double fill) {
+    rk_value e[16];
+    tail_chunk tc = r->tail == RK_TAIL_MASKED ? tail_chunk_of(k, r, off) : (tail_chunk){{0}, {0}};
+    for (uint32_t i = 0; i < r->vec; i++) {
+        if (r->tail == RK_TAIL_MASKED) {
+            e[i] = load_chunk_elem(k, r, &tc, i, fill);
+            continue;
+        }
+        rk_value idx = i ? rk_build_add(k, off, ci(k, (int32_t)i)) : off;
+        e[i] = load_elem(k, r, idx, fill);
+    }
+    return r->vec > 1 ? rk_build_pack(k, e, r->vec) : e[0];
+}
+
 void rk_tile_row_load(rk_kernel *k, const rk_tile_row *r, const rk_value *offs, uint32_t n, double fill,
                       rk_value *out) {
     RK_ASSERT(n >= 1 && n <= RK_TILE_MAX_CHUNKS, "rk_tile_row_load: 1..RK_TILE_MAX_CHUNKS chunks");
@@ -102,13 +151,19 @@ void rk_tile_row_load(rk_kernel *k, const rk_tile_row *r, const rk_value *offs, 
     rk_if_else_begin(k, all_full(k, r, offs[n - 1]), n, types, out);
     for (uint32_t c = 0; c < n; c++) y[c] = load_vec(k, r, offs[c]);
     rk_else(k, y, n);
+    /* chunk by chunk, each whole one still one vector load: a chunk's scalar
+     * elements are packed before the next chunk starts (few registers) */
     for (uint32_t c = 0; c < n; c++) {
-        rk_value e[16];
-        for (uint32_t i = 0; i < r->vec; i++) {
-            rk_value idx = i ? rk_build_add(k, offs[c], ci(k, (int32_t)i)) : offs[c];
-            e[i] = load_elem(k, r, idx, fill);
+        if (n == 1) {
+            y[c] = load_chunk_scalar(k, r, offs[c], fill);
+            continue;
         }
-        y[c] = r->vec > 1 ? rk_build_pack(k, e, r->vec) : e[0];
+        rk_value e;
+        rk_if_else_begin(k, all_full(k, r, offs[c]), 1, &types[c], &y[c]);
+        e = load_vec(k, r, offs[c]);
+        rk_else(k, &e, 1);
+        e = load_chunk_scalar(k, r, offs[c], fill);
+        rk_if_end(k, &e, 1);
     }
     rk_if_end(k, y, n);
 }
@@ -119,17 +174,37 @@ void rk_tile_row_load_f32(rk_kernel *k, const rk_tile_row *r, const rk_value *of
     for (uint32_t c = 0; c < n; c++) out[c] = rk_tile_to_f32(k, out[c]);
 }
 
+/* One chunk element by element (the slow path). */
+static void store_chunk_scalar(rk_kernel *k, const rk_tile_row *r, rk_value off, rk_value val) {
+    tail_chunk tc = r->tail == RK_TAIL_MASKED ? tail_chunk_of(k, r, off) : (tail_chunk){{0}, {0}};
+    for (uint32_t i = 0; i < r->vec; i++) {
+        rk_value x = r->vec > 1 ? rk_build_extract(k, val, i) : val;
+        if (r->tail == RK_TAIL_MASKED) {
+            rk_if_begin(k, chunk_elem_valid(k, &tc, i));
+            rk_build_store(k, tc.p, ci(k, (int32_t)i), x);
+            rk_if_end(k, NULL, 0);
+            continue;
+        }
+        rk_value idx = i ? rk_build_add(k, off, ci(k, (int32_t)i)) : off;
+        store_elem(k, r, idx, x);
+    }
+}
+
 void rk_tile_row_store(rk_kernel *k, const rk_tile_row *r, const rk_value *offs, uint32_t n, const rk_value *vals) {
     RK_ASSERT(n >= 1 && n <= RK_TILE_MAX_CHUNKS, "rk_tile_row_store: 1..RK_TILE_MAX_CHUNKS chunks");
     rk_if_begin(k, all_full(k, r, offs[n - 1]));
     for (uint32_t c = 0; c < n; c++) store_vec(k, r, offs[c], vals[c]);
     rk_else(k, NULL, 0);
     for (uint32_t c = 0; c < n; c++) {
-        for (uint32_t i = 0; i < r->vec; i++) {
-            rk_value idx = i ? rk_build_add(k, offs[c], ci(k, (int32_t)i)) : offs[c];
-            rk_value x = r->vec > 1 ? rk_build_extract(k, vals[c], i) : vals[c];
-            store_elem(k, r, idx, x);
+        if (n == 1) {
+            store_chunk_scalar(k, r, offs[c], vals[c]);
+            continue;
         }
+        rk_if_begin(k, all_full(k, r, offs[c]));
+        store_vec(k, r, offs[c], vals[c]);
+        rk_else(k, NULL, 0);
+        store_chunk_scalar(k, r, offs[c], vals[c]);
+        rk_if_end(k, NULL, 0);
     }
     rk_if_end(k, NULL, 0);
 }
@@ -141,6 +216,8 @@ void rk_tile_row_store_f32(rk_kernel *k, const rk_tile_row *r, const rk_value *o
     rk_tile_row_store(k, r, offs, n, v);
 }
 
+rk_value rk_tile_row_whole(rk_kernel *k, const rk_tile_row *r, rk_value last) { return all_full(k, r, last); }
+
 rk_value rk_tile_row_load1_f32(rk_kernel *k, const rk_tile_row *r, rk_value idx, double fill) {
     return rk_tile_to_f32(k, load_elem(k, r, idx, fill));
 }
@@ -151,10 +228,8 @@ void rk_tile_row_store1_f32(rk_kernel *k, const rk_tile_row *r, rk_value idx, rk
 
 rk_value rk_tile_chunk_valid(rk_kernel *k, const rk_tile_row *r, rk_value off) {
     rk_value m[16];
-    for (uint32_t i = 0; i < r->vec; i++) {
-        rk_value idx = i ? rk_build_add(k, off, ci(k, (int32_t)i)) : off;
-        m[i] = rk_build_cmp(k, "lt", idx, r->len);
-    }
+    rk_value rem = rk_build_sub(k, r->len, off);     /* i < len - off, as the tail path */
+    for (uint32_t i = 0; i < r->vec; i++) m[i] = rk_build_cmp(k, "gt", rem, ci(k, (int32_t)i));
     return r->vec > 1 ? rk_build_pack(k, m, r->vec) : m[0];
 }
 
@@ -171,6 +246,12 @@ void rk_tile_regs_load(rk_kernel *k, const rk_tile_row *r, rk_value lt, uint32_t
                        rk_tile_regs *regs) {
     rk_tile_regs_offsets(k, r, lt, tpr, n, regs);
     rk_tile_row_load_f32(k, r, regs->off, n, fill, regs->v);
+}
+
+void rk_tile_regs_load_packed(rk_kernel *k, const rk_tile_row *r, rk_value lt, uint32_t tpr, uint32_t n,
+                              double fill, rk_tile_regs *regs) {
+    rk_tile_regs_offsets(k, r, lt, tpr, n, regs);
+    rk_tile_row_load(k, r, regs->off, n, fill, regs->v);
 }
 
 /* ---- loops and thread geometry ---------------------------------------------------- */

@@ -1,8 +1,8 @@
 /* rocke — the three toolchains on hand-written LLVM IR fixtures: libLLVM
  * in worker processes and in process, opt+llc+ld.lld as processes, comgr's
  * not-found path and lookup order, NVPTX with ptxas, a fatal LLVM error
- * contained in a worker, the worker pool under threads and fork, flavor and
- * datalayout guards, artifact writing. */
+ * contained in a worker, the worker pool under threads and fork, the worker
+ * time limit, flavor and datalayout guards, artifact writing. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -210,6 +210,30 @@ static void test_workers_threads_and_fork(void **state) {
     for (int i = 0; i < 4; i++) rk_artifact_free(jobs[i].a);
 }
 
+/* A worker past ROCKE_LLVM_WORKER_TIMEOUT is killed with a clean error (a
+ * microsecond is far below any codegen), and the next compile starts a new
+ * one; a setting that is not a number of seconds is refused by name. */
+static void test_worker_time_limit(void **state) {
+    (void)state;
+    const rk_target *t = rk_target_find("gfx942");
+    rk_compile_options o = opts_for(t, RK_TOOLCHAIN_LLVM);
+    char *ll = fixture("amd_vadd.ll");
+    rk_artifact *a = NULL;
+    setenv("ROCKE_LLVM_WORKER_TIMEOUT", "soon", 1);
+    assert_int_equal(rk_compile_llvm_ir(ll, "vadd", t, &o, &a), RK_ERR_INVALID);
+    assert_non_null(strstr(rk_error_message(), "ROCKE_LLVM_WORKER_TIMEOUT='soon'"));
+    setenv("ROCKE_LLVM_WORKER_TIMEOUT", "0.000001", 1);
+    assert_int_equal(rk_compile_llvm_ir(ll, "vadd", t, &o, &a), RK_ERR_TOOLCHAIN);
+    assert_null(a);
+    assert_non_null(strstr(rk_error_message(), "did not finish compiling 'vadd' for gfx942"));
+    setenv("ROCKE_LLVM_WORKER_TIMEOUT", "0", 1); /* no limit */
+    assert_int_equal(rk_compile_llvm_ir(ll, "vadd", t, &o, &a), RK_OK);
+    assert_true(is_elf(a->binary, a->binary_size));
+    rk_artifact_free(a);
+    unsetenv("ROCKE_LLVM_WORKER_TIMEOUT");
+    free_text(ll);
+}
+
 static void test_bad_inputs(void **state) {
     (void)state;
     const rk_target *t = rk_target_find("gfx942");
@@ -374,12 +398,14 @@ int main(void) {
     unsetenv("ROCKE_TOOLCHAIN");
     unsetenv("ROCKE_LLVM_FLAVOR");
     unsetenv("ROCKE_COMPILE_INPROCESS");
+    unsetenv("ROCKE_LLVM_WORKER_TIMEOUT");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_amd_three_ways_agree),
         cmocka_unit_test(test_opt_level_reaches_codegen),
         cmocka_unit_test(test_nvptx_ptx_and_cubin),
         cmocka_unit_test(test_llvm_fatal_error_is_contained),
         cmocka_unit_test(test_workers_threads_and_fork),
+        cmocka_unit_test(test_worker_time_limit),
         cmocka_unit_test(test_bad_inputs),
         cmocka_unit_test(test_env_options),
         cmocka_unit_test(test_comgr_discovery),

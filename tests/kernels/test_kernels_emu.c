@@ -136,6 +136,9 @@ static void test_softmax(void **state) {
     each("softmax", 2, 3001, "chunks=0 unroll=2");  /* online two-pass */
     each("softmax", 1, 70001, "");                  /* longer than any cached row: the heuristic loops */
     each("softmax", 2, 777, "out_dtype=f32 tail=masked");
+    each("softmax", 2, 20000, "");                  /* cached, 1024 threads a row: shuffle-folded partials */
+    each("softmax", 3, 1001, "vec=1");              /* scalar chunks: the negated second conversion */
+    each("softmax", 2, 99, "block_size=64 rows_per_block=1 chunks=4 min_blocks_per_sm=2");  /* empty chunks */
 }
 
 static void test_norms(void **state) {
@@ -147,6 +150,9 @@ static void test_norms(void **state) {
         each(fams[f], 2, 3001, "chunks=0 residual=true save_stats=true unroll=2");
         each(fams[f], 200, 9, "");
         each(fams[f], 2, 515, "out_dtype=f32 vec=2 tail=masked");
+        each(fams[f], 2, 20001, "residual=true save_stats=true");   /* cached, 1024 threads, tails */
+        each(fams[f], 3, 1001, "vec=1 residual=true");
+        each(fams[f], 2, 99, "block_size=64 rows_per_block=1 chunks=4 save_stats=true");  /* empty chunks */
     }
 }
 

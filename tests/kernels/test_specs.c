@@ -61,6 +61,9 @@ static void test_bad_specs(void **state) {
         {"transpose", "tile_m=16 vec=8 block_size=1024", "gfx950", "'block_size' must divide"},
         {"transpose", "dtype=f32 tile_m=128 tile_n=128 vec=4 block_size=256", "sm_90", "bytes of LDS"},
         {"transpose", "tile_n=16 vec=8 dtype=bf16 tile_m=16 block_size=32", "gfx950", NULL},
+        {"softmax", "block_size=1024 rows_per_block=1 min_blocks_per_sm=4", "sm_90", "'min_blocks_per_sm'"},
+        {"rmsnorm", "block_size=1024 rows_per_block=1 min_blocks_per_sm=3", "gfx942", "'min_blocks_per_sm'"},
+        {"layernorm", "block_size=1024 rows_per_block=1 min_blocks_per_sm=2", "sm_90", NULL},
     };
     for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
         rk_family_id f;
@@ -106,6 +109,7 @@ static void test_bad_knob_values(void **state) {
         {"transpose", "tile_m", "48", "16|32|64|128"},
         {"transpose", "lds_pad", "17", "knob 'lds_pad'"},
         {"elementwise", "block_size", "", "knob 'block_size'"},
+        {"rmsnorm", "min_blocks_per_sm", "9", "0|1|2|3|4|5|6|7|8|10|12|16|32"},
     };
     for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
         rk_family_id f;
@@ -279,6 +283,57 @@ static void test_heuristic(void **state) {
     rk_softmax_tune(&s, rk_target_find("gfx942"), 4096, 1000);   /* 32 threads a row: narrower than a wave */
     assert_true(s.k.block_size / s.k.rows_per_block < 64);
     assert_int_equal(s.k.tail, RK_TAIL_MASKED);
+    assert_int_equal(s.k.min_blocks, 0);                          /* no occupancy hint on AMD */
+}
+
+/* NVIDIA occupancy: at most 16 elements a thread for 16-bit rows when the
+ * row allows, the packed row plus the family's other registers decide the
+ * blocks per SM, given to ptxas as .minnctapersm (docs/kernels.md). */
+static void test_heuristic_occupancy(void **state) {
+    (void)state;
+    const rk_target *h = rk_target_find("sm_90a");
+    rk_softmax_spec s = rk_softmax_spec_default();
+    s.dtype = s.out_dtype = RK_S_BF16;
+    rk_softmax_tune(&s, h, 32768, 4096);
+    assert_int_equal(s.k.block_size, 256);
+    assert_int_equal(s.k.rows_per_block, 1);
+    assert_int_equal(s.k.chunks, 2);
+    assert_int_equal(s.k.min_blocks, 8);
+    rk_softmax_tune(&s, h, 4096, 32768);
+    assert_int_equal(s.k.block_size, 1024);
+    assert_int_equal(s.k.chunks, 4);
+    assert_int_equal(s.k.min_blocks, 2);
+    rk_norm_spec n = rk_layernorm_spec_default();
+    n.dtype = n.out_dtype = RK_S_BF16;
+    rk_layernorm_tune(&n, h, 4096, 32768);
+    assert_int_equal(n.k.chunks, 4);
+    assert_int_equal(n.k.min_blocks, 1);                          /* shift, two sums, beta: 64 registers */
+    rk_layernorm_tune(&n, h, 32768, 4096);
+    assert_int_equal(n.k.min_blocks, 8);
+    n = rk_rmsnorm_spec_default();
+    n.dtype = n.out_dtype = RK_S_F32;
+    rk_rmsnorm_tune(&n, h, 64, 65536);                            /* 64 f32 registers a thread: looped */
+    assert_int_equal(n.k.chunks, 0);
+    assert_int_equal(n.k.min_blocks, 0);
+    /* the knob reaches the kernel as launch bounds: NVIDIA directly, AMD as waves per SIMD */
+    rk_kernel *k = NULL;
+    assert_int_equal(rk_softmax_build(&s, h, &k), RK_OK);
+    int64_t v = 0;
+    assert_true(rk_attrs_int(rk_kernel_attrs(k), "min_blocks_per_sm", &v));
+    assert_int_equal(v, 2);
+    rk_kernel_free(k);
+    const rk_target *a = rk_target_find("gfx942");
+    rk_softmax_tune(&s, a, 4096, 32768);
+    s.k.min_blocks = 2;                                           /* 2 x 16 waves over 4 SIMDs */
+    assert_int_equal(rk_softmax_build(&s, a, &k), RK_OK);
+    assert_false(rk_attrs_int(rk_kernel_attrs(k), "min_blocks_per_sm", &v));
+    assert_true(rk_attrs_int(rk_kernel_attrs(k), "waves_per_eu", &v));
+    assert_int_equal(v, 2 * (s.k.block_size / 64) / 4);
+    rk_kernel_free(k);
+    /* the reduce family keeps no hint (its kernels are not register-bound) */
+    rk_reduce_spec r = rk_reduce_spec_default();
+    rk_reduce_tune(&r, h, 4096, 32768);
+    assert_int_equal(r.k.min_blocks, 0);
 }
 
 int main(void) {
@@ -287,6 +342,7 @@ int main(void) {
         cmocka_unit_test(test_bad_knob_values),      cmocka_unit_test(test_names),
         cmocka_unit_test(test_knob_text_round_trip), cmocka_unit_test(test_shapes_signatures_grids),
         cmocka_unit_test(test_heuristic),
+        cmocka_unit_test(test_heuristic_occupancy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,7 @@
 /* rocke tests — manifest v1: write -> read round trip, an upstream-style
  * manifest (hsaco, "ptr<f16, global>"), a bad-manifest table (each error
- * names its field), and the binary size/hash check. */
+ * names its field), the binary size/hash check, and rocke's NVIDIA fields
+ * (dyn_smem_min, tensormap arguments). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +15,7 @@
 
 #include "rocke/ir.h"
 #include "rocke/manifest.h"
+#include "rocke/runtime.h"
 
 static void sample(rk_manifest *m) {
     rk_manifest_init(m);
@@ -92,6 +94,63 @@ static void test_upstream(void **state) {
     assert_int_equal(m.args[0].size_bytes, 8);
     assert_int_equal(m.ndefault_shape, 3);
     assert_string_equal(m.target, "");
+}
+
+/* dyn_smem_min is optional (absent = 0, written only when set); a tensor map
+ * argument is 128 bytes. */
+static void test_nvidia_fields(void **state) {
+    (void)state;
+    rk_manifest m, back;
+    sample(&m);
+    char *t = rk_manifest_text(&m);
+    assert_null(strstr(t, "dyn_smem_min"));
+    assert_int_equal(rk_manifest_parse(t, strlen(t), &back), RK_OK);
+    assert_int_equal(back.dyn_smem_min, 0);
+    rk_string_free(t);
+    m.dyn_smem_min = 98304;
+    assert_true(rk_manifest_add_arg(&m, "tmap", "tensormap", 128));
+    t = rk_manifest_text(&m);
+    assert_non_null(strstr(t, "\"dyn_smem_min\": 98304"));
+    assert_non_null(strstr(t, "\"type\": \"tensormap\""));
+    assert_int_equal(rk_manifest_parse(t, strlen(t), &back), RK_OK);
+    assert_int_equal(back.dyn_smem_min, 98304);
+    assert_int_equal(back.nargs, 5);
+    assert_string_equal(back.args[4].type, "tensormap");
+    assert_int_equal(back.args[4].size_bytes, 128);
+    char *t2 = rk_manifest_text(&back);
+    assert_string_equal(t, t2);
+    rk_string_free(t2);
+    /* the manifest's types make a launch signature: the map at offset 64 */
+    const char *names[5], *types[5];
+    for (uint32_t i = 0; i < 5; i++) names[i] = back.args[i].name, types[i] = back.args[i].type;
+    rk_argsig *sig = NULL;
+    assert_int_equal(rk_argsig_new(names, types, 5, &sig), RK_OK);
+    assert_int_equal(rk_argsig_offset(sig, 4), 64);
+    assert_int_equal(rk_argsig_size(sig), 192);
+    rk_argsig_free(sig);
+    /* bad values are named */
+    static const struct { const char *find, *replace, *frag; } rows[] = {
+        {"\"dyn_smem_min\": 98304", "\"dyn_smem_min\": -1", "'dyn_smem_min' must be an integer in 0..4294967295"},
+        {"\"dyn_smem_min\": 98304", "\"dyn_smem_min\": \"big\"", "'dyn_smem_min'"},
+        {"\"dyn_smem_min\": 98304", "\"dyn_smem_min\": 4294967296", "'dyn_smem_min'"},
+        {"\"size_bytes\": 128", "\"size_bytes\": 8", "args_signature[4].size_bytes' must be 128 for type 'tensormap'"},
+        {"\"type\": \"tensormap\"", "\"type\": \"tensor_map\"", "'tensormap' or a scalar"},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+        char *at = strstr(t, rows[i].find);
+        assert_non_null(at);
+        size_t pre = (size_t)(at - t), fl = strlen(rows[i].find), rl = strlen(rows[i].replace);
+        char *bad = malloc(strlen(t) + rl + 1);
+        memcpy(bad, t, pre);
+        memcpy(bad + pre, rows[i].replace, rl);
+        strcpy(bad + pre + rl, at + fl);
+        rk_manifest out;
+        rk_status st = rk_manifest_parse(bad, strlen(bad), &out);
+        if (st == RK_OK || !strstr(rk_error_message(), rows[i].frag))
+            fail_msg("row %zu: expected an error naming %s, got %s", i, rows[i].frag, st ? rk_error_message() : "success");
+        free(bad);
+    }
+    rk_string_free(t);
 }
 
 static void test_bad_manifests(void **state) {
@@ -183,7 +242,7 @@ static void test_write_and_binary_check(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip), cmocka_unit_test(test_upstream), cmocka_unit_test(test_bad_manifests),
-        cmocka_unit_test(test_write_and_binary_check),
+        cmocka_unit_test(test_write_and_binary_check), cmocka_unit_test(test_nvidia_fields),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

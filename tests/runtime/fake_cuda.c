@@ -3,11 +3,14 @@
  * memory as device memory, "PTX" whose .entry lines (or a real cubin whose
  * .text.<name> sections) name kernels that are small C functions run at
  * launch, a JIT error log, dynamic shared memory
- * limits, streams, events on the host clock and graph capture. Counters and
- * knobs for the tests are exported as fake_cuda_*. Built as a shared library
- * (tests/CMakeLists.txt) and loaded through ROCKE_CUDA_LIB. */
+ * limits, streams, events on the host clock, graph capture and tensor maps
+ * (the fake's own 128-byte encoding, which its TMA kernel reads back from
+ * the by-value parameter). Counters and knobs for the tests are exported as
+ * fake_cuda_*. Built as a shared library (tests/CMakeLists.txt) and loaded
+ * through ROCKE_CUDA_LIB. */
 #if __has_include(<cuda.h>)
 #include <elf.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,9 +26,9 @@ typedef struct fake_fn {
 } fake_fn;
 typedef struct fake_mod { fake_fn fns[8]; int n; } fake_mod;
 typedef struct rec {
+    _Alignas(64) unsigned char args[8][128];   /* parameter values, each 64-byte aligned */
     fake_fn *f;
     unsigned g[3], b[3], smem;
-    unsigned char args[64];
     void *params[8];
     int nparams;
     int memset;                /* or a memset */
@@ -39,6 +42,36 @@ typedef struct fake_graph { rec *recs; int nrec; } fake_graph;
 static int primary_ctx;
 static _Thread_local CUcontext current;
 static struct { int launches, set_attr, ctx_set, graph_launches, loads, allocs, frees, syncs; unsigned last_smem; } stats;
+
+/* A tensor map as the fake encodes it (the real layout is opaque). */
+typedef struct fake_tmap {
+    char magic[8];             /* "FAKETMAP" */
+    uint64_t base, dims[2], stride;
+    uint32_t box[2], dtype, swizzle, elem_bytes, interleave, l2, oob, rank, estride[2];
+} fake_tmap;
+_Static_assert(sizeof(fake_tmap) <= sizeof(CUtensorMap), "the fake map fits a CUtensorMap");
+static struct { int encodes, misaligned_params; fake_tmap last; } tmaps;
+
+long long fake_cuda_tmap(const char *what);
+long long fake_cuda_tmap(const char *what) {
+    const fake_tmap *t = &tmaps.last;
+    if (!strcmp(what, "encodes")) return tmaps.encodes;
+    if (!strcmp(what, "misaligned_params")) return tmaps.misaligned_params;
+    if (!strcmp(what, "base")) return (long long)t->base;
+    if (!strcmp(what, "dim0")) return (long long)t->dims[0];
+    if (!strcmp(what, "dim1")) return (long long)t->dims[1];
+    if (!strcmp(what, "stride")) return (long long)t->stride;
+    if (!strcmp(what, "box0")) return t->box[0];
+    if (!strcmp(what, "box1")) return t->box[1];
+    if (!strcmp(what, "dtype")) return t->dtype;
+    if (!strcmp(what, "swizzle")) return t->swizzle;
+    if (!strcmp(what, "interleave")) return t->interleave;
+    if (!strcmp(what, "l2")) return t->l2;
+    if (!strcmp(what, "oob")) return t->oob;
+    if (!strcmp(what, "rank")) return t->rank;
+    if (!strcmp(what, "estride")) return t->estride[0] * 10 + t->estride[1];
+    return -1;
+}
 
 int fake_cuda_stat(const char *what);
 int fake_cuda_stat(const char *what) {
@@ -68,6 +101,7 @@ CUresult CUDAAPI cuGetErrorName(CUresult e, const char **s) {
     case CUDA_ERROR_NOT_FOUND: *s = "CUDA_ERROR_NOT_FOUND"; return CUDA_SUCCESS;
     case CUDA_ERROR_ILLEGAL_ADDRESS: *s = "CUDA_ERROR_ILLEGAL_ADDRESS"; return CUDA_SUCCESS;
     case CUDA_ERROR_NOT_SUPPORTED: *s = "CUDA_ERROR_NOT_SUPPORTED"; return CUDA_SUCCESS;
+    case CUDA_ERROR_MISALIGNED_ADDRESS: *s = "CUDA_ERROR_MISALIGNED_ADDRESS"; return CUDA_SUCCESS;
     default: *s = NULL; return CUDA_ERROR_INVALID_VALUE;
     }
 }
@@ -79,6 +113,7 @@ CUresult CUDAAPI cuGetErrorString(CUresult e, const char **s) {
     case CUDA_ERROR_NOT_FOUND: *s = "named symbol not found"; return CUDA_SUCCESS;
     case CUDA_ERROR_ILLEGAL_ADDRESS: *s = "an illegal memory access was encountered"; return CUDA_SUCCESS;
     case CUDA_ERROR_NOT_SUPPORTED: *s = "the fake driver does not know this kernel's name"; return CUDA_SUCCESS;
+    case CUDA_ERROR_MISALIGNED_ADDRESS: *s = "misaligned address"; return CUDA_SUCCESS;
     default: *s = "fake error"; return CUDA_SUCCESS;
     }
 }
@@ -157,15 +192,28 @@ CUresult CUDAAPI cuMemcpyDtoDAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstr
     memmove((void *)(uintptr_t)d, (void *)(uintptr_t)s, n);
     return CUDA_SUCCESS;
 }
+/* The next record of a capturing stream (records keep 64-byte aligned
+ * parameter copies, which realloc would not promise). */
+static rec *next_rec(fake_stream *fs) {
+    if (fs->nrec == fs->cap) {
+        int cap = fs->cap ? 2 * fs->cap : 8;
+        rec *r = aligned_alloc(_Alignof(rec), (size_t)cap * sizeof *r);
+        if (!r) return NULL;
+        if (fs->nrec) memcpy(r, fs->recs, (size_t)fs->nrec * sizeof *r);
+        free(fs->recs);
+        fs->recs = r;
+        fs->cap = cap;
+    }
+    return &fs->recs[fs->nrec++];
+}
+
 CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr d, unsigned char b, size_t n, CUstream st) {
     NEED_CTX();
     fake_stream *fs = (fake_stream *)st;
     if (fs && fs->capturing) {
-        if (fs->nrec == fs->cap) {
-            fs->cap = fs->cap ? 2 * fs->cap : 8;
-            fs->recs = realloc(fs->recs, (size_t)fs->cap * sizeof *fs->recs);
-        }
-        fs->recs[fs->nrec++] = (rec){.memset = 1, .dst = d, .byte = b, .n = n};
+        rec *r = next_rec(fs);
+        if (!r) return CUDA_ERROR_OUT_OF_MEMORY;
+        *r = (rec){.memset = 1, .dst = d, .byte = b, .n = n};
         return CUDA_SUCCESS;
     }
     memset((void *)(uintptr_t)d, b, n);
@@ -258,17 +306,76 @@ CUresult CUDAAPI cuFuncSetAttribute(CUfunction f, CUfunction_attribute a, int v)
     return CUDA_SUCCESS;
 }
 
+/* ---- tensor maps ---------------------------------------------------------------------------------------- */
+CUresult CUDAAPI cuTensorMapEncodeTiled(CUtensorMap *map, CUtensorMapDataType type, cuuint32_t rank, void *base,
+                                        const cuuint64_t *dims, const cuuint64_t *strides, const cuuint32_t *box,
+                                        const cuuint32_t *estrides, CUtensorMapInterleave interleave,
+                                        CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2,
+                                        CUtensorMapFloatOOBfill oob) {
+    static const uint32_t bytes[] = {1, 2, 4, 4, 8, 8, 2, 4, 8, 2, 4, 4, 4};
+    /* the documented rules the tests can break */
+    if ((uintptr_t)map % 64 || rank != 2 || (unsigned)type >= sizeof bytes / sizeof *bytes || (uintptr_t)base % 16 ||
+        strides[0] % 16 || box[0] * bytes[type] % 16)
+        return CUDA_ERROR_INVALID_VALUE;
+    fake_tmap t = {.magic = "FAKETMAP", .base = (uint64_t)(uintptr_t)base, .dims = {dims[0], dims[1]},
+                   .stride = strides[0], .box = {box[0], box[1]}, .dtype = (uint32_t)type,
+                   .swizzle = (uint32_t)swizzle, .elem_bytes = bytes[type], .interleave = (uint32_t)interleave,
+                   .l2 = (uint32_t)l2, .oob = (uint32_t)oob, .rank = rank, .estride = {estrides[0], estrides[1]}};
+    memset(map, 0, sizeof *map);
+    memcpy(map, &t, sizeof t);
+    tmaps.last = t;
+    tmaps.encodes++;
+    return CUDA_SUCCESS;
+}
+
 /* ---- kernels: vadd(A, B, C, n) (also as gpu-check's check_vector_add) and
- * fill(out, value, n) over a 1-D grid; bench_* kernels do nothing. A name the
- * fake does not know fails the launch: reading its arguments with another
- * kernel's layout would write wherever they happen to point -------------------------------------- */
-typedef enum fake_kind { K_UNKNOWN, K_VADD, K_FILL, K_BENCH } fake_kind;
+ * fill(out, value, n) over a 1-D grid (big_lds too, which needs 64 KiB of
+ * dynamic shared memory: its LDS pool); tma_box(map, out, x, y) copies the
+ * box at (x, y) of its tensor map into out, zeros outside the tensor;
+ * bench_* kernels do nothing. A name the fake does not know fails the launch:
+ * reading its arguments with another kernel's layout would write wherever
+ * they happen to point -------------------------------------------------------------------------------------- */
+typedef enum fake_kind { K_UNKNOWN, K_VADD, K_FILL, K_BENCH, K_TMA } fake_kind;
 
 static fake_kind kind_of(const char *name) {
     if (!strcmp(name, "vadd") || !strcmp(name, "check_vector_add")) return K_VADD;
-    if (!strcmp(name, "fill") || !strcmp(name, "smem_user") || !strcmp(name, "tiny")) return K_FILL;
+    if (!strcmp(name, "fill") || !strcmp(name, "smem_user") || !strcmp(name, "tiny") || !strcmp(name, "big_lds"))
+        return K_FILL;
     if (!strncmp(name, "bench_", 6)) return K_BENCH;
+    if (!strcmp(name, "tma_box")) return K_TMA;
     return K_UNKNOWN;
+}
+
+/* Dynamic shared memory a kernel's code touches: a launch with less would
+ * address shared memory past the block's (an illegal address on a GPU). */
+static unsigned smem_needed(const char *name) { return strcmp(name, "big_lds") ? 0 : 64u * 1024u; }
+
+static CUresult run_tma(void **params) {
+    if ((uintptr_t)params[0] % 64) {
+        tmaps.misaligned_params++;
+        return CUDA_ERROR_MISALIGNED_ADDRESS;
+    }
+    fake_tmap t;
+    memcpy(&t, params[0], sizeof t);
+    if (memcmp(t.magic, "FAKETMAP", 8)) return CUDA_ERROR_ILLEGAL_ADDRESS;
+    CUdeviceptr outp;
+    int x, y;
+    memcpy(&outp, params[1], 8);
+    memcpy(&x, params[2], 4);
+    memcpy(&y, params[3], 4);
+    unsigned char *out = (unsigned char *)(uintptr_t)outp;
+    const unsigned char *base = (const unsigned char *)(uintptr_t)t.base;
+    if (!out) return CUDA_ERROR_ILLEGAL_ADDRESS;
+    for (uint32_t r = 0; r < t.box[1]; r++)
+        for (uint32_t c = 0; c < t.box[0]; c++) {
+            long long gy = (long long)y + r, gx = (long long)x + c;
+            unsigned char *dst = out + ((size_t)r * t.box[0] + c) * t.elem_bytes;
+            if (gy >= 0 && gx >= 0 && (uint64_t)gy < t.dims[1] && (uint64_t)gx < t.dims[0])
+                memcpy(dst, base + (uint64_t)gy * t.stride + (uint64_t)gx * t.elem_bytes, t.elem_bytes);
+            else
+                memset(dst, 0, t.elem_bytes);
+        }
+    return CUDA_SUCCESS;
 }
 
 static unsigned arg_u32(void *p) { unsigned v; memcpy(&v, p, 4); return v; }
@@ -279,6 +386,7 @@ static int param_bytes(fake_kind k, int i) {
     case K_VADD: return i < 3 ? 8 : i == 3 ? 4 : 0;    /* (ptr, ptr, ptr, i32) */
     case K_FILL: return i == 0 ? 8 : i < 3 ? 4 : 0;    /* (ptr, i32, i32) */
     case K_BENCH: return i == 0 ? 8 : i == 1 ? 4 : 0;  /* (ptr, i32) */
+    case K_TMA: return i == 0 ? 128 : i == 1 ? 8 : i < 4 ? 4 : 0;   /* (tensormap, ptr, i32, i32) */
     case K_UNKNOWN: return 0;
     }
     return 0;
@@ -301,6 +409,11 @@ static CUresult run(fake_fn *f, const unsigned g[3], const unsigned b[3], void *
         break;
     }
     case K_BENCH: break;
+    case K_TMA: {
+        CUresult r = run_tma(params);
+        if (r != CUDA_SUCCESS) return r;
+        break;
+    }
     case K_UNKNOWN: return CUDA_ERROR_NOT_SUPPORTED;
     }
     stats.launches++;
@@ -313,23 +426,19 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned
     fake_fn *ff = (fake_fn *)f;
     if (extra || !params || bx * by * bz > ff->max_threads || smem > ff->max_dyn) return CUDA_ERROR_INVALID_VALUE;
     if (kind_of(ff->name) == K_UNKNOWN) return CUDA_ERROR_NOT_SUPPORTED;
+    if (smem < smem_needed(ff->name)) return CUDA_ERROR_ILLEGAL_ADDRESS;
     const unsigned g[3] = {gx, gy, gz}, b[3] = {bx, by, bz};
     stats.last_smem = smem;
     fake_stream *fs = (fake_stream *)st;
     if (fs && fs->capturing) {
         /* the driver copies kernelParams when it records the node */
-        if (fs->nrec == fs->cap) {
-            fs->cap = fs->cap ? 2 * fs->cap : 8;
-            fs->recs = realloc(fs->recs, (size_t)fs->cap * sizeof *fs->recs);
-        }
-        rec *r = &fs->recs[fs->nrec++];
+        rec *r = next_rec(fs);
+        if (!r) return CUDA_ERROR_OUT_OF_MEMORY;
         *r = (rec){.f = ff, .smem = smem};
         memcpy(r->g, g, sizeof g);
         memcpy(r->b, b, sizeof b);
-        size_t off = 0;
         for (int i = 0; param_bytes(kind_of(ff->name), i); i++) {
-            memcpy(r->args + off, params[i], (size_t)param_bytes(kind_of(ff->name), i));
-            off += 8;
+            memcpy(r->args[i], params[i], (size_t)param_bytes(kind_of(ff->name), i));
             r->nparams++;
         }
         return CUDA_SUCCESS;
@@ -413,7 +522,7 @@ CUresult CUDAAPI cuGraphLaunch(CUgraphExec e, CUstream s) {
             memset((void *)(uintptr_t)r->dst, r->byte, r->n);
             continue;
         }
-        for (int j = 0; j < r->nparams; j++) r->params[j] = r->args + 8 * j;
+        for (int j = 0; j < r->nparams; j++) r->params[j] = r->args[j];
         CUresult res = run(r->f, r->g, r->b, r->params);
         if (res != CUDA_SUCCESS) return res;
     }

@@ -1,8 +1,9 @@
 /* rocke tests — kernel-argument packing: a table of signatures with their
- * offsets and sizes (the reference's (ptr,i32,ptr) = 24 and GEMM = 36), random
- * signatures against an independent offset rule, the packed bytes and the
- * kernelParams pointers, f16/bf16 rounding, signatures from kernels and
- * manifest type names, and every error naming its argument. */
+ * offsets and sizes (the reference's (ptr,i32,ptr) = 24 and GEMM = 36; tensor
+ * maps: 128 bytes at multiples of 64), random signatures against an
+ * independent offset rule, the packed bytes and the kernelParams pointers
+ * (a tensor map's 64-byte aligned in memory), f16/bf16 rounding, signatures
+ * from kernels and manifest type names, and every error naming its argument. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -33,6 +34,12 @@ static const sig_case cases[] = {
     {"i32 x3 then ptr", {"i32", "i32", "i32", "ptr<i32,global>"}, {0, 4, 8, 16}, 24},
     {"single byte", {"i8"}, {0}, 1},
     {"attention scalars", {"f32", "f32", "i32", "ptr<f16,global>", "f16"}, {0, 4, 8, 16, 24}, 26},
+    /* tensor maps: 128 bytes at the next multiple of 64 */
+    {"TMA kernel (map, out, x, y)", {"tensormap", "ptr<f32,global>", "i32", "i32"}, {0, 128, 136, 140}, 144},
+    {"i32 then a map", {"i32", "tensormap"}, {0, 64}, 192},
+    {"map after 65 bytes", {"ptr<i8,global>", "i32", "tensormap", "i8"}, {0, 8, 64, 192}, 193},
+    {"two maps", {"tensormap", "tensormap"}, {0, 128}, 256},
+    {"map after 136 bytes", {"tensormap", "ptr<f16,global>", "tensormap", "f16"}, {0, 128, 192, 320}, 322},
 };
 
 static uint32_t ntypes(const sig_case *c) {
@@ -69,8 +76,12 @@ static void test_table(void **state) {
 }
 
 /* ---- random signatures against an independent rule ----------------------------------- */
-static const char *const scalar_names[] = {"ptr<f16,global>", "i64", "i32", "i16", "i8", "i1", "f64", "f32", "f16", "bf16"};
-static const uint32_t scalar_sizes[] = {8, 8, 4, 2, 1, 1, 8, 4, 2, 2};
+/* indexed by rk_arg_type */
+static const char *const scalar_names[] = {"ptr<f16,global>", "i64", "i32", "i16", "i8", "i1", "f64", "f32", "f16", "bf16",
+                                           "tensormap"};
+static const uint32_t scalar_sizes[] = {8, 8, 4, 2, 1, 1, 8, 4, 2, 2, 128};
+static const uint32_t scalar_aligns[] = {8, 8, 4, 2, 1, 1, 8, 4, 2, 2, 64};
+_Static_assert(sizeof scalar_sizes / sizeof *scalar_sizes == RK_ARG__COUNT, "one row per argument type");
 
 static void test_random(void **state) {
     (void)state;
@@ -82,12 +93,12 @@ static void test_random(void **state) {
     for (int trial = 0; trial < 500; trial++) {
         uint32_t n = 1 + (uint32_t)(rand() % 24), off = 0, want[24];
         for (uint32_t i = 0; i < n; i++) {
-            int t = rand() % 10;
+            int t = rand() % 11;
             snprintf(namebuf[i], sizeof namebuf[i], "x%u", i);
             names[i] = namebuf[i];
             types[i] = scalar_names[t];
-            /* step up to the next multiple of the size, one byte at a time */
-            while (off % scalar_sizes[t]) off++;
+            /* step up to the next multiple of the alignment, one byte at a time */
+            while (off % scalar_aligns[t]) off++;
             want[i] = off;
             off += scalar_sizes[t];
         }
@@ -155,6 +166,109 @@ static void test_pack_values(void **state) {
     rk_argsig_free(s);
 }
 
+/* ---- tensor maps ---------------------------------------------------------------------------- */
+static rk_kernel *tma_kernel(void) {
+    rk_kernel *k = rk_kernel_new("tma");
+    rk_param_abi tm = {.tensormap = true};
+    rk_add_param(k, "tmap", rk_type_ptr(k, RK_T_I8, RK_AS_CONSTANT), &tm);
+    rk_add_param(k, "out", rk_type_ptr(k, RK_T_F32, RK_AS_GLOBAL), NULL);
+    rk_add_param(k, "x", RK_T_I32, NULL);
+    rk_add_param(k, "y", RK_T_I32, NULL);
+    rk_return(k);
+    assert_int_equal(rk_kernel_finish(k), RK_OK);
+    return k;
+}
+
+static void test_tensormap_pack(void **state) {
+    (void)state;
+    unsigned seed = (unsigned)time(NULL);
+    printf("test_tensormap_pack seed %u\n", seed);
+    srand(seed);
+    rk_kernel *k = tma_kernel();
+    rk_argsig *s = NULL;
+    assert_int_equal(rk_argsig_from_kernel(k, &s), RK_OK);
+    rk_kernel_free(k);
+    assert_int_equal(rk_argsig_type(s, 0), RK_ARG_TENSORMAP);
+    assert_int_equal(rk_argsig_type(s, 1), RK_ARG_PTR);
+    assert_int_equal(rk_argsig_offset(s, 1), 128);
+    assert_int_equal(rk_argsig_size(s), 144);
+    uint8_t desc[2][RK_TENSORMAP_BYTES + 1];   /* +1: an odd address is fine for the source */
+    for (int d = 0; d < 2; d++)
+        for (uint32_t i = 0; i < sizeof desc[d]; i++) desc[d][i] = (uint8_t)rand();
+    rk_argpack p;
+    rk_argpack_init(&p);
+    const rk_arg args[] = {rk_arg_tensormap(desc[0] + 1), rk_arg_ptr(0xabcdef00ull), rk_arg_i32(64),
+                           rk_arg_named("y", rk_arg_i32(-32))};
+    assert_int_equal(rk_args_pack(s, args, 4, &p), RK_OK);
+    assert_int_equal(p.size, 144);
+    assert_int_equal((uintptr_t)p.params[0] % RK_TENSORMAP_ALIGN, 0);
+    assert_memory_equal(p.params[0], desc[0] + 1, RK_TENSORMAP_BYTES);
+    assert_true(le(p.params[1], 8) == 0xabcdef00ull);
+    assert_int_equal(le(p.params[2], 4), 64);
+    assert_int_equal((uint32_t)le(p.params[3], 4), (uint32_t)-32);
+    /* the copy is taken at pack time: the source may change afterwards */
+    desc[0][1] ^= 0xff;
+    assert_int_not_equal(((uint8_t *)p.params[0])[0], desc[0][1]);
+    rk_argsig_free(s);
+
+    /* a larger block (new allocation) keeps every map 64-byte aligned, padding zero */
+    const char *names[] = {"n", "a", "p", "b"}, *types[] = {"i32", "tensormap", "ptr<f16,global>", "tensormap"};
+    assert_int_equal(rk_argsig_new(names, types, 4, &s), RK_OK);
+    assert_int_equal(rk_argsig_size(s), 384);   /* n@0 a@64 p@192 b@256 */
+    for (int round = 0; round < 2; round++) {
+        const rk_arg a2[] = {rk_arg_i32(7), rk_arg_tensormap(desc[round]), rk_arg_ptr(5), rk_arg_tensormap(desc[1 - round])};
+        assert_int_equal(rk_args_pack(s, a2, 4, &p), RK_OK);
+        assert_int_equal((uintptr_t)p.bytes % RK_TENSORMAP_ALIGN, 0);
+        assert_ptr_equal(p.params[1], p.bytes + 64);
+        assert_ptr_equal(p.params[3], p.bytes + 256);
+        assert_memory_equal(p.params[1], desc[round], RK_TENSORMAP_BYTES);
+        assert_memory_equal(p.params[3], desc[1 - round], RK_TENSORMAP_BYTES);
+        assert_int_equal(le(p.bytes + 4, 8), 0);   /* padding */
+        assert_int_equal(le(p.bytes + 56, 8), 0);
+        assert_int_equal(le(p.bytes + 200, 8), 0);
+        assert_int_equal(le(p.bytes + 248, 8), 0);
+    }
+    rk_argpack_free(&p);
+    rk_argsig_free(s);
+}
+
+static void test_tensormap_errors(void **state) {
+    (void)state;
+    rk_kernel *k = tma_kernel();
+    rk_argsig *s = NULL;
+    assert_int_equal(rk_argsig_from_kernel(k, &s), RK_OK);
+    rk_kernel_free(k);
+    rk_argpack p;
+    rk_argpack_init(&p);
+    uint8_t desc[RK_TENSORMAP_BYTES] = {1};
+    /* a device pointer where the map belongs */
+    rk_arg a[] = {rk_arg_ptr(0x1000), rk_arg_ptr(0x2000), rk_arg_i32(0), rk_arg_i32(0)};
+    assert_int_equal(rk_args_pack(s, a, 4, &p), RK_ERR_INVALID);
+    assert_non_null(strstr(rk_error_message(), "argument 'tmap' (#1 of 4) is tensormap in the kernel signature, but "
+                                               "the value given is ptr"));
+    assert_non_null(strstr(rk_error_message(), "rk_arg_tensormap"));
+    /* a map where a pointer belongs */
+    a[0] = rk_arg_tensormap(desc);
+    a[1] = rk_arg_tensormap(desc);
+    assert_int_equal(rk_args_pack(s, a, 4, &p), RK_ERR_INVALID);
+    assert_non_null(strstr(rk_error_message(), "argument 'out' (#2 of 4) is ptr"));
+    assert_non_null(strstr(rk_error_message(), "given is tensormap (a tensor map goes only to a parameter marked "
+                                               "tensormap)"));
+    /* no descriptor */
+    a[0] = rk_arg_named("tmap", rk_arg_tensormap(NULL));
+    a[1] = rk_arg_ptr(0x2000);
+    assert_int_equal(rk_args_pack(s, a, 4, &p), RK_ERR_INVALID);
+    assert_non_null(strstr(rk_error_message(), "argument 'tmap' (#1): the tensor map is NULL"));
+    /* missing: the message says what type it is */
+    const rk_arg named[] = {rk_arg_named("out", rk_arg_ptr(1)), rk_arg_named("x", rk_arg_i32(0)),
+                            rk_arg_named("y", rk_arg_i32(0))};
+    assert_int_equal(rk_args_pack(s, named, 3, &p), RK_ERR_INVALID);
+    assert_non_null(strstr(rk_error_message(), "missing kernel argument 'tmap' (#1 of 4, tensormap)"));
+    assert_non_null(strstr(rk_error_message(), "tensormap tmap, ptr out, i32 x, i32 y"));
+    rk_argpack_free(&p);
+    rk_argsig_free(s);
+}
+
 /* ---- signatures from kernels and manifests ----------------------------------------------- */
 static void test_from_kernel(void **state) {
     (void)state;
@@ -202,8 +316,12 @@ static void test_type_names(void **state) {
     assert_non_null(strstr(rk_error_message(), "'u32'"));
     assert_non_null(strstr(rk_error_message(), "legal"));
     assert_int_equal(rk_arg_type_parse("ptr<", &t), RK_ERR_INVALID);
+    assert_int_equal(rk_arg_type_parse("tensormap", &t), RK_OK);
+    assert_int_equal(t, RK_ARG_TENSORMAP);
+    assert_string_equal(rk_arg_type_name(RK_ARG_TENSORMAP), "tensormap");
     for (int i = 0; i < RK_ARG__COUNT; i++) {
-        assert_int_equal(rk_arg_type_size((rk_arg_type)i), i == 0 ? 8 : scalar_sizes[i]);
+        assert_int_equal(rk_arg_type_size((rk_arg_type)i), scalar_sizes[i]);
+        assert_int_equal(rk_arg_type_align((rk_arg_type)i), scalar_aligns[i]);
         if (i) {
             assert_int_equal(rk_arg_type_parse(rk_arg_type_name((rk_arg_type)i), &t), RK_OK);
             assert_int_equal(t, i);
@@ -311,7 +429,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_table),       cmocka_unit_test(test_random),     cmocka_unit_test(test_pack_values),
         cmocka_unit_test(test_from_kernel), cmocka_unit_test(test_type_names), cmocka_unit_test(test_errors),
-        cmocka_unit_test(test_out_of_memory),
+        cmocka_unit_test(test_out_of_memory), cmocka_unit_test(test_tensormap_pack),
+        cmocka_unit_test(test_tensormap_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

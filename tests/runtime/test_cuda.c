@@ -2,8 +2,10 @@
  * fake_cuda.c, loaded through ROCKE_CUDA_LIB): device queries and the target
  * choice, memory, PTX and cubin modules with the JIT log, kernelParams
  * launches through launchers, dynamic shared memory opt-in, block limits,
- * events, timing and graph replay, and the messages of every failure
- * (missing library, stub library, cuInit, wrong image, missing kernel). */
+ * events, timing and graph replay, tensor maps (encoding through the driver,
+ * the 128-byte by-value parameter of a TMA kernel, direct and replayed from
+ * a graph), and the messages of every failure (missing library, stub
+ * library, cuInit, wrong image, missing kernel, bad tensor maps). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,6 +22,7 @@
 #define FAKE ROCKE_BINARY_DIR "/fakes/libfake_cuda.so"
 
 static int (*fake_stat)(const char *);
+static long long (*fake_tmap)(const char *);
 static void *fake_lib;
 
 static int setup(void **state) {
@@ -30,6 +33,7 @@ static int setup(void **state) {
         fake_stat = NULL;
         return 0;
     }
+    fake_tmap = (long long (*)(const char *))dlsym(fake_lib, "fake_cuda_tmap");
     setenv("ROCKE_CUDA_LIB", FAKE, 1);
     unsetenv("FAKE_CUDA_CC");
     unsetenv("FAKE_CUDA_INIT");
@@ -421,11 +425,204 @@ static void test_artifact(void **state) {
     rk_string_free(ir);
 }
 
+/* ---- tensor maps ---------------------------------------------------------------------------------------------- */
+enum { TH = 37, TW = 70, TSTRIDE = 288, BOX_R = 16, BOX_C = 32 };   /* odd sizes; rows padded to 288 bytes */
+/* cuda.h's CUtensorMapDataType / CUtensorMapSwizzle values (the tests do not include cuda.h) */
+enum { DT_UINT8 = 0, DT_UINT16 = 1, DT_INT32 = 3, DT_INT64 = 5, DT_FLOAT16 = 6, DT_FLOAT32 = 7, DT_FLOAT64 = 8,
+       DT_BFLOAT16 = 9, SWIZZLE_128B = 3 };
+
+static const char tma_ptx[] =
+    ".version 8.0\n.target sm_90a\n.address_size 64\n"
+    ".visible .entry tma_box(.param .align 64 .b8 tmap[128], .param .u64 out, .param .u32 x, .param .u32 y)\n"
+    "{ ret; }\n";
+
+/* The IR of the TMA kernel: its signature is what matters here. */
+static char *tma_ir(void) {
+    rk_kernel *k = rk_kernel_new("tma_box");
+    rk_param_abi tm = {.tensormap = true};
+    rk_add_param(k, "tmap", rk_type_ptr(k, RK_T_I8, RK_AS_CONSTANT), &tm);
+    rk_add_param(k, "out", rk_type_ptr(k, RK_T_F32, RK_AS_GLOBAL), NULL);
+    rk_add_param(k, "x", RK_T_I32, NULL);
+    rk_add_param(k, "y", RK_T_I32, NULL);
+    rk_return(k);
+    assert_int_equal(rk_kernel_finish(k), RK_OK);
+    char *ir = rk_serialize(k);
+    rk_kernel_free(k);
+    assert_non_null(ir);
+    return ir;
+}
+
+/* out (BOX_R x BOX_C) against the box at (x, y) of the host tensor, zeros outside. */
+static void expect_box(const float *t, const float *out, int x, int y) {
+    for (int r = 0; r < BOX_R; r++)
+        for (int c = 0; c < BOX_C; c++) {
+            int gy = y + r, gx = x + c;
+            float want = gy < TH && gx < TW ? t[gy * (TSTRIDE / 4) + gx] : 0.0f;
+            if (out[r * BOX_C + c] != want)
+                fail_msg("box (%d,%d) [%d][%d] = %g, want %g", x, y, r, c, out[r * BOX_C + c], want);
+        }
+}
+
+static void test_tensormap(void **state) {
+    (void)state;
+    NEED_FAKE();
+    unsigned seed = (unsigned)time(NULL);
+    printf("test_tensormap seed %u\n", seed);
+    srand(seed);
+    rk_device *d = open_fake();
+    static float T[TH * (TSTRIDE / 4)], out[BOX_R * BOX_C];
+    for (size_t i = 0; i < sizeof T / sizeof *T; i++) T[i] = (float)(rand() % 2000000) - 1e6f;
+    rk_devptr dT, dO;
+    assert_int_equal(rk_mem_alloc(d, sizeof T, &dT), RK_OK);
+    assert_int_equal(rk_mem_alloc(d, sizeof out, &dO), RK_OK);
+    assert_int_equal(rk_mem_copy_htod(d, dT, T, sizeof T), RK_OK);
+
+    /* the encode: CUDA's dimension 0 is the contiguous one */
+    uint8_t store[RK_TENSORMAP_BYTES + 1], *desc = store + 1;   /* any alignment will do */
+    long long encodes = fake_tmap("encodes");
+    assert_int_equal(rk_tensormap_encode_2d(d, dT, RK_S_F32, TH, TW, TSTRIDE, BOX_R, BOX_C, RK_TENSORMAP_SWIZZLE_NONE,
+                                            desc), RK_OK);
+    assert_int_equal(fake_tmap("encodes"), encodes + 1);
+    assert_true(fake_tmap("base") == (long long)dT);
+    assert_int_equal(fake_tmap("dim0"), TW);
+    assert_int_equal(fake_tmap("dim1"), TH);
+    assert_int_equal(fake_tmap("stride"), TSTRIDE);
+    assert_int_equal(fake_tmap("box0"), BOX_C);
+    assert_int_equal(fake_tmap("box1"), BOX_R);
+    assert_int_equal(fake_tmap("dtype"), DT_FLOAT32);
+    assert_int_equal(fake_tmap("rank"), 2);
+    assert_int_equal(fake_tmap("estride"), 11);
+    assert_int_equal(fake_tmap("swizzle"), 0);
+    assert_int_equal(fake_tmap("interleave"), 0);
+    assert_int_equal(fake_tmap("oob"), 0);
+    assert_int_equal(fake_tmap("l2"), 0);
+    assert_memory_equal(desc, "FAKETMAP", 8);
+
+    /* a launcher: the signature from the IR has the map; rk_arg_tensormap passes it by value */
+    char *ir = tma_ir();
+    rk_artifact a = {.kernel_name = "tma_box", .ir_text = ir, .kind = RK_BINARY_PTX, .binary = (uint8_t *)tma_ptx,
+                     .binary_size = sizeof tma_ptx - 1, .target = "sm_90a"};
+    rk_launcher *l = NULL;
+    assert_int_equal(rk_launcher_new(d, &a, &l), RK_OK);
+    assert_int_equal(rk_argsig_type(rk_launcher_signature(l), 0), RK_ARG_TENSORMAP);
+    assert_int_equal(rk_argsig_size(rk_launcher_signature(l)), 144);
+    rk_launch_config cfg = {.grid = {1}, .block = {128}, .fence = true};
+    static const int xy[][2] = {{0, 0}, {32, 16}, {64, 32}, {48, 30}, {69, 36}};   /* the last three run off the edge */
+    for (size_t i = 0; i < sizeof xy / sizeof *xy; i++) {
+        rk_mem_memset(d, dO, 0xff, sizeof out, NULL);
+        const rk_arg args[] = {rk_arg_tensormap(desc), rk_arg_ptr(dO), rk_arg_i32(xy[i][0]), rk_arg_i32(xy[i][1])};
+        assert_int_equal(rk_launcher_call(l, &cfg, args, 4), RK_OK);
+        assert_int_equal(rk_mem_copy_dtoh(d, out, dO, sizeof out), RK_OK);
+        expect_box(T, out, xy[i][0], xy[i][1]);
+    }
+    /* captured into a graph: the driver's copy of the 128 bytes replays */
+    rk_stream *s = NULL;
+    rk_graph *g = NULL;
+    assert_int_equal(rk_stream_create(d, &s), RK_OK);
+    const rk_arg named[] = {rk_arg_named("y", rk_arg_i32(8)), rk_arg_named("x", rk_arg_i32(40)),
+                            rk_arg_named("out", rk_arg_ptr(dO)), rk_arg_named("tmap", rk_arg_tensormap(desc))};
+    rk_launch_config cs = {.grid = {1}, .block = {128}, .stream = s};
+    assert_int_equal(rk_graph_capture_begin(s), RK_OK);
+    assert_int_equal(rk_launcher_call(l, &cs, named, 4), RK_OK);
+    assert_int_equal(rk_graph_capture_end(s, &g), RK_OK);
+    memset(desc, 0, RK_TENSORMAP_BYTES);   /* the graph holds its own copy */
+    rk_mem_memset(d, dO, 0xff, sizeof out, s);
+    assert_int_equal(rk_graph_launch(g, s), RK_OK);
+    assert_int_equal(rk_stream_synchronize(d, s), RK_OK);
+    assert_int_equal(rk_mem_copy_dtoh(d, out, dO, sizeof out), RK_OK);
+    expect_box(T, out, 40, 8);
+    rk_graph_destroy(g);
+    rk_stream_destroy(s);
+    /* a zeroed descriptor is no tensor map: the fake faults like a GPU would */
+    const rk_arg zero[] = {rk_arg_tensormap(desc), rk_arg_ptr(dO), rk_arg_i32(0), rk_arg_i32(0)};
+    assert_int_equal(rk_launcher_call(l, &cfg, zero, 4), RK_ERR_DEVICE);
+    has("cuLaunchKernel('tma_box'");
+    /* a device pointer for the map never reaches the driver */
+    int launches = fake_stat("launches");
+    const rk_arg wrong[] = {rk_arg_ptr(dT), rk_arg_ptr(dO), rk_arg_i32(0), rk_arg_i32(0)};
+    assert_int_equal(rk_launcher_call(l, &cfg, wrong, 4), RK_ERR_INVALID);
+    has("kernel 'tma_box': argument 'tmap' (#1 of 4) is tensormap in the kernel signature, but the value given is ptr");
+    assert_int_equal(fake_stat("launches"), launches);
+    assert_int_equal(fake_tmap("misaligned_params"), 0);
+    rk_launcher_free(l);
+    rk_string_free(ir);
+
+    /* every rule is checked before the driver, and the message names it */
+    static const struct {
+        rk_devptr off;
+        rk_scalar elem;
+        uint64_t rows, cols, stride;
+        uint32_t br, bc;
+        rk_tensormap_swizzle sw;
+        const char *msg;
+    } bad[] = {
+        {4, RK_S_F32, TH, TW, TSTRIDE, BOX_R, BOX_C, RK_TENSORMAP_SWIZZLE_NONE, "must be a non-zero multiple of 16"},
+        {0, RK_S_F32, TH, TW, 280, BOX_R, BOX_C, RK_TENSORMAP_SWIZZLE_NONE, "row stride of 280 bytes must be a multiple of 16"},
+        {0, RK_S_F32, TH, 80, TSTRIDE, BOX_R, BOX_C, RK_TENSORMAP_SWIZZLE_NONE, "at least a row (80 x 4 bytes = 320)"},
+        {0, RK_S_F32, 0, TW, TSTRIDE, BOX_R, BOX_C, RK_TENSORMAP_SWIZZLE_NONE, "each dimension must be in 1..2^32"},
+        {0, RK_S_F32, TH, TW, TSTRIDE, 0, BOX_C, RK_TENSORMAP_SWIZZLE_NONE, "each side must be in 1..256"},
+        {0, RK_S_F32, TH, TW, TSTRIDE, BOX_R, 257, RK_TENSORMAP_SWIZZLE_NONE, "a 16 x 257 box"},
+        {0, RK_S_F32, TH, TW, TSTRIDE, BOX_R, 6, RK_TENSORMAP_SWIZZLE_NONE, "a box row of 6 x 4 bytes = 24 bytes"},
+        {0, RK_S_F32, TH, TW, TSTRIDE, BOX_R, BOX_C, RK_TENSORMAP_SWIZZLE_64B, "128 bytes is wider than the 64-byte swizzle"},
+        {0, RK_S_F32, TH, TW, TSTRIDE, BOX_R, BOX_C, (rk_tensormap_swizzle)7, "swizzle 7 is not one of"},
+        {0, RK_S_I1, TH, TW, TSTRIDE, BOX_R, BOX_C, RK_TENSORMAP_SWIZZLE_NONE, "element type i1 has no tensor-map form"},
+    };
+    encodes = fake_tmap("encodes");
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        rk_status st = rk_tensormap_encode_2d(d, dT + bad[i].off, bad[i].elem, bad[i].rows, bad[i].cols, bad[i].stride,
+                                              bad[i].br, bad[i].bc, bad[i].sw, desc);
+        if (st != RK_ERR_INVALID || !strstr(rk_error_message(), bad[i].msg))
+            fail_msg("row %zu: want '%s', got %d '%s'", i, bad[i].msg, st, rk_error_message());
+    }
+    assert_int_equal(fake_tmap("encodes"), encodes);
+    /* the other element types map onto the driver's */
+    static const struct { rk_scalar s; int dt; uint32_t bc; } types[] = {
+        {RK_S_F16, DT_FLOAT16, 8},   {RK_S_BF16, DT_BFLOAT16, 64},
+        {RK_S_I8, DT_UINT8, 16},     {RK_S_FP8E4M3, DT_UINT8, 128},
+        {RK_S_I32, DT_INT32, 4},     {RK_S_F64, DT_FLOAT64, 2},
+        {RK_S_I64, DT_INT64, 2},     {RK_S_I16, DT_UINT16, 8},
+    };
+    for (size_t i = 0; i < sizeof types / sizeof *types; i++) {
+        assert_int_equal(rk_tensormap_encode_2d(d, dT, types[i].s, 8, 16, TSTRIDE, 8, types[i].bc,
+                                                RK_TENSORMAP_SWIZZLE_128B, desc), RK_OK);
+        assert_int_equal(fake_tmap("dtype"), types[i].dt);
+        assert_int_equal(fake_tmap("swizzle"), SWIZZLE_128B);
+    }
+    assert_int_equal(rk_tensormap_encode_2d(d, dT, RK_S_F32, TH, TW, TSTRIDE, BOX_R, BOX_C, RK_TENSORMAP_SWIZZLE_NONE,
+                                            NULL), RK_ERR_INVALID);
+    rk_mem_free(d, dT);
+    rk_mem_free(d, dO);
+    rk_device_close(d);
+
+    /* before Hopper there are no tensor maps */
+    setenv("FAKE_CUDA_CC", "80", 1);
+    d = open_fake();
+    assert_int_equal(rk_tensormap_encode_2d(d, 256, RK_S_F32, TH, TW, TSTRIDE, BOX_R, BOX_C, RK_TENSORMAP_SWIZZLE_NONE,
+                                            store), RK_ERR_UNSUPPORTED);
+    has("tensor maps (TMA) are not supported on this device (Fake H200 #0, cuda sm_80)");
+    rk_device_close(d);
+    unsetenv("FAKE_CUDA_CC");
+}
+
+/* The emulator has no TMA: encoding is refused, and so is a TMA kernel. */
+static void test_tensormap_emulator(void **state) {
+    (void)state;
+    rk_device_opts o = {.which = "emu:sm_90a", .quiet = true};
+    rk_device *d = NULL;
+    assert_int_equal(rk_device_open_opts(&o, &d), RK_OK);
+    uint8_t desc[RK_TENSORMAP_BYTES];
+    assert_int_equal(rk_tensormap_encode_2d(d, 256, RK_S_F32, TH, TW, TSTRIDE, BOX_R, BOX_C, RK_TENSORMAP_SWIZZLE_NONE,
+                                            desc), RK_ERR_UNSUPPORTED);
+    has("tensor maps (TMA) are not supported on this device (rocke CPU emulator (sm_90a), emu sm_90a)");
+    has("compute capability 9.0");
+    rk_device_close(d);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_open_and_query), cmocka_unit_test(test_open_failures), cmocka_unit_test(test_memory),
         cmocka_unit_test(test_launch),         cmocka_unit_test(test_fences),        cmocka_unit_test(test_bad_images),
-        cmocka_unit_test(test_artifact),
+        cmocka_unit_test(test_artifact),       cmocka_unit_test(test_tensormap),     cmocka_unit_test(test_tensormap_emulator),
     };
     int rc = cmocka_run_group_tests(tests, setup, NULL);
     if (fake_lib) dlclose(fake_lib);
