@@ -66,9 +66,13 @@ typedef struct rk_reduce_spec {
     rk_row_knobs k;
 } rk_reduce_spec;
 
+/* keep_exps (cached rows): each exp is computed once and kept in f32
+ * registers until the output is scaled; otherwise the row stays packed and
+ * the output phase computes the exps again (fewer registers, more SFU work). */
 typedef struct rk_softmax_spec {
     rk_scalar dtype, out_dtype;
     rk_row_knobs k;
+    bool keep_exps;
 } rk_softmax_spec;
 
 /* LayerNorm: y = (h - mean) * rstd * gamma + beta; RMSNorm: y = h * rstd * gamma,

@@ -96,6 +96,14 @@ void rk_tile_row_store_f32(rk_kernel *k, const rk_tile_row *r, const rk_value *o
 /* i1: chunks at offsets up to `last` (ascending) are all inside the row and
  * the row is vector-aligned: the condition of the vector fast path. */
 rk_value rk_tile_row_whole(rk_kernel *k, const rk_tile_row *r, rk_value last);
+/* The fast path alone: n vector loads / stores with no tail check, for
+ * code already inside a branch on rk_tile_row_whole (of this view, or of one
+ * no longer than it), so one test covers every access of a phase. */
+void rk_tile_row_load_whole(rk_kernel *k, const rk_tile_row *r, const rk_value *offs, uint32_t n, rk_value *out);
+void rk_tile_row_store_whole(rk_kernel *k, const rk_tile_row *r, const rk_value *offs, uint32_t n,
+                             const rk_value *vals);
+/* The storage-type form of rk_tile_row_load1_f32. */
+rk_value rk_tile_row_load1(rk_kernel *k, const rk_tile_row *r, rk_value idx, double fill);
 /* One scalar element (f32) at offset idx, fill past len; and one guarded
  * scalar store. For tails and scalar outputs. */
 rk_value rk_tile_row_load1_f32(rk_kernel *k, const rk_tile_row *r, rk_value idx, double fill);
@@ -159,12 +167,20 @@ rk_value rk_tile_vec_reduce(rk_kernel *k, rk_tile_red op, rk_value v);
  * be commutative bit for bit (so every lane of a butterfly ends with the same
  * bits) and is called with a and b in a fixed order. */
 typedef void (*rk_tile_combine_fn)(rk_kernel *k, const rk_value *a, const rk_value *b, rk_value *out, void *ud);
+/* A value scaled to a key (online softmax: a sum of exp(x - key)), expressed
+ * at the reduced key `all` instead of the lane's own key `own`. */
+typedef rk_value (*rk_tile_rescale_fn)(rk_kernel *k, rk_value v, rk_value own, rk_value all, void *ud);
 #define RK_TILE_MAX_TUPLE 4
 typedef struct rk_tile_reducer {
     uint32_t n;                  /* components (1..RK_TILE_MAX_TUPLE) */
     rk_tile_combine_fn fn;       /* NULL: every component folds with `op` */
     rk_tile_red op;
     void *ud;
+    /* n == 2 (key, value) pairs, fn NULL: each butterfly (a wave's, then
+     * the fold of the wave partials) reduces the keys with `op` first,
+     * rescales every lane's value to the result once and sums the values:
+     * one rescale per thread per butterfly instead of a combine per step */
+    rk_tile_rescale_fn rescale;
 } rk_tile_reducer;
 
 /* Butterfly over tile.shuffle xor with masks width/2 .. 1: every lane of each

@@ -451,10 +451,12 @@ static bool emit_if(emu_cc *c, const rk_op *op) {
     if (c->depth > c->P->depth) c->P->depth = c->depth;
     if (!emu_cc_region(c, &op->regions[0])) return false;
     if (two) {
+        uint32_t then_end = c->cur;     /* the else ops are numbered after the then ops */
         c->cur = self;
         uint32_t else_pc = c->ncode;
         if (!add(c, op, emu_h_else)) return false;
         c->code[at].jump = else_pc;
+        c->cur = then_end;
         if (!emu_cc_region(c, &op->regions[1])) return false;
         c->cur = self;
         uint32_t end_pc = c->ncode;

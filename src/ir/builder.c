@@ -31,7 +31,10 @@ static bool visible(const rk_kernel *k, rk_value v) {
     case RK_VK_RESULT: {
         /* results of a region op are defined after it, not inside it */
         const rk_op *d = vi->def;
-        if (!d || !d->parent || !region_open(k, d->parent)) return false;
+        if (!d || !d->parent) return false;
+        /* common case: defined in the region being built, and not a region op */
+        if (d->parent == cur_region((rk_kernel *)k) && !d->nreg) return true;
+        if (!region_open(k, d->parent)) return false;
         for (uint32_t i = 0; i < k->depth; i++)
             if (k->frames[i].op == d) return false;
         return true;
@@ -573,7 +576,13 @@ static rk_value region_arg(rk_kernel *k, rk_op *op, uint32_t i, rk_type t, const
 
 static const char *value_ref(rk_kernel *k, rk_value v) {
     char nb[RK_NAME_MAX];
-    return rk_arena_printf(&k->arena, "%%%s", rk_value_name(k, v, nb));
+    const char *name = rk_value_name(k, v, nb);
+    size_t n = strlen(name);
+    char *s = rk_arena_alloc(&k->arena, n + 2);
+    if (!s) return NULL;
+    s[0] = '%';
+    memcpy(s + 1, name, n + 1);
+    return s;
 }
 
 rk_value rk_for_begin(rk_kernel *k, rk_value lo, rk_value hi, rk_value step, const char *iv_name, uint32_t n_iter,
@@ -598,7 +607,9 @@ rk_value rk_for_begin(rk_kernel *k, rk_value lo, rk_value hi, rk_value step, con
     for (uint32_t i = 0; i < n_iter; i++)
         body->args[1 + i] = region_arg(k, op, 1 + i, outs[i], iter_names ? iter_names[i] : NULL, "carry");
     if (!ir_live(k)) return (rk_value){0};
-    rk_op_set_str(k, op, "iv", value_ref(k, body->args[0]));
+    const char *iv_ref = value_ref(k, body->args[0]);
+    if (!iv_ref) { ir_fail(k, RK_ERR_NOMEM, op, "out of memory"); return (rk_value){0}; }
+    rk_op_set_str(k, op, "iv", iv_ref);
     rk_op_set_type(k, op, "iv_type", vtype(k, lo));
     if (n_iter) {
         rk_attr_val *v = put(k, op, "iter_args");
@@ -607,7 +618,9 @@ rk_value rk_for_begin(rk_kernel *k, rk_value lo, rk_value hi, rk_value step, con
         for (uint32_t i = 0; i < n_iter; i++) {
             rk_attr *m = rk_arena_alloc(&k->arena, 2 * sizeof *m);
             if (!m) { ir_fail(k, RK_ERR_NOMEM, op, "out of memory"); return (rk_value){0}; }
-            m[0] = (rk_attr){"name", {.kind = RK_AK_STR, .u.s = value_ref(k, body->args[1 + i])}};
+            const char *ref = value_ref(k, body->args[1 + i]);
+            if (!ref) { ir_fail(k, RK_ERR_NOMEM, op, "out of memory"); return (rk_value){0}; }
+            m[0] = (rk_attr){"name", {.kind = RK_AK_STR, .u.s = ref}};
             m[1] = (rk_attr){"type", {.kind = RK_AK_STR, .u.s = rk_type_name(k, outs[i])}};
             items[i] = (rk_attr_val){.kind = RK_AK_MAP, .n = 2, .u.map = m};
             iter[i] = body->args[1 + i];

@@ -45,6 +45,7 @@ extern const char *const kn_dtype_names[];   /* legal dtype names, NULL-terminat
 #define KN_U32(nm, tg, field, legal, perf, help) \
     {nm, tg, RK_KNOB_U32, offsetof(rk_instance, field), NULL, legal, perf, help}
 #define KN_BOOL(nm, tg, field, help) {nm, tg, RK_KNOB_BOOL, offsetof(rk_instance, field), NULL, NULL, false, help}
+#define KN_PBOOL(nm, tg, field, help) {nm, tg, RK_KNOB_BOOL, offsetof(rk_instance, field), NULL, NULL, true, help}
 #define KN_DTYPE(nm, tg, field, help) {nm, tg, RK_KNOB_DTYPE, offsetof(rk_instance, field), NULL, NULL, false, help}
 #define KN_ENUM(nm, tg, field, names, perf, help) \
     {nm, tg, RK_KNOB_ENUM, offsetof(rk_instance, field), names, NULL, perf, help}

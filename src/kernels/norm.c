@@ -20,7 +20,7 @@ static const rk_knob rms_knobs[] = {NORM_KNOBS(0)};
 #define FIRST_ROW_KNOB 4
 /* registers besides the packed row (ptxas -v, sm_90a; docs/kernels.md):
  * LayerNorm also holds the shift, the second sum and beta */
-#define NORM_BASE_REGS(rms) ((rms) ? 16u : 24u)
+#define NORM_BASE_REGS(rms) 16u
 
 static void defaults_common(rk_instance *in, bool rms) {
     rk_norm_spec *s = &in->u.norm;
@@ -158,17 +158,16 @@ static rk_value rstd_of(rk_kernel *k, norm_ctx *c, rk_value var) {
     return rk_build_rsqrt(k, v);
 }
 
-/* Per-thread sums of d = f32(x) - shift and of d^2 (shift invalid: d = x);
- * `mask` zeroes padding lanes (they hold the fill 0, not the shift). One
- * running sum each, element by element: a single d is live at a time (a
- * tree per chunk would hold a chunk's worth of f32 values and partials). */
-static void chunk_sums(rk_kernel *k, norm_ctx *c, const rk_tile_regs *x, rk_value shift, bool mask, bool want1,
+/* Per-thread sums of d = f32(x) - shift and of d^2 (shift invalid: d = x).
+ * One running sum each, element by element: a single d is live at a time (a
+ * tree per chunk would hold a chunk's worth of f32 values and partials).
+ * Padding lanes hold h[0] (LayerNorm) or 0 (RMSNorm): d is 0 there. */
+static void chunk_sums(rk_kernel *k, norm_ctx *c, const rk_tile_regs *x, rk_value shift, bool want1,
                        rk_value out[2]) {
     rk_value s1 = {0}, s2 = {0};
     for (uint32_t i = 0; i < x->n; i++) {
         rk_value d = rk_tile_to_f32(k, x->v[i]);
         if (rk_value_ok(shift)) d = rk_tile_sub(k, d, rk_tile_bcast(k, shift, d));
-        if (mask) d = masked(k, &c->xr, x->off[i], d);
         for (uint32_t e = 0; e < c->xr.vec; e++) {
             rk_value de = c->xr.vec > 1 ? rk_build_extract(k, d, e) : d;
             bool first = i == 0 && e == 0;
@@ -180,27 +179,87 @@ static void chunk_sums(rk_kernel *k, norm_ctx *c, const rk_tile_regs *x, rk_valu
     out[1] = s2;
 }
 
+/* h[0] of the row in the storage type: x[0], or round(x[0] + r[0]) when
+ * fused (the shift of the sums; 0 for an empty row). */
+static rk_value first_h(rk_kernel *k, norm_ctx *c) {
+    rk_value z = kn_i32(k, 0), h0 = rk_tile_row_load1(k, &c->xr, z, 0.0);
+    if (!c->s->residual) return h0;
+    rk_value r0 = rk_tile_row_load1_f32(k, &c->rr, z, 0.0);
+    return rk_tile_from_f32(k, rk_build_fadd(k, rk_tile_to_f32(k, h0), r0), c->s->dtype);
+}
+
+/* Padding lanes (past the row's end) take the value h0, so d = h - h[0] is
+ * exactly 0 there and one unmasked sum serves every thread; only threads
+ * reaching past the end run the selects, on the packed registers. */
+static void pad_with(rk_kernel *k, norm_ctx *c, rk_tile_regs *x, rk_value h0, rk_value whole) {
+    rk_type ts[RK_TILE_MAX_CHUNKS];
+    rk_value out[RK_TILE_MAX_CHUNKS], y[RK_TILE_MAX_CHUNKS];
+    uint32_t vec = c->xr.vec;
+    for (uint32_t i = 0; i < x->n; i++) ts[i] = rk_value_type(k, x->v[i]);
+    rk_if_else_begin(k, whole, x->n, ts, out);
+    rk_else(k, x->v, x->n);
+    rk_value fill = vec > 1 ? rk_build_splat(k, h0, vec) : h0;
+    for (uint32_t i = 0; i < x->n; i++) {
+        rk_value m = rk_tile_chunk_valid(k, &c->xr, x->off[i]);
+        y[i] = vec > 1 ? rk_build_vselect(k, m, x->v[i], fill) : rk_build_select(k, m, x->v[i], fill);
+    }
+    rk_if_end(k, y, x->n);
+    memcpy(x->v, out, x->n * sizeof *out);
+}
+
+/* y of chunk i from f32(-h), every access a whole vector (the thread's
+ * chunks are all inside the row): the packed row is converted again after
+ * the barrier as another expression (bit-identical, (-h - -mean)·-rstd), so
+ * no f32 copy of it lives across; gamma/beta of one chunk at a time, loaded
+ * here (cache-resident, never held across the reduction). */
+static void output_whole(rk_kernel *k, norm_ctx *c, const rk_tile_regs *x, uint32_t i, rk_value nmean,
+                         rk_value nrstd) {
+    bool rms = c->s->rms;
+    rk_value gam, bet = {0}, nh = rk_tile_to_f32_neg(k, x->v[i]);
+    rk_tile_row_load_whole(k, &c->gr, &x->off[i], 1, &gam);
+    if (!rms) rk_tile_row_load_whole(k, &c->br, &x->off[i], 1, &bet);
+    rk_value d = rms ? nh : rk_tile_sub(k, nh, rk_tile_bcast(k, nmean, nh));
+    rk_value t = rk_tile_mul(k, d, rk_tile_bcast(k, nrstd, d));
+    rk_value gf = rk_tile_to_f32(k, gam);
+    rk_value y = rms ? rk_tile_mul(k, t, gf) : rk_tile_fma(k, t, gf, rk_tile_to_f32(k, bet));
+    y = rk_tile_from_f32(k, y, c->yr.elem);
+    rk_tile_row_store_whole(k, &c->yr, &x->off[i], 1, &y);
+}
+
+/* Threads whose chunks reach past the row's end (and rows that are not
+ * vec-aligned or not there): a loop over the thread's chunks that reads x
+ * (and r) again, a moment after the first read (L1/L2), with tail-safe
+ * accesses. Compact, holds no row, and shares no leading code with the
+ * vector path (compilers hoist common code out of both arms of a branch,
+ * which would keep converted values live across it). It uses -mean and
+ * -rstd as the vector path does (one pair live, not two): h - mean =
+ * h + (-mean) and ((h - mean)·-rstd)·-gamma = (h - mean)·rstd·gamma exactly. */
+static void output_tail(rk_kernel *k, norm_ctx *c, rk_value off, rk_value nmean, rk_value nrstd) {
+    rk_if_begin(k, rk_build_cmp(k, "lt", off, c->xr.len));
+    rk_value v, gam, bet;
+    rk_tile_row_load_f32(k, &c->xr, &off, 1, 0.0, &v);
+    fuse_residual(k, c, &off, 1, &v, false);
+    rk_tile_row_load(k, &c->gr, &off, 1, 0.0, &gam);
+    if (!c->s->rms) rk_tile_row_load(k, &c->br, &off, 1, 0.0, &bet);
+    rk_value d = c->s->rms ? v : rk_tile_add(k, v, rk_tile_bcast(k, nmean, v));
+    rk_value t = rk_tile_mul(k, d, rk_tile_bcast(k, nrstd, d));
+    rk_value ng = rk_tile_to_f32_neg(k, gam);
+    rk_value y = c->s->rms ? rk_tile_mul(k, t, ng) : rk_tile_fma(k, t, ng, rk_tile_to_f32(k, bet));
+    rk_tile_row_store_f32(k, &c->yr, &off, 1, &y);
+    rk_if_end(k, NULL, 0);
+}
+
 /* The row (h when fused: also the storage type) stays in registers in its
  * storage type, so a chunk of 8 16-bit elements costs 4 registers. Pass 1
  * converts it for the shifted sums (one paired reduction, as the looped
- * path: shift = h[0]); the output phase converts it again as f32(-h) with
- * -mean and -rstd (bit-identical), so no f32 copy of the row lives across
- * the barrier. Gamma and beta are loaded in the output phase (small,
- * cache-resident), not held across the reduction. */
+ * path: shift = h[0]); one test of the thread's last chunk then picks the
+ * output code: whole vectors from the registers, or the tail loop. */
 static void build_cached(rk_kernel *k, norm_ctx *c) {
     const rk_row_knobs *kn = &c->s->k;
     bool rms = c->s->rms;
     rk_tile_regs x;
     rk_tile_regs_load_packed(k, &c->xr, c->g.lt, c->g.tpr, kn->chunks, 0.0, &x);
-    rk_value shift = {0};
-    if (!rms) {
-        rk_value z = kn_i32(k, 0);
-        shift = rk_tile_row_load1_f32(k, &c->xr, z, 0.0);
-        if (c->s->residual) {
-            rk_value r0 = rk_tile_row_load1_f32(k, &c->rr, z, 0.0);
-            shift = rk_tile_to_f32(k, rk_tile_from_f32(k, rk_build_fadd(k, shift, r0), c->s->dtype));
-        }
-    }
+    rk_value h0 = rms ? (rk_value){0} : first_h(k, c);
     if (c->s->residual) {
         rk_value r[RK_TILE_MAX_CHUNKS];
         rk_tile_row_load(k, &c->rr, x.off, x.n, 0.0, r);
@@ -209,40 +268,44 @@ static void build_cached(rk_kernel *k, norm_ctx *c) {
                                       c->s->dtype);
         rk_tile_row_store(k, &c->hr, x.off, x.n, x.v);
     }
-    rk_value sums[2];
-    if (rms) {
-        chunk_sums(k, c, &x, (rk_value){0}, false, false, sums);   /* padding is 0: no mask */
-    } else {
-        /* only threads reaching past the row's end mask their padding */
-        rk_type f2[2] = {RK_T_F32, RK_T_F32};
-        rk_if_else_begin(k, rk_tile_row_whole(k, &c->xr, x.off[x.n - 1]), 2, f2, sums);
-        rk_value y[2];
-        chunk_sums(k, c, &x, shift, false, true, y);
-        rk_else(k, y, 2);
-        chunk_sums(k, c, &x, shift, true, true, y);
-        rk_if_end(k, y, 2);
+    rk_value whole = rk_tile_row_whole(k, &c->xr, x.off[x.n - 1]);
+    rk_value shift = {0}, sums[2];
+    if (!rms) {
+        pad_with(k, c, &x, h0, whole);
+        shift = rk_tile_to_f32(k, h0);
     }
+    chunk_sums(k, c, &x, shift, !rms, sums);
     rk_value mean = {0}, var;
+    /* 1/N by the hardware reciprocal (exact for powers of two, 1 ulp
+     * otherwise): an IEEE division is a subroutine call on NVIDIA, and the
+     * call makes ptxas spill the live row around it */
+    rk_value inv_n = rk_build_rcp_fast(k, rk_build_convert(k, RK_OP_SITOFP, c->io.p[c->io.N], RK_T_F32));
     if (rms) {
-        var = rk_build_fdiv(k, rk_tile_block_reduce(k, RK_RED_SUM, &c->cfg, c->g.tid, sums[1]), c->nf);
+        var = rk_build_fmul(k, rk_tile_block_reduce(k, RK_RED_SUM, &c->cfg, c->g.tid, sums[1]), inv_n);
     } else {
         rk_tile_reducer red = {.n = 2, .op = RK_RED_SUM};
         rk_tile_block_reduce_n(k, &red, &c->cfg, c->g.tid, sums);
-        rk_value m1 = rk_build_fdiv(k, sums[0], c->nf);        /* mean of (h - shift) */
-        rk_value m2 = rk_build_fdiv(k, sums[1], c->nf);
+        rk_value m1 = rk_build_fmul(k, sums[0], inv_n);        /* mean of (h - shift) */
+        rk_value m2 = rk_build_fmul(k, sums[1], inv_n);
         mean = rk_build_fadd(k, shift, m1);
         var = rk_build_fmax(k, rk_build_fsub(k, m2, rk_build_fmul(k, m1, m1)), rk_const_f32(k, 0.0f));
     }
     rk_value rstd = rstd_of(k, c, var);
     /* (-h - -mean) * -rstd = (h - mean) * rstd exactly */
     rk_value nmean = rms ? (rk_value){0} : rk_build_fneg(k, mean), nrstd = rk_build_fneg(k, rstd);
-    /* chunk by chunk: gamma/beta of one chunk in registers at a time */
+    rk_if_begin(k, whole);
     for (uint32_t i = 0; i < x.n; i++) {
-        rk_value gam, bet, nh = rk_tile_to_f32_neg(k, x.v[i]);
-        rk_tile_row_load(k, &c->gr, &x.off[i], 1, 0.0, &gam);
-        if (!rms) rk_tile_row_load(k, &c->br, &x.off[i], 1, 0.0, &bet);
-        normalize_store(k, c, &x.off[i], 1, &nh, &gam, rms ? NULL : &bet, nmean, nrstd);
+        /* always true (-rstd is <= 0 or NaN, never i + 1), but no compiler
+         * can tell: a branch per chunk keeps ptxas from hoisting the next
+         * chunks' gamma/beta loads above this chunk's store, which in
+         * straight-line code it does and then spills at 32 registers */
+        rk_if_begin(k, rk_build_fcmp(k, "une", nrstd, rk_const_f32(k, (float)(i + 1))));
+        output_whole(k, c, &x, i, nmean, nrstd);
+        rk_if_end(k, NULL, 0);
     }
+    rk_else(k, NULL, 0);
+    for (uint32_t i = 0; i < x.n; i++) output_tail(k, c, x.off[i], nmean, nrstd);
+    rk_if_end(k, NULL, 0);
     store_stats(k, c, mean, rstd);
 }
 

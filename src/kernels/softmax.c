@@ -15,9 +15,12 @@ static const rk_knob knobs[] = {
     KN_DTYPE("dtype", "", u.softmax.dtype, "input element type"),
     KN_DTYPE("out_dtype", "o", u.softmax.out_dtype, "output element type"),
     KN_ROW_KNOBS(u.softmax.k),
+    KN_PBOOL("keep_exps", "ke", u.softmax.keep_exps,
+             "cached rows: keep each exp in f32 registers (one exp per element) instead of the packed row"),
 };
 #define FIRST_ROW_KNOB 2
-/* registers besides the packed row (ptxas -v, sm_90a; docs/kernels.md) */
+#define KEEP_KNOB (FIRST_ROW_KNOB + 8)
+/* registers besides the cached row (ptxas -v, sm_90a; docs/kernels.md) */
 #define SOFTMAX_BASE_REGS 16
 
 static void defaults(rk_instance *in) {
@@ -33,10 +36,17 @@ static void tune(rk_instance *in, const rk_target *t, uint64_t M, uint64_t N, ui
     rk_scalar w = widest(s->dtype, s->out_dtype);
     bool nv = t->vendor == RK_VENDOR_NVIDIA;
     kn_row_tune(&s->k, t, w, M, N, locked, FIRST_ROW_KNOB, 4, nv ? 16 : 0);
-    kn_row_tune_occupancy(&s->k, t, s->dtype, locked, FIRST_ROW_KNOB, SOFTMAX_BASE_REGS);
+    /* NVIDIA: at most 16 elements a thread are 16 f32 registers, which still
+     * leave a full SM (docs/kernels.md); longer rows stay packed */
+    if (!((locked >> KEEP_KNOB) & 1u)) s->keep_exps = nv && s->k.chunks && s->k.chunks * s->k.vec <= 16;
+    rk_scalar held = s->keep_exps ? RK_S_F32 : s->dtype;
+    kn_row_tune_occupancy(&s->k, t, held, locked, FIRST_ROW_KNOB, SOFTMAX_BASE_REGS);
 }
 
 static rk_status validate(const rk_instance *in, const rk_target *t) {
+    if (in->u.softmax.keep_exps && !in->u.softmax.k.chunks)
+        return rk_fail(RK_ERR_INVALID, "knob 'keep_exps' needs a cached row (chunks > 0); the looped path (chunks=0) "
+                                       "reads the row twice and keeps nothing");
     return kn_row_validate(&in->u.softmax.k, t, in->u.softmax.dtype, in->u.softmax.out_dtype);
 }
 
@@ -158,6 +168,44 @@ static void build_cached(const rk_softmax_spec *s, rk_kernel *k, const rk_tile_r
     }
 }
 
+/* v * 2^((own - all)·log2e): a sum of exps at the lane's max expressed at
+ * the reduced max (an all-padding max maps to 0, as neg_max_log2e). */
+static rk_value rescale_sum(rk_kernel *k, rk_value v, rk_value own, rk_value all, void *ud) {
+    (void)ud;
+    rk_value f = rk_build_exp2(k, rk_build_fma(k, own, rk_const_f32(k, (float)LOG2E), neg_max_log2e(k, all)));
+    return rk_build_fmul(k, v, f);
+}
+
+/* keep_exps: every exp(x - max_thread) is formed once, into f32 registers
+ * (the packed row dies as it is converted), and summed; the (max, sum)
+ * reduction takes the maxima first and rescales each thread's sum once (two
+ * exp2 per thread, not two per butterfly step); the output is the kept exps
+ * times one per-thread factor 2^((max_thread - max)·log2e) / sum. */
+static void build_cached_keep(const rk_softmax_spec *s, rk_kernel *k, const rk_tile_rows *g, const rk_tile_row *xr,
+                              const rk_tile_row *yr) {
+    const rk_row_knobs *kn = &s->k;
+    rk_tile_block_cfg cfg = {.wave = kn->wave, .group = g->tpr, .groups = g->rpb, .shuffle_fold = true};
+    rk_tile_regs x;
+    rk_tile_regs_load_packed(k, xr, g->lt, g->tpr, kn->chunks, -INFINITY, &x);
+    rk_value own = rk_tile_to_f32(k, row_max(k, x.v, x.n));
+    rk_value nml = neg_max_log2e(k, own);
+    rk_value e[RK_TILE_MAX_CHUNKS], cur[2] = {own, {0}};
+    for (uint32_t c = 0; c < x.n; c++) {
+        e[c] = exp_shifted(k, rk_tile_to_f32(k, x.v[c]), nml);
+        for (uint32_t i = 0; i < kn->vec; i++) {
+            rk_value ei = kn->vec > 1 ? rk_build_extract(k, e[c], i) : e[c];
+            cur[1] = c == 0 && i == 0 ? ei : rk_build_fadd(k, cur[1], ei);
+        }
+    }
+    rk_tile_reducer red = {.n = 2, .op = RK_RED_MAX, .rescale = rescale_sum};
+    rk_tile_block_reduce_n(k, &red, &cfg, g->tid, cur);
+    rk_value f = rk_build_fdiv(k, rescale_sum(k, rk_const_f32(k, 1.0f), own, cur[0], NULL), cur[1]);
+    for (uint32_t c = 0; c < x.n; c++) {
+        rk_value y = rk_tile_mul(k, e[c], rk_tile_bcast(k, f, e[c]));
+        rk_tile_row_store_f32(k, yr, &x.off[c], 1, &y);
+    }
+}
+
 /* Offsets of the `u` chunks at loop position `base`. */
 static void group_offsets(rk_kernel *k, rk_value base, uint32_t u, uint32_t step, rk_value *offs) {
     for (uint32_t i = 0; i < u; i++) offs[i] = i ? rk_build_add(k, base, kn_i32(k, (int32_t)(i * step))) : base;
@@ -202,7 +250,8 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
     rk_tile_row xr = rk_tile_row_view(k, p[0], s->dtype, g.row, p[3], p[3], g.active, kn->vec, kn->tail);
     rk_tile_row yr = rk_tile_row_view(k, p[1], s->out_dtype, g.row, p[3], p[3], g.active, kn->vec, kn->tail);
     kn_row_attrs(k, kn, t);
-    if (kn->chunks) build_cached(s, k, &g, &xr, &yr);
+    if (kn->chunks && s->keep_exps) build_cached_keep(s, k, &g, &xr, &yr);
+    else if (kn->chunks) build_cached(s, k, &g, &xr, &yr);
     else build_looped(s, k, &g, &xr, &yr);
 }
 

@@ -71,9 +71,23 @@ rk_value rk_tile_vec_reduce(rk_kernel *k, rk_tile_red op, rk_value v) {
     return rk_tile_tree_reduce(k, op, e, n);
 }
 
+/* Keys by `op`, each lane's value rescaled once, then the values summed:
+ * every lane ends with the same bits (both butterflies are symmetric). */
+static void rescaled_butterfly(rk_kernel *k, const rk_tile_reducer *r, rk_value *vals, uint32_t width) {
+    rk_value own = vals[0];
+    vals[0] = rk_tile_wave_reduce(k, r->op, own, width);
+    vals[1] = r->rescale(k, vals[1], own, vals[0], r->ud);
+    vals[1] = rk_tile_wave_reduce(k, RK_RED_SUM, vals[1], width);
+}
+
 void rk_tile_wave_reduce_n(rk_kernel *k, const rk_tile_reducer *r, rk_value *vals, uint32_t width) {
     RK_ASSERT(r->n >= 1 && r->n <= RK_TILE_MAX_TUPLE, "rk_tile_wave_reduce_n: tuple size");
     RK_ASSERT(width && (width & (width - 1)) == 0, "rk_tile_wave_reduce_n: width must be a power of two");
+    if (r->rescale) {
+        RK_ASSERT(r->n == 2 && !r->fn, "rk_tile_wave_reduce_n: a rescaled reduction is (key, value) pairs");
+        if (width > 1) rescaled_butterfly(k, r, vals, width);
+        return;
+    }
     for (uint32_t mask = width / 2; mask >= 1; mask /= 2) {
         rk_value other[RK_TILE_MAX_TUPLE], out[RK_TILE_MAX_TUPLE];
         rk_value m = ci(k, (int32_t)mask);
@@ -117,6 +131,7 @@ void rk_tile_block_reduce_n(rk_kernel *k, const rk_tile_reducer *r, const rk_til
     while ((1u << gshift) < group) gshift++;
     rk_value g = rk_build_lshr(k, tid, ci(k, (int32_t)gshift));
     rk_value first = rk_build_mul(k, g, ci(k, (int32_t)wpg));
+    RK_ASSERT(cfg->shuffle_fold || !r->rescale, "rk_tile_block_reduce_n: a rescaled reduction folds by shuffles");
     if (!cfg->shuffle_fold) {
         /* every thread reads all of its group's partials (vector LDS loads,
          * broadcast, no conflicts) and folds them in a fixed order */

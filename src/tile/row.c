@@ -218,6 +218,19 @@ void rk_tile_row_store_f32(rk_kernel *k, const rk_tile_row *r, const rk_value *o
 
 rk_value rk_tile_row_whole(rk_kernel *k, const rk_tile_row *r, rk_value last) { return all_full(k, r, last); }
 
+void rk_tile_row_load_whole(rk_kernel *k, const rk_tile_row *r, const rk_value *offs, uint32_t n, rk_value *out) {
+    for (uint32_t c = 0; c < n; c++) out[c] = load_vec(k, r, offs[c]);
+}
+
+void rk_tile_row_store_whole(rk_kernel *k, const rk_tile_row *r, const rk_value *offs, uint32_t n,
+                             const rk_value *vals) {
+    for (uint32_t c = 0; c < n; c++) store_vec(k, r, offs[c], vals[c]);
+}
+
+rk_value rk_tile_row_load1(rk_kernel *k, const rk_tile_row *r, rk_value idx, double fill) {
+    return load_elem(k, r, idx, fill);
+}
+
 rk_value rk_tile_row_load1_f32(rk_kernel *k, const rk_tile_row *r, rk_value idx, double fill) {
     return rk_tile_to_f32(k, load_elem(k, r, idx, fill));
 }

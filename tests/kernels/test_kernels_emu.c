@@ -139,6 +139,14 @@ static void test_softmax(void **state) {
     each("softmax", 2, 20000, "");                  /* cached, 1024 threads a row: shuffle-folded partials */
     each("softmax", 3, 1001, "vec=1");              /* scalar chunks: the negated second conversion */
     each("softmax", 2, 99, "block_size=64 rows_per_block=1 chunks=4 min_blocks_per_sm=2");  /* empty chunks */
+    /* exps kept in f32 (the NVIDIA pick up to 16 elements a thread) and recomputed, on every target */
+    each("softmax", 3, 1001, "keep_exps=true");
+    each("softmax", 3, 1001, "keep_exps=false");
+    each("softmax", 300, 5, "keep_exps=true");                   /* rows narrower than a wave */
+    each("softmax", 2, 20000, "keep_exps=true");                 /* 1024 threads: rescaled partials */
+    each("softmax", 3, 1001, "vec=1 keep_exps=true");
+    each("softmax", 2, 99, "block_size=64 rows_per_block=1 chunks=4 keep_exps=true");  /* all-padding threads */
+    each("softmax", 5, 2001, "block_size=512 rows_per_block=1 chunks=1 keep_exps=true");
 }
 
 static void test_norms(void **state) {

@@ -64,6 +64,8 @@ static void test_bad_specs(void **state) {
         {"softmax", "block_size=1024 rows_per_block=1 min_blocks_per_sm=4", "sm_90", "'min_blocks_per_sm'"},
         {"rmsnorm", "block_size=1024 rows_per_block=1 min_blocks_per_sm=3", "gfx942", "'min_blocks_per_sm'"},
         {"layernorm", "block_size=1024 rows_per_block=1 min_blocks_per_sm=2", "sm_90", NULL},
+        {"softmax", "chunks=0 keep_exps=true", "sm_90", "'keep_exps' needs a cached row"},
+        {"softmax", "chunks=2 keep_exps=true", "gfx942", NULL},
     };
     for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
         rk_family_id f;
@@ -284,6 +286,7 @@ static void test_heuristic(void **state) {
     assert_true(s.k.block_size / s.k.rows_per_block < 64);
     assert_int_equal(s.k.tail, RK_TAIL_MASKED);
     assert_int_equal(s.k.min_blocks, 0);                          /* no occupancy hint on AMD */
+    assert_false(s.keep_exps);                                    /* an NVIDIA choice */
 }
 
 /* NVIDIA occupancy: at most 16 elements a thread for 16-bit rows when the
@@ -299,15 +302,17 @@ static void test_heuristic_occupancy(void **state) {
     assert_int_equal(s.k.rows_per_block, 1);
     assert_int_equal(s.k.chunks, 2);
     assert_int_equal(s.k.min_blocks, 8);
+    assert_true(s.keep_exps);                                     /* 16 elements: exps kept in f32 */
     rk_softmax_tune(&s, h, 4096, 32768);
     assert_int_equal(s.k.block_size, 1024);
     assert_int_equal(s.k.chunks, 4);
     assert_int_equal(s.k.min_blocks, 2);
+    assert_false(s.keep_exps);                                    /* 32 elements: the row stays packed */
     rk_norm_spec n = rk_layernorm_spec_default();
     n.dtype = n.out_dtype = RK_S_BF16;
     rk_layernorm_tune(&n, h, 4096, 32768);
     assert_int_equal(n.k.chunks, 4);
-    assert_int_equal(n.k.min_blocks, 1);                          /* shift, two sums, beta: 64 registers */
+    assert_int_equal(n.k.min_blocks, 2);                          /* 32 registers, as RMSNorm */
     rk_layernorm_tune(&n, h, 32768, 4096);
     assert_int_equal(n.k.min_blocks, 8);
     n = rk_rmsnorm_spec_default();
