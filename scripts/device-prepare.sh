@@ -31,9 +31,8 @@ while read -r name shape spec; do
   [ -n "$name" ] || continue
   "$B/rocke" build $spec --dtype bf16 --target "$T" --shape "$shape" -o "$D/ops/$name@$shape" >/dev/null
 done <<'VARIANTS'
-layernorm-mb2 4096,32768 layernorm --min_blocks_per_sm 2
-layernorm-looped 4096,32768 layernorm --chunks 0
-softmax-looped 4096,32768 softmax --chunks 0
-rmsnorm-looped 4096,32768 rmsnorm --chunks 0
+softmax-packed 32768,4096 softmax --keep_exps false
+layernorm-mb1 4096,32768 layernorm --min_blocks_per_sm 1
+rmsnorm-mb1 4096,32768 rmsnorm --min_blocks_per_sm 1
 VARIANTS
 du -sh "$D"
