@@ -1,6 +1,9 @@
 /* rocke — bump arena: a kernel's IR lives in one and dies with it.
  * Layer: base. */
 #include <stdio.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #include "base_int.h"
 
@@ -10,7 +13,29 @@ struct rk_arena_chunk {
     _Alignas(16) unsigned char data[];
 };
 
+/* Chunk sizes double with the arena (each new chunk is as large as all the
+ * earlier ones together), so a big kernel needs few chunks and few malloc
+ * calls; the unused tail of the newest chunk is address space only, never
+ * touched. */
 enum { CHUNK_MIN = 64 * 1024 };
+#define CHUNK_MAX ((size_t)64 << 20)
+
+/* On a VM, first touch of fresh memory (one page fault per 4 KiB) was the
+ * largest cost of building a big kernel. Chunks this large ask for
+ * transparent huge pages (one fault per 2 MiB); the advice is only advice:
+ * without THP it changes nothing. */
+#define HUGE_CHUNK ((size_t)4 << 20)
+#define HUGE_PAGE ((uintptr_t)2 << 20)
+
+static void advise_huge(unsigned char *p, size_t n) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    uintptr_t lo = ((uintptr_t)p + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+    uintptr_t hi = ((uintptr_t)p + n) & ~(HUGE_PAGE - 1);
+    if (hi > lo) (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+#else
+    (void)p; (void)n;
+#endif
+}
 
 void rk_arena_init(rk_arena *a) { memset(a, 0, sizeof *a); }
 
@@ -24,25 +49,27 @@ void rk_arena_free(rk_arena *a) {
     rk_arena_init(a);
 }
 
-void *rk_arena_alloc(rk_arena *a, size_t n) {
-    n = (n + 15) & ~(size_t)15;
-    if (!n) n = 16;
-    if (!a->head || a->used + n > a->cap) {
-        size_t size = n > CHUNK_MIN ? n : CHUNK_MIN;
-        /* grow chunk size with the arena so big kernels need few chunks */
-        if (a->total / 4 > size) size = a->total / 4;
-        rk_arena_chunk *c = rk_malloc(sizeof *c + size);
-        if (!c) return NULL;
-        c->size = size;
-        c->next = a->head;
-        a->head = c;
-        a->used = 0;
-        a->cap = size;
-        a->total += size;
+void *rk_arena_alloc_slow(rk_arena *a, size_t n) {
+    if (n > SIZE_MAX / 2) return NULL;
+    n = n ? (n + 15) & ~(size_t)15 : 16;
+    if (n <= (size_t)((uintptr_t)a->end - (uintptr_t)a->cur)) {   /* fits after all */
+        void *p = a->cur;
+        a->cur += n;
+        return p;
     }
-    void *p = a->head->data + a->used;
-    a->used += n;
-    return p;
+    size_t size = a->total < CHUNK_MAX ? a->total : CHUNK_MAX;
+    if (size < CHUNK_MIN) size = CHUNK_MIN;
+    if (size < n) size = n;
+    rk_arena_chunk *c = rk_malloc(sizeof *c + size);
+    if (!c) return NULL;
+    if (size >= HUGE_CHUNK) advise_huge(c->data, size);
+    c->size = size;
+    c->next = a->head;
+    a->head = c;
+    a->cur = c->data + n;
+    a->end = c->data + size;
+    a->total += size;
+    return c->data;
 }
 
 void *rk_arena_zalloc(rk_arena *a, size_t n) {

@@ -30,13 +30,24 @@ char *rk_strdup(const char *s);          /* freed with rk_free(p, strlen+1) */
 typedef struct rk_arena_chunk rk_arena_chunk;
 typedef struct rk_arena {
     rk_arena_chunk *head;
-    size_t used, cap;          /* in head */
+    unsigned char *cur, *end;  /* free space in head; both NULL before the first chunk */
     size_t total;              /* bytes held, for statistics */
 } rk_arena;
 
 void rk_arena_init(rk_arena *a);
 void rk_arena_free(rk_arena *a);
-void *rk_arena_alloc(rk_arena *a, size_t n);          /* 16-aligned, NULL on OOM */
+void *rk_arena_alloc_slow(rk_arena *a, size_t n);    /* new chunk; n as given */
+/* 16-aligned, NULL on OOM. The common case is a pointer bump, inline: the IR
+ * builder and parser allocate several times per op. */
+static inline void *rk_arena_alloc(rk_arena *a, size_t n) {
+    size_t r = (n + 15) & ~(size_t)15;   /* 0 for n == 0 or on overflow: slow path */
+    if (r - 1 < (size_t)((uintptr_t)a->end - (uintptr_t)a->cur)) {
+        void *p = a->cur;
+        a->cur += r;
+        return p;
+    }
+    return rk_arena_alloc_slow(a, n);
+}
 void *rk_arena_zalloc(rk_arena *a, size_t n);
 char *rk_arena_strdup(rk_arena *a, const char *s);
 char *rk_arena_strndup(rk_arena *a, const char *s, size_t n);

@@ -51,6 +51,11 @@ struct rk_kernel {
     uint32_t ntypes, types_cap;
     uint32_t *type_hash;             /* open addressing: 0 = empty, else id */
     uint32_t type_hash_cap;
+    /* direct-mapped memo in front of the name table for vec and ptr types,
+     * keyed by structure, so a repeat rk_type_vec/rk_type_ptr formats no
+     * name: key 0 = empty (types.c) */
+    uint64_t type_memo_key[64];
+    uint32_t type_memo_id[64];
 
     /* values: index = id (slot 0 unused) */
     ir_valinfo *vals;
@@ -75,6 +80,32 @@ static inline const ir_typeinfo *ir_type(const rk_kernel *k, rk_type t) {
 }
 static inline bool ir_live(const rk_kernel *k) { return k->err == RK_OK; }
 
+/* Inline twins of rk_value_type, rk_type_kind_of and rk_type_elem (same
+ * answers) for the checks that run on every op the builder makes. */
+static inline rk_type ir_vtype(const rk_kernel *k, rk_value v) {
+    return (v.id && v.id < k->nvals) ? k->vals[v.id].type : RK_T_NONE;
+}
+static inline rk_type_kind ir_tkind(const rk_kernel *k, rk_type t) {
+    if (t.id - 1u < RK_S__COUNT - 1u) return RK_TK_SCALAR;
+    if (t.id == RK_TYPE_RSRC_ID) return RK_TK_RSRC;
+    const ir_typeinfo *ti = ir_type(k, t);
+    return ti ? ti->kind : RK_TK_NONE;
+}
+static inline rk_type ir_telem(const rk_kernel *k, rk_type t) {
+    const ir_typeinfo *ti = ir_type(k, t);
+    return ti ? ti->elem : RK_T_NONE;
+}
+/* Attribute keys: equal pointers (keys shared with the op table's spec) or
+ * equal text; most unequal keys differ in their first byte. */
+static inline bool ir_key_eq(const char *a, const char *b) {
+    return a == b || (a[0] == b[0] && strcmp(a, b) == 0);
+}
+static inline const rk_attr_val *ir_attr_find(const rk_attrs *a, const char *key) {
+    for (uint32_t i = 0; i < a->n; i++)
+        if (ir_key_eq(a->items[i].key, key)) return &a->items[i].val;
+    return NULL;
+}
+
 /* ---- op table -------------------------------------------------------------------- */
 extern const rk_op_info ir_op_table[RK_OP__COUNT];
 
@@ -96,8 +127,12 @@ typedef struct ir_op_spec {
      * (meaningful for sigs without "->"): saves re-parsing the class text
      * for every op the builder makes */
     uint32_t sig_scalars;
+    bool sig_vec;             /* sig is exactly "vec" (access rules read it per op) */
 } ir_op_spec;
 const ir_op_spec *ir_op_spec_of(rk_opcode code);
+/* The spec's own copy of `key` (lives as long as the process), or NULL when
+ * the op's spec has no such attribute. */
+const char *ir_op_spec_key(rk_opcode code, const char *key);
 
 /* ---- kernel.c --------------------------------------------------------------------- */
 rk_value ir_new_value(rk_kernel *k, rk_type t, rk_value_kind kind, const char *hint, bool numbered);

@@ -18,9 +18,9 @@
 static const rk_knob ln_knobs[] = {NORM_KNOBS(1)};
 static const rk_knob rms_knobs[] = {NORM_KNOBS(0)};
 #define FIRST_ROW_KNOB 4
-/* registers besides the packed row (ptxas -v, sm_90a; docs/kernels.md):
- * LayerNorm also holds the shift, the second sum and beta */
-#define NORM_BASE_REGS(rms) 16u
+/* registers besides the packed row (ptxas -v, sm_90a; docs/kernels.md), the
+ * same for both norms since LayerNorm's padding needs no masks */
+#define NORM_BASE_REGS 16u
 
 static void defaults_common(rk_instance *in, bool rms) {
     rk_norm_spec *s = &in->u.norm;
@@ -38,7 +38,7 @@ static void tune(rk_instance *in, const rk_target *t, uint64_t M, uint64_t N, ui
     rk_scalar w = rk_tile_elem_bytes(s->dtype) >= rk_tile_elem_bytes(s->out_dtype) ? s->dtype : s->out_dtype;
     bool nv = t->vendor == RK_VENDOR_NVIDIA;
     kn_row_tune(&s->k, t, w, M, N, locked, FIRST_ROW_KNOB, 4, nv ? 16 : 0);
-    kn_row_tune_occupancy(&s->k, t, s->dtype, locked, FIRST_ROW_KNOB, NORM_BASE_REGS(s->rms));
+    kn_row_tune_occupancy(&s->k, t, s->dtype, locked, FIRST_ROW_KNOB, NORM_BASE_REGS);
 }
 
 static rk_status validate(const rk_instance *in, const rk_target *t) {
