@@ -12,6 +12,7 @@ typedef struct ck {
     const rk_kernel *k;
     const rk_op *op;
     const rk_op_info *info;
+    const ir_op_spec *spec;
     char *msg;
     size_t n;
 } ck;
@@ -19,16 +20,15 @@ typedef struct ck {
 #define FAIL(c, ...) (snprintf((c)->msg, (c)->n, __VA_ARGS__), false)
 
 static const char *tn(const ck *c, rk_type t) { return rk_type_name(c->k, t); }
-static rk_type in_t(const ck *c, uint32_t i) { return rk_value_type(c->k, c->op->in[i]); }
-static rk_type out_t(const ck *c, uint32_t i) { return rk_value_type(c->k, c->op->out[i]); }
-static rk_type_kind kind(const ck *c, rk_type t) { return rk_type_kind_of(c->k, t); }
+static rk_type in_t(const ck *c, uint32_t i) { return ir_vtype(c->k, c->op->in[i]); }
+static rk_type out_t(const ck *c, uint32_t i) { return ir_vtype(c->k, c->op->out[i]); }
+static rk_type_kind kind(const ck *c, rk_type t) { return ir_tkind(c->k, t); }
 static bool matches(const ck *c, rk_type t, const char *pat) {
-    if (pat == c->info->sig && t.id > 0 && t.id < RK_S__COUNT)
-        return (ir_op_spec_of(c->op->code)->sig_scalars >> t.id) & 1u;
+    if (pat == c->info->sig && t.id > 0 && t.id < RK_S__COUNT) return (c->spec->sig_scalars >> t.id) & 1u;
     return ir_type_matches(c->k, t, pat, strlen(pat));
 }
 static bool is_vec(const ck *c, rk_type t) { return kind(c, t) == RK_TK_VEC; }
-static rk_type elem(const ck *c, rk_type t) { return rk_type_elem(c->k, t); }
+static rk_type elem(const ck *c, rk_type t) { return ir_telem(c->k, t); }
 static uint32_t count(const ck *c, rk_type t) { return rk_type_count(c->k, t); }
 static bool is_index(rk_type t) { return t.id == RK_S_I32 || t.id == RK_S_I64; }
 
@@ -73,6 +73,10 @@ static bool check_attr(ck *c, const ir_attr_spec *s, const rk_attr_val *v) {
         return FAIL(c, "attribute '%s' = %lld is out of range [%lld, %lld]", s->key,
                     (long long)v->u.i, (long long)s->lo, (long long)s->hi);
     if (s->nenum) {
+        /* the builder stores the spec's own enum strings: pointer hits first */
+        if (v->kind == RK_AK_STR)
+            for (uint32_t i = 0; i < s->nenum; i++)
+                if (s->enums[i] == v->u.s) return true;
         char have[32];
         const char *hv = v->kind == RK_AK_STR ? v->u.s : have;
         if (v->kind == RK_AK_INT) snprintf(have, sizeof have, "%lld", (long long)v->u.i);
@@ -88,10 +92,21 @@ static bool check_attr(ck *c, const ir_attr_spec *s, const rk_attr_val *v) {
 }
 
 static bool check_attrs(ck *c) {
-    const ir_op_spec *sp = ir_op_spec_of(c->op->code);
+    const ir_op_spec *sp = c->spec;
+    if (!sp->nattrs) return true;
+    /* one pass over the op's attributes finds each spec key's first value;
+     * then the spec is checked in its own order, as the messages expect */
+    const rk_attr_val *found[RK_COUNTOF(sp->attrs)] = {0};
+    const rk_attrs *a = &c->op->attrs;
+    for (uint32_t j = 0; j < a->n; j++)
+        for (uint32_t i = 0; i < sp->nattrs; i++)
+            if (!found[i] && ir_key_eq(sp->attrs[i].key, a->items[j].key)) {
+                found[i] = &a->items[j].val;
+                break;
+            }
     for (uint32_t i = 0; i < sp->nattrs; i++) {
         const ir_attr_spec *s = &sp->attrs[i];
-        const rk_attr_val *v = rk_attrs_get(&c->op->attrs, s->key);
+        const rk_attr_val *v = found[i];
         if (!v) {
             if (s->optional) continue;
             return FAIL(c, "missing required attribute '%s' (%s)", s->key, attr_kind_name(s->type));
@@ -101,14 +116,25 @@ static bool check_attrs(ck *c) {
     return true;
 }
 
-static bool attr_int(const ck *c, const char *key, int64_t *v) { return rk_attrs_int(&c->op->attrs, key, v); }
-static const char *attr_str(const ck *c, const char *key) { return rk_attrs_str(&c->op->attrs, key); }
+/* as rk_attrs_int / rk_attrs_str */
+static bool attr_int(const ck *c, const char *key, int64_t *out) {
+    const rk_attr_val *v = ir_attr_find(&c->op->attrs, key);
+    if (!v) return false;
+    if (v->kind == RK_AK_INT) { *out = v->u.i; return true; }
+    if (v->kind == RK_AK_BOOL) { *out = v->u.b; return true; }
+    return false;
+}
+static const char *attr_str(const ck *c, const char *key) {
+    const rk_attr_val *v = ir_attr_find(&c->op->attrs, key);
+    return v && v->kind == RK_AK_STR ? v->u.s : NULL;
+}
 
 /* An attribute naming a type (elem_type, ity, target...) must name `t`. */
 static bool attr_names_type(ck *c, const char *key, rk_type t) {
     const char *s = attr_str(c, key);
     if (!s) return true;
-    if (strcmp(s, tn(c, t)) == 0) return true;
+    const char *name = tn(c, t);
+    if (s == name || strcmp(s, name) == 0) return true;   /* the builder stores the canonical name itself */
     return FAIL(c, "attribute %s = \"%s\" does not match type %s", key, s, tn(c, t));
 }
 
@@ -207,7 +233,7 @@ static bool rule_const(ck *c) {
     rk_type t = out_t(c, 0);
     if (!matches(c, t, "num")) return FAIL(c, "constant type must be an int or float scalar, got %s", tn(c, t));
     if (!attr_names_type(c, "ity", t)) return false;
-    const rk_attr_val *v = rk_attrs_get(&c->op->attrs, "value");
+    const rk_attr_val *v = ir_attr_find(&c->op->attrs, "value");
     if (rk_scalar_is_int(rk_type_scalar(t))) {
         if (v->kind != RK_AK_INT) return FAIL(c, "an integer constant of type %s needs an integer value", tn(c, t));
         if (!int_fits(v->u.i, rk_type_bits(c->k, t)))
@@ -336,7 +362,7 @@ static bool rule_vconcat(ck *c) {
 
 static bool rule_vshuffle(ck *c) {
     rk_type a = in_t(c, 0), r = out_t(c, 0);
-    const rk_attr_val *m = rk_attrs_get(&c->op->attrs, "mask");
+    const rk_attr_val *m = ir_attr_find(&c->op->attrs, "mask");
     if (!is_vec(c, a) || !rk_type_eq(in_t(c, 1), a)) return FAIL(c, "operands must be two vectors of one type");
     if (!is_vec(c, r) || !rk_type_eq(elem(c, r), elem(c, a)) || count(c, r) != m->n)
         return FAIL(c, "result must be vec<%sx%u> (one lane per mask entry)", tn(c, elem(c, a)), m->n);
@@ -361,7 +387,7 @@ static bool global_ptr(ck *c, uint32_t i, rk_type *pointee) {
  * "vec" = vec<e x vec-attr>, otherwise v == e and v matches sig. */
 static bool access_type(ck *c, rk_type v, rk_type e, const char *what) {
     const char *sig = c->info->sig;
-    if (strcmp(sig, "vec") == 0) {
+    if (c->spec->sig_vec) {
         int64_t n;
         if (!is_vec(c, v) || !rk_type_eq(elem(c, v), e))
             return FAIL(c, "%s must be a vector of %s, got %s", what, tn(c, e), tn(c, v));
@@ -465,7 +491,7 @@ static bool rule_bload(ck *c) {
     if (!rk_type_eq(in_t(c, 1), RK_T_I32) || !rk_type_eq(in_t(c, 2), RK_T_I32))
         return FAIL(c, "byte offsets (voffset, soffset) must be i32");
     rk_type r = out_t(c, 0);
-    if (!matches(c, r, strcmp(c->info->sig, "vec") == 0 ? "vec<num|f8 x*>" : c->info->sig))
+    if (!matches(c, r, c->spec->sig_vec ? "vec<num|f8 x*>" : c->info->sig))
         return FAIL(c, "result must be %s, got %s", c->info->sig, tn(c, r));
     int64_t dw;
     if (attr_int(c, "dwords", &dw) && (int64_t)rk_type_bits(c->k, r) != 32 * dw)
@@ -482,7 +508,7 @@ static bool rule_bstore(ck *c) {
     if (!rk_type_eq(in_t(c, 1), RK_T_I32) || !rk_type_eq(in_t(c, 2), RK_T_I32))
         return FAIL(c, "byte offsets (voffset, soffset) must be i32");
     rk_type v = in_t(c, 3);
-    if (!matches(c, v, strcmp(c->info->sig, "vec") == 0 ? "vec<num|f8 x*>" : c->info->sig))
+    if (!matches(c, v, c->spec->sig_vec ? "vec<num|f8 x*>" : c->info->sig))
         return FAIL(c, "stored value must be %s, got %s", c->info->sig, tn(c, v));
     int64_t dw;
     if (attr_int(c, "dwords", &dw) && (int64_t)rk_type_bits(c->k, v) != 32 * dw)
@@ -590,15 +616,15 @@ static bool rule_yield(ck *c) {
         return FAIL(c, "yields %u values but the enclosing %s has %u results", c->op->nin,
                     rk_opcode_name(owner->code), owner->nout);
     for (uint32_t i = 0; i < c->op->nin; i++)
-        if (!rk_type_eq(in_t(c, i), rk_value_type(c->k, owner->out[i])))
+        if (!rk_type_eq(in_t(c, i), ir_vtype(c->k, owner->out[i])))
             return FAIL(c, "yielded value %u has type %s, the %s result is %s", i, tn(c, in_t(c, i)),
-                        rk_opcode_name(owner->code), tn(c, rk_value_type(c->k, owner->out[i])));
+                        rk_opcode_name(owner->code), tn(c, ir_vtype(c->k, owner->out[i])));
     return true;
 }
 
 /* ---- extra per-op checks (beyond the rule and the attribute spec) ----------------------- */
 static bool check_mov_dpp(ck *c) {
-    bool shr = rk_attrs_get(&c->op->attrs, "row_shr") != NULL, shl = rk_attrs_get(&c->op->attrs, "row_shl") != NULL;
+    bool shr = ir_attr_find(&c->op->attrs, "row_shr") != NULL, shl = ir_attr_find(&c->op->attrs, "row_shl") != NULL;
     if (shr == shl) return FAIL(c, "needs exactly one of row_shr or row_shl (1, 2, 4, 8 or 15)");
     return true;
 }
@@ -679,16 +705,16 @@ static const extra_fn extra_checks[RK_OP__COUNT] = {
 
 /* ---- entry ------------------------------------------------------------------------------- */
 bool ir_check_op(const rk_kernel *k, const rk_op *op, char *msg, size_t n) {
-    ck c = {k, op, rk_op_info_of(op->code), msg, n};
+    ck c = {k, op, rk_op_info_of(op->code), ir_op_spec_of(op->code), msg, n};
     msg[0] = '\0';
     if (op->code == RK_OP_INVALID || (unsigned)op->code >= RK_OP__COUNT) return FAIL(&c, "unknown op");
     if (!check_count(&c, "operands", op->nin, c.info->nin)) return false;
     if (!check_count(&c, "results", op->nout, c.info->nout)) return false;
     if (op->nreg != c.info->nreg) return FAIL(&c, "has %u regions, expected %u", op->nreg, c.info->nreg);
     for (uint32_t i = 0; i < op->nin; i++)
-        if (!rk_type_ok(rk_value_type(k, op->in[i]))) return FAIL(&c, "operand %u is not a defined value", i);
+        if (!rk_type_ok(ir_vtype(k, op->in[i]))) return FAIL(&c, "operand %u is not a defined value", i);
     for (uint32_t i = 0; i < op->nout; i++)
-        if (!rk_type_ok(rk_value_type(k, op->out[i]))) return FAIL(&c, "result %u has no type", i);
+        if (!rk_type_ok(ir_vtype(k, op->out[i]))) return FAIL(&c, "result %u has no type", i);
     if (!check_attrs(&c)) return false;
     bool ok = false;
     switch (c.info->rule) {

@@ -1,6 +1,7 @@
 /* rocke — the op table instance (from ops.def), name lookup, and the parsed
  * attribute specs. Layer: ir. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #include "ir_int.h"
@@ -18,6 +19,9 @@ static uint32_t name_hash_cap;
 static uint16_t *name_hash;          /* opcode, 0 = empty */
 static ir_op_spec specs[RK_OP__COUNT];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
+/* Set once the tables are built: the builder asks for a spec on every op, and
+ * an acquire load is cheaper than pthread_once each time. */
+static atomic_bool ready;
 
 static void parse_spec(rk_opcode code) {
     const char *s = ir_op_table[code].attrs;
@@ -93,10 +97,14 @@ static void init_tables(void) {
         if (!strstr(sig, "->"))
             for (int sc = 1; sc < RK_S__COUNT; sc++)   /* scalar names need no kernel */
                 if (ir_type_matches(NULL, (rk_type){(uint32_t)sc}, sig, strlen(sig))) specs[c].sig_scalars |= 1u << sc;
+        specs[c].sig_vec = strcmp(sig, "vec") == 0;
     }
+    atomic_store_explicit(&ready, true, memory_order_release);
 }
 
-static void ensure_init(void) { pthread_once(&once, init_tables); }
+static void ensure_init(void) {
+    if (!atomic_load_explicit(&ready, memory_order_acquire)) pthread_once(&once, init_tables);
+}
 
 const rk_op_info *rk_op_info_of(rk_opcode code) {
     if ((unsigned)code >= RK_OP__COUNT) code = RK_OP_INVALID;
@@ -121,6 +129,13 @@ rk_opcode rk_opcode_from_name(const char *name) {
 const ir_op_spec *ir_op_spec_of(rk_opcode code) {
     ensure_init();
     return &specs[(unsigned)code < RK_OP__COUNT ? code : 0];
+}
+
+const char *ir_op_spec_key(rk_opcode code, const char *key) {
+    const ir_op_spec *sp = ir_op_spec_of(code);
+    for (uint32_t i = 0; i < sp->nattrs; i++)
+        if (ir_key_eq(sp->attrs[i].key, key)) return sp->attrs[i].key;
+    return NULL;
 }
 
 const char *rk_feature_name(uint32_t feat) {
