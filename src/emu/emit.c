@@ -268,8 +268,7 @@ static bool lane_map_op(emu_cc *c, const rk_op *op, emu_fn fn, const int *map, i
 
 static bool swizzle(emu_cc *c, const rk_op *op, uint32_t off) {
     int map[EMU_MAXW];
-    if (!emu_swizzle_map(off, c->W, map))
-        return unsupported(c, op, "ds_swizzle offsets 0xc000 and above (rotate and FFT modes) are not modelled");
+    emu_swizzle_map(off, c->W, map);
     return lane_map_op(c, op, emu_h_swizzle, map, 0, 0);
 }
 

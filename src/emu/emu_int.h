@@ -358,7 +358,7 @@ int emu_h_exec(emu_wave *w, const emu_ins *in);
 /* The source lane each lane reads for ds_swizzle offset `off` on a wave of W
  * lanes (src[l] = -1: mode not modelled); false when the offset's mode is not
  * supported. Exposed for the tests' independent formulas to compare with. */
-bool emu_swizzle_map(uint32_t off, uint32_t W, int *src);
+void emu_swizzle_map(uint32_t off, uint32_t W, int *src);
 
 /* ---- mma.c: matrix atoms and transposing loads -------------------------------------------- */
 /* Precomputed lane-map tables for an atom (arena-allocated). */

@@ -102,23 +102,40 @@ int emu_h_bpermute(emu_wave *w, const emu_ins *in) {
     return EMU_NEXT;
 }
 
-/* ds_swizzle offset decode (AMD ISA, DS_SWIZZLE_B32): offset[15] = 0 is the
- * bit-mask mode inside 32-lane groups: and = off[4:0], or = off[9:5],
- * xor = off[14:10], src = (((l & 31) & and) | or) ^ xor, plus the group;
- * 0x8000..0xbfff is the quad-permute mode: lane i of each group of four reads
- * lane off[2i+1:2i] of the group. The rotate (0xc000+) and FFT (0xe000+)
- * modes are not modelled. */
-bool emu_swizzle_map(uint32_t off, uint32_t W, int *src) {
-    if (off >= 0xc000u) return false;
-    for (uint32_t l = 0; l < W; l++) {
-        if (off & 0x8000u) {
-            src[l] = (int)((l & ~3u) | ((off >> (2 * (l & 3u))) & 3u));
-        } else {
-            uint32_t and_m = off & 31u, or_m = (off >> 5) & 31u, xor_m = (off >> 10) & 31u;
-            src[l] = (int)((l & ~31u) | ((((l & 31u) & and_m) | or_m) ^ xor_m));
-        }
+/* ds_swizzle offset decode (AMD ISA pseudocode of DS_SWIZZLE_B32, gfx9+),
+ * every mode inside 32-lane groups (the group bits of l are kept):
+ *   0xe000+ FFT: mask = off[4:0], src = (rev5(l) >> popcount(mask)) | (l & mask)
+ *   0xc000+ rotate: r = off[9:5], negated when off[10]; mask = off[4:0],
+ *           src = ((l & mask) | ((l + r) & ~mask)) mod 32
+ *   0x8000+ quad permute: lane i of each group of four reads lane off[2i+1:2i]
+ *   else    bit masks: and = off[4:0], or = off[9:5], xor = off[14:10],
+ *           src = ((l & and) | or) ^ xor */
+static uint32_t reverse5(uint32_t x) {
+    uint32_t r = 0;
+    for (uint32_t b = 0; b < 5; b++) r |= ((x >> b) & 1u) << (4 - b);
+    return r;
+}
+
+static uint32_t popcount5(uint32_t x) {
+    uint32_t n = 0;
+    for (x &= 31u; x; x &= x - 1) n++;
+    return n;
+}
+
+static uint32_t swizzle_src(uint32_t off, uint32_t l) {
+    uint32_t i = l & 31u, mask = off & 31u;
+    if (off >= 0xe000u) return (reverse5(i) >> popcount5(mask)) | (i & mask);
+    if (off >= 0xc000u) {
+        uint32_t r = (off >> 5) & 31u;
+        if (off & 0x400u) r = (32u - r) & 31u;
+        return ((i & mask) | ((i + r) & ~mask)) & 31u;
     }
-    return true;
+    if (off & 0x8000u) return (i & ~3u) | ((off >> (2 * (i & 3u))) & 3u);
+    return ((i & mask) | ((off >> 5) & 31u)) ^ ((off >> 10) & 31u);
+}
+
+void emu_swizzle_map(uint32_t off, uint32_t W, int *src) {
+    for (uint32_t l = 0; l < W; l++) src[l] = (int)((l & ~31u) | swizzle_src(off & 0xffffu, l));
 }
 
 /* Lane permutes through a map (aux: int per lane, -1 = no source). ds_swizzle

@@ -22,8 +22,9 @@ static bool region_open(const rk_kernel *k, const rk_region *r) {
 }
 
 /* A value may be used where it is visible: params everywhere; results and
- * region arguments only while the region that defines them is open. */
-static bool visible(const rk_kernel *k, rk_value v) {
+ * region arguments only while the region that defines them is open. `cur`
+ * is the region being built. */
+static bool visible(const rk_kernel *k, const rk_region *cur, rk_value v) {
     const ir_valinfo *vi = ir_val(k, v);
     if (!vi) return false;
     switch (vi->kind) {
@@ -33,7 +34,7 @@ static bool visible(const rk_kernel *k, rk_value v) {
         const rk_op *d = vi->def;
         if (!d || !d->parent) return false;
         /* common case: defined in the region being built, and not a region op */
-        if (d->parent == cur_region((rk_kernel *)k) && !d->nreg) return true;
+        if (d->parent == cur && !d->nreg) return true;
         if (!region_open(k, d->parent)) return false;
         for (uint32_t i = 0; i < k->depth; i++)
             if (k->frames[i].op == d) return false;
@@ -48,11 +49,21 @@ static bool visible(const rk_kernel *k, rk_value v) {
 
 rk_op *rk_emit(rk_kernel *k, rk_opcode code, const rk_value *in, uint32_t nin, const rk_type *out, uint32_t nout) {
     if (!ir_live(k)) return NULL;
-    const rk_op_info *info = rk_op_info_of(code);
+    if ((unsigned)code >= RK_OP__COUNT) code = RK_OP_INVALID;
+    const rk_op_info *info = &ir_op_table[code];
     rk_op *op = ir_op_alloc(k, code, nin, nout, info->nreg);
     if (!op) return NULL;
+    /* room for every attribute the spec names, so setting them never grows
+     * (and never leaves an outgrown array behind in the arena) */
+    uint32_t nattrs = ir_op_spec_of(code)->nattrs;
+    if (nattrs) {
+        op->attrs.items = rk_arena_alloc(&k->arena, nattrs * sizeof *op->attrs.items);
+        if (!op->attrs.items) { ir_fail(k, RK_ERR_NOMEM, op, "out of memory"); return NULL; }
+        op->attrs.cap = nattrs;
+    }
+    rk_region *cur = cur_region(k);
     for (uint32_t i = 0; i < nin; i++) {
-        if (!visible(k, in[i])) {
+        if (!visible(k, cur, in[i])) {
             char nb[RK_NAME_MAX];
             if (!rk_value_ok(in[i]) || !ir_val(k, in[i]))
                 ir_fail(k, RK_ERR_INVALID, op, "operand %u is not a value (poison or uninitialised)", i);
@@ -72,7 +83,7 @@ rk_op *rk_emit(rk_kernel *k, rk_opcode code, const rk_value *in, uint32_t nin, c
         vi->index = i;
     }
     op->loc = k->cur_loc;
-    if (!ir_region_append(k, cur_region(k), op)) return NULL;
+    if (!ir_region_append(k, cur, op)) return NULL;
     return op;
 }
 
@@ -92,40 +103,70 @@ void rk_set_loc(rk_kernel *k, const char *loc) {
 }
 
 /* ---- attribute setters ------------------------------------------------------------ */
-static rk_attr_val *put(rk_kernel *k, rk_op *op, const char *key) {
+/* Find or add attribute `key` on op. Keys are not copied when they outlive
+ * the kernel anyway: the string literals of this file (key_static) and keys
+ * the op's spec names (the spec keeps its own copy for the process); other
+ * keys are copied into the arena. */
+static rk_attr_val *put_key(rk_kernel *k, rk_op *op, const char *key, bool key_static) {
     if (!op || !ir_live(k)) return NULL;
-    rk_attr_val *v = ir_attrs_put(k, &op->attrs, key);
-    if (!v) ir_fail(k, RK_ERR_NOMEM, op, "out of memory");
-    return v;
+    rk_attrs *a = &op->attrs;
+    for (uint32_t i = 0; i < a->n; i++)
+        if (ir_key_eq(a->items[i].key, key)) return &a->items[i].val;
+    const char *kc = key_static ? key : ir_op_spec_key(op->code, key);
+    if (!kc) kc = ir_intern(k, key);
+    if (kc && a->n == a->cap) {
+        rk_attr *items = rk_arena_grow(&k->arena, a->items, sizeof *items, &a->cap, a->n + 1);
+        if (items) a->items = items;
+        else kc = NULL;
+    }
+    if (!kc) { ir_fail(k, RK_ERR_NOMEM, op, "out of memory"); return NULL; }
+    rk_attr *at = &a->items[a->n++];
+    at->key = kc;
+    memset(&at->val, 0, sizeof at->val);
+    return &at->val;
+}
+static rk_attr_val *put(rk_kernel *k, rk_op *op, const char *key) { return put_key(k, op, key, false); }
+
+/* A string value: the spec's own copy when the key is an enumeration and s
+ * one of its values (no copy per op), else an arena copy. */
+static const char *attr_string(rk_kernel *k, const rk_op *op, const char *key, const char *s) {
+    const ir_op_spec *sp = ir_op_spec_of(op->code);
+    for (uint32_t i = 0; i < sp->nattrs; i++) {
+        if (!ir_key_eq(sp->attrs[i].key, key)) continue;
+        for (uint32_t j = 0; j < sp->attrs[i].nenum; j++)
+            if (ir_key_eq(sp->attrs[i].enums[j], s)) return sp->attrs[i].enums[j];
+        break;
+    }
+    return ir_intern(k, s);
 }
 
-void rk_op_set_int(rk_kernel *k, rk_op *op, const char *key, int64_t x) {
-    rk_attr_val *v = put(k, op, key);
+static void set_int(rk_attr_val *v, int64_t x) {
     if (v) { v->kind = RK_AK_INT; v->u.i = x; }
 }
-void rk_op_set_float(rk_kernel *k, rk_op *op, const char *key, double x) {
-    rk_attr_val *v = put(k, op, key);
+static void set_float(rk_attr_val *v, double x) {
     if (v) { v->kind = RK_AK_FLOAT; v->u.f = x; }
 }
-void rk_op_set_bool(rk_kernel *k, rk_op *op, const char *key, bool x) {
-    rk_attr_val *v = put(k, op, key);
+static void set_bool(rk_attr_val *v, bool x) {
     if (v) { v->kind = RK_AK_BOOL; v->u.b = x; }
 }
-void rk_op_set_str(rk_kernel *k, rk_op *op, const char *key, const char *s) {
-    rk_attr_val *v = put(k, op, key);
+static void set_str(rk_kernel *k, rk_op *op, const char *key, rk_attr_val *v, const char *s) {
     if (!v) return;
-    const char *c = ir_intern(k, s);
+    const char *c = attr_string(k, op, key, s);
     if (!c) { ir_fail(k, RK_ERR_NOMEM, op, "out of memory"); return; }
     v->kind = RK_AK_STR;
     v->u.s = c;
 }
-void rk_op_set_type(rk_kernel *k, rk_op *op, const char *key, rk_type t) {
-    if (!op) return;
-    rk_attr_val *v = put(k, op, key);
+static void set_type(rk_kernel *k, rk_attr_val *v, rk_type t) {
     if (!v) return;
     v->kind = RK_AK_STR;
     v->u.s = rk_type_name(k, t);   /* canonical names live as long as the kernel */
 }
+
+void rk_op_set_int(rk_kernel *k, rk_op *op, const char *key, int64_t x) { set_int(put(k, op, key), x); }
+void rk_op_set_float(rk_kernel *k, rk_op *op, const char *key, double x) { set_float(put(k, op, key), x); }
+void rk_op_set_bool(rk_kernel *k, rk_op *op, const char *key, bool x) { set_bool(put(k, op, key), x); }
+void rk_op_set_str(rk_kernel *k, rk_op *op, const char *key, const char *s) { set_str(k, op, key, put(k, op, key), s); }
+void rk_op_set_type(rk_kernel *k, rk_op *op, const char *key, rk_type t) { set_type(k, put(k, op, key), t); }
 void rk_op_set_int_list(rk_kernel *k, rk_op *op, const char *key, const int64_t *xs, uint32_t n) {
     rk_attr_val *v = put(k, op, key);
     if (!v) return;
@@ -137,17 +178,24 @@ void rk_op_set_int_list(rk_kernel *k, rk_op *op, const char *key, const int64_t 
     v->u.list = items;
 }
 
+/* The builders below set attributes by string-literal key: stored as is. */
+static void lit_int(rk_kernel *k, rk_op *op, const char *key, int64_t x) { set_int(put_key(k, op, key, true), x); }
+static void lit_float(rk_kernel *k, rk_op *op, const char *key, double x) { set_float(put_key(k, op, key, true), x); }
+static void lit_bool(rk_kernel *k, rk_op *op, const char *key, bool x) { set_bool(put_key(k, op, key, true), x); }
+static void lit_str(rk_kernel *k, rk_op *op, const char *key, const char *s) { set_str(k, op, key, put_key(k, op, key, true), s); }
+static void lit_type(rk_kernel *k, rk_op *op, const char *key, rk_type t) { set_type(k, put_key(k, op, key, true), t); }
+
 static rk_value checked(rk_kernel *k, rk_op *op) {
     return rk_op_check(k, op) ? rk_op_result(op) : (rk_value){0};
 }
 
-static rk_type vtype(rk_kernel *k, rk_value v) { return rk_value_type(k, v); }
+static rk_type vtype(rk_kernel *k, rk_value v) { return ir_vtype(k, v); }
 
 /* ---- generated builders (R_SAME / R_VREDUCE rows of the op table) ----------------------- */
 static rk_value build_same(rk_kernel *k, rk_opcode code, const rk_value *in, uint32_t nin) {
     if (!ir_live(k)) return (rk_value){0};
     rk_type t = vtype(k, in[0]);
-    if (rk_op_info_of(code)->rule == RK_R_VREDUCE) t = rk_type_elem(k, t);
+    if (ir_op_table[code].rule == RK_R_VREDUCE) t = rk_type_elem(k, t);
     return checked(k, rk_emit(k, code, in, nin, &t, 1));
 }
 
@@ -169,8 +217,8 @@ static rk_value build_same(rk_kernel *k, rk_opcode code, const rk_value *in, uin
 /* ---- constants -------------------------------------------------------------------------- */
 rk_value rk_const_int(rk_kernel *k, rk_type t, int64_t v) {
     rk_op *op = rk_emit(k, RK_OP_CONSTANT, NULL, 0, &t, 1);
-    rk_op_set_int(k, op, "value", v);
-    rk_op_set_type(k, op, "ity", t);
+    lit_int(k, op, "value", v);
+    lit_type(k, op, "ity", t);
     return checked(k, op);
 }
 rk_value rk_const_i32(rk_kernel *k, int32_t v) { return rk_const_int(k, RK_T_I32, v); }
@@ -194,8 +242,8 @@ rk_value rk_const_float(rk_kernel *k, rk_type t, double v) {
         return (rk_value){0};
     }
     rk_op *op = rk_emit(k, RK_OP_CONSTANT, NULL, 0, &t, 1);
-    rk_op_set_float(k, op, "value", round_to(t, v));
-    rk_op_set_type(k, op, "ity", t);
+    lit_float(k, op, "value", round_to(t, v));
+    lit_type(k, op, "ity", t);
     return checked(k, op);
 }
 rk_value rk_const_f32(rk_kernel *k, float v) { return rk_const_float(k, RK_T_F32, v); }
@@ -203,10 +251,10 @@ rk_value rk_const_f32(rk_kernel *k, float v) { return rk_const_float(k, RK_T_F32
 rk_value rk_const_vec(rk_kernel *k, rk_type vt, double fill) {
     rk_op *op = rk_emit(k, RK_OP_CONSTANT_VEC, NULL, 0, &vt, 1);
     rk_type et = rk_type_elem(k, vt);
-    if (rk_scalar_is_int(rk_type_scalar(et))) rk_op_set_int(k, op, "fill", (int64_t)fill);
-    else rk_op_set_float(k, op, "fill", round_to(et, fill));
-    rk_op_set_type(k, op, "elem", et);
-    rk_op_set_int(k, op, "vec", rk_type_count(k, vt));
+    if (rk_scalar_is_int(rk_type_scalar(et))) lit_int(k, op, "fill", (int64_t)fill);
+    else lit_float(k, op, "fill", round_to(et, fill));
+    lit_type(k, op, "elem", et);
+    lit_int(k, op, "vec", rk_type_count(k, vt));
     return checked(k, op);
 }
 
@@ -214,7 +262,7 @@ rk_value rk_const_vec(rk_kernel *k, rk_type vt, double fill) {
 static rk_value build_pred(rk_kernel *k, rk_opcode code, const char *pred, rk_value a, rk_value b, rk_type rt) {
     const rk_value in[] = {a, b};
     rk_op *op = rk_emit(k, code, in, 2, &rt, 1);
-    rk_op_set_str(k, op, "pred", pred);
+    lit_str(k, op, "pred", pred);
     return checked(k, op);
 }
 rk_value rk_build_cmp(rk_kernel *k, const char *pred, rk_value a, rk_value b) {
@@ -258,7 +306,7 @@ rk_value rk_build_convert(rk_kernel *k, rk_opcode code, rk_value a, rk_type to) 
         return (rk_value){0};
     }
     rk_op *op = rk_emit(k, code, &a, 1, &to, 1);
-    if (spec_has(code, "target")) rk_op_set_type(k, op, "target", to);
+    if (spec_has(code, "target")) lit_type(k, op, "target", to);
     return checked(k, op);
 }
 rk_value rk_build_unary_sig(rk_kernel *k, rk_opcode code, rk_value a, rk_type to) {
@@ -269,14 +317,14 @@ rk_value rk_build_unary_sig(rk_kernel *k, rk_opcode code, rk_value a, rk_type to
 rk_value rk_build_extract(rk_kernel *k, rk_value v, uint32_t index) {
     rk_type t = rk_type_elem(k, vtype(k, v));
     rk_op *op = rk_emit(k, RK_OP_VEXTRACT, &v, 1, &t, 1);
-    rk_op_set_int(k, op, "index", index);
+    lit_int(k, op, "index", index);
     return checked(k, op);
 }
 rk_value rk_build_insert(rk_kernel *k, rk_value v, rk_value e, uint32_t index) {
     const rk_value in[] = {v, e};
     rk_type t = vtype(k, v);
     rk_op *op = rk_emit(k, RK_OP_VINSERT, in, 2, &t, 1);
-    rk_op_set_int(k, op, "index", index);
+    lit_int(k, op, "index", index);
     return checked(k, op);
 }
 rk_value rk_build_splat(rk_kernel *k, rk_value s, uint32_t n) {
@@ -284,7 +332,7 @@ rk_value rk_build_splat(rk_kernel *k, rk_value s, uint32_t n) {
     rk_type t = rk_type_vec(k, vtype(k, s), n);
     if (!rk_type_ok(t)) { ir_fail(k, RK_ERR_INVALID, NULL, "vector.splat: %s", rk_error_message()); return (rk_value){0}; }
     rk_op *op = rk_emit(k, RK_OP_VSPLAT, &s, 1, &t, 1);
-    rk_op_set_int(k, op, "vec", n);
+    lit_int(k, op, "vec", n);
     return checked(k, op);
 }
 rk_value rk_build_pack(rk_kernel *k, const rk_value *elems, uint32_t n) {
@@ -294,8 +342,8 @@ rk_value rk_build_pack(rk_kernel *k, const rk_value *elems, uint32_t n) {
     rk_type t = rk_type_vec(k, et, n);
     if (!rk_type_ok(t)) { ir_fail(k, RK_ERR_INVALID, NULL, "vector.pack: %s", rk_error_message()); return (rk_value){0}; }
     rk_op *op = rk_emit(k, RK_OP_VPACK, elems, n, &t, 1);
-    rk_op_set_type(k, op, "elem", et);
-    rk_op_set_int(k, op, "vec", n);
+    lit_type(k, op, "elem", et);
+    lit_int(k, op, "vec", n);
     return checked(k, op);
 }
 rk_value rk_build_concat(rk_kernel *k, rk_value a, rk_value b) {
@@ -324,7 +372,7 @@ static rk_value build_id(rk_kernel *k, rk_opcode code, int axis) {
     }
     rk_type t = RK_T_I32;
     rk_op *op = rk_emit(k, code, NULL, 0, &t, 1);
-    rk_op_set_str(k, op, "axis", axes[axis]);
+    lit_str(k, op, "axis", axes[axis]);
     return checked(k, op);
 }
 rk_value rk_build_thread_id(rk_kernel *k, int axis) { return build_id(k, RK_OP_THREAD_ID, axis); }
@@ -350,16 +398,16 @@ rk_value rk_build_load(rk_kernel *k, rk_value ptr, rk_value idx, uint32_t vec) {
     const rk_value in[] = {ptr, idx};
     if (vec <= 1) {
         rk_op *op = rk_emit(k, RK_OP_GLOBAL_LOAD_TYPED, in, 2, &et, 1);
-        rk_op_set_type(k, op, "elem_type", et);
-        rk_op_set_int(k, op, "align", bytes_of(k, et));
+        lit_type(k, op, "elem_type", et);
+        lit_int(k, op, "align", bytes_of(k, et));
         return checked(k, op);
     }
     rk_type vt = rk_type_vec(k, et, vec);
     if (!rk_type_ok(vt)) { ir_fail(k, RK_ERR_INVALID, NULL, "memref.global_load_vN: %s", rk_error_message()); return (rk_value){0}; }
     rk_op *op = rk_emit(k, RK_OP_GLOBAL_LOAD_VN, in, 2, &vt, 1);
-    rk_op_set_type(k, op, "elem_type", et);
-    rk_op_set_int(k, op, "vec", vec);
-    rk_op_set_int(k, op, "align", bytes_of(k, vt));
+    lit_type(k, op, "elem_type", et);
+    lit_int(k, op, "vec", vec);
+    lit_int(k, op, "align", bytes_of(k, vt));
     return checked(k, op);
 }
 
@@ -370,9 +418,9 @@ void rk_build_store(rk_kernel *k, rk_value ptr, rk_value idx, rk_value val) {
     bool vec = rk_type_kind_of(k, vt) == RK_TK_VEC;
     rk_op *op = rk_emit(k, vec ? RK_OP_GLOBAL_STORE_VN : RK_OP_GLOBAL_STORE_TYPED, in, 3, NULL, 0);
     rk_type et = vec ? rk_type_elem(k, vt) : vt;
-    rk_op_set_type(k, op, "elem_type", et);
-    if (vec) rk_op_set_int(k, op, "vec", rk_type_count(k, vt));
-    rk_op_set_int(k, op, "align", bytes_of(k, vt));
+    lit_type(k, op, "elem_type", et);
+    if (vec) lit_int(k, op, "vec", rk_type_count(k, vt));
+    lit_int(k, op, "align", bytes_of(k, vt));
     rk_op_check(k, op);
 }
 
@@ -405,10 +453,10 @@ rk_value rk_build_smem_load(rk_kernel *k, rk_value smem, const rk_value *idx, ui
     rk_type rt = vec > 1 ? rk_type_vec(k, et, vec) : et;
     rk_op *op = rk_emit(k, vec > 1 ? RK_OP_SMEM_LOAD_VN : RK_OP_SMEM_LOAD, in, 1 + rank, &rt, 1);
     if (vec > 1) {
-        rk_op_set_type(k, op, "elem_type", et);
-        rk_op_set_int(k, op, "vec", vec);
+        lit_type(k, op, "elem_type", et);
+        lit_int(k, op, "vec", vec);
     }
-    rk_op_set_int(k, op, "rank", rank);
+    lit_int(k, op, "rank", rank);
     return checked(k, op);
 }
 
@@ -427,11 +475,11 @@ void rk_build_smem_store(rk_kernel *k, rk_value smem, const rk_value *idx, rk_va
     rk_type vt = vtype(k, val);
     bool vec = rk_type_kind_of(k, vt) == RK_TK_VEC;
     rk_op *op = rk_emit(k, vec ? RK_OP_SMEM_STORE_VN : RK_OP_SMEM_STORE, in, 2 + rank, NULL, 0);
-    rk_op_set_int(k, op, "rank", rank);
-    rk_op_set_type(k, op, "elem_type", rk_type_elem(k, st));
+    lit_int(k, op, "rank", rank);
+    lit_type(k, op, "elem_type", rk_type_elem(k, st));
     if (vec) {
-        rk_op_set_int(k, op, "vec", rk_type_count(k, vt));
-        rk_op_set_int(k, op, "align", bytes_of(k, vt));
+        lit_int(k, op, "vec", rk_type_count(k, vt));
+        lit_int(k, op, "align", bytes_of(k, vt));
     }
     rk_op_check(k, op);
 }
@@ -448,7 +496,7 @@ rk_value rk_build_buffer_load(rk_kernel *k, rk_value rsrc, rk_value voff, rk_val
     const rk_value in[] = {rsrc, voff, soff};
     if (vec <= 1) {
         rk_op *op = rk_emit(k, RK_OP_BUFFER_LOAD, in, 3, &elem, 1);
-        rk_op_set_type(k, op, "elem_type", elem);
+        lit_type(k, op, "elem_type", elem);
         return checked(k, op);
     }
     rk_type vt = rk_type_vec(k, elem, vec);
@@ -459,8 +507,8 @@ rk_value rk_build_buffer_load(rk_kernel *k, rk_value rsrc, rk_value voff, rk_val
         return (rk_value){0};
     }
     rk_op *op = rk_emit(k, RK_OP_BUFFER_LOAD_VN, in, 3, &vt, 1);
-    rk_op_set_int(k, op, "dwords", bits / 32);
-    rk_op_set_type(k, op, "elem_type", elem);
+    lit_int(k, op, "dwords", bits / 32);
+    lit_type(k, op, "elem_type", elem);
     return checked(k, op);
 }
 
@@ -470,8 +518,8 @@ void rk_build_buffer_store(rk_kernel *k, rk_value rsrc, rk_value voff, rk_value 
     rk_type vt = vtype(k, val);
     bool vec = rk_type_kind_of(k, vt) == RK_TK_VEC;
     rk_op *op = rk_emit(k, vec ? RK_OP_BUFFER_STORE_VN : RK_OP_BUFFER_STORE, in, 4, NULL, 0);
-    rk_op_set_type(k, op, "elem_type", vec ? rk_type_elem(k, vt) : vt);
-    if (vec) rk_op_set_int(k, op, "dwords", rk_type_bits(k, vt) / 32);
+    lit_type(k, op, "elem_type", vec ? rk_type_elem(k, vt) : vt);
+    if (vec) lit_int(k, op, "dwords", rk_type_bits(k, vt) / 32);
     rk_op_check(k, op);
 }
 
@@ -480,13 +528,13 @@ void rk_build_async_copy(rk_kernel *k, rk_value src, rk_value src_idx, rk_value 
                          rk_value valid, uint32_t bytes) {
     const rk_value in[] = {src, src_idx, dst, dst_idx, valid};
     rk_op *op = rk_emit(k, RK_OP_ASYNC_COPY, in, 5, NULL, 0);
-    rk_op_set_int(k, op, "bytes", bytes);
+    lit_int(k, op, "bytes", bytes);
     rk_op_check(k, op);
 }
 void rk_build_async_commit(rk_kernel *k) { rk_op_check(k, rk_emit(k, RK_OP_ASYNC_COMMIT_GROUP, NULL, 0, NULL, 0)); }
 void rk_build_async_wait(rk_kernel *k, uint32_t n) {
     rk_op *op = rk_emit(k, RK_OP_ASYNC_WAIT_GROUP, NULL, 0, NULL, 0);
-    rk_op_set_int(k, op, "n", n);
+    lit_int(k, op, "n", n);
     rk_op_check(k, op);
 }
 
@@ -494,7 +542,7 @@ rk_value rk_build_shuffle(rk_kernel *k, const char *mode, rk_value v, rk_value l
     const rk_value in[] = {v, lane};
     rk_type t = vtype(k, v);
     rk_op *op = rk_emit(k, RK_OP_SHUFFLE, in, 2, &t, 1);
-    rk_op_set_str(k, op, "mode", mode);
+    lit_str(k, op, "mode", mode);
     return checked(k, op);
 }
 
@@ -515,9 +563,9 @@ void rk_build_sync(rk_kernel *k) { rk_build_barrier_op(k, RK_OP_SYNC); }
 
 void rk_build_s_waitcnt(rk_kernel *k, int vmcnt, int lgkmcnt, int expcnt) {
     rk_op *op = rk_emit(k, RK_OP_S_WAITCNT, NULL, 0, NULL, 0);
-    rk_op_set_int(k, op, "vmcnt", vmcnt);
-    rk_op_set_int(k, op, "lgkmcnt", lgkmcnt);
-    rk_op_set_int(k, op, "expcnt", expcnt);
+    lit_int(k, op, "vmcnt", vmcnt);
+    lit_int(k, op, "lgkmcnt", lgkmcnt);
+    lit_int(k, op, "expcnt", expcnt);
     rk_op_check(k, op);
 }
 
@@ -526,7 +574,7 @@ rk_value rk_build_atomic(rk_kernel *k, const char *kind, rk_value ptr, rk_value 
     const rk_value in[] = {ptr, idx, v};
     rk_type t = vtype(k, v);
     rk_op *op = rk_emit(k, RK_OP_GLOBAL_ATOMIC, in, 3, &t, 1);
-    rk_op_set_str(k, op, "kind", kind);
+    lit_str(k, op, "kind", kind);
     return checked(k, op);
 }
 
@@ -540,16 +588,16 @@ rk_value rk_build_mma(rk_kernel *k, const char *op_id, rk_value a, rk_value b, r
     const rk_value in[] = {a, b, c};
     rk_type t = vtype(k, c);
     rk_op *op = rk_emit(k, RK_OP_MMA, in, 3, &t, 1);
-    rk_op_set_str(k, op, "op_id", op_id);
+    lit_str(k, op, "op_id", op_id);
     return checked(k, op);
 }
 
 rk_op *rk_build_inline_asm(rk_kernel *k, const char *templ, const char *constraints, const rk_value *in,
                            uint32_t nin, const rk_type *out, uint32_t nout, bool sideeffect) {
     rk_op *op = rk_emit(k, RK_OP_INLINE_ASM, in, nin, out, nout);
-    rk_op_set_str(k, op, "template", templ);
-    rk_op_set_str(k, op, "constraints", constraints);
-    rk_op_set_bool(k, op, "sideeffect", sideeffect);
+    lit_str(k, op, "template", templ);
+    lit_str(k, op, "constraints", constraints);
+    lit_bool(k, op, "sideeffect", sideeffect);
     return rk_op_check(k, op) ? op : NULL;
 }
 
@@ -574,14 +622,30 @@ static rk_value region_arg(rk_kernel *k, rk_op *op, uint32_t i, rk_type t, const
     return v;
 }
 
+/* "%" + rk_value_name(v), in the arena; formatted by hand (one per loop
+ * value, and printf is most of the cost of a small string). */
 static const char *value_ref(rk_kernel *k, rk_value v) {
-    char nb[RK_NAME_MAX];
-    const char *name = rk_value_name(k, v, nb);
-    size_t n = strlen(name);
-    char *s = rk_arena_alloc(&k->arena, n + 2);
+    const ir_valinfo *vi = ir_val(k, v);
+    const char *hint = vi ? vi->hint : "<none>";
+    char num[10];
+    size_t nn = 0, hn = strlen(hint);
+    if (vi && vi->num != IR_NO_NUM) {
+        char rev[10];
+        uint32_t x = vi->num;
+        do { rev[nn++] = (char)('0' + x % 10); x /= 10; } while (x);
+        for (size_t i = 0; i < nn; i++) num[i] = rev[nn - 1 - i];
+        /* as rk_value_name's buffer: at most RK_NAME_MAX - 1 characters */
+        if (hn + nn > RK_NAME_MAX - 1) {
+            if (hn > RK_NAME_MAX - 1) hn = RK_NAME_MAX - 1;
+            nn = RK_NAME_MAX - 1 - hn;
+        }
+    }
+    char *s = rk_arena_alloc(&k->arena, hn + nn + 2);
     if (!s) return NULL;
     s[0] = '%';
-    memcpy(s + 1, name, n + 1);
+    memcpy(s + 1, hint, hn);
+    memcpy(s + 1 + hn, num, nn);
+    s[1 + hn + nn] = '\0';
     return s;
 }
 
@@ -609,10 +673,11 @@ rk_value rk_for_begin(rk_kernel *k, rk_value lo, rk_value hi, rk_value step, con
     if (!ir_live(k)) return (rk_value){0};
     const char *iv_ref = value_ref(k, body->args[0]);
     if (!iv_ref) { ir_fail(k, RK_ERR_NOMEM, op, "out of memory"); return (rk_value){0}; }
-    rk_op_set_str(k, op, "iv", iv_ref);
-    rk_op_set_type(k, op, "iv_type", vtype(k, lo));
+    rk_attr_val *ivv = put_key(k, op, "iv", true);   /* iv_ref is already the kernel's */
+    if (ivv) { ivv->kind = RK_AK_STR; ivv->u.s = iv_ref; }
+    lit_type(k, op, "iv_type", vtype(k, lo));
     if (n_iter) {
-        rk_attr_val *v = put(k, op, "iter_args");
+        rk_attr_val *v = put_key(k, op, "iter_args", true);
         rk_attr_val *items = rk_arena_alloc(&k->arena, n_iter * sizeof *items);
         if (!v || !items) { ir_fail(k, RK_ERR_NOMEM, op, "out of memory"); return (rk_value){0}; }
         for (uint32_t i = 0; i < n_iter; i++) {
@@ -628,9 +693,9 @@ rk_value rk_for_begin(rk_kernel *k, rk_value lo, rk_value hi, rk_value step, con
         v->kind = RK_AK_LIST;
         v->n = n_iter;
         v->u.list = items;
-        rk_op_set_int(k, op, "num_iter_args", n_iter);
-        rk_op_set_bool(k, op, "unroll", false);
-        rk_op_set_bool(k, op, "elide_trailing_barrier", true);
+        lit_int(k, op, "num_iter_args", n_iter);
+        lit_bool(k, op, "unroll", false);
+        lit_bool(k, op, "elide_trailing_barrier", true);
     }
     if (!rk_op_check(k, op) || !push(k, op, 0, n_iter)) return (rk_value){0};
     return body->args[0];
@@ -639,13 +704,13 @@ rk_value rk_for_begin(rk_kernel *k, rk_value lo, rk_value hi, rk_value step, con
 void rk_for_set_unroll(rk_kernel *k, bool unroll) {
     if (!ir_live(k)) return;
     for (uint32_t i = k->depth; i-- > 0;)
-        if (k->frames[i].op->code == RK_OP_FOR) { rk_op_set_bool(k, k->frames[i].op, "unroll", unroll); return; }
+        if (k->frames[i].op->code == RK_OP_FOR) { lit_bool(k, k->frames[i].op, "unroll", unroll); return; }
     ir_fail(k, RK_ERR_INVALID, NULL, "rk_for_set_unroll outside a loop");
 }
 
 static rk_op *emit_yield(rk_kernel *k, const rk_value *ys, uint32_t n) {
     rk_op *y = rk_emit(k, RK_OP_YIELD, ys, n, NULL, 0);
-    rk_op_set_int(k, y, "num", n);
+    lit_int(k, y, "num", n);
     return rk_op_check(k, y) ? y : NULL;
 }
 
@@ -677,7 +742,7 @@ void rk_if_begin(rk_kernel *k, rk_value cond) {
     /* two regions reserved so a later rk_else can turn it into scf.if_else */
     rk_op *op = ir_op_alloc(k, RK_OP_IF, 1, 0, 2);
     if (!op) return;
-    if (!visible(k, cond)) { ir_fail(k, RK_ERR_INVALID, op, "condition is not a visible value"); return; }
+    if (!visible(k, cur_region(k), cond)) { ir_fail(k, RK_ERR_INVALID, op, "condition is not a visible value"); return; }
     op->in[0] = cond;
     op->nreg = 1;
     op->loc = k->cur_loc;

@@ -200,8 +200,8 @@ static void t_bpermute(void **state) {
 }
 
 /* ds_swizzle: bit-mask mode src = (((l & 31) & and) | or) ^ xor within the
- * lane's 32-lane half; quad mode src = quad base + off[2i+1:2i]; inactive
- * sources read 0. */
+ * lane's 32-lane half; quad mode src = quad base + off[2i+1:2i]; rotate and
+ * FFT modes; inactive sources read 0. */
 static void t_swizzle(void **state) {
     (void)state;
     for (int64_t x = 1; x < 32; x++) {
@@ -224,6 +224,36 @@ static void t_swizzle(void **state) {
             else s = (l & 32u) | ((((l & 31u) & (off & 31)) | ((off >> 5) & 31)) ^ ((off >> 10) & 31));
             expect(64, l, ACT[s] ? (uint32_t)A[s] : 0);
         }
+    }
+    /* rotate (0xc000 | dir << 10 | amount << 5 | mask): the lanes outside
+     * `mask` rotate by `amount` inside each 32-lane group (dir 0: lane i
+     * reads i + amount, dir 1: i - amount), the mask bits stay the lane's */
+    for (int rep = 0; rep < 24; rep++) {
+        inputs(64, rep % 3 ? 6 : 1);
+        uint32_t dir = (uint32_t)rep & 1u, amount = et_rand() % 32, mask = rep < 12 ? 0 : et_rand() % 32;
+        uint32_t off = 0xc000u | dir << 10 | amount << 5 | mask;
+        int64_t kv[] = {1, off, -1, 0};
+        run("gfx942", RK_OP_DS_SWIZZLE, 1, RK_T_I32, RK_T_I32, RK_T_I32, set_int, kv, A, B, C, ACT, O, 1);
+        for (uint32_t l = 0; l < 64; l++) {
+            uint32_t i = l % 32, moved = dir ? (i + 32 - amount) % 32 : (i + amount) % 32;
+            uint32_t s = (l / 32) * 32 + ((i & mask) | (moved & (31u - mask)));
+            expect(64, l, ACT[s] ? (uint32_t)A[s] : 0);
+        }
+    }
+    /* FFT (0xe000 | mask): lane i reads bitreverse5(i) >> popcount(mask) | (i & mask);
+     * mask 0 is the plain bit reversal, mask 31 the identity */
+    for (uint32_t mask = 0; mask < 32; mask += (mask < 4 ? 1 : 9)) {
+        inputs(64, mask % 2 ? 1 : 6);
+        int64_t kv[] = {1, 0xe000 | mask, -1, 0};
+        run("gfx950", RK_OP_DS_SWIZZLE, 1, RK_T_I32, RK_T_I32, RK_T_I32, set_int, kv, A, B, C, ACT, O, 1);
+        uint32_t ones = (uint32_t)__builtin_popcount(mask);
+        for (uint32_t l = 0; l < 64; l++) {
+            uint32_t i = l % 32, rev = 16 * (i & 1) + 8 * (i >> 1 & 1) + 4 * (i >> 2 & 1) + 2 * (i >> 3 & 1) + (i >> 4);
+            uint32_t s = (l / 32) * 32 + ((rev >> ones) | (i & mask));
+            expect(64, l, ACT[s] ? (uint32_t)A[s] : 0);
+        }
+        if (mask == 31)
+            for (uint32_t l = 0; l < 64; l++) expect(64, l, ACT[l] ? (uint32_t)A[l] : 0);
     }
 }
 
