@@ -19,9 +19,14 @@ typedef struct { uint64_t handle; } cg_set;
 typedef struct { uint64_t handle; } cg_info;
 enum { CG_KIND_SOURCE = 0x1, CG_KIND_LOG = 0x5, CG_KIND_BC = 0x6, CG_KIND_RELOCATABLE = 0x7,
        CG_KIND_EXECUTABLE = 0x8 };
-enum { CG_ACT_SOURCE_TO_PREPROCESSOR = 0x0, CG_ACT_COMPILE_SOURCE_TO_BC = 0x2,
-       CG_ACT_CODEGEN_BC_TO_RELOCATABLE = 0x4, CG_ACT_CODEGEN_BC_TO_ASSEMBLY = 0x5,
-       CG_ACT_LINK_RELOCATABLE_TO_EXECUTABLE = 0x7 };
+/* Action numbers moved in comgr 3.0 (ROCm 7), which dropped
+ * ADD_DEVICE_LIBRARIES (3) and OPTIMIZE_BC_TO_BC (5) from the enum: 2.x has
+ * LINK_BC_TO_BC 4, CODEGEN_BC_TO_RELOCATABLE 6, CODEGEN_BC_TO_ASSEMBLY 7,
+ * LINK_RELOCATABLE_TO_EXECUTABLE 9; 3.x has 3, 4, 5 and 7. The first three
+ * kept their numbers. */
+enum { CG_ACT_SOURCE_TO_PREPROCESSOR = 0x0, CG_ACT_COMPILE_SOURCE_TO_BC = 0x2 };
+typedef struct cg_actions { int codegen_reloc, codegen_asm, link_exe; } cg_actions;
+static const cg_actions actions_v2 = {0x6, 0x7, 0x9}, actions_v3 = {0x4, 0x5, 0x7};
 /* AMD_COMGR_LANGUAGE_LLVM_IR is 5 in comgr 2.x (ROCm 6: OpenCL 1.2, 2.0, HC,
  * HIP come first) and 4 in comgr 3.x (ROCm 7 dropped HC). */
 enum { CG_LANG_OPENCL_1_2 = 0x1, CG_LANG_LLVM_IR_V2 = 0x5, CG_LANG_LLVM_IR_V3 = 0x4 };
@@ -378,6 +383,7 @@ rk_status cc_comgr_compile(cc_toolchain *tc, const cc_job *job, cc_output *out) 
         goto done;
     }
     int lang = c->major >= 3 ? CG_LANG_LLVM_IR_V3 : CG_LANG_LLVM_IR_V2;
+    const cg_actions *act = c->major >= 3 ? &actions_v3 : &actions_v2;
     if ((st = c->amd_comgr_action_info_set_language(r.info, lang)) ||
         (st = c->amd_comgr_action_info_set_option_list(r.info, opts, 1))) {
         s = fail_step(&r, "action_info", st);
@@ -386,18 +392,18 @@ rk_status cc_comgr_compile(cc_toolchain *tc, const cc_job *job, cc_output *out) 
     if (c->set_logging) c->set_logging(r.info, true);
     double t0 = cc_now_ms();
     if ((s = action(&r, CG_ACT_COMPILE_SOURCE_TO_BC, in, &bc, &bc_ok, "COMPILE_SOURCE_TO_BC")) != RK_OK) goto done;
-    s = action(&r, CG_ACT_CODEGEN_BC_TO_RELOCATABLE, bc, &reloc, &reloc_ok, "CODEGEN_BC_TO_RELOCATABLE");
+    s = action(&r, act->codegen_reloc, bc, &reloc, &reloc_ok, "CODEGEN_BC_TO_RELOCATABLE");
     if (s != RK_OK) goto done;
     if (job->want_isa) {
         cc_blob text = {0};
-        s = action(&r, CG_ACT_CODEGEN_BC_TO_ASSEMBLY, bc, &asmset, &asm_ok, "CODEGEN_BC_TO_ASSEMBLY");
+        s = action(&r, act->codegen_asm, bc, &asmset, &asm_ok, "CODEGEN_BC_TO_ASSEMBLY");
         if (s == RK_OK) s = extract(&r, asmset, CG_KIND_SOURCE, "CODEGEN_BC_TO_ASSEMBLY", &text);
         if (s != RK_OK) goto done;
         out->isa = (char *)text.data;
     }
     out->compile_ms = cc_now_ms() - t0;
     t0 = cc_now_ms();
-    s = action(&r, CG_ACT_LINK_RELOCATABLE_TO_EXECUTABLE, reloc, &exe, &exe_ok, "LINK_RELOCATABLE_TO_EXECUTABLE");
+    s = action(&r, act->link_exe, reloc, &exe, &exe_ok, "LINK_RELOCATABLE_TO_EXECUTABLE");
     if (s != RK_OK) goto done;
     if ((s = extract(&r, exe, CG_KIND_EXECUTABLE, "LINK_RELOCATABLE_TO_EXECUTABLE", &out->binary)) != RK_OK) goto done;
     out->link_ms = cc_now_ms() - t0;
