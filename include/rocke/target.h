@@ -28,7 +28,20 @@ typedef struct rk_mma_atom {
     rk_scalar c_elem;           /* accumulator element type */
     uint16_t a_len, b_len, c_len; /* elements per lane (1 = scalar operand) */
     rk_lane_map a_map, b_map, c_map;
+    /* 0, or the element types A and B may each take, one bit per rk_scalar
+     * (1u << RK_S_...): the format is chosen per operand from its IR type
+     * (gfx950 f8f6f4: fp8 e4m3 or bf8 e5m2); a_elem/b_elem name the first */
+    uint32_t ab_formats;
+    /* Block-scaled (MX) atom: two more operands a_scale, b_scale (i32 per
+     * lane); attributes opsel_a/opsel_b (0..3, default 0) pick the E8M0 byte
+     * e of each lane's word, and every A (B) element that lane holds is
+     * multiplied by 2^(e-127) (e = 255: NaN). Takes 5 operands, else 3. */
+    bool scaled;
 } rk_mma_atom;
+
+/* The E8M0 scale factor of a byte: 2^(e-127); e = 255 is NaN (OCP MX). Byte 0
+ * is 2^-127, not zero. */
+double rk_e8m0_value(uint8_t e);
 
 typedef struct rk_target {
     const char *name;            /* "gfx942", "sm_90a" */
@@ -70,6 +83,13 @@ bool rk_target_has_atom(const rk_target *t, const rk_mma_atom *a);
  * atom's fragment layout (as doubles) — used by tests and the emulator. */
 void rk_mma_atom_reference(const rk_mma_atom *a, const double *A, const double *B, const double *C,
                            double *D);
+/* The same for a scaled atom: a_scale/b_scale hold each lane's i32 scale
+ * word, opsel_a/opsel_b (0..3) pick its byte; each A (B) element is scaled by
+ * the E8M0 value of the lane holding it. Also valid for an unscaled atom
+ * when both scale arrays are NULL (plain rk_mma_atom_reference). */
+void rk_mma_atom_reference_scaled(const rk_mma_atom *a, const double *A, const double *B, const double *C,
+                                  const uint32_t *a_scale, unsigned opsel_a, const uint32_t *b_scale,
+                                  unsigned opsel_b, double *D);
 
 /* The verifier with this target's legality rules (features, atoms, fp8
  * dialect). */

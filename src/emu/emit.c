@@ -309,13 +309,22 @@ static bool mma(emu_cc *c, const rk_op *op) {
         return emu_cc_fail(c, RK_ERR_UNSUPPORTED, "emulator: matrix atom '%s' is not emulated on %s", id ? id : "",
                      c->t->name);
     const void *t = emu_mma_prepare(&c->P->arena, a, emu_cc_esc(c, emu_cc_vt(c, op->in[0])), emu_cc_esc(c, emu_cc_vt(c, op->in[1])));
+    uint32_t *sc = a->scaled ? refs(c, 2) : NULL;
     emu_ins *I = add(c, op, emu_h_mma);
-    if (!I || !t) return emu_cc_fail(c, RK_ERR_NOMEM, "out of memory");
+    if (!I || !t || (a->scaled && !sc)) return emu_cc_fail(c, RK_ERR_NOMEM, "out of memory");
     I->d = R(c, op->out[0]);
     I->a = R(c, op->in[0]);
     I->b = R(c, op->in[1]);
     I->c = R(c, op->in[2]);
     I->aux = t;
+    if (sc) {                    /* the verifier checked 5 operands, i32 scales */
+        sc[0] = R(c, op->in[3]);
+        sc[1] = R(c, op->in[4]);
+        I->args = sc;
+        I->nargs = 2;
+        rk_attrs_int(&op->attrs, "opsel_a", &I->imm);
+        rk_attrs_int(&op->attrs, "opsel_b", &I->imm2);
+    }
     return true;
 }
 

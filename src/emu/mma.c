@@ -3,8 +3,10 @@
  * multiplies with f32 accumulation and scatters D back: for each output,
  * acc = C; for k = 0..K-1: acc = f32(acc + a*b), the product exact in double
  * (fp8/f16/bf16 products are exact in f32 anyway). tf32/xf32 inputs drop
- * their low 13 mantissa bits first. ldmatrix follows the PTX ISA; the gfx950
- * transposing LDS reads follow docs/emulator.md. Layer: emu. */
+ * their low 13 mantissa bits first. Scaled (MX) atoms multiply each product
+ * by the E8M0 scales of the lanes holding a and b, still exact in double.
+ * ldmatrix follows the PTX ISA; the gfx950 transposing LDS reads follow
+ * docs/emulator.md. Layer: emu. */
 #include <math.h>
 
 #include "emu_int.h"
@@ -13,6 +15,7 @@ typedef struct emu_atom {
     const rk_mma_atom *atom;
     uint32_t M, N, K, B, lanes, alen, blen, clen;
     uint32_t *aidx, *bidx, *cidx;     /* (lane, slot) -> flat index into A / B / C */
+    uint8_t *alane, *blane;           /* scaled atoms: flat index into A / B -> the lane holding it */
     rk_scalar ae, be;
     bool tf32;
 } emu_atom;
@@ -24,20 +27,28 @@ const void *emu_mma_prepare(rk_arena *ar, const rk_mma_atom *a, rk_scalar a_elem
      * bits, dropping the rest (seen on an H200 for mma.sync .tf32) */
     bool tf32 = a->a_elem == RK_S_F32 && (strstr(a->op_id, "tf32") || strstr(a->op_id, "xf32"));
     *t = (emu_atom){a, a->m, a->n, a->k, a->batch, a->lanes, a->a_len, a->b_len, a->c_len,
-                    NULL, NULL, NULL, a_elem, b_elem, tf32};
+                    NULL, NULL, NULL, NULL, NULL, a_elem, b_elem, tf32};
     t->aidx = rk_arena_alloc(ar, sizeof(uint32_t) * a->lanes * a->a_len);
     t->bidx = rk_arena_alloc(ar, sizeof(uint32_t) * a->lanes * a->b_len);
     t->cidx = rk_arena_alloc(ar, sizeof(uint32_t) * a->lanes * a->c_len);
     if (!t->aidx || !t->bidx || !t->cidx) return NULL;
+    if (a->scaled) {
+        RK_ASSERT(a->lanes <= 256, "a scaled atom's lanes fit a byte");
+        t->alane = rk_arena_alloc(ar, (size_t)a->lanes * a->a_len);
+        t->blane = rk_arena_alloc(ar, (size_t)a->lanes * a->b_len);
+        if (!t->alane || !t->blane) return NULL;
+    }
     uint32_t r, c, b;
     for (uint32_t l = 0; l < a->lanes; l++) {
         for (uint32_t s = 0; s < a->a_len; s++) {
             a->a_map(l, s, &r, &c, &b);
             t->aidx[l * a->a_len + s] = (b * t->M + r) * t->K + c;
+            if (t->alane) t->alane[t->aidx[l * a->a_len + s]] = (uint8_t)l;
         }
         for (uint32_t s = 0; s < a->b_len; s++) {
             a->b_map(l, s, &r, &c, &b);
             t->bidx[l * a->b_len + s] = (b * t->K + r) * t->N + c;
+            if (t->blane) t->blane[t->bidx[l * a->b_len + s]] = (uint8_t)l;
         }
         for (uint32_t s = 0; s < a->c_len; s++) {
             a->c_map(l, s, &r, &c, &b);
@@ -59,7 +70,16 @@ static float in_val(rk_scalar s, const uint8_t *p, uint32_t i, bool tf32) {
     }
 }
 
-/* a, b, c operand refs; d result; aux = emu_atom. The whole wave takes part. */
+/* A scaled atom's factor per lane: the E8M0 byte imm (0..3) of each lane's
+ * scale word (255: NaN, as in the OCP MX spec). */
+static void lane_scales(emu_wave *w, uint32_t ref, int64_t opsel, uint32_t lanes, double *out) {
+    const uint32_t *word = REF(ref);
+    for (uint32_t l = 0; l < lanes; l++) out[l] = rk_e8m0_value((uint8_t)(word[l] >> (8 * (opsel & 3))));
+}
+
+/* a, b, c operand refs; d result; aux = emu_atom; scaled atoms: args = the
+ * a_scale and b_scale refs, imm/imm2 = opsel_a/opsel_b. The whole wave takes
+ * part. */
 int emu_h_mma(emu_wave *w, const emu_ins *in) {
     const emu_atom *t = in->aux;
     if (w->exec != emu_full(w))
@@ -77,13 +97,23 @@ int emu_h_mma(emu_wave *w, const emu_ins *in) {
     for (uint32_t i = 0; i < t->lanes * t->alen; i++) fa[t->aidx[i]] = in_val(t->ae, A, i, t->tf32);
     for (uint32_t i = 0; i < t->lanes * t->blen; i++) fb[t->bidx[i]] = in_val(t->be, Bm, i, t->tf32);
     for (uint32_t i = 0; i < t->lanes * t->clen; i++) fc[t->cidx[i]] = C[i];
+    double sa[EMU_MAXW], sb[EMU_MAXW];
+    if (t->alane) {
+        RK_ASSERT(t->lanes <= EMU_MAXW && in->nargs == 2, "scaled atom: one scale word per lane, two operands");
+        lane_scales(w, in->args[0], in->imm, t->lanes, sa);
+        lane_scales(w, in->args[1], in->imm2, t->lanes, sb);
+    }
     for (uint32_t bt = 0; bt < t->B; bt++)
         for (uint32_t r = 0; r < t->M; r++)
             for (uint32_t c = 0; c < t->N; c++) {
                 float acc = fc[(bt * t->M + r) * t->N + c];
-                const float *ar = &fa[(bt * t->M + r) * t->K];
-                for (uint32_t k = 0; k < t->K; k++)
-                    acc = (float)((double)acc + (double)ar[k] * (double)fb[(bt * t->K + k) * t->N + c]);
+                uint32_t ar = (bt * t->M + r) * t->K;
+                for (uint32_t k = 0; k < t->K; k++) {
+                    uint32_t bk = (bt * t->K + k) * t->N + c;
+                    double p = (double)fa[ar + k] * (double)fb[bk];
+                    if (t->alane) p *= sa[t->alane[ar + k]] * sb[t->blane[bk]];   /* powers of two: exact */
+                    acc = (float)((double)acc + p);
+                }
                 fc[(bt * t->M + r) * t->N + c] = acc;
             }
     for (uint32_t i = 0; i < t->lanes * t->clen; i++) D[i] = fc[t->cidx[i]];

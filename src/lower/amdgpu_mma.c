@@ -14,7 +14,8 @@
 typedef enum ab_form {
     AB_DIRECT,   /* A/B as the IR carries them (half, bfloat, float vectors or float) */
     AB_I16,      /* the .1k bf16 forms take <4 x i16> */
-    AB_FP8       /* 8 x 8-bit floats: i64 (LLVM >= 21) or <2 x i32> (LLVM 20) */
+    AB_FP8,      /* 8 x 8-bit floats: i64 (LLVM >= 21) or <2 x i32> (LLVM 20) */
+    AB_F8F6F4    /* 32 x 8-bit floats as <8 x i32>, through the 9-operand mfma.scale intrinsic */
 } ab_form;
 
 typedef struct mfma_row { const char *op_id, *intrinsic; ab_form ab; } mfma_row;
@@ -38,6 +39,8 @@ static const mfma_row mfma_rows[] = {
     {"mfma_f32_16x16x32_bf8", "mfma.f32.16x16x32.bf8.bf8", AB_FP8},
     {"mfma_f32_32x32x16_fp8", "mfma.f32.32x32x16.fp8.fp8", AB_FP8},
     {"mfma_f32_32x32x16_bf8", "mfma.f32.32x32x16.bf8.bf8", AB_FP8},
+    {"mfma_f32_16x16x128_fp8", "mfma.scale.f32.16x16x128.f8f6f4", AB_F8F6F4},
+    {"mfma_scale_f32_16x16x128_f8f6f4", "mfma.scale.f32.16x16x128.f8f6f4", AB_F8F6F4},
 };
 
 static const mfma_row *find_row(const char *op_id) {
@@ -50,10 +53,37 @@ static const mfma_row *find_row(const char *op_id) {
 static const char *ab_operand(lw_ctx *cx, rk_value v, ab_form ab, const char **ty) {
     *ty = lw_vty(cx, v);
     if (ab == AB_DIRECT) return lw_val(cx, v);
-    *ty = ab == AB_I16 ? "<4 x i16>" : cx->flavor == RK_LLVM20 ? "<2 x i32>" : "i64";
+    *ty = ab == AB_I16 ? "<4 x i16>" : ab == AB_F8F6F4 ? "<8 x i32>" : cx->flavor == RK_LLVM20 ? "<2 x i32>" : "i64";
     const char *t = lw_tmp(cx, "frag");
     lw_ins(cx, "%s = bitcast %V to %s", t, v, *ty);
     return t;
+}
+
+/* gfx950 f8f6f4 atoms: llvm.amdgcn.mfma.scale.f32.16x16x128.f8f6f4 takes
+ * (A, B, C, cbsz, blgp, opsel_a, scale_a, opsel_b, scale_b) in LLVM 22's
+ * IntrinsicsAMDGPU.td, and every caller we found since LLVM 20 passes the
+ * same nine: one form for every flavor (docs/lowering.md §7.3). cbsz/blgp
+ * give A's/B's format (0 = fp8 e4m3, 1 = bf8 e5m2), read from the operand
+ * types. The unscaled atom passes the literal 0 for every selector and
+ * scale: instruction selection then picks v_mfma_f32_16x16x128_f8f6f4, which
+ * applies no scale at all (byte 0 is not read as E8M0 2^-127; the ISA check
+ * is in test_mfma_scaled). */
+static rk_scalar f8_of(const lw_ctx *cx, rk_value v);   /* element type (saturation section) */
+
+static void f8f6f4(lw_ctx *cx, const rk_op *op, const mfma_row *row, const rk_mma_atom *atom) {
+    const char *ta, *tb, *tc = lw_vty(cx, op->in[2]);
+    const char *a = ab_operand(cx, op->in[0], row->ab, &ta), *b = ab_operand(cx, op->in[1], row->ab, &tb);
+    const char *name = lw_printf(cx, "llvm.amdgcn.%s.v8i32.v8i32", row->intrinsic);
+    lw_declare(cx, AMD_D_MFMA, lw_printf(cx, "declare %s @%s(%s, %s, %s, i32, i32, i32, i32, i32, i32)", tc, name, ta,
+                                         tb, tc));
+    const char *tail = "i32 0, i32 0, i32 0, i32 0, i32 0, i32 0";
+    if (atom->scaled) {
+        int cbsz = f8_of(cx, op->in[0]) == RK_S_BF8E5M2, blgp = f8_of(cx, op->in[1]) == RK_S_BF8E5M2;
+        tail = lw_printf(cx, "i32 %d, i32 %d, i32 %d, i32 %s, i32 %d, i32 %s", cbsz, blgp,
+                         (int)lw_attr_int(op, "opsel_a", 0), lw_val(cx, op->in[3]), (int)lw_attr_int(op, "opsel_b", 0),
+                         lw_val(cx, op->in[4]));
+    }
+    lw_ins(cx, "%v = call %s @%s(%s %s, %s %s, %V, %s)", op->out[0], tc, name, ta, a, tb, b, op->in[2], tail);
 }
 
 void lw_amd_mma(lw_ctx *cx, const rk_op *op) {
@@ -63,6 +93,10 @@ void lw_amd_mma(lw_ctx *cx, const rk_op *op) {
         /* a catalog atom without a row here is a rocke bug; refuse it rather
          * than abort the hosting process (the all-atoms test catches it) */
         lw_error(cx, op, RK_ERR_UNSUPPORTED, "matrix atom '%s' has no AMDGPU lowering", id);
+        return;
+    }
+    if (row->ab == AB_F8F6F4) {
+        f8f6f4(cx, op, row, rk_mma_atom_find(id));
         return;
     }
     const char *ta, *tb;

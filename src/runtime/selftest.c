@@ -126,7 +126,8 @@ static void note_error(run *r, rk_check_status s, const char *what) {
     snprintf(msg, sizeof msg, "%s", rk_error_message());
     r->res->status = s;
     size_t n = (size_t)snprintf(r->res->note, sizeof r->res->note, "%s: ", what);
-    if (n < sizeof r->res->note) snprintf(r->res->note + n, sizeof r->res->note - n, "%s", msg);
+    if (n < sizeof r->res->note) /* the message is cut to what is left */
+        snprintf(r->res->note + n, sizeof r->res->note - n, "%.*s", (int)(sizeof r->res->note - n - 1), msg);
 }
 
 static const rk_target *device_target(const rk_device *d) {

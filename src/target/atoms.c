@@ -2,6 +2,7 @@
  * warp32) and wgmma (NVIDIA, warpgroup of 128) with their lane maps, plus a
  * host reference that applies the maps. Lane maps follow the AMD
  * matrix-instruction layouts and the PTX ISA fragment tables. Layer: target. */
+#include <math.h>
 #include <stdlib.h>
 
 #include "rocke/target.h"
@@ -29,6 +30,10 @@ MAP(a32_k2, l % 32, 2 * (l / 32) + s, 0)
 MAP(b32_k2, 2 * (l / 32) + s, l % 32, 0)
 MAP(a32_k1, l % 32, l / 32, 0)
 MAP(b32_k1, l / 32, l % 32, 0)
+/* gfx950 16x16x128 f8f6f4, 8-bit formats: 32 K values per lane, one run,
+ * which is also the lane's MX scale block (32 values share one scale) */
+MAP(a16_k32, l % 16, 32 * (l / 16) + s, 0)
+MAP(b16_k32, 32 * (l / 16) + s, l % 16, 0)
 /* accumulators: 16x16 holds 4 consecutive rows per lane; 32x32 holds four
  * groups of 4 rows, 8 rows apart */
 MAP(c16, 4 * (l / 16) + s, l % 16, 0)
@@ -87,6 +92,19 @@ ATOM(mma_m16n8k8_f32_tf32,   RK_FEAT_NV | RK_FEAT_SM80, 16, 8, 8, 1, 32, RK_S_F3
 /* NVIDIA wgmma (sm_90a), one warpgroup: register A, B staged through shared memory */
 ATOM(wgmma_m64n8k16_f32_f16,  RK_FEAT_NV | RK_FEAT_SM90A, 64, 8, 16, 1, 128, RK_S_F16, RK_S_F16, RK_S_F32, 8, 1, 4, wg_a_k16, wg_b_n8, wg_c)
 ATOM(wgmma_m64n8k16_f32_bf16, RK_FEAT_NV | RK_FEAT_SM90A, 64, 8, 16, 1, 128, RK_S_BF16, RK_S_BF16, RK_S_F32, 8, 1, 4, wg_a_k16, wg_b_n8, wg_c)
+/* gfx950 16x16x128 f8f6f4 (v_mfma_[scale_]f32_16x16x128_f8f6f4), 8-bit formats
+ * only: rocke has no fp6/fp4 IR types. The unscaled atom is fp8 (OCP e4m3)
+ * on both sides; the scaled one takes fp8 or bf8 per operand plus the E8M0
+ * scales (target.h). Lane maps and what is unverified: docs/lowering.md §7.3. */
+_Static_assert(RK_S__COUNT <= 32, "ab_formats holds one bit per scalar type");
+#define F8F6F4 (1u << RK_S_FP8E4M3) | (1u << RK_S_BF8E5M2)
+static const rk_mma_atom atom_mfma_f32_16x16x128_fp8 = {
+    "mfma_f32_16x16x128_fp8", CDNA | RK_FEAT_GFX950, 16, 16, 128, 1, 64, RK_S_FP8E4M3, RK_S_FP8E4M3, RK_S_F32,
+    32, 32, 4, a16_k32, b16_k32, c16, 0, false};
+static const rk_mma_atom atom_mfma_scale_f32_16x16x128_f8f6f4 = {
+    "mfma_scale_f32_16x16x128_f8f6f4", CDNA | RK_FEAT_GFX950, 16, 16, 128, 1, 64, RK_S_FP8E4M3, RK_S_FP8E4M3,
+    RK_S_F32, 32, 32, 4, a16_k32, b16_k32, c16, F8F6F4, true};
+#undef F8F6F4
 #undef ATOM
 
 static const rk_mma_atom *const atoms[] = {
@@ -95,7 +113,8 @@ static const rk_mma_atom *const atoms[] = {
     &atom_mfma_f32_32x32x8_f16,  &atom_mfma_f32_16x16x32_f16,  &atom_mfma_f32_32x32x16_f16,
     &atom_mfma_f32_16x16x16_bf16, &atom_mfma_f32_32x32x8_bf16, &atom_mfma_f32_16x16x32_bf16,
     &atom_mfma_f32_32x32x16_bf16, &atom_mfma_f32_16x16x32_fp8, &atom_mfma_f32_16x16x32_bf8,
-    &atom_mfma_f32_32x32x16_fp8, &atom_mfma_f32_32x32x16_bf8,  &atom_mma_m16n8k16_f32_f16,
+    &atom_mfma_f32_32x32x16_fp8, &atom_mfma_f32_32x32x16_bf8,  &atom_mfma_f32_16x16x128_fp8,
+    &atom_mfma_scale_f32_16x16x128_f8f6f4,                     &atom_mma_m16n8k16_f32_f16,
     &atom_mma_m16n8k16_f32_bf16, &atom_mma_m16n8k8_f32_f16,    &atom_mma_m16n8k8_f32_bf16,
     &atom_mma_m16n8k8_f32_tf32,  &atom_wgmma_m64n8k16_f32_f16, &atom_wgmma_m64n8k16_f32_bf16,
     NULL,
@@ -115,9 +134,23 @@ bool rk_target_has_atom(const rk_target *t, const rk_mma_atom *a) {
            (a->lanes == t->wave_size || (a->lanes == 128 && t->wave_size == 32));
 }
 
-/* Rebuild full A (batch x m x k), B (batch x k x n), C from the lane
- * fragments, multiply in double, and scatter D back through the C map. */
+double rk_e8m0_value(uint8_t e) { return e == 255 ? NAN : ldexp(1.0, (int)e - 127); }
+
 void rk_mma_atom_reference(const rk_mma_atom *a, const double *A, const double *B, const double *C, double *D) {
+    rk_mma_atom_reference_scaled(a, A, B, C, NULL, 0, NULL, 0, D);
+}
+
+/* The scale factor lane l applies to its A or B elements (1 when unscaled). */
+static double lane_scale(const uint32_t *words, unsigned opsel, uint32_t l) {
+    return words ? rk_e8m0_value((uint8_t)(words[l] >> (8 * (opsel & 3u)))) : 1.0;
+}
+
+/* Rebuild full A (batch x m x k), B (batch x k x n), C from the lane
+ * fragments (each element times its lane's scale, exact in double), multiply
+ * in double, and scatter D back through the C map. */
+void rk_mma_atom_reference_scaled(const rk_mma_atom *a, const double *A, const double *B, const double *C,
+                                  const uint32_t *a_scale, unsigned opsel_a, const uint32_t *b_scale,
+                                  unsigned opsel_b, double *D) {
     uint32_t M = a->m, N = a->n, K = a->k, nb = a->batch;
     double *fa = calloc((size_t)nb * M * K, sizeof *fa);
     double *fb = calloc((size_t)nb * K * N, sizeof *fb);
@@ -127,11 +160,11 @@ void rk_mma_atom_reference(const rk_mma_atom *a, const double *A, const double *
     for (uint32_t l = 0; l < a->lanes; l++) {
         for (uint32_t s = 0; s < a->a_len; s++) {
             a->a_map(l, s, &r, &c, &b);
-            fa[((size_t)b * M + r) * K + c] = A[l * a->a_len + s];
+            fa[((size_t)b * M + r) * K + c] = A[l * a->a_len + s] * lane_scale(a_scale, opsel_a, l);
         }
         for (uint32_t s = 0; s < a->b_len; s++) {
             a->b_map(l, s, &r, &c, &b);
-            fb[((size_t)b * K + r) * N + c] = B[l * a->b_len + s];
+            fb[((size_t)b * K + r) * N + c] = B[l * a->b_len + s] * lane_scale(b_scale, opsel_b, l);
         }
         for (uint32_t s = 0; s < a->c_len; s++) {
             a->c_map(l, s, &r, &c, &b);

@@ -18,6 +18,66 @@ static bool frag_ok(const rk_kernel *k, const rk_target *t, rk_type have, rk_sca
            rk_type_eq(rk_type_elem(k, have), (rk_type){elem});
 }
 
+/* An A or B operand of an atom that takes one of several formats per
+ * operand (ab_formats): a vector of the fragment length in one of them. */
+static bool format_ok(const rk_kernel *k, const rk_target *t, const rk_mma_atom *a, rk_type have, uint32_t len,
+                      const char *which, char *msg, size_t n) {
+    char legal[160] = "";
+    size_t off = 0;
+    for (int s = 1; s < RK_S__COUNT; s++) {
+        if (!(a->ab_formats & (1u << s))) continue;
+        char want[64];
+        if (frag_ok(k, t, have, (rk_scalar)s, len, want, sizeof want)) return true;
+        off += (size_t)snprintf(legal + off, off < sizeof legal ? sizeof legal - off : 0, "%s%s", off ? " or " : "",
+                                want);
+    }
+    snprintf(msg, n, "atom '%s' on %s takes %s fragments of type %s (the format is chosen per operand; the fp6 and "
+             "fp4 formats of the instruction are not offered: rocke has no fp6/fp4 types), got %s", a->op_id,
+             t->name, which, legal, rk_type_name(k, have));
+    return false;
+}
+
+static bool const_zero(const rk_kernel *k, rk_value v) {
+    const rk_op *d = rk_value_def(k, v);
+    const rk_attr_val *c = d && d->code == RK_OP_CONSTANT ? rk_attrs_get(&d->attrs, "value") : NULL;
+    return c && ((c->kind == RK_AK_INT && c->u.i == 0) || (c->kind == RK_AK_FLOAT && c->u.f == 0.0));
+}
+
+/* The scale operands of a scaled atom: i32 words. Two constant zeros are
+ * refused: LLVM selects the unscaled instruction when both scales are the
+ * literal 0 (a product times 1), while E8M0 byte 0 means 2^-127 (target.h). */
+static bool scales_ok(const rk_kernel *k, const rk_target *t, const rk_mma_atom *a, const rk_op *op, char *msg,
+                      size_t n) {
+    static const char *const names[] = {"a_scale", "b_scale"};
+    for (int i = 0; i < 2; i++) {
+        rk_type have = rk_value_type(k, op->in[3 + i]);
+        if (!rk_type_eq(have, RK_T_I32)) {
+            snprintf(msg, n, "atom '%s' on %s takes %s as i32 (one word per lane whose byte opsel_%c, 0..3, is the "
+                     "E8M0 scale), got %s", a->op_id, t->name, names[i], "ab"[i], rk_type_name(k, have));
+            return false;
+        }
+    }
+    if (const_zero(k, op->in[3]) && const_zero(k, op->in[4])) {
+        snprintf(msg, n, "atom '%s' on %s: a_scale and b_scale are both the constant 0, which LLVM compiles to the "
+                 "unscaled instruction (scale 1) although E8M0 byte 0 means 2^-127; use mfma_f32_16x16x128_fp8 for "
+                 "an unscaled product, or 127 (0x7F) for a scale of 1", a->op_id, t->name);
+        return false;
+    }
+    return true;
+}
+
+/* opsel_a/opsel_b select scale bytes: only scaled atoms take them. */
+static bool no_opsel(const rk_mma_atom *a, const rk_op *op, char *msg, size_t n) {
+    static const char *const keys[] = {"opsel_a", "opsel_b"};
+    for (int i = 0; i < 2; i++)
+        if (rk_attrs_get(&op->attrs, keys[i])) {
+            snprintf(msg, n, "attribute '%s' selects a scale byte and applies only to scaled atoms "
+                     "(mfma_scale_f32_16x16x128_f8f6f4); '%s' takes none", keys[i], a->op_id);
+            return false;
+        }
+    return true;
+}
+
 static bool check_mma(void *ud, const rk_kernel *k, const rk_op *op, char *msg, size_t n) {
     const rk_target *t = ud;
     const char *id = rk_attrs_str(&op->attrs, "op_id");
@@ -34,8 +94,9 @@ static bool check_mma(void *ud, const rk_kernel *k, const rk_op *op, char *msg, 
                       rk_feature_name(a->feat & ~t->features), t->name, t->name, legal);
         return false;
     }
-    if (op->nin != 3) {
-        snprintf(msg, n, "atom '%s' takes exactly 3 operands (a, b, c), got %u", id, op->nin);
+    if (a->scaled ? op->nin != 5 : op->nin != 3) {
+        snprintf(msg, n, "atom '%s' takes exactly %s, got %u", id,
+                 a->scaled ? "5 operands (a, b, c, a_scale, b_scale)" : "3 operands (a, b, c)", op->nin);
         return false;
     }
     char want[64];
@@ -44,13 +105,15 @@ static bool check_mma(void *ud, const rk_kernel *k, const rk_op *op, char *msg, 
     const uint32_t lens[] = {a->a_len, a->b_len, a->c_len};
     for (int i = 0; i < 3; i++) {
         rk_type have = rk_value_type(k, op->in[i]);
-        if (!frag_ok(k, t, have, elems[i], lens[i], want, sizeof want)) {
+        if (i < 2 && a->ab_formats) {
+            if (!format_ok(k, t, a, have, lens[i], names[i], msg, n)) return false;
+        } else if (!frag_ok(k, t, have, elems[i], lens[i], want, sizeof want)) {
             snprintf(msg, n, "atom '%s' on %s takes %s fragments of type %s, got %s", id, t->name, names[i],
                      want, rk_type_name(k, have));
             return false;
         }
     }
-    return true;
+    return a->scaled ? scales_ok(k, t, a, op, msg, n) : no_opsel(a, op, msg, n);
 }
 
 void rk_target_verify_info(const rk_target *t, rk_verify_target *out) {

@@ -3,8 +3,10 @@
  * the AMD matrix-instruction layouts and the PTX ISA fragment tables (not by
  * the catalog's map functions), D is computed on the host in double and read
  * back through the same formulas. Values are small multiples of 1/8 so every
- * sum is exact and any lane-map slip shows. Also ldmatrix (x1/x2/x4, .trans)
- * and gfx950's ds_read_tr16_b64. Layer: tests. */
+ * sum is exact and any lane-map slip shows. Scaled (MX) atoms also get
+ * random E8M0 scale words (byte chosen by opsel), every pair of per-operand
+ * formats, the extreme bytes 0/254 and NaN (255). Also ldmatrix (x1/x2/x4,
+ * .trans) and gfx950's ds_read_tr16_b64. Layer: tests. */
 #include "emu_test.h"
 
 typedef struct rc { uint32_t r, c, b; } rc;
@@ -66,15 +68,28 @@ static double get_elem(const void *buf, size_t i, rk_scalar s) {
 }
 static size_t ebytes(rk_scalar s) { return s == RK_S_F32 ? 4 : s == RK_S_F16 || s == RK_S_BF16 ? 2 : 1; }
 
+/* Fragments wider than one vector load (16 elements: the 32 x 8-bit ones of
+ * the gfx950 16x16x128 atoms) travel as i32 words, bitcast after the load. */
+static bool wide_frag(uint32_t n) { return n > 16; }
+static rk_value frag_param(rk_kernel *k, const char *name, rk_scalar e, uint32_t n) {
+    return et_ptr_param(k, name, wide_frag(n) ? RK_T_I32 : (rk_type){e});
+}
+static rk_value load_frag(rk_kernel *k, rk_value p, rk_value lane, rk_scalar e, uint32_t n) {
+    uint32_t words = n / 4;
+    if (!wide_frag(n)) return rk_build_load(k, p, rk_build_mul(k, lane, rk_const_i32(k, (int32_t)n)), n);
+    rk_value w = rk_build_load(k, p, rk_build_mul(k, lane, rk_const_i32(k, (int32_t)words)), words);
+    return rk_build_convert(k, RK_OP_BITCAST, w, rk_type_vec(k, (rk_type){e}, n));
+}
+
 static void run_atom(const rk_mma_atom *a, const rk_target *t, bool exact) {
     rk_scalar ae = elem_on(t, a->a_elem), be = elem_on(t, a->b_elem);
     rk_kernel *k = rk_kernel_new("atom");
-    rk_value A = et_ptr_param(k, "A", (rk_type){ae}), B = et_ptr_param(k, "B", (rk_type){be});
+    rk_value A = frag_param(k, "A", ae, a->a_len), B = frag_param(k, "B", be, a->b_len);
     rk_value C = et_ptr_param(k, "C", RK_T_F32), D = et_ptr_param(k, "D", RK_T_F32);
     rk_value l = rk_build_thread_id(k, 0);
-    rk_value ca = rk_const_i32(k, a->a_len), cb = rk_const_i32(k, a->b_len), cc = rk_const_i32(k, a->c_len);
-    rk_value ia = rk_build_mul(k, l, ca), ib = rk_build_mul(k, l, cb), ic = rk_build_mul(k, l, cc);
-    rk_value fa = rk_build_load(k, A, ia, a->a_len), fb = rk_build_load(k, B, ib, a->b_len);
+    rk_value cc = rk_const_i32(k, a->c_len);
+    rk_value ic = rk_build_mul(k, l, cc);
+    rk_value fa = load_frag(k, A, l, ae, a->a_len), fb = load_frag(k, B, l, be, a->b_len);
     rk_value fc = rk_build_load(k, C, ic, a->c_len);
     rk_value d = rk_build_mma(k, a->op_id, fa, fb, fc);
     rk_build_store(k, D, ic, d);
@@ -140,6 +155,174 @@ static void run_atom(const rk_mma_atom *a, const rk_target *t, bool exact) {
     free(ma); free(mb); free(mc); free(ha); free(hb); free(hc); free(hd);
 }
 
+/* ---- scaled (MX) atoms -------------------------------------------------------------------------- */
+/* Written again from the OCP MX spec and the gfx950 16x16x128 layout: A(m, k)
+ * is scaled by the chosen E8M0 byte of the a_scale word of lane m + 16*(k/32)
+ * (the lane holding that row's K block), B(k, n) by that of lane n + 16*(k/32);
+ * a byte e means 2^(e-127), 255 is NaN. */
+static uint32_t scale_lane(uint32_t row_or_col, uint32_t k) { return row_or_col + 16 * (k / 32); }
+static double e8m0(uint32_t e) { return e == 255 ? NAN : ldexp(1.0, (int)e - 127); }
+
+enum scale_mode {
+    SC_EXACT,     /* bytes 124..130, values multiples of 1/8: every sum exact in f32 */
+    SC_WIDE,      /* bytes 87..167, random values: compared with a rounding bound */
+    SC_EXTREME,   /* per K block, a byte anywhere in 0..254 and its complement (0 and 254 forced): exact */
+    SC_NAN_A,     /* SC_EXACT, one A lane's byte 255: that lane's row is NaN */
+    SC_NAN_B      /* SC_EXACT, one B lane's byte 255: that lane's column is NaN */
+};
+
+/* Each lane's scale word: random bytes around the one opsel picks (-1 = no attribute: byte 0). */
+static uint32_t scale_word(int opsel, uint32_t byte) {
+    uint32_t sh = 8u * (uint32_t)(opsel < 0 ? 0 : opsel);
+    return ((uint32_t)et_rand() & ~(0xffu << sh)) | (byte << sh);
+}
+
+static rk_kernel *scaled_kernel(const rk_mma_atom *a, rk_scalar ae, rk_scalar be, int opsel_a, int opsel_b) {
+    rk_kernel *k = rk_kernel_new("scaled_atom");
+    rk_value A = frag_param(k, "A", ae, a->a_len), B = frag_param(k, "B", be, a->b_len);
+    rk_value C = et_ptr_param(k, "C", RK_T_F32), D = et_ptr_param(k, "D", RK_T_F32);
+    rk_value SA = et_ptr_param(k, "SA", RK_T_I32), SB = et_ptr_param(k, "SB", RK_T_I32);
+    rk_value l = rk_build_thread_id(k, 0);
+    rk_value cc = rk_const_i32(k, a->c_len);
+    rk_value ic = rk_build_mul(k, l, cc);
+    rk_value in[5];
+    in[0] = load_frag(k, A, l, ae, a->a_len);
+    in[1] = load_frag(k, B, l, be, a->b_len);
+    in[2] = rk_build_load(k, C, ic, a->c_len);
+    in[3] = rk_build_load(k, SA, l, 1);
+    in[4] = rk_build_load(k, SB, l, 1);
+    rk_type ct = rk_value_type(k, in[2]);
+    rk_op *op = rk_emit(k, RK_OP_MMA, in, 5, &ct, 1);
+    rk_op_set_str(k, op, "op_id", a->op_id);
+    if (opsel_a >= 0) rk_op_set_int(k, op, "opsel_a", opsel_a);
+    if (opsel_b >= 0) rk_op_set_int(k, op, "opsel_b", opsel_b);
+    rk_op_check(k, op);
+    rk_build_store(k, D, ic, rk_op_result(op));
+    rk_return(k);
+    et_finish(k);
+    return k;
+}
+
+static void run_scaled(const rk_mma_atom *a, const rk_target *t, rk_scalar ae, rk_scalar be, enum scale_mode mode) {
+    enum { M = 16, N = 16, K = 128, L = 64 };
+    assert_true(a->m == M && a->n == N && a->k == K && a->lanes == L && a->a_len == 32 && a->b_len == 32);
+    bool exact = mode != SC_WIDE;
+    int opsel_a = (int)(et_rand() % 5) - 1, opsel_b = (int)(et_rand() % 5) - 1;
+    rk_kernel *k = scaled_kernel(a, ae, be, opsel_a, opsel_b);
+    /* scale bytes: per lane, or per K block (extreme) */
+    uint32_t ea[L], eb[L], blk_a[4], blk_b[4];
+    for (uint32_t b = 0; b < 4; b++) {
+        blk_a[b] = b == 0 ? 0 : b == 1 ? 254 : (uint32_t)(et_rand() % 255);
+        int d = (int)(et_rand() % 7) - 3, c = 254 - (int)blk_a[b] + d;
+        blk_b[b] = (uint32_t)(c < 0 ? 0 : c > 254 ? 254 : c);
+    }
+    for (uint32_t l = 0; l < L; l++) {
+        if (mode == SC_EXTREME) {
+            ea[l] = blk_a[l / 16];
+            eb[l] = blk_b[l / 16];
+        } else if (mode == SC_WIDE) {
+            ea[l] = 87 + (uint32_t)(et_rand() % 81);
+            eb[l] = 87 + (uint32_t)(et_rand() % 81);
+        } else {
+            ea[l] = 124 + (uint32_t)(et_rand() % 7);
+            eb[l] = 124 + (uint32_t)(et_rand() % 7);
+        }
+    }
+    uint32_t nan_lane = (uint32_t)(et_rand() % L);
+    if (mode == SC_NAN_A) ea[nan_lane] = 255;
+    if (mode == SC_NAN_B) eb[nan_lane] = 255;
+    uint32_t wa[L], wb[L];
+    for (uint32_t l = 0; l < L; l++) {
+        wa[l] = scale_word(opsel_a, ea[l]);
+        wb[l] = scale_word(opsel_b, eb[l]);
+    }
+    /* matrices, as their types hold them */
+    double ma[M * K], mb[K * N], mc[M * N];
+    uint8_t ha[L * 32], hb[L * 32];
+    float hc[L * 4], hd[L * 4];
+    for (size_t i = 0; i < M * K; i++) ma[i] = exact ? (double)((int)(et_rand() % 9) - 4) / 8 : et_unit();
+    for (size_t i = 0; i < K * N; i++) mb[i] = exact ? (double)((int)(et_rand() % 9) - 4) / 8 : et_unit();
+    for (size_t i = 0; i < M * N; i++) mc[i] = exact ? (double)((int)(et_rand() % 17) - 8) / 4 : et_unit();
+    for (uint32_t ln = 0; ln < L; ln++) {
+        for (uint32_t s = 0; s < 32; s++) {
+            rc p = layout(a, 0, ln, s), q = layout(a, 1, ln, s);
+            put_elem(ha, ln * 32 + s, ae, ma[p.r * K + p.c]);
+            ma[p.r * K + p.c] = get_elem(ha, ln * 32 + s, ae);
+            put_elem(hb, ln * 32 + s, be, mb[q.r * N + q.c]);
+            mb[q.r * N + q.c] = get_elem(hb, ln * 32 + s, be);
+        }
+        for (uint32_t s = 0; s < 4; s++) {
+            rc p = layout(a, 2, ln, s);
+            hc[ln * 4 + s] = (float)mc[p.r * N + p.c];
+        }
+    }
+    rk_emu *e = et_emu(t->name, 1);
+    uint64_t da = et_buf(e, ha, sizeof ha, "A"), db = et_buf(e, hb, sizeof hb, "B"), dc = et_buf(e, hc, sizeof hc, "C");
+    uint64_t dd = et_buf(e, hd, sizeof hd, "D"), dsa = et_buf(e, wa, sizeof wa, "SA"), dsb = et_buf(e, wb, sizeof wb, "SB");
+    void *args[] = {&da, &db, &dc, &dd, &dsa, &dsb};
+    rk_status st = et_launch(e, k, 1, 1, 1, L, 1, 1, args);
+    if (st) printf("%s on %s: %s\n", a->op_id, t->name, rk_error_message());
+    assert_int_equal(st, RK_OK);
+    /* the catalog's host reference, from the lane fragments */
+    double fa[L * 32], fb[L * 32], fc[L * 4], ref[L * 4];
+    for (uint32_t i = 0; i < L * 32; i++) {
+        fa[i] = get_elem(ha, i, ae);
+        fb[i] = get_elem(hb, i, be);
+    }
+    for (uint32_t i = 0; i < L * 4; i++) fc[i] = hc[i];
+    rk_mma_atom_reference_scaled(a, fa, fb, fc, wa, opsel_a < 0 ? 0 : (unsigned)opsel_a, wb,
+                                 opsel_b < 0 ? 0 : (unsigned)opsel_b, ref);
+    for (uint32_t ln = 0; ln < L; ln++)
+        for (uint32_t s = 0; s < 4; s++) {
+            rc p = layout(a, 2, ln, s);
+            double want = mc[p.r * N + p.c], mag = fabs(want);
+            for (uint32_t kk = 0; kk < K; kk++) {
+                double term = ma[p.r * K + kk] * e8m0(ea[scale_lane(p.r, kk)]) * mb[kk * N + p.c] *
+                              e8m0(eb[scale_lane(p.c, kk)]);
+                want += term;
+                mag += fabs(term);
+            }
+            double got = hd[ln * 4 + s], tol = exact ? 0.0 : 2e-5 * mag;
+            bool ok = isnan(want) ? isnan(got) && isnan(ref[ln * 4 + s])
+                                  : fabs(got - want) <= tol && fabs(ref[ln * 4 + s] - want) <= tol;
+            if (!ok)
+                printf("%s on %s (A %s, B %s, opsel %d/%d, mode %d) lane %u slot %u (row %u col %u): %.9g, reference "
+                       "%.9g, want %.9g\n", a->op_id, t->name, rk_scalar_name(ae), rk_scalar_name(be), opsel_a, opsel_b,
+                       (int)mode, ln, s, p.r, p.c, got, ref[ln * 4 + s], want);
+            assert_true(ok);
+            if (mode == SC_NAN_A) assert_true(isnan(want) == (p.r == nan_lane % 16));
+            if (mode == SC_NAN_B) assert_true(isnan(want) == (p.c == nan_lane % 16));
+        }
+    rk_emu_free(e);
+    rk_kernel_free(k);
+}
+
+/* Every pair of per-operand formats the scaled atom takes. */
+static void run_scaled_formats(const rk_mma_atom *a, const rk_target *t, enum scale_mode mode) {
+    static const rk_scalar fmts[] = {RK_S_FP8E4M3, RK_S_BF8E5M2};
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++) {
+            assert_true((a->ab_formats >> fmts[i]) & (a->ab_formats >> fmts[j]) & 1u);
+            run_scaled(a, t, elem_on(t, fmts[i]), elem_on(t, fmts[j]), mode);
+        }
+}
+
+/* Scale bytes at both ends of the range (byte 0 is 2^-127, not zero: paired
+ * with 254 it scales by exactly 1) and the NaN byte 255. */
+static void t_scaled_extremes(void **state) {
+    (void)state;
+    uint32_t n = 0;
+    for (const rk_mma_atom *const *ap = rk_mma_atoms(); *ap; ap++)
+        for (const rk_target *const *tp = rk_targets(); (*ap)->scaled && *tp; tp++) {
+            if (!rk_target_has_atom(*tp, *ap)) continue;
+            for (int rep = 0; rep < 4; rep++) run_scaled_formats(*ap, *tp, SC_EXTREME);
+            run_scaled_formats(*ap, *tp, SC_NAN_A);
+            run_scaled_formats(*ap, *tp, SC_NAN_B);
+            n++;
+        }
+    assert_true(n > 0);
+}
+
 static void t_every_atom(void **state) {
     (void)state;
     uint32_t n = 0;
@@ -149,6 +332,11 @@ static void t_every_atom(void **state) {
             if (!rk_target_has_atom(*tp, *ap)) continue;
             any = true;
             if ((*ap)->lanes == 128) continue;   /* warpgroup atoms span four warps: not emulated (test_nvptx) */
+            if ((*ap)->scaled) {
+                run_scaled_formats(*ap, *tp, SC_EXACT);
+                run_scaled_formats(*ap, *tp, SC_WIDE);
+                continue;
+            }
             run_atom(*ap, *tp, true);
             run_atom(*ap, *tp, false);
         }
@@ -284,6 +472,7 @@ int main(void) {
     et_seed();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(t_every_atom),
+        cmocka_unit_test(t_scaled_extremes),
         cmocka_unit_test(t_atom_partial_mask),
         cmocka_unit_test(t_ldmatrix),
         cmocka_unit_test(t_ds_read_tr16),

@@ -227,7 +227,7 @@ static bool run_lli(const rk_kernel *k, const char *target, const char *models, 
 static void run_emu(const rk_kernel *k, const char *target, const harg *a, uint32_t na, uint32_t calls, uint8_t *got) {
     rk_emu *e = rk_emu_new(rk_target_find(target), NULL);
     assert_non_null(e);
-    void *bufs[8], *args[8];
+    void *bufs[8] = {0}, *args[8];
     uint64_t addr[8];
     int32_t iv[8];
     size_t pos = 0;

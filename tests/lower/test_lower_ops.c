@@ -86,21 +86,38 @@ static void test_every_op_every_amd_target(void **state) {
 }
 
 /* tile.mma with every atom of the catalog on every AMD target: legal pairs
- * lower (and compile), the rest are refused by name. */
+ * lower (and compile), the rest are refused by name. A fragment wider than
+ * one vector load (32 x 8-bit) is loaded as i32 words and bitcast; a scaled
+ * atom gets its two i32 scale operands and opsel attributes. */
 static rk_kernel *atom_kernel(const rk_mma_atom *a, const rk_target *t) {
     char name[96];
     snprintf(name, sizeof name, "atom_%s", a->op_id);
     rk_kernel *k = rk_kernel_new(name);
     rk_scalar ae = a->a_elem == RK_S_FP8E4M3 ? t->fp8 : a->a_elem == RK_S_BF8E5M2 ? t->bf8 : a->a_elem;
     if (ae == RK_S_NONE) ae = a->a_elem;
-    rk_value pa = rk_add_param(k, "A", rk_type_ptr(k, (rk_type){ae}, RK_AS_GLOBAL), NULL);
+    bool wide = a->a_len > 16;
+    rk_value pa = rk_add_param(k, "A", rk_type_ptr(k, wide ? RK_T_I32 : (rk_type){ae}, RK_AS_GLOBAL), NULL);
     rk_value pc = rk_add_param(k, "C", rk_type_ptr(k, (rk_type){a->c_elem}, RK_AS_GLOBAL), NULL);
     rk_value tid = rk_build_thread_id(k, 0);
-    rk_value ia = rk_build_mul(k, tid, rk_const_i32(k, (int32_t)a->a_len));
-    rk_value va = rk_build_load(k, pa, ia, a->a_len);
+    uint32_t alen = wide ? a->a_len / 4u : a->a_len;
+    rk_value ia = rk_build_mul(k, tid, rk_const_i32(k, (int32_t)alen));
+    rk_value va = rk_build_load(k, pa, ia, alen);
+    if (wide) va = rk_build_convert(k, RK_OP_BITCAST, va, rk_type_vec(k, (rk_type){ae}, a->a_len));
     rk_value ic = rk_build_mul(k, tid, rk_const_i32(k, (int32_t)a->c_len));
     rk_value vc = rk_build_load(k, pc, ic, a->c_len);
-    rk_value d = rk_build_mma(k, a->op_id, va, va, vc);
+    rk_value d;
+    if (a->scaled) {
+        rk_value one = rk_const_i32(k, 127);   /* E8M0 127 = 1.0 */
+        rk_value in[5] = {va, va, vc, tid, one};
+        rk_type ct = rk_value_type(k, vc);
+        rk_op *op = rk_emit(k, RK_OP_MMA, in, 5, &ct, 1);
+        rk_op_set_str(k, op, "op_id", a->op_id);
+        rk_op_set_int(k, op, "opsel_a", 2);
+        rk_op_check(k, op);
+        d = rk_op_result(op);
+    } else {
+        d = rk_build_mma(k, a->op_id, va, va, vc);
+    }
     rk_build_store(k, pc, ic, d);
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     return k;
