@@ -1,8 +1,11 @@
 /* rocke bench — compile latency per stage (verify+passes, lower, compile,
- * link) for a small kernel and a ~5,000-op kernel: libLLVM in a forked
- * worker process, libLLVM in process, and opt + llc + ld.lld as processes; plus
- * cache-hit latency and the first (cold) compile of the process. Median and
- * best of RUNS. Usage: bench_compile [TARGET] [RUNS]. */
+ * link) for a small kernel and a ~5,000-op kernel: libLLVM in a worker
+ * process (posix_spawn'ed once, then reused), libLLVM in process, and
+ * opt + llc as processes; plus cache-hit latency and the first (cold)
+ * compile of the process. The AMD link step follows ROCKE_LINKER (auto:
+ * the in-process linker; lld: ld.lld as a process); the toolchain column
+ * names the one that ran. Median and best of RUNS.
+ * Usage: [ROCKE_LINKER=auto|internal|lld] bench_compile [TARGET] [RUNS]. */
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -54,8 +54,13 @@ rk_status cc_read_blob(const char *path, cc_blob *out);
 bool cc_is_elf_file(const char *path);
 
 /* ---- toolchain.c: choosing a toolchain ------------------------------------- */
+/* The AMD link step of the llvm and tools toolchains (ROCKE_LINKER): the
+ * in-process linker falling back to ld.lld on objects it does not handle,
+ * the in-process linker only, or ld.lld only. */
+typedef enum cc_linker { CC_LINK_AUTO = 0, CC_LINK_INTERNAL, CC_LINK_LLD } cc_linker;
 typedef struct cc_toolchain {
     rk_toolchain kind;           /* COMGR, LLVM or TOOLS (never AUTO) */
+    cc_linker linker;            /* AMD llvm/tools only; lld[] is empty when ld.lld was not found */
     char lib[RK_PATH_MAX];       /* libLLVM / libamd_comgr */
     char opt[RK_PATH_MAX], llc[RK_PATH_MAX], lld[RK_PATH_MAX], ptxas[RK_PATH_MAX];
     unsigned major, minor, patch; /* LLVM version (0 = not known yet) */
@@ -103,10 +108,26 @@ rk_status cc_llvm_compile(cc_toolchain *tc, const cc_job *job, cc_output *out);
 cc_found cc_comgr_find(cc_toolchain *tc, rk_buf *tried);
 rk_status cc_comgr_compile(cc_toolchain *tc, const cc_job *job, cc_output *out);
 
+/* ---- amdgpu_link.c: the in-process linker --------------------------------------- */
+/* Relocatable AMDGPU object (one kernel, as LLVM's codegen writes it) -> the
+ * HSACO `ld.lld -shared` writes, in memory. RK_ERR_UNSUPPORTED (message names
+ * what) for any object shape it does not reproduce exactly, RK_ERR_INVALID for
+ * a damaged or non-AMDGPU object. The .comment section names this linker. */
+rk_status cc_amdgpu_link(const cc_blob *obj, cc_blob *hsaco);
+/* The same with another .comment text (tests pass ld.lld's to compare whole files). */
+rk_status cc_amdgpu_link_as(const cc_blob *obj, const char *comment, cc_blob *hsaco);
+extern const char cc_amdgpu_link_comment[];
+/* "internal-vN": bumped whenever the output for an object changes (cache key). */
+extern const char cc_amdgpu_link_id[];
+
 /* ---- tools.c: opt + llc as processes, ld.lld and ptxas --------------------------- */
 rk_status cc_tools_compile(cc_toolchain *tc, const cc_job *job, cc_output *out);
 /* Relocatable object -> HSACO with ld.lld -shared. */
 rk_status cc_lld_link(const char *lld, const cc_blob *obj, const char *kernel, cc_blob *hsaco);
+/* Relocatable object -> HSACO with the linker tc->linker picks; checks the
+ * HSACO defines the kernel. *used names the linker that ran (static text). */
+rk_status cc_link_hsaco(const cc_toolchain *tc, const cc_blob *obj, const char *kernel, cc_blob *hsaco,
+                        const char **used);
 /* PTX -> cubin with ptxas -arch=<cpu>; checks the cubin defines the kernel. */
 rk_status cc_ptxas(const char *ptxas, const cc_blob *ptx, const rk_target *t, const char *kernel, cc_blob *cubin);
 /* Version of an LLVM tool from `tool --version` ("LLVM version 22.1.8"). */

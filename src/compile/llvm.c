@@ -1,6 +1,6 @@
 /* rocke — loading libLLVM at run time: dlopen (never linked), every entry
  * point through dlsym, AMDGPU and NVPTX initialized once per library under
- * a lock, and the "llvm" toolchain (codegen + ld.lld / ptxas). Layer: compile. */
+ * a lock, and the "llvm" toolchain (codegen + the AMD link / ptxas). Layer: compile. */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -87,8 +87,8 @@ void cc_llvm_version(const cc_llvm *L, unsigned *maj, unsigned *min, unsigned *p
     *patch = L->patch;
 }
 
-/* The "llvm" toolchain: codegen in a child (or in process), then ld.lld
- * (AMD) or ptxas when present (NVIDIA). */
+/* The "llvm" toolchain: codegen in a worker process (or in process), then
+ * the AMD link (cc_link_hsaco) or ptxas when present (NVIDIA). */
 rk_status cc_llvm_compile(cc_toolchain *tc, const cc_job *job, cc_output *out) {
     const cc_llvm *L;
     rk_status s = cc_llvm_load(tc->lib, &L);
@@ -102,14 +102,10 @@ rk_status cc_llvm_compile(cc_toolchain *tc, const cc_job *job, cc_output *out) {
     s = cc_llvm_codegen(L, job, &obj, amd && job->want_isa ? &out->isa : NULL, &out->fork_ms);
     out->compile_ms = cc_now_ms() - t0;
     if (s != RK_OK) return s;
-    const char *slash = strrchr(tc->lld, '/');
-    const char *lldname = slash ? slash + 1 : tc->lld;
-    snprintf(out->toolchain_id, sizeof out->toolchain_id, "llvm-%u.%u.%u %s%s%.40s", L->major, L->minor, L->patch,
-             job->inprocess ? "in-process" : "worker process", amd || tc->ptxas[0] ? " + " : "",
-             amd ? lldname : tc->ptxas[0] ? "ptxas" : "");
+    const char *last = amd ? "" : tc->ptxas[0] ? "ptxas" : "";
     t0 = cc_now_ms();
     if (amd) {
-        s = cc_lld_link(tc->lld, &obj, job->kernel, &out->binary);
+        s = cc_link_hsaco(tc, &obj, job->kernel, &out->binary, &last);
         cc_blob_free(&obj);
     } else {
         out->binary = obj;
@@ -117,5 +113,7 @@ rk_status cc_llvm_compile(cc_toolchain *tc, const cc_job *job, cc_output *out) {
         if (s == RK_OK && tc->ptxas[0]) s = cc_ptxas(tc->ptxas, &out->binary, job->t, job->kernel, &out->cubin);
     }
     out->link_ms = cc_now_ms() - t0;
+    snprintf(out->toolchain_id, sizeof out->toolchain_id, "llvm-%u.%u.%u %s%s%.40s", L->major, L->minor, L->patch,
+             job->inprocess ? "in-process" : "worker process", *last ? " + " : "", last);
     return s;
 }

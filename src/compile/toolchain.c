@@ -86,17 +86,43 @@ static cc_found both(cc_found a, cc_found b) {
                                                          : a == CC_FOUND && b == CC_FOUND ? CC_FOUND : CC_ABSENT;
 }
 
+/* ROCKE_LINKER: auto (default), internal or lld (see cc_linker). */
+static rk_status linker_from_env(cc_linker *out) {
+    const char *v = getenv("ROCKE_LINKER");
+    *out = CC_LINK_AUTO;
+    if (!v || !*v || !strcmp(v, "auto")) return RK_OK;
+    if (!strcmp(v, "internal")) *out = CC_LINK_INTERNAL;
+    else if (!strcmp(v, "lld")) *out = CC_LINK_LLD;
+    else return rk_fail(RK_ERR_INVALID, "ROCKE_LINKER='%s' is not a linker (legal: auto (default), internal, lld)", v);
+    return RK_OK;
+}
+
+/* ld.lld for the AMD link step: required by ROCKE_LINKER=lld; for auto only
+ * the fallback, so its absence is no failure (the in-process linker handles
+ * rocke's objects); not looked up for internal. `what` prefixes the report. */
+static cc_found find_lld(cc_toolchain *tc, const char *what, rk_buf *tried) {
+    if (tc->linker == CC_LINK_INTERNAL) return CC_FOUND;
+    rk_buf lt;
+    rk_buf_init(&lt);
+    cc_found f = cc_find_tool("ROCKE_LLD", lld_names, llvm_bin_dirs, tc->lld, &lt);
+    if (f == CC_ABSENT && tc->linker == CC_LINK_AUTO) {
+        cc_debug("no ld.lld (tried %s): linking with the internal linker only", rk_buf_cstr(&lt));
+        f = CC_FOUND;
+    } else if (f != CC_FOUND) {
+        rk_buf_printf(tried, "%s no ld.lld to link the HSACO%s: tried %s", what,
+                      tc->linker == CC_LINK_LLD ? " (ROCKE_LINKER=lld)" : "", rk_buf_cstr(&lt));
+    }
+    rk_buf_free(&lt);
+    return f;
+}
+
 static cc_found probe_llvm(cc_toolchain *tc, const rk_target *t, rk_buf *tried) {
     cc_found f = find_libllvm(tc->lib, tried);
     if (f != CC_FOUND) return f;
     if (t->vendor == RK_VENDOR_AMD) {
-        rk_buf lt;
-        rk_buf_init(&lt);
-        f = cc_find_tool("ROCKE_LLD", lld_names, llvm_bin_dirs, tc->lld, &lt);
-        if (f != CC_FOUND)
-            rk_buf_printf(tried, " -> found %s, but no ld.lld to link the HSACO: tried %s", tc->lib,
-                          rk_buf_cstr(&lt));
-        rk_buf_free(&lt);
+        char what[RK_PATH_MAX + 32];
+        snprintf(what, sizeof what, " -> found %.*s, but", RK_PATH_MAX, tc->lib);
+        f = find_lld(tc, what, tried);
         if (f != CC_FOUND) return f;
     }
     tc->major = major_from_name(tc->lib);
@@ -106,7 +132,7 @@ static cc_found probe_llvm(cc_toolchain *tc, const rk_target *t, rk_buf *tried) 
 static cc_found probe_tools(cc_toolchain *tc, const rk_target *t, rk_buf *tried) {
     cc_found f = cc_find_tool("ROCKE_LLC", llc_names, llvm_bin_dirs, tc->llc, tried);
     f = both(f, cc_find_tool("ROCKE_OPT", opt_names, llvm_bin_dirs, tc->opt, tried));
-    if (t->vendor == RK_VENDOR_AMD) f = both(f, cc_find_tool("ROCKE_LLD", lld_names, llvm_bin_dirs, tc->lld, tried));
+    if (t->vendor == RK_VENDOR_AMD) f = both(f, find_lld(tc, ",", tried));
     if (f == CC_FOUND) tc->major = major_from_name(tc->llc);
     return f;
 }
@@ -121,13 +147,19 @@ static void add_identity(rk_buf *b, const char *role, const char *path) {
                   st.st_mtim.tv_nsec, (unsigned long long)st.st_ino);
 }
 
-static void fill_identity(cc_toolchain *tc) {
+/* The AMD link step is part of it: "link=lld", "link=internal-vN" or
+ * "link=auto+internal-vN" (the internal linker's version, then ld.lld's file
+ * when it may be used). */
+static void fill_identity(cc_toolchain *tc, bool amd) {
     rk_buf b;
     rk_buf_init(&b);
     rk_buf_printf(&b, "%s;", rk_toolchain_name(tc->kind));
     add_identity(&b, "lib", tc->lib);
     add_identity(&b, "opt", tc->opt);
     add_identity(&b, "llc", tc->llc);
+    if (amd && tc->kind != RK_TOOLCHAIN_COMGR)
+        rk_buf_printf(&b, "link=%s%s;", tc->linker == CC_LINK_LLD ? "lld" : tc->linker == CC_LINK_AUTO ? "auto+" : "",
+                      tc->linker == CC_LINK_LLD ? "" : cc_amdgpu_link_id);
     add_identity(&b, "lld", tc->lld);
     add_identity(&b, "ptxas", tc->ptxas);
     snprintf(tc->identity, sizeof tc->identity, "%s", rk_buf_cstr(&b));
@@ -138,8 +170,8 @@ static void fill_identity(cc_toolchain *tc) {
  * dlopen()s (milliseconds); its result only changes with the environment
  * variables that steer it, so it is reused while they are unchanged. ----- */
 static const char *const steering_env[] = {"ROCKE_COMGR_LIB", "ROCM_PATH", "ROCM_HOME", "ROCKE_LLVM_LIB",
-                                           "ROCKE_LLC", "ROCKE_OPT", "ROCKE_LLD", "ROCKE_PTXAS", "PATH",
-                                           "LD_LIBRARY_PATH"};
+                                           "ROCKE_LLC", "ROCKE_OPT", "ROCKE_LLD", "ROCKE_LINKER", "ROCKE_PTXAS",
+                                           "PATH", "LD_LIBRARY_PATH"};
 typedef struct memo { bool valid; rk_toolchain want; rk_vendor vendor; uint64_t env; cc_toolchain tc; } memo;
 static pthread_mutex_t memo_mu = PTHREAD_MUTEX_INITIALIZER;
 static memo memos[8];
@@ -180,6 +212,8 @@ rk_status cc_toolchain_resolve(rk_toolchain want, const rk_target *t, cc_toolcha
 static rk_status resolve(rk_toolchain want, const rk_target *t, cc_toolchain *tc) {
     memset(tc, 0, sizeof *tc);
     bool amd = t->vendor == RK_VENDOR_AMD;
+    cc_linker linker;
+    if (linker_from_env(&linker) != RK_OK) return RK_ERR_INVALID;
     rk_toolchain order[3];
     int n = 0;
     if (want == RK_TOOLCHAIN_AUTO) {
@@ -197,6 +231,7 @@ static rk_status resolve(rk_toolchain want, const rk_target *t, cc_toolchain *tc
         rk_buf_init(&tried);
         memset(tc, 0, sizeof *tc);
         tc->kind = order[i];
+        tc->linker = linker;
         switch (order[i]) {
         case RK_TOOLCHAIN_COMGR: f = cc_comgr_find(tc, &tried); break;
         case RK_TOOLCHAIN_LLVM: f = probe_llvm(tc, t, &tried); break;
@@ -207,7 +242,7 @@ static rk_status resolve(rk_toolchain want, const rk_target *t, cc_toolchain *tc
             cc_find_tool("ROCKE_PTXAS", ptxas_names, ptxas_dirs, tc->ptxas, &tried) == CC_BAD_OVERRIDE)
             f = CC_BAD_OVERRIDE;
         if (f == CC_FOUND) {
-            fill_identity(tc);
+            fill_identity(tc, amd);
             if (all.len) cc_debug("toolchain %s chosen after: %s", rk_toolchain_name(tc->kind), rk_buf_cstr(&all));
             rk_buf_free(&tried);
             rk_buf_free(&all);
@@ -226,11 +261,15 @@ static rk_status resolve(rk_toolchain want, const rk_target *t, cc_toolchain *tc
     static const char *const hint[] = {
         [RK_TOOLCHAIN_AUTO] = "install llvm-22 and lld-22 (scripts/install-deps.sh) or ROCm 6/7",
         [RK_TOOLCHAIN_COMGR] = "install ROCm 6/7 or set ROCKE_COMGR_LIB to libamd_comgr.so",
-        [RK_TOOLCHAIN_LLVM] = "install llvm-22 and lld-22 or set ROCKE_LLVM_LIB and ROCKE_LLD",
-        [RK_TOOLCHAIN_TOOLS] = "install llvm-22 and lld-22 or set ROCKE_LLC, ROCKE_OPT and ROCKE_LLD"};
-    rk_status s = rk_fail(RK_ERR_TOOLCHAIN, "no %s toolchain for %s found (tried %s); %s",
+        [RK_TOOLCHAIN_LLVM] = "install llvm-22 and lld-22 or set ROCKE_LLVM_LIB and ROCKE_LLD "
+                              "(ld.lld is needed only with ROCKE_LINKER=lld)",
+        [RK_TOOLCHAIN_TOOLS] = "install llvm-22 and lld-22 or set ROCKE_LLC, ROCKE_OPT and ROCKE_LLD "
+                               "(ld.lld is needed only with ROCKE_LINKER=lld)"};
+    rk_status s = rk_fail(RK_ERR_TOOLCHAIN, "no %s toolchain for %s found (tried %s); %s%s",
                           want == RK_TOOLCHAIN_AUTO ? "usable" : rk_toolchain_name(want), t->name, rk_buf_cstr(&all),
-                          hint[want]);
+                          hint[want],
+                          amd && linker == CC_LINK_LLD ? ", or unset ROCKE_LINKER (the internal linker needs no ld.lld)"
+                                                       : "");
     rk_buf_free(&all);
     memset(tc, 0, sizeof *tc);
     return s;

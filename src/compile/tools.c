@@ -1,7 +1,8 @@
 /* rocke — the "tools" toolchain (opt + llc as processes) and the two steps
- * every toolchain shares: ld.lld -shared (object -> HSACO; lld has no C API)
- * and ptxas (PTX -> cubin). Files go through a private temporary folder that
- * is always removed. Layer: compile. */
+ * the llvm and tools toolchains share: the AMD link (object -> HSACO: the
+ * in-process linker, or ld.lld -shared, which has no C API, per
+ * ROCKE_LINKER) and ptxas (PTX -> cubin). Tool files go through a private
+ * temporary folder that is always removed. Layer: compile. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -42,6 +43,30 @@ rk_status cc_lld_link(const char *lld, const cc_blob *obj, const char *kernel, c
     if (s == RK_OK) s = cc_check_hsaco(hsaco, kernel);
     if (s != RK_OK) cc_blob_free(hsaco);
     return s;
+}
+
+rk_status cc_link_hsaco(const cc_toolchain *tc, const cc_blob *obj, const char *kernel, cc_blob *hsaco,
+                        const char **used) {
+    *used = "internal linker";
+    if (tc->linker != CC_LINK_LLD) {
+        rk_status s = cc_amdgpu_link(obj, hsaco);
+        if (s == RK_OK) {
+            s = cc_check_hsaco(hsaco, kernel);
+            if (s != RK_OK) cc_blob_free(hsaco);
+            return s;
+        }
+        if (s != RK_ERR_UNSUPPORTED) return s;
+        char why[1024];
+        snprintf(why, sizeof why, "%s", rk_error_message());
+        if (tc->linker == CC_LINK_INTERNAL)
+            return rk_fail(s, "%s; ROCKE_LINKER=internal forbids falling back to ld.lld (use auto or lld)", why);
+        if (!tc->lld[0])
+            return rk_fail(s, "%s, and no ld.lld was found to fall back on: install lld-22 or set ROCKE_LLD", why);
+        cc_debug("%s: falling back to ld.lld", why);
+        rk_clear_error();
+    }
+    *used = base_name(tc->lld);
+    return cc_lld_link(tc->lld, obj, kernel, hsaco);
 }
 
 rk_status cc_ptxas(const char *ptxas, const cc_blob *ptx, const rk_target *t, const char *kernel, cc_blob *cubin) {
@@ -122,13 +147,10 @@ rk_status cc_tools_compile(cc_toolchain *tc, const cc_job *job, cc_output *out) 
     cc_tmpdir_remove(dir);
     out->compile_ms = cc_now_ms() - t0;
     if (s != RK_OK) return s;
-    const char *last = amd ? base_name(tc->lld) : tc->ptxas[0] ? "ptxas" : "";
-    snprintf(out->toolchain_id, sizeof out->toolchain_id, "%.40s%s%.40s%s%.40s",
-             job->opt_level ? base_name(tc->opt) : "", job->opt_level ? " + " : "", base_name(tc->llc),
-             *last ? " + " : "", last);
+    const char *last = amd ? "" : tc->ptxas[0] ? "ptxas" : "";
     t0 = cc_now_ms();
     if (amd) {
-        s = cc_lld_link(tc->lld, &o, job->kernel, &out->binary);
+        s = cc_link_hsaco(tc, &o, job->kernel, &out->binary, &last);
         cc_blob_free(&o);
     } else {
         out->binary = o;
@@ -136,5 +158,8 @@ rk_status cc_tools_compile(cc_toolchain *tc, const cc_job *job, cc_output *out) 
         if (s == RK_OK && tc->ptxas[0]) s = cc_ptxas(tc->ptxas, &out->binary, t, job->kernel, &out->cubin);
     }
     out->link_ms = cc_now_ms() - t0;
+    snprintf(out->toolchain_id, sizeof out->toolchain_id, "%.40s%s%.40s%s%.40s",
+             job->opt_level ? base_name(tc->opt) : "", job->opt_level ? " + " : "", base_name(tc->llc),
+             *last ? " + " : "", last);
     return s;
 }
