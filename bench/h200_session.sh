@@ -15,6 +15,8 @@ if [ "${ROCKE_SKIP_LAUNCH:-0}" != 1 ]; then
   echo "== launch and bandwidth"
   ROCKE_BENCH_ARTIFACTS="$D/bench" "$D/bin/bench_launch" 20000 1024 2>&1 | tee "$OUT/launch.txt"
 fi
+echo "== IR build / verify / serialize / parse on this host's CPU"
+"$D/bin/bench_ir" 100000 9 2>&1 | tee "$OUT/bench_ir.txt"
 echo "== peers (torch, triton)"
 PYTHONUNBUFFERED=1 python3 bench/peers_small_ops.py > "$OUT/peers.jsonl" 2> "$OUT/peers.err" || tail -5 "$OUT/peers.err"
 echo "== rocke small ops"

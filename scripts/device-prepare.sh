@@ -9,7 +9,7 @@ T=${2:-sm_90a}
 D=.devcarry
 rm -rf "$D"
 mkdir -p "$D/bin" "$D/gpucheck" "$D/bench" "$D/ops"
-cp "$B/rocke" "$B/bench/bench_launch" "$D/bin/"
+cp "$B/rocke" "$B/bench/bench_launch" "$B/bench/bench_ir" "$D/bin/"
 "$B/rocke" gpu-check --emit "$D/gpucheck" --target "$T"
 ROCKE_BENCH_EMIT="$D/bench" ROCKE_BENCH_TARGET="$T" "$B/bench/bench_launch"
 SHAPES=${ROCKE_BENCH_SHAPES:-"32768,4096 4096,32768 512,4096"}
@@ -33,6 +33,7 @@ while read -r name shape spec; do
 done <<'VARIANTS'
 softmax-packed 32768,4096 softmax --keep_exps false
 layernorm-mb1 4096,32768 layernorm --min_blocks_per_sm 1
-rmsnorm-mb1 4096,32768 rmsnorm --min_blocks_per_sm 1
+layernorm-f32 32768,4096 layernorm --dtype f32
+layernorm-f32-mb4 32768,4096 layernorm --dtype f32 --min_blocks_per_sm 4
 VARIANTS
 du -sh "$D"

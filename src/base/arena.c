@@ -13,24 +13,30 @@ struct rk_arena_chunk {
     _Alignas(16) unsigned char data[];
 };
 
-/* Chunk sizes double with the arena (each new chunk is as large as all the
- * earlier ones together), so a big kernel needs few chunks and few malloc
- * calls; the unused tail of the newest chunk is address space only, never
- * touched. */
+/* Chunks grow eightfold (each new one is 7x all the earlier ones together):
+ * a big kernel needs few chunks, and reaches the huge-page sized ones (below)
+ * after 512 KiB; the unused tail of the newest chunk is address space only,
+ * never touched. */
 enum { CHUNK_MIN = 64 * 1024 };
 #define CHUNK_MAX ((size_t)64 << 20)
 
 /* On a VM, first touch of fresh memory (one page fault per 4 KiB) was the
- * largest cost of building a big kernel. Chunks this large ask for
+ * largest cost of building a big kernel. Memory of 2 MiB or more asks for
  * transparent huge pages (one fault per 2 MiB); the advice is only advice:
  * without THP it changes nothing. */
-#define HUGE_CHUNK ((size_t)4 << 20)
 #define HUGE_PAGE ((uintptr_t)2 << 20)
 
-static void advise_huge(unsigned char *p, size_t n) {
+void rk_advise_huge(void *p, size_t n) {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (!p || n < HUGE_PAGE - 64) return;
+    /* A malloc block of m * 2 MiB - 32 bytes is an aligned mmap of m huge
+     * pages less malloc's 16-byte header before and 16 bytes after: within
+     * 64 bytes of a boundary, round outwards so those pages count too.
+     * Advice never changes memory, so covering a few bytes of malloc's is
+     * harmless. */
     uintptr_t lo = ((uintptr_t)p + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
-    uintptr_t hi = ((uintptr_t)p + n) & ~(HUGE_PAGE - 1);
+    if (lo - (uintptr_t)p > HUGE_PAGE - 64) lo -= HUGE_PAGE;
+    uintptr_t hi = ((uintptr_t)p + n + 63) & ~(HUGE_PAGE - 1);
     if (hi > lo) (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
 #else
     (void)p; (void)n;
@@ -57,19 +63,31 @@ void *rk_arena_alloc_slow(rk_arena *a, size_t n) {
         a->cur += n;
         return p;
     }
-    size_t size = a->total < CHUNK_MAX ? a->total : CHUNK_MAX;
+    size_t size = a->total < CHUNK_MAX / 7 ? 7 * a->total : CHUNK_MAX;
     if (size < CHUNK_MIN) size = CHUNK_MIN;
     if (size < n) size = n;
-    rk_arena_chunk *c = rk_malloc(sizeof *c + size);
+    /* a big chunk is allocated one huge page larger and used from its first
+     * 2 MiB boundary, so huge pages can back all of it; the skipped head is
+     * never touched (address space only) */
+    size_t pad = 0;
+    if (size >= HUGE_PAGE) {
+        pad = HUGE_PAGE;
+        size = (size + HUGE_PAGE - 1) & ~(size_t)(HUGE_PAGE - 1);   /* whole huge pages */
+    }
+    rk_arena_chunk *c = rk_malloc(sizeof *c + size + pad);
     if (!c) return NULL;
-    if (size >= HUGE_CHUNK) advise_huge(c->data, size);
-    c->size = size;
+    c->size = size + pad;
     c->next = a->head;
+    unsigned char *start = c->data;
+    if (pad) {
+        start = (unsigned char *)(((uintptr_t)c->data + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1));
+        rk_advise_huge(start, size);
+    }
     a->head = c;
-    a->cur = c->data + n;
-    a->end = c->data + size;
+    a->cur = start + n;
+    a->end = start + size;
     a->total += size;
-    return c->data;
+    return start;
 }
 
 void *rk_arena_zalloc(rk_arena *a, size_t n) {

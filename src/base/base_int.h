@@ -56,6 +56,10 @@ char *rk_arena_printf(rk_arena *a, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+/* Ask the kernel to back the whole 2 MiB pages inside [p, p+n) with
+ * transparent huge pages: for big tables that are about to be filled, one
+ * fault per 2 MiB instead of one per 4 KiB. Advice only; no-op off Linux. */
+void rk_advise_huge(void *p, size_t n);
 /* Grow an arena array: copies into a new block (the old one stays in the
  * arena until it dies). Returns NULL on OOM, leaving *arr untouched. */
 void *rk_arena_grow(rk_arena *a, void *arr, size_t elem, uint32_t *cap, uint32_t need);

@@ -47,6 +47,32 @@ static bool visible(const rk_kernel *k, const rk_region *cur, rk_value v) {
     return false;
 }
 
+bool ir_vals_reserve(rk_kernel *k, uint64_t need) {
+    if (need <= k->vals_cap) return true;
+    uint64_t ncap = k->vals_cap ? k->vals_cap : 64;
+    while (ncap < need) ncap *= 2;
+    const uint64_t per_huge = ((uint64_t)2 << 20) / sizeof(ir_valinfo);
+    if (ncap >= per_huge) {                                   /* m * 2 MiB - 32 bytes */
+        ncap = (ncap + per_huge - 1) / per_huge * per_huge - 1;
+        if (ncap < need) ncap += per_huge;
+    }
+    if (ncap > UINT32_MAX) return false;
+    ir_valinfo *v;
+    if (ncap < per_huge) {
+        v = rk_realloc(k->vals, k->vals_cap * sizeof *v, ncap * sizeof *v);
+        if (!v) return false;
+    } else {
+        v = rk_malloc(ncap * sizeof *v);
+        if (!v) return false;
+        rk_advise_huge(v, ncap * sizeof *v);
+        memcpy(v, k->vals, k->nvals * sizeof *v);
+        rk_free(k->vals, k->vals_cap * sizeof *v);
+    }
+    k->vals = v;
+    k->vals_cap = (uint32_t)ncap;
+    return true;
+}
+
 rk_op *rk_emit(rk_kernel *k, rk_opcode code, const rk_value *in, uint32_t nin, const rk_type *out, uint32_t nout) {
     if (!ir_live(k)) return NULL;
     if ((unsigned)code >= RK_OP__COUNT) code = RK_OP_INVALID;
@@ -74,6 +100,10 @@ rk_op *rk_emit(rk_kernel *k, rk_opcode code, const rk_value *in, uint32_t nin, c
             return NULL;
         }
         op->in[i] = in[i];
+    }
+    if (nout && !ir_vals_reserve(k, (uint64_t)k->nvals + nout)) {
+        ir_fail(k, RK_ERR_NOMEM, NULL, "out of memory adding a value");
+        return NULL;
     }
     for (uint32_t i = 0; i < nout; i++) {
         op->out[i] = ir_new_value(k, out[i], RK_VK_RESULT, info->hint, true);
@@ -159,7 +189,7 @@ static void set_str(rk_kernel *k, rk_op *op, const char *key, rk_attr_val *v, co
 static void set_type(rk_kernel *k, rk_attr_val *v, rk_type t) {
     if (!v) return;
     v->kind = RK_AK_STR;
-    v->u.s = rk_type_name(k, t);   /* canonical names live as long as the kernel */
+    v->u.s = ir_tname(k, t);   /* canonical names live as long as the kernel */
 }
 
 void rk_op_set_int(rk_kernel *k, rk_op *op, const char *key, int64_t x) { set_int(put(k, op, key), x); }
@@ -178,7 +208,8 @@ void rk_op_set_int_list(rk_kernel *k, rk_op *op, const char *key, const int64_t 
     v->u.list = items;
 }
 
-/* The builders below set attributes by string-literal key: stored as is. */
+/* The builders below set attributes by the shared ir_key_* strings, stored
+ * as they are (the checks then match them by pointer). */
 static void lit_int(rk_kernel *k, rk_op *op, const char *key, int64_t x) { set_int(put_key(k, op, key, true), x); }
 static void lit_float(rk_kernel *k, rk_op *op, const char *key, double x) { set_float(put_key(k, op, key, true), x); }
 static void lit_bool(rk_kernel *k, rk_op *op, const char *key, bool x) { set_bool(put_key(k, op, key, true), x); }
@@ -195,7 +226,7 @@ static rk_type vtype(rk_kernel *k, rk_value v) { return ir_vtype(k, v); }
 static rk_value build_same(rk_kernel *k, rk_opcode code, const rk_value *in, uint32_t nin) {
     if (!ir_live(k)) return (rk_value){0};
     rk_type t = vtype(k, in[0]);
-    if (ir_op_table[code].rule == RK_R_VREDUCE) t = rk_type_elem(k, t);
+    if (ir_op_table[code].rule == RK_R_VREDUCE) t = ir_telem(k, t);
     return checked(k, rk_emit(k, code, in, nin, &t, 1));
 }
 
@@ -217,8 +248,8 @@ static rk_value build_same(rk_kernel *k, rk_opcode code, const rk_value *in, uin
 /* ---- constants -------------------------------------------------------------------------- */
 rk_value rk_const_int(rk_kernel *k, rk_type t, int64_t v) {
     rk_op *op = rk_emit(k, RK_OP_CONSTANT, NULL, 0, &t, 1);
-    lit_int(k, op, "value", v);
-    lit_type(k, op, "ity", t);
+    lit_int(k, op, ir_key_value, v);
+    lit_type(k, op, ir_key_ity, t);
     return checked(k, op);
 }
 rk_value rk_const_i32(rk_kernel *k, int32_t v) { return rk_const_int(k, RK_T_I32, v); }
@@ -242,19 +273,19 @@ rk_value rk_const_float(rk_kernel *k, rk_type t, double v) {
         return (rk_value){0};
     }
     rk_op *op = rk_emit(k, RK_OP_CONSTANT, NULL, 0, &t, 1);
-    lit_float(k, op, "value", round_to(t, v));
-    lit_type(k, op, "ity", t);
+    lit_float(k, op, ir_key_value, round_to(t, v));
+    lit_type(k, op, ir_key_ity, t);
     return checked(k, op);
 }
 rk_value rk_const_f32(rk_kernel *k, float v) { return rk_const_float(k, RK_T_F32, v); }
 
 rk_value rk_const_vec(rk_kernel *k, rk_type vt, double fill) {
     rk_op *op = rk_emit(k, RK_OP_CONSTANT_VEC, NULL, 0, &vt, 1);
-    rk_type et = rk_type_elem(k, vt);
-    if (rk_scalar_is_int(rk_type_scalar(et))) lit_int(k, op, "fill", (int64_t)fill);
-    else lit_float(k, op, "fill", round_to(et, fill));
-    lit_type(k, op, "elem", et);
-    lit_int(k, op, "vec", rk_type_count(k, vt));
+    rk_type et = ir_telem(k, vt);
+    if (rk_scalar_is_int(rk_type_scalar(et))) lit_int(k, op, ir_key_fill, (int64_t)fill);
+    else lit_float(k, op, ir_key_fill, round_to(et, fill));
+    lit_type(k, op, ir_key_elem, et);
+    lit_int(k, op, ir_key_vec, ir_tcount(k, vt));
     return checked(k, op);
 }
 
@@ -262,7 +293,7 @@ rk_value rk_const_vec(rk_kernel *k, rk_type vt, double fill) {
 static rk_value build_pred(rk_kernel *k, rk_opcode code, const char *pred, rk_value a, rk_value b, rk_type rt) {
     const rk_value in[] = {a, b};
     rk_op *op = rk_emit(k, code, in, 2, &rt, 1);
-    lit_str(k, op, "pred", pred);
+    lit_str(k, op, ir_key_pred, pred);
     return checked(k, op);
 }
 rk_value rk_build_cmp(rk_kernel *k, const char *pred, rk_value a, rk_value b) {
@@ -272,10 +303,10 @@ rk_value rk_build_fcmp(rk_kernel *k, const char *pred, rk_value a, rk_value b) {
     return build_pred(k, RK_OP_FCMP, pred, a, b, RK_T_I1);
 }
 static rk_type mask_type(rk_kernel *k, rk_value a) {
-    return ir_live(k) ? rk_type_vec(k, RK_T_I1, rk_type_count(k, vtype(k, a))) : RK_T_NONE;
+    return ir_live(k) ? rk_type_vec(k, RK_T_I1, ir_tcount(k, vtype(k, a))) : RK_T_NONE;
 }
 rk_value rk_build_vcmp(rk_kernel *k, const char *pred, rk_value a, rk_value b) {
-    bool f = rk_scalar_is_float(rk_type_scalar(rk_type_elem(k, vtype(k, a))));
+    bool f = rk_scalar_is_float(rk_type_scalar(ir_telem(k, vtype(k, a))));
     return build_pred(k, f ? RK_OP_VFCMP : RK_OP_VCMP, pred, a, b, mask_type(k, a));
 }
 
@@ -290,13 +321,6 @@ rk_value rk_build_vselect(rk_kernel *k, rk_value m, rk_value a, rk_value b) {
     return checked(k, rk_emit(k, RK_OP_VSELECT, in, 3, &t, 1));
 }
 
-static bool spec_has(rk_opcode code, const char *key) {
-    const ir_op_spec *sp = ir_op_spec_of(code);
-    for (uint32_t i = 0; i < sp->nattrs; i++)
-        if (strcmp(sp->attrs[i].key, key) == 0) return true;
-    return false;
-}
-
 rk_value rk_build_convert(rk_kernel *k, rk_opcode code, rk_value a, rk_type to) {
     if (!ir_live(k)) return (rk_value){0};
     const rk_op_info *info = rk_op_info_of(code);
@@ -306,7 +330,7 @@ rk_value rk_build_convert(rk_kernel *k, rk_opcode code, rk_value a, rk_type to) 
         return (rk_value){0};
     }
     rk_op *op = rk_emit(k, code, &a, 1, &to, 1);
-    if (spec_has(code, "target")) lit_type(k, op, "target", to);
+    if (ir_op_spec_key(code, ir_key_target)) lit_type(k, op, ir_key_target, to);
     return checked(k, op);
 }
 rk_value rk_build_unary_sig(rk_kernel *k, rk_opcode code, rk_value a, rk_type to) {
@@ -315,16 +339,16 @@ rk_value rk_build_unary_sig(rk_kernel *k, rk_opcode code, rk_value a, rk_type to
 
 /* ---- vectors ---------------------------------------------------------------------------------- */
 rk_value rk_build_extract(rk_kernel *k, rk_value v, uint32_t index) {
-    rk_type t = rk_type_elem(k, vtype(k, v));
+    rk_type t = ir_telem(k, vtype(k, v));
     rk_op *op = rk_emit(k, RK_OP_VEXTRACT, &v, 1, &t, 1);
-    lit_int(k, op, "index", index);
+    lit_int(k, op, ir_key_index, index);
     return checked(k, op);
 }
 rk_value rk_build_insert(rk_kernel *k, rk_value v, rk_value e, uint32_t index) {
     const rk_value in[] = {v, e};
     rk_type t = vtype(k, v);
     rk_op *op = rk_emit(k, RK_OP_VINSERT, in, 2, &t, 1);
-    lit_int(k, op, "index", index);
+    lit_int(k, op, ir_key_index, index);
     return checked(k, op);
 }
 rk_value rk_build_splat(rk_kernel *k, rk_value s, uint32_t n) {
@@ -332,7 +356,7 @@ rk_value rk_build_splat(rk_kernel *k, rk_value s, uint32_t n) {
     rk_type t = rk_type_vec(k, vtype(k, s), n);
     if (!rk_type_ok(t)) { ir_fail(k, RK_ERR_INVALID, NULL, "vector.splat: %s", rk_error_message()); return (rk_value){0}; }
     rk_op *op = rk_emit(k, RK_OP_VSPLAT, &s, 1, &t, 1);
-    lit_int(k, op, "vec", n);
+    lit_int(k, op, ir_key_vec, n);
     return checked(k, op);
 }
 rk_value rk_build_pack(rk_kernel *k, const rk_value *elems, uint32_t n) {
@@ -342,24 +366,24 @@ rk_value rk_build_pack(rk_kernel *k, const rk_value *elems, uint32_t n) {
     rk_type t = rk_type_vec(k, et, n);
     if (!rk_type_ok(t)) { ir_fail(k, RK_ERR_INVALID, NULL, "vector.pack: %s", rk_error_message()); return (rk_value){0}; }
     rk_op *op = rk_emit(k, RK_OP_VPACK, elems, n, &t, 1);
-    lit_type(k, op, "elem", et);
-    lit_int(k, op, "vec", n);
+    lit_type(k, op, ir_key_elem, et);
+    lit_int(k, op, ir_key_vec, n);
     return checked(k, op);
 }
 rk_value rk_build_concat(rk_kernel *k, rk_value a, rk_value b) {
     if (!ir_live(k)) return (rk_value){0};
     const rk_value in[] = {a, b};
-    rk_type t = rk_type_vec(k, rk_type_elem(k, vtype(k, a)), rk_type_count(k, vtype(k, a)) + rk_type_count(k, vtype(k, b)));
+    rk_type t = rk_type_vec(k, ir_telem(k, vtype(k, a)), ir_tcount(k, vtype(k, a)) + ir_tcount(k, vtype(k, b)));
     return checked(k, rk_emit(k, RK_OP_VCONCAT, in, 2, &t, 1));
 }
 rk_value rk_build_shuffle_vec(rk_kernel *k, rk_value a, rk_value b, const int32_t *mask, uint32_t n) {
     if (!ir_live(k)) return (rk_value){0};
     const rk_value in[] = {a, b};
-    rk_type t = rk_type_vec(k, rk_type_elem(k, vtype(k, a)), n);
+    rk_type t = rk_type_vec(k, ir_telem(k, vtype(k, a)), n);
     rk_op *op = rk_emit(k, RK_OP_VSHUFFLE, in, 2, &t, 1);
     int64_t m[4096];
     for (uint32_t i = 0; i < n && i < 4096; i++) m[i] = mask[i];
-    rk_op_set_int_list(k, op, "mask", m, n < 4096 ? n : 4096);
+    rk_op_set_int_list(k, op, ir_key_mask, m, n < 4096 ? n : 4096);
     return checked(k, op);
 }
 
@@ -372,7 +396,7 @@ static rk_value build_id(rk_kernel *k, rk_opcode code, int axis) {
     }
     rk_type t = RK_T_I32;
     rk_op *op = rk_emit(k, code, NULL, 0, &t, 1);
-    lit_str(k, op, "axis", axes[axis]);
+    lit_str(k, op, ir_key_axis, axes[axis]);
     return checked(k, op);
 }
 rk_value rk_build_thread_id(rk_kernel *k, int axis) { return build_id(k, RK_OP_THREAD_ID, axis); }
@@ -385,29 +409,29 @@ rk_value rk_build_lane_id(rk_kernel *k) {
 }
 
 /* ---- global memory ----------------------------------------------------------------------------- */
-static uint32_t bytes_of(rk_kernel *k, rk_type t) { return (rk_type_bits(k, t) + 7) / 8; }
+static uint32_t bytes_of(rk_kernel *k, rk_type t) { return (ir_tbits(k, t) + 7) / 8; }
 
 rk_value rk_build_load(rk_kernel *k, rk_value ptr, rk_value idx, uint32_t vec) {
     if (!ir_live(k)) return (rk_value){0};
     rk_type pt = vtype(k, ptr);
-    if (rk_type_kind_of(k, pt) != RK_TK_PTR) {
+    if (ir_tkind(k, pt) != RK_TK_PTR) {
         ir_fail(k, RK_ERR_INVALID, NULL, "rk_build_load: operand 0 must be a pointer, got %s", rk_type_name(k, pt));
         return (rk_value){0};
     }
-    rk_type et = rk_type_elem(k, pt);
+    rk_type et = ir_telem(k, pt);
     const rk_value in[] = {ptr, idx};
     if (vec <= 1) {
         rk_op *op = rk_emit(k, RK_OP_GLOBAL_LOAD_TYPED, in, 2, &et, 1);
-        lit_type(k, op, "elem_type", et);
-        lit_int(k, op, "align", bytes_of(k, et));
+        lit_type(k, op, ir_key_elem_type, et);
+        lit_int(k, op, ir_key_align, bytes_of(k, et));
         return checked(k, op);
     }
     rk_type vt = rk_type_vec(k, et, vec);
     if (!rk_type_ok(vt)) { ir_fail(k, RK_ERR_INVALID, NULL, "memref.global_load_vN: %s", rk_error_message()); return (rk_value){0}; }
     rk_op *op = rk_emit(k, RK_OP_GLOBAL_LOAD_VN, in, 2, &vt, 1);
-    lit_type(k, op, "elem_type", et);
-    lit_int(k, op, "vec", vec);
-    lit_int(k, op, "align", bytes_of(k, vt));
+    lit_type(k, op, ir_key_elem_type, et);
+    lit_int(k, op, ir_key_vec, vec);
+    lit_int(k, op, ir_key_align, bytes_of(k, vt));
     return checked(k, op);
 }
 
@@ -415,12 +439,12 @@ void rk_build_store(rk_kernel *k, rk_value ptr, rk_value idx, rk_value val) {
     if (!ir_live(k)) return;
     const rk_value in[] = {ptr, idx, val};
     rk_type vt = vtype(k, val);
-    bool vec = rk_type_kind_of(k, vt) == RK_TK_VEC;
+    bool vec = ir_tkind(k, vt) == RK_TK_VEC;
     rk_op *op = rk_emit(k, vec ? RK_OP_GLOBAL_STORE_VN : RK_OP_GLOBAL_STORE_TYPED, in, 3, NULL, 0);
-    rk_type et = vec ? rk_type_elem(k, vt) : vt;
-    lit_type(k, op, "elem_type", et);
-    if (vec) lit_int(k, op, "vec", rk_type_count(k, vt));
-    lit_int(k, op, "align", bytes_of(k, vt));
+    rk_type et = vec ? ir_telem(k, vt) : vt;
+    lit_type(k, op, ir_key_elem_type, et);
+    if (vec) lit_int(k, op, ir_key_vec, ir_tcount(k, vt));
+    lit_int(k, op, ir_key_align, bytes_of(k, vt));
     rk_op_check(k, op);
 }
 
@@ -442,28 +466,28 @@ rk_value rk_build_smem_load(rk_kernel *k, rk_value smem, const rk_value *idx, ui
     if (!ir_live(k)) return (rk_value){0};
     rk_type st = vtype(k, smem);
     uint32_t rank = rk_type_rank(k, st);
-    if (rk_type_kind_of(k, st) != RK_TK_SMEM) {
+    if (ir_tkind(k, st) != RK_TK_SMEM) {
         ir_fail(k, RK_ERR_INVALID, NULL, "rk_build_smem_load: operand 0 must be an LDS allocation, got %s", rk_type_name(k, st));
         return (rk_value){0};
     }
     rk_value in[9];
     in[0] = smem;
     for (uint32_t i = 0; i < rank; i++) in[1 + i] = idx[i];
-    rk_type et = rk_type_elem(k, st);
+    rk_type et = ir_telem(k, st);
     rk_type rt = vec > 1 ? rk_type_vec(k, et, vec) : et;
     rk_op *op = rk_emit(k, vec > 1 ? RK_OP_SMEM_LOAD_VN : RK_OP_SMEM_LOAD, in, 1 + rank, &rt, 1);
     if (vec > 1) {
-        lit_type(k, op, "elem_type", et);
-        lit_int(k, op, "vec", vec);
+        lit_type(k, op, ir_key_elem_type, et);
+        lit_int(k, op, ir_key_vec, vec);
     }
-    lit_int(k, op, "rank", rank);
+    lit_int(k, op, ir_key_rank, rank);
     return checked(k, op);
 }
 
 void rk_build_smem_store(rk_kernel *k, rk_value smem, const rk_value *idx, rk_value val) {
     if (!ir_live(k)) return;
     rk_type st = vtype(k, smem);
-    if (rk_type_kind_of(k, st) != RK_TK_SMEM) {
+    if (ir_tkind(k, st) != RK_TK_SMEM) {
         ir_fail(k, RK_ERR_INVALID, NULL, "rk_build_smem_store: operand 0 must be an LDS allocation, got %s", rk_type_name(k, st));
         return;
     }
@@ -473,13 +497,13 @@ void rk_build_smem_store(rk_kernel *k, rk_value smem, const rk_value *idx, rk_va
     for (uint32_t i = 0; i < rank; i++) in[1 + i] = idx[i];
     in[1 + rank] = val;
     rk_type vt = vtype(k, val);
-    bool vec = rk_type_kind_of(k, vt) == RK_TK_VEC;
+    bool vec = ir_tkind(k, vt) == RK_TK_VEC;
     rk_op *op = rk_emit(k, vec ? RK_OP_SMEM_STORE_VN : RK_OP_SMEM_STORE, in, 2 + rank, NULL, 0);
-    lit_int(k, op, "rank", rank);
-    lit_type(k, op, "elem_type", rk_type_elem(k, st));
+    lit_int(k, op, ir_key_rank, rank);
+    lit_type(k, op, ir_key_elem_type, ir_telem(k, st));
     if (vec) {
-        lit_int(k, op, "vec", rk_type_count(k, vt));
-        lit_int(k, op, "align", bytes_of(k, vt));
+        lit_int(k, op, ir_key_vec, ir_tcount(k, vt));
+        lit_int(k, op, ir_key_align, bytes_of(k, vt));
     }
     rk_op_check(k, op);
 }
@@ -496,19 +520,19 @@ rk_value rk_build_buffer_load(rk_kernel *k, rk_value rsrc, rk_value voff, rk_val
     const rk_value in[] = {rsrc, voff, soff};
     if (vec <= 1) {
         rk_op *op = rk_emit(k, RK_OP_BUFFER_LOAD, in, 3, &elem, 1);
-        lit_type(k, op, "elem_type", elem);
+        lit_type(k, op, ir_key_elem_type, elem);
         return checked(k, op);
     }
     rk_type vt = rk_type_vec(k, elem, vec);
-    uint32_t bits = rk_type_bits(k, vt);
+    uint32_t bits = ir_tbits(k, vt);
     if (!rk_type_ok(vt) || bits % 32) {
         ir_fail(k, RK_ERR_INVALID, NULL, "tile.buffer_load_vN: %u x %s is not a whole number of dwords",
                 vec, rk_type_name(k, elem));
         return (rk_value){0};
     }
     rk_op *op = rk_emit(k, RK_OP_BUFFER_LOAD_VN, in, 3, &vt, 1);
-    lit_int(k, op, "dwords", bits / 32);
-    lit_type(k, op, "elem_type", elem);
+    lit_int(k, op, ir_key_dwords, bits / 32);
+    lit_type(k, op, ir_key_elem_type, elem);
     return checked(k, op);
 }
 
@@ -516,10 +540,10 @@ void rk_build_buffer_store(rk_kernel *k, rk_value rsrc, rk_value voff, rk_value 
     if (!ir_live(k)) return;
     const rk_value in[] = {rsrc, voff, soff, val};
     rk_type vt = vtype(k, val);
-    bool vec = rk_type_kind_of(k, vt) == RK_TK_VEC;
+    bool vec = ir_tkind(k, vt) == RK_TK_VEC;
     rk_op *op = rk_emit(k, vec ? RK_OP_BUFFER_STORE_VN : RK_OP_BUFFER_STORE, in, 4, NULL, 0);
-    lit_type(k, op, "elem_type", vec ? rk_type_elem(k, vt) : vt);
-    if (vec) lit_int(k, op, "dwords", rk_type_bits(k, vt) / 32);
+    lit_type(k, op, ir_key_elem_type, vec ? ir_telem(k, vt) : vt);
+    if (vec) lit_int(k, op, ir_key_dwords, ir_tbits(k, vt) / 32);
     rk_op_check(k, op);
 }
 
@@ -528,13 +552,13 @@ void rk_build_async_copy(rk_kernel *k, rk_value src, rk_value src_idx, rk_value 
                          rk_value valid, uint32_t bytes) {
     const rk_value in[] = {src, src_idx, dst, dst_idx, valid};
     rk_op *op = rk_emit(k, RK_OP_ASYNC_COPY, in, 5, NULL, 0);
-    lit_int(k, op, "bytes", bytes);
+    lit_int(k, op, ir_key_bytes, bytes);
     rk_op_check(k, op);
 }
 void rk_build_async_commit(rk_kernel *k) { rk_op_check(k, rk_emit(k, RK_OP_ASYNC_COMMIT_GROUP, NULL, 0, NULL, 0)); }
 void rk_build_async_wait(rk_kernel *k, uint32_t n) {
     rk_op *op = rk_emit(k, RK_OP_ASYNC_WAIT_GROUP, NULL, 0, NULL, 0);
-    lit_int(k, op, "n", n);
+    lit_int(k, op, ir_key_n, n);
     rk_op_check(k, op);
 }
 
@@ -542,7 +566,7 @@ rk_value rk_build_shuffle(rk_kernel *k, const char *mode, rk_value v, rk_value l
     const rk_value in[] = {v, lane};
     rk_type t = vtype(k, v);
     rk_op *op = rk_emit(k, RK_OP_SHUFFLE, in, 2, &t, 1);
-    lit_str(k, op, "mode", mode);
+    lit_str(k, op, ir_key_mode, mode);
     return checked(k, op);
 }
 
@@ -563,9 +587,9 @@ void rk_build_sync(rk_kernel *k) { rk_build_barrier_op(k, RK_OP_SYNC); }
 
 void rk_build_s_waitcnt(rk_kernel *k, int vmcnt, int lgkmcnt, int expcnt) {
     rk_op *op = rk_emit(k, RK_OP_S_WAITCNT, NULL, 0, NULL, 0);
-    lit_int(k, op, "vmcnt", vmcnt);
-    lit_int(k, op, "lgkmcnt", lgkmcnt);
-    lit_int(k, op, "expcnt", expcnt);
+    lit_int(k, op, ir_key_vmcnt, vmcnt);
+    lit_int(k, op, ir_key_lgkmcnt, lgkmcnt);
+    lit_int(k, op, ir_key_expcnt, expcnt);
     rk_op_check(k, op);
 }
 
@@ -574,7 +598,7 @@ rk_value rk_build_atomic(rk_kernel *k, const char *kind, rk_value ptr, rk_value 
     const rk_value in[] = {ptr, idx, v};
     rk_type t = vtype(k, v);
     rk_op *op = rk_emit(k, RK_OP_GLOBAL_ATOMIC, in, 3, &t, 1);
-    lit_str(k, op, "kind", kind);
+    lit_str(k, op, ir_key_kind, kind);
     return checked(k, op);
 }
 
@@ -588,16 +612,16 @@ rk_value rk_build_mma(rk_kernel *k, const char *op_id, rk_value a, rk_value b, r
     const rk_value in[] = {a, b, c};
     rk_type t = vtype(k, c);
     rk_op *op = rk_emit(k, RK_OP_MMA, in, 3, &t, 1);
-    lit_str(k, op, "op_id", op_id);
+    lit_str(k, op, ir_key_op_id, op_id);
     return checked(k, op);
 }
 
 rk_op *rk_build_inline_asm(rk_kernel *k, const char *templ, const char *constraints, const rk_value *in,
                            uint32_t nin, const rk_type *out, uint32_t nout, bool sideeffect) {
     rk_op *op = rk_emit(k, RK_OP_INLINE_ASM, in, nin, out, nout);
-    lit_str(k, op, "template", templ);
-    lit_str(k, op, "constraints", constraints);
-    lit_bool(k, op, "sideeffect", sideeffect);
+    lit_str(k, op, ir_key_template, templ);
+    lit_str(k, op, ir_key_constraints, constraints);
+    lit_bool(k, op, ir_key_sideeffect, sideeffect);
     return rk_op_check(k, op) ? op : NULL;
 }
 
@@ -673,11 +697,11 @@ rk_value rk_for_begin(rk_kernel *k, rk_value lo, rk_value hi, rk_value step, con
     if (!ir_live(k)) return (rk_value){0};
     const char *iv_ref = value_ref(k, body->args[0]);
     if (!iv_ref) { ir_fail(k, RK_ERR_NOMEM, op, "out of memory"); return (rk_value){0}; }
-    rk_attr_val *ivv = put_key(k, op, "iv", true);   /* iv_ref is already the kernel's */
+    rk_attr_val *ivv = put_key(k, op, ir_key_iv, true);   /* iv_ref is already the kernel's */
     if (ivv) { ivv->kind = RK_AK_STR; ivv->u.s = iv_ref; }
-    lit_type(k, op, "iv_type", vtype(k, lo));
+    lit_type(k, op, ir_key_iv_type, vtype(k, lo));
     if (n_iter) {
-        rk_attr_val *v = put_key(k, op, "iter_args", true);
+        rk_attr_val *v = put_key(k, op, ir_key_iter_args, true);
         rk_attr_val *items = rk_arena_alloc(&k->arena, n_iter * sizeof *items);
         if (!v || !items) { ir_fail(k, RK_ERR_NOMEM, op, "out of memory"); return (rk_value){0}; }
         for (uint32_t i = 0; i < n_iter; i++) {
@@ -693,9 +717,9 @@ rk_value rk_for_begin(rk_kernel *k, rk_value lo, rk_value hi, rk_value step, con
         v->kind = RK_AK_LIST;
         v->n = n_iter;
         v->u.list = items;
-        lit_int(k, op, "num_iter_args", n_iter);
-        lit_bool(k, op, "unroll", false);
-        lit_bool(k, op, "elide_trailing_barrier", true);
+        lit_int(k, op, ir_key_num_iter_args, n_iter);
+        lit_bool(k, op, ir_key_unroll, false);
+        lit_bool(k, op, ir_key_elide_trailing_barrier, true);
     }
     if (!rk_op_check(k, op) || !push(k, op, 0, n_iter)) return (rk_value){0};
     return body->args[0];
@@ -704,13 +728,13 @@ rk_value rk_for_begin(rk_kernel *k, rk_value lo, rk_value hi, rk_value step, con
 void rk_for_set_unroll(rk_kernel *k, bool unroll) {
     if (!ir_live(k)) return;
     for (uint32_t i = k->depth; i-- > 0;)
-        if (k->frames[i].op->code == RK_OP_FOR) { lit_bool(k, k->frames[i].op, "unroll", unroll); return; }
+        if (k->frames[i].op->code == RK_OP_FOR) { lit_bool(k, k->frames[i].op, ir_key_unroll, unroll); return; }
     ir_fail(k, RK_ERR_INVALID, NULL, "rk_for_set_unroll outside a loop");
 }
 
 static rk_op *emit_yield(rk_kernel *k, const rk_value *ys, uint32_t n) {
     rk_op *y = rk_emit(k, RK_OP_YIELD, ys, n, NULL, 0);
-    lit_int(k, y, "num", n);
+    lit_int(k, y, ir_key_num, n);
     return rk_op_check(k, y) ? y : NULL;
 }
 

@@ -19,7 +19,7 @@ typedef struct ck {
 
 #define FAIL(c, ...) (snprintf((c)->msg, (c)->n, __VA_ARGS__), false)
 
-static const char *tn(const ck *c, rk_type t) { return rk_type_name(c->k, t); }
+static const char *tn(const ck *c, rk_type t) { return ir_tname(c->k, t); }
 static rk_type in_t(const ck *c, uint32_t i) { return ir_vtype(c->k, c->op->in[i]); }
 static rk_type out_t(const ck *c, uint32_t i) { return ir_vtype(c->k, c->op->out[i]); }
 static rk_type_kind kind(const ck *c, rk_type t) { return ir_tkind(c->k, t); }
@@ -29,7 +29,7 @@ static bool matches(const ck *c, rk_type t, const char *pat) {
 }
 static bool is_vec(const ck *c, rk_type t) { return kind(c, t) == RK_TK_VEC; }
 static rk_type elem(const ck *c, rk_type t) { return ir_telem(c->k, t); }
-static uint32_t count(const ck *c, rk_type t) { return rk_type_count(c->k, t); }
+static uint32_t count(const ck *c, rk_type t) { return ir_tcount(c->k, t); }
 static bool is_index(rk_type t) { return t.id == RK_S_I32 || t.id == RK_S_I64; }
 
 /* ---- arity ------------------------------------------------------------------------ */
@@ -98,12 +98,14 @@ static bool check_attrs(ck *c) {
      * then the spec is checked in its own order, as the messages expect */
     const rk_attr_val *found[RK_COUNTOF(sp->attrs)] = {0};
     const rk_attrs *a = &c->op->attrs;
-    for (uint32_t j = 0; j < a->n; j++)
-        for (uint32_t i = 0; i < sp->nattrs; i++)
-            if (!found[i] && ir_key_eq(sp->attrs[i].key, a->items[j].key)) {
-                found[i] = &a->items[j].val;
-                break;
-            }
+    for (uint32_t j = 0; j < a->n; j++) {
+        const char *key = a->items[j].key;
+        uint32_t i = 0;
+        while (i < sp->nattrs && sp->attrs[i].key != key) i++;      /* shared keys */
+        if (i == sp->nattrs)                                           /* any other copy */
+            for (i = 0; i < sp->nattrs && strcmp(sp->attrs[i].key, key) != 0; i++) {}
+        if (i < sp->nattrs && !found[i]) found[i] = &a->items[j].val;
+    }
     for (uint32_t i = 0; i < sp->nattrs; i++) {
         const ir_attr_spec *s = &sp->attrs[i];
         const rk_attr_val *v = found[i];
@@ -231,12 +233,12 @@ static bool int_fits(int64_t v, uint32_t bits) {
 
 static bool rule_const(ck *c) {
     rk_type t = out_t(c, 0);
-    if (!matches(c, t, "num")) return FAIL(c, "constant type must be an int or float scalar, got %s", tn(c, t));
-    if (!attr_names_type(c, "ity", t)) return false;
-    const rk_attr_val *v = ir_attr_find(&c->op->attrs, "value");
+    if (!matches(c, t, c->info->sig)) return FAIL(c, "constant type must be an int or float scalar, got %s", tn(c, t));
+    if (!attr_names_type(c, ir_key_ity, t)) return false;
+    const rk_attr_val *v = ir_attr_find(&c->op->attrs, ir_key_value);
     if (rk_scalar_is_int(rk_type_scalar(t))) {
         if (v->kind != RK_AK_INT) return FAIL(c, "an integer constant of type %s needs an integer value", tn(c, t));
-        if (!int_fits(v->u.i, rk_type_bits(c->k, t)))
+        if (!int_fits(v->u.i, ir_tbits(c->k, t)))
             return FAIL(c, "value %lld does not fit in %s", (long long)v->u.i, tn(c, t));
     }
     return true;
@@ -245,9 +247,9 @@ static bool rule_const(ck *c) {
 static bool rule_const_vec(ck *c) {
     rk_type t = out_t(c, 0);
     if (!matches(c, t, c->info->sig)) return FAIL(c, "result must be a vector of numbers, got %s", tn(c, t));
-    if (!attr_names_type(c, "elem", elem(c, t))) return false;
+    if (!attr_names_type(c, ir_key_elem, elem(c, t))) return false;
     int64_t n;
-    if (attr_int(c, "vec", &n) && (uint64_t)n != count(c, t))
+    if (attr_int(c, ir_key_vec, &n) && (uint64_t)n != count(c, t))
         return FAIL(c, "attribute vec = %lld but the result has %u lanes", (long long)n, count(c, t));
     return true;
 }
@@ -259,12 +261,12 @@ static bool rule_resize(ck *c, bool widen) {
         return FAIL(c, "operand and result must be %s (got %s -> %s)", sig, tn(c, a), tn(c, r));
     if (count(c, a) != count(c, r)) return FAIL(c, "lane counts differ (%s -> %s)", tn(c, a), tn(c, r));
     rk_type ea = is_vec(c, a) ? elem(c, a) : a, er = is_vec(c, r) ? elem(c, r) : r;
-    uint32_t ba = rk_type_bits(c->k, ea), br = rk_type_bits(c->k, er);
+    uint32_t ba = ir_tbits(c->k, ea), br = ir_tbits(c->k, er);
     if (widen ? br <= ba : br >= ba)
         return FAIL(c, "%s -> %s must %s", tn(c, a), tn(c, r), widen ? "widen" : "narrow");
     if (rk_scalar_is_float(rk_type_scalar(ea)) && rk_scalar_is_float(rk_type_scalar(er)) && ba == br)
         return FAIL(c, "%s -> %s changes format but not width: use a bitcast or a cast op", tn(c, a), tn(c, r));
-    return attr_names_type(c, "target", r);
+    return attr_names_type(c, ir_key_target, r);
 }
 
 static bool rule_bitcast(ck *c) {
@@ -275,10 +277,10 @@ static bool rule_bitcast(ck *c) {
     rk_type_kind ka = kind(c, a), kr = kind(c, r);
     if ((ka != RK_TK_SCALAR && ka != RK_TK_VEC) || (kr != RK_TK_SCALAR && kr != RK_TK_VEC))
         return FAIL(c, "only scalars and vectors can be bitcast (%s -> %s)", tn(c, a), tn(c, r));
-    if (rk_type_bits(c->k, a) != rk_type_bits(c->k, r))
-        return FAIL(c, "bitcast changes size: %s is %u bits, %s is %u bits", tn(c, a), rk_type_bits(c->k, a),
-                    tn(c, r), rk_type_bits(c->k, r));
-    return attr_names_type(c, "target", r);
+    if (ir_tbits(c->k, a) != ir_tbits(c->k, r))
+        return FAIL(c, "bitcast changes size: %s is %u bits, %s is %u bits", tn(c, a), ir_tbits(c->k, a),
+                    tn(c, r), ir_tbits(c->k, r));
+    return attr_names_type(c, ir_key_target, r);
 }
 
 static bool rule_vreduce(ck *c) {
@@ -314,7 +316,7 @@ static bool rule_vextract(ck *c) {
     rk_type v = in_t(c, 0);
     int64_t idx = 0;
     if (!is_vec(c, v)) return FAIL(c, "operand must be a vector, got %s", tn(c, v));
-    attr_int(c, "index", &idx);
+    attr_int(c, ir_key_index, &idx);
     if ((uint64_t)idx >= count(c, v)) return FAIL(c, "index %lld out of range for %s", (long long)idx, tn(c, v));
     if (!rk_type_eq(out_t(c, 0), elem(c, v))) return FAIL(c, "result must be %s", tn(c, elem(c, v)));
     return true;
@@ -324,7 +326,7 @@ static bool rule_vinsert(ck *c) {
     rk_type v = in_t(c, 0);
     int64_t idx = 0;
     if (!is_vec(c, v)) return FAIL(c, "operand 0 must be a vector, got %s", tn(c, v));
-    attr_int(c, "index", &idx);
+    attr_int(c, ir_key_index, &idx);
     if ((uint64_t)idx >= count(c, v)) return FAIL(c, "index %lld out of range for %s", (long long)idx, tn(c, v));
     if (!rk_type_eq(in_t(c, 1), elem(c, v))) return FAIL(c, "inserted value must be %s", tn(c, elem(c, v)));
     if (!rk_type_eq(out_t(c, 0), v)) return FAIL(c, "result must be %s", tn(c, v));
@@ -336,7 +338,7 @@ static bool rule_vsplat(ck *c) {
     int64_t n;
     if (kind(c, s) != RK_TK_SCALAR) return FAIL(c, "operand must be a scalar, got %s", tn(c, s));
     if (!is_vec(c, r) || !rk_type_eq(elem(c, r), s)) return FAIL(c, "result must be a vector of %s", tn(c, s));
-    if (attr_int(c, "vec", &n) && (uint64_t)n != count(c, r))
+    if (attr_int(c, ir_key_vec, &n) && (uint64_t)n != count(c, r))
         return FAIL(c, "attribute vec = %lld but the result has %u lanes", (long long)n, count(c, r));
     return true;
 }
@@ -348,7 +350,7 @@ static bool rule_vpack(ck *c) {
         if (!rk_type_eq(in_t(c, i), s)) return FAIL(c, "operand %u has type %s, expected %s", i, tn(c, in_t(c, i)), tn(c, s));
     if (!is_vec(c, r) || !rk_type_eq(elem(c, r), s) || count(c, r) != c->op->nin)
         return FAIL(c, "result must be vec<%sx%u>, got %s", tn(c, s), c->op->nin, tn(c, r));
-    return attr_names_type(c, "elem", s);
+    return attr_names_type(c, ir_key_elem, s);
 }
 
 static bool rule_vconcat(ck *c) {
@@ -362,7 +364,7 @@ static bool rule_vconcat(ck *c) {
 
 static bool rule_vshuffle(ck *c) {
     rk_type a = in_t(c, 0), r = out_t(c, 0);
-    const rk_attr_val *m = ir_attr_find(&c->op->attrs, "mask");
+    const rk_attr_val *m = ir_attr_find(&c->op->attrs, ir_key_mask);
     if (!is_vec(c, a) || !rk_type_eq(in_t(c, 1), a)) return FAIL(c, "operands must be two vectors of one type");
     if (!is_vec(c, r) || !rk_type_eq(elem(c, r), elem(c, a)) || count(c, r) != m->n)
         return FAIL(c, "result must be vec<%sx%u> (one lane per mask entry)", tn(c, elem(c, a)), m->n);
@@ -391,14 +393,14 @@ static bool access_type(ck *c, rk_type v, rk_type e, const char *what) {
         int64_t n;
         if (!is_vec(c, v) || !rk_type_eq(elem(c, v), e))
             return FAIL(c, "%s must be a vector of %s, got %s", what, tn(c, e), tn(c, v));
-        if (attr_int(c, "vec", &n) && (uint64_t)n != count(c, v))
+        if (attr_int(c, ir_key_vec, &n) && (uint64_t)n != count(c, v))
             return FAIL(c, "attribute vec = %lld but %s has %u lanes", (long long)n, what, count(c, v));
-        return attr_names_type(c, "elem_type", e);
+        return attr_names_type(c, ir_key_elem_type, e);
     }
     if (!matches(c, v, sig)) return FAIL(c, "%s must be %s, got %s", what, sig, tn(c, v));
     rk_type ve = is_vec(c, v) && !is_vec(c, e) ? elem(c, v) : v;
     if (!rk_type_eq(ve, e)) return FAIL(c, "%s type %s does not match the element type %s", what, tn(c, v), tn(c, e));
-    return attr_names_type(c, "elem_type", e);
+    return attr_names_type(c, ir_key_elem_type, e);
 }
 
 static bool rule_gload(ck *c) {
@@ -439,7 +441,7 @@ static bool smem_indexed(ck *c, uint32_t nidx, rk_type *e) {
     if (kind(c, s) != RK_TK_SMEM) return FAIL(c, "operand 0 must be an LDS allocation, got %s", tn(c, s));
     uint32_t rank = rk_type_rank(c->k, s);
     if (nidx != rank) return FAIL(c, "%s needs %u indices, got %u", tn(c, s), rank, nidx);
-    if (attr_int(c, "rank", &r) && r != rank) return FAIL(c, "attribute rank = %lld but %s has rank %u", (long long)r, tn(c, s), rank);
+    if (attr_int(c, ir_key_rank, &r) && r != rank) return FAIL(c, "attribute rank = %lld but %s has rank %u", (long long)r, tn(c, s), rank);
     for (uint32_t i = 0; i < nidx; i++)
         if (!rk_type_eq(in_t(c, 1 + i), RK_T_I32)) return FAIL(c, "index %u must be i32, got %s", i, tn(c, in_t(c, 1 + i)));
     *e = elem(c, s);
@@ -451,8 +453,8 @@ static bool rule_smem_load(ck *c) {
     if (!smem_indexed(c, c->op->nin - 1u, &e)) return false;
     if (c->op->code == RK_OP_LDMATRIX) {
         int64_t num = 0;
-        attr_int(c, "num", &num);
-        if (rk_type_bits(c->k, e) != 16) return FAIL(c, "ldmatrix reads 16-bit elements, not %s", tn(c, e));
+        attr_int(c, ir_key_num, &num);
+        if (ir_tbits(c->k, e) != 16) return FAIL(c, "ldmatrix reads 16-bit elements, not %s", tn(c, e));
         if (!is_vec(c, r) || !rk_type_eq(elem(c, r), RK_T_I32) || count(c, r) != (uint64_t)num)
             return FAIL(c, "result must be vec<i32x%lld>", (long long)num);
         return true;
@@ -460,7 +462,7 @@ static bool rule_smem_load(ck *c) {
     if (c->op->code == RK_OP_DS_READ_TR_B8) {
         if (!matches(c, r, c->info->sig) || !rk_type_eq(elem(c, r), e))
             return FAIL(c, "result must be vec<%sx8>", tn(c, e));
-        return attr_names_type(c, "dtype", e);
+        return attr_names_type(c, ir_key_dtype, e);
     }
     return access_type(c, r, e, "result");
 }
@@ -483,7 +485,7 @@ static bool rule_lds_atomic(ck *c) {
     if (!smem_indexed(c, c->op->nin - 2u, &e)) return false;
     if (!matches(c, v, c->info->sig) || !rk_type_eq(v, e) || !rk_type_eq(out_t(c, 0), v))
         return FAIL(c, "value and result must be the element type %s (i32 or f32)", tn(c, e));
-    return attr_names_type(c, "elem_type", e);
+    return attr_names_type(c, ir_key_elem_type, e);
 }
 
 static bool rule_bload(ck *c) {
@@ -494,13 +496,13 @@ static bool rule_bload(ck *c) {
     if (!matches(c, r, c->spec->sig_vec ? "vec<num|f8 x*>" : c->info->sig))
         return FAIL(c, "result must be %s, got %s", c->info->sig, tn(c, r));
     int64_t dw;
-    if (attr_int(c, "dwords", &dw) && (int64_t)rk_type_bits(c->k, r) != 32 * dw)
+    if (attr_int(c, ir_key_dwords, &dw) && (int64_t)ir_tbits(c->k, r) != 32 * dw)
         return FAIL(c, "dwords = %lld loads %lld bits but %s has %u", (long long)dw, (long long)(32 * dw),
-                    tn(c, r), rk_type_bits(c->k, r));
-    uint32_t b = rk_type_bits(c->k, r);
+                    tn(c, r), ir_tbits(c->k, r));
+    uint32_t b = ir_tbits(c->k, r);
     if (b != 8 && b != 16 && b != 32 && b != 64 && b != 96 && b != 128)
         return FAIL(c, "buffer accesses move 1, 2, 4, 8, 12 or 16 bytes; %s is %u bits", tn(c, r), b);
-    return attr_names_type(c, "elem_type", is_vec(c, r) ? elem(c, r) : r);
+    return attr_names_type(c, ir_key_elem_type, is_vec(c, r) ? elem(c, r) : r);
 }
 
 static bool rule_bstore(ck *c) {
@@ -511,13 +513,13 @@ static bool rule_bstore(ck *c) {
     if (!matches(c, v, c->spec->sig_vec ? "vec<num|f8 x*>" : c->info->sig))
         return FAIL(c, "stored value must be %s, got %s", c->info->sig, tn(c, v));
     int64_t dw;
-    if (attr_int(c, "dwords", &dw) && (int64_t)rk_type_bits(c->k, v) != 32 * dw)
+    if (attr_int(c, ir_key_dwords, &dw) && (int64_t)ir_tbits(c->k, v) != 32 * dw)
         return FAIL(c, "dwords = %lld stores %lld bits but %s has %u", (long long)dw, (long long)(32 * dw),
-                    tn(c, v), rk_type_bits(c->k, v));
-    uint32_t b = rk_type_bits(c->k, v);
+                    tn(c, v), ir_tbits(c->k, v));
+    uint32_t b = ir_tbits(c->k, v);
     if (b != 8 && b != 16 && b != 32 && b != 64 && b != 96 && b != 128)
         return FAIL(c, "buffer accesses move 1, 2, 4, 8, 12 or 16 bytes; %s is %u bits", tn(c, v), b);
-    return attr_names_type(c, "elem_type", is_vec(c, v) ? elem(c, v) : v);
+    return attr_names_type(c, ir_key_elem_type, is_vec(c, v) ? elem(c, v) : v);
 }
 
 static bool rule_async_lds(ck *c) {
@@ -543,8 +545,8 @@ static bool rule_async_copy(ck *c) {
     if (!rk_type_eq(in_t(c, 3), RK_T_I32)) return FAIL(c, "destination index must be i32");
     if (!rk_type_eq(in_t(c, 4), RK_T_I1)) return FAIL(c, "valid flag must be i1");
     int64_t bytes = 0;
-    attr_int(c, "bytes", &bytes);
-    uint32_t eb = rk_type_bits(c->k, e) / 8;
+    attr_int(c, ir_key_bytes, &bytes);
+    uint32_t eb = ir_tbits(c->k, e) / 8;
     if (!eb || bytes % eb) return FAIL(c, "bytes = %lld is not a whole number of %s elements", (long long)bytes, tn(c, e));
     return true;
 }
@@ -560,7 +562,7 @@ static bool rule_gatomic(ck *c) {
     bool packed = is_vec(c, v) && count(c, v) == 2 && rk_type_eq(elem(c, v), e);
     if (!rk_type_eq(v, e) && !packed) return FAIL(c, "value type %s does not match the pointee %s", tn(c, v), tn(c, e));
     if (!rk_type_eq(out_t(c, 0), v)) return FAIL(c, "result (the old value) must be %s", tn(c, v));
-    const char *kind_s = attr_str(c, "kind");
+    const char *kind_s = attr_str(c, ir_key_kind);
     if (kind_s) {
         bool is_f = rk_scalar_is_float(rk_type_scalar(v));
         bool float_kind = strcmp(kind_s, "fadd") == 0;
@@ -568,7 +570,7 @@ static bool rule_gatomic(ck *c) {
         if (!any_kind && float_kind != is_f)
             return FAIL(c, "atomic kind '%s' does not apply to %s", kind_s, tn(c, v));
     }
-    return attr_names_type(c, "elem_type", v);
+    return attr_names_type(c, ir_key_elem_type, v);
 }
 
 static bool rule_mma(ck *c) {
@@ -595,9 +597,9 @@ static bool rule_for(ck *c) {
         if (!rk_type_eq(out_t(c, i), it)) return FAIL(c, "result %u type %s differs from its initial value %s", i, tn(c, out_t(c, i)), tn(c, it));
     }
     int64_t na;
-    if (attr_int(c, "num_iter_args", &na) && na != n)
+    if (attr_int(c, ir_key_num_iter_args, &na) && na != n)
         return FAIL(c, "num_iter_args = %lld but the loop carries %u values", (long long)na, n);
-    return attr_names_type(c, "iv_type", t);
+    return attr_names_type(c, ir_key_iv_type, t);
 }
 
 static bool rule_if(ck *c) {
@@ -607,7 +609,7 @@ static bool rule_if(ck *c) {
 
 static bool rule_yield(ck *c) {
     int64_t num = -1;
-    attr_int(c, "num", &num);
+    attr_int(c, ir_key_num, &num);
     if (num != c->op->nin) return FAIL(c, "attribute num = %lld but %u values are yielded", (long long)num, c->op->nin);
     const rk_op *owner = c->op->parent ? c->op->parent->owner : NULL;
     if (!owner || (owner->code != RK_OP_FOR && owner->code != RK_OP_IF_ELSE))
@@ -624,16 +626,16 @@ static bool rule_yield(ck *c) {
 
 /* ---- extra per-op checks (beyond the rule and the attribute spec) ----------------------- */
 static bool check_mov_dpp(ck *c) {
-    bool shr = ir_attr_find(&c->op->attrs, "row_shr") != NULL, shl = ir_attr_find(&c->op->attrs, "row_shl") != NULL;
+    bool shr = ir_attr_find(&c->op->attrs, ir_key_row_shr) != NULL, shl = ir_attr_find(&c->op->attrs, ir_key_row_shl) != NULL;
     if (shr == shl) return FAIL(c, "needs exactly one of row_shr or row_shl (1, 2, 4, 8 or 15)");
     return true;
 }
 
 static bool check_buffer_dwords3(ck *c) {
     int64_t dw = 0;
-    attr_int(c, "dwords", &dw);
+    attr_int(c, ir_key_dwords, &dw);
     rk_type v = c->op->nout ? out_t(c, 0) : in_t(c, 3);
-    if (dw == 3 && rk_type_bits(c->k, is_vec(c, v) ? elem(c, v) : v) != 32)
+    if (dw == 3 && ir_tbits(c->k, is_vec(c, v) ? elem(c, v) : v) != 32)
         return FAIL(c, "dwords = 3 needs 32-bit elements, got %s", tn(c, v));
     return true;
 }
@@ -649,7 +651,7 @@ static bool check_mbarrier(ck *c) { return mbarrier_operand(c, 0); }
 
 static bool check_wgmma(ck *c) {
     int64_t n = 0;
-    attr_int(c, "n", &n);
+    attr_int(c, ir_key_n, &n);
     if (n % 8) return FAIL(c, "n = %lld is not a multiple of 8 (wgmma shapes are m64nNk16, N = 8..256)", (long long)n);
     if (count(c, in_t(c, 0)) != (uint32_t)n / 2)
         return FAIL(c, "n = %lld needs vec<f32x%lld> accumulators (n/2 per thread), got %s", (long long)n,
@@ -659,8 +661,8 @@ static bool check_wgmma(ck *c) {
 
 static bool check_wgmma_desc(ck *c) {
     int64_t lbo = 0, sbo = 0;
-    attr_int(c, "lbo", &lbo);
-    attr_int(c, "sbo", &sbo);
+    attr_int(c, ir_key_lbo, &lbo);
+    attr_int(c, ir_key_sbo, &sbo);
     if (lbo % 16 || sbo % 16) return FAIL(c, "lbo = %lld and sbo = %lld must be multiples of 16 bytes", (long long)lbo, (long long)sbo);
     return true;
 }
@@ -705,7 +707,8 @@ static const extra_fn extra_checks[RK_OP__COUNT] = {
 
 /* ---- entry ------------------------------------------------------------------------------- */
 bool ir_check_op(const rk_kernel *k, const rk_op *op, char *msg, size_t n) {
-    ck c = {k, op, rk_op_info_of(op->code), ir_op_spec_of(op->code), msg, n};
+    ck c = {k, op, &ir_op_table[(unsigned)op->code < RK_OP__COUNT ? op->code : RK_OP_INVALID], ir_op_spec_of(op->code),
+            msg, n};
     msg[0] = '\0';
     if (op->code == RK_OP_INVALID || (unsigned)op->code >= RK_OP__COUNT) return FAIL(&c, "unknown op");
     if (!check_count(&c, "operands", op->nin, c.info->nin)) return false;

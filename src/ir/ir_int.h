@@ -3,6 +3,8 @@
 #ifndef ROCKE_IR_INT_H
 #define ROCKE_IR_INT_H
 
+#include <stdatomic.h>
+
 #include "rocke/ir.h"
 #include "../base/base_int.h"
 
@@ -21,13 +23,14 @@ typedef struct ir_typeinfo {
 
 /* ---- values -------------------------------------------------------------------- */
 enum { IR_NO_NUM = UINT32_MAX };
+/* 32 bytes, no padding: one per value, and a big kernel's table is megabytes. */
 typedef struct ir_valinfo {
     rk_type type;
     rk_value_kind kind;
     uint32_t num;            /* counter number, or IR_NO_NUM when name is complete */
+    uint32_t index;          /* result index / param index / region-arg index */
     const char *hint;        /* name hint (or the complete name) */
     rk_op *def;              /* RESULT: producer; REGION_ARG: region owner op */
-    uint32_t index;          /* result index / param index / region-arg index */
 } ir_valinfo;
 
 /* ---- builder frames (open regions) ---------------------------------------------- */
@@ -80,8 +83,12 @@ static inline const ir_typeinfo *ir_type(const rk_kernel *k, rk_type t) {
 }
 static inline bool ir_live(const rk_kernel *k) { return k->err == RK_OK; }
 
-/* Inline twins of rk_value_type, rk_type_kind_of and rk_type_elem (same
- * answers) for the checks that run on every op the builder makes. */
+/* types.c: name and storage bits of each scalar */
+typedef struct ir_scalar_info { const char *name; uint32_t bits; } ir_scalar_info;
+extern const ir_scalar_info ir_scalars[RK_S__COUNT];
+
+/* Inline twins of rk_value_type and the rk_type_* queries (same answers) for
+ * the builder and the checks, which run on every op. */
 static inline rk_type ir_vtype(const rk_kernel *k, rk_value v) {
     return (v.id && v.id < k->nvals) ? k->vals[v.id].type : RK_T_NONE;
 }
@@ -94,6 +101,20 @@ static inline rk_type_kind ir_tkind(const rk_kernel *k, rk_type t) {
 static inline rk_type ir_telem(const rk_kernel *k, rk_type t) {
     const ir_typeinfo *ti = ir_type(k, t);
     return ti ? ti->elem : RK_T_NONE;
+}
+static inline uint32_t ir_tcount(const rk_kernel *k, rk_type t) {
+    const ir_typeinfo *ti = ir_type(k, t);
+    return ti && ti->kind == RK_TK_VEC ? ti->count : 1;
+}
+static inline uint32_t ir_tbits(const rk_kernel *k, rk_type t) {
+    if (t.id - 1u < RK_S__COUNT - 1u) return ir_scalars[t.id].bits;
+    if (t.id == RK_TYPE_RSRC_ID) return 128;
+    const ir_typeinfo *ti = ir_type(k, t);
+    return ti ? ti->bits : 0;
+}
+static inline const char *ir_tname(const rk_kernel *k, rk_type t) {
+    if (t.id - 1u < RK_S__COUNT - 1u) return ir_scalars[t.id].name;
+    return rk_type_name(k, t);
 }
 /* Attribute keys: equal pointers (keys shared with the op table's spec) or
  * equal text; most unequal keys differ in their first byte. */
@@ -108,6 +129,19 @@ static inline const rk_attr_val *ir_attr_find(const rk_attrs *a, const char *key
 
 /* ---- op table -------------------------------------------------------------------- */
 extern const rk_op_info ir_op_table[RK_OP__COUNT];
+
+/* Attribute keys that code names (builder, checks), one shared string each:
+ * the parsed specs below use these very pointers, as do ops the builder
+ * makes, so matching a key is mostly a pointer compare (ir_key_eq). */
+#define IR_KEYS(X)                                                                       \
+    X(value) X(ity) X(fill) X(elem) X(vec) X(pred) X(target) X(index) X(mask) X(axis)    \
+    X(align) X(elem_type) X(rank) X(dwords) X(bytes) X(n) X(num) X(mode) X(kind) X(op_id) \
+    X(template) X(constraints) X(sideeffect) X(iv) X(iv_type) X(iter_args)               \
+    X(num_iter_args) X(unroll) X(elide_trailing_barrier) X(vmcnt) X(lgkmcnt) X(expcnt)   \
+    X(dtype) X(row_shr) X(row_shl) X(lbo) X(sbo)
+#define IR_KEY_DECL(name) extern const char ir_key_##name[];
+IR_KEYS(IR_KEY_DECL)
+#undef IR_KEY_DECL
 
 /* Parsed attribute spec of an op (from the table's attrs column). */
 typedef enum ir_attr_type { IR_AT_INT, IR_AT_NUM, IR_AT_STR, IR_AT_BOOL, IR_AT_LIST, IR_AT_TYPE } ir_attr_type;
@@ -129,7 +163,18 @@ typedef struct ir_op_spec {
     uint32_t sig_scalars;
     bool sig_vec;             /* sig is exactly "vec" (access rules read it per op) */
 } ir_op_spec;
-const ir_op_spec *ir_op_spec_of(rk_opcode code);
+/* Spec keys are shared process-wide: one pointer per key text (the
+ * ir_key_* strings for those), so equal keys of two ops compare equal. */
+extern ir_op_spec ir_op_specs[RK_OP__COUNT];
+extern atomic_bool ir_op_specs_ready;
+const ir_op_spec *ir_op_spec_init(rk_opcode code);   /* builds the specs once */
+/* The spec of an op (row 0, no attributes, for an opcode out of range); inline
+ * because the builder asks for it on every op. */
+static inline const ir_op_spec *ir_op_spec_of(rk_opcode code) {
+    if ((unsigned)code < RK_OP__COUNT && atomic_load_explicit(&ir_op_specs_ready, memory_order_acquire))
+        return &ir_op_specs[code];
+    return ir_op_spec_init(code);
+}
 /* The spec's own copy of `key` (lives as long as the process), or NULL when
  * the op's spec has no such attribute. */
 const char *ir_op_spec_key(rk_opcode code, const char *key);
@@ -146,6 +191,14 @@ rk_op *ir_op_alloc(rk_kernel *k, rk_opcode code, uint32_t nin, uint32_t nout, ui
 const char *ir_intern(rk_kernel *k, const char *s);  /* arena copy */
 /* [A-Za-z_.][A-Za-z0-9_.]* — names that survive the text forms and LLVM. */
 bool ir_valid_ident(const char *s);
+
+/* ---- builder.c -------------------------------------------------------------------- */
+/* Room for `need` values in k's table (false on OOM; nothing changes then).
+ * Grows by doubling, and from 2 MiB on to whole huge pages in a fresh block
+ * advised for them (glibc serves such a block by mmap, which Linux aligns
+ * to 2 MiB): on a VM the page faults of first touch cost more than the copy,
+ * and more than anything else the builder or parser does per value. */
+bool ir_vals_reserve(rk_kernel *k, uint64_t need);
 
 /* ---- attrs.c ----------------------------------------------------------------------- */
 rk_attr_val *ir_attrs_put(rk_kernel *k, rk_attrs *a, const char *key);  /* NULL on OOM */

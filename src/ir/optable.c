@@ -17,15 +17,40 @@ const rk_op_info ir_op_table[RK_OP__COUNT] = {
  * collides with another (two rows, one wire name). */
 static uint32_t name_hash_cap;
 static uint16_t *name_hash;          /* opcode, 0 = empty */
-static ir_op_spec specs[RK_OP__COUNT];
+ir_op_spec ir_op_specs[RK_OP__COUNT];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 /* Set once the tables are built: the builder asks for a spec on every op, and
  * an acquire load is cheaper than pthread_once each time. */
-static atomic_bool ready;
+atomic_bool ir_op_specs_ready;
+
+#define IR_KEY_DEF(name) const char ir_key_##name[] = #name;
+IR_KEYS(IR_KEY_DEF)
+#undef IR_KEY_DEF
+
+/* Every distinct spec key once (start-up only): the named ones first. */
+#define IR_KEY_REF(name) ir_key_##name,
+#define IR_KEY_ONE(name) +1
+static const char *keys[128] = {IR_KEYS(IR_KEY_REF)};
+static uint32_t nkeys = 0 IR_KEYS(IR_KEY_ONE);
+#undef IR_KEY_REF
+#undef IR_KEY_ONE
+
+static const char *shared_key(const char *s, size_t n) {
+    for (uint32_t i = 0; i < nkeys; i++)
+        if (strlen(keys[i]) == n && memcmp(keys[i], s, n) == 0) return keys[i];
+    /* the table is static storage: keep the key as a heap copy for life */
+    char *key = malloc(n + 1);
+    RK_ASSERT(key != NULL, "out of memory at start-up");
+    memcpy(key, s, n);
+    key[n] = '\0';
+    RK_ASSERT(nkeys < RK_COUNTOF(keys), "more distinct attribute keys than the key table holds");
+    keys[nkeys++] = key;
+    return key;
+}
 
 static void parse_spec(rk_opcode code) {
     const char *s = ir_op_table[code].attrs;
-    ir_op_spec *sp = &specs[code];
+    ir_op_spec *sp = &ir_op_specs[code];
     while (*s) {
         while (*s == ' ' || *s == ',') s++;
         if (!*s) break;
@@ -35,13 +60,7 @@ static void parse_spec(rk_opcode code) {
         const char *k0 = s;
         while (*s && *s != ':') s++;
         RK_ASSERT(*s == ':', "attr spec without ':'");
-        /* the table is static storage: keep the key as a heap copy for life */
-        size_t kl = (size_t)(s - k0);
-        char *key = malloc(kl + 1);
-        RK_ASSERT(key != NULL, "out of memory at start-up");
-        memcpy(key, k0, kl);
-        key[kl] = '\0';
-        a->key = key;
+        a->key = shared_key(k0, (size_t)(s - k0));
         s++;
         switch (*s++) {
         case 'i': a->type = IR_AT_INT; break;
@@ -96,14 +115,14 @@ static void init_tables(void) {
         const char *sig = ir_op_table[c].sig;
         if (!strstr(sig, "->"))
             for (int sc = 1; sc < RK_S__COUNT; sc++)   /* scalar names need no kernel */
-                if (ir_type_matches(NULL, (rk_type){(uint32_t)sc}, sig, strlen(sig))) specs[c].sig_scalars |= 1u << sc;
-        specs[c].sig_vec = strcmp(sig, "vec") == 0;
+                if (ir_type_matches(NULL, (rk_type){(uint32_t)sc}, sig, strlen(sig))) ir_op_specs[c].sig_scalars |= 1u << sc;
+        ir_op_specs[c].sig_vec = strcmp(sig, "vec") == 0;
     }
-    atomic_store_explicit(&ready, true, memory_order_release);
+    atomic_store_explicit(&ir_op_specs_ready, true, memory_order_release);
 }
 
 static void ensure_init(void) {
-    if (!atomic_load_explicit(&ready, memory_order_acquire)) pthread_once(&once, init_tables);
+    if (!atomic_load_explicit(&ir_op_specs_ready, memory_order_acquire)) pthread_once(&once, init_tables);
 }
 
 const rk_op_info *rk_op_info_of(rk_opcode code) {
@@ -126,9 +145,9 @@ rk_opcode rk_opcode_from_name(const char *name) {
     return RK_OP_INVALID;
 }
 
-const ir_op_spec *ir_op_spec_of(rk_opcode code) {
+const ir_op_spec *ir_op_spec_init(rk_opcode code) {
     ensure_init();
-    return &specs[(unsigned)code < RK_OP__COUNT ? code : 0];
+    return &ir_op_specs[(unsigned)code < RK_OP__COUNT ? code : 0];
 }
 
 const char *ir_op_spec_key(rk_opcode code, const char *key) {

@@ -80,19 +80,24 @@ static uint32_t hash_name(const char *s, size_t n) {
     return h;
 }
 
+static bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
 /* The number a name ends in (at most 8 digits), or UINT32_MAX. */
 static uint32_t num_of(const char *s, size_t n) {
+    uint32_t v = 0, scale = 1;
     size_t d = n;
-    while (d > 0 && s[d - 1] >= '0' && s[d - 1] <= '9') d--;
-    if (d == n || n - d > 8) return UINT32_MAX;
-    uint32_t v = 0;
-    for (; d < n; d++) v = v * 10 + (uint32_t)(s[d] - '0');
+    for (; d > 0 && n - d < 8 && is_digit(s[d - 1]); d--, scale *= 10) v += (uint32_t)(s[d - 1] - '0') * scale;
+    if (d == n || (d > 0 && is_digit(s[d - 1]))) return UINT32_MAX;   /* none, or more than 8 */
     return v;
 }
 
+/* Is value id's name exactly [s, s+n)? (Names are short: a loop beats a
+ * call to strncmp.) */
 static bool name_is(const parser *P, uint32_t id, const char *s, size_t n) {
     const char *h = P->k->vals[id].hint;
-    return strncmp(h, s, n) == 0 && h[n] == '\0';
+    for (size_t i = 0; i < n; i++)
+        if (h[i] != s[i]) return false;     /* also stops at h's NUL: s holds none */
+    return h[n] == '\0';
 }
 
 /* Slot for name [s, s+n): holds it, or is the empty slot where it would go. */
@@ -108,14 +113,22 @@ static uint64_t *slot_of(parser *P, const char *s, size_t n, uint32_t h) {
 /* The latest value named [s, s+n) (0 when none); its vbind says if usable. */
 static uint32_t find(parser *P, const char *s, size_t n) {
     uint32_t num = num_of(s, n);
-    if (num < P->bynum_cap && P->bynum[num] && name_is(P, P->bynum[num], s, n)) return P->bynum[num];
+    if (num < P->bynum_limit) {
+        /* bind records every number below the limit here, so an empty entry
+         * means no name ending in num exists: a new name skips the hash */
+        uint32_t id = num < P->bynum_cap ? P->bynum[num] : 0;
+        if (!id) return 0;
+        if (name_is(P, id, s, n)) return id;
+    }
     if (!P->slots_cap) return 0;
     return (uint32_t)*slot_of(P, s, n, hash_name(s, n));
 }
 
 static bool rehash_to(parser *P, uint32_t cap) {
-    uint64_t *s = rk_calloc(cap, sizeof *s);
+    uint64_t *s = rk_malloc((size_t)cap * sizeof *s);
     if (!s) return ir_lex_oom(&P->lx);
+    rk_advise_huge(s, (size_t)cap * sizeof *s);   /* before the first touch: see presize */
+    memset(s, 0, (size_t)cap * sizeof *s);
     for (uint32_t i = 0; i < P->slots_cap; i++) {
         uint64_t e = P->slots[i];
         if (!e) continue;
@@ -139,17 +152,17 @@ static bool presize(parser *P) {
     P->bynum_limit = (uint32_t)(len / 8 < (1u << 24) ? len / 8 : (1u << 24)) + 1024;
     if (est < 256) return true;
     if (est > (1u << 24)) est = 1u << 24;
-    rk_kernel *k = P->k;
-    if (k->vals_cap < est + 1) {
-        ir_valinfo *v = rk_realloc(k->vals, k->vals_cap * sizeof *v, (est + 1) * sizeof *v);
-        if (!v) return ir_lex_oom(&P->lx);
-        k->vals = v;
-        k->vals_cap = (uint32_t)est + 1;
-    }
+    /* the tables are filled from scratch; on a VM the page faults of their
+     * first touch are the largest cost of parsing, so big ones ask for huge
+     * pages before they are touched (ir_vals_reserve, rehash_to) */
+    if (!ir_vals_reserve(P->k, est + 1)) return ir_lex_oom(&P->lx);
     uint32_t cap = 256;
     while (cap < 2 * est) cap *= 2;
-    return GROW(P, P->vb, P->vb_cap, (uint32_t)est + 1) && GROW(P, P->scope, P->scope_cap, (uint32_t)est) &&
-           rehash_to(P, cap);
+    if (!GROW(P, P->vb, P->vb_cap, (uint32_t)est + 1) || !GROW(P, P->scope, P->scope_cap, (uint32_t)est) ||
+        !GROW(P, P->bynum, P->bynum_cap, (uint32_t)est + 1) || !rehash_to(P, cap))
+        return false;
+    memset(P->bynum, 0, P->bynum_cap * sizeof *P->bynum);
+    return true;
 }
 
 /* Bind the value's name (n bytes, ending in number num) in the current scope;
@@ -456,7 +469,10 @@ static bool unknown_op(parser *P, const char *at, const char *s, size_t n) {
 }
 
 static rk_opcode op_lookup(parser *P, const char *s, size_t n) {
-    uint32_t h = hash_name(s, n) & 255;
+    /* the cache key: the length and the last 8 characters (op names share
+     * their dialect prefix); a collision only costs a full look-up */
+    size_t tail = n > 8 ? n - 8 : 0;
+    uint32_t h = (hash_name(s + tail, n - tail) ^ (uint32_t)n * 0x9e3779b1u) >> 24;
     rk_opcode c = (rk_opcode)P->opcache[h];
     const char *nm = ir_op_table[c].name;
     if (c && strncmp(nm, s, n) == 0 && nm[n] == '\0') return c;

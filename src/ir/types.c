@@ -6,7 +6,7 @@
 
 #include "ir_int.h"
 
-static const struct { const char *name; uint32_t bits; } scalars[RK_S__COUNT] = {
+const ir_scalar_info ir_scalars[RK_S__COUNT] = {
     [RK_S_NONE] = {"<none>", 0},
     [RK_S_I1] = {"i1", 1},     [RK_S_I4] = {"i4", 4},       [RK_S_I8] = {"i8", 8},
     [RK_S_I16] = {"i16", 16},  [RK_S_I32] = {"i32", 32},    [RK_S_I64] = {"i64", 64},
@@ -22,9 +22,9 @@ static const char *const space_names[RK_AS__COUNT] = {
 };
 
 const char *rk_scalar_name(rk_scalar s) {
-    return (unsigned)s < RK_S__COUNT ? scalars[s].name : "<none>";
+    return (unsigned)s < RK_S__COUNT ? ir_scalars[s].name : "<none>";
 }
-uint32_t rk_scalar_bits(rk_scalar s) { return (unsigned)s < RK_S__COUNT ? scalars[s].bits : 0; }
+uint32_t rk_scalar_bits(rk_scalar s) { return (unsigned)s < RK_S__COUNT ? ir_scalars[s].bits : 0; }
 bool rk_scalar_is_int(rk_scalar s) { return s >= RK_S_I1 && s <= RK_S_I64; }
 bool rk_scalar_is_float(rk_scalar s) { return s >= RK_S_F16 && s <= RK_S_F64; }
 bool rk_scalar_is_f8(rk_scalar s) { return s >= RK_S_FP8E4M3 && s <= RK_S_BF8E5M2FNUZ; }
@@ -34,13 +34,13 @@ const char *rk_addrspace_name(rk_addrspace as) {
 
 rk_type rk_scalar_from_name(const char *name) {
     for (int s = 1; s < RK_S__COUNT; s++)
-        if (strcmp(scalars[s].name, name) == 0) return (rk_type){(uint32_t)s};
+        if (strcmp(ir_scalars[s].name, name) == 0) return (rk_type){(uint32_t)s};
     return RK_T_NONE;
 }
 
 static rk_type scalar_from_span(const char *s, size_t n) {
     for (int i = 1; i < RK_S__COUNT; i++)
-        if (strlen(scalars[i].name) == n && memcmp(scalars[i].name, s, n) == 0)
+        if (strlen(ir_scalars[i].name) == n && memcmp(ir_scalars[i].name, s, n) == 0)
             return (rk_type){(uint32_t)i};
     return RK_T_NONE;
 }
@@ -101,6 +101,23 @@ oom:
     return RK_T_NONE;
 }
 
+/* The structural memo (rk_kernel.type_memo_*): vec and ptr types keyed by
+ * kind, element and lanes or space, so asking again for a type the kernel
+ * has costs no formatting and no hashing of its name. Keys are never 0. */
+static uint32_t memo_slot(uint64_t key) { return (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 58); }
+static rk_type memo_get(const rk_kernel *k, uint64_t key) {
+    uint32_t i = memo_slot(key);
+    return k->type_memo_key[i] == key ? (rk_type){k->type_memo_id[i]} : RK_T_NONE;
+}
+static rk_type memo_put(rk_kernel *k, uint64_t key, rk_type t) {
+    if (rk_type_ok(t)) {
+        uint32_t i = memo_slot(key);
+        k->type_memo_key[i] = key;
+        k->type_memo_id[i] = t.id;
+    }
+    return t;
+}
+
 rk_type rk_type_vec(rk_kernel *k, rk_type elem, uint32_t n) {
     rk_scalar s = rk_type_scalar(elem);
     if (s == RK_S_NONE || n == 0 || n > 4096) {
@@ -108,10 +125,13 @@ rk_type rk_type_vec(rk_kernel *k, rk_type elem, uint32_t n) {
                 rk_type_name(k, elem), n);
         return RK_T_NONE;
     }
+    uint64_t key = (1ull << 62) | (uint64_t)s << 16 | n;
+    rk_type hit = memo_get(k, key);
+    if (rk_type_ok(hit)) return hit;
     char name[48];
-    snprintf(name, sizeof name, "vec<%sx%u>", scalars[s].name, n);
-    ir_typeinfo t = {.kind = RK_TK_VEC, .elem = elem, .count = n, .bits = n * scalars[s].bits, .name = name};
-    return intern(k, &t);
+    snprintf(name, sizeof name, "vec<%sx%u>", ir_scalars[s].name, n);
+    ir_typeinfo t = {.kind = RK_TK_VEC, .elem = elem, .count = n, .bits = n * ir_scalars[s].bits, .name = name};
+    return memo_put(k, key, intern(k, &t));
 }
 
 rk_type rk_type_ptr(rk_kernel *k, rk_type pointee, rk_addrspace as) {
@@ -120,10 +140,13 @@ rk_type rk_type_ptr(rk_kernel *k, rk_type pointee, rk_addrspace as) {
         rk_fail(RK_ERR_INVALID, "pointer type needs a scalar or vector pointee and an address space");
         return RK_T_NONE;
     }
+    uint64_t key = (2ull << 62) | (uint64_t)pointee.id << 8 | (uint64_t)as;
+    rk_type hit = memo_get(k, key);
+    if (rk_type_ok(hit)) return hit;
     char name[96];
     snprintf(name, sizeof name, "ptr<%s,%s>", rk_type_name(k, pointee), space_names[as]);
     ir_typeinfo t = {.kind = RK_TK_PTR, .elem = pointee, .space = as, .bits = 64, .name = name};
-    return intern(k, &t);
+    return memo_put(k, key, intern(k, &t));
 }
 
 rk_type rk_type_smem(rk_kernel *k, rk_type elem, const uint32_t *dims, uint32_t rank) {
@@ -133,7 +156,7 @@ rk_type rk_type_smem(rk_kernel *k, rk_type elem, const uint32_t *dims, uint32_t 
         return RK_T_NONE;
     }
     char name[256];
-    int off = snprintf(name, sizeof name, "smem<%s, [", scalars[s].name);
+    int off = snprintf(name, sizeof name, "smem<%s, [", ir_scalars[s].name);
     uint64_t elems = 1;
     for (uint32_t i = 0; i < rank; i++) {
         if (dims[i] == 0) {
@@ -144,18 +167,18 @@ rk_type rk_type_smem(rk_kernel *k, rk_type elem, const uint32_t *dims, uint32_t 
         off += snprintf(name + off, sizeof name - (size_t)off, "%s%u", i ? "x" : "", dims[i]);
     }
     snprintf(name + off, sizeof name - (size_t)off, "]>");
-    if (elems * scalars[s].bits > (uint64_t)UINT32_MAX) {
+    if (elems * ir_scalars[s].bits > (uint64_t)UINT32_MAX) {
         rk_fail(RK_ERR_INVALID, "LDS allocation %s is too large", name);
         return RK_T_NONE;
     }
     ir_typeinfo t = {.kind = RK_TK_SMEM, .elem = elem, .rank = rank, .dims = (uint32_t *)dims,
-                     .space = RK_AS_LDS, .bits = (uint32_t)(elems * scalars[s].bits), .name = name};
+                     .space = RK_AS_LDS, .bits = (uint32_t)(elems * ir_scalars[s].bits), .name = name};
     return intern(k, &t);
 }
 
 /* ---- queries --------------------------------------------------------------------- */
 const char *rk_type_name(const rk_kernel *k, rk_type t) {
-    if (t.id > 0 && t.id < RK_S__COUNT) return scalars[t.id].name;
+    if (t.id > 0 && t.id < RK_S__COUNT) return ir_scalars[t.id].name;
     if (t.id == RK_TYPE_RSRC_ID) return "rsrc";
     const ir_typeinfo *ti = k ? ir_type(k, t) : NULL;
     return ti ? ti->name : "<none>";
@@ -189,7 +212,7 @@ const uint32_t *rk_type_dims(const rk_kernel *k, rk_type t) {
     return ti ? ti->dims : NULL;
 }
 uint32_t rk_type_bits(const rk_kernel *k, rk_type t) {
-    if (t.id > 0 && t.id < RK_S__COUNT) return scalars[t.id].bits;
+    if (t.id > 0 && t.id < RK_S__COUNT) return ir_scalars[t.id].bits;
     if (t.id == RK_TYPE_RSRC_ID) return 128;
     const ir_typeinfo *ti = ir_type(k, t);
     return ti ? ti->bits : 0;
