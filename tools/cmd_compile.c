@@ -40,7 +40,8 @@ static const char usage_text[] =
     "\n"
     "Environment: ROCKE_TOOLCHAIN, ROCKE_LLVM_FLAVOR, ROCKE_CACHE, ROCKE_CACHE_DIR,\n"
     "ROCKE_COMGR_LIB, ROCKE_LLVM_LIB, ROCKE_LLC, ROCKE_OPT, ROCKE_LLD, ROCKE_PTXAS,\n"
-    "ROCKE_COMPILE_INPROCESS, ROCKE_DEBUG (docs/compile.md).\n";
+    "ROCKE_LINKER (auto|internal|lld: the HSACO linker), ROCKE_COMPILE_INPROCESS,\n"
+    "ROCKE_DEBUG (docs/compile.md).\n";
 
 static int misuse(const char *msg, const char *arg) {
     fprintf(stderr, "rocke compile: %s%s%s (see rocke compile --help)\n", msg, arg ? " " : "", arg ? arg : "");

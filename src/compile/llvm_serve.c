@@ -72,9 +72,12 @@ _Noreturn static void serve(const cc_llvm *L, int sock) {
         if (!take_str(&p, end, &tname, &tn, false) || !take_str(&p, end, &kname, &kn, false) ||
             !take_str(&p, end, &ll, &lln, true))
             _exit(4);
-        char target[64], kernel[RK_PATH_MAX];
+        char target[64];
         snprintf(target, sizeof target, "%.*s", (int)tn, tname);
-        snprintf(kernel, sizeof kernel, "%.*s", (int)kn, kname);
+        char *kernel = rk_malloc(kn + 1);   /* any length: names are not cut */
+        if (!kernel) _exit(3);
+        memcpy(kernel, kname, kn);
+        kernel[kn] = '\0';
         cc_job job = {.ll = ll, .ll_len = lln, .kernel = kernel, .t = rk_target_find(target), .opt_level = opt,
                       .want_isa = want_isa != 0, .inprocess = true};
         if (!job.t) _exit(5);
@@ -93,6 +96,7 @@ _Noreturn static void serve(const cc_llvm *L, int sock) {
         if (!cc_send_full(sock, b.data, b.len)) _exit(0);
         rk_buf_free(&b);
         cc_result_free(&r);
+        rk_free(kernel, kn + 1);
         rk_free(req, (size_t)size + 1);
     }
 }
