@@ -26,6 +26,9 @@ bool rk_buf_reserve(rk_buf *b, size_t extra) {
     if (!n) { b->oom = true; return false; }
     b->data = n;
     b->cap = ncap;
+    /* big text (a serialized kernel is megabytes): huge pages for the part
+     * not written yet, so first touches fault once per 2 MiB, not per 4 KiB */
+    rk_advise_huge(n + b->len, ncap - b->len);
     return true;
 }
 
