@@ -28,6 +28,7 @@
 #define N_DYN 7u          /* SYMTAB SYMENT STRTAB STRSZ GNU_HASH HASH NULL */
 #define GNU_SHIFT2 26u    /* .gnu.hash bloom filter's second hash shift (ELF64) */
 #define MAX_SECTIONS 32u  /* ours have 9; more is surely not ours */
+#define MAX_SYMBOLS 4096u /* ours have about 11; the name check is pairwise */
 
 /* Bump when the file written for the same object changes: the version is
  * part of the toolchain identity, hence of the compile cache key. */
@@ -136,6 +137,8 @@ static rk_status read_header(obj *o) {
     if (rd16(p + 18) != EM_AMDGPU) return invalid("e_machine is %u, not EM_AMDGPU (224)", rd16(p + 18));
     if (rd16(p + 16) != ET_REL) return invalid("e_type is %u, not ET_REL (a relocatable object)", rd16(p + 16));
     if (p[EI_OSABI] != OSABI_AMDGPU_HSA) return unsupported("OS/ABI %u (only AMDGPU HSA, 64)", p[EI_OSABI]);
+    /* HSA code object v2..v6 are ABI versions 0..4, the ones ld.lld knows */
+    if (p[EI_ABIVERSION] > 4) return unsupported("ELF ABI version %u (HSA code objects use 0..4)", p[EI_ABIVERSION]);
     if (rd16(p + 56) || rd64(p + 24)) return unsupported("program headers or an entry point in an object");
     uint64_t shoff = rd64(p + 40);
     uint32_t shnum = rd16(p + 60), shstrndx = rd16(p + 62);
@@ -188,8 +191,12 @@ static rk_status classify(obj *o) {
         if (roles[r].required && !o->at[r]) return unsupported("no '%s' section", roles[r].name);
     const sec *text = &o->s[o->at[S_TEXT]], *ro = &o->s[o->at[S_RODATA]], *st = &o->s[o->at[S_SYMTAB]];
     const sec *rela = &o->s[o->at[S_RELA]];
-    if (text->entsize || ro->entsize || o->s[o->at[S_NOTE]].entsize)
-        return unsupported("an allocated section with an entry size");
+    if (text->entsize || ro->entsize || o->s[o->at[S_NOTE]].entsize ||
+        (o->at[S_GPRMAX] && o->s[o->at[S_GPRMAX]].entsize))
+        return unsupported("a section with an entry size");
+    if (o->at[S_GPRMAX] && o->s[o->at[S_GPRMAX]].align > PAGE)
+        return unsupported("section '.AMDGPU.gpr_maximums' aligned to %llu bytes",
+                           (unsigned long long)o->s[o->at[S_GPRMAX]].align);
     for (int r = S_TEXT; r <= S_NOTE; r++)
         if (r != S_RELA && (o->s[o->at[r]].align < 1 || o->s[o->at[r]].align > PAGE))
             return unsupported("section '%s' aligned to %llu bytes", roles[r].name,
@@ -249,7 +256,9 @@ static rk_status read_symbols(obj *o) {
     size_t fl = strlen(fn);
     if (strncmp(kd, fn, fl) || strcmp(kd + fl, ".kd"))
         return unsupported("descriptor '%s' does not belong to kernel '%s'", kd, fn);
-    /* distinct names (string tables are then the same with or without merging) */
+    /* distinct names (string tables are then the same with or without
+     * merging); the pairwise check is bounded by the symbol limit */
+    if (o->nsym > MAX_SYMBOLS) return unsupported("%u symbols (at most %u)", o->nsym, MAX_SYMBOLS);
     for (uint32_t i = 1; i < o->nsym; i++) {
         if (!strcmp(sym_name(o, i), "_DYNAMIC")) return unsupported("a symbol named _DYNAMIC");
         for (uint32_t j = 1; j < i; j++)
@@ -301,7 +310,7 @@ static void plan(const obj *o, const char *comment, layout *l) {
     s[O_RELRO_PAD] = (osec){".relro_padding", SHT_NOBITS, 0, 0, SHF_ALLOC | SHF_WRITE, 0, 0, 0, 1, 0};
     if (o->at[S_GPRMAX]) {
         const sec *g = &o->s[o->at[S_GPRMAX]];
-        s[O_GPRMAX] = (osec){".AMDGPU.gpr_maximums", SHT_PROGBITS, 0, 0, 0, 0, 0, 0, g->align, g->entsize};
+        s[O_GPRMAX] = (osec){".AMDGPU.gpr_maximums", SHT_PROGBITS, 0, 0, 0, 0, 0, 0, g->align ? g->align : 1, 0};
     }
     s[O_COMMENT] = (osec){".comment", SHT_PROGBITS, 0, 0, SHF_MERGE | SHF_STRINGS, 0, 0, strlen(comment) + 1, 1, 1};
     s[O_SYMTAB] = (osec){".symtab", SHT_SYMTAB, 0, o->nlocal + 1, 0, 0, 0, ((uint64_t)o->nsym + 1) * SYM_SIZE, 8,

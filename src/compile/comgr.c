@@ -110,6 +110,12 @@ static comgr *open_lib(const char *path, char *why, size_t nwhy) {
         dlclose(h);
         return NULL;
     }
+    if (tmp.major > 3) { /* 3.0 renumbered the actions; a later major may again */
+        snprintf(why, nwhy, "comgr %zu.%zu is newer than this rocke knows (2.6 to 3.x): its action numbers are "
+                 "unknown", tmp.major, tmp.minor);
+        dlclose(h);
+        return NULL;
+    }
     int slot = 0;
     while (slot < MAX_LIBS && libs[slot]) slot++;
     comgr *c = slot < MAX_LIBS ? rk_calloc(1, sizeof *c) : NULL;
@@ -331,10 +337,10 @@ static rk_status extract(cg_run *r, cg_set set, int kind, const char *step, cc_b
     rk_status s = RK_OK;
     if ((st = c->amd_comgr_get_data(d, &size, NULL))) s = fail_step(r, step, st);
     else if (!(out->data = rk_malloc(size + 1))) s = rk_fail(RK_ERR_NOMEM, "out of memory reading comgr output");
-    else if ((st = c->amd_comgr_get_data(d, &size, (char *)out->data))) s = fail_step(r, step, st);
     else {
-        out->data[size] = 0;
-        out->size = size;
+        out->size = size; /* the block's size from here on, so every path frees it exactly */
+        if ((st = c->amd_comgr_get_data(d, &size, (char *)out->data))) s = fail_step(r, step, st);
+        else out->data[size] = 0;
     }
     c->amd_comgr_release_data(d);
     if (s != RK_OK) cc_blob_free(out);
@@ -410,14 +416,15 @@ rk_status cc_comgr_compile(cc_toolchain *tc, const cc_job *job, cc_output *out) 
     s = cc_check_hsaco(&out->binary, job->kernel);
     char *id = out->toolchain_id;
     size_t idn = sizeof out->toolchain_id;
-    if (c->rocm[0] && c->llvm_major)
-        snprintf(id, idn, "comgr %zu.%zu (ROCm %s, LLVM %u.%u.%u)", c->major, c->minor, c->rocm, c->llvm_major,
-                 c->llvm_minor, c->llvm_patch);
+    pthread_mutex_lock(&lock); /* another thread's cc_comgr_find may be probing */
+    unsigned lmaj = c->llvm_major, lmin = c->llvm_minor, lpat = c->llvm_patch;
+    pthread_mutex_unlock(&lock);
+    if (c->rocm[0] && lmaj)
+        snprintf(id, idn, "comgr %zu.%zu (ROCm %s, LLVM %u.%u.%u)", c->major, c->minor, c->rocm, lmaj, lmin, lpat);
     else if (c->rocm[0])
         snprintf(id, idn, "comgr %zu.%zu (ROCm %s)", c->major, c->minor, c->rocm);
-    else if (c->llvm_major)
-        snprintf(id, idn, "comgr %zu.%zu (LLVM %u.%u.%u)", c->major, c->minor, c->llvm_major, c->llvm_minor,
-                 c->llvm_patch);
+    else if (lmaj)
+        snprintf(id, idn, "comgr %zu.%zu (LLVM %u.%u.%u)", c->major, c->minor, lmaj, lmin, lpat);
     else
         snprintf(id, idn, "comgr %zu.%zu", c->major, c->minor);
 done:

@@ -94,12 +94,9 @@ rk_status rk_kernel_finish(rk_kernel *k) {
 
 /* ---- values ------------------------------------------------------------------------- */
 rk_value ir_new_value(rk_kernel *k, rk_type t, rk_value_kind kind, const char *hint, bool numbered) {
-    if (k->nvals == k->vals_cap) {
-        uint32_t ncap = k->vals_cap * 2;
-        ir_valinfo *n = rk_realloc(k->vals, k->vals_cap * sizeof *n, ncap * sizeof *n);
-        if (!n) { ir_fail(k, RK_ERR_NOMEM, NULL, "out of memory adding a value"); return (rk_value){0}; }
-        k->vals = n;
-        k->vals_cap = ncap;
+    if (k->nvals == k->vals_cap && !ir_vals_reserve(k, (uint64_t)k->nvals + 1)) {
+        ir_fail(k, RK_ERR_NOMEM, NULL, "out of memory adding a value");
+        return (rk_value){0};
     }
     uint32_t id = k->nvals++;
     ir_valinfo *vi = &k->vals[id];

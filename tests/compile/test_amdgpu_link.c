@@ -449,6 +449,10 @@ static void test_damaged_objects(void **state) {
     expect(&b, RK_ERR_INVALID, "little-endian ELF64");
     cc_blob_free(&b);
     b = copy(&obj);
+    b.data[8] = 5; /* EI_ABIVERSION past HSA code object v6 (4) */
+    expect(&b, RK_ERR_UNSUPPORTED, "ELF ABI version 5");
+    cc_blob_free(&b);
+    b = copy(&obj);
     wr(b.data + 16, 2, 3); /* ET_DYN */
     expect(&b, RK_ERR_INVALID, "not ET_REL");
     cc_blob_free(&b);
