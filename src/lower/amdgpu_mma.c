@@ -243,24 +243,6 @@ static void pk_from_f32(lw_ctx *cx, const rk_op *op, bool scaled) {
 /* ---- no conversion hardware (gfx90a): the software sequences of fp8.c ---- */
 static bool has_hw(const lw_ctx *cx) { return (cx->t->features & RK_FEAT_GFX940) != 0; }
 
-/* four lanes through the scalar sequence, rebuilt with insertelement */
-static void sw_pk(lw_ctx *cx, const rk_op *op, bool decode) {
-    rk_scalar fs = f8_of(cx, decode ? op->in[0] : op->out[0]);
-    const char *acc = "poison", *ety = decode ? "float" : "i8";
-    for (unsigned i = 0; i < 4; i++) {
-        const char *x = elt(cx, op->in[0], i), *y = lw_tmp(cx, decode ? "f8.f" : "f8.b");
-        if (decode) lw_f8_decode(cx, fs, y, x);
-        else lw_f8_encode(cx, fs, y, x);
-        if (i == 3) {
-            lw_ins(cx, "%v = insertelement %t %s, %s %s, i32 3", op->out[0], op->out[0], acc, ety, y);
-        } else {
-            const char *n = lw_tmp(cx, "ins");
-            lw_ins(cx, "%s = insertelement %t %s, %s %s, i32 %u", n, op->out[0], acc, ety, y, i);
-            acc = n;
-        }
-    }
-}
-
 static void cvt_to_f32(lw_ctx *cx, const rk_op *op) {
     if (has_hw(cx)) to_f32(cx, op);
     else lw_f8_decode(cx, f8_of(cx, op->in[0]), lw_val(cx, op->out[0]), lw_val(cx, op->in[0]));
@@ -271,11 +253,11 @@ static void cvt_from_f32(lw_ctx *cx, const rk_op *op) {
 }
 static void cvt_pk_to(lw_ctx *cx, const rk_op *op) {
     if (has_hw(cx)) pk_to_f32(cx, op, false);
-    else sw_pk(cx, op, true);
+    else lw_f8_pk_sw(cx, op, true);
 }
 static void cvt_pk_from(lw_ctx *cx, const rk_op *op) {
     if (has_hw(cx)) pk_from_f32(cx, op, false);
-    else sw_pk(cx, op, false);
+    else lw_f8_pk_sw(cx, op, false);
 }
 static void cvt_scaled_to(lw_ctx *cx, const rk_op *op) { pk_to_f32(cx, op, true); }
 static void cvt_scaled_from(lw_ctx *cx, const rk_op *op) { pk_from_f32(cx, op, true); }

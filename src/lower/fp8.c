@@ -124,3 +124,27 @@ void lw_f8_encode(lw_ctx *cx, rk_scalar fs, const char *into, const char *fv) {
     }
     lw_ins(cx, "%s = trunc i32 %s to i8", into, res);
 }
+
+static rk_scalar elem_of(const lw_ctx *cx, rk_value v) {
+    rk_type t = rk_value_type(cx->k, v);
+    if (rk_type_kind_of(cx->k, t) == RK_TK_VEC) t = rk_type_elem(cx->k, t);
+    return rk_type_scalar(t);
+}
+
+void lw_f8_pk_sw(lw_ctx *cx, const rk_op *op, bool decode) {
+    rk_scalar fs = elem_of(cx, decode ? op->in[0] : op->out[0]);
+    const char *acc = "poison", *ety = decode ? "float" : "i8";
+    for (unsigned i = 0; i < 4; i++) {
+        const char *x = lw_tmp(cx, "elt"), *y = lw_tmp(cx, decode ? "f8.f" : "f8.b");
+        lw_ins(cx, "%s = extractelement %V, i32 %u", x, op->in[0], i);
+        if (decode) lw_f8_decode(cx, fs, y, x);
+        else lw_f8_encode(cx, fs, y, x);
+        if (i == 3) {
+            lw_ins(cx, "%v = insertelement %t %s, %s %s, i32 3", op->out[0], op->out[0], acc, ety, y);
+        } else {
+            const char *n = lw_tmp(cx, "ins");
+            lw_ins(cx, "%s = insertelement %t %s, %s %s, i32 %u", n, op->out[0], acc, ety, y, i);
+            acc = n;
+        }
+    }
+}

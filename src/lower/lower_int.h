@@ -253,6 +253,9 @@ const char *lw_syncscope(lw_ctx *cx, const char *scope, lw_scope dflt);
  * has no negative zero) into an i8 defined as `into`. */
 void lw_f8_decode(lw_ctx *cx, rk_scalar fmt, const char *into, const char *byte);
 void lw_f8_encode(lw_ctx *cx, rk_scalar fmt, const char *into, const char *f);
+/* The packed x4 forms through those sequences, lane by lane (decode: 4
+ * bytes -> <4 x float>; else <4 x float> -> 4 bytes), into op's result. */
+void lw_f8_pk_sw(lw_ctx *cx, const rk_op *op, bool decode);
 
 /* ---- the LDS pool (lds.c) ------------------------------------------------------------ */
 /* Lay out every live tile.smem_alloc in one pool (false after lw_error when it

@@ -175,26 +175,8 @@ static const char *elt(lw_ctx *cx, rk_value v, unsigned i) {
     return t;
 }
 
-/* four lanes through the scalar software sequences */
-static void sw_pk(lw_ctx *cx, const rk_op *op, bool decode) {
-    rk_scalar fs = f8_of(cx, decode ? op->in[0] : op->out[0]);
-    const char *acc = "poison", *ety = decode ? "float" : "i8";
-    for (unsigned i = 0; i < 4; i++) {
-        const char *x = elt(cx, op->in[0], i), *y = lw_tmp(cx, decode ? "f8.f" : "f8.b");
-        if (decode) lw_f8_decode(cx, fs, y, x);
-        else lw_f8_encode(cx, fs, y, x);
-        if (i == 3) {
-            lw_ins(cx, "%v = insertelement %t %s, %s %s, i32 3", op->out[0], op->out[0], acc, ety, y);
-        } else {
-            const char *n = lw_tmp(cx, "ins");
-            lw_ins(cx, "%s = insertelement %t %s, %s %s, i32 %u", n, op->out[0], acc, ety, y, i);
-            acc = n;
-        }
-    }
-}
-
 static void cvt_pk_to_f32(lw_ctx *cx, const rk_op *op) {
-    if (!has_hw(cx)) { sw_pk(cx, op, true); return; }
+    if (!has_hw(cx)) { lw_f8_pk_sw(cx, op, true); return; }
     rk_scalar s = f8_of(cx, op->in[0]);
     const char *w = lw_tmp(cx, "f8.w"), *lo = lw_tmp(cx, "f8.lo"), *sh = lw_tmp(cx, "f8.sh"), *hi = lw_tmp(cx, "f8.hi"),
                *h4 = lw_tmp(cx, "f8.h4");
@@ -208,7 +190,7 @@ static void cvt_pk_to_f32(lw_ctx *cx, const rk_op *op) {
 }
 
 static void cvt_pk_from_f32(lw_ctx *cx, const rk_op *op) {
-    if (!has_hw(cx)) { sw_pk(cx, op, false); return; }
+    if (!has_hw(cx)) { lw_f8_pk_sw(cx, op, false); return; }
     rk_scalar s = f8_of(cx, op->out[0]);
     const char *e[4];
     for (unsigned i = 0; i < 4; i++) e[i] = elt(cx, op->in[0], i);
