@@ -15,52 +15,16 @@
  *     size is an error naming the op, the lane and both addresses.
  * Layer: tests. */
 #include "emu_test.h"
+#include "support/f8_ref.h"
 
 /* ---- 8-bit floats ------------------------------------------------------------------------- */
-typedef struct f8p {
-    rk_scalar s;
-    int m, bias;
-    bool fnuz, e5ocp;       /* e5ocp: OCP e5m2, whose NaN is S.11111.10 */
-    uint8_t maxcode;
-} f8p;
-
-static const f8p F8[] = {
-    {RK_S_FP8E4M3, 3, 7, false, false, 0x7e},
-    {RK_S_BF8E5M2, 2, 15, false, true, 0x7b},
-    {RK_S_FP8E4M3FNUZ, 3, 8, true, false, 0x7f},
-    {RK_S_BF8E5M2FNUZ, 2, 16, true, false, 0x7f},
-};
-
-/* value of a positive finite code */
-static double f8_val(const f8p *f, unsigned c) {
-    unsigned e = c >> f->m, mm = c & ((1u << f->m) - 1u);
-    return e ? ldexp(1.0 + ldexp(mm, -f->m), (int)e - f->bias) : ldexp(mm, 1 - f->bias - f->m);
-}
-
-/* Saturating nearest-even encode by search over the codes; NaN keeps its
- * sign on OCP (AMD targets), FNUZ has one NaN and no -0. */
-static uint8_t f8_ref(const f8p *f, double x) {
-    unsigned sign = signbit(x) ? 0x80u : 0u;
-    if (isnan(x)) return f->fnuz ? 0x80 : (uint8_t)(sign | (f->e5ocp ? 0x7eu : 0x7fu));
-    double a = fabs(x), bd = INFINITY;
-    unsigned best = 0;
-    if (a >= f8_val(f, f->maxcode)) best = f->maxcode;
-    else
-        for (unsigned c = 0; c <= f->maxcode; c++) {
-            double d = fabs(f8_val(f, c) - a);
-            if (d < bd || (d == bd && !(c & 1))) { bd = d; best = c; }
-        }
-    if (f->fnuz && best == 0) return 0;
-    return (uint8_t)(sign | best);
-}
-
 enum { NF = 1024 };
 
 /* Boundary values around max finite (the tie with the next binade, its
  * neighbours, beyond), specials, then random values over the whole range. */
-static void f8_inputs(const f8p *f, float *x) {
-    double max = f8_val(f, f->maxcode), next = ldexp(1.0, (int)(f->maxcode >> f->m) + 1 - f->bias);
-    double tie = (max + next) / 2, below = f8_val(f, f->maxcode - 1u);
+static void f8_inputs(const tf8 *f, float *x) {
+    double max = tf8_val(f, f->maxcode), next = ldexp(1.0, (int)(f->maxcode >> f->m) + 1 - f->bias);
+    double tie = (max + next) / 2, below = tf8_val(f, f->maxcode - 1u);
     const double fixed[] = {max, -max, tie, -tie, next, -next, (max + below) / 2, 2 * max, -3 * max, 1e30, -1e30,
                             3.4028234663852886e38, INFINITY, -INFINITY, NAN, -NAN, 0.0, -0.0, 1e-30, -1e-30};
     int n = 0;
@@ -72,15 +36,15 @@ static void f8_inputs(const f8p *f, float *x) {
     while (n < NF) x[n++] = ldexpf(et_unit(), (int)(et_rand() % 40) - 24 + (f->m == 2 ? 8 : 0));
 }
 
-static const char *dialect_target(const f8p *f) { return f->fnuz ? "gfx942" : "gfx950"; }
+static const char *dialect_target(const tf8 *f) { return f->fnuz ? "gfx942" : "gfx950"; }
 
 static void t_fp8_saturates(void **state) {
     (void)state;
     static float x[NF];
     static uint8_t q[NF];
     rk_scalar f32 = RK_S_F32;
-    for (size_t fi = 0; fi < sizeof F8 / sizeof *F8; fi++) {
-        const f8p *f = &F8[fi];
+    for (size_t fi = 0; fi < sizeof TF8 / sizeof *TF8; fi++) {
+        const tf8 *f = &TF8[fi];
         bool bf = f->m == 2;
         f8_inputs(f, x);
         /* scalar */
@@ -92,9 +56,9 @@ static void t_fp8_saturates(void **state) {
         size_t ib[] = {sizeof x};
         assert_int_equal(et_run_op(e, k, ins, ib, 1, q, sizeof q, NF), RK_OK);
         for (int i = 0; i < NF; i++) {
-            if (q[i] != f8_ref(f, x[i])) printf("%s: %a -> 0x%02x, want 0x%02x\n", rk_scalar_name(f->s), (double)x[i], q[i],
-                                                f8_ref(f, x[i]));
-            assert_int_equal(q[i], f8_ref(f, x[i]));
+            if (q[i] != tf8_encode(f, x[i])) printf("%s: %a -> 0x%02x, want 0x%02x\n", rk_scalar_name(f->s), (double)x[i], q[i],
+                                                tf8_encode(f, x[i]));
+            assert_int_equal(q[i], tf8_encode(f, x[i]));
         }
         rk_kernel_free(k);
         /* packed x4: element i -> byte i */
@@ -103,7 +67,7 @@ static void t_fp8_saturates(void **state) {
         et_op_kernel(bf ? RK_OP_CVT_PK_BF8_F32X4 : RK_OP_CVT_PK_FP8_F32X4, &v4, 1, q4, NULL, NULL, k);
         memset(q, 0, sizeof q);
         assert_int_equal(et_run_op(e, k, ins, ib, 1, q, sizeof q, NF / 4), RK_OK);
-        for (int i = 0; i < NF; i++) assert_int_equal(q[i], f8_ref(f, x[i]));
+        for (int i = 0; i < NF; i++) assert_int_equal(q[i], tf8_encode(f, x[i]));
         rk_kernel_free(k);
         rk_emu_free(e);
         if (f->fnuz) continue;
@@ -123,7 +87,7 @@ static void t_fp8_saturates(void **state) {
         assert_int_equal(et_run_op(e, k, sins, sib, 2, q, sizeof q, NF / 4), RK_OK);
         for (int i = 0; i < NF; i++) {
             int ex = (int)(rk_f32_bits(sc[i / 4]) >> 23);
-            uint8_t want = ex == 255 ? f8_ref(f, copysign(NAN, x[i])) : f8_ref(f, ldexp((double)x[i], 127 - ex));
+            uint8_t want = ex == 255 ? tf8_encode(f, copysign(NAN, x[i])) : tf8_encode(f, ldexp((double)x[i], 127 - ex));
             if (q[i] != want) printf("%s scaled 2^%d: %a -> 0x%02x, want 0x%02x\n", rk_scalar_name(f->s), ex - 127,
                                      (double)x[i], q[i], want);
             assert_int_equal(q[i], want);

@@ -27,6 +27,7 @@
 #include "rocke/rocke.h"
 #include "base/fp.h"
 #include "lower/llc_util.h"
+#include "support/f8_ref.h"
 
 static unsigned seed_state;
 static uint32_t rnd(void) {
@@ -255,51 +256,14 @@ static void run_emu(const rk_kernel *k, const char *target, const harg *a, uint3
 }
 
 /* ---- 8-bit floats ---------------------------------------------------------------------------------- */
-typedef struct f8p {
-    rk_scalar s;
-    const char *tag;
-    int m, bias;
-    bool fnuz, e5ocp;
-    unsigned maxcode;
-} f8p;
-
-static const f8p F8[] = {
-    {RK_S_FP8E4M3, "e4m3", 3, 7, false, false, 0x7e},
-    {RK_S_BF8E5M2, "e5m2", 2, 15, false, true, 0x7b},
-    {RK_S_FP8E4M3FNUZ, "e4m3fnuz", 3, 8, true, false, 0x7f},
-    {RK_S_BF8E5M2FNUZ, "e5m2fnuz", 2, 16, true, false, 0x7f},
-};
-
-/* value of a positive code; maxcode + 1 gives the next binade's first value */
-static double f8_val(const f8p *f, unsigned c) {
-    unsigned e = c >> f->m, mm = c & ((1u << f->m) - 1u);
-    return e ? ldexp(1.0 + ldexp(mm, -f->m), (int)e - f->bias) : ldexp(mm, 1 - f->bias - f->m);
-}
-
-/* The IR's encode: nearest even by search, saturating; NaN keeps its sign
- * on OCP (AMD), FNUZ has one NaN and no -0. */
-static uint8_t f8_ref(const f8p *f, double x) {
-    unsigned sign = signbit(x) ? 0x80u : 0u;
-    if (isnan(x)) return f->fnuz ? 0x80 : (uint8_t)(sign | (f->e5ocp ? 0x7eu : 0x7fu));
-    double a = fabs(x), bd = INFINITY;
-    unsigned best = f->maxcode;
-    if (a < f8_val(f, f->maxcode))
-        for (unsigned c = 0; c <= f->maxcode; c++) {
-            double d = fabs(f8_val(f, c) - a);
-            if (d < bd || (d == bd && !(c & 1))) { bd = d; best = c; }
-        }
-    if (f->fnuz && best == 0) return 0;
-    return (uint8_t)(sign | best);
-}
-
 /* The hardware without its clamp bit: the same nearest-even search over
  * the codes plus the next binade's value; landing there (or beyond) is an
  * overflow: NaN (S.1111.111 OCP e4m3, 0x80 FNUZ) or inf (S.11111.00 OCP
  * e5m2). @hw_enc_<tag>(double) -> code. */
-static void model_enc(tbuf *b, const f8p *f) {
+static void model_enc(tbuf *b, const tf8 *f) {
     unsigned K = f->maxcode + 2;
     tput(b, "@tab_%s = private constant [%u x double] [", f->tag, K);
-    for (unsigned c = 0; c < K; c++) tput(b, "%sdouble 0x%016llX", c ? ", " : "", (unsigned long long)rk_f64_bits(f8_val(f, c)));
+    for (unsigned c = 0; c < K; c++) tput(b, "%sdouble 0x%016llX", c ? ", " : "", (unsigned long long)rk_f64_bits(tf8_val(f, c)));
     tput(b, "]\n");
     const char *nan = f->fnuz ? "  %nc = or i32 0, 128\n" : f->e5ocp ? "  %nc = or i32 %sign, 126\n" : "  %nc = or i32 %sign, 127\n";
     const char *ovf = f->fnuz ? "  %oc = or i32 0, 128\n" : f->e5ocp ? "  %oc = or i32 %sign, 124\n" : "  %oc = or i32 %sign, 127\n";
@@ -322,13 +286,13 @@ static void model_enc(tbuf *b, const f8p *f) {
          "over:\n%s  ret i32 %%oc\n"
          "fin:\n  %%z = icmp eq i32 %%b2, 0\n  %%r = or i32 %%sign, %%b2\n  %%r2 = select i1 %%z, i32 %s, i32 %%r\n"
          "  ret i32 %%r2\n}\n",
-         f->tag, nan, K, f->tag, K, (unsigned long long)rk_f64_bits(f8_val(f, K - 1)), K - 1, K - 1, ovf,
+         f->tag, nan, K, f->tag, K, (unsigned long long)rk_f64_bits(tf8_val(f, K - 1)), K - 1, K - 1, ovf,
          f->fnuz ? "0" : "%r");
 }
 
 /* v_cvt_pk_{fp8,bf8}_f32 (a, b, old, word_sel) and the gfx950 scaled form,
  * in the dialect `f`; `name` is fp8 or bf8. */
-static void model_cvt(tbuf *b, const f8p *f, const char *name, bool scaled) {
+static void model_cvt(tbuf *b, const tf8 *f, const char *name, bool scaled) {
     tput(b, "define internal %s @hw_cvt_%spk_%s_f32(%sfloat %%a, float %%b, %s i1 %%hi) {\nentry:\n",
          scaled ? "<2 x i16>" : "i32", scaled ? "scalef32_" : "", name, scaled ? "<2 x i16> %old16, " : "",
          scaled ? "float %s," : "i32 %old,");
@@ -357,8 +321,8 @@ static void model_cvt(tbuf *b, const f8p *f, const char *name, bool scaled) {
 
 enum { NF = 1200 };
 
-static void f8_inputs(const f8p *f, float *x) {
-    double max = f8_val(f, f->maxcode), next = f8_val(f, f->maxcode + 1), below = f8_val(f, f->maxcode - 1);
+static void f8_inputs(const tf8 *f, float *x) {
+    double max = tf8_val(f, f->maxcode), next = tf8_val(f, f->maxcode + 1), below = tf8_val(f, f->maxcode - 1);
     const double fixed[] = {max, -max, (max + next) / 2, -(max + next) / 2, next, -next, (max + below) / 2, 2 * max,
                             -3 * max, 1e30, -1e30, INFINITY, -INFINITY, NAN, -NAN, 0.0, -0.0, 1e-30, -1e-30};
     int n = 0;
@@ -367,15 +331,15 @@ static void f8_inputs(const f8p *f, float *x) {
         x[n++] = nextafterf((float)fixed[i], INFINITY);
         x[n++] = nextafterf((float)fixed[i], -INFINITY);
     }
-    for (unsigned c = 0; c <= f->maxcode && n < NF - 200; c++) x[n++] = (float)f8_val(f, c);   /* the grid itself */
+    for (unsigned c = 0; c <= f->maxcode && n < NF - 200; c++) x[n++] = (float)tf8_val(f, c);   /* the grid itself */
     while (n < NF) x[n++] = ldexpf(unit(), (int)(rnd() % 40) - 24 + (f->m == 2 ? 8 : 0));
 }
 
 /* One encode op on `target` (dialect pair fp8/bf8 of the chip) through lli
  * and the emulator; scaled ops also take one scale per 4 elements. */
-static void check_encode(const char *target, const f8p *fp8, const f8p *bf8, rk_opcode code, bool packed, bool scaled) {
+static void check_encode(const char *target, const tf8 *fp8, const tf8 *bf8, rk_opcode code, bool packed, bool scaled) {
     bool bf = code == RK_OP_CVT_F32_TO_BF8 || code == RK_OP_CVT_PK_BF8_F32X4 || code == RK_OP_CVT_SCALEF32_PK_BF8_F32;
-    const f8p *f = bf ? bf8 : fp8;
+    const tf8 *f = bf ? bf8 : fp8;
     static float x[NF], sc[NF / 4];
     static uint8_t got[NF], emu[NF];
     uint8_t zero[NF] = {0};
@@ -402,7 +366,7 @@ static void check_encode(const char *target, const f8p *fp8, const f8p *bf8, rk_
     model_cvt(&m, bf8, "bf8", true);
     /* the model alone does not saturate: twice max is an overflow code */
     tput(&m, "define i32 @probe() {\n  %%c = call i32 @hw_enc_%s(double 0x%016llX)\n  ret i32 %%c\n}\n", f->tag,
-         (unsigned long long)rk_f64_bits(2 * f8_val(f, f->maxcode)));
+         (unsigned long long)rk_f64_bits(2 * tf8_val(f, f->maxcode)));
     static const char *const map[] = {"@llvm.amdgcn.cvt.pk.fp8.f32(", "@hw_cvt_pk_fp8_f32(",
                                       "@llvm.amdgcn.cvt.pk.bf8.f32(", "@hw_cvt_pk_bf8_f32(",
                                       "@llvm.amdgcn.cvt.scalef32.pk.fp8.f32(", "@hw_cvt_scalef32_pk_fp8_f32(",
@@ -421,7 +385,7 @@ static void check_encode(const char *target, const f8p *fp8, const f8p *bf8, rk_
             int e = (int)(rk_f32_bits(sc[i / 4]) >> 23);
             y = e == 255 ? copysign(NAN, y) : ldexp(y, 127 - e);
         }
-        uint8_t want = f8_ref(f, y);
+        uint8_t want = tf8_encode(f, y);
         if ((got[i] != want || emu[i] != want) && bad++ < 8)
             fprintf(stderr, "%s %s: %a -> lowered 0x%02x, emulator 0x%02x, want 0x%02x\n", target, rk_opcode_name(code),
                     y, got[i], emu[i], want);
@@ -434,7 +398,7 @@ static void check_encode(const char *target, const f8p *fp8, const f8p *bf8, rk_
 
 static void t_fp8_encodes_saturate(void **state) {
     (void)state;
-    const f8p *ocp8 = &F8[0], *ocp5 = &F8[1], *fnuz8 = &F8[2], *fnuz5 = &F8[3];
+    const tf8 *ocp8 = &TF8[0], *ocp5 = &TF8[1], *fnuz8 = &TF8[2], *fnuz5 = &TF8[3];
     const rk_opcode scalar[] = {RK_OP_CVT_F32_TO_FP8, RK_OP_CVT_F32_TO_BF8}, pk[] = {RK_OP_CVT_PK_FP8_F32X4, RK_OP_CVT_PK_BF8_F32X4};
     for (int i = 0; i < 2; i++) {
         check_encode("gfx942", fnuz8, fnuz5, scalar[i], false, false);
@@ -452,13 +416,13 @@ static void t_fp8_model_overflows(void **state) {
     (void)state;
     const char *lli = lli_path();
     if (!lli) { fprintf(stderr, "SKIP: lli-22 not found on PATH\n"); skip(); }
-    for (size_t fi = 0; fi < sizeof F8 / sizeof *F8; fi++) {
-        const f8p *f = &F8[fi];
+    for (size_t fi = 0; fi < sizeof TF8 / sizeof *TF8; fi++) {
+        const tf8 *f = &TF8[fi];
         tbuf m = {0};
         tput(&m, "declare double @llvm.fabs.f64(double)\ndeclare i32 @printf(ptr, ...)\n"
                  "@fmt = private constant [4 x i8] c\"%%x\\0A\\00\"\n");
         model_enc(&m, f);
-        double max = f8_val(f, f->maxcode), tie = (max + f8_val(f, f->maxcode + 1)) / 2;
+        double max = tf8_val(f, f->maxcode), tie = (max + tf8_val(f, f->maxcode + 1)) / 2;
         const double probes[] = {max, 2 * max, INFINITY, -INFINITY, tie};
         tput(&m, "define i32 @main() {\n");
         for (int i = 0; i < 5; i++)
