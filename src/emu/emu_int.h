@@ -367,7 +367,7 @@ int emu_h_mma(emu_wave *w, const emu_ins *in);
 int emu_h_ldmatrix(emu_wave *w, const emu_ins *in);
 int emu_h_ds_read_tr(emu_wave *w, const emu_ins *in);
 
-/* ---- compile.c / emit.c: the compiler's state ------------------------------------------ */
+/* ---- emu_compile.c / emu_emit.c: the compiler's state ------------------------------------------ */
 typedef struct emu_cc {
     const rk_kernel *k;
     const rk_target *t;
@@ -401,7 +401,7 @@ bool emu_cc_fail(emu_cc *c, rk_status st, const char *fmt, ...)
     ;
 /* A splatted W-lane constant of lb bytes per lane; its EMU_CONST ref. */
 uint32_t emu_cc_pool(emu_cc *c, const void *lane0, uint32_t lb);
-/* Emit a region's ops (emit.c), jumping its cf.returns to its end. */
+/* Emit a region's ops (emu_emit.c), jumping its cf.returns to its end. */
 bool emu_cc_region(emu_cc *c, const rk_region *r);
 /* Emit the kernel body and the end instruction. */
 bool emu_cc_kernel(emu_cc *c);
@@ -430,7 +430,7 @@ static inline uint32_t emu_cc_lane_bytes(const emu_cc *c, rk_type t) {
     return 0;
 }
 
-/* ---- compile.c -------------------------------------------------------------------------- */
+/* ---- emu_compile.c ----------------------------------------------------------------------- */
 /* Build the program for kernel k on target t with these launch values
  * (args as in rk_emu_launch); the message is set on failure. */
 rk_status emu_compile(const rk_kernel *k, const rk_target *t, uint32_t dynamic_lds, void *const *args, emu_prog **out);

@@ -240,7 +240,7 @@ static void pk_from_f32(lw_ctx *cx, const rk_op *op, bool scaled) {
     lw_ins(cx, "%v = bitcast i32 %s to %t", op->out[0], hi, op->out[0]);
 }
 
-/* ---- no conversion hardware (gfx90a): the software sequences of fp8.c ---- */
+/* ---- no conversion hardware (gfx90a): the software sequences of lower_fp8.c ---- */
 static bool has_hw(const lw_ctx *cx) { return (cx->t->features & RK_FEAT_GFX940) != 0; }
 
 static void cvt_to_f32(lw_ctx *cx, const rk_op *op) {

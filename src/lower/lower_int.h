@@ -3,7 +3,7 @@
  * one file (set) per vendor. Layer: lower.
  *
  * THE SEAM
- *   The core (core.c, emit.c, flow.c, generic.c, lds.c) owns everything that
+ *   The core (core.c, lower_emit.c, flow.c, generic.c, lds.c) owns everything that
  *   reads the same on every GPU: module assembly, value/temp/block naming,
  *   the declaration table, constants, the kernel signature with its ABI
  *   attributes, structured control flow (blocks, phis, unrolling), integer /
@@ -173,7 +173,7 @@ bool lw_error(lw_ctx *cx, const rk_op *op, rk_status s, const char *fmt, ...)
     ;
 static inline bool lw_ok(const lw_ctx *cx) { return cx->err == RK_OK; }
 
-/* ---- text (emit.c) ----------------------------------------------------------------- */
+/* ---- text (lower_emit.c) ----------------------------------------------------------------- */
 /* One instruction line in the open block: two spaces, fmt, newline. Opens an
  * (unreachable) block first when the previous one was terminated.
  *   %v value operand        %V "type value"       %t type of a value
@@ -245,7 +245,7 @@ uint32_t lw_bytes(const lw_ctx *cx, rk_type t);
  * "block"/"device"/"system" (NULL = dflt). */
 const char *lw_syncscope(lw_ctx *cx, const char *scope, lw_scope dflt);
 
-/* ---- 8-bit floats in software (fp8.c) ------------------------------------------------- */
+/* ---- 8-bit floats in software (lower_fp8.c) ------------------------------------------------- */
 /* For targets without conversion hardware: exact decode of one byte (i8
  * text) of format fmt (RK_S_FP8E4M3, _BF8E5M2, _FP8E4M3FNUZ, _BF8E5M2FNUZ)
  * into a float defined as `into`; and encode of a float with round to

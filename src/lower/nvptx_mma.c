@@ -13,7 +13,7 @@
  * inf saturate to the largest finite value), then a NaN input is given the
  * reference's NaN code with its sign (S.1111.111 / S.11111.10; the hardware
  * writes an unsigned canonical NaN). sm_80 has no 8-bit float conversions:
- * the exact integer sequences of fp8.c run instead. */
+ * the exact integer sequences of lower_fp8.c run instead. */
 #include <stdio.h>
 
 #include "nvptx_int.h"

@@ -1,5 +1,5 @@
 /* rocke — runtime internals: the object structs and the backend table that
- * cuda.c, hip.c and emu.c fill; device.c, module.c and stream.c check
+ * cuda.c, hip.c and runtime_emu.c fill; device.c, module.c and stream.c check
  * arguments and dispatch through it. Layer: runtime. */
 #ifndef ROCKE_RUNTIME_INT_H
 #define ROCKE_RUNTIME_INT_H
@@ -122,7 +122,7 @@ rk_status rt_emu_open(rk_device *d, const rk_target *t);
 const char *rt_cuda_lib_name(void);
 const char *rt_hip_lib_name(void);
 
-/* ---- util.c ------------------------------------------------------------------ */
+/* ---- runtime_util.c --------------------------------------------------------------- */
 void rt_list_init(rt_link *l);
 void rt_list_add(rt_link *l, rt_link *n);
 void rt_list_del(rt_link *n);
@@ -145,7 +145,7 @@ void rt_device_finish_info(rk_device *d);
 /* The rocke target's vendor matching a device kind (emu accepts any). */
 bool rt_target_fits_kind(const char *target, rk_device_kind k);
 
-/* ---- artifact.c -------------------------------------------------------------- */
+/* ---- runtime_artifact.c ----------------------------------------------------------- */
 /* The image of artifact a that a device of kind k runs, pointing into a. When
  * the artifact carries IR text it is parsed into *parsed (the caller owns it)
  * so that binary modules still know their kernel's signature. */

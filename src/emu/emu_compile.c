@@ -8,7 +8,7 @@
  *      splatted copy shared by all waves); LDS allocations get segments;
  *      everything else gets a register slot by linear scan (slots reused by
  *      size class);
- *   4. emit (emit.c): the body, then the end of the kernel.
+ *   4. emit (emu_emit.c): the body, then the end of the kernel.
  * Needs: a kernel that passed rk_target_verify. Layer: emu. */
 #include <stdarg.h>
 #include <stdio.h>
