@@ -155,7 +155,7 @@ enum {
     RK_F_TERM       = 1u << 8   /* ends a region */
 };
 
-/* Type rules (see ops.def and verify.c). */
+/* Type rules (see ops.def and check.c). */
 #define RK_RULES(X)                                                              \
     X(R_SAME) X(R_SIG) X(R_CMP) X(R_SELECT) X(R_CONST) X(R_CONST_VEC) X(R_WIDEN)   \
     X(R_NARROW) X(R_BITCAST) X(R_VREDUCE) X(R_VCMP) X(R_VSELECT) X(R_VEXTRACT)     \

@@ -1,5 +1,6 @@
-/* rocke — lowering kernel IR to LLVM IR text for a target (AMDGPU today,
- * NVPTX next) in one of the LLVM "flavors" the emitted text must match.
+/* rocke — lowering kernel IR to LLVM IR text for a target (AMDGPU gfx90a,
+ * gfx942, gfx950; NVPTX sm_80, sm_90, sm_90a) in one of the LLVM "flavors"
+ * the emitted text must match.
  * Layer: lower (uses ir, target). */
 #ifndef ROCKE_LOWER_H
 #define ROCKE_LOWER_H
