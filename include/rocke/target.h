@@ -1,6 +1,6 @@
 /* rocke — the target catalog: chips as data (wave size, LDS, address spaces,
- * LLVM triple/datalayout inputs, matrix atoms with lane maps, encodings) and
- * target-aware verification. Layer: target (uses ir). */
+ * LLVM triple/datalayout inputs, matrix atoms with lane maps as data,
+ * encodings) and target-aware verification. Layer: target (uses ir). */
 #ifndef ROCKE_TARGET_H
 #define ROCKE_TARGET_H
 
@@ -12,14 +12,65 @@ extern "C" {
 
 typedef enum rk_vendor { RK_VENDOR_AMD, RK_VENDOR_NVIDIA } rk_vendor;
 
-/* Lane maps: which matrix coordinate slot `slot` of lane `lane` holds.
- * A: (row, k); B: (k, col); C/D: (row, col). `batch` is the block index for
- * batched atoms (4x4x4), else 0. */
-typedef void (*rk_lane_map)(uint32_t lane, uint32_t slot, uint32_t *r, uint32_t *c, uint32_t *batch);
+/* ---- lane maps as data ------------------------------------------------------------------------------- */
+/* Which matrix coordinate slot `slot` of lane `lane` holds: A (row, k), B
+ * (k, col), C/D (row, col), and the block for batched atoms (4x4x4), else 0.
+ * Each coordinate is a sum of terms ((x >> shift) & mask) * stride over x =
+ * the lane or the slot; unused terms are all zero. The maps are rows of
+ * include/rocke/atoms.def. */
+typedef enum rk_lane_src { RK_LANE_SRC_LANE, RK_LANE_SRC_SLOT } rk_lane_src;
+typedef enum rk_lane_axis { RK_LANE_ROW, RK_LANE_COL, RK_LANE_BATCH, RK_LANE__AXES } rk_lane_axis;
+typedef struct rk_lane_term {
+    uint8_t src;                /* rk_lane_src */
+    uint8_t shift;
+    uint16_t mask, stride;
+} rk_lane_term;
+#define RK_LANE_MAX_TERMS 4
+typedef struct rk_lane_map {
+    const char *name;                                   /* "A16_K4" */
+    rk_lane_term coord[RK_LANE__AXES][RK_LANE_MAX_TERMS];  /* by rk_lane_axis */
+} rk_lane_map;
+typedef struct rk_lane_coord { uint32_t row, col, batch; } rk_lane_coord;
+/* The one evaluator of a lane map: the emulator, the host reference and the
+ * tests use it; rk_tile_atom_coord emits the same sums as IR. */
+rk_lane_coord rk_lane_map_eval(const rk_lane_map *m, uint32_t lane, uint32_t slot);
+
+/* ---- matrix atoms: the catalog include/rocke/atoms.def, indexed by id ---------------------------------- */
+typedef enum rk_atom_id {
+    RK_ATOM_NONE = 0,
+#define RK_ATOM(id, ...) RK_ATOM_##id,
+#include "rocke/atoms.def"
+    RK_ATOM__COUNT
+} rk_atom_id;
+
+/* The matrix unit an atom runs on. */
+typedef enum rk_atom_unit {
+    RK_ATOM_UNIT_MFMA,          /* AMD CDNA, wave64: llvm.amdgcn.mfma.* */
+    RK_ATOM_UNIT_MMA_SYNC,      /* NVIDIA sm_80+, warp32: llvm.nvvm.mma.* */
+    RK_ATOM_UNIT_WGMMA          /* NVIDIA sm_90a, warpgroup of 128: wgmma.mma_async (B staged in shared memory) */
+} rk_atom_unit;
+
+/* How A and B reach the instruction (their register packing). */
+typedef enum rk_atom_pack {
+    RK_ATOM_PACK_AS_IS,         /* as the IR carries them (half, bfloat, float vectors or float) */
+    RK_ATOM_PACK_I16X4,         /* bitcast to <4 x i16> (the .1k bf16 MFMAs) */
+    RK_ATOM_PACK_B64,           /* 8 x 8-bit as one 64-bit register: i64 (LLVM >= 21) or <2 x i32> (LLVM 20) */
+    RK_ATOM_PACK_I32X8,         /* 32 x 8-bit as <8 x i32>, through the 9-operand mfma.scale intrinsic */
+    RK_ATOM_PACK_HALF2,         /* <2 x half> pairs, slots 2r and 2r+1 in register r (mma.sync f16) */
+    RK_ATOM_PACK_I32            /* 32-bit words, slots in order (mma.sync bf16/tf32, wgmma A) */
+} rk_atom_pack;
+
+/* The fragments of an atom: A, B and C (D has C's layout). */
+typedef enum rk_frag { RK_FRAG_A, RK_FRAG_B, RK_FRAG_C } rk_frag;
+
+/* A bit of rk_mma_atom.ab_formats: one bit per rk_scalar. */
+#define RK_ATOM_FORMAT(s) (1u << RK_S_##s)
 
 /* One matrix-multiply atom: D = A*B + C over one wave/warp (or warpgroup). */
 typedef struct rk_mma_atom {
-    const char *op_id;          /* tile.mma op_id, e.g. "mfma_f32_16x16x16_f16" */
+    rk_atom_id id;
+    const char *op_id;          /* the wire name (tile.mma op_id), e.g. "mfma_f32_16x16x16_f16" */
+    rk_atom_unit unit;
     uint32_t feat;              /* RK_FEAT_* the target needs */
     uint16_t m, n, k;           /* per block */
     uint16_t batch;             /* independent blocks per instruction (1, or 16 for 4x4x4) */
@@ -27,16 +78,21 @@ typedef struct rk_mma_atom {
     rk_scalar a_elem, b_elem;   /* input element types as the IR carries them */
     rk_scalar c_elem;           /* accumulator element type */
     uint16_t a_len, b_len, c_len; /* elements per lane (1 = scalar operand) */
-    rk_lane_map a_map, b_map, c_map;
-    /* 0, or the element types A and B may each take, one bit per rk_scalar
-     * (1u << RK_S_...): the format is chosen per operand from its IR type
-     * (gfx950 f8f6f4: fp8 e4m3 or bf8 e5m2); a_elem/b_elem name the first */
-    uint32_t ab_formats;
+    const rk_lane_map *a_map, *b_map, *c_map;
+    rk_atom_pack pack;
+    /* tf32/xf32: the unit keeps 10 mantissa bits of each f32 input and
+     * drops the rest (seen on an H200 for mma.sync .tf32) */
+    bool tf32;
     /* Block-scaled (MX) atom: two more operands a_scale, b_scale (i32 per
      * lane); attributes opsel_a/opsel_b (0..3, default 0) pick the E8M0 byte
      * e of each lane's word, and every A (B) element that lane holds is
      * multiplied by 2^(e-127) (e = 255: NaN). Takes 5 operands, else 3. */
     bool scaled;
+    /* 0, or the element types A and B may each take (RK_ATOM_FORMAT bits):
+     * the format is chosen per operand from its IR type (gfx950 f8f6f4: fp8
+     * e4m3 or bf8 e5m2); a_elem/b_elem name the first */
+    uint32_t ab_formats;
+    const char *instr;          /* the instruction's spelling for the lowering (atoms.def) */
 } rk_mma_atom;
 
 /* The E8M0 scale factor of a byte: 2^(e-127); e = 255 is NaN (OCP MX). Byte 0
@@ -75,9 +131,14 @@ const rk_target *rk_target_default(void);           /* gfx950 */
 /* "gfx90a, gfx942, gfx950 (default), sm_80, sm_90, sm_90a" */
 const char *rk_target_names(void);
 
-/* Matrix atoms. */
+/* Matrix atoms. The IR names an atom by its op_id string: look it up once
+ * (NULL when unknown), then use the atom or its id. */
 const rk_mma_atom *rk_mma_atom_find(const char *op_id);
-const rk_mma_atom *const *rk_mma_atoms(void);       /* NULL-terminated */
+const rk_mma_atom *rk_mma_atom_get(rk_atom_id id);  /* NULL for RK_ATOM_NONE or out of range */
+const rk_mma_atom *const *rk_mma_atoms(void);       /* NULL-terminated, in id order */
+/* The lane map and the elements per lane of fragment f. */
+const rk_lane_map *rk_mma_atom_map(const rk_mma_atom *a, rk_frag f);
+uint32_t rk_mma_atom_len(const rk_mma_atom *a, rk_frag f);
 bool rk_target_has_atom(const rk_target *t, const rk_mma_atom *a);
 /* Host reference for one atom: D = A*B + C with inputs given per lane in the
  * atom's fragment layout (as doubles) — used by tests and the emulator. */

@@ -210,6 +210,22 @@ void rk_tile_block_reduce_n(rk_kernel *k, const rk_tile_reducer *r, const rk_til
                             rk_value *vals);
 rk_value rk_tile_block_reduce(rk_kernel *k, rk_tile_red op, const rk_tile_block_cfg *cfg, rk_value tid, rk_value v);
 
+/* ---- matrix-atom fragment indices (tile_atom_layout.c) ------------------------------ */
+/* The i32 matrix coordinate of one fragment element. */
+typedef struct rk_tile_frag_coord {
+    rk_value row;      /* A: row, B: k, C/D: row */
+    rk_value col;      /* A: k, B: col, C/D: col */
+    rk_value batch;    /* block of a batched atom (4x4x4), else the constant 0 */
+} rk_tile_frag_coord;
+/* Which element slot `slot` of lane `lane` (i32, 0 <= lane < the atom's
+ * lanes: a warpgroup atom takes the thread's index in its warpgroup) holds
+ * in fragment f of atom `atom`: the catalog's lane map emitted as shifts,
+ * ands and adds (a shl per power-of-two stride); the slot terms fold into
+ * one constant, and a constant lane gives three constants. An unknown atom
+ * or fragment, a slot past the fragment, a lane that is not i32 or a
+ * constant lane outside the atom fails the builder (sticky error). */
+rk_tile_frag_coord rk_tile_atom_coord(rk_kernel *k, rk_atom_id atom, rk_frag f, rk_value lane, uint32_t slot);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,6 +1,7 @@
 /* rocke — matrix atoms and the loads that feed them. tile.mma gathers A, B
- * and C from the lanes through the atom's lane maps (src/target/atoms.c),
- * multiplies with f32 accumulation and scatters D back: for each output,
+ * and C from the lanes through the atom's lane maps (data in
+ * include/rocke/atoms.def, read through rk_lane_map_eval), multiplies with
+ * f32 accumulation and scatters D back: for each output,
  * acc = C; for k = 0..K-1: acc = f32(acc + a*b), the product exact in double
  * (fp8/f16/bf16 products are exact in f32 anyway). tf32/xf32 inputs drop
  * their low 13 mantissa bits first. Scaled (MX) atoms multiply each product
@@ -17,17 +18,14 @@ typedef struct emu_atom {
     uint32_t *aidx, *bidx, *cidx;     /* (lane, slot) -> flat index into A / B / C */
     uint8_t *alane, *blane;           /* scaled atoms: flat index into A / B -> the lane holding it */
     rk_scalar ae, be;
-    bool tf32;
+    bool tf32;                        /* f32 inputs keep 10 mantissa bits (the catalog's tf32 column) */
 } emu_atom;
 
 const void *emu_mma_prepare(rk_arena *ar, const rk_mma_atom *a, rk_scalar a_elem, rk_scalar b_elem) {
     emu_atom *t = rk_arena_zalloc(ar, sizeof *t);
     if (!t) return NULL;
-    /* tf32/xf32 atoms carry f32 registers but the unit keeps 10 mantissa
-     * bits, dropping the rest (seen on an H200 for mma.sync .tf32) */
-    bool tf32 = a->a_elem == RK_S_F32 && (strstr(a->op_id, "tf32") || strstr(a->op_id, "xf32"));
     *t = (emu_atom){a, a->m, a->n, a->k, a->batch, a->lanes, a->a_len, a->b_len, a->c_len,
-                    NULL, NULL, NULL, NULL, NULL, a_elem, b_elem, tf32};
+                    NULL, NULL, NULL, NULL, NULL, a_elem, b_elem, a->tf32};
     t->aidx = rk_arena_alloc(ar, sizeof(uint32_t) * a->lanes * a->a_len);
     t->bidx = rk_arena_alloc(ar, sizeof(uint32_t) * a->lanes * a->b_len);
     t->cidx = rk_arena_alloc(ar, sizeof(uint32_t) * a->lanes * a->c_len);
@@ -38,21 +36,20 @@ const void *emu_mma_prepare(rk_arena *ar, const rk_mma_atom *a, rk_scalar a_elem
         t->blane = rk_arena_alloc(ar, (size_t)a->lanes * a->b_len);
         if (!t->alane || !t->blane) return NULL;
     }
-    uint32_t r, c, b;
     for (uint32_t l = 0; l < a->lanes; l++) {
         for (uint32_t s = 0; s < a->a_len; s++) {
-            a->a_map(l, s, &r, &c, &b);
-            t->aidx[l * a->a_len + s] = (b * t->M + r) * t->K + c;
+            rk_lane_coord p = rk_lane_map_eval(a->a_map, l, s);
+            t->aidx[l * a->a_len + s] = (p.batch * t->M + p.row) * t->K + p.col;
             if (t->alane) t->alane[t->aidx[l * a->a_len + s]] = (uint8_t)l;
         }
         for (uint32_t s = 0; s < a->b_len; s++) {
-            a->b_map(l, s, &r, &c, &b);
-            t->bidx[l * a->b_len + s] = (b * t->K + r) * t->N + c;
+            rk_lane_coord p = rk_lane_map_eval(a->b_map, l, s);
+            t->bidx[l * a->b_len + s] = (p.batch * t->K + p.row) * t->N + p.col;
             if (t->blane) t->blane[t->bidx[l * a->b_len + s]] = (uint8_t)l;
         }
         for (uint32_t s = 0; s < a->c_len; s++) {
-            a->c_map(l, s, &r, &c, &b);
-            t->cidx[l * a->c_len + s] = (b * t->M + r) * t->N + c;
+            rk_lane_coord p = rk_lane_map_eval(a->c_map, l, s);
+            t->cidx[l * a->c_len + s] = (p.batch * t->M + p.row) * t->N + p.col;
         }
     }
     return t;

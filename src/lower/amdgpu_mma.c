@@ -10,50 +10,17 @@
 #include "amdgpu_int.h"
 #include "../base/fp8.h"
 
-/* ---- MFMA -------------------------------------------------------------------------------------- */
-typedef enum ab_form {
-    AB_DIRECT,   /* A/B as the IR carries them (half, bfloat, float vectors or float) */
-    AB_I16,      /* the .1k bf16 forms take <4 x i16> */
-    AB_FP8,      /* 8 x 8-bit floats: i64 (LLVM >= 21) or <2 x i32> (LLVM 20) */
-    AB_F8F6F4    /* 32 x 8-bit floats as <8 x i32>, through the 9-operand mfma.scale intrinsic */
-} ab_form;
-
-typedef struct mfma_row { const char *op_id, *intrinsic; ab_form ab; } mfma_row;
-
-/* Every AMD atom of src/target/atoms.c; test_lower checks none is missing. */
-static const mfma_row mfma_rows[] = {
-    {"mfma_f32_4x4x4_f16", "mfma.f32.4x4x4f16", AB_DIRECT},
-    {"mfma_f32_16x16x4_f32", "mfma.f32.16x16x4f32", AB_DIRECT},
-    {"mfma_f32_32x32x2_f32", "mfma.f32.32x32x2f32", AB_DIRECT},
-    {"mfma_f32_16x16x8_xf32", "mfma.f32.16x16x8.xf32", AB_DIRECT},
-    {"mfma_f32_32x32x4_xf32", "mfma.f32.32x32x4.xf32", AB_DIRECT},
-    {"mfma_f32_16x16x16_f16", "mfma.f32.16x16x16f16", AB_DIRECT},
-    {"mfma_f32_32x32x8_f16", "mfma.f32.32x32x8f16", AB_DIRECT},
-    {"mfma_f32_16x16x32_f16", "mfma.f32.16x16x32.f16", AB_DIRECT},
-    {"mfma_f32_32x32x16_f16", "mfma.f32.32x32x16.f16", AB_DIRECT},
-    {"mfma_f32_16x16x16_bf16", "mfma.f32.16x16x16bf16.1k", AB_I16},
-    {"mfma_f32_32x32x8_bf16", "mfma.f32.32x32x8bf16.1k", AB_I16},
-    {"mfma_f32_16x16x32_bf16", "mfma.f32.16x16x32.bf16", AB_DIRECT},
-    {"mfma_f32_32x32x16_bf16", "mfma.f32.32x32x16.bf16", AB_DIRECT},
-    {"mfma_f32_16x16x32_fp8", "mfma.f32.16x16x32.fp8.fp8", AB_FP8},
-    {"mfma_f32_16x16x32_bf8", "mfma.f32.16x16x32.bf8.bf8", AB_FP8},
-    {"mfma_f32_32x32x16_fp8", "mfma.f32.32x32x16.fp8.fp8", AB_FP8},
-    {"mfma_f32_32x32x16_bf8", "mfma.f32.32x32x16.bf8.bf8", AB_FP8},
-    {"mfma_f32_16x16x128_fp8", "mfma.scale.f32.16x16x128.f8f6f4", AB_F8F6F4},
-    {"mfma_scale_f32_16x16x128_f8f6f4", "mfma.scale.f32.16x16x128.f8f6f4", AB_F8F6F4},
-};
-
-static const mfma_row *find_row(const char *op_id) {
-    for (size_t i = 0; op_id && i < RK_COUNTOF(mfma_rows); i++)
-        if (strcmp(mfma_rows[i].op_id, op_id) == 0) return &mfma_rows[i];
-    return NULL;
-}
-
-/* An A/B operand in the intrinsic's type; writes that type into *ty. */
-static const char *ab_operand(lw_ctx *cx, rk_value v, ab_form ab, const char **ty) {
+/* ---- MFMA ------------------------------------------------------------------------------------------ */
+/* The intrinsic (llvm.amdgcn.<instr>) and the operand packing are columns of
+ * the atom catalog (include/rocke/atoms.def).
+ * An A/B operand in the intrinsic's type; writes that type into *ty. */
+static const char *ab_operand(lw_ctx *cx, rk_value v, rk_atom_pack ab, const char **ty) {
     *ty = lw_vty(cx, v);
-    if (ab == AB_DIRECT) return lw_val(cx, v);
-    *ty = ab == AB_I16 ? "<4 x i16>" : ab == AB_F8F6F4 ? "<8 x i32>" : cx->flavor == RK_LLVM20 ? "<2 x i32>" : "i64";
+    if (ab == RK_ATOM_PACK_AS_IS) return lw_val(cx, v);
+    RK_ASSERT(ab == RK_ATOM_PACK_I16X4 || ab == RK_ATOM_PACK_B64 || ab == RK_ATOM_PACK_I32X8,
+              "an MFMA atom packs A and B as carried, <4 x i16>, 64 bits or <8 x i32>");
+    *ty = ab == RK_ATOM_PACK_I16X4 ? "<4 x i16>" : ab == RK_ATOM_PACK_I32X8 ? "<8 x i32>"
+          : cx->flavor == RK_LLVM20 ? "<2 x i32>" : "i64";
     const char *t = lw_tmp(cx, "frag");
     lw_ins(cx, "%s = bitcast %V to %s", t, v, *ty);
     return t;
@@ -70,10 +37,10 @@ static const char *ab_operand(lw_ctx *cx, rk_value v, ab_form ab, const char **t
  * is in test_mfma_scaled). */
 static rk_scalar f8_of(const lw_ctx *cx, rk_value v);   /* element type (saturation section) */
 
-static void f8f6f4(lw_ctx *cx, const rk_op *op, const mfma_row *row, const rk_mma_atom *atom) {
+static void f8f6f4(lw_ctx *cx, const rk_op *op, const rk_mma_atom *atom) {
     const char *ta, *tb, *tc = lw_vty(cx, op->in[2]);
-    const char *a = ab_operand(cx, op->in[0], row->ab, &ta), *b = ab_operand(cx, op->in[1], row->ab, &tb);
-    const char *name = lw_printf(cx, "llvm.amdgcn.%s.v8i32.v8i32", row->intrinsic);
+    const char *a = ab_operand(cx, op->in[0], atom->pack, &ta), *b = ab_operand(cx, op->in[1], atom->pack, &tb);
+    const char *name = lw_printf(cx, "llvm.amdgcn.%s.v8i32.v8i32", atom->instr);
     lw_declare(cx, AMD_D_MFMA, lw_printf(cx, "declare %s @%s(%s, %s, %s, i32, i32, i32, i32, i32, i32)", tc, name, ta,
                                          tb, tc));
     const char *tail = "i32 0, i32 0, i32 0, i32 0, i32 0, i32 0";
@@ -88,35 +55,40 @@ static void f8f6f4(lw_ctx *cx, const rk_op *op, const mfma_row *row, const rk_mm
 
 void lw_amd_mma(lw_ctx *cx, const rk_op *op) {
     const char *id = lw_attr_str(op, "op_id", "");
-    const mfma_row *row = find_row(id);
-    if (!row) {
-        /* a catalog atom without a row here is a rocke bug; refuse it rather
-         * than abort the hosting process (the all-atoms test catches it) */
+    const rk_mma_atom *atom = rk_mma_atom_find(id);
+    if (!atom || atom->unit != RK_ATOM_UNIT_MFMA) {
+        /* the verifier admits only this target's atoms: reaching here is a
+         * rocke bug; refuse it rather than abort the hosting process */
         lw_error(cx, op, RK_ERR_UNSUPPORTED, "matrix atom '%s' has no AMDGPU lowering", id);
         return;
     }
-    if (row->ab == AB_F8F6F4) {
-        f8f6f4(cx, op, row, rk_mma_atom_find(id));
+    if (atom->pack == RK_ATOM_PACK_I32X8) {
+        f8f6f4(cx, op, atom);
         return;
     }
     const char *ta, *tb;
-    const char *a = ab_operand(cx, op->in[0], row->ab, &ta), *b = ab_operand(cx, op->in[1], row->ab, &tb);
+    const char *a = ab_operand(cx, op->in[0], atom->pack, &ta), *b = ab_operand(cx, op->in[1], atom->pack, &tb);
     const char *tc = lw_vty(cx, op->in[2]);
-    if (!lw_seen(cx, AMD_D_MFMA, (uint32_t)(row - mfma_rows), 0))
+    if (!lw_seen(cx, AMD_D_MFMA, (uint32_t)atom->id, 0))
         lw_declare(cx, AMD_D_MFMA, lw_printf(cx, "declare %s @llvm.amdgcn.%s(%s, %s, %s, i32, i32, i32)", tc,
-                                             row->intrinsic, ta, tb, tc));
+                                             atom->instr, ta, tb, tc));
     /* cbsz, abid, blgp: no broadcast */
-    lw_ins(cx, "%v = call %s @llvm.amdgcn.%s(%s %s, %s %s, %V, i32 0, i32 0, i32 0)", op->out[0], tc, row->intrinsic, ta, a,
+    lw_ins(cx, "%v = call %s @llvm.amdgcn.%s(%s %s, %s %s, %V, i32 0, i32 0, i32 0)", op->out[0], tc, atom->instr, ta, a,
            tb, b, op->in[2]);
 }
 
 /* ---- 8-bit float conversions ------------------------------------------------------------------------ */
-/* "bf8" or "fp8": the op names spell the format (arith.cvt_bf8_to_f32 ...) */
-static const char *fmt8(const rk_op *op) { return strstr(rk_opcode_name(op->code), "bf8") ? "bf8" : "fp8"; }
+/* "bf8" or "fp8": the format of the op's 8-bit side, which the op table
+ * types as fp8 (e4m3) or bf8 (e5m2), OCP or FNUZ */
+static const char *fmt8(const lw_ctx *cx, const rk_op *op) {
+    rk_scalar s = f8_of(cx, op->out[0]);
+    if (s == RK_S_F32) s = f8_of(cx, op->in[0]);
+    return s == RK_S_BF8E5M2 || s == RK_S_BF8E5M2FNUZ ? "bf8" : "fp8";
+}
 
 /* byte -> f32: the byte in the low lane of an i32, byte_sel 0 */
 static void to_f32(lw_ctx *cx, const rk_op *op) {
-    const char *f = fmt8(op), *z = lw_tmp(cx, "byte");
+    const char *f = fmt8(cx, op), *z = lw_tmp(cx, "byte");
     lw_declare(cx, AMD_D_CVT_FP8, lw_printf(cx, "declare float @llvm.amdgcn.cvt.f32.%s(i32, i32)", f));
     lw_ins(cx, "%s = zext %V to i32", z, op->in[0]);
     lw_ins(cx, "%v = call float @llvm.amdgcn.cvt.f32.%s(i32 %s, i32 0)", op->out[0], f, z);
@@ -188,7 +160,7 @@ static const char *saturate_scaled(lw_ctx *cx, const rk_op *op, const char *pack
 
 /* f32 -> byte: pack (clamped x, 0) into the low word, keep the low byte */
 static void from_f32(lw_ctx *cx, const rk_op *op) {
-    const char *f = fmt8(op), *w = lw_tmp(cx, "pk");
+    const char *f = fmt8(cx, op), *w = lw_tmp(cx, "pk");
     const char *x = clamp_f8(cx, f8_of(cx, op->out[0]), lw_val(cx, op->in[0]));
     lw_declare(cx, AMD_D_CVT_FP8, lw_printf(cx, "declare i32 @llvm.amdgcn.cvt.pk.%s.f32(float, float, i32, i1)", f));
     lw_ins(cx, "%s = call i32 @llvm.amdgcn.cvt.pk.%s.f32(float %s, float 0.000000e+00, i32 0, i1 false)", w, f, x);
@@ -197,7 +169,7 @@ static void from_f32(lw_ctx *cx, const rk_op *op) {
 
 /* 4 bytes -> 4 floats: low word then high word, concatenated */
 static void pk_to_f32(lw_ctx *cx, const rk_op *op, bool scaled) {
-    const char *f = fmt8(op), *w = lw_tmp(cx, "word"), *lo = lw_tmp(cx, "lo"), *hi = lw_tmp(cx, "hi");
+    const char *f = fmt8(cx, op), *w = lw_tmp(cx, "word"), *lo = lw_tmp(cx, "lo"), *hi = lw_tmp(cx, "hi");
     const char *name = scaled ? lw_printf(cx, "cvt.scalef32.pk.f32.%s", f) : lw_printf(cx, "cvt.pk.f32.%s", f);
     const char *scale = scaled ? lw_printf(cx, ", float %s", lw_val(cx, op->in[1])) : "";
     lw_declare(cx, scaled ? AMD_D_CVT_SCALE : AMD_D_CVT_FP8,
@@ -217,7 +189,7 @@ static const char *elt(lw_ctx *cx, rk_value v, unsigned i) {
 
 /* 4 floats -> 4 bytes: (e0, e1) into the low word, (e2, e3) into the high */
 static void pk_from_f32(lw_ctx *cx, const rk_op *op, bool scaled) {
-    const char *f = fmt8(op), *e[4], *lo = lw_tmp(cx, "pk"), *hi = lw_tmp(cx, "pk");
+    const char *f = fmt8(cx, op), *e[4], *lo = lw_tmp(cx, "pk"), *hi = lw_tmp(cx, "pk");
     for (unsigned i = 0; i < 4; i++) e[i] = elt(cx, op->in[0], i);
     if (scaled) {
         const char *s = lw_val(cx, op->in[1]);

@@ -1,6 +1,6 @@
 /* rocke — NVPTX matrix atoms and 8-bit float conversions. Layer: lower.
  *
- * mma.sync: tile.mma's warp atoms (src/target/atoms.c) map to
+ * mma.sync: tile.mma's warp atoms (include/rocke/atoms.def) map to
  * llvm.nvvm.mma.<shape>.row.col.*; the IR fragments (vec<f16x8>, vec<bf16x4>,
  * vec<f32x4> ...) become the intrinsic's registers: <2 x half> pairs for f16,
  * i32 words for bf16 and tf32 (tf32 passes the f32 bits; the unit drops the
@@ -21,20 +21,13 @@
 static rk_type vt(const lw_ctx *cx, rk_value v) { return rk_value_type(cx->k, v); }
 
 /* ---- mma.sync ---------------------------------------------------------------------------------------- */
-typedef struct mma_row {
-    const char *op_id, *intrinsic;
-    bool half_pairs;        /* A/B registers are <2 x half>; else i32 words */
-    uint8_t a_regs, b_regs;
-} mma_row;
-
-/* Every NVIDIA warp atom of src/target/atoms.c; test_nvptx checks none is missing. */
-static const mma_row mma_rows[] = {
-    {"mma_m16n8k16_f32_f16", "m16n8k16.row.col.f32.f32", true, 4, 2},
-    {"mma_m16n8k16_f32_bf16", "m16n8k16.row.col.bf16", false, 4, 2},
-    {"mma_m16n8k8_f32_f16", "m16n8k8.row.col.f32.f32", true, 2, 1},
-    {"mma_m16n8k8_f32_bf16", "m16n8k8.row.col.bf16", false, 2, 1},
-    {"mma_m16n8k8_f32_tf32", "m16n8k8.row.col.tf32", false, 4, 2},
-};
+/* The intrinsic (llvm.nvvm.mma.<instr>) and the register packing (<2 x half>
+ * pairs or i32 words) are columns of the atom catalog (include/rocke/atoms.def);
+ * a fragment of len elements of b bytes fills len * b / 4 registers. */
+static uint32_t regs_for(const rk_mma_atom *a, rk_frag f) {
+    rk_scalar e = f == RK_FRAG_A ? a->a_elem : a->b_elem;
+    return rk_mma_atom_len(a, f) * (rk_scalar_bits(e) / 8) / 4;
+}
 
 /* The fragment's registers, as "ty text" argument texts appended to args. */
 static void regs_of(lw_ctx *cx, rk_value v, bool half_pairs, uint32_t n, rk_buf *args, rk_buf *params) {
@@ -55,27 +48,27 @@ static void regs_of(lw_ctx *cx, rk_value v, bool half_pairs, uint32_t n, rk_buf 
     }
 }
 
+static void warpgroup_atom(lw_ctx *cx, const rk_op *op, const rk_mma_atom *a);
+
 void lw_nv_mma(lw_ctx *cx, const rk_op *op) {
     const char *id = lw_attr_str(op, "op_id", "");
-    const mma_row *row = NULL;
-    for (size_t i = 0; i < RK_COUNTOF(mma_rows); i++)
-        if (strcmp(mma_rows[i].op_id, id) == 0) row = &mma_rows[i];
-    if (!row) {
-        const rk_mma_atom *a = rk_mma_atom_find(id);
-        if (a && a->lanes == 128) {
-            lw_nv_wgmma(cx, op);
-            return;
-        }
-        /* a catalog atom without a row here is a rocke bug; refuse it rather
-         * than abort the hosting process (test_nvptx catches it) */
+    const rk_mma_atom *atom = rk_mma_atom_find(id);
+    if (atom && atom->unit == RK_ATOM_UNIT_WGMMA) {
+        warpgroup_atom(cx, op, atom);
+        return;
+    }
+    if (!atom || atom->unit != RK_ATOM_UNIT_MMA_SYNC) {
+        /* the verifier admits only this target's atoms: reaching here is a
+         * rocke bug; refuse it rather than abort the hosting process */
         lw_error(cx, op, RK_ERR_UNSUPPORTED, "matrix atom '%s' has no NVPTX lowering", id);
         return;
     }
+    bool half_pairs = atom->pack == RK_ATOM_PACK_HALF2;
     rk_buf args, params;
     rk_buf_init(&args);
     rk_buf_init(&params);
-    regs_of(cx, op->in[0], row->half_pairs, row->a_regs, &args, &params);
-    regs_of(cx, op->in[1], row->half_pairs, row->b_regs, &args, &params);
+    regs_of(cx, op->in[0], half_pairs, regs_for(atom, RK_FRAG_A), &args, &params);
+    regs_of(cx, op->in[1], half_pairs, regs_for(atom, RK_FRAG_B), &args, &params);
     for (uint32_t i = 0; i < 4; i++) {
         const char *c = lw_tmp(cx, "acc");
         lw_ins(cx, "%s = extractelement %V, i32 %u", c, op->in[2], i);
@@ -83,9 +76,9 @@ void lw_nv_mma(lw_ctx *cx, const rk_op *op) {
         rk_buf_puts(&params, ", float");
     }
     const char *st = "{ float, float, float, float }", *d = lw_tmp(cx, "mma"), *acc = "poison";
-    if (!lw_seen(cx, NV_D_MMA, (uint32_t)(row - mma_rows), 0))
-        lw_declare(cx, NV_D_MMA, lw_printf(cx, "declare %s @llvm.nvvm.mma.%s(%s)", st, row->intrinsic, rk_buf_cstr(&params)));
-    lw_ins(cx, "%s = call %s @llvm.nvvm.mma.%s(%s)", d, st, row->intrinsic, rk_buf_cstr(&args));
+    if (!lw_seen(cx, NV_D_MMA, (uint32_t)atom->id, 0))
+        lw_declare(cx, NV_D_MMA, lw_printf(cx, "declare %s @llvm.nvvm.mma.%s(%s)", st, atom->instr, rk_buf_cstr(&params)));
+    lw_ins(cx, "%s = call %s @llvm.nvvm.mma.%s(%s)", d, st, atom->instr, rk_buf_cstr(&args));
     rk_buf_free(&args);
     rk_buf_free(&params);
     for (uint32_t i = 0; i < 4; i++) {
@@ -345,11 +338,10 @@ static void warpgroup_atom(lw_ctx *cx, const rk_op *op, const rk_mma_atom *a) {
         rk_buf_printf(&ins, "%si32 %s", i ? ", " : "", x);
     }
     rk_buf_printf(&ins, ", i64 %s, i32 1", desc);
-    const char *ty = a->a_elem == RK_S_BF16 ? "bf16" : "f16";
     const char *body = lw_printf(cx, "{\\0A.reg .pred p;\\0Asetp.ne.b32 p, $9, 0;\\0Awgmma.fence.sync.aligned;\\0A"
-                                     "wgmma.mma_async.sync.aligned.m64n8k16.f32.%s.%s %s, %s, $8, p, 1, 1, 0;\\0A"
+                                     "wgmma.mma_async.sync.aligned.%s %s, %s, $8, p, 1, 1, 0;\\0A"
                                      "wgmma.commit_group.sync.aligned;\\0Awgmma.wait_group.sync.aligned 0;\\0A}",
-                                 ty, ty, reg_list(cx, 0, 4), reg_list(cx, 4, 4));
+                                 a->instr, reg_list(cx, 0, 4), reg_list(cx, 4, 4));
     const char **acc = elements(cx, op->in[2], 4), *sv = lw_tmp(cx, "wgmma");
     if (acc) wgmma_asm(cx, sv, 4, acc, body, "r,r,r,r,l,r", rk_buf_cstr(&ins));
     rk_buf_free(&ins);
@@ -453,9 +445,7 @@ static void nvvm0(lw_ctx *cx, const char *name) {
 }
 
 void lw_nv_wgmma(lw_ctx *cx, const rk_op *op) {
-    if (op->code == RK_OP_MMA) {
-        warpgroup_atom(cx, op, rk_mma_atom_find(lw_attr_str(op, "op_id", "")));
-    } else if (op->code == RK_OP_WGMMA_DESC) {
+    if (op->code == RK_OP_WGMMA_DESC) {
         wgmma_desc(cx, op);
     } else if (op->code == RK_OP_WGMMA) {
         wgmma_op(cx, op);

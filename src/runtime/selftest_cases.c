@@ -345,14 +345,14 @@ static const st_case cp_async_pipeline = {"cp_async_pipeline", "double-buffered 
  * the maps fails. Inputs are k/8 in [-2, 2] (A, B) and k/4 in [-8, 8] (C):
  * every product and partial sum is exact in f32. */
 static const rk_mma_atom *mma_sync_atom(const rk_target *t) {
-    const rk_mma_atom *a = rk_mma_atom_find(t->vendor == RK_VENDOR_NVIDIA ? "mma_m16n8k16_f32_f16"
-                                                                          : "mfma_f32_16x16x16_f16");
+    const rk_mma_atom *a = rk_mma_atom_get(t->vendor == RK_VENDOR_NVIDIA ? RK_ATOM_MMA_M16N8K16_F32_F16
+                                                                         : RK_ATOM_MFMA_F32_16X16X16_F16);
     return a && rk_target_has_atom(t, a) ? a : NULL;
 }
 
 static const rk_mma_atom *wgmma_atom(const rk_target *t) {
     for (const rk_mma_atom *const *a = rk_mma_atoms(); *a; a++)
-        if ((*a)->lanes == 128 && ((*a)->feat & RK_FEAT_SM90A) && rk_target_has_atom(t, *a)) return *a;
+        if ((*a)->unit == RK_ATOM_UNIT_WGMMA && (*a)->a_elem == RK_S_F16 && rk_target_has_atom(t, *a)) return *a;
     return NULL;
 }
 
@@ -362,7 +362,7 @@ static const char *mma_unsupported(const rk_target *t) {
 
 static const char *wgmma_unsupported(const rk_target *t) {
     if (!(t->features & RK_FEAT_SM90A)) return "wgmma needs sm_90a";
-    return wgmma_atom(t) ? NULL : "no warpgroup (wgmma) atom in the target catalog yet (src/target/atoms.c)";
+    return wgmma_atom(t) ? NULL : "no warpgroup (wgmma) atom in the target catalog yet (include/rocke/atoms.def)";
 }
 
 static rk_status mma_setup_with(st_problem *p, const rk_mma_atom *a) {

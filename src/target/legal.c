@@ -66,13 +66,27 @@ static bool scales_ok(const rk_kernel *k, const rk_target *t, const rk_mma_atom 
     return true;
 }
 
+/* Names of the catalog atoms that `pick` accepts, ", "-separated. */
+static void atom_list(char *out, size_t n, bool (*pick)(const rk_mma_atom *, const void *), const void *ud) {
+    size_t off = 0;
+    out[0] = '\0';
+    for (const rk_mma_atom *const *p = rk_mma_atoms(); *p; p++)
+        if (pick(*p, ud))
+            off += (size_t)snprintf(out + off, off < n ? n - off : 0, "%s%s", off ? ", " : "", (*p)->op_id);
+}
+
+static bool pick_scaled(const rk_mma_atom *a, const void *ud) { (void)ud; return a->scaled; }
+static bool pick_offered(const rk_mma_atom *a, const void *ud) { return rk_target_has_atom(ud, a); }
+
 /* opsel_a/opsel_b select scale bytes: only scaled atoms take them. */
 static bool no_opsel(const rk_mma_atom *a, const rk_op *op, char *msg, size_t n) {
     static const char *const keys[] = {"opsel_a", "opsel_b"};
     for (int i = 0; i < 2; i++)
         if (rk_attrs_get(&op->attrs, keys[i])) {
-            snprintf(msg, n, "attribute '%s' selects a scale byte and applies only to scaled atoms "
-                     "(mfma_scale_f32_16x16x128_f8f6f4); '%s' takes none", keys[i], a->op_id);
+            char scaled[256];
+            atom_list(scaled, sizeof scaled, pick_scaled, NULL);
+            snprintf(msg, n, "attribute '%s' selects a scale byte and applies only to scaled atoms (%s); '%s' takes "
+                     "none", keys[i], scaled, a->op_id);
             return false;
         }
     return true;
@@ -84,11 +98,7 @@ static bool check_mma(void *ud, const rk_kernel *k, const rk_op *op, char *msg, 
     const rk_mma_atom *a = rk_mma_atom_find(id);
     if (!a || !rk_target_has_atom(t, a)) {
         char legal[1024];
-        size_t off = 0;
-        for (const rk_mma_atom *const *p = rk_mma_atoms(); *p; p++)
-            if (rk_target_has_atom(t, *p))
-                off += (size_t)snprintf(legal + off, off < sizeof legal ? sizeof legal - off : 0, "%s%s",
-                                        off ? ", " : "", (*p)->op_id);
+        atom_list(legal, sizeof legal, pick_offered, t);
         if (!a) snprintf(msg, n, "unknown matrix atom '%s'; %s offers: %s", id ? id : "", t->name, legal);
         else snprintf(msg, n, "matrix atom '%s' needs %s, which %s lacks; %s offers: %s", id,
                       rk_feature_name(a->feat & ~t->features), t->name, t->name, legal);

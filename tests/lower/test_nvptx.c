@@ -258,15 +258,15 @@ static rk_kernel *atom_kernel(const rk_mma_atom *a) {
 static void check_maps(const rk_mma_atom *a) {
     const uint32_t rows[3] = {a->m, a->k, a->m}, cols[3] = {a->k, a->n, a->n};
     const uint32_t lens[3] = {a->a_len, a->b_len, a->c_len};
-    const rk_lane_map maps[3] = {a->a_map, a->b_map, a->c_map};
+    const rk_lane_map *maps[3] = {a->a_map, a->b_map, a->c_map};
     for (int w = 0; w < 3; w++) {
         uint32_t cells = rows[w] * cols[w] * a->batch;
         assert_int_equal(cells, (uint32_t)a->lanes * lens[w]);
         unsigned char *seen = calloc(cells, 1);
         for (uint32_t l = 0; l < a->lanes; l++)
             for (uint32_t s = 0; s < lens[w]; s++) {
-                uint32_t r, c, b;
-                maps[w](l, s, &r, &c, &b);
+                rk_lane_coord p = rk_lane_map_eval(maps[w], l, s);
+                uint32_t r = p.row, c = p.col, b = p.batch;
                 assert_true(r < rows[w] && c < cols[w] && b < a->batch);
                 uint32_t at = (b * rows[w] + r) * cols[w] + c;
                 if (seen[at]++) fail_msg("%s: operand %d element (%u, %u) held twice", a->op_id, w, r, c);
