@@ -11,6 +11,7 @@
 #include "rocke/emu.h"
 #include "rocke/runtime.h"
 #include "rocke/tile.h"
+#include "rocke/tile_xform.h"
 #include "rocke/kernels.h"
 #include "rocke/manifest.h"
 
