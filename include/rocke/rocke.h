@@ -12,6 +12,7 @@
 #include "rocke/runtime.h"
 #include "rocke/tile.h"
 #include "rocke/tile_xform.h"
+#include "rocke/tile_epilogue.h"
 #include "rocke/kernels.h"
 #include "rocke/manifest.h"
 
