@@ -13,6 +13,7 @@
 #include "rocke/tile.h"
 #include "rocke/tile_xform.h"
 #include "rocke/tile_epilogue.h"
+#include "rocke/tile_grid.h"
 #include "rocke/kernels.h"
 #include "rocke/manifest.h"
 
