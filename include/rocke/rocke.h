@@ -11,6 +11,10 @@
 #include "rocke/emu.h"
 #include "rocke/runtime.h"
 #include "rocke/tile.h"
+#include "rocke/tile_xform.h"
+#include "rocke/tile_epilogue.h"
+#include "rocke/tile_grid.h"
+#include "rocke/tile_lds.h"
 #include "rocke/kernels.h"
 #include "rocke/manifest.h"
 
