@@ -41,11 +41,15 @@ static bool initialized(emu_wave *w, const emu_ins *in, uint32_t lane, uint32_t 
     return false;
 }
 
+/* A completed phase orders its arrivals before the waits that see it; the
+ * race checker cannot tell which waves those are, so like a named barrier it
+ * starts a new epoch for the whole workgroup. */
 static void complete_phase(emu_worker *wk, emu_mbar *m) {
     m->phase++;
     m->pending = m->expected;
     m->tx = 0;
     wk->mbar_events++;
+    wk->epoch++;
 }
 
 /* After an arrival or a completed transfer: the phase completes at zero
