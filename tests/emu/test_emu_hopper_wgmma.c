@@ -179,11 +179,65 @@ static void t_every_n(void **state) {
     }
 }
 
+/* A zero-filled tile and one wgmma, with a planted bug: `early` reads the
+ * result before the wait, `wait_n` leaves groups pending, `fence` false
+ * skips wgmma_fence, `block` threads per block. */
+static rk_status planted(bool early, int64_t wait_n, bool fence, uint32_t block) {
+    rk_kernel *k = rk_kernel_new("wgmma_bug");
+    rk_value Out = rk_add_param(k, "out", rk_type_ptr(k, RK_T_F32, RK_AS_GLOBAL), NULL);
+    rk_value s = ht_alloc(k, RK_T_F16, 1024 + 128, 1024);
+    rk_value t = rk_build_thread_id(k, 0), zero = ht_c32(k, 0);
+    rk_value z = rk_const_float(k, RK_T_F16, 0.0);
+    for (int32_t j = 0; j < 9; j++) {
+        rk_value jc = ht_c32(k, 128 * j);
+        rk_value i = rk_build_add(k, t, jc);
+        rk_value c1152 = ht_c32(k, 1152);
+        rk_value inb = rk_build_cmp(k, "lt", i, c1152);
+        rk_if_begin(k, inb);
+        rk_build_smem_store(k, s, &i, z);
+        rk_if_end(k, NULL, 0);
+    }
+    rk_build_sync(k);
+    if (fence) rk_build_barrier_op(k, RK_OP_WGMMA_FENCE);
+    rk_value da = ht_wgmma_desc(k, s, 0, 128, 256, 0), db = ht_wgmma_desc(k, s, 1024, 128, 256, 0);
+    rk_value acc = rk_const_vec(k, rk_type_vec(k, RK_T_F32, 4), 0.0);
+    rk_value d = ht_wgmma(k, acc, da, db, 8, false, false, false, true);
+    if (early) {
+        rk_value x = rk_build_extract(k, d, 0);
+        rk_build_store(k, Out, zero, x);
+    }
+    rk_build_barrier_op(k, RK_OP_WGMMA_COMMIT_GROUP);
+    rk_value r = ht_wgmma_wait(k, d, wait_n);
+    rk_value x = rk_build_extract(k, r, 1);
+    rk_build_store(k, Out, t, x);
+    rk_return(k);
+    et_finish(k);
+    float out[128];
+    rk_emu *e = et_emu("sm_90a", 1);
+    uint64_t ao = et_buf(e, out, sizeof out, "out");
+    void *args[] = {&ao};
+    rk_status st = et_launch(e, k, 1, 1, 1, block, 1, 1, args);
+    rk_emu_free(e);
+    rk_kernel_free(k);
+    return st;
+}
+
+static void t_checks(void **state) {
+    (void)state;
+    assert_int_equal(planted(false, 0, true, 128), RK_OK);
+    et_expect_error(planted(true, 0, true, 128), RK_ERR_DEVICE, "reads", "the in-flight result of op #",
+                    "before a tile.wgmma_wait_group", NULL);
+    et_expect_error(planted(false, 1, true, 128), RK_ERR_DEVICE, "tile.wgmma_wait_group {n = 1}", "still pending", NULL);
+    et_expect_error(planted(false, 0, false, 128), RK_ERR_DEVICE, "no tile.wgmma_fence", "undefined", NULL);
+    et_expect_error(planted(false, 0, true, 96), RK_ERR_DEVICE, "warpgroup of 4 warps", "block of 96 threads", NULL);
+}
+
 int main(void) {
     et_seed();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(t_every_layout),
         cmocka_unit_test(t_every_n),
+        cmocka_unit_test(t_checks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
