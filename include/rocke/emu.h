@@ -50,12 +50,29 @@ void *rk_emu_host(rk_emu *emu, uint64_t addr, size_t *bytes);
 /* Run k over grid x block (workgroups run on several host threads). args[i]
  * points to the value of parameter i, CUDA kernelParams style: an 8-byte
  * device address for pointers, scalars and vectors by their size, a 16-byte
- * V# for rsrc parameters. The kernel is verified for the emulator's target
+ * V# for rsrc parameters, the 128-byte map for tensormap parameters
+ * (rk_emu_tensormap_encode_2d). The kernel is verified for the emulator's target
  * first. Errors (RK_ERR_VERIFY, RK_ERR_INVALID for a bad launch,
  * RK_ERR_DEVICE for a fault found while running) name the op, workgroup,
  * wave, lane and address; global memory written before the fault stays. */
 rk_status rk_emu_launch(rk_emu *emu, const rk_kernel *k, const uint32_t grid[3], const uint32_t block[3],
                         uint32_t dynamic_lds_bytes, void *const *args);
+
+/* ---- tensor maps (NVIDIA TMA) ------------------------------------------------ */
+/* The 128-byte value of a `tensormap` parameter for tile.tma_load_2d on the
+ * emulator (args[i] of rk_emu_launch points to it): a rows x cols row-major
+ * tensor of elem_bytes-byte elements (1, 2, 4, 8) at device address base,
+ * row_stride_bytes apart, loaded in box_rows x box_cols boxes into shared
+ * memory under a swizzle of swizzle_bytes (0 none, 32, 64, 128), out-of-
+ * bounds elements filled with zeros. The rules are cuTensorMapEncodeTiled's
+ * (base and stride multiples of 16, box sides 1..256, a box row a multiple
+ * of 16 bytes and at most the swizzle span); a bad map is refused with the
+ * rule it breaks. The bytes are the emulator's own layout (docs/emulator.md):
+ * NVIDIA documents CUtensorMap as opaque, so a map from the CUDA driver is
+ * refused by the emulator and this one by a GPU. */
+rk_status rk_emu_tensormap_encode_2d(uint64_t base, uint32_t elem_bytes, uint64_t rows, uint64_t cols,
+                                     uint64_t row_stride_bytes, uint32_t box_rows, uint32_t box_cols,
+                                     uint32_t swizzle_bytes, void *out);
 
 /* ---- statistics (cumulative since rk_emu_new or the last reset) -------------- */
 typedef struct rk_emu_stats {

@@ -8,8 +8,8 @@
 
 #include "emu_int.h"
 
-static emu_pend *new_pend(emu_wave *w, const emu_ins *in, uint32_t lane, uint64_t lds_off, uint32_t bytes,
-                          uint8_t **data) {
+emu_pend *emu_pend_new(emu_wave *w, const emu_ins *in, uint32_t lane, uint64_t lds_off, uint32_t bytes,
+                       uint8_t **data) {
     emu_worker *wk = w->wk;
     if (wk->npend == wk->pend_cap) {
         uint32_t nc = wk->pend_cap ? wk->pend_cap * 2 : 256;
@@ -39,8 +39,10 @@ static emu_pend *new_pend(emu_wave *w, const emu_ins *in, uint32_t lane, uint64_
 }
 
 /* Land one pending copy: clear its marks, record the LDS write (for the race
- * checker, as the issuing wave's write now), copy the bytes. */
-static bool land(emu_wave *w, uint32_t idx) {
+ * checker, as the issuing wave's write now; an async-proxy write (TMA) is
+ * ordered by its mbarrier instead, so it clears the bytes' history), copy
+ * the bytes. */
+bool emu_pend_land(emu_wave *w, uint32_t idx, bool async_proxy) {
     emu_worker *wk = w->wk;
     emu_pend *p = &wk->pend[idx];
     if (wk->pmark)
@@ -48,12 +50,16 @@ static bool land(emu_wave *w, uint32_t idx) {
             if (wk->pmark[p->lds_off + i] == idx + 1) wk->pmark[p->lds_off + i] = 0;
     p->done = true;
     wk->pend_live--;
-    if (!emu_lds_touch(w, p->in, p->lane, p->lds_off, p->bytes, 1)) return false;
+    if (async_proxy) {
+        if (wk->shadow) memset(wk->shadow + p->lds_off, 0, (size_t)p->bytes * sizeof *wk->shadow);
+    } else if (!emu_lds_touch(w, p->in, p->lane, p->lds_off, p->bytes, 1)) {
+        return false;
+    }
     memcpy(w->lds + p->lds_off, wk->pdata + p->data, p->bytes);
     return true;
 }
 
-static void maybe_reset(emu_worker *wk) {
+void emu_pend_reset_if_idle(emu_worker *wk) {
     if (!wk->pend_live) {
         wk->npend = 0;
         wk->pdata_len = 0;
@@ -64,9 +70,9 @@ void emu_async_complete_dma(emu_wave *w, uint64_t seq) {
     emu_worker *wk = w->wk;
     for (uint32_t i = 0; i < wk->npend && !wk->failed; i++) {
         emu_pend *p = &wk->pend[i];
-        if (!p->done && p->wave == w->id && p->kind == EMU_PEND_DMA && p->seq <= seq) land(w, i);
+        if (!p->done && p->wave == w->id && p->kind == EMU_PEND_DMA && p->seq <= seq) emu_pend_land(w, i, false);
     }
-    maybe_reset(wk);
+    emu_pend_reset_if_idle(wk);
 }
 
 void emu_async_complete_groups(emu_wave *w, uint32_t group, bool uncommitted_too) {
@@ -74,9 +80,9 @@ void emu_async_complete_groups(emu_wave *w, uint32_t group, bool uncommitted_too
     for (uint32_t i = 0; i < wk->npend && !wk->failed; i++) {
         emu_pend *p = &wk->pend[i];
         if (p->done || p->wave != w->id || p->kind != EMU_PEND_COPY) continue;
-        if ((p->group && p->group <= group) || (!p->group && uncommitted_too)) land(w, i);
+        if ((p->group && p->group <= group) || (!p->group && uncommitted_too)) emu_pend_land(w, i, false);
     }
-    maybe_reset(wk);
+    emu_pend_reset_if_idle(wk);
 }
 
 /* ---- AMD DMA forms ------------------------------------------------------------------------ */
@@ -97,7 +103,7 @@ int emu_h_dma(emu_wave *w, const emu_ins *in) {
                             "%u bytes of LDS (base 0x%llx + lane * %u)", (unsigned long long)dst,
                             (unsigned long long)(dst + es), w->P->lds_total, (unsigned long long)base, es);
         uint8_t *data;
-        emu_pend *p = new_pend(w, in, (uint32_t)l, dst, es, &data);
+        emu_pend *p = emu_pend_new(w, in, (uint32_t)l, dst, es, &data);
         if (!p) return EMU_STOP;
         p->kind = EMU_PEND_DMA;
         p->seq = seq;
@@ -156,7 +162,7 @@ int emu_h_async_copy(emu_wave *w, const emu_ins *in) {
                             "destination 0x%llx (%s element %lld) must both be %u-byte aligned", es,
                             (unsigned long long)src, (long long)ix, (unsigned long long)dst, s->name, (long long)de, es);
         uint8_t *data;
-        emu_pend *p = new_pend(w, in, (uint32_t)l, dst, es, &data);
+        emu_pend *p = emu_pend_new(w, in, (uint32_t)l, dst, es, &data);
         if (!p) return EMU_STOP;
         p->kind = EMU_PEND_COPY;
         if (!valid[l]) { memset(data, 0, es); continue; }

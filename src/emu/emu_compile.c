@@ -118,7 +118,11 @@ static bool place_lds(emu_cc *c) {
         if (elems * s->es > UINT32_MAX / 2) return emu_cc_fail(c, RK_ERR_UNSUPPORTED, "LDS allocation too large");
         s->elems = (uint32_t)elems;
         s->bytes = (uint32_t)elems * s->es;
-        off = (off + 15u) & ~15u;
+        /* 16-aligned, or the allocation's `align` (TMA destinations: 128, swizzled tiles: up to 1024) */
+        int64_t al = 16;
+        rk_attrs_int(&op->attrs, "align", &al);
+        uint32_t a = al > 16 && al <= 4096 && !(al & (al - 1)) ? (uint32_t)al : 16u;
+        off = (off + a - 1u) & ~(a - 1u);
         s->offset = off;
         off += s->bytes;
         char nb[RK_NAME_MAX];

@@ -140,6 +140,8 @@ static void worker_free(emu_worker *wk) {
     rk_free(wk->pmark, 0);
     rk_free(wk->pend, 0);
     rk_free(wk->pdata, 0);
+    rk_free(wk->mbar, 0);
+    rk_free(wk->wgrec, 0);
 }
 
 static bool worker_init(emu_worker *wk, emu_launch *L, const rk_emu_options *o) {
@@ -157,6 +159,7 @@ static bool worker_init(emu_worker *wk, emu_launch *L, const rk_emu_options *o) 
     bool ok = wk->waves && wk->regs && wk->mstack && wk->lds;
     if (ok && P->lds_total && o->check_races) ok = (wk->shadow = rk_calloc(P->lds_total, sizeof *wk->shadow)) != NULL;
     if (ok && P->lds_total && o->check_async) ok = (wk->pmark = rk_calloc(P->lds_total, sizeof *wk->pmark)) != NULL;
+    if (ok && P->has_mbar) ok = (wk->mbar = rk_calloc(P->lds_total / 8u + 1u, sizeof *wk->mbar)) != NULL;
     return ok;
 }
 

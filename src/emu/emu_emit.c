@@ -23,9 +23,11 @@ static emu_ins *add(emu_cc *c, const rk_op *op, emu_fn fn) {
     return I;
 }
 
+emu_ins *emu_cc_add(emu_cc *c, const rk_op *op, emu_fn fn) { return add(c, op, fn); }
+
 static uint32_t R(const emu_cc *c, rk_value v) { return c->ref[v.id]; }
 
-static uint32_t *refs(emu_cc *c, uint32_t n) {
+uint32_t *emu_cc_refs(emu_cc *c, uint32_t n) {
     uint32_t *a = rk_arena_alloc(&c->P->arena, sizeof(uint32_t) * (n ? n : 1));
     if (!a) emu_cc_fail(c, RK_ERR_NOMEM, "out of memory compiling for the emulator");
     return a;
@@ -130,7 +132,7 @@ static bool smem_access(emu_cc *c, const rk_op *op, emu_fn fn, uint32_t nidx, ui
     emu_ins *I = add(c, op, fn);
     if (!I) return false;
     I->aux = &c->P->smem[si];
-    uint32_t *a = refs(c, nidx);
+    uint32_t *a = emu_cc_refs(c, nidx);
     if (!a) return false;
     for (uint32_t i = 0; i < nidx; i++) a[i] = R(c, op->in[1 + i]);
     I->args = a;
@@ -203,7 +205,7 @@ static bool bload(emu_cc *c, const rk_op *op) {
 static bool bstore(emu_cc *c, const rk_op *op) {
     rk_type v = emu_cc_vt(c, op->in[3]);
     if (!gmem_elem_ok(c, op, v)) return false;
-    uint32_t *a = refs(c, 1);
+    uint32_t *a = emu_cc_refs(c, 1);
     emu_ins *I = add(c, op, emu_h_bstore);
     if (!I || !a) return false;
     I->a = R(c, op->in[0]);
@@ -220,7 +222,7 @@ static bool bstore(emu_cc *c, const rk_op *op) {
 static bool gatomic(emu_cc *c, const rk_op *op, int kind) {
     rk_type v = emu_cc_vt(c, op->in[2]), pt = emu_cc_vt(c, op->in[0]);
     if (kind < 0) return emu_cc_fail(c, RK_ERR_INVALID, "emulator: op #%u has an unknown atomic kind", c->cur);
-    uint32_t *a = op->nin > 3 ? refs(c, 1) : NULL;
+    uint32_t *a = op->nin > 3 ? emu_cc_refs(c, 1) : NULL;
     emu_ins *I = add(c, op, emu_h_gatomic);
     if (!I || (op->nin > 3 && !a)) return false;
     I->d = R(c, op->out[0]);
@@ -309,7 +311,7 @@ static bool mma(emu_cc *c, const rk_op *op) {
         return emu_cc_fail(c, RK_ERR_UNSUPPORTED, "emulator: matrix atom '%s' is not emulated on %s", id ? id : "",
                      c->t->name);
     const void *t = emu_mma_prepare(&c->P->arena, a, emu_cc_esc(c, emu_cc_vt(c, op->in[0])), emu_cc_esc(c, emu_cc_vt(c, op->in[1])));
-    uint32_t *sc = a->scaled ? refs(c, 2) : NULL;
+    uint32_t *sc = a->scaled ? emu_cc_refs(c, 2) : NULL;
     emu_ins *I = add(c, op, emu_h_mma);
     if (!I || !t || (a->scaled && !sc)) return emu_cc_fail(c, RK_ERR_NOMEM, "out of memory");
     I->d = R(c, op->out[0]);
@@ -342,7 +344,7 @@ static bool lanes_op(emu_cc *c, const rk_op *op, emu_fn fn, int64_t imm) {
 }
 
 static bool dma(emu_cc *c, const rk_op *op, int kind) {
-    uint32_t *a = refs(c, 1);
+    uint32_t *a = emu_cc_refs(c, 1);
     emu_ins *I = add(c, op, emu_h_dma);
     if (!I || !a) return false;
     I->imm = kind;
@@ -377,7 +379,7 @@ static bool emit_region(emu_cc *c, const rk_region *r);
 
 /* (dst, src) pairs for a masked copy; aliasing sources are staged. */
 static bool copy_pairs(emu_cc *c, emu_ins *I, const rk_value *dst, const rk_value *src, uint32_t n) {
-    uint32_t *a = refs(c, 2 * n);
+    uint32_t *a = emu_cc_refs(c, 2 * n);
     uint32_t *sz = rk_arena_alloc(&c->P->arena, sizeof(uint32_t) * (n ? n : 1));
     if (!a || !sz) return emu_cc_fail(c, RK_ERR_NOMEM, "out of memory");
     bool alias = false;
@@ -645,7 +647,7 @@ static bool emit_op(emu_cc *c, const rk_op *op) {
     case RK_OP_VINSERT: return vec_move(c, op, emu_h_vinsert);
     case RK_OP_VSPLAT: return vec_move(c, op, emu_h_vsplat);
     case RK_OP_VPACK: {
-        uint32_t *a = refs(c, op->nin);
+        uint32_t *a = emu_cc_refs(c, op->nin);
         if (!a || !vec_move(c, op, emu_h_vpack)) return false;
         for (uint32_t i = 0; i < op->nin; i++) a[i] = R(c, op->in[i]);
         c->code[c->ncode - 1].args = a;
@@ -745,7 +747,7 @@ static bool emit_op(emu_cc *c, const rk_op *op) {
     case RK_OP_GLOBAL_LOAD_LDS: return dma(c, op, 1);
     case RK_OP_ASYNC_COPY: {
         int32_t si = c->smem[op->in[2].id];
-        uint32_t *a = refs(c, 2);
+        uint32_t *a = emu_cc_refs(c, 2);
         if (si < 0) return emu_cc_fail(c, RK_ERR_UNSUPPORTED, "emulator: op #%u: not an LDS allocation", c->cur);
         emu_ins *I = add(c, op, emu_h_async_copy);
         if (!I || !a) return false;
@@ -835,7 +837,7 @@ static bool emit_op(emu_cc *c, const rk_op *op) {
         return lanes_op(c, op, emu_h_wave_reduce, k);
     }
     case RK_OP_PERMLANE32_SWAP: {
-        uint32_t *a = refs(c, 1);
+        uint32_t *a = emu_cc_refs(c, 1);
         if (!a || !lanes_op(c, op, emu_h_permlane32_swap, 0)) return false;
         a[0] = R(c, op->out[1]);
         c->code[c->ncode - 1].args = a;
@@ -889,7 +891,7 @@ static bool emit_op(emu_cc *c, const rk_op *op) {
     case RK_OP_WGMMA_DESC: case RK_OP_WGMMA: case RK_OP_WGMMA_FENCE: case RK_OP_WGMMA_COMMIT_GROUP:
     case RK_OP_WGMMA_WAIT_GROUP: case RK_OP_FENCE_PROXY_ASYNC: case RK_OP_MBARRIER_INIT: case RK_OP_MBARRIER_ARRIVE:
     case RK_OP_MBARRIER_ARRIVE_EXPECT_TX: case RK_OP_MBARRIER_WAIT: case RK_OP_TMA_LOAD_2D:
-        return unsupported(c, op, "Hopper warpgroup MMA, mbarriers and TMA need an sm_90 GPU");
+        return emu_cc_hopper(c, op);
     case RK_OP_FOR: return emit_for(c, op);
     case RK_OP_IF: case RK_OP_IF_ELSE: return emit_if(c, op);
     case RK_OP_YIELD: return emit_yield(c, op);

@@ -70,6 +70,7 @@ struct emu_prog {
     emu_smem *smem;
     uint32_t nsmem;
     uint32_t lds_static, lds_total;   /* bytes: allocations, + dynamic */
+    bool has_mbar;             /* uses mbarriers: workers keep their state */
     const rk_op **ops;         /* pre-order: ops[opidx] */
     uint32_t nops;
     rk_arena arena;            /* code, args, tables */
@@ -100,9 +101,10 @@ struct rk_emu {
 typedef struct emu_vsharp { uint64_t base; uint32_t nrec, w3; } emu_vsharp;
 
 /* ---- asynchronous copies pending until their wait --------------------------------- */
-enum { EMU_PEND_DMA, EMU_PEND_COPY };
+enum { EMU_PEND_DMA, EMU_PEND_COPY, EMU_PEND_TMA };
 typedef struct emu_pend {
     uint32_t lds_off, bytes;
+    uint32_t bar;              /* TMA: LDS offset of the mbarrier its bytes complete on */
     size_t data;               /* offset in the worker's pending-data buffer */
     uint32_t wave, lane;
     const emu_ins *in;
@@ -125,8 +127,24 @@ typedef struct emu_shadow {
 #define EMU_TAG_LANE(t) (((t) >> 6) & 63u)
 #define EMU_TAG_WAVE(t) ((t) & 63u)
 
+/* ---- Hopper state -------------------------------------------------------------------- */
+/* One mbarrier (emu_mbarrier.c): the 64-bit object's state kept beside the
+ * LDS, indexed by LDS offset / 8. init_op = op index + 1 of the init that made
+ * it, 0 = never initialized in this workgroup. */
+typedef struct emu_mbar {
+    uint32_t expected, pending, phase;
+    int32_t tx;                /* bytes still expected in the current phase (may dip below 0 transiently) */
+    uint32_t init_op;
+} emu_mbar;
+
+/* One issued wgmma (emu_wgmma.c) of a wave, until a wait retires its group
+ * (0 = not committed yet). */
+typedef struct emu_wgrec { uint32_t wave, opidx, group; } emu_wgrec;
+
 /* ---- waves and workers ------------------------------------------------------------ */
-typedef enum emu_state { EMU_RUN, EMU_BAR, EMU_DONE } emu_state;
+/* EMU_MBAR: blocked in tile.mbarrier_wait (pc on the wait), runnable again
+ * once some mbarrier phase completed after it blocked. */
+typedef enum emu_state { EMU_RUN, EMU_BAR, EMU_MBAR, EMU_DONE } emu_state;
 
 struct emu_wave {
     uint8_t *R;                /* register file */
@@ -144,6 +162,10 @@ struct emu_wave {
     uint32_t bar_id;
     uint64_t vm_seq;           /* VMEM instructions issued (for s_waitcnt vmcnt) */
     uint32_t groups;           /* cp.async groups committed */
+    uint32_t wg_groups;        /* wgmma groups committed */
+    bool wg_fenced;            /* a wgmma_fence since the last wgmma_wait_group (or the start) */
+    uint64_t mbar_seen;        /* EMU_MBAR: the worker's mbar_events when it blocked */
+    uint32_t mbar_wait;        /* EMU_MBAR: LDS offset of the mbarrier, its parity in bit 31 */
     uint32_t tid[3][EMU_MAXW]; /* thread coordinates of each lane */
 };
 
@@ -178,6 +200,10 @@ struct emu_worker {
     uint32_t wg[3];
     uint64_t wg_lin;
     uint32_t bar_arrived[EMU_MAX_BARRIERS], bar_needed[EMU_MAX_BARRIERS];
+    emu_mbar *mbar;            /* programs with mbarriers: one per 8 LDS bytes */
+    uint64_t mbar_events;      /* mbarrier phases completed so far */
+    emu_wgrec *wgrec;          /* wgmmas issued and not yet retired by a wait */
+    uint32_t nwgrec, wgrec_cap;
     const emu_buf *bcache;     /* last buffer hit */
     bool check_races, check_barriers, check_async;
     uint64_t instructions, lane_ops, workgroups, nwaves_run;
@@ -339,6 +365,60 @@ int emu_h_waitcnt(emu_wave *w, const emu_ins *in);
 void emu_async_complete_dma(emu_wave *w, uint64_t seq);
 void emu_async_complete_groups(emu_wave *w, uint32_t group, bool uncommitted_too);
 
+/* Pending-copy records shared by async.c and emu_tma.c: a new record over
+ * [lds_off, lds_off + bytes) whose data the caller fills (NULL after
+ * emu_fail), and landing record idx (race shadow updated as a write of the
+ * issuing wave, or, with async_proxy, reset: the mbarrier orders it). */
+emu_pend *emu_pend_new(emu_wave *w, const emu_ins *in, uint32_t lane, uint64_t lds_off, uint32_t bytes, uint8_t **data);
+bool emu_pend_land(emu_wave *w, uint32_t idx, bool async_proxy);
+/* Forget every record once none is live (their data space is reused). */
+void emu_pend_reset_if_idle(emu_worker *wk);
+
+/* ---- emu_tmap.c: tensor maps --------------------------------------------------------- */
+/* A 2-D tiled tensor map as the emulator device encodes it (128 bytes, see
+ * rk_emu_tensormap_encode_2d), decoded. */
+typedef struct emu_tmap {
+    uint64_t base;
+    uint64_t cols, rows;       /* elements; cols is the contiguous dimension */
+    uint64_t row_stride;       /* bytes */
+    uint32_t box_cols, box_rows;
+    uint32_t eb;               /* element bytes */
+    uint32_t swizzle;          /* span in bytes: 0 (none), 32, 64, 128 */
+} emu_tmap;
+/* What tile.tma_load_2d needs from its static operands. */
+typedef struct emu_tma_op {
+    emu_tmap map;
+    const emu_smem *dst, *bars;
+} emu_tma_op;
+/* Decode map (128 bytes); false with the reason in why. */
+bool emu_tmap_decode(const void *map, emu_tmap *out, char *why, size_t n);
+/* The shared-memory address that byte address a lands at under the
+ * span-byte swizzle (0: none): 16-byte chunk bits [4, 4+b) XOR address bits
+ * [7, 7+b), b = log2(span / 16) (CuTe's Swizzle<b,4,3>). Its own inverse. */
+static inline uint64_t emu_swizzle(uint64_t a, uint32_t span) {
+    uint64_t mask = span ? (uint64_t)(span / 16u - 1u) : 0u;
+    return a ^ (((a >> 7) & mask) << 4);
+}
+
+/* ---- emu_mbarrier.c / emu_tma.c / emu_wgmma.c: Hopper ops --------------------------------- */
+int emu_h_mbar_init(emu_wave *w, const emu_ins *in);
+int emu_h_mbar_arrive(emu_wave *w, const emu_ins *in);       /* imm 1: arrive.expect_tx (c = tx bytes) */
+int emu_h_mbar_wait(emu_wave *w, const emu_ins *in);
+/* The mbarrier at LDS offset off after tx bytes completed on it (TMA
+ * landing); false after emu_fail. */
+bool emu_mbar_complete_tx(emu_wave *w, const emu_ins *in, uint32_t off, uint32_t bytes);
+/* One line on what the wave blocked in mbarrier_wait waits for. */
+void emu_mbar_describe(const emu_worker *wk, const emu_wave *w, char *buf, size_t n);
+int emu_h_tma_load(emu_wave *w, const emu_ins *in);
+/* Land every pending TMA copy whose bytes complete on the mbarrier at LDS
+ * offset bar (UINT32_MAX: all); true when one landed. */
+bool emu_tma_land(emu_wave *w, uint32_t bar);
+int emu_h_wgmma_desc(emu_wave *w, const emu_ins *in);
+int emu_h_wgmma(emu_wave *w, const emu_ins *in);
+int emu_h_wgmma_fence(emu_wave *w, const emu_ins *in);
+int emu_h_wgmma_commit(emu_wave *w, const emu_ins *in);
+int emu_h_wgmma_wait(emu_wave *w, const emu_ins *in);
+
 /* ---- lanes.c: cross-lane ---------------------------------------------------------------- */
 int emu_h_readfirstlane(emu_wave *w, const emu_ins *in);
 int emu_h_readlane(emu_wave *w, const emu_ins *in);
@@ -387,6 +467,8 @@ typedef struct emu_cc {
     uint32_t npool, cappool;
     uint32_t depth;                         /* mask-stack entries open while emitting */
     uint32_t regs;                          /* register file bytes so far */
+    uint32_t *wg_src;                       /* per value id: 1 + op index of the tile.wgmma whose in-flight
+                                               result it carries, 0 (made by the first wgmma op emitted) */
     uint32_t *rets;                         /* cf.return jumps to patch at the region's end */
     uint32_t nrets, caprets;
     bool failed;
@@ -405,6 +487,12 @@ uint32_t emu_cc_pool(emu_cc *c, const void *lane0, uint32_t lb);
 bool emu_cc_region(emu_cc *c, const rk_region *r);
 /* Emit the kernel body and the end instruction. */
 bool emu_cc_kernel(emu_cc *c);
+/* Append an instruction for op (emu_emit.c); NULL after a failure. */
+emu_ins *emu_cc_add(emu_cc *c, const rk_op *op, emu_fn fn);
+/* n register-ref slots in the program's arena; NULL after a failure. */
+uint32_t *emu_cc_refs(emu_cc *c, uint32_t n);
+/* The Hopper ops: wgmma, mbarriers, TMA, the proxy fence (emu_hopper_emit.c). */
+bool emu_cc_hopper(emu_cc *c, const rk_op *op);
 
 static inline rk_type emu_cc_vt(const emu_cc *c, rk_value v) { return rk_value_type(c->k, v); }
 static inline bool emu_cc_is_vec(const emu_cc *c, rk_type t) { return rk_type_kind_of(c->k, t) == RK_TK_VEC; }

@@ -1,7 +1,8 @@
 /* rocke — the emulator's scheduler and control flow: a worker takes
  * workgroups in order, runs each wave's bytecode until it reaches a barrier
  * or the end (the wave keeps its pc, exec mask and mask stack, so it resumes
- * there), releases barriers when every wave arrived, and diagnoses deadlocks.
+ * there), releases barriers when every wave arrived, retries waves blocked on
+ * an mbarrier once a phase completed, and diagnoses deadlocks.
  * Structured control flow works on the exec mask: lanes leave a loop when
  * their own iv >= hi, an if runs each side for its lanes, and a side with no
  * lanes is skipped (as s_cbranch_execz does). Layer: emu. */
@@ -321,15 +322,22 @@ static void run_wave(emu_wave *w) {
 }
 
 static void deadlock(emu_worker *wk) {
-    size_t k = (size_t)snprintf(wk->msg, sizeof wk->msg,
-                                "emulator: barrier deadlock in workgroup (%u,%u,%u): not every wave reaches the barrier",
+    bool mbar = false;
+    for (uint32_t i = 0; i < wk->L->nwaves; i++) mbar |= wk->waves[i].state == EMU_MBAR;
+    size_t k = (size_t)snprintf(wk->msg, sizeof wk->msg, mbar
+                                ? "emulator: mbarrier deadlock in workgroup (%u,%u,%u): a tile.mbarrier_wait can never complete"
+                                : "emulator: barrier deadlock in workgroup (%u,%u,%u): not every wave reaches the barrier",
                                 wk->wg[0], wk->wg[1], wk->wg[2]);
     for (uint32_t i = 0; i < wk->L->nwaves && k < sizeof wk->msg; i++) {
         const emu_wave *w = &wk->waves[i];
-        char where[300];
+        char where[300], what[300] = "";
         emu_op_desc(w->bar_in, where, sizeof where);
-        k += (size_t)snprintf(wk->msg + k, sizeof wk->msg - k, "; wave %u %s %s", i,
-                              w->state == EMU_BAR ? "waits at" : "finished at", where);
+        if (w->state == EMU_MBAR) {
+            what[0] = ' ';
+            emu_mbar_describe(wk, w, what + 1, sizeof what - 1);
+        }
+        k += (size_t)snprintf(wk->msg + k, sizeof wk->msg - k, "; wave %u %s %s%s", i,
+                              w->state == EMU_DONE ? "finished at" : "waits at", where, what);
     }
     wk->failed = true;
     wk->fail_status = RK_ERR_DEVICE;
@@ -357,6 +365,8 @@ static void init_waves(emu_worker *wk) {
         w->bar_in = NULL;
         w->vm_seq = 0;
         w->groups = 0;
+        w->wg_groups = 0;
+        w->wg_fenced = false;
         uint64_t m = 0;
         for (uint32_t l = 0; l < P->W; l++) {
             uint32_t t = i * P->W + l;
@@ -386,6 +396,8 @@ static void run_workgroup(emu_worker *wk, uint64_t g) {
     memset(wk->bar_needed, 0, sizeof wk->bar_needed);
     wk->npend = wk->pend_live = 0;
     wk->pdata_len = 0;
+    wk->nwgrec = 0;
+    if (wk->mbar) memset(wk->mbar, 0, (wk->P->lds_total / 8u + 1u) * sizeof *wk->mbar);
     init_waves(wk);
     wk->workgroups++;
     wk->nwaves_run += L->nwaves;
@@ -393,6 +405,8 @@ static void run_workgroup(emu_worker *wk, uint64_t g) {
         bool ran = false, all_done = true;
         for (uint32_t i = 0; i < L->nwaves; i++) {
             emu_wave *w = &wk->waves[i];
+            /* a wave blocked on an mbarrier retries once some phase completed */
+            if (w->state == EMU_MBAR && w->mbar_seen != wk->mbar_events) w->state = EMU_RUN;
             if (w->state == EMU_RUN) {
                 run_wave(w);
                 ran = true;
@@ -402,7 +416,9 @@ static void run_workgroup(emu_worker *wk, uint64_t g) {
         }
         if (all_done) return;
         if (!ran) {
-            deadlock(wk);
+            /* nothing can run: TMA bytes still in flight land now, then retry */
+            if (wk->mbar && emu_tma_land(&wk->waves[0], UINT32_MAX) && !wk->failed) continue;
+            if (!wk->failed) deadlock(wk);
             return;
         }
     }

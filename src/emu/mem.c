@@ -109,7 +109,9 @@ bool emu_lds_touch(emu_wave *w, const emu_ins *in, uint32_t lane, uint64_t off, 
             emu_op_desc(pe->in, by, sizeof by);
             emu_fail(w, in, (int)lane, "%s %s before the asynchronous copy into it completed: %s (wave %u lane %u) "
                      "lands only at its wait (%s)", kind == 0 ? "reads" : "writes", where, by, pe->wave, pe->lane,
-                     pe->kind == EMU_PEND_DMA ? "s_waitcnt vmcnt or tile.sync" : "tile.async_wait_group");
+                     pe->kind == EMU_PEND_DMA    ? "s_waitcnt vmcnt or tile.sync"
+                     : pe->kind == EMU_PEND_COPY ? "tile.async_wait_group"
+                                                 : "a tile.mbarrier_wait that sees its mbarrier's phase complete");
             return false;
         }
     }

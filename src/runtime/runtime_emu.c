@@ -177,13 +177,20 @@ static rk_status run_launch(rk_function *f, const uint32_t g[3], const uint32_t 
     return RK_OK;
 }
 
+/* Bytes of parameter i's value: a tensormap parameter takes its 128-byte map. */
+static size_t param_bytes(const rk_kernel *k, uint32_t i) {
+    const rk_param *p = rk_kernel_param(k, i);
+    if (rk_attrs_bool(&p->attrs, "tensormap", false)) return RK_TENSORMAP_BYTES;
+    return (rk_type_bits(k, p->type) + 7) / 8;
+}
+
 /* Copy the parameter values so the graph can replay after args are gone. */
 static rk_status capture_launch(rk_stream *s, rk_function *f, const uint32_t g[3], const uint32_t b[3],
                                 uint32_t dyn, void **args) {
     const rk_kernel *k = f->handle;
     uint32_t n = rk_kernel_nparams(k);
     size_t total = 0;
-    for (uint32_t i = 0; i < n; i++) total += ((rk_type_bits(k, rk_kernel_param(k, i)->type) + 7) / 8 + 15) & ~(size_t)15;
+    for (uint32_t i = 0; i < n; i++) total += (param_bytes(k, i) + 15) & ~(size_t)15;
     emu_work *w = record(s, EW_LAUNCH);
     if (!w) return rk_fail(RK_ERR_NOMEM, "out of memory capturing a launch");
     w->fn = f;
@@ -197,7 +204,7 @@ static rk_status capture_launch(rk_stream *s, rk_function *f, const uint32_t g[3
     if (!w->argbytes || !w->params) return rk_fail(RK_ERR_NOMEM, "out of memory capturing a launch");
     size_t off = 0;
     for (uint32_t i = 0; i < n; i++) {
-        size_t sz = (rk_type_bits(k, rk_kernel_param(k, i)->type) + 7) / 8;
+        size_t sz = param_bytes(k, i);
         if (!args || !args[i]) return rk_fail(RK_ERR_INVALID, "kernel '%s': argument #%u is NULL", f->name, i + 1);
         memcpy(w->argbytes + off, args[i], sz);
         w->params[i] = w->argbytes + off;
@@ -291,6 +298,15 @@ static void em_graph_destroy(rk_graph *g) {
     g->graph = NULL;
 }
 
+/* The emulator's own 128-byte map (rk_emu_tensormap_encode_2d); tensormap.c
+ * checked t against the driver's rules already. */
+static rk_status em_tensormap_encode(rk_device *d, const rt_tmap2d *t, void *out) {
+    (void)d;
+    static const uint32_t span[] = {0, 32, 64, 128};
+    return rk_emu_tensormap_encode_2d(t->base, t->elem_bytes, t->rows, t->cols, t->row_stride, t->box_rows, t->box_cols,
+                                      span[t->swizzle], out);
+}
+
 static const rt_backend emu_backend = {
     .kind = RK_DEVICE_EMU, .close = em_close, .synchronize = em_nop,
     .mem_alloc = em_alloc, .mem_free = em_free, .htod = em_htod, .dtoh = em_dtoh, .dtod = em_dtod,
@@ -300,6 +316,7 @@ static const rt_backend emu_backend = {
     .event_destroy = em_event_destroy, .event_record = em_event_record, .event_sync = em_event_sync,
     .event_query = em_event_query, .event_elapsed = em_event_elapsed, .capture_begin = em_capture_begin,
     .capture_end = em_capture_end, .graph_launch = em_graph_launch, .graph_destroy = em_graph_destroy,
+    .tensormap_encode = em_tensormap_encode,
 };
 
 rk_status rt_emu_open(rk_device *d, const rk_target *t) {

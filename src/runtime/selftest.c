@@ -115,7 +115,8 @@ typedef struct run {
     rk_artifact *art;
     rk_launcher *l;
     rk_devptr dptr[ST_MAX_BUFS];
-    rk_arg args[ST_MAX_BUFS + ST_MAX_SCALARS];
+    rk_arg args[ST_MAX_BUFS + ST_MAX_SCALARS + ST_MAX_TMAPS];
+    _Alignas(RK_TENSORMAP_ALIGN) uint8_t maps[ST_MAX_TMAPS][RK_TENSORMAP_BYTES];
     uint32_t nargs;
     rk_check_result *res;
 } run;
@@ -226,9 +227,23 @@ static bool upload(run *r) {
             note_error(r, RK_CHECK_ERROR, b->name);
             return false;
         }
-        r->args[r->nargs++] = rk_arg_named(b->name, rk_arg_ptr(r->dptr[i]));
+        bool mapped = false;   /* a buffer a tensor map describes reaches the kernel only through the map */
+        for (uint32_t j = 0; j < r->p.ntmaps; j++) mapped |= !strcmp(r->p.tmaps[j].buf, b->name);
+        if (!mapped) r->args[r->nargs++] = rk_arg_named(b->name, rk_arg_ptr(r->dptr[i]));
     }
     for (uint32_t i = 0; i < r->p.nscalars; i++) r->args[r->nargs++] = r->p.scalars[i];
+    for (uint32_t i = 0; i < r->p.ntmaps; i++) {
+        const st_tmap *t = &r->p.tmaps[i];
+        uint32_t b = 0;
+        while (b < r->p.nbufs && strcmp(r->p.bufs[b].name, t->buf)) b++;
+        RK_ASSERT(b < r->p.nbufs, "a case's tensor map names a buffer it did not add");
+        if (rk_tensormap_encode_2d(r->dev, r->dptr[b], r->p.bufs[b].elem, t->rows, t->cols, t->row_stride, t->box_rows,
+                                   t->box_cols, t->swizzle, r->maps[i]) != RK_OK) {
+            note_error(r, RK_CHECK_ERROR, t->param);
+            return false;
+        }
+        r->args[r->nargs++] = rk_arg_named(t->param, rk_arg_tensormap(r->maps[i]));
+    }
     return true;
 }
 

@@ -9,7 +9,7 @@
 
 #include "runtime_int.h"
 
-enum { ST_MAX_BUFS = 6, ST_MAX_SCALARS = 6 };
+enum { ST_MAX_BUFS = 6, ST_MAX_SCALARS = 6, ST_MAX_TMAPS = 2 };
 
 /* One device buffer, bound to the kernel parameter of the same name. */
 typedef struct st_buf {
@@ -21,6 +21,16 @@ typedef struct st_buf {
     double *ref;               /* outputs: filled by reference() */
 } st_buf;
 
+/* A tensor map over one buffer, passed to the tensormap parameter `param`
+ * (encoded by the runner on the device once the buffer exists; the buffer
+ * itself is then not bound to a parameter). */
+typedef struct st_tmap {
+    const char *param, *buf;
+    uint64_t rows, cols, row_stride;   /* elements, elements, bytes */
+    uint32_t box_rows, box_cols;
+    rk_tensormap_swizzle swizzle;
+} st_tmap;
+
 typedef struct st_problem {
     const rk_target *target;
     bool small;                /* emulator-sized problem */
@@ -29,6 +39,8 @@ typedef struct st_problem {
     uint32_t nbufs;
     rk_arg scalars[ST_MAX_SCALARS];   /* named (rk_arg_named) */
     uint32_t nscalars;
+    st_tmap tmaps[ST_MAX_TMAPS];
+    uint32_t ntmaps;
     uint32_t grid[3], block[3], dyn_smem;
     /* pass when ||out - ref|| / ||ref|| <= tol; 0 = every element exactly
      * equal to its reference rounded to the element type */
@@ -52,6 +64,7 @@ typedef struct st_case {
 
 /* NULL-terminated, in table order (selftest_cases.c). */
 extern const st_case *const rt_st_cases[];
+extern const st_case rt_st_tma_wgmma;   /* selftest_hopper.c */
 
 /* ---- the runner (selftest.c) -------------------------------------------------------- */
 /* rk_check_run for any case, listed or not (tests run broken cases through it). */

@@ -436,4 +436,4 @@ static const st_case wgmma_tile = {"wgmma_tile", "one f16 warpgroup atom (wgmma)
                                    wgmma_unsupported, wgmma_setup, mma_build, mma_reference};
 
 const st_case *const rt_st_cases[] = {&vector_add, &lds_barrier, &shuffle_reduce, &cp_async_pipeline,
-                                   &mma_tile, &wgmma_tile, NULL};
+                                   &mma_tile, &wgmma_tile, &rt_st_tma_wgmma, NULL};

@@ -604,17 +604,21 @@ static void test_tensormap(void **state) {
     unsetenv("FAKE_CUDA_CC");
 }
 
-/* The emulator has no TMA: encoding is refused, and so is a TMA kernel. */
+/* The emulator encodes its own tensor maps (rk_emu_tensormap_encode_2d's
+ * layout, which its TMA reads); the driver's rules still apply first. */
 static void test_tensormap_emulator(void **state) {
     (void)state;
     rk_device_opts o = {.which = "emu:sm_90a", .quiet = true};
     rk_device *d = NULL;
     assert_int_equal(rk_device_open_opts(&o, &d), RK_OK);
-    uint8_t desc[RK_TENSORMAP_BYTES];
+    uint8_t desc[RK_TENSORMAP_BYTES], want[RK_TENSORMAP_BYTES];
     assert_int_equal(rk_tensormap_encode_2d(d, 256, RK_S_F32, TH, TW, TSTRIDE, BOX_R, BOX_C, RK_TENSORMAP_SWIZZLE_NONE,
-                                            desc), RK_ERR_UNSUPPORTED);
-    has("tensor maps (TMA) are not supported on this device (rocke CPU emulator (sm_90a), emu sm_90a)");
-    has("compute capability 9.0");
+                                            desc), RK_OK);
+    assert_int_equal(rk_emu_tensormap_encode_2d(256, 4, TH, TW, TSTRIDE, BOX_R, BOX_C, 0, want), RK_OK);
+    assert_memory_equal(desc, want, sizeof desc);
+    assert_int_equal(rk_tensormap_encode_2d(d, 256, RK_S_F32, TH, TW, TSTRIDE, BOX_R, 64, RK_TENSORMAP_SWIZZLE_32B,
+                                            desc), RK_ERR_INVALID);
+    has("swizzle span");
     rk_device_close(d);
 }
 

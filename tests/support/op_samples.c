@@ -560,9 +560,13 @@ static void wgmma_tile(smp *s) {
         rk_value v = input(s, RK_T_F16);
         rk_build_smem_store(k, AB, &j, v);
     }
-    rk_value bi = masked(s, 127, 1), b0 = ci32(s, 1024);
-    rk_value bj = rk_build_add(k, bi, b0), bv = input(s, RK_T_F16);
+    /* B's 128 elements by the first 128 threads (one writer per element: race-free) */
+    rk_value c128 = ci32(s, 128), b0 = ci32(s, 1024);
+    rk_value lo = rk_build_cmp(k, "lt", s->idx, c128);
+    rk_value bj = rk_build_add(k, s->idx, b0), bv = input(s, RK_T_F16);
+    rk_if_begin(k, lo);
     rk_build_smem_store(k, AB, &bj, bv);
+    rk_if_end(k, NULL, 0);
     rk_build_barrier_op(k, RK_OP_FENCE_PROXY_ASYNC);
     rk_build_sync(k);
     rk_build_barrier_op(k, RK_OP_WGMMA_FENCE);

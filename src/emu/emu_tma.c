@@ -1,0 +1,81 @@
+/* rocke — TMA (tile.tma_load_2d): a box of a 2-D tensor map copied into LDS
+ * with the map's shared-memory swizzle, elements outside the tensor filled
+ * with zeros. The source is read when the copy is issued; the bytes land as
+ * late as the program allows — when a tile.mbarrier_wait needs the phase
+ * they complete, or when no wave could run otherwise — and then count the
+ * whole box against the mbarrier's transaction count. Until they land the
+ * destination is pending (check_async reports any access). Layer: emu. */
+#include <stdio.h>
+
+#include "emu_int.h"
+
+/* aux = the decoded map and both allocations; a = dst_idx, b = bar_idx,
+ * c = x (column), args[0] = y (row), all i32. */
+int emu_h_tma_load(emu_wave *w, const emu_ins *in) {
+    const emu_tma_op *t = in->aux;
+    const emu_tmap *m = &t->map;
+    const emu_smem *d = t->dst, *bs = t->bars;
+    const int32_t *di = REF(in->a), *bi = REF(in->b), *xs = REF(in->c), *ys = REF(in->args[0]);
+    emu_worker *wk = w->wk;
+    uint32_t row_bytes = m->box_cols * m->eb, bytes = row_bytes * m->box_rows;
+    FOR_ACTIVE(w, l) {
+        int64_t de = di[l];
+        if (de < 0 || (uint64_t)de * d->es + bytes > d->bytes)
+            return emu_fail(w, in, (int)l, "the %u x %u box (%u bytes) at element %lld does not fit in %s %s (%u bytes)",
+                            m->box_rows, m->box_cols, bytes, (long long)de, d->name, d->type, d->bytes);
+        uint32_t dst = d->offset + (uint32_t)de * d->es;
+        if (dst % 128)
+            return emu_fail(w, in, (int)l, "the TMA destination LDS 0x%x (%s element %lld) is not 128-byte aligned", dst,
+                            d->name, (long long)de);
+        if (bi[l] < 0 || (uint32_t)bi[l] >= bs->elems)
+            return emu_fail(w, in, (int)l, "mbarrier index %d is outside %s %s (%u barriers)", bi[l], bs->name, bs->type,
+                            bs->elems);
+        uint32_t bar = bs->offset + (uint32_t)bi[l] * 8u;
+        if (!wk->mbar[bar / 8u].init_op)
+            return emu_fail(w, in, (int)l, "the TMA completes on %s[%d], which no tile.mbarrier_init initialized",
+                            bs->name, bi[l]);
+        for (uint32_t i = 0; wk->pmark && i < bytes; i++)
+            if (wk->pmark[dst + i]) {
+                char by[256];
+                emu_op_desc(wk->pend[wk->pmark[dst + i] - 1].in, by, sizeof by);
+                return emu_fail(w, in, (int)l, "the TMA into LDS 0x%x overwrites bytes that %s still has in flight",
+                                dst + i, by);
+            }
+        uint8_t *data;
+        emu_pend *p = emu_pend_new(w, in, (uint32_t)l, dst, bytes, &data);
+        if (!p) return EMU_STOP;
+        p->kind = EMU_PEND_TMA;
+        p->bar = bar;
+        memset(data, 0, bytes);
+        for (uint32_t r = 0; r < m->box_rows; r++) {
+            int64_t gy = (int64_t)ys[l] + r;
+            for (uint32_t c = 0; c < m->box_cols; c++) {
+                int64_t gx = (int64_t)xs[l] + c;
+                uint32_t at = (uint32_t)emu_swizzle(dst + r * row_bytes + c * m->eb, m->swizzle) - dst;
+                if (at + m->eb > bytes)
+                    return emu_fail(w, in, (int)l, "the %u-byte swizzle moves box element (%u, %u) to LDS 0x%x, past "
+                                    "the box's %u bytes (make the box a whole number of %u-byte rows)", m->swizzle, r,
+                                    c, dst + at, bytes, m->swizzle);
+                if (gy < 0 || gx < 0 || (uint64_t)gy >= m->rows || (uint64_t)gx >= m->cols) continue;   /* zeros */
+                uint64_t src = m->base + (uint64_t)gy * m->row_stride + (uint64_t)gx * m->eb;
+                const void *h = emu_gmem(w, in, (uint32_t)l, src, m->eb, false);
+                if (!h) return EMU_STOP;
+                memcpy(data + at, h, m->eb);
+            }
+        }
+    }
+    return EMU_NEXT;
+}
+
+bool emu_tma_land(emu_wave *w, uint32_t bar) {
+    emu_worker *wk = w->wk;
+    bool any = false;
+    for (uint32_t i = 0; i < wk->npend && !wk->failed; i++) {
+        emu_pend *p = &wk->pend[i];
+        if (p->done || p->kind != EMU_PEND_TMA || (bar != UINT32_MAX && p->bar != bar)) continue;
+        any = true;
+        if (emu_pend_land(w, i, true)) emu_mbar_complete_tx(w, p->in, p->bar, p->bytes);
+    }
+    emu_pend_reset_if_idle(wk);
+    return any;
+}
