@@ -14,6 +14,12 @@ def op_names():
     return [op.name for op in _OPS]
 
 
+def launch(kernel, grid, block, *args, device="emu"):
+    """Run an authored kernel on numpy arrays on the emulator (in place)."""
+    from ._emu import launch_kernel
+    launch_kernel(kernel, grid, block, args, device)
+
+
 def parse(text):
     """A Kernel from ckdsl.ir v1 text."""
     return Kernel.parse(text)
@@ -30,4 +36,4 @@ def __getattr__(name):
 
 
 __all__ = ["Kernel", "Type", "Value", "Artifact", "compile", "targets", "default_target", "families",
-           "parse", "op_names", "RockeError", "lib_path"]
+           "parse", "launch", "op_names", "RockeError", "lib_path"]

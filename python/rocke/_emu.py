@@ -66,3 +66,38 @@ class EmuLauncher:
         finally:
             for a in regs:
                 lib.rk_emu_release(emu, a)
+
+
+_SCALAR_CTYPES = {"i1": ctypes.c_bool, "i8": ctypes.c_int8, "i16": ctypes.c_int16, "i32": ctypes.c_int32,
+                  "i64": ctypes.c_int64, "f32": ctypes.c_float, "f64": ctypes.c_double}
+
+
+def launch_kernel(kernel, grid, block, args, device=None):
+    """Run an authored kernel on the emulator: args in parameter order, numpy
+    arrays for pointers (written in place), Python numbers for scalars."""
+    target = parse_device(device)
+    params = kernel.params
+    if len(args) != len(params):
+        raise RockeError("launch %s: %d arguments for %d parameters (%s)" % (
+            kernel.name, len(args), len(params), ", ".join(n for n, _ in params)))
+    kernel.finish()
+    slots, buffers, scalars = [], [], {}
+    for i, ((name, t), a) in enumerate(zip(params, args)):
+        tn = t.name
+        if tn.startswith("ptr<"):
+            if not (hasattr(a, "ctypes") and hasattr(a, "nbytes")):
+                raise RockeError("launch %s: parameter %s is %s: pass a numpy array" % (kernel.name, name, tn))
+            if not a.flags["C_CONTIGUOUS"]:
+                raise RockeError("launch %s: array for %s is not C-contiguous" % (kernel.name, name))
+            slots.append((c_uint64, name))
+            buffers.append((a.ctypes.data, a.nbytes))
+        elif tn in _SCALAR_CTYPES:
+            slots.append((_SCALAR_CTYPES[tn], name))
+            scalars[i] = a
+        else:
+            raise RockeError("launch %s: parameter %s of type %s cannot be passed from Python" % (
+                kernel.name, name, tn))
+    pad = lambda v: tuple(v) + (1,) * (3 - len(v))       # noqa: E731
+    g = pad(grid if isinstance(grid, (tuple, list)) else (grid,))
+    bl = pad(block if isinstance(block, (tuple, list)) else (block,))
+    EmuLauncher(target, kernel, slots, g, bl).launch(buffers, scalars)

@@ -20,6 +20,11 @@ class _RkOpHead(ctypes.Structure):
                 ("out", ctypes.POINTER(RkValue))]
 
 
+class _RkParamHead(ctypes.Structure):
+    """The leading fields of rk_param (ir.h)."""
+    _fields_ = [("name", ctypes.c_char_p), ("type", RkType)]
+
+
 class Type:
     """A type of one kernel (scalars are the same in every kernel)."""
     __slots__ = ("kernel", "raw")
@@ -176,6 +181,15 @@ class Kernel:
         return Type(self, raw)
 
     # ---- parameters and kernel attributes ---------------------------------------
+    @property
+    def params(self):
+        """[(name, Type)] in ABI order."""
+        out = []
+        for i in range(lib.rk_kernel_nparams(self._k)):
+            head = ctypes.cast(lib.rk_kernel_param(self._k, i), ctypes.POINTER(_RkParamHead)).contents
+            out.append((head.name.decode(), Type(self, RkType(head.type.id))))
+        return out
+
     def param(self, name, type, noalias=False, readonly=False, writeonly=False, nocapture=True,
               nonnull=False, align=0, dereferenceable=0, tensormap=False):
         """rk_add_param with the ABI flags of rk_param_abi."""
