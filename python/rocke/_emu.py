@@ -37,6 +37,7 @@ class EmuLauncher:
     def __init__(self, target, kernel, params, grid, block):
         self.emu = emulator(target)
         self.kernel = kernel                      # keeps the rk_kernel alive
+        self.what = "emulator launch of " + kernel.name
         self.grid = (c_uint32 * 3)(*grid)
         self.block = (c_uint32 * 3)(*block)
         self.slots = []
@@ -62,7 +63,7 @@ class EmuLauncher:
             for i, v in scalars.items():
                 self.slots[i].value = v
             check(lib.rk_emu_launch(emu, self.kernel._k, self.grid, self.block, 0, self.args),
-                  "emulator launch of " + self.kernel.name)
+                  self.what)
         finally:
             for a in regs:
                 lib.rk_emu_release(emu, a)

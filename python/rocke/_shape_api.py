@@ -9,7 +9,7 @@ Shape (the tensor's dims) and never unpacks it. Layer: python bindings.
 import ctypes
 from ctypes import POINTER, c_bool, c_char, c_char_p, c_double, c_float, c_int, c_size_t, c_uint32, c_uint64, c_void_p
 
-from ._lib import RockeError, b, check, lib
+from ._lib import RockeError, check, lib
 
 KSIG_MAX = 12           # RK_KSIG_MAX (kernels.h)
 ELEMENTWISE = "elementwise"

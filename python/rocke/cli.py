@@ -7,10 +7,10 @@ import ctypes
 import os
 import sys
 import time
-from ctypes import CFUNCTYPE, POINTER, c_bool, c_char_p, c_double, c_float, c_int, c_int32, c_size_t, c_uint32, c_uint64, c_void_p
+from ctypes import CFUNCTYPE, c_bool, c_char_p, c_double, c_float, c_int, c_int32, c_size_t, c_uint32, c_uint64, c_void_p
 
 from . import _manifest, _shape_api
-from ._lib import RockeError, b, check, error_text, lib
+from ._lib import RockeError, b, check, lib
 from .compile import find_target
 from .families import Instance
 from .kernel import Kernel
@@ -91,7 +91,7 @@ def run(argv):
     folder = os.path.dirname(a.manifest) or "."
     inst = _instance_of(m)
     tname = m.target.decode()
-    t = find_target(tname)
+    find_target(tname)
     inst.validate(tname)
     shp = tuple(m.default_shape[:m.ndefault_shape]) if m.ndefault_shape > 1 else (1, m.default_shape[0] if m.ndefault_shape else 1)
     if a.shape:

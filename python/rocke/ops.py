@@ -6,7 +6,6 @@ __cuda_array_interface__ / DLPack) run on the GPU on torch's current stream
 (rocke/_torch.py). Kernels are tuned and built once per (family, knobs,
 dtype, shape, device); the built kernel is shared by every shape that tunes to
 the same instance (its shape class). Layer: python bindings."""
-import ctypes
 from ctypes import c_float, c_int32, c_uint64
 
 from . import _shape_api
@@ -130,6 +129,10 @@ def _run(opname, family, knobs, inputs, out_spec, device=None, eps=None):
         knobs = dict(knobs, dtype=dt)
         np_out = {"f16": np.float16, "f32": np.float32}.get(knobs.get("out_dtype", dt), x.dtype)
         return _run_emu(opname, family, knobs, inputs, out_spec(x.shape, np_out), device, eps)
+    if not (type(x).__module__.startswith("torch") or hasattr(x, "__cuda_array_interface__")
+            or hasattr(x, "__dlpack__")):
+        raise RockeError("rocke.ops.%s: expected a numpy array (emulator) or a CUDA tensor (torch, CuPy, "
+                         "JAX), got %s" % (opname, type(x).__name__))
     from . import _torch
     return _torch.run(opname, family, knobs, inputs, out_spec, device, eps)
 
