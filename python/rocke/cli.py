@@ -101,7 +101,7 @@ def run(argv):
                   file=sys.stderr)
             return 2
     inst.check_shape(shp)
-    rows, cols = _shape_api.rows_cols(inst.family, shp)
+    shape_txt, shape_list = _shape_api.shape_text(inst.family, shp)
 
     dev = c_void_p()
     opts = _DeviceOpts(b(a.device) if a.device else None, False, b(tname))
@@ -144,8 +144,8 @@ def run(argv):
         fn = c_void_p()
         check(lib.rk_module_function(mod, m.kernel_name, ctypes.byref(fn)))
         dn = lib.rk_device_name(dev).decode()
-        print("rocke run: %s on %s%s shape %d,%d seed %d" % (m.kernel_name.decode(), dn,
-              "" if tname in dn else " (%s)" % tname, rows, cols, seed))
+        print("rocke run: %s on %s%s shape %s seed %d" % (m.kernel_name.decode(), dn,
+              "" if tname in dn else " (%s)" % tname, shape_txt, seed))
 
         prob = _shape_api.Problem(inst._buf, inst.family, shp, seed)
         sig = prob.sig
@@ -192,9 +192,9 @@ def run(argv):
         print("Perf: %.6g ms, %.6g TFlops, %.6g GB/s" % (ms, tflops, gbps))
         print('PerfJSON: {"ms": %.6g, "tflops": %.6g, "gbps": %.6g, "max_abs_diff": %.8g, "bad_count": %d, '
               '"total": %d, "min_ms": %.6g, "max_ms": %.6g, "kernel": "%s", "device": "%s", "target": "%s", '
-              '"shape": [%d, %d], "seed": %d, "verified": %s}'
+              '"shape": [%s], "seed": %d, "verified": %s}'
               % (ms, tflops, gbps, mad, bad, total, tr.min_ms, tr.max_ms, m.kernel_name.decode(),
-                 lib.rk_device_kind_name(lib.rk_device_kind_of(dev)).decode(), tname, rows, cols, seed,
+                 lib.rk_device_kind_name(lib.rk_device_kind_of(dev)).decode(), tname, shape_list, seed,
                  "true" if a.verify else "false"))
         return 1 if a.verify and bad else 0
     finally:
