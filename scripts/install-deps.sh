@@ -4,7 +4,8 @@
 set -euo pipefail
 
 PKGS=(cmake make gcc pkg-config libcmocka-dev libxxhash-dev libelf-dev
-      libmsgpack-dev zlib1g-dev llvm-22-dev lld-22)
+      libmsgpack-dev zlib1g-dev llvm-22-dev lld-22
+      python3-numpy)   # python3-numpy: the Python package's tests (python/tests)
 # Optional: clang-22 + libclang-rt-22-dev build the libFuzzer target (make fuzz).
 if [ "${ROCKE_WITH_FUZZ:-0}" = 1 ]; then PKGS+=(clang-22 libclang-rt-22-dev); fi
 

@@ -518,4 +518,20 @@ rk_status rk_optimize(rk_kernel *k, uint32_t max_iter, rk_pass_stats *stats);
 #ifdef __cplusplus
 }
 #endif
+/* ==== op-table queries by field name (src/ir/optable_query.c) ============ */
+/* For bindings that cannot read rk_op_info's layout. Codes run 1..size-1. */
+#ifdef __cplusplus
+extern "C" {
+#endif
+uint32_t rk_op_table_size(void);   /* RK_OP__COUNT */
+/* "name" "fn" "sig" "hint" "attrs" (the spec text) "rule" ("R_SAME" ...);
+ * NULL with a message for a bad code or field. */
+const char *rk_op_query_str(uint32_t code, const char *field);
+/* "nin" "nout" (counts; "nin_min"/"nout_min" 1 when "or more"), "nreg",
+ * "flags" (RK_F_*), "feat" (RK_FEAT_*); false with a message when bad. */
+bool rk_op_query_int(uint32_t code, const char *field, int64_t *out);
+#ifdef __cplusplus
+}
+#endif
+/* ==== end of op-table queries ============================================== */
 #endif

@@ -1,0 +1,250 @@
+"""The GPU path of rocke.ops: CUDA torch tensors (CuPy and JAX arrays through
+__cuda_array_interface__ / DLPack, as zero-copy torch views), kernels compiled
+once per (family, knobs, dtype, shape, device) and launched on torch's current
+stream without a sync; the ops as torch.library custom ops with fake-tensor
+implementations; torch_backend for torch.compile. torch is imported only here,
+only when used. Layer: python bindings."""
+import ctypes
+from ctypes import c_float, c_int32, c_uint64, c_void_p
+
+from . import _cuda, ops
+from ._lib import RockeError
+from .compile import compile as rk_compile, targets
+
+_launches = {}       # (family, knobs, dims, dtype, device index) -> _Launch
+_functions = {}      # (kernel name, target, device index) -> _cuda.Function
+
+
+def _torch():
+    try:
+        import torch
+    except ImportError as e:
+        raise RockeError("rocke.ops: this input needs torch (import failed: %s); numpy arrays run on the "
+                         "emulator" % e)
+    return torch
+
+
+def _as_tensor(torch, x, opname):
+    if isinstance(x, torch.Tensor):
+        return x, None
+    if hasattr(x, "__cuda_array_interface__"):
+        return torch.as_tensor(x, device="cuda"), "cai"
+    if hasattr(x, "__dlpack__"):
+        return torch.from_dlpack(x), "dlpack"
+    raise RockeError("rocke.ops.%s: expected a numpy array (emulator) or a CUDA tensor (torch, CuPy, JAX), "
+                     "got %s" % (opname, type(x).__name__))
+
+
+def _target_for(torch, index):
+    if getattr(torch.version, "hip", None):
+        raise RockeError("rocke.ops: ROCm torch tensors are not served yet (CUDA only)")
+    major, minor = torch.cuda.get_device_capability(index)
+    cc = major * 10 + minor
+    sm = [t for t in targets() if t.startswith("sm_") and t[3:].isdigit() and int(t[3:]) <= cc]
+    if not sm:
+        raise RockeError("rocke.ops: device cuda:%d (compute capability %d.%d) is older than every rocke "
+                         "target (%s)" % (index, major, minor, ", ".join(targets())))
+    return max(sm, key=lambda t: int(t[3:]))
+
+
+_DTYPES = None
+
+
+def _dtype_name(torch, t, opname):
+    global _DTYPES
+    if _DTYPES is None:
+        _DTYPES = {torch.float16: "f16", torch.bfloat16: "bf16", torch.float32: "f32"}
+    if t.dtype not in _DTYPES:
+        raise RockeError("rocke.ops.%s: dtype %s is not served (legal: torch.float16, torch.bfloat16, "
+                         "torch.float32)" % (opname, t.dtype))
+    return _DTYPES[t.dtype]
+
+
+class _Launch:
+    """A loaded kernel with its argument slots for one shape on one device."""
+
+    def __init__(self, p, fn, nptr):
+        self.p, self.fn = p, fn
+        self.slots, self.ptr_slots = [], []
+        self.params = (c_void_p * max(len(p.sig), 1))()
+        for i, (_, ptr, t, _, _) in enumerate(p.sig):
+            slot = c_uint64() if ptr else (c_int32() if t == "i32" else c_float())
+            self.slots.append(slot)
+            self.params[i] = ctypes.cast(ctypes.pointer(slot), c_void_p)
+            if ptr:
+                self.ptr_slots.append(slot)
+        for i, v in p.scalar_values.items():
+            self.slots[i].value = v
+        self.roles = [role for _, ptr, _, role, _ in p.sig if ptr]
+        self.eps_slot = self.slots[p.eps_index] if p.eps_index is not None else None
+
+
+def _prepare(torch, opname, family, knobs, x, index):
+    dims = tuple(x.shape)
+    key = (family, ops._knob_key(knobs), dims, index)
+    ln = _launches.get(key)
+    if ln is None:
+        target = _target_for(torch, index)
+        p = ops._prepare(family, knobs, dims, target)
+        fkey = (p.inst.name, target, index)
+        fn = _functions.get(fkey)
+        if fn is None:
+            art = rk_compile(ops._kernel_for(p), target)
+            image = art.cubin or art.binary
+            _cuda.use_primary_context(index)
+            fn = _cuda.Function(image, art.kernel_name, art.dyn_smem_min)
+            _functions[fkey] = fn
+        ln = _launches[key] = _Launch(p, fn, len(p.counts))
+    return ln
+
+
+def run(opname, family, knobs, inputs, out_spec, device, eps):
+    torch = _torch()
+    ts, kinds = [], []
+    for x in inputs:
+        t, kind = _as_tensor(torch, x, opname)
+        ts.append(t)
+        kinds.append(kind)
+    x = ts[0]
+    for i, t in enumerate(ts):
+        if not t.is_cuda:
+            raise RockeError("rocke.ops.%s: input %d is a CPU tensor: rocke runs torch tensors on CUDA "
+                             "(move it with .cuda(), or pass a numpy array to run on the emulator)" % (opname, i))
+        if t.device != x.device:
+            raise RockeError("rocke.ops.%s: inputs are on two devices (%s and %s)" % (opname, x.device, t.device))
+        if t.dtype != x.dtype:
+            raise RockeError("rocke.ops.%s: inputs have dtypes %s and %s; they must match"
+                             % (opname, x.dtype, t.dtype))
+        if not t.is_contiguous():
+            raise RockeError("rocke.ops.%s: input %d has strides %s for shape %s: the kernel needs dense "
+                             "row-major rows (call .contiguous())" % (opname, i, tuple(t.stride()), tuple(t.shape)))
+    if device not in (None, "cuda", str(x.device)) and device != x.device:
+        raise RockeError("rocke.ops.%s: device=%r but the tensors are on %s" % (opname, device, x.device))
+    knobs = dict(knobs, dtype=_dtype_name(torch, x, opname))
+    index = x.device.index if x.device.index is not None else torch.cuda.current_device()
+    ln = _prepare(torch, opname, family, knobs, x, index)
+    out_dtype = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32}[
+        knobs.get("out_dtype", knobs["dtype"])]
+    outs = [torch.empty(shape, dtype=out_dtype, device=x.device) for shape, _ in out_spec(tuple(x.shape), out_dtype)]
+    it_in, it_out = iter(ts), iter(outs)
+    for slot, role in zip(ln.ptr_slots, ln.roles):
+        slot.value = (next(it_in) if role == "in" else next(it_out)).data_ptr()
+    if ln.eps_slot is not None:
+        ln.eps_slot.value = float(eps)
+    ln.fn.launch(ln.p.grid, ln.p.block, torch.cuda.current_stream(x.device).cuda_stream, ln.params)
+    if kinds[0] == "cai":
+        import cupy
+        outs = [cupy.asarray(o) for o in outs]
+    elif kinds[0] == "dlpack":
+        mod = type(inputs[0]).__module__.split(".")[0]
+        if mod in ("jax", "jaxlib"):
+            import jax.dlpack
+            outs = [jax.dlpack.from_dlpack(o) for o in outs]
+    return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+# ---- torch.library custom ops and the torch.compile backend ---------------------------------
+_registered = False
+
+
+def register_custom_ops():
+    """torch.ops.rocke.softmax / rms_norm / layer_norm with fake implementations
+    (shapes only), so torch.compile traces them without graph breaks. Inputs
+    rocke cannot serve fall back to the aten op."""
+    global _registered
+    if _registered:
+        return
+    torch = _torch()
+    from torch import Tensor
+
+    def _or_aten(f, fallback):
+        def impl(*a):
+            try:
+                return f(*a)
+            except RockeError:
+                return fallback(*a)
+        return impl
+
+    @torch.library.custom_op("rocke::softmax", mutates_args=())
+    def softmax(x: Tensor) -> Tensor:
+        return _or_aten(ops.softmax, lambda t: torch.softmax(t, -1))(x)
+
+    @softmax.register_fake
+    def _(x):
+        return torch.empty_like(x)
+
+    @torch.library.custom_op("rocke::rms_norm", mutates_args=())
+    def rms_norm(x: Tensor, weight: Tensor, eps: float) -> Tensor:
+        return _or_aten(ops.rms_norm, lambda t, w, e: torch.nn.functional.rms_norm(t, (t.shape[-1],), w, e))(
+            x, weight, eps)
+
+    @rms_norm.register_fake
+    def _(x, weight, eps):
+        return torch.empty_like(x)
+
+    @torch.library.custom_op("rocke::layer_norm", mutates_args=())
+    def layer_norm(x: Tensor, weight: Tensor, bias: Tensor, eps: float) -> Tensor:
+        return _or_aten(ops.layer_norm, lambda t, w, b, e: torch.nn.functional.layer_norm(
+            t, (t.shape[-1],), w, b, e))(x, weight, bias, eps)
+
+    @layer_norm.register_fake
+    def _(x, weight, bias, eps):
+        return torch.empty_like(x)
+
+    _registered = True
+
+
+def _last_dim(node, dim):
+    meta = node.args[0].meta.get("example_value") if hasattr(node.args[0], "meta") else None
+    nd = meta.dim() if meta is not None else None
+    return dim == -1 or (nd is not None and dim == nd - 1)
+
+
+def _rewrite(gm):
+    """Replace softmax / layer_norm / rms_norm over the last dim with rocke's ops."""
+    torch = _torch()
+    F = torch.nn.functional
+    n = 0
+    for node in list(gm.graph.nodes):
+        tgt, args, kw = node.target, node.args, node.kwargs
+        if node.op == "call_function" and tgt in (torch.softmax, F.softmax) or (
+                node.op == "call_method" and tgt == "softmax"):
+            dim = kw.get("dim", args[1] if len(args) > 1 else None)
+            if dim is not None and kw.get("dtype") is None and _last_dim(node, dim):
+                with gm.graph.inserting_before(node):
+                    new = gm.graph.call_function(torch.ops.rocke.softmax, (args[0],))
+                node.replace_all_uses_with(new)
+                gm.graph.erase_node(node)
+                n += 1
+        elif node.op == "call_function" and tgt is F.layer_norm:
+            a = list(args) + [None] * (5 - len(args))
+            x, shape, w, bias = a[0], kw.get("normalized_shape", a[1]), kw.get("weight", a[2]), kw.get("bias", a[3])
+            eps = kw.get("eps", a[4] if a[4] is not None else 1e-5)
+            if w is not None and bias is not None and isinstance(shape, (tuple, list)) and len(shape) == 1:
+                with gm.graph.inserting_before(node):
+                    new = gm.graph.call_function(torch.ops.rocke.layer_norm, (x, w, bias, float(eps)))
+                node.replace_all_uses_with(new)
+                gm.graph.erase_node(node)
+                n += 1
+        elif node.op == "call_function" and tgt is getattr(F, "rms_norm", None):
+            a = list(args) + [None] * (4 - len(args))
+            x, shape, w, eps = a[0], kw.get("normalized_shape", a[1]), kw.get("weight", a[2]), kw.get("eps", a[3])
+            if w is not None and eps is not None and isinstance(shape, (tuple, list)) and len(shape) == 1:
+                with gm.graph.inserting_before(node):
+                    new = gm.graph.call_function(torch.ops.rocke.rms_norm, (x, w, float(eps)))
+                node.replace_all_uses_with(new)
+                gm.graph.erase_node(node)
+                n += 1
+    if n:
+        gm.graph.lint()
+        gm.recompile()
+    return n
+
+
+def torch_backend(gm, example_inputs):
+    """torch.compile(model, backend=rocke.torch_backend): rocke's kernels for
+    the ops it has, inductor for the rest."""
+    register_custom_ops()
+    _rewrite(gm)
+    from torch._inductor.compile_fx import compile_fx
+    return compile_fx(gm, example_inputs)

@@ -1,0 +1,220 @@
+"""rocke.ops: the shipped families as functions on arrays.
+
+numpy arrays run on the CPU emulator (device="emu" or "emu:<target>") and
+return numpy arrays; CUDA torch tensors (and CuPy / JAX arrays through
+__cuda_array_interface__ / DLPack) run on the GPU on torch's current stream
+(rocke/_torch.py). Kernels are tuned and built once per (family, knobs,
+dtype, shape, device); the built kernel is shared by every shape that tunes to
+the same instance (its shape class). Layer: python bindings."""
+from ctypes import c_float, c_int32, c_uint64
+
+from . import _shape_api
+from ._lib import RockeError
+from .families import Instance
+
+_NP_DTYPES = {"float16": "f16", "float32": "f32", "bfloat16": "bf16"}
+_EW_UNARY = ("copy", "neg", "abs", "relu", "silu", "gelu_tanh", "exp2")
+_EW_BINARY = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "maximum": "max", "minimum": "min"}
+
+_prepared = {}      # (family, knobs, dtype, dims, device) -> _Prepared
+_built = {}         # (kernel name, target) -> rocke.Kernel: one per shape class
+
+
+class _Prepared:
+    """What a call needs once shape and device are known."""
+
+    def __init__(self, inst, target, dims):
+        self.inst, self.target, self.dims = inst, target, dims
+        self.sig = inst.signature()
+        self.grid, self.block = inst.grid(dims)
+        fam = inst.family
+        self.counts = [_shape_api.param_count(size, fam, dims) for _, ptr, _, _, size in self.sig if ptr]
+        self.scalar_values = {}
+        self.eps_index = None
+        for i, (name, ptr, _, _, _) in enumerate(self.sig):
+            if not ptr:
+                if name == "eps":
+                    self.eps_index = i
+                else:
+                    self.scalar_values[i] = _shape_api.scalar_value(name, fam, dims, 0.0)
+        self.launcher = None
+
+
+def _is_numpy(x):
+    return type(x).__module__ == "numpy" and type(x).__name__ == "ndarray"
+
+
+def _np_dtype(x, op):
+    name = x.dtype.name
+    if name not in _NP_DTYPES:
+        raise RockeError("rocke.ops.%s: dtype %s is not served (legal: float16, float32, bfloat16 "
+                         "(ml_dtypes))" % (op, name))
+    return _NP_DTYPES[name]
+
+
+def _knob_key(knobs):
+    return tuple(sorted((k, str(v)) for k, v in knobs.items()))
+
+
+def _prepare(family, knobs, dims, target):
+    key = (family, _knob_key(knobs), dims, target)
+    p = _prepared.get(key)
+    if p is None:
+        inst = Instance(family, **knobs)
+        inst.tune(target, dims)
+        inst.check_shape(dims)
+        p = _Prepared(inst, target, dims)
+        _prepared[key] = p
+    return p
+
+
+def _kernel_for(p):
+    k = _built.get((p.inst.name, p.target))
+    if k is None:
+        k = p.inst.build(p.target)
+        _built[(p.inst.name, p.target)] = k
+    return k
+
+
+# ---- the emulator path -----------------------------------------------------------------
+def _run_emu(opname, family, knobs, inputs, out_shapes, device, eps=None):
+    import numpy as np
+    from . import _emu
+    target = _emu.parse_device(device)
+    arrs = [np.ascontiguousarray(a) for a in inputs]
+    dims = arrs[0].shape
+    p = _prepare(family, knobs, dims, target)
+    if p.launcher is None:
+        params = [(c_uint64 if ptr else (c_int32 if t == "i32" else c_float), n) for n, ptr, t, _, _ in p.sig]
+        p.launcher = _emu.EmuLauncher(target, _kernel_for(p), params, p.grid, p.block)
+    outs = []
+    bufs = []
+    it_in, it_out = iter(arrs), iter(out_shapes)
+    for (name, ptr, t, role, _), count in zip([s for s in p.sig if s[1]], p.counts):
+        if role == "in":
+            a = next(it_in)
+        else:
+            shape, dt = next(it_out)
+            a = np.empty(shape, dtype=dt)
+            outs.append(a)
+        if a.size != count:
+            raise RockeError("rocke.ops.%s: %s has %d elements, the kernel needs %d for shape %s"
+                             % (opname, name, a.size, count, dims))
+        bufs.append((a.ctypes.data, a.nbytes))
+    scalars = dict(p.scalar_values)
+    if p.eps_index is not None:
+        scalars[p.eps_index] = float(eps)
+    p.launcher.launch(bufs, scalars)
+    return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+# ---- dispatch ---------------------------------------------------------------------------
+def _check_same(opname, arrays):
+    kinds = {_is_numpy(a) for a in arrays}
+    if len(kinds) > 1:
+        raise RockeError("rocke.ops.%s: mixes numpy arrays and device tensors" % opname)
+
+
+def _run(opname, family, knobs, inputs, out_spec, device=None, eps=None):
+    """out_spec(dims, dtype_name) -> [(shape, dtype)] for the outputs in signature order."""
+    _check_same(opname, inputs)
+    x = inputs[0]
+    if _is_numpy(x):
+        import numpy as np
+        dt = _np_dtype(x, opname)
+        for a in inputs[1:]:
+            if a.dtype != x.dtype:
+                raise RockeError("rocke.ops.%s: inputs have dtypes %s and %s; they must match"
+                                 % (opname, x.dtype.name, a.dtype.name))
+        knobs = dict(knobs, dtype=dt)
+        np_out = {"f16": np.float16, "f32": np.float32}.get(knobs.get("out_dtype", dt), x.dtype)
+        return _run_emu(opname, family, knobs, inputs, out_spec(x.shape, np_out), device, eps)
+    if not (type(x).__module__.startswith("torch") or hasattr(x, "__cuda_array_interface__")
+            or hasattr(x, "__dlpack__")):
+        raise RockeError("rocke.ops.%s: expected a numpy array (emulator) or a CUDA tensor (torch, CuPy, "
+                         "JAX), got %s" % (opname, type(x).__name__))
+    from . import _torch
+    return _torch.run(opname, family, knobs, inputs, out_spec, device, eps)
+
+
+def _same_shape(dims, dt):
+    return [(dims, dt)]
+
+
+def softmax(x, *, device=None, out_dtype=None, **knobs):
+    """Softmax over the last dimension."""
+    if out_dtype:
+        knobs["out_dtype"] = out_dtype
+    return _run("softmax", "softmax", knobs, [x], _same_shape, device)
+
+
+def _norm(opname, family, x, params, eps, residual, device, knobs):
+    if residual is not None:
+        knobs = dict(knobs, residual=True)
+        inputs = [x, residual] + params
+        spec = lambda dims, dt: [(dims, dt), (dims, dt)]      # noqa: E731  Y, H
+    else:
+        inputs = [x] + params
+        spec = _same_shape
+    return _run(opname, family, knobs, inputs, spec, device, eps)
+
+
+def rms_norm(x, weight, eps=1e-6, *, residual=None, device=None, **knobs):
+    """y = x / sqrt(mean(x^2) + eps) * weight over the last dimension; with
+    residual=r, h = x + r is normalised and (y, h) returned."""
+    return _norm("rms_norm", "rmsnorm", x, [weight], eps, residual, device, knobs)
+
+
+def layer_norm(x, weight, bias, eps=1e-5, *, residual=None, device=None, **knobs):
+    """y = (x - mean) / sqrt(var + eps) * weight + bias over the last dimension."""
+    return _norm("layer_norm", "layernorm", x, [weight, bias], eps, residual, device, knobs)
+
+
+def reduce(x, op="sum", *, device=None, out_dtype=None, **knobs):
+    """sum, max or mean over the last dimension."""
+    knobs = dict(knobs, op=op)
+    if out_dtype:
+        knobs["out_dtype"] = out_dtype
+    return _run("reduce", "reduce", knobs, [x], lambda dims, dt: [(tuple(dims[:-1]) or (1,), dt)], device)
+
+
+def transpose(x, *, device=None, **knobs):
+    """A 2-D transpose (the result is a new contiguous array)."""
+    return _run("transpose", "transpose", knobs, [x], lambda dims, dt: [((dims[1], dims[0]), dt)], device)
+
+
+def elementwise(op, *xs, device=None, **knobs):
+    """Any elementwise op of the family by its name (add sub mul div max min copy neg ...)."""
+    if len(xs) > 1 and tuple(getattr(xs[0], "shape", ())) != tuple(getattr(xs[1], "shape", ())):
+        raise RockeError("rocke.ops.%s: shapes %s and %s differ (no broadcasting)"
+                         % (op, tuple(xs[0].shape), tuple(xs[1].shape)))
+    return _run(op, "elementwise", dict(knobs, op=op), list(xs), _same_shape, device)
+
+
+def _unary(name):
+    def f(x, *, device=None, **knobs):
+        return elementwise(name, x, device=device, **knobs)
+    f.__name__ = name
+    f.__doc__ = "Elementwise %s." % name
+    return f
+
+
+def _binary(name, op):
+    def f(a, b, *, device=None, **knobs):
+        return elementwise(op, a, b, device=device, **knobs)
+    f.__name__ = name
+    f.__doc__ = "Elementwise %s (same shapes)." % op
+    return f
+
+
+for _n in _EW_UNARY:
+    globals()[_n] = _unary(_n)
+for _n, _op in _EW_BINARY.items():
+    globals()[_n] = _binary(_n, _op)
+
+
+def cache_info():
+    """Sizes of the in-memory caches: prepared shapes and built kernels (shape classes)."""
+    return {"prepared": len(_prepared), "kernels": len(_built)}
+
+
