@@ -101,7 +101,8 @@ static rk_value exp2_of(rk_kernel *k, rk_value x, double scale) {
 
 /* x * sigmoid(x) = x / (1 + 2^(-x log2 e)) */
 static rk_value silu(rk_kernel *k, rk_value x) {
-    rk_value d = rk_build_fadd(k, rk_const_f32(k, 1.0f), exp2_of(k, x, -LOG2E));
+    rk_value e = exp2_of(k, x, -LOG2E);
+    rk_value d = rk_build_fadd(k, rk_const_f32(k, 1.0f), e);
     return rk_build_fdiv(k, x, d);
 }
 
@@ -111,7 +112,8 @@ static rk_value gelu_tanh(rk_kernel *k, rk_value x) {
     rk_value inner = rk_build_fma(k, x3, rk_const_f32(k, 0.044715f), x);
     rk_value u = rk_build_fmul(k, inner, rk_const_f32(k, 0.7978845608028654f));
     rk_value e = exp2_of(k, u, 2.0 * LOG2E);
-    rk_value q = rk_build_fdiv(k, rk_const_f32(k, 2.0f), rk_build_fadd(k, rk_const_f32(k, 1.0f), e));
+    rk_value d = rk_build_fadd(k, rk_const_f32(k, 1.0f), e);
+    rk_value q = rk_build_fdiv(k, rk_const_f32(k, 2.0f), d);
     rk_value th = rk_build_fsub(k, rk_const_f32(k, 1.0f), q);
     rk_value hx = rk_build_fmul(k, x, rk_const_f32(k, 0.5f));
     return rk_build_fma(k, hx, th, hx);
@@ -176,7 +178,8 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
     rk_tile_row cr = rk_tile_row_view(k, C, s->out_dtype, zero, zero, N, yes, vec, s->tail);
     /* tiles = (N - 1) / tile + 1 without overflow near 2^31 */
     rk_value nm1 = rk_build_sub(k, N, kn_i32(k, 1));
-    rk_value ntiles = rk_build_add(k, rk_build_udiv(k, nm1, kn_i32(k, (int32_t)tile)), kn_i32(k, 1));
+    rk_value one = kn_i32(k, 1);
+    rk_value ntiles = rk_build_add(k, rk_build_udiv(k, nm1, kn_i32(k, (int32_t)tile)), one);
     rk_value tid = rk_build_thread_id(k, 0);
     rk_value lane_off = rk_build_mul(k, tid, kn_i32(k, (int32_t)vec));
     rk_value ti = rk_tile_grid_loop_begin(k, ntiles);

@@ -263,9 +263,11 @@ static void build_cached(rk_kernel *k, norm_ctx *c) {
     if (c->s->residual) {
         rk_value r[RK_TILE_MAX_CHUNKS];
         rk_tile_row_load(k, &c->rr, x.off, x.n, 0.0, r);
-        for (uint32_t i = 0; i < x.n; i++)
-            x.v[i] = rk_tile_from_f32(k, rk_tile_add(k, rk_tile_to_f32(k, x.v[i]), rk_tile_to_f32(k, r[i])),
-                                      c->s->dtype);
+        for (uint32_t i = 0; i < x.n; i++) {
+            rk_value rf = rk_tile_to_f32(k, r[i]);
+            rk_value xf = rk_tile_to_f32(k, x.v[i]);
+            x.v[i] = rk_tile_from_f32(k, rk_tile_add(k, xf, rf), c->s->dtype);
+        }
         rk_tile_row_store(k, &c->hr, x.off, x.n, x.v);
     }
     rk_value whole = rk_tile_row_whole(k, &c->xr, x.off[x.n - 1]);
@@ -288,7 +290,8 @@ static void build_cached(rk_kernel *k, norm_ctx *c) {
         rk_value m1 = rk_build_fmul(k, sums[0], inv_n);        /* mean of (h - shift) */
         rk_value m2 = rk_build_fmul(k, sums[1], inv_n);
         mean = rk_build_fadd(k, shift, m1);
-        var = rk_build_fmax(k, rk_build_fsub(k, m2, rk_build_fmul(k, m1, m1)), rk_const_f32(k, 0.0f));
+        rk_value f0 = rk_const_f32(k, 0.0f);
+        var = rk_build_fmax(k, rk_build_fsub(k, m2, rk_build_fmul(k, m1, m1)), f0);
     }
     rk_value rstd = rstd_of(k, c, var);
     /* (-h - -mean) * -rstd = (h - mean) * rstd exactly */
@@ -342,7 +345,9 @@ static void build_looped(rk_kernel *k, norm_ctx *c) {
         cur[1] = rk_tile_fma(k, d, d, cur[1]);
     }
     rk_for_end(k, cur, 2, res);
-    rk_value sums[2] = {rk_tile_vec_reduce(k, RK_RED_SUM, res[0]), rk_tile_vec_reduce(k, RK_RED_SUM, res[1])};
+    rk_value sums[2];
+    sums[0] = rk_tile_vec_reduce(k, RK_RED_SUM, res[0]);
+    sums[1] = rk_tile_vec_reduce(k, RK_RED_SUM, res[1]);
     rk_tile_reducer red = {.n = 2, .op = RK_RED_SUM};
     rk_tile_block_reduce_n(k, &red, &c->cfg, c->g.tid, sums);
     rk_value m1 = rk_build_fdiv(k, sums[0], c->nf);        /* mean of (h - shift) */
@@ -350,7 +355,8 @@ static void build_looped(rk_kernel *k, norm_ctx *c) {
     rk_value mean = {0}, var = m2;
     if (!rms) {
         mean = rk_build_fadd(k, shift, m1);
-        var = rk_build_fmax(k, rk_build_fsub(k, m2, rk_build_fmul(k, m1, m1)), rk_const_f32(k, 0.0f));
+        rk_value f0 = rk_const_f32(k, 0.0f);
+        var = rk_build_fmax(k, rk_build_fsub(k, m2, rk_build_fmul(k, m1, m1)), f0);
     }
     rk_value rstd = rstd_of(k, c, var);
     /* pass 2: re-read x (and r): H is write-only in the ABI */

@@ -172,7 +172,8 @@ static void build_cached(const rk_softmax_spec *s, rk_kernel *k, const rk_tile_r
  * the reduced max (an all-padding max maps to 0, as neg_max_log2e). */
 static rk_value rescale_sum(rk_kernel *k, rk_value v, rk_value own, rk_value all, void *ud) {
     (void)ud;
-    rk_value f = rk_build_exp2(k, rk_build_fma(k, own, rk_const_f32(k, (float)LOG2E), neg_max_log2e(k, all)));
+    rk_value nml = neg_max_log2e(k, all);
+    rk_value f = rk_build_exp2(k, rk_build_fma(k, own, rk_const_f32(k, (float)LOG2E), nml));
     return rk_build_fmul(k, v, f);
 }
 
@@ -218,7 +219,9 @@ static void build_looped(const rk_softmax_spec *s, rk_kernel *k, const rk_tile_r
     rk_value start = rk_build_mul(k, g->lt, kn_i32(k, (int32_t)kn->vec));
     rk_value stride = kn_i32(k, (int32_t)(step * u));
     /* pass 1: running (max, sum) */
-    rk_value init[2] = {rk_const_f32(k, -INFINITY), rk_const_f32(k, 0.0f)}, cur[2], res[2];
+    rk_value init[2], cur[2], res[2];
+    init[0] = rk_const_f32(k, -INFINITY);
+    init[1] = rk_const_f32(k, 0.0f);
     rk_value base = rk_for_begin(k, start, xr->len, stride, NULL, 2, init, NULL, cur);
     rk_value offs[8], v[8];
     group_offsets(k, base, u, step, offs);

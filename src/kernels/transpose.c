@@ -102,7 +102,8 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
     rk_value lds = rk_build_smem_alloc(k, (rk_type){s->dtype}, dims, 2);
     /* tile coordinates from a 1-D grid: tm = bid / tiles_n, tn = bid % tiles_n */
     rk_value bid = rk_build_block_id(k, 0), tid = rk_build_thread_id(k, 0);
-    rk_value ntn = rk_build_udiv(k, rk_build_add(k, N, kn_i32(k, (int32_t)TN - 1)), kn_i32(k, (int32_t)TN));
+    rk_value tn_c = kn_i32(k, (int32_t)TN);
+    rk_value ntn = rk_build_udiv(k, rk_build_add(k, N, kn_i32(k, (int32_t)TN - 1)), tn_c);
     rk_value tm = rk_build_udiv(k, bid, ntn);
     rk_value tn = rk_build_sub(k, bid, rk_build_mul(k, tm, ntn));
     rk_value row0 = rk_build_mul(k, tm, kn_i32(k, (int32_t)TM));
@@ -116,7 +117,8 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
     for (uint32_t it = 0; it < iters; it++) {
         rk_value f = rk_build_add(k, tid, kn_i32(k, (int32_t)(it * s->block_size)));
         lr[it] = rk_build_lshr(k, f, kn_i32(k, (int32_t)log2u(cpr)));
-        lc[it] = rk_build_mul(k, rk_build_and(k, f, kn_i32(k, (int32_t)cpr - 1)), kn_i32(k, (int32_t)vec));
+        rk_value vec_c = kn_i32(k, (int32_t)vec);
+        lc[it] = rk_build_mul(k, rk_build_and(k, f, kn_i32(k, (int32_t)cpr - 1)), vec_c);
         rk_value gr = rk_build_add(k, row0, lr[it]);
         rk_value gc = rk_build_add(k, col0, lc[it]);
         rk_value act = rk_build_cmp(k, "lt", gr, M);
