@@ -281,7 +281,8 @@ static void gen_family(const char *name, const char *const *knobs) {
         locked |= 1ull << idx;
     }
     const rk_target *t = rk_target_find("sm_90a");
-    rk_instance_tune(&in, t, 1, 1u << 28, locked);
+    rk_shape sh = {.rank = 1, .dim = {1u << 28}};   /* elementwise: N */
+    rk_instance_tune(&in, t, &sh, locked);
     rk_kernel *k = NULL;
     if (rk_instance_build(&in, t, &k) != RK_OK) { fprintf(stderr, "%s\n", rk_error_message()); exit(1); }
     /* rename: the family name is long */
@@ -298,7 +299,7 @@ static void gen_family(const char *name, const char *const *knobs) {
     free(t2);
     rk_string_free(text);
     uint32_t g[3], b[3];
-    rk_instance_grid(&in, 1, 1u << 28, g, b);
+    rk_instance_grid(&in, &sh, g, b);
     printf("  %s: grid %u block %u for N=2^28\n", name, g[0], b[0]);
     emit(k2, "sm_90a");
 }
