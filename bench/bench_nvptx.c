@@ -129,7 +129,8 @@ static void gen_vote(void) {
     rk_kernel *k = rk_kernel_new("vote");
     rk_value in = pparam(k, "in", RK_T_I32, true), out = pparam(k, "out", RK_T_I32, false), o64 = pparam(k, "o64", RK_T_I64, false);
     rk_value i = gid(k), x = rk_build_load(k, in, i, 1);
-    rk_value c = rk_build_cmp(k, "ne", rk_build_and(k, x, rk_const_i32(k, 1)), rk_const_i32(k, 0));
+    rk_value bit0 = rk_build_and(k, x, rk_const_i32(k, 1));
+    rk_value c = rk_build_cmp(k, "ne", bit0, rk_const_i32(k, 0));
     rk_if_begin(k, c);
     rk_value p = rk_build_and(k, x, rk_const_i32(k, 2));
     rk_build_store(k, o64, i, rk_build_ballot(k, p));
@@ -141,6 +142,23 @@ static void gen_vote(void) {
     rk_build_store(k, out, i, rk_build_add(k, rk_build_mul(k, rk_op_result(a), two), rk_op_result(y)));
     rk_if_end(k, NULL, 0);
     emit(k, "sm_90a");
+}
+
+/* a op constant, one op each (operands in a fixed order) */
+static rk_value lshr_c(rk_kernel *k, rk_value a, int32_t c) { rk_value cv = rk_const_i32(k, c); return rk_build_lshr(k, a, cv); }
+static rk_value and_c(rk_kernel *k, rk_value a, int32_t c) { rk_value cv = rk_const_i32(k, c); return rk_build_and(k, a, cv); }
+static rk_value mul_c(rk_kernel *k, rk_value a, int32_t c) { rk_value cv = rk_const_i32(k, c); return rk_build_mul(k, a, cv); }
+
+/* Element offset of (r, c) in 8x8 core matrices of 16 bytes a row:
+ * (r/8)*rstride + (c/8)*64 + (r%8)*8 + c%8. */
+static rk_value core_offset(rk_kernel *k, rk_value r, rk_value c, int32_t rstride) {
+    rk_value hr = mul_c(k, lshr_c(k, r, 3), rstride);
+    rk_value hc = mul_c(k, lshr_c(k, c, 3), 64);
+    rk_value hi = rk_build_add(k, hr, hc);
+    rk_value lr = mul_c(k, and_c(k, r, 7), 8);
+    rk_value lc = and_c(k, c, 7);
+    rk_value lo = rk_build_add(k, lr, lc);
+    return rk_build_add(k, hi, lo);
 }
 
 /* one warpgroup: D (64 x N) = A (64 x 64) * B (64 x N), no swizzle, K-major, four k16 steps */
@@ -156,13 +174,11 @@ static void gen_wgmma(int N, bool transb) {
     rk_op_set_int(k, rk_value_def(k, sb), "align", 128);
     rk_value t = rk_build_thread_id(k, 0);
     /* A[m][kk] (row-major 64x64 in global) -> core (m/8, kk/8) at (m/8)*1024 + (kk/8)*128 + (m%8)*16 + (kk%8)*2 */
-    rk_value e = rk_for_begin(k, t, rk_const_i32(k, (int32_t)na), rk_const_i32(k, 128), "e", 0, NULL, NULL, NULL);
+    rk_value na_c = rk_const_i32(k, (int32_t)na), step = rk_const_i32(k, 128);
+    rk_value e = rk_for_begin(k, t, na_c, step, "e", 0, NULL, NULL, NULL);
     {
         rk_value m = rk_build_lshr(k, e, rk_const_i32(k, 6)), kk = rk_build_and(k, e, rk_const_i32(k, 63));
-        rk_value o = rk_build_add(k, rk_build_add(k, rk_build_mul(k, rk_build_lshr(k, m, rk_const_i32(k, 3)), rk_const_i32(k, 512)),
-                                                  rk_build_mul(k, rk_build_lshr(k, kk, rk_const_i32(k, 3)), rk_const_i32(k, 64))),
-                                  rk_build_add(k, rk_build_mul(k, rk_build_and(k, m, rk_const_i32(k, 7)), rk_const_i32(k, 8)),
-                                               rk_build_and(k, kk, rk_const_i32(k, 7))));
+        rk_value o = core_offset(k, m, kk, 512);
         rk_build_smem_store(k, sa, &o, rk_build_load(k, A, e, 1));
     }
     rk_for_end(k, NULL, 0, NULL);
@@ -170,20 +186,11 @@ static void gen_wgmma(int N, bool transb) {
      * (nn%8)*16 + (kk%8)*2. N-major (trans 1): core (kk/8, nn/8) at (kk/8)*N*16 + (nn/8)*128 + (kk%8)*16 +
      * (nn%8)*2: 8 k-rows of 16 bytes of n. In both LBO is the step to the next 8 k and SBO to the next 8 n
      * (measured on an H200: the other assignment reads past the tile for N-major). */
-    rk_value e2 = rk_for_begin(k, t, rk_const_i32(k, (int32_t)nbb), rk_const_i32(k, 128), "e2", 0, NULL, NULL, NULL);
+    rk_value nbb_c = rk_const_i32(k, (int32_t)nbb);
+    rk_value e2 = rk_for_begin(k, t, nbb_c, step, "e2", 0, NULL, NULL, NULL);
     {
         rk_value kk = rk_build_udiv(k, e2, rk_const_i32(k, N)), nn = rk_build_umod(k, e2, rk_const_i32(k, N));
-        rk_value o;
-        if (!transb)
-            o = rk_build_add(k, rk_build_add(k, rk_build_mul(k, rk_build_lshr(k, nn, rk_const_i32(k, 3)), rk_const_i32(k, 512)),
-                                             rk_build_mul(k, rk_build_lshr(k, kk, rk_const_i32(k, 3)), rk_const_i32(k, 64))),
-                             rk_build_add(k, rk_build_mul(k, rk_build_and(k, nn, rk_const_i32(k, 7)), rk_const_i32(k, 8)),
-                                          rk_build_and(k, kk, rk_const_i32(k, 7))));
-        else
-            o = rk_build_add(k, rk_build_add(k, rk_build_mul(k, rk_build_lshr(k, kk, rk_const_i32(k, 3)), rk_const_i32(k, N * 8)),
-                                             rk_build_mul(k, rk_build_lshr(k, nn, rk_const_i32(k, 3)), rk_const_i32(k, 64))),
-                             rk_build_add(k, rk_build_mul(k, rk_build_and(k, kk, rk_const_i32(k, 7)), rk_const_i32(k, 8)),
-                                          rk_build_and(k, nn, rk_const_i32(k, 7))));
+        rk_value o = transb ? core_offset(k, kk, nn, N * 8) : core_offset(k, nn, kk, 512);
         rk_build_smem_store(k, sb, &o, rk_build_load(k, B, e2, 1));
     }
     rk_for_end(k, NULL, 0, NULL);
@@ -257,7 +264,8 @@ static void gen_tma(void) {
     rk_value iw[3] = {bars, zero, zero};
     o = rk_emit(k, RK_OP_MBARRIER_WAIT, iw, 3, NULL, 0);
     rk_op_check(k, o);
-    rk_value e = rk_for_begin(k, t, rk_const_i32(k, (int32_t)nd), rk_const_i32(k, 128), "e", 0, NULL, NULL, NULL);
+    rk_value nd_c = rk_const_i32(k, (int32_t)nd), step = rk_const_i32(k, 128);
+    rk_value e = rk_for_begin(k, t, nd_c, step, "e", 0, NULL, NULL, NULL);
     rk_build_store(k, out, e, rk_build_smem_load(k, dst, &e, 1));
     rk_for_end(k, NULL, 0, NULL);
     emit(k, "sm_90a");
@@ -273,7 +281,8 @@ static void gen_family(const char *name, const char *const *knobs) {
         locked |= 1ull << idx;
     }
     const rk_target *t = rk_target_find("sm_90a");
-    rk_instance_tune(&in, t, 1, 1u << 28, locked);
+    rk_shape sh = {.rank = 1, .dim = {1u << 28}};   /* elementwise: N */
+    rk_instance_tune(&in, t, &sh, locked);
     rk_kernel *k = NULL;
     if (rk_instance_build(&in, t, &k) != RK_OK) { fprintf(stderr, "%s\n", rk_error_message()); exit(1); }
     /* rename: the family name is long */
@@ -290,7 +299,7 @@ static void gen_family(const char *name, const char *const *knobs) {
     free(t2);
     rk_string_free(text);
     uint32_t g[3], b[3];
-    rk_instance_grid(&in, 1, 1u << 28, g, b);
+    rk_instance_grid(&in, &sh, g, b);
     printf("  %s: grid %u block %u for N=2^28\n", name, g[0], b[0]);
     emit(k2, "sm_90a");
 }

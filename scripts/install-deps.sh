@@ -3,11 +3,13 @@
 # what is missing; otherwise it prints the exact command and stops.
 set -euo pipefail
 
-PKGS=(cmake make gcc pkg-config libcmocka-dev libxxhash-dev libelf-dev
-      libmsgpack-dev zlib1g-dev llvm-22-dev lld-22
-      python3-numpy)   # python3-numpy: the Python package's tests (python/tests)
-# Optional: clang-22 + libclang-rt-22-dev build the libFuzzer target (make fuzz).
-if [ "${ROCKE_WITH_FUZZ:-0}" = 1 ]; then PKGS+=(clang-22 libclang-rt-22-dev); fi
+# clang-22: `make test` builds the library a second time with it and checks
+# that the IR of every kernel is byte-identical to the gcc build's.
+# python3-numpy: the Python package's tests (python/tests).
+PKGS=(cmake make gcc clang-22 python3 python3-numpy pkg-config libcmocka-dev libxxhash-dev libelf-dev
+      libmsgpack-dev zlib1g-dev llvm-22-dev lld-22)
+# Optional: libclang-rt-22-dev builds the libFuzzer target (make fuzz).
+if [ "${ROCKE_WITH_FUZZ:-0}" = 1 ]; then PKGS+=(libclang-rt-22-dev); fi
 
 missing=()
 for p in "${PKGS[@]}"; do

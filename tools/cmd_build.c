@@ -20,7 +20,7 @@
 #include "cli.h"
 
 static const char usage_text[] =
-    "usage: rocke build FAMILY [--op OP] [--dtype T] [--KNOB VALUE ...] [--shape M,N]\n"
+    "usage: rocke build FAMILY [--op OP] [--dtype T] [--KNOB VALUE ...] [--shape SHAPE]\n"
     "                   [--target T|device] -o DIR [--ir-only]\n"
     "       rocke build --list\n"
     "\n"
@@ -28,11 +28,14 @@ static const char usage_text[] =
     "'device' = the target of the best device present) and write DIR/NAME.ir, DIR/NAME.ll,\n"
     "the code object (NAME.hsaco on AMD, NAME.ptx and NAME.cubin on NVIDIA) and\n"
     "DIR/manifest.json for `rocke run`. Knobs not given are chosen for --shape\n"
-    "(default 4096,4096; elementwise: the element count, or M*N) by the heuristic.\n"
+    "by the heuristic; the shape becomes the manifest's default_shape.\n"
     "\n"
     "  FAMILY          elementwise, reduce, softmax, layernorm, rmsnorm, transpose\n"
     "  --KNOB VALUE    any knob of the family (--list shows them; --block-size or\n"
     "                  --block_size); --dtype also sets out_dtype unless that is given\n"
+    "  --shape SHAPE   the family's dimensions (--list shows them), positional 4096,4096\n"
+    "                  or named M=4096,N=4096 (named: the others keep their default);\n"
+    "                  elementwise has one, N, and takes 4096,4096 as their product\n"
     "  --ir-only       skip compiling: the manifest's binary is NAME.ir (emulator only)\n"
     "  --list          families, ops, knobs and their legal values\n";
 
@@ -42,10 +45,14 @@ static int misuse(const char *msg, const char *arg) {
 }
 
 static int list(void) {
-    for (int f = 0; f < RK_FAMILY__COUNT; f++) {
+    for (uint32_t f = 0; f < rk_family_count(); f++) {
         uint32_t n;
         const rk_knob *kb = rk_family_knobs((rk_family_id)f, &n);
-        printf("%s\n", rk_family_name((rk_family_id)f));
+        rk_shape def;
+        char shape[256];
+        rk_shape_default((rk_family_id)f, &def);
+        rk_shape_format((rk_family_id)f, &def, true, shape, sizeof shape);
+        printf("%s  (--shape %s)\n", rk_family_name((rk_family_id)f), shape);
         for (uint32_t i = 0; i < n; i++) {
             char legal[256];
             rk_knob_legal_text(&kb[i], legal, sizeof legal);
@@ -53,15 +60,6 @@ static int list(void) {
         }
     }
     return 0;
-}
-
-/* "M,N" or "N" (then M = 1). */
-static bool parse_shape(const char *s, uint64_t *M, uint64_t *N) {
-    unsigned long long a, b;
-    char tail;
-    if (sscanf(s, "%llu,%llu%c", &a, &b, &tail) == 2 && a && b) { *M = a; *N = b; return true; }
-    if (sscanf(s, "%llu%c", &a, &tail) == 1 && a) { *M = 1; *N = a; return true; }
-    return false;
 }
 
 static int mkdirs(const char *dir) {
@@ -89,15 +87,15 @@ static rk_status write_text(const char *dir, const char *name, const char *ext, 
 }
 
 /* The manifest for instance `in` built as kernel `name`; the binary fields are filled by the caller. */
-static void fill_manifest(rk_manifest *m, const rk_instance *in, const rk_target *t, const char *name, uint64_t M,
-                          uint64_t N) {
+static void fill_manifest(rk_manifest *m, const rk_instance *in, const rk_target *t, const char *name,
+                          const rk_shape *shape) {
     rk_manifest_init(m);
     rk_instance_kind(in, m->kind, sizeof m->kind);
     snprintf(m->kernel_name, sizeof m->kernel_name, "%s", name);
     snprintf(m->target, sizeof m->target, "%s", t->name);
     snprintf(m->ir, sizeof m->ir, "%s.ir", name);
     uint32_t grid[3], block[3];
-    rk_instance_grid(in, M, N, grid, block);
+    rk_instance_grid(in, shape, grid, block);
     m->threads_per_block = block[0];
     rk_ksig sig;
     rk_instance_signature(in, &sig);
@@ -112,24 +110,29 @@ static void fill_manifest(rk_manifest *m, const rk_instance *in, const rk_target
     rk_instance_get(in, "dtype", m->dtype, sizeof m->dtype);
     if (rk_instance_get(in, "op", v, sizeof v) == RK_OK) snprintf(m->op, sizeof m->op, "%s", v);
     else snprintf(m->op, sizeof m->op, "%s", rk_family_name(in->family));
+    uint32_t nd;
+    const rk_dim_decl *dims = rk_family_dims(in->family, &nd);
+    m->ndefault_shape = shape->rank;
+    for (uint32_t i = 0; i < shape->rank && i < RK_MANIFEST_MAX_DIMS; i++) {
+        m->default_shape[i] = shape->dim[i];
+        snprintf(m->default_shape_dims[i], sizeof m->default_shape_dims[i], "%s", i < nd ? dims[i].name : "?");
+    }
+    /* upstream manifest fields of the simple ops */
     if (in->family == RK_FAMILY_ELEMENTWISE) {
-        m->default_shape[0] = M * N;
-        m->ndefault_shape = 1;
         m->elems_per_block = (uint64_t)in->u.ew.block_size * in->u.ew.vec * in->u.ew.unroll;
         m->is_binary = rk_ew_op_is_binary(in->u.ew.op);
-    } else {
-        m->default_shape[0] = M;
-        m->default_shape[1] = N;
-        m->ndefault_shape = 2;
     }
     if (in->family == RK_FAMILY_TRANSPOSE) {
         m->block_m = in->u.transpose.tile_m;
         m->block_n = in->u.transpose.tile_n;
     }
-    if (in->family == RK_FAMILY_LAYERNORM || in->family == RK_FAMILY_RMSNORM) {
-        m->has_eps = true;
-        m->eps = 1e-5;
-    }
+    uint32_t nsc;
+    const rk_scalar_decl *sc = rk_family_scalars(in->family, &nsc);
+    for (uint32_t i = 0; i < nsc; i++)
+        if (sc[i].src == RK_SC_GIVEN && !strcmp(sc[i].name, "eps")) {
+            m->has_eps = true;
+            m->eps = sc[i].def;
+        }
     uint32_t nk;
     const rk_knob *kb = rk_family_knobs(in->family, &nk);
     for (uint32_t i = 0; i < nk; i++) {
@@ -195,7 +198,9 @@ int cmd_build(int argc, char **argv) {
     rk_instance_default(fam, &in);
     const rk_target *t = rk_target_default();
     const char *out = NULL;
-    uint64_t M = 4096, N = 4096, locked = 0;
+    uint64_t locked = 0;
+    rk_shape shape;
+    rk_shape_default(fam, &shape);
     bool ir_only = false;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
@@ -209,7 +214,7 @@ int cmd_build(int argc, char **argv) {
             t = !strcmp(v, "device") ? device_target() : rk_target_find(v);
             if (!t) return cli_fail("build");
         } else if (!strcmp(a, "--shape")) {
-            if (!parse_shape(v, &M, &N)) return misuse("--shape expects M,N or N with positive integers, got", v);
+            if (!cli_shape_parse("build", fam, v, &shape)) return 2;
         } else if (!strncmp(a, "--", 2)) {
             uint32_t ix;
             if (rk_instance_set(&in, a + 2, v, &ix)) return cli_fail("build");
@@ -219,10 +224,9 @@ int cmd_build(int argc, char **argv) {
         }
     }
     if (!out) return misuse("missing -o DIR", NULL);
-    if (fam == RK_FAMILY_ELEMENTWISE) { N = M * N; M = 1; }
     double t0 = now_ms();
-    if (rk_instance_tune(&in, t, M, N, locked) || rk_instance_validate(&in, t) ||
-        rk_instance_check_shape(&in, M, N))
+    if (rk_instance_tune(&in, t, &shape, locked) || rk_instance_validate(&in, t) ||
+        rk_instance_check_shape(&in, &shape))
         return cli_fail("build");
     rk_kernel *k = NULL;
     if (rk_instance_build(&in, t, &k)) return cli_fail("build");
@@ -234,7 +238,7 @@ int cmd_build(int argc, char **argv) {
     }
     const char *name = rk_kernel_name(k);
     rk_manifest m;
-    fill_manifest(&m, &in, t, name, M, N);
+    fill_manifest(&m, &in, t, name, &shape);
     char *ir = rk_serialize(k);
     int rc = 0;
     if (!ir || write_text(out, name, ".ir", ir)) rc = cli_fail("build");

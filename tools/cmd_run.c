@@ -18,13 +18,16 @@
 #include "cli.h"
 
 static const char usage_text[] =
-    "usage: rocke run DIR/manifest.json [--shape ROWS,COLS] [--verify] [--device auto|emu|cuda|hip]\n"
-    "                 [--warmup N] [--iters N] [--seed S]\n"
+    "usage: rocke run DIR/manifest.json [--shape SHAPE] [--arg NAME=VALUE ...] [--verify]\n"
+    "                 [--device auto|emu|cuda|hip] [--warmup N] [--iters N] [--seed S]\n"
     "\n"
     "Run the kernel a `rocke build` manifest describes on fresh random inputs (seed S,\n"
-    "default: from the clock; printed) for shape ROWS,COLS (default: the manifest's\n"
-    "default_shape; elementwise takes N or ROWS,COLS = ROWS*COLS elements).\n"
+    "default: from the clock; printed) for SHAPE (default: the manifest's default_shape).\n"
     "\n"
+    "  --shape SHAPE   the family's dimensions, positional 4096,4096 or named M=4096,N=4096\n"
+    "                  (named: the others keep the manifest's); elementwise has one, N, and\n"
+    "                  takes 4096,4096 as their product\n"
+    "  --arg N=V       a given scalar parameter (layernorm/rmsnorm: eps; default: the manifest's)\n"
     "  --verify        compare every output with a host reference computed in double\n"
     "  --device D      auto (first GPU, else the emulator; default), emu, cuda, hip\n"
     "                  (cuda:1, hip:0 pick a GPU). The emulator runs DIR/NAME.ir for\n"
@@ -48,12 +51,20 @@ static int fail(const char *fmt, const char *a, const char *b) {
     return 1;
 }
 
-static bool parse_shape(const char *s, uint64_t *M, uint64_t *N) {
-    unsigned long long a, b;
-    char tail;
-    if (sscanf(s, "%llu,%llu%c", &a, &b, &tail) == 2 && a && b) { *M = a; *N = b; return true; }
-    if (sscanf(s, "%llu%c", &a, &tail) == 1 && a) { *M = 1; *N = a; return true; }
-    return false;
+/* The manifest's default_shape for the instance's family: named dimensions
+ * must be exactly the family's; an unnamed (upstream) list must have its rank. */
+static rk_status manifest_shape(const rk_manifest *m, rk_family_id f, rk_shape *s) {
+    rk_shape_default(f, s);
+    if (!m->ndefault_shape) return RK_OK;
+    const char *names[RK_MANIFEST_MAX_DIMS];
+    for (uint32_t i = 0; i < m->ndefault_shape; i++) names[i] = m->default_shape_dims[i];
+    bool named = m->default_shape_dims[0][0] != 0;
+    if (!named && m->ndefault_shape != s->rank)
+        return rk_fail(RK_ERR_INVALID, "manifest field 'default_shape' has %u extents but family %s has %u "
+                       "dimensions", m->ndefault_shape, rk_family_name(f), s->rank);
+    if (rk_shape_update(f, s, named ? names : NULL, m->default_shape, m->ndefault_shape, true))
+        return rk_fail(RK_ERR_INVALID, "manifest field 'default_shape': %s", rk_error_message());
+    return RK_OK;
 }
 
 /* The instance the manifest was built from (family + spec knobs). */
@@ -176,6 +187,8 @@ int cmd_run(int argc, char **argv) {
     }
     const char *manifest = NULL, *device = NULL, *shape = NULL;   /* device NULL: $ROCKE_DEVICE, else auto */
     bool verify = false, have_warmup = false, have_iters = false, have_seed = false;
+    cli_arg given[RK_KSIG_MAX];
+    uint32_t ngiven = 0;
     unsigned long long warmup = 0, iters = 0, seed = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -189,6 +202,10 @@ int cmd_run(int argc, char **argv) {
         if (i + 1 >= argc) return misuse("missing value after", a);
         const char *v = argv[++i];
         if (!strcmp(a, "--shape")) shape = v;
+        else if (!strcmp(a, "--arg")) {
+            if (ngiven == RK_KSIG_MAX) return misuse("too many --arg", NULL);
+            if (!cli_arg_parse("run", v, &given[ngiven++])) return 2;
+        }
         else if (!strcmp(a, "--device")) device = v;
         else if (!strcmp(a, "--warmup")) { if (!cli_parse_u64("run", a, v, &warmup)) return 2; have_warmup = true; }
         else if (!strcmp(a, "--iters")) { if (!cli_parse_u64("run", a, v, &iters)) return 2; have_iters = true; }
@@ -207,14 +224,13 @@ int cmd_run(int argc, char **argv) {
     const rk_target *t = rk_target_find(r.m.target);
     if (!t) { rc = cli_fail("run"); goto out; }
     if (rk_instance_validate(&r.in, t)) { rc = cli_fail("run"); goto out; }
-    uint64_t M = r.m.ndefault_shape > 1 ? r.m.default_shape[0] : 1;
-    uint64_t N = r.m.ndefault_shape > 1 ? r.m.default_shape[1] : r.m.ndefault_shape ? r.m.default_shape[0] : 1;
-    if (shape && !parse_shape(shape, &M, &N)) {
-        rc = misuse("--shape expects ROWS,COLS or N with positive integers, got", shape);
-        goto out;
-    }
-    if (r.in.family == RK_FAMILY_ELEMENTWISE) { N *= M; M = 1; }
-    if (rk_instance_check_shape(&r.in, M, N)) { rc = cli_fail("run"); goto out; }
+    rk_shape sh;
+    if (manifest_shape(&r.m, r.in.family, &sh)) { rc = cli_fail("run"); goto out; }
+    if (shape && !cli_shape_parse("run", r.in.family, shape, &sh)) { rc = 2; goto out; }
+    if (rk_instance_check_shape(&r.in, &sh)) { rc = cli_fail("run"); goto out; }
+    char shape_txt[256], shape_list[256];
+    rk_shape_format(r.in.family, &sh, true, shape_txt, sizeof shape_txt);
+    rk_shape_format(r.in.family, &sh, false, shape_list, sizeof shape_list);
 
     rk_device_opts dopt = {.which = device, .emu_target = t->name};
     if (rk_device_open_opts(&dopt, &r.dev)) { rc = cli_fail("run"); goto out; }
@@ -226,14 +242,20 @@ int cmd_run(int argc, char **argv) {
     rk_function *fn;
     if (rk_module_function(r.mod, r.m.kernel_name, &fn)) { rc = cli_fail("run"); goto out; }
     const char *dn = rk_device_name(r.dev);
-    printf("rocke run: %s on %s%s%s%s shape %llu,%llu seed %llu\n", r.m.kernel_name, dn,
+    printf("rocke run: %s on %s%s%s%s shape %s seed %llu\n", r.m.kernel_name, dn,
            strstr(dn, t->name) ? "" : " (", strstr(dn, t->name) ? "" : t->name, strstr(dn, t->name) ? "" : ")",
-           (unsigned long long)M, (unsigned long long)N, seed);
+           shape_txt, seed);
 
-    if (rk_problem_init(&r.p, &r.in, M, N, seed)) { rc = cli_fail("run"); goto out; }
+    if (rk_problem_init(&r.p, &r.in, &sh, seed)) { rc = cli_fail("run"); goto out; }
     r.have_p = true;
-    int32_t iv[RK_KSIG_MAX];
-    float fv[RK_KSIG_MAX];
+    if (r.m.has_eps && rk_problem_set_scalar(&r.p, "eps", r.m.eps)) {
+        rk_fail(RK_ERR_INVALID, "manifest field 'eps': %s", rk_error_message());
+        rc = cli_fail("run");
+        goto out;
+    }
+    for (uint32_t i = 0; i < ngiven; i++)
+        if (rk_problem_set_scalar(&r.p, given[i].name, given[i].value)) { rc = cli_fail("run"); goto out; }
+    rk_scalar_value sv[RK_KSIG_MAX];
     void *args[RK_KSIG_MAX];
     for (uint32_t i = 0; i < r.p.sig.n; i++) {
         const rk_kparam *kp = &r.p.sig.p[i];
@@ -244,16 +266,13 @@ int cmd_run(int argc, char **argv) {
                 goto out;
             }
             args[i] = &r.dptr[i];
-        } else if (kp->type == RK_S_I32) {
-            iv[i] = (int32_t)rk_problem_scalar(&r.p, kp);
-            args[i] = &iv[i];
         } else {
-            fv[i] = (float)rk_problem_scalar(&r.p, kp);
-            args[i] = &fv[i];
+            if (rk_problem_scalar(&r.p, i, &sv[i])) { rc = cli_fail("run"); goto out; }
+            args[i] = &sv[i];
         }
     }
     launch_ud l = {.fn = fn, .args = args};
-    rk_instance_grid(&r.in, M, N, l.grid, l.block);
+    rk_instance_grid(&r.in, &sh, l.grid, l.block);
     if (launch_once(&l, NULL) || rk_device_synchronize(r.dev)) { rc = cli_fail("run"); goto out; }
     rk_problem_diff c = {0};
     if (verify) {
@@ -273,16 +292,16 @@ int cmd_run(int argc, char **argv) {
     if (warmup == 0) to.warmup = 0;
     if (rk_time_launches(r.dev, launch_once, &l, &to, &tr)) { rc = cli_fail("run"); goto out; }
     double bytes, flops;
-    rk_instance_cost(&r.in, M, N, &bytes, &flops);
+    rk_instance_cost(&r.in, &sh, &bytes, &flops);
     double ms = tr.median_ms > 0 ? tr.median_ms : 1e-9;
     double tflops = flops / 1e9 / ms, gbps = bytes / 1e6 / ms;
     printf("Perf: %.6g ms, %.6g TFlops, %.6g GB/s\n", ms, tflops, gbps);
     printf("PerfJSON: {\"ms\": %.6g, \"tflops\": %.6g, \"gbps\": %.6g, \"max_abs_diff\": %.8g, \"bad_count\": %llu, "
            "\"total\": %llu, \"min_ms\": %.6g, \"max_ms\": %.6g, \"kernel\": \"%s\", \"device\": \"%s\", "
-           "\"target\": \"%s\", \"shape\": [%llu, %llu], \"seed\": %llu, \"verified\": %s}\n",
+           "\"target\": \"%s\", \"shape\": [%s], \"seed\": %llu, \"verified\": %s}\n",
            ms, tflops, gbps, c.max_abs_diff, (unsigned long long)c.bad, (unsigned long long)c.total, tr.min_ms,
            tr.max_ms, r.m.kernel_name, rk_device_kind_name(rk_device_kind_of(r.dev)), t->name,
-           (unsigned long long)M, (unsigned long long)N, seed, verify ? "true" : "false");
+           shape_list, seed, verify ? "true" : "false");
     rc = verify && c.bad ? 1 : 0;
 out:
     cleanup(&r);

@@ -111,6 +111,10 @@ void rk_artifact_free(rk_artifact *a);
  * present), each atomically; on failure nothing new is left in DIR. */
 rk_status rk_artifact_write(const rk_artifact *a, const char *dir);
 
+/* sizeof(rk_artifact) for "rk_artifact", 0 for other names: for bindings
+ * that mirror the struct. */
+size_t rk_compile_struct_size(const char *name);
+
 #ifdef __cplusplus
 }
 #endif

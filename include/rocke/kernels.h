@@ -1,8 +1,9 @@
 /* rocke — kernel families: elementwise, row reduce, softmax, layernorm,
- * rmsnorm and 2-D transpose. Each family has a spec struct with defaults, a
- * validator naming the field and its legal values, a deterministic kernel
- * name, its ABI, a grid helper, a shape heuristic and a builder; the generic
- * rk_instance API drives all of them from knob tables (CLI, manifests).
+ * rmsnorm and 2-D transpose. Each family declares in its table its knobs, its
+ * named problem dimensions and its typed scalar parameters; the generic
+ * rk_instance API validates (naming the field and its legal values), names,
+ * tunes, sizes the grid and builds any family from those tables (CLI,
+ * manifests) for an N-dimensional rk_shape.
  * Host references (double) and random problems for verification live here too.
  * Layer: kernels (uses tile, ir, target). See docs/kernels.md. */
 #ifndef ROCKE_KERNELS_H
@@ -16,10 +17,13 @@
 extern "C" {
 #endif
 
+/* The built-in families; families registered at run time (kn_family_register)
+ * take ids from RK_FAMILY__COUNT up, below RK_FAMILY_MAX. */
 typedef enum rk_family_id {
     RK_FAMILY_ELEMENTWISE = 0, RK_FAMILY_REDUCE, RK_FAMILY_SOFTMAX, RK_FAMILY_LAYERNORM,
     RK_FAMILY_RMSNORM, RK_FAMILY_TRANSPOSE, RK_FAMILY__COUNT
 } rk_family_id;
+#define RK_FAMILY_MAX 32
 
 /* ---- per-family specs ------------------------------------------------------ */
 /* Row kernels ([M, N] row-major, one row per `block_size / rows_per_block`
@@ -103,11 +107,60 @@ typedef struct rk_instance {
         rk_softmax_spec softmax;
         rk_norm_spec norm;         /* layernorm and rmsnorm */
         rk_transpose_spec transpose;
+        uint32_t words[32];        /* spec storage for registered families */
     } u;
 } rk_instance;
 
 const char *rk_family_name(rk_family_id f);
 rk_status rk_family_parse(const char *name, rk_family_id *out);   /* message lists the families */
+uint32_t rk_family_count(void);    /* built-in + registered; ids 0 .. count-1 */
+
+/* ---- problem shapes: named dimensions, typed scalars ------------------------ */
+/* A problem's extents, in the order of the family's dimension table. */
+#define RK_SHAPE_MAX_DIMS 12
+typedef struct rk_shape {
+    uint32_t rank;
+    uint64_t dim[RK_SHAPE_MAX_DIMS];
+} rk_shape;
+
+typedef struct rk_dim_decl {
+    const char *name;          /* "M", "N", "K", "batch", "heads", "seq_q", "C", "H", ... */
+    uint64_t def;              /* default extent (rocke build without --shape) */
+    const char *help;
+} rk_dim_decl;
+
+/* Where a scalar kernel parameter's value comes from. */
+typedef enum rk_scalar_src {
+    RK_SC_DIM = 0,             /* equals dimension `dim` of the shape */
+    RK_SC_DERIVED,             /* derive(instance, shape): strides, output sizes, products */
+    RK_SC_GIVEN,               /* given by the caller (rk_problem_set_scalar, --arg), default `def` */
+} rk_scalar_src;
+typedef struct rk_scalar_decl {
+    const char *name;          /* the signature parameter it fills: "M", "eps" */
+    rk_scalar type;            /* RK_S_I32, RK_S_I64 or RK_S_F32 */
+    rk_scalar_src src;
+    const char *dim;           /* RK_SC_DIM */
+    double (*derive)(const rk_instance *in, const rk_shape *s);   /* RK_SC_DERIVED */
+    double def;                /* RK_SC_GIVEN */
+    const char *help;
+} rk_scalar_decl;
+
+const rk_dim_decl *rk_family_dims(rk_family_id f, uint32_t *n);
+const rk_scalar_decl *rk_family_scalars(rk_family_id f, uint32_t *n);
+/* Index of dimension `name` of family f, or -1. */
+int rk_family_dim_index(rk_family_id f, const char *name);
+/* The family's default shape (every dimension at its `def`). */
+rk_status rk_shape_default(rk_family_id f, rk_shape *out);
+/* Update *s (a shape of family f) from n extents. Named (names[i] non-NULL,
+ * each a dimension of f, at most once): those dimensions change; with `all`,
+ * every dimension must be named. Positional (names NULL): n must equal the
+ * rank, except that a rank-1 family takes the product of any number of
+ * extents (elementwise: 4096,4096 = 16 Mi elements). Extents must be >= 1.
+ * Errors name the dimension and list the family's. */
+rk_status rk_shape_update(rk_family_id f, rk_shape *s, const char *const *names, const uint64_t *vals, uint32_t n,
+                          bool all);
+/* "M=4096,N=4096" (named) or "4096,4096" (named == false). */
+void rk_shape_format(rk_family_id f, const rk_shape *s, bool named, char *buf, size_t n);
 
 /* Knobs: every spec field, by name (CLI --KNOB, manifest "spec" object). */
 typedef enum rk_knob_kind { RK_KNOB_U32, RK_KNOB_BOOL, RK_KNOB_DTYPE, RK_KNOB_ENUM } rk_knob_kind;
@@ -130,14 +183,14 @@ rk_status rk_instance_default(rk_family_id f, rk_instance *out);
  * choices. *index (may be NULL) receives the knob's index for `locked`. */
 rk_status rk_instance_set(rk_instance *in, const char *knob, const char *value, uint32_t *index);
 rk_status rk_instance_get(const rk_instance *in, const char *knob, char *buf, size_t n);
-/* Choose the performance knobs for target t and shape [M, N] (elementwise:
- * N elements, M ignored). Knobs whose index bit is set in `locked` keep
- * their value. */
-rk_status rk_instance_tune(rk_instance *in, const rk_target *t, uint64_t M, uint64_t N, uint64_t locked);
+/* Choose the performance knobs for target t and shape s. Knobs whose index
+ * bit is set in `locked` keep their value. */
+rk_status rk_instance_tune(rk_instance *in, const rk_target *t, const rk_shape *s, uint64_t locked);
 /* RK_OK or RK_ERR_INVALID naming the field and its legal values. */
 rk_status rk_instance_validate(const rk_instance *in, const rk_target *t);
-/* Can this instance run shape [M, N]? (row capacity, 32-bit index limits). */
-rk_status rk_instance_check_shape(const rk_instance *in, uint64_t M, uint64_t N);
+/* Can this instance run shape s? (rank and names, every extent >= 1, row
+ * capacity, 32-bit index limits). */
+rk_status rk_instance_check_shape(const rk_instance *in, const rk_shape *s);
 /* Deterministic name encoding every code-affecting field. */
 rk_status rk_instance_name(const rk_instance *in, char *buf, size_t n);
 /* Manifest "kind": "<family>_<dtype>" e.g. "softmax_bf16". */
@@ -145,41 +198,24 @@ void rk_instance_kind(const rk_instance *in, char *buf, size_t n);
 
 /* ---- ABI ----------------------------------------------------------------------- */
 typedef enum rk_kparam_role { RK_KP_IN = 0, RK_KP_OUT, RK_KP_SCALAR } rk_kparam_role;
-/* How many elements a pointer parameter addresses for shape [M, N]. */
-typedef enum rk_kparam_size { RK_KS_NONE = 0, RK_KS_N, RK_KS_MN, RK_KS_M } rk_kparam_size;
 typedef struct rk_kparam {
     const char *name;          /* "X", "Gamma", "M", "eps" */
     bool ptr;                  /* pointer to global `type`, else a scalar of `type` */
-    rk_scalar type;            /* element type (ptr) or i32/f32 */
+    rk_scalar type;            /* element type (ptr) or i32/i64/f32 */
     rk_kparam_role role;
-    rk_kparam_size size;
+    const char *dims;          /* pointers: the tensor's layout as family dimension names, outermost
+                                * first ("M,N"; transpose's Y "N,M"); its element count is their
+                                * product. NULL for scalars */
 } rk_kparam;
 #define RK_KSIG_MAX 12
 typedef struct rk_ksig { uint32_t n; rk_kparam p[RK_KSIG_MAX]; } rk_ksig;
 rk_status rk_instance_signature(const rk_instance *in, rk_ksig *out);
-/* Launch geometry for shape [M, N]. */
-void rk_instance_grid(const rk_instance *in, uint64_t M, uint64_t N, uint32_t grid[3], uint32_t block[3]);
+/* Launch geometry for shape s. */
+void rk_instance_grid(const rk_instance *in, const rk_shape *s, uint32_t grid[3], uint32_t block[3]);
 /* Build the kernel for target t (validates first). */
 rk_status rk_instance_build(const rk_instance *in, const rk_target *t, rk_kernel **out);
-/* Bytes moved and flops for shape [M, N] (for GB/s, TFLOP/s). */
-void rk_instance_cost(const rk_instance *in, uint64_t M, uint64_t N, double *bytes, double *flops);
-
-/* ---- typed per-family API ------------------------------------------------------- */
-#define RK_FAMILY_API(fam, T)                                                              \
-    T rk_##fam##_spec_default(void);                                                        \
-    rk_status rk_##fam##_validate(const T *s, const rk_target *t);                          \
-    rk_status rk_##fam##_tune(T *s, const rk_target *t, uint64_t M, uint64_t N);            \
-    rk_status rk_##fam##_name(const T *s, char *buf, size_t n);                             \
-    rk_status rk_##fam##_signature(const T *s, rk_ksig *out);                               \
-    void rk_##fam##_grid(const T *s, uint64_t M, uint64_t N, uint32_t grid[3], uint32_t block[3]); \
-    rk_status rk_##fam##_build(const T *s, const rk_target *t, rk_kernel **out);
-RK_FAMILY_API(elementwise, rk_elementwise_spec)
-RK_FAMILY_API(reduce, rk_reduce_spec)
-RK_FAMILY_API(softmax, rk_softmax_spec)
-RK_FAMILY_API(layernorm, rk_norm_spec)
-RK_FAMILY_API(rmsnorm, rk_norm_spec)
-RK_FAMILY_API(transpose, rk_transpose_spec)
-#undef RK_FAMILY_API
+/* Bytes moved and flops for shape s (for GB/s, TFLOP/s). */
+void rk_instance_cost(const rk_instance *in, const rk_shape *s, double *bytes, double *flops);
 
 /* ---- host problems: random inputs, double references, checks -------------------- */
 typedef struct rk_host_buf {
@@ -189,21 +225,32 @@ typedef struct rk_host_buf {
     void *data;                /* device-format bytes (f16/bf16 bits, f32) */
 } rk_host_buf;
 
+/* A scalar launch argument in its parameter's type; &value is what the
+ * launcher takes. */
+typedef union rk_scalar_value { int32_t i32; int64_t i64; float f32; } rk_scalar_value;
+
 typedef struct rk_problem {
     rk_instance inst;
-    uint64_t M, N;
+    rk_shape shape;
     uint64_t seed;
-    float eps;
     rk_ksig sig;
     rk_host_buf buf[RK_KSIG_MAX];   /* one per signature entry (scalars: count 0) */
+    double scalar[RK_KSIG_MAX];     /* scalar entries: the value, as the family declares it */
 } rk_problem;
 
-/* Allocate host buffers for shape [M, N] and fill the inputs from `seed`
- * (outputs are zeroed). */
-rk_status rk_problem_init(rk_problem *p, const rk_instance *in, uint64_t M, uint64_t N, uint64_t seed);
+/* Check shape s (rk_instance_check_shape), size the host buffers from the
+ * signature's layouts, compute every scalar parameter from the family's
+ * declarations (a scalar the family does not declare is an error naming it)
+ * and fill the inputs from `seed` (outputs are zeroed). */
+rk_status rk_problem_init(rk_problem *p, const rk_instance *in, const rk_shape *s, uint64_t seed);
 void rk_problem_free(rk_problem *p);
-/* Scalar parameter value (M, N, eps) as a double. */
-double rk_problem_scalar(const rk_problem *p, const rk_kparam *kp);
+/* Set a RK_SC_GIVEN scalar (eps); others and unknown names fail naming the
+ * legal ones. */
+rk_status rk_problem_set_scalar(rk_problem *p, const char *name, double value);
+/* Scalar signature entry i as a launch argument in its type. */
+rk_status rk_problem_scalar(const rk_problem *p, uint32_t i, rk_scalar_value *out);
+/* Extent of dimension `name` (0 when the family has none). */
+uint64_t rk_problem_dim(const rk_problem *p, const char *name);
 
 typedef struct rk_problem_diff {
     double max_abs_diff;       /* over all outputs, against the reference rounded to the output type */
@@ -214,6 +261,12 @@ typedef struct rk_problem_diff {
  * tolerance per element is atol + rtol*|ref| + 1 ulp of the output type at ref
  * (see docs/kernels.md for atol/rtol per op). */
 rk_status rk_problem_check(const rk_problem *p, rk_problem_diff *out);
+
+/* sizeof a public struct of this layer by name ("rk_instance", "rk_problem",
+ * "rk_ksig", "rk_kparam", "rk_knob", "rk_shape", "rk_dim_decl", "rk_host_buf",
+ * "rk_problem_diff"), 0 when unknown: for bindings that mirror the structs
+ * (python/) to check their layout instead of corrupting memory. */
+size_t rk_kernels_struct_size(const char *name);
 
 #ifdef __cplusplus
 }

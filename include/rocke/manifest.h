@@ -61,6 +61,7 @@ char *rk_json_write(const rk_json *j, bool pretty);
 #define RK_MANIFEST_SCHEMA "ck.dsl.example.manifest/v1"
 #define RK_MANIFEST_MAX_ARGS 32
 #define RK_MANIFEST_MAX_SPEC 32
+#define RK_MANIFEST_MAX_DIMS 12
 
 typedef struct rk_manifest_arg {
     char name[64];
@@ -93,8 +94,11 @@ typedef struct rk_manifest {
     char codegen_policy_key[64];         /* "default" */
     /* simple-op fields (§7.2) */
     char op[32], dtype[16];
-    uint64_t default_shape[4];
+    uint64_t default_shape[RK_MANIFEST_MAX_DIMS];
     uint32_t ndefault_shape;
+    /* rocke: the dimension names of default_shape, in order ("M", "N");
+     * all "" when absent (upstream manifests: positional) */
+    char default_shape_dims[RK_MANIFEST_MAX_DIMS][24];
     uint64_t elems_per_block;            /* 0 = absent */
     int is_binary;                       /* -1 absent, 0, 1 */
     uint32_t block_m, block_n;           /* 0 = absent */
@@ -107,6 +111,8 @@ typedef struct rk_manifest {
     uint32_t nspec;
 } rk_manifest;
 
+/* sizeof(rk_manifest), for bindings that mirror the struct. */
+size_t rk_manifest_struct_size(void);
 /* Zeroed manifest with the v1 defaults (iters 5/100, policy "default", ...). */
 void rk_manifest_init(rk_manifest *m);
 /* Parse and validate; errors name the field and what is expected. */

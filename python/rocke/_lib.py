@@ -187,12 +187,28 @@ _SIGS = {
     "rk_time_launches": (c_int, [_P, _P, _P, _P, _P]),
     "rk_manifest_read": (c_int, [c_char_p, _P]),
     "rk_manifest_check_binary": (c_int, [_P, c_char_p]),
+    # struct sizes, to check the ctypes mirrors below and in the other modules
+    "rk_kernels_struct_size": (c_size_t, [c_char_p]),
+    "rk_compile_struct_size": (c_size_t, [c_char_p]),
+    "rk_manifest_struct_size": (c_size_t, []),
 }
 
 for _name, (_res, _args) in _SIGS.items():
     _f = getattr(lib, _name)
     _f.restype = _res
     _f.argtypes = _args
+
+
+def check_layout(cls, c_name, size):
+    """Refuse to run with a ctypes mirror whose size differs from the C struct's:
+    passing it to the library would write past it."""
+    if ctypes.sizeof(cls) != size:
+        raise RockeError("rocke: the package's %s is %d bytes but librocke's is %d (%s): rebuild the "
+                         "package against this librocke" % (c_name, ctypes.sizeof(cls), size, lib_path))
+
+
+check_layout(RkArtifact, "rk_artifact", lib.rk_compile_struct_size(b"rk_artifact"))
+check_layout(RkKnob, "rk_knob", lib.rk_kernels_struct_size(b"rk_knob"))
 
 
 def error_text():

@@ -4,7 +4,7 @@ import ctypes
 import json
 from ctypes import c_bool, c_char, c_double, c_int, c_uint32, c_uint64
 
-from ._lib import RockeError, b, check, lib
+from ._lib import RockeError, b, check, check_layout, lib
 
 
 class _Arg(ctypes.Structure):
@@ -19,6 +19,9 @@ class _Spec(ctypes.Structure):
     _fields_ = [("key", c_char * 32), ("value", c_char * 32)]
 
 
+MAX_DIMS = 12          # RK_MANIFEST_MAX_DIMS
+
+
 class RkManifest(ctypes.Structure):
     _fields_ = [("kind", c_char * 64), ("kernel_name", c_char * 256), ("binary", c_char * 300),
                 ("binary_kind", c_char * 16), ("binary_bytes", c_uint64), ("binary_hash", c_char * 40),
@@ -28,10 +31,14 @@ class RkManifest(ctypes.Structure):
                 ("timed_iters", c_uint32), ("timing_ms", _Timing), ("notes", c_char * 256),
                 ("engine_version", c_char * 32), ("engine_build_id", c_char * 64),
                 ("codegen_policy_key", c_char * 64), ("op", c_char * 32), ("dtype", c_char * 16),
-                ("default_shape", c_uint64 * 4), ("ndefault_shape", c_uint32), ("elems_per_block", c_uint64),
+                ("default_shape", c_uint64 * MAX_DIMS), ("ndefault_shape", c_uint32),
+                ("default_shape_dims", (c_char * 24) * MAX_DIMS), ("elems_per_block", c_uint64),
                 ("is_binary", c_int), ("block_m", c_uint32), ("block_n", c_uint32),
                 ("grid_explicit", c_uint32 * 3), ("eps", c_double), ("has_eps", c_bool),
                 ("family", c_char * 32), ("spec", _Spec * 32), ("nspec", c_uint32)]
+
+
+check_layout(RkManifest, "rk_manifest", lib.rk_manifest_struct_size())
 
 
 def read(path):

@@ -10,7 +10,7 @@ tensor's dims and never unpacks them. Layer: python bindings.
 import ctypes
 from ctypes import POINTER, c_bool, c_char, c_char_p, c_double, c_float, c_int, c_size_t, c_uint32, c_uint64, c_void_p
 
-from ._lib import RockeError, check, lib
+from ._lib import RockeError, check, check_layout, lib
 
 KSIG_MAX = 12           # RK_KSIG_MAX (kernels.h)
 ELEMENTWISE = "elementwise"
@@ -44,7 +44,10 @@ _SIZE = {0: "", 1: "N", 2: "M,N", 3: "M"}      # rk_kparam_size as a layout
 
 
 def _sizeof_instance():
-    """sizeof(rk_instance), measured: rk_instance_default memsets the whole struct."""
+    """sizeof(rk_instance): asked of the library when it says; older ones are
+    measured (rk_instance_default memsets the whole struct)."""
+    if hasattr(lib, "rk_kernels_struct_size"):
+        return lib.rk_kernels_struct_size(b"rk_instance")
     buf = (ctypes.c_uint8 * 1024)(*([0xA5] * 1024))
     check(lib.rk_instance_default(0, buf), "rk_instance_default")
     last = max(i for i in range(1024) if buf[i] != 0xA5)
@@ -68,6 +71,13 @@ class RkProblem(ctypes.Structure):
 class RkProblemDiff(ctypes.Structure):
     _fields_ = [("max_abs_diff", c_double), ("bad", c_uint64), ("total", c_uint64),
                 ("first_bad", c_char * 160)]
+
+
+if ND:
+    for _cls, _name in ((RkShape, "rk_shape"), (RkKparam, "rk_kparam"), (RkKsig, "rk_ksig"),
+                        (RkHostBuf, "rk_host_buf"), (RkProblem, "rk_problem"), (RkProblemDiff, "rk_problem_diff"),
+                        (RkDimDecl, "rk_dim_decl")):
+        check_layout(_cls, _name, lib.rk_kernels_struct_size(_name.encode()))
 
 
 _S = c_void_p if not ND else POINTER(RkShape)      # how a shape is passed

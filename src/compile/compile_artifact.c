@@ -58,3 +58,7 @@ rk_status rk_artifact_write(const rk_artifact *a, const char *dir) {
         for (int i = 0; i < nfiles; i++) unlink(tmps[i]);
     return s;
 }
+
+size_t rk_compile_struct_size(const char *name) {
+    return name && strcmp(name, "rk_artifact") == 0 ? sizeof(rk_artifact) : 0;
+}

@@ -35,8 +35,12 @@ static uint32_t wide_bytes(const rk_elementwise_spec *s) {
     return a > b ? a : b;
 }
 
-static void tune(rk_instance *in, const rk_target *t, uint64_t M, uint64_t N, uint64_t locked) {
-    (void)M;
+/* one dimension: the element count; N is the kernel's i32 parameter */
+static const rk_dim_decl dims[] = {{"N", 4096u * 4096u, "elements"}};
+static const rk_scalar_decl scalars[] = {{"N", RK_S_I32, RK_SC_DIM, "N", NULL, 0, "elements"}};
+
+static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64_t locked) {
+    const uint64_t N = sh->dim[0];
     rk_elementwise_spec *s = &in->u.ew;
     if (!(locked >> K_VEC & 1)) s->vec = 16 / wide_bytes(s);
     if (!(locked >> K_BLOCK & 1)) s->block_size = 256;
@@ -59,9 +63,9 @@ static rk_status validate(const rk_instance *in, const rk_target *t) {
     return RK_OK;
 }
 
-static rk_status check_shape(const rk_instance *in, uint64_t M, uint64_t N) {
+static rk_status check_shape(const rk_instance *in, const rk_shape *sh) {
     const rk_elementwise_spec *s = &in->u.ew;
-    (void)M;
+    const uint64_t N = sh->dim[0];
     uint64_t tile = (uint64_t)s->block_size * s->vec * s->unroll;
     if (N + tile > INT32_MAX || N * 4 > INT32_MAX)
         return rk_fail(RK_ERR_INVALID, "shape N=%llu: elementwise kernels take fewer than 2^29 elements",
@@ -71,14 +75,14 @@ static rk_status check_shape(const rk_instance *in, uint64_t M, uint64_t N) {
 
 static void signature(const rk_instance *in, rk_ksig *s) {
     const rk_elementwise_spec *e = &in->u.ew;
-    kn_sig_add(s, "A", true, e->dtype, RK_KP_IN, RK_KS_N);
-    if (rk_ew_op_is_binary(e->op)) kn_sig_add(s, "B", true, e->dtype, RK_KP_IN, RK_KS_N);
-    kn_sig_add(s, "C", true, e->out_dtype, RK_KP_OUT, RK_KS_N);
-    kn_sig_add(s, "N", false, RK_S_I32, RK_KP_SCALAR, RK_KS_NONE);
+    kn_sig_add(s, "A", true, e->dtype, RK_KP_IN, "N");
+    if (rk_ew_op_is_binary(e->op)) kn_sig_add(s, "B", true, e->dtype, RK_KP_IN, "N");
+    kn_sig_add(s, "C", true, e->out_dtype, RK_KP_OUT, "N");
+    kn_sig_add(s, "N", false, RK_S_I32, RK_KP_SCALAR, NULL);
 }
 
-static void grid(const rk_instance *in, uint64_t M, uint64_t N, uint32_t g[3], uint32_t b[3]) {
-    (void)M;
+static void grid(const rk_instance *in, const rk_shape *sh, uint32_t g[3], uint32_t b[3]) {
+    const uint64_t N = sh->dim[0];
     const rk_elementwise_spec *s = &in->u.ew;
     uint64_t tile = (uint64_t)s->block_size * s->vec * s->unroll;
     uint64_t n = (N + tile - 1) / tile;
@@ -86,12 +90,19 @@ static void grid(const rk_instance *in, uint64_t M, uint64_t N, uint32_t g[3], u
     b[0] = s->block_size;
 }
 
-static void cost(const rk_instance *in, uint64_t M, uint64_t N, double *bytes, double *flops) {
-    (void)M;
+static void cost(const rk_instance *in, const rk_shape *sh, double *bytes, double *flops) {
+    const double N = (double)sh->dim[0];
     const rk_elementwise_spec *s = &in->u.ew;
     double ops = rk_ew_op_is_binary(s->op) ? 2 : 1;
-    *bytes = (double)N * (ops * rk_tile_elem_bytes(s->dtype) + rk_tile_elem_bytes(s->out_dtype));
-    *flops = (double)N;
+    *bytes = N * (ops * rk_tile_elem_bytes(s->dtype) + rk_tile_elem_bytes(s->out_dtype));
+    *flops = N;
+}
+
+static void input_range(const rk_instance *in, const rk_kparam *kp, double *lo, double *hi, double *away) {
+    rk_ew_op op = in->u.ew.op;
+    if (op == RK_EW_EXP2) { *lo = -8; *hi = 8; }
+    if (op == RK_EW_SILU || op == RK_EW_GELU_TANH) { *lo = -6; *hi = 6; }
+    if (op == RK_EW_DIV && !strcmp(kp->name, "B")) *away = 0.5;
 }
 
 /* ---- f32 math ------------------------------------------------------------------------ */
@@ -101,7 +112,8 @@ static rk_value exp2_of(rk_kernel *k, rk_value x, double scale) {
 
 /* x * sigmoid(x) = x / (1 + 2^(-x log2 e)) */
 static rk_value silu(rk_kernel *k, rk_value x) {
-    rk_value d = rk_build_fadd(k, rk_const_f32(k, 1.0f), exp2_of(k, x, -LOG2E));
+    rk_value e = exp2_of(k, x, -LOG2E);
+    rk_value d = rk_build_fadd(k, rk_const_f32(k, 1.0f), e);
     return rk_build_fdiv(k, x, d);
 }
 
@@ -111,7 +123,8 @@ static rk_value gelu_tanh(rk_kernel *k, rk_value x) {
     rk_value inner = rk_build_fma(k, x3, rk_const_f32(k, 0.044715f), x);
     rk_value u = rk_build_fmul(k, inner, rk_const_f32(k, 0.7978845608028654f));
     rk_value e = exp2_of(k, u, 2.0 * LOG2E);
-    rk_value q = rk_build_fdiv(k, rk_const_f32(k, 2.0f), rk_build_fadd(k, rk_const_f32(k, 1.0f), e));
+    rk_value d = rk_build_fadd(k, rk_const_f32(k, 1.0f), e);
+    rk_value q = rk_build_fdiv(k, rk_const_f32(k, 2.0f), d);
     rk_value th = rk_build_fsub(k, rk_const_f32(k, 1.0f), q);
     rk_value hx = rk_build_fmul(k, x, rk_const_f32(k, 0.5f));
     return rk_build_fma(k, hx, th, hx);
@@ -176,7 +189,8 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
     rk_tile_row cr = rk_tile_row_view(k, C, s->out_dtype, zero, zero, N, yes, vec, s->tail);
     /* tiles = (N - 1) / tile + 1 without overflow near 2^31 */
     rk_value nm1 = rk_build_sub(k, N, kn_i32(k, 1));
-    rk_value ntiles = rk_build_add(k, rk_build_udiv(k, nm1, kn_i32(k, (int32_t)tile)), kn_i32(k, 1));
+    rk_value one = kn_i32(k, 1);
+    rk_value ntiles = rk_build_add(k, rk_build_udiv(k, nm1, kn_i32(k, (int32_t)tile)), one);
     rk_value tid = rk_build_thread_id(k, 0);
     rk_value lane_off = rk_build_mul(k, tid, kn_i32(k, (int32_t)vec));
     rk_value ti = rk_tile_grid_loop_begin(k, ntiles);
@@ -198,7 +212,8 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
 }
 
 const kn_family kn_elementwise = {
-    .name = "elementwise", .knobs = knobs, .nknobs = RK_COUNTOF(knobs), .defaults = defaults, .tune = tune,
-    .validate = validate, .check_shape = check_shape, .signature = signature, .grid = grid, .build = build,
-    .cost = cost, .reference = kn_elementwise_reference,
+    .name = "elementwise", .knobs = knobs, .nknobs = RK_COUNTOF(knobs), .dims = dims, .ndims = 1,
+    .scalars = scalars, .nscalars = 1, .defaults = defaults, .tune = tune, .validate = validate,
+    .check_shape = check_shape, .signature = signature, .grid = grid, .build = build, .cost = cost,
+    .reference = kn_elementwise_reference, .input_range = input_range,
 };

@@ -1,38 +1,107 @@
-/* rocke — the generic instance API: family lookup, knob tables (set, get,
- * legal values), validation, deterministic names, building with the ABI,
- * and the typed per-family wrappers. Layer: kernels. */
+/* rocke — the generic instance API: the family registry, knob tables (set,
+ * get, legal values), validation, deterministic names, tuning, grids and
+ * costs for N-dimensional shapes, and building with the ABI. Layer: kernels. */
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "kern_int.h"
 
-static const kn_family *const families[RK_FAMILY__COUNT] = {
+/* Built-in families first; kn_family_register appends. A slot is written
+ * before the count that publishes it (release/acquire). */
+static const kn_family *families[RK_FAMILY_MAX] = {
     [RK_FAMILY_ELEMENTWISE] = &kn_elementwise, [RK_FAMILY_REDUCE] = &kn_reduce,
     [RK_FAMILY_SOFTMAX] = &kn_softmax,         [RK_FAMILY_LAYERNORM] = &kn_layernorm,
     [RK_FAMILY_RMSNORM] = &kn_rmsnorm,         [RK_FAMILY_TRANSPOSE] = &kn_transpose,
 };
+static _Atomic uint32_t nfamilies = RK_FAMILY__COUNT;
+static pthread_mutex_t register_lock = PTHREAD_MUTEX_INITIALIZER;
+
+uint32_t rk_family_count(void) { return atomic_load_explicit(&nfamilies, memory_order_acquire); }
+
+const kn_family *kn_family_find(rk_family_id f) {
+    return (unsigned)f < rk_family_count() ? families[f] : NULL;
+}
 
 const kn_family *kn_family_of(rk_family_id f) {
-    RK_ASSERT((unsigned)f < RK_FAMILY__COUNT, "kn_family_of: family out of range");
-    return families[f];
+    const kn_family *fam = kn_family_find(f);
+    RK_ASSERT(fam, "kn_family_of: family out of range");
+    return fam;
 }
 
 const char *rk_family_name(rk_family_id f) {
-    return (unsigned)f < RK_FAMILY__COUNT ? families[f]->name : "?";
+    const kn_family *fam = kn_family_find(f);
+    return fam ? fam->name : "?";
 }
 
 static void family_list(char *buf, size_t n) {
     size_t off = 0;
     buf[0] = 0;
-    for (int f = 0; f < RK_FAMILY__COUNT && off < n; f++)
+    for (uint32_t f = 0; f < rk_family_count() && off < n; f++)
         off += (size_t)snprintf(buf + off, n - off, "%s%s", f ? ", " : "", families[f]->name);
 }
 
+static bool dim_known(const kn_family *f, const char *name) {
+    for (uint32_t i = 0; i < f->ndims; i++)
+        if (!strcmp(f->dims[i].name, name)) return true;
+    return false;
+}
+
+/* The table's own consistency: what every generic path relies on. */
+static rk_status check_table(const kn_family *f) {
+    if (!f->name || !*f->name) return rk_fail(RK_ERR_INVALID, "kn_family_register: a family needs a name");
+    if (!f->defaults || !f->validate || !f->signature || !f->grid || !f->build || !f->cost || !f->reference)
+        return rk_fail(RK_ERR_INVALID, "family %s: defaults, validate, signature, grid, build, cost and reference "
+                       "are required", f->name);
+    if (f->nknobs > 64) return rk_fail(RK_ERR_INVALID, "family %s: at most 64 knobs, got %u", f->name, f->nknobs);
+    if (!f->dims || f->ndims == 0 || f->ndims > RK_SHAPE_MAX_DIMS)
+        return rk_fail(RK_ERR_INVALID, "family %s: 1 to %u dimensions, got %u", f->name, RK_SHAPE_MAX_DIMS, f->ndims);
+    for (uint32_t i = 0; i < f->ndims; i++) {
+        if (!f->dims[i].name || !*f->dims[i].name || f->dims[i].def == 0)
+            return rk_fail(RK_ERR_INVALID, "family %s: dimension %u needs a name and a default >= 1", f->name, i);
+        for (uint32_t j = 0; j < i; j++)
+            if (!strcmp(f->dims[i].name, f->dims[j].name))
+                return rk_fail(RK_ERR_INVALID, "family %s: dimension %s declared twice", f->name, f->dims[i].name);
+    }
+    for (uint32_t i = 0; i < f->nscalars; i++) {
+        const rk_scalar_decl *d = &f->scalars[i];
+        bool typed = d->type == RK_S_I32 || d->type == RK_S_I64 || d->type == RK_S_F32;
+        bool sourced = d->src == RK_SC_GIVEN || (d->src == RK_SC_DERIVED && d->derive) ||
+                       (d->src == RK_SC_DIM && d->dim && dim_known(f, d->dim));
+        if (!d->name || !typed || !sourced)
+            return rk_fail(RK_ERR_INVALID, "family %s: scalar %s needs a type (i32, i64, f32) and a source (a "
+                           "dimension of the family, a derive function or a given default)", f->name,
+                           d->name ? d->name : "(unnamed)");
+    }
+    return RK_OK;
+}
+
+rk_status kn_family_register(const kn_family *f, rk_family_id *out) {
+    if (!f || !out) return rk_fail(RK_ERR_INVALID, "kn_family_register: no family or id");
+    rk_status st = check_table(f);
+    if (st) return st;
+    pthread_mutex_lock(&register_lock);
+    uint32_t n = rk_family_count();
+    for (uint32_t i = 0; i < n && !st; i++)
+        if (!strcmp(families[i]->name, f->name))
+            st = rk_fail(RK_ERR_INVALID, "kn_family_register: family %s exists", f->name);
+    if (!st && n >= RK_FAMILY_MAX)
+        st = rk_fail(RK_ERR_INVALID, "kn_family_register: at most %d families", RK_FAMILY_MAX);
+    if (!st) {
+        families[n] = f;
+        atomic_store_explicit(&nfamilies, n + 1, memory_order_release);
+        *out = (rk_family_id)n;
+    }
+    pthread_mutex_unlock(&register_lock);
+    return st;
+}
+
 rk_status rk_family_parse(const char *name, rk_family_id *out) {
-    for (int f = 0; f < RK_FAMILY__COUNT; f++)
+    for (uint32_t f = 0; f < rk_family_count(); f++)
         if (name && strcmp(name, families[f]->name) == 0) { *out = (rk_family_id)f; return RK_OK; }
-    char list[160];
+    char list[512];
     family_list(list, sizeof list);
     return rk_fail(RK_ERR_INVALID, "unknown kernel family '%s' (legal: %s)", name ? name : "(null)", list);
 }
@@ -187,24 +256,28 @@ rk_status rk_instance_get(const rk_instance *in, const char *knob, char *buf, si
 }
 
 rk_status rk_instance_default(rk_family_id f, rk_instance *out) {
-    if ((unsigned)f >= RK_FAMILY__COUNT) return rk_fail(RK_ERR_INVALID, "unknown kernel family %d", (int)f);
+    const kn_family *fam = kn_family_find(f);
+    if (!fam) return rk_fail(RK_ERR_INVALID, "unknown kernel family %d", (int)f);
     memset(out, 0, sizeof *out);
     out->family = f;
-    families[f]->defaults(out);
+    fam->defaults(out);
     return RK_OK;
 }
 
-rk_status rk_instance_tune(rk_instance *in, const rk_target *t, uint64_t M, uint64_t N, uint64_t locked) {
+rk_status rk_instance_tune(rk_instance *in, const rk_target *t, const rk_shape *s, uint64_t locked) {
     if (!t) return rk_fail(RK_ERR_INVALID, "rk_instance_tune: no target");
-    kn_family_of(in->family)->tune(in, t, M, N, locked);
+    const kn_family *fam = kn_family_find(in->family);
+    if (!fam) return rk_fail(RK_ERR_INVALID, "unknown kernel family %d", (int)in->family);
+    rk_status st = kn_shape_check(fam, s);
+    if (st) return st;
+    if (fam->tune) fam->tune(in, t, s, locked);
     return RK_OK;
 }
 
 rk_status rk_instance_validate(const rk_instance *in, const rk_target *t) {
-    if ((unsigned)in->family >= RK_FAMILY__COUNT)
-        return rk_fail(RK_ERR_INVALID, "unknown kernel family %d", (int)in->family);
+    const kn_family *fam = kn_family_find(in->family);
+    if (!fam) return rk_fail(RK_ERR_INVALID, "unknown kernel family %d", (int)in->family);
     if (!t) return rk_fail(RK_ERR_INVALID, "no target given (legal: %s)", rk_target_names());
-    const kn_family *fam = families[in->family];
     for (uint32_t i = 0; i < fam->nknobs; i++) {
         const rk_knob *kb = &fam->knobs[i];
         char txt[64];
@@ -225,11 +298,12 @@ rk_status rk_instance_validate(const rk_instance *in, const rk_target *t) {
     return fam->validate(in, t);
 }
 
-rk_status rk_instance_check_shape(const rk_instance *in, uint64_t M, uint64_t N) {
-    if (N == 0 || (in->family != RK_FAMILY_ELEMENTWISE && M == 0))
-        return rk_fail(RK_ERR_INVALID, "shape %llu,%llu: every dimension must be at least 1",
-                       (unsigned long long)M, (unsigned long long)N);
-    return kn_family_of(in->family)->check_shape(in, M, N);
+rk_status rk_instance_check_shape(const rk_instance *in, const rk_shape *s) {
+    const kn_family *fam = kn_family_find(in->family);
+    if (!fam) return rk_fail(RK_ERR_INVALID, "unknown kernel family %d", (int)in->family);
+    rk_status st = kn_shape_check(fam, s);
+    if (st || !fam->check_shape) return st;
+    return fam->check_shape(in, s);
 }
 
 rk_status rk_instance_name(const rk_instance *in, char *buf, size_t n) {
@@ -263,19 +337,31 @@ rk_status rk_instance_signature(const rk_instance *in, rk_ksig *out) {
     return RK_OK;
 }
 
-void kn_sig_add(rk_ksig *s, const char *name, bool ptr, rk_scalar type, rk_kparam_role role, rk_kparam_size size) {
+void kn_sig_add(rk_ksig *s, const char *name, bool ptr, rk_scalar type, rk_kparam_role role, const char *dims) {
     RK_ASSERT(s->n < RK_KSIG_MAX, "kn_sig_add: too many parameters");
-    s->p[s->n++] = (rk_kparam){name, ptr, type, role, size};
+    s->p[s->n++] = (rk_kparam){name, ptr, type, role, dims};
 }
 
-void rk_instance_grid(const rk_instance *in, uint64_t M, uint64_t N, uint32_t grid[3], uint32_t block[3]) {
+/* A shape the family hooks may read: checked, or (a caller's bug) the defaults. */
+static rk_shape usable(const kn_family *fam, const rk_instance *in, const rk_shape *s) {
+    rk_shape d;
+    if (s && kn_shape_check(fam, s) == RK_OK) return *s;
+    rk_shape_default(in->family, &d);
+    return d;
+}
+
+void rk_instance_grid(const rk_instance *in, const rk_shape *s, uint32_t grid[3], uint32_t block[3]) {
     grid[0] = grid[1] = grid[2] = block[0] = block[1] = block[2] = 1;
-    kn_family_of(in->family)->grid(in, M, N, grid, block);
+    const kn_family *fam = kn_family_of(in->family);
+    rk_shape sh = usable(fam, in, s);
+    fam->grid(in, &sh, grid, block);
 }
 
-void rk_instance_cost(const rk_instance *in, uint64_t M, uint64_t N, double *bytes, double *flops) {
+void rk_instance_cost(const rk_instance *in, const rk_shape *s, double *bytes, double *flops) {
     *bytes = *flops = 0;
-    kn_family_of(in->family)->cost(in, M, N, bytes, flops);
+    const kn_family *fam = kn_family_of(in->family);
+    rk_shape sh = usable(fam, in, s);
+    fam->cost(in, &sh, bytes, flops);
 }
 
 rk_status rk_instance_build(const rk_instance *in, const rk_target *t, rk_kernel **out) {
@@ -302,10 +388,11 @@ rk_status rk_instance_build(const rk_instance *in, const rk_target *t, rk_kernel
         }
         params[i] = rk_add_param(k, p->name, ty, p->ptr ? &abi : NULL);
     }
+    /* the block does not depend on the shape */
     uint32_t grid[3], block[3];
-    rk_instance_grid(in, 1, 1, grid, block);
+    rk_instance_grid(in, NULL, grid, block);
     rk_kernel_set_attr_int(k, "max_workgroup_size", block[0]);
-    families[in->family]->build(in, t, k, params);
+    kn_family_of(in->family)->build(in, t, k, params);
     rk_return(k);
     st = rk_kernel_finish(k);
     if (st) {
@@ -317,47 +404,14 @@ rk_status rk_instance_build(const rk_instance *in, const rk_target *t, rk_kernel
     return RK_OK;
 }
 
-/* ---- typed wrappers ---------------------------------------------------------------- */
-#define KN_WRAP(fam, T, FAMILY, member)                                                              \
-    T rk_##fam##_spec_default(void) {                                                                \
-        rk_instance in;                                                                              \
-        rk_instance_default(FAMILY, &in);                                                            \
-        return in.u.member;                                                                          \
-    }                                                                                                \
-    static rk_instance fam##_wrap(const T *s) {                                                      \
-        rk_instance in = {.family = FAMILY};                                                         \
-        in.u.member = *s;                                                                            \
-        return in;                                                                                   \
-    }                                                                                                \
-    rk_status rk_##fam##_validate(const T *s, const rk_target *t) {                                  \
-        rk_instance in = fam##_wrap(s);                                                              \
-        return rk_instance_validate(&in, t);                                                         \
-    }                                                                                                \
-    rk_status rk_##fam##_tune(T *s, const rk_target *t, uint64_t M, uint64_t N) {                    \
-        rk_instance in = fam##_wrap(s);                                                              \
-        rk_status st = rk_instance_tune(&in, t, M, N, 0);                                            \
-        *s = in.u.member;                                                                            \
-        return st;                                                                                   \
-    }                                                                                                \
-    rk_status rk_##fam##_name(const T *s, char *buf, size_t n) {                                     \
-        rk_instance in = fam##_wrap(s);                                                              \
-        return rk_instance_name(&in, buf, n);                                                        \
-    }                                                                                                \
-    rk_status rk_##fam##_signature(const T *s, rk_ksig *out) {                                       \
-        rk_instance in = fam##_wrap(s);                                                              \
-        return rk_instance_signature(&in, out);                                                      \
-    }                                                                                                \
-    void rk_##fam##_grid(const T *s, uint64_t M, uint64_t N, uint32_t grid[3], uint32_t block[3]) {  \
-        rk_instance in = fam##_wrap(s);                                                              \
-        rk_instance_grid(&in, M, N, grid, block);                                                    \
-    }                                                                                                \
-    rk_status rk_##fam##_build(const T *s, const rk_target *t, rk_kernel **out) {                    \
-        rk_instance in = fam##_wrap(s);                                                              \
-        return rk_instance_build(&in, t, out);                                                       \
-    }
-KN_WRAP(elementwise, rk_elementwise_spec, RK_FAMILY_ELEMENTWISE, ew)
-KN_WRAP(reduce, rk_reduce_spec, RK_FAMILY_REDUCE, reduce)
-KN_WRAP(softmax, rk_softmax_spec, RK_FAMILY_SOFTMAX, softmax)
-KN_WRAP(layernorm, rk_norm_spec, RK_FAMILY_LAYERNORM, norm)
-KN_WRAP(rmsnorm, rk_norm_spec, RK_FAMILY_RMSNORM, norm)
-KN_WRAP(transpose, rk_transpose_spec, RK_FAMILY_TRANSPOSE, transpose)
+size_t rk_kernels_struct_size(const char *name) {
+    static const struct { const char *name; size_t size; } sizes[] = {
+        {"rk_instance", sizeof(rk_instance)}, {"rk_problem", sizeof(rk_problem)}, {"rk_ksig", sizeof(rk_ksig)},
+        {"rk_kparam", sizeof(rk_kparam)},     {"rk_knob", sizeof(rk_knob)},       {"rk_shape", sizeof(rk_shape)},
+        {"rk_dim_decl", sizeof(rk_dim_decl)}, {"rk_host_buf", sizeof(rk_host_buf)},
+        {"rk_problem_diff", sizeof(rk_problem_diff)},
+    };
+    for (size_t i = 0; name && i < sizeof sizes / sizeof sizes[0]; i++)
+        if (strcmp(sizes[i].name, name) == 0) return sizes[i].size;
+    return 0;
+}

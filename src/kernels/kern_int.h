@@ -1,30 +1,48 @@
 /* rocke — kernel families, private: the per-family table the generic
- * rk_instance API dispatches through, and helpers shared by the row families
- * (knob checks, the heuristic, parameters). Layer: kernels. */
+ * rk_instance API dispatches through (knobs, dimensions, scalars, hooks), the
+ * registry, and helpers shared by the row families. Layer: kernels. */
 #ifndef ROCKE_KERN_INT_H
 #define ROCKE_KERN_INT_H
 
 #include "rocke/kernels.h"
 #include "../base/base_int.h"
 
+/* One family: every generic path (CLI, manifests, problems, checks) reads
+ * this table, so a family with a new problem shape is one table and its
+ * hooks, no shared switch. Hooks get shapes already checked against `dims`
+ * (rank, every extent >= 1); s->dim[i] is dims[i]. */
 typedef struct kn_family {
     const char *name;
     const rk_knob *knobs;
     uint32_t nknobs;
+    const rk_dim_decl *dims;           /* the problem's named dimensions, 1..RK_SHAPE_MAX_DIMS */
+    uint32_t ndims;
+    const rk_scalar_decl *scalars;     /* every scalar the signature may hold */
+    uint32_t nscalars;
     void (*defaults)(rk_instance *in);
-    /* choose perf knobs not locked (bit i = knob i) */
-    void (*tune)(rk_instance *in, const rk_target *t, uint64_t M, uint64_t N, uint64_t locked);
+    /* choose perf knobs not locked (bit i = knob i); NULL: none to choose */
+    void (*tune)(rk_instance *in, const rk_target *t, const rk_shape *s, uint64_t locked);
     /* cross-field checks after the per-knob legal-value checks */
     rk_status (*validate)(const rk_instance *in, const rk_target *t);
-    rk_status (*check_shape)(const rk_instance *in, uint64_t M, uint64_t N);
+    /* family limits (row capacity, index widths); NULL: none */
+    rk_status (*check_shape)(const rk_instance *in, const rk_shape *s);
     void (*signature)(const rk_instance *in, rk_ksig *out);
-    void (*grid)(const rk_instance *in, uint64_t M, uint64_t N, uint32_t grid[3], uint32_t block[3]);
+    void (*grid)(const rk_instance *in, const rk_shape *s, uint32_t grid[3], uint32_t block[3]);
     /* emit the body; params[i] is signature entry i */
     void (*build)(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *params);
-    void (*cost)(const rk_instance *in, uint64_t M, uint64_t N, double *bytes, double *flops);
+    void (*cost)(const rk_instance *in, const rk_shape *s, double *bytes, double *flops);
     /* host reference: want/tol per output entry of the signature (NULL for others) */
     void (*reference)(const rk_problem *p, double **want, double **tol);
+    /* random input range [lo, hi) of an input; away > 0 keeps |v| >= away
+     * (divisors). NULL: [-4, 4) */
+    void (*input_range)(const rk_instance *in, const rk_kparam *kp, double *lo, double *hi, double *away);
 } kn_family;
+
+/* instance.c: the registry. Register a family table (kept by pointer, must
+ * outlive its use); checks the table (unique name, dimensions and scalars
+ * well formed, hooks present) and gives it the next id. Thread-safe;
+ * register before another thread uses the id. */
+rk_status kn_family_register(const kn_family *f, rk_family_id *out);
 
 /* reference.c: double-precision host references, one per family */
 void kn_elementwise_reference(const rk_problem *p, double **want, double **tol);
@@ -34,7 +52,18 @@ void kn_norm_reference(const rk_problem *p, double **want, double **tol);
 void kn_transpose_reference(const rk_problem *p, double **want, double **tol);
 
 extern const kn_family kn_elementwise, kn_reduce, kn_softmax, kn_layernorm, kn_rmsnorm, kn_transpose;
+/* The table of a valid id (rk_bug otherwise); kn_family_find: NULL if none. */
 const kn_family *kn_family_of(rk_family_id f);
+const kn_family *kn_family_find(rk_family_id f);
+
+/* shape.c: the row families' [M, N] problem: dims and scalars (M, N i32). */
+extern const rk_dim_decl kn_row_dims[2];
+extern const rk_scalar_decl kn_row_scalars[2];
+/* Extent of dimension `name` in s (rk_bug when the family has none: a
+ * family's hooks ask only for their own dimensions). */
+uint64_t kn_dim(const kn_family *f, const rk_shape *s, const char *name);
+/* Rank equals the family's, every extent >= 1. */
+rk_status kn_shape_check(const kn_family *fam, const rk_shape *s);
 
 /* ---- knob tables ------------------------------------------------------------ */
 extern const uint32_t kn_legal_wave[], kn_legal_block[], kn_legal_vec[], kn_legal_rpb[], kn_legal_chunks[],
@@ -70,7 +99,7 @@ const char *kn_dtype_name(rk_scalar s);
 void kn_row_defaults(rk_row_knobs *k);
 /* max_chunks: vectors per thread before more threads share a row; max_elems
  * (0: none) caps the elements per thread the same way (16-bit rows: 16). */
-void kn_row_tune(rk_row_knobs *k, const rk_target *t, rk_scalar widest, uint64_t M, uint64_t N, uint64_t locked,
+void kn_row_tune(rk_row_knobs *k, const rk_target *t, rk_scalar widest, const rk_shape *s, uint64_t locked,
                  uint32_t first_knob, uint32_t max_chunks, uint32_t max_elems);
 /* NVIDIA, cached rows: min_blocks from the register estimate (packed row +
  * base_regs), at most the threads an SM holds. No-op when locked or looped. */
@@ -79,12 +108,13 @@ void kn_row_tune_occupancy(rk_row_knobs *k, const rk_target *t, rk_scalar elem, 
 /* Launch-bound attributes from the knobs (min_blocks_per_sm / waves_per_eu). */
 void kn_row_attrs(rk_kernel *kern, const rk_row_knobs *k, const rk_target *t);
 rk_status kn_row_validate(const rk_row_knobs *k, const rk_target *t, rk_scalar a, rk_scalar b);
-rk_status kn_row_check_shape(const rk_row_knobs *k, uint64_t M, uint64_t N);
+rk_status kn_row_check_shape(const rk_row_knobs *k, const rk_shape *s);
 void kn_row_grid(const rk_row_knobs *k, uint64_t M, uint32_t grid[3], uint32_t block[3]);
 static inline uint32_t kn_row_tpr(const rk_row_knobs *k) { return k->block_size / k->rows_per_block; }
 
 /* Signature building. */
-void kn_sig_add(rk_ksig *s, const char *name, bool ptr, rk_scalar type, rk_kparam_role role, rk_kparam_size size);
+/* dims: a pointer's layout ("M,N"), NULL for scalars. */
+void kn_sig_add(rk_ksig *s, const char *name, bool ptr, rk_scalar type, rk_kparam_role role, const char *dims);
 
 /* problem.c: host buffers in device format. */
 double kn_get(const rk_host_buf *b, uint64_t i);
@@ -93,6 +123,7 @@ double kn_round(rk_scalar t, double v);                  /* v as type t would ho
 double kn_ulp(rk_scalar t, double v);                    /* spacing of type t at |v| */
 const rk_host_buf *kn_buf(const rk_problem *p, const char *name);   /* NULL if absent */
 int kn_buf_index(const rk_problem *p, const char *name);
+double kn_scalar(const rk_problem *p, const char *name);   /* scalar parameter by name (0 if absent) */
 
 /* Small IR helpers. */
 static inline rk_value kn_i32(rk_kernel *k, int32_t v) { return rk_const_i32(k, v); }

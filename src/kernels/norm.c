@@ -33,11 +33,11 @@ static void defaults_common(rk_instance *in, bool rms) {
 static void ln_defaults(rk_instance *in) { defaults_common(in, false); }
 static void rms_defaults(rk_instance *in) { defaults_common(in, true); }
 
-static void tune(rk_instance *in, const rk_target *t, uint64_t M, uint64_t N, uint64_t locked) {
+static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64_t locked) {
     rk_norm_spec *s = &in->u.norm;
     rk_scalar w = rk_tile_elem_bytes(s->dtype) >= rk_tile_elem_bytes(s->out_dtype) ? s->dtype : s->out_dtype;
     bool nv = t->vendor == RK_VENDOR_NVIDIA;
-    kn_row_tune(&s->k, t, w, M, N, locked, FIRST_ROW_KNOB, 4, nv ? 16 : 0);
+    kn_row_tune(&s->k, t, w, sh, locked, FIRST_ROW_KNOB, 4, nv ? 16 : 0);
     kn_row_tune_occupancy(&s->k, t, s->dtype, locked, FIRST_ROW_KNOB, NORM_BASE_REGS);
 }
 
@@ -49,36 +49,51 @@ static rk_status validate(const rk_instance *in, const rk_target *t) {
     return kn_row_validate(&s->k, t, s->dtype, s->out_dtype);
 }
 
-static rk_status check_shape(const rk_instance *in, uint64_t M, uint64_t N) {
-    return kn_row_check_shape(&in->u.norm.k, M, N);
+static rk_status check_shape(const rk_instance *in, const rk_shape *s) {
+    return kn_row_check_shape(&in->u.norm.k, s);
 }
+
+/* M and N from the shape; eps given (rocke run --arg eps=...) */
+static const rk_scalar_decl scalars[] = {
+    {"M", RK_S_I32, RK_SC_DIM, "M", NULL, 0, "rows"},
+    {"N", RK_S_I32, RK_SC_DIM, "N", NULL, 0, "row length"},
+    {"eps", RK_S_F32, RK_SC_GIVEN, NULL, NULL, 1e-5, "added to the variance before the square root"},
+};
 
 /* X, [R], Gamma, [Beta], Y, [H], [Mean], [Rstd], M, N, eps */
 static void signature(const rk_instance *in, rk_ksig *s) {
     const rk_norm_spec *n = &in->u.norm;
-    kn_sig_add(s, "X", true, n->dtype, RK_KP_IN, RK_KS_MN);
-    if (n->residual) kn_sig_add(s, "R", true, n->dtype, RK_KP_IN, RK_KS_MN);
-    kn_sig_add(s, "Gamma", true, n->dtype, RK_KP_IN, RK_KS_N);
-    if (!n->rms) kn_sig_add(s, "Beta", true, n->dtype, RK_KP_IN, RK_KS_N);
-    kn_sig_add(s, "Y", true, n->out_dtype, RK_KP_OUT, RK_KS_MN);
-    if (n->residual) kn_sig_add(s, "H", true, n->dtype, RK_KP_OUT, RK_KS_MN);
-    if (n->save_stats && !n->rms) kn_sig_add(s, "Mean", true, RK_S_F32, RK_KP_OUT, RK_KS_M);
-    if (n->save_stats) kn_sig_add(s, "Rstd", true, RK_S_F32, RK_KP_OUT, RK_KS_M);
-    kn_sig_add(s, "M", false, RK_S_I32, RK_KP_SCALAR, RK_KS_NONE);
-    kn_sig_add(s, "N", false, RK_S_I32, RK_KP_SCALAR, RK_KS_NONE);
-    kn_sig_add(s, "eps", false, RK_S_F32, RK_KP_SCALAR, RK_KS_NONE);
+    kn_sig_add(s, "X", true, n->dtype, RK_KP_IN, "M,N");
+    if (n->residual) kn_sig_add(s, "R", true, n->dtype, RK_KP_IN, "M,N");
+    kn_sig_add(s, "Gamma", true, n->dtype, RK_KP_IN, "N");
+    if (!n->rms) kn_sig_add(s, "Beta", true, n->dtype, RK_KP_IN, "N");
+    kn_sig_add(s, "Y", true, n->out_dtype, RK_KP_OUT, "M,N");
+    if (n->residual) kn_sig_add(s, "H", true, n->dtype, RK_KP_OUT, "M,N");
+    if (n->save_stats && !n->rms) kn_sig_add(s, "Mean", true, RK_S_F32, RK_KP_OUT, "M");
+    if (n->save_stats) kn_sig_add(s, "Rstd", true, RK_S_F32, RK_KP_OUT, "M");
+    kn_sig_add(s, "M", false, RK_S_I32, RK_KP_SCALAR, NULL);
+    kn_sig_add(s, "N", false, RK_S_I32, RK_KP_SCALAR, NULL);
+    kn_sig_add(s, "eps", false, RK_S_F32, RK_KP_SCALAR, NULL);
 }
 
-static void grid(const rk_instance *in, uint64_t M, uint64_t N, uint32_t g[3], uint32_t b[3]) {
-    (void)N;
-    kn_row_grid(&in->u.norm.k, M, g, b);
+static void grid(const rk_instance *in, const rk_shape *s, uint32_t g[3], uint32_t b[3]) {
+    kn_row_grid(&in->u.norm.k, s->dim[0], g, b);
 }
 
-static void cost(const rk_instance *in, uint64_t M, uint64_t N, double *bytes, double *flops) {
+static void cost(const rk_instance *in, const rk_shape *sh, double *bytes, double *flops) {
     const rk_norm_spec *s = &in->u.norm;
-    double e = rk_tile_elem_bytes(s->dtype), mn = (double)M * (double)N;
-    *bytes = mn * (e * (s->residual ? 3 : 1) + rk_tile_elem_bytes(s->out_dtype)) + (double)N * e * (s->rms ? 1 : 2);
+    const double N = (double)sh->dim[1];
+    double e = rk_tile_elem_bytes(s->dtype), mn = (double)sh->dim[0] * N;
+    *bytes = mn * (e * (s->residual ? 3 : 1) + rk_tile_elem_bytes(s->out_dtype)) + N * e * (s->rms ? 1 : 2);
     *flops = (s->rms ? 4.0 : 7.0) * mn;
+}
+
+static void input_range(const rk_instance *in, const rk_kparam *kp, double *lo, double *hi, double *away) {
+    (void)in; (void)away;
+    if (!strcmp(kp->name, "Gamma")) { *lo = 0.5; *hi = 1.5; }
+    else if (!strcmp(kp->name, "Beta")) { *lo = -0.5; *hi = 0.5; }
+    else if (!strcmp(kp->name, "R")) { *lo = -1; *hi = 1; }
+    else { *lo = -1.5; *hi = 2.5; }   /* x: mean ~0.5 exercises the centring */
 }
 
 typedef struct norm_io {
@@ -263,9 +278,11 @@ static void build_cached(rk_kernel *k, norm_ctx *c) {
     if (c->s->residual) {
         rk_value r[RK_TILE_MAX_CHUNKS];
         rk_tile_row_load(k, &c->rr, x.off, x.n, 0.0, r);
-        for (uint32_t i = 0; i < x.n; i++)
-            x.v[i] = rk_tile_from_f32(k, rk_tile_add(k, rk_tile_to_f32(k, x.v[i]), rk_tile_to_f32(k, r[i])),
-                                      c->s->dtype);
+        for (uint32_t i = 0; i < x.n; i++) {
+            rk_value rf = rk_tile_to_f32(k, r[i]);
+            rk_value xf = rk_tile_to_f32(k, x.v[i]);
+            x.v[i] = rk_tile_from_f32(k, rk_tile_add(k, xf, rf), c->s->dtype);
+        }
         rk_tile_row_store(k, &c->hr, x.off, x.n, x.v);
     }
     rk_value whole = rk_tile_row_whole(k, &c->xr, x.off[x.n - 1]);
@@ -288,7 +305,8 @@ static void build_cached(rk_kernel *k, norm_ctx *c) {
         rk_value m1 = rk_build_fmul(k, sums[0], inv_n);        /* mean of (h - shift) */
         rk_value m2 = rk_build_fmul(k, sums[1], inv_n);
         mean = rk_build_fadd(k, shift, m1);
-        var = rk_build_fmax(k, rk_build_fsub(k, m2, rk_build_fmul(k, m1, m1)), rk_const_f32(k, 0.0f));
+        rk_value f0 = rk_const_f32(k, 0.0f);
+        var = rk_build_fmax(k, rk_build_fsub(k, m2, rk_build_fmul(k, m1, m1)), f0);
     }
     rk_value rstd = rstd_of(k, c, var);
     /* (-h - -mean) * -rstd = (h - mean) * rstd exactly */
@@ -342,7 +360,9 @@ static void build_looped(rk_kernel *k, norm_ctx *c) {
         cur[1] = rk_tile_fma(k, d, d, cur[1]);
     }
     rk_for_end(k, cur, 2, res);
-    rk_value sums[2] = {rk_tile_vec_reduce(k, RK_RED_SUM, res[0]), rk_tile_vec_reduce(k, RK_RED_SUM, res[1])};
+    rk_value sums[2];
+    sums[0] = rk_tile_vec_reduce(k, RK_RED_SUM, res[0]);
+    sums[1] = rk_tile_vec_reduce(k, RK_RED_SUM, res[1]);
     rk_tile_reducer red = {.n = 2, .op = RK_RED_SUM};
     rk_tile_block_reduce_n(k, &red, &c->cfg, c->g.tid, sums);
     rk_value m1 = rk_build_fdiv(k, sums[0], c->nf);        /* mean of (h - shift) */
@@ -350,7 +370,8 @@ static void build_looped(rk_kernel *k, norm_ctx *c) {
     rk_value mean = {0}, var = m2;
     if (!rms) {
         mean = rk_build_fadd(k, shift, m1);
-        var = rk_build_fmax(k, rk_build_fsub(k, m2, rk_build_fmul(k, m1, m1)), rk_const_f32(k, 0.0f));
+        rk_value f0 = rk_const_f32(k, 0.0f);
+        var = rk_build_fmax(k, rk_build_fsub(k, m2, rk_build_fmul(k, m1, m1)), f0);
     }
     rk_value rstd = rstd_of(k, c, var);
     /* pass 2: re-read x (and r): H is write-only in the ABI */
@@ -390,12 +411,14 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
 }
 
 const kn_family kn_layernorm = {
-    .name = "layernorm", .knobs = ln_knobs, .nknobs = RK_COUNTOF(ln_knobs), .defaults = ln_defaults, .tune = tune,
+    .name = "layernorm", .knobs = ln_knobs, .nknobs = RK_COUNTOF(ln_knobs), .dims = kn_row_dims, .ndims = 2,
+    .scalars = scalars, .nscalars = RK_COUNTOF(scalars), .defaults = ln_defaults, .tune = tune,
     .validate = validate, .check_shape = check_shape, .signature = signature, .grid = grid, .build = build,
-    .cost = cost, .reference = kn_norm_reference,
+    .cost = cost, .reference = kn_norm_reference, .input_range = input_range,
 };
 const kn_family kn_rmsnorm = {
-    .name = "rmsnorm", .knobs = rms_knobs, .nknobs = RK_COUNTOF(rms_knobs), .defaults = rms_defaults, .tune = tune,
+    .name = "rmsnorm", .knobs = rms_knobs, .nknobs = RK_COUNTOF(rms_knobs), .dims = kn_row_dims, .ndims = 2,
+    .scalars = scalars, .nscalars = RK_COUNTOF(scalars), .defaults = rms_defaults, .tune = tune,
     .validate = validate, .check_shape = check_shape, .signature = signature, .grid = grid, .build = build,
-    .cost = cost, .reference = kn_norm_reference,
+    .cost = cost, .reference = kn_norm_reference, .input_range = input_range,
 };

@@ -58,6 +58,11 @@ int kn_buf_index(const rk_problem *p, const char *name) {
     return -1;
 }
 
+double kn_scalar(const rk_problem *p, const char *name) {
+    int i = kn_buf_index(p, name);
+    return i >= 0 && !p->sig.p[i].ptr ? p->scalar[i] : 0.0;
+}
+
 const rk_host_buf *kn_buf(const rk_problem *p, const char *name) {
     int i = kn_buf_index(p, name);
     return i >= 0 && p->sig.p[i].ptr ? &p->buf[i] : NULL;
@@ -72,53 +77,83 @@ static uint64_t splitmix(uint64_t *s) {
 }
 static double uniform(uint64_t *s) { return (double)(splitmix(s) >> 11) * 0x1.0p-53; }
 
-/* Input range [lo, hi); `away` > 0 keeps |v| >= away (divisors). */
-static void input_range(const rk_problem *p, const rk_kparam *kp, double *lo, double *hi, double *away) {
-    *lo = -4.0; *hi = 4.0; *away = 0;
-    switch (p->inst.family) {
-    case RK_FAMILY_ELEMENTWISE:
-        if (p->inst.u.ew.op == RK_EW_EXP2) { *lo = -8; *hi = 8; }
-        if (p->inst.u.ew.op == RK_EW_SILU || p->inst.u.ew.op == RK_EW_GELU_TANH) { *lo = -6; *hi = 6; }
-        if (p->inst.u.ew.op == RK_EW_DIV && !strcmp(kp->name, "B")) *away = 0.5;
-        return;
-    case RK_FAMILY_REDUCE: *lo = -1; *hi = 1; return;
-    case RK_FAMILY_SOFTMAX: *lo = -8; *hi = 8; return;
-    case RK_FAMILY_LAYERNORM:
-    case RK_FAMILY_RMSNORM:
-        if (!strcmp(kp->name, "Gamma")) { *lo = 0.5; *hi = 1.5; }
-        else if (!strcmp(kp->name, "Beta")) { *lo = -0.5; *hi = 0.5; }
-        else if (!strcmp(kp->name, "R")) { *lo = -1; *hi = 1; }
-        else { *lo = -1.5; *hi = 2.5; }   /* x: mean ~0.5 exercises the centring */
-        return;
-    case RK_FAMILY_TRANSPOSE:
-    case RK_FAMILY__COUNT: return;
+/* Elements a pointer parameter addresses: the product of its layout's
+ * dimensions. Fails naming a layout dimension the family does not have. */
+static rk_status layout_count(const kn_family *fam, const rk_shape *s, const rk_kparam *kp, uint64_t *out) {
+    uint64_t n = 1;
+    for (const char *d = kp->dims ? kp->dims : ""; *d;) {
+        size_t len = strcspn(d, ",");
+        uint64_t e = 0;
+        for (uint32_t i = 0; i < fam->ndims; i++)
+            if (strlen(fam->dims[i].name) == len && !strncmp(fam->dims[i].name, d, len)) e = s->dim[i];
+        if (!e)
+            return rk_fail(RK_ERR_INVALID, "%s: parameter %s has layout '%s' but the family has no dimension '%.*s'",
+                           fam->name, kp->name, kp->dims, (int)len, d);
+        if (n > UINT64_MAX / e) return rk_fail(RK_ERR_INVALID, "%s: parameter %s is too large", fam->name, kp->name);
+        n *= e;
+        d += len + (d[len] == ',');
     }
+    *out = n;
+    return RK_OK;
 }
 
-rk_status rk_problem_init(rk_problem *p, const rk_instance *in, uint64_t M, uint64_t N, uint64_t seed) {
-    memset(p, 0, sizeof *p);
-    p->inst = *in;
-    p->M = in->family == RK_FAMILY_ELEMENTWISE ? 1 : M;
-    p->N = N;
-    p->seed = seed;
-    p->eps = 1e-5f;
-    rk_instance_signature(in, &p->sig);
-    uint64_t rng = seed;
+static const rk_scalar_decl *scalar_decl(const kn_family *fam, const char *name) {
+    for (uint32_t i = 0; i < fam->nscalars; i++)
+        if (!strcmp(fam->scalars[i].name, name)) return &fam->scalars[i];
+    return NULL;
+}
+
+/* "M (i32, dimension M), eps (f32, given, default 1e-05)" */
+static void scalar_list(const kn_family *fam, bool given_only, char *buf, size_t n) {
+    static const char *const src[] = {"dimension", "derived", "given"};
+    size_t off = 0;
+    buf[0] = 0;
+    for (uint32_t i = 0; i < fam->nscalars && off < n; i++) {
+        const rk_scalar_decl *d = &fam->scalars[i];
+        if (given_only && d->src != RK_SC_GIVEN) continue;
+        off += (size_t)snprintf(buf + off, n - off, "%s%s (%s, %s)", off ? ", " : "", d->name,
+                                rk_scalar_name(d->type), src[d->src]);
+    }
+    if (!buf[0]) snprintf(buf, n, "none");
+}
+
+static double scalar_value(const kn_family *fam, const rk_instance *in, const rk_shape *s, const rk_scalar_decl *d) {
+    switch (d->src) {
+    case RK_SC_DIM: return (double)kn_dim(fam, s, d->dim);
+    case RK_SC_DERIVED: return d->derive(in, s);
+    case RK_SC_GIVEN: return d->def;
+    }
+    return 0;
+}
+
+static rk_status fill_inputs(rk_problem *p, const kn_family *fam) {
+    uint64_t rng = p->seed;
     for (uint32_t i = 0; i < p->sig.n; i++) {
         const rk_kparam *kp = &p->sig.p[i];
         rk_host_buf *b = &p->buf[i];
         b->param = kp;
-        if (!kp->ptr) continue;
-        b->count = kp->size == RK_KS_N ? p->N : kp->size == RK_KS_M ? p->M : p->M * p->N;
+        if (!kp->ptr) {
+            const rk_scalar_decl *d = scalar_decl(fam, kp->name);
+            if (!d) {
+                char legal[512];
+                scalar_list(fam, false, legal, sizeof legal);
+                return rk_fail(RK_ERR_INVALID, "%s: kernel parameter '%s' is not a scalar the family declares "
+                               "(declared: %s)", fam->name, kp->name, legal);
+            }
+            if (d->type != kp->type)
+                return rk_fail(RK_ERR_INVALID, "%s: scalar '%s' is declared %s but the kernel takes %s", fam->name,
+                               kp->name, rk_scalar_name(d->type), rk_scalar_name(kp->type));
+            p->scalar[i] = scalar_value(fam, &p->inst, &p->shape, d);
+            continue;
+        }
+        rk_status st = layout_count(fam, &p->shape, kp, &b->count);
+        if (st) return st;
         b->bytes = (size_t)b->count * rk_tile_elem_bytes(kp->type);
         b->data = rk_calloc(b->bytes ? b->bytes : 1, 1);
-        if (!b->data) {
-            rk_problem_free(p);
-            return rk_fail(RK_ERR_NOMEM, "out of memory for %s (%zu bytes)", kp->name, b->bytes);
-        }
+        if (!b->data) return rk_fail(RK_ERR_NOMEM, "out of memory for %s (%zu bytes)", kp->name, b->bytes);
         if (kp->role != RK_KP_IN) continue;
-        double lo, hi, away;
-        input_range(p, kp, &lo, &hi, &away);
+        double lo = -4.0, hi = 4.0, away = 0;
+        if (fam->input_range) fam->input_range(&p->inst, kp, &lo, &hi, &away);
         for (uint64_t j = 0; j < b->count; j++) {
             double v = lo + (hi - lo) * uniform(&rng);
             if (away > 0 && fabs(v) < away) v = v < 0 ? -away - fabs(v) : away + v;
@@ -129,25 +164,83 @@ rk_status rk_problem_init(rk_problem *p, const rk_instance *in, uint64_t M, uint
     return RK_OK;
 }
 
+rk_status rk_problem_init(rk_problem *p, const rk_instance *in, const rk_shape *s, uint64_t seed) {
+    memset(p, 0, sizeof *p);
+    rk_status st = rk_instance_check_shape(in, s);
+    if (st) return st;
+    const kn_family *fam = kn_family_of(in->family);
+    p->inst = *in;
+    p->shape = *s;
+    p->seed = seed;
+    rk_instance_signature(in, &p->sig);
+    if ((st = fill_inputs(p, fam))) rk_problem_free(p);
+    return st;
+}
+
 void rk_problem_free(rk_problem *p) {
     for (uint32_t i = 0; i < RK_KSIG_MAX; i++)
         if (p->buf[i].data) rk_free(p->buf[i].data, p->buf[i].bytes ? p->buf[i].bytes : 1);
     memset(p->buf, 0, sizeof p->buf);
 }
 
-double rk_problem_scalar(const rk_problem *p, const rk_kparam *kp) {
-    if (!strcmp(kp->name, "M")) return (double)p->M;
-    if (!strcmp(kp->name, "N")) return (double)p->N;
-    if (!strcmp(kp->name, "eps")) return (double)p->eps;
-    return 0;
+rk_status rk_problem_set_scalar(rk_problem *p, const char *name, double value) {
+    const kn_family *fam = kn_family_of(p->inst.family);
+    const rk_scalar_decl *d = name ? scalar_decl(fam, name) : NULL;
+    if (!d || d->src != RK_SC_GIVEN) {
+        char legal[512];
+        scalar_list(fam, true, legal, sizeof legal);
+        return rk_fail(RK_ERR_INVALID, "%s: '%s' is not a scalar to give%s (given scalars: %s)", fam->name,
+                       name ? name : "", d ? ": it follows from the shape" : "", legal);
+    }
+    if (!isfinite(value)) return rk_fail(RK_ERR_INVALID, "%s: scalar %s must be finite", fam->name, name);
+    for (uint32_t i = 0; i < p->sig.n; i++)
+        if (!p->sig.p[i].ptr && !strcmp(p->sig.p[i].name, name)) p->scalar[i] = value;
+    return RK_OK;
+}
+
+rk_status rk_problem_scalar(const rk_problem *p, uint32_t i, rk_scalar_value *out) {
+    if (i >= p->sig.n || p->sig.p[i].ptr)
+        return rk_fail(RK_ERR_INVALID, "rk_problem_scalar: entry %u is not a scalar parameter", i);
+    double v = p->scalar[i];
+    memset(out, 0, sizeof *out);
+    switch (p->sig.p[i].type) {
+    case RK_S_I32:
+        if (v < INT32_MIN || v > INT32_MAX)
+            return rk_fail(RK_ERR_INVALID, "scalar %s = %.17g does not fit i32", p->sig.p[i].name, v);
+        out->i32 = (int32_t)v;
+        return RK_OK;
+    case RK_S_I64: out->i64 = (int64_t)v; return RK_OK;
+    case RK_S_F32: out->f32 = (float)v; return RK_OK;
+    default: return rk_fail(RK_ERR_INVALID, "scalar %s has type %s (legal: i32, i64, f32)", p->sig.p[i].name,
+                            rk_scalar_name(p->sig.p[i].type));
+    }
+}
+
+uint64_t rk_problem_dim(const rk_problem *p, const char *name) {
+    int i = rk_family_dim_index(p->inst.family, name);
+    return i >= 0 ? p->shape.dim[i] : 0;
 }
 
 /* ---- checking -------------------------------------------------------------------------- */
+/* "Y[3,17]": the flat index i as coordinates of the parameter's layout. */
 static void where(const rk_problem *p, const rk_host_buf *b, uint64_t i, char *buf, size_t n) {
-    uint64_t cols = b->param->size == RK_KS_MN ? (p->inst.family == RK_FAMILY_TRANSPOSE ? p->M : p->N) : 0;
-    if (cols) snprintf(buf, n, "%s[%llu,%llu]", b->param->name, (unsigned long long)(i / cols),
-                       (unsigned long long)(i % cols));
-    else snprintf(buf, n, "%s[%llu]", b->param->name, (unsigned long long)i);
+    uint64_t ext[RK_SHAPE_MAX_DIMS], coord[RK_SHAPE_MAX_DIMS];
+    uint32_t r = 0;
+    for (const char *d = b->param->dims ? b->param->dims : ""; *d && r < RK_SHAPE_MAX_DIMS; r++) {
+        size_t len = strcspn(d, ",");
+        char nm[32];
+        snprintf(nm, sizeof nm, "%.*s", (int)(len < 31 ? len : 31), d);
+        ext[r] = rk_problem_dim(p, nm);
+        d += len + (d[len] == ',');
+    }
+    for (uint32_t k = r; k-- > 0;) {
+        coord[k] = ext[k] ? i % ext[k] : 0;
+        i = ext[k] ? i / ext[k] : 0;
+    }
+    size_t off = (size_t)snprintf(buf, n, "%s[", b->param->name);
+    for (uint32_t k = 0; k < r && off < n; k++)
+        off += (size_t)snprintf(buf + off, n - off, "%s%llu", k ? "," : "", (unsigned long long)coord[k]);
+    if (off < n) snprintf(buf + off, n - off, "]");
 }
 
 rk_status rk_problem_check(const rk_problem *p, rk_problem_diff *out) {

@@ -39,9 +39,10 @@ static double ew_exact(rk_ew_op op, double da, double db, bool *exact) {
 
 void kn_elementwise_reference(const rk_problem *p, double **want, double **tol) {
     const rk_elementwise_spec *s = &p->inst.u.ew;
+    const uint64_t N = rk_problem_dim(p, "N");
     const rk_host_buf *A = kn_buf(p, "A"), *B = kn_buf(p, "B");
     int c = kn_buf_index(p, "C");
-    for (uint64_t i = 0; i < p->N; i++) {
+    for (uint64_t i = 0; i < N; i++) {
         bool exact;
         double w = ew_exact(s->op, kn_get(A, i), B ? kn_get(B, i) : 0.0, &exact);
         want[c][i] = w;
@@ -51,19 +52,20 @@ void kn_elementwise_reference(const rk_problem *p, double **want, double **tol) 
 
 /* ---- reduce -------------------------------------------------------------------------- */
 void kn_reduce_reference(const rk_problem *p, double **want, double **tol) {
+    const uint64_t M = rk_problem_dim(p, "M"), N = rk_problem_dim(p, "N");
     const rk_reduce_spec *s = &p->inst.u.reduce;
     const rk_host_buf *X = kn_buf(p, "X");
     int y = kn_buf_index(p, "Y");
-    for (uint64_t r = 0; r < p->M; r++) {
+    for (uint64_t r = 0; r < M; r++) {
         double sum = 0, mag = 0, mx = -INFINITY;
-        for (uint64_t j = 0; j < p->N; j++) {
-            double x = kn_get(X, r * p->N + j);
+        for (uint64_t j = 0; j < N; j++) {
+            double x = kn_get(X, r * N + j);
             sum += x;
             mag += fabs(x);
             if (x > mx) mx = x;
         }
-        double w = s->op == RK_REDUCE_MAX ? mx : s->op == RK_REDUCE_MEAN ? sum / (double)p->N : sum;
-        double scale = s->op == RK_REDUCE_MEAN ? mag / (double)p->N : mag;
+        double w = s->op == RK_REDUCE_MAX ? mx : s->op == RK_REDUCE_MEAN ? sum / (double)N : sum;
+        double scale = s->op == RK_REDUCE_MEAN ? mag / (double)N : mag;
         want[y][r] = w;
         tol[y][r] = s->op == RK_REDUCE_MAX ? 0.0 : ulp_tol(s->out_dtype, w, 1e-5 * scale + 1e-7, 0);
     }
@@ -71,15 +73,16 @@ void kn_reduce_reference(const rk_problem *p, double **want, double **tol) {
 
 /* ---- softmax --------------------------------------------------------------------------- */
 void kn_softmax_reference(const rk_problem *p, double **want, double **tol) {
+    const uint64_t M = rk_problem_dim(p, "M"), N = rk_problem_dim(p, "N");
     const rk_softmax_spec *s = &p->inst.u.softmax;
     const rk_host_buf *X = kn_buf(p, "X");
     int y = kn_buf_index(p, "Y");
-    for (uint64_t r = 0; r < p->M; r++) {
-        const uint64_t o = r * p->N;
+    for (uint64_t r = 0; r < M; r++) {
+        const uint64_t o = r * N;
         double mx = -INFINITY, sum = 0;
-        for (uint64_t j = 0; j < p->N; j++) mx = fmax(mx, kn_get(X, o + j));
-        for (uint64_t j = 0; j < p->N; j++) sum += exp(kn_get(X, o + j) - mx);
-        for (uint64_t j = 0; j < p->N; j++) {
+        for (uint64_t j = 0; j < N; j++) mx = fmax(mx, kn_get(X, o + j));
+        for (uint64_t j = 0; j < N; j++) sum += exp(kn_get(X, o + j) - mx);
+        for (uint64_t j = 0; j < N; j++) {
             double w = exp(kn_get(X, o + j) - mx) / sum;
             want[y][o + j] = w;
             tol[y][o + j] = ulp_tol(s->out_dtype, w, 1e-7, 1e-4);
@@ -89,26 +92,27 @@ void kn_softmax_reference(const rk_problem *p, double **want, double **tol) {
 
 /* ---- layernorm / rmsnorm ------------------------------------------------------------------- */
 void kn_norm_reference(const rk_problem *p, double **want, double **tol) {
+    const uint64_t M = rk_problem_dim(p, "M"), N = rk_problem_dim(p, "N");
     const rk_norm_spec *s = &p->inst.u.norm;
     const rk_host_buf *X = kn_buf(p, "X"), *R = kn_buf(p, "R"), *G = kn_buf(p, "Gamma"), *Bt = kn_buf(p, "Beta");
     int y = kn_buf_index(p, "Y"), h = kn_buf_index(p, "H"), mean_i = kn_buf_index(p, "Mean"),
         rstd_i = kn_buf_index(p, "Rstd");
-    double *hv = rk_malloc(p->N * sizeof *hv);
+    double *hv = rk_malloc(N * sizeof *hv);
     RK_ASSERT(hv, "kn_norm_reference: out of memory");
-    for (uint64_t r = 0; r < p->M; r++) {
-        const uint64_t o = r * p->N;
+    for (uint64_t r = 0; r < M; r++) {
+        const uint64_t o = r * N;
         double sum = 0, sq = 0;
-        for (uint64_t j = 0; j < p->N; j++) {
+        for (uint64_t j = 0; j < N; j++) {
             double x = kn_get(X, o + j);
             if (R) x = kn_round(s->dtype, (double)((float)x + (float)kn_get(R, o + j)));
             hv[j] = x;
             sum += x;
             if (h >= 0) { want[h][o + j] = x; tol[h][o + j] = 0; }
         }
-        double mean = s->rms ? 0.0 : sum / (double)p->N;
-        for (uint64_t j = 0; j < p->N; j++) sq += (hv[j] - mean) * (hv[j] - mean);
-        double rstd = 1.0 / sqrt(sq / (double)p->N + (double)p->eps);
-        for (uint64_t j = 0; j < p->N; j++) {
+        double mean = s->rms ? 0.0 : sum / (double)N;
+        for (uint64_t j = 0; j < N; j++) sq += (hv[j] - mean) * (hv[j] - mean);
+        double rstd = 1.0 / sqrt(sq / (double)N + kn_scalar(p, "eps"));
+        for (uint64_t j = 0; j < N; j++) {
             double w = (hv[j] - mean) * rstd * kn_get(G, j) + (Bt ? kn_get(Bt, j) : 0.0);
             want[y][o + j] = w;
             tol[y][o + j] = ulp_tol(s->out_dtype, w, 1e-4, 1e-4);
@@ -116,16 +120,17 @@ void kn_norm_reference(const rk_problem *p, double **want, double **tol) {
         if (mean_i >= 0) { want[mean_i][r] = mean; tol[mean_i][r] = ulp_tol(RK_S_F32, mean, 1e-5, 1e-4); }
         if (rstd_i >= 0) { want[rstd_i][r] = rstd; tol[rstd_i][r] = ulp_tol(RK_S_F32, rstd, 1e-5, 1e-4); }
     }
-    rk_free(hv, p->N * sizeof *hv);
+    rk_free(hv, N * sizeof *hv);
 }
 
 /* ---- transpose ------------------------------------------------------------------------------ */
 void kn_transpose_reference(const rk_problem *p, double **want, double **tol) {
+    const uint64_t M = rk_problem_dim(p, "M"), N = rk_problem_dim(p, "N");
     const rk_host_buf *X = kn_buf(p, "X");
     int y = kn_buf_index(p, "Y");
-    for (uint64_t i = 0; i < p->M; i++)
-        for (uint64_t j = 0; j < p->N; j++) {
-            want[y][j * p->M + i] = kn_get(X, i * p->N + j);
-            tol[y][j * p->M + i] = 0;
+    for (uint64_t i = 0; i < M; i++)
+        for (uint64_t j = 0; j < N; j++) {
+            want[y][j * M + i] = kn_get(X, i * N + j);
+            tol[y][j * M + i] = 0;
         }
 }

@@ -24,35 +24,40 @@ static void defaults(rk_instance *in) {
     kn_row_defaults(&in->u.reduce.k);
 }
 
-static void tune(rk_instance *in, const rk_target *t, uint64_t M, uint64_t N, uint64_t locked) {
+static void tune(rk_instance *in, const rk_target *t, const rk_shape *s, uint64_t locked) {
     /* vec follows the input: the output is one value per row */
-    kn_row_tune(&in->u.reduce.k, t, in->u.reduce.dtype, M, N, locked, FIRST_ROW_KNOB, 8, 0);
+    kn_row_tune(&in->u.reduce.k, t, in->u.reduce.dtype, s, locked, FIRST_ROW_KNOB, 8, 0);
 }
 
 static rk_status validate(const rk_instance *in, const rk_target *t) {
     return kn_row_validate(&in->u.reduce.k, t, in->u.reduce.dtype, in->u.reduce.dtype);
 }
 
-static rk_status check_shape(const rk_instance *in, uint64_t M, uint64_t N) {
-    return kn_row_check_shape(&in->u.reduce.k, M, N);
+static rk_status check_shape(const rk_instance *in, const rk_shape *s) {
+    return kn_row_check_shape(&in->u.reduce.k, s);
 }
 
 static void signature(const rk_instance *in, rk_ksig *s) {
-    kn_sig_add(s, "X", true, in->u.reduce.dtype, RK_KP_IN, RK_KS_MN);
-    kn_sig_add(s, "Y", true, in->u.reduce.out_dtype, RK_KP_OUT, RK_KS_M);
-    kn_sig_add(s, "M", false, RK_S_I32, RK_KP_SCALAR, RK_KS_NONE);
-    kn_sig_add(s, "N", false, RK_S_I32, RK_KP_SCALAR, RK_KS_NONE);
+    kn_sig_add(s, "X", true, in->u.reduce.dtype, RK_KP_IN, "M,N");
+    kn_sig_add(s, "Y", true, in->u.reduce.out_dtype, RK_KP_OUT, "M");
+    kn_sig_add(s, "M", false, RK_S_I32, RK_KP_SCALAR, NULL);
+    kn_sig_add(s, "N", false, RK_S_I32, RK_KP_SCALAR, NULL);
 }
 
-static void grid(const rk_instance *in, uint64_t M, uint64_t N, uint32_t g[3], uint32_t b[3]) {
-    (void)N;
-    kn_row_grid(&in->u.reduce.k, M, g, b);
+static void grid(const rk_instance *in, const rk_shape *s, uint32_t g[3], uint32_t b[3]) {
+    kn_row_grid(&in->u.reduce.k, s->dim[0], g, b);
 }
 
-static void cost(const rk_instance *in, uint64_t M, uint64_t N, double *bytes, double *flops) {
+static void cost(const rk_instance *in, const rk_shape *sh, double *bytes, double *flops) {
     const rk_reduce_spec *s = &in->u.reduce;
-    *bytes = (double)M * (double)N * rk_tile_elem_bytes(s->dtype) + (double)M * rk_tile_elem_bytes(s->out_dtype);
-    *flops = (double)M * (double)N;
+    const double M = (double)sh->dim[0], N = (double)sh->dim[1];
+    *bytes = M * N * rk_tile_elem_bytes(s->dtype) + M * rk_tile_elem_bytes(s->out_dtype);
+    *flops = M * N;
+}
+
+static void input_range(const rk_instance *in, const rk_kparam *kp, double *lo, double *hi, double *away) {
+    (void)in; (void)kp; (void)away;
+    *lo = -1; *hi = 1;
 }
 
 static rk_tile_red red_of(rk_reduce_op op) { return op == RK_REDUCE_MAX ? RK_RED_MAX : RK_RED_SUM; }
@@ -101,7 +106,8 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
 }
 
 const kn_family kn_reduce = {
-    .name = "reduce", .knobs = knobs, .nknobs = RK_COUNTOF(knobs), .defaults = defaults, .tune = tune,
-    .validate = validate, .check_shape = check_shape, .signature = signature, .grid = grid, .build = build,
-    .cost = cost, .reference = kn_reduce_reference,
+    .name = "reduce", .knobs = knobs, .nknobs = RK_COUNTOF(knobs), .dims = kn_row_dims, .ndims = 2,
+    .scalars = kn_row_scalars, .nscalars = 2, .defaults = defaults, .tune = tune, .validate = validate,
+    .check_shape = check_shape, .signature = signature, .grid = grid, .build = build, .cost = cost,
+    .reference = kn_reduce_reference, .input_range = input_range,
 };

@@ -39,8 +39,9 @@ static uint64_t cdiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 /* Knob order inside KN_ROW_KNOBS. */
 enum { RK_W, RK_B, RK_V, RK_R, RK_K, RK_U, RK_T, RK_M };
 
-void kn_row_tune(rk_row_knobs *k, const rk_target *t, rk_scalar widest, uint64_t M, uint64_t N, uint64_t locked,
+void kn_row_tune(rk_row_knobs *k, const rk_target *t, rk_scalar widest, const rk_shape *s, uint64_t locked,
                  uint32_t first, uint32_t kmax, uint32_t max_elems) {
+    const uint64_t M = s->dim[0], N = s->dim[1];     /* kn_row_dims */
 #define LOCKED(i) ((locked >> (first + (i))) & 1u)
     if (!LOCKED(RK_W)) k->wave = t->wave_size;
     if (!LOCKED(RK_V)) k->vec = 16 / rk_tile_elem_bytes(widest);
@@ -149,7 +150,8 @@ rk_status kn_row_validate(const rk_row_knobs *k, const rk_target *t, rk_scalar a
     return RK_OK;
 }
 
-rk_status kn_row_check_shape(const rk_row_knobs *k, uint64_t M, uint64_t N) {
+rk_status kn_row_check_shape(const rk_row_knobs *k, const rk_shape *s) {
+    const uint64_t M = s->dim[0], N = s->dim[1];     /* kn_row_dims */
     if (M > INT32_MAX || N * 4 > INT32_MAX)
         return rk_fail(RK_ERR_INVALID, "shape %llu,%llu: rows must be < 2^31 and a row < 2 GiB",
                        (unsigned long long)M, (unsigned long long)N);

@@ -31,11 +31,11 @@ static void defaults(rk_instance *in) {
 
 static rk_scalar widest(rk_scalar a, rk_scalar b) { return rk_tile_elem_bytes(a) >= rk_tile_elem_bytes(b) ? a : b; }
 
-static void tune(rk_instance *in, const rk_target *t, uint64_t M, uint64_t N, uint64_t locked) {
+static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64_t locked) {
     rk_softmax_spec *s = &in->u.softmax;
     rk_scalar w = widest(s->dtype, s->out_dtype);
     bool nv = t->vendor == RK_VENDOR_NVIDIA;
-    kn_row_tune(&s->k, t, w, M, N, locked, FIRST_ROW_KNOB, 4, nv ? 16 : 0);
+    kn_row_tune(&s->k, t, w, sh, locked, FIRST_ROW_KNOB, 4, nv ? 16 : 0);
     /* NVIDIA: at most 16 elements a thread are 16 f32 registers, which still
      * leave a full SM (docs/kernels.md); longer rows stay packed */
     if (!((locked >> KEEP_KNOB) & 1u)) s->keep_exps = nv && s->k.chunks && s->k.chunks * s->k.vec <= 16;
@@ -50,26 +50,31 @@ static rk_status validate(const rk_instance *in, const rk_target *t) {
     return kn_row_validate(&in->u.softmax.k, t, in->u.softmax.dtype, in->u.softmax.out_dtype);
 }
 
-static rk_status check_shape(const rk_instance *in, uint64_t M, uint64_t N) {
-    return kn_row_check_shape(&in->u.softmax.k, M, N);
+static rk_status check_shape(const rk_instance *in, const rk_shape *s) {
+    return kn_row_check_shape(&in->u.softmax.k, s);
 }
 
 static void signature(const rk_instance *in, rk_ksig *s) {
-    kn_sig_add(s, "X", true, in->u.softmax.dtype, RK_KP_IN, RK_KS_MN);
-    kn_sig_add(s, "Y", true, in->u.softmax.out_dtype, RK_KP_OUT, RK_KS_MN);
-    kn_sig_add(s, "M", false, RK_S_I32, RK_KP_SCALAR, RK_KS_NONE);
-    kn_sig_add(s, "N", false, RK_S_I32, RK_KP_SCALAR, RK_KS_NONE);
+    kn_sig_add(s, "X", true, in->u.softmax.dtype, RK_KP_IN, "M,N");
+    kn_sig_add(s, "Y", true, in->u.softmax.out_dtype, RK_KP_OUT, "M,N");
+    kn_sig_add(s, "M", false, RK_S_I32, RK_KP_SCALAR, NULL);
+    kn_sig_add(s, "N", false, RK_S_I32, RK_KP_SCALAR, NULL);
 }
 
-static void grid(const rk_instance *in, uint64_t M, uint64_t N, uint32_t g[3], uint32_t b[3]) {
-    (void)N;
-    kn_row_grid(&in->u.softmax.k, M, g, b);
+static void grid(const rk_instance *in, const rk_shape *s, uint32_t g[3], uint32_t b[3]) {
+    kn_row_grid(&in->u.softmax.k, s->dim[0], g, b);
 }
 
-static void cost(const rk_instance *in, uint64_t M, uint64_t N, double *bytes, double *flops) {
+static void cost(const rk_instance *in, const rk_shape *sh, double *bytes, double *flops) {
     const rk_softmax_spec *s = &in->u.softmax;
-    *bytes = (double)M * (double)N * (rk_tile_elem_bytes(s->dtype) + rk_tile_elem_bytes(s->out_dtype));
-    *flops = 5.0 * (double)M * (double)N;
+    const double MN = (double)sh->dim[0] * (double)sh->dim[1];
+    *bytes = MN * (rk_tile_elem_bytes(s->dtype) + rk_tile_elem_bytes(s->out_dtype));
+    *flops = 5.0 * MN;
+}
+
+static void input_range(const rk_instance *in, const rk_kparam *kp, double *lo, double *hi, double *away) {
+    (void)in; (void)kp; (void)away;
+    *lo = -8; *hi = 8;
 }
 
 static rk_value exp2_fn(rk_kernel *k, rk_value x, void *ud) {
@@ -172,7 +177,8 @@ static void build_cached(const rk_softmax_spec *s, rk_kernel *k, const rk_tile_r
  * the reduced max (an all-padding max maps to 0, as neg_max_log2e). */
 static rk_value rescale_sum(rk_kernel *k, rk_value v, rk_value own, rk_value all, void *ud) {
     (void)ud;
-    rk_value f = rk_build_exp2(k, rk_build_fma(k, own, rk_const_f32(k, (float)LOG2E), neg_max_log2e(k, all)));
+    rk_value nml = neg_max_log2e(k, all);
+    rk_value f = rk_build_exp2(k, rk_build_fma(k, own, rk_const_f32(k, (float)LOG2E), nml));
     return rk_build_fmul(k, v, f);
 }
 
@@ -218,7 +224,9 @@ static void build_looped(const rk_softmax_spec *s, rk_kernel *k, const rk_tile_r
     rk_value start = rk_build_mul(k, g->lt, kn_i32(k, (int32_t)kn->vec));
     rk_value stride = kn_i32(k, (int32_t)(step * u));
     /* pass 1: running (max, sum) */
-    rk_value init[2] = {rk_const_f32(k, -INFINITY), rk_const_f32(k, 0.0f)}, cur[2], res[2];
+    rk_value init[2], cur[2], res[2];
+    init[0] = rk_const_f32(k, -INFINITY);
+    init[1] = rk_const_f32(k, 0.0f);
     rk_value base = rk_for_begin(k, start, xr->len, stride, NULL, 2, init, NULL, cur);
     rk_value offs[8], v[8];
     group_offsets(k, base, u, step, offs);
@@ -256,7 +264,8 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
 }
 
 const kn_family kn_softmax = {
-    .name = "softmax", .knobs = knobs, .nknobs = RK_COUNTOF(knobs), .defaults = defaults, .tune = tune,
-    .validate = validate, .check_shape = check_shape, .signature = signature, .grid = grid, .build = build,
-    .cost = cost, .reference = kn_softmax_reference,
+    .name = "softmax", .knobs = knobs, .nknobs = RK_COUNTOF(knobs), .dims = kn_row_dims, .ndims = 2,
+    .scalars = kn_row_scalars, .nscalars = 2, .defaults = defaults, .tune = tune, .validate = validate,
+    .check_shape = check_shape, .signature = signature, .grid = grid, .build = build, .cost = cost,
+    .reference = kn_softmax_reference, .input_range = input_range,
 };

@@ -22,8 +22,8 @@ static void defaults(rk_instance *in) {
                                           .block_size = 256, .lds_pad = 4};
 }
 
-static void tune(rk_instance *in, const rk_target *t, uint64_t M, uint64_t N, uint64_t locked) {
-    (void)t; (void)M; (void)N;
+static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64_t locked) {
+    (void)t; (void)sh;
     rk_transpose_spec *s = &in->u.transpose;
     if (!(locked >> K_VEC & 1)) s->vec = 16 / rk_tile_elem_bytes(s->dtype);
     if (!(locked >> K_TM & 1)) s->tile_m = 64;
@@ -60,8 +60,9 @@ static rk_status validate(const rk_instance *in, const rk_target *t) {
     return RK_OK;
 }
 
-static rk_status check_shape(const rk_instance *in, uint64_t M, uint64_t N) {
+static rk_status check_shape(const rk_instance *in, const rk_shape *s) {
     (void)in;
+    const uint64_t M = s->dim[0], N = s->dim[1];     /* kn_row_dims */
     if (M > INT32_MAX || N > INT32_MAX)
         return rk_fail(RK_ERR_INVALID, "shape %llu,%llu: each dimension must be < 2^31", (unsigned long long)M,
                        (unsigned long long)N);
@@ -69,21 +70,22 @@ static rk_status check_shape(const rk_instance *in, uint64_t M, uint64_t N) {
 }
 
 static void signature(const rk_instance *in, rk_ksig *s) {
-    kn_sig_add(s, "X", true, in->u.transpose.dtype, RK_KP_IN, RK_KS_MN);
-    kn_sig_add(s, "Y", true, in->u.transpose.dtype, RK_KP_OUT, RK_KS_MN);
-    kn_sig_add(s, "M", false, RK_S_I32, RK_KP_SCALAR, RK_KS_NONE);
-    kn_sig_add(s, "N", false, RK_S_I32, RK_KP_SCALAR, RK_KS_NONE);
+    kn_sig_add(s, "X", true, in->u.transpose.dtype, RK_KP_IN, "M,N");
+    kn_sig_add(s, "Y", true, in->u.transpose.dtype, RK_KP_OUT, "N,M");
+    kn_sig_add(s, "M", false, RK_S_I32, RK_KP_SCALAR, NULL);
+    kn_sig_add(s, "N", false, RK_S_I32, RK_KP_SCALAR, NULL);
 }
 
-static void grid(const rk_instance *in, uint64_t M, uint64_t N, uint32_t g[3], uint32_t b[3]) {
+static void grid(const rk_instance *in, const rk_shape *sh, uint32_t g[3], uint32_t b[3]) {
     const rk_transpose_spec *s = &in->u.transpose;
+    const uint64_t M = sh->dim[0], N = sh->dim[1];
     uint64_t tiles = ((M + s->tile_m - 1) / s->tile_m) * ((N + s->tile_n - 1) / s->tile_n);
     g[0] = (uint32_t)(tiles ? (tiles > INT32_MAX ? INT32_MAX : tiles) : 1);
     b[0] = s->block_size;
 }
 
-static void cost(const rk_instance *in, uint64_t M, uint64_t N, double *bytes, double *flops) {
-    *bytes = 2.0 * (double)M * (double)N * rk_tile_elem_bytes(in->u.transpose.dtype);
+static void cost(const rk_instance *in, const rk_shape *s, double *bytes, double *flops) {
+    *bytes = 2.0 * (double)s->dim[0] * (double)s->dim[1] * rk_tile_elem_bytes(in->u.transpose.dtype);
     *flops = 0;
 }
 
@@ -102,7 +104,8 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
     rk_value lds = rk_build_smem_alloc(k, (rk_type){s->dtype}, dims, 2);
     /* tile coordinates from a 1-D grid: tm = bid / tiles_n, tn = bid % tiles_n */
     rk_value bid = rk_build_block_id(k, 0), tid = rk_build_thread_id(k, 0);
-    rk_value ntn = rk_build_udiv(k, rk_build_add(k, N, kn_i32(k, (int32_t)TN - 1)), kn_i32(k, (int32_t)TN));
+    rk_value tn_c = kn_i32(k, (int32_t)TN);
+    rk_value ntn = rk_build_udiv(k, rk_build_add(k, N, kn_i32(k, (int32_t)TN - 1)), tn_c);
     rk_value tm = rk_build_udiv(k, bid, ntn);
     rk_value tn = rk_build_sub(k, bid, rk_build_mul(k, tm, ntn));
     rk_value row0 = rk_build_mul(k, tm, kn_i32(k, (int32_t)TM));
@@ -116,7 +119,8 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
     for (uint32_t it = 0; it < iters; it++) {
         rk_value f = rk_build_add(k, tid, kn_i32(k, (int32_t)(it * s->block_size)));
         lr[it] = rk_build_lshr(k, f, kn_i32(k, (int32_t)log2u(cpr)));
-        lc[it] = rk_build_mul(k, rk_build_and(k, f, kn_i32(k, (int32_t)cpr - 1)), kn_i32(k, (int32_t)vec));
+        rk_value vec_c = kn_i32(k, (int32_t)vec);
+        lc[it] = rk_build_mul(k, rk_build_and(k, f, kn_i32(k, (int32_t)cpr - 1)), vec_c);
         rk_value gr = rk_build_add(k, row0, lr[it]);
         rk_value gc = rk_build_add(k, col0, lc[it]);
         rk_value act = rk_build_cmp(k, "lt", gr, M);
@@ -170,7 +174,8 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
 }
 
 const kn_family kn_transpose = {
-    .name = "transpose", .knobs = knobs, .nknobs = RK_COUNTOF(knobs), .defaults = defaults, .tune = tune,
-    .validate = validate, .check_shape = check_shape, .signature = signature, .grid = grid, .build = build,
-    .cost = cost, .reference = kn_transpose_reference,
+    .name = "transpose", .knobs = knobs, .nknobs = RK_COUNTOF(knobs), .dims = kn_row_dims, .ndims = 2,
+    .scalars = kn_row_scalars, .nscalars = 2, .defaults = defaults, .tune = tune, .validate = validate,
+    .check_shape = check_shape, .signature = signature, .grid = grid, .build = build, .cost = cost,
+    .reference = kn_transpose_reference,
 };

@@ -182,6 +182,27 @@ static rk_status read_shape(const rk_json *root, const char *field, uint64_t *ds
     return RK_OK;
 }
 
+/* "default_shape_dims": one distinct name per default_shape entry. */
+static rk_status read_shape_dims(const rk_json *root, rk_manifest *m) {
+    static const char field[] = "default_shape_dims";
+    const rk_json *v = rk_json_get(root, field);
+    if (!v) return RK_OK;
+    if (v->kind != RK_JSON_ARRAY || v->n != m->ndefault_shape) {
+        char what[96];
+        snprintf(what, sizeof what, "must list one dimension name per default_shape entry (%u)", m->ndefault_shape);
+        return bad(field, what);
+    }
+    for (uint32_t i = 0; i < v->n; i++) {
+        const rk_json *e = v->items[i];
+        if (e->kind != RK_JSON_STRING || !e->str[0] || strlen(e->str) >= sizeof m->default_shape_dims[i])
+            return bad(field, "must hold names of 1 to 23 characters");
+        for (uint32_t j = 0; j < i; j++)
+            if (!strcmp(m->default_shape_dims[j], e->str)) return bad(field, "must not name a dimension twice");
+        snprintf(m->default_shape_dims[i], sizeof m->default_shape_dims[i], "%s", e->str);
+    }
+    return RK_OK;
+}
+
 static rk_status read_timing(const rk_json *root, rk_manifest *m) {
     const rk_json *t = rk_json_get(root, "timing_ms");
     if (!t) return RK_OK;
@@ -278,7 +299,8 @@ static rk_status read_root(const rk_json *root, rk_manifest *m) {
     TRY(check_type(root, "ir_authored", RK_JSON_BOOL, "must be true or false"));
     TRY(get_str(root, "op", false, m->op, sizeof m->op));
     TRY(get_str(root, "dtype", false, m->dtype, sizeof m->dtype));
-    TRY(read_shape(root, "default_shape", m->default_shape, 4, &m->ndefault_shape));
+    TRY(read_shape(root, "default_shape", m->default_shape, RK_MANIFEST_MAX_DIMS, &m->ndefault_shape));
+    TRY(read_shape_dims(root, m));
     TRY(get_uint(root, "elems_per_block", false, UINT32_MAX, &m->elems_per_block));
     TRY(get_flag(root, "is_binary", &m->is_binary));
     TRY(get_u32(root, "block_m", false, 65536, &m->block_m));
@@ -395,6 +417,12 @@ static rk_json *build_json(const rk_manifest *m) {
     if (m->op[0]) put_str(&b, "op", m->op);
     if (m->dtype[0]) put_str(&b, "dtype", m->dtype);
     if (m->ndefault_shape) put(&b, "default_shape", int_list(m->default_shape, m->ndefault_shape));
+    if (m->ndefault_shape && m->default_shape_dims[0][0]) {
+        rk_json *names = rk_json_array();
+        for (uint32_t i = 0; names && i < m->ndefault_shape; i++)
+            if (!rk_json_push(names, rk_json_str(m->default_shape_dims[i]))) { rk_json_free(names); names = NULL; }
+        put(&b, "default_shape_dims", names);
+    }
     if (m->elems_per_block) put_int(&b, "elems_per_block", (int64_t)m->elems_per_block);
     if (m->is_binary >= 0) put_int(&b, "is_binary", m->is_binary);
     if (m->block_m) put_int(&b, "block_m", m->block_m);
@@ -457,3 +485,5 @@ rk_status rk_manifest_check_binary(const rk_manifest *m, const char *dir) {
     rk_free(data, n + 1);
     return RK_OK;
 }
+
+size_t rk_manifest_struct_size(void) { return sizeof(rk_manifest); }

@@ -54,7 +54,8 @@ static rk_value load_elem(rk_kernel *k, const rk_tile_row *r, rk_value idx, doub
     rk_value valid = rk_build_cmp(k, "lt", idx, r->len);
     rk_value x;
     if (r->tail == RK_TAIL_BUFFER) {
-        x = rk_build_buffer_load(k, r->rsrc, byte_off(k, r, idx), ci(k, 0), (rk_type){r->elem}, 1);
+        rk_value soff = ci(k, 0), voff = byte_off(k, r, idx);
+        x = rk_build_buffer_load(k, r->rsrc, voff, soff, (rk_type){r->elem}, 1);
         if (fill == 0.0) return x;          /* past the end the view already reads 0 */
     } else {
         rk_value safe = rk_build_select(k, valid, idx, ci(k, 0));
@@ -77,7 +78,8 @@ typedef struct tail_chunk {
 
 static tail_chunk tail_chunk_of(rk_kernel *k, const rk_tile_row *r, rk_value off) {
     rk_value off64 = rk_build_convert(k, RK_OP_ZEXT, byte_off(k, r, off), RK_T_I64);
-    return (tail_chunk){rk_build_ptr_add(k, r->base, off64), rk_build_sub(k, r->len, off)};
+    rk_value p = rk_build_ptr_add(k, r->base, off64);
+    return (tail_chunk){p, rk_build_sub(k, r->len, off)};
 }
 
 static rk_value chunk_elem_valid(rk_kernel *k, const tail_chunk *tc, uint32_t i) {
@@ -99,7 +101,8 @@ static rk_value load_chunk_elem(rk_kernel *k, const rk_tile_row *r, const tail_c
 
 static void store_elem(rk_kernel *k, const rk_tile_row *r, rk_value idx, rk_value x) {
     if (r->tail == RK_TAIL_BUFFER) {
-        rk_build_buffer_store(k, r->rsrc, byte_off(k, r, idx), ci(k, 0), x);
+        rk_value soff = ci(k, 0), voff = byte_off(k, r, idx);
+        rk_build_buffer_store(k, r->rsrc, voff, soff, x);
         return;
     }
     rk_value valid = rk_build_cmp(k, "lt", idx, r->len);
@@ -109,14 +112,20 @@ static void store_elem(rk_kernel *k, const rk_tile_row *r, rk_value idx, rk_valu
 }
 
 static rk_value load_vec(rk_kernel *k, const rk_tile_row *r, rk_value off) {
-    if (r->tail == RK_TAIL_BUFFER)
-        return rk_build_buffer_load(k, r->rsrc, byte_off(k, r, off), ci(k, 0), (rk_type){r->elem}, r->vec);
+    if (r->tail == RK_TAIL_BUFFER) {
+        rk_value soff = ci(k, 0), voff = byte_off(k, r, off);
+        return rk_build_buffer_load(k, r->rsrc, voff, soff, (rk_type){r->elem}, r->vec);
+    }
     return rk_build_load(k, r->base, off, r->vec);
 }
 
 static void store_vec(rk_kernel *k, const rk_tile_row *r, rk_value off, rk_value v) {
-    if (r->tail == RK_TAIL_BUFFER) rk_build_buffer_store(k, r->rsrc, byte_off(k, r, off), ci(k, 0), v);
-    else rk_build_store(k, r->base, off, v);
+    if (r->tail == RK_TAIL_BUFFER) {
+        rk_value soff = ci(k, 0), voff = byte_off(k, r, off);
+        rk_build_buffer_store(k, r->rsrc, voff, soff, v);
+    } else {
+        rk_build_store(k, r->base, off, v);
+    }
 }
 
 /* True when chunks up to offset `last` are all whole and vector-aligned. */

@@ -67,6 +67,12 @@ static void test_build_and_run(void **state) {
     rc = sh(ROCKE " run ln/manifest.json --verify --shape 3,77 --seed 8");
     if (rc) fail_msg("run --shape: %s", out_text);
     assert_non_null(strstr(out_text, "bad=0/462"));
+    /* named: N changes, M stays the manifest's 5; a given eps reaches kernel and reference */
+    rc = sh(ROCKE " run ln/manifest.json --verify --shape N=33 --arg eps=0.25 --seed 9");
+    if (rc) fail_msg("run --shape N=33: %s", out_text);
+    assert_non_null(strstr(out_text, "shape M=5,N=33"));
+    assert_non_null(strstr(out_text, "bad=0/330"));
+    assert_non_null(strstr(out_text, "\"shape\": [5,33]"));
     rc = sh(ROCKE " build elementwise --op silu --dtype f16 --target gfx942 --shape 999 --ir-only -o ew");
     if (rc) fail_msg("build: %s", out_text);
     rc = sh(ROCKE " run ew/manifest.json --verify");
@@ -80,13 +86,19 @@ static void test_build_and_run(void **state) {
 static void test_bad_inputs(void **state) {
     (void)state;
     assert_int_equal(sh(ROCKE " build softmax --shape 4,300 --ir-only -o good"), 0);
+    assert_int_equal(sh(ROCKE " build rmsnorm --shape 4,300 --ir-only -o norm"), 0);
     static const struct { const char *cmd; int rc; const char *frag; } rows[] = {
         {"build gemm -o x", 1, "unknown kernel family 'gemm' (legal: elementwise, reduce, softmax"},
         {"build softmax --bogus 1 -o x", 1, "unknown knob 'bogus' for family softmax"},
         {"build softmax --dtype f64 -o x", 1, "f16|bf16|f32"},
         {"build elementwise --op tanh -o x", 1, "add|sub|mul|div|max|min|copy"},
         {"build softmax --target gfx1 -o x", 1, "unknown target 'gfx1'"},
-        {"build softmax --shape 0,5 -o x", 2, "--shape expects"},
+        {"build softmax --shape 0,5 -o x", 2, "softmax: dimension M must be at least 1"},
+        {"build softmax --shape M=4,K=5 -o x", 2, "unknown dimension 'K' (dimensions: M, N)"},
+        {"build softmax --shape 4,5,6 -o x", 2, "2 dimensions (M, N), got 3 extents"},
+        {"build softmax --shape M=4,5 -o x", 2, "mixes named and positional"},
+        {"build softmax --shape M=4,M=5 -o x", 2, "dimension M given twice"},
+        {"build softmax --shape -4,5 -o x", 2, "--shape expects positive integers"},
         {"build softmax --shape 4,100000 --chunks 1 --block-size 64 --rows-per-block 1 -o x", 1, "row capacity"},
         {"build softmax --vec 8 --dtype f32 --target sm_90 -o x", 1, "'vec' must be at most 4"},
         {"build softmax --wave 64 --target sm_90 -o x", 1, "'wave' must be 32"},
@@ -96,6 +108,10 @@ static void test_bad_inputs(void **state) {
         {"run good/manifest.json --shape 4,100000", 1, "row capacity"},
         {"run good/manifest.json --shape 4,x", 2, "--shape expects"},
         {"run good/manifest.json --iters 0", 2, "--iters"},
+        {"run good/manifest.json --arg eps=1e-6", 1, "'eps' is not a scalar to give (given scalars: none)"},
+        {"run norm/manifest.json --arg M=3", 1, "'M' is not a scalar to give: it follows from the shape "
+                                              "(given scalars: eps (f32, given))"},
+        {"run good/manifest.json --arg eps", 2, "--arg expects NAME=NUMBER"},
         {"run good/manifest.json --frobnicate 1", 2, "unknown option"},
         {"run", 2, "usage"},
     };
@@ -116,6 +132,14 @@ static void test_bad_inputs(void **state) {
                         "spec/manifest.json"), 0);
     assert_int_equal(sh(ROCKE " run spec/manifest.json"), 1);
     assert_non_null(strstr(out_text, "'spec' describes kernel"));
+    /* default_shape with names the family does not have, or a wrong rank without names */
+    assert_int_equal(sh("cp -r good dims && sed -i 's/^    \"M\",$/    \"Q\",/' dims/manifest.json"), 0);
+    assert_int_equal(sh(ROCKE " run dims/manifest.json"), 1);
+    assert_non_null(strstr(out_text, "'default_shape': softmax: unknown dimension 'Q' (dimensions: M, N)"));
+    assert_int_equal(sh("cp -r good rank && sed -i -e '/default_shape_dims/,/],/d' -e 's/^    300$/    300, 2/' "
+                        "rank/manifest.json"), 0);
+    assert_int_equal(sh(ROCKE " run rank/manifest.json"), 1);
+    assert_non_null(strstr(out_text, "'default_shape' has 3 extents but family softmax has 2 dimensions"));
     assert_int_equal(sh("cp -r good sch && sed -i 's/manifest\\/v1/manifest\\/v9/' sch/manifest.json"), 0);
     assert_int_equal(sh(ROCKE " run sch/manifest.json"), 1);
     assert_non_null(strstr(out_text, "'schema'"));

@@ -42,36 +42,37 @@ static void run_case(const char *fam, const char *target, uint64_t M, uint64_t N
         if (rk_instance_set(&in, tok, eq + 1, &ix)) fail_msg("%s: %s", knobs, rk_error_message());
         locked |= 1ull << ix;
     }
-    assert_int_equal(rk_instance_tune(&in, t, M, N, locked), RK_OK);
+    /* M x N positionally: elementwise (one dimension) takes M*N elements */
+    const uint64_t ext[2] = {M, N};
+    rk_shape sh;
+    assert_int_equal(rk_shape_default(f, &sh), RK_OK);
+    assert_int_equal(rk_shape_update(f, &sh, NULL, ext, 2, false), RK_OK);
+    assert_int_equal(rk_instance_tune(&in, t, &sh, locked), RK_OK);
     char name[256];
     assert_int_equal(rk_instance_name(&in, name, sizeof name), RK_OK);
-    if (rk_instance_check_shape(&in, M, N)) fail_msg("%s %s: %s", target, name, rk_error_message());
+    if (rk_instance_check_shape(&in, &sh)) fail_msg("%s %s: %s", target, name, rk_error_message());
     rk_kernel *k = NULL;
     if (rk_instance_build(&in, t, &k)) fail_msg("%s %s: %s", target, name, rk_error_message());
     rk_problem p;
     uint64_t s = seed ^ (runs++ * 0x9e3779b97f4a7c15ull);
-    assert_int_equal(rk_problem_init(&p, &in, M, N, s), RK_OK);
+    assert_int_equal(rk_problem_init(&p, &in, &sh, s), RK_OK);
     rk_emu *emu = rk_emu_new(t, NULL);
     assert_non_null(emu);
     uint64_t addr[RK_KSIG_MAX];
-    int32_t iv[RK_KSIG_MAX];
-    float fv[RK_KSIG_MAX];
+    rk_scalar_value sv[RK_KSIG_MAX];
     void *args[RK_KSIG_MAX];
     for (uint32_t i = 0; i < p.sig.n; i++) {
         const rk_kparam *kp = &p.sig.p[i];
         if (kp->ptr) {
             assert_int_equal(rk_emu_register(emu, p.buf[i].data, p.buf[i].bytes, kp->name, &addr[i]), RK_OK);
             args[i] = &addr[i];
-        } else if (kp->type == RK_S_I32) {
-            iv[i] = (int32_t)rk_problem_scalar(&p, kp);
-            args[i] = &iv[i];
         } else {
-            fv[i] = (float)rk_problem_scalar(&p, kp);
-            args[i] = &fv[i];
+            assert_int_equal(rk_problem_scalar(&p, i, &sv[i]), RK_OK);
+            args[i] = &sv[i];
         }
     }
     uint32_t grid[3], block[3];
-    rk_instance_grid(&in, M, N, grid, block);
+    rk_instance_grid(&in, &sh, grid, block);
     if (rk_emu_launch(emu, k, grid, block, 0, args))
         fail_msg("%s %s %llux%llu: launch: %s", target, name, (unsigned long long)M, (unsigned long long)N,
                  rk_error_message());

@@ -17,6 +17,26 @@
 
 static const char *const target_names[] = {"gfx942", "gfx950", "sm_90", "sm_80"};
 
+/* Shape M x N of family f, positionally (elementwise: M*N elements). */
+static rk_shape mn(rk_family_id f, uint64_t M, uint64_t N) {
+    const uint64_t ext[2] = {M, N};
+    rk_shape s;
+    assert_int_equal(rk_shape_default(f, &s), RK_OK);
+    assert_int_equal(rk_shape_update(f, &s, NULL, ext, 2, false), RK_OK);
+    return s;
+}
+
+static rk_instance fresh(rk_family_id f) {
+    rk_instance in;
+    assert_int_equal(rk_instance_default(f, &in), RK_OK);
+    return in;
+}
+
+static void tune_mn(rk_instance *in, const rk_target *t, uint64_t M, uint64_t N) {
+    rk_shape s = mn(in->family, M, N);
+    assert_int_equal(rk_instance_tune(in, t, &s, 0), RK_OK);
+}
+
 static void test_build_and_verify_all(void **state) {
     (void)state;
     const uint64_t shapes[][2] = {{1, 1}, {7, 1001}, {4096, 4096}, {4096, 32768}, {2, 300000}};
@@ -29,7 +49,8 @@ static void test_build_and_verify_all(void **state) {
                     assert_int_equal(rk_instance_default((rk_family_id)f, &in), RK_OK);
                     const char *dt[] = {"f16", "bf16", "f32"};
                     assert_int_equal(rk_instance_set(&in, "dtype", dt[d], NULL), RK_OK);
-                    assert_int_equal(rk_instance_tune(&in, t, shapes[s][0], shapes[s][1], 0), RK_OK);
+                    rk_shape sh = mn((rk_family_id)f, shapes[s][0], shapes[s][1]);
+                    assert_int_equal(rk_instance_tune(&in, t, &sh, 0), RK_OK);
                     rk_kernel *k = NULL;
                     if (rk_instance_build(&in, t, &k)) fail_msg("%s: %s", t->name, rk_error_message());
                     rk_diags dg;
@@ -41,7 +62,7 @@ static void test_build_and_verify_all(void **state) {
                     }
                     rk_diags_free(&dg);
                     /* the tuned spec fits the shape it was tuned for */
-                    if (rk_instance_check_shape(&in, shapes[s][0], shapes[s][1]))
+                    if (rk_instance_check_shape(&in, &sh))
                         fail_msg("%s: %s", rk_kernel_name(k), rk_error_message());
                     rk_kernel_free(k);
                 }
@@ -73,7 +94,7 @@ static void test_bad_specs(void **state) {
         const rk_target *t = rk_target_find(rows[i].target);
         rk_instance in;
         rk_instance_default(f, &in);
-        rk_instance_tune(&in, t, 64, 1024, 0);
+        tune_mn(&in, t, 64, 1024);
         char buf[128];
         snprintf(buf, sizeof buf, "%s", rows[i].set);
         for (char *tok = strtok(buf, " "); tok; tok = strtok(NULL, " ")) {
@@ -189,7 +210,7 @@ static void test_knob_text_round_trip(void **state) {
         const rk_knob *knobs = rk_family_knobs((rk_family_id)f, &nk);
         rk_instance a, b;
         rk_instance_default((rk_family_id)f, &a);
-        rk_instance_tune(&a, rk_target_find("sm_90"), 100, 5000, 0);
+        tune_mn(&a, rk_target_find("sm_90"), 100, 5000);
         rk_instance_default((rk_family_id)f, &b);
         for (uint32_t i = 0; i < nk; i++) {
             char v[32];
@@ -210,55 +231,67 @@ static void test_knob_text_round_trip(void **state) {
 
 static void test_shapes_signatures_grids(void **state) {
     (void)state;
-    rk_softmax_spec s = rk_softmax_spec_default();
-    s.k.block_size = 256;
-    s.k.rows_per_block = 2;
-    s.k.vec = 8;
-    s.k.chunks = 4;                     /* capacity 128 * 8 * 4 = 4096 */
-    rk_instance in = {.family = RK_FAMILY_SOFTMAX};
-    in.u.softmax = s;
-    assert_int_equal(rk_instance_check_shape(&in, 10, 4096), RK_OK);
-    assert_int_not_equal(rk_instance_check_shape(&in, 10, 4097), RK_OK);
+    rk_instance in = fresh(RK_FAMILY_SOFTMAX);
+    rk_softmax_spec *s = &in.u.softmax;
+    s->k.block_size = 256;
+    s->k.rows_per_block = 2;
+    s->k.vec = 8;
+    s->k.chunks = 4;                     /* capacity 128 * 8 * 4 = 4096 */
+    rk_shape sh = mn(RK_FAMILY_SOFTMAX, 10, 4096);
+    assert_int_equal(rk_instance_check_shape(&in, &sh), RK_OK);
+    sh.dim[1] = 4097;
+    assert_int_not_equal(rk_instance_check_shape(&in, &sh), RK_OK);
     assert_non_null(strstr(rk_error_message(), "row capacity 4096"));
-    assert_int_not_equal(rk_instance_check_shape(&in, 0, 5), RK_OK);
+    sh.dim[0] = 0;
+    assert_int_not_equal(rk_instance_check_shape(&in, &sh), RK_OK);
+    assert_non_null(strstr(rk_error_message(), "dimension M must be at least 1"));
+    sh.rank = 1;
+    assert_int_not_equal(rk_instance_check_shape(&in, &sh), RK_OK);
+    assert_non_null(strstr(rk_error_message(), "2 dimensions (M, N)"));
     uint32_t g[3], b[3];
-    rk_softmax_grid(&s, 5, 100, g, b);
+    sh = mn(RK_FAMILY_SOFTMAX, 5, 100);
+    rk_instance_grid(&in, &sh, g, b);
     assert_int_equal(g[0], 3);
     assert_int_equal(b[0], 256);
     rk_ksig sig;
-    rk_softmax_signature(&s, &sig);
+    rk_instance_signature(&in, &sig);
     assert_int_equal(sig.n, 4);
     assert_string_equal(sig.p[0].name, "X");
     assert_int_equal(sig.p[1].role, RK_KP_OUT);
 
-    rk_norm_spec ln = rk_layernorm_spec_default();
-    ln.residual = ln.save_stats = true;
-    rk_layernorm_signature(&ln, &sig);
+    rk_instance ln = fresh(RK_FAMILY_LAYERNORM);
+    ln.u.norm.residual = ln.u.norm.save_stats = true;
+    rk_instance_signature(&ln, &sig);
     const char *want[] = {"X", "R", "Gamma", "Beta", "Y", "H", "Mean", "Rstd", "M", "N", "eps"};
     assert_int_equal(sig.n, 11);
     for (int i = 0; i < 11; i++) assert_string_equal(sig.p[i].name, want[i]);
-    rk_norm_spec rms = rk_rmsnorm_spec_default();
-    assert_true(rms.rms);
-    assert_int_not_equal(rk_layernorm_validate(&rms, rk_target_find("gfx950")), RK_OK);
+    rk_instance rms = fresh(RK_FAMILY_RMSNORM);
+    assert_true(rms.u.norm.rms);
+    rms.family = RK_FAMILY_LAYERNORM;
+    assert_int_not_equal(rk_instance_validate(&rms, rk_target_find("gfx950")), RK_OK);
     assert_non_null(strstr(rk_error_message(), "'rms'"));
 
-    rk_elementwise_spec ew = rk_elementwise_spec_default();
-    ew.op = RK_EW_ADD;
-    rk_elementwise_signature(&ew, &sig);
+    rk_instance ew = fresh(RK_FAMILY_ELEMENTWISE);
+    ew.u.ew.op = RK_EW_ADD;
+    rk_instance_signature(&ew, &sig);
     assert_int_equal(sig.n, 4);
-    ew.op = RK_EW_RELU;
-    rk_elementwise_signature(&ew, &sig);
+    assert_string_equal(sig.p[0].dims, "N");
+    ew.u.ew.op = RK_EW_RELU;
+    rk_instance_signature(&ew, &sig);
     assert_int_equal(sig.n, 3);
-    rk_elementwise_grid(&ew, 1, 8192 * 3 + 1, g, b);
+    sh = mn(RK_FAMILY_ELEMENTWISE, 1, 8192 * 3 + 1);
+    rk_instance_grid(&ew, &sh, g, b);
     assert_int_equal(g[0], (8192 * 3 + 1 + 256 * 8 * 4 - 1) / (256 * 8 * 4));
 
-    rk_transpose_spec tr = rk_transpose_spec_default();
-    rk_transpose_grid(&tr, 65, 130, g, b);
+    rk_instance ti = fresh(RK_FAMILY_TRANSPOSE);
+    sh = mn(RK_FAMILY_TRANSPOSE, 65, 130);
+    rk_instance_grid(&ti, &sh, g, b);
     assert_int_equal(g[0], 2 * 3);
+    rk_instance_signature(&ti, &sig);
+    assert_string_equal(sig.p[1].dims, "N,M");
     double bytes, flops;
-    rk_instance ti = {.family = RK_FAMILY_TRANSPOSE};
-    ti.u.transpose = tr;
-    rk_instance_cost(&ti, 10, 20, &bytes, &flops);
+    sh = mn(RK_FAMILY_TRANSPOSE, 10, 20);
+    rk_instance_cost(&ti, &sh, &bytes, &flops);
     assert_true(bytes == 2.0 * 10 * 20 * 2);
 }
 
@@ -267,26 +300,27 @@ static void test_shapes_signatures_grids(void **state) {
 static void test_heuristic(void **state) {
     (void)state;
     const rk_target *h = rk_target_find("sm_90");
-    rk_softmax_spec s = rk_softmax_spec_default();
-    s.dtype = s.out_dtype = RK_S_BF16;
-    rk_softmax_tune(&s, h, 4096, 32768);
-    assert_int_equal(s.k.wave, 32);
-    assert_int_equal(s.k.vec, 8);
-    assert_int_equal(s.k.block_size / s.k.rows_per_block * s.k.vec * s.k.chunks >= 32768, 1);
-    assert_int_equal(s.k.chunks, 4);
-    rk_softmax_tune(&s, h, 32768, 4096);
-    assert_true(s.k.chunks > 0 && s.k.rows_per_block >= 1);
-    rk_softmax_tune(&s, h, 4, 1 << 20);
-    assert_int_equal(s.k.chunks, 0);
-    assert_int_equal(s.k.tail, RK_TAIL_MASKED);
-    rk_softmax_tune(&s, rk_target_find("gfx942"), 4096, 4096);
-    assert_int_equal(s.k.wave, 64);
-    assert_int_equal(s.k.tail, RK_TAIL_BUFFER);
-    rk_softmax_tune(&s, rk_target_find("gfx942"), 4096, 1000);   /* 32 threads a row: narrower than a wave */
-    assert_true(s.k.block_size / s.k.rows_per_block < 64);
-    assert_int_equal(s.k.tail, RK_TAIL_MASKED);
-    assert_int_equal(s.k.min_blocks, 0);                          /* no occupancy hint on AMD */
-    assert_false(s.keep_exps);                                    /* an NVIDIA choice */
+    rk_instance in = fresh(RK_FAMILY_SOFTMAX);
+    rk_softmax_spec *s = &in.u.softmax;
+    s->dtype = s->out_dtype = RK_S_BF16;
+    tune_mn(&in, h, 4096, 32768);
+    assert_int_equal(s->k.wave, 32);
+    assert_int_equal(s->k.vec, 8);
+    assert_int_equal(s->k.block_size / s->k.rows_per_block * s->k.vec * s->k.chunks >= 32768, 1);
+    assert_int_equal(s->k.chunks, 4);
+    tune_mn(&in, h, 32768, 4096);
+    assert_true(s->k.chunks > 0 && s->k.rows_per_block >= 1);
+    tune_mn(&in, h, 4, 1 << 20);
+    assert_int_equal(s->k.chunks, 0);
+    assert_int_equal(s->k.tail, RK_TAIL_MASKED);
+    tune_mn(&in, rk_target_find("gfx942"), 4096, 4096);
+    assert_int_equal(s->k.wave, 64);
+    assert_int_equal(s->k.tail, RK_TAIL_BUFFER);
+    tune_mn(&in, rk_target_find("gfx942"), 4096, 1000);   /* 32 threads a row: narrower than a wave */
+    assert_true(s->k.block_size / s->k.rows_per_block < 64);
+    assert_int_equal(s->k.tail, RK_TAIL_MASKED);
+    assert_int_equal(s->k.min_blocks, 0);                          /* no occupancy hint on AMD */
+    assert_false(s->keep_exps);                                    /* an NVIDIA choice */
 }
 
 /* NVIDIA occupancy: at most 16 elements a thread for 16-bit rows when the
@@ -295,50 +329,51 @@ static void test_heuristic(void **state) {
 static void test_heuristic_occupancy(void **state) {
     (void)state;
     const rk_target *h = rk_target_find("sm_90a");
-    rk_softmax_spec s = rk_softmax_spec_default();
-    s.dtype = s.out_dtype = RK_S_BF16;
-    rk_softmax_tune(&s, h, 32768, 4096);
-    assert_int_equal(s.k.block_size, 256);
-    assert_int_equal(s.k.rows_per_block, 1);
-    assert_int_equal(s.k.chunks, 2);
-    assert_int_equal(s.k.min_blocks, 8);
-    assert_true(s.keep_exps);                                     /* 16 elements: exps kept in f32 */
-    rk_softmax_tune(&s, h, 4096, 32768);
-    assert_int_equal(s.k.block_size, 1024);
-    assert_int_equal(s.k.chunks, 4);
-    assert_int_equal(s.k.min_blocks, 2);
-    assert_false(s.keep_exps);                                    /* 32 elements: the row stays packed */
-    rk_norm_spec n = rk_layernorm_spec_default();
-    n.dtype = n.out_dtype = RK_S_BF16;
-    rk_layernorm_tune(&n, h, 4096, 32768);
-    assert_int_equal(n.k.chunks, 4);
-    assert_int_equal(n.k.min_blocks, 2);                          /* 32 registers, as RMSNorm */
-    rk_layernorm_tune(&n, h, 32768, 4096);
-    assert_int_equal(n.k.min_blocks, 8);
-    n = rk_rmsnorm_spec_default();
-    n.dtype = n.out_dtype = RK_S_F32;
-    rk_rmsnorm_tune(&n, h, 64, 65536);                            /* 64 f32 registers a thread: looped */
-    assert_int_equal(n.k.chunks, 0);
-    assert_int_equal(n.k.min_blocks, 0);
+    rk_instance in = fresh(RK_FAMILY_SOFTMAX);
+    rk_softmax_spec *s = &in.u.softmax;
+    s->dtype = s->out_dtype = RK_S_BF16;
+    tune_mn(&in, h, 32768, 4096);
+    assert_int_equal(s->k.block_size, 256);
+    assert_int_equal(s->k.rows_per_block, 1);
+    assert_int_equal(s->k.chunks, 2);
+    assert_int_equal(s->k.min_blocks, 8);
+    assert_true(s->keep_exps);                                     /* 16 elements: exps kept in f32 */
+    tune_mn(&in, h, 4096, 32768);
+    assert_int_equal(s->k.block_size, 1024);
+    assert_int_equal(s->k.chunks, 4);
+    assert_int_equal(s->k.min_blocks, 2);
+    assert_false(s->keep_exps);                                    /* 32 elements: the row stays packed */
+    rk_instance n = fresh(RK_FAMILY_LAYERNORM);
+    n.u.norm.dtype = n.u.norm.out_dtype = RK_S_BF16;
+    tune_mn(&n, h, 4096, 32768);
+    assert_int_equal(n.u.norm.k.chunks, 4);
+    assert_int_equal(n.u.norm.k.min_blocks, 2);                          /* 32 registers, as RMSNorm */
+    tune_mn(&n, h, 32768, 4096);
+    assert_int_equal(n.u.norm.k.min_blocks, 8);
+    n = fresh(RK_FAMILY_RMSNORM);
+    n.u.norm.dtype = n.u.norm.out_dtype = RK_S_F32;
+    tune_mn(&n, h, 64, 65536);                            /* 64 f32 registers a thread: looped */
+    assert_int_equal(n.u.norm.k.chunks, 0);
+    assert_int_equal(n.u.norm.k.min_blocks, 0);
     /* the knob reaches the kernel as launch bounds: NVIDIA directly, AMD as waves per SIMD */
     rk_kernel *k = NULL;
-    assert_int_equal(rk_softmax_build(&s, h, &k), RK_OK);
+    assert_int_equal(rk_instance_build(&in, h, &k), RK_OK);
     int64_t v = 0;
     assert_true(rk_attrs_int(rk_kernel_attrs(k), "min_blocks_per_sm", &v));
     assert_int_equal(v, 2);
     rk_kernel_free(k);
     const rk_target *a = rk_target_find("gfx942");
-    rk_softmax_tune(&s, a, 4096, 32768);
-    s.k.min_blocks = 2;                                           /* 2 x 16 waves over 4 SIMDs */
-    assert_int_equal(rk_softmax_build(&s, a, &k), RK_OK);
+    tune_mn(&in, a, 4096, 32768);
+    s->k.min_blocks = 2;                                           /* 2 x 16 waves over 4 SIMDs */
+    assert_int_equal(rk_instance_build(&in, a, &k), RK_OK);
     assert_false(rk_attrs_int(rk_kernel_attrs(k), "min_blocks_per_sm", &v));
     assert_true(rk_attrs_int(rk_kernel_attrs(k), "waves_per_eu", &v));
-    assert_int_equal(v, 2 * (s.k.block_size / 64) / 4);
+    assert_int_equal(v, 2 * (s->k.block_size / 64) / 4);
     rk_kernel_free(k);
     /* the reduce family keeps no hint (its kernels are not register-bound) */
-    rk_reduce_spec r = rk_reduce_spec_default();
-    rk_reduce_tune(&r, h, 4096, 32768);
-    assert_int_equal(r.k.min_blocks, 0);
+    rk_instance r = fresh(RK_FAMILY_REDUCE);
+    tune_mn(&r, h, 4096, 32768);
+    assert_int_equal(r.u.reduce.k.min_blocks, 0);
 }
 
 int main(void) {

@@ -345,7 +345,12 @@ static rk_kernel *family_kernel(rk_family_id f, const char *target, const char *
         locked |= 1ull << idx;
     }
     const rk_target *t = tgt(target);
-    assert_int_equal(rk_instance_tune(&in, t, 1, 1u << 26, locked), RK_OK);
+    /* 1 x 2^26 (elementwise: 2^26 elements) */
+    const uint64_t ext[2] = {1, 1u << 26};
+    rk_shape s;
+    assert_int_equal(rk_shape_default(f, &s), RK_OK);
+    assert_int_equal(rk_shape_update(f, &s, NULL, ext, 2, false), RK_OK);
+    assert_int_equal(rk_instance_tune(&in, t, &s, locked), RK_OK);
     rk_kernel *k = NULL;
     if (rk_instance_build(&in, t, &k) != RK_OK) fail_msg("building: %s", rk_error_message());
     return k;

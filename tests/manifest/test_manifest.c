@@ -40,6 +40,8 @@ static void sample(rk_manifest *m) {
     m->default_shape[0] = 4096;
     m->default_shape[1] = 32768;
     m->ndefault_shape = 2;
+    snprintf(m->default_shape_dims[0], sizeof m->default_shape_dims[0], "M");
+    snprintf(m->default_shape_dims[1], sizeof m->default_shape_dims[1], "N");
     m->has_eps = true;
     m->eps = 1e-5;
     snprintf(m->family, sizeof m->family, "softmax");
@@ -58,6 +60,9 @@ static void test_round_trip(void **state) {
     assert_int_equal(back.nargs, 4);
     assert_true(back.eps == 1e-5);
     assert_string_equal(rk_manifest_spec(&back, "block_size"), "1024");
+    assert_int_equal(back.ndefault_shape, 2);
+    assert_string_equal(back.default_shape_dims[1], "N");
+    assert_true(back.default_shape[1] == 32768);
     char *t2 = rk_manifest_text(&back);
     assert_string_equal(t1, t2);
     assert_non_null(strstr(t1, "\"schema\": \"ck.dsl.example.manifest/v1\""));
@@ -169,6 +174,10 @@ static void test_bad_manifests(void **state) {
         {"\"binary_kind\": \"ptx\"", "\"binary_kind\": \"elf\"", "'binary_kind' must be \"hsaco\", \"ptx\", \"cubin\" or \"ir\""},
         {"\"binary_hash\": \"xxh3-64:", "\"binary_hash\": \"md5:", "'binary_hash'"},
         {"\"default_shape\": [\n    4096,", "\"default_shape\": [\n    -1,", "'default_shape'"},
+        {"\"default_shape_dims\": [\n    \"M\",", "\"default_shape_dims\": [\n", "'default_shape_dims' must list one "
+         "dimension name per default_shape entry (2)"},
+        {"\"default_shape_dims\": [\n    \"M\",", "\"default_shape_dims\": [\n    \"N\",", "'default_shape_dims' must not name"},
+        {"\"default_shape_dims\": [\n    \"M\",", "\"default_shape_dims\": [\n    \"\",", "'default_shape_dims' must hold names"},
         {"\"eps\": 1e-05", "\"eps\": \"small\"", "'eps'"},
         {"\"ir\": \"rk_softmax_bf16_obf16_w32.ir\"", "\"ir\": \"/etc/passwd\"", "'ir'"},
         {"\"spec\": {", "\"spec\": 5, \"x\": {", "'spec'"},

@@ -1,0 +1,72 @@
+/* rocke CLI — the one parser of problem shapes (--shape) and given scalars
+ * (--arg) for every sub-command: positional "4096,4096" or named
+ * "M=4096,N=4096" extents, resolved against the family's dimension table.
+ * Layer: tools. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rocke/rocke.h"
+#include "rocke/kernels.h"
+#include "cli.h"
+
+bool cli_shape_parse(const char *cmd, rk_family_id f, const char *text, rk_shape *s) {
+    char buf[512], *names[RK_SHAPE_MAX_DIMS];
+    uint64_t vals[RK_SHAPE_MAX_DIMS];
+    uint32_t n = 0, named = 0;
+    if (!text || !*text || strlen(text) >= sizeof buf) goto bad;
+    memcpy(buf, text, strlen(text) + 1);
+    for (char *p = buf; p;) {
+        char *comma = strchr(p, ',');
+        if (comma) *comma = 0;
+        if (n == RK_SHAPE_MAX_DIMS) goto bad;
+        char *eq = strchr(p, '=');
+        names[n] = NULL;
+        if (eq) {
+            *eq = 0;
+            names[n] = p;
+            p = eq + 1;
+            named++;
+        }
+        char *end;
+        errno = 0;
+        if (!*p || *p == '-' || *p == '+') goto bad;
+        unsigned long long v = strtoull(p, &end, 10);
+        if (errno || *end || (names[n] && !*names[n])) goto bad;
+        vals[n++] = v;
+        p = comma ? comma + 1 : NULL;
+    }
+    if (named && named != n) {
+        fprintf(stderr, "rocke %s: --shape '%s' mixes named and positional extents\n", cmd, text);
+        return false;
+    }
+    if (rk_shape_update(f, s, named ? (const char *const *)names : NULL, vals, n, false)) {
+        fprintf(stderr, "rocke %s: --shape '%s': %s\n", cmd, text, rk_error_message());
+        return false;
+    }
+    return true;
+bad:;
+    uint32_t nd;
+    const rk_dim_decl *d = rk_family_dims(f, &nd);
+    char legal[256] = "";
+    size_t off = 0;
+    for (uint32_t i = 0; i < nd && off < sizeof legal; i++)
+        off += (size_t)snprintf(legal + off, sizeof legal - off, "%s%s", i ? "," : "", d[i].name);
+    fprintf(stderr, "rocke %s: --shape expects positive integers, positional (%s in that order) or named "
+            "(NAME=VALUE,... with NAME one of %s), got '%s'\n", cmd, legal, legal, text ? text : "");
+    return false;
+}
+
+bool cli_arg_parse(const char *cmd, const char *text, cli_arg *out) {
+    const char *eq = text ? strchr(text, '=') : NULL;
+    char *end;
+    if (!eq || eq == text || (size_t)(eq - text) >= sizeof out->name) goto bad;
+    errno = 0;
+    out->value = strtod(eq + 1, &end);
+    if (errno || end == eq + 1 || *end) goto bad;
+    snprintf(out->name, sizeof out->name, "%.*s", (int)(eq - text), text);
+    return true;
+bad:
+    fprintf(stderr, "rocke %s: --arg expects NAME=NUMBER (e.g. eps=1e-6), got '%s'\n", cmd, text ? text : "");
+    return false;
+}
