@@ -8,7 +8,9 @@
  *   payload: binary, cubin, toolchain id text.
  * Written to a temporary file and renamed (two writers of one key: the last
  * rename wins, both are whole); a bad checksum or size is reported at debug
- * level, the entry removed and rebuilt. Layer: compile. */
+ * level, the entry removed and rebuilt. An entry that is not a regular file
+ * (a FIFO, a link, a device) is detected without blocking and removed. A hit
+ * is then checked exactly like a fresh output (cc_check_output). Layer: compile. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
@@ -81,19 +83,45 @@ static uint64_t checksum(const uint8_t *hdr, const uint8_t *payload, size_t n) {
 
 static void drop(const char *path, const char *why) {
     cc_debug("cache: %s: %s; removing it and compiling again", path, why);
-    unlink(path);
+    unlink(path); /* fails harmlessly on a folder: that name then stays a miss */
+}
+
+/* An entry holds one small code object; anything this large is not ours. */
+#define MAX_ENTRY_BYTES ((off_t)1 << 30)
+
+/* Open the entry without ever waiting: O_NONBLOCK so a FIFO planted at the
+ * name opens at once (and is then seen by fstat), O_NOFOLLOW so a link is
+ * not followed. Non-regular entries are removed (a folder cannot be; it
+ * stays a miss). Returns -1 on a miss. */
+static int open_entry(const char *path, struct stat *st) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY);
+    if (fd < 0) {
+        if (errno == ELOOP) drop(path, "a symbolic link, not a cache entry");
+        else if (errno != ENOENT) cc_debug("cache: cannot open %s: %s (compiling)", path, strerror(errno));
+        return -1;
+    }
+    const char *why = NULL;
+    if (fstat(fd, st) != 0) why = "cannot be examined";
+    else if (!S_ISREG(st->st_mode)) why = S_ISFIFO(st->st_mode) ? "a FIFO, not a cache entry"
+                                        : S_ISDIR(st->st_mode) ? "a folder, not a cache entry"
+                                                               : "not a regular file";
+    else if (st->st_size > MAX_ENTRY_BYTES) why = "larger than any cache entry (over 1 GiB)";
+    if (!why) return fd;
+    close(fd);
+    drop(path, why);
+    return -1;
 }
 
 /* Read the whole entry with one read (small files), then check it. */
 bool cc_cache_get(const char *dir, const cc_key *k, cc_output *out) {
     char path[RK_PATH_MAX];
     cc_cache_path(dir, k, path);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return false;
     struct stat st;
+    int fd = open_entry(path, &st);
+    if (fd < 0) return false;
     uint8_t *data = NULL;
     size_t size = 0;
-    bool ok = fstat(fd, &st) == 0 && st.st_size >= (off_t)HEADER_SIZE;
+    bool ok = st.st_size >= (off_t)HEADER_SIZE;
     if (ok) {
         size = (size_t)st.st_size;
         data = rk_malloc(size);

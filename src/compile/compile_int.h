@@ -48,7 +48,9 @@ void cc_error_excerpt(rk_buf *dst, const char *err, size_t n);
 /* A fresh private folder under $TMPDIR (or /tmp); removed with cc_tmpdir_remove. */
 rk_status cc_tmpdir(char out[RK_PATH_MAX]);
 void cc_tmpdir_remove(const char *dir);
+/* Create a new file (never one that exists: temporaries) holding data. */
 rk_status cc_write_file(const char *path, const void *data, size_t n);
+/* A tool's output file, bounded like every input (rk_read_regular_file). */
 rk_status cc_read_blob(const char *path, cc_blob *out);
 /* True when the file starts with the ELF magic. */
 bool cc_is_elf_file(const char *path);
@@ -137,6 +139,8 @@ rk_status cc_tool_llvm_version(const char *tool, unsigned *maj, unsigned *min, u
 rk_status cc_check_hsaco(const cc_blob *hsaco, const char *kernel);
 rk_status cc_check_ptx(const cc_blob *ptx, const char *kernel);
 rk_status cc_check_cubin(const cc_blob *cubin, const char *kernel);
+/* All of the above that apply to t: run on every output, cache hit or miss. */
+rk_status cc_check_output(const cc_output *out, const rk_target *t, const char *kernel);
 
 /* ---- cache.c ------------------------------------------------------------------- */
 typedef struct cc_key { uint8_t b[16]; } cc_key;

@@ -77,8 +77,15 @@ static rk_status compile_llir(rk_artifact *a, const rk_target *t, const rk_compi
             cc_output_free(&out);
             return s;
         }
-        if (use_cache) cc_cache_put(o->cache_dir, &key, &out);
     }
+    /* the same checks on a hit as on a miss: the key does not hold the kernel
+     * name, so an entry may define another kernel than the one asked for */
+    rk_status s = cc_check_output(&out, t, job.kernel);
+    if (s != RK_OK) {
+        cc_output_free(&out);
+        return s;
+    }
+    if (use_cache && !a->cache_hit) cc_cache_put(o->cache_dir, &key, &out);
     a->binary = out.binary.data;
     a->binary_size = out.binary.size;
     a->cubin = out.cubin.data;

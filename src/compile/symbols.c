@@ -95,3 +95,16 @@ rk_status cc_check_ptx(const cc_blob *ptx, const char *kernel) {
     rk_buf_free(&names);
     return s;
 }
+
+/* Every check a fresh compile makes of its output, in one place, so a cache
+ * hit is held to exactly the same rules as a miss: the binary (and the
+ * cubin, when there is one) defines exactly `kernel`. */
+rk_status cc_check_output(const cc_output *out, const rk_target *t, const char *kernel) {
+    if (t->vendor == RK_VENDOR_AMD) {
+        if (out->cubin.size) return rk_fail(RK_ERR_TOOLCHAIN, "an AMD code object came with a cubin");
+        return cc_check_hsaco(&out->binary, kernel);
+    }
+    rk_status s = cc_check_ptx(&out->binary, kernel);
+    if (s == RK_OK && out->cubin.size) s = cc_check_cubin(&out->cubin, kernel);
+    return s;
+}
