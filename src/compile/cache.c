@@ -1,6 +1,7 @@
 /* rocke — content-addressed compile cache. Key: XXH3-128 over the LLVM IR,
- * the target, the toolchain identity (paths, sizes, mtimes of the compiler
- * files) and the options that change the output. One file per entry,
+ * the kernel name the output is checked against, the target, the toolchain
+ * identity (paths, sizes, mtimes of the compiler files) and the options that
+ * change the output. One file per entry,
  * DIR/v1/<2 hex>/<32 hex>.rkc:
  *   header (64 bytes, little-endian): magic "RKCACHE1", u32 version, u32
  *   header size, key[16], u64 binary size, u64 cubin size, u64 id size,
@@ -40,7 +41,10 @@ static void feed_str(XXH3_state_t *st, const char *s) {
     XXH3_128bits_update(st, s ? s : "", n);
 }
 
-cc_key cc_cache_key(const char *ll, size_t ll_len, const rk_target *t, const cc_toolchain *tc,
+/* Every input a compile's checks read is in the key (the kernel name too),
+ * so a hit stands for a miss that passed them; the pipeline still re-checks
+ * the output of a hit (cc_check_output) against a planted or stale entry. */
+cc_key cc_cache_key(const char *ll, size_t ll_len, const char *kernel, const rk_target *t, const cc_toolchain *tc,
                     const rk_compile_options *o, rk_llvm_flavor flavor) {
     XXH3_state_t st;
     XXH3_128bits_reset(&st);
@@ -48,6 +52,7 @@ cc_key cc_cache_key(const char *ll, size_t ll_len, const rk_target *t, const cc_
     snprintf(opts, sizeof opts, "rocke-cache-%u;rocke %s;O%u;%s", CACHE_VERSION, RK_VERSION_STRING, o->opt_level,
              rk_llvm_flavor_name(flavor));
     feed_str(&st, opts);
+    feed_str(&st, kernel);
     feed_str(&st, t->name);
     feed_str(&st, t->triple);
     feed_str(&st, t->cpu);
@@ -84,6 +89,12 @@ static uint64_t checksum(const uint8_t *hdr, const uint8_t *payload, size_t n) {
 static void drop(const char *path, const char *why) {
     cc_debug("cache: %s: %s; removing it and compiling again", path, why);
     unlink(path); /* fails harmlessly on a folder: that name then stays a miss */
+}
+
+void cc_cache_drop(const char *dir, const cc_key *k, const char *why) {
+    char path[RK_PATH_MAX];
+    cc_cache_path(dir, k, path);
+    drop(path, why);
 }
 
 /* An entry holds one small code object; anything this large is not ours. */

@@ -145,12 +145,14 @@ rk_status cc_check_output(const cc_output *out, const rk_target *t, const char *
 /* ---- cache.c ------------------------------------------------------------------- */
 typedef struct cc_key { uint8_t b[16]; } cc_key;
 void cc_key_hex(const cc_key *k, char hex[33]);
-/* Key over the LLVM IR, target, toolchain identity and options. */
-cc_key cc_cache_key(const char *ll, size_t ll_len, const rk_target *t, const cc_toolchain *tc,
+/* Key over the LLVM IR, kernel name, target, toolchain identity and options. */
+cc_key cc_cache_key(const char *ll, size_t ll_len, const char *kernel, const rk_target *t, const cc_toolchain *tc,
                     const rk_compile_options *o, rk_llvm_flavor flavor);
 /* A hit fills binary, cubin and toolchain_id; false on miss (a corrupt entry
  * is reported at debug level and removed). */
 bool cc_cache_get(const char *dir, const cc_key *k, cc_output *out);
+/* Remove the entry of k, reporting why at debug level. */
+void cc_cache_drop(const char *dir, const cc_key *k, const char *why);
 /* Store atomically; failures are reported at debug level only. */
 void cc_cache_put(const char *dir, const cc_key *k, const cc_output *in);
 /* The entry file of key k under dir. */
