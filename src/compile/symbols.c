@@ -30,8 +30,9 @@ static rk_status elf_functions(const cc_blob *b, const char *what, const char *k
         GElf_Shdr sh;
         if (!gelf_getshdr(scn, &sh) || sh.sh_type != (dyn ? SHT_DYNSYM : SHT_SYMTAB) || !sh.sh_entsize) continue;
         Elf_Data *d = elf_getdata(scn, NULL);
-        size_t n = d ? sh.sh_size / sh.sh_entsize : 0;
-        for (size_t i = 0; i < n; i++) {
+        /* the data's size, not the header's claim: bounded by the file */
+        size_t n = d ? d->d_size / sh.sh_entsize : 0;
+        for (size_t i = 0; i < n && i <= INT32_MAX; i++) {
             GElf_Sym sym;
             if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx == SHN_UNDEF) continue;
             int bind = GELF_ST_BIND(sym.st_info), type = GELF_ST_TYPE(sym.st_info);
