@@ -3,27 +3,17 @@
  * RK_ERR_UNSUPPORTED) with a message; a linked HSACO is at most a small
  * multiple of the object and starts with an ELF header. libFuzzer entry;
  * tests/fuzz_replay replays the corpus. */
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+#include "fuzz_check.h"
 
 #include "compile/compile_int.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define LINK_CHECK(cond)                                                                   \
-    do {                                                                                   \
-        if (!(cond)) {                                                                     \
-            fprintf(stderr, "fuzz_amdgpu_link: %s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            abort();                                                                       \
-        }                                                                                  \
-    } while (0)
+#define LINK_CHECK(cond) RK_FUZZ_CHECK("fuzz_amdgpu_link", cond)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    uint8_t *copy = malloc(size ? size : 1);
+    uint8_t *copy = rk_fuzz_copy(data, size);
     if (!copy) return 0;
-    memcpy(copy, data, size);
     cc_blob in = {copy, size}, out = {0};
     rk_status s = cc_amdgpu_link(&in, &out);
     if (s == RK_OK) {

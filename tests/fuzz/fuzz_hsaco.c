@@ -2,29 +2,19 @@
  * be read or refused with a message, never crash, leak or allocate beyond a
  * small multiple of the input; what is read has at most the kernel limit and
  * NUL-terminated names. libFuzzer entry; tests/fuzz_replay replays the corpus. */
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+#include "fuzz_check.h"
 
 #include "rocke/analysis.h"
 #include "rocke/target.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define HSACO_CHECK(cond)                                                                  \
-    do {                                                                                   \
-        if (!(cond)) {                                                                     \
-            fprintf(stderr, "fuzz_hsaco: %s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            abort();                                                                       \
-        }                                                                                  \
-    } while (0)
+#define HSACO_CHECK(cond) RK_FUZZ_CHECK("fuzz_hsaco", cond)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     /* a private copy of the exact size: any over-read is caught */
-    uint8_t *copy = malloc(size ? size : 1);
+    uint8_t *copy = rk_fuzz_copy(data, size);
     if (!copy) return 0;
-    memcpy(copy, data, size);
     rk_hsaco_info info;
     const rk_target *const fallback[] = {NULL, rk_target_find("gfx942")};
     for (int i = 0; i < 2; i++) {

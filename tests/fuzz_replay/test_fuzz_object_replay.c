@@ -39,7 +39,7 @@ static void test_replay_amdgpu_link(void **state) {
     /* the seeds are real objects: the linker takes each */
     char *data;
     size_t n;
-    assert_int_equal(rk_read_file(ROCKE_SOURCE_DIR "/tests/fuzz/corpus/amdgpu_link/seed_amd_vadd_gfx942.o", &data,
+    assert_int_equal(rk_read_file(ROCKE_SOURCE_DIR "/tests/fuzz/corpus/amdgpu_link/seed_amd_vadd_gfx942.elf", &data,
                                   &n), RK_OK);
     cc_blob in = {(uint8_t *)data, n}, out = {0};
     assert_int_equal(cc_amdgpu_link(&in, &out), RK_OK);
