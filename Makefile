@@ -3,7 +3,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build run test test-asan fuzz gpu-check bench clean
+.PHONY: all deps build run test test-asan fuzz fuzz-long gpu-check bench clean
 
 all: build
 
@@ -39,6 +39,13 @@ fuzz:
 	ROCKE_WITH_FUZZ=1 scripts/install-deps.sh
 	cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang-22 -DROCKE_FUZZ=ON -DROCKE_TESTS=OFF
 	cmake --build build-fuzz -j$(JOBS)
+
+# Every fuzz target for FUZZ_SECONDS each (default an hour: four hours in all),
+# random seeds, corpus kept in build-fuzz/corpus-<target>; findings land in
+# build-fuzz/findings/ and, once fixed, in tests/fuzz/corpus/<target>/.
+FUZZ_SECONDS ?= 3600
+fuzz-long: fuzz
+	tests/fuzz/run_fuzzers.sh build-fuzz $(FUZZ_SECONDS) long
 
 clean:
 	rm -rf build build-asan build-fuzz

@@ -123,7 +123,7 @@ static int make_buffer(rk_emu *e, const rk_kernel *k, const rk_param *p, const c
     if (!strncmp(spec, "file:", 5)) {
         char *data;
         size_t n;
-        if (rk_read_file(spec + 5, &data, &n) != RK_OK) {
+        if (rk_read_regular_file(spec + 5, &data, &n) != RK_OK) {
             fprintf(stderr, "rocke exec: --arg %s: %s\n", p->name, rk_error_message());
             return 1;
         }

@@ -2,7 +2,9 @@
  * (32) holds a msgpack map (amdhsa.target, amdhsa.kernels: one map per
  * kernel with .vgpr_count, .sgpr_count, ...), read with libelf and
  * msgpack-c; arch VGPRs come from the <kernel>.num_vgpr symbol the
- * assembler leaves in .symtab. Layer: analysis. */
+ * assembler leaves in .symtab. Every count and length read from the file is
+ * bounded by the bytes that hold it before anything is allocated for it
+ * (msgpack-c sizes its zone from container counts). Layer: analysis. */
 #include <gelf.h>
 #include <libelf.h>
 #include <msgpack.h>
@@ -54,7 +56,83 @@ static void read_kernel(const msgpack_object *m, rk_kernel_resources *k) {
     }
 }
 
+/* Big-endian field of w bytes at *at, advancing; false past the end. */
+static bool take_be(const uint8_t *p, size_t n, size_t *at, unsigned w, uint64_t *v) {
+    if (w > n - *at) return false;
+    *v = 0;
+    for (unsigned i = 0; i < w; i++) *v = *v << 8 | p[(*at)++];
+    return true;
+}
+
+/* Walk one msgpack object without building it: every string, binary and
+ * extension length must lie inside the n bytes, and every container count
+ * must fit in what is left (each element takes at least one byte), so the
+ * unpacker allocates at most a small multiple of n. */
+static rk_status check_msgpack_bounds(const uint8_t *p, size_t n) {
+    size_t at = 0;
+    uint64_t pending = 1; /* objects still to read */
+    while (pending) {
+        if (at >= n) return rk_fail(RK_ERR_PARSE, "the AMDGPU metadata note ends inside its msgpack data (%zu bytes)", n);
+        uint8_t b = p[at++];
+        pending--;
+        uint64_t len = 0, items = 0;
+        unsigned w = 0;     /* width of a length field that follows */
+        unsigned fixed = 0; /* payload bytes of fixed size */
+        bool ok = true, is_map = false, counted = false;
+        if (b <= 0x7f || b >= 0xe0 || b == 0xc0 || b == 0xc2 || b == 0xc3) {
+        } else if ((b & 0xf0) == 0x80) {
+            items = 2u * (b & 15u);
+        } else if ((b & 0xf0) == 0x90) {
+            items = b & 15u;
+        } else if ((b & 0xe0) == 0xa0) {
+            len = b & 31u;
+        } else {
+            switch (b) {
+            case 0xc4: case 0xd9: w = 1; break;                 /* bin8, str8 */
+            case 0xc5: case 0xda: w = 2; break;                 /* bin16, str16 */
+            case 0xc6: case 0xdb: w = 4; break;                 /* bin32, str32 */
+            case 0xc7: w = 1; fixed = 1; break;                 /* ext8: length, type */
+            case 0xc8: w = 2; fixed = 1; break;
+            case 0xc9: w = 4; fixed = 1; break;
+            case 0xca: fixed = 4; break;                        /* float32 */
+            case 0xcb: fixed = 8; break;                        /* float64 */
+            case 0xcc: case 0xd0: fixed = 1; break;             /* (u)int8 */
+            case 0xcd: case 0xd1: fixed = 2; break;
+            case 0xce: case 0xd2: fixed = 4; break;
+            case 0xcf: case 0xd3: fixed = 8; break;
+            case 0xd4: fixed = 2; break;                        /* fixext 1, 2, 4, 8, 16 (+ type) */
+            case 0xd5: fixed = 3; break;
+            case 0xd6: fixed = 5; break;
+            case 0xd7: fixed = 9; break;
+            case 0xd8: fixed = 17; break;
+            case 0xdc: w = 2; counted = true; break;            /* array16 */
+            case 0xdd: w = 4; counted = true; break;            /* array32 */
+            case 0xde: w = 2; counted = true; is_map = true; break;
+            case 0xdf: w = 4; counted = true; is_map = true; break;
+            default: ok = false; break;                         /* 0xc1: never used */
+            }
+        }
+        if (!ok) return rk_fail(RK_ERR_PARSE, "the AMDGPU metadata note holds the unused msgpack byte 0x%02x at %zu",
+                                b, at - 1);
+        if (w && !take_be(p, n, &at, w, counted ? &items : &len))
+            return rk_fail(RK_ERR_PARSE, "the AMDGPU metadata note ends inside a msgpack length (%zu bytes)", n);
+        if (is_map) items *= 2;
+        len += fixed;
+        if (len > n - at)
+            return rk_fail(RK_ERR_PARSE, "the AMDGPU metadata note declares a %llu-byte msgpack item at offset %zu, "
+                           "past its end (%zu bytes)", (unsigned long long)len, at, n);
+        at += (size_t)len;
+        if (items > n - at || pending + items > n - at)
+            return rk_fail(RK_ERR_PARSE, "the AMDGPU metadata note declares %llu msgpack elements at offset %zu but "
+                           "only %zu bytes follow", (unsigned long long)items, at, n - at);
+        pending += items;
+    }
+    return RK_OK;
+}
+
 static rk_status read_metadata(const char *desc, size_t n, rk_hsaco_info *out) {
+    rk_status bounds = check_msgpack_bounds((const uint8_t *)desc, n);
+    if (bounds != RK_OK) return bounds;
     msgpack_unpacked u;
     msgpack_unpacked_init(&u);
     size_t off = 0;
@@ -93,6 +171,9 @@ static rk_status find_note(Elf *e, rk_hsaco_info *out, bool *found) {
         GElf_Nhdr nh;
         while (d && (off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
             const char *name = (const char *)d->d_buf + name_off;
+            if (name_off > d->d_size || nh.n_namesz > d->d_size - name_off || desc_off > d->d_size ||
+                nh.n_descsz > d->d_size - desc_off)
+                return rk_fail(RK_ERR_PARSE, "a note overruns its %zu-byte section", d->d_size);
             if (nh.n_type == NT_AMDGPU_METADATA && nh.n_namesz == 7 && !memcmp(name, "AMDGPU", 7)) {
                 *found = true;
                 return read_metadata((const char *)d->d_buf + desc_off, nh.n_descsz, out);
@@ -109,8 +190,9 @@ static void read_symbols(Elf *e, rk_hsaco_info *out) {
         GElf_Shdr sh;
         if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize) continue;
         Elf_Data *d = elf_getdata(scn, NULL);
-        size_t n = d ? sh.sh_size / sh.sh_entsize : 0;
-        for (size_t i = 0; i < n; i++) {
+        /* the data's size, not the header's claim: bounded by the file */
+        size_t n = d ? d->d_size / sh.sh_entsize : 0;
+        for (size_t i = 0; i < n && i <= INT32_MAX; i++) {
             GElf_Sym sym;
             if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx != SHN_ABS) continue;
             const char *nm = elf_strptr(e, sh.sh_link, sym.st_name);

@@ -112,9 +112,36 @@ int rk_fmt_double_repr(char out[32], double v);
 
 /* ---- error message helpers ------------------------------------------------ */
 rk_status rk_vfail(rk_status s, const char *fmt, va_list ap);
-/* Write a file atomically: temp file in the same folder, fsync-free rename. */
+/* ---- file_out.c: the one writer of output files ---------------------------
+ * A regular or new file is written under a temporary name beside it (beside
+ * a symbolic link's target) and renamed into place on commit; a FIFO or a
+ * character device is written through (a FIFO must have a reader: no wait);
+ * a folder, socket or block device is refused with a message naming it. */
+typedef struct rk_outfile {
+    char *path;     /* the file the data lands in (a link's target) */
+    char *tmp;      /* temporary name; NULL when writing through */
+    int fd;
+    bool through;   /* FIFO / character device / an open descriptor's name */
+} rk_outfile;
+rk_status rk_outfile_open(rk_outfile *f, const char *path);
+rk_status rk_outfile_write(rk_outfile *f, const void *data, size_t n);
+/* Close and rename into place; releases f whatever the outcome. */
+rk_status rk_outfile_commit(rk_outfile *f);
+/* Close and remove the temporary; releases f. */
+void rk_outfile_discard(rk_outfile *f);
+/* open + write + commit. */
 rk_status rk_write_file_atomic(const char *path, const void *data, size_t n);
-/* Read a whole file ("-" = stdin). *out is NUL-terminated, freed with rk_free(*out, *n + 1). */
+
+/* ---- file.c: bounded whole-file reads ---------------------------------------
+ * The limit is 256 MiB unless ROCKE_INPUT_LIMIT_MIB says otherwise (1 to
+ * 1048576); a malformed value is an error of every read. */
+rk_status rk_input_limit(size_t *out);
+/* Read a whole file ("-" = stdin): a regular file, FIFO or character device,
+ * refused past the limit; folders, sockets and block devices are refused.
+ * *out is NUL-terminated, freed with rk_free(*out, *n + 1). */
 rk_status rk_read_file(const char *path, char **out, size_t *n);
+/* The same for inputs whose size must be known: regular files only (no
+ * stdin, FIFO or device). */
+rk_status rk_read_regular_file(const char *path, char **out, size_t *n);
 
 #endif

@@ -581,6 +581,11 @@ rk_status cc_amdgpu_link_as(const cc_blob *objb, const char *comment, cc_blob *h
          * empty padding section was not observed) */
         if (!l.s[O_RELRO_PAD].size) s = unsupported(".dynamic ending on a page boundary");
     }
+    /* every section size was checked against the file, so the output is a
+     * small multiple of the input plus page padding; anything else is a bug
+     * in that reasoning, refused rather than allocated */
+    if (s == RK_OK && l.total > 8 * (uint64_t)o->n + 16 * PAGE)
+        s = invalid("the output would take %llu bytes for a %zu-byte object", (unsigned long long)l.total, o->n);
     uint8_t *out = NULL;
     if (s == RK_OK && !(out = rk_calloc(1, l.total + 1))) s = rk_fail(RK_ERR_NOMEM, "out of memory");
     if (s == RK_OK) s = write_rodata(o, &l, out);

@@ -1,6 +1,7 @@
 /* rocke — content-addressed compile cache. Key: XXH3-128 over the LLVM IR,
- * the target, the toolchain identity (paths, sizes, mtimes of the compiler
- * files) and the options that change the output. One file per entry,
+ * the kernel name the output is checked against, the target, the toolchain
+ * identity (paths, sizes, mtimes of the compiler files) and the options that
+ * change the output. One file per entry,
  * DIR/v1/<2 hex>/<32 hex>.rkc:
  *   header (64 bytes, little-endian): magic "RKCACHE1", u32 version, u32
  *   header size, key[16], u64 binary size, u64 cubin size, u64 id size,
@@ -8,7 +9,9 @@
  *   payload: binary, cubin, toolchain id text.
  * Written to a temporary file and renamed (two writers of one key: the last
  * rename wins, both are whole); a bad checksum or size is reported at debug
- * level, the entry removed and rebuilt. Layer: compile. */
+ * level, the entry removed and rebuilt. An entry that is not a regular file
+ * (a FIFO, a link, a device) is detected without blocking and removed. A hit
+ * is then checked exactly like a fresh output (cc_check_output). Layer: compile. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
@@ -38,7 +41,10 @@ static void feed_str(XXH3_state_t *st, const char *s) {
     XXH3_128bits_update(st, s ? s : "", n);
 }
 
-cc_key cc_cache_key(const char *ll, size_t ll_len, const rk_target *t, const cc_toolchain *tc,
+/* Every input a compile's checks read is in the key (the kernel name too),
+ * so a hit stands for a miss that passed them; the pipeline still re-checks
+ * the output of a hit (cc_check_output) against a planted or stale entry. */
+cc_key cc_cache_key(const char *ll, size_t ll_len, const char *kernel, const rk_target *t, const cc_toolchain *tc,
                     const rk_compile_options *o, rk_llvm_flavor flavor) {
     XXH3_state_t st;
     XXH3_128bits_reset(&st);
@@ -46,6 +52,7 @@ cc_key cc_cache_key(const char *ll, size_t ll_len, const rk_target *t, const cc_
     snprintf(opts, sizeof opts, "rocke-cache-%u;rocke %s;O%u;%s", CACHE_VERSION, RK_VERSION_STRING, o->opt_level,
              rk_llvm_flavor_name(flavor));
     feed_str(&st, opts);
+    feed_str(&st, kernel);
     feed_str(&st, t->name);
     feed_str(&st, t->triple);
     feed_str(&st, t->cpu);
@@ -81,19 +88,51 @@ static uint64_t checksum(const uint8_t *hdr, const uint8_t *payload, size_t n) {
 
 static void drop(const char *path, const char *why) {
     cc_debug("cache: %s: %s; removing it and compiling again", path, why);
-    unlink(path);
+    unlink(path); /* fails harmlessly on a folder: that name then stays a miss */
+}
+
+void cc_cache_drop(const char *dir, const cc_key *k, const char *why) {
+    char path[RK_PATH_MAX];
+    cc_cache_path(dir, k, path);
+    drop(path, why);
+}
+
+/* An entry holds one small code object; anything this large is not ours. */
+#define MAX_ENTRY_BYTES ((off_t)1 << 30)
+
+/* Open the entry without ever waiting: O_NONBLOCK so a FIFO planted at the
+ * name opens at once (and is then seen by fstat), O_NOFOLLOW so a link is
+ * not followed. Non-regular entries are removed (a folder cannot be; it
+ * stays a miss). Returns -1 on a miss. */
+static int open_entry(const char *path, struct stat *st) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY);
+    if (fd < 0) {
+        if (errno == ELOOP) drop(path, "a symbolic link, not a cache entry");
+        else if (errno != ENOENT) cc_debug("cache: cannot open %s: %s (compiling)", path, strerror(errno));
+        return -1;
+    }
+    const char *why = NULL;
+    if (fstat(fd, st) != 0) why = "cannot be examined";
+    else if (!S_ISREG(st->st_mode)) why = S_ISFIFO(st->st_mode) ? "a FIFO, not a cache entry"
+                                        : S_ISDIR(st->st_mode) ? "a folder, not a cache entry"
+                                                               : "not a regular file";
+    else if (st->st_size > MAX_ENTRY_BYTES) why = "larger than any cache entry (over 1 GiB)";
+    if (!why) return fd;
+    close(fd);
+    drop(path, why);
+    return -1;
 }
 
 /* Read the whole entry with one read (small files), then check it. */
 bool cc_cache_get(const char *dir, const cc_key *k, cc_output *out) {
     char path[RK_PATH_MAX];
     cc_cache_path(dir, k, path);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return false;
     struct stat st;
+    int fd = open_entry(path, &st);
+    if (fd < 0) return false;
     uint8_t *data = NULL;
     size_t size = 0;
-    bool ok = fstat(fd, &st) == 0 && st.st_size >= (off_t)HEADER_SIZE;
+    bool ok = st.st_size >= (off_t)HEADER_SIZE;
     if (ok) {
         size = (size_t)st.st_size;
         data = rk_malloc(size);

@@ -1,7 +1,9 @@
 /* rocke — artifacts: freeing them and writing DIR/NAME.ll plus the binary
- * (NAME.hsaco, or NAME.ptx and NAME.cubin): every file is written whole under
- * a temporary name first and only then renamed into place, so a failure
- * leaves no partial file in DIR. Layer: compile. */
+ * (NAME.hsaco, or NAME.ptx and NAME.cubin) through the base writer: every
+ * regular file is written whole under a temporary name first and only then
+ * renamed into place, so a failure leaves no partial file in DIR; a FIFO or
+ * device already standing at a name is written through, never replaced.
+ * Layer: compile. */
 #include <errno.h>
 #include <stdio.h>
 #include <sys/stat.h>
@@ -40,22 +42,26 @@ rk_status rk_artifact_write(const rk_artifact *a, const char *dir) {
         {"cubin", a->cubin, a->cubin_size},
     };
     int nfiles = a->cubin ? 3 : 2;
-    char paths[3][RK_PATH_MAX], tmps[3][RK_PATH_MAX + 32];
-    for (int i = 0; i < nfiles; i++) {
-        int n = snprintf(paths[i], RK_PATH_MAX, "%s/%s.%s", dir, a->kernel_name, files[i].ext);
-        if (n < 0 || n >= RK_PATH_MAX) return rk_fail(RK_ERR_IO, "output path in '%s' is too long", dir);
-        if (snprintf(tmps[i], sizeof tmps[i], "%s.tmp.%ld", paths[i], (long)getpid()) >= (int)sizeof tmps[i])
-            return rk_fail(RK_ERR_IO, "output path in '%s' is too long", dir);
-    }
-    /* all files complete under temporary names first, then the renames */
+    char path[RK_PATH_MAX];
+    rk_outfile out[3];
+    int opened = 0;
     rk_status s = RK_OK;
-    for (int i = 0; i < nfiles && s == RK_OK; i++)
-        s = cc_write_file(tmps[i], files[i].data ? files[i].data : "", files[i].n);
-    for (int i = 0; i < nfiles && s == RK_OK; i++)
-        if (rename(tmps[i], paths[i]) != 0)
-            s = rk_fail(RK_ERR_IO, "cannot write '%s': %s", paths[i], strerror(errno));
-    if (s != RK_OK)
-        for (int i = 0; i < nfiles; i++) unlink(tmps[i]);
+    /* all files complete (under temporary names) first, then the renames */
+    for (int i = 0; i < nfiles && s == RK_OK; i++) {
+        int n = snprintf(path, RK_PATH_MAX, "%s/%s.%s", dir, a->kernel_name, files[i].ext);
+        if (n < 0 || n >= RK_PATH_MAX) s = rk_fail(RK_ERR_IO, "output path in '%s' is too long", dir);
+        if (s == RK_OK) s = rk_outfile_open(&out[i], path);
+        if (s == RK_OK) opened++;
+        if (s == RK_OK) s = rk_outfile_write(&out[i], files[i].data ? files[i].data : "", files[i].n);
+    }
+    if (s != RK_OK) {
+        for (int i = 0; i < opened; i++) rk_outfile_discard(&out[i]);
+        return s;
+    }
+    for (int i = 0; i < nfiles; i++) {
+        rk_status c = rk_outfile_commit(&out[i]);
+        if (s == RK_OK) s = c;
+    }
     return s;
 }
 

@@ -48,7 +48,9 @@ void cc_error_excerpt(rk_buf *dst, const char *err, size_t n);
 /* A fresh private folder under $TMPDIR (or /tmp); removed with cc_tmpdir_remove. */
 rk_status cc_tmpdir(char out[RK_PATH_MAX]);
 void cc_tmpdir_remove(const char *dir);
+/* Create a new file (never one that exists: temporaries) holding data. */
 rk_status cc_write_file(const char *path, const void *data, size_t n);
+/* A tool's output file, bounded like every input (rk_read_regular_file). */
 rk_status cc_read_blob(const char *path, cc_blob *out);
 /* True when the file starts with the ELF magic. */
 bool cc_is_elf_file(const char *path);
@@ -137,16 +139,20 @@ rk_status cc_tool_llvm_version(const char *tool, unsigned *maj, unsigned *min, u
 rk_status cc_check_hsaco(const cc_blob *hsaco, const char *kernel);
 rk_status cc_check_ptx(const cc_blob *ptx, const char *kernel);
 rk_status cc_check_cubin(const cc_blob *cubin, const char *kernel);
+/* All of the above that apply to t: run on every output, cache hit or miss. */
+rk_status cc_check_output(const cc_output *out, const rk_target *t, const char *kernel);
 
 /* ---- cache.c ------------------------------------------------------------------- */
 typedef struct cc_key { uint8_t b[16]; } cc_key;
 void cc_key_hex(const cc_key *k, char hex[33]);
-/* Key over the LLVM IR, target, toolchain identity and options. */
-cc_key cc_cache_key(const char *ll, size_t ll_len, const rk_target *t, const cc_toolchain *tc,
+/* Key over the LLVM IR, kernel name, target, toolchain identity and options. */
+cc_key cc_cache_key(const char *ll, size_t ll_len, const char *kernel, const rk_target *t, const cc_toolchain *tc,
                     const rk_compile_options *o, rk_llvm_flavor flavor);
 /* A hit fills binary, cubin and toolchain_id; false on miss (a corrupt entry
  * is reported at debug level and removed). */
 bool cc_cache_get(const char *dir, const cc_key *k, cc_output *out);
+/* Remove the entry of k, reporting why at debug level. */
+void cc_cache_drop(const char *dir, const cc_key *k, const char *why);
 /* Store atomically; failures are reported at debug level only. */
 void cc_cache_put(const char *dir, const cc_key *k, const cc_output *in);
 /* The entry file of key k under dir. */

@@ -66,13 +66,25 @@ static rk_status compile_llir(rk_artifact *a, const rk_target *t, const rk_compi
     bool use_cache = o->cache && o->cache_dir[0];
     cc_key key;
     if (use_cache) {
-        key = cc_cache_key(a->llvm_ir, ll_len, t, tc, o, a->flavor);
+        key = cc_cache_key(a->llvm_ir, ll_len, a->kernel_name, t, tc, o, a->flavor);
         cc_key_hex(&key, a->cache_key);
         /* an ISA dump needs the compiler's assembly, which is not cached */
-        if (!job.want_isa && cc_cache_get(o->cache_dir, &key, &out)) a->cache_hit = true;
+        if (!job.want_isa && cc_cache_get(o->cache_dir, &key, &out)) {
+            /* a hit passes the same output checks as a miss; one that fails
+             * (planted, or left by an older rocke) is removed and rebuilt */
+            if (cc_check_output(&out, t, job.kernel) == RK_OK) {
+                a->cache_hit = true;
+            } else {
+                cc_cache_drop(o->cache_dir, &key, rk_error_message());
+                rk_clear_error();
+                cc_output_free(&out);
+                memset(&out, 0, sizeof out);
+            }
+        }
     }
     if (!a->cache_hit) {
         rk_status s = run_toolchain(tc, &job, &out);
+        if (s == RK_OK) s = cc_check_output(&out, t, job.kernel);
         if (s != RK_OK) {
             cc_output_free(&out);
             return s;

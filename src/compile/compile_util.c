@@ -70,8 +70,10 @@ void cc_tmpdir_remove(const char *dir) {
     rmdir(dir);
 }
 
+/* Temporaries only: the file must not exist yet (O_EXCL), so a FIFO or link
+ * planted at the name is never written through. */
 rk_status cc_write_file(const char *path, const void *data, size_t n) {
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0) return rk_fail(RK_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
     const uint8_t *p = data;
     while (n) {
@@ -94,7 +96,7 @@ rk_status cc_read_blob(const char *path, cc_blob *out) {
     size_t n;
     out->data = NULL;
     out->size = 0;
-    if (rk_read_file(path, &data, &n) != RK_OK) return RK_ERR_IO;
+    if (rk_read_regular_file(path, &data, &n) != RK_OK) return RK_ERR_IO;
     out->data = (uint8_t *)data;
     out->size = n;
     return RK_OK;

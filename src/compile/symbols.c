@@ -30,8 +30,9 @@ static rk_status elf_functions(const cc_blob *b, const char *what, const char *k
         GElf_Shdr sh;
         if (!gelf_getshdr(scn, &sh) || sh.sh_type != (dyn ? SHT_DYNSYM : SHT_SYMTAB) || !sh.sh_entsize) continue;
         Elf_Data *d = elf_getdata(scn, NULL);
-        size_t n = d ? sh.sh_size / sh.sh_entsize : 0;
-        for (size_t i = 0; i < n; i++) {
+        /* the data's size, not the header's claim: bounded by the file */
+        size_t n = d ? d->d_size / sh.sh_entsize : 0;
+        for (size_t i = 0; i < n && i <= INT32_MAX; i++) {
             GElf_Sym sym;
             if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx == SHN_UNDEF) continue;
             int bind = GELF_ST_BIND(sym.st_info), type = GELF_ST_TYPE(sym.st_info);
@@ -93,5 +94,18 @@ rk_status cc_check_ptx(const cc_blob *ptx, const char *kernel) {
         s = rk_fail(RK_ERR_TOOLCHAIN, "the PTX should define exactly the kernel '%s' but defines %s", kernel,
                     n ? rk_buf_cstr(&names) : "no .entry");
     rk_buf_free(&names);
+    return s;
+}
+
+/* Every check a fresh compile makes of its output, in one place, so a cache
+ * hit is held to exactly the same rules as a miss: the binary (and the
+ * cubin, when there is one) defines exactly `kernel`. */
+rk_status cc_check_output(const cc_output *out, const rk_target *t, const char *kernel) {
+    if (t->vendor == RK_VENDOR_AMD) {
+        if (out->cubin.size) return rk_fail(RK_ERR_TOOLCHAIN, "an AMD code object came with a cubin");
+        return cc_check_hsaco(&out->binary, kernel);
+    }
+    rk_status s = cc_check_ptx(&out->binary, kernel);
+    if (s == RK_OK && out->cubin.size) s = cc_check_cubin(&out->cubin, kernel);
     return s;
 }

@@ -228,6 +228,13 @@ typedef bool (*ir_walk_fn)(void *ud, rk_op *op, uint32_t depth);
 /* Pre-order walk; stop when fn returns false. */
 bool ir_walk(rk_region *r, ir_walk_fn fn, void *ud, uint32_t depth);
 
+/* ---- verify_asm.c -------------------------------------------------------------------- */
+/* Which back ends' constraint letters apply (a target's vendor, or both). */
+enum { IR_ASM_AMD = 1u, IR_ASM_NV = 2u, IR_ASM_ANY = 3u };
+/* tile.inline_asm: the constraint string against operand and result counts
+ * and types (LLVM's grammar); false with msg naming the constraint. */
+bool ir_check_asm_constraints(const rk_kernel *k, const rk_op *op, unsigned vendor, char *msg, size_t n);
+
 /* ---- diag.c ------------------------------------------------------------------------------ */
 /* Append one diagnostic (copies where and msg); false on OOM. */
 bool ir_diag_add(rk_diags *d, rk_severity sev, const rk_op *op, const char *where, const char *msg);

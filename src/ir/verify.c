@@ -334,6 +334,13 @@ static void check_region_end(vctx *c, const rk_op *op, uint32_t idx, const rk_re
             r->label ? r->label : "?");
 }
 
+/* The back end whose inline-asm constraint letters apply (both without a target). */
+static unsigned asm_vendor(const rk_verify_target *t) {
+    if (t && (t->features & RK_FEAT_AMD)) return IR_ASM_AMD;
+    if (t && (t->features & RK_FEAT_NV)) return IR_ASM_NV;
+    return IR_ASM_ANY;
+}
+
 static void check_op(vctx *c, const rk_op *op, const rk_region *r, uint32_t pos) {
     uint32_t idx = c->next_idx++;
     if (!op) {
@@ -366,6 +373,8 @@ static void check_op(vctx *c, const rk_op *op, const rk_region *r, uint32_t pos)
     } else if (operands_ok && results_ok) {
         char msg[512];
         if (!ir_check_op(c->k, op, msg, sizeof msg)) ERR(c, op, idx, "%s", msg);
+        else if (op->code == RK_OP_INLINE_ASM && !ir_check_asm_constraints(c->k, op, asm_vendor(c->tgt), msg, sizeof msg))
+            ERR(c, op, idx, "%s", msg);
     }
     check_terminators(c, op, idx, r, pos);
     if (c->tgt) check_target(c, op, idx);

@@ -2,13 +2,16 @@
  * `llvm-readelf-22 --notes` prints for the same code object (its YAML-ish
  * text is the independent reference), for kernels with LDS, AGPRs and
  * spills on gfx90a/gfx942/gfx950; the occupancy model on hand-computed
- * cases; instruction counts; bad inputs. */
+ * cases; instruction counts; bad inputs, and (issue 20 item 6) crafted
+ * metadata whose msgpack lengths and counts claim more than the note holds,
+ * refused before msgpack-c allocates for them. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -289,12 +292,73 @@ static void test_bad_inputs(void **state) {
     rk_artifact_free(a);
 }
 
+/* Offset and size of the AMDGPU metadata descriptor inside an HSACO: the
+ * note header is namesz 7, descsz, type 32, then "AMDGPU\0" padded to 8. */
+static size_t find_metadata(const uint8_t *p, size_t n, uint32_t *descsz) {
+    for (size_t i = 12; i + 8 <= n; i++) {
+        if (memcmp(p + i, "AMDGPU\0\0", 8)) continue;
+        uint32_t namesz, type;
+        memcpy(&namesz, p + i - 12, 4);
+        memcpy(descsz, p + i - 8, 4);
+        memcpy(&type, p + i - 4, 4);
+        if (namesz == 7 && type == 32 && i + 8 + *descsz <= n) return i + 8;
+    }
+    fail_msg("no AMDGPU metadata note found");
+    return 0;
+}
+
+static void expect_refused(const uint8_t *orig, size_t n, size_t at, const uint8_t *bytes, size_t k, const char *msg) {
+    uint8_t *p = malloc(n);
+    memcpy(p, orig, n);
+    memcpy(p + at, bytes, k);
+    rk_hsaco_info info;
+    assert_int_equal(rk_analyze_hsaco(p, n, NULL, &info), RK_ERR_PARSE);
+    if (!strstr(rk_error_message(), msg)) fprintf(stderr, "message: %s\n", rk_error_message());
+    assert_non_null(strstr(rk_error_message(), msg));
+    free(p);
+}
+
+static void test_crafted_lengths(void **state) {
+    (void)state;
+    rk_artifact *a = build("amd_vadd.ll", "vadd", "gfx942");
+    const uint8_t *h = a->binary;
+    size_t n = a->binary_size;
+    uint32_t descsz = 0;
+    size_t d = find_metadata(h, n, &descsz);
+    rk_hsaco_info info;
+    assert_int_equal(rk_analyze_hsaco(h, n, NULL, &info), RK_OK);
+    assert_int_equal(info.nkernels, 1);
+    /* containers and strings claiming 4 G of content in a note of a few hundred bytes */
+    expect_refused(h, n, d, (const uint8_t[]){0xdd, 0xff, 0xff, 0xff, 0xff}, 5, "declares 4294967295 msgpack elements");
+    expect_refused(h, n, d, (const uint8_t[]){0xdf, 0x7f, 0xff, 0xff, 0xff}, 5, "msgpack elements");
+    expect_refused(h, n, d, (const uint8_t[]){0xdb, 0xff, 0xff, 0xff, 0xff}, 5, "4294967295-byte msgpack item");
+    expect_refused(h, n, d, (const uint8_t[]){0xc6, 0x00, 0x10, 0x00, 0x00}, 5, "1048576-byte msgpack item");
+    /* nested: each level is small, the innermost claims what the note lacks */
+    expect_refused(h, n, d, (const uint8_t[]){0x91, 0x91, 0x91, 0xdc, 0xff, 0xff}, 6, "65535 msgpack elements");
+    expect_refused(h, n, d, (const uint8_t[]){0xc1}, 1, "unused msgpack byte 0xc1");
+    /* the last bytes of the note cut a length field */
+    expect_refused(h, n, d + descsz - 3, (const uint8_t[]){0xdd, 0x00, 0x00}, 3, "");
+    /* random damage anywhere in the note: parsed or refused, never more */
+    srand((unsigned)time(NULL) ^ (unsigned)getpid());
+    uint8_t *p = malloc(n);
+    for (int i = 0; i < 300; i++) {
+        memcpy(p, h, n);
+        for (int k = 0; k < 1 + rand() % 3; k++) p[d + (size_t)rand() % descsz] = (uint8_t)rand();
+        rk_status st = rk_analyze_hsaco(p, n, NULL, &info);
+        assert_true(st == RK_OK || st == RK_ERR_PARSE || st == RK_ERR_UNSUPPORTED);
+        if (st != RK_OK) assert_true(rk_error_message()[0] != '\0');
+    }
+    free(p);
+    rk_artifact_free(a);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_matches_readelf),
         cmocka_unit_test(test_occupancy_hand_computed),
         cmocka_unit_test(test_isa_counts),
         cmocka_unit_test(test_bad_inputs),
+        cmocka_unit_test(test_crafted_lengths),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -646,11 +646,11 @@ static void test_toolchain_identity(void **state) {
         /* ld.lld is part of the identity exactly when it may run */
         assert_true((strstr(tc.identity, "lld=/") != NULL) == (i != 1));
         memcpy(ids[i], tc.identity, sizeof ids[i]);
-        cc_key k = cc_cache_key("x", 1, t, &tc, &o, RK_LLVM22);
+        cc_key k = cc_cache_key("x", 1, "k", t, &tc, &o, RK_LLVM22);
         for (int j = 0; j < i; j++) {
             cc_toolchain other = tc;
             memcpy(other.identity, ids[j], sizeof other.identity);
-            cc_key kj = cc_cache_key("x", 1, t, &other, &o, RK_LLVM22);
+            cc_key kj = cc_cache_key("x", 1, "k", t, &other, &o, RK_LLVM22);
             assert_memory_not_equal(k.b, kj.b, sizeof k.b);
         }
     }

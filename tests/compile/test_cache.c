@@ -1,7 +1,9 @@
 /* rocke — the compile cache: miss then hit with identical bytes, keys that
  * follow the options, corrupt / truncated entries detected by size and
- * checksum, removed and rebuilt (reported at debug level), ROCKE_CACHE=0, and
- * several processes writing and reading one key at once. */
+ * checksum, removed and rebuilt (reported at debug level), ROCKE_CACHE=0,
+ * several processes writing and reading one key at once; issue 20: a hit is
+ * checked like a miss (another kernel name fails the same way), and an entry
+ * that is a FIFO, a link or a folder is never waited on or served. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -299,6 +301,181 @@ static void test_concurrent_writers(void **state) {
     rm_tree(dir);
 }
 
+/* One compile of `ll` as `kernel` for target `tn`; returns the status and
+ * copies the message (so hit and miss failures can be compared). */
+static rk_status compile_as(const char *ll, const char *kernel, const char *tn, const rk_compile_options *o,
+                            char *msg, size_t n, bool *hit) {
+    rk_artifact *a = NULL;
+    rk_status s = rk_compile_llvm_ir(ll, kernel, rk_target_find(tn), o, &a);
+    snprintf(msg, n, "%s", s == RK_OK ? "" : rk_error_message());
+    if (hit) *hit = a && a->cache_hit;
+    if (s == RK_OK) assert_non_null(a);
+    else assert_null(a);
+    rk_artifact_free(a);
+    return s;
+}
+
+static cc_key key_from_hex(const char *hex) {
+    cc_key k;
+    for (int i = 0; i < 16; i++) {
+        unsigned v;
+        assert_int_equal(sscanf(hex + 2 * i, "%2x", &v), 1);
+        k.b[i] = (uint8_t)v;
+    }
+    return k;
+}
+
+/* Rename the kernel inside a blob (same length: last letter changed). */
+static void rename_in(cc_blob *b, const char *name) {
+    size_t n = strlen(name);
+    for (size_t i = 0; b->size >= n && i <= b->size - n; i++)
+        if (!memcmp(b->data + i, name, n)) b->data[i + n - 1] ^= 1;
+}
+
+static const rk_compile_options *planted_opts;
+static unsigned planted_case;
+static char *planted_ll[2];
+static const char *const planted_name[2] = {"vadd", "vadd_nv"}, *const planted_target[2] = {"gfx942", "sm_90"};
+static void compile_planted(void *arg) {
+    (void)arg;
+    victim_result = NULL;
+    rk_status s = rk_compile_llvm_ir(planted_ll[planted_case], planted_name[planted_case],
+                                     rk_target_find(planted_target[planted_case]), planted_opts, &victim_result);
+    if (s != RK_OK) fprintf(stderr, "%s\n", rk_error_message());
+}
+
+/* Issue 20 item 1: a compile that a miss refuses is refused on a hit too.
+ * The key holds the kernel name, so another name is its own look-up and
+ * fails as a miss does; an entry planted under the right key that defines
+ * another kernel (valid checksum) is refused by the same output check.
+ * AMD (HSACO symbols) and NVIDIA (PTX .entry, cubin when ptxas is found). */
+static void test_hit_checks_like_miss(void **state) {
+    (void)state;
+    char nv_path[512];
+    snprintf(nv_path, sizeof nv_path, "%s/tests/compile/fixtures/nv_vadd.ll", ROCKE_SOURCE_DIR);
+    char *nv_ll;
+    size_t nn;
+    assert_int_equal(rk_read_file(nv_path, &nv_ll, &nn), RK_OK);
+    struct { const char *ll, *good, *target; } cases[] = {{vadd_ll, "vadd", "gfx942"}, {nv_ll, "vadd_nv", "sm_90"}};
+    planted_ll[0] = vadd_ll;
+    planted_ll[1] = nv_ll;
+    for (unsigned c = 0; c < 2; c++) {
+        rk_compile_options o;
+        assert_int_equal(rk_compile_options_default(rk_target_find(cases[c].target), &o), RK_OK);
+        o.toolchain = RK_TOOLCHAIN_LLVM;
+        o.inprocess = true;
+        o.cache = false;
+        char miss_msg[2048], hit_msg[2048], m[2048];
+        bool hit;
+        /* the reference: what a miss says */
+        assert_int_not_equal(compile_as(cases[c].ll, "nope", cases[c].target, &o, miss_msg, sizeof miss_msg, &hit),
+                             RK_OK);
+        assert_non_null(strstr(miss_msg, "'nope'"));
+        o.cache = true;
+        snprintf(o.cache_dir, sizeof o.cache_dir, "%s", cache_dir);
+        assert_int_equal(compile_as(cases[c].ll, cases[c].good, cases[c].target, &o, m, sizeof m, &hit), RK_OK);
+        assert_int_equal(compile_as(cases[c].ll, cases[c].good, cases[c].target, &o, m, sizeof m, &hit), RK_OK);
+        assert_true(hit);
+        /* an entry exists for this text: the wrong name fails exactly as on a miss */
+        assert_int_not_equal(compile_as(cases[c].ll, "nope", cases[c].target, &o, hit_msg, sizeof hit_msg, &hit),
+                             RK_OK);
+        assert_string_equal(hit_msg, miss_msg);
+        /* and the entry is still good for the right name */
+        rk_artifact *a = NULL;
+        assert_int_equal(rk_compile_llvm_ir(cases[c].ll, cases[c].good, rk_target_find(cases[c].target), &o, &a),
+                         RK_OK);
+        assert_true(a->cache_hit);
+        /* plant a whole entry that defines another kernel under the good key:
+         * the hit check refuses it, it is rebuilt, the result is the miss's */
+        cc_key k = key_from_hex(a->cache_key);
+        cc_output out;
+        memset(&out, 0, sizeof out);
+        assert_true(cc_cache_get(cache_dir, &k, &out));
+        rename_in(&out.binary, cases[c].good);
+        rename_in(&out.cubin, cases[c].good);
+        cc_cache_put(cache_dir, &k, &out);
+        cc_output_free(&out);
+        setenv("ROCKE_DEBUG", "1", 1);
+        planted_opts = &o;
+        planted_case = c;
+        char err[4096];
+        capture_stderr(compile_planted, NULL, err, sizeof err);
+        unsetenv("ROCKE_DEBUG");
+        assert_non_null(strstr(err, "should define exactly the kernel"));
+        assert_non_null(strstr(err, "removing it and compiling again"));
+        rk_artifact *b = victim_result;
+        assert_false(b->cache_hit);
+        assert_int_equal(b->binary_size, a->binary_size);
+        assert_memory_equal(b->binary, a->binary, a->binary_size);
+        rk_artifact_free(b);
+        assert_int_equal(compile_as(cases[c].ll, cases[c].good, cases[c].target, &o, m, sizeof m, &hit), RK_OK);
+        assert_true(hit); /* the rebuilt entry */
+        rk_artifact_free(a);
+    }
+    rk_free(nv_ll, nn + 1);
+}
+
+/* Replace the entry of the vadd compile by something else, compile again in
+ * a child with a watchdog: it must not hang, must compile (a miss) and leave
+ * a regular entry behind (except for a folder, which stays a miss). */
+static void test_entry_not_a_file(void **state) {
+    (void)state;
+    rk_compile_options o = opts();
+    rk_artifact *good = compile(&o);
+    char p[RK_PATH_MAX], target[RK_PATH_MAX + 8];
+    entry_path(good, p);
+    snprintf(target, sizeof target, "%s.real", p);
+    enum { FIFO, LINK, FOLDER, KINDS };
+    for (int kind = 0; kind < KINDS; kind++) {
+        assert_int_equal(unlink(p), 0);
+        if (kind == FIFO) assert_int_equal(mkfifo(p, 0600), 0);
+        if (kind == LINK) {
+            FILE *f = fopen(target, "wb");
+            fputs("not an entry", f);
+            fclose(f);
+            assert_int_equal(symlink(target, p), 0);
+        }
+        if (kind == FOLDER) assert_int_equal(mkdir(p, 0700), 0);
+        pid_t child = fork();
+        assert_true(child >= 0);
+        if (child == 0) {
+            alarm(60); /* a wait on the FIFO would end here, as a failure */
+            rk_artifact *a = NULL;
+            rk_status s = rk_compile_llvm_ir(vadd_ll, "vadd", rk_target_find("gfx942"), &o, &a);
+            bool same = s == RK_OK && !a->cache_hit && a->binary_size == good->binary_size &&
+                        !memcmp(a->binary, good->binary, good->binary_size);
+            _exit(same ? 0 : 1);
+        }
+        int st;
+        assert_int_equal(waitpid(child, &st, 0), child);
+        assert_true(WIFEXITED(st));
+        assert_int_equal(WEXITSTATUS(st), 0);
+        struct stat after;
+        assert_int_equal(lstat(p, &after), 0);
+        if (kind == FOLDER) {
+            assert_true(S_ISDIR(after.st_mode));
+            assert_int_equal(rmdir(p), 0);
+            rk_artifact *again = compile(&o); /* the name is free again: stored */
+            assert_false(again->cache_hit);
+            rk_artifact_free(again);
+        } else {
+            assert_true(S_ISREG(after.st_mode));
+        }
+        rk_artifact *hit = compile(&o);
+        assert_true(hit->cache_hit);
+        rk_artifact_free(hit);
+    }
+    /* the link's target was never touched */
+    char buf[32] = {0};
+    FILE *f = fopen(target, "rb");
+    assert_non_null(f);
+    assert_true(fread(buf, 1, sizeof buf - 1, f) > 0);
+    fclose(f);
+    assert_string_equal(buf, "not an entry");
+    unlink(target);
+    rk_artifact_free(good);
+}
+
 int main(void) {
     unsetenv("ROCKE_CACHE");
     unsetenv("ROCKE_TOOLCHAIN");
@@ -308,6 +485,8 @@ int main(void) {
         cmocka_unit_test(test_corrupt_and_truncated),
         cmocka_unit_test(test_cache_off),
         cmocka_unit_test(test_concurrent_writers),
+        cmocka_unit_test(test_hit_checks_like_miss),
+        cmocka_unit_test(test_entry_not_a_file),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,7 +1,6 @@
 /* rocke tests — replay every checked-in manifest fuzz input through the
  * libFuzzer entry point of tests/fuzz/fuzz_manifest.c (compiled in here with
  * gcc), so past findings stay fixed in ordinary ctest and ASan runs. */
-#include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,44 +11,16 @@
 
 #include <cmocka.h>
 
+#include "support/corpus_replay.h"
+
 #define ROCKE_FUZZ_REPLAY 1
 #include "fuzz/fuzz_manifest.c"
 
 #define CORPUS ROCKE_SOURCE_DIR "/tests/fuzz/corpus/manifest"
 
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
 static void test_replay_manifest(void **state) {
     (void)state;
-    DIR *d = opendir(CORPUS);
-    assert_non_null(d);
-    size_t n = 0, cap = 64;
-    char **names = malloc(cap * sizeof *names);
-    for (struct dirent *e; (e = readdir(d));) {
-        if (e->d_name[0] == '.') continue;
-        if (n == cap) names = realloc(names, (cap *= 2) * sizeof *names);
-        names[n++] = strdup(e->d_name);
-    }
-    closedir(d);
-    qsort(names, n, sizeof *names, cmp_str);
-    assert_true(n >= 20);
-    for (size_t i = 0; i < n; i++) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s", CORPUS, names[i]);
-        FILE *f = fopen(path, "rb");
-        assert_non_null(f);
-        fseek(f, 0, SEEK_END);
-        long len = ftell(f);
-        fseek(f, 0, SEEK_SET);
-        uint8_t *buf = malloc(len > 0 ? (size_t)len : 1);   /* exact size: ASan sees overreads */
-        assert_int_equal(fread(buf, 1, (size_t)len, f), (size_t)len);
-        fclose(f);
-        fuzz_input = names[i];
-        LLVMFuzzerTestOneInput(buf, (size_t)len);
-        free(buf);
-        free(names[i]);
-    }
-    free(names);
+    rk_test_replay_corpus(CORPUS, 20, LLVMFuzzerTestOneInput, &fuzz_input);
 }
 
 int main(void) {

@@ -860,8 +860,9 @@ static void test_target_mma_and_asm(void **state) {
     rk_diags_free(&d);
     /* no check_mma hook: atoms are not checked */
     assert_int_equal(verify_on(k, &sm90, &d), RK_ERR_VERIFY);
-    assert_int_equal(d.nerrors, 1);
+    assert_int_equal(d.nerrors, 2);
     assert_true(has_diag(&d, RK_SEV_ERROR, "requires arch 'gfx950' but the target is 'sm_90'"));
+    assert_true(has_diag(&d, RK_SEV_ERROR, "constraint 0 '=v' (of \"=v,v\"): not an NVPTX constraint"));
     rk_diags_free(&d);
     rk_kernel_free(k);
 }
