@@ -39,7 +39,7 @@ static rk_kernel *gemm_kernel(void) {
     rk_value na = rk_build_fma(k, a, b, acc);
     rk_for_end(k, &na, 1, &res);
     rk_store_global(k, C, rk_build_add(k, rk_build_mul(k, row, Nv), col), res);
-    rk_return(k);
+    rk_build_return(k);
     return rk_kernel_finish(k) == RK_OK ? k : NULL;
 }
 
@@ -95,7 +95,7 @@ static rk_kernel *softmax_kernel(void) {
     rk_value y = rk_build_fmul(k, rk_build_exp(k, rk_build_fsub(k, x3, gmax)), inv);
     rk_store_global(k, Y, idx, y);
     rk_for_end(k, NULL, 0, NULL);
-    rk_return(k);
+    rk_build_return(k);
     return rk_kernel_finish(k) == RK_OK ? k : NULL;
 }
 

@@ -33,7 +33,7 @@ static rk_kernel *empty_kernel(void) {
     rk_kernel *k = rk_kernel_new("bench_empty");
     rk_add_param(k, "p", rk_type_ptr(k, RK_T_F32, RK_AS_GLOBAL), NULL);
     rk_add_param(k, "n", RK_T_I32, NULL);
-    rk_return(k);
+    rk_build_return(k);
     if (rk_kernel_finish(k) != RK_OK) die("building the empty kernel");
     return k;
 }
@@ -64,7 +64,7 @@ static rk_kernel *stream_kernel(bool add) {
     rk_store_global(k, out, e, va);
     rk_if_end(k, NULL, 0);
     rk_kernel_set_attr_int(k, "max_workgroup_size", 256);
-    rk_return(k);
+    rk_build_return(k);
     if (rk_kernel_finish(k) != RK_OK) die("building a streaming kernel");
     return k;
 }

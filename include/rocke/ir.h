@@ -435,7 +435,6 @@ void rk_if_else_begin(rk_kernel *k, rk_value cond, uint32_t nres, const rk_type 
  * scf.if_else without results. */
 void rk_else(rk_kernel *k, const rk_value *yields, uint32_t n);
 void rk_if_end(rk_kernel *k, const rk_value *yields, uint32_t n);
-void rk_return(rk_kernel *k);
 
 /* ---- verifier ----------------------------------------------------------------- */
 typedef enum rk_severity { RK_SEV_ERROR, RK_SEV_WARNING } rk_severity;

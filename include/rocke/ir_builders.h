@@ -828,6 +828,9 @@ typedef struct rk_register_p_from_qk_c_opts {
 rk_value rk_build_register_p_from_qk_c(rk_kernel *k, rk_value a, rk_type to);
 rk_value rk_build_register_p_from_qk_c_ex(rk_kernel *k, rk_value a, rk_type to, const rk_register_p_from_qk_c_opts *opts);
 
+/* cf.return  -> */
+void rk_build_return(rk_kernel *k);
+
 /* tile.wgmma_desc  smem,i32->i64  (sm_90a)
  *   lbo [0, 262128]
  *   sbo [0, 262128] */

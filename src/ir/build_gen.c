@@ -531,7 +531,7 @@ rk_value rk_build_cvt_f32_to_bf8(rk_kernel *k, rk_value a, rk_type to) {
 /* arith.cvt_pk_f32_fp8x4 */
 rk_value rk_build_cvt_pk_f32_fp8x4(rk_kernel *k, rk_value a) {
     const rk_value in[] = {a};
-    const rk_type rt[] = {ir_vec_of(k, RK_T_F32, 4)};
+    const rk_type rt[] = {ir_vec_of(k, RK_OP_CVT_PK_F32_FP8X4, RK_T_F32, 4)};
     rk_op *op = rk_emit(k, RK_OP_CVT_PK_F32_FP8X4, in, 1, rt, 1);
     return ir_built(k, op);
 }
@@ -539,7 +539,7 @@ rk_value rk_build_cvt_pk_f32_fp8x4(rk_kernel *k, rk_value a) {
 /* arith.cvt_pk_f32_bf8x4 */
 rk_value rk_build_cvt_pk_f32_bf8x4(rk_kernel *k, rk_value a) {
     const rk_value in[] = {a};
-    const rk_type rt[] = {ir_vec_of(k, RK_T_F32, 4)};
+    const rk_type rt[] = {ir_vec_of(k, RK_OP_CVT_PK_F32_BF8X4, RK_T_F32, 4)};
     rk_op *op = rk_emit(k, RK_OP_CVT_PK_F32_BF8X4, in, 1, rt, 1);
     return ir_built(k, op);
 }
@@ -563,7 +563,7 @@ rk_value rk_build_cvt_pk_bf8_f32x4(rk_kernel *k, rk_value a, rk_type to) {
 /* arith.cvt_pk_i8_f32x4 */
 rk_value rk_build_cvt_pk_i8_f32x4(rk_kernel *k, rk_value a) {
     const rk_value in[] = {a};
-    const rk_type rt[] = {ir_vec_of(k, RK_T_I8, 4)};
+    const rk_type rt[] = {ir_vec_of(k, RK_OP_CVT_PK_I8_F32X4, RK_T_I8, 4)};
     rk_op *op = rk_emit(k, RK_OP_CVT_PK_I8_F32X4, in, 1, rt, 1);
     return ir_built(k, op);
 }
@@ -579,7 +579,7 @@ rk_value rk_build_cvt_f32_to_i8_sat(rk_kernel *k, rk_value a) {
 /* arith.cvt_scalef32_pk_f32_fp8 */
 rk_value rk_build_cvt_scalef32_pk_f32_fp8(rk_kernel *k, rk_value a, rk_value b) {
     const rk_value in[] = {a, b};
-    const rk_type rt[] = {ir_vec_of(k, RK_T_F32, 4)};
+    const rk_type rt[] = {ir_vec_of(k, RK_OP_CVT_SCALEF32_PK_F32_FP8, RK_T_F32, 4)};
     rk_op *op = rk_emit(k, RK_OP_CVT_SCALEF32_PK_F32_FP8, in, 2, rt, 1);
     return ir_built(k, op);
 }
@@ -587,7 +587,7 @@ rk_value rk_build_cvt_scalef32_pk_f32_fp8(rk_kernel *k, rk_value a, rk_value b) 
 /* arith.cvt_scalef32_pk_f32_bf8 */
 rk_value rk_build_cvt_scalef32_pk_f32_bf8(rk_kernel *k, rk_value a, rk_value b) {
     const rk_value in[] = {a, b};
-    const rk_type rt[] = {ir_vec_of(k, RK_T_F32, 4)};
+    const rk_type rt[] = {ir_vec_of(k, RK_OP_CVT_SCALEF32_PK_F32_BF8, RK_T_F32, 4)};
     rk_op *op = rk_emit(k, RK_OP_CVT_SCALEF32_PK_F32_BF8, in, 2, rt, 1);
     return ir_built(k, op);
 }
@@ -755,7 +755,7 @@ rk_value rk_build_vreduce_min(rk_kernel *k, rk_value a) {
 /* vector.cmp */
 rk_value rk_build_vcmp(rk_kernel *k, const char *pred, rk_value a, rk_value b) {
     const rk_value in[] = {a, b};
-    const rk_type rt[] = {ir_vec_of(k, RK_T_I1, ir_tcount(k, ir_vtype(k, a)))};
+    const rk_type rt[] = {ir_vec_of(k, RK_OP_VCMP, RK_T_I1, ir_tcount(k, ir_vtype(k, a)))};
     rk_op *op = rk_emit(k, RK_OP_VCMP, in, 2, rt, 1);
     ir_arg_str(k, op, ir_key_pred, pred);
     return ir_built(k, op);
@@ -764,7 +764,7 @@ rk_value rk_build_vcmp(rk_kernel *k, const char *pred, rk_value a, rk_value b) {
 /* vector.fcmp */
 rk_value rk_build_vfcmp(rk_kernel *k, const char *pred, rk_value a, rk_value b) {
     const rk_value in[] = {a, b};
-    const rk_type rt[] = {ir_vec_of(k, RK_T_I1, ir_tcount(k, ir_vtype(k, a)))};
+    const rk_type rt[] = {ir_vec_of(k, RK_OP_VFCMP, RK_T_I1, ir_tcount(k, ir_vtype(k, a)))};
     rk_op *op = rk_emit(k, RK_OP_VFCMP, in, 2, rt, 1);
     ir_arg_str(k, op, ir_key_pred, pred);
     return ir_built(k, op);
@@ -897,7 +897,7 @@ rk_value rk_build_global_load_typed(rk_kernel *k, rk_value a, rk_value b) {
 /* memref.global_load_vN */
 rk_value rk_build_global_load_vn_ex(rk_kernel *k, rk_value a, rk_value b, int64_t vec, const rk_global_load_vn_opts *opts) {
     const rk_value in[] = {a, b};
-    const rk_type rt[] = {ir_vec_of(k, ir_telem(k, ir_vtype(k, a)), vec)};
+    const rk_type rt[] = {ir_vec_of(k, RK_OP_GLOBAL_LOAD_VN, ir_telem(k, ir_vtype(k, a)), vec)};
     rk_op *op = rk_emit(k, RK_OP_GLOBAL_LOAD_VN, in, 2, rt, 1);
     ir_arg_int(k, op, ir_key_vec, vec);
     if (opts) {
@@ -990,7 +990,7 @@ rk_value rk_build_smem_load(rk_kernel *k, rk_value smem, const rk_value *idx) {
 rk_value rk_build_smem_load_vn_ex(rk_kernel *k, rk_value smem, const rk_value *idx, int64_t vec, const rk_smem_load_vn_opts *opts) {
     rk_value in[IR_SMEM_OPERANDS];
     const uint32_t nin = ir_smem_operands(k, RK_OP_SMEM_LOAD_VN, smem, idx, NULL, 0, in);
-    const rk_type rt[] = {ir_vec_of(k, ir_telem(k, ir_vtype(k, smem)), vec)};
+    const rk_type rt[] = {ir_vec_of(k, RK_OP_SMEM_LOAD_VN, ir_telem(k, ir_vtype(k, smem)), vec)};
     rk_op *op = !nin ? NULL : rk_emit(k, RK_OP_SMEM_LOAD_VN, in, nin, rt, 1);
     ir_arg_int(k, op, ir_key_rank, (int64_t)nin - 1);
     ir_arg_int(k, op, ir_key_vec, vec);
@@ -1006,7 +1006,7 @@ rk_value rk_build_smem_load_vn(rk_kernel *k, rk_value smem, const rk_value *idx,
 /* tile.smem_load_v4 */
 rk_value rk_build_smem_load_v4(rk_kernel *k, rk_value a, rk_value b, rk_value c) {
     const rk_value in[] = {a, b, c};
-    const rk_type rt[] = {ir_vec_of(k, RK_T_F16, 4)};
+    const rk_type rt[] = {ir_vec_of(k, RK_OP_SMEM_LOAD_V4, RK_T_F16, 4)};
     rk_op *op = rk_emit(k, RK_OP_SMEM_LOAD_V4, in, 3, rt, 1);
     return ir_built(k, op);
 }
@@ -1015,7 +1015,7 @@ rk_value rk_build_smem_load_v4(rk_kernel *k, rk_value a, rk_value b, rk_value c)
 rk_value rk_build_smem_load_vn_f32(rk_kernel *k, rk_value smem, const rk_value *idx, int64_t vec) {
     rk_value in[IR_SMEM_OPERANDS];
     const uint32_t nin = ir_smem_operands(k, RK_OP_SMEM_LOAD_VN_F32, smem, idx, NULL, 0, in);
-    const rk_type rt[] = {ir_vec_of(k, RK_T_F32, vec)};
+    const rk_type rt[] = {ir_vec_of(k, RK_OP_SMEM_LOAD_VN_F32, RK_T_F32, vec)};
     rk_op *op = !nin ? NULL : rk_emit(k, RK_OP_SMEM_LOAD_VN_F32, in, nin, rt, 1);
     ir_arg_int(k, op, ir_key_vec, vec);
     return ir_built(k, op);
@@ -1165,7 +1165,7 @@ rk_value rk_build_buffer_load_bf16(rk_kernel *k, rk_value a, rk_value b, rk_valu
 /* tile.buffer_load_vN */
 rk_value rk_build_buffer_load_vn_ex(rk_kernel *k, rk_value a, rk_value b, rk_value c, int64_t dwords, rk_type elem_type, const rk_buffer_load_vn_opts *opts) {
     const rk_value in[] = {a, b, c};
-    const rk_type rt[] = {ir_buffer_vec(k, elem_type, dwords)};
+    const rk_type rt[] = {ir_buffer_vec(k, RK_OP_BUFFER_LOAD_VN, elem_type, dwords)};
     rk_op *op = rk_emit(k, RK_OP_BUFFER_LOAD_VN, in, 3, rt, 1);
     ir_arg_int(k, op, ir_key_dwords, dwords);
     ir_arg_type(k, op, ir_key_elem_type, elem_type);
@@ -1181,7 +1181,7 @@ rk_value rk_build_buffer_load_vn(rk_kernel *k, rk_value a, rk_value b, rk_value 
 /* tile.buffer_load_vN_f16 */
 rk_value rk_build_buffer_load_vn_f16_ex(rk_kernel *k, rk_value a, rk_value b, rk_value c, int64_t dwords, const rk_buffer_load_vn_f16_opts *opts) {
     const rk_value in[] = {a, b, c};
-    const rk_type rt[] = {ir_buffer_vec(k, RK_T_F16, dwords)};
+    const rk_type rt[] = {ir_buffer_vec(k, RK_OP_BUFFER_LOAD_VN_F16, RK_T_F16, dwords)};
     rk_op *op = rk_emit(k, RK_OP_BUFFER_LOAD_VN_F16, in, 3, rt, 1);
     ir_arg_int(k, op, ir_key_dwords, dwords);
     if (opts) {
@@ -1196,7 +1196,7 @@ rk_value rk_build_buffer_load_vn_f16(rk_kernel *k, rk_value a, rk_value b, rk_va
 /* tile.buffer_load_vN_bf16 */
 rk_value rk_build_buffer_load_vn_bf16_ex(rk_kernel *k, rk_value a, rk_value b, rk_value c, int64_t dwords, const rk_buffer_load_vn_bf16_opts *opts) {
     const rk_value in[] = {a, b, c};
-    const rk_type rt[] = {ir_buffer_vec(k, RK_T_BF16, dwords)};
+    const rk_type rt[] = {ir_buffer_vec(k, RK_OP_BUFFER_LOAD_VN_BF16, RK_T_BF16, dwords)};
     rk_op *op = rk_emit(k, RK_OP_BUFFER_LOAD_VN_BF16, in, 3, rt, 1);
     ir_arg_int(k, op, ir_key_dwords, dwords);
     if (opts) {
@@ -1385,7 +1385,7 @@ void rk_build_async_wait_group(rk_kernel *k, int64_t n) {
 rk_value rk_build_ds_read_tr16_b64_ex(rk_kernel *k, rk_value smem, const rk_value *idx, const rk_ds_read_tr16_b64_opts *opts) {
     rk_value in[IR_SMEM_OPERANDS];
     const uint32_t nin = ir_smem_operands(k, RK_OP_DS_READ_TR16_B64, smem, idx, NULL, 0, in);
-    const rk_type rt[] = {ir_vec_of(k, ir_telem(k, ir_vtype(k, smem)), 4)};
+    const rk_type rt[] = {ir_vec_of(k, RK_OP_DS_READ_TR16_B64, ir_telem(k, ir_vtype(k, smem)), 4)};
     rk_op *op = !nin ? NULL : rk_emit(k, RK_OP_DS_READ_TR16_B64, in, nin, rt, 1);
     ir_arg_int(k, op, ir_key_rank, (int64_t)nin - 1);
     if (opts) {
@@ -1401,7 +1401,7 @@ rk_value rk_build_ds_read_tr16_b64(rk_kernel *k, rk_value smem, const rk_value *
 rk_value rk_build_ds_read_tr16_b128_ex(rk_kernel *k, rk_value smem, const rk_value *idx, const rk_ds_read_tr16_b128_opts *opts) {
     rk_value in[IR_SMEM_OPERANDS];
     const uint32_t nin = ir_smem_operands(k, RK_OP_DS_READ_TR16_B128, smem, idx, NULL, 0, in);
-    const rk_type rt[] = {ir_vec_of(k, ir_telem(k, ir_vtype(k, smem)), 8)};
+    const rk_type rt[] = {ir_vec_of(k, RK_OP_DS_READ_TR16_B128, ir_telem(k, ir_vtype(k, smem)), 8)};
     rk_op *op = !nin ? NULL : rk_emit(k, RK_OP_DS_READ_TR16_B128, in, nin, rt, 1);
     ir_arg_int(k, op, ir_key_rank, (int64_t)nin - 1);
     if (opts) {
@@ -1417,7 +1417,7 @@ rk_value rk_build_ds_read_tr16_b128(rk_kernel *k, rk_value smem, const rk_value 
 rk_value rk_build_ds_read_tr_b8_ex(rk_kernel *k, rk_value smem, const rk_value *idx, const rk_ds_read_tr_b8_opts *opts) {
     rk_value in[IR_SMEM_OPERANDS];
     const uint32_t nin = ir_smem_operands(k, RK_OP_DS_READ_TR_B8, smem, idx, NULL, 0, in);
-    const rk_type rt[] = {ir_vec_of(k, ir_telem(k, ir_vtype(k, smem)), 8)};
+    const rk_type rt[] = {ir_vec_of(k, RK_OP_DS_READ_TR_B8, ir_telem(k, ir_vtype(k, smem)), 8)};
     rk_op *op = !nin ? NULL : rk_emit(k, RK_OP_DS_READ_TR_B8, in, nin, rt, 1);
     ir_arg_int(k, op, ir_key_rank, (int64_t)nin - 1);
     if (opts) {
@@ -1877,6 +1877,12 @@ rk_value rk_build_register_p_from_qk_c_ex(rk_kernel *k, rk_value a, rk_type to, 
 }
 rk_value rk_build_register_p_from_qk_c(rk_kernel *k, rk_value a, rk_type to) {
     return rk_build_register_p_from_qk_c_ex(k, a, to, NULL);
+}
+
+/* cf.return */
+void rk_build_return(rk_kernel *k) {
+    rk_op *op = rk_emit(k, RK_OP_RETURN, NULL, 0, NULL, 0);
+    ir_built_void(k, op);
 }
 
 /* tile.wgmma_desc */

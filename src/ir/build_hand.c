@@ -93,7 +93,7 @@ rk_value rk_build_vconcat(rk_kernel *k, rk_value a, rk_value b) {
     if (!ir_live(k)) return (rk_value){0};
     const rk_value in[] = {a, b};
     rk_type ta = ir_vtype(k, a);
-    rk_type t = ir_vec_of(k, ir_telem(k, ta), (int64_t)ir_tcount(k, ta) + ir_tcount(k, ir_vtype(k, b)));
+    rk_type t = ir_vec_of(k, RK_OP_VCONCAT, ir_telem(k, ta), (int64_t)ir_tcount(k, ta) + ir_tcount(k, ir_vtype(k, b)));
     return ir_built(k, rk_emit(k, RK_OP_VCONCAT, in, 2, &t, 1));
 }
 
@@ -104,7 +104,7 @@ rk_value rk_build_vshuffle(rk_kernel *k, rk_value a, rk_value b, const int32_t *
         return (rk_value){0};
     }
     const rk_value in[] = {a, b};
-    rk_type t = ir_vec_of(k, ir_telem(k, ir_vtype(k, a)), n);
+    rk_type t = ir_vec_of(k, RK_OP_VSHUFFLE, ir_telem(k, ir_vtype(k, a)), n);
     rk_op *op = rk_emit(k, RK_OP_VSHUFFLE, in, 2, &t, 1);
     int64_t m[4096];
     for (uint32_t i = 0; i < n; i++) m[i] = mask[i];

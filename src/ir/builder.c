@@ -220,7 +220,7 @@ void ir_arg_int(rk_kernel *k, rk_op *op, const char *key, int64_t x) { set_int(p
 void ir_arg_num(rk_kernel *k, rk_op *op, const char *key, double x) { set_float(put(k, op, key), x); }
 void ir_arg_bool(rk_kernel *k, rk_op *op, const char *key, bool x) { set_bool(put(k, op, key), x); }
 
-/* "lt|le|..." of an enumerated attribute, for messages. */
+/* " (one of: lt, le, ...)" for an enumerated attribute (the checks' wording). */
 static void legal_values(const rk_op *op, const char *key, char *out, size_t n) {
     const ir_op_spec *sp = ir_op_spec_of(op->code);
     size_t j = 0;
@@ -228,7 +228,7 @@ static void legal_values(const rk_op *op, const char *key, char *out, size_t n) 
     for (uint32_t i = 0; i < sp->nattrs; i++) {
         if (!ir_key_eq(sp->attrs[i].key, key)) continue;
         for (uint32_t e = 0; e < sp->attrs[i].nenum && j + 1 < n; e++)
-            j += (size_t)snprintf(out + j, n - j, "%s%s", e ? "|" : " (one of ", sp->attrs[i].enums[e]);
+            j += (size_t)snprintf(out + j, n - j, "%s%s", e ? ", " : " (one of: ", sp->attrs[i].enums[e]);
         if (sp->attrs[i].nenum && j + 1 < n) snprintf(out + j, n - j, ")");
         break;
     }
@@ -261,16 +261,24 @@ void ir_built_out(rk_kernel *k, rk_op *op, rk_value *out, uint32_t n) {
     for (uint32_t i = 0; i < n && out; i++) out[i] = ok ? op->out[i] : (rk_value){0};
 }
 
-rk_type ir_vec_of(rk_kernel *k, rk_type elem, int64_t n) {
-    /* a bad count leaves the result without a type, which the op's check reports */
-    if (!ir_live(k) || !rk_type_ok(elem) || n < 1 || n > 4096) return RK_T_NONE;
+rk_type ir_vec_of(rk_kernel *k, rk_opcode code, rk_type elem, int64_t n) {
+    if (!ir_live(k) || !rk_type_ok(elem)) return RK_T_NONE;   /* the operand's own error comes first */
+    if (n < 1 || n > 4096) {
+        ir_fail(k, RK_ERR_INVALID, NULL, "%s: a vector of %lld lanes (legal: 1 to 4096)", rk_opcode_name(code), (long long)n);
+        return RK_T_NONE;
+    }
     return rk_type_vec(k, elem, (uint32_t)n);
 }
 
-rk_type ir_buffer_vec(rk_kernel *k, rk_type elem, int64_t dwords) {
+rk_type ir_buffer_vec(rk_kernel *k, rk_opcode code, rk_type elem, int64_t dwords) {
     uint32_t bits = ir_tbits(k, elem);
-    if (!bits || dwords < 1 || dwords > 4 || (32 * dwords) % bits) return RK_T_NONE;
-    return ir_vec_of(k, elem, 32 * dwords / bits);
+    if (!ir_live(k) || !bits) return RK_T_NONE;
+    if (dwords < 1 || dwords > 4 || (32 * dwords) % bits) {
+        ir_fail(k, RK_ERR_INVALID, NULL, "%s: %lld dwords do not hold whole %s elements (dwords: 1 to 4)",
+                rk_opcode_name(code), (long long)dwords, rk_type_name(k, elem));
+        return RK_T_NONE;
+    }
+    return ir_vec_of(k, code, elem, 32 * dwords / bits);
 }
 
 uint32_t ir_smem_operands(rk_kernel *k, rk_opcode code, rk_value smem, const rk_value *idx, const rk_value *tail,
@@ -494,4 +502,3 @@ void rk_if_end(rk_kernel *k, const rk_value *yields, uint32_t n) {
     k->depth--;
 }
 
-void rk_return(rk_kernel *k) { rk_op_check(k, rk_emit(k, RK_OP_RETURN, NULL, 0, NULL, 0)); }

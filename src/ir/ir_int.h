@@ -228,10 +228,11 @@ static inline void ir_opt_type(rk_kernel *k, rk_op *op, const char *key, rk_type
 rk_value ir_built(rk_kernel *k, rk_op *op);
 void ir_built_void(rk_kernel *k, rk_op *op);
 void ir_built_out(rk_kernel *k, rk_op *op, rk_value *out, uint32_t n);
-/* vec<elem x n>; RK_T_NONE (reported by the op's check) when elem is none or
- * n is outside 1..4096. ir_buffer_vec: the vector of elem filling dwords. */
-rk_type ir_vec_of(rk_kernel *k, rk_type elem, int64_t n);
-rk_type ir_buffer_vec(rk_kernel *k, rk_type elem, int64_t dwords);
+/* The result type vec<elem x n> of a `code` op; RK_T_NONE when elem is none
+ * (an operand's error) or, error recorded, n is outside 1..4096.
+ * ir_buffer_vec: the vector of elem filling dwords (1..4). */
+rk_type ir_vec_of(rk_kernel *k, rk_opcode code, rk_type elem, int64_t n);
+rk_type ir_buffer_vec(rk_kernel *k, rk_opcode code, rk_type elem, int64_t dwords);
 /* Operands of an LDS op: smem, one index per dimension of its type, then
  * ntail values, into in[IR_SMEM_OPERANDS]; 0 (error recorded) when smem is
  * not an allocation or idx is missing. */

@@ -33,7 +33,7 @@ static rk_value load_or_zero(rk_kernel *k, rk_value in, rk_value i, rk_value n, 
 
 static rk_kernel *finish(rk_kernel *k, uint32_t block) {
     rk_kernel_set_attr_int(k, "max_workgroup_size", block);
-    rk_return(k);
+    rk_build_return(k);
     if (rk_kernel_finish(k) != RK_OK) {
         rk_kernel_free(k);
         return NULL;

@@ -134,7 +134,7 @@ static inline rk_kernel *et_op_kernel(rk_opcode code, const rk_type *in_t, uint3
     rk_value oi = oc > 1 ? rk_build_mul(k, i, ocv) : i;
     rk_store_global(k, out, oi, r);
     rk_if_end(k, NULL, 0);
-    rk_return(k);
+    rk_build_return(k);
     et_finish(k);
     return k;
 }

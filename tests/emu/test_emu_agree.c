@@ -195,7 +195,7 @@ static rk_kernel *buffer_kernel(const bcase *c, bool store) {
     if (c->count > 1) rk_op_set_int(k, op, "dwords", bytes / 4);
     rk_op_check(k, op);
     if (!store) rk_store_global(k, O, ti, rk_op_result(op));
-    rk_return(k);
+    rk_build_return(k);
     et_finish(k);
     return k;
 }
@@ -280,7 +280,7 @@ static void t_tr16_b128(void **state) {
     rk_store_global(k, O, o16, rk_op_result(w));
     rk_store_global(k, O, rk_build_add(k, o16, c8), rk_op_result(lo));
     rk_store_global(k, O, rk_build_add(k, o16, rk_const_i32(k, 12)), rk_op_result(hi));
-    rk_return(k);
+    rk_build_return(k);
     et_finish(k);
     uint16_t tile[512], o[64 * 16];
     for (int i = 0; i < 512; i++) tile[i] = (uint16_t)(0x3c00 + i);
@@ -323,7 +323,7 @@ static rk_kernel *copy_kernel(int32_t soff, int32_t doff) {
     rk_build_async_wait_group(k, 0);
     rk_build_sync(k);
     rk_store_global(k, O, t4, rk_load_smem(k, sm, &t4, 4));
-    rk_return(k);
+    rk_build_return(k);
     et_finish(k);
     return k;
 }

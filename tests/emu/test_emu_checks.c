@@ -29,7 +29,7 @@ static void t_oob_global(void **state) {
     rk_set_loc(k, "copy.c:13");
     rk_store_global(k, out, i, v);
     rk_if_end(k, NULL, 0);
-    rk_return(k);
+    rk_build_return(k);
     et_finish(k);
     float a[300], b[250];
     for (int j = 0; j < 300; j++) a[j] = (float)j;
@@ -74,7 +74,7 @@ static void t_oob_lds(void **state) {
     rk_value ix[2] = {row, col};
     rk_value one = rk_const_f32(k, 1.0f);
     rk_store_smem(k, sm, ix, one);
-    rk_return(k);
+    rk_build_return(k);
     et_finish(k);
     rk_emu *e = et_emu("sm_90", 1);
     int32_t o = 0;
@@ -106,7 +106,7 @@ static rk_kernel *neighbour_kernel(bool sync) {
     rk_set_loc(k, "nb.c:7");
     rk_value v = rk_load_smem(k, sm, &j, 1);
     rk_store_global(k, out, tid, v);
-    rk_return(k);
+    rk_build_return(k);
     et_finish(k);
     return k;
 }
@@ -160,7 +160,7 @@ static void t_atomics_not_racy(void **state) {
     rk_value v = rk_load_smem(k, sm, &tid, 1);
     rk_store_global(k, out, tid, v);
     rk_if_end(k, NULL, 0);
-    rk_return(k);
+    rk_build_return(k);
     et_finish(k);
     int32_t o[4];
     rk_emu *e = emu_opts("gfx942", true);
@@ -182,7 +182,7 @@ static rk_kernel *guarded_sync(int32_t limit) {
     rk_build_sync(k);
     rk_set_loc(k, NULL);
     rk_if_end(k, NULL, 0);
-    rk_return(k);
+    rk_build_return(k);
     et_finish(k);
     return k;
 }
@@ -239,7 +239,7 @@ static rk_kernel *cp_kernel(bool wait, bool sync) {
     rk_set_loc(k, "cp.c:9");
     rk_value v = rk_load_smem(k, sm, &j, 1);
     rk_store_global(k, out, tid, v);
-    rk_return(k);
+    rk_build_return(k);
     et_finish(k);
     return k;
 }
@@ -304,7 +304,7 @@ static rk_kernel *dma_kernel(int mode) {
     else rk_build_sync(k);
     rk_value v = rk_load_smem(k, sm, &tid, 1);
     rk_store_global(k, out, tid, v);
-    rk_return(k);
+    rk_build_return(k);
     et_finish(k);
     return k;
 }

@@ -38,7 +38,7 @@ static void t_divergent_if(void **state) {
         rk_store_global(k, out, i, r);
         rk_if_end(k, NULL, 0);
         rk_if_end(k, NULL, 0);
-        rk_return(k);
+        rk_build_return(k);
         et_finish(k);
         int32_t nn = 1001, o[1024];
         memset(o, 0x7f, sizeof o);
@@ -93,7 +93,7 @@ static void t_divergent_loops(void **state) {
         rk_store_global(k, out, i1, res[1]);
         rk_store_global(k, out, i2, a64);
         rk_store_global(k, out, i3, res[4]);
-        rk_return(k);
+        rk_build_return(k);
         et_finish(k);
         enum { T = 200 };
         int64_t o[T * 4];
@@ -138,7 +138,7 @@ static void t_loop_steps(void **state) {
     rk_for_end(k, &na, 1, &r);
     rk_store_global(k, out, i, r);
     rk_if_end(k, NULL, 0);
-    rk_return(k);
+    rk_build_return(k);
     et_finish(k);
     for (int t = 0; t < 2; t++) {
         int64_t o[150];
@@ -190,7 +190,7 @@ static void t_multiwave_barriers(void **state) {
     rk_value tot = rk_load_smem(k, sm, &zero, 1);
     rk_store_global(k, out, bid, tot);
     rk_if_end(k, NULL, 0);
-    rk_return(k);
+    rk_build_return(k);
     et_finish(k);
     for (int t = 0; t < 2; t++) {
         int32_t a[256 * 9], o[9];
@@ -241,7 +241,7 @@ static void t_grids(void **state) {
         rk_value oq = rk_build_add(k, o0, cq);
         rk_store_global(k, out, oq, vals[q]);
     }
-    rk_return(k);
+    rk_build_return(k);
     et_finish(k);
     const uint32_t shapes[][6] = {{3, 2, 1, 7, 5, 1}, {2, 2, 3, 5, 3, 4}, {1, 1, 1, 100, 1, 1}, {4, 3, 2, 9, 1, 3}};
     for (int t = 0; t < 2; t++)
@@ -296,7 +296,7 @@ static rk_kernel *named_kernel(int count) {
     rk_value j = rk_build_xor(k, tid, rk_const_i32(k, 32));
     rk_value v = rk_load_smem(k, sm, &j, 1);
     rk_store_global(k, out, tid, v);
-    rk_return(k);
+    rk_build_return(k);
     et_finish(k);
     return k;
 }
@@ -326,7 +326,7 @@ static void t_bad_loops(void **state) {
     rk_value zero = rk_const_i32(k, 0), ten = rk_const_i32(k, 10);
     rk_for_begin(k, zero, ten, step, "j", 0, NULL, NULL, NULL);
     rk_for_end(k, NULL, 0, NULL);
-    rk_return(k);
+    rk_build_return(k);
     et_finish(k);
     rk_emu *e = et_emu("gfx942", 1);
     int32_t st0 = 0, stm = -2;
@@ -343,7 +343,7 @@ static void t_bad_launch(void **state) {
     rk_kernel *k = rk_kernel_new("empty");
     rk_value p = et_ptr_param(k, "p", RK_T_F32);
     (void)p;
-    rk_return(k);
+    rk_build_return(k);
     et_finish(k);
     rk_emu *e = et_emu("gfx950", 1);
     uint64_t a = 0;

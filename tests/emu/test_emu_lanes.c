@@ -30,7 +30,7 @@ static void run(const char *target, rk_opcode code, uint32_t nin, rk_type t0, rk
     rk_store_global(k, po, l, op->out[0]);
     if (nout > 1) rk_store_global(k, po2, l, op->out[1]);
     rk_if_end(k, NULL, 0);
-    rk_return(k);
+    rk_build_return(k);
     et_finish(k);
     size_t e0 = rk_type_bits(k, t0) / 8, e1 = rk_type_bits(k, t1) / 8, er = rk_type_bits(k, rt) / 8;
     memset(out, 0x5a, W * er * 2);                 /* SENT in lanes that do not store */

@@ -23,7 +23,7 @@ static rk_kernel *bload_kernel(rk_opcode code, rk_type et, uint32_t vec) {
     rk_op_check(k, op);
     rk_value oi = vec > 1 ? rk_build_mul(k, l, rk_const_i32(k, (int32_t)vec)) : l;
     rk_store_global(k, out, oi, rk_op_result(op));
-    rk_return(k);
+    rk_build_return(k);
     et_finish(k);
     return k;
 }
@@ -76,7 +76,7 @@ static void t_buffer_store_dropped(void **state) {
     rk_value masked = rk_build_select(k, odd, rk_const_i32(k, INT32_MAX), off);   /* odd lanes: dropped */
     rk_value v = rk_build_sitofp(k, l, RK_T_F32);
     rk_store_buffer(k, rs, masked, rk_const_i32(k, 0), v);
-    rk_return(k);
+    rk_build_return(k);
     et_finish(k);
     float o[64];
     for (int i = 0; i < 64; i++) o[i] = -1.0f;
@@ -106,7 +106,7 @@ static void t_global_atomics(void **state) {
         rk_value v = rk_build_sub(k, rk_build_mul(k, i, rk_const_i32(k, 7)), rk_const_i32(k, 3000));
         rk_value r = rk_build_global_atomic(k, kinds[kd], c, slot, v);
         rk_store_global(k, old, i, r);
-        rk_return(k);
+        rk_build_return(k);
         et_finish(k);
         enum { T = 64 * 40 };
         int32_t cnt[4] = {0, 0, 0, 0}, o[T];
@@ -159,7 +159,7 @@ static void t_float_and_cas_atomics(void **state) {
     rk_op *hop = rk_emit(k, RK_OP_GLOBAL_ATOMIC_ADD_PK_F16, hin, 3, &h2, 1);
     rk_op_check(k, hop);
     (void)i;
-    rk_return(k);
+    rk_build_return(k);
     et_finish(k);
     float fs = 0.0f;
     int32_t ctrs[2] = {5, 5};
@@ -205,7 +205,7 @@ static void t_misc_memory(void **state) {
     rk_value p16 = rk_build_global_ptr_add(k, out2, rk_const_i32(k, 16));
     rk_value li = rk_build_sext(k, rk_build_mul(k, l, rk_const_i32(k, 4)), RK_T_I64);
     rk_store_global(k, p16, li, back);
-    rk_return(k);
+    rk_build_return(k);
     et_finish(k);
     int32_t o[256], o2[260];
     rk_emu *e = et_emu("sm_90", 1);
@@ -243,7 +243,7 @@ static void t_global_load_lds(void **state) {
     rk_value j = rk_build_add(k, l, rk_const_i32(k, 16));
     rk_value v = rk_load_smem(k, sm, &j, 1);
     rk_store_global(k, out, l, v);
-    rk_return(k);
+    rk_build_return(k);
     et_finish(k);
     int32_t a[64], o[64];
     for (int i = 0; i < 64; i++) a[i] = 500 + i;

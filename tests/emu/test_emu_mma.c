@@ -93,7 +93,7 @@ static void run_atom(const rk_mma_atom *a, const rk_target *t, bool exact) {
     rk_value fc = rk_load_global(k, C, ic, a->c_len);
     rk_value d = rk_build_mma(k, a->op_id, fa, fb, fc);
     rk_store_global(k, D, ic, d);
-    rk_return(k);
+    rk_build_return(k);
     et_finish(k);
 
     uint32_t M = a->m, N = a->n, K = a->k, nb = a->batch, L = a->lanes;
@@ -198,7 +198,7 @@ static rk_kernel *scaled_kernel(const rk_mma_atom *a, rk_scalar ae, rk_scalar be
     if (opsel_b >= 0) rk_op_set_int(k, op, "opsel_b", opsel_b);
     rk_op_check(k, op);
     rk_store_global(k, D, ic, rk_op_result(op));
-    rk_return(k);
+    rk_build_return(k);
     et_finish(k);
     return k;
 }
@@ -361,7 +361,7 @@ static void t_atom_partial_mask(void **state) {
     rk_value d = rk_build_mma(k, "mfma_f32_16x16x16_f16", fa, fa, z);
     rk_store_global(k, D, rk_const_i32(k, 0), d);
     rk_if_end(k, NULL, 0);
-    rk_return(k);
+    rk_build_return(k);
     et_finish(k);
     rk_emu *e = et_emu("gfx942", 1);
     uint16_t ha[4] = {0};
@@ -405,7 +405,7 @@ static void t_ldmatrix(void **state) {
             rk_op_check(k, op);
             rk_value oi = rk_build_mul(k, l, rk_const_i32(k, num));
             rk_store_global(k, O, oi, rk_op_result(op));
-            rk_return(k);
+            rk_build_return(k);
             et_finish(k);
             uint16_t tile[256];
             uint32_t o[32 * 4];
@@ -454,7 +454,7 @@ static void t_ds_read_tr16(void **state) {
     rk_op *op = rk_emit(k, RK_OP_DS_READ_TR16_B64, in, 3, &rt, 1);
     rk_op_check(k, op);
     rk_store_global(k, O, rk_build_mul(k, l, c4), rk_op_result(op));
-    rk_return(k);
+    rk_build_return(k);
     et_finish(k);
     uint16_t tile[256], o[256];
     for (int q = 0; q < 256; q++) tile[q] = (uint16_t)(0x3c00 + q);

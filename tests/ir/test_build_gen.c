@@ -27,7 +27,7 @@ static bool hand_written(rk_opcode c) {
         break;
     }
     return c == RK_OP_THREAD_ID || c == RK_OP_BLOCK_ID || c == RK_OP_BLOCK_DIM || c == RK_OP_GRID_DIM ||
-           c == RK_OP_S_WAITCNT || c == RK_OP_RETURN;
+           c == RK_OP_S_WAITCNT;
 }
 
 /* ---- what a row says ------------------------------------------------------------------- */
@@ -54,7 +54,7 @@ static void type_expr(char *out, size_t n, rk_kernel *k, rk_type t) {
     if (rk_type_kind_of(k, t) == RK_TK_VEC) {
         char e[48];
         type_expr(e, sizeof e, k, rk_type_elem(k, t));
-        snprintf(out, n, "ir_vec_of(k, %s, %u)", e, rk_type_count(k, t));
+        snprintf(out, n, "ir_vec_of(k, @OP, %s, %u)", e, rk_type_count(k, t));
         return;
     }
     const char *name = rk_type_name(k, t);
@@ -105,25 +105,25 @@ static void access_result(shape *s, rk_kernel *k, const char *elem_of_operand0) 
     bool buffer = s->info->rule == RK_R_BLOAD;
     if (rk_type_ok(t)) { type_expr(x, 96, k, t); return; }
     if (buffer && has_required(s, "elem_type", IR_AT_TYPE) && !strcmp(sig, "vec")) {
-        snprintf(x, 96, "ir_buffer_vec(k, elem_type, dwords)");
+        snprintf(x, 96, "ir_buffer_vec(k, @OP, elem_type, dwords)");
         return;
     }
     if (buffer && has_required(s, "elem_type", IR_AT_TYPE)) { snprintf(x, 96, "elem_type"); return; }
     if (!strcmp(sig, "any")) { snprintf(x, 96, "%s", elem_of_operand0); return; }
     if (!strcmp(sig, "vec") && has_required(s, "vec", IR_AT_INT)) {
-        snprintf(x, 96, "ir_vec_of(k, %s, vec)", elem_of_operand0);
+        snprintf(x, 96, "ir_vec_of(k, @OP, %s, vec)", elem_of_operand0);
         return;
     }
     if (vec_class(sig, &cls, &cn, &lanes)) {
         rk_type e = exact_type(k, cls, cn);
         char es[48];
         if (rk_type_ok(e)) type_expr(es, sizeof es, k, e);
-        if (rk_type_ok(e) && buffer) { snprintf(x, 96, "ir_buffer_vec(k, %s, dwords)", es); return; }
+        if (rk_type_ok(e) && buffer) { snprintf(x, 96, "ir_buffer_vec(k, @OP, %s, dwords)", es); return; }
         if (rk_type_ok(e) && !lanes && has_required(s, "vec", IR_AT_INT)) {
-            snprintf(x, 96, "ir_vec_of(k, %s, vec)", es);
+            snprintf(x, 96, "ir_vec_of(k, @OP, %s, vec)", es);
             return;
         }
-        if (!rk_type_ok(e) && lanes) { snprintf(x, 96, "ir_vec_of(k, %s, %u)", elem_of_operand0, lanes); return; }
+        if (!rk_type_ok(e) && lanes) { snprintf(x, 96, "ir_vec_of(k, @OP, %s, %u)", elem_of_operand0, lanes); return; }
     }
     s->res[0] = RES_TO;
 }
@@ -188,7 +188,7 @@ static shape shape_of(rk_opcode c, rk_kernel *k) {
     case RK_R_GATOMIC: snprintf(x, 96, "ir_vtype(k, c)"); break;
     case RK_R_LDS_ATOMIC: snprintf(x, 96, "ir_vtype(k, v)"); break;
     case RK_R_CMP: snprintf(x, 96, "RK_T_I1"); break;
-    case RK_R_VCMP: snprintf(x, 96, "ir_vec_of(k, RK_T_I1, ir_tcount(k, ir_vtype(k, a)))"); break;
+    case RK_R_VCMP: snprintf(x, 96, "ir_vec_of(k, @OP, RK_T_I1, ir_tcount(k, ir_vtype(k, a)))"); break;
     case RK_R_WIDEN: case RK_R_NARROW: case RK_R_BITCAST: s.res[0] = RES_TO; break;
     case RK_R_GLOAD: case RK_R_SMEM_LOAD: case RK_R_BLOAD: access_result(&s, k, elem0); break;
     case RK_R_SIG: sig_results(&s, k); break;
@@ -379,7 +379,13 @@ static void body(FILE *f, const shape *s) {
     }
     if (s->nres) {
         fprintf(f, "    const rk_type rt[] = {");
-        for (uint32_t i = 0; i < s->nres; i++) fprintf(f, "%s%s", i ? ", " : "", s->res[i] == RES_TO ? "to" : s->expr[i]);
+        for (uint32_t i = 0; i < s->nres; i++) {
+            fprintf(f, "%s", i ? ", " : "");
+            if (s->res[i] == RES_TO) fprintf(f, "to");
+            for (const char *p = s->expr[i]; s->res[i] == RES_EXPR && *p; p++)
+                if (!strncmp(p, "@OP", 3)) { fprintf(f, "RK_OP_%s", E); p += 2; }
+                else fputc(*p, f);
+        }
         fprintf(f, "};\n");
     }
     fprintf(f, "    rk_op *op = %srk_emit(k, RK_OP_%s, %s, %s, %s, %u);\n", s->smem ? "!nin ? NULL : " : "",

@@ -257,7 +257,7 @@ static void test_control_flow(void **state) {
     rk_build_sync(k);
     rk_if_end(k, NULL, 0);
     rk_store_global(k, s.pi, lo, res[0]);
-    rk_return(k);
+    rk_build_return(k);
 
     const rk_region *b = rk_kernel_body(k);
     const rk_op *f = b->ops[3];
@@ -515,7 +515,7 @@ static void test_sticky_error(void **state) {
     rk_value lo = rk_const_i32(k, 0);
     rk_for_begin(k, lo, lo, lo, NULL, 0, NULL, NULL, NULL);
     rk_for_end(k, NULL, 0, NULL);
-    rk_return(k);
+    rk_build_return(k);
     assert_int_equal(rk_kernel_op_count(k), n);
     assert_int_equal(rk_kernel_nvalues(k), nv);
     assert_int_equal(rk_kernel_nparams(k), 6);

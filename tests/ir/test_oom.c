@@ -88,7 +88,7 @@ static rk_kernel *build(rk_status *st) {
     rk_value xs = rk_build_sitofp(k, sum, RK_T_F32);
     s = rk_build_fadd(k, s, xs);
     rk_store_global(k, p, tid, s);
-    rk_return(k);
+    rk_build_return(k);
     *st = rk_kernel_finish(k);
     return k;
 }

@@ -221,7 +221,7 @@ static rk_kernel *if_else_missing_yield(void) {
 static rk_kernel *return_not_last(void) {
     rk_value x, y, out;
     rk_kernel *k = kernel_with_params(&x, &y, &out);
-    rk_return(k);
+    rk_build_return(k);
     store(k, out, x);
     return k;
 }
@@ -560,7 +560,7 @@ static rk_kernel *good_kernel(void) {
     rk_value b = rk_build_sub(k, res, x);
     rk_if_end(k, &b, 1);
     store(k, out, r);
-    rk_return(k);
+    rk_build_return(k);
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     return k;
 }
@@ -588,7 +588,7 @@ static void test_multiple_errors(void **state) {
     rk_emit(k, RK_OP_ADD, in1, 2, &i32, 1);                    /* type error */
     const rk_value in2[] = {x, y};
     rk_emit(k, RK_OP_CMP, in2, 2, &i1, 1);                     /* missing pred */
-    rk_return(k);
+    rk_build_return(k);
     store(k, out, x);                                          /* return not last */
     rk_diags d;
     rk_diags_init(&d);

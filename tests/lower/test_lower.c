@@ -218,7 +218,7 @@ static void test_refusals(void **state) {
 
     /* bad kernel attributes, named with the legal range */
     k = rk_kernel_new("attrs");
-    rk_return(k);
+    rk_build_return(k);
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     rk_kernel_set_attr_int(k, "max_workgroup_size", 4096);
     assert_int_equal(rk_lower_llvm(k, tgt("gfx942"), RK_LLVM22, &ll), RK_ERR_INVALID);
@@ -244,14 +244,14 @@ static void test_refusals(void **state) {
     k = rk_kernel_new("rw");
     rk_param_abi abi = {.readonly = true, .writeonly = true};
     rk_add_param(k, "P", rk_type_ptr(k, RK_T_F32, RK_AS_GLOBAL), &abi);
-    rk_return(k);
+    rk_build_return(k);
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     assert_int_not_equal(rk_lower_llvm(k, tgt("gfx942"), RK_LLVM22, &ll), RK_OK);
     expect_has(rk_error_message(), "readonly and writeonly");
     rk_kernel_free(k);
     /* NVIDIA lowers in nvptx.c, which is not written yet */
     k = rk_kernel_new("nv");
-    rk_return(k);
+    rk_build_return(k);
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     rk_status st = rk_lower_llvm(k, tgt("sm_90"), RK_LLVM22, &ll);
     assert_true(st == RK_ERR_UNSUPPORTED || st == RK_OK);
@@ -262,7 +262,7 @@ static void test_refusals(void **state) {
     assert_int_equal(rk_lower_llvm(k, tgt("gfx942"), RK_LLVM22, NULL), RK_ERR_INVALID);
     rk_kernel_free(k);
     k = rk_kernel_new("llvm.foo");
-    rk_return(k);
+    rk_build_return(k);
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     assert_int_equal(rk_lower_llvm(k, tgt("gfx942"), RK_LLVM22, &ll), RK_ERR_INVALID);
     expect_has(rk_error_message(), "reserved");

@@ -92,7 +92,7 @@ static rk_kernel *loop_kernel(rk_opcode code, const rk_type *in_t, uint32_t nin,
     uint32_t oc = cnt(k, out_t);
     rk_store_global(k, out, oc > 1 ? rk_build_mul(k, i, rk_const_i32(k, (int32_t)oc)) : i, rk_op_result(op));
     rk_for_end(k, NULL, 0, NULL);
-    rk_return(k);
+    rk_build_return(k);
     if (rk_kernel_finish(k) != RK_OK) fail_msg("%s", rk_error_message());
     return k;
 }
@@ -610,7 +610,7 @@ static rk_kernel *buffer_kernel(const bcase *c, bool store, size_t id) {
     rk_op_check(k, op);
     if (!store) rk_store_global(k, O, ti, rk_op_result(op));
     rk_for_end(k, NULL, 0, NULL);
-    rk_return(k);
+    rk_build_return(k);
     if (rk_kernel_finish(k) != RK_OK) fail_msg("%s", rk_error_message());
     return k;
 }
@@ -722,7 +722,7 @@ static void t_text_definitions(void **state) {
     rk_op *op = rk_emit(k, RK_OP_DS_READ_TR16_B128, in, 2, &v8, 1);
     rk_op_check(k, op);
     rk_store_global(k, O, t8, rk_op_result(op));
-    rk_return(k);
+    rk_build_return(k);
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     char *ll = NULL;
     if (rk_lower_llvm(k, rk_target_find("gfx950"), RK_LLVM22, &ll) != RK_OK) fail_msg("%s", rk_error_message());

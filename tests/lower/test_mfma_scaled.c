@@ -68,7 +68,7 @@ static rk_kernel *atom_kernel(const spec *sp) {
     if (sp->opsel_b >= 0) rk_op_set_int(k, op, "opsel_b", sp->opsel_b);
     rk_op_check(k, op);
     rk_store_global(k, pc, ic, rk_op_result(op));
-    rk_return(k);
+    rk_build_return(k);
     return k;
 }
 

@@ -657,7 +657,7 @@ static void test_kernel_attrs_and_refusals(void **state) {
     rk_kernel *k = rk_kernel_new("attrs");
     rk_kernel_set_attr_int(k, "max_workgroup_size", 128);
     rk_kernel_set_attr_int(k, "min_blocks_per_sm", 4);
-    rk_return(k);
+    rk_build_return(k);
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     char *ll = lower_ok(k, "sm_90a");
     expect_has(ll, "define ptx_kernel void @attrs() #0 {");
@@ -674,7 +674,7 @@ static void test_kernel_attrs_and_refusals(void **state) {
     rk_kernel_free(k);
     k = rk_kernel_new("amd_attr");
     rk_kernel_set_attr_pair(k, "waves_per_eu", 1, 2);
-    rk_return(k);
+    rk_build_return(k);
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     assert_int_equal(rk_lower_llvm(k, tgt("sm_90"), RK_LLVM22, &ll), RK_ERR_INVALID);
     expect_has(rk_error_message(), "waves_per_eu is an AMDGPU attribute");

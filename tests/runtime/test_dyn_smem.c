@@ -60,7 +60,7 @@ static rk_kernel *lds_kernel(const char *target, uint32_t elems) {
     rk_value back = rk_build_sub(k, rk_const_i32(k, (int32_t)elems - 1), e);
     rk_store_global(k, out, e, rk_load_smem(k, lds, &back, 1));
     rk_for_end(k, NULL, 0, NULL);
-    rk_return(k);
+    rk_build_return(k);
     if (rk_kernel_finish(k) != RK_OK) fail_msg("building big_lds: %s", rk_error_message());
     return k;
 }

@@ -43,7 +43,7 @@ static rk_kernel *axpb(const char *target) {
     rk_store_global(k, out, i, y);
     rk_if_end(k, NULL, 0);
     if (target) rk_kernel_set_attr_str(k, "target", target);
-    rk_return(k);
+    rk_build_return(k);
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     return k;
 }

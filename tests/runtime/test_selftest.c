@@ -123,7 +123,7 @@ static rk_kernel *b_build(const st_problem *p) {
     rk_store_global(k, out, t, y);
     rk_if_end(k, NULL, 0);
     rk_kernel_set_attr_int(k, "max_workgroup_size", 320);
-    rk_return(k);
+    rk_build_return(k);
     if (rk_kernel_finish(k) != RK_OK) {
         rk_kernel_free(k);
         return NULL;

@@ -63,7 +63,7 @@ rk_kernel *corpus_vector_add(void) {
     rk_value c = rk_build_fadd(k, a, b);
     rk_store_global(k, C, i, c);
     rk_if_end(k, NULL, 0);
-    rk_return(k);
+    rk_build_return(k);
     return done(k);
 }
 

@@ -861,7 +861,7 @@ static void build(smp *s) {
     case RK_OP_IF_ELSE: if_else(s); return;
     case RK_OP_RETURN:
         output(s, input(s, f32));
-        rk_return(k);
+        rk_build_return(k);
         return;
     default:
         break;

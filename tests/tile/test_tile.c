@@ -31,7 +31,7 @@ static rk_kernel *start(const char *name, rk_value *p, int nptr, int nscalar) {
 
 static void launch(const rk_target *t, rk_kernel *k, uint32_t grid, uint32_t block, void **bufs, size_t *bytes,
                    int nptr, const int32_t *scalars, int nscalar) {
-    rk_return(k);
+    rk_build_return(k);
     if (rk_kernel_finish(k)) fail_msg("%s", rk_builder_error(k));
     rk_emu *e = rk_emu_new(t, NULL);
     uint64_t addr[4];
@@ -148,7 +148,7 @@ static void test_row_view(void **state) {
                 /* y = x + 1 where in range; past len the fill (-7) must never be stored */
                 for (uint32_t c = 0; c < r.n; c++) r.v[c] = rk_tile_add(k, r.v[c], rk_tile_f32s(k, 1.0f, 8));
                 rk_tile_row_store_f32(k, &yr, r.off, r.n, r.v);
-                rk_return(k);
+                rk_build_return(k);
                 if (rk_kernel_finish(k)) fail_msg("%s", rk_builder_error(k));
                 size_t n = (size_t)(M * stride);
                 uint16_t *x = calloc(n, 2), *y = calloc(n, 2);
