@@ -401,11 +401,8 @@ static void b_convert_not_unary(fx *s) { rk_emit_convert(s->k, RK_OP_ADD, s->x, 
 static void b_trunc_widen(fx *s) { rk_build_trunc(s->k, s->x, RK_T_I64); }
 static void b_bitcast_size(fx *s) { rk_build_bitcast(s->k, s->x, RK_T_I64); }
 static void b_dpp_both(fx *s) {
-    rk_type t = RK_T_I32;
-    rk_op *op = rk_emit(s->k, RK_OP_MOV_DPP, &s->x, 1, &t, 1);
-    rk_op_set_int(s->k, op, "row_shr", 1);
-    rk_op_set_int(s->k, op, "row_shl", 1);
-    rk_op_check(s->k, op);
+    const rk_mov_dpp_opts o = {.row_shr = RK_SOME(1), .row_shl = RK_SOME(1)};
+    rk_build_mov_dpp_ex(s->k, s->x, &o);
 }
 static void b_barrier_with_operands(fx *s) { rk_emit_barrier(s->k, RK_OP_SYNC_HALF_BLOCK); }
 static void b_dup_param(fx *s) { rk_add_param(s->k, "x", RK_T_I32, NULL); }

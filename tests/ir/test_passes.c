@@ -198,9 +198,10 @@ static rk_value pick_from(rk_kernel *k, pool *p, rk_type t) {
     return p->v[rnd() % p->n];
 }
 
-static const rk_opcode binops[] = {RK_OP_ADD, RK_OP_SUB, RK_OP_MUL, RK_OP_DIV, RK_OP_MOD, RK_OP_UDIV,
-                                   RK_OP_UMOD, RK_OP_AND, RK_OP_OR, RK_OP_XOR, RK_OP_SHL, RK_OP_LSHR,
-                                   RK_OP_ASHR, RK_OP_SMAX, RK_OP_SMIN, RK_OP_UMAX, RK_OP_UMIN};
+static rk_value (*const binops[])(rk_kernel *, rk_value, rk_value) = {
+    rk_build_add, rk_build_sub, rk_build_mul, rk_build_div, rk_build_mod, rk_build_udiv,
+    rk_build_umod, rk_build_and, rk_build_or, rk_build_xor, rk_build_shl, rk_build_lshr,
+    rk_build_ashr, rk_build_smax, rk_build_smin, rk_build_umax, rk_build_umin};
 static const char *const preds[] = {"lt", "le", "gt", "ge", "eq", "ne", "ult", "ule", "ugt", "uge"};
 
 static rk_kernel *random_kernel(uint32_t nops, bool with_if) {
@@ -225,9 +226,7 @@ static rk_kernel *random_kernel(uint32_t nops, bool with_if) {
         rk_value r;
         if (sel < 17) {
             rk_value a = pick_from(k, pp, t), b = pick_from(k, pp, t);
-            const rk_value in[] = {a, b};
-            r = rk_op_result(rk_emit(k, binops[sel], in, 2, &t, 1));
-            rk_op_check(k, rk_value_def(k, r));
+            r = binops[sel](k, a, b);
         } else if (sel == 17) {
             r = rk_build_not(k, pick_from(k, pp, t));
         } else if (sel <= 19) {
@@ -646,9 +645,7 @@ static void test_unused_effects_stay(void **state) {
     rk_build_inline_asm(k, "v_mov_b32 $0, 0", "=v", NULL, 0, &i32, 1, true);
     rk_build_sync(k);
     rk_build_s_waitcnt(k, 0, 0, -1);
-    rk_op *sb = rk_emit(k, RK_OP_SCHED_BARRIER, NULL, 0, NULL, 0);
-    rk_op_set_int(k, sb, "mask", 0);
-    rk_op_check(k, sb);
+    rk_build_sched_barrier(k, 0);
     uint32_t d[] = {64};
     rk_value lds = rk_build_smem_alloc(k, RK_T_F32, d, 1);
     rk_value valid = rk_const_bool(k, true);
@@ -660,8 +657,7 @@ static void test_unused_effects_stay(void **state) {
     rk_value dead1 = rk_build_add(k, one, one);
     rk_build_mul(k, dead1, dead1);                                /* dead chain */
     rk_value mask = rk_const_i64(k, -1);
-    rk_value saved = rk_op_result(rk_emit(k, RK_OP_EXEC_AND_SAVEEXEC, &mask, 1, &(rk_type){RK_S_I64}, 1));
-    (void)saved;
+    rk_build_exec_and_saveexec(k, mask);
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     static seq before, after;
     before.n = after.n = 0;
@@ -741,8 +737,7 @@ static void test_cse_convergent(void **state) {
     rk_if_end(k, NULL, 0);
     rk_value q = rk_build_add(k, x, y);                        /* never replaced by the inner add */
     rk_value m = rk_const_i64(k, 3);
-    rk_type i64 = RK_T_I64;
-    rk_emit(k, RK_OP_EXEC_AND_SAVEEXEC, &m, 1, &i64, 1);       /* the lane set changes here */
+    rk_build_exec_and_saveexec(k, m);                          /* the lane set changes here */
     rk_value e = rk_build_readfirstlane(k, x);                 /* so this one stays */
     rk_store_global(k, out, i[2], a);
     rk_store_global(k, out, i[3], a2);

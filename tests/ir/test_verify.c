@@ -756,12 +756,10 @@ static void test_target_features(void **state) {
     k = kernel_with_params(&x, &y, &out);
     uint32_t dims[] = {256};
     rk_value a = rk_build_smem_alloc(k, RK_T_F16, dims, 1);
-    rk_type vt = rk_type_vec(k, RK_T_F16, 4);
-    const rk_value in[] = {a, x};
-    rk_op *tr = rk_emit(k, RK_OP_DS_READ_TR16_B64, in, 2, &vt, 1);
-    assert_true(rk_op_check(k, tr));
+    rk_value tr = rk_build_ds_read_tr16_b64(k, a, &x);
+    assert_string_equal(rk_type_name(k, rk_value_type(k, tr)), "vec<f16x4>");
     rk_value outh = rk_add_param(k, "outh", rk_type_ptr(k, RK_T_F16, RK_AS_GLOBAL), NULL);
-    rk_store_global(k, outh, x, tr->out[0]);
+    rk_store_global(k, outh, x, tr);
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     assert_int_equal(verify_on(k, &gfx942, &d), RK_ERR_VERIFY);
     assert_true(has_diag(&d, RK_SEV_ERROR, "needs gfx950, which target 'gfx942' lacks (offered by gfx950)"));

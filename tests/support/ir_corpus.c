@@ -32,12 +32,9 @@ rk_kernel *corpus_rowsum(void) {
     rk_value gl = rk_load_global(k, X, kv, 1);
     rk_value s = rk_build_fadd(k, acc, gl);
     rk_for_end(k, &s, 1, &res);
-    /* the reference stores with align 1: emit it by hand */
-    const rk_value in[] = {X, c1, res};
-    rk_op *st = rk_emit(k, RK_OP_GLOBAL_STORE_TYPED, in, 3, NULL, 0);
-    rk_op_set_int(k, st, "align", 1);
-    rk_op_set_type(k, st, "elem_type", RK_T_F32);
-    rk_op_check(k, st);
+    /* the reference stores with align 1 */
+    const rk_global_store_typed_opts o = {.elem_type = RK_T_F32, .align = RK_SOME(1)};
+    rk_build_global_store_typed_ex(k, X, c1, res, &o);
     return done(k);
 }
 
@@ -244,9 +241,8 @@ rk_kernel *corpus_every_attr(void) {
     rk_build_vshuffle(k, va, vb, mask, 6);
     rk_op *sync = rk_emit(k, RK_OP_SYNC, NULL, 0, NULL, 0);
     odd_attrs(k, sync);
-    const rk_value pin[] = {tid, tid};
-    const rk_type pout[] = {RK_T_I32, RK_T_I32};
-    rk_op_check(k, rk_emit(k, RK_OP_PERMLANE32_SWAP, pin, 2, pout, 2));
+    rk_value swapped[2];
+    rk_build_permlane32_swap(k, tid, tid, swapped);
     return done(k);
 }
 

@@ -528,20 +528,16 @@ static void inline_asm(smp *s) {
 
 /* ---- Hopper (sm_90 / sm_90a) ------------------------------------------------------------------ */
 static rk_value aligned_alloc1(smp *s, rk_type e, uint32_t n, int64_t align) {
-    rk_value a = alloc1(s, e, n);
-    rk_op *op = rk_value_def(s->k, a);
-    if (op) rk_op_set_int(s->k, op, "align", align);
-    return a;
+    const rk_smem_alloc_opts o = {.align = RK_SOME(align)};
+    return rk_build_smem_alloc_ex(s->k, e, &n, 1, &o);
 }
 
-/* thread 0 alone runs one `code` op on `in` */
-static void thread0(smp *s, rk_opcode code, const rk_value *in, uint32_t nin) {
+/* thread 0 alone initialises bars[0] for `count` arrivals */
+static void init_bar0(smp *s, rk_value bars, rk_value zero, int32_t count) {
     rk_kernel *k = s->k;
-    rk_value zero = ci32(s, 0);
-    rk_value first = rk_build_cmp(k, "eq", s->idx, zero);
+    rk_value first = rk_build_cmp(k, "eq", s->idx, zero), n = ci32(s, count);
     rk_if_begin(k, first);
-    rk_op *op = gen(s, code, in, nin, NULL, 0);
-    rk_op_check(k, op);
+    rk_build_mbarrier_init(k, bars, zero, n);
     rk_if_end(k, NULL, 0);
 }
 
@@ -566,25 +562,14 @@ static void wgmma_tile(smp *s) {
     rk_build_fence_proxy_async(k);
     rk_build_sync(k);
     rk_build_wgmma_fence(k);
-    rk_value in[3];
-    rk_type i64 = RK_T_I64, acc_t = vec(s, RK_T_F32, 4);
-    in[0] = AB;
-    in[1] = ci32(s, 0);
-    rk_op *op = gen(s, RK_OP_WGMMA_DESC, in, 2, &i64, 1);
-    rk_op_set_int(k, op, "lbo", 128);
-    rk_op_set_int(k, op, "sbo", 256);
-    rk_op_check(k, op);
-    rk_value da = rk_op_result(op), step = rk_const_i64(k, 2048 >> 4);
-    in[0] = rk_build_constant_vec(k, acc_t, 0.0);
-    in[1] = da;
-    in[2] = rk_build_add(k, da, step);
-    rk_op *mma = gen(s, RK_OP_WGMMA, in, 3, &acc_t, 1);
-    rk_op_set_int(k, mma, "n", 8);
-    rk_op_check(k, mma);
+    rk_value zero = ci32(s, 0);
+    rk_value da = rk_build_wgmma_desc(k, AB, zero, 128, 256), step = rk_const_i64(k, 2048 >> 4);
+    rk_value acc0 = rk_build_constant_vec(k, vec(s, RK_T_F32, 4), 0.0);
+    rk_value db = rk_build_add(k, da, step);
+    rk_value acc = rk_build_wgmma(k, "f16", acc0, da, db, 8), done;
     rk_build_wgmma_commit_group(k);
-    rk_value acc = rk_op_result(mma);
-    rk_op *w = gen(s, RK_OP_WGMMA_WAIT_GROUP, &acc, 1, &acc_t, 1);
-    finish(s, w);
+    rk_build_wgmma_wait_group(k, 0, &acc, 1, &done);
+    output(s, done);
 }
 
 /* an LDS write made visible to the async proxy, then read back */
@@ -602,17 +587,11 @@ static void proxy_fence(smp *s) {
  * everyone arrives and waits for phase 0 */
 static void mbarrier(smp *s) {
     rk_kernel *k = s->k;
-    rk_value bars = alloc1(s, RK_T_I64, 2), zero = ci32(s, 0), in[3];
-    in[0] = bars;
-    in[1] = zero;
-    in[2] = ci32(s, 256);
-    thread0(s, RK_OP_MBARRIER_INIT, in, 3);
+    rk_value bars = alloc1(s, RK_T_I64, 2), zero = ci32(s, 0);
+    init_bar0(s, bars, zero, 256);
     rk_build_sync(k);
-    rk_op *op = gen(s, RK_OP_MBARRIER_ARRIVE, in, 2, NULL, 0);
-    rk_op_check(k, op);
-    in[2] = zero;
-    op = gen(s, RK_OP_MBARRIER_WAIT, in, 3, NULL, 0);
-    rk_op_check(k, op);
+    rk_build_mbarrier_arrive(k, bars, zero);
+    rk_build_mbarrier_wait(k, bars, zero, zero);
     output(s, input(s, RK_T_F32));
 }
 
@@ -623,21 +602,15 @@ static void tma(smp *s) {
     rk_param_abi tm = {.tensormap = true};
     rk_value map = rk_add_param(k, "tmap", rk_type_ptr(k, RK_T_I8, RK_AS_CONSTANT), &tm);
     rk_value dst = aligned_alloc1(s, RK_T_F32, 2048, 128), bars = alloc1(s, RK_T_I64, 1), zero = ci32(s, 0);
-    rk_value in[7] = {bars, zero, ci32(s, 1)};
-    thread0(s, RK_OP_MBARRIER_INIT, in, 3);
+    init_bar0(s, bars, zero, 1);
     rk_build_sync(k);
     rk_value first = rk_build_cmp(k, "eq", s->idx, zero);
     rk_if_begin(k, first);
-    in[2] = ci32(s, 8192);
-    rk_op *op = gen(s, RK_OP_MBARRIER_ARRIVE_EXPECT_TX, in, 3, NULL, 0);
-    rk_op_check(k, op);
-    rk_value ld[7] = {map, dst, zero, bars, zero, zero, zero};
-    op = gen(s, RK_OP_TMA_LOAD_2D, ld, 7, NULL, 0);
-    rk_op_check(k, op);
+    rk_value tx = ci32(s, 8192);
+    rk_build_mbarrier_arrive_expect_tx(k, bars, zero, tx);
+    rk_build_tma_load_2d(k, map, dst, zero, bars, zero, zero, zero);
     rk_if_end(k, NULL, 0);
-    in[2] = zero;
-    op = gen(s, RK_OP_MBARRIER_WAIT, in, 3, NULL, 0);
-    rk_op_check(k, op);
+    rk_build_mbarrier_wait(k, bars, zero, zero);
     rk_value j = masked(s, 255, 8);
     output(s, rk_load_smem(k, dst, &j, 1));
 }
