@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "ir/ir_int.h"
+#include "support/op_samples.h"
 
 /* Rows whose builder is written by hand in src/ir/builder.c (ir.h says why
  * for each): their rule needs something a row cannot say (regions, a
@@ -128,32 +129,12 @@ static void access_result(shape *s, rk_kernel *k, const char *elem_of_operand0) 
     s->res[0] = RES_TO;
 }
 
-/* Split one side of "a,b->r" at top-level commas. */
-static uint32_t split(const char *b, const char *e, const char **p, size_t *l, uint32_t max) {
-    uint32_t n = 0;
-    int depth = 0;
-    const char *p0 = b;
-    if (b == e) return 0;
-    for (const char *q = b; q <= e; q++) {
-        if (q < e && *q == '<') depth++;
-        else if (q < e && *q == '>') depth--;
-        else if (q == e || (*q == ',' && depth == 0)) {
-            RK_ASSERT(n < max, "too many positions in a sig");
-            p[n] = p0;
-            l[n] = (size_t)(q - p0);
-            n++;
-            p0 = q + 1;
-        }
-    }
-    return n;
-}
-
 static void sig_results(shape *s, rk_kernel *k) {
     const char *sg = s->info->sig, *arrow = strstr(sg, "->");
     const char *ip[8], *op[4];
     size_t il[8], ol[4];
-    uint32_t ni = split(sg, arrow, ip, il, 8), no = split(arrow + 2, sg + strlen(sg), op, ol, 4);
-    RK_ASSERT(no == s->nres, "sig and result count disagree");
+    uint32_t ni = op_sig_split(sg, arrow, ip, il, 8), no = op_sig_split(arrow + 2, sg + strlen(sg), op, ol, 4);
+    RK_ASSERT(ni <= 8 && no == s->nres, "sig and result count disagree");
     for (uint32_t i = 0; i < no; i++) {
         rk_type t = exact_type(k, op[i], ol[i]);
         s->res[i] = RES_EXPR;

@@ -160,8 +160,7 @@ static rk_type pick(smp *s, const char *pat, size_t n) {
     return RK_T_NONE;
 }
 
-/* Split a sig side at top-level commas. */
-static uint32_t split(const char *b, const char *e, const char **p, size_t *l, uint32_t max) {
+uint32_t op_sig_split(const char *b, const char *e, const char **p, size_t *l, uint32_t max) {
     uint32_t n = 0;
     int depth = 0;
     const char *p0 = b;
@@ -228,7 +227,7 @@ static void sig(smp *s) {
     const char *sg = info->sig, *arrow = strstr(sg, "->");
     const char *ip[8], *op_[8];
     size_t il[8], ol[8];
-    uint32_t ni = split(sg, arrow, ip, il, 8), no = split(arrow + 2, sg + strlen(sg), op_, ol, 8);
+    uint32_t ni = op_sig_split(sg, arrow, ip, il, 8), no = op_sig_split(arrow + 2, sg + strlen(sg), op_, ol, 8);
     rk_value in[8];
     rk_type out[8];
     rk_kernel *k = s->k;
