@@ -291,7 +291,9 @@ void rk_value_set_hint(rk_kernel *k, rk_value v, const char *hint);
 
 /* Generic emission: appends `code` to the current region with the given
  * operands and result types, checks nothing yet. The typed builders below call
- * it and then rk_op_check(). Returns NULL once the builder has failed. */
+ * it and then rk_op_check(); call it directly only for what no builder makes
+ * (text parsers, tests of ill-formed ops). Returns NULL once the builder has
+ * failed. */
 rk_op *rk_emit(rk_kernel *k, rk_opcode code, const rk_value *in, uint32_t nin,
                const rk_type *out, uint32_t nout);
 void rk_op_set_int(rk_kernel *k, rk_op *op, const char *key, int64_t v);
@@ -413,6 +415,8 @@ rk_value rk_emit_convert(rk_kernel *k, rk_opcode code, rk_value a, rk_type to);
 void rk_emit_barrier(rk_kernel *k, rk_opcode code);
 
 /* ---- structured control flow ------------------------------------------------ */
+/* The builders of scf.for, scf.if and scf.if_else (the rows' fn column); the
+ * closing calls emit scf.yield. */
 /* for (iv = lo; iv < hi; iv += step) with loop-carried values. Returns the IV;
  * iter[i] receives the in-body value of carry i. Close with rk_for_end, which
  * takes the next-iteration values and returns the loop results in results[]
