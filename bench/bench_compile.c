@@ -27,9 +27,9 @@ static rk_kernel *build_small(void) {
     rk_value tid = rk_build_thread_id(k, 0);
     rk_value bid = rk_build_block_id(k, 0);
     rk_value i = rk_build_add(k, rk_build_mul(k, bid, rk_const_i32(k, 256)), tid);
-    rk_value x = rk_build_load(k, in, i, 1);
-    rk_value y = rk_build_load(k, in, rk_build_add(k, i, n), 1);
-    rk_build_store(k, out, i, rk_build_fadd(k, x, y));
+    rk_value x = rk_load_global(k, in, i, 1);
+    rk_value y = rk_load_global(k, in, rk_build_add(k, i, n), 1);
+    rk_store_global(k, out, i, rk_build_fadd(k, x, y));
     if (rk_kernel_finish(k) != RK_OK) return NULL;
     return k;
 }
@@ -48,12 +48,12 @@ static rk_kernel *build_large(uint64_t ops) {
     for (uint64_t i = 0; rk_kernel_op_count(k) < ops; i++) {
         rk_value off = rk_const_i32(k, (int32_t)(i * 64 % 65536));
         rk_value j = rk_build_add(k, tid, off);
-        rk_value x = rk_build_load(k, in, j, 1);
+        rk_value x = rk_load_global(k, in, j, 1);
         rk_value y = rk_build_fma(k, x, s, acc);
         rk_value ok = rk_build_cmp(k, "lt", j, n);
         acc = rk_build_select(k, ok, y, acc);
     }
-    rk_build_store(k, out, tid, acc);
+    rk_store_global(k, out, tid, acc);
     if (rk_kernel_finish(k) != RK_OK) return NULL;
     return k;
 }

@@ -34,12 +34,12 @@ static rk_kernel *gemm_kernel(void) {
     rk_value acc, res;
     rk_value kk = rk_for_begin(k, zero, Kv, one, "kk", 1, &fz, NULL, &acc);
     rk_value ai = rk_build_add(k, rk_build_mul(k, row, Kv), kk), bi = rk_build_add(k, rk_build_mul(k, kk, Nv), col);
-    rk_value a = rk_build_convert(k, RK_OP_CAST_TO_F32, rk_build_load(k, A, ai, 1), RK_T_F32);
-    rk_value b = rk_build_convert(k, RK_OP_CAST_TO_F32, rk_build_load(k, B, bi, 1), RK_T_F32);
+    rk_value a = rk_build_cast_to_f32(k, rk_load_global(k, A, ai, 1));
+    rk_value b = rk_build_cast_to_f32(k, rk_load_global(k, B, bi, 1));
     rk_value na = rk_build_fma(k, a, b, acc);
     rk_for_end(k, &na, 1, &res);
-    rk_build_store(k, C, rk_build_add(k, rk_build_mul(k, row, Nv), col), res);
-    rk_return(k);
+    rk_store_global(k, C, rk_build_add(k, rk_build_mul(k, row, Nv), col), res);
+    rk_build_return(k);
     return rk_kernel_finish(k) == RK_OK ? k : NULL;
 }
 
@@ -52,13 +52,13 @@ static rk_value tree(rk_kernel *k, rk_value red, rk_value tid, bool is_max, cons
     rk_value act = rk_build_cmp(k, "lt", tid, stride);
     rk_if_begin(k, act);
     rk_value j = rk_build_add(k, tid, stride);
-    rk_value x = rk_build_smem_load(k, red, &tid, 1), y = rk_build_smem_load(k, red, &j, 1);
+    rk_value x = rk_load_smem(k, red, &tid, 1), y = rk_load_smem(k, red, &j, 1);
     rk_value r = is_max ? rk_build_fmax(k, x, y) : rk_build_fadd(k, x, y);
-    rk_build_smem_store(k, red, &tid, r);
+    rk_store_smem(k, red, &tid, r);
     rk_if_end(k, NULL, 0);
     rk_build_sync(k);
     rk_for_end(k, NULL, 0, NULL);
-    return rk_build_smem_load(k, red, &zero, 1);
+    return rk_load_smem(k, red, &zero, 1);
 }
 
 static rk_kernel *softmax_kernel(void) {
@@ -73,29 +73,29 @@ static rk_kernel *softmax_kernel(void) {
     rk_value ninf = rk_const_f32(k, -INFINITY), fz = rk_const_f32(k, 0.0f);
     rk_value m, mres;
     rk_value j = rk_for_begin(k, tid, cols, step, "j", 1, &ninf, NULL, &m);
-    rk_value x = rk_build_load(k, X, rk_build_add(k, base, j), 1);
+    rk_value x = rk_load_global(k, X, rk_build_add(k, base, j), 1);
     rk_value nm = rk_build_fmax(k, m, x);
     rk_for_end(k, &nm, 1, &mres);
-    rk_build_smem_store(k, rmax, &tid, mres);
+    rk_store_smem(k, rmax, &tid, mres);
     rk_build_sync(k);
     rk_value gmax = tree(k, rmax, tid, true, "s1");
     rk_value s, sres;
     rk_value j2 = rk_for_begin(k, tid, cols, step, "j2", 1, &fz, NULL, &s);
-    rk_value x2 = rk_build_load(k, X, rk_build_add(k, base, j2), 1);
+    rk_value x2 = rk_load_global(k, X, rk_build_add(k, base, j2), 1);
     rk_value e2 = rk_build_exp(k, rk_build_fsub(k, x2, gmax));
     rk_value ns = rk_build_fadd(k, s, e2);
     rk_for_end(k, &ns, 1, &sres);
-    rk_build_smem_store(k, rsum, &tid, sres);
+    rk_store_smem(k, rsum, &tid, sres);
     rk_build_sync(k);
     rk_value gsum = tree(k, rsum, tid, false, "s2");
     rk_value inv = rk_build_rcp(k, gsum);
     rk_value j3 = rk_for_begin(k, tid, cols, step, "j3", 0, NULL, NULL, NULL);
     rk_value idx = rk_build_add(k, base, j3);
-    rk_value x3 = rk_build_load(k, X, idx, 1);
+    rk_value x3 = rk_load_global(k, X, idx, 1);
     rk_value y = rk_build_fmul(k, rk_build_exp(k, rk_build_fsub(k, x3, gmax)), inv);
-    rk_build_store(k, Y, idx, y);
+    rk_store_global(k, Y, idx, y);
     rk_for_end(k, NULL, 0, NULL);
-    rk_return(k);
+    rk_build_return(k);
     return rk_kernel_finish(k) == RK_OK ? k : NULL;
 }
 

@@ -48,19 +48,19 @@ static rk_kernel *build(uint64_t target_ops) {
             rk_value off = rk_const_i32(k, i * 64);
             rk_value idx = rk_build_add(k, iv, off);
             rk_value j = rk_build_add(k, idx, tid);
-            rk_value x = rk_build_load(k, A, j, 1);
+            rk_value x = rk_load_global(k, A, j, 1);
             rk_value y = rk_build_fmul(k, x, scale);
             rk_value in = rk_build_cmp(k, "lt", j, N);
             rk_value z = rk_build_fma(k, y, scale, a);
             a = rk_build_select(k, in, z, a);
-            rk_build_store(k, B, j, y);
+            rk_store_global(k, B, j, y);
         }
         rk_value s = rk_build_fadd(k, a, carry);
         rk_for_end(k, &s, 1, &out);
         acc = out;
         ops += 4 * 9 + 3;
     }
-    rk_build_store(k, B, tid, acc);
+    rk_store_global(k, B, tid, acc);
     if (rk_kernel_finish(k) != RK_OK) {
         fprintf(stderr, "bench_ir: build failed: %s\n", rk_error_message());
         exit(1);

@@ -33,7 +33,7 @@ static rk_kernel *empty_kernel(void) {
     rk_kernel *k = rk_kernel_new("bench_empty");
     rk_add_param(k, "p", rk_type_ptr(k, RK_T_F32, RK_AS_GLOBAL), NULL);
     rk_add_param(k, "n", RK_T_I32, NULL);
-    rk_return(k);
+    rk_build_return(k);
     if (rk_kernel_finish(k) != RK_OK) die("building the empty kernel");
     return k;
 }
@@ -53,18 +53,18 @@ static rk_kernel *stream_kernel(bool add) {
     rk_value i = rk_build_add(k, base, tid);
     rk_value inb = rk_build_cmp(k, "lt", i, n4);
     rk_if_begin(k, inb);
-    rk_value i64 = rk_build_convert(k, RK_OP_SEXT, i, RK_T_I64);
+    rk_value i64 = rk_build_sext(k, i, RK_T_I64);
     rk_value four = rk_const_i64(k, 4);
     rk_value e = rk_build_mul(k, i64, four);
-    rk_value va = rk_build_load(k, a, e, 4);
+    rk_value va = rk_load_global(k, a, e, 4);
     if (add) {
-        rk_value vb = rk_build_load(k, b, e, 4);
+        rk_value vb = rk_load_global(k, b, e, 4);
         va = rk_build_vadd(k, va, vb);
     }
-    rk_build_store(k, out, e, va);
+    rk_store_global(k, out, e, va);
     rk_if_end(k, NULL, 0);
     rk_kernel_set_attr_int(k, "max_workgroup_size", 256);
-    rk_return(k);
+    rk_build_return(k);
     if (rk_kernel_finish(k) != RK_OK) die("building a streaming kernel");
     return k;
 }

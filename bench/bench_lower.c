@@ -32,7 +32,7 @@ static rk_kernel *build(uint64_t target_ops) {
     rk_value lds = rk_build_smem_alloc(k, RK_T_F32, dims, 1);
     rk_value scale = rk_const_f32(k, 0.5f);
     rk_type v4 = rk_type_vec(k, RK_T_F32, 4);
-    rk_value acc = rk_const_f32(k, 0.0f), macc = rk_const_vec(k, v4, 0.0);
+    rk_value acc = rk_const_f32(k, 0.0f), macc = rk_build_constant_vec(k, v4, 0.0);
     rk_value lane = rk_build_lane_id(k);
     uint64_t have = rk_kernel_op_count(k), per_block = 0;
     while (have < target_ops) {
@@ -43,23 +43,23 @@ static rk_kernel *build(uint64_t target_ops) {
             rk_value off = rk_const_i32(k, i * 64);
             rk_value j0 = rk_build_add(k, iv, off);
             rk_value j = rk_build_add(k, j0, tid);
-            rk_value x = rk_build_load(k, A, j, 1);
+            rk_value x = rk_load_global(k, A, j, 1);
             rk_value y = rk_build_fmul(k, x, scale);
             rk_value in = rk_build_cmp(k, "lt", j, N);
             rk_value z = rk_build_fma(k, y, scale, a);
             a = rk_build_select(k, in, z, a);
             rk_value bo = rk_build_shl(k, j, c4);
-            rk_value bx = rk_build_buffer_load(k, rsrc, bo, c0, RK_T_F32, 1);
+            rk_value bx = rk_load_buffer(k, rsrc, bo, c0, RK_T_F32, 1);
             rk_value li = rk_build_and(k, j, c255);
             const rk_value idx[] = {li};
-            rk_build_smem_store(k, lds, idx, bx);
+            rk_store_smem(k, lds, idx, bx);
             rk_build_sync(k);
-            rk_value lx = rk_build_smem_load(k, lds, idx, 1);
+            rk_value lx = rk_load_smem(k, lds, idx, 1);
             rk_value sh = rk_build_shuffle(k, "xor", lx, c1);
             a = rk_build_fadd(k, a, sh);
-            rk_build_store(k, B, j, y);
+            rk_store_global(k, B, j, y);
         }
-        rk_value ha = rk_build_load(k, H, lane, 4);
+        rk_value ha = rk_load_global(k, H, lane, 4);
         m = rk_build_mma(k, "mfma_f32_16x16x16_f16", ha, ha, m);
         rk_value c = rk_build_cmp(k, "gt", iv, c1);
         rk_type ft = RK_T_F32;
@@ -75,8 +75,8 @@ static rk_kernel *build(uint64_t target_ops) {
         if (!per_block) per_block = rk_kernel_op_count(k) - have;   /* every block is alike */
         have += per_block;
     }
-    rk_build_store(k, B, tid, acc);
-    rk_build_store(k, B, lane, macc);
+    rk_store_global(k, B, tid, acc);
+    rk_store_global(k, B, lane, macc);
     if (rk_kernel_finish(k) != RK_OK) {
         fprintf(stderr, "bench_lower: build failed: %s\n", rk_error_message());
         exit(1);

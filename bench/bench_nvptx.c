@@ -67,10 +67,10 @@ static void gen_math(rk_opcode op, const char *name, const char *target) {
     rk_value cnt = rk_add_param(k, "n", RK_T_I32, NULL);
     rk_value i = gid(k);
     rk_if_begin(k, rk_build_cmp(k, "lt", i, cnt));
-    rk_value x = rk_build_load(k, in, i, 1);
+    rk_value x = rk_load_global(k, in, i, 1);
     rk_op *o = rk_emit(k, op, &x, 1, (rk_type[]){RK_T_F32}, 1);
     rk_op_check(k, o);
-    rk_build_store(k, out, i, rk_op_result(o));
+    rk_store_global(k, out, i, rk_op_result(o));
     rk_if_end(k, NULL, 0);
     emit(k, target);
 }
@@ -86,12 +86,12 @@ static void gen_fp8(bool e5m2, bool enc, bool pk, const char *target) {
     rk_value i = gid(k);
     rk_if_begin(k, rk_build_cmp(k, "lt", i, cnt));
     rk_value idx = pk ? rk_build_mul(k, i, rk_const_i32(k, 4)) : i;
-    rk_value x = rk_build_load(k, in, idx, pk ? 4 : 1);
+    rk_value x = rk_load_global(k, in, idx, pk ? 4 : 1);
     rk_opcode code = enc ? (pk ? (e5m2 ? RK_OP_CVT_PK_BF8_F32X4 : RK_OP_CVT_PK_FP8_F32X4) : (e5m2 ? RK_OP_CVT_F32_TO_BF8 : RK_OP_CVT_F32_TO_FP8))
                          : (pk ? (e5m2 ? RK_OP_CVT_PK_F32_BF8X4 : RK_OP_CVT_PK_F32_FP8X4) : (e5m2 ? RK_OP_CVT_BF8_TO_F32 : RK_OP_CVT_FP8_TO_F32));
     rk_type rt = enc ? f8 : RK_T_F32;
     if (pk) rt = rk_type_vec(k, rt, 4);
-    rk_build_store(k, out, idx, rk_build_convert(k, code, x, rt));
+    rk_store_global(k, out, idx, rk_emit_convert(k, code, x, rt));
     rk_if_end(k, NULL, 0);
     emit(k, target);
 }
@@ -104,8 +104,8 @@ static void gen_buf(void) {
     rk_value i = gid(k);
     rk_if_begin(k, rk_build_cmp(k, "lt", i, cnt));
     rk_value vo = rk_build_mul(k, i, rk_const_i32(k, 16));
-    rk_value v = rk_build_buffer_load(k, rk_build_buffer_rsrc(k, in, nb), vo, so, RK_T_F32, 4);
-    rk_build_buffer_store(k, rk_build_buffer_rsrc(k, out, nb), vo, so, v);
+    rk_value v = rk_load_buffer(k, rk_build_buffer_rsrc(k, in, nb), vo, so, RK_T_F32, 4);
+    rk_store_buffer(k, rk_build_buffer_rsrc(k, out, nb), vo, so, v);
     rk_if_end(k, NULL, 0);
     emit(k, "sm_90a");
 }
@@ -117,10 +117,10 @@ static void gen_shfl(int mode, int w) {
     rk_kernel *k = rk_kernel_new(n);
     rk_value in = pparam(k, "in", RK_T_I32, true), bv = pparam(k, "bv", RK_T_I32, true), out = pparam(k, "out", RK_T_I32, false);
     rk_value i = gid(k);
-    rk_value x = rk_build_load(k, in, i, 1), b = rk_build_load(k, bv, i, 1);
+    rk_value x = rk_load_global(k, in, i, 1), b = rk_load_global(k, bv, i, 1);
     rk_value r = rk_build_shuffle(k, modes[mode], x, b);
     rk_op_set_int(k, rk_value_def(k, r), "width", w);
-    rk_build_store(k, out, i, r);
+    rk_store_global(k, out, i, r);
     emit(k, "sm_90a");
 }
 
@@ -128,18 +128,18 @@ static void gen_shfl(int mode, int w) {
 static void gen_vote(void) {
     rk_kernel *k = rk_kernel_new("vote");
     rk_value in = pparam(k, "in", RK_T_I32, true), out = pparam(k, "out", RK_T_I32, false), o64 = pparam(k, "o64", RK_T_I64, false);
-    rk_value i = gid(k), x = rk_build_load(k, in, i, 1);
+    rk_value i = gid(k), x = rk_load_global(k, in, i, 1);
     rk_value bit0 = rk_build_and(k, x, rk_const_i32(k, 1));
     rk_value c = rk_build_cmp(k, "ne", bit0, rk_const_i32(k, 0));
     rk_if_begin(k, c);
     rk_value p = rk_build_and(k, x, rk_const_i32(k, 2));
-    rk_build_store(k, o64, i, rk_build_ballot(k, p));
+    rk_store_global(k, o64, i, rk_build_wave_ballot(k, p));
     rk_op *a = rk_emit(k, RK_OP_WAVE_ALL, &p, 1, (rk_type[]){RK_T_I32}, 1);
     rk_op_check(k, a);
     rk_op *y = rk_emit(k, RK_OP_WAVE_ANY, &p, 1, (rk_type[]){RK_T_I32}, 1);
     rk_op_check(k, y);
     rk_value two = rk_const_i32(k, 2);
-    rk_build_store(k, out, i, rk_build_add(k, rk_build_mul(k, rk_op_result(a), two), rk_op_result(y)));
+    rk_store_global(k, out, i, rk_build_add(k, rk_build_mul(k, rk_op_result(a), two), rk_op_result(y)));
     rk_if_end(k, NULL, 0);
     emit(k, "sm_90a");
 }
@@ -179,7 +179,7 @@ static void gen_wgmma(int N, bool transb) {
     {
         rk_value m = rk_build_lshr(k, e, rk_const_i32(k, 6)), kk = rk_build_and(k, e, rk_const_i32(k, 63));
         rk_value o = core_offset(k, m, kk, 512);
-        rk_build_smem_store(k, sa, &o, rk_build_load(k, A, e, 1));
+        rk_store_smem(k, sa, &o, rk_load_global(k, A, e, 1));
     }
     rk_for_end(k, NULL, 0, NULL);
     /* B[kk][nn] (row-major 64xN in global). K-major (trans 0): core (nn/8, kk/8) at (nn/8)*1024 + (kk/8)*128 +
@@ -191,10 +191,10 @@ static void gen_wgmma(int N, bool transb) {
     {
         rk_value kk = rk_build_udiv(k, e2, rk_const_i32(k, N)), nn = rk_build_umod(k, e2, rk_const_i32(k, N));
         rk_value o = transb ? core_offset(k, kk, nn, N * 8) : core_offset(k, nn, kk, 512);
-        rk_build_smem_store(k, sb, &o, rk_build_load(k, B, e2, 1));
+        rk_store_smem(k, sb, &o, rk_load_global(k, B, e2, 1));
     }
     rk_for_end(k, NULL, 0, NULL);
-    rk_build_barrier_op(k, RK_OP_FENCE_PROXY_ASYNC);
+    rk_build_fence_proxy_async(k);
     rk_build_sync(k);
     rk_type i64 = RK_T_I64, acc_t = rk_type_vec(k, RK_T_F32, (uint32_t)N / 2);
     rk_value in2[2] = {sa, rk_const_i32(k, 0)};
@@ -207,8 +207,8 @@ static void gen_wgmma(int N, bool transb) {
     rk_op_set_int(k, db, "lbo", transb ? N * 16 : 128);
     rk_op_set_int(k, db, "sbo", transb ? 128 : 1024);
     rk_op_check(k, db);
-    rk_build_barrier_op(k, RK_OP_WGMMA_FENCE);
-    rk_value acc = rk_const_vec(k, acc_t, 0.0);
+    rk_build_wgmma_fence(k);
+    rk_value acc = rk_build_constant_vec(k, acc_t, 0.0);
     for (int s = 0; s < 4; s++) {
         /* k16 step: A +256 bytes (2 core matrices along K), B K-major +256, B N-major +2 k-blocks = 2*N*16 bytes */
         rk_value oa = rk_build_add(k, rk_op_result(da), rk_const_i64(k, 16 * s));
@@ -222,15 +222,15 @@ static void gen_wgmma(int N, bool transb) {
         rk_op_check(k, w);
         acc = rk_op_result(w);
     }
-    rk_build_barrier_op(k, RK_OP_WGMMA_COMMIT_GROUP);
+    rk_build_wgmma_commit_group(k);
     rk_op *wt = rk_emit(k, RK_OP_WGMMA_WAIT_GROUP, &acc, 1, &acc_t, 1);
     rk_op_set_int(k, wt, "n", 0);
     rk_op_check(k, wt);
     rk_value res = rk_op_result(wt), base = rk_build_mul(k, t, rk_const_i32(k, N / 2));
     for (int c = 0; c < N / 8; c++) {
         int32_t msk[4] = {4 * c, 4 * c + 1, 4 * c + 2, 4 * c + 3};
-        rk_value part = N == 8 ? res : rk_build_shuffle_vec(k, res, res, msk, 4);
-        rk_build_store(k, D, rk_build_add(k, base, rk_const_i32(k, 4 * c)), part);
+        rk_value part = N == 8 ? res : rk_build_vshuffle(k, res, res, msk, 4);
+        rk_store_global(k, D, rk_build_add(k, base, rk_const_i32(k, 4 * c)), part);
     }
     emit(k, "sm_90a");
 }
@@ -266,7 +266,7 @@ static void gen_tma(void) {
     rk_op_check(k, o);
     rk_value nd_c = rk_const_i32(k, (int32_t)nd), step = rk_const_i32(k, 128);
     rk_value e = rk_for_begin(k, t, nd_c, step, "e", 0, NULL, NULL, NULL);
-    rk_build_store(k, out, e, rk_build_smem_load(k, dst, &e, 1));
+    rk_store_global(k, out, e, rk_load_smem(k, dst, &e, 1));
     rk_for_end(k, NULL, 0, NULL);
     emit(k, "sm_90a");
 }

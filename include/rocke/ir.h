@@ -291,7 +291,9 @@ void rk_value_set_hint(rk_kernel *k, rk_value v, const char *hint);
 
 /* Generic emission: appends `code` to the current region with the given
  * operands and result types, checks nothing yet. The typed builders below call
- * it and then rk_op_check(). Returns NULL once the builder has failed. */
+ * it and then rk_op_check(); call it directly only for what no builder makes
+ * (text parsers, tests of ill-formed ops). Returns NULL once the builder has
+ * failed. */
 rk_op *rk_emit(rk_kernel *k, rk_opcode code, const rk_value *in, uint32_t nin,
                const rk_type *out, uint32_t nout);
 void rk_op_set_int(rk_kernel *k, rk_op *op, const char *key, int64_t v);
@@ -306,137 +308,115 @@ bool rk_op_check(rk_kernel *k, rk_op *op);
 /* Convenience: the first result of an op, or poison. */
 rk_value rk_op_result(const rk_op *op);
 
-/* Generated builders: one per op of rule R_SAME (operands and result share
- * one type) or R_VREDUCE: rk_build_add(k, a, b), rk_build_fneg(k, a),
- * rk_build_fma(k, a, b, c), rk_build_vsum(k, v) ... */
-#define RK_BUILD_DECL_1(E, fn) rk_value rk_build_##fn(rk_kernel *k, rk_value a);
-#define RK_BUILD_DECL_2(E, fn) rk_value rk_build_##fn(rk_kernel *k, rk_value a, rk_value b);
-#define RK_BUILD_DECL_3(E, fn) rk_value rk_build_##fn(rk_kernel *k, rk_value a, rk_value b, rk_value c);
-#define RK_BUILD_DECL_4(E, fn) rk_value rk_build_##fn(rk_kernel *k, rk_value a, rk_value b, rk_value c, rk_value d);
-#define RK_OP(E, name, fn, nin, nout, nreg, rule, ...) \
-    RK_BUILD_SHAPE_IF_##rule(E, fn, nin)
-#define RK_BUILD_SHAPE_IF_R_SAME(E, fn, nin) RK_BUILD_DECL_##nin(E, fn)
-#define RK_BUILD_SHAPE_IF_R_VREDUCE(E, fn, nin) RK_BUILD_DECL_1(E, fn)
-#define RK_BUILD_SHAPE_IF_R_SIG(E, fn, nin)
-#define RK_BUILD_SHAPE_IF_R_CMP(E, fn, nin)
-#define RK_BUILD_SHAPE_IF_R_SELECT(E, fn, nin)
-#define RK_BUILD_SHAPE_IF_R_CONST(E, fn, nin)
-#define RK_BUILD_SHAPE_IF_R_CONST_VEC(E, fn, nin)
-#define RK_BUILD_SHAPE_IF_R_WIDEN(E, fn, nin)
-#define RK_BUILD_SHAPE_IF_R_NARROW(E, fn, nin)
-#define RK_BUILD_SHAPE_IF_R_BITCAST(E, fn, nin)
-#define RK_BUILD_SHAPE_IF_R_VCMP(E, fn, nin)
-#define RK_BUILD_SHAPE_IF_R_VSELECT(E, fn, nin)
-#define RK_BUILD_SHAPE_IF_R_VEXTRACT(E, fn, nin)
-#define RK_BUILD_SHAPE_IF_R_VINSERT(E, fn, nin)
-#define RK_BUILD_SHAPE_IF_R_VSPLAT(E, fn, nin)
-#define RK_BUILD_SHAPE_IF_R_VPACK(E, fn, nin)
-#define RK_BUILD_SHAPE_IF_R_VCONCAT(E, fn, nin)
-#define RK_BUILD_SHAPE_IF_R_VSHUFFLE(E, fn, nin)
-#define RK_BUILD_SHAPE_IF_R_GLOAD(E, fn, nin)
-#define RK_BUILD_SHAPE_IF_R_GSTORE(E, fn, nin)
-#define RK_BUILD_SHAPE_IF_R_PTR_ADD(E, fn, nin)
-#define RK_BUILD_SHAPE_IF_R_COOP_STORE(E, fn, nin)
-#define RK_BUILD_SHAPE_IF_R_SMEM_ALLOC(E, fn, nin)
-#define RK_BUILD_SHAPE_IF_R_SMEM_LOAD(E, fn, nin)
-#define RK_BUILD_SHAPE_IF_R_SMEM_STORE(E, fn, nin)
-#define RK_BUILD_SHAPE_IF_R_SMEM_STORE_DIST(E, fn, nin)
-#define RK_BUILD_SHAPE_IF_R_LDS_ATOMIC(E, fn, nin)
-#define RK_BUILD_SHAPE_IF_R_BLOAD(E, fn, nin)
-#define RK_BUILD_SHAPE_IF_R_BSTORE(E, fn, nin)
-#define RK_BUILD_SHAPE_IF_R_ASYNC_LDS(E, fn, nin)
-#define RK_BUILD_SHAPE_IF_R_ASYNC_COPY(E, fn, nin)
-#define RK_BUILD_SHAPE_IF_R_GATOMIC(E, fn, nin)
-#define RK_BUILD_SHAPE_IF_R_MMA(E, fn, nin)
-#define RK_BUILD_SHAPE_IF_R_ASM(E, fn, nin)
-#define RK_BUILD_SHAPE_IF_R_FOR(E, fn, nin)
-#define RK_BUILD_SHAPE_IF_R_IF(E, fn, nin)
-#define RK_BUILD_SHAPE_IF_R_YIELD(E, fn, nin)
-#include "rocke/ops.def"
+/* ---- typed builders, one per op ------------------------------------------------------ */
+/* Every row of ops.def has a builder named after its fn column,
+ * rk_build_<fn>; docs/builders.md says how they are made and how to add an op.
+ * Most are generated from the row (rocke/ir_builders.h, below):
+ *   rk_build_<fn>(k, <required string attributes>, <operands a, b, ...>,
+ *                 [rk_type to], <other required attributes>, [rk_value out[n]])
+ * string attributes (predicate, mode, kind) first, as in rk_build_cmp(k,
+ * "lt", a, b); `to` where the row does not fix the result type; LDS ops take
+ * (smem, const rk_value *idx) with one index per dimension of smem's type and
+ * set `rank` themselves. Rows with optional attributes also get
+ * rk_build_<fn>_ex(..., const rk_<fn>_opts *opts) (opts may be NULL); an
+ * option is set when its field is: RK_SOME(x) for numbers and booleans, a
+ * non-NULL string, a type other than RK_T_NONE. A builder checks the op it
+ * makes against the table; on failure it records the sticky error (op and
+ * reason) and returns poison, and once failed every builder does nothing. */
+typedef struct rk_opt_int { bool set; int64_t v; } rk_opt_int;
+typedef struct rk_opt_num { bool set; double v; } rk_opt_num;
+typedef struct rk_opt_bool { bool set; bool v; } rk_opt_bool;
+#define RK_SOME(x) {true, (x)}
 
-/* Constants. */
+#include "rocke/ir_builders.h"
+
+/* Hand-written builders: rows whose rule the table cannot describe to the
+ * generator (regions, variadic lists, types built from several arguments),
+ * and two whose C form predates it. */
+
+/* arith.constant: an int type takes v exactly when it is an integer in
+ * +-2^53 (use rk_const_int beyond), a float type rounds v to the type. */
+rk_value rk_build_constant(rk_kernel *k, rk_type t, double v);
+/* Literal shorthands for arith.constant. */
 rk_value rk_const_int(rk_kernel *k, rk_type t, int64_t v);     /* any int scalar */
 rk_value rk_const_i32(rk_kernel *k, int32_t v);
 rk_value rk_const_i64(rk_kernel *k, int64_t v);
 rk_value rk_const_bool(rk_kernel *k, bool v);
 rk_value rk_const_float(rk_kernel *k, rk_type t, double v);    /* f16 bf16 f32 f64 (rounded to t) */
 rk_value rk_const_f32(rk_kernel *k, float v);
-rk_value rk_const_vec(rk_kernel *k, rk_type vec_type, double fill);
+/* arith.constant_vec: every lane = fill. */
+rk_value rk_build_constant_vec(rk_kernel *k, rk_type vec_type, double fill);
 
-/* Compares ("lt" ... for ints, "olt" ... for floats), select, conversions. */
-rk_value rk_build_cmp(rk_kernel *k, const char *pred, rk_value a, rk_value b);
-rk_value rk_build_fcmp(rk_kernel *k, const char *pred, rk_value a, rk_value b);
-rk_value rk_build_select(rk_kernel *k, rk_value cond, rk_value a, rk_value b);
-/* Any conversion op with one operand whose result type is given:
- * zext sext trunc bitcast sitofp uitofp fptosi fptoui fpext fptrunc
- * cast_to_f32 cast_f32_to trunc_f32_to_f16 ... cvt_* vector.sext ... */
-rk_value rk_build_convert(rk_kernel *k, rk_opcode code, rk_value a, rk_type to);
-rk_value rk_build_unary_sig(rk_kernel *k, rk_opcode code, rk_value a, rk_type to); /* alias */
+/* Vector shapes: splat s to n lanes; pack n scalars; concatenate; shuffle
+ * lanes of a ++ b by mask (n lanes). */
+rk_value rk_build_vsplat(rk_kernel *k, rk_value s, uint32_t n);
+rk_value rk_build_vpack(rk_kernel *k, const rk_value *elems, uint32_t n);
+rk_value rk_build_vconcat(rk_kernel *k, rk_value a, rk_value b);
+rk_value rk_build_vshuffle(rk_kernel *k, rk_value a, rk_value b, const int32_t *mask, uint32_t n);
 
-/* Vectors. */
-rk_value rk_build_vcmp(rk_kernel *k, const char *pred, rk_value a, rk_value b);
-rk_value rk_build_vselect(rk_kernel *k, rk_value mask, rk_value a, rk_value b);
-rk_value rk_build_extract(rk_kernel *k, rk_value v, uint32_t index);
-rk_value rk_build_insert(rk_kernel *k, rk_value v, rk_value elem, uint32_t index);
-rk_value rk_build_splat(rk_kernel *k, rk_value s, uint32_t n);
-rk_value rk_build_pack(rk_kernel *k, const rk_value *elems, uint32_t n);
-rk_value rk_build_concat(rk_kernel *k, rk_value a, rk_value b);
-rk_value rk_build_shuffle_vec(rk_kernel *k, rk_value a, rk_value b, const int32_t *mask, uint32_t n);
-
-/* Work-item identity: axis 0,1,2 = x,y,z. */
+/* Work-item identity: axis 0, 1, 2 = x, y, z (the `axis` attribute). */
 rk_value rk_build_thread_id(rk_kernel *k, int axis);
 rk_value rk_build_block_id(rk_kernel *k, int axis);
 rk_value rk_build_block_dim(rk_kernel *k, int axis);
 rk_value rk_build_grid_dim(rk_kernel *k, int axis);
-rk_value rk_build_lane_id(rk_kernel *k);
 
-/* Global memory: ptr<T,global>, element index (i32 or i64). vec = 1 gives a
- * scalar (global_load_typed); vec > 1 a vec<Txvec> (global_load_vN). */
-rk_value rk_build_load(rk_kernel *k, rk_value ptr, rk_value idx, uint32_t vec);
-void rk_build_store(rk_kernel *k, rk_value ptr, rk_value idx, rk_value val);
-rk_value rk_build_ptr_add(rk_kernel *k, rk_value ptr, rk_value byte_off);
-
-/* LDS: an smem allocation and per-dimension i32 indices (rank of them). */
+/* tile.smem_alloc: an LDS allocation of elem with rank dimensions. */
+typedef struct rk_smem_alloc_opts {
+    rk_opt_bool exclusive;
+    rk_opt_int align;        /* byte alignment in the pool: 16 .. 1024, a power of two */
+} rk_smem_alloc_opts;
 rk_value rk_build_smem_alloc(rk_kernel *k, rk_type elem, const uint32_t *dims, uint32_t rank);
-rk_value rk_build_smem_load(rk_kernel *k, rk_value smem, const rk_value *idx, uint32_t vec);
-void rk_build_smem_store(rk_kernel *k, rk_value smem, const rk_value *idx, rk_value val);
+rk_value rk_build_smem_alloc_ex(rk_kernel *k, rk_type elem, const uint32_t *dims, uint32_t rank,
+                                const rk_smem_alloc_opts *opts);
 
-/* Buffer views: rsrc over [ptr, ptr + num_bytes); byte offsets voff + soff.
- * Out of range reads give 0 and stores are dropped. elem is the element type;
- * vec > 1 loads vec elements (vec*bytes must be 4, 8, 12 or 16). */
-rk_value rk_build_buffer_rsrc(rk_kernel *k, rk_value ptr, rk_value num_bytes);
-rk_value rk_build_buffer_load(rk_kernel *k, rk_value rsrc, rk_value voff, rk_value soff,
-                              rk_type elem, uint32_t vec);
-void rk_build_buffer_store(rk_kernel *k, rk_value rsrc, rk_value voff, rk_value soff, rk_value val);
+/* tile.s_waitcnt with all three counters (-1 = no wait on that counter). */
+void rk_build_s_waitcnt(rk_kernel *k, int vmcnt, int lgkmcnt, int expcnt);
 
-/* Portable async copies (cp.async groups). */
-void rk_build_async_copy(rk_kernel *k, rk_value src, rk_value src_idx, rk_value dst_smem,
-                         rk_value dst_idx, rk_value valid, uint32_t bytes);
-void rk_build_async_commit(rk_kernel *k);
-void rk_build_async_wait(rk_kernel *k, uint32_t max_pending_groups);
-
-/* Cross-lane. mode: "idx" "xor" "up" "down". */
-rk_value rk_build_shuffle(rk_kernel *k, const char *mode, rk_value v, rk_value lane_or_mask);
-rk_value rk_build_ballot(rk_kernel *k, rk_value pred);
-
-/* Barriers and waits. */
-void rk_build_sync(rk_kernel *k);
-void rk_build_barrier_op(rk_kernel *k, rk_opcode code);   /* any no-operand, no-result op */
-void rk_build_s_waitcnt(rk_kernel *k, int vmcnt, int lgkmcnt, int expcnt); /* -1 = no wait */
-
-/* Atomics; kind for GLOBAL_ATOMIC: add fadd smax smin umax umin and or xor xchg. */
-rk_value rk_build_atomic(rk_kernel *k, const char *kind, rk_value ptr, rk_value idx, rk_value v);
-rk_value rk_build_atomic_cas(rk_kernel *k, rk_value ptr, rk_value idx, rk_value cmp, rk_value nv);
-
-/* Matrix atoms: d = a*b + c through the atom named op_id; d has c's type. */
+/* tile.mma: d = a*b + c through the atom named op_id; d has c's type. The
+ * _arr form takes all operands (scaled atoms: a, b, c, a_scale, b_scale). */
+typedef struct rk_mma_opts {
+    rk_opt_int opsel_a, opsel_b;   /* [0, 3]: the E8M0 byte of each scale word */
+} rk_mma_opts;
 rk_value rk_build_mma(rk_kernel *k, const char *op_id, rk_value a, rk_value b, rk_value c);
+rk_value rk_build_mma_arr(rk_kernel *k, const char *op_id, const rk_value *in, uint32_t n,
+                          const rk_mma_opts *opts);
 
-/* Inline assembly: outputs $0.., then inputs. */
+/* tile.wgmma_wait_group: at most n wgmma groups stay pending; the n_acc
+ * accumulators pass through and out[i] is acc[i], safe to read. */
+void rk_build_wgmma_wait_group(rk_kernel *k, int64_t n, const rk_value *acc, uint32_t n_acc, rk_value *out);
+
+/* tile.inline_asm: outputs $0.., then inputs. */
 rk_op *rk_build_inline_asm(rk_kernel *k, const char *templ, const char *constraints,
                            const rk_value *in, uint32_t nin, const rk_type *out, uint32_t nout,
                            bool sideeffect);
 
+/* ---- access helpers: pick the op from the value types --------------------------------- */
+/* Global memory: ptr<T,global>, element index (i32 or i64). vec = 1 loads a
+ * scalar (memref.global_load_typed), vec > 1 a vec<Txvec>
+ * (memref.global_load_vN); a store picks _typed or _vN by the value's type.
+ * elem_type and the natural alignment are set. */
+rk_value rk_load_global(rk_kernel *k, rk_value ptr, rk_value idx, uint32_t vec);
+void rk_store_global(rk_kernel *k, rk_value ptr, rk_value idx, rk_value val);
+/* LDS: tile.smem_load / _vN and tile.smem_store / _vN, per-dimension i32
+ * indices (the allocation's rank of them). */
+rk_value rk_load_smem(rk_kernel *k, rk_value smem, const rk_value *idx, uint32_t vec);
+void rk_store_smem(rk_kernel *k, rk_value smem, const rk_value *idx, rk_value val);
+/* Buffer views: rsrc over [ptr, ptr + num_bytes) (rk_build_buffer_rsrc);
+ * byte offsets voff + soff; out of range reads give 0 and stores are
+ * dropped. vec > 1 loads vec elements through tile.buffer_load_vN (vec*bytes
+ * must be 4, 8, 12 or 16). */
+rk_value rk_load_buffer(rk_kernel *k, rk_value rsrc, rk_value voff, rk_value soff, rk_type elem, uint32_t vec);
+void rk_store_buffer(rk_kernel *k, rk_value rsrc, rk_value voff, rk_value soff, rk_value val);
+
+/* By opcode, for table-driven callers: any one-operand, one-result op whose
+ * result type is given (the conversions), and any op without operands,
+ * results or attributes (the barriers). */
+rk_value rk_emit_convert(rk_kernel *k, rk_opcode code, rk_value a, rk_type to);
+void rk_emit_barrier(rk_kernel *k, rk_opcode code);
+
 /* ---- structured control flow ------------------------------------------------ */
+/* The builders of scf.for, scf.if and scf.if_else (the rows' fn column); the
+ * closing calls emit scf.yield. */
 /* for (iv = lo; iv < hi; iv += step) with loop-carried values. Returns the IV;
  * iter[i] receives the in-body value of carry i. Close with rk_for_end, which
  * takes the next-iteration values and returns the loop results in results[]
@@ -459,7 +439,6 @@ void rk_if_else_begin(rk_kernel *k, rk_value cond, uint32_t nres, const rk_type 
  * scf.if_else without results. */
 void rk_else(rk_kernel *k, const rk_value *yields, uint32_t n);
 void rk_if_end(rk_kernel *k, const rk_value *yields, uint32_t n);
-void rk_return(rk_kernel *k);
 
 /* ---- verifier ----------------------------------------------------------------- */
 typedef enum rk_severity { RK_SEV_ERROR, RK_SEV_WARNING } rk_severity;

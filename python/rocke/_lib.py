@@ -138,7 +138,7 @@ _SIGS = {
     "rk_if_else_begin": (None, [_P, RkValue, c_uint32, POINTER(RkType), POINTER(RkValue)]),
     "rk_else": (None, [_P, POINTER(RkValue), c_uint32]),
     "rk_if_end": (None, [_P, POINTER(RkValue), c_uint32]),
-    "rk_return": (None, [_P]),
+    "rk_build_return": (None, [_P]),
     "rk_serialize": (_P, [_P]),
     "rk_print": (_P, [_P]),
     "rk_parse": (c_int, [c_char_p, c_size_t, POINTER(_P)]),

@@ -351,7 +351,7 @@ class Kernel:
         return _Range(self, lo, hi, step, list(carry), iv_name, unroll)
 
     def return_(self):
-        lib.rk_return(self._k)
+        lib.rk_build_return(self._k)
         self._raise_if_failed()
 
     # ---- finishing, text, compile ----------------------------------------------------------

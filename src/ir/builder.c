@@ -1,11 +1,10 @@
-/* rocke — the builder: emission into the open region with a sticky error,
- * generated builders for same-type ops, typed helpers for every family and
- * structured control flow (for with carries, if, if/else with results).
- * Every op is checked against the op table as it is made. Layer: ir. */
+/* rocke — the builder core: emission into the open region with a sticky
+ * error, attribute setters, what the typed builders share, and structured
+ * control flow (for with carries, if, if/else with results). Every op is
+ * checked against the op table as it is made. Layer: ir. */
 #include <stdio.h>
 
 #include "ir_int.h"
-#include "../base/fp.h"
 
 static rk_region *cur_region(rk_kernel *k) {
     if (!k->depth) return &k->body;
@@ -208,421 +207,99 @@ void rk_op_set_int_list(rk_kernel *k, rk_op *op, const char *key, const int64_t 
     v->u.list = items;
 }
 
-/* The builders below set attributes by the shared ir_key_* strings, stored
- * as they are (the checks then match them by pointer). */
+/* The builders set attributes by the shared ir_key_* strings, stored as
+ * they are (the checks then match them by pointer). */
 static void lit_int(rk_kernel *k, rk_op *op, const char *key, int64_t x) { set_int(put_key(k, op, key, true), x); }
-static void lit_float(rk_kernel *k, rk_op *op, const char *key, double x) { set_float(put_key(k, op, key, true), x); }
 static void lit_bool(rk_kernel *k, rk_op *op, const char *key, bool x) { set_bool(put_key(k, op, key, true), x); }
-static void lit_str(rk_kernel *k, rk_op *op, const char *key, const char *s) { set_str(k, op, key, put_key(k, op, key, true), s); }
 static void lit_type(rk_kernel *k, rk_op *op, const char *key, rk_type t) { set_type(k, put_key(k, op, key, true), t); }
-
-static rk_value checked(rk_kernel *k, rk_op *op) {
-    return rk_op_check(k, op) ? rk_op_result(op) : (rk_value){0};
-}
 
 static rk_type vtype(rk_kernel *k, rk_value v) { return ir_vtype(k, v); }
 
-/* ---- generated builders (R_SAME / R_VREDUCE rows of the op table) ----------------------- */
-static rk_value build_same(rk_kernel *k, rk_opcode code, const rk_value *in, uint32_t nin) {
-    if (!ir_live(k)) return (rk_value){0};
-    rk_type t = vtype(k, in[0]);
-    if (ir_op_table[code].rule == RK_R_VREDUCE) t = ir_telem(k, t);
-    return checked(k, rk_emit(k, code, in, nin, &t, 1));
-}
+/* ---- what the typed builders share (build_gen.c, build_hand.c) ------------------------ */
+void ir_arg_int(rk_kernel *k, rk_op *op, const char *key, int64_t x) { set_int(put(k, op, key), x); }
+void ir_arg_num(rk_kernel *k, rk_op *op, const char *key, double x) { set_float(put(k, op, key), x); }
+void ir_arg_bool(rk_kernel *k, rk_op *op, const char *key, bool x) { set_bool(put(k, op, key), x); }
 
-#undef RK_BUILD_DECL_1
-#undef RK_BUILD_DECL_2
-#undef RK_BUILD_DECL_3
-#undef RK_BUILD_DECL_4
-#define RK_BUILD_DECL_1(E, fn) \
-    rk_value rk_build_##fn(rk_kernel *k, rk_value a) { const rk_value in[] = {a}; return build_same(k, RK_OP_##E, in, 1); }
-#define RK_BUILD_DECL_2(E, fn) \
-    rk_value rk_build_##fn(rk_kernel *k, rk_value a, rk_value b) { const rk_value in[] = {a, b}; return build_same(k, RK_OP_##E, in, 2); }
-#define RK_BUILD_DECL_3(E, fn) \
-    rk_value rk_build_##fn(rk_kernel *k, rk_value a, rk_value b, rk_value c) { const rk_value in[] = {a, b, c}; return build_same(k, RK_OP_##E, in, 3); }
-#define RK_BUILD_DECL_4(E, fn) \
-    rk_value rk_build_##fn(rk_kernel *k, rk_value a, rk_value b, rk_value c, rk_value d) { const rk_value in[] = {a, b, c, d}; return build_same(k, RK_OP_##E, in, 4); }
-#define RK_OP(E, name, fn, nin, nout, nreg, rule, ...) RK_BUILD_SHAPE_IF_##rule(E, fn, nin)
-#include "rocke/ops.def"
-
-/* ---- constants -------------------------------------------------------------------------- */
-rk_value rk_const_int(rk_kernel *k, rk_type t, int64_t v) {
-    rk_op *op = rk_emit(k, RK_OP_CONSTANT, NULL, 0, &t, 1);
-    lit_int(k, op, ir_key_value, v);
-    lit_type(k, op, ir_key_ity, t);
-    return checked(k, op);
-}
-rk_value rk_const_i32(rk_kernel *k, int32_t v) { return rk_const_int(k, RK_T_I32, v); }
-rk_value rk_const_i64(rk_kernel *k, int64_t v) { return rk_const_int(k, RK_T_I64, v); }
-rk_value rk_const_bool(rk_kernel *k, bool v) { return rk_const_int(k, RK_T_I1, v ? 1 : 0); }
-
-/* The literal as the type will hold it, so every consumer sees one value. */
-static double round_to(rk_type t, double v) {
-    switch (rk_type_scalar(t)) {
-    case RK_S_F32: return (double)(float)v;
-    case RK_S_F16: return (double)rk_f16_to_f32(rk_f64_to_f16(v));
-    case RK_S_BF16: return (double)rk_bf16_to_f32(rk_f64_to_bf16(v));
-    default: return v;
+/* " (one of: lt, le, ...)" for an enumerated attribute (the checks' wording). */
+static void legal_values(const rk_op *op, const char *key, char *out, size_t n) {
+    const ir_op_spec *sp = ir_op_spec_of(op->code);
+    size_t j = 0;
+    out[0] = '\0';
+    for (uint32_t i = 0; i < sp->nattrs; i++) {
+        if (!ir_key_eq(sp->attrs[i].key, key)) continue;
+        for (uint32_t e = 0; e < sp->attrs[i].nenum && j + 1 < n; e++)
+            j += (size_t)snprintf(out + j, n - j, "%s%s", e ? ", " : " (one of: ", sp->attrs[i].enums[e]);
+        if (sp->attrs[i].nenum && j + 1 < n) snprintf(out + j, n - j, ")");
+        break;
     }
 }
 
-rk_value rk_const_float(rk_kernel *k, rk_type t, double v) {
-    if (!rk_scalar_is_float(rk_type_scalar(t))) {
-        ir_fail(k, RK_ERR_INVALID, NULL, "arith.constant: rk_const_float needs f16, bf16, f32 or f64, got %s",
-                rk_type_name(k, t));
-        return (rk_value){0};
-    }
-    rk_op *op = rk_emit(k, RK_OP_CONSTANT, NULL, 0, &t, 1);
-    lit_float(k, op, ir_key_value, round_to(t, v));
-    lit_type(k, op, ir_key_ity, t);
-    return checked(k, op);
-}
-rk_value rk_const_f32(rk_kernel *k, float v) { return rk_const_float(k, RK_T_F32, v); }
-
-rk_value rk_const_vec(rk_kernel *k, rk_type vt, double fill) {
-    rk_op *op = rk_emit(k, RK_OP_CONSTANT_VEC, NULL, 0, &vt, 1);
-    rk_type et = ir_telem(k, vt);
-    if (rk_scalar_is_int(rk_type_scalar(et))) lit_int(k, op, ir_key_fill, (int64_t)fill);
-    else lit_float(k, op, ir_key_fill, round_to(et, fill));
-    lit_type(k, op, ir_key_elem, et);
-    lit_int(k, op, ir_key_vec, ir_tcount(k, vt));
-    return checked(k, op);
-}
-
-/* ---- compares, select, conversions ------------------------------------------------------- */
-static rk_value build_pred(rk_kernel *k, rk_opcode code, const char *pred, rk_value a, rk_value b, rk_type rt) {
-    const rk_value in[] = {a, b};
-    rk_op *op = rk_emit(k, code, in, 2, &rt, 1);
-    lit_str(k, op, ir_key_pred, pred);
-    return checked(k, op);
-}
-rk_value rk_build_cmp(rk_kernel *k, const char *pred, rk_value a, rk_value b) {
-    return build_pred(k, RK_OP_CMP, pred, a, b, RK_T_I1);
-}
-rk_value rk_build_fcmp(rk_kernel *k, const char *pred, rk_value a, rk_value b) {
-    return build_pred(k, RK_OP_FCMP, pred, a, b, RK_T_I1);
-}
-static rk_type mask_type(rk_kernel *k, rk_value a) {
-    return ir_live(k) ? rk_type_vec(k, RK_T_I1, ir_tcount(k, vtype(k, a))) : RK_T_NONE;
-}
-rk_value rk_build_vcmp(rk_kernel *k, const char *pred, rk_value a, rk_value b) {
-    bool f = rk_scalar_is_float(rk_type_scalar(ir_telem(k, vtype(k, a))));
-    return build_pred(k, f ? RK_OP_VFCMP : RK_OP_VCMP, pred, a, b, mask_type(k, a));
-}
-
-rk_value rk_build_select(rk_kernel *k, rk_value c, rk_value a, rk_value b) {
-    const rk_value in[] = {c, a, b};
-    rk_type t = vtype(k, a);
-    return checked(k, rk_emit(k, RK_OP_SELECT, in, 3, &t, 1));
-}
-rk_value rk_build_vselect(rk_kernel *k, rk_value m, rk_value a, rk_value b) {
-    const rk_value in[] = {m, a, b};
-    rk_type t = vtype(k, a);
-    return checked(k, rk_emit(k, RK_OP_VSELECT, in, 3, &t, 1));
-}
-
-rk_value rk_build_convert(rk_kernel *k, rk_opcode code, rk_value a, rk_type to) {
-    if (!ir_live(k)) return (rk_value){0};
-    const rk_op_info *info = rk_op_info_of(code);
-    if (code == RK_OP_INVALID || RK_COUNT_N(info->nin) != 1 || info->nout != 1) {
-        ir_fail(k, RK_ERR_INVALID, NULL, "rk_build_convert: %s is not a one-operand, one-result op",
-                rk_opcode_name(code));
-        return (rk_value){0};
-    }
-    rk_op *op = rk_emit(k, code, &a, 1, &to, 1);
-    if (ir_op_spec_key(code, ir_key_target)) lit_type(k, op, ir_key_target, to);
-    return checked(k, op);
-}
-rk_value rk_build_unary_sig(rk_kernel *k, rk_opcode code, rk_value a, rk_type to) {
-    return rk_build_convert(k, code, a, to);
-}
-
-/* ---- vectors ---------------------------------------------------------------------------------- */
-rk_value rk_build_extract(rk_kernel *k, rk_value v, uint32_t index) {
-    rk_type t = ir_telem(k, vtype(k, v));
-    rk_op *op = rk_emit(k, RK_OP_VEXTRACT, &v, 1, &t, 1);
-    lit_int(k, op, ir_key_index, index);
-    return checked(k, op);
-}
-rk_value rk_build_insert(rk_kernel *k, rk_value v, rk_value e, uint32_t index) {
-    const rk_value in[] = {v, e};
-    rk_type t = vtype(k, v);
-    rk_op *op = rk_emit(k, RK_OP_VINSERT, in, 2, &t, 1);
-    lit_int(k, op, ir_key_index, index);
-    return checked(k, op);
-}
-rk_value rk_build_splat(rk_kernel *k, rk_value s, uint32_t n) {
-    if (!ir_live(k)) return (rk_value){0};
-    rk_type t = rk_type_vec(k, vtype(k, s), n);
-    if (!rk_type_ok(t)) { ir_fail(k, RK_ERR_INVALID, NULL, "vector.splat: %s", rk_error_message()); return (rk_value){0}; }
-    rk_op *op = rk_emit(k, RK_OP_VSPLAT, &s, 1, &t, 1);
-    lit_int(k, op, ir_key_vec, n);
-    return checked(k, op);
-}
-rk_value rk_build_pack(rk_kernel *k, const rk_value *elems, uint32_t n) {
-    if (!ir_live(k)) return (rk_value){0};
-    if (n == 0) { ir_fail(k, RK_ERR_INVALID, NULL, "vector.pack needs at least one element"); return (rk_value){0}; }
-    rk_type et = vtype(k, elems[0]);
-    rk_type t = rk_type_vec(k, et, n);
-    if (!rk_type_ok(t)) { ir_fail(k, RK_ERR_INVALID, NULL, "vector.pack: %s", rk_error_message()); return (rk_value){0}; }
-    rk_op *op = rk_emit(k, RK_OP_VPACK, elems, n, &t, 1);
-    lit_type(k, op, ir_key_elem, et);
-    lit_int(k, op, ir_key_vec, n);
-    return checked(k, op);
-}
-rk_value rk_build_concat(rk_kernel *k, rk_value a, rk_value b) {
-    if (!ir_live(k)) return (rk_value){0};
-    const rk_value in[] = {a, b};
-    rk_type t = rk_type_vec(k, ir_telem(k, vtype(k, a)), ir_tcount(k, vtype(k, a)) + ir_tcount(k, vtype(k, b)));
-    return checked(k, rk_emit(k, RK_OP_VCONCAT, in, 2, &t, 1));
-}
-rk_value rk_build_shuffle_vec(rk_kernel *k, rk_value a, rk_value b, const int32_t *mask, uint32_t n) {
-    if (!ir_live(k)) return (rk_value){0};
-    const rk_value in[] = {a, b};
-    rk_type t = rk_type_vec(k, ir_telem(k, vtype(k, a)), n);
-    rk_op *op = rk_emit(k, RK_OP_VSHUFFLE, in, 2, &t, 1);
-    int64_t m[4096];
-    for (uint32_t i = 0; i < n && i < 4096; i++) m[i] = mask[i];
-    rk_op_set_int_list(k, op, ir_key_mask, m, n < 4096 ? n : 4096);
-    return checked(k, op);
-}
-
-/* ---- work-item identity ---------------------------------------------------------------------- */
-static rk_value build_id(rk_kernel *k, rk_opcode code, int axis) {
-    static const char *const axes[] = {"x", "y", "z"};
-    if (axis < 0 || axis > 2) {
-        ir_fail(k, RK_ERR_INVALID, NULL, "%s: axis must be 0, 1 or 2 (x, y, z), got %d", rk_opcode_name(code), axis);
-        return (rk_value){0};
-    }
-    rk_type t = RK_T_I32;
-    rk_op *op = rk_emit(k, code, NULL, 0, &t, 1);
-    lit_str(k, op, ir_key_axis, axes[axis]);
-    return checked(k, op);
-}
-rk_value rk_build_thread_id(rk_kernel *k, int axis) { return build_id(k, RK_OP_THREAD_ID, axis); }
-rk_value rk_build_block_id(rk_kernel *k, int axis) { return build_id(k, RK_OP_BLOCK_ID, axis); }
-rk_value rk_build_block_dim(rk_kernel *k, int axis) { return build_id(k, RK_OP_BLOCK_DIM, axis); }
-rk_value rk_build_grid_dim(rk_kernel *k, int axis) { return build_id(k, RK_OP_GRID_DIM, axis); }
-rk_value rk_build_lane_id(rk_kernel *k) {
-    rk_type t = RK_T_I32;
-    return checked(k, rk_emit(k, RK_OP_LANE_ID, NULL, 0, &t, 1));
-}
-
-/* ---- global memory ----------------------------------------------------------------------------- */
-static uint32_t bytes_of(rk_kernel *k, rk_type t) { return (ir_tbits(k, t) + 7) / 8; }
-
-rk_value rk_build_load(rk_kernel *k, rk_value ptr, rk_value idx, uint32_t vec) {
-    if (!ir_live(k)) return (rk_value){0};
-    rk_type pt = vtype(k, ptr);
-    if (ir_tkind(k, pt) != RK_TK_PTR) {
-        ir_fail(k, RK_ERR_INVALID, NULL, "rk_build_load: operand 0 must be a pointer, got %s", rk_type_name(k, pt));
-        return (rk_value){0};
-    }
-    rk_type et = ir_telem(k, pt);
-    const rk_value in[] = {ptr, idx};
-    if (vec <= 1) {
-        rk_op *op = rk_emit(k, RK_OP_GLOBAL_LOAD_TYPED, in, 2, &et, 1);
-        lit_type(k, op, ir_key_elem_type, et);
-        lit_int(k, op, ir_key_align, bytes_of(k, et));
-        return checked(k, op);
-    }
-    rk_type vt = rk_type_vec(k, et, vec);
-    if (!rk_type_ok(vt)) { ir_fail(k, RK_ERR_INVALID, NULL, "memref.global_load_vN: %s", rk_error_message()); return (rk_value){0}; }
-    rk_op *op = rk_emit(k, RK_OP_GLOBAL_LOAD_VN, in, 2, &vt, 1);
-    lit_type(k, op, ir_key_elem_type, et);
-    lit_int(k, op, ir_key_vec, vec);
-    lit_int(k, op, ir_key_align, bytes_of(k, vt));
-    return checked(k, op);
-}
-
-void rk_build_store(rk_kernel *k, rk_value ptr, rk_value idx, rk_value val) {
-    if (!ir_live(k)) return;
-    const rk_value in[] = {ptr, idx, val};
-    rk_type vt = vtype(k, val);
-    bool vec = ir_tkind(k, vt) == RK_TK_VEC;
-    rk_op *op = rk_emit(k, vec ? RK_OP_GLOBAL_STORE_VN : RK_OP_GLOBAL_STORE_TYPED, in, 3, NULL, 0);
-    rk_type et = vec ? ir_telem(k, vt) : vt;
-    lit_type(k, op, ir_key_elem_type, et);
-    if (vec) lit_int(k, op, ir_key_vec, ir_tcount(k, vt));
-    lit_int(k, op, ir_key_align, bytes_of(k, vt));
-    rk_op_check(k, op);
-}
-
-rk_value rk_build_ptr_add(rk_kernel *k, rk_value ptr, rk_value off) {
-    const rk_value in[] = {ptr, off};
-    rk_type t = vtype(k, ptr);
-    return checked(k, rk_emit(k, RK_OP_GLOBAL_PTR_ADD, in, 2, &t, 1));
-}
-
-/* ---- LDS ------------------------------------------------------------------------------------------- */
-rk_value rk_build_smem_alloc(rk_kernel *k, rk_type elem, const uint32_t *dims, uint32_t rank) {
-    if (!ir_live(k)) return (rk_value){0};
-    rk_type t = rk_type_smem(k, elem, dims, rank);
-    if (!rk_type_ok(t)) { ir_fail(k, RK_ERR_INVALID, NULL, "tile.smem_alloc: %s", rk_error_message()); return (rk_value){0}; }
-    return checked(k, rk_emit(k, RK_OP_SMEM_ALLOC, NULL, 0, &t, 1));
-}
-
-rk_value rk_build_smem_load(rk_kernel *k, rk_value smem, const rk_value *idx, uint32_t vec) {
-    if (!ir_live(k)) return (rk_value){0};
-    rk_type st = vtype(k, smem);
-    uint32_t rank = rk_type_rank(k, st);
-    if (ir_tkind(k, st) != RK_TK_SMEM) {
-        ir_fail(k, RK_ERR_INVALID, NULL, "rk_build_smem_load: operand 0 must be an LDS allocation, got %s", rk_type_name(k, st));
-        return (rk_value){0};
-    }
-    rk_value in[9];
-    in[0] = smem;
-    for (uint32_t i = 0; i < rank; i++) in[1 + i] = idx[i];
-    rk_type et = ir_telem(k, st);
-    rk_type rt = vec > 1 ? rk_type_vec(k, et, vec) : et;
-    rk_op *op = rk_emit(k, vec > 1 ? RK_OP_SMEM_LOAD_VN : RK_OP_SMEM_LOAD, in, 1 + rank, &rt, 1);
-    if (vec > 1) {
-        lit_type(k, op, ir_key_elem_type, et);
-        lit_int(k, op, ir_key_vec, vec);
-    }
-    lit_int(k, op, ir_key_rank, rank);
-    return checked(k, op);
-}
-
-void rk_build_smem_store(rk_kernel *k, rk_value smem, const rk_value *idx, rk_value val) {
-    if (!ir_live(k)) return;
-    rk_type st = vtype(k, smem);
-    if (ir_tkind(k, st) != RK_TK_SMEM) {
-        ir_fail(k, RK_ERR_INVALID, NULL, "rk_build_smem_store: operand 0 must be an LDS allocation, got %s", rk_type_name(k, st));
+void ir_arg_str(rk_kernel *k, rk_op *op, const char *key, const char *s) {
+    if (!op || !ir_live(k)) return;
+    if (!s) {
+        char legal[256];
+        legal_values(op, key, legal, sizeof legal);
+        ir_fail(k, RK_ERR_INVALID, op, "attribute '%s' needs a string, got NULL%s", key, legal);
         return;
     }
-    uint32_t rank = rk_type_rank(k, st);
-    rk_value in[10];
-    in[0] = smem;
-    for (uint32_t i = 0; i < rank; i++) in[1 + i] = idx[i];
-    in[1 + rank] = val;
-    rk_type vt = vtype(k, val);
-    bool vec = ir_tkind(k, vt) == RK_TK_VEC;
-    rk_op *op = rk_emit(k, vec ? RK_OP_SMEM_STORE_VN : RK_OP_SMEM_STORE, in, 2 + rank, NULL, 0);
-    lit_int(k, op, ir_key_rank, rank);
-    lit_type(k, op, ir_key_elem_type, ir_telem(k, st));
-    if (vec) {
-        lit_int(k, op, ir_key_vec, ir_tcount(k, vt));
-        lit_int(k, op, ir_key_align, bytes_of(k, vt));
-    }
-    rk_op_check(k, op);
+    set_str(k, op, key, put(k, op, key), s);
 }
 
-/* ---- buffer views -------------------------------------------------------------------------------------- */
-rk_value rk_build_buffer_rsrc(rk_kernel *k, rk_value ptr, rk_value num_bytes) {
-    const rk_value in[] = {ptr, num_bytes};
-    rk_type t = RK_T_RSRC;
-    return checked(k, rk_emit(k, RK_OP_BUFFER_RSRC, in, 2, &t, 1));
-}
-
-rk_value rk_build_buffer_load(rk_kernel *k, rk_value rsrc, rk_value voff, rk_value soff, rk_type elem, uint32_t vec) {
-    if (!ir_live(k)) return (rk_value){0};
-    const rk_value in[] = {rsrc, voff, soff};
-    if (vec <= 1) {
-        rk_op *op = rk_emit(k, RK_OP_BUFFER_LOAD, in, 3, &elem, 1);
-        lit_type(k, op, ir_key_elem_type, elem);
-        return checked(k, op);
-    }
-    rk_type vt = rk_type_vec(k, elem, vec);
-    uint32_t bits = ir_tbits(k, vt);
-    if (!rk_type_ok(vt) || bits % 32) {
-        ir_fail(k, RK_ERR_INVALID, NULL, "tile.buffer_load_vN: %u x %s is not a whole number of dwords",
-                vec, rk_type_name(k, elem));
-        return (rk_value){0};
-    }
-    rk_op *op = rk_emit(k, RK_OP_BUFFER_LOAD_VN, in, 3, &vt, 1);
-    lit_int(k, op, ir_key_dwords, bits / 32);
-    lit_type(k, op, ir_key_elem_type, elem);
-    return checked(k, op);
-}
-
-void rk_build_buffer_store(rk_kernel *k, rk_value rsrc, rk_value voff, rk_value soff, rk_value val) {
-    if (!ir_live(k)) return;
-    const rk_value in[] = {rsrc, voff, soff, val};
-    rk_type vt = vtype(k, val);
-    bool vec = ir_tkind(k, vt) == RK_TK_VEC;
-    rk_op *op = rk_emit(k, vec ? RK_OP_BUFFER_STORE_VN : RK_OP_BUFFER_STORE, in, 4, NULL, 0);
-    lit_type(k, op, ir_key_elem_type, vec ? ir_telem(k, vt) : vt);
-    if (vec) lit_int(k, op, ir_key_dwords, ir_tbits(k, vt) / 32);
-    rk_op_check(k, op);
-}
-
-/* ---- async copies, cross-lane, barriers ------------------------------------------------------------------ */
-void rk_build_async_copy(rk_kernel *k, rk_value src, rk_value src_idx, rk_value dst, rk_value dst_idx,
-                         rk_value valid, uint32_t bytes) {
-    const rk_value in[] = {src, src_idx, dst, dst_idx, valid};
-    rk_op *op = rk_emit(k, RK_OP_ASYNC_COPY, in, 5, NULL, 0);
-    lit_int(k, op, ir_key_bytes, bytes);
-    rk_op_check(k, op);
-}
-void rk_build_async_commit(rk_kernel *k) { rk_op_check(k, rk_emit(k, RK_OP_ASYNC_COMMIT_GROUP, NULL, 0, NULL, 0)); }
-void rk_build_async_wait(rk_kernel *k, uint32_t n) {
-    rk_op *op = rk_emit(k, RK_OP_ASYNC_WAIT_GROUP, NULL, 0, NULL, 0);
-    lit_int(k, op, ir_key_n, n);
-    rk_op_check(k, op);
-}
-
-rk_value rk_build_shuffle(rk_kernel *k, const char *mode, rk_value v, rk_value lane) {
-    const rk_value in[] = {v, lane};
-    rk_type t = vtype(k, v);
-    rk_op *op = rk_emit(k, RK_OP_SHUFFLE, in, 2, &t, 1);
-    lit_str(k, op, ir_key_mode, mode);
-    return checked(k, op);
-}
-
-rk_value rk_build_ballot(rk_kernel *k, rk_value pred) {
-    rk_type t = RK_T_I64;
-    return checked(k, rk_emit(k, RK_OP_WAVE_BALLOT, &pred, 1, &t, 1));
-}
-
-void rk_build_barrier_op(rk_kernel *k, rk_opcode code) {
-    const rk_op_info *info = rk_op_info_of(code);
-    if (code == RK_OP_INVALID || info->nin != 0 || info->nout != 0 || info->nreg != 0) {
-        ir_fail(k, RK_ERR_INVALID, NULL, "rk_build_barrier_op: %s takes operands or has results", rk_opcode_name(code));
+void ir_arg_type(rk_kernel *k, rk_op *op, const char *key, rk_type t) {
+    if (!op || !ir_live(k)) return;
+    if (!rk_type_ok(t)) {
+        ir_fail(k, RK_ERR_INVALID, op, "attribute '%s' needs a type, got none", key);
         return;
     }
-    rk_op_check(k, rk_emit(k, code, NULL, 0, NULL, 0));
-}
-void rk_build_sync(rk_kernel *k) { rk_build_barrier_op(k, RK_OP_SYNC); }
-
-void rk_build_s_waitcnt(rk_kernel *k, int vmcnt, int lgkmcnt, int expcnt) {
-    rk_op *op = rk_emit(k, RK_OP_S_WAITCNT, NULL, 0, NULL, 0);
-    lit_int(k, op, ir_key_vmcnt, vmcnt);
-    lit_int(k, op, ir_key_lgkmcnt, lgkmcnt);
-    lit_int(k, op, ir_key_expcnt, expcnt);
-    rk_op_check(k, op);
+    set_type(k, put(k, op, key), t);
 }
 
-/* ---- atomics, matrix atoms, inline asm ---------------------------------------------------------------------- */
-rk_value rk_build_atomic(rk_kernel *k, const char *kind, rk_value ptr, rk_value idx, rk_value v) {
-    const rk_value in[] = {ptr, idx, v};
-    rk_type t = vtype(k, v);
-    rk_op *op = rk_emit(k, RK_OP_GLOBAL_ATOMIC, in, 3, &t, 1);
-    lit_str(k, op, ir_key_kind, kind);
-    return checked(k, op);
+rk_value ir_built(rk_kernel *k, rk_op *op) { return rk_op_check(k, op) ? rk_op_result(op) : (rk_value){0}; }
+void ir_built_void(rk_kernel *k, rk_op *op) { rk_op_check(k, op); }
+void ir_built_out(rk_kernel *k, rk_op *op, rk_value *out, uint32_t n) {
+    bool ok = rk_op_check(k, op);
+    for (uint32_t i = 0; i < n && out; i++) out[i] = ok ? op->out[i] : (rk_value){0};
 }
 
-rk_value rk_build_atomic_cas(rk_kernel *k, rk_value ptr, rk_value idx, rk_value cmp, rk_value nv) {
-    const rk_value in[] = {ptr, idx, cmp, nv};
-    rk_type t = vtype(k, cmp);
-    return checked(k, rk_emit(k, RK_OP_GLOBAL_ATOMIC_CAS, in, 4, &t, 1));
+rk_type ir_vec_of(rk_kernel *k, rk_opcode code, rk_type elem, int64_t n) {
+    if (!ir_live(k) || !rk_type_ok(elem)) return RK_T_NONE;   /* the operand's own error comes first */
+    if (n < 1 || n > 4096) {
+        ir_fail(k, RK_ERR_INVALID, NULL, "%s: a vector of %lld lanes (legal: 1 to 4096)", rk_opcode_name(code), (long long)n);
+        return RK_T_NONE;
+    }
+    return rk_type_vec(k, elem, (uint32_t)n);
 }
 
-rk_value rk_build_mma(rk_kernel *k, const char *op_id, rk_value a, rk_value b, rk_value c) {
-    const rk_value in[] = {a, b, c};
-    rk_type t = vtype(k, c);
-    rk_op *op = rk_emit(k, RK_OP_MMA, in, 3, &t, 1);
-    lit_str(k, op, ir_key_op_id, op_id);
-    return checked(k, op);
+rk_type ir_buffer_vec(rk_kernel *k, rk_opcode code, rk_type elem, int64_t dwords) {
+    uint32_t bits = ir_tbits(k, elem);
+    if (!ir_live(k) || !bits) return RK_T_NONE;
+    if (dwords < 1 || dwords > 4 || (32 * dwords) % bits) {
+        ir_fail(k, RK_ERR_INVALID, NULL, "%s: %lld dwords do not hold whole %s elements (dwords: 1 to 4)",
+                rk_opcode_name(code), (long long)dwords, rk_type_name(k, elem));
+        return RK_T_NONE;
+    }
+    return ir_vec_of(k, code, elem, 32 * dwords / bits);
 }
 
-rk_op *rk_build_inline_asm(rk_kernel *k, const char *templ, const char *constraints, const rk_value *in,
-                           uint32_t nin, const rk_type *out, uint32_t nout, bool sideeffect) {
-    rk_op *op = rk_emit(k, RK_OP_INLINE_ASM, in, nin, out, nout);
-    lit_str(k, op, ir_key_template, templ);
-    lit_str(k, op, ir_key_constraints, constraints);
-    lit_bool(k, op, ir_key_sideeffect, sideeffect);
-    return rk_op_check(k, op) ? op : NULL;
+uint32_t ir_smem_operands(rk_kernel *k, rk_opcode code, rk_value smem, const rk_value *idx, const rk_value *tail,
+                          uint32_t ntail, rk_value *in) {
+    if (!ir_live(k)) return 0;
+    rk_type st = vtype(k, smem);
+    if (ir_tkind(k, st) != RK_TK_SMEM) {
+        ir_fail(k, RK_ERR_INVALID, NULL, "%s: operand 0 must be an LDS allocation (smem<...>), got %s",
+                rk_opcode_name(code), rk_type_ok(st) ? rk_type_name(k, st) : "no value");
+        return 0;
+    }
+    uint32_t rank = rk_type_rank(k, st);
+    if (rank + 1 + ntail > IR_SMEM_OPERANDS || (rank && !idx)) {
+        ir_fail(k, RK_ERR_INVALID, NULL, "%s: %u indices needed for %s%s", rk_opcode_name(code), rank,
+                rk_type_name(k, st), idx ? " (at most 8 dimensions)" : ", got NULL");
+        return 0;
+    }
+    in[0] = smem;
+    for (uint32_t i = 0; i < rank; i++) in[1 + i] = idx[i];
+    for (uint32_t i = 0; i < ntail; i++) in[1 + rank + i] = tail[i];
+    return 1 + rank + ntail;
 }
 
 /* ---- structured control flow ---------------------------------------------------------------------------------- */
@@ -825,4 +502,3 @@ void rk_if_end(rk_kernel *k, const rk_value *yields, uint32_t n) {
     k->depth--;
 }
 
-void rk_return(rk_kernel *k) { rk_op_check(k, rk_emit(k, RK_OP_RETURN, NULL, 0, NULL, 0)); }

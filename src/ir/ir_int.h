@@ -199,6 +199,46 @@ bool ir_valid_ident(const char *s);
  * to 2 MiB): on a VM the page faults of first touch cost more than the copy,
  * and more than anything else the builder or parser does per value. */
 bool ir_vals_reserve(rk_kernel *k, uint64_t need);
+/* What the typed builders share (build_gen.c is generated; build_hand.c).
+ * Setters do nothing on a NULL op or a failed kernel; a required string
+ * that is NULL or a type that is RK_T_NONE records the error naming the
+ * attribute (and its legal values). */
+void ir_arg_int(rk_kernel *k, rk_op *op, const char *key, int64_t v);
+void ir_arg_num(rk_kernel *k, rk_op *op, const char *key, double v);
+void ir_arg_bool(rk_kernel *k, rk_op *op, const char *key, bool v);
+void ir_arg_str(rk_kernel *k, rk_op *op, const char *key, const char *s);
+void ir_arg_type(rk_kernel *k, rk_op *op, const char *key, rk_type t);
+static inline void ir_opt_int(rk_kernel *k, rk_op *op, const char *key, rk_opt_int o) {
+    if (o.set) ir_arg_int(k, op, key, o.v);
+}
+static inline void ir_opt_num(rk_kernel *k, rk_op *op, const char *key, rk_opt_num o) {
+    if (o.set) ir_arg_num(k, op, key, o.v);
+}
+static inline void ir_opt_bool(rk_kernel *k, rk_op *op, const char *key, rk_opt_bool o) {
+    if (o.set) ir_arg_bool(k, op, key, o.v);
+}
+static inline void ir_opt_str(rk_kernel *k, rk_op *op, const char *key, const char *s) {
+    if (s) ir_arg_str(k, op, key, s);
+}
+static inline void ir_opt_type(rk_kernel *k, rk_op *op, const char *key, rk_type t) {
+    if (rk_type_ok(t)) ir_arg_type(k, op, key, t);
+}
+/* Check the op; its first result (ir_built), nothing (ir_built_void) or its
+ * n results into out (ir_built_out); poison when the check fails. */
+rk_value ir_built(rk_kernel *k, rk_op *op);
+void ir_built_void(rk_kernel *k, rk_op *op);
+void ir_built_out(rk_kernel *k, rk_op *op, rk_value *out, uint32_t n);
+/* The result type vec<elem x n> of a `code` op; RK_T_NONE when elem is none
+ * (an operand's error) or, error recorded, n is outside 1..4096.
+ * ir_buffer_vec: the vector of elem filling dwords (1..4). */
+rk_type ir_vec_of(rk_kernel *k, rk_opcode code, rk_type elem, int64_t n);
+rk_type ir_buffer_vec(rk_kernel *k, rk_opcode code, rk_type elem, int64_t dwords);
+/* Operands of an LDS op: smem, one index per dimension of its type, then
+ * ntail values, into in[IR_SMEM_OPERANDS]; 0 (error recorded) when smem is
+ * not an allocation or idx is missing. */
+enum { IR_SMEM_OPERANDS = 1 + 8 + 2 };
+uint32_t ir_smem_operands(rk_kernel *k, rk_opcode code, rk_value smem, const rk_value *idx, const rk_value *tail,
+                          uint32_t ntail, rk_value *in);
 
 /* ---- attrs.c ----------------------------------------------------------------------- */
 rk_attr_val *ir_attrs_put(rk_kernel *k, rk_attrs *a, const char *key);  /* NULL on OOM */

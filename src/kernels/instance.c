@@ -393,7 +393,7 @@ rk_status rk_instance_build(const rk_instance *in, const rk_target *t, rk_kernel
     rk_instance_grid(in, NULL, grid, block);
     rk_kernel_set_attr_int(k, "max_workgroup_size", block[0]);
     kn_family_of(in->family)->build(in, t, k, params);
-    rk_return(k);
+    rk_build_return(k);
     st = rk_kernel_finish(k);
     if (st) {
         rk_fail(st, "building %s: %s", name, rk_builder_error(k));

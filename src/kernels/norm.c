@@ -163,8 +163,8 @@ static void store_stats(rk_kernel *k, norm_ctx *c, rk_value mean, rk_value rstd)
     if (!c->s->save_stats) return;
     rk_value first = rk_build_cmp(k, "eq", c->g.lt, kn_i32(k, 0));
     rk_if_begin(k, rk_build_and(k, first, c->g.active));
-    if (c->io.mean >= 0) rk_build_store(k, c->io.p[c->io.mean], c->g.row, mean);
-    rk_build_store(k, c->io.p[c->io.rstd], c->g.row, rstd);
+    if (c->io.mean >= 0) rk_store_global(k, c->io.p[c->io.mean], c->g.row, mean);
+    rk_store_global(k, c->io.p[c->io.rstd], c->g.row, rstd);
     rk_if_end(k, NULL, 0);
 }
 
@@ -184,7 +184,7 @@ static void chunk_sums(rk_kernel *k, norm_ctx *c, const rk_tile_regs *x, rk_valu
         rk_value d = rk_tile_to_f32(k, x->v[i]);
         if (rk_value_ok(shift)) d = rk_tile_sub(k, d, rk_tile_bcast(k, shift, d));
         for (uint32_t e = 0; e < c->xr.vec; e++) {
-            rk_value de = c->xr.vec > 1 ? rk_build_extract(k, d, e) : d;
+            rk_value de = c->xr.vec > 1 ? rk_build_vextract(k, d, e) : d;
             bool first = i == 0 && e == 0;
             if (want1) s1 = first ? de : rk_build_fadd(k, s1, de);
             s2 = first ? rk_build_fmul(k, de, de) : rk_build_fma(k, de, de, s2);
@@ -213,7 +213,7 @@ static void pad_with(rk_kernel *k, norm_ctx *c, rk_tile_regs *x, rk_value h0, rk
     for (uint32_t i = 0; i < x->n; i++) ts[i] = rk_value_type(k, x->v[i]);
     rk_if_else_begin(k, whole, x->n, ts, out);
     rk_else(k, x->v, x->n);
-    rk_value fill = vec > 1 ? rk_build_splat(k, h0, vec) : h0;
+    rk_value fill = vec > 1 ? rk_build_vsplat(k, h0, vec) : h0;
     for (uint32_t i = 0; i < x->n; i++) {
         rk_value m = rk_tile_chunk_valid(k, &c->xr, x->off[i]);
         y[i] = vec > 1 ? rk_build_vselect(k, m, x->v[i], fill) : rk_build_select(k, m, x->v[i], fill);
@@ -296,7 +296,7 @@ static void build_cached(rk_kernel *k, norm_ctx *c) {
     /* 1/N by the hardware reciprocal (exact for powers of two, 1 ulp
      * otherwise): an IEEE division is a subroutine call on NVIDIA, and the
      * call makes ptxas spill the live row around it */
-    rk_value inv_n = rk_build_rcp_fast(k, rk_build_convert(k, RK_OP_SITOFP, c->io.p[c->io.N], RK_T_F32));
+    rk_value inv_n = rk_build_rcp_fast(k, rk_build_sitofp(k, c->io.p[c->io.N], RK_T_F32));
     if (rms) {
         var = rk_build_fmul(k, rk_tile_block_reduce(k, RK_RED_SUM, &c->cfg, c->g.tid, sums[1]), inv_n);
     } else {
@@ -404,7 +404,7 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
     rk_value zero = kn_i32(k, 0), yes = rk_const_bool(k, true);
     c.gr = rk_tile_row_view(k, p[c.io.gamma], dt, zero, zero, N, yes, kn->vec, kn->tail);
     if (!c.s->rms) c.br = rk_tile_row_view(k, p[c.io.beta], dt, zero, zero, N, yes, kn->vec, kn->tail);
-    c.nf = rk_build_convert(k, RK_OP_SITOFP, N, RK_T_F32);
+    c.nf = rk_build_sitofp(k, N, RK_T_F32);
     kn_row_attrs(k, kn, t);
     if (kn->chunks) build_cached(k, &c);
     else build_looped(k, &c);

@@ -96,12 +96,12 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
     rk_tile_block_cfg cfg = {.wave = kn->wave, .group = g.tpr, .groups = g.rpb};
     r = rk_tile_block_reduce(k, op, &cfg, g.tid, r);
     if (s->op == RK_REDUCE_MEAN) {
-        rk_value n = rk_build_convert(k, RK_OP_SITOFP, p[3], RK_T_F32);
+        rk_value n = rk_build_sitofp(k, p[3], RK_T_F32);
         r = rk_build_fdiv(k, r, n);
     }
     rk_value first = rk_build_cmp(k, "eq", g.lt, kn_i32(k, 0));
     rk_if_begin(k, rk_build_and(k, first, g.active));
-    rk_build_store(k, p[1], g.row, rk_tile_from_f32(k, r, s->out_dtype));
+    rk_store_global(k, p[1], g.row, rk_tile_from_f32(k, r, s->out_dtype));
     rk_if_end(k, NULL, 0);
 }
 

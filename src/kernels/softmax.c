@@ -155,7 +155,7 @@ static void build_cached(const rk_softmax_spec *s, rk_kernel *k, const rk_tile_r
     for (uint32_t c = 0; c < x.n; c++) {
         rk_value e = exp_shifted(k, rk_tile_to_f32(k, x.v[c]), nml0);
         for (uint32_t i = 0; i < kn->vec; i++) {
-            rk_value ei = kn->vec > 1 ? rk_build_extract(k, e, i) : e;
+            rk_value ei = kn->vec > 1 ? rk_build_vextract(k, e, i) : e;
             cur[1] = c == 0 && i == 0 ? ei : rk_build_fadd(k, cur[1], ei);
         }
     }
@@ -199,7 +199,7 @@ static void build_cached_keep(const rk_softmax_spec *s, rk_kernel *k, const rk_t
     for (uint32_t c = 0; c < x.n; c++) {
         e[c] = exp_shifted(k, rk_tile_to_f32(k, x.v[c]), nml);
         for (uint32_t i = 0; i < kn->vec; i++) {
-            rk_value ei = kn->vec > 1 ? rk_build_extract(k, e[c], i) : e[c];
+            rk_value ei = kn->vec > 1 ? rk_build_vextract(k, e[c], i) : e[c];
             cur[1] = c == 0 && i == 0 ? ei : rk_build_fadd(k, cur[1], ei);
         }
     }

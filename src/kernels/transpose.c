@@ -137,17 +137,17 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
             if (pv == vec) {
                 part = v[it];
             } else if (pv == 1) {
-                part = rk_build_extract(k, v[it], j);
+                part = rk_build_vextract(k, v[it], j);
             } else {
                 int32_t mask[16];
                 for (uint32_t q = 0; q < pv; q++) mask[q] = (int32_t)(j + q);
-                part = rk_build_shuffle_vec(k, v[it], v[it], mask, pv);
+                part = rk_build_vshuffle(k, v[it], v[it], mask, pv);
             }
             rk_value idx[2] = {lr[it], j ? rk_build_add(k, lc[it], kn_i32(k, (int32_t)j)) : lc[it]};
-            rk_build_smem_store(k, lds, idx, part);
+            rk_store_smem(k, lds, idx, part);
         }
     }
-    rk_build_barrier_op(k, RK_OP_SYNC_LDS_ONLY);
+    rk_build_sync_lds_only(k);
 
     /* phase 2: g -> (rv, c) with pairs of row-chunks adjacent in the wave */
     uint32_t rvn = TM / vec, gp = rvn >= 2 ? 2 : 1;
@@ -162,9 +162,9 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
         rk_value el[16];
         for (uint32_t i = 0; i < vec; i++) {
             rk_value idx[2] = {i ? rk_build_add(k, r0, kn_i32(k, (int32_t)i)) : r0, c};
-            el[i] = rk_build_smem_load(k, lds, idx, 1);
+            el[i] = rk_load_smem(k, lds, idx, 1);
         }
-        rk_value val = vec > 1 ? rk_build_pack(k, el, vec) : el[0];
+        rk_value val = vec > 1 ? rk_build_vpack(k, el, vec) : el[0];
         rk_value yrow = rk_build_add(k, col0, c);
         rk_value ycol = rk_build_add(k, row0, r0);
         rk_value act = rk_build_cmp(k, "lt", yrow, N);

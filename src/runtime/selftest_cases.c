@@ -26,14 +26,14 @@ static rk_value load_or_zero(rk_kernel *k, rk_value in, rk_value i, rk_value n, 
     rk_value one = c32(k, 1);
     rk_value last = rk_build_sub(k, n, one);
     rk_value idx = rk_build_smin(k, i, last);
-    rk_value v = rk_build_load(k, in, idx, 1);
+    rk_value v = rk_load_global(k, in, idx, 1);
     rk_value zero = c32(k, 0);
     return rk_build_select(k, inb, v, zero);
 }
 
 static rk_kernel *finish(rk_kernel *k, uint32_t block) {
     rk_kernel_set_attr_int(k, "max_workgroup_size", block);
-    rk_return(k);
+    rk_build_return(k);
     if (rk_kernel_finish(k) != RK_OK) {
         rk_kernel_free(k);
         return NULL;
@@ -81,10 +81,10 @@ static rk_kernel *vadd_build(const st_problem *p) {
     rk_value i = global_id(k);
     rk_value inb = rk_build_cmp(k, "lt", i, n);
     rk_if_begin(k, inb);
-    rk_value a = rk_build_load(k, A, i, 1);
-    rk_value b = rk_build_load(k, B, i, 1);
+    rk_value a = rk_load_global(k, A, i, 1);
+    rk_value b = rk_load_global(k, B, i, 1);
     rk_value s = rk_build_fadd(k, a, b);
-    rk_build_store(k, C, i, s);
+    rk_store_global(k, C, i, s);
     rk_if_end(k, NULL, 0);
     return finish(k, 256);
 }
@@ -126,25 +126,25 @@ static rk_kernel *lds_build(const st_problem *p) {
     rk_value g = global_id(k);
     rk_value inb = rk_build_cmp(k, "lt", g, n);
     rk_value v = load_or_zero(k, in, g, n, inb);
-    rk_build_smem_store(k, s, &t, v);
+    rk_store_smem(k, s, &t, v);
     rk_build_sync(k);
     rk_value last = c32(k, LDS_B - 1);
     rk_value rev = rk_build_sub(k, last, t);
-    rk_value a = rk_build_smem_load(k, s, &rev, 1);
+    rk_value a = rk_load_smem(k, s, &rev, 1);
     rk_value one = c32(k, 1);
     rk_value t1 = rk_build_add(k, t, one);
     rk_value nb = rk_build_and(k, t1, last);
-    rk_value b = rk_build_smem_load(k, s, &nb, 1);
+    rk_value b = rk_load_smem(k, s, &nb, 1);
     rk_value three = c32(k, 3);
     rk_value a3 = rk_build_mul(k, a, three);
     rk_value x = rk_build_add(k, a3, b);
     rk_build_sync(k);
-    rk_build_smem_store(k, s, &t, x);
+    rk_store_smem(k, s, &t, x);
     rk_build_sync(k);
     rk_value tx = rk_build_xor(k, t, one);
-    rk_value y = rk_build_smem_load(k, s, &tx, 1);
+    rk_value y = rk_load_smem(k, s, &tx, 1);
     rk_if_begin(k, inb);
-    rk_build_store(k, out, g, y);
+    rk_store_global(k, out, g, y);
     rk_if_end(k, NULL, 0);
     return finish(k, LDS_B);
 }
@@ -203,7 +203,7 @@ static rk_kernel *shfl_build(const st_problem *p) {
     rk_value src = rk_build_and(k, l1, wm1);
     rk_value r = rk_build_shuffle(k, "idx", v, src);
     rk_if_begin(k, inb);
-    rk_build_store(k, rot, g, r);
+    rk_store_global(k, rot, g, r);
     rk_if_end(k, NULL, 0);
     rk_value zero = c32(k, 0);
     rk_value first = rk_build_cmp(k, "eq", lane, zero);
@@ -211,7 +211,7 @@ static rk_kernel *shfl_build(const st_problem *p) {
     rk_if_begin(k, write);
     rk_value sh = c32(k, (int32_t)log2w);
     rk_value warp = rk_build_lshr(k, g, sh);
-    rk_build_store(k, sums, warp, s);
+    rk_store_global(k, sums, warp, s);
     rk_if_end(k, NULL, 0);
     return finish(k, 256);
 }
@@ -287,15 +287,15 @@ static rk_kernel *cp_build(const st_problem *p) {
     rk_value t4 = rk_build_mul(k, t, four);
     rk_value zero = c32(k, 0);
     cp_issue(k, in, s, rowbase, t4, L, nchunks, zero);
-    rk_build_async_commit(k);
+    rk_build_async_commit_group(k);
     rk_value one = c32(k, 1);
     rk_value acc;
     rk_value c = rk_for_begin(k, zero, nchunks, one, "c", 1, &zero, NULL, &acc);
     {
         rk_value next = rk_build_add(k, c, one);
         cp_issue(k, in, s, rowbase, t4, L, nchunks, next);
-        rk_build_async_commit(k);
-        rk_build_async_wait(k, 1);   /* chunk c landed (only c + 1 may be pending) */
+        rk_build_async_commit_group(k);
+        rk_build_async_wait_group(k, 1);   /* chunk c landed (only c + 1 may be pending) */
         rk_build_sync(k);            /* ... for every thread's copies */
         rk_value slot = rk_build_and(k, c, one);
         rk_value chunk = c32(k, CP_CHUNK);
@@ -304,18 +304,18 @@ static rk_kernel *cp_build(const st_problem *p) {
         for (int j = 0; j < 4; j++) {
             rk_value off = c32(k, j * CP_B);
             rk_value idx = rk_build_add(k, bt, off);
-            rk_value x = rk_build_smem_load(k, s, &idx, 1);
+            rk_value x = rk_load_smem(k, s, &idx, 1);
             acc = rk_build_add(k, acc, x);
         }
         rk_build_sync(k);            /* everyone has read slot c % 2 before it is refilled */
     }
     rk_value total;
     rk_for_end(k, &acc, 1, &total);
-    rk_build_async_wait(k, 0);
+    rk_build_async_wait_group(k, 0);
     rk_value b = c32(k, CP_B);
     rk_value ob = rk_build_mul(k, r, b);
     rk_value oi = rk_build_add(k, ob, t);
-    rk_build_store(k, out, oi, total);
+    rk_store_global(k, out, oi, total);
     return finish(k, CP_B);
 }
 
@@ -400,15 +400,15 @@ static rk_kernel *mma_build(const st_problem *p) {
     rk_value slot = rk_build_add(k, tb, lane);
     rk_value alen = c32(k, a->a_len);
     rk_value ai = rk_build_mul(k, slot, alen);
-    rk_value av = rk_build_load(k, A, ai, a->a_len);
+    rk_value av = rk_load_global(k, A, ai, a->a_len);
     rk_value blen = c32(k, a->b_len);
     rk_value bi = rk_build_mul(k, slot, blen);
-    rk_value bv = rk_build_load(k, B, bi, a->b_len);
+    rk_value bv = rk_load_global(k, B, bi, a->b_len);
     rk_value clen = c32(k, a->c_len);
     rk_value ci = rk_build_mul(k, slot, clen);
-    rk_value cv = rk_build_load(k, C, ci, a->c_len);
+    rk_value cv = rk_load_global(k, C, ci, a->c_len);
     rk_value dv = rk_build_mma(k, a->op_id, av, bv, cv);
-    rk_build_store(k, D, ci, dv);
+    rk_store_global(k, D, ci, dv);
     return finish(k, a->lanes);
 }
 

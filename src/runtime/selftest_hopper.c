@@ -84,7 +84,7 @@ static rk_kernel *ht_build(const st_problem *p) {
     thread0(k);
     rk_value init[3] = {bars, zero, one};
     op0(k, RK_OP_MBARRIER_INIT, init, 3);
-    rk_build_barrier_op(k, RK_OP_FENCE_PROXY_ASYNC);
+    rk_build_fence_proxy_async(k);
     rk_if_end(k, NULL, 0);
     rk_build_sync(k);
     rk_value bid = rk_build_block_id(k, 0);
@@ -101,9 +101,9 @@ static rk_kernel *ht_build(const st_problem *p) {
     rk_if_end(k, NULL, 0);
     rk_value wt[3] = {bars, zero, zero};
     op0(k, RK_OP_MBARRIER_WAIT, wt, 3);
-    rk_build_barrier_op(k, RK_OP_WGMMA_FENCE);
+    rk_build_wgmma_fence(k);
     rk_type acc_t = rk_type_vec(k, RK_T_F32, HT_TILE / 2);
-    rk_value acc = rk_const_vec(k, acc_t, 0.0);
+    rk_value acc = rk_build_constant_vec(k, acc_t, 0.0);
     for (int32_t kk = 0; kk < HT_TILE / 16; kk++) {
         rk_value da = desc(k, sA, 16 * kk);   /* the next 16 k: 32 bytes on, inside the swizzled rows */
         rk_value db = desc(k, sB, 16 * kk);
@@ -115,7 +115,7 @@ static rk_kernel *ht_build(const st_problem *p) {
         rk_op_check(k, op);
         acc = rk_op_result(op);
     }
-    rk_build_barrier_op(k, RK_OP_WGMMA_COMMIT_GROUP);
+    rk_build_wgmma_commit_group(k);
     rk_op *w = rk_emit(k, RK_OP_WGMMA_WAIT_GROUP, &acc, 1, &acc_t, 1);
     if (w) {
         rk_op_set_int(k, w, "n", 0);
@@ -137,11 +137,11 @@ static rk_kernel *ht_build(const st_problem *p) {
         int32_t off = (int32_t)(8 * ((i >> 1) & 1) * HT_TILE + 8 * (i >> 2) + (i & 1));
         rk_value oc = c32(k, off);
         rk_value at = rk_build_add(k, base, oc);
-        rk_value x = rk_build_extract(k, d, i);
-        rk_build_store(k, C, at, x);
+        rk_value x = rk_build_vextract(k, d, i);
+        rk_store_global(k, C, at, x);
     }
     rk_kernel_set_attr_int(k, "max_workgroup_size", 128);
-    rk_return(k);
+    rk_build_return(k);
     if (rk_kernel_finish(k) != RK_OK) {
         rk_kernel_free(k);
         return NULL;

@@ -14,11 +14,11 @@ rk_value rk_tile_to_f32(rk_kernel *k, rk_value v) {
     rk_type t = rk_value_type(k, v);
     if (!is_vec(k, v)) {
         if (rk_type_scalar(t) == RK_S_F32) return v;
-        return rk_build_convert(k, RK_OP_CAST_TO_F32, v, RK_T_F32);
+        return rk_build_cast_to_f32(k, v);
     }
     if (rk_type_scalar(rk_type_elem(k, t)) == RK_S_F32) return v;
     rk_type to = rk_type_vec(k, RK_T_F32, rk_type_count(k, t));
-    return rk_build_convert(k, RK_OP_VCAST_TO_F32, v, to);
+    return rk_build_vcast_to_f32(k, v, to);
 }
 
 rk_value rk_tile_to_f32_neg(rk_kernel *k, rk_value v) {
@@ -30,22 +30,22 @@ rk_value rk_tile_to_f32_neg(rk_kernel *k, rk_value v) {
      * would be folded into the consumer (fma(-a, -c, d) = fma(a, c, d)) and
      * the conversion merged with the first one again */
     rk_type wt = rk_type_vec(k, RK_T_I32, n / 2);
-    rk_value w = rk_build_convert(k, RK_OP_VBITCAST, v, wt);
-    w = rk_build_vxor(k, w, rk_const_vec(k, wt, (double)INT32_MIN + 0x8000));
-    return rk_tile_to_f32(k, rk_build_convert(k, RK_OP_VBITCAST, w, t));
+    rk_value w = rk_build_vbitcast(k, v, wt);
+    w = rk_build_vxor(k, w, rk_build_constant_vec(k, wt, (double)INT32_MIN + 0x8000));
+    return rk_tile_to_f32(k, rk_build_vbitcast(k, w, t));
 }
 
 rk_value rk_tile_from_f32(rk_kernel *k, rk_value v, rk_scalar to) {
     if (to == RK_S_F32) return v;
     rk_type st = (rk_type){to};
-    if (!is_vec(k, v)) return rk_build_convert(k, RK_OP_CAST_F32_TO, v, st);
+    if (!is_vec(k, v)) return rk_build_cast_f32_to(k, v, st);
     rk_type vt = rk_type_vec(k, st, rk_type_count(k, rk_value_type(k, v)));
-    return rk_build_convert(k, RK_OP_VTRUNC_F32_TO, v, vt);
+    return rk_build_vtrunc_f32_to(k, v, vt);
 }
 
 rk_value rk_tile_f32s(rk_kernel *k, float x, uint32_t n) {
     if (n <= 1) return rk_const_f32(k, x);
-    return rk_const_vec(k, rk_type_vec(k, RK_T_F32, n), x);
+    return rk_build_constant_vec(k, rk_type_vec(k, RK_T_F32, n), x);
 }
 
 rk_value rk_tile_map(rk_kernel *k, rk_value v, rk_tile_map_fn fn, void *ud) {
@@ -54,10 +54,10 @@ rk_value rk_tile_map(rk_kernel *k, rk_value v, rk_tile_map_fn fn, void *ud) {
     rk_value e[RK_TILE_MAX_CHUNKS * 2];
     RK_ASSERT(n <= RK_COUNTOF(e), "rk_tile_map: vector wider than 64 lanes");
     for (uint32_t i = 0; i < n; i++) {
-        rk_value x = rk_build_extract(k, v, i);
+        rk_value x = rk_build_vextract(k, v, i);
         e[i] = fn(k, x, ud);
     }
-    return rk_build_pack(k, e, n);
+    return rk_build_vpack(k, e, n);
 }
 
 rk_value rk_tile_map2(rk_kernel *k, rk_value a, rk_value b, rk_tile_map2_fn fn, void *ud) {
@@ -66,11 +66,11 @@ rk_value rk_tile_map2(rk_kernel *k, rk_value a, rk_value b, rk_tile_map2_fn fn, 
     rk_value e[RK_TILE_MAX_CHUNKS * 2];
     RK_ASSERT(n <= RK_COUNTOF(e), "rk_tile_map2: vector wider than 64 lanes");
     for (uint32_t i = 0; i < n; i++) {
-        rk_value x = rk_build_extract(k, a, i);
-        rk_value y = rk_build_extract(k, b, i);
+        rk_value x = rk_build_vextract(k, a, i);
+        rk_value y = rk_build_vextract(k, b, i);
         e[i] = fn(k, x, y, ud);
     }
-    return rk_build_pack(k, e, n);
+    return rk_build_vpack(k, e, n);
 }
 
 /* ---- shape-generic f32 arithmetic ---------------------------------------------------- */
@@ -95,5 +95,5 @@ rk_value rk_tile_max(rk_kernel *k, rk_value a, rk_value b) { return rk_tile_map2
 
 rk_value rk_tile_bcast(rk_kernel *k, rk_value scalar, rk_value like) {
     if (!is_vec(k, like)) return scalar;
-    return rk_build_splat(k, scalar, rk_type_count(k, rk_value_type(k, like)));
+    return rk_build_vsplat(k, scalar, rk_type_count(k, rk_value_type(k, like)));
 }

@@ -21,11 +21,11 @@ rk_tile_row rk_tile_row_view(rk_kernel *k, rk_value ptr, rk_scalar elem, rk_valu
     uint32_t esize = rk_tile_elem_bytes(elem);
     rk_value zero = ci(k, 0);
     rk_value row_eff = rk_build_select(k, active, row, zero);
-    rk_value row64 = rk_build_convert(k, RK_OP_ZEXT, row_eff, RK_T_I64);
-    rk_value stride64 = rk_build_convert(k, RK_OP_ZEXT, stride, RK_T_I64);
+    rk_value row64 = rk_build_zext(k, row_eff, RK_T_I64);
+    rk_value stride64 = rk_build_zext(k, stride, RK_T_I64);
     rk_value elems = rk_build_mul(k, row64, stride64);
     rk_value bytes = rk_build_mul(k, elems, rk_const_i64(k, esize));
-    r.base = rk_build_ptr_add(k, ptr, bytes);
+    r.base = rk_build_global_ptr_add(k, ptr, bytes);
     r.len = rk_build_select(k, active, len, zero);
     if (vec > 1) {
         rk_value low = rk_build_and(k, stride, ci(k, (int32_t)vec - 1));
@@ -55,11 +55,11 @@ static rk_value load_elem(rk_kernel *k, const rk_tile_row *r, rk_value idx, doub
     rk_value x;
     if (r->tail == RK_TAIL_BUFFER) {
         rk_value soff = ci(k, 0), voff = byte_off(k, r, idx);
-        x = rk_build_buffer_load(k, r->rsrc, voff, soff, (rk_type){r->elem}, 1);
+        x = rk_load_buffer(k, r->rsrc, voff, soff, (rk_type){r->elem}, 1);
         if (fill == 0.0) return x;          /* past the end the view already reads 0 */
     } else {
         rk_value safe = rk_build_select(k, valid, idx, ci(k, 0));
-        x = rk_build_load(k, r->base, safe, 1);
+        x = rk_load_global(k, r->base, safe, 1);
     }
     rk_value f = rk_const_float(k, (rk_type){r->elem}, fill);
     return rk_build_select(k, valid, x, f);
@@ -77,8 +77,8 @@ typedef struct tail_chunk {
 } tail_chunk;
 
 static tail_chunk tail_chunk_of(rk_kernel *k, const rk_tile_row *r, rk_value off) {
-    rk_value off64 = rk_build_convert(k, RK_OP_ZEXT, byte_off(k, r, off), RK_T_I64);
-    rk_value p = rk_build_ptr_add(k, r->base, off64);
+    rk_value off64 = rk_build_zext(k, byte_off(k, r, off), RK_T_I64);
+    rk_value p = rk_build_global_ptr_add(k, r->base, off64);
     return (tail_chunk){p, rk_build_sub(k, r->len, off)};
 }
 
@@ -92,7 +92,7 @@ static rk_value load_chunk_elem(rk_kernel *k, const rk_tile_row *r, const tail_c
     rk_type et = (rk_type){r->elem};
     rk_value x, y;
     rk_if_else_begin(k, chunk_elem_valid(k, tc, i), 1, &et, &x);
-    y = rk_build_load(k, tc->p, ci(k, (int32_t)i), 1);
+    y = rk_load_global(k, tc->p, ci(k, (int32_t)i), 1);
     rk_else(k, &y, 1);
     y = rk_const_float(k, et, fill);
     rk_if_end(k, &y, 1);
@@ -102,29 +102,29 @@ static rk_value load_chunk_elem(rk_kernel *k, const rk_tile_row *r, const tail_c
 static void store_elem(rk_kernel *k, const rk_tile_row *r, rk_value idx, rk_value x) {
     if (r->tail == RK_TAIL_BUFFER) {
         rk_value soff = ci(k, 0), voff = byte_off(k, r, idx);
-        rk_build_buffer_store(k, r->rsrc, voff, soff, x);
+        rk_store_buffer(k, r->rsrc, voff, soff, x);
         return;
     }
     rk_value valid = rk_build_cmp(k, "lt", idx, r->len);
     rk_if_begin(k, valid);
-    rk_build_store(k, r->base, idx, x);
+    rk_store_global(k, r->base, idx, x);
     rk_if_end(k, NULL, 0);
 }
 
 static rk_value load_vec(rk_kernel *k, const rk_tile_row *r, rk_value off) {
     if (r->tail == RK_TAIL_BUFFER) {
         rk_value soff = ci(k, 0), voff = byte_off(k, r, off);
-        return rk_build_buffer_load(k, r->rsrc, voff, soff, (rk_type){r->elem}, r->vec);
+        return rk_load_buffer(k, r->rsrc, voff, soff, (rk_type){r->elem}, r->vec);
     }
-    return rk_build_load(k, r->base, off, r->vec);
+    return rk_load_global(k, r->base, off, r->vec);
 }
 
 static void store_vec(rk_kernel *k, const rk_tile_row *r, rk_value off, rk_value v) {
     if (r->tail == RK_TAIL_BUFFER) {
         rk_value soff = ci(k, 0), voff = byte_off(k, r, off);
-        rk_build_buffer_store(k, r->rsrc, voff, soff, v);
+        rk_store_buffer(k, r->rsrc, voff, soff, v);
     } else {
-        rk_build_store(k, r->base, off, v);
+        rk_store_global(k, r->base, off, v);
     }
 }
 
@@ -148,7 +148,7 @@ static rk_value load_chunk_scalar(rk_kernel *k, const rk_tile_row *r, rk_value o
         rk_value idx = i ? rk_build_add(k, off, ci(k, (int32_t)i)) : off;
         e[i] = load_elem(k, r, idx, fill);
     }
-    return r->vec > 1 ? rk_build_pack(k, e, r->vec) : e[0];
+    return r->vec > 1 ? rk_build_vpack(k, e, r->vec) : e[0];
 }
 
 void rk_tile_row_load(rk_kernel *k, const rk_tile_row *r, const rk_value *offs, uint32_t n, double fill,
@@ -187,10 +187,10 @@ void rk_tile_row_load_f32(rk_kernel *k, const rk_tile_row *r, const rk_value *of
 static void store_chunk_scalar(rk_kernel *k, const rk_tile_row *r, rk_value off, rk_value val) {
     tail_chunk tc = r->tail == RK_TAIL_MASKED ? tail_chunk_of(k, r, off) : (tail_chunk){{0}, {0}};
     for (uint32_t i = 0; i < r->vec; i++) {
-        rk_value x = r->vec > 1 ? rk_build_extract(k, val, i) : val;
+        rk_value x = r->vec > 1 ? rk_build_vextract(k, val, i) : val;
         if (r->tail == RK_TAIL_MASKED) {
             rk_if_begin(k, chunk_elem_valid(k, &tc, i));
-            rk_build_store(k, tc.p, ci(k, (int32_t)i), x);
+            rk_store_global(k, tc.p, ci(k, (int32_t)i), x);
             rk_if_end(k, NULL, 0);
             continue;
         }
@@ -252,7 +252,7 @@ rk_value rk_tile_chunk_valid(rk_kernel *k, const rk_tile_row *r, rk_value off) {
     rk_value m[16];
     rk_value rem = rk_build_sub(k, r->len, off);     /* i < len - off, as the tail path */
     for (uint32_t i = 0; i < r->vec; i++) m[i] = rk_build_cmp(k, "gt", rem, ci(k, (int32_t)i));
-    return r->vec > 1 ? rk_build_pack(k, m, r->vec) : m[0];
+    return r->vec > 1 ? rk_build_vpack(k, m, r->vec) : m[0];
 }
 
 void rk_tile_regs_offsets(rk_kernel *k, const rk_tile_row *r, rk_value lt, uint32_t tpr, uint32_t n,

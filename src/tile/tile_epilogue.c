@@ -267,7 +267,7 @@ static uint32_t width(rk_kernel *k, rk_value x) {
 static rk_value load_f32(rk_kernel *k, rk_value ptr, rk_value idx, rk_value valid) {
     rk_value zero = rk_const_i64(k, 0);
     rk_value safe = rk_build_select(k, valid, idx, zero);
-    rk_value v = rk_build_load(k, ptr, safe, 1);
+    rk_value v = rk_load_global(k, ptr, safe, 1);
     return rk_tile_to_f32(k, v);
 }
 
@@ -280,10 +280,10 @@ static rk_value load_run(rk_kernel *k, rk_value ptr, rk_value base, uint32_t n, 
         rk_value at = i ? rk_build_add(k, base, off) : base;
         e[i] = load_f32(k, ptr, at, valid);
     }
-    return n == 1 ? e[0] : rk_build_pack(k, e, n);
+    return n == 1 ? e[0] : rk_build_vpack(k, e, n);
 }
 
-static rk_value wide(rk_kernel *k, rk_value v) { return rk_build_convert(k, RK_OP_SEXT, v, RK_T_I64); }
+static rk_value wide(rk_kernel *k, rk_value v) { return rk_build_sext(k, v, RK_T_I64); }
 
 typedef struct clampv { float lo, hi; } clampv;
 static rk_value clamp1(rk_kernel *k, rk_value x, void *ud) {

@@ -139,8 +139,8 @@ rk_fastdiv rk_fastdiv_compute(rk_kernel *k, rk_value d) {
     s = rk_build_add(k, s, lastv);
     /* mult = ((2^s - d) << 32) / d + 1, in i64 */
     rk_type i64 = RK_T_I64;
-    rk_value s64 = rk_build_convert(k, RK_OP_ZEXT, s, i64);
-    rk_value d64 = rk_build_convert(k, RK_OP_ZEXT, d, i64);
+    rk_value s64 = rk_build_zext(k, s, i64);
+    rk_value d64 = rk_build_zext(k, d, i64);
     rk_value one64 = rk_const_i64(k, 1);
     rk_value p2 = rk_build_shl(k, one64, s64);
     rk_value diff = rk_build_sub(k, p2, d64);
@@ -148,7 +148,7 @@ rk_fastdiv rk_fastdiv_compute(rk_kernel *k, rk_value d) {
     rk_value num = rk_build_shl(k, diff, c32);
     rk_value q = rk_build_udiv(k, num, d64);
     rk_value q1 = rk_build_add(k, q, one64);
-    rk_value mult = rk_build_convert(k, RK_OP_TRUNC, q1, RK_T_I32);
+    rk_value mult = rk_build_trunc(k, q1, RK_T_I32);
     return rk_fastdiv_magic(d, mult, s);
 }
 

@@ -67,7 +67,7 @@ rk_value rk_tile_vec_reduce(rk_kernel *k, rk_tile_red op, rk_value v) {
     uint32_t n = rk_type_count(k, t);
     rk_value e[64];
     RK_ASSERT(n <= 64, "rk_tile_vec_reduce: vector wider than 64 lanes");
-    for (uint32_t i = 0; i < n; i++) e[i] = rk_build_extract(k, v, i);
+    for (uint32_t i = 0; i < n; i++) e[i] = rk_build_vextract(k, v, i);
     return rk_tile_tree_reduce(k, op, e, n);
 }
 
@@ -123,10 +123,10 @@ void rk_tile_block_reduce_n(rk_kernel *k, const rk_tile_reducer *r, const rk_til
     rk_if_begin(k, rk_build_cmp(k, "eq", lane, ci(k, 0)));
     for (uint32_t c = 0; c < n; c++) {
         rk_value idx[2] = {ci(k, (int32_t)c), w};
-        rk_build_smem_store(k, lds, idx, vals[c]);
+        rk_store_smem(k, lds, idx, vals[c]);
     }
     rk_if_end(k, NULL, 0);
-    rk_build_barrier_op(k, RK_OP_SYNC_LDS_ONLY);
+    rk_build_sync_lds_only(k);
     uint32_t gshift = 0;
     while ((1u << gshift) < group) gshift++;
     rk_value g = rk_build_lshr(k, tid, ci(k, (int32_t)gshift));
@@ -142,8 +142,8 @@ void rk_tile_block_reduce_n(rk_kernel *k, const rk_tile_reducer *r, const rk_til
             for (uint32_t i = 0; i < wpg; i += vl) {
                 rk_value col = i ? rk_build_add(k, first, ci(k, (int32_t)i)) : first;
                 rk_value idx[2] = {ci(k, (int32_t)c), col};
-                rk_value v = rk_build_smem_load(k, lds, idx, vl);
-                for (uint32_t j = 0; j < vl; j++) t[(i + j) * n + c] = vl > 1 ? rk_build_extract(k, v, j) : v;
+                rk_value v = rk_load_smem(k, lds, idx, vl);
+                for (uint32_t j = 0; j < vl; j++) t[(i + j) * n + c] = vl > 1 ? rk_build_vextract(k, v, j) : v;
             }
         }
         tree_n(k, r, t, wpg);
@@ -158,11 +158,11 @@ void rk_tile_block_reduce_n(rk_kernel *k, const rk_tile_reducer *r, const rk_til
         rk_value col = rk_build_add(k, first, rk_build_and(k, lane, ci(k, (int32_t)wpg - 1)));
         for (uint32_t c = 0; c < n; c++) {
             rk_value idx[2] = {ci(k, (int32_t)c), col};
-            vals[c] = rk_build_smem_load(k, lds, idx, 1);
+            vals[c] = rk_load_smem(k, lds, idx, 1);
         }
         rk_tile_wave_reduce_n(k, r, vals, wpg);
     }
-    if (cfg->trailing_barrier) rk_build_barrier_op(k, RK_OP_SYNC_LDS_ONLY);
+    if (cfg->trailing_barrier) rk_build_sync_lds_only(k);
 }
 
 rk_value rk_tile_block_reduce(rk_kernel *k, rk_tile_red op, const rk_tile_block_cfg *cfg, rk_value tid, rk_value v) {

@@ -490,11 +490,11 @@ static rk_status apply(evalst *e, uint32_t t) {
             rk_value okv = rk_ix_bool_value(k, ok);
             rk_value zero = rk_const_i32(k, 0);
             rk_value safe = rk_build_select(k, okv, iv, zero);
-            rk_value got = rk_build_load(k, x->table, safe, 1);
+            rk_value got = rk_load_global(k, x->table, safe, 1);
             rk_value dv = rk_const_i32(k, x->dflt);
             out[0] = rk_ix_v(rk_build_select(k, okv, got, dv));
         } else {
-            out[0] = rk_ix_v(rk_build_load(k, x->table, iv, 1));
+            out[0] = rk_ix_v(rk_load_global(k, x->table, iv, 1));
         }
         break;
     }
@@ -606,8 +606,8 @@ rk_status rk_tile_desc_offset64(rk_kernel *k, const rk_tile_desc *d, const rk_ix
         }
         if ((!base[i].dyn && base[i].c == 0) || (!d->stride[i].dyn && d->stride[i].c == 0)) continue;
         /* sign-extend the i32 coordinate and stride, multiply in i64 */
-        rk_value b64 = base[i].dyn ? rk_build_convert(k, RK_OP_SEXT, base[i].v, RK_T_I64) : rk_const_i64(k, base[i].c);
-        rk_value s64 = d->stride[i].dyn ? rk_build_convert(k, RK_OP_SEXT, d->stride[i].v, RK_T_I64)
+        rk_value b64 = base[i].dyn ? rk_build_sext(k, base[i].v, RK_T_I64) : rk_const_i64(k, base[i].c);
+        rk_value s64 = d->stride[i].dyn ? rk_build_sext(k, d->stride[i].v, RK_T_I64)
                                         : rk_const_i64(k, d->stride[i].c);
         rk_value p = (!d->stride[i].dyn && d->stride[i].c == 1) ? b64 : rk_build_mul(k, b64, s64);
         acc = have ? rk_build_add(k, acc, p) : p;

@@ -34,16 +34,16 @@ static rk_kernel *build_tile_sum(void) {
     rk_value iv = rk_for_begin(k, c0, n, c1, NULL, 1, &acc0, NULL, &acc);
     rk_value base = rk_build_mul(k, iv, c256);
     rk_value idx = rk_build_add(k, base, tid);
-    rk_value x = rk_build_load(k, in, idx, 1);
-    rk_build_smem_store(k, tile, &tid, x);
+    rk_value x = rk_load_global(k, in, idx, 1);
+    rk_store_smem(k, tile, &tid, x);
     rk_build_sync(k);
     rk_value other = rk_build_xor(k, tid, c1);
-    rk_value y = rk_build_smem_load(k, tile, &other, 1);
+    rk_value y = rk_load_smem(k, tile, &other, 1);
     rk_value s = rk_build_fadd(k, x, y);
     rk_value next = rk_build_fadd(k, acc, s);
     rk_build_sync(k);
     rk_for_end(k, &next, 1, &res);
-    rk_build_store(k, out, tid, res);
+    rk_store_global(k, out, tid, res);
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     return k;
 }
@@ -102,7 +102,7 @@ static void test_passes_on_a_copy(void **state) {
     rk_value c = rk_build_add(k, a, b);
     rk_value d = rk_build_mul(k, c, rk_const_i32(k, 1));
     rk_value tid = rk_build_thread_id(k, 0);
-    rk_build_store(k, out, tid, d);
+    rk_store_global(k, out, tid, d);
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     char *before = rk_serialize(k);
     const rk_target *t = rk_target_find("gfx942");
@@ -129,10 +129,10 @@ static rk_kernel *build_gfx950_mma(void) {
     rk_value tid = rk_build_thread_id(k, 0);
     rk_value i8 = rk_build_mul(k, tid, rk_const_i32(k, 8));
     rk_value i4 = rk_build_mul(k, tid, rk_const_i32(k, 4));
-    rk_value a = rk_build_load(k, A, i8, 8);
-    rk_value c = rk_build_load(k, C, i4, 4);
+    rk_value a = rk_load_global(k, A, i8, 8);
+    rk_value c = rk_load_global(k, C, i4, 4);
     rk_value d = rk_build_mma(k, "mfma_f32_16x16x32_f16", a, a, c);
-    rk_build_store(k, C, i4, d);
+    rk_store_global(k, C, i4, d);
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     return k;
 }

@@ -120,21 +120,21 @@ static inline rk_kernel *et_op_kernel(rk_opcode code, const rk_type *in_t, uint3
         uint32_t c = rk_type_kind_of(k, in_t[j]) == RK_TK_VEC ? rk_type_count(k, in_t[j]) : 1;
         rk_value cv = rk_const_i32(k, (int32_t)c);
         rk_value ij = c > 1 ? rk_build_mul(k, i, cv) : i;
-        in[j] = rk_build_load(k, p[j], ij, c);
+        in[j] = rk_load_global(k, p[j], ij, c);
         if (!rk_type_eq(et_mem_type(k, in_t[j]), in_t[j]))
-            in[j] = rk_build_convert(k, c > 1 ? RK_OP_VTRUNC : RK_OP_TRUNC, in[j], in_t[j]);
+            in[j] = rk_emit_convert(k, c > 1 ? RK_OP_VTRUNC : RK_OP_TRUNC, in[j], in_t[j]);
     }
     rk_op *op = rk_emit(k, code, in, nin, &out_t, 1);
     if (attrs) attrs(k, op, ud);
     rk_op_check(k, op);
     rk_value r = rk_op_result(op);
     uint32_t oc = rk_type_kind_of(k, out_t) == RK_TK_VEC ? rk_type_count(k, out_t) : 1;
-    if (!rk_type_eq(omt, out_t)) r = rk_build_convert(k, oc > 1 ? RK_OP_VZEXT : RK_OP_ZEXT, r, omt);
+    if (!rk_type_eq(omt, out_t)) r = rk_emit_convert(k, oc > 1 ? RK_OP_VZEXT : RK_OP_ZEXT, r, omt);
     rk_value ocv = rk_const_i32(k, (int32_t)oc);
     rk_value oi = oc > 1 ? rk_build_mul(k, i, ocv) : i;
-    rk_build_store(k, out, oi, r);
+    rk_store_global(k, out, oi, r);
     rk_if_end(k, NULL, 0);
-    rk_return(k);
+    rk_build_return(k);
     et_finish(k);
     return k;
 }

@@ -185,7 +185,7 @@ static rk_kernel *buffer_kernel(const bcase *c, bool store) {
     rk_value r = rk_build_buffer_rsrc(k, store ? O : B, nrec);
     rk_op *op;
     if (store) {
-        rk_value in[4] = {r, voff, zero, rk_build_load(k, B, ti, c->count)};
+        rk_value in[4] = {r, voff, zero, rk_load_global(k, B, ti, c->count)};
         op = rk_emit(k, store_of(c->code), in, 4, NULL, 0);
     } else {
         rk_value in[3] = {r, voff, zero};
@@ -194,8 +194,8 @@ static rk_kernel *buffer_kernel(const bcase *c, bool store) {
     if (c->code == RK_OP_BUFFER_LOAD || c->code == RK_OP_BUFFER_LOAD_VN) rk_op_set_type(k, op, "elem_type", e);
     if (c->count > 1) rk_op_set_int(k, op, "dwords", bytes / 4);
     rk_op_check(k, op);
-    if (!store) rk_build_store(k, O, ti, rk_op_result(op));
-    rk_return(k);
+    if (!store) rk_store_global(k, O, ti, rk_op_result(op));
+    rk_build_return(k);
     et_finish(k);
     return k;
 }
@@ -261,7 +261,7 @@ static void t_tr16_b128(void **state) {
     rk_value sm = rk_build_smem_alloc(k, RK_T_F16, &d, 1);
     rk_value l = rk_build_thread_id(k, 0), c8 = rk_const_i32(k, 8), c4 = rk_const_i32(k, 4);
     rk_value li = rk_build_mul(k, l, c8);
-    rk_build_smem_store(k, sm, &li, rk_build_load(k, T, li, 8));
+    rk_store_smem(k, sm, &li, rk_load_global(k, T, li, 8));
     rk_build_sync(k);
     /* row(l) = (l * 37 + 11) mod 64 */
     rk_value row = rk_build_and(k, rk_build_add(k, rk_build_mul(k, l, rk_const_i32(k, 37)), rk_const_i32(k, 11)),
@@ -277,10 +277,10 @@ static void t_tr16_b128(void **state) {
     rk_op *hi = rk_emit(k, RK_OP_DS_READ_TR16_B64, in, 2, &t4, 1);
     rk_op_check(k, hi);
     rk_value o16 = rk_build_mul(k, l, rk_const_i32(k, 16));
-    rk_build_store(k, O, o16, rk_op_result(w));
-    rk_build_store(k, O, rk_build_add(k, o16, c8), rk_op_result(lo));
-    rk_build_store(k, O, rk_build_add(k, o16, rk_const_i32(k, 12)), rk_op_result(hi));
-    rk_return(k);
+    rk_store_global(k, O, o16, rk_op_result(w));
+    rk_store_global(k, O, rk_build_add(k, o16, c8), rk_op_result(lo));
+    rk_store_global(k, O, rk_build_add(k, o16, rk_const_i32(k, 12)), rk_op_result(hi));
+    rk_build_return(k);
     et_finish(k);
     uint16_t tile[512], o[64 * 16];
     for (int i = 0; i < 512; i++) tile[i] = (uint16_t)(0x3c00 + i);
@@ -319,11 +319,11 @@ static rk_kernel *copy_kernel(int32_t soff, int32_t doff) {
     rk_set_loc(k, "copy.c:7");
     rk_build_async_copy(k, S, si, sm, di, valid, 16);
     rk_set_loc(k, NULL);
-    rk_build_async_commit(k);
-    rk_build_async_wait(k, 0);
+    rk_build_async_commit_group(k);
+    rk_build_async_wait_group(k, 0);
     rk_build_sync(k);
-    rk_build_store(k, O, t4, rk_build_smem_load(k, sm, &t4, 4));
-    rk_return(k);
+    rk_store_global(k, O, t4, rk_load_smem(k, sm, &t4, 4));
+    rk_build_return(k);
     et_finish(k);
     return k;
 }

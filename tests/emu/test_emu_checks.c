@@ -25,11 +25,11 @@ static void t_oob_global(void **state) {
     rk_value ok = rk_build_cmp(k, "lt", i, nv);
     rk_if_begin(k, ok);
     rk_set_loc(k, "copy.c:12");
-    rk_value v = rk_build_load(k, in, i, 1);
+    rk_value v = rk_load_global(k, in, i, 1);
     rk_set_loc(k, "copy.c:13");
-    rk_build_store(k, out, i, v);
+    rk_store_global(k, out, i, v);
     rk_if_end(k, NULL, 0);
-    rk_return(k);
+    rk_build_return(k);
     et_finish(k);
     float a[300], b[250];
     for (int j = 0; j < 300; j++) a[j] = (float)j;
@@ -73,8 +73,8 @@ static void t_oob_lds(void **state) {
     rk_value col = rk_build_add(k, col0, off);
     rk_value ix[2] = {row, col};
     rk_value one = rk_const_f32(k, 1.0f);
-    rk_build_smem_store(k, sm, ix, one);
-    rk_return(k);
+    rk_store_smem(k, sm, ix, one);
+    rk_build_return(k);
     et_finish(k);
     rk_emu *e = et_emu("sm_90", 1);
     int32_t o = 0;
@@ -98,15 +98,15 @@ static rk_kernel *neighbour_kernel(bool sync) {
     rk_value sm = rk_build_smem_alloc(k, RK_T_I32, &d, 1);
     rk_value tid = rk_build_thread_id(k, 0);
     rk_set_loc(k, "nb.c:5");
-    rk_build_smem_store(k, sm, &tid, tid);
+    rk_store_smem(k, sm, &tid, tid);
     if (sync) rk_build_sync(k);
     rk_value c64 = rk_const_i32(k, 64), m = rk_const_i32(k, 255);
     rk_value j0 = rk_build_add(k, tid, c64);
     rk_value j = rk_build_and(k, j0, m);
     rk_set_loc(k, "nb.c:7");
-    rk_value v = rk_build_smem_load(k, sm, &j, 1);
-    rk_build_store(k, out, tid, v);
-    rk_return(k);
+    rk_value v = rk_load_smem(k, sm, &j, 1);
+    rk_store_global(k, out, tid, v);
+    rk_build_return(k);
     et_finish(k);
     return k;
 }
@@ -146,7 +146,7 @@ static void t_atomics_not_racy(void **state) {
     rk_value tid = rk_build_thread_id(k, 0), zero = rk_const_i32(k, 0);
     rk_value lt4 = rk_build_cmp(k, "lt", tid, rk_const_i32(k, 4));
     rk_if_begin(k, lt4);
-    rk_build_smem_store(k, sm, &tid, zero);
+    rk_store_smem(k, sm, &tid, zero);
     rk_if_end(k, NULL, 0);
     rk_build_sync(k);
     rk_value bin = rk_build_and(k, tid, rk_const_i32(k, 3));
@@ -157,10 +157,10 @@ static void t_atomics_not_racy(void **state) {
     rk_op_check(k, op);
     rk_build_sync(k);
     rk_if_begin(k, lt4);
-    rk_value v = rk_build_smem_load(k, sm, &tid, 1);
-    rk_build_store(k, out, tid, v);
+    rk_value v = rk_load_smem(k, sm, &tid, 1);
+    rk_store_global(k, out, tid, v);
     rk_if_end(k, NULL, 0);
-    rk_return(k);
+    rk_build_return(k);
     et_finish(k);
     int32_t o[4];
     rk_emu *e = emu_opts("gfx942", true);
@@ -182,7 +182,7 @@ static rk_kernel *guarded_sync(int32_t limit) {
     rk_build_sync(k);
     rk_set_loc(k, NULL);
     rk_if_end(k, NULL, 0);
-    rk_return(k);
+    rk_build_return(k);
     et_finish(k);
     return k;
 }
@@ -232,14 +232,14 @@ static rk_kernel *cp_kernel(bool wait, bool sync) {
     rk_set_loc(k, "cp.c:4");
     rk_build_async_copy(k, in, tid, sm, tid, lt, 4);
     rk_set_loc(k, NULL);
-    rk_build_async_commit(k);
-    if (wait) rk_build_async_wait(k, 0);
+    rk_build_async_commit_group(k);
+    if (wait) rk_build_async_wait_group(k, 0);
     if (sync) rk_build_sync(k);
     rk_value j = rk_build_xor(k, tid, rk_const_i32(k, 32));
     rk_set_loc(k, "cp.c:9");
-    rk_value v = rk_build_smem_load(k, sm, &j, 1);
-    rk_build_store(k, out, tid, v);
-    rk_return(k);
+    rk_value v = rk_load_smem(k, sm, &j, 1);
+    rk_store_global(k, out, tid, v);
+    rk_build_return(k);
     et_finish(k);
     return k;
 }
@@ -300,11 +300,11 @@ static rk_kernel *dma_kernel(int mode) {
     rk_op_set_int(k, op, "dwords", 1);
     rk_op_check(k, op);
     if (mode == 0) rk_build_s_waitcnt(k, 0, -1, -1);
-    if (mode == 1) rk_build_barrier_op(k, RK_OP_SYNC_LDS_ONLY);
+    if (mode == 1) rk_build_sync_lds_only(k);
     else rk_build_sync(k);
-    rk_value v = rk_build_smem_load(k, sm, &tid, 1);
-    rk_build_store(k, out, tid, v);
-    rk_return(k);
+    rk_value v = rk_load_smem(k, sm, &tid, 1);
+    rk_store_global(k, out, tid, v);
+    rk_build_return(k);
     et_finish(k);
     return k;
 }

@@ -24,7 +24,7 @@ static void t_divergent_if(void **state) {
         rk_if_begin(k, c3);
         rk_value thousand = rk_const_i32(k, 1000);
         rk_value v1 = rk_build_add(k, thousand, i);
-        rk_build_store(k, out, i, v1);
+        rk_store_global(k, out, i, v1);
         rk_else(k, NULL, 0);
         rk_value m5 = rk_build_mod(k, i, five);
         rk_value c5 = rk_build_cmp(k, "lt", m5, two);
@@ -35,10 +35,10 @@ static void t_divergent_if(void **state) {
         rk_else(k, &sq, 1);
         rk_value ng = rk_build_sub(k, zero, i);
         rk_if_end(k, &ng, 1);
-        rk_build_store(k, out, i, r);
+        rk_store_global(k, out, i, r);
         rk_if_end(k, NULL, 0);
         rk_if_end(k, NULL, 0);
-        rk_return(k);
+        rk_build_return(k);
         et_finish(k);
         int32_t nn = 1001, o[1024];
         memset(o, 0x7f, sizeof o);
@@ -77,23 +77,23 @@ static void t_divergent_loops(void **state) {
         /* inner: acc += j2 for j2 in [0, iv) */
         rk_value in_it;
         rk_value j2 = rk_for_begin(k, zero, iv, one, "j2", 1, &it[4], NULL, &in_it);
-        rk_value j2w = rk_build_convert(k, RK_OP_SEXT, j2, RK_T_I64);
+        rk_value j2w = rk_build_sext(k, j2, RK_T_I64);
         rk_value acc = rk_build_add(k, in_it, j2w);
         rk_value inner;
         rk_for_end(k, &acc, 1, &inner);
         rk_value ys[] = {s, p, it[3], it[2], inner};
         rk_value res[5];
         rk_for_end(k, ys, 5, res);
-        rk_value s64 = rk_build_convert(k, RK_OP_SEXT, res[0], RK_T_I64);
-        rk_value a64 = rk_build_convert(k, RK_OP_SEXT, res[2], RK_T_I64);
+        rk_value s64 = rk_build_sext(k, res[0], RK_T_I64);
+        rk_value a64 = rk_build_sext(k, res[2], RK_T_I64);
         rk_value c4 = rk_const_i32(k, 4), c1 = rk_const_i32(k, 1), c2 = rk_const_i32(k, 2), c3 = rk_const_i32(k, 3);
         rk_value base = rk_build_mul(k, i, c4);
         rk_value i1 = rk_build_add(k, base, c1), i2 = rk_build_add(k, base, c2), i3 = rk_build_add(k, base, c3);
-        rk_build_store(k, out, base, s64);
-        rk_build_store(k, out, i1, res[1]);
-        rk_build_store(k, out, i2, a64);
-        rk_build_store(k, out, i3, res[4]);
-        rk_return(k);
+        rk_store_global(k, out, base, s64);
+        rk_store_global(k, out, i1, res[1]);
+        rk_store_global(k, out, i2, a64);
+        rk_store_global(k, out, i3, res[4]);
+        rk_build_return(k);
         et_finish(k);
         enum { T = 200 };
         int64_t o[T * 4];
@@ -130,15 +130,15 @@ static void t_loop_steps(void **state) {
     rk_value c = rk_build_cmp(k, "ne", m, one);
     rk_if_begin(k, c);
     rk_value lo = rk_const_i64(k, -10), step = rk_const_i64(k, 3);
-    rk_value hi = rk_build_convert(k, RK_OP_SEXT, i, RK_T_I64);
+    rk_value hi = rk_build_sext(k, i, RK_T_I64);
     rk_value z = rk_const_i64(k, 0), acc;
     rk_value iv = rk_for_begin(k, lo, hi, step, "v", 1, &z, NULL, &acc);
     rk_value na = rk_build_add(k, acc, iv);
     rk_value r;
     rk_for_end(k, &na, 1, &r);
-    rk_build_store(k, out, i, r);
+    rk_store_global(k, out, i, r);
     rk_if_end(k, NULL, 0);
-    rk_return(k);
+    rk_build_return(k);
     et_finish(k);
     for (int t = 0; t < 2; t++) {
         int64_t o[150];
@@ -169,8 +169,8 @@ static void t_multiwave_barriers(void **state) {
     uint32_t d = 256;
     rk_value sm = rk_build_smem_alloc(k, RK_T_I32, &d, 1);
     rk_value g = et_gid(k);
-    rk_value v = rk_build_load(k, in, g, 1);
-    rk_build_smem_store(k, sm, &tid, v);
+    rk_value v = rk_load_global(k, in, g, 1);
+    rk_store_smem(k, sm, &tid, v);
     rk_build_sync(k);
     /* for s in 0..7: stride = 128 >> s; if tid < stride: sm[tid] += sm[tid+stride]; sync */
     rk_value zero = rk_const_i32(k, 0), eight = rk_const_i32(k, 8), one = rk_const_i32(k, 1), c128 = rk_const_i32(k, 128);
@@ -179,18 +179,18 @@ static void t_multiwave_barriers(void **state) {
     rk_value act = rk_build_cmp(k, "lt", tid, stride);
     rk_if_begin(k, act);
     rk_value j = rk_build_add(k, tid, stride);
-    rk_value x = rk_build_smem_load(k, sm, &tid, 1), y = rk_build_smem_load(k, sm, &j, 1);
+    rk_value x = rk_load_smem(k, sm, &tid, 1), y = rk_load_smem(k, sm, &j, 1);
     rk_value sum = rk_build_add(k, x, y);
-    rk_build_smem_store(k, sm, &tid, sum);
+    rk_store_smem(k, sm, &tid, sum);
     rk_if_end(k, NULL, 0);
     rk_build_sync(k);
     rk_for_end(k, NULL, 0, NULL);
     rk_value is0 = rk_build_cmp(k, "eq", tid, zero);
     rk_if_begin(k, is0);
-    rk_value tot = rk_build_smem_load(k, sm, &zero, 1);
-    rk_build_store(k, out, bid, tot);
+    rk_value tot = rk_load_smem(k, sm, &zero, 1);
+    rk_store_global(k, out, bid, tot);
     rk_if_end(k, NULL, 0);
-    rk_return(k);
+    rk_build_return(k);
     et_finish(k);
     for (int t = 0; t < 2; t++) {
         int32_t a[256 * 9], o[9];
@@ -239,9 +239,9 @@ static void t_grids(void **state) {
     for (int q = 0; q < 8; q++) {
         rk_value cq = rk_const_i32(k, q);
         rk_value oq = rk_build_add(k, o0, cq);
-        rk_build_store(k, out, oq, vals[q]);
+        rk_store_global(k, out, oq, vals[q]);
     }
-    rk_return(k);
+    rk_build_return(k);
     et_finish(k);
     const uint32_t shapes[][6] = {{3, 2, 1, 7, 5, 1}, {2, 2, 3, 5, 3, 4}, {1, 1, 1, 100, 1, 1}, {4, 3, 2, 9, 1, 3}};
     for (int t = 0; t < 2; t++)
@@ -281,7 +281,7 @@ static rk_kernel *named_kernel(int count) {
     uint32_t d = 128;
     rk_value sm = rk_build_smem_alloc(k, RK_T_I32, &d, 1);
     rk_value tid = rk_build_thread_id(k, 0);
-    rk_build_smem_store(k, sm, &tid, tid);
+    rk_store_smem(k, sm, &tid, tid);
     rk_value lo = rk_build_cmp(k, "lt", tid, rk_const_i32(k, 64));
     for (int half = 0; half < 2; half++) {
         rk_value c = half ? rk_build_xor(k, lo, rk_const_bool(k, true)) : lo;
@@ -294,9 +294,9 @@ static rk_kernel *named_kernel(int count) {
     }
     /* read the other warp of the pair: tid ^ 32 */
     rk_value j = rk_build_xor(k, tid, rk_const_i32(k, 32));
-    rk_value v = rk_build_smem_load(k, sm, &j, 1);
-    rk_build_store(k, out, tid, v);
-    rk_return(k);
+    rk_value v = rk_load_smem(k, sm, &j, 1);
+    rk_store_global(k, out, tid, v);
+    rk_build_return(k);
     et_finish(k);
     return k;
 }
@@ -326,7 +326,7 @@ static void t_bad_loops(void **state) {
     rk_value zero = rk_const_i32(k, 0), ten = rk_const_i32(k, 10);
     rk_for_begin(k, zero, ten, step, "j", 0, NULL, NULL, NULL);
     rk_for_end(k, NULL, 0, NULL);
-    rk_return(k);
+    rk_build_return(k);
     et_finish(k);
     rk_emu *e = et_emu("gfx942", 1);
     int32_t st0 = 0, stm = -2;
@@ -343,7 +343,7 @@ static void t_bad_launch(void **state) {
     rk_kernel *k = rk_kernel_new("empty");
     rk_value p = et_ptr_param(k, "p", RK_T_F32);
     (void)p;
-    rk_return(k);
+    rk_build_return(k);
     et_finish(k);
     rk_emu *e = et_emu("gfx950", 1);
     uint64_t a = 0;

@@ -18,7 +18,7 @@ static rk_status phases(int32_t C, const int32_t *arr, int32_t parity) {
     rk_if_end(k, NULL, 0);
     rk_build_sync(k);
     rk_value t = rk_build_thread_id(k, 0);
-    rk_value mine = rk_build_load(k, A, t, 1);
+    rk_value mine = rk_load_global(k, A, t, 1);
     for (int32_t j = 0; j < 2; j++) {
         rk_value jc = ht_c32(k, j);
         rk_value more = rk_build_cmp(k, "gt", mine, jc);
@@ -30,9 +30,9 @@ static rk_status phases(int32_t C, const int32_t *arr, int32_t parity) {
     ht_thread0_begin(k);
     ht_mbar_wait(k, bars, 1, ht_c32(k, parity));
     rk_value zero = ht_c32(k, 0), one = ht_c32(k, 1);
-    rk_build_store(k, O, zero, one);
+    rk_store_global(k, O, zero, one);
     rk_if_end(k, NULL, 0);
-    rk_return(k);
+    rk_build_return(k);
     et_finish(k);
     int32_t out = 0;
     rk_emu *e = et_emu("sm_90", 1);
@@ -83,8 +83,8 @@ static void t_pingpong(void **state) {
     rk_value par = rk_build_and(k, p, one);
     rk_value epar = rk_build_xor(k, par, one);
     ht_mbar_wait(k, bars, 1, epar);
-    rk_value v = rk_build_load(k, V, p, 1);
-    rk_build_smem_store(k, slot, &zero, v);
+    rk_value v = rk_load_global(k, V, p, 1);
+    rk_store_smem(k, slot, &zero, v);
     ht_mbar_arrive(k, bars, 0);
     rk_for_end(k, NULL, 0, NULL);
     rk_if_end(k, NULL, 0);
@@ -94,14 +94,14 @@ static void t_pingpong(void **state) {
     rk_value q = rk_for_begin(k, zero, np, one, NULL, 1, &zero, NULL, &acc);
     rk_value qpar = rk_build_and(k, q, one);
     ht_mbar_wait(k, bars, 0, qpar);
-    rk_value got = rk_build_smem_load(k, slot, &zero, 1);
+    rk_value got = rk_load_smem(k, slot, &zero, 1);
     rk_value nacc = rk_build_add(k, acc, got);
     ht_mbar_arrive(k, bars, 1);
     rk_value total;
     rk_for_end(k, &nacc, 1, &total);
-    rk_build_store(k, S, t, total);
+    rk_store_global(k, S, t, total);
     rk_if_end(k, NULL, 0);
-    rk_return(k);
+    rk_build_return(k);
     et_finish(k);
     rk_emu *e = et_emu("sm_90", 1);
     uint64_t av = et_buf(e, vals, sizeof vals, "vals"), as = et_buf(e, sums, sizeof sums, "sums");
@@ -126,7 +126,7 @@ static rk_status misuse(bool init, int32_t count, int32_t tx, int arrivals) {
     if (tx > 0) ht_mbar_expect(k, bars, 0, tx);
     for (int i = 0; i < arrivals; i++) ht_mbar_arrive(k, bars, 0);
     rk_if_end(k, NULL, 0);
-    rk_return(k);
+    rk_build_return(k);
     et_finish(k);
     rk_emu *e = et_emu("sm_90", 1);
     rk_status st = et_launch(e, k, 1, 1, 1, 32, 1, 1, NULL);

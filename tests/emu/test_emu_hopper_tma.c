@@ -31,11 +31,11 @@ static rk_kernel *tma_kernel(uint32_t box_bytes, int32_t expect, bool skip_wait)
     rk_value i = rk_build_add(k, base, t);
     rk_value inb = rk_build_cmp(k, "lt", i, hi);
     rk_if_begin(k, inb);
-    rk_value v = rk_build_smem_load(k, dst, &i, 1);
-    rk_build_store(k, out, i, v);
+    rk_value v = rk_load_smem(k, dst, &i, 1);
+    rk_store_global(k, out, i, v);
     rk_if_end(k, NULL, 0);
     rk_for_end(k, NULL, 0, NULL);
-    rk_return(k);
+    rk_build_return(k);
     et_finish(k);
     return k;
 }

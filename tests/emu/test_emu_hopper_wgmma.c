@@ -98,11 +98,11 @@ static void one(uint32_t n, bool bf, layout la, layout lb, bool scale_d, uint32_
     rk_value i = rk_build_add(k, base, t);
     rk_value inb = rk_build_cmp(k, "lt", i, hi);
     rk_if_begin(k, inb);
-    rk_value v = rk_build_load(k, Img, i, 1);
-    rk_build_smem_store(k, s, &i, v);
+    rk_value v = rk_load_global(k, Img, i, 1);
+    rk_store_smem(k, s, &i, v);
     rk_if_end(k, NULL, 0);
     rk_for_end(k, NULL, 0, NULL);
-    rk_build_barrier_op(k, RK_OP_FENCE_PROXY_ASYNC);
+    rk_build_fence_proxy_async(k);
     rk_build_sync(k);
     rk_value hv = ht_c32(k, (int32_t)half);
     rk_value t_half = rk_build_mul(k, t, hv);
@@ -110,23 +110,23 @@ static void one(uint32_t n, bool bf, layout la, layout lb, bool scale_d, uint32_
     for (uint32_t e4 = 0; e4 < half; e4++) {
         rk_value ec = ht_c32(k, (int32_t)e4);
         rk_value at = rk_build_add(k, t_half, ec);
-        el4[e4] = rk_build_load(k, Acc, at, 1);
+        el4[e4] = rk_load_global(k, Acc, at, 1);
     }
-    rk_value a0 = rk_build_pack(k, el4, half);
+    rk_value a0 = rk_build_vpack(k, el4, half);
     free(el4);
-    rk_build_barrier_op(k, RK_OP_WGMMA_FENCE);
+    rk_build_wgmma_fence(k);
     rk_value da = ht_wgmma_desc(k, s, 0, la.lbo, la.sbo, la.swz);
     rk_value db = ht_wgmma_desc(k, s, (int32_t)(b_off / 2), lb.lbo, lb.sbo, lb.swz);
     rk_value d = ht_wgmma(k, a0, da, db, n, bf, la.mn_major, lb.mn_major, scale_d);
-    rk_build_barrier_op(k, RK_OP_WGMMA_COMMIT_GROUP);
+    rk_build_wgmma_commit_group(k);
     rk_value r = ht_wgmma_wait(k, d, 0);
     for (uint32_t e = 0; e < half; e++) {
-        rk_value x = rk_build_extract(k, r, e);
+        rk_value x = rk_build_vextract(k, r, e);
         rk_value ec = ht_c32(k, (int32_t)e);
         rk_value at = rk_build_add(k, t_half, ec);
-        rk_build_store(k, Out, at, x);
+        rk_store_global(k, Out, at, x);
     }
-    rk_return(k);
+    rk_build_return(k);
     et_finish(k);
 
     rk_emu *e = et_emu("sm_90a", 1);
@@ -194,23 +194,23 @@ static rk_status planted(bool early, int64_t wait_n, bool fence, uint32_t block)
         rk_value c1152 = ht_c32(k, 1152);
         rk_value inb = rk_build_cmp(k, "lt", i, c1152);
         rk_if_begin(k, inb);
-        rk_build_smem_store(k, s, &i, z);
+        rk_store_smem(k, s, &i, z);
         rk_if_end(k, NULL, 0);
     }
     rk_build_sync(k);
-    if (fence) rk_build_barrier_op(k, RK_OP_WGMMA_FENCE);
+    if (fence) rk_build_wgmma_fence(k);
     rk_value da = ht_wgmma_desc(k, s, 0, 128, 256, 0), db = ht_wgmma_desc(k, s, 1024, 128, 256, 0);
-    rk_value acc = rk_const_vec(k, rk_type_vec(k, RK_T_F32, 4), 0.0);
+    rk_value acc = rk_build_constant_vec(k, rk_type_vec(k, RK_T_F32, 4), 0.0);
     rk_value d = ht_wgmma(k, acc, da, db, 8, false, false, false, true);
     if (early) {
-        rk_value x = rk_build_extract(k, d, 0);
-        rk_build_store(k, Out, zero, x);
+        rk_value x = rk_build_vextract(k, d, 0);
+        rk_store_global(k, Out, zero, x);
     }
-    rk_build_barrier_op(k, RK_OP_WGMMA_COMMIT_GROUP);
+    rk_build_wgmma_commit_group(k);
     rk_value r = ht_wgmma_wait(k, d, wait_n);
-    rk_value x = rk_build_extract(k, r, 1);
-    rk_build_store(k, Out, t, x);
-    rk_return(k);
+    rk_value x = rk_build_vextract(k, r, 1);
+    rk_store_global(k, Out, t, x);
+    rk_build_return(k);
     et_finish(k);
     float out[128];
     rk_emu *e = et_emu("sm_90a", 1);

@@ -18,19 +18,19 @@ static void run(const char *target, rk_opcode code, uint32_t nin, rk_type t0, rk
     rk_value pact = et_ptr_param(k, "act", RK_T_I32), po = et_ptr_param(k, "out", rt);
     rk_value po2 = et_ptr_param(k, "out2", rt);
     rk_value l = rk_build_thread_id(k, 0);
-    rk_value av = rk_build_load(k, pact, l, 1);
+    rk_value av = rk_load_global(k, pact, l, 1);
     rk_value on = rk_build_cmp(k, "ne", av, rk_const_i32(k, 0));
-    rk_value va = rk_build_load(k, pa, l, 1), vb = rk_build_load(k, pb, l, 1), vc = rk_build_load(k, pc, l, 1);
+    rk_value va = rk_load_global(k, pa, l, 1), vb = rk_load_global(k, pb, l, 1), vc = rk_load_global(k, pc, l, 1);
     rk_if_begin(k, on);
     rk_value in[3] = {va, vb, vc};
     rk_type rts[2] = {rt, rt};
     rk_op *op = rk_emit(k, code, in, nin, rts, nout);
     if (f) f(k, op, ud);
     if (!rk_op_check(k, op)) printf("%s\n", rk_error_message());
-    rk_build_store(k, po, l, op->out[0]);
-    if (nout > 1) rk_build_store(k, po2, l, op->out[1]);
+    rk_store_global(k, po, l, op->out[0]);
+    if (nout > 1) rk_store_global(k, po2, l, op->out[1]);
     rk_if_end(k, NULL, 0);
-    rk_return(k);
+    rk_build_return(k);
     et_finish(k);
     size_t e0 = rk_type_bits(k, t0) / 8, e1 = rk_type_bits(k, t1) / 8, er = rk_type_bits(k, rt) / 8;
     memset(out, 0x5a, W * er * 2);                 /* SENT in lanes that do not store */

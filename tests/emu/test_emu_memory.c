@@ -13,7 +13,7 @@ static rk_kernel *bload_kernel(rk_opcode code, rk_type et, uint32_t vec) {
     rk_value nb = rk_add_param(k, "nbytes", RK_T_I32, NULL);
     rk_value rs = rk_build_buffer_rsrc(k, in, nb);
     rk_value l = rk_build_thread_id(k, 0);
-    rk_value off = rk_build_load(k, vo, l, 1);
+    rk_value off = rk_load_global(k, vo, l, 1);
     rk_value zero = rk_const_i32(k, 0);
     rk_value ops[3] = {rs, off, zero};
     rk_type rt = vec > 1 ? rk_type_vec(k, et, vec) : et;
@@ -22,8 +22,8 @@ static rk_kernel *bload_kernel(rk_opcode code, rk_type et, uint32_t vec) {
     if (code == RK_OP_BUFFER_LOAD_VN) rk_op_set_type(k, op, "elem_type", et);
     rk_op_check(k, op);
     rk_value oi = vec > 1 ? rk_build_mul(k, l, rk_const_i32(k, (int32_t)vec)) : l;
-    rk_build_store(k, out, oi, rk_op_result(op));
-    rk_return(k);
+    rk_store_global(k, out, oi, rk_op_result(op));
+    rk_build_return(k);
     et_finish(k);
     return k;
 }
@@ -74,9 +74,9 @@ static void t_buffer_store_dropped(void **state) {
     rk_value off = rk_build_mul(k, l, rk_const_i32(k, 4));
     rk_value odd = rk_build_cmp(k, "eq", rk_build_and(k, l, rk_const_i32(k, 1)), rk_const_i32(k, 1));
     rk_value masked = rk_build_select(k, odd, rk_const_i32(k, INT32_MAX), off);   /* odd lanes: dropped */
-    rk_value v = rk_build_convert(k, RK_OP_SITOFP, l, RK_T_F32);
-    rk_build_buffer_store(k, rs, masked, rk_const_i32(k, 0), v);
-    rk_return(k);
+    rk_value v = rk_build_sitofp(k, l, RK_T_F32);
+    rk_store_buffer(k, rs, masked, rk_const_i32(k, 0), v);
+    rk_build_return(k);
     et_finish(k);
     float o[64];
     for (int i = 0; i < 64; i++) o[i] = -1.0f;
@@ -104,9 +104,9 @@ static void t_global_atomics(void **state) {
         rk_value i = et_gid(k);
         rk_value slot = rk_build_and(k, i, rk_const_i32(k, 3));
         rk_value v = rk_build_sub(k, rk_build_mul(k, i, rk_const_i32(k, 7)), rk_const_i32(k, 3000));
-        rk_value r = rk_build_atomic(k, kinds[kd], c, slot, v);
-        rk_build_store(k, old, i, r);
-        rk_return(k);
+        rk_value r = rk_build_global_atomic(k, kinds[kd], c, slot, v);
+        rk_store_global(k, old, i, r);
+        rk_build_return(k);
         et_finish(k);
         enum { T = 64 * 40 };
         int32_t cnt[4] = {0, 0, 0, 0}, o[T];
@@ -148,18 +148,18 @@ static void t_float_and_cas_atomics(void **state) {
     rk_op *op = rk_emit(k, RK_OP_GLOBAL_ATOMIC_ADD_F32, in, 3, &tf, 1);
     rk_op_check(k, op);
     /* cas loop as one shot: try old -> old + 1 where old was read first; count successes */
-    rk_value cur = rk_build_load(k, ctr, zero, 1);
+    rk_value cur = rk_load_global(k, ctr, zero, 1);
     rk_value nxt = rk_build_add(k, cur, rk_const_i32(k, 1));
-    rk_value got = rk_build_atomic_cas(k, ctr, rk_const_i32(k, 1), cur, nxt);
+    rk_value got = rk_build_global_atomic_cas(k, ctr, rk_const_i32(k, 1), cur, nxt);
     (void)got;
     rk_value one = rk_const_float(k, RK_T_F16, 1.0), half = rk_const_float(k, RK_T_F16, 0.5);
     rk_value pk[2] = {one, half};
-    rk_value hv = rk_build_pack(k, pk, 2);
+    rk_value hv = rk_build_vpack(k, pk, 2);
     rk_value hin[3] = {hp, zero, hv};
     rk_op *hop = rk_emit(k, RK_OP_GLOBAL_ATOMIC_ADD_PK_F16, hin, 3, &h2, 1);
     rk_op_check(k, hop);
     (void)i;
-    rk_return(k);
+    rk_build_return(k);
     et_finish(k);
     float fs = 0.0f;
     int32_t ctrs[2] = {5, 5};
@@ -189,7 +189,7 @@ static void t_misc_memory(void **state) {
         idx[j] = rk_build_add(k, base, rk_const_i32(k, 3 - j));
         val[j] = rk_build_add(k, rk_build_mul(k, l, rk_const_i32(k, 10)), rk_const_i32(k, j));
     }
-    rk_value iv = rk_build_pack(k, idx, 4), vv = rk_build_pack(k, val, 4);
+    rk_value iv = rk_build_vpack(k, idx, 4), vv = rk_build_vpack(k, val, 4);
     (void)a4;
     rk_value cin[3] = {out, iv, vv};
     rk_op *cop = rk_emit(k, RK_OP_COOP_GLOBAL_STORE, cin, 3, NULL, 0);
@@ -198,14 +198,14 @@ static void t_misc_memory(void **state) {
     uint32_t d = 256;
     rk_value sm = rk_build_smem_alloc(k, RK_T_I32, &d, 1);
     rk_value si = rk_build_mul(k, l, rk_const_i32(k, 4));
-    rk_build_smem_store(k, sm, &si, vv);
+    rk_store_smem(k, sm, &si, vv);
     rk_build_sync(k);
     rk_value rj = rk_build_mul(k, rk_build_xor(k, l, rk_const_i32(k, 7)), rk_const_i32(k, 4));
-    rk_value back = rk_build_smem_load(k, sm, &rj, 4);
-    rk_value p16 = rk_build_ptr_add(k, out2, rk_const_i32(k, 16));
-    rk_value li = rk_build_convert(k, RK_OP_SEXT, rk_build_mul(k, l, rk_const_i32(k, 4)), RK_T_I64);
-    rk_build_store(k, p16, li, back);
-    rk_return(k);
+    rk_value back = rk_load_smem(k, sm, &rj, 4);
+    rk_value p16 = rk_build_global_ptr_add(k, out2, rk_const_i32(k, 16));
+    rk_value li = rk_build_sext(k, rk_build_mul(k, l, rk_const_i32(k, 4)), RK_T_I64);
+    rk_store_global(k, p16, li, back);
+    rk_build_return(k);
     et_finish(k);
     int32_t o[256], o2[260];
     rk_emu *e = et_emu("sm_90", 1);
@@ -241,9 +241,9 @@ static void t_global_load_lds(void **state) {
     rk_build_s_waitcnt(k, 0, -1, -1);
     rk_build_sync(k);
     rk_value j = rk_build_add(k, l, rk_const_i32(k, 16));
-    rk_value v = rk_build_smem_load(k, sm, &j, 1);
-    rk_build_store(k, out, l, v);
-    rk_return(k);
+    rk_value v = rk_load_smem(k, sm, &j, 1);
+    rk_store_global(k, out, l, v);
+    rk_build_return(k);
     et_finish(k);
     int32_t a[64], o[64];
     for (int i = 0; i < 64; i++) a[i] = 500 + i;

@@ -76,9 +76,9 @@ static rk_value frag_param(rk_kernel *k, const char *name, rk_scalar e, uint32_t
 }
 static rk_value load_frag(rk_kernel *k, rk_value p, rk_value lane, rk_scalar e, uint32_t n) {
     uint32_t words = n / 4;
-    if (!wide_frag(n)) return rk_build_load(k, p, rk_build_mul(k, lane, rk_const_i32(k, (int32_t)n)), n);
-    rk_value w = rk_build_load(k, p, rk_build_mul(k, lane, rk_const_i32(k, (int32_t)words)), words);
-    return rk_build_convert(k, RK_OP_BITCAST, w, rk_type_vec(k, (rk_type){e}, n));
+    if (!wide_frag(n)) return rk_load_global(k, p, rk_build_mul(k, lane, rk_const_i32(k, (int32_t)n)), n);
+    rk_value w = rk_load_global(k, p, rk_build_mul(k, lane, rk_const_i32(k, (int32_t)words)), words);
+    return rk_build_bitcast(k, w, rk_type_vec(k, (rk_type){e}, n));
 }
 
 static void run_atom(const rk_mma_atom *a, const rk_target *t, bool exact) {
@@ -90,10 +90,10 @@ static void run_atom(const rk_mma_atom *a, const rk_target *t, bool exact) {
     rk_value cc = rk_const_i32(k, a->c_len);
     rk_value ic = rk_build_mul(k, l, cc);
     rk_value fa = load_frag(k, A, l, ae, a->a_len), fb = load_frag(k, B, l, be, a->b_len);
-    rk_value fc = rk_build_load(k, C, ic, a->c_len);
+    rk_value fc = rk_load_global(k, C, ic, a->c_len);
     rk_value d = rk_build_mma(k, a->op_id, fa, fb, fc);
-    rk_build_store(k, D, ic, d);
-    rk_return(k);
+    rk_store_global(k, D, ic, d);
+    rk_build_return(k);
     et_finish(k);
 
     uint32_t M = a->m, N = a->n, K = a->k, nb = a->batch, L = a->lanes;
@@ -188,17 +188,17 @@ static rk_kernel *scaled_kernel(const rk_mma_atom *a, rk_scalar ae, rk_scalar be
     rk_value in[5];
     in[0] = load_frag(k, A, l, ae, a->a_len);
     in[1] = load_frag(k, B, l, be, a->b_len);
-    in[2] = rk_build_load(k, C, ic, a->c_len);
-    in[3] = rk_build_load(k, SA, l, 1);
-    in[4] = rk_build_load(k, SB, l, 1);
+    in[2] = rk_load_global(k, C, ic, a->c_len);
+    in[3] = rk_load_global(k, SA, l, 1);
+    in[4] = rk_load_global(k, SB, l, 1);
     rk_type ct = rk_value_type(k, in[2]);
     rk_op *op = rk_emit(k, RK_OP_MMA, in, 5, &ct, 1);
     rk_op_set_str(k, op, "op_id", a->op_id);
     if (opsel_a >= 0) rk_op_set_int(k, op, "opsel_a", opsel_a);
     if (opsel_b >= 0) rk_op_set_int(k, op, "opsel_b", opsel_b);
     rk_op_check(k, op);
-    rk_build_store(k, D, ic, rk_op_result(op));
-    rk_return(k);
+    rk_store_global(k, D, ic, rk_op_result(op));
+    rk_build_return(k);
     et_finish(k);
     return k;
 }
@@ -355,13 +355,13 @@ static void t_atom_partial_mask(void **state) {
     rk_value l = rk_build_thread_id(k, 0);
     rk_value c = rk_build_cmp(k, "lt", l, rk_const_i32(k, 48));
     rk_if_begin(k, c);
-    rk_value fa = rk_build_load(k, A, rk_const_i32(k, 0), 4);
-    rk_value z = rk_const_vec(k, c4, 0.0);
+    rk_value fa = rk_load_global(k, A, rk_const_i32(k, 0), 4);
+    rk_value z = rk_build_constant_vec(k, c4, 0.0);
     (void)v4;
     rk_value d = rk_build_mma(k, "mfma_f32_16x16x16_f16", fa, fa, z);
-    rk_build_store(k, D, rk_const_i32(k, 0), d);
+    rk_store_global(k, D, rk_const_i32(k, 0), d);
     rk_if_end(k, NULL, 0);
-    rk_return(k);
+    rk_build_return(k);
     et_finish(k);
     rk_emu *e = et_emu("gfx942", 1);
     uint16_t ha[4] = {0};
@@ -388,9 +388,9 @@ static void t_ldmatrix(void **state) {
             rk_value c8 = rk_const_i32(k, 8), one = rk_const_i32(k, 1), c3 = rk_const_i32(k, 3), c7 = rk_const_i32(k, 7);
             rk_value frow = rk_build_lshr(k, l, one), fcol = rk_build_mul(k, rk_build_and(k, l, one), c8);
             rk_value gi = rk_build_add(k, rk_build_mul(k, frow, rk_const_i32(k, 16)), fcol);
-            rk_value v = rk_build_load(k, T, gi, 8);
+            rk_value v = rk_load_global(k, T, gi, 8);
             rk_value fix[2] = {frow, fcol};
-            rk_build_smem_store(k, sm, fix, v);
+            rk_store_smem(k, sm, fix, v);
             rk_build_sync(k);
             /* address of lane l: matrix j = (l/8) % num, row r = l % 8 */
             rk_value j = rk_build_and(k, rk_build_lshr(k, l, c3), rk_const_i32(k, num - 1));
@@ -404,8 +404,8 @@ static void t_ldmatrix(void **state) {
             rk_op_set_bool(k, op, "trans", tr);
             rk_op_check(k, op);
             rk_value oi = rk_build_mul(k, l, rk_const_i32(k, num));
-            rk_build_store(k, O, oi, rk_op_result(op));
-            rk_return(k);
+            rk_store_global(k, O, oi, rk_op_result(op));
+            rk_build_return(k);
             et_finish(k);
             uint16_t tile[256];
             uint32_t o[32 * 4];
@@ -442,9 +442,9 @@ static void t_ds_read_tr16(void **state) {
     rk_value c4 = rk_const_i32(k, 4), c2 = rk_const_i32(k, 2), c3 = rk_const_i32(k, 3), c15 = rk_const_i32(k, 15);
     rk_value frow = rk_build_lshr(k, l, c2), fcol = rk_build_mul(k, rk_build_and(k, l, c3), c4);
     rk_value gi = rk_build_add(k, rk_build_mul(k, frow, rk_const_i32(k, 16)), fcol);
-    rk_value v = rk_build_load(k, T, gi, 4);
+    rk_value v = rk_load_global(k, T, gi, 4);
     rk_value fix[2] = {frow, fcol};
-    rk_build_smem_store(k, sm, fix, v);
+    rk_store_smem(k, sm, fix, v);
     rk_build_sync(k);
     rk_value kc = rk_build_lshr(k, l, c4), p = rk_build_and(k, l, c15);
     rk_value row = rk_build_add(k, rk_build_mul(k, kc, c4), rk_build_lshr(k, p, c2));
@@ -453,8 +453,8 @@ static void t_ds_read_tr16(void **state) {
     rk_type rt = rk_type_vec(k, RK_T_F16, 4);
     rk_op *op = rk_emit(k, RK_OP_DS_READ_TR16_B64, in, 3, &rt, 1);
     rk_op_check(k, op);
-    rk_build_store(k, O, rk_build_mul(k, l, c4), rk_op_result(op));
-    rk_return(k);
+    rk_store_global(k, O, rk_build_mul(k, l, c4), rk_op_result(op));
+    rk_build_return(k);
     et_finish(k);
     uint16_t tile[256], o[256];
     for (int q = 0; q < 256; q++) tile[q] = (uint16_t)(0x3c00 + q);

@@ -84,10 +84,10 @@ static void test_scalar_families(void **state) {
     rk_value sel = rk_build_select(k, cmp, a, s.y);
     assert_type(k, sel, "i32");
     assert_string_equal(nm(k, sel), "sel22");
-    assert_type(k, rk_build_convert(k, RK_OP_SEXT, sel, RK_T_I64), "i64");
-    assert_type(k, rk_build_convert(k, RK_OP_ZEXT, cmp, RK_T_I32), "i32");
-    assert_type(k, rk_build_convert(k, RK_OP_TRUNC, sel, RK_T_I8), "i8");
-    assert_type(k, rk_build_convert(k, RK_OP_BITCAST, s.f, RK_T_I32), "i32");
+    assert_type(k, rk_build_sext(k, sel, RK_T_I64), "i64");
+    assert_type(k, rk_build_zext(k, cmp, RK_T_I32), "i32");
+    assert_type(k, rk_build_trunc(k, sel, RK_T_I8), "i8");
+    assert_type(k, rk_build_bitcast(k, s.f, RK_T_I32), "i32");
 
     /* floats and math */
     rk_value h = rk_const_float(k, RK_T_F32, 0.1);
@@ -101,14 +101,14 @@ static void test_scalar_families(void **state) {
                      rk_build_rcp(k, g), rk_build_tanh(k, g), rk_build_sin(k, g)};
     for (size_t i = 0; i < RK_COUNTOF(fl); i++) assert_type(k, fl[i], "f32");
     assert_type(k, rk_build_fcmp(k, "uno", g, h), "i1");
-    assert_type(k, rk_build_convert(k, RK_OP_FPTOSI, g, RK_T_I32), "i32");
-    assert_type(k, rk_build_convert(k, RK_OP_SITOFP, s.x, RK_T_F64), "f64");
-    assert_type(k, rk_build_convert(k, RK_OP_FPEXT, g, RK_T_F64), "f64");
-    rk_value hf = rk_build_convert(k, RK_OP_CAST_F32_TO, g, RK_T_BF16);
+    assert_type(k, rk_build_fptosi(k, g, RK_T_I32), "i32");
+    assert_type(k, rk_build_sitofp(k, s.x, RK_T_F64), "f64");
+    assert_type(k, rk_build_fpext(k, g, RK_T_F64), "f64");
+    rk_value hf = rk_build_cast_f32_to(k, g, RK_T_BF16);
     assert_type(k, hf, "bf16");
     assert_string_equal(rk_attrs_str(&rk_value_def(k, hf)->attrs, "target"), "bf16");
-    assert_type(k, rk_build_convert(k, RK_OP_CAST_TO_F32, hf, RK_T_F32), "f32");
-    assert_type(k, rk_build_convert(k, RK_OP_CVT_F32_TO_FP8, g, RK_T_FP8E4M3FNUZ), "fp8e4m3fnuz");
+    assert_type(k, rk_build_cast_to_f32(k, hf), "f32");
+    assert_type(k, rk_build_cvt_f32_to_fp8(k, g, RK_T_FP8E4M3FNUZ), "fp8e4m3fnuz");
     assert_type(k, rk_const_bool(k, true), "i1");
     assert_type(k, rk_const_i64(k, -1), "i64");
     assert_type(k, rk_const_int(k, RK_T_I8, 255), "i8");                 /* unsigned spelling fits */
@@ -126,28 +126,28 @@ static void test_vector_and_identity_families(void **state) {
     (void)state;
     fx s = fixture();
     rk_kernel *k = s.k;
-    rk_value v = rk_build_splat(k, s.f, 4);
+    rk_value v = rk_build_vsplat(k, s.f, 4);
     assert_type(k, v, "vec<f32x4>");
-    assert_type(k, rk_const_vec(k, rk_type_vec(k, RK_T_I32, 8), 0), "vec<i32x8>");
+    assert_type(k, rk_build_constant_vec(k, rk_type_vec(k, RK_T_I32, 8), 0), "vec<i32x8>");
     rk_value w = rk_build_vadd(k, v, v);
     assert_type(k, w, "vec<f32x4>");
     assert_type(k, rk_build_vfma(k, w, v, w), "vec<f32x4>");
     assert_type(k, rk_build_vsum(k, w), "f32");
     assert_type(k, rk_build_vreduce_max(k, w), "f32");
-    rk_value m = rk_build_vcmp(k, "olt", v, w);
+    rk_value m = rk_build_vfcmp(k, "olt", v, w);
     assert_type(k, m, "vec<i1x4>");
     assert_int_equal(rk_value_def(k, m)->code, RK_OP_VFCMP);
     assert_type(k, rk_build_vselect(k, m, v, w), "vec<f32x4>");
-    assert_type(k, rk_build_extract(k, w, 3), "f32");
-    assert_type(k, rk_build_insert(k, w, s.f, 0), "vec<f32x4>");
+    assert_type(k, rk_build_vextract(k, w, 3), "f32");
+    assert_type(k, rk_build_vinsert(k, w, s.f, 0), "vec<f32x4>");
     const rk_value es[] = {s.x, s.y, s.x};
-    rk_value p3 = rk_build_pack(k, es, 3);
+    rk_value p3 = rk_build_vpack(k, es, 3);
     assert_type(k, p3, "vec<i32x3>");
-    assert_type(k, rk_build_concat(k, p3, p3), "vec<i32x6>");
+    assert_type(k, rk_build_vconcat(k, p3, p3), "vec<i32x6>");
     const int32_t mask[] = {0, 7, -1, 2};
-    assert_type(k, rk_build_shuffle_vec(k, w, v, mask, 4), "vec<f32x4>");
-    assert_type(k, rk_build_convert(k, RK_OP_VTRUNC_F32_TO, w, rk_type_vec(k, RK_T_F16, 4)), "vec<f16x4>");
-    assert_type(k, rk_build_convert(k, RK_OP_VBITCAST, w, rk_type_vec(k, RK_T_I64, 2)), "vec<i64x2>");
+    assert_type(k, rk_build_vshuffle(k, w, v, mask, 4), "vec<f32x4>");
+    assert_type(k, rk_build_vtrunc_f32_to(k, w, rk_type_vec(k, RK_T_F16, 4)), "vec<f16x4>");
+    assert_type(k, rk_build_vbitcast(k, w, rk_type_vec(k, RK_T_I64, 2)), "vec<i64x2>");
     rk_value t = rk_build_thread_id(k, 1);
     assert_string_equal(nm(k, t), "tid16");
     assert_string_equal(rk_attrs_str(&rk_value_def(k, t)->attrs, "axis"), "y");
@@ -156,7 +156,7 @@ static void test_vector_and_identity_families(void **state) {
     assert_type(k, rk_build_grid_dim(k, 0), "i32");
     assert_type(k, rk_build_lane_id(k), "i32");
     assert_type(k, rk_build_shuffle(k, "down", s.f, s.x), "f32");
-    assert_type(k, rk_build_ballot(k, s.x), "i64");
+    assert_type(k, rk_build_wave_ballot(k, s.x), "i64");
     assert_type(k, rk_build_readfirstlane(k, s.x), "i32");
     finish_and_verify(k);
     rk_kernel_free(k);
@@ -167,50 +167,50 @@ static void test_memory_families(void **state) {
     fx s = fixture();
     rk_kernel *k = s.k;
     rk_value i = rk_build_thread_id(k, 0);
-    rk_value l = rk_build_load(k, s.pf, i, 1);
+    rk_value l = rk_load_global(k, s.pf, i, 1);
     assert_type(k, l, "f32");
     assert_string_equal(nm(k, l), "gl2");
-    rk_value l4 = rk_build_load(k, s.pf, i, 4);
+    rk_value l4 = rk_load_global(k, s.pf, i, 4);
     assert_type(k, l4, "vec<f32x4>");
     int64_t al;
     assert_true(rk_attrs_int(&rk_value_def(k, l4)->attrs, "align", &al));
     assert_int_equal(al, 16);
-    rk_build_store(k, s.pf, i, l);
-    rk_build_store(k, s.pf, i, l4);
+    rk_store_global(k, s.pf, i, l);
+    rk_store_global(k, s.pf, i, l4);
     rk_value off = rk_const_i64(k, 64);
-    assert_type(k, rk_build_ptr_add(k, s.pf, off), "ptr<f32,global>");
+    assert_type(k, rk_build_global_ptr_add(k, s.pf, off), "ptr<f32,global>");
     uint32_t dims[] = {16, 16};
     rk_value sm = rk_build_smem_alloc(k, RK_T_F16, dims, 2);
     assert_type(k, sm, "smem<f16, [16x16]>");
     const rk_value ix[] = {i, i};
-    rk_value h = rk_build_load(k, s.ph, i, 1);
-    rk_build_smem_store(k, sm, ix, h);
+    rk_value h = rk_load_global(k, s.ph, i, 1);
+    rk_store_smem(k, sm, ix, h);
     rk_build_sync(k);
-    assert_type(k, rk_build_smem_load(k, sm, ix, 1), "f16");
-    assert_type(k, rk_build_smem_load(k, sm, ix, 8), "vec<f16x8>");
+    assert_type(k, rk_load_smem(k, sm, ix, 1), "f16");
+    assert_type(k, rk_load_smem(k, sm, ix, 8), "vec<f16x8>");
     rk_value n = rk_const_i32(k, 1024);
     rk_value r = rk_build_buffer_rsrc(k, s.pf, n);
     assert_type(k, r, "rsrc");
     rk_value z = rk_const_i32(k, 0);
-    assert_type(k, rk_build_buffer_load(k, r, i, z, RK_T_F32, 1), "f32");
-    rk_value b4 = rk_build_buffer_load(k, r, i, z, RK_T_F32, 4);
+    assert_type(k, rk_load_buffer(k, r, i, z, RK_T_F32, 1), "f32");
+    rk_value b4 = rk_load_buffer(k, r, i, z, RK_T_F32, 4);
     assert_type(k, b4, "vec<f32x4>");
     assert_true(rk_attrs_int(&rk_value_def(k, b4)->attrs, "dwords", &al));
     assert_int_equal(al, 4);
-    rk_build_buffer_store(k, r, i, z, b4);
+    rk_store_buffer(k, r, i, z, b4);
     uint32_t d1[] = {256};
     rk_value lds = rk_build_smem_alloc(k, RK_T_F32, d1, 1);
     rk_value ok = rk_const_bool(k, true);
     rk_build_async_copy(k, s.pf, i, lds, i, ok, 16);
-    rk_build_async_commit(k);
-    rk_build_async_wait(k, 1);
+    rk_build_async_commit_group(k);
+    rk_build_async_wait_group(k, 1);
     rk_build_s_waitcnt(k, 0, -1, -1);
-    rk_build_barrier_op(k, RK_OP_SYNC_LDS_ONLY);
-    assert_type(k, rk_build_atomic(k, "add", s.pi, i, s.x), "i32");
-    assert_type(k, rk_build_atomic(k, "fadd", s.pf, i, l), "f32");
-    assert_type(k, rk_build_atomic_cas(k, s.pi, i, s.x, s.y), "i32");
-    rk_value ha = rk_build_load(k, s.ph, i, 4);
-    rk_value cc = rk_const_vec(k, rk_type_vec(k, RK_T_F32, 4), 0);
+    rk_build_sync_lds_only(k);
+    assert_type(k, rk_build_global_atomic(k, "add", s.pi, i, s.x), "i32");
+    assert_type(k, rk_build_global_atomic(k, "fadd", s.pf, i, l), "f32");
+    assert_type(k, rk_build_global_atomic_cas(k, s.pi, i, s.x, s.y), "i32");
+    rk_value ha = rk_load_global(k, s.ph, i, 4);
+    rk_value cc = rk_build_constant_vec(k, rk_type_vec(k, RK_T_F32, 4), 0);
     rk_value acc = rk_build_mma(k, "mfma_f32_16x16x16_f16", ha, ha, cc);
     assert_type(k, acc, "vec<f32x4>");
     assert_true(strncmp(nm(k, acc), "acc", 3) == 0);
@@ -236,7 +236,7 @@ static void test_control_flow(void **state) {
     rk_value a2 = rk_build_add(k, iter[0], iv);
     rk_value c = rk_build_cmp(k, "gt", a2, s.y);
     rk_if_begin(k, c);
-    rk_build_store(k, s.pi, iv, a2);
+    rk_store_global(k, s.pi, iv, a2);
     rk_if_end(k, NULL, 0);
     rk_value r;
     rk_type ft = RK_T_F32;
@@ -256,8 +256,8 @@ static void test_control_flow(void **state) {
     rk_else(k, NULL, 0);
     rk_build_sync(k);
     rk_if_end(k, NULL, 0);
-    rk_build_store(k, s.pi, lo, res[0]);
-    rk_return(k);
+    rk_store_global(k, s.pi, lo, res[0]);
+    rk_build_return(k);
 
     const rk_region *b = rk_kernel_body(k);
     const rk_op *f = b->ops[3];
@@ -365,22 +365,22 @@ static void b_too_deep(fx *s) {
 }
 static void b_axis(fx *s) { rk_build_thread_id(s->k, 3); }
 static void b_shuffle_mode(fx *s) { rk_build_shuffle(s->k, "rotate", s->x, s->y); }
-static void b_load_non_ptr(fx *s) { rk_build_load(s->k, s->x, s->y, 1); }
-static void b_store_type(fx *s) { rk_build_store(s->k, s->pi, s->x, s->f); }
+static void b_load_non_ptr(fx *s) { rk_load_global(s->k, s->x, s->y, 1); }
+static void b_store_type(fx *s) { rk_store_global(s->k, s->pi, s->x, s->f); }
 static void b_lds_ptr_for_global(fx *s) {
     rk_value p = rk_add_param(s->k, "lp", rk_type_ptr(s->k, RK_T_F32, RK_AS_LDS), NULL);
-    rk_build_load(s->k, p, s->x, 1);
+    rk_load_global(s->k, p, s->x, 1);
 }
 static void b_smem_index(fx *s) {
     uint32_t d[] = {64};
     rk_value a = rk_build_smem_alloc(s->k, RK_T_F32, d, 1);
     rk_value i = rk_const_i64(s->k, 0);
-    rk_build_smem_load(s->k, a, &i, 1);
+    rk_load_smem(s->k, a, &i, 1);
 }
 static void b_buffer_dwords(fx *s) {
     rk_value n = rk_const_i32(s->k, 64);
     rk_value r = rk_build_buffer_rsrc(s->k, s->ph, n);
-    rk_build_buffer_load(s->k, r, s->x, s->y, RK_T_F16, 3);
+    rk_load_buffer(s->k, r, s->x, s->y, RK_T_F16, 3);
 }
 static void b_async_bytes(fx *s) {
     uint32_t d[] = {64};
@@ -388,26 +388,23 @@ static void b_async_bytes(fx *s) {
     rk_value ok = rk_const_bool(s->k, true);
     rk_build_async_copy(s->k, s->pf, s->x, a, s->x, ok, 12);
 }
-static void b_atomic_kind(fx *s) { rk_build_atomic(s->k, "fadd", s->pi, s->x, s->y); }
+static void b_atomic_kind(fx *s) { rk_build_global_atomic(s->k, "fadd", s->pi, s->x, s->y); }
 static void b_mma_operand(fx *s) { rk_build_mma(s->k, "mfma_f32_16x16x16_f16", s->pf, s->pf, s->x); }
 static void b_const_fits(fx *s) { rk_const_int(s->k, RK_T_I8, 300); }
 static void b_const_float_int(fx *s) { rk_const_float(s->k, RK_T_I32, 1.0); }
 static void b_extract_range(fx *s) {
-    rk_value v = rk_build_splat(s->k, s->f, 4);
-    rk_build_extract(s->k, v, 4);
+    rk_value v = rk_build_vsplat(s->k, s->f, 4);
+    rk_build_vextract(s->k, v, 4);
 }
-static void b_pack_empty(fx *s) { rk_build_pack(s->k, NULL, 0); }
-static void b_convert_not_unary(fx *s) { rk_build_convert(s->k, RK_OP_ADD, s->x, RK_T_I32); }
-static void b_trunc_widen(fx *s) { rk_build_convert(s->k, RK_OP_TRUNC, s->x, RK_T_I64); }
-static void b_bitcast_size(fx *s) { rk_build_convert(s->k, RK_OP_BITCAST, s->x, RK_T_I64); }
+static void b_pack_empty(fx *s) { rk_build_vpack(s->k, NULL, 0); }
+static void b_convert_not_unary(fx *s) { rk_emit_convert(s->k, RK_OP_ADD, s->x, RK_T_I32); }
+static void b_trunc_widen(fx *s) { rk_build_trunc(s->k, s->x, RK_T_I64); }
+static void b_bitcast_size(fx *s) { rk_build_bitcast(s->k, s->x, RK_T_I64); }
 static void b_dpp_both(fx *s) {
-    rk_type t = RK_T_I32;
-    rk_op *op = rk_emit(s->k, RK_OP_MOV_DPP, &s->x, 1, &t, 1);
-    rk_op_set_int(s->k, op, "row_shr", 1);
-    rk_op_set_int(s->k, op, "row_shl", 1);
-    rk_op_check(s->k, op);
+    const rk_mov_dpp_opts o = {.row_shr = RK_SOME(1), .row_shl = RK_SOME(1)};
+    rk_build_mov_dpp_ex(s->k, s->x, &o);
 }
-static void b_barrier_with_operands(fx *s) { rk_build_barrier_op(s->k, RK_OP_SYNC_HALF_BLOCK); }
+static void b_barrier_with_operands(fx *s) { rk_emit_barrier(s->k, RK_OP_SYNC_HALF_BLOCK); }
 static void b_dup_param(fx *s) { rk_add_param(s->k, "x", RK_T_I32, NULL); }
 static void b_param_vec(fx *s) { rk_add_param(s->k, "v", rk_type_vec(s->k, RK_T_F32, 4), NULL); }
 static void b_param_abi_scalar(fx *s) {
@@ -504,18 +501,18 @@ static void test_sticky_error(void **state) {
     assert_false(rk_value_ok(rk_build_add(k, s.x, s.y)));
     assert_false(rk_value_ok(rk_const_i32(k, 1)));
     assert_false(rk_value_ok(rk_build_thread_id(k, 0)));
-    assert_false(rk_value_ok(rk_build_load(k, s.pf, s.x, 4)));
+    assert_false(rk_value_ok(rk_load_global(k, s.pf, s.x, 4)));
     assert_false(rk_value_ok(rk_add_param(k, "late", RK_T_I32, NULL)));
     assert_null(rk_emit(k, RK_OP_SYNC, NULL, 0, NULL, 0));
     rk_build_sync(k);
-    rk_build_store(k, s.pf, s.x, s.f);
+    rk_store_global(k, s.pf, s.x, s.f);
     rk_value c = rk_build_cmp(k, "lt", s.x, s.y);
     rk_if_begin(k, c);
     rk_if_end(k, NULL, 0);
     rk_value lo = rk_const_i32(k, 0);
     rk_for_begin(k, lo, lo, lo, NULL, 0, NULL, NULL, NULL);
     rk_for_end(k, NULL, 0, NULL);
-    rk_return(k);
+    rk_build_return(k);
     assert_int_equal(rk_kernel_op_count(k), n);
     assert_int_equal(rk_kernel_nvalues(k), nv);
     assert_int_equal(rk_kernel_nparams(k), 6);

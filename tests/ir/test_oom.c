@@ -52,10 +52,10 @@ static rk_kernel *build(rk_status *st) {
     rk_value six = rk_build_mul(k, two, three);
     rk_value six2 = rk_build_mul(k, three, two);
     rk_value lo = rk_const_i32(k, 0), st1 = rk_const_i32(k, 1), acc, res;
-    rk_value f0 = rk_build_load(k, p, tid, 1);
+    rk_value f0 = rk_load_global(k, p, tid, 1);
     const char *names[] = {"acc"};
     rk_value iv = rk_for_begin(k, lo, six, st1, "k0", 1, &f0, names, &acc);
-    rk_value fi = rk_build_convert(k, RK_OP_SITOFP, iv, RK_T_F32);
+    rk_value fi = rk_build_sitofp(k, iv, RK_T_F32);
     rk_value nx = rk_build_fadd(k, acc, fi);
     rk_build_add(k, iv, six2);                                    /* dead */
     rk_for_end(k, &nx, 1, &res);
@@ -68,13 +68,13 @@ static rk_kernel *build(rk_status *st) {
     rk_if_end(k, &res, 1);
     uint32_t dims[] = {256};
     rk_value lds = rk_build_smem_alloc(k, RK_T_F32, dims, 1);
-    rk_build_smem_store(k, lds, &tid, r);
+    rk_store_smem(k, lds, &tid, r);
     rk_build_sync(k);
-    rk_value v = rk_build_smem_load(k, lds, &tid, 1);
-    rk_value a = rk_build_load(k, h, tid, 4);
-    rk_value cz = rk_const_vec(k, rk_type_vec(k, RK_T_F32, 4), 0.0);
+    rk_value v = rk_load_smem(k, lds, &tid, 1);
+    rk_value a = rk_load_global(k, h, tid, 4);
+    rk_value cz = rk_build_constant_vec(k, rk_type_vec(k, RK_T_F32, 4), 0.0);
     rk_value d = rk_build_mma(k, "mfma_f32_16x16x16_f16", a, a, cz);
-    rk_value e = rk_build_extract(k, d, 0);
+    rk_value e = rk_build_vextract(k, d, 0);
     rk_value s = rk_build_fadd(k, v, e);
     /* bulk: enough ops to grow the value table and span several arena chunks */
     rk_value sum = x;
@@ -85,10 +85,10 @@ static rk_kernel *build(rk_status *st) {
         rk_build_xor(k, t, ci);                           /* dead */
         sum = t;
     }
-    rk_value xs = rk_build_convert(k, RK_OP_SITOFP, sum, RK_T_F32);
+    rk_value xs = rk_build_sitofp(k, sum, RK_T_F32);
     s = rk_build_fadd(k, s, xs);
-    rk_build_store(k, p, tid, s);
-    rk_return(k);
+    rk_store_global(k, p, tid, s);
+    rk_build_return(k);
     *st = rk_kernel_finish(k);
     return k;
 }

@@ -198,9 +198,10 @@ static rk_value pick_from(rk_kernel *k, pool *p, rk_type t) {
     return p->v[rnd() % p->n];
 }
 
-static const rk_opcode binops[] = {RK_OP_ADD, RK_OP_SUB, RK_OP_MUL, RK_OP_DIV, RK_OP_MOD, RK_OP_UDIV,
-                                   RK_OP_UMOD, RK_OP_AND, RK_OP_OR, RK_OP_XOR, RK_OP_SHL, RK_OP_LSHR,
-                                   RK_OP_ASHR, RK_OP_SMAX, RK_OP_SMIN, RK_OP_UMAX, RK_OP_UMIN};
+static rk_value (*const binops[])(rk_kernel *, rk_value, rk_value) = {
+    rk_build_add, rk_build_sub, rk_build_mul, rk_build_div, rk_build_mod, rk_build_udiv,
+    rk_build_umod, rk_build_and, rk_build_or, rk_build_xor, rk_build_shl, rk_build_lshr,
+    rk_build_ashr, rk_build_smax, rk_build_smin, rk_build_umax, rk_build_umin};
 static const char *const preds[] = {"lt", "le", "gt", "ge", "eq", "ne", "ult", "ule", "ugt", "uge"};
 
 static rk_kernel *random_kernel(uint32_t nops, bool with_if) {
@@ -225,9 +226,7 @@ static rk_kernel *random_kernel(uint32_t nops, bool with_if) {
         rk_value r;
         if (sel < 17) {
             rk_value a = pick_from(k, pp, t), b = pick_from(k, pp, t);
-            const rk_value in[] = {a, b};
-            r = rk_op_result(rk_emit(k, binops[sel], in, 2, &t, 1));
-            rk_op_check(k, rk_value_def(k, r));
+            r = binops[sel](k, a, b);
         } else if (sel == 17) {
             r = rk_build_not(k, pick_from(k, pp, t));
         } else if (sel <= 19) {
@@ -241,11 +240,11 @@ static rk_kernel *random_kernel(uint32_t nops, bool with_if) {
             r = rk_build_select(k, c, a, b);
         } else if (sel == 21) {
             rk_value a = pick_from(k, &p32, RK_T_I32);
-            r = rk_build_convert(k, rnd() & 1 ? RK_OP_SEXT : RK_OP_ZEXT, a, RK_T_I64);
+            r = rk_emit_convert(k, rnd() & 1 ? RK_OP_SEXT : RK_OP_ZEXT, a, RK_T_I64);
             pp = &p64;
         } else if (sel == 22) {
             rk_value a = pick_from(k, &p64, RK_T_I64);
-            r = rk_build_convert(k, RK_OP_TRUNC, a, RK_T_I32);
+            r = rk_build_trunc(k, a, RK_T_I32);
             pp = &p32;
         } else if (with_if && !in_if && p1.n) {
             rk_value c = pick_from(k, &p1, RK_T_I1);
@@ -262,7 +261,7 @@ static rk_kernel *random_kernel(uint32_t nops, bool with_if) {
             /* store from inside the region, then close it */
             rk_value at = rk_const_i32(k, (int32_t)(200 + rnd() % 50));
             rk_value v = pick_from(k, &p32, RK_T_I32);
-            rk_build_store(k, o32, at, v);
+            rk_store_global(k, o32, at, v);
             rk_if_end(k, NULL, 0);
             in_if = false;
             p32.n = mark32; p64.n = mark64; p1.n = mark1; p8.n = mark8;
@@ -275,21 +274,21 @@ static rk_kernel *random_kernel(uint32_t nops, bool with_if) {
     /* observe everything still in scope */
     for (uint32_t i = 0; i < p32.n && i < 100; i++) {
         rk_value at = rk_const_i32(k, (int32_t)i);
-        rk_build_store(k, o32, at, p32.v[i]);
+        rk_store_global(k, o32, at, p32.v[i]);
     }
     for (uint32_t i = 0; i < p8.n && i < 50; i++) {
         rk_value at = rk_const_i32(k, (int32_t)(100 + i));
-        rk_value w = rk_build_convert(k, RK_OP_SEXT, p8.v[i], RK_T_I32);
-        rk_build_store(k, o32, at, w);
+        rk_value w = rk_build_sext(k, p8.v[i], RK_T_I32);
+        rk_store_global(k, o32, at, w);
     }
     for (uint32_t i = 0; i < p1.n && i < 50; i++) {
         rk_value at = rk_const_i32(k, (int32_t)(150 + i));
-        rk_value w = rk_build_convert(k, RK_OP_ZEXT, p1.v[i], RK_T_I32);
-        rk_build_store(k, o32, at, w);
+        rk_value w = rk_build_zext(k, p1.v[i], RK_T_I32);
+        rk_store_global(k, o32, at, w);
     }
     for (uint32_t i = 0; i < p64.n && i < 100; i++) {
         rk_value at = rk_const_i32(k, (int32_t)i);
-        rk_build_store(k, o64, at, p64.v[i]);
+        rk_store_global(k, o64, at, p64.v[i]);
     }
     if (rk_kernel_finish(k) != RK_OK) fail_msg("random kernel: %s", rk_builder_error(k));
     return k;
@@ -372,7 +371,7 @@ static const rk_op *fold_one(rk_kernel **kp, rk_opcode code, rk_type t, rk_type 
     if (pred) rk_op_set_str(k, op, "pred", pred);
     rk_op_check(k, op);
     rk_value zero = rk_const_i32(k, 0);
-    rk_build_store(k, out, zero, op->out[0]);
+    rk_store_global(k, out, zero, op->out[0]);
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     assert_int_equal(rk_optimize(k, 0, NULL), RK_OK);
     assert_verifies(k);
@@ -478,9 +477,9 @@ static const rk_op *fold_float(rk_kernel **kp, rk_opcode code, rk_type t, rk_typ
     if (pred) rk_op_set_str(k, op, "pred", pred);
     assert_true(rk_op_check(k, op));
     rk_value res = op->out[0];
-    if (rk_type_eq(rt, RK_T_I1)) res = rk_build_convert(k, RK_OP_ZEXT, res, RK_T_I32);
+    if (rk_type_eq(rt, RK_T_I1)) res = rk_build_zext(k, res, RK_T_I32);
     rk_value zero = rk_const_i32(k, 0);
-    rk_build_store(k, out, zero, res);
+    rk_store_global(k, out, zero, res);
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     assert_int_equal(rk_optimize(k, 0, NULL), RK_OK);
     assert_verifies(k);
@@ -638,30 +637,27 @@ static void test_unused_effects_stay(void **state) {
     rk_type pf = rk_type_ptr(k, RK_T_F32, RK_AS_GLOBAL);
     rk_value p = rk_add_param(k, "p", pi, NULL), h = rk_add_param(k, "h", ph, NULL), f = rk_add_param(k, "f", pf, NULL);
     rk_value i = rk_const_i32(k, 0), one = rk_const_i32(k, 1);
-    rk_build_load(k, p, i, 1);                                   /* unused load */
-    rk_build_atomic(k, "add", p, i, one);                         /* unused old value */
-    rk_value a = rk_build_load(k, h, i, 4), c = rk_build_load(k, f, i, 4);
+    rk_load_global(k, p, i, 1);                                   /* unused load */
+    rk_build_global_atomic(k, "add", p, i, one);                         /* unused old value */
+    rk_value a = rk_load_global(k, h, i, 4), c = rk_load_global(k, f, i, 4);
     rk_build_mma(k, "mfma_f32_16x16x16_f16", a, a, c);            /* unused accumulator */
     rk_type i32 = RK_T_I32;
     rk_build_inline_asm(k, "v_mov_b32 $0, 0", "=v", NULL, 0, &i32, 1, true);
     rk_build_sync(k);
     rk_build_s_waitcnt(k, 0, 0, -1);
-    rk_op *sb = rk_emit(k, RK_OP_SCHED_BARRIER, NULL, 0, NULL, 0);
-    rk_op_set_int(k, sb, "mask", 0);
-    rk_op_check(k, sb);
+    rk_build_sched_barrier(k, 0);
     uint32_t d[] = {64};
     rk_value lds = rk_build_smem_alloc(k, RK_T_F32, d, 1);
     rk_value valid = rk_const_bool(k, true);
     rk_build_async_copy(k, f, i, lds, i, valid, 4);
-    rk_build_async_commit(k);
-    rk_build_async_wait(k, 0);
+    rk_build_async_commit_group(k);
+    rk_build_async_wait_group(k, 0);
     uint32_t d2[] = {32};
     rk_build_smem_alloc(k, RK_T_F32, d2, 1);                      /* unused allocation: dead */
     rk_value dead1 = rk_build_add(k, one, one);
     rk_build_mul(k, dead1, dead1);                                /* dead chain */
     rk_value mask = rk_const_i64(k, -1);
-    rk_value saved = rk_op_result(rk_emit(k, RK_OP_EXEC_AND_SAVEEXEC, &mask, 1, &(rk_type){RK_S_I64}, 1));
-    (void)saved;
+    rk_build_exec_and_saveexec(k, mask);
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     static seq before, after;
     before.n = after.n = 0;
@@ -696,15 +692,15 @@ static void test_cse_scopes(void **state) {
     rk_if_begin(k, c);
     rk_value inner = rk_build_add(k, x, y);                    /* replaced by the outer add */
     rk_value only_inner = rk_build_mul(k, x, y);
-    rk_build_store(k, out, i0, inner);
-    rk_build_store(k, out, i1, only_inner);
+    rk_store_global(k, out, i0, inner);
+    rk_store_global(k, out, i1, only_inner);
     rk_if_end(k, NULL, 0);
     rk_value later = rk_build_mul(k, x, y);                    /* not replaced by the inner mul */
-    rk_build_store(k, out, i2, later);
-    rk_build_store(k, out, i3, swapped);
+    rk_store_global(k, out, i2, later);
+    rk_store_global(k, out, i3, swapped);
     rk_value s = rk_build_add(k, s1, s2);
-    rk_build_store(k, out, i0, s);
-    rk_build_store(k, out, i1, outer);
+    rk_store_global(k, out, i0, s);
+    rk_store_global(k, out, i1, outer);
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     rk_pass_stats st;
     assert_int_equal(rk_optimize(k, 0, &st), RK_OK);
@@ -736,18 +732,17 @@ static void test_cse_convergent(void **state) {
     rk_if_begin(k, c);
     rk_value b = rk_build_readfirstlane(k, x);                 /* other region: other lanes */
     rk_value p = rk_build_add(k, x, y);                        /* not convergent */
-    rk_build_store(k, out, i[0], b);
-    rk_build_store(k, out, i[1], p);
+    rk_store_global(k, out, i[0], b);
+    rk_store_global(k, out, i[1], p);
     rk_if_end(k, NULL, 0);
     rk_value q = rk_build_add(k, x, y);                        /* never replaced by the inner add */
     rk_value m = rk_const_i64(k, 3);
-    rk_type i64 = RK_T_I64;
-    rk_emit(k, RK_OP_EXEC_AND_SAVEEXEC, &m, 1, &i64, 1);       /* the lane set changes here */
+    rk_build_exec_and_saveexec(k, m);                          /* the lane set changes here */
     rk_value e = rk_build_readfirstlane(k, x);                 /* so this one stays */
-    rk_build_store(k, out, i[2], a);
-    rk_build_store(k, out, i[3], a2);
-    rk_build_store(k, out, i[4], q);
-    rk_build_store(k, out, i[5], e);
+    rk_store_global(k, out, i[2], a);
+    rk_store_global(k, out, i[3], a2);
+    rk_store_global(k, out, i[4], q);
+    rk_store_global(k, out, i[5], e);
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     rk_pass_stats st;
     assert_int_equal(rk_optimize(k, 0, &st), RK_OK);
@@ -762,11 +757,11 @@ static void test_cse_convergent(void **state) {
     rk_value ph = rk_add_param(k, "h", rk_type_ptr(k, RK_T_F16, RK_AS_GLOBAL), NULL);
     rk_value pf = rk_add_param(k, "f", rk_type_ptr(k, RK_T_F32, RK_AS_GLOBAL), NULL);
     rk_value z = rk_const_i32(k, 0);
-    rk_value va = rk_build_load(k, ph, z, 4), vc = rk_build_load(k, pf, z, 4);
+    rk_value va = rk_load_global(k, ph, z, 4), vc = rk_load_global(k, pf, z, 4);
     rk_value d1 = rk_build_mma(k, "mfma_f32_16x16x16_f16", va, va, vc);
     rk_value d2 = rk_build_mma(k, "mfma_f32_16x16x16_f16", va, va, vc);
-    rk_build_store(k, pf, z, d1);
-    rk_build_store(k, pf, z, d2);
+    rk_store_global(k, pf, z, d1);
+    rk_store_global(k, pf, z, d2);
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     assert_int_equal(rk_optimize(k, 0, &st), RK_OK);
     assert_int_equal(op_sample_count(k, RK_OP_MMA), 2);
@@ -790,7 +785,7 @@ static void test_loop_body(void **state) {
     rk_value u = rk_build_add(k, acc, t);
     rk_value n = rk_build_add(k, u, t2);
     rk_for_end(k, &n, 1, &res);
-    rk_build_store(k, out, lo, res);
+    rk_store_global(k, out, lo, res);
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     rk_pass_stats st;
     assert_int_equal(rk_optimize(k, 0, &st), RK_OK);
@@ -819,8 +814,8 @@ static rk_kernel *select_tower(int depth) {
         b = s2;
     }
     rk_value z = rk_const_i32(k, 0);
-    rk_build_store(k, out, z, a);
-    rk_build_store(k, out, z, b);
+    rk_store_global(k, out, z, a);
+    rk_store_global(k, out, z, b);
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     return k;
 }
@@ -852,7 +847,7 @@ static void test_fixed_point_and_cap(void **state) {
     k = rk_kernel_new("idle");
     rk_value p = rk_add_param(k, "p", rk_type_ptr(k, RK_T_I32, RK_AS_GLOBAL), NULL);
     rk_value t = rk_build_thread_id(k, 0);
-    rk_build_store(k, p, t, t);
+    rk_store_global(k, p, t, t);
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     assert_int_equal(rk_optimize(k, 5, &st), RK_OK);
     assert_int_equal(st.iterations, 1);
@@ -871,7 +866,7 @@ static void test_fresh_names(void **state) {
     rk_value a = rk_const_i32(k, 20), b = rk_const_i32(k, 22);   /* %c1 %c2 */
     rk_value s = rk_build_add(k, a, b);                          /* %add3 */
     rk_value z = rk_const_i32(k, 0);                             /* %c4 */
-    rk_build_store(k, out, z, s);
+    rk_store_global(k, out, z, s);
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     assert_int_equal(rk_optimize(k, 0, NULL), RK_OK);
     const rk_region *b0 = rk_kernel_body(k);

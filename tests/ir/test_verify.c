@@ -41,7 +41,7 @@ static rk_kernel *kernel_with_params(rk_value *x, rk_value *y, rk_value *out) {
 
 static void store(rk_kernel *k, rk_value out, rk_value v) {
     rk_value zero = rk_const_i32(k, 0);
-    rk_build_store(k, out, zero, v);
+    rk_store_global(k, out, zero, v);
 }
 
 /* A loop carrying one i32 (x) whose body adds y; returns the for op. */
@@ -169,7 +169,7 @@ static rk_kernel *name_collision(void) {
     rk_value c = rk_const_i32(k, 1);              /* %c1 */
     rk_value a = rk_build_add(k, p, c);           /* %add2 */
     rk_value zero = rk_const_i32(k, 0);
-    rk_build_store(k, out, zero, a);
+    rk_store_global(k, out, zero, a);
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     return k;
 }
@@ -221,7 +221,7 @@ static rk_kernel *if_else_missing_yield(void) {
 static rk_kernel *return_not_last(void) {
     rk_value x, y, out;
     rk_kernel *k = kernel_with_params(&x, &y, &out);
-    rk_return(k);
+    rk_build_return(k);
     store(k, out, x);
     return k;
 }
@@ -395,7 +395,7 @@ static rk_kernel *unknown_opcode(void) {
 static rk_kernel *extract_range(void) {
     rk_value x, y, out;
     rk_kernel *k = kernel_with_params(&x, &y, &out);
-    rk_value v = rk_build_splat(k, x, 4);
+    rk_value v = rk_build_vsplat(k, x, 4);
     rk_type t = RK_T_I32;
     rk_op *op = rk_emit(k, RK_OP_VEXTRACT, &v, 1, &t, 1);
     rk_op_set_int(k, op, "index", 4);
@@ -560,7 +560,7 @@ static rk_kernel *good_kernel(void) {
     rk_value b = rk_build_sub(k, res, x);
     rk_if_end(k, &b, 1);
     store(k, out, r);
-    rk_return(k);
+    rk_build_return(k);
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     return k;
 }
@@ -588,7 +588,7 @@ static void test_multiple_errors(void **state) {
     rk_emit(k, RK_OP_ADD, in1, 2, &i32, 1);                    /* type error */
     const rk_value in2[] = {x, y};
     rk_emit(k, RK_OP_CMP, in2, 2, &i1, 1);                     /* missing pred */
-    rk_return(k);
+    rk_build_return(k);
     store(k, out, x);                                          /* return not last */
     rk_diags d;
     rk_diags_init(&d);
@@ -628,7 +628,7 @@ static void test_warnings(void **state) {
     rk_value c = rk_build_cmp(k, "lt", x, y);
     rk_if_begin(k, c);
     rk_build_sync(k);                                          /* divergent */
-    rk_build_barrier_op(k, RK_OP_S_BARRIER_BARE);
+    rk_build_s_barrier_bare(k);
     rk_build_s_waitcnt(k, 0, 0, -1);                           /* a wait, not a barrier */
     rk_if_end(k, NULL, 0);
     assert_int_equal(rk_kernel_finish(k), RK_OK);
@@ -727,16 +727,13 @@ static void test_target_features(void **state) {
     rk_value x, y, out;
     rk_kernel *k = kernel_with_params(&x, &y, &out);
     store(k, out, rk_build_permlane64(k, x));                   /* gfx11+ */
-    rk_build_barrier_op(k, RK_OP_S_SETPRIO);                   /* attr missing: local check */
+    rk_emit_barrier(k, RK_OP_S_SETPRIO);                        /* attr missing: local check */
     assert_int_not_equal(rk_kernel_finish(k), RK_OK);
     rk_kernel_free(k);
 
     k = kernel_with_params(&x, &y, &out);
     store(k, out, rk_build_permlane64(k, x));
-    rk_op *nb = rk_emit(k, RK_OP_NAMED_BARRIER, NULL, 0, NULL, 0);
-    rk_op_set_int(k, nb, "id", 1);
-    rk_op_set_int(k, nb, "count", 64);
-    assert_true(rk_op_check(k, nb));
+    rk_build_named_barrier(k, 1, 64);
     assert_int_equal(rk_kernel_finish(k), RK_OK);
 
     rk_diags d;
@@ -759,12 +756,10 @@ static void test_target_features(void **state) {
     k = kernel_with_params(&x, &y, &out);
     uint32_t dims[] = {256};
     rk_value a = rk_build_smem_alloc(k, RK_T_F16, dims, 1);
-    rk_type vt = rk_type_vec(k, RK_T_F16, 4);
-    const rk_value in[] = {a, x};
-    rk_op *tr = rk_emit(k, RK_OP_DS_READ_TR16_B64, in, 2, &vt, 1);
-    assert_true(rk_op_check(k, tr));
+    rk_value tr = rk_build_ds_read_tr16_b64(k, a, &x);
+    assert_string_equal(rk_type_name(k, rk_value_type(k, tr)), "vec<f16x4>");
     rk_value outh = rk_add_param(k, "outh", rk_type_ptr(k, RK_T_F16, RK_AS_GLOBAL), NULL);
-    rk_build_store(k, outh, x, tr->out[0]);
+    rk_store_global(k, outh, x, tr);
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     assert_int_equal(verify_on(k, &gfx942, &d), RK_ERR_VERIFY);
     assert_true(has_diag(&d, RK_SEV_ERROR, "needs gfx950, which target 'gfx942' lacks (offered by gfx950)"));
@@ -782,9 +777,9 @@ static rk_kernel *cvt_kernel(rk_type f8) {
     rk_value x = rk_add_param(k, "x", RK_T_F32, NULL);
     rk_value out = rk_add_param(k, "out", rk_type_ptr(k, f8, RK_AS_GLOBAL), NULL);
     rk_value i = rk_const_i32(k, 0);
-    rk_value v = rk_build_convert(k, rk_type_eq(f8, RK_T_FP8E4M3) || rk_type_eq(f8, RK_T_FP8E4M3FNUZ)
+    rk_value v = rk_emit_convert(k, rk_type_eq(f8, RK_T_FP8E4M3) || rk_type_eq(f8, RK_T_FP8E4M3FNUZ)
                                          ? RK_OP_CVT_F32_TO_FP8 : RK_OP_CVT_F32_TO_BF8, x, f8);
-    rk_build_store(k, out, i, v);
+    rk_store_global(k, out, i, v);
     /* a plain store of the 8-bit value is storage, not conversion: never checked */
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     return k;
@@ -820,10 +815,11 @@ static void test_target_fp8_dialect(void **state) {
     rk_value p = rk_add_param(k, "p", rk_type_ptr(k, RK_T_FP8E4M3, RK_AS_GLOBAL), NULL);
     rk_value q = rk_add_param(k, "q", rk_type_ptr(k, RK_T_F32, RK_AS_GLOBAL), NULL);
     rk_value i = rk_const_i32(k, 0);
-    rk_value v = rk_build_load(k, p, i, 4);
+    rk_value v = rk_load_global(k, p, i, 4);
     assert_true(rk_type_eq(rk_value_type(k, v), v4));
-    rk_value w = rk_build_convert(k, RK_OP_CVT_PK_F32_FP8X4, v, f4);
-    rk_build_store(k, q, i, w);
+    rk_value w = rk_build_cvt_pk_f32_fp8x4(k, v);
+    assert_true(rk_type_eq(rk_value_type(k, w), f4));
+    rk_store_global(k, q, i, w);
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     assert_int_equal(verify_on(k, &gfx942, &d), RK_ERR_VERIFY);
     assert_true(has_diag(&d, RK_SEV_ERROR, "operand 0 has type vec<fp8e4m3x4> but target 'gfx942'"));
@@ -838,12 +834,12 @@ static void test_target_mma_and_asm(void **state) {
     rk_value ph = rk_add_param(k, "ph", rk_type_ptr(k, RK_T_F16, RK_AS_GLOBAL), NULL);
     rk_value pf = rk_add_param(k, "pf", rk_type_ptr(k, RK_T_F32, RK_AS_GLOBAL), NULL);
     rk_value i = rk_const_i32(k, 0);
-    rk_value a = rk_build_load(k, ph, i, 4), c = rk_build_load(k, pf, i, 4);
+    rk_value a = rk_load_global(k, ph, i, 4), c = rk_load_global(k, pf, i, 4);
     assert_true(rk_type_eq(rk_value_type(k, a), h4) && rk_type_eq(rk_value_type(k, c), f4));
     rk_value d1 = rk_build_mma(k, "mfma_f32_16x16x16_f16", a, a, c);
     rk_value d2 = rk_build_mma(k, "mfma_f32_99x99x99_f16", a, a, d1);
-    rk_build_store(k, pf, i, d2);
-    rk_value x = rk_build_extract(k, d2, 0);
+    rk_store_global(k, pf, i, d2);
+    rk_value x = rk_build_vextract(k, d2, 0);
     rk_type f32 = RK_T_F32;
     rk_op *as = rk_build_inline_asm(k, "v_mov_b32 $0, $1", "=v,v", &x, 1, &f32, 1, true);
     rk_op_set_str(k, as, "required_arch", "gfx950");

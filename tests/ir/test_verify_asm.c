@@ -46,7 +46,7 @@ static rk_value operand(rk_kernel *k, char c, rk_value ptr) {
     case 'p': return ptr;
     case 'b': return rk_const_bool(k, true);
     case 'h': case 'f': case 'd': return rk_const_float(k, t, 1.5);
-    case '4': case '2': case '8': case 'X': return rk_const_vec(k, t, 2.0);
+    case '4': case '2': case '8': case 'X': return rk_build_constant_vec(k, t, 2.0);
     default: return rk_const_int(k, t, 7);
     }
 }

@@ -66,8 +66,8 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
     rk_value base = rk_build_mul(k, bid, rk_const_i32(k, BLOCK));
     rk_value i = rk_build_add(k, base, tid);
     rk_if_begin(k, rk_build_cmp(k, "lt", i, p[2]));
-    rk_value x = rk_build_load(k, p[0], i, 1);
-    rk_build_store(k, p[1], i, rk_build_fmul(k, x, p[3]));
+    rk_value x = rk_load_global(k, p[0], i, 1);
+    rk_store_global(k, p[1], i, rk_build_fmul(k, x, p[3]));
     rk_if_end(k, NULL, 0);
 }
 

@@ -84,7 +84,7 @@ static void test_waitcnt_encodings(void **state) {
         rk_kernel *k = rk_kernel_new("waits");
         rk_build_s_waitcnt(k, 16, 16, -1);
         rk_build_sync(k);
-        rk_build_barrier_op(k, RK_OP_SYNC_LDS_ONLY);
+        rk_build_sync_lds_only(k);
         assert_int_equal(rk_kernel_finish(k), RK_OK);
         char *ll = lower_ok(k, names[i], RK_LLVM22);
         expect_has(ll, "call void @llvm.amdgcn.s.waitcnt(i32 20336)");
@@ -101,8 +101,8 @@ static rk_kernel *rsrc_kernel(rk_type nbytes_t) {
     rk_value n = rk_add_param(k, "n", nbytes_t, NULL);
     rk_value r = rk_build_buffer_rsrc(k, p, n);
     rk_value z = rk_const_i32(k, 0);
-    rk_value v = rk_build_buffer_load(k, r, z, z, RK_T_F16, 1);
-    rk_build_buffer_store(k, r, z, z, v);
+    rk_value v = rk_load_buffer(k, r, z, z, RK_T_F16, 1);
+    rk_store_buffer(k, r, z, z, v);
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     return k;
 }
@@ -148,9 +148,9 @@ static rk_kernel *mma_kernel(const char *op_id, rk_type ab, uint32_t ablen, uint
     rk_kernel *k = rk_kernel_new("mmak");
     rk_value pa = param_ptr(k, "A", ab), pc = param_ptr(k, "C", RK_T_F32);
     rk_value z = rk_const_i32(k, 0);
-    rk_value a = rk_build_load(k, pa, z, ablen), c = rk_build_load(k, pc, z, clen);
+    rk_value a = rk_load_global(k, pa, z, ablen), c = rk_load_global(k, pc, z, clen);
     rk_value d = rk_build_mma(k, op_id, a, a, c);
-    rk_build_store(k, pc, z, d);
+    rk_store_global(k, pc, z, d);
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     return k;
 }
@@ -171,9 +171,9 @@ static void test_refusals(void **state) {
     k = rk_kernel_new("dialect");
     rk_value p = param_ptr(k, "P", RK_T_FP8E4M3), q = param_ptr(k, "Q", RK_T_F32);
     rk_value z = rk_const_i32(k, 0);
-    rk_value b = rk_build_load(k, p, z, 1);
-    rk_value f = rk_build_convert(k, RK_OP_CVT_FP8_TO_F32, b, RK_T_F32);
-    rk_build_store(k, q, z, f);
+    rk_value b = rk_load_global(k, p, z, 1);
+    rk_value f = rk_build_cvt_fp8_to_f32(k, b);
+    rk_store_global(k, q, z, f);
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     assert_int_equal(rk_lower_llvm(k, tgt("gfx942"), RK_LLVM22, &ll), RK_ERR_VERIFY);
     expect_has(rk_error_message(), "gfx942");
@@ -208,7 +208,7 @@ static void test_refusals(void **state) {
     z = rk_const_i32(k, 0);
     rk_value c8 = rk_const_int(k, RK_T_I8, 1);
     const rk_value idx[] = {z};
-    rk_build_smem_store(k, s, idx, c8);
+    rk_store_smem(k, s, idx, c8);
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     assert_int_equal(rk_lower_llvm(k, tgt("gfx942"), RK_LLVM22, &ll), RK_ERR_UNSUPPORTED);
     expect_has(rk_error_message(), "70000 bytes");
@@ -218,7 +218,7 @@ static void test_refusals(void **state) {
 
     /* bad kernel attributes, named with the legal range */
     k = rk_kernel_new("attrs");
-    rk_return(k);
+    rk_build_return(k);
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     rk_kernel_set_attr_int(k, "max_workgroup_size", 4096);
     assert_int_equal(rk_lower_llvm(k, tgt("gfx942"), RK_LLVM22, &ll), RK_ERR_INVALID);
@@ -244,14 +244,14 @@ static void test_refusals(void **state) {
     k = rk_kernel_new("rw");
     rk_param_abi abi = {.readonly = true, .writeonly = true};
     rk_add_param(k, "P", rk_type_ptr(k, RK_T_F32, RK_AS_GLOBAL), &abi);
-    rk_return(k);
+    rk_build_return(k);
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     assert_int_not_equal(rk_lower_llvm(k, tgt("gfx942"), RK_LLVM22, &ll), RK_OK);
     expect_has(rk_error_message(), "readonly and writeonly");
     rk_kernel_free(k);
     /* NVIDIA lowers in nvptx.c, which is not written yet */
     k = rk_kernel_new("nv");
-    rk_return(k);
+    rk_build_return(k);
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     rk_status st = rk_lower_llvm(k, tgt("sm_90"), RK_LLVM22, &ll);
     assert_true(st == RK_ERR_UNSUPPORTED || st == RK_OK);
@@ -262,7 +262,7 @@ static void test_refusals(void **state) {
     assert_int_equal(rk_lower_llvm(k, tgt("gfx942"), RK_LLVM22, NULL), RK_ERR_INVALID);
     rk_kernel_free(k);
     k = rk_kernel_new("llvm.foo");
-    rk_return(k);
+    rk_build_return(k);
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     assert_int_equal(rk_lower_llvm(k, tgt("gfx942"), RK_LLVM22, &ll), RK_ERR_INVALID);
     expect_has(rk_error_message(), "reserved");
@@ -277,23 +277,23 @@ static void test_constants_and_names(void **state) {
     rk_value pi = param_ptr(k, "I", RK_T_I32), pv = param_ptr(k, "V", RK_T_F32);
     rk_value z = rk_const_i32(k, 0);
     rk_value f = rk_const_f32(k, 0.1f);
-    rk_build_store(k, pf, z, f);
-    rk_build_store(k, ph, z, rk_const_float(k, RK_T_F16, 1.5));
-    rk_build_store(k, pb, z, rk_const_float(k, RK_T_BF16, -2.0));
+    rk_store_global(k, pf, z, f);
+    rk_store_global(k, ph, z, rk_const_float(k, RK_T_F16, 1.5));
+    rk_store_global(k, pb, z, rk_const_float(k, RK_T_BF16, -2.0));
     rk_value m1 = rk_const_int(k, RK_T_I32, 4294967295ll);   /* wraps to -1 */
-    rk_build_store(k, pi, z, m1);
+    rk_store_global(k, pi, z, m1);
     rk_type v4 = rk_type_vec(k, RK_T_F32, 4);
-    rk_build_store(k, pv, z, rk_const_vec(k, v4, 0.0));
-    rk_build_store(k, pv, z, rk_const_vec(k, v4, 1.0));
+    rk_store_global(k, pv, z, rk_build_constant_vec(k, v4, 0.0));
+    rk_store_global(k, pv, z, rk_build_constant_vec(k, v4, 1.0));
     rk_value t = rk_const_bool(k, true);
     rk_value sel = rk_build_select(k, t, f, f);
-    rk_build_store(k, pf, z, sel);
+    rk_store_global(k, pf, z, sel);
     /* a name that looks like a lowering temporary, and a loop IV named entry */
     rk_value lim = rk_const_i32(k, 4), one = rk_const_i32(k, 1);
     rk_value iv = rk_for_begin(k, z, lim, one, "entry", 0, NULL, NULL, NULL);
     rk_value a = rk_build_add(k, iv, one);
     rk_value_set_hint(k, a, "gep.");
-    rk_build_store(k, pi, iv, a);
+    rk_store_global(k, pi, iv, a);
     rk_for_end(k, NULL, 0, NULL);
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     char *ll = lower_ok(k, "gfx942", RK_LLVM22);
@@ -336,7 +336,7 @@ static void test_declaration_order(void **state) {
             rk_value_set_hint(k, c, "smax");
         }
         rk_build_sync(k);
-        rk_build_store(k, p, z, c);
+        rk_store_global(k, p, z, c);
         assert_int_equal(rk_kernel_finish(k), RK_OK);
         lls[order] = lower_ok(k, "gfx942", RK_LLVM22);
         rk_kernel_free(k);
@@ -356,7 +356,7 @@ static void test_declaration_order(void **state) {
 static void store_to(rk_kernel *k, rk_value s, rk_value v) {
     rk_value z = rk_const_i32(k, 0);
     const rk_value idx[] = {z};
-    rk_build_smem_store(k, s, idx, v);
+    rk_store_smem(k, s, idx, v);
 }
 
 static void test_lds_pool(void **state) {
@@ -418,12 +418,12 @@ static rk_kernel *unrolled(bool leading_sync) {
     rk_value iv = rk_for_begin(k, lo, hi, st, "i", 1, &init, nm, &acc);
     rk_for_set_unroll(k, true);
     if (leading_sync) rk_build_sync(k);
-    rk_value x = rk_build_load(k, p, iv, 1);
+    rk_value x = rk_load_global(k, p, iv, 1);
     rk_value s = rk_build_fadd(k, acc, x);
     rk_build_sync(k);
     rk_for_end(k, &s, 1, &res);
     rk_value z = rk_const_i32(k, 0);
-    rk_build_store(k, p, z, res);
+    rk_store_global(k, p, z, res);
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     return k;
 }
@@ -480,7 +480,7 @@ static void test_nested_flow_and_return(void **state) {
     rk_if_end(k, NULL, 0);
     rk_if_end(k, &inner, 1);
     rk_for_end(k, &r, 1, &outer);
-    rk_build_store(k, p, z, outer);
+    rk_store_global(k, p, z, outer);
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     char *ll = lower_ok(k, "gfx942", RK_LLVM22);
     expect_has(ll, "= phi i32 [ %add");
@@ -548,14 +548,14 @@ static void shuffles(variants *v) {
                     rk_type t = fl ? RK_T_F32 : RK_T_I32;
                     rk_value p = param_ptr(k, "P", t), q = param_ptr(k, "Q", RK_T_I32);
                     rk_value tid = rk_build_thread_id(k, 0);
-                    rk_value x = rk_build_load(k, p, tid, 1);
-                    rk_value b = dyn ? rk_build_load(k, q, tid, 1) : rk_const_i32(k, m == 1 ? 3 : 2);
+                    rk_value x = rk_load_global(k, p, tid, 1);
+                    rk_value b = dyn ? rk_load_global(k, q, tid, 1) : rk_const_i32(k, m == 1 ? 3 : 2);
                     const rk_value in[] = {x, b};
                     rk_op *op = rk_emit(k, RK_OP_SHUFFLE, in, 2, &t, 1);
                     rk_op_set_str(k, op, "mode", modes[m]);
                     if (widths[w]) rk_op_set_int(k, op, "width", widths[w]);
                     assert_true(rk_op_check(k, op));
-                    rk_build_store(k, p, tid, rk_op_result(op));
+                    rk_store_global(k, p, tid, rk_op_result(op));
                     add(v, k);
                 }
 }
@@ -577,8 +577,8 @@ static void buffers(variants *v) {
             rk_value r = rk_build_buffer_rsrc(k, p, nb);
             rk_value tid = rk_build_thread_id(k, 0);
             rk_value z = rk_const_i32(k, 0);
-            rk_value x = rk_build_buffer_load(k, r, tid, z, elems[e], n);
-            rk_build_buffer_store(k, r, tid, z, x);
+            rk_value x = rk_load_buffer(k, r, tid, z, elems[e], n);
+            rk_store_buffer(k, r, tid, z, x);
             add(v, k);
         }
 }
@@ -592,16 +592,16 @@ static void atomics(variants *v) {
             rk_value p = param_ptr(k, "P", ts[t]);
             rk_value tid = rk_build_thread_id(k, 0);
             rk_value x = rk_const_int(k, ts[t], 3);
-            rk_value o = rk_build_atomic(k, kinds[i], p, tid, x);
-            rk_value o2 = rk_build_atomic_cas(k, p, tid, o, x);
-            rk_build_store(k, p, tid, o2);
+            rk_value o = rk_build_global_atomic(k, kinds[i], p, tid, x);
+            rk_value o2 = rk_build_global_atomic_cas(k, p, tid, o, x);
+            rk_store_global(k, p, tid, o2);
             add(v, k);
         }
     rk_kernel *k = vk(v, "fatom");
     rk_value p = param_ptr(k, "P", RK_T_F32);
     rk_value tid = rk_build_thread_id(k, 0);
-    rk_value o = rk_build_atomic(k, "fadd", p, tid, rk_const_f32(k, 1.0f));
-    rk_build_store(k, p, tid, o);
+    rk_value o = rk_build_global_atomic(k, "fadd", p, tid, rk_const_f32(k, 1.0f));
+    rk_store_global(k, p, tid, o);
     add(v, k);
 }
 
@@ -619,11 +619,11 @@ static void lds_shapes(variants *v) {
                 rk_value i = rk_build_and(k, tid, c15);
                 rk_value c0 = rk_const_i32(k, 0);
                 rk_value idx[3] = {i, i, c0};
-                rk_value x = rk_build_load(k, p, tid, vec);
-                rk_build_smem_store(k, s, idx, x);
+                rk_value x = rk_load_global(k, p, tid, vec);
+                rk_store_smem(k, s, idx, x);
                 rk_build_sync(k);
-                rk_value y = rk_build_smem_load(k, s, idx, vec);
-                rk_build_store(k, p, tid, y);
+                rk_value y = rk_load_smem(k, s, idx, vec);
+                rk_store_global(k, p, tid, y);
                 add(v, k);
             }
 }
@@ -635,7 +635,7 @@ static void lane_attrs(variants *v) {
         rk_kernel *k = vk(v, "lane");
         rk_value p = param_ptr(k, "P", RK_T_I32);
         rk_value tid = rk_build_thread_id(k, 0);
-        rk_value x = rk_build_load(k, p, tid, 1);
+        rk_value x = rk_load_global(k, p, tid, 1);
         rk_type t = RK_T_I32;
         rk_op *op;
         if (i < sizeof kinds / sizeof kinds[0]) {
@@ -648,7 +648,7 @@ static void lane_attrs(variants *v) {
             rk_op_set_bool(k, op, "bound_ctrl", i >= sizeof kinds / sizeof kinds[0] + 2);
         }
         assert_true(rk_op_check(k, op));
-        rk_build_store(k, p, tid, rk_op_result(op));
+        rk_store_global(k, p, tid, rk_op_result(op));
         add(v, k);
     }
 }
@@ -681,11 +681,11 @@ static void test_wave_all_active_mask(void **state) {
     rk_kernel *k = rk_kernel_new("vote");
     rk_value p = param_ptr(k, "P", RK_T_I32);
     rk_value tid = rk_build_thread_id(k, 0);
-    rk_value x = rk_build_load(k, p, tid, 1);
+    rk_value x = rk_load_global(k, p, tid, 1);
     rk_type i32 = RK_T_I32;
     rk_op *op = rk_emit(k, RK_OP_WAVE_ALL, &x, 1, &i32, 1);
     assert_true(rk_op_check(k, op));
-    rk_build_store(k, p, tid, rk_op_result(op));
+    rk_store_global(k, p, tid, rk_op_result(op));
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     char *ll = lower_ok(k, "gfx942", RK_LLVM22);
     expect_has(ll, "call i64 @llvm.amdgcn.ballot.i64(i1 true)");
@@ -702,7 +702,7 @@ static void test_inline_asm_escaping(void **state) {
     rk_type outs[] = {RK_T_I32, RK_T_I32};
     rk_op *op = rk_build_inline_asm(k, "v_mov_b32 $0, $2\n\"q\\\" v_mov_b32 $1, $2", "=v,=v,v", &tid, 1, outs, 2, true);
     rk_op_set_bool(k, op, "convergent", true);
-    rk_build_store(k, p, tid, op->out[1]);
+    rk_store_global(k, p, tid, op->out[1]);
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     char *ll = lower_ok(k, "gfx942", RK_LLVM22);
     expect_has(ll, "call { i32, i32 } asm sideeffect \"v_mov_b32 $0, $2\\0A\\22q\\5C\\22 v_mov_b32 $1, $2\", \"=v,=v,v\"(i32 %tid1)");

@@ -85,14 +85,14 @@ static rk_kernel *loop_kernel(rk_opcode code, const rk_type *in_t, uint32_t nin,
     rk_value i = rk_for_begin(k, z, n, one, "i", 0, NULL, NULL, NULL);
     for (uint32_t j = 0; j < nin; j++) {
         uint32_t c = cnt(k, in_t[j]);
-        in[j] = rk_build_load(k, p[j], c > 1 ? rk_build_mul(k, i, rk_const_i32(k, (int32_t)c)) : i, c);
+        in[j] = rk_load_global(k, p[j], c > 1 ? rk_build_mul(k, i, rk_const_i32(k, (int32_t)c)) : i, c);
     }
     rk_op *op = rk_emit(k, code, in, nin, &out_t, 1);
     rk_op_check(k, op);
     uint32_t oc = cnt(k, out_t);
-    rk_build_store(k, out, oc > 1 ? rk_build_mul(k, i, rk_const_i32(k, (int32_t)oc)) : i, rk_op_result(op));
+    rk_store_global(k, out, oc > 1 ? rk_build_mul(k, i, rk_const_i32(k, (int32_t)oc)) : i, rk_op_result(op));
     rk_for_end(k, NULL, 0, NULL);
-    rk_return(k);
+    rk_build_return(k);
     if (rk_kernel_finish(k) != RK_OK) fail_msg("%s", rk_error_message());
     return k;
 }
@@ -599,7 +599,7 @@ static rk_kernel *buffer_kernel(const bcase *c, bool store, size_t id) {
     rk_value ti = c->count > 1 ? rk_build_mul(k, t, rk_const_i32(k, (int32_t)c->count)) : t;
     rk_op *op;
     if (store) {
-        rk_value in[4] = {r, voff, z, rk_build_load(k, B, ti, c->count)};
+        rk_value in[4] = {r, voff, z, rk_load_global(k, B, ti, c->count)};
         op = rk_emit(k, store_of(c->load), in, 4, NULL, 0);
     } else {
         rk_value in[3] = {r, voff, z};
@@ -608,9 +608,9 @@ static rk_kernel *buffer_kernel(const bcase *c, bool store, size_t id) {
     if (c->load == RK_OP_BUFFER_LOAD || c->load == RK_OP_BUFFER_LOAD_VN) rk_op_set_type(k, op, "elem_type", e);
     if (c->count > 1) rk_op_set_int(k, op, "dwords", c->bytes / 4);
     rk_op_check(k, op);
-    if (!store) rk_build_store(k, O, ti, rk_op_result(op));
+    if (!store) rk_store_global(k, O, ti, rk_op_result(op));
     rk_for_end(k, NULL, 0, NULL);
-    rk_return(k);
+    rk_build_return(k);
     if (rk_kernel_finish(k) != RK_OK) fail_msg("%s", rk_error_message());
     return k;
 }
@@ -714,15 +714,15 @@ static void t_text_definitions(void **state) {
     rk_value sm = rk_build_smem_alloc(k, RK_T_F16, &d, 1);
     rk_value t = rk_build_thread_id(k, 0), t8 = rk_build_mul(k, t, rk_const_i32(k, 8));
     rk_build_async_copy(k, S, t8, sm, t8, rk_const_bool(k, true), 16);
-    rk_build_async_commit(k);
-    rk_build_async_wait(k, 0);
+    rk_build_async_commit_group(k);
+    rk_build_async_wait_group(k, 0);
     rk_build_sync(k);
     rk_type v8 = rk_type_vec(k, RK_T_F16, 8);
     rk_value in[2] = {sm, t8};
     rk_op *op = rk_emit(k, RK_OP_DS_READ_TR16_B128, in, 2, &v8, 1);
     rk_op_check(k, op);
-    rk_build_store(k, O, t8, rk_op_result(op));
-    rk_return(k);
+    rk_store_global(k, O, t8, rk_op_result(op));
+    rk_build_return(k);
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     char *ll = NULL;
     if (rk_lower_llvm(k, rk_target_find("gfx950"), RK_LLVM22, &ll) != RK_OK) fail_msg("%s", rk_error_message());

@@ -101,10 +101,10 @@ static rk_kernel *atom_kernel(const rk_mma_atom *a, const rk_target *t) {
     rk_value tid = rk_build_thread_id(k, 0);
     uint32_t alen = wide ? a->a_len / 4u : a->a_len;
     rk_value ia = rk_build_mul(k, tid, rk_const_i32(k, (int32_t)alen));
-    rk_value va = rk_build_load(k, pa, ia, alen);
-    if (wide) va = rk_build_convert(k, RK_OP_BITCAST, va, rk_type_vec(k, (rk_type){ae}, a->a_len));
+    rk_value va = rk_load_global(k, pa, ia, alen);
+    if (wide) va = rk_build_bitcast(k, va, rk_type_vec(k, (rk_type){ae}, a->a_len));
     rk_value ic = rk_build_mul(k, tid, rk_const_i32(k, (int32_t)a->c_len));
-    rk_value vc = rk_build_load(k, pc, ic, a->c_len);
+    rk_value vc = rk_load_global(k, pc, ic, a->c_len);
     rk_value d;
     if (a->scaled) {
         rk_value one = rk_const_i32(k, 127);   /* E8M0 127 = 1.0 */
@@ -118,7 +118,7 @@ static rk_kernel *atom_kernel(const rk_mma_atom *a, const rk_target *t) {
     } else {
         d = rk_build_mma(k, a->op_id, va, va, vc);
     }
-    rk_build_store(k, pc, ic, d);
+    rk_store_global(k, pc, ic, d);
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     return k;
 }

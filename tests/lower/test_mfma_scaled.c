@@ -31,8 +31,8 @@ typedef struct spec {
  * vector load carries at most 16 elements); scales from SA/SB per lane. */
 static rk_value frag(rk_kernel *k, rk_value p, rk_value tid, rk_scalar e, uint32_t n) {
     rk_value idx = rk_build_mul(k, tid, rk_const_i32(k, (int32_t)(n / 4)));
-    rk_value w = rk_build_load(k, p, idx, n / 4);
-    return rk_build_convert(k, RK_OP_BITCAST, w, rk_type_vec(k, (rk_type){e}, n));
+    rk_value w = rk_load_global(k, p, idx, n / 4);
+    return rk_build_bitcast(k, w, rk_type_vec(k, (rk_type){e}, n));
 }
 
 static rk_kernel *atom_kernel(const spec *sp) {
@@ -51,13 +51,13 @@ static rk_kernel *atom_kernel(const spec *sp) {
     in[0] = frag(k, pa, tid, ae, alen);
     in[1] = frag(k, pb, tid, be, alen);
     rk_value ic = rk_build_mul(k, tid, rk_const_i32(k, 4));
-    in[2] = rk_build_load(k, pc, ic, 4);
+    in[2] = rk_load_global(k, pc, ic, 4);
     if (sp->zero_scales) {
         in[3] = rk_const_i32(k, 0);
         in[4] = rk_const_i32(k, 0);
     } else {
-        in[3] = rk_build_load(k, psa, tid, 1);
-        in[4] = rk_build_load(k, psb, tid, 1);
+        in[3] = rk_load_global(k, psa, tid, 1);
+        in[4] = rk_load_global(k, psb, tid, 1);
         rk_value_set_hint(k, in[3], "sa");
         rk_value_set_hint(k, in[4], "sb");
     }
@@ -67,8 +67,8 @@ static rk_kernel *atom_kernel(const spec *sp) {
     if (sp->opsel_a >= 0) rk_op_set_int(k, op, "opsel_a", sp->opsel_a);
     if (sp->opsel_b >= 0) rk_op_set_int(k, op, "opsel_b", sp->opsel_b);
     rk_op_check(k, op);
-    rk_build_store(k, pc, ic, rk_op_result(op));
-    rk_return(k);
+    rk_store_global(k, pc, ic, rk_op_result(op));
+    rk_build_return(k);
     return k;
 }
 

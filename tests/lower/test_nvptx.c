@@ -244,11 +244,11 @@ static rk_kernel *atom_kernel(const rk_mma_atom *a) {
     rk_value pb = rk_add_param(k, "B", rk_type_ptr(k, (rk_type){a->b_elem}, RK_AS_GLOBAL), NULL);
     rk_value pc = rk_add_param(k, "C", rk_type_ptr(k, (rk_type){a->c_elem}, RK_AS_GLOBAL), NULL);
     rk_value tid = rk_build_thread_id(k, 0);
-    rk_value va = rk_build_load(k, pa, rk_build_mul(k, tid, rk_const_i32(k, (int32_t)a->a_len)), a->a_len);
-    rk_value vb = rk_build_load(k, pb, rk_build_mul(k, tid, rk_const_i32(k, (int32_t)a->b_len)), a->b_len);
+    rk_value va = rk_load_global(k, pa, rk_build_mul(k, tid, rk_const_i32(k, (int32_t)a->a_len)), a->a_len);
+    rk_value vb = rk_load_global(k, pb, rk_build_mul(k, tid, rk_const_i32(k, (int32_t)a->b_len)), a->b_len);
     rk_value ic = rk_build_mul(k, tid, rk_const_i32(k, (int32_t)a->c_len));
-    rk_value vc = rk_build_load(k, pc, ic, a->c_len);
-    rk_build_store(k, pc, ic, rk_build_mma(k, a->op_id, va, vb, vc));
+    rk_value vc = rk_load_global(k, pc, ic, a->c_len);
+    rk_store_global(k, pc, ic, rk_build_mma(k, a->op_id, va, vb, vc));
     rk_kernel_set_attr_int(k, "max_workgroup_size", a->lanes);
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     return k;
@@ -379,8 +379,8 @@ static void test_ptx_vector_add(void **state) {
     rk_value A = rk_add_param(k, "A", pf, &ro), B = rk_add_param(k, "B", pf, &ro), C = rk_add_param(k, "C", pf, &wo);
     rk_value tid = rk_build_thread_id(k, 0), bid = rk_build_block_id(k, 0), bdim = rk_build_block_dim(k, 0);
     rk_value i = rk_build_mul(k, rk_build_add(k, rk_build_mul(k, bid, bdim), tid), rk_const_i32(k, 4));
-    rk_value s = rk_build_vadd(k, rk_build_load(k, A, i, 4), rk_build_load(k, B, i, 4));
-    rk_build_store(k, C, i, s);
+    rk_value s = rk_build_vadd(k, rk_load_global(k, A, i, 4), rk_load_global(k, B, i, 4));
+    rk_store_global(k, C, i, s);
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     for (size_t ti = 0; ti < RK_COUNTOF(nv_targets); ti++) {
         ptx = pipeline_ptx(k, nv_targets[ti]);
@@ -437,10 +437,10 @@ static void test_ptx_cp_async(void **state) {
     rk_value valid = rk_build_cmp(k, "lt", t4, n);
     rk_build_async_copy(k, in, t4, s, t4, valid, 16);
     rk_build_async_copy(k, in, t4, s, rk_build_add(k, t4, rk_const_i32(k, 512)), rk_const_bool(k, true), 8);
-    rk_build_async_commit(k);
-    rk_build_async_wait(k, 0);
+    rk_build_async_commit_group(k);
+    rk_build_async_wait_group(k, 0);
     rk_build_sync(k);
-    rk_build_store(k, out, t4, rk_build_smem_load(k, s, &t4, 4));
+    rk_store_global(k, out, t4, rk_load_smem(k, s, &t4, 4));
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     char *ll = lower_ok(k, "sm_80");
     expect_has(ll, "call void @llvm.nvvm.cp.async.cg.shared.global.16.s(ptr addrspace(3) ");
@@ -577,7 +577,7 @@ static void test_tma_and_mbarrier(void **state) {
     map = rk_add_param(k, "tmap", rk_type_ptr(k, RK_T_I8, RK_AS_CONSTANT), &tm);
     rk_value o = rk_add_param(k, "o", rk_type_ptr(k, RK_T_I8, RK_AS_GLOBAL), NULL);
     zero = rk_const_i32(k, 0);
-    rk_build_store(k, o, zero, rk_build_load(k, map, zero, 1));
+    rk_store_global(k, o, zero, rk_load_global(k, map, zero, 1));
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     assert_int_equal(rk_lower_llvm(k, tgt("sm_90"), RK_LLVM22, &ll), RK_ERR_INVALID);
     expect_has(rk_error_message(), "only tile.tma_load_2d");
@@ -605,8 +605,8 @@ static void test_buffer_views(void **state) {
     rk_value nbytes = rk_add_param(k, "nbytes", RK_T_I32, NULL);
     rk_value tid = rk_build_thread_id(k, 0), zero = rk_const_i32(k, 0);
     rk_value r = rk_build_buffer_rsrc(k, in, nbytes);
-    rk_value v = rk_build_buffer_load(k, r, rk_build_mul(k, tid, rk_const_i32(k, 16)), zero, RK_T_F32, 4);
-    rk_build_store(k, out, rk_build_mul(k, tid, rk_const_i32(k, 4)), v);
+    rk_value v = rk_load_buffer(k, r, rk_build_mul(k, tid, rk_const_i32(k, 16)), zero, RK_T_F32, 4);
+    rk_store_global(k, out, rk_build_mul(k, tid, rk_const_i32(k, 4)), v);
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     char *ptx = pipeline_ptx(k, "sm_90");
     if (ptx) {
@@ -641,9 +641,9 @@ static void test_cross_lane(void **state) {
     rk_op *d = rk_value_def(k, x);
     rk_op_set_int(k, d, "width", 8);
     rk_value up = rk_build_shuffle(k, "up", x, one);
-    rk_value b = rk_build_ballot(k, rk_build_cmp(k, "lt", up, rk_const_i32(k, 5)));
-    rk_build_store(k, out, tid, up);
-    rk_build_store(k, o64, tid, b);
+    rk_value b = rk_build_wave_ballot(k, rk_build_cmp(k, "lt", up, rk_const_i32(k, 5)));
+    rk_store_global(k, out, tid, up);
+    rk_store_global(k, o64, tid, b);
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     char *ll = lower_ok(k, "sm_80");
     expect_has(ll, "@llvm.nvvm.shfl.sync.bfly.i32(i32 -1, i32 %tid1, i32 1, i32 6175)");   /* (32-8)<<8 | 31 */
@@ -662,7 +662,7 @@ static void test_kernel_attrs_and_refusals(void **state) {
     rk_kernel *k = rk_kernel_new("attrs");
     rk_kernel_set_attr_int(k, "max_workgroup_size", 128);
     rk_kernel_set_attr_int(k, "min_blocks_per_sm", 4);
-    rk_return(k);
+    rk_build_return(k);
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     char *ll = lower_ok(k, "sm_90a");
     expect_has(ll, "define ptx_kernel void @attrs() #0 {");
@@ -679,7 +679,7 @@ static void test_kernel_attrs_and_refusals(void **state) {
     rk_kernel_free(k);
     k = rk_kernel_new("amd_attr");
     rk_kernel_set_attr_pair(k, "waves_per_eu", 1, 2);
-    rk_return(k);
+    rk_build_return(k);
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     assert_int_equal(rk_lower_llvm(k, tgt("sm_90"), RK_LLVM22, &ll), RK_ERR_INVALID);
     expect_has(rk_error_message(), "waves_per_eu is an AMDGPU attribute");
@@ -690,7 +690,7 @@ static void test_kernel_attrs_and_refusals(void **state) {
     rk_value tid = rk_build_thread_id(k, 0);
     rk_value x = rk_build_shuffle(k, "idx", tid, tid);
     rk_op_set_int(k, rk_value_def(k, x), "width", 64);
-    rk_build_store(k, o, tid, x);
+    rk_store_global(k, o, tid, x);
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     assert_int_equal(rk_lower_llvm(k, tgt("sm_90"), RK_LLVM22, &ll), RK_ERR_UNSUPPORTED);
     expect_has(rk_error_message(), "warp size 32");
@@ -710,9 +710,9 @@ static void test_smem_pool(void **state) {
     rk_value s = rk_build_smem_alloc(k, RK_T_F32, &d, 1);
     rk_op_set_int(k, rk_value_def(k, s), "align", 1024);
     rk_value tid = rk_build_thread_id(k, 0);
-    rk_build_smem_store(k, s, &tid, rk_const_f32(k, 1.0f));
+    rk_store_smem(k, s, &tid, rk_const_f32(k, 1.0f));
     rk_build_sync(k);
-    rk_build_store(k, o, tid, rk_build_smem_load(k, s, &tid, 1));
+    rk_store_global(k, o, tid, rk_load_smem(k, s, &tid, 1));
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     char *ll = lower_ok(k, "sm_90");
     expect_has(ll, "@smem_dyn_big = external addrspace(3) global [0 x i8], align 1024");

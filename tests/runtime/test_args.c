@@ -174,7 +174,7 @@ static rk_kernel *tma_kernel(void) {
     rk_add_param(k, "out", rk_type_ptr(k, RK_T_F32, RK_AS_GLOBAL), NULL);
     rk_add_param(k, "x", RK_T_I32, NULL);
     rk_add_param(k, "y", RK_T_I32, NULL);
-    rk_return(k);
+    rk_build_return(k);
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     return k;
 }
@@ -281,7 +281,7 @@ static void test_from_kernel(void **state) {
     rk_add_param(k, "M", RK_T_I32, NULL);
     rk_add_param(k, "N", RK_T_I32, NULL);
     rk_add_param(k, "K", RK_T_I32, NULL);
-    rk_return(k);
+    rk_build_return(k);
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     rk_argsig *s = NULL;
     assert_int_equal(rk_argsig_from_kernel(k, &s), RK_OK);
@@ -296,7 +296,7 @@ static void test_from_kernel(void **state) {
     /* an i4 parameter has no place in the argument ABI: the error names it */
     k = rk_kernel_new("nibble");
     rk_add_param(k, "v", RK_T_I4, NULL);
-    rk_return(k);
+    rk_build_return(k);
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     assert_int_equal(rk_argsig_from_kernel(k, &s), RK_ERR_INVALID);
     assert_non_null(strstr(rk_error_message(), "'v'"));

@@ -386,7 +386,7 @@ static void test_artifact(void **state) {
     rk_add_param(k, "out", pi, NULL);
     rk_add_param(k, "v", RK_T_I32, NULL);
     rk_add_param(k, "n", RK_T_I32, NULL);
-    rk_return(k);
+    rk_build_return(k);
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     char *ir = rk_serialize(k);
     assert_non_null(ir);
@@ -444,7 +444,7 @@ static char *tma_ir(void) {
     rk_add_param(k, "out", rk_type_ptr(k, RK_T_F32, RK_AS_GLOBAL), NULL);
     rk_add_param(k, "x", RK_T_I32, NULL);
     rk_add_param(k, "y", RK_T_I32, NULL);
-    rk_return(k);
+    rk_build_return(k);
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     char *ir = rk_serialize(k);
     rk_kernel_free(k);

@@ -53,14 +53,14 @@ static rk_kernel *lds_kernel(const char *target, uint32_t elems) {
     rk_value lds = rk_build_smem_alloc(k, RK_T_I32, &elems, 1);
     rk_value t = rk_build_thread_id(k, 0), bd = rk_build_block_dim(k, 0);
     rk_value e = rk_for_begin(k, t, rk_const_i32(k, (int32_t)elems), bd, "e", 0, NULL, NULL, NULL);
-    rk_build_smem_store(k, lds, &e, rk_build_add(k, v, e));
+    rk_store_smem(k, lds, &e, rk_build_add(k, v, e));
     rk_for_end(k, NULL, 0, NULL);
     rk_build_sync(k);
     e = rk_for_begin(k, t, n, bd, "r", 0, NULL, NULL, NULL);
     rk_value back = rk_build_sub(k, rk_const_i32(k, (int32_t)elems - 1), e);
-    rk_build_store(k, out, e, rk_build_smem_load(k, lds, &back, 1));
+    rk_store_global(k, out, e, rk_load_smem(k, lds, &back, 1));
     rk_for_end(k, NULL, 0, NULL);
-    rk_return(k);
+    rk_build_return(k);
     if (rk_kernel_finish(k) != RK_OK) fail_msg("building big_lds: %s", rk_error_message());
     return k;
 }

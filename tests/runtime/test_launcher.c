@@ -38,12 +38,12 @@ static rk_kernel *axpb(const char *target) {
     rk_value i = rk_build_add(k, base, tid);
     rk_value inb = rk_build_cmp(k, "lt", i, n);
     rk_if_begin(k, inb);
-    rk_value v = rk_build_load(k, x, i, 1);
+    rk_value v = rk_load_global(k, x, i, 1);
     rk_value y = rk_build_fma(k, a, v, b);
-    rk_build_store(k, out, i, y);
+    rk_store_global(k, out, i, y);
     rk_if_end(k, NULL, 0);
     if (target) rk_kernel_set_attr_str(k, "target", target);
-    rk_return(k);
+    rk_build_return(k);
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     return k;
 }

@@ -117,13 +117,13 @@ static rk_kernel *b_build(const st_problem *p) {
     /* a faulting kernel stores past the end */
     rk_value ok = cur.fault ? sel : rk_build_and(k, sel, inb);
     rk_if_begin(k, ok);
-    rk_value x = rk_build_load(k, in, cur.fault ? zero : t, 1);
+    rk_value x = rk_load_global(k, in, cur.fault ? zero : t, 1);
     rk_value f = rk_const_f32(k, (float)cur.mul);
     rk_value y = cur.bad_build ? rk_build_add(k, x, f) : rk_build_fmul(k, x, f);
-    rk_build_store(k, out, t, y);
+    rk_store_global(k, out, t, y);
     rk_if_end(k, NULL, 0);
     rk_kernel_set_attr_int(k, "max_workgroup_size", 320);
-    rk_return(k);
+    rk_build_return(k);
     if (rk_kernel_finish(k) != RK_OK) {
         rk_kernel_free(k);
         return NULL;

@@ -29,15 +29,12 @@ rk_kernel *corpus_rowsum(void) {
     const char *names[] = {"acc"};
     rk_value acc, res;
     rk_value kv = rk_for_begin(k, c1, N, c2, "k0", 1, &c3, names, &acc);
-    rk_value gl = rk_build_load(k, X, kv, 1);
+    rk_value gl = rk_load_global(k, X, kv, 1);
     rk_value s = rk_build_fadd(k, acc, gl);
     rk_for_end(k, &s, 1, &res);
-    /* the reference stores with align 1: emit it by hand */
-    const rk_value in[] = {X, c1, res};
-    rk_op *st = rk_emit(k, RK_OP_GLOBAL_STORE_TYPED, in, 3, NULL, 0);
-    rk_op_set_int(k, st, "align", 1);
-    rk_op_set_type(k, st, "elem_type", RK_T_F32);
-    rk_op_check(k, st);
+    /* the reference stores with align 1 */
+    const rk_global_store_typed_opts o = {.elem_type = RK_T_F32, .align = RK_SOME(1)};
+    rk_build_global_store_typed_ex(k, X, c1, res, &o);
     return done(k);
 }
 
@@ -58,12 +55,12 @@ rk_kernel *corpus_vector_add(void) {
     rk_value i = rk_build_add(k, base, tid);
     rk_value in_range = rk_build_cmp(k, "lt", i, N);
     rk_if_begin(k, in_range);
-    rk_value a = rk_build_load(k, A, i, 1);
-    rk_value b = rk_build_load(k, B, i, 1);
+    rk_value a = rk_load_global(k, A, i, 1);
+    rk_value b = rk_load_global(k, B, i, 1);
     rk_value c = rk_build_fadd(k, a, b);
-    rk_build_store(k, C, i, c);
+    rk_store_global(k, C, i, c);
     rk_if_end(k, NULL, 0);
-    rk_return(k);
+    rk_build_return(k);
     return done(k);
 }
 
@@ -82,8 +79,8 @@ rk_kernel *corpus_row_reduce(void) {
     rk_value acc, sum;
     rk_value kv = rk_for_begin(k, tid, N, c64, "k0", 1, &zero, names, &acc);
     rk_value idx = rk_build_add(k, base, kv);
-    rk_value x = rk_build_load(k, X, idx, 1);
-    rk_value xf = rk_build_convert(k, RK_OP_CAST_TO_F32, x, RK_T_F32);
+    rk_value x = rk_load_global(k, X, idx, 1);
+    rk_value xf = rk_build_cast_to_f32(k, x);
     rk_value s = rk_build_fadd(k, acc, xf);
     rk_for_end(k, &s, 1, &sum);
     for (int off = 32; off >= 1; off /= 2) {
@@ -94,7 +91,7 @@ rk_kernel *corpus_row_reduce(void) {
     rk_value c0 = rk_const_i32(k, 0);
     rk_value first = rk_build_cmp(k, "eq", tid, c0);
     rk_if_begin(k, first);
-    rk_build_store(k, Y, row, sum);
+    rk_store_global(k, Y, row, sum);
     rk_if_end(k, NULL, 0);
     return done(k);
 }
@@ -109,7 +106,7 @@ rk_kernel *corpus_if_else(void) {
     const rk_type types[] = {RK_T_F32, RK_T_I32};
     rk_value res[2];
     rk_if_else_begin(k, cond, 2, types, res);
-    rk_value v = rk_build_load(k, P, tid, 1);
+    rk_value v = rk_load_global(k, P, tid, 1);
     rk_value two = rk_const_f32(k, 2.0f);
     rk_value m = rk_build_fmul(k, v, two);
     rk_value one = rk_const_i32(k, 1);
@@ -119,14 +116,14 @@ rk_kernel *corpus_if_else(void) {
     rk_value mone = rk_const_i32(k, -1);
     const rk_value yelse[] = {h, mone};
     rk_if_end(k, yelse, 2);
-    rk_build_store(k, P, tid, res[0]);
-    rk_build_store(k, Q, tid, res[1]);
+    rk_store_global(k, P, tid, res[0]);
+    rk_store_global(k, Q, tid, res[1]);
     /* an if turned into if/else without results */
     rk_value big = rk_build_cmp(k, "ge", res[1], tid);
     rk_if_begin(k, big);
     rk_build_sync(k);
     rk_else(k, NULL, 0);
-    rk_build_barrier_op(k, RK_OP_S_BARRIER_BARE);
+    rk_build_s_barrier_bare(k);
     rk_if_end(k, NULL, 0);
     return done(k);
 }
@@ -143,20 +140,20 @@ rk_kernel *corpus_lds_barrier(void) {
     rk_value c64 = rk_const_i32(k, 64);
     rk_value r = rk_build_div(k, tid, c64);
     rk_value c = rk_build_mod(k, tid, c64);
-    rk_value v = rk_build_load(k, In, tid, 1);
+    rk_value v = rk_load_global(k, In, tid, 1);
     const rk_value at[] = {r, c}, tat[] = {c, r};
-    rk_build_smem_store(k, tile, at, v);
+    rk_store_smem(k, tile, at, v);
     rk_build_sync(k);
-    rk_value w = rk_build_smem_load(k, tile, tat, 1);
-    rk_build_store(k, Out, tid, w);
-    rk_value hv = rk_build_load(k, H, tid, 8);
+    rk_value w = rk_load_smem(k, tile, tat, 1);
+    rk_store_global(k, Out, tid, w);
+    rk_value hv = rk_load_global(k, H, tid, 8);
     rk_value c0 = rk_const_i32(k, 0);
     const rk_value hat[] = {r, c0};
-    rk_build_smem_store(k, htile, hat, hv);
-    rk_build_barrier_op(k, RK_OP_SYNC_LDS_ONLY);
+    rk_store_smem(k, htile, hat, hv);
+    rk_build_sync_lds_only(k);
     rk_build_s_waitcnt(k, 0, 0, -1);
-    rk_value hw = rk_build_smem_load(k, htile, hat, 8);
-    rk_build_store(k, H, tid, hw);
+    rk_value hw = rk_load_smem(k, htile, hat, 8);
+    rk_store_global(k, H, tid, hw);
     return done(k);
 }
 
@@ -167,18 +164,18 @@ rk_kernel *corpus_mma(void) {
     rk_value C = rk_add_param(k, "C", rk_type_ptr(k, RK_T_F32, RK_AS_GLOBAL), NULL);
     rk_value K = rk_add_param(k, "K", RK_T_I32, NULL);
     rk_value lane = rk_build_lane_id(k);
-    rk_value acc0 = rk_const_vec(k, rk_type_vec(k, RK_T_F32, 4), 0.0);
+    rk_value acc0 = rk_build_constant_vec(k, rk_type_vec(k, RK_T_F32, 4), 0.0);
     rk_value c0 = rk_const_i32(k, 0);
     rk_value c16 = rk_const_i32(k, 16);
     const char *names[] = {"acc"};
     rk_value acc, res;
     rk_value kk = rk_for_begin(k, c0, K, c16, "kk", 1, &acc0, names, &acc);
     rk_value ia = rk_build_add(k, kk, lane);
-    rk_value a = rk_build_load(k, A, ia, 4);
-    rk_value b = rk_build_load(k, B, ia, 4);
+    rk_value a = rk_load_global(k, A, ia, 4);
+    rk_value b = rk_load_global(k, B, ia, 4);
     rk_value d = rk_build_mma(k, "mfma_f32_16x16x16_f16", a, b, acc);
     rk_for_end(k, &d, 1, &res);
-    rk_build_store(k, C, lane, res);
+    rk_store_global(k, C, lane, res);
     return done(k);
 }
 
@@ -233,20 +230,19 @@ rk_kernel *corpus_every_attr(void) {
     rk_set_loc(k, "kern.c:42 \"q\" \\ \t tab");
     rk_value tid = rk_build_thread_id(k, 1);
     rk_set_loc(k, NULL);
-    rk_build_store(k, P, tid, last);
+    rk_store_global(k, P, tid, last);
     const rk_type outs[] = {RK_T_I32, RK_T_I32};
     const rk_value ins[] = {tid};
     rk_build_inline_asm(k, "v_mov_b32 $0, $2\n\tv_mov_b32 $1, $2 ; \"quoted\" \\ back", "=v,=v,v", ins, 1, outs, 2,
                         true);
-    rk_value va = rk_const_vec(k, rk_type_vec(k, RK_T_I32, 4), 1);
-    rk_value vb = rk_const_vec(k, rk_type_vec(k, RK_T_I32, 4), -3);
+    rk_value va = rk_build_constant_vec(k, rk_type_vec(k, RK_T_I32, 4), 1);
+    rk_value vb = rk_build_constant_vec(k, rk_type_vec(k, RK_T_I32, 4), -3);
     const int32_t mask[] = {7, 0, 5, 2, 1, 6};
-    rk_build_shuffle_vec(k, va, vb, mask, 6);
+    rk_build_vshuffle(k, va, vb, mask, 6);
     rk_op *sync = rk_emit(k, RK_OP_SYNC, NULL, 0, NULL, 0);
     odd_attrs(k, sync);
-    const rk_value pin[] = {tid, tid};
-    const rk_type pout[] = {RK_T_I32, RK_T_I32};
-    rk_op_check(k, rk_emit(k, RK_OP_PERMLANE32_SWAP, pin, 2, pout, 2));
+    rk_value swapped[2];
+    rk_build_permlane32_swap(k, tid, tid, swapped);
     return done(k);
 }
 
@@ -267,7 +263,7 @@ rk_kernel *corpus_nested(void) {
     rk_for_end(k, &r_in, 1, &r_out);
     /* a sibling loop reusing the name %k0, without carries */
     rk_value kv = rk_for_begin(k, c0, N, c1, "k0", 0, NULL, NULL, NULL);
-    rk_build_store(k, X, kv, r_out);
+    rk_store_global(k, X, kv, r_out);
     rk_for_end(k, NULL, 0, NULL);
     /* builder-numbered loop variable and carries */
     rk_value inits[] = {r_out, c0}, carries[2], outs[2];
@@ -277,7 +273,7 @@ rk_kernel *corpus_nested(void) {
     const rk_value ys[] = {a, b};
     rk_for_set_unroll(k, true);
     rk_for_end(k, ys, 2, outs);
-    rk_build_store(k, X, outs[1], outs[0]);
+    rk_store_global(k, X, outs[1], outs[0]);
     return done(k);
 }
 

@@ -49,10 +49,10 @@ static rk_value input(smp *s, rk_type t) {
     case RK_TK_SCALAR: {
         if (rk_type_eq(t, RK_T_I1)) {
             rk_value w = input(s, RK_T_I32);
-            return rk_build_convert(k, RK_OP_TRUNC, w, RK_T_I1);
+            return rk_build_trunc(k, w, RK_T_I1);
         }
         rk_value p = param_ptr(s, t, true);
-        return rk_build_load(k, p, s->idx, 1);
+        return rk_load_global(k, p, s->idx, 1);
     }
     case RK_TK_VEC: {
         rk_type e = rk_type_elem(k, t);
@@ -65,7 +65,7 @@ static rk_value input(smp *s, rk_type t) {
         }
         rk_value p = param_ptr(s, e, true);
         rk_value i = scaled(s, s->idx, (int32_t)n);
-        return rk_build_load(k, p, i, n);
+        return rk_load_global(k, p, i, n);
     }
     case RK_TK_RSRC: {
         rk_value p = param_ptr(s, RK_T_F32, true);
@@ -92,23 +92,23 @@ static void output(smp *s, rk_value v) {
     if (!ir_live(k)) return;
     rk_type t = rk_value_type(k, v);
     if (rk_type_eq(t, RK_T_I1)) {
-        output(s, rk_build_convert(k, RK_OP_ZEXT, v, RK_T_I32));
+        output(s, rk_build_zext(k, v, RK_T_I32));
         return;
     }
     if (rk_type_kind_of(k, t) == RK_TK_VEC) {
         rk_type e = rk_type_elem(k, t);
         uint32_t n = rk_type_count(k, t);
         if (rk_type_eq(e, RK_T_I1)) {
-            output(s, rk_build_convert(k, RK_OP_VZEXT, v, vec(s, RK_T_I32, n)));
+            output(s, rk_build_vzext(k, v, vec(s, RK_T_I32, n)));
             return;
         }
         rk_value p = param_ptr(s, e, false);
         rk_value i = scaled(s, s->idx, (int32_t)n);
-        rk_build_store(k, p, i, v);
+        rk_store_global(k, p, i, v);
         return;
     }
     rk_value p = param_ptr(s, t, false);
-    rk_build_store(k, p, s->idx, v);
+    rk_store_global(k, p, s->idx, v);
 }
 
 /* Required attributes get a legal default from the spec (first enum value,
@@ -160,8 +160,7 @@ static rk_type pick(smp *s, const char *pat, size_t n) {
     return RK_T_NONE;
 }
 
-/* Split a sig side at top-level commas. */
-static uint32_t split(const char *b, const char *e, const char **p, size_t *l, uint32_t max) {
+uint32_t op_sig_split(const char *b, const char *e, const char **p, size_t *l, uint32_t max) {
     uint32_t n = 0;
     int depth = 0;
     const char *p0 = b;
@@ -202,7 +201,7 @@ static void same(smp *s) {
         break;
     }
     case RK_OP_VSHL: case RK_OP_VLSHR: {
-        rk_value c = rk_const_vec(k, t, 31);
+        rk_value c = rk_build_constant_vec(k, t, 31);
         in[1] = rk_build_vand(k, in[1], c);
         break;
     }
@@ -228,7 +227,7 @@ static void sig(smp *s) {
     const char *sg = info->sig, *arrow = strstr(sg, "->");
     const char *ip[8], *op_[8];
     size_t il[8], ol[8];
-    uint32_t ni = split(sg, arrow, ip, il, 8), no = split(arrow + 2, sg + strlen(sg), op_, ol, 8);
+    uint32_t ni = op_sig_split(sg, arrow, ip, il, 8), no = op_sig_split(arrow + 2, sg + strlen(sg), op_, ol, 8);
     rk_value in[8];
     rk_type out[8];
     rk_kernel *k = s->k;
@@ -276,7 +275,7 @@ static void cmp(smp *s) {
 
 static void convert(smp *s, rk_type from, rk_type to) {
     rk_value a = input(s, from);
-    output(s, rk_build_convert(s->k, s->code, a, to));
+    output(s, rk_emit_convert(s->k, s->code, a, to));
 }
 
 /* ---- memory samples ------------------------------------------------------------------------ */
@@ -285,7 +284,7 @@ static rk_value alloc1(smp *s, rk_type e, uint32_t n) { return rk_build_smem_all
 /* Each thread writes one element of a 256-element tile, then the block syncs. */
 static void fill1(smp *s, rk_value a, rk_type e) {
     rk_value v = input(s, e);
-    rk_build_smem_store(s->k, a, &s->idx, v);
+    rk_store_smem(s->k, a, &s->idx, v);
     rk_build_sync(s->k);
 }
 
@@ -295,7 +294,7 @@ static void lds_scalar(smp *s) {
     fill1(s, a, RK_T_F32);
     rk_value one = ci32(s, 1);
     rk_value j = rk_build_xor(s->k, s->idx, one);
-    output(s, rk_build_smem_load(s->k, a, &j, 1));
+    output(s, rk_load_smem(s->k, a, &j, 1));
 }
 
 /* one vec4 slot per thread (1024 floats): threads of different waves never
@@ -304,9 +303,9 @@ static void lds_vec(smp *s) {
     rk_value a = alloc1(s, RK_T_F32, 1024);
     rk_value i = scaled(s, s->idx, 4);
     rk_value v = input(s, vec(s, RK_T_F32, 4));
-    rk_build_smem_store(s->k, a, &i, v);
+    rk_store_smem(s->k, a, &i, v);
     rk_build_sync(s->k);
-    output(s, rk_build_smem_load(s->k, a, &i, 4));
+    output(s, rk_load_smem(s->k, a, &i, 4));
 }
 
 static void lds_load_op(smp *s, rk_type e, const uint32_t *dims, uint32_t rank, rk_value *ix, rk_type rt) {
@@ -321,7 +320,7 @@ static void lds_load_op(smp *s, rk_type e, const uint32_t *dims, uint32_t rank, 
         fi[0] = rk_build_lshr(k, s->idx, shift);
         fi[1] = rk_build_and(k, s->idx, cm);
         rk_value v = input(s, e);
-        rk_build_smem_store(k, a, fi, v);
+        rk_store_smem(k, a, fi, v);
         rk_build_sync(k);
     }
     rk_value in[3];
@@ -357,7 +356,7 @@ static void smem_store_op(smp *s) {
     }
     rk_build_sync(k);
     rk_value j = masked(s, 3, 1);
-    output(s, rk_build_smem_load(k, a, &j, 1));
+    output(s, rk_load_smem(k, a, &j, 1));
 }
 
 static void lds_atomic(smp *s) {
@@ -423,12 +422,12 @@ static void dma_lds(smp *s) {
     if (s->code == RK_OP_GLOBAL_LOAD_LDS) {
         in[0] = src;
         in[1] = off;
-        in[2] = rk_build_convert(k, RK_OP_SMEM_ADDR_OF, a, RK_T_I64);
+        in[2] = rk_build_smem_addr_of(k, a);
         op = gen(s, s->code, in, 3, NULL, 0);
         rk_op_set_int(k, op, "size_bytes", 4);
     } else {
         in[0] = src;
-        in[1] = s->code == RK_OP_ASYNC_BUFFER_LOAD_LDS_ADDR ? rk_build_convert(k, RK_OP_SMEM_ADDR_OF, a, RK_T_I64) : a;
+        in[1] = s->code == RK_OP_ASYNC_BUFFER_LOAD_LDS_ADDR ? rk_build_smem_addr_of(k, a) : a;
         in[2] = off;
         in[3] = ci32(s, 0);
         op = gen(s, s->code, in, 4, NULL, 0);
@@ -439,7 +438,7 @@ static void dma_lds(smp *s) {
     rk_build_s_waitcnt(k, 0, -1, -1);
     rk_build_sync(k);
     rk_value j = masked(s, 63, 1);
-    output(s, rk_build_smem_load(k, a, &j, 1));
+    output(s, rk_load_smem(k, a, &j, 1));
 }
 
 /* Portable cp.async: 16 bytes per thread into a 1024-float tile. */
@@ -450,12 +449,12 @@ static void async_copy(smp *s) {
     rk_value i4 = scaled(s, s->idx, 4);
     rk_value valid = rk_const_bool(k, true);
     rk_build_async_copy(k, src, i4, a, i4, valid, 16);
-    rk_build_async_commit(k);
-    rk_build_async_wait(k, 0);
+    rk_build_async_commit_group(k);
+    rk_build_async_wait_group(k, 0);
     rk_build_sync(k);
     rk_value one = ci32(s, 1);
     rk_value j = rk_build_xor(k, i4, one);
-    output(s, rk_build_smem_load(k, a, &j, 1));
+    output(s, rk_load_smem(k, a, &j, 1));
 }
 
 static void atomic(smp *s, rk_type pointee, rk_type vt) {
@@ -480,7 +479,7 @@ static void loop(smp *s) {
     const char *names[] = {"acc"};
     rk_value acc, res;
     rk_value iv = rk_for_begin(k, lo, hi, step, "k0", 1, &init, names, &acc);
-    rk_value f = rk_build_convert(k, RK_OP_SITOFP, iv, RK_T_F32);
+    rk_value f = rk_build_sitofp(k, iv, RK_T_F32);
     rk_value next = rk_build_fadd(k, acc, f);
     rk_for_end(k, &next, 1, &res);
     output(s, res);
@@ -528,20 +527,16 @@ static void inline_asm(smp *s) {
 
 /* ---- Hopper (sm_90 / sm_90a) ------------------------------------------------------------------ */
 static rk_value aligned_alloc1(smp *s, rk_type e, uint32_t n, int64_t align) {
-    rk_value a = alloc1(s, e, n);
-    rk_op *op = rk_value_def(s->k, a);
-    if (op) rk_op_set_int(s->k, op, "align", align);
-    return a;
+    const rk_smem_alloc_opts o = {.align = RK_SOME(align)};
+    return rk_build_smem_alloc_ex(s->k, e, &n, 1, &o);
 }
 
-/* thread 0 alone runs one `code` op on `in` */
-static void thread0(smp *s, rk_opcode code, const rk_value *in, uint32_t nin) {
+/* thread 0 alone initialises bars[0] for `count` arrivals */
+static void init_bar0(smp *s, rk_value bars, rk_value zero, int32_t count) {
     rk_kernel *k = s->k;
-    rk_value zero = ci32(s, 0);
-    rk_value first = rk_build_cmp(k, "eq", s->idx, zero);
+    rk_value first = rk_build_cmp(k, "eq", s->idx, zero), n = ci32(s, count);
     rk_if_begin(k, first);
-    rk_op *op = gen(s, code, in, nin, NULL, 0);
-    rk_op_check(k, op);
+    rk_build_mbarrier_init(k, bars, zero, n);
     rk_if_end(k, NULL, 0);
 }
 
@@ -558,65 +553,48 @@ static void wgmma_tile(smp *s) {
         rk_value ci = ci32(s, i);
         rk_value j = rk_build_add(k, t4, ci);
         rk_value v = input(s, RK_T_F16);
-        rk_build_smem_store(k, AB, &j, v);
+        rk_store_smem(k, AB, &j, v);
     }
     /* B's 128 elements by the first 128 threads (one writer per element: race-free) */
     rk_value c128 = ci32(s, 128), b0 = ci32(s, 1024);
     rk_value lo = rk_build_cmp(k, "lt", s->idx, c128);
     rk_value bj = rk_build_add(k, s->idx, b0), bv = input(s, RK_T_F16);
     rk_if_begin(k, lo);
-    rk_build_smem_store(k, AB, &bj, bv);
+    rk_store_smem(k, AB, &bj, bv);
     rk_if_end(k, NULL, 0);
-    rk_build_barrier_op(k, RK_OP_FENCE_PROXY_ASYNC);
+    rk_build_fence_proxy_async(k);
     rk_build_sync(k);
-    rk_build_barrier_op(k, RK_OP_WGMMA_FENCE);
-    rk_value in[3];
-    rk_type i64 = RK_T_I64, acc_t = vec(s, RK_T_F32, 4);
-    in[0] = AB;
-    in[1] = ci32(s, 0);
-    rk_op *op = gen(s, RK_OP_WGMMA_DESC, in, 2, &i64, 1);
-    rk_op_set_int(k, op, "lbo", 128);
-    rk_op_set_int(k, op, "sbo", 256);
-    rk_op_check(k, op);
-    rk_value da = rk_op_result(op), step = rk_const_i64(k, 2048 >> 4);
-    in[0] = rk_const_vec(k, acc_t, 0.0);
-    in[1] = da;
-    in[2] = rk_build_add(k, da, step);
-    rk_op *mma = gen(s, RK_OP_WGMMA, in, 3, &acc_t, 1);
-    rk_op_set_int(k, mma, "n", 8);
-    rk_op_check(k, mma);
-    rk_build_barrier_op(k, RK_OP_WGMMA_COMMIT_GROUP);
-    rk_value acc = rk_op_result(mma);
-    rk_op *w = gen(s, RK_OP_WGMMA_WAIT_GROUP, &acc, 1, &acc_t, 1);
-    finish(s, w);
+    rk_build_wgmma_fence(k);
+    rk_value zero = ci32(s, 0);
+    rk_value da = rk_build_wgmma_desc(k, AB, zero, 128, 256), step = rk_const_i64(k, 2048 >> 4);
+    rk_value acc0 = rk_build_constant_vec(k, vec(s, RK_T_F32, 4), 0.0);
+    rk_value db = rk_build_add(k, da, step);
+    rk_value acc = rk_build_wgmma(k, "f16", acc0, da, db, 8), done;
+    rk_build_wgmma_commit_group(k);
+    rk_build_wgmma_wait_group(k, 0, &acc, 1, &done);
+    output(s, done);
 }
 
 /* an LDS write made visible to the async proxy, then read back */
 static void proxy_fence(smp *s) {
     rk_value a = alloc1(s, RK_T_F32, 256);
     rk_value v = input(s, RK_T_F32);
-    rk_build_smem_store(s->k, a, &s->idx, v);
-    rk_build_barrier_op(s->k, RK_OP_FENCE_PROXY_ASYNC);
+    rk_store_smem(s->k, a, &s->idx, v);
+    rk_build_fence_proxy_async(s->k);
     rk_build_sync(s->k);
     rk_value j = masked(s, 255, 1);
-    output(s, rk_build_smem_load(s->k, a, &j, 1));
+    output(s, rk_load_smem(s->k, a, &j, 1));
 }
 
 /* one mbarrier for the block: thread 0 initializes it for 256 arrivals,
  * everyone arrives and waits for phase 0 */
 static void mbarrier(smp *s) {
     rk_kernel *k = s->k;
-    rk_value bars = alloc1(s, RK_T_I64, 2), zero = ci32(s, 0), in[3];
-    in[0] = bars;
-    in[1] = zero;
-    in[2] = ci32(s, 256);
-    thread0(s, RK_OP_MBARRIER_INIT, in, 3);
+    rk_value bars = alloc1(s, RK_T_I64, 2), zero = ci32(s, 0);
+    init_bar0(s, bars, zero, 256);
     rk_build_sync(k);
-    rk_op *op = gen(s, RK_OP_MBARRIER_ARRIVE, in, 2, NULL, 0);
-    rk_op_check(k, op);
-    in[2] = zero;
-    op = gen(s, RK_OP_MBARRIER_WAIT, in, 3, NULL, 0);
-    rk_op_check(k, op);
+    rk_build_mbarrier_arrive(k, bars, zero);
+    rk_build_mbarrier_wait(k, bars, zero, zero);
     output(s, input(s, RK_T_F32));
 }
 
@@ -627,23 +605,17 @@ static void tma(smp *s) {
     rk_param_abi tm = {.tensormap = true};
     rk_value map = rk_add_param(k, "tmap", rk_type_ptr(k, RK_T_I8, RK_AS_CONSTANT), &tm);
     rk_value dst = aligned_alloc1(s, RK_T_F32, 2048, 128), bars = alloc1(s, RK_T_I64, 1), zero = ci32(s, 0);
-    rk_value in[7] = {bars, zero, ci32(s, 1)};
-    thread0(s, RK_OP_MBARRIER_INIT, in, 3);
+    init_bar0(s, bars, zero, 1);
     rk_build_sync(k);
     rk_value first = rk_build_cmp(k, "eq", s->idx, zero);
     rk_if_begin(k, first);
-    in[2] = ci32(s, 8192);
-    rk_op *op = gen(s, RK_OP_MBARRIER_ARRIVE_EXPECT_TX, in, 3, NULL, 0);
-    rk_op_check(k, op);
-    rk_value ld[7] = {map, dst, zero, bars, zero, zero, zero};
-    op = gen(s, RK_OP_TMA_LOAD_2D, ld, 7, NULL, 0);
-    rk_op_check(k, op);
+    rk_value tx = ci32(s, 8192);
+    rk_build_mbarrier_arrive_expect_tx(k, bars, zero, tx);
+    rk_build_tma_load_2d(k, map, dst, zero, bars, zero, zero, zero);
     rk_if_end(k, NULL, 0);
-    in[2] = zero;
-    op = gen(s, RK_OP_MBARRIER_WAIT, in, 3, NULL, 0);
-    rk_op_check(k, op);
+    rk_build_mbarrier_wait(k, bars, zero, zero);
     rk_value j = masked(s, 255, 8);
-    output(s, rk_build_smem_load(k, dst, &j, 1));
+    output(s, rk_load_smem(k, dst, &j, 1));
 }
 
 /* ---- dispatch -------------------------------------------------------------------------------- */
@@ -652,7 +624,7 @@ static void build(smp *s) {
     rk_type f32 = RK_T_F32, f16 = RK_T_F16, bf16 = RK_T_BF16;
     switch (s->code) {
     case RK_OP_CONSTANT: output(s, ci32(s, 7)); return;
-    case RK_OP_CONSTANT_VEC: output(s, rk_const_vec(k, vec(s, f32, 4), 0.0)); return;
+    case RK_OP_CONSTANT_VEC: output(s, rk_build_constant_vec(k, vec(s, f32, 4), 0.0)); return;
     case RK_OP_THREAD_ID: output(s, s->idx); return;
     case RK_OP_SELECT: {
         rk_value c = input(s, RK_T_I1), a = input(s, f32), b = input(s, f32);
@@ -682,28 +654,28 @@ static void build(smp *s) {
         output(s, rk_build_vselect(k, m, a, b));
         return;
     }
-    case RK_OP_VEXTRACT: output(s, rk_build_extract(k, input(s, vec(s, f32, 4)), 2)); return;
+    case RK_OP_VEXTRACT: output(s, rk_build_vextract(k, input(s, vec(s, f32, 4)), 2)); return;
     case RK_OP_VINSERT: {
         rk_value v = input(s, vec(s, f32, 4)), e = input(s, f32);
-        output(s, rk_build_insert(k, v, e, 1));
+        output(s, rk_build_vinsert(k, v, e, 1));
         return;
     }
-    case RK_OP_VSPLAT: output(s, rk_build_splat(k, input(s, f32), 4)); return;
+    case RK_OP_VSPLAT: output(s, rk_build_vsplat(k, input(s, f32), 4)); return;
     case RK_OP_VPACK: {
         rk_value e[4];
         for (int i = 0; i < 4; i++) e[i] = input(s, f32);
-        output(s, rk_build_pack(k, e, 4));
+        output(s, rk_build_vpack(k, e, 4));
         return;
     }
     case RK_OP_VCONCAT: {
         rk_value a = input(s, vec(s, f32, 2)), b = input(s, vec(s, f32, 2));
-        output(s, rk_build_concat(k, a, b));
+        output(s, rk_build_vconcat(k, a, b));
         return;
     }
     case RK_OP_VSHUFFLE: {
         static const int32_t m[] = {0, 5, 2, 7};
         rk_value a = input(s, vec(s, f32, 4)), b = input(s, vec(s, f32, 4));
-        output(s, rk_build_shuffle_vec(k, a, b, m, 4));
+        output(s, rk_build_vshuffle(k, a, b, m, 4));
         return;
     }
     /* global memory */
@@ -714,11 +686,11 @@ static void build(smp *s) {
         finish(s, gen(s, s->code, in, 2, &f16, 1));
         return;
     }
-    case RK_OP_GLOBAL_LOAD_TYPED: output(s, rk_build_load(k, param_ptr(s, f32, true), s->idx, 1)); return;
+    case RK_OP_GLOBAL_LOAD_TYPED: output(s, rk_load_global(k, param_ptr(s, f32, true), s->idx, 1)); return;
     case RK_OP_GLOBAL_LOAD_VN: {
         rk_value p = param_ptr(s, f32, true);
         rk_value i = scaled(s, s->idx, 4);
-        output(s, rk_build_load(k, p, i, 4));
+        output(s, rk_load_global(k, p, i, 4));
         return;
     }
     case RK_OP_GLOBAL_STORE: {
@@ -731,21 +703,21 @@ static void build(smp *s) {
     }
     case RK_OP_GLOBAL_STORE_TYPED: {
         rk_value v = input(s, f32);
-        rk_build_store(k, param_ptr(s, f32, false), s->idx, v);
+        rk_store_global(k, param_ptr(s, f32, false), s->idx, v);
         return;
     }
     case RK_OP_GLOBAL_STORE_VN: {
         rk_value v = input(s, vec(s, f32, 4));
         rk_value p = param_ptr(s, f32, false);
         rk_value i = scaled(s, s->idx, 4);
-        rk_build_store(k, p, i, v);
+        rk_store_global(k, p, i, v);
         return;
     }
     case RK_OP_GLOBAL_PTR_ADD: {
         rk_value p = param_ptr(s, f32, true);
         rk_value off = rk_const_i64(k, 16);
-        rk_value q = rk_build_ptr_add(k, p, off);
-        output(s, rk_build_load(k, q, s->idx, 1));
+        rk_value q = rk_build_global_ptr_add(k, p, off);
+        output(s, rk_load_global(k, q, s->idx, 1));
         return;
     }
     case RK_OP_COOP_GLOBAL_STORE: {
@@ -757,7 +729,7 @@ static void build(smp *s) {
         }
         rk_value in[3];
         in[2] = input(s, vec(s, f32, 4));
-        in[1] = rk_build_pack(kk, e, 4);
+        in[1] = rk_build_vpack(kk, e, 4);
         in[0] = param_ptr(s, f32, false);
         rk_op *op = gen(s, s->code, in, 3, NULL, 0);
         rk_op_set_int(kk, op, "vec", 4);
@@ -813,7 +785,7 @@ static void build(smp *s) {
          * is a divergent barrier): block 0 takes the barrier */
         rk_value b = rk_build_block_id(k, 0), zero = ci32(s, 0);
         rk_value first = rk_build_cmp(k, "eq", b, zero);
-        rk_value sel = rk_build_convert(k, RK_OP_ZEXT, first, RK_T_I32);
+        rk_value sel = rk_build_zext(k, first, RK_T_I32);
         finish(s, gen(s, s->code, &sel, 1, NULL, 0));
         return;
     }
@@ -822,7 +794,7 @@ static void build(smp *s) {
     case RK_OP_BUFFER_RSRC: {
         rk_value r = rsrc_over(s, f32, true);
         rk_value off = scaled(s, s->idx, 4), zero = ci32(s, 0);
-        output(s, rk_build_buffer_load(k, r, off, zero, f32, 1));
+        output(s, rk_load_buffer(k, r, off, zero, f32, 1));
         return;
     }
     case RK_OP_BUFFER_LOAD: buffer_load(s, f32, 0); return;
@@ -865,7 +837,7 @@ static void build(smp *s) {
     case RK_OP_IF_ELSE: if_else(s); return;
     case RK_OP_RETURN:
         output(s, input(s, f32));
-        rk_return(k);
+        rk_build_return(k);
         return;
     default:
         break;

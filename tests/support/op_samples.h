@@ -20,6 +20,11 @@ rk_kernel *op_sample_kernel(rk_opcode code, const char *target_name);
 /* Is the sample for `code` legal on a target with these RK_FEAT_* bits? */
 bool op_sample_legal(rk_opcode code, uint32_t target_features);
 
+/* Split one side of an op table sig ("a,b" of "a,b->r", [b, e)) at
+ * top-level commas into up to max (start, length) pairs; returns the
+ * count, which may exceed max. */
+uint32_t op_sig_split(const char *b, const char *e, const char **p, size_t *l, uint32_t max);
+
 /* How many ops with this opcode a kernel holds (recursively). */
 uint32_t op_sample_count(const rk_kernel *k, rk_opcode code);
 

@@ -31,7 +31,7 @@ static rk_kernel *start(const char *name, rk_value *p, int nptr, int nscalar) {
 
 static void launch(const rk_target *t, rk_kernel *k, uint32_t grid, uint32_t block, void **bufs, size_t *bytes,
                    int nptr, const int32_t *scalars, int nscalar) {
-    rk_return(k);
+    rk_build_return(k);
     if (rk_kernel_finish(k)) fail_msg("%s", rk_builder_error(k));
     rk_emu *e = rk_emu_new(t, NULL);
     uint64_t addr[4];
@@ -56,9 +56,9 @@ static void test_wave_reduce(void **state) {
                 rk_value p[2];
                 rk_kernel *k = start("wave_reduce", p, 2, 0);
                 rk_value tid = rk_build_thread_id(k, 0);
-                rk_value v = rk_build_load(k, p[0], tid, 1);
+                rk_value v = rk_load_global(k, p[0], tid, 1);
                 rk_value r = rk_tile_wave_reduce(k, (rk_tile_red)op, v, w);
-                rk_build_store(k, p[1], tid, r);
+                rk_store_global(k, p[1], tid, r);
                 enum { B = 128 };
                 float in[B], out[B];
                 for (int i = 0; i < B; i++) in[i] = (float)((i * 37 % 101) - 50) / 7.0f;
@@ -95,12 +95,12 @@ static void test_block_reduce(void **state) {
                 rk_kernel *k = start("block_reduce", p, 2, 0);
                 rk_kernel_set_attr_int(k, "max_workgroup_size", B);
                 rk_value tid = rk_build_thread_id(k, 0);
-                rk_value v = rk_build_load(k, p[0], tid, 1);
+                rk_value v = rk_load_global(k, p[0], tid, 1);
                 rk_tile_block_cfg cfg = {.wave = t->wave_size, .group = group, .groups = groups,
                                          .trailing_barrier = trailing};
                 rk_value s = rk_tile_block_reduce(k, RK_RED_SUM, &cfg, tid, v);
                 rk_value m = rk_tile_block_reduce(k, RK_RED_MAX, &cfg, tid, v);
-                rk_build_store(k, p[1], tid, rk_build_fadd(k, s, rk_build_fmul(k, m, rk_const_f32(k, 1000.0f))));
+                rk_store_global(k, p[1], tid, rk_build_fadd(k, s, rk_build_fmul(k, m, rk_const_f32(k, 1000.0f))));
                 float in[B], out[B];
                 for (int i = 0; i < B; i++) in[i] = (float)((i * 53 % 211) - 100) / 16.0f;
                 void *bufs[] = {in, out};
@@ -148,7 +148,7 @@ static void test_row_view(void **state) {
                 /* y = x + 1 where in range; past len the fill (-7) must never be stored */
                 for (uint32_t c = 0; c < r.n; c++) r.v[c] = rk_tile_add(k, r.v[c], rk_tile_f32s(k, 1.0f, 8));
                 rk_tile_row_store_f32(k, &yr, r.off, r.n, r.v);
-                rk_return(k);
+                rk_build_return(k);
                 if (rk_kernel_finish(k)) fail_msg("%s", rk_builder_error(k));
                 size_t n = (size_t)(M * stride);
                 uint16_t *x = calloc(n, 2), *y = calloc(n, 2);
@@ -186,8 +186,8 @@ static void test_grid_loop(void **state) {
         rk_value tid = rk_build_thread_id(k, 0);
         rk_value i = rk_tile_grid_loop_begin(k, p[1]);
         rk_if_begin(k, rk_build_cmp(k, "eq", tid, rk_const_i32(k, 0)));
-        rk_value old = rk_build_load(k, p[0], i, 1);
-        rk_build_store(k, p[0], i, rk_build_fadd(k, old, rk_const_f32(k, 1.0f)));
+        rk_value old = rk_load_global(k, p[0], i, 1);
+        rk_store_global(k, p[0], i, rk_build_fadd(k, old, rk_const_f32(k, 1.0f)));
         rk_if_end(k, NULL, 0);
         rk_tile_loop_end(k);
         float hits[101] = {0};

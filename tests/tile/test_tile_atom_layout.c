@@ -45,16 +45,16 @@ static rk_kernel *coord_kernel(const rk_mma_atom *a) {
             int32_t base = (int32_t)((slots_before(a, f) + s) * a->lanes * 3u);
             rk_value b = rk_const_i32(k, base);
             rk_value at = rk_build_add(k, l3, b);
-            rk_build_store(k, out, at, c.row);
+            rk_store_global(k, out, at, c.row);
             rk_value one = rk_const_i32(k, 1);
             rk_value at1 = rk_build_add(k, at, one);
-            rk_build_store(k, out, at1, c.col);
+            rk_store_global(k, out, at1, c.col);
             rk_value two = rk_const_i32(k, 2);
             rk_value at2 = rk_build_add(k, at, two);
-            rk_build_store(k, out, at2, c.batch);
+            rk_store_global(k, out, at2, c.batch);
         }
     rk_kernel_set_attr_int(k, "max_workgroup_size", a->lanes);
-    rk_return(k);
+    rk_build_return(k);
     if (rk_kernel_finish(k) != RK_OK) fail_msg("%s: %s", a->op_id, rk_builder_error(k));
     return k;
 }

@@ -122,11 +122,11 @@ static void test_activations(void **state) {
             rk_value n = rk_const_i32(k, NX);
             rk_value ok = rk_build_cmp(k, "lt", gid, n);
             rk_if_begin(k, ok);
-            rk_value x = rk_build_load(k, in, gid, 1);
+            rk_value x = rk_load_global(k, in, gid, 1);
             rk_value y = rk_tile_act(k, (rk_act)a, x);
-            rk_build_store(k, out, gid, y);
+            rk_store_global(k, out, gid, y);
             rk_if_end(k, NULL, 0);
-            rk_return(k);
+            rk_build_return(k);
             assert_int_equal(rk_kernel_finish(k), RK_OK);
             float got[NX];
             rk_emu *e = rk_emu_new(t, NULL);
@@ -230,15 +230,15 @@ static void run_chain(const rk_target *t, rk_scalar ot, uint32_t vec) {
         for (uint32_t i = 0; i < vec; i++) {
             rk_value off = rk_const_i32(k, (int32_t)i);
             rk_value at = rk_build_add(k, base, off);
-            e[i] = rk_build_load(k, in, at, 1);
+            e[i] = rk_load_global(k, in, at, 1);
         }
-        rk_value x = vec == 1 ? e[0] : rk_build_pack(k, e, vec);
+        rk_value x = vec == 1 ? e[0] : rk_build_vpack(k, e, vec);
         rk_value y = rk_tile_epi_apply(k, &ea, x, row, col, whole);
         for (uint32_t i = 0; i < vec; i++) {
-            rk_value yi = vec == 1 ? y : rk_build_extract(k, y, i);
+            rk_value yi = vec == 1 ? y : rk_build_vextract(k, y, i);
             rk_value off = rk_const_i32(k, (int32_t)i);
             rk_value at = rk_build_add(k, base, off);
-            rk_build_store(k, out, at, yi);
+            rk_store_global(k, out, at, yi);
         }
     }
     rk_else(k, NULL, 0);
@@ -252,15 +252,15 @@ static void run_chain(const rk_target *t, rk_scalar ot, uint32_t vec) {
             rk_value at = rk_build_add(k, base, off);
             rk_value zero = rk_const_i32(k, 0);
             rk_value safe = rk_build_select(k, ok, at, zero);
-            rk_value x = rk_build_load(k, in, safe, 1);
+            rk_value x = rk_load_global(k, in, safe, 1);
             rk_value y = rk_tile_epi_apply(k, &ea, x, row, ci, ok);
             rk_if_begin(k, ok);
-            rk_build_store(k, out, at, y);
+            rk_store_global(k, out, at, y);
             rk_if_end(k, NULL, 0);
         }
     }
     rk_if_end(k, NULL, 0);
-    rk_return(k);
+    rk_build_return(k);
     if (rk_kernel_finish(k)) fail_msg("%s", rk_builder_error(k));
 
     float X[M * N], Y[M * N];

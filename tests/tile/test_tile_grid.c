@@ -21,7 +21,7 @@
  * i32 per thread to Out; P holds run-time parameters. */
 static int32_t *run(const char *target, rk_kernel *k, uint32_t threads, uint32_t block, uint32_t per,
                     const int32_t *P, uint32_t np) {
-    rk_return(k);
+    rk_build_return(k);
     if (rk_kernel_finish(k)) fail_msg("%s", rk_builder_error(k));
     /* room for every launched thread; only the first `threads` are checked */
     size_t launched = (size_t)(threads + block - 1) / block * block;
@@ -54,7 +54,7 @@ static void put(rk_kernel *k, rk_value out, rk_value gid, uint32_t per, uint32_t
     rk_value s = rk_const_i32(k, (int32_t)slot);
     rk_value at = rk_build_add(k, row, s);
     rk_value vv = rk_ix_value(k, v);
-    rk_build_store(k, out, at, vv);
+    rk_store_global(k, out, at, vv);
 }
 
 static rk_value global_id(rk_kernel *k) {
@@ -103,8 +103,8 @@ static void test_group_m(void **state) {
             rk_kernel *k = start(&out, &P);
             rk_value gid = global_id(k);
             rk_value i0 = rk_const_i32(k, 0), i1 = rk_const_i32(k, 1);
-            rk_value ptm = rk_build_load(k, P, i0, 1);
-            rk_value ptn = rk_build_load(k, P, i1, 1);
+            rk_value ptm = rk_load_global(k, P, i0, 1);
+            rk_value ptn = rk_load_global(k, P, i1, 1);
             rk_ix TM = dynamic ? rk_ix_v(ptm) : rk_ix_c(tm), TN = dynamic ? rk_ix_v(ptn) : rk_ix_c(tn);
             rk_ix pm, pn;
             rk_tile_group_m(k, rk_ix_v(gid), TM, TN, gm, &pm, &pn);
@@ -139,7 +139,7 @@ static void test_xcd_remap(void **state) {
         rk_kernel *k = start(&out, &P);
         rk_value gid = global_id(k);
         rk_value i0 = rk_const_i32(k, 0);
-        rk_value pw = rk_build_load(k, P, i0, 1);
+        rk_value pw = rk_load_global(k, P, i0, 1);
         rk_ix r = rk_tile_xcd_remap(k, rk_ix_v(gid), rk_ix_v(pw), X, C);
         put(k, out, gid, 1, 0, r);
         int32_t prm[1] = {(int32_t)W};

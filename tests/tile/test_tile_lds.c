@@ -130,8 +130,8 @@ static void test_ir_offsets(void **state) {
         rk_value col = rk_build_umod(k, tid, cols);
         rk_ix o = rk_tile_lds_offset(k, l, rk_ix_v(row), rk_ix_v(col));
         rk_value ov = rk_ix_value(k, o);
-        rk_build_store(k, out, tid, ov);
-        rk_return(k);
+        rk_store_global(k, out, tid, ov);
+        rk_build_return(k);
         assert_int_equal(rk_kernel_finish(k), RK_OK);
         uint32_t n = l->rows * l->cols, blocks = (n + 63) / 64;
         int32_t *got = calloc((size_t)blocks * 64, 4);

@@ -91,7 +91,7 @@ static harness begin(const char *name, uint32_t nparams) {
     h.nparams = nparams;
     for (uint32_t i = 0; i < nparams; i++) {
         rk_value idx = rk_const_i32(h.k, (int32_t)i);
-        h.params[i] = rk_build_load(h.k, h.p, idx, 1);
+        h.params[i] = rk_load_global(h.k, h.p, idx, 1);
     }
     h.active = rk_build_cmp(h.k, "lt", h.gid, count);
     rk_if_begin(h.k, h.active);
@@ -103,7 +103,7 @@ static rk_ix coord_in(harness *h, uint32_t nup, uint32_t i) {
     rk_value row = rk_build_mul(h->k, h->gid, n);
     rk_value ii = rk_const_i32(h->k, (int32_t)i);
     rk_value at = rk_build_add(h->k, row, ii);
-    return rk_ix_v(rk_build_load(h->k, h->in, at, 1));
+    return rk_ix_v(rk_load_global(h->k, h->in, at, 1));
 }
 
 static void out_store(harness *h, uint32_t slot, rk_value v) {
@@ -111,7 +111,7 @@ static void out_store(harness *h, uint32_t slot, rk_value v) {
     rk_value row = rk_build_mul(h->k, h->gid, three);
     rk_value s = rk_const_i32(h->k, (int32_t)slot);
     rk_value at = rk_build_add(h->k, row, s);
-    rk_build_store(h->k, h->out, at, v);
+    rk_store_global(h->k, h->out, at, v);
 }
 
 /* Evaluate d at the thread's coordinates and store offset and valid. */
@@ -122,10 +122,10 @@ static void emit_eval(harness *h, const rk_tile_desc *d, bool wide) {
     if (wide) {
         rk_value off64;
         assert_int_equal(rk_tile_desc_offset64(h->k, d, up, &off64, &valid), RK_OK);
-        rk_value lo = rk_build_convert(h->k, RK_OP_TRUNC, off64, RK_T_I32);
+        rk_value lo = rk_build_trunc(h->k, off64, RK_T_I32);
         rk_value c32 = rk_const_i64(h->k, 32);
         rk_value sh = rk_build_lshr(h->k, off64, c32);
-        rk_value hi = rk_build_convert(h->k, RK_OP_TRUNC, sh, RK_T_I32);
+        rk_value hi = rk_build_trunc(h->k, sh, RK_T_I32);
         out_store(h, 0, lo);
         out_store(h, 1, hi);
     } else {
@@ -145,7 +145,7 @@ static void emit_eval(harness *h, const rk_tile_desc *d, bool wide) {
 static int32_t *finish(harness *h, const rk_target *t, const int32_t *in, uint32_t nin, const int32_t *params,
                        uint32_t count, int32_t *table, uint32_t ntable) {
     rk_if_end(h->k, NULL, 0);
-    rk_return(h->k);
+    rk_build_return(h->k);
     if (rk_kernel_finish(h->k)) fail_msg("%s", rk_builder_error(h->k));
     rk_emu *e = rk_emu_new(t, NULL);
     int32_t *out = calloc((size_t)count * 3, sizeof *out);
@@ -473,12 +473,12 @@ static char *conv_ir(const conv *p, const int *perm) {
     assert_int_equal(rk_tile_desc_offset(k, &d, up, &off, &valid), RK_OK);
     rk_value z = rk_const_i32(k, 0);
     rk_value ov = rk_ix_value(k, off);
-    rk_build_store(k, dst, z, ov);
+    rk_store_global(k, dst, z, ov);
     rk_value one = rk_const_i32(k, 1);
     rk_value vb = rk_ix_bool_value(k, valid);
     rk_value vi = rk_build_select(k, vb, ov, z);
-    rk_build_store(k, dst, one, vi);
-    rk_return(k);
+    rk_store_global(k, dst, one, vi);
+    rk_build_return(k);
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     char *s = rk_serialize(k);
     rk_kernel_free(k);
