@@ -15,6 +15,7 @@
 #include "rocke/tile_epilogue.h"
 #include "rocke/tile_grid.h"
 #include "rocke/tile_lds.h"
+#include "rocke/tile_mma.h"
 #include "rocke/kernels.h"
 #include "rocke/manifest.h"
 

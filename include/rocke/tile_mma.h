@@ -1,0 +1,96 @@
+/* rocke — the matrix-multiply tile layer: global -> LDS tile copies
+ * (tile.async_copy stages or plain load/store, zero fill past the tensor),
+ * operand fragments of a matrix atom read from LDS (ldmatrix on NVIDIA
+ * 16-bit mma.sync, lane-map driven vector reads elsewhere), accumulators, and
+ * where each accumulator slot lands. Shared by GEMM, attention and
+ * convolution. Layer: tile. */
+#ifndef ROCKE_TILE_MMA_H
+#define ROCKE_TILE_MMA_H
+
+#include "rocke/target.h"
+#include "rocke/tile.h"
+#include "rocke/tile_lds.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- global -> LDS tile copies ------------------------------------------------------ */
+/* A 2-D global view: element (r, c) at ptr[r * ld + c] (ld in elements, i64
+ * addressing), in range iff r < rows and c < cols (i32). The copy requires
+ * cols and ld to be multiples of the copy's vec (the family checks the
+ * shape), so a vector is wholly in range or wholly out. */
+typedef struct rk_tile_gview {
+    rk_value ptr;          /* ptr<elem, global> */
+    rk_value ld;           /* i32 elements between rows */
+    rk_value rows, cols;   /* i32 extents */
+} rk_tile_gview;
+
+#define RK_TILE_COPY_MAX_PASSES 32
+/* How a block copies a rows x cols tile (cols contiguous in global memory
+ * and in the LDS layout): chunk i = pass * threads + thread covers row
+ * i / (cols / vec), columns (i % (cols / vec)) * vec + [0, vec). */
+typedef struct rk_tile_copy {
+    uint32_t rows, cols, vec, threads, passes;
+    rk_scalar elem;
+    bool async;            /* tile.async_copy (vec * bytes in 4, 8, 16), else load + store */
+    rk_lds_layout lds;     /* one stage; its rows x cols must match */
+} rk_tile_copy;
+/* Checks: cols % vec == 0, at most RK_TILE_COPY_MAX_PASSES passes (the last
+ * may be partial: its idle threads skip it), vec * bytes in 4, 8, 16 for
+ * async, the layout's shape and element size. RK_ERR_INVALID names the rule
+ * and the values. */
+rk_status rk_tile_copy_make(uint32_t rows, uint32_t cols, uint32_t vec, uint32_t threads, rk_scalar elem,
+                            const rk_lds_layout *lds, bool async, rk_tile_copy *out);
+
+/* Per-thread chunk coordinates, computed once (outside the K loop). */
+typedef struct rk_tile_copy_lanes {
+    rk_value row[RK_TILE_COPY_MAX_PASSES], col[RK_TILE_COPY_MAX_PASSES];   /* i32 in the tile */
+    rk_value dst[RK_TILE_COPY_MAX_PASSES];                                  /* i32 LDS element offset in a stage */
+} rk_tile_copy_lanes;
+void rk_tile_copy_lanes_init(rk_kernel *k, const rk_tile_copy *c, rk_value tid, rk_tile_copy_lanes *out);
+
+/* Copy the tile whose first element is (r0, c0) of g into the stage that
+ * starts at element `stage` (i32) of `smem` (a 1-D allocation of elem).
+ * Elements outside the view are zeros. Async copies complete at the
+ * tile.async_wait_group that retires their group (the caller commits). */
+void rk_tile_copy_issue(rk_kernel *k, const rk_tile_copy *c, const rk_tile_copy_lanes *l, const rk_tile_gview *g,
+                        rk_value r0, rk_value c0, rk_value smem, rk_value stage);
+
+/* ---- operand fragments ------------------------------------------------------------- */
+/* An atom operand held in LDS, one stage: A as M x K or B as N x K when
+ * k_inner (K contiguous), else K x M / K x N. */
+typedef struct rk_tile_operand {
+    rk_frag frag;          /* RK_FRAG_A or RK_FRAG_B */
+    bool k_inner;
+    rk_lds_layout lds;     /* its rows x cols */
+} rk_tile_operand;
+
+/* Fragment of `atom` for the atom-sized block whose first M (A) or N (B)
+ * index is mn0 and first K index k0 (i32, within the stage), from the stage
+ * at element `stage` of smem: a vec<elem x len> in the atom's lane order.
+ * NVIDIA 16-bit mma.sync atoms: one ldmatrix (.trans when !k_inner);
+ * others: the lane map's runs of consecutive elements as vector LDS reads. */
+rk_value rk_tile_frag_load(rk_kernel *k, const rk_mma_atom *atom, const rk_tile_operand *op, rk_value smem,
+                           rk_value stage, rk_value lane, rk_value mn0, rk_value k0);
+/* Whether rk_tile_frag_load uses ldmatrix for this atom and operand. */
+bool rk_tile_frag_uses_ldmatrix(const rk_mma_atom *atom, const rk_tile_operand *op);
+/* A zero accumulator: vec<c_elem x c_len>. */
+rk_value rk_tile_acc_zero(rk_kernel *k, const rk_mma_atom *atom);
+
+/* Accumulator slots that hold consecutive columns of one row, for every
+ * lane: *pair (host) is 2 when slots (2i, 2i+1) are (r, c) and (r, c+1)
+ * with c even (mma.sync), else 1. */
+uint32_t rk_tile_acc_col_run(const rk_mma_atom *atom);
+
+/* LDS bank conflicts (worst ways, rk_lds_conflict_ways) of one fragment
+ * load of `op` for lanes 0..lanes-1 at mn0 = k0 = 0: what a layout choice
+ * is scored on. */
+uint32_t rk_tile_frag_conflicts(const rk_mma_atom *atom, const rk_tile_operand *op);
+/* The same for one pass of a copy into its layout. */
+uint32_t rk_tile_copy_conflicts(const rk_tile_copy *c, uint32_t wave);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,176 @@
+/* rocke — matrix-atom operand fragments from LDS and accumulators (see
+ * tile_mma.h). NVIDIA's 16-bit m16n8k16 atoms read each operand with one
+ * ldmatrix: the x4 (A) or x2 (B) form hands lane l of each 8x8 matrix the
+ * element pair (row l/4, cols 2(l%4), +1), which is the mma.sync fragment
+ * order; the .trans form serves operands stored with K outer. Every other
+ * atom reads the lane map's runs of LDS-consecutive elements as vectors.
+ * Layer: tile. */
+#include "rocke/tile_mma.h"
+#include "../base/base_int.h"
+
+static bool is16(rk_scalar s) { return s == RK_S_F16 || s == RK_S_BF16; }
+
+bool rk_tile_frag_uses_ldmatrix(const rk_mma_atom *a, const rk_tile_operand *op) {
+    (void)op;
+    return a->unit == RK_ATOM_UNIT_MMA_SYNC && a->m == 16 && a->n == 8 && a->k == 16 && is16(a->a_elem) &&
+           is16(a->b_elem) && a->a_len == 8 && a->b_len == 4;
+}
+
+/* The LDS (row, col) of fragment coordinate (mn, kk) of an operand. */
+static void lds_rc(const rk_tile_operand *op, uint32_t mn, uint32_t kk, uint32_t *r, uint32_t *c) {
+    *r = op->k_inner ? mn : kk;
+    *c = op->k_inner ? kk : mn;
+}
+
+/* ---- ldmatrix -------------------------------------------------------------------------- */
+/* Lane i's row address, as (mn, kk) offsets from (mn0, k0), for x4 A / x2 B. */
+static void ldm_lane(const rk_tile_operand *op, uint32_t i, uint32_t *mn, uint32_t *kk) {
+    uint32_t j = i / 8 % 4, r = i % 8;
+    if (op->frag == RK_FRAG_A) {
+        /* matrices: (m 0-7, k 0-7), (m 8-15, k 0-7), (m 0-7, k 8-15), (m 8-15, k 8-15) */
+        if (op->k_inner) { *mn = r + 8 * (j & 1); *kk = 8 * (j >> 1); }
+        else { *mn = 8 * (j & 1); *kk = r + 8 * (j >> 1); }
+    } else {
+        /* matrices: (n 0-7, k 0-7), (n 0-7, k 8-15) */
+        j &= 1;
+        if (op->k_inner) { *mn = r; *kk = 8 * j; }
+        else { *mn = 0; *kk = r + 8 * j; }
+    }
+}
+
+static rk_value frag_ldmatrix(rk_kernel *k, const rk_mma_atom *a, const rk_tile_operand *op, rk_value smem,
+                              rk_value stage, rk_value lane, rk_value mn0, rk_value k0) {
+    bool is_a = op->frag == RK_FRAG_A;
+    uint32_t num = is_a ? 4 : 2;
+    /* lane -> (j, r): mn / kk offsets from the lane's bits, as IR */
+    rk_value c8 = rk_const_i32(k, 8), c7 = rk_const_i32(k, 7), c3 = rk_const_i32(k, 3);
+    rk_value r = rk_build_and(k, lane, c7);
+    rk_value j = rk_build_lshr(k, lane, c3);
+    rk_value one = rk_const_i32(k, 1);
+    rk_value jlo = rk_build_and(k, j, one);
+    rk_value jhi0 = rk_build_lshr(k, j, one);
+    rk_value jhi = rk_build_and(k, jhi0, one);
+    rk_value mn, kk;
+    if (is_a) {
+        rk_value lo8 = rk_build_mul(k, jlo, c8);
+        rk_value hi8 = rk_build_mul(k, jhi, c8);
+        if (op->k_inner) { mn = rk_build_add(k, r, lo8); kk = hi8; }
+        else { mn = lo8; kk = rk_build_add(k, r, hi8); }
+    } else {
+        rk_value lo8 = rk_build_mul(k, jlo, c8);
+        if (op->k_inner) { mn = r; kk = lo8; }
+        else { mn = rk_const_i32(k, 0); kk = rk_build_add(k, r, lo8); }
+    }
+    rk_value amn = rk_build_add(k, mn0, mn);
+    rk_value ak = rk_build_add(k, k0, kk);
+    rk_ix row = rk_ix_v(op->k_inner ? amn : ak), col = rk_ix_v(op->k_inner ? ak : amn);
+    rk_ix byte = rk_tile_lds_offset(k, &op->lds, row, col);
+    rk_ix el = rk_ix_udiv(k, byte, rk_ix_c(op->lds.elem_bytes));
+    rk_value elv = rk_ix_value(k, el);
+    rk_value at = rk_build_add(k, stage, elv);
+    rk_type ti = rk_type_vec(k, RK_T_I32, num);
+    rk_ldmatrix_opts o = {.trans = RK_SOME(!op->k_inner)};
+    rk_value raw = rk_build_ldmatrix_ex(k, smem, &at, ti, num, &o);
+    rk_scalar e = is_a ? a->a_elem : a->b_elem;
+    rk_type tv = rk_type_vec(k, (rk_type){e}, 2 * num);
+    return rk_build_vbitcast(k, raw, tv);
+}
+
+/* ---- lane-map driven reads ------------------------------------------------------------------ */
+/* Length of the run of slots starting at s that are LDS-consecutive for every
+ * lane (and aligned to the run's bytes), capped by 16 bytes. */
+static uint32_t run_at(const rk_mma_atom *a, const rk_tile_operand *op, uint32_t s, uint32_t len) {
+    const rk_lane_map *m = rk_mma_atom_map(a, op->frag);
+    uint32_t eb = op->lds.elem_bytes, best = 1;
+    for (uint32_t n = 2; s + n <= len && n * eb <= 16; n *= 2) {
+        bool ok = (op->lds.sw_bits == 0 || (1u << op->lds.sw_base) >= n * eb);
+        for (uint32_t l = 0; l < a->lanes && ok; l++) {
+            rk_lane_coord p0 = rk_lane_map_eval(m, l, s);
+            uint32_t mn0 = op->frag == RK_FRAG_A ? p0.row : p0.col, k0 = op->frag == RK_FRAG_A ? p0.col : p0.row;
+            uint32_t r0, c0;
+            lds_rc(op, mn0, k0, &r0, &c0);
+            if (c0 % n) ok = false;
+            for (uint32_t i = 1; i < n && ok; i++) {
+                rk_lane_coord p = rk_lane_map_eval(m, l, s + i);
+                uint32_t mn = op->frag == RK_FRAG_A ? p.row : p.col, kk = op->frag == RK_FRAG_A ? p.col : p.row;
+                uint32_t r, c;
+                lds_rc(op, mn, kk, &r, &c);
+                ok = r == r0 && c == c0 + i;
+            }
+        }
+        if (ok) best = n;
+        else break;
+    }
+    return best;
+}
+
+static rk_value frag_runs(rk_kernel *k, const rk_mma_atom *a, const rk_tile_operand *op, rk_value smem,
+                          rk_value stage, rk_value lane, rk_value mn0, rk_value k0) {
+    uint32_t len = rk_mma_atom_len(a, op->frag);
+    rk_value e[64];
+    RK_ASSERT(len <= RK_COUNTOF(e), "fragment longer than 64 elements");
+    for (uint32_t s = 0; s < len;) {
+        uint32_t n = run_at(a, op, s, len);
+        rk_tile_frag_coord fc = rk_tile_atom_coord(k, a->id, op->frag, lane, s);
+        rk_value fmn = op->frag == RK_FRAG_A ? fc.row : fc.col, fk = op->frag == RK_FRAG_A ? fc.col : fc.row;
+        rk_value amn = rk_build_add(k, mn0, fmn);
+        rk_value ak = rk_build_add(k, k0, fk);
+        rk_ix row = rk_ix_v(op->k_inner ? amn : ak), col = rk_ix_v(op->k_inner ? ak : amn);
+        rk_ix byte = rk_tile_lds_offset(k, &op->lds, row, col);
+        rk_ix el = rk_ix_udiv(k, byte, rk_ix_c(op->lds.elem_bytes));
+        rk_value elv = rk_ix_value(k, el);
+        rk_value at = rk_build_add(k, stage, elv);
+        rk_value v = rk_load_smem(k, smem, &at, n);
+        if (n == 1) e[s] = v;
+        else
+            for (uint32_t i = 0; i < n; i++) e[s + i] = rk_build_vextract(k, v, i);
+        s += n;
+    }
+    return len == 1 ? e[0] : rk_build_vpack(k, e, len);
+}
+
+rk_value rk_tile_frag_load(rk_kernel *k, const rk_mma_atom *a, const rk_tile_operand *op, rk_value smem,
+                           rk_value stage, rk_value lane, rk_value mn0, rk_value k0) {
+    if (rk_tile_frag_uses_ldmatrix(a, op)) return frag_ldmatrix(k, a, op, smem, stage, lane, mn0, k0);
+    return frag_runs(k, a, op, smem, stage, lane, mn0, k0);
+}
+
+rk_value rk_tile_acc_zero(rk_kernel *k, const rk_mma_atom *a) {
+    rk_type t = rk_type_vec(k, (rk_type){a->c_elem}, a->c_len);
+    return rk_build_constant_vec(k, t, 0.0);
+}
+
+uint32_t rk_tile_acc_col_run(const rk_mma_atom *a) {
+    if (a->c_len % 2) return 1;
+    for (uint32_t l = 0; l < a->lanes; l++)
+        for (uint32_t s = 0; s + 1 < a->c_len; s += 2) {
+            rk_lane_coord p = rk_lane_map_eval(a->c_map, l, s), q = rk_lane_map_eval(a->c_map, l, s + 1);
+            if (p.row != q.row || q.col != p.col + 1 || p.col % 2 || p.batch != q.batch) return 1;
+        }
+    return 2;
+}
+
+uint32_t rk_tile_frag_conflicts(const rk_mma_atom *a, const rk_tile_operand *op) {
+    uint32_t off[128], eb = op->lds.elem_bytes, n = a->lanes > 128 ? 128 : a->lanes;
+    if (rk_tile_frag_uses_ldmatrix(a, op)) {
+        uint32_t lanes = op->frag == RK_FRAG_A ? 32 : 16;
+        for (uint32_t i = 0; i < lanes; i++) {
+            uint32_t mn, kk, r, c;
+            ldm_lane(op, i, &mn, &kk);
+            lds_rc(op, mn, kk, &r, &c);
+            off[i] = rk_lds_offset(&op->lds, r, c);
+        }
+        return rk_lds_conflict_ways(off, lanes, 16, 32, NULL);
+    }
+    /* the first run of the fragment, every lane */
+    uint32_t len = rk_mma_atom_len(a, op->frag), run = run_at(a, op, 0, len);
+    const rk_lane_map *m = rk_mma_atom_map(a, op->frag);
+    for (uint32_t l = 0; l < n; l++) {
+        rk_lane_coord p = rk_lane_map_eval(m, l, 0);
+        uint32_t mn = op->frag == RK_FRAG_A ? p.row : p.col, kk = op->frag == RK_FRAG_A ? p.col : p.row, r, c;
+        lds_rc(op, mn, kk, &r, &c);
+        off[l] = rk_lds_offset(&op->lds, r % op->lds.rows, c % op->lds.cols);
+    }
+    uint32_t bytes = run * eb < 4 ? 4 : run * eb;
+    return rk_lds_conflict_ways(off, n, bytes, 32, NULL);
+}
