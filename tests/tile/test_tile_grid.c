@@ -27,7 +27,7 @@ static int32_t *run(const char *target, rk_kernel *k, uint32_t threads, uint32_t
     size_t launched = (size_t)(threads + block - 1) / block * block;
     int32_t *out = calloc(launched * per, 4);
     int32_t pb[8] = {0};
-    memcpy(pb, P, np * 4);
+    if (np) memcpy(pb, P, np * 4);
     rk_emu *e = rk_emu_new(rk_target_find(target), NULL);
     uint64_t ao, ap;
     assert_int_equal(rk_emu_register(e, out, launched * per * 4, "Out", &ao), RK_OK);
