@@ -106,9 +106,9 @@ static void fill_manifest(rk_manifest *m, const rk_instance *in, const rk_target
         rk_manifest_add_arg(m, sig.p[i].name, type, sig.p[i].ptr ? 8 : rk_scalar_bits(sig.p[i].type) / 8);
     }
     snprintf(m->family, sizeof m->family, "%s", rk_family_name(in->family));
-    char v[32];
+    char v[128];   /* a knob value: a fused chain can be long */
     rk_instance_get(in, "dtype", m->dtype, sizeof m->dtype);
-    if (rk_instance_get(in, "op", v, sizeof v) == RK_OK) snprintf(m->op, sizeof m->op, "%s", v);
+    if (rk_instance_get(in, "op", v, sizeof v) == RK_OK) snprintf(m->op, sizeof m->op, "%.31s", v);
     else snprintf(m->op, sizeof m->op, "%s", rk_family_name(in->family));
     uint32_t nd;
     const rk_dim_decl *dims = rk_family_dims(in->family, &nd);

@@ -12,6 +12,7 @@
 #include "rocke/ir.h"
 #include "rocke/target.h"
 #include "rocke/tile.h"
+#include "rocke/tile_epilogue.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -21,7 +22,7 @@ extern "C" {
  * take ids from RK_FAMILY__COUNT up, below RK_FAMILY_MAX. */
 typedef enum rk_family_id {
     RK_FAMILY_ELEMENTWISE = 0, RK_FAMILY_REDUCE, RK_FAMILY_SOFTMAX, RK_FAMILY_LAYERNORM,
-    RK_FAMILY_RMSNORM, RK_FAMILY_TRANSPOSE, RK_FAMILY__COUNT
+    RK_FAMILY_RMSNORM, RK_FAMILY_TRANSPOSE, RK_FAMILY_GEMM, RK_FAMILY_BATCHED_GEMM, RK_FAMILY__COUNT
 } rk_family_id;
 #define RK_FAMILY_MAX 32
 
@@ -98,6 +99,27 @@ typedef struct rk_transpose_spec {
     uint32_t lds_pad;              /* elements of padding per LDS row (0..16) */
 } rk_transpose_spec;
 
+/* GEMM: C = epilogue(A * B) with A [M, K] and B [K, N], f32 accumulation.
+ * layout: A row-major ([M, K] in memory) or column-major ([K, M]), then B
+ * row-major ([K, N]) or column-major ([N, K]): rr, rc, cr, cc. The block
+ * computes a tile_m x tile_n tile with warp_m x warp_n warps, atom by atom,
+ * K in steps of tile_k through `stages` LDS buffers (async copies from 2 on);
+ * vec_a / vec_b elements per global access of A / B along their contiguous
+ * dimension, whose extent and leading dimension must be multiples of it. */
+typedef enum rk_gemm_layout { RK_GEMM_RR = 0, RK_GEMM_RC, RK_GEMM_CR, RK_GEMM_CC, RK_GEMM__COUNT } rk_gemm_layout;
+typedef struct rk_gemm_spec {
+    rk_gemm_layout layout;
+    rk_scalar dtype, out_dtype;    /* f16 or bf16 in; f16, bf16 or f32 out */
+    uint32_t tile[3];              /* M, N, K */
+    uint32_t warps[2];             /* M, N */
+    int atom;                      /* rk_atom_id; RK_ATOM_NONE: the target's default for dtype */
+    uint32_t stages;               /* 1..6 */
+    uint32_t vec_a, vec_b;         /* 1, 2, 4, 8 */
+    uint32_t group_m;              /* grouped-M block order (1: row by row) */
+    uint32_t wave;                 /* the target's wave / warp size (32 NVIDIA, 64 CDNA) */
+    rk_epi_chain fuse;             /* per-element epilogue; operands in out_dtype */
+} rk_gemm_spec;
+
 /* ---- one instance of any family --------------------------------------------- */
 typedef struct rk_instance {
     rk_family_id family;
@@ -107,6 +129,7 @@ typedef struct rk_instance {
         rk_softmax_spec softmax;
         rk_norm_spec norm;         /* layernorm and rmsnorm */
         rk_transpose_spec transpose;
+        rk_gemm_spec gemm;         /* gemm and batched_gemm */
         uint32_t words[32];        /* spec storage for registered families */
     } u;
 } rk_instance;
@@ -163,7 +186,12 @@ rk_status rk_shape_update(rk_family_id f, rk_shape *s, const char *const *names,
 void rk_shape_format(rk_family_id f, const rk_shape *s, bool named, char *buf, size_t n);
 
 /* Knobs: every spec field, by name (CLI --KNOB, manifest "spec" object). */
-typedef enum rk_knob_kind { RK_KNOB_U32, RK_KNOB_BOOL, RK_KNOB_DTYPE, RK_KNOB_ENUM } rk_knob_kind;
+/* U32: a uint32_t; BOOL: a bool; DTYPE: an rk_scalar; ENUM: an int indexing
+ * `names`; TUPLE: `count` uint32_t written "128x128x32"; EPILOGUE: an
+ * rk_epi_chain written as rk_epi_parse reads it ("bias,gelu"). */
+typedef enum rk_knob_kind {
+    RK_KNOB_U32, RK_KNOB_BOOL, RK_KNOB_DTYPE, RK_KNOB_ENUM, RK_KNOB_TUPLE, RK_KNOB_EPILOGUE
+} rk_knob_kind;
 typedef struct rk_knob {
     const char *name;           /* "block_size" (CLI: --block-size or --block_size) */
     const char *tag;            /* kernel-name prefix, "b" */
@@ -173,6 +201,7 @@ typedef struct rk_knob {
     const uint32_t *legal;      /* U32 legal values, 0-terminated (NULL: any) */
     bool perf;                  /* a performance knob the heuristic chooses */
     const char *help;
+    uint32_t count;             /* TUPLE: elements (each checked against `legal`) */
 } rk_knob;
 const rk_knob *rk_family_knobs(rk_family_id f, uint32_t *n);
 /* "64|128|256" / "f16|bf16|f32" / "true|false" / "add|sub|..." */
@@ -207,7 +236,7 @@ typedef struct rk_kparam {
                                 * first ("M,N"; transpose's Y "N,M"); its element count is their
                                 * product. NULL for scalars */
 } rk_kparam;
-#define RK_KSIG_MAX 12
+#define RK_KSIG_MAX 32
 typedef struct rk_ksig { uint32_t n; rk_kparam p[RK_KSIG_MAX]; } rk_ksig;
 rk_status rk_instance_signature(const rk_instance *in, rk_ksig *out);
 /* Launch geometry for shape s. */

@@ -107,7 +107,7 @@ typedef struct rk_manifest {
     bool has_eps;
     /* rocke: the instance, so `rocke run` can rebuild references and check shapes */
     char family[32];
-    struct { char key[32], value[32]; } spec[RK_MANIFEST_MAX_SPEC];
+    struct { char key[32], value[128]; } spec[RK_MANIFEST_MAX_SPEC];   /* value: a fused chain can be long */
     uint32_t nspec;
 } rk_manifest;
 

@@ -108,6 +108,8 @@ typedef struct rk_target {
     uint32_t lds_bytes;          /* LDS / shared memory per workgroup (max) */
     uint32_t lds_per_cu;         /* per CU / SM, for occupancy */
     uint32_t max_workgroup;      /* threads */
+    uint32_t compute_units;      /* CUs / SMs of the reference part (MI300X 304, MI355X 256, A100 108,
+                                  * H100/H200 132): what heuristics size grids against */
     const char *triple;          /* LLVM triple */
     const char *cpu;             /* LLVM CPU name */
     const char *llvm_features;   /* LLVM target features ("" or "+ptx80") */

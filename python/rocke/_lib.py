@@ -54,7 +54,7 @@ class RkKnob(ctypes.Structure):
     """rk_knob (kernels.h)."""
     _fields_ = [("name", c_char_p), ("tag", c_char_p), ("kind", c_int), ("offset", c_size_t),
                 ("names", POINTER(c_char_p)), ("legal", POINTER(c_uint32)), ("perf", c_bool),
-                ("help", c_char_p)]
+                ("help", c_char_p), ("count", c_uint32)]
 
 
 def _candidates():

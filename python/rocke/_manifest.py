@@ -16,7 +16,7 @@ class _Timing(ctypes.Structure):
 
 
 class _Spec(ctypes.Structure):
-    _fields_ = [("key", c_char * 32), ("value", c_char * 32)]
+    _fields_ = [("key", c_char * 32), ("value", c_char * 128)]
 
 
 MAX_DIMS = 12          # RK_MANIFEST_MAX_DIMS

@@ -12,7 +12,7 @@ from ctypes import POINTER, c_bool, c_char, c_char_p, c_double, c_float, c_int, 
 
 from ._lib import RockeError, check, check_layout, lib
 
-KSIG_MAX = 12           # RK_KSIG_MAX (kernels.h)
+KSIG_MAX = 32           # RK_KSIG_MAX (kernels.h)
 ELEMENTWISE = "elementwise"
 TRANSPOSE = "transpose"
 

@@ -15,6 +15,7 @@ static const kn_family *families[RK_FAMILY_MAX] = {
     [RK_FAMILY_ELEMENTWISE] = &kn_elementwise, [RK_FAMILY_REDUCE] = &kn_reduce,
     [RK_FAMILY_SOFTMAX] = &kn_softmax,         [RK_FAMILY_LAYERNORM] = &kn_layernorm,
     [RK_FAMILY_RMSNORM] = &kn_rmsnorm,         [RK_FAMILY_TRANSPOSE] = &kn_transpose,
+    [RK_FAMILY_GEMM] = &kn_gemm,               [RK_FAMILY_BATCHED_GEMM] = &kn_batched_gemm,
 };
 static _Atomic uint32_t nfamilies = RK_FAMILY__COUNT;
 static pthread_mutex_t register_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -142,6 +143,18 @@ void rk_knob_legal_text(const rk_knob *kb, char *buf, size_t n) {
         for (uint32_t i = 0; kb->names[i] && off < n; i++)
             off += (size_t)snprintf(buf + off, n - off, "%s%s", i ? "|" : "", kb->names[i]);
         return;
+    case RK_KNOB_TUPLE: {
+        char one[160];
+        rk_knob single = *kb;
+        single.kind = RK_KNOB_U32;
+        rk_knob_legal_text(&single, one, sizeof one);
+        snprintf(buf, n, "%u values AxB..., each %s", kb->count, one);
+        return;
+    }
+    case RK_KNOB_EPILOGUE:
+        snprintf(buf, n, "a comma list of bias, bias_row, scale, clamp(LO:HI), relu, gelu, silu, sigmoid, tanh, "
+                 "add, mul (or none)");
+        return;
     }
 }
 
@@ -230,6 +243,30 @@ rk_status rk_instance_set(rk_instance *in, const char *knob, const char *value, 
         for (uint32_t i = 0; kb->names[i]; i++)
             if (!strcmp(value, kb->names[i])) { *(int *)field(in, kb) = (int)i; return RK_OK; }
         return bad_value(fam, kb, value);
+    case RK_KNOB_TUPLE: {
+        uint32_t v[8] = {0};
+        const char *p = value;
+        RK_ASSERT(kb->count >= 1 && kb->count <= 8, "tuple knob of 1..8 values");
+        for (uint32_t i = 0; i < kb->count; i++) {
+            char *end;
+            errno = 0;
+            unsigned long x = strtoul(p, &end, 10);
+            if (end == p || errno || x > UINT32_MAX || *p == '-' || *p == '+' || *p == ' ' ||
+                !u32_legal(kb, (uint32_t)x))
+                return bad_value(fam, kb, value);
+            v[i] = (uint32_t)x;
+            if (i + 1 < kb->count) {
+                if (*end != 'x') return bad_value(fam, kb, value);
+                p = end + 1;
+            } else if (*end) {
+                return bad_value(fam, kb, value);
+            }
+        }
+        memcpy(field(in, kb), v, kb->count * sizeof v[0]);
+        return RK_OK;
+    }
+    case RK_KNOB_EPILOGUE:
+        return rk_epi_parse(value, (rk_epi_chain *)field(in, kb));
     }
     return RK_OK;
 }
@@ -244,6 +281,15 @@ static void knob_text(const rk_instance *in, const rk_knob *kb, char *buf, size_
         snprintf(buf, n, "%s", v >= 0 && (uint32_t)v < enum_count(kb) ? kb->names[v] : "?");
         return;
     }
+    case RK_KNOB_TUPLE: {
+        const uint32_t *v = cfield(in, kb);
+        size_t off = 0;
+        buf[0] = 0;
+        for (uint32_t i = 0; i < kb->count && off < n; i++)
+            off += (size_t)snprintf(buf + off, n - off, "%s%u", i ? "x" : "", v[i]);
+        return;
+    }
+    case RK_KNOB_EPILOGUE: rk_epi_format(cfield(in, kb), buf, n); return;
     }
 }
 
@@ -280,7 +326,7 @@ rk_status rk_instance_validate(const rk_instance *in, const rk_target *t) {
     if (!t) return rk_fail(RK_ERR_INVALID, "no target given (legal: %s)", rk_target_names());
     for (uint32_t i = 0; i < fam->nknobs; i++) {
         const rk_knob *kb = &fam->knobs[i];
-        char txt[64];
+        char txt[256];
         knob_text(in, kb, txt, sizeof txt);
         bool ok = true;
         switch (kb->kind) {
@@ -292,6 +338,10 @@ rk_status rk_instance_validate(const rk_instance *in, const rk_target *t) {
             ok = v >= 0 && (uint32_t)v < enum_count(kb);
             break;
         }
+        case RK_KNOB_TUPLE:
+            for (uint32_t e = 0; e < kb->count; e++) ok = ok && u32_legal(kb, ((const uint32_t *)cfield(in, kb))[e]);
+            break;
+        case RK_KNOB_EPILOGUE: ok = ((const rk_epi_chain *)cfield(in, kb))->n <= RK_EPI_MAX_STEPS; break;
         }
         if (!ok) return bad_value(fam, kb, txt);
     }
@@ -313,6 +363,13 @@ rk_status rk_instance_name(const rk_instance *in, char *buf, size_t n) {
         const rk_knob *kb = &fam->knobs[i];
         if (kb->kind == RK_KNOB_BOOL) {
             if (*(const bool *)cfield(in, kb)) off += (size_t)snprintf(buf + off, n - off, "_%s", kb->tag);
+            continue;
+        }
+        if (kb->kind == RK_KNOB_EPILOGUE) {
+            /* its own letters-digits-underscores tag, nothing when empty */
+            char tag[256];
+            rk_epi_tag(cfield(in, kb), tag, sizeof tag);
+            off += (size_t)snprintf(buf + off, n - off, "%s", tag);
             continue;
         }
         char txt[64];

@@ -51,7 +51,8 @@ void kn_softmax_reference(const rk_problem *p, double **want, double **tol);
 void kn_norm_reference(const rk_problem *p, double **want, double **tol);
 void kn_transpose_reference(const rk_problem *p, double **want, double **tol);
 
-extern const kn_family kn_elementwise, kn_reduce, kn_softmax, kn_layernorm, kn_rmsnorm, kn_transpose;
+extern const kn_family kn_elementwise, kn_reduce, kn_softmax, kn_layernorm, kn_rmsnorm, kn_transpose, kn_gemm,
+    kn_batched_gemm;
 /* The table of a valid id (rk_bug otherwise); kn_family_find: NULL if none. */
 const kn_family *kn_family_of(rk_family_id f);
 const kn_family *kn_family_find(rk_family_id f);
@@ -77,7 +78,10 @@ extern const char *const kn_dtype_names[];   /* legal dtype names, NULL-terminat
 #define KN_PBOOL(nm, tg, field, help) {nm, tg, RK_KNOB_BOOL, offsetof(rk_instance, field), NULL, NULL, true, help}
 #define KN_DTYPE(nm, tg, field, help) {nm, tg, RK_KNOB_DTYPE, offsetof(rk_instance, field), NULL, NULL, false, help}
 #define KN_ENUM(nm, tg, field, names, perf, help) \
-    {nm, tg, RK_KNOB_ENUM, offsetof(rk_instance, field), names, NULL, perf, help}
+    {nm, tg, RK_KNOB_ENUM, offsetof(rk_instance, field), names, NULL, perf, help, 0}
+#define KN_TUPLE(nm, tg, field, count, legal, perf, help) \
+    {nm, tg, RK_KNOB_TUPLE, offsetof(rk_instance, field), NULL, legal, perf, help, count}
+#define KN_EPI(nm, field, help) {nm, "f", RK_KNOB_EPILOGUE, offsetof(rk_instance, field), NULL, NULL, false, help, 0}
 /* the eight row knobs of rk_row_knobs at `base` (e.g. u.softmax.k) */
 #define KN_ROW_KNOBS(base)                                                                                 \
     KN_U32("wave", "w", base.wave, kn_legal_wave, true, "target wave/warp size (64 CDNA, 32 NVIDIA)"),    \

@@ -226,13 +226,13 @@ static rk_status read_spec(const rk_json *root, rk_manifest *m) {
     if (s->n > RK_MANIFEST_MAX_SPEC) return bad("spec", "has more than 32 knobs");
     for (uint32_t i = 0; i < s->n; i++) {
         const rk_json *v = s->items[i];
-        char val[32];
+        char val[sizeof m->spec[0].value];
         if (v->kind == RK_JSON_STRING) snprintf(val, sizeof val, "%s", v->str);
         else if (v->kind == RK_JSON_BOOL) snprintf(val, sizeof val, "%s", v->b ? "true" : "false");
         else if (v->kind == RK_JSON_NUMBER && v->is_int) snprintf(val, sizeof val, "%lld", (long long)v->i);
         else return bad("spec", "values must be strings, integers or booleans");
-        if (strlen(s->keys[i]) >= sizeof m->spec[0].key || (v->kind == RK_JSON_STRING && strlen(v->str) >= 32))
-            return bad("spec", "keys and values must be shorter than 32 bytes");
+        if (strlen(s->keys[i]) >= sizeof m->spec[0].key || (v->kind == RK_JSON_STRING && strlen(v->str) >= sizeof m->spec[0].value))
+            return bad("spec", "keys must be shorter than 32 bytes and values than 128");
         rk_manifest_add_spec(m, s->keys[i], val);
     }
     return RK_OK;

@@ -15,18 +15,18 @@
     .vgpr_granule = 8, .unified_vgpr_agpr = true, .max_sgprs = 102
 
 static const rk_target gfx90a = {
-    RK_CDNA_COMMON, .name = "gfx90a", .family = "CDNA2", .cpu = "gfx90a",
+    RK_CDNA_COMMON, .name = "gfx90a", .family = "CDNA2", .compute_units = 110, .cpu = "gfx90a",
     .features = RK_FEAT_AMD | RK_FEAT_GFX9,
     .lds_bytes = 65536, .lds_per_cu = 65536, .fp8 = RK_S_NONE, .bf8 = RK_S_NONE,
 };
 static const rk_target gfx942 = {
-    RK_CDNA_COMMON, .name = "gfx942", .family = "CDNA3", .cpu = "gfx942",
+    RK_CDNA_COMMON, .name = "gfx942", .family = "CDNA3", .compute_units = 304, .cpu = "gfx942",
     .features = RK_FEAT_AMD | RK_FEAT_GFX9 | RK_FEAT_GFX940 | RK_FEAT_XF32,
     .lds_bytes = 65536, .lds_per_cu = 65536,
     .fp8 = RK_S_FP8E4M3FNUZ, .bf8 = RK_S_BF8E5M2FNUZ,
 };
 static const rk_target gfx950 = {
-    RK_CDNA_COMMON, .name = "gfx950", .family = "CDNA4", .cpu = "gfx950",
+    RK_CDNA_COMMON, .name = "gfx950", .family = "CDNA4", .compute_units = 256, .cpu = "gfx950",
     .features = RK_FEAT_AMD | RK_FEAT_GFX9 | RK_FEAT_GFX940 | RK_FEAT_GFX950,
     .lds_bytes = 163840, .lds_per_cu = 163840,
     .fp8 = RK_S_FP8E4M3, .bf8 = RK_S_BF8E5M2,
@@ -39,17 +39,17 @@ static const rk_target gfx950 = {
     .max_regs_per_thread = 255, .max_threads_per_sm = 2048
 
 static const rk_target sm_80 = {
-    RK_NV_COMMON, .name = "sm_80", .family = "Ampere", .cpu = "sm_80", .sm_version = 80,
+    RK_NV_COMMON, .name = "sm_80", .family = "Ampere", .compute_units = 108, .cpu = "sm_80", .sm_version = 80,
     .features = RK_FEAT_NV | RK_FEAT_SM80,
     .lds_bytes = 166912, .lds_per_cu = 167936, .max_blocks_per_sm = 32,
 };
 static const rk_target sm_90 = {
-    RK_NV_COMMON, .name = "sm_90", .family = "Hopper", .cpu = "sm_90", .sm_version = 90,
+    RK_NV_COMMON, .name = "sm_90", .family = "Hopper", .compute_units = 132, .cpu = "sm_90", .sm_version = 90,
     .features = RK_FEAT_NV | RK_FEAT_SM80 | RK_FEAT_SM90,
     .lds_bytes = 232448, .lds_per_cu = 233472, .max_blocks_per_sm = 32,
 };
 static const rk_target sm_90a = {
-    RK_NV_COMMON, .name = "sm_90a", .family = "Hopper", .cpu = "sm_90a", .sm_version = 90,
+    RK_NV_COMMON, .name = "sm_90a", .family = "Hopper", .compute_units = 132, .cpu = "sm_90a", .sm_version = 90,
     .features = RK_FEAT_NV | RK_FEAT_SM80 | RK_FEAT_SM90 | RK_FEAT_SM90A,
     .lds_bytes = 232448, .lds_per_cu = 233472, .max_blocks_per_sm = 32,
 };

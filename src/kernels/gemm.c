@@ -1,0 +1,245 @@
+/* rocke — the GEMM families' tables: gemm (M, N, K) and batched_gemm
+ * (batch, M, N, K with strided batches): knobs, dimensions, scalars, the
+ * heuristic, shape checks, the signature, grid and cost. The plan
+ * (gemm_plan.c) does the validation, gemm_build.c the kernel, and
+ * gemm_reference.c the double reference. Layer: kernels. */
+#include <stdio.h>
+
+#include "gemm_int.h"
+
+static const char *const layout_names[] = {"rr", "rc", "cr", "cc", NULL};
+/* the atom knob: "auto" then every catalog atom by id */
+static const char *const atom_names[] = {
+    "auto",
+#define RK_ATOM(id, name, ...) name,
+#include "rocke/atoms.def"
+    NULL,
+};
+static const uint32_t legal_tile[] = {8, 16, 32, 48, 64, 96, 128, 192, 256, 0};
+static const uint32_t legal_warps[] = {1, 2, 4, 8, 0};
+static const uint32_t legal_stages[] = {1, 2, 3, 4, 5, 6, 0};
+static const uint32_t legal_vec[] = {1, 2, 4, 8, 0};
+static const uint32_t legal_group[] = {1, 2, 4, 8, 16, 32, 64, 0};
+static const uint32_t legal_wave[] = {32, 64, 0};
+
+static const rk_knob knobs[] = {
+    KN_ENUM("layout", "l", u.gemm.layout, layout_names, false,
+            "A row/column-major, then B (rr: A [M,K], B [K,N]; rc: B stored [N,K]; cr: A stored [K,M]; cc)"),
+    KN_DTYPE("dtype", "", u.gemm.dtype, "A and B element type (f16, bf16)"),
+    KN_DTYPE("out_dtype", "o", u.gemm.out_dtype, "C element type (f16, bf16, f32)"),
+    KN_TUPLE("tile", "t", u.gemm.tile, 3, legal_tile, true, "block tile MxNxK"),
+    KN_TUPLE("warps", "w", u.gemm.warps, 2, legal_warps, true, "warps per block MxN"),
+    KN_ENUM("atom", "a", u.gemm.atom, atom_names, true, "matrix atom (auto: the target's default for dtype)"),
+    KN_U32("stages", "s", u.gemm.stages, legal_stages, true, "LDS buffers in flight (2+: async copies)"),
+    KN_U32("vec_a", "va", u.gemm.vec_a, legal_vec, true, "elements per global access of A"),
+    KN_U32("vec_b", "vb", u.gemm.vec_b, legal_vec, true, "elements per global access of B"),
+    KN_U32("group_m", "g", u.gemm.group_m, legal_group, true, "grouped-M block order for L2 reuse (1: none)"),
+    KN_U32("wave", "wv", u.gemm.wave, legal_wave, true, "target wave/warp size (64 CDNA, 32 NVIDIA)"),
+    KN_EPI("fuse", u.gemm.fuse, "epilogue chain, e.g. bias,gelu (operands in out_dtype)"),
+};
+enum { K_LAYOUT, K_DT, K_ODT, K_TILE, K_WARPS, K_ATOM, K_STAGES, K_VA, K_VB, K_GROUP, K_WAVE, K_FUSE };
+
+static const rk_dim_decl gemm_dims[] = {
+    {"M", 4096, "rows of A and C"}, {"N", 4096, "columns of B and C"}, {"K", 4096, "the reduction"},
+};
+static const rk_dim_decl batched_dims[] = {
+    {"batch", 8, "independent products"}, {"M", 1024, "rows of A and C"}, {"N", 1024, "columns of B and C"},
+    {"K", 1024, "the reduction"},
+};
+
+static bool a_row(const rk_instance *in) { return in->u.gemm.layout == RK_GEMM_RR || in->u.gemm.layout == RK_GEMM_RC; }
+static bool b_row(const rk_instance *in) { return in->u.gemm.layout == RK_GEMM_RR || in->u.gemm.layout == RK_GEMM_CR; }
+
+/* the shape's dimension by name, for gemm or batched_gemm (offset 1) */
+static double dimv(const rk_shape *s, int i) { return (double)s->dim[s->rank == 4 ? i + 1 : i]; }
+enum { DM = 0, DN = 1, DK = 2 };
+
+static double lda(const rk_instance *in, const rk_shape *s) { return a_row(in) ? dimv(s, DK) : dimv(s, DM); }
+static double ldb(const rk_instance *in, const rk_shape *s) { return b_row(in) ? dimv(s, DN) : dimv(s, DK); }
+static double ldc(const rk_instance *in, const rk_shape *s) { (void)in; return dimv(s, DN); }
+static double stride_a(const rk_instance *in, const rk_shape *s) { (void)in; return dimv(s, DM) * dimv(s, DK); }
+static double stride_b(const rk_instance *in, const rk_shape *s) { (void)in; return dimv(s, DK) * dimv(s, DN); }
+static double stride_c(const rk_instance *in, const rk_shape *s) { (void)in; return dimv(s, DM) * dimv(s, DN); }
+
+#define GEMM_SCALARS                                                                                    \
+    {"M", RK_S_I32, RK_SC_DIM, "M", NULL, 0, "rows"}, {"N", RK_S_I32, RK_SC_DIM, "N", NULL, 0, "columns"},  \
+    {"K", RK_S_I32, RK_SC_DIM, "K", NULL, 0, "reduction"},                                             \
+    {"lda", RK_S_I32, RK_SC_DERIVED, NULL, lda, 0, "A's leading dimension (packed)"},                  \
+    {"ldb", RK_S_I32, RK_SC_DERIVED, NULL, ldb, 0, "B's leading dimension (packed)"},                  \
+    {"ldc", RK_S_I32, RK_SC_DERIVED, NULL, ldc, 0, "C's leading dimension (packed)"},                  \
+    {"alpha", RK_S_F32, RK_SC_GIVEN, NULL, NULL, 1.0, "--fuse scale factor"},                          \
+    {"alpha1", RK_S_F32, RK_SC_GIVEN, NULL, NULL, 1.0, "second scale factor"},                         \
+    {"ldd0", RK_S_I32, RK_SC_DERIVED, NULL, ldc, 0, "D0's leading dimension"},                         \
+    {"ldd1", RK_S_I32, RK_SC_DERIVED, NULL, ldc, 0, "D1's leading dimension"},                         \
+    {"ldd2", RK_S_I32, RK_SC_DERIVED, NULL, ldc, 0, "D2's leading dimension"},                         \
+    {"ldd3", RK_S_I32, RK_SC_DERIVED, NULL, ldc, 0, "D3's leading dimension"}
+static const rk_scalar_decl gemm_scalars[] = {GEMM_SCALARS};
+static const rk_scalar_decl batched_scalars[] = {
+    GEMM_SCALARS,
+    {"stride_a", RK_S_I64, RK_SC_DERIVED, NULL, stride_a, 0, "elements between A matrices"},
+    {"stride_b", RK_S_I64, RK_SC_DERIVED, NULL, stride_b, 0, "elements between B matrices"},
+    {"stride_c", RK_S_I64, RK_SC_DERIVED, NULL, stride_c, 0, "elements between C matrices"},
+};
+
+static void defaults(rk_instance *in) {
+    in->u.gemm = (rk_gemm_spec){.layout = RK_GEMM_RC, .dtype = RK_S_F16, .out_dtype = RK_S_F16,
+                                .tile = {128, 128, 32}, .warps = {2, 2}, .atom = RK_ATOM_NONE, .stages = 4,
+                                .vec_a = 8, .vec_b = 8, .group_m = 8, .wave = 32};
+}
+
+/* Largest vector width (<= 8) dividing an extent. */
+static uint32_t vec_for(uint64_t extent) {
+    uint32_t v = 8;
+    while (v > 1 && extent % v) v /= 2;
+    return v;
+}
+
+static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64_t locked) {
+    rk_gemm_spec *s = &in->u.gemm;
+    bool amd = t->vendor == RK_VENDOR_AMD;
+    if (!(locked >> K_WAVE & 1)) s->wave = t->wave_size;
+    uint64_t M = sh->dim[sh->rank == 4 ? 1 : 0], N = sh->dim[sh->rank == 4 ? 2 : 1], K = sh->dim[sh->rank == 4 ? 3 : 2];
+    uint64_t batch = sh->rank == 4 ? sh->dim[0] : 1;
+    if (!(locked >> K_VA & 1)) s->vec_a = vec_for(a_row(in) ? K : M);
+    if (!(locked >> K_VB & 1)) s->vec_b = vec_for(b_row(in) ? N : K);
+    /* the largest tile that still gives every unit a block (or the smallest) */
+    static const uint32_t cand[][5] = {
+        {128, 128, 32, 2, 2}, {128, 64, 32, 2, 2}, {64, 64, 32, 2, 2}, {64, 32, 32, 2, 1}, {32, 32, 32, 1, 1},
+    };
+    static const uint32_t cand_amd[][5] = {{128, 128, 32, 2, 2}, {64, 64, 32, 2, 2}, {32, 32, 32, 1, 1}};
+    const uint32_t (*c)[5] = amd ? cand_amd : cand;
+    size_t nc = amd ? 3 : 5, pick = nc - 1;
+    for (size_t i = 0; i < nc; i++) {
+        uint64_t blocks = (M + c[i][0] - 1) / c[i][0] * ((N + c[i][1] - 1) / c[i][1]) * batch;
+        if (blocks >= t->compute_units) { pick = i; break; }
+    }
+    if (!(locked >> K_TILE & 1)) {
+        s->tile[0] = c[pick][0];
+        s->tile[1] = c[pick][1];
+        s->tile[2] = c[pick][2];
+    }
+    if (!(locked >> K_WARPS & 1)) {
+        s->warps[0] = c[pick][3];
+        s->warps[1] = c[pick][4];
+    }
+    if (!(locked >> K_STAGES & 1)) s->stages = amd ? 2 : (K > 2 * s->tile[2] ? 4 : 2);
+    if (!(locked >> K_GROUP & 1)) s->group_m = 8;
+}
+
+static rk_status validate_any(const rk_instance *in, const rk_target *t, bool batched) {
+    const rk_gemm_spec *s = &in->u.gemm;
+    if (s->wave != t->wave_size)
+        return rk_fail(RK_ERR_INVALID, "gemm: knob 'wave' = %u, but %s runs %u-lane waves", s->wave, t->name,
+                       t->wave_size);
+    kn_gemm_plan p;
+    return kn_gemm_plan_make(s, t, batched, &p);
+}
+static rk_status validate(const rk_instance *in, const rk_target *t) { return validate_any(in, t, false); }
+static rk_status validate_b(const rk_instance *in, const rk_target *t) { return validate_any(in, t, true); }
+
+static rk_status check_shape(const rk_instance *in, const rk_shape *sh) {
+    const rk_gemm_spec *s = &in->u.gemm;
+    bool b4 = sh->rank == 4;
+    uint64_t M = sh->dim[b4], N = sh->dim[b4 + 1], K = sh->dim[b4 + 2];
+    if (M > INT32_MAX || N > INT32_MAX || K > INT32_MAX)
+        return rk_fail(RK_ERR_INVALID, "gemm: M, N and K must each be < 2^31");
+    if (b4 && sh->dim[0] > 65535) return rk_fail(RK_ERR_INVALID, "batched_gemm: batch must be at most 65535");
+    uint64_t tiles = (M + s->tile[0] - 1) / s->tile[0] * ((N + s->tile[1] - 1) / s->tile[1]);
+    if (tiles > INT32_MAX) return rk_fail(RK_ERR_INVALID, "gemm: %llu output tiles is more than a grid holds",
+                                          (unsigned long long)tiles);
+    /* the contiguous extents (and packed leading dimensions) must hold whole vectors */
+    uint64_t ea = a_row(in) ? K : M, ebx = b_row(in) ? N : K;
+    if (ea % s->vec_a)
+        return rk_fail(RK_ERR_INVALID, "gemm: %s = %llu is not a multiple of vec_a = %u (A is read in vectors along "
+                       "it): build with --vec-a %u, or with --shape so the heuristic picks it", a_row(in) ? "K" : "M",
+                       (unsigned long long)ea, s->vec_a, vec_for(ea));
+    if (ebx % s->vec_b)
+        return rk_fail(RK_ERR_INVALID, "gemm: %s = %llu is not a multiple of vec_b = %u (B is read in vectors along "
+                       "it): build with --vec-b %u, or with --shape so the heuristic picks it", b_row(in) ? "N" : "K",
+                       (unsigned long long)ebx, s->vec_b, vec_for(ebx));
+    return RK_OK;
+}
+
+static void signature_any(const rk_instance *in, rk_ksig *sg, bool batched) {
+    const rk_gemm_spec *s = &in->u.gemm;
+    kn_sig_add(sg, "A", true, s->dtype, RK_KP_IN, batched ? (a_row(in) ? "batch,M,K" : "batch,K,M")
+                                                          : (a_row(in) ? "M,K" : "K,M"));
+    kn_sig_add(sg, "B", true, s->dtype, RK_KP_IN, batched ? (b_row(in) ? "batch,K,N" : "batch,N,K")
+                                                          : (b_row(in) ? "K,N" : "N,K"));
+    kn_sig_add(sg, "C", true, s->out_dtype, RK_KP_OUT, batched ? "batch,M,N" : "M,N");
+    static const char *const sc[] = {"M", "N", "K", "lda", "ldb", "ldc"};
+    for (int i = 0; i < 6; i++) kn_sig_add(sg, sc[i], false, RK_S_I32, RK_KP_SCALAR, NULL);
+    if (batched) {
+        kn_sig_add(sg, "stride_a", false, RK_S_I64, RK_KP_SCALAR, NULL);
+        kn_sig_add(sg, "stride_b", false, RK_S_I64, RK_KP_SCALAR, NULL);
+        kn_sig_add(sg, "stride_c", false, RK_S_I64, RK_KP_SCALAR, NULL);
+    }
+    rk_epi_param ps[RK_EPI_MAX_PARAMS];
+    uint32_t n = rk_epi_params(&s->fuse, s->out_dtype, ps);
+    for (uint32_t i = 0; i < n; i++) {
+        /* names live in the chain's table: point at static spellings */
+        static const char *const stat[] = {"Bias", "Bias1", "Bias2", "Bias3", "BiasRow", "BiasRow1", "BiasRow2",
+                                           "BiasRow3", "alpha", "alpha1", "D0", "D1", "D2", "D3", "ldd0", "ldd1",
+                                           "ldd2", "ldd3"};
+        const char *nm = NULL;
+        for (size_t j = 0; j < RK_COUNTOF(stat); j++)
+            if (!strcmp(stat[j], ps[i].name)) nm = stat[j];
+        RK_ASSERT(nm, "gemm: an epilogue parameter without a static name (more than 4 steps of one kind)");
+        const rk_epi_step *st = &s->fuse.s[ps[i].step];
+        const char *dims = !ps[i].ptr ? NULL : st->kind == RK_EPI_BIAS ? "N" : st->kind == RK_EPI_BIAS_ROW ? "M" : "M,N";
+        kn_sig_add(sg, nm, ps[i].ptr, ps[i].type, ps[i].ptr ? RK_KP_IN : RK_KP_SCALAR, dims);
+    }
+}
+static void signature(const rk_instance *in, rk_ksig *sg) { signature_any(in, sg, false); }
+static void signature_b(const rk_instance *in, rk_ksig *sg) { signature_any(in, sg, true); }
+
+static void grid(const rk_instance *in, const rk_shape *sh, uint32_t g[3], uint32_t b[3]) {
+    const rk_gemm_spec *s = &in->u.gemm;
+    b[0] = s->warps[0] * s->warps[1] * s->wave;
+    b[1] = b[2] = 1;
+    g[0] = g[1] = g[2] = 1;
+    if (!sh) return;
+    bool b4 = sh->rank == 4;
+    uint64_t M = sh->dim[b4], N = sh->dim[b4 + 1];
+    uint64_t tiles = (M + s->tile[0] - 1) / s->tile[0] * ((N + s->tile[1] - 1) / s->tile[1]);
+    g[0] = (uint32_t)(tiles > INT32_MAX ? INT32_MAX : tiles);
+    g[2] = b4 ? (uint32_t)sh->dim[0] : 1;
+}
+
+static void cost(const rk_instance *in, const rk_shape *sh, double *bytes, double *flops) {
+    const rk_gemm_spec *s = &in->u.gemm;
+    bool b4 = sh->rank == 4;
+    double batch = b4 ? (double)sh->dim[0] : 1, M = (double)sh->dim[b4], N = (double)sh->dim[b4 + 1],
+           K = (double)sh->dim[b4 + 2];
+    *flops = 2.0 * batch * M * N * K;
+    *bytes = batch * ((M * K + K * N) * rk_tile_elem_bytes(s->dtype) + M * N * rk_tile_elem_bytes(s->out_dtype));
+}
+
+static void input_range(const rk_instance *in, const rk_kparam *kp, double *lo, double *hi, double *away) {
+    (void)in;
+    (void)kp;
+    *lo = -1.0;
+    *hi = 1.0;
+    *away = 0;
+}
+
+static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *p) {
+    kn_gemm_build(in, t, k, p, false);
+}
+static void build_b(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *p) {
+    kn_gemm_build(in, t, k, p, true);
+}
+
+const kn_family kn_gemm = {
+    .name = "gemm", .knobs = knobs, .nknobs = RK_COUNTOF(knobs), .dims = gemm_dims, .ndims = 3,
+    .scalars = gemm_scalars, .nscalars = RK_COUNTOF(gemm_scalars), .defaults = defaults, .tune = tune,
+    .validate = validate, .check_shape = check_shape, .signature = signature, .grid = grid, .build = build,
+    .cost = cost, .reference = kn_gemm_reference, .input_range = input_range,
+};
+
+const kn_family kn_batched_gemm = {
+    .name = "batched_gemm", .knobs = knobs, .nknobs = RK_COUNTOF(knobs), .dims = batched_dims, .ndims = 4,
+    .scalars = batched_scalars, .nscalars = RK_COUNTOF(batched_scalars), .defaults = defaults, .tune = tune,
+    .validate = validate_b, .check_shape = check_shape, .signature = signature_b, .grid = grid, .build = build_b,
+    .cost = cost, .reference = kn_gemm_reference, .input_range = input_range,
+};

@@ -1,0 +1,246 @@
+/* rocke — the GEMM kernel: one block per tile_m x tile_n tile of C (in
+ * grouped-M order), warp_m x warp_n warps each owning a contiguous warp tile
+ * of atoms, K in tile_k steps through `stages` LDS buffers:
+ *   prologue   copy K tiles 0 .. stages-2, one async group each;
+ *   loop kt    wait until tile kt has landed, barrier (every warp is done
+ *              with the buffer about to be refilled), start the copy of tile
+ *              kt + stages - 1, then run the atoms on tile kt's buffer;
+ *   drain      wait for the trailing (zero-filled) copies;
+ *   epilogue   each accumulator through the fused chain, stored as pairs of
+ *              columns where the atom's slots hold them (mma.sync) and the
+ *              tile is inside C, element by element at the edges.
+ * With one stage the copy is synchronous between two barriers. Copies past
+ * M, N or K read zeros, so tails need no other care. Layer: kernels. */
+#include "gemm_int.h"
+
+static rk_value c32(rk_kernel *k, int64_t v) { return rk_const_i32(k, (int32_t)v); }
+
+/* i64 byte offset of `count` elements of `elem` for a pointer move. */
+static rk_value byte_off(rk_kernel *k, rk_value elems64, rk_scalar elem) {
+    rk_value eb = rk_const_i64(k, rk_tile_elem_bytes(elem));
+    return rk_build_mul(k, elems64, eb);
+}
+
+typedef struct gk {
+    rk_kernel *k;
+    const kn_gemm_plan *pl;
+    const rk_gemm_spec *s;
+    rk_tile_gview ga, gb;
+    rk_tile_copy_lanes la, lb;
+    rk_value sA, sB;           /* LDS */
+    rk_value m0, n0;           /* the block's tile origin */
+    rk_tile_warps w;
+} gk;
+
+/* Copy K tile `kt` (i32) into stage `st` (i32). */
+static void issue(gk *g, rk_value kt, rk_value st) {
+    rk_kernel *k = g->k;
+    const kn_gemm_plan *pl = g->pl;
+    rk_value bk = c32(k, pl->bk);
+    rk_value k0 = rk_build_mul(k, kt, bk);
+    rk_value sza = c32(k, pl->stage_a);
+    rk_value sta = rk_build_mul(k, st, sza);
+    rk_value szb = c32(k, pl->stage_b);
+    rk_value stb = rk_build_mul(k, st, szb);
+    if (pl->a_row) rk_tile_copy_issue(k, &pl->cpa, &g->la, &g->ga, g->m0, k0, g->sA, sta);
+    else rk_tile_copy_issue(k, &pl->cpa, &g->la, &g->ga, k0, g->m0, g->sA, sta);
+    if (pl->b_row) rk_tile_copy_issue(k, &pl->cpb, &g->lb, &g->gb, k0, g->n0, g->sB, stb);
+    else rk_tile_copy_issue(k, &pl->cpb, &g->lb, &g->gb, g->n0, k0, g->sB, stb);
+    rk_build_async_commit_group(k);
+}
+
+/* The atoms of one K tile: acc[mi * ni + j] += A(mi) * B(j) over ki steps. */
+static void compute(gk *g, rk_value stage, rk_value *acc) {
+    rk_kernel *k = g->k;
+    const kn_gemm_plan *pl = g->pl;
+    const rk_mma_atom *a = pl->atom;
+    rk_value sza = c32(k, pl->stage_a);
+    rk_value sta = rk_build_mul(k, stage, sza);
+    rk_value szb = c32(k, pl->stage_b);
+    rk_value stb = rk_build_mul(k, stage, szb);
+    rk_value wtm = c32(k, pl->wtm), wtn = c32(k, pl->wtn);
+    rk_value wm0 = rk_build_mul(k, g->w.wm, wtm);
+    rk_value wn0 = rk_build_mul(k, g->w.wn, wtn);
+    for (uint32_t kk = 0; kk < pl->ki; kk++) {
+        rk_value k0 = c32(k, kk * a->k);
+        rk_value fa[16], fb[32];
+        for (uint32_t i = 0; i < pl->mi; i++) {
+            rk_value off = c32(k, i * a->m);
+            rk_value mn = rk_build_add(k, wm0, off);
+            fa[i] = rk_tile_frag_load(k, a, &pl->opa, g->sA, sta, g->w.lane, mn, k0);
+        }
+        for (uint32_t j = 0; j < pl->ni; j++) {
+            rk_value off = c32(k, j * a->n);
+            rk_value mn = rk_build_add(k, wn0, off);
+            fb[j] = rk_tile_frag_load(k, a, &pl->opb, g->sB, stb, g->w.lane, mn, k0);
+        }
+        for (uint32_t i = 0; i < pl->mi; i++)
+            for (uint32_t j = 0; j < pl->ni; j++) acc[i * pl->ni + j] = rk_build_mma(k, a->op_id, fa[i], fb[j], acc[i * pl->ni + j]);
+    }
+}
+
+/* C[row, col] (i64 index) for an in-range element. */
+static rk_value c_index(rk_kernel *k, rk_value row, rk_value col, rk_value ldc) {
+    rk_value r64 = rk_build_sext(k, row, RK_T_I64);
+    rk_value l64 = rk_build_sext(k, ldc, RK_T_I64);
+    rk_value c64 = rk_build_sext(k, col, RK_T_I64);
+    rk_value ro = rk_build_mul(k, r64, l64);
+    return rk_build_add(k, ro, c64);
+}
+
+static void store_one(gk *g, const rk_epi_args *ea, rk_value C, rk_value x, rk_value row, rk_value col, rk_value M,
+                      rk_value N, rk_value ldc) {
+    rk_kernel *k = g->k;
+    rk_value rin = rk_build_cmp(k, "lt", row, M);
+    rk_value cin = rk_build_cmp(k, "lt", col, N);
+    rk_value ok = rk_build_and(k, rin, cin);
+    rk_value y = rk_tile_epi_apply(k, ea, x, row, col, ok);
+    rk_value out = rk_tile_from_f32(k, y, g->s->out_dtype);
+    rk_if_begin(k, ok);
+    rk_value at = c_index(k, row, col, ldc);
+    rk_store_global(k, C, at, out);
+    rk_if_end(k, NULL, 0);
+}
+
+static void epilogue(gk *g, const rk_epi_args *ea, rk_value C, rk_value M, rk_value N, rk_value ldc,
+                     const rk_value *acc) {
+    rk_kernel *k = g->k;
+    const kn_gemm_plan *pl = g->pl;
+    const rk_mma_atom *a = pl->atom;
+    uint32_t run = rk_tile_acc_col_run(a);
+    rk_value wtm = c32(k, pl->wtm), wtn = c32(k, pl->wtn);
+    rk_value wm0 = rk_build_mul(k, g->w.wm, wtm);
+    rk_value wn0 = rk_build_mul(k, g->w.wn, wtn);
+    rk_value rb = rk_build_add(k, g->m0, wm0);
+    rk_value cb = rk_build_add(k, g->n0, wn0);
+    /* pairs need an even row pitch (C's base is 16-byte aligned by the ABI) */
+    rk_value one = c32(k, 1), zero = c32(k, 0);
+    rk_value odd = rk_build_and(k, ldc, one);
+    rk_value even = rk_build_cmp(k, "eq", odd, zero);
+    for (uint32_t i = 0; i < pl->mi; i++)
+        for (uint32_t j = 0; j < pl->ni; j++) {
+            rk_value d = acc[i * pl->ni + j];
+            rk_value ro = c32(k, i * a->m), co = c32(k, j * a->n);
+            rk_value r0 = rk_build_add(k, rb, ro);
+            rk_value c0 = rk_build_add(k, cb, co);
+            for (uint32_t sl = 0; sl < a->c_len; sl += run) {
+                rk_tile_frag_coord fc = rk_tile_atom_coord(k, a->id, RK_FRAG_C, g->w.lane, sl);
+                rk_value row = rk_build_add(k, r0, fc.row);
+                rk_value col = rk_build_add(k, c0, fc.col);
+                if (run == 1) {
+                    rk_value x = rk_build_vextract(k, d, sl);
+                    store_one(g, ea, C, x, row, col, M, N, ldc);
+                    continue;
+                }
+                /* a pair of columns: one vector store when it is inside C */
+                rk_value rin = rk_build_cmp(k, "lt", row, M);
+                rk_value c1 = rk_build_add(k, col, one);
+                rk_value cin = rk_build_cmp(k, "lt", c1, N);
+                rk_value in2 = rk_build_and(k, rin, cin);
+                rk_value whole = rk_build_and(k, in2, even);
+                rk_if_begin(k, whole);
+                {
+                    int32_t mask[2] = {(int32_t)sl, (int32_t)sl + 1};
+                    rk_value x = rk_build_vshuffle(k, d, d, mask, 2);
+                    rk_value y = rk_tile_epi_apply(k, ea, x, row, col, whole);
+                    rk_value out = rk_tile_from_f32(k, y, g->s->out_dtype);
+                    rk_value at = c_index(k, row, col, ldc);
+                    rk_store_global(k, C, at, out);
+                }
+                rk_else(k, NULL, 0);
+                for (uint32_t e = 0; e < 2; e++) {
+                    rk_value x = rk_build_vextract(k, d, sl + e);
+                    rk_value ce = e ? c1 : col;
+                    store_one(g, ea, C, x, row, ce, M, N, ldc);
+                }
+                rk_if_end(k, NULL, 0);
+            }
+        }
+}
+
+void kn_gemm_build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *p, bool batched) {
+    const rk_gemm_spec *s = &in->u.gemm;
+    kn_gemm_plan pl;
+    rk_status st = kn_gemm_plan_make(s, t, batched, &pl);
+    RK_ASSERT(st == RK_OK, "gemm: building an instance that does not validate");
+    gk g = {.k = k, .pl = &pl, .s = s};
+    rk_value A = p[0], B = p[1], C = p[2], M = p[3], N = p[4], K = p[5], lda = p[6], ldb = p[7], ldc = p[8];
+    uint32_t next = batched ? 12 : 9;
+    rk_epi_args ea = {.chain = &s->fuse};
+    rk_epi_param eps[RK_EPI_MAX_PARAMS];
+    uint32_t ne = rk_epi_params(&s->fuse, s->out_dtype, eps);
+    for (uint32_t i = 0; i < ne; i++) ea.p[i] = p[next + i];
+
+    st = rk_tile_warps_begin(k, pl.wave, pl.wm, pl.wn, 1, &g.w);
+    RK_ASSERT(st == RK_OK, "gemm: warp grid of a validated plan");
+    /* the block's tile, in grouped-M order */
+    rk_value pid = rk_build_block_id(k, 0);
+    rk_ix tm = rk_ix_udiv(k, rk_ix_add(k, rk_ix_v(M), rk_ix_c(pl.bm - 1)), rk_ix_c(pl.bm));
+    rk_ix tn = rk_ix_udiv(k, rk_ix_add(k, rk_ix_v(N), rk_ix_c(pl.bn - 1)), rk_ix_c(pl.bn));
+    rk_ix pm, pn;
+    rk_tile_group_m(k, rk_ix_v(pid), tm, tn, s->group_m, &pm, &pn);
+    rk_ix m0 = rk_ix_mul(k, pm, rk_ix_c(pl.bm)), n0 = rk_ix_mul(k, pn, rk_ix_c(pl.bn));
+    g.m0 = rk_ix_value(k, m0);
+    g.n0 = rk_ix_value(k, n0);
+    if (batched) {
+        /* strided batches: move the three pointers by batch * stride elements */
+        rk_value z = rk_build_block_id(k, 2);
+        rk_value z64 = rk_build_sext(k, z, RK_T_I64);
+        rk_value ea_ = rk_build_mul(k, z64, p[9]);
+        rk_value ob = byte_off(k, ea_, s->dtype);
+        A = rk_build_global_ptr_add(k, A, ob);
+        rk_value eb_ = rk_build_mul(k, z64, p[10]);
+        rk_value obb = byte_off(k, eb_, s->dtype);
+        B = rk_build_global_ptr_add(k, B, obb);
+        rk_value ec_ = rk_build_mul(k, z64, p[11]);
+        rk_value oc = byte_off(k, ec_, s->out_dtype);
+        C = rk_build_global_ptr_add(k, C, oc);
+    }
+    g.ga = pl.a_row ? (rk_tile_gview){A, lda, M, K} : (rk_tile_gview){A, lda, K, M};
+    g.gb = pl.b_row ? (rk_tile_gview){B, ldb, K, N} : (rk_tile_gview){B, ldb, N, K};
+    /* LDS: every stage of A, then of B */
+    rk_smem_alloc_opts al = {.align = RK_SOME(128)};
+    uint32_t na = pl.stages * pl.stage_a, nb = pl.stages * pl.stage_b;
+    g.sA = rk_build_smem_alloc_ex(k, (rk_type){s->dtype}, &na, 1, &al);
+    g.sB = rk_build_smem_alloc_ex(k, (rk_type){s->dtype}, &nb, 1, &al);
+    rk_tile_copy_lanes_init(k, &pl.cpa, g.w.tid, &g.la);
+    rk_tile_copy_lanes_init(k, &pl.cpb, g.w.tid, &g.lb);
+
+    rk_ix kt_n = rk_ix_udiv(k, rk_ix_add(k, rk_ix_v(K), rk_ix_c(pl.bk - 1)), rk_ix_c(pl.bk));
+    rk_value ktiles = rk_ix_value(k, kt_n);
+    uint32_t S = pl.stages;
+    for (uint32_t i = 0; i + 1 < S; i++) {
+        rk_value ci = c32(k, i);
+        issue(&g, ci, ci);
+    }
+    uint32_t nacc = pl.mi * pl.ni;
+    rk_value init[192], acc[192];
+    for (uint32_t i = 0; i < nacc; i++) init[i] = rk_tile_acc_zero(k, pl.atom);
+    rk_value lo = c32(k, 0), step = c32(k, 1);
+    rk_value kt = rk_for_begin(k, lo, ktiles, step, "kt", nacc, init, NULL, acc);
+    {
+        rk_value Sv = c32(k, S);
+        if (S > 1) {
+            rk_build_async_wait_group(k, S - 2);
+            rk_build_sync(k);
+            rk_value ahead = c32(k, S - 1);
+            rk_value nxt = rk_build_add(k, kt, ahead);
+            rk_value nst = rk_build_umod(k, nxt, Sv);
+            issue(&g, nxt, nst);
+            rk_value cur = rk_build_umod(k, kt, Sv);
+            compute(&g, cur, acc);
+        } else {
+            rk_build_sync(k);
+            rk_value z = c32(k, 0);
+            issue(&g, kt, z);
+            rk_build_async_wait_group(k, 0);
+            rk_build_sync(k);
+            compute(&g, z, acc);
+        }
+    }
+    rk_value res[192];
+    rk_for_end(k, acc, nacc, res);
+    rk_build_async_wait_group(k, 0);
+    epilogue(&g, &ea, C, M, N, ldc, res);
+    (void)t;
+}
