@@ -193,7 +193,7 @@ static rk_status unknown_knob(const kn_family *fam, const char *name) {
 }
 
 static rk_status bad_value(const kn_family *fam, const rk_knob *kb, const char *value) {
-    char legal[256];
+    char legal[1024];
     rk_knob_legal_text(kb, legal, sizeof legal);
     return rk_fail(RK_ERR_INVALID, "%s: knob '%s' must be one of %s (got '%s')", fam->name, kb->name, legal, value);
 }

@@ -88,7 +88,7 @@ static void test_bad_inputs(void **state) {
     assert_int_equal(sh(ROCKE " build softmax --shape 4,300 --ir-only -o good"), 0);
     assert_int_equal(sh(ROCKE " build rmsnorm --shape 4,300 --ir-only -o norm"), 0);
     static const struct { const char *cmd; int rc; const char *frag; } rows[] = {
-        {"build gemm -o x", 1, "unknown kernel family 'gemm' (legal: elementwise, reduce, softmax"},
+        {"build gemmx -o x", 1, "unknown kernel family 'gemmx' (legal: elementwise, reduce, softmax"},
         {"build softmax --bogus 1 -o x", 1, "unknown knob 'bogus' for family softmax"},
         {"build softmax --dtype f64 -o x", 1, "f16|bf16|f32"},
         {"build elementwise --op tanh -o x", 1, "add|sub|mul|div|max|min|copy"},
