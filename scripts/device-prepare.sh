@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Build here everything an NVIDIA GPU session needs (the GPU machine has no
 # LLVM): the CLI and the launch benchmark, gpu-check kernels, and the small-op
-# kernels at the benchmark shapes, all into .devcarry/ (ignored by git).
+# kernels and the GEMM kernels at the benchmark shapes, all into .devcarry/
+# (ignored by git).
 # Usage: scripts/device-prepare.sh [BUILD_DIR] [TARGET]
 set -euo pipefail
 B=${1:-build}
@@ -36,4 +37,11 @@ layernorm-mb1 4096,32768 layernorm --min_blocks_per_sm 1
 layernorm-f32 32768,4096 layernorm --dtype f32
 layernorm-f32-mb4 32768,4096 layernorm --dtype f32 --min_blocks_per_sm 4
 VARIANTS
+# GEMM at the benchmark shapes (bench/gemm_shapes.txt), the heuristic's pick
+mkdir -p "$D/gemm"
+grep -v '^#' bench/gemm_shapes.txt | while read -r M N K layout dtype; do
+  [ -n "$M" ] || continue
+  "$B/rocke" build gemm --layout "$layout" --dtype "$dtype" --target "$T" --shape "$M,$N,$K" \
+    -o "$D/gemm/$layout-$dtype@$M,$N,$K" >/dev/null
+done
 du -sh "$D"

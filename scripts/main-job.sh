@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The main job (`make run`): build a softmax and an rmsnorm for the default
+# The main job (`make run`): build a softmax, an rmsnorm and a GEMM for the default
 # target and for the local device's target, run each with --verify on the
 # best device that can run it (the GPU when its target matches, else the CPU
 # emulator) and print the results. Usage: scripts/main-job.sh [BUILD_DIR]
@@ -9,6 +9,7 @@ BUILD=${1:-build}
 ROCKE="$BUILD/rocke"
 OUT="$BUILD/main-job"
 SHAPE=${ROCKE_MAIN_SHAPE:-256,4096}
+GEMM_SHAPE=${ROCKE_MAIN_GEMM_SHAPE:-257,320,192}
 if [ ! -x "$ROCKE" ]; then
   echo "main-job: $ROCKE not found: run 'make build' first" >&2
   exit 1
@@ -26,15 +27,17 @@ DEFAULT_TARGET=$("$ROCKE" targets | sed -n 's/^\([a-z0-9_]*\) .*(default).*/\1/p
 echo "main-job: default target $DEFAULT_TARGET, device target $DEVICE_TARGET, shape $SHAPE"
 
 status=0
-for fam in softmax rmsnorm; do
+for fam in softmax rmsnorm gemm; do
+  shape=$SHAPE
+  [ "$fam" = gemm ] && shape=$GEMM_SHAPE
   for target in "$DEFAULT_TARGET" "$DEVICE_TARGET"; do
     dir="$OUT/$fam-$target"
     [ -d "$dir" ] && continue
     echo
     echo "== $fam for $target"
-    if ! "$ROCKE" build "$fam" --dtype bf16 --target "$target" --shape "$SHAPE" -o "$dir"; then
+    if ! "$ROCKE" build "$fam" --dtype bf16 --target "$target" --shape "$shape" -o "$dir"; then
       echo "main-job: no code object for $target; building the IR for the emulator instead"
-      "$ROCKE" build "$fam" --dtype bf16 --target "$target" --shape "$SHAPE" --ir-only -o "$dir"
+      "$ROCKE" build "$fam" --dtype bf16 --target "$target" --shape "$shape" --ir-only -o "$dir"
     fi
     device=emu
     if [ "$target" = "$DEVICE_TARGET" ] && [ "$(field "$dir" binary_kind)" != ir ]; then device=auto; fi
