@@ -51,10 +51,10 @@ static void test_help_and_misuse(void **state) {
     expect(ROCKE " ir canon -h", 0, "usage: rocke ir canon FILE", NULL);
     expect(ROCKE " ir", 2, NULL, "usage: rocke ir");
     expect(ROCKE " ir frob x.ir", 2, NULL, "unknown command 'frob'");
-    expect(ROCKE " ir check", 2, NULL, "'check' needs a FILE");
+    expect(ROCKE " ir check", 2, NULL, "rocke ir check: missing FILE");
     expect(ROCKE " ir print a.ir b.ir", 2, NULL, "unexpected argument 'b.ir'");
     expect(ROCKE " ir print --bogus a.ir", 2, NULL, "unknown option '--bogus'");
-    expect(ROCKE " ir check --target", 2, NULL, "--target needs a target name");
+    expect(ROCKE " ir check --target", 2, NULL, "--target needs a value (--target T)");
     expect(ROCKE " ir check --target gfx1 " GOLDEN "/mma.ir", 2, NULL, "unknown target 'gfx1' (legal: ");
 }
 
