@@ -76,6 +76,8 @@ int cli_misuse(const cli_cmd *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+/* Does the sep-separated list ("a|b", "x,y") hold name? */
+bool cli_list_has(const char *list, char sep, const char *name);
 /* Was option `name` given? (false for a name not in the table) */
 bool cli_given(const cli_cmd *c, const char *name);
 

@@ -101,21 +101,6 @@ static void list_options(const cli_cmd *c, text *t) {
     add(t, "-h/--help");
 }
 
-/* The legal targets: the catalog with the default marked, then extra words. */
-static void target_legal(const cli_opt *o, text *t) {
-    const rk_target *d = o->def ? (o->def[0] ? rk_target_find(o->def) : NULL) : rk_target_default();
-    int i = 0;
-    for (const rk_target *const *tp = rk_targets(); *tp; tp++, i++)
-        add(t, "%s%s%s", i ? ", " : "", (*tp)->name, *tp == d ? " (default)" : "");
-    if (o->legal) {
-        for (const char *p = o->legal; *p;) {
-            size_t n = strcspn(p, "|");
-            add(t, ", %.*s", (int)n, p);
-            p += n + (p[n] == '|');
-        }
-    }
-}
-
 /* "a, b, c" from "a|b|c". */
 static void legal_list(const char *legal, text *t) {
     for (const char *p = legal; *p;) {
@@ -125,15 +110,29 @@ static void legal_list(const char *legal, text *t) {
     }
 }
 
-static bool in_legal(const char *legal, const char *v) {
-    size_t n = strlen(v);
-    for (const char *p = legal; *p;) {
-        size_t k = strcspn(p, "|");
-        if (k == n && !strncmp(p, v, n)) return true;
-        p += k + (p[k] == '|');
+/* The legal targets: the catalog with the default marked, then extra words. */
+static void target_legal(const cli_opt *o, text *t) {
+    const rk_target *d = o->def ? (o->def[0] ? rk_target_find(o->def) : NULL) : rk_target_default();
+    int i = 0;
+    for (const rk_target *const *tp = rk_targets(); *tp; tp++, i++)
+        add(t, "%s%s%s", i ? ", " : "", (*tp)->name, *tp == d ? " (default)" : "");
+    if (o->legal) {
+        add(t, ", ");
+        legal_list(o->legal, t);
+    }
+}
+
+bool cli_list_has(const char *list, char sep, const char *name) {
+    size_t n = strlen(name);
+    for (const char *p = list; *p;) {
+        size_t k = strcspn(p, (char[2]){sep, 0});
+        if (k == n && !strncmp(p, name, n)) return true;
+        p += k + (p[k] == sep);
     }
     return false;
 }
+
+static bool in_legal(const char *legal, const char *v) { return cli_list_has(legal, '|', v); }
 
 /* The integer range of an option, as [lo, hi] with lo's sign. */
 static void int_range(const cli_opt *o, int64_t *lo, uint64_t *hi) {

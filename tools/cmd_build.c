@@ -201,6 +201,14 @@ static void add_knobs(rk_family_id fam, knob_opts *ko, cli_opt *opts) {
     opts[ko->n] = (cli_opt){0};
 }
 
+static int family_missing(const cli_cmd *c) {
+    char names[256] = "";
+    size_t off = 0;
+    for (uint32_t f = 0; f < rk_family_count() && off < sizeof names; f++)
+        off += (size_t)snprintf(names + off, sizeof names - off, "%s%s", f ? ", " : "", rk_family_name((rk_family_id)f));
+    return cli_misuse(c, "expected a kernel family first (legal: %s)", names);
+}
+
 int cmd_build(int argc, char **argv) {
     const char *family = NULL, *out = NULL, *shape_text = NULL;
     const rk_target *t = rk_target_default();
@@ -225,6 +233,7 @@ int cmd_build(int argc, char **argv) {
     cli_cmd c = {.name = "build", .args = "FAMILY", .about = about, .opts = opts, .pos = &family, .max_pos = 1};
     rk_family_id fam = 0;
     int first = 1;
+    if (argc < 2) return family_missing(&c);
     /* the knobs depend on the family, so FAMILY comes first */
     if (argc >= 2 && argv[1][0] != '-') {
         if (rk_family_parse(argv[1], &fam)) {
@@ -236,22 +245,13 @@ int cmd_build(int argc, char **argv) {
         c.pos = NULL;
         c.max_pos = 0;
         first = 2;
-    } else {
-        opts[0].required = false;   /* the family is what is missing */
     }
     int prc = cli_parse(&c, argc, argv, first);
     if (prc >= 0) return prc;
     if (want_list) return list();
     if (first == 1 && family)
         return cli_misuse(&c, "the family '%s' must come first (rocke build %s [options])", family, family);
-    if (first == 1) {
-        char names[256] = "";
-        size_t off = 0;
-        for (uint32_t f = 0; f < rk_family_count() && off < sizeof names; f++)
-            off += (size_t)snprintf(names + off, sizeof names - off, "%s%s", f ? ", " : "",
-                                    rk_family_name((rk_family_id)f));
-        return cli_misuse(&c, "expected a kernel family first (legal: %s)", names);
-    }
+    if (first == 1) return family_missing(&c);
     if (!t) t = device_target();
     rk_instance in;
     rk_instance_default(fam, &in);

@@ -17,16 +17,7 @@ static void list(void) {
 }
 
 /* Does the comma-separated list name check `name`? */
-static bool selected(const char *only, const char *name) {
-    if (!only) return true;
-    size_t n = strlen(name);
-    for (const char *p = only; *p;) {
-        size_t len = strcspn(p, ",");
-        if (len == n && !strncmp(p, name, n)) return true;
-        p += len + (p[len] == ',');
-    }
-    return false;
-}
+static bool selected(const char *only, const char *name) { return !only || cli_list_has(only, ',', name); }
 
 /* Every name of the --only list is a check; empty names are refused, so
  * --only '' and --only ,,, fail alike. */
