@@ -78,12 +78,10 @@ static cli_opt *find(const cli_cmd *c, const char *a, const char **inline_val) {
     return NULL;
 }
 
-static bool is_help(const char *a) { return !strcmp(a, "-h") || !strcmp(a, "--help"); }
-
 /* Would argument a be read as an option of c? (then it is no value) */
 static bool is_option(const cli_cmd *c, const char *a) {
     const char *v;
-    return is_help(a) || !strcmp(a, "--") || find(c, a, &v) != NULL;
+    return cli_is_help(a) || !strcmp(a, "--") || find(c, a, &v) != NULL;
 }
 
 /* "-o/--out" or "--iters": how an option is named in messages and help. */
@@ -307,7 +305,7 @@ int cli_parse(cli_cmd *c, int argc, char **argv, int first) {
             only_pos = true;
             continue;
         }
-        if (is_help(a)) {
+        if (cli_is_help(a)) {
             cli_help(c, stdout);
             return 0;
         }

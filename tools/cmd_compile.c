@@ -2,12 +2,9 @@
  * DIR/NAME.ll plus DIR/NAME.hsaco (AMD) or DIR/NAME.ptx and DIR/NAME.cubin
  * (NVIDIA), printing the stage timings. Exit 0 ok, 1 on errors, 2 on misuse.
  * Layer: tools. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "rocke/rocke.h"
 #include "rocke/compile.h"
