@@ -1,7 +1,10 @@
-/* rocke CLI — shared helpers. Layer: tools. */
+/* rocke CLI — shared helpers: library errors, output folders, the checked
+ * close of standard output and error. Layer: tools. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "rocke/rocke.h"
 #include "cli.h"
@@ -13,14 +16,66 @@ int cli_fail(const char *cmd) {
     return 1;
 }
 
-bool cli_parse_u64(const char *cmd, const char *flag, const char *s, unsigned long long *out) {
-    char *end;
+bool cli_out_dir_usable(const char *cmd, const char *dir) {
+    struct stat st;
+    if (stat(dir, &st) == 0) {
+        if (!S_ISDIR(st.st_mode)) {
+            fprintf(stderr, "rocke %s: the output path '%s' exists and is not a folder\n", cmd, dir);
+            return false;
+        }
+        if (access(dir, W_OK | X_OK) != 0) {
+            fprintf(stderr, "rocke %s: the output folder '%s' is not writable: %s\n", cmd, dir, strerror(errno));
+            return false;
+        }
+        return true;
+    }
+    size_t n = strlen(dir);
+    char *parent = malloc(n + 2);
+    if (!parent) return false;
+    memcpy(parent, dir, n + 1);
+    while (n > 1 && parent[n - 1] == '/') parent[--n] = '\0';   /* "out/" names "out" */
+    char *slash = strrchr(parent, '/');
+    if (slash == parent) slash[1] = '\0';
+    else if (slash) *slash = '\0';
+    else memcpy(parent, ".", 2);
     errno = 0;
-    if (!s || !*s || *s == '-') goto bad;
-    *out = strtoull(s, &end, 0);
-    if (errno || *end) goto bad;
+    bool ok = stat(parent, &st) == 0 && S_ISDIR(st.st_mode) && access(parent, W_OK | X_OK) == 0;
+    if (!ok)
+        fprintf(stderr, "rocke %s: cannot create the output folder '%s': %s\n", cmd, dir,
+                errno ? strerror(errno) : "its parent is not a writable folder");
+    free(parent);
+    return ok;
+}
+
+int cli_close_streams(const char *cmd, int rc) {
+    /* stdio keeps a failed write in the stream's error flag, so this one check
+     * covers every printf of the command (a full disk, /dev/full, a closed pipe) */
+    errno = 0;
+    bool bad = fflush(stdout) != 0;
+    int err = errno;
+    bad |= ferror(stdout) != 0;
+    if (fclose(stdout) != 0 && !bad) {
+        bad = true;
+        err = errno;
+    }
+    if (bad) {
+        fprintf(stderr, "rocke%s%s: cannot write standard output%s%s\n", cmd ? " " : "", cmd ? cmd : "",
+                err ? ": " : "", err ? strerror(err) : "");
+        if (rc == 0) rc = 1;
+    }
+    if ((fflush(stderr) != 0 || ferror(stderr) || fclose(stderr) != 0) && rc == 0) rc = 1;
+    return rc;
+}
+
+bool cli_names_unique(const char *cmd, const char *opt, const cli_list *list) {
+    for (uint32_t i = 0; i < list->n; i++) {
+        size_t n = strcspn(list->v[i], "=");
+        for (uint32_t j = 0; j < i; j++)
+            if (strcspn(list->v[j], "=") == n && !strncmp(list->v[i], list->v[j], n)) {
+                fprintf(stderr, "rocke %s: %s %.*s given twice ('%s' and '%s'); give each name once\n", cmd, opt,
+                        (int)n, list->v[i], list->v[j], list->v[i]);
+                return false;
+            }
+    }
     return true;
-bad:
-    fprintf(stderr, "rocke %s: %s expects a non-negative integer, got '%s'\n", cmd, flag, s ? s : "");
-    return false;
 }

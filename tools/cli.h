@@ -1,8 +1,11 @@
-/* rocke CLI — helpers shared by the sub-commands. Layer: tools. */
+/* rocke CLI — what the sub-commands share: the option parser (cli_opts.c),
+ * the shape and scalar parsers (cli_shape.c), messages and outputs (cli.c).
+ * Layer: tools. */
 #ifndef ROCKE_CLI_H
 #define ROCKE_CLI_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "rocke/kernels.h"
@@ -11,20 +14,96 @@
 #define CMD(name, help) int cmd_##name(int argc, char **argv);
 #include "commands.def"
 
-/* True when argv[i] is -h or --help. */
+/* ---- cli_opts.c: the one option parser --------------------------------------
+ * Each command declares its options as a table of cli_opt ending in {0} and
+ * calls cli_parse once. Spellings: --name VALUE, --name=VALUE, -x VALUE, -xVALUE
+ * (short alias); '-' and '_' are the same in names (--block-size, --block_size);
+ * "--" ends the options; -h/--help prints the help made from the table to
+ * standard output. Every option but a CLI_REPEATED one may be given once. */
+typedef enum cli_kind {
+    CLI_FLAG,     /* bool: no value */
+    CLI_STRING,   /* const char *, non-empty; .legal "a|b|c" restricts it */
+    CLI_U32,      /* uint32_t; .ranged: [.lo, .hi], else the type's full range */
+    CLI_U64,      /* uint64_t */
+    CLI_I64,      /* int64_t */
+    CLI_DOUBLE,   /* double, finite; .ranged: [.dlo, .dhi] */
+    CLI_TARGET,   /* const rk_target *: a name of the catalog, or a word of .legal (stores NULL) */
+    CLI_PATH,     /* const char *, a file or folder name */
+    CLI_REPEATED, /* cli_list: each occurrence's text, in order */
+} cli_kind;
+
+#define CLI_LIST_MAX 64
+typedef struct cli_list {
+    const char *v[CLI_LIST_MAX];
+    uint32_t n;
+} cli_list;
+
+typedef struct cli_opt {
+    const char *name;    /* "--iters"; NULL ends the table */
+    char alias;          /* 'o' for -o; 0: none */
+    cli_kind kind;
+    void *dst;           /* bool, const char *, uint32_t, uint64_t, int64_t, double, const rk_target *, cli_list */
+    const char *meta;    /* the value in help and messages: "N", "DIR" */
+    const char *help;    /* lines separated by '\n' */
+    const char *legal;   /* CLI_STRING: the legal values; CLI_TARGET: extra words ("device") */
+    const char *def;     /* default shown in help; CLI_TARGET: the target marked "(default)" ("" none, NULL the
+                          * catalog's default) */
+    bool ranged, required;
+    bool alone;          /* a flag that waives the required options (--list) */
+    int64_t lo;          /* integer range when ranged */
+    uint64_t hi;
+    double dlo, dhi;     /* CLI_DOUBLE range when ranged */
+    uint32_t seen;       /* set by cli_parse: how often it was given */
+} cli_opt;
+
+typedef struct cli_cmd {
+    const char *name;    /* "run", "ir check": messages read "rocke <name>: ..." */
+    const char *args;    /* the positional arguments in the synopsis: "FILE.ir" ("" none) */
+    const char *about;   /* text after the usage line */
+    const char *more;    /* text after the options (NULL: none) */
+    cli_opt *opts;
+    const char **pos;    /* receives the positional arguments */
+    uint32_t min_pos, max_pos;
+} cli_cmd;
+
+/* Parse argv[first .. argc). Returns -1 to go on, else the exit code to return
+ * at once: 0 after --help, 2 on misuse (the message is printed). */
+int cli_parse(cli_cmd *c, int argc, char **argv, int first);
+void cli_help(const cli_cmd *c, FILE *f);
+/* "rocke <name>: MESSAGE (see rocke <name> --help)" on stderr; returns 2. */
+int cli_misuse(const cli_cmd *c, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* Does the sep-separated list ("a|b", "x,y") hold name? */
+bool cli_list_has(const char *list, char sep, const char *name);
+/* Was option `name` given? (false for a name not in the table) */
+bool cli_given(const cli_cmd *c, const char *name);
+
+/* ---- cli.c ------------------------------------------------------------------- */
+/* True when arg is -h or --help. */
 bool cli_is_help(const char *arg);
 /* Report a failed library call: "rocke <cmd>: <rk_error_message()>". Returns 1. */
 int cli_fail(const char *cmd);
-/* Parse a non-negative integer option value; prints an error and returns
- * false when malformed. */
-bool cli_parse_u64(const char *cmd, const char *flag, const char *s, unsigned long long *out);
+/* An output folder: an existing writable folder, or one that can be created
+ * (its parent exists and is writable). Prints why not; false then. */
+bool cli_out_dir_usable(const char *cmd, const char *dir);
+/* The end of every command: flush and close standard output and error; a
+ * failed write anywhere before (ferror) or now turns rc 0 into 1 with one
+ * message on stderr. Returns the exit status. */
+int cli_close_streams(const char *cmd, int rc);
 
-/* cli_shape.c: --shape TEXT for family f, "4096,4096" or "M=4096,N=4096"
- * (named: only those dimensions change), applied to *s (which holds the
- * default or the manifest's shape). Prints the error; false on failure. */
+/* ---- cli_shape.c ------------------------------------------------------------- */
+/* --shape TEXT for family f, "4096,4096" or "M=4096,N=4096" (named: only those
+ * dimensions change), applied to *s (which holds the default or the
+ * manifest's shape). Prints the error; false on failure. */
 bool cli_shape_parse(const char *cmd, rk_family_id f, const char *text, rk_shape *s);
 /* --arg NAME=NUMBER: a given scalar (eps). */
 typedef struct cli_arg { char name[32]; double value; } cli_arg;
 bool cli_arg_parse(const char *cmd, const char *text, cli_arg *out);
+/* Every NAME=VALUE text of `list` (the values of option `opt`) names a
+ * different NAME; else prints "OPT NAME given twice ('...' and '...')". */
+bool cli_names_unique(const char *cmd, const char *opt, const cli_list *list);
 
 #endif

@@ -10,29 +10,47 @@
 #include "rocke/kernels.h"
 #include "cli.h"
 
+/* The usage of --shape for family f, after a message about `text`. */
+static bool shape_usage(const char *cmd, rk_family_id f, const char *text, const char *what) {
+    uint32_t nd;
+    const rk_dim_decl *d = rk_family_dims(f, &nd);
+    char legal[256] = "";
+    size_t off = 0;
+    for (uint32_t i = 0; i < nd && off < sizeof legal; i++)
+        off += (size_t)snprintf(legal + off, sizeof legal - off, "%s%s", i ? "," : "", d[i].name);
+    fprintf(stderr, "rocke %s: --shape '%s': %s; --shape expects positive integers, positional (%s in "
+            "that order) or named (NAME=VALUE,... with NAME one of %s)\n", cmd, text, what, legal, legal);
+    return false;
+}
+
 bool cli_shape_parse(const char *cmd, rk_family_id f, const char *text, rk_shape *s) {
-    char buf[512], *names[RK_SHAPE_MAX_DIMS];
+    char buf[512], why[600], *names[RK_SHAPE_MAX_DIMS];
     uint64_t vals[RK_SHAPE_MAX_DIMS];
     uint32_t n = 0, named = 0;
-    if (!text || !*text || strlen(text) >= sizeof buf) goto bad;
+    if (!text || !*text) return shape_usage(cmd, f, "", "no extents");
+    if (strlen(text) >= sizeof buf) return shape_usage(cmd, f, text, "too long");
     memcpy(buf, text, strlen(text) + 1);
     for (char *p = buf; p;) {
         char *comma = strchr(p, ',');
         if (comma) *comma = 0;
-        if (n == RK_SHAPE_MAX_DIMS) goto bad;
+        if (n == RK_SHAPE_MAX_DIMS) return shape_usage(cmd, f, text, "more extents than any family has");
         char *eq = strchr(p, '=');
         names[n] = NULL;
         if (eq) {
             *eq = 0;
+            if (!*p) return shape_usage(cmd, f, text, "an extent without its dimension name");
             names[n] = p;
             p = eq + 1;
             named++;
         }
         char *end;
         errno = 0;
-        if (!*p || *p == '-' || *p == '+') goto bad;
-        unsigned long long v = strtoull(p, &end, 10);
-        if (errno || *end || (names[n] && !*names[n])) goto bad;
+        bool digits = *p >= '0' && *p <= '9';
+        unsigned long long v = digits ? strtoull(p, &end, 10) : 0;
+        /* 0 passes: the family's check names the dimension */
+        if (!digits || *end) snprintf(why, sizeof why, "%s is not a positive integer", *p ? p : "''");
+        else if (errno) snprintf(why, sizeof why, "%s is too large (at most 18446744073709551615)", p);
+        if (!digits || *end || errno) return shape_usage(cmd, f, text, why);
         vals[n++] = v;
         p = comma ? comma + 1 : NULL;
     }
@@ -45,16 +63,6 @@ bool cli_shape_parse(const char *cmd, rk_family_id f, const char *text, rk_shape
         return false;
     }
     return true;
-bad:;
-    uint32_t nd;
-    const rk_dim_decl *d = rk_family_dims(f, &nd);
-    char legal[256] = "";
-    size_t off = 0;
-    for (uint32_t i = 0; i < nd && off < sizeof legal; i++)
-        off += (size_t)snprintf(legal + off, sizeof legal - off, "%s%s", i ? "," : "", d[i].name);
-    fprintf(stderr, "rocke %s: --shape expects positive integers, positional (%s in that order) or named "
-            "(NAME=VALUE,... with NAME one of %s), got '%s'\n", cmd, legal, legal, text ? text : "");
-    return false;
 }
 
 bool cli_arg_parse(const char *cmd, const char *text, cli_arg *out) {

@@ -11,27 +11,6 @@
 
 int cmd_analyze(int argc, char **argv);
 
-static const char usage_text[] =
-    "usage: rocke analyze FILE.hsaco [--target T] [--wg N] [--json] [--isa] [--listing]\n"
-    "\n"
-    "Read the AMDGPU metadata of FILE (code object v4/v5) and print per kernel: VGPR\n"
-    "(unified VGPR+AGPR count, arch VGPRs, AGPRs), SGPR, LDS, scratch, spills, kernarg\n"
-    "size, wave size, max workgroup size, and the occupancy on the code object's target\n"
-    "(--target is used when the object names no target rocke knows).\n"
-    "\n"
-    "  --wg N      workgroup size for the occupancy (default: the kernel's maximum)\n"
-    "  --json      one JSON object on standard output\n"
-    "  --isa       instruction counts from llvm-objdump -d (MFMA, buffer/global/scratch\n"
-    "              loads and stores, ds_read/write, s_waitcnt, barriers, VALU, SALU)\n"
-    "  --listing   also print the disassembly\n"
-    "\n"
-    "Occupancy formulas: docs/compile.md.\n";
-
-static int misuse(const char *msg, const char *arg) {
-    fprintf(stderr, "rocke analyze: %s%s%s (see rocke analyze --help)\n", msg, arg ? " " : "", arg ? arg : "");
-    return 2;
-}
-
 static void print_text(const rk_hsaco_info *info, const rk_isa_stats *isa) {
     printf("target %s\n", info->target[0] ? info->target : "(none)");
     for (uint32_t i = 0; i < info->nkernels; i++) {
@@ -113,43 +92,34 @@ static void print_json(const rk_hsaco_info *info, const rk_isa_stats *isa) {
 }
 
 int cmd_analyze(int argc, char **argv) {
-    const char *file = NULL, *target = NULL, *wg = NULL;
-    bool json = false, want_isa = false, listing = false;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (cli_is_help(a)) {
-            fputs(usage_text, stdout);
-            return 0;
-        } else if (!strcmp(a, "--target") || !strcmp(a, "--wg")) {
-            if (i + 1 >= argc) return misuse("missing value after", a);
-            *(!strcmp(a, "--wg") ? &wg : &target) = argv[++i];
-        } else if (!strncmp(a, "--target=", 9)) target = a + 9;
-        else if (!strcmp(a, "--json")) json = true;
-        else if (!strcmp(a, "--isa")) want_isa = true;
-        else if (!strcmp(a, "--listing")) want_isa = listing = true;
-        else if (a[0] == '-' && a[1]) return misuse("unknown option", a);
-        else if (file) return misuse("more than one input file:", a);
-        else file = a;
-    }
-    if (!file) return misuse("no input file", NULL);
+    const char *file = NULL;
     const rk_target *t = NULL;
-    if (target && !(t = rk_target_find(target))) {
-        fprintf(stderr, "rocke analyze: %s\n", rk_error_message());
-        return 2;
-    }
-    if (t && t->vendor != RK_VENDOR_AMD) {
-        fprintf(stderr, "rocke analyze: %s is not an AMD target; HSACO analysis covers gfx90a, gfx942, gfx950\n",
-                t->name);
-        return 2;
-    }
-    unsigned long long wg_size = 0;
-    if (wg) {
-        if (!cli_parse_u64("analyze", "--wg", wg, &wg_size)) return 2;
-        if (wg_size == 0 || wg_size > 1024) {
-            fprintf(stderr, "rocke analyze: --wg %s is out of range (legal: 1..1024)\n", wg);
-            return 2;
-        }
-    }
+    uint32_t wg_size = 0;
+    bool json = false, want_isa = false, listing = false;
+    cli_opt opts[] = {
+        {.name = "--target", .kind = CLI_TARGET, .dst = &t, .meta = "T", .def = "",
+         .help = "the target when the code object names none rocke knows (AMD only)"},
+        {.name = "--wg", .kind = CLI_U32, .dst = &wg_size, .meta = "N", .ranged = true, .lo = 1, .hi = 1024,
+         .help = "workgroup size for the occupancy (default: the kernel's maximum)"},
+        {.name = "--json", .kind = CLI_FLAG, .dst = &json, .help = "one JSON object on standard output"},
+        {.name = "--isa", .kind = CLI_FLAG, .dst = &want_isa,
+         .help = "instruction counts from llvm-objdump -d (MFMA, buffer/global/scratch\n"
+                 "loads and stores, ds_read/write, s_waitcnt, barriers, VALU, SALU)"},
+        {.name = "--listing", .kind = CLI_FLAG, .dst = &listing, .help = "also print the disassembly (implies --isa)"},
+        {0},
+    };
+    cli_cmd c = {.name = "analyze", .args = "FILE.hsaco", .opts = opts, .pos = &file, .min_pos = 1, .max_pos = 1,
+                 .about = "Read the AMDGPU metadata of FILE (code object v4/v5) and print per kernel: VGPR\n"
+                          "(unified VGPR+AGPR count, arch VGPRs, AGPRs), SGPR, LDS, scratch, spills, kernarg\n"
+                          "size, wave size, max workgroup size, and the occupancy on the code object's target.\n"
+                          "Exit 0 ok, 1 on errors, 2 on misuse.",
+                 .more = "Occupancy formulas: docs/compile.md.\n"};
+    int prc = cli_parse(&c, argc, argv, 1);
+    if (prc >= 0) return prc;
+    want_isa |= listing;
+    if (t && t->vendor != RK_VENDOR_AMD)
+        return cli_misuse(&c, "--target %s is not an AMD target; HSACO analysis covers gfx90a, gfx942, gfx950",
+                          t->name);
     char *data;
     size_t n;
     if (rk_read_file(file, &data, &n) != RK_OK) return cli_fail("analyze");
@@ -160,7 +130,7 @@ int cmd_analyze(int argc, char **argv) {
         return 1;
     }
     for (uint32_t i = 0; wg_size && info.t && i < info.nkernels; i++)
-        rk_occupancy_compute(info.t, &info.kernels[i], (uint32_t)wg_size, &info.kernels[i].occ);
+        rk_occupancy_compute(info.t, &info.kernels[i], wg_size, &info.kernels[i].occ);
     rk_isa_stats isa;
     char *text = NULL;
     int rc = 0;

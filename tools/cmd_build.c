@@ -19,31 +19,6 @@
 #include "base/base_int.h"
 #include "cli.h"
 
-static const char usage_text[] =
-    "usage: rocke build FAMILY [--op OP] [--dtype T] [--KNOB VALUE ...] [--shape SHAPE]\n"
-    "                   [--target T|device] -o DIR [--ir-only]\n"
-    "       rocke build --list\n"
-    "\n"
-    "Build one instance of a kernel family for target T (default: the default target;\n"
-    "'device' = the target of the best device present) and write DIR/NAME.ir, DIR/NAME.ll,\n"
-    "the code object (NAME.hsaco on AMD, NAME.ptx and NAME.cubin on NVIDIA) and\n"
-    "DIR/manifest.json for `rocke run`. Knobs not given are chosen for --shape\n"
-    "by the heuristic; the shape becomes the manifest's default_shape.\n"
-    "\n"
-    "  FAMILY          elementwise, reduce, softmax, layernorm, rmsnorm, transpose\n"
-    "  --KNOB VALUE    any knob of the family (--list shows them; --block-size or\n"
-    "                  --block_size); --dtype also sets out_dtype unless that is given\n"
-    "  --shape SHAPE   the family's dimensions (--list shows them), positional 4096,4096\n"
-    "                  or named M=4096,N=4096 (named: the others keep their default);\n"
-    "                  elementwise has one, N, and takes 4096,4096 as their product\n"
-    "  --ir-only       skip compiling: the manifest's binary is NAME.ir (emulator only)\n"
-    "  --list          families, ops, knobs and their legal values\n";
-
-static int misuse(const char *msg, const char *arg) {
-    fprintf(stderr, "rocke build: %s%s%s (see rocke build --help)\n", msg, arg ? " " : "", arg ? arg : "");
-    return 2;
-}
-
 static int list(void) {
     for (uint32_t f = 0; f < rk_family_count(); f++) {
         uint32_t n;
@@ -188,42 +163,108 @@ static const rk_target *device_target(void) {
     return t ? t : rk_target_default();
 }
 
+static const char about[] =
+    "Build one instance of a kernel family for target T and write DIR/NAME.ir, DIR/NAME.ll,\n"
+    "the code object (NAME.hsaco on AMD, NAME.ptx and NAME.cubin on NVIDIA) and\n"
+    "DIR/manifest.json for `rocke run`. Knobs not given are chosen for --shape by the\n"
+    "heuristic; the shape becomes the manifest's default_shape. FAMILY: elementwise, reduce,\n"
+    "softmax, layernorm, rmsnorm, transpose; `rocke build FAMILY --help` lists its knobs\n"
+    "(--KNOB VALUE; --block-size or --block_size), --dtype also sets out_dtype unless that\n"
+    "is given. Exit 0 ok, 1 on errors, 2 on misuse.";
+
+enum { MAX_KNOBS = 48, COMMON_OPTS = 5 };
+
+/* A family's knobs as options: --NAME VALUE, checked by rk_instance_set. */
+typedef struct knob_opts {
+    char name[MAX_KNOBS][40], help[MAX_KNOBS][320];
+    const char *value[MAX_KNOBS];
+    uint32_t n;
+} knob_opts;
+
+static void add_knobs(rk_family_id fam, knob_opts *ko, cli_opt *opts) {
+    uint32_t n;
+    const rk_knob *kb = rk_family_knobs(fam, &n);
+    ko->n = n < MAX_KNOBS ? n : MAX_KNOBS;
+    for (uint32_t i = 0; i < ko->n; i++) {
+        char legal[256];
+        rk_knob_legal_text(&kb[i], legal, sizeof legal);
+        snprintf(ko->name[i], sizeof ko->name[i], "--%s", kb[i].name);
+        for (char *c = ko->name[i] + 2; *c; c++)
+            if (*c == '_') *c = '-';
+        for (char *c = legal; *c; c++)
+            if (*c == '|') *c = ',';
+        snprintf(ko->help[i], sizeof ko->help[i], "%s%s\n(legal: %s)", kb[i].help,
+                 kb[i].perf ? " (heuristic)" : "", legal);
+        opts[i] = (cli_opt){.name = ko->name[i], .kind = CLI_STRING, .dst = &ko->value[i], .meta = "VALUE",
+                            .help = ko->help[i]};
+    }
+    opts[ko->n] = (cli_opt){0};
+}
+
+static int family_missing(const cli_cmd *c) {
+    char names[256] = "";
+    size_t off = 0;
+    for (uint32_t f = 0; f < rk_family_count() && off < sizeof names; f++)
+        off += (size_t)snprintf(names + off, sizeof names - off, "%s%s", f ? ", " : "", rk_family_name((rk_family_id)f));
+    return cli_misuse(c, "expected a kernel family first (legal: %s)", names);
+}
+
 int cmd_build(int argc, char **argv) {
-    if (argc >= 2 && cli_is_help(argv[1])) { fputs(usage_text, stdout); return 0; }
-    if (argc >= 2 && !strcmp(argv[1], "--list")) return list();
-    if (argc < 2 || argv[1][0] == '-') return misuse("expected a kernel family", NULL);
-    rk_family_id fam;
-    if (rk_family_parse(argv[1], &fam)) return cli_fail("build");
+    const char *family = NULL, *out = NULL, *shape_text = NULL;
+    const rk_target *t = rk_target_default();
+    bool ir_only = false, want_list = false;
+    knob_opts ko = {.n = 0};
+    cli_opt opts[COMMON_OPTS + MAX_KNOBS + 1] = {
+        {.name = "--out", .alias = 'o', .kind = CLI_PATH, .dst = &out, .meta = "DIR", .required = true,
+         .help = "the output folder (created with its parents)"},
+        {.name = "--target", .kind = CLI_TARGET, .dst = &t, .meta = "T", .legal = "device",
+         .help = "the target; 'device': the target of the best device present"},
+        {.name = "--shape", .kind = CLI_STRING, .dst = &shape_text, .meta = "SHAPE",
+         .help = "the family's dimensions (--list shows them), positional 4096,4096\n"
+                 "or named M=4096,N=4096 (named: the others keep their default);\n"
+                 "elementwise has one, N, and takes 4096,4096 as their product"},
+        {.name = "--ir-only", .kind = CLI_FLAG, .dst = &ir_only,
+         .help = "skip compiling: the manifest's binary is NAME.ir (emulator only)"},
+        {.name = "--list", .kind = CLI_FLAG, .dst = &want_list, .alone = true,
+         .help = "families, ops, knobs and their legal values"},
+        {0},
+    };
+    _Static_assert(COMMON_OPTS == 5, "the common options come first in opts[]");
+    cli_cmd c = {.name = "build", .args = "FAMILY", .about = about, .opts = opts, .pos = &family, .max_pos = 1};
+    rk_family_id fam = 0;
+    int first = 1;
+    if (argc < 2) return family_missing(&c);
+    /* the knobs depend on the family, so FAMILY comes first */
+    if (argc >= 2 && argv[1][0] != '-') {
+        if (rk_family_parse(argv[1], &fam)) {
+            fprintf(stderr, "rocke build: %s\n", rk_error_message());
+            return 2;
+        }
+        add_knobs(fam, &ko, opts + COMMON_OPTS);
+        family = argv[1];
+        c.pos = NULL;
+        c.max_pos = 0;
+        first = 2;
+    }
+    int prc = cli_parse(&c, argc, argv, first);
+    if (prc >= 0) return prc;
+    if (want_list) return list();
+    if (first == 1 && family)
+        return cli_misuse(&c, "the family '%s' must come first (rocke build %s [options])", family, family);
+    if (first == 1) return family_missing(&c);
+    if (!t) t = device_target();
     rk_instance in;
     rk_instance_default(fam, &in);
-    const rk_target *t = rk_target_default();
-    const char *out = NULL;
     uint64_t locked = 0;
+    for (uint32_t i = 0; i < ko.n; i++) {
+        if (!ko.value[i]) continue;
+        uint32_t ix;
+        if (rk_instance_set(&in, ko.name[i] + 2, ko.value[i], &ix)) return cli_fail("build");
+        locked |= 1ull << ix;
+    }
     rk_shape shape;
     rk_shape_default(fam, &shape);
-    bool ir_only = false;
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i];
-        if (cli_is_help(a)) { fputs(usage_text, stdout); return 0; }
-        if (!strcmp(a, "--ir-only")) { ir_only = true; continue; }
-        if (strncmp(a, "-", 1)) return misuse("unexpected argument", a);
-        if (i + 1 >= argc) return misuse("missing value after", a);
-        const char *v = argv[++i];
-        if (!strcmp(a, "-o") || !strcmp(a, "--out")) out = v;
-        else if (!strcmp(a, "--target")) {
-            t = !strcmp(v, "device") ? device_target() : rk_target_find(v);
-            if (!t) return cli_fail("build");
-        } else if (!strcmp(a, "--shape")) {
-            if (!cli_shape_parse("build", fam, v, &shape)) return 2;
-        } else if (!strncmp(a, "--", 2)) {
-            uint32_t ix;
-            if (rk_instance_set(&in, a + 2, v, &ix)) return cli_fail("build");
-            locked |= 1ull << ix;
-        } else {
-            return misuse("unknown option", a);
-        }
-    }
-    if (!out) return misuse("missing -o DIR", NULL);
+    if (shape_text && !cli_shape_parse("build", fam, shape_text, &shape)) return 2;
     double t0 = now_ms();
     if (rk_instance_tune(&in, t, &shape, locked) || rk_instance_validate(&in, t) ||
         rk_instance_check_shape(&in, &shape))
@@ -231,8 +272,8 @@ int cmd_build(int argc, char **argv) {
     rk_kernel *k = NULL;
     if (rk_instance_build(&in, t, &k)) return cli_fail("build");
     double build_ms = now_ms() - t0;
-    if (mkdirs(out)) {
-        fprintf(stderr, "rocke build: cannot create '%s': %s\n", out, strerror(errno));
+    if (mkdirs(out) || !cli_out_dir_usable("build", out)) {
+        if (errno) fprintf(stderr, "rocke build: cannot create '%s': %s\n", out, strerror(errno));
         rk_kernel_free(k);
         return 1;
     }

@@ -2,12 +2,9 @@
  * DIR/NAME.ll plus DIR/NAME.hsaco (AMD) or DIR/NAME.ptx and DIR/NAME.cubin
  * (NVIDIA), printing the stage timings. Exit 0 ok, 1 on errors, 2 on misuse.
  * Layer: tools. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "rocke/rocke.h"
 #include "rocke/compile.h"
@@ -15,38 +12,6 @@
 #include "cli.h"
 
 int cmd_compile(int argc, char **argv);
-
-static const char usage_text[] =
-    "usage: rocke compile FILE -o DIR [--target T] [--toolchain auto|comgr|llvm|tools]\n"
-    "                     [--flavor llvm20|llvm22|llvm23] [--no-cache] [--dump=llir,isa,ptx]\n"
-    "                     [-O N] [--passes] [--kernel NAME] [--inprocess]\n"
-    "\n"
-    "Compile FILE (ckdsl.ir v1, or LLVM IR when it ends in .ll; '-' reads ckdsl.ir from\n"
-    "standard input) for target T (default: the default target of `rocke targets`) and\n"
-    "write DIR/NAME.ll and DIR/NAME.hsaco, or for NVIDIA DIR/NAME.ptx and, when ptxas is\n"
-    "found, DIR/NAME.cubin. Every file is complete or absent.\n"
-    "\n"
-    "  -o DIR          output folder (created if missing; its parent must exist)\n"
-    "  --target T      gfx90a, gfx942, gfx950, sm_80, sm_90, sm_90a\n"
-    "  --toolchain     auto (comgr, then libLLVM, then tools), comgr, llvm, tools\n"
-    "                  (default: $ROCKE_TOOLCHAIN or auto)\n"
-    "  --flavor F      LLVM IR flavor (default: $ROCKE_LLVM_FLAVOR, else the toolchain's LLVM)\n"
-    "  --no-cache      do not read or write the compile cache ($ROCKE_CACHE=0)\n"
-    "  --dump=STAGES   print stages to standard error: llir, isa (AMD), ptx (NVIDIA)\n"
-    "  -O N            optimization level 0..3 (default 3)\n"
-    "  --passes        fold/CSE/DCE the kernel before lowering\n"
-    "  --kernel NAME   the kernel of a .ll file (default: its only kernel)\n"
-    "  --inprocess     run libLLVM in this process, not in a worker (an LLVM crash ends rocke)\n"
-    "\n"
-    "Environment: ROCKE_TOOLCHAIN, ROCKE_LLVM_FLAVOR, ROCKE_CACHE, ROCKE_CACHE_DIR,\n"
-    "ROCKE_COMGR_LIB, ROCKE_LLVM_LIB, ROCKE_LLC, ROCKE_OPT, ROCKE_LLD, ROCKE_PTXAS,\n"
-    "ROCKE_LINKER (auto|internal|lld: the HSACO linker), ROCKE_COMPILE_INPROCESS,\n"
-    "ROCKE_DEBUG (docs/compile.md).\n";
-
-static int misuse(const char *msg, const char *arg) {
-    fprintf(stderr, "rocke compile: %s%s%s (see rocke compile --help)\n", msg, arg ? " " : "", arg ? arg : "");
-    return 2;
-}
 
 static bool ends_with(const char *s, const char *suffix) {
     size_t n = strlen(s), k = strlen(suffix);
@@ -69,34 +34,6 @@ static bool find_kernel(const char *ll, char *out, size_t n) {
     return found == 1;
 }
 
-/* Fail before compiling when DIR cannot be written or created. */
-static bool dir_usable(const char *dir) {
-    struct stat st;
-    if (stat(dir, &st) == 0) {
-        if (!S_ISDIR(st.st_mode)) {
-            fprintf(stderr, "rocke compile: the output path '%s' exists and is not a folder\n", dir);
-            return false;
-        }
-        if (access(dir, W_OK | X_OK) != 0) {
-            fprintf(stderr, "rocke compile: the output folder '%s' is not writable: %s\n", dir, strerror(errno));
-            return false;
-        }
-        return true;
-    }
-    char parent[RK_PATH_MAX];
-    snprintf(parent, sizeof parent, "%s", dir);
-    char *slash = strrchr(parent, '/');
-    if (slash == parent) slash[1] = '\0';
-    else if (slash) *slash = '\0';
-    else snprintf(parent, sizeof parent, ".");
-    if (stat(parent, &st) != 0 || !S_ISDIR(st.st_mode) || access(parent, W_OK | X_OK) != 0) {
-        fprintf(stderr, "rocke compile: cannot create the output folder '%s': %s\n", dir,
-                errno ? strerror(errno) : "parent is not a writable folder");
-        return false;
-    }
-    return true;
-}
-
 static void print_result(const rk_artifact *a, const char *dir) {
     bool amd = a->kind == RK_BINARY_HSACO;
     printf("wrote %s/%s.ll, %s/%s.%s (%zu bytes)", dir, a->kernel_name, dir, a->kernel_name, amd ? "hsaco" : "ptx",
@@ -110,53 +47,51 @@ static void print_result(const rk_artifact *a, const char *dir) {
     printf("\n");
 }
 
+static const char about[] =
+    "Compile FILE (ckdsl.ir v1, or LLVM IR when it ends in .ll; '-' reads ckdsl.ir from\n"
+    "standard input) for target T and write DIR/NAME.ll and DIR/NAME.hsaco, or for NVIDIA\n"
+    "DIR/NAME.ptx and, when ptxas is found, DIR/NAME.cubin. Every file is complete or absent.\n"
+    "Exit 0 ok, 1 on errors, 2 on misuse.";
+
+static const char environment[] =
+    "Environment: ROCKE_TOOLCHAIN, ROCKE_LLVM_FLAVOR, ROCKE_CACHE, ROCKE_CACHE_DIR,\n"
+    "ROCKE_COMGR_LIB, ROCKE_LLVM_LIB, ROCKE_LLC, ROCKE_OPT, ROCKE_LLD, ROCKE_PTXAS,\n"
+    "ROCKE_LINKER (auto|internal|lld: the HSACO linker), ROCKE_COMPILE_INPROCESS,\n"
+    "ROCKE_DEBUG (docs/compile.md).\n";
+
 int cmd_compile(int argc, char **argv) {
-    const char *file = NULL, *dir = NULL, *target = NULL, *kernel = NULL;
-    const char *toolchain = NULL, *flavor = NULL, *dumps = NULL, *olevel = NULL;
+    const char *file = NULL, *dir = NULL, *kernel = NULL, *toolchain = NULL, *flavor = NULL, *dumps = NULL;
+    const rk_target *t = rk_target_default();
+    uint32_t lvl = 3;
     bool no_cache = false, passes = false, inprocess = false;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char **slot = !strcmp(a, "-o")           ? &dir
-                            : !strcmp(a, "--target")    ? &target
-                            : !strcmp(a, "--toolchain") ? &toolchain
-                            : !strcmp(a, "--flavor")    ? &flavor
-                            : !strcmp(a, "--kernel")    ? &kernel
-                            : !strcmp(a, "-O")          ? &olevel
-                            : !strcmp(a, "--dump")      ? &dumps
-                                                        : NULL;
-        if (cli_is_help(a)) {
-            fputs(usage_text, stdout);
-            return 0;
-        } else if (slot) {
-            if (i + 1 >= argc) return misuse("missing value after", a);
-            *slot = argv[++i];
-        } else if (!strncmp(a, "--dump=", 7)) dumps = a + 7;
-        else if (!strncmp(a, "--target=", 9)) target = a + 9;
-        else if (!strncmp(a, "--toolchain=", 12)) toolchain = a + 12;
-        else if (!strncmp(a, "--flavor=", 9)) flavor = a + 9;
-        else if (!strncmp(a, "-O", 2) && a[2]) olevel = a + 2;
-        else if (!strcmp(a, "--no-cache")) no_cache = true;
-        else if (!strcmp(a, "--passes")) passes = true;
-        else if (!strcmp(a, "--inprocess")) inprocess = true;
-        else if (a[0] == '-' && a[1]) return misuse("unknown option", a);
-        else if (file) return misuse("more than one input file:", a);
-        else file = a;
-    }
-    if (!file) return misuse("no input file", NULL);
-    if (!dir) return misuse("no output folder (-o DIR)", NULL);
-    const rk_target *t = target ? rk_target_find(target) : rk_target_default();
-    if (!t) {
-        fprintf(stderr, "rocke compile: %s\n", rk_error_message());
-        return 2;
-    }
+    cli_opt opts[] = {
+        {.name = "--out", .alias = 'o', .kind = CLI_PATH, .dst = &dir, .meta = "DIR", .required = true,
+         .help = "output folder (created if missing; its parent must exist)"},
+        {.name = "--target", .kind = CLI_TARGET, .dst = &t, .meta = "T", .help = "the target to compile for"},
+        {.name = "--toolchain", .kind = CLI_STRING, .dst = &toolchain, .meta = "auto|comgr|llvm|tools",
+         .help = "auto (comgr, then libLLVM, then tools), comgr, llvm, tools\n(default: $ROCKE_TOOLCHAIN or auto)"},
+        {.name = "--flavor", .kind = CLI_STRING, .dst = &flavor, .meta = "F",
+         .help = "LLVM IR flavor llvm20, llvm22, llvm23\n(default: $ROCKE_LLVM_FLAVOR, else the toolchain's LLVM)"},
+        {.name = "--no-cache", .kind = CLI_FLAG, .dst = &no_cache,
+         .help = "do not read or write the compile cache ($ROCKE_CACHE=0)"},
+        {.name = "--dump", .kind = CLI_STRING, .dst = &dumps, .meta = "STAGES",
+         .help = "print stages to standard error: llir, isa (AMD), ptx (NVIDIA),\ncomma-separated"},
+        {.name = "--opt-level", .alias = 'O', .kind = CLI_U32, .dst = &lvl, .meta = "N", .ranged = true, .lo = 0,
+         .hi = 3, .def = "3", .help = "optimization level"},
+        {.name = "--passes", .kind = CLI_FLAG, .dst = &passes, .help = "fold/CSE/DCE the kernel before lowering"},
+        {.name = "--kernel", .kind = CLI_STRING, .dst = &kernel, .meta = "NAME",
+         .help = "the kernel of a .ll file (default: its only kernel)"},
+        {.name = "--inprocess", .kind = CLI_FLAG, .dst = &inprocess,
+         .help = "run libLLVM in this process, not in a worker (an LLVM crash ends rocke)"},
+        {0},
+    };
+    cli_cmd c = {.name = "compile", .args = "FILE", .about = about, .more = environment, .opts = opts,
+                 .pos = &file, .min_pos = 1, .max_pos = 1};
+    int prc = cli_parse(&c, argc, argv, 1);
+    if (prc >= 0) return prc;
     rk_compile_options o;
     if (rk_compile_options_default(t, &o) != RK_OK) return cli_fail("compile");
-    unsigned long long lvl = 0;
-    if (olevel && (!cli_parse_u64("compile", "-O", olevel, &lvl) || lvl > 3)) {
-        if (lvl > 3) fprintf(stderr, "rocke compile: -O %s is out of range (legal: 0..3)\n", olevel);
-        return 2;
-    }
-    if (olevel) o.opt_level = (uint32_t)lvl;
+    o.opt_level = lvl;
     if (toolchain && rk_toolchain_parse(toolchain, &o.toolchain) != RK_OK) return cli_fail("compile") + 1;
     if (flavor) {
         if (rk_llvm_flavor_parse(flavor, &o.flavor) != RK_OK) return cli_fail("compile") + 1;
@@ -166,7 +101,7 @@ int cmd_compile(int argc, char **argv) {
     if (no_cache) o.cache = false;
     o.run_passes = passes;
     if (inprocess) o.inprocess = true;
-    if (!dir_usable(dir)) return 1;
+    if (!cli_out_dir_usable("compile", dir)) return 1;
 
     char *text;
     size_t n;

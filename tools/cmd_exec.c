@@ -14,28 +14,20 @@
 #include "base/fp8.h"
 #include "cli.h"
 
-static const char usage_text[] =
-    "usage: rocke exec FILE.ir --grid X[,Y[,Z]] --block X[,Y[,Z]] [--target T] [--arg NAME=VALUE ...]\n"
-    "                  [--print NAME[:COUNT] ...] [--device emu] [--no-check] [--threads N] [--dynamic-lds BYTES]\n"
-    "\n"
-    "Runs the kernel in FILE.ir ('-' = standard input) on the CPU emulator.\n"
-    "\n"
-    "  --target T        the target whose wave size and rules apply (default: the kernel's 'target'\n"
-    "                    attribute, else gfx950); legal: %s\n"
-    "  --grid, --block   workgroups and threads per workgroup, 1 to 3 dimensions\n"
-    "  --arg NAME=VALUE  one per kernel parameter. A pointer takes a buffer:\n"
-    "                      zeros:DTYPE:N   N zeroed elements\n"
-    "                      iota:DTYPE:N    0, 1, 2, ...\n"
-    "                      rand:DTYPE:N[:SEED]  uniform in [-1, 1) for floats, in [-8, 8) for ints\n"
-    "                      file:PATH       the file's bytes (raw little-endian elements)\n"
-    "                    DTYPE is the pointee type (i8 i16 i32 i64 f16 bf16 f32 f64 fp8e4m3 bf8e5m2\n"
-    "                    fp8e4m3fnuz bf8e5m2fnuz); a scalar parameter takes a number\n"
-    "  --print NAME[:N]  after the run, write buffer NAME's first N values (all by default), one\n"
-    "                    per line; floats with %%.9g, 16- and 8-bit floats converted to float\n"
-    "  --device emu      the device (only the emulator for now)\n"
-    "  --no-check        skip the LDS race, barrier and async-wait checks (bounds stay checked)\n"
-    "  --threads N       host threads running workgroups (default: one per CPU)\n"
-    "  --dynamic-lds B   bytes of dynamic LDS per workgroup\n";
+static const char about[] =
+    "Runs the kernel in FILE.ir ('-' = standard input) on the CPU emulator with buffers made\n"
+    "from the command line, and prints buffers afterwards. Exit 0 on success, 1 when the\n"
+    "kernel or its IR fails, 2 on misuse.";
+
+static const char arg_help[] =
+    "one per kernel parameter. A pointer takes a buffer:\n"
+    "  zeros:DTYPE:N   N zeroed elements\n"
+    "  iota:DTYPE:N    0, 1, 2, ...\n"
+    "  rand:DTYPE:N[:SEED]  uniform in [-1, 1) for floats, in [-8, 8) for ints\n"
+    "  file:PATH       the file's bytes (raw little-endian elements)\n"
+    "DTYPE is the pointee type (i8 i16 i32 i64 f16 bf16 f32 f64 fp8e4m3 bf8e5m2\n"
+    "fp8e4m3fnuz bf8e5m2fnuz); a buffer holds at most 16 GiB. A scalar parameter\n"
+    "takes a number";
 
 typedef struct arg {
     const char *name, *value;
@@ -64,7 +56,8 @@ static int misuse(const char *fmt, ...) {
 }
 
 /* "X[,Y[,Z]]" with every part >= 1. */
-static bool parse_dims(const char *flag, const char *s, uint32_t d[3]) {
+static bool parse_dims(const char *flag, const char *text, uint32_t d[3]) {
+    const char *s = text;
     d[0] = d[1] = d[2] = 1;
     for (int i = 0; i < 3; i++) {
         char *end;
@@ -77,9 +70,12 @@ static bool parse_dims(const char *flag, const char *s, uint32_t d[3]) {
         s = end + 1;
     }
 bad:
-    misuse("%s expects X[,Y[,Z]] with positive integers, got '%s'", flag, s);
+    misuse("%s expects X[,Y[,Z]]: 1 to 3 integers from 1 to 2147483647, got '%s'", flag, text);
     return false;
 }
+
+/* The largest buffer exec makes from zeros/iota/rand. */
+#define BUFFER_LIMIT (1ull << 34)
 
 static uint32_t sbytes(rk_scalar s) { return rk_scalar_bits(s) / 8; }
 
@@ -162,8 +158,11 @@ static int make_buffer(rk_emu *e, const rk_kernel *k, const rk_param *p, const c
         seed = strtoull(end + 1, &end, 0);
         if (!seed) seed = 1;
     }
-    if (errno || end == c2 + 1 || *end || c2[1] == '-' || n == 0 || n > (1ull << 34) / sbytes(s))
+    if (errno || end == c2 + 1 || *end || c2[1] == '-' || n == 0)
         return misuse("--arg %s: element count in '%s' must be a positive integer", p->name, spec);
+    if (n > BUFFER_LIMIT / sbytes(s))
+        return misuse("--arg %s: %llu %s elements exceed the buffer size limit of 16 GiB (%llu elements)", p->name,
+                      n, rk_scalar_name(s), (unsigned long long)(BUFFER_LIMIT / sbytes(s)));
     if (rk_emu_alloc(e, (size_t)n * sbytes(s), &out->addr) != RK_OK) return cli_fail("exec");
     uint8_t *h = rk_emu_host(e, out->addr, NULL);
     bool fl = rk_scalar_is_float(s) || rk_scalar_is_f8(s);
@@ -209,7 +208,7 @@ static int make_scalar(const rk_kernel *k, const rk_param *p, const char *v, uin
 
 static void print_buf(rk_emu *e, const buf *b, size_t count) {
     const uint8_t *h = rk_emu_host(e, b->addr, NULL);
-    for (size_t i = 0; i < count && i < b->n; i++) {
+    for (size_t i = 0; i < count && i < b->n && !ferror(stdout); i++) {
         const uint8_t *q = h + i * sbytes(b->s);
         int64_t iv = 0;
         uint16_t hv;
@@ -232,58 +231,53 @@ static void print_buf(rk_emu *e, const buf *b, size_t count) {
 }
 
 typedef struct opts {
-    const char *file, *target, *device;
+    const char *file, *device, *grid_text, *block_text;
+    const rk_target *target;
     uint32_t grid[3], block[3];
-    bool have_grid, have_block, no_check;
-    unsigned long long threads, dyn_lds;
-    arg args[64];
+    bool no_check;
+    uint32_t threads, dyn_lds;
+    cli_list arg_text, prints;
+    arg args[CLI_LIST_MAX];
     uint32_t nargs;
-    const char *prints[64];
-    uint32_t nprints;
 } opts;
 
 static int parse_opts(int argc, char **argv, opts *o) {
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (cli_is_help(a)) {
-            printf(usage_text, rk_target_names());
-            return -1;
-        }
-        if (!strcmp(a, "--no-check")) { o->no_check = true; continue; }
-        bool takes = !strcmp(a, "--target") || !strcmp(a, "--grid") || !strcmp(a, "--block") || !strcmp(a, "--arg") ||
-                     !strcmp(a, "--print") || !strcmp(a, "--device") || !strcmp(a, "--threads") ||
-                     !strcmp(a, "--dynamic-lds");
-        if (!takes) {
-            if (a[0] == '-' && a[1]) return misuse("unknown option '%s'", a);
-            if (o->file) return misuse("one FILE only, got '%s' and '%s'", o->file, a);
-            o->file = a;
-            continue;
-        }
-        if (!v) return misuse("%s needs a value", a);
-        i++;
-        if (!strcmp(a, "--target")) o->target = v;
-        else if (!strcmp(a, "--device")) o->device = v;
-        else if (!strcmp(a, "--grid")) { if (!parse_dims(a, v, o->grid)) return 2; o->have_grid = true; }
-        else if (!strcmp(a, "--block")) { if (!parse_dims(a, v, o->block)) return 2; o->have_block = true; }
-        else if (!strcmp(a, "--threads")) { if (!cli_parse_u64("exec", a, v, &o->threads)) return 2; }
-        else if (!strcmp(a, "--dynamic-lds")) { if (!cli_parse_u64("exec", a, v, &o->dyn_lds)) return 2; }
-        else if (!strcmp(a, "--arg")) {
-            const char *eq = strchr(v, '=');
-            if (!eq || eq == v) return misuse("--arg expects NAME=VALUE, got '%s'", v);
-            if (o->nargs == RK_COUNTOF(o->args)) return misuse("too many --arg options");
-            o->args[o->nargs++] = (arg){v, eq + 1, false};
-        } else {
-            if (o->nprints == RK_COUNTOF(o->prints)) return misuse("too many --print options");
-            o->prints[o->nprints++] = v;
-        }
-    }
-    if (!o->file) return misuse("no FILE.ir given");
-    if (!o->have_grid || !o->have_block) return misuse("--grid and --block are required");
+    cli_opt table[] = {
+        {.name = "--grid", .kind = CLI_STRING, .dst = &o->grid_text, .meta = "X[,Y[,Z]]", .required = true,
+         .help = "workgroups, 1 to 3 dimensions"},
+        {.name = "--block", .kind = CLI_STRING, .dst = &o->block_text, .meta = "X[,Y[,Z]]", .required = true,
+         .help = "threads per workgroup, 1 to 3 dimensions"},
+        {.name = "--target", .kind = CLI_TARGET, .dst = &o->target, .meta = "T", .def = "",
+         .help = "the target whose wave size and rules apply (default: the kernel's\n"
+                 "'target' attribute, else the default target)"},
+        {.name = "--arg", .kind = CLI_REPEATED, .dst = &o->arg_text, .meta = "NAME=VALUE", .help = arg_help},
+        {.name = "--print", .kind = CLI_REPEATED, .dst = &o->prints, .meta = "NAME[:N]",
+         .help = "after the run, write buffer NAME's first N values (all by default), one\n"
+                 "per line; floats with %.9g, 16- and 8-bit floats converted to float"},
+        {.name = "--device", .kind = CLI_STRING, .dst = &o->device, .meta = "emu",
+         .help = "the device (only the emulator for now)"},
+        {.name = "--no-check", .kind = CLI_FLAG, .dst = &o->no_check,
+         .help = "skip the LDS race, barrier and async-wait checks (bounds stay checked)"},
+        {.name = "--threads", .kind = CLI_U32, .dst = &o->threads, .meta = "N",
+         .help = "host threads running workgroups (default: one per CPU)"},
+        {.name = "--dynamic-lds", .kind = CLI_U32, .dst = &o->dyn_lds, .meta = "BYTES",
+         .help = "bytes of dynamic LDS per workgroup"},
+        {0},
+    };
+    cli_cmd c = {.name = "exec", .args = "FILE.ir", .about = about, .opts = table, .pos = &o->file, .min_pos = 1,
+                 .max_pos = 1};
+    int rc = cli_parse(&c, argc, argv, 1);
+    if (rc >= 0) return rc == 0 ? -1 : rc;
+    if (!parse_dims("--grid", o->grid_text, o->grid) || !parse_dims("--block", o->block_text, o->block)) return 2;
     if (o->device && strcmp(o->device, "emu"))
         return misuse("--device '%s' is not available: exec runs kernels on the emulator only for now (--device emu)",
                       o->device);
-    if (o->dyn_lds > UINT32_MAX) return misuse("--dynamic-lds %llu is too large", o->dyn_lds);
+    if (!cli_names_unique("exec", "--arg", &o->arg_text)) return 2;
+    for (uint32_t i = 0; i < o->arg_text.n; i++) {
+        const char *v = o->arg_text.v[i], *eq = strchr(v, '=');
+        if (!eq || eq == v) return misuse("--arg expects NAME=VALUE, got '%s'", v);
+        o->args[o->nargs++] = (arg){v, eq + 1, false};
+    }
     return 0;
 }
 
@@ -297,11 +291,11 @@ static arg *find_arg(opts *o, const char *name) {
 }
 
 static int exec_kernel(opts *o, rk_kernel *k) {
-    const char *tn = o->target ? o->target : rk_attrs_str(rk_kernel_attrs(k), "target");
-    const rk_target *t = tn ? rk_target_find(tn) : rk_target_default();
-    if (!t) return misuse("%s", rk_error_message());
+    const char *tn = rk_attrs_str(rk_kernel_attrs(k), "target");
+    const rk_target *t = o->target ? o->target : tn ? rk_target_find(tn) : rk_target_default();
+    if (!t) return misuse("the kernel's 'target' attribute: %s", rk_error_message());
     rk_emu_options eo = rk_emu_options_default();
-    eo.threads = (uint32_t)o->threads;
+    eo.threads = o->threads;
     if (o->no_check) eo.check_races = eo.check_barriers = eo.check_async = false;
     rk_emu *e = rk_emu_new(t, &eo);
     if (!e) return cli_fail("exec");
@@ -338,10 +332,10 @@ static int exec_kernel(opts *o, rk_kernel *k) {
                         np ? names : "none");
         }
     /* --print names must be pointer parameters; check before running */
-    size_t counts[64];
-    uint32_t which[64];
-    for (uint32_t i = 0; rc == 0 && i < o->nprints; i++) {
-        const char *spec = o->prints[i], *colon = strchr(spec, ':');
+    size_t counts[CLI_LIST_MAX];
+    uint32_t which[CLI_LIST_MAX];
+    for (uint32_t i = 0; rc == 0 && i < o->prints.n; i++) {
+        const char *spec = o->prints.v[i], *colon = strchr(spec, ':');
         size_t nl = colon ? (size_t)(colon - spec) : strlen(spec);
         counts[i] = SIZE_MAX;
         if (colon) {
@@ -362,13 +356,13 @@ static int exec_kernel(opts *o, rk_kernel *k) {
         if (which[i] == UINT32_MAX) rc = misuse("--print %.*s: no pointer parameter has that name", (int)nl, spec);
     }
     if (rc == 0) {
-        rk_status st = rk_emu_launch(e, k, o->grid, o->block, (uint32_t)o->dyn_lds, args);
+        rk_status st = rk_emu_launch(e, k, o->grid, o->block, o->dyn_lds, args);
         if (st != RK_OK) {
             fprintf(stderr, "rocke exec: %s\n", rk_error_message());
             rc = 1;
         }
     }
-    for (uint32_t i = 0; rc == 0 && i < o->nprints; i++) print_buf(e, &bufs[which[i]], counts[i]);
+    for (uint32_t i = 0; rc == 0 && i < o->prints.n; i++) print_buf(e, &bufs[which[i]], counts[i]);
     free(bufs);
     free(vals);
     free(args);

@@ -12,65 +12,43 @@
 
 int cmd_gpu_check(int argc, char **argv);
 
-static void usage(FILE *f) {
-    fprintf(f,
-            "usage: rocke gpu-check [--device D] [--only NAME,...] [--seed N] [--no-time] [--warmup N] [--iters N]\n"
-            "                       [--small] [--artifacts DIR]\n"
-            "       rocke gpu-check --emit DIR [--target T] [--only NAME,...]\n"
-            "       rocke gpu-check --list\n\n"
-            "Builds each self-check kernel, runs it on the device on fresh random inputs (outputs poisoned\n"
-            "first), compares with a host reference (integers bit for bit, floats by relative L2 error) and\n"
-            "times it with device events. Prints one table; exits 1 if any check fails.\n\n"
-            "  --device D   auto (default, or $ROCKE_DEVICE), cuda, cuda:<i>, hip, hip:<i>, emu, emu:<target>;\n"
-            "               the emulator runs sm_90a unless a target is named\n"
-            "  --only L     comma-separated check names (see --list)\n"
-            "  --seed N     input seed (default: from the clock; printed)\n"
-            "  --no-time    skip timing\n"
-            "  --small      the emulator's (small) problem sizes on a GPU too\n"
-            "  --warmup N, --iters N   timing runs (default 10/50 on a GPU, 1/3 on the emulator)\n"
-            "  --artifacts DIR   on a GPU, load DIR/<kernel>.cubin|.ptx|.hsaco instead of compiling\n"
-            "  --emit DIR   compile every check kernel for --target (default sm_90a) into DIR and stop:\n"
-            "               for a GPU machine without LLVM, carry DIR there and pass --artifacts DIR\n");
-}
-
 static void list(void) {
     for (uint32_t i = 0; i < rk_check_count(); i++) printf("%-18s %s\n", rk_check_name(i), rk_check_desc(i));
 }
 
 /* Does the comma-separated list name check `name`? */
-static bool selected(const char *only, const char *name) {
-    if (!only) return true;
-    size_t n = strlen(name);
-    for (const char *p = only; *p;) {
-        size_t len = strcspn(p, ",");
-        if (len == n && !strncmp(p, name, n)) return true;
-        p += len + (p[len] == ',');
-    }
-    return false;
-}
+static bool selected(const char *only, const char *name) { return !only || cli_list_has(only, ',', name); }
 
-static bool check_only(const char *only) {
-    for (const char *p = only; *p;) {
+/* Every name of the --only list is a check; empty names are refused, so
+ * --only '' and --only ,,, fail alike. */
+static bool check_only(const cli_cmd *c, const char *only) {
+    char names[1024];
+    size_t off = 0;
+    for (uint32_t i = 0; i < rk_check_count() && off < sizeof names; i++)
+        off += (size_t)snprintf(names + off, sizeof names - off, "%s%s", i ? ", " : "", rk_check_name(i));
+    for (const char *p = only;; p++) {
         size_t len = strcspn(p, ",");
-        char name[64];
-        snprintf(name, sizeof name, "%.*s", (int)(len < 63 ? len : 63), p);
-        if (rk_check_find(name) < 0) {
-            fprintf(stderr, "rocke gpu-check: unknown check '%s'; the checks are:", name);
-            for (uint32_t i = 0; i < rk_check_count(); i++) fprintf(stderr, " %s", rk_check_name(i));
-            fprintf(stderr, "\n");
+        if (len == 0) {
+            cli_misuse(c, "--only '%s' has an empty check name; give NAME[,NAME...] (the checks: %s)", only, names);
             return false;
         }
-        p += len + (p[len] == ',');
+        char name[64];
+        snprintf(name, sizeof name, "%.*s", (int)(len < 63 ? len : 63), p);
+        if (len > 63 || rk_check_find(name) < 0) {
+            cli_misuse(c, "--only: unknown check '%.*s' (the checks: %s)", (int)len, p, names);
+            return false;
+        }
+        p += len;
+        if (!*p) return true;
     }
-    return true;
 }
 
-static void print_header(const rk_device *d, unsigned long long seed) {
+static void print_header(const rk_device *d, uint64_t seed) {
     const rk_device_info *in = rk_device_info_of(d);
     printf("rocke gpu-check: %s (%s %s, target %s), %s", in->name, rk_device_kind_name(in->kind), in->arch,
            in->target[0] ? in->target : "none", in->driver);
     if (in->kind != RK_DEVICE_EMU) printf(", %u SMs, %.1f GiB", in->sm_count, (double)in->total_mem / (1u << 30));
-    printf(", seed %llu\n", seed);
+    printf(", seed %llu\n", (unsigned long long)seed);
     printf("%-18s %-6s %12s %10s %7s %11s %7s  %s\n", "check", "result", "max_abs_err", "rel_err", "tol",
            "median_ms", "spread", "size / note");
 }
@@ -97,65 +75,73 @@ static void print_row(const char *name, const rk_check_result *r) {
                                           (unsigned long long)r->bad, (unsigned long long)r->total);
 }
 
-/* --emit: compile each selected check for target into dir; no device. */
-static int emit(const char *target, const char *dir, const char *only) {
+/* --emit: compile each selected check for target into dir; no device. The
+ * table goes to standard output, each error to standard error. */
+static int emit(const rk_target *t, const char *dir, const char *only) {
     unsigned bad = 0;
-    printf("rocke gpu-check: compiling the checks for %s into %s\n", target, dir);
+    if (!cli_out_dir_usable("gpu-check", dir)) return 1;
+    printf("rocke gpu-check: compiling the checks for %s into %s\n", t->name, dir);
     for (uint32_t i = 0; i < rk_check_count(); i++) {
         if (!selected(only, rk_check_name(i))) continue;
         rk_check_result r;
-        if (rk_check_emit(target, i, dir, &r) != RK_OK) return cli_fail("gpu-check");
-        printf("%-18s %-6s %s\n", rk_check_name(i),
-               r.status == RK_CHECK_PASS ? "OK" : rk_check_status_name(r.status), r.note);
-        bad += r.status == RK_CHECK_ERROR;
+        if (rk_check_emit(t->name, i, dir, &r) != RK_OK) return cli_fail("gpu-check");
+        if (r.status == RK_CHECK_ERROR) {
+            fflush(stdout);
+            fprintf(stderr, "rocke gpu-check: %s: %s\n", rk_check_name(i), r.note);
+            bad++;
+        } else {
+            printf("%-18s %-6s %s\n", rk_check_name(i), r.status == RK_CHECK_PASS ? "OK" : rk_check_status_name(r.status),
+                   r.note);
+        }
     }
     return bad ? 1 : 0;
 }
 
 int cmd_gpu_check(int argc, char **argv) {
-    const char *which = NULL, *only = NULL, *emit_dir = NULL, *target = "sm_90a", *artifacts = NULL;
-    unsigned long long seed = 0, warmup = 0, iters = 0;
-    bool time_it = true, small = false;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (cli_is_help(a)) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(a, "--list")) {
-            list();
-            return 0;
-        } else if (!strcmp(a, "--no-time")) {
-            time_it = false;
-        } else if (!strcmp(a, "--small")) {
-            small = true;
-        } else if (!strcmp(a, "--device") || !strcmp(a, "--only") || !strcmp(a, "--seed") ||
-                   !strcmp(a, "--warmup") || !strcmp(a, "--iters") || !strcmp(a, "--emit") ||
-                   !strcmp(a, "--target") || !strcmp(a, "--artifacts")) {
-            if (!v) {
-                fprintf(stderr, "rocke gpu-check: %s needs a value (see rocke gpu-check --help)\n", a);
-                return 2;
-            }
-            i++;
-            if (!strcmp(a, "--device")) which = v;
-            else if (!strcmp(a, "--only")) only = v;
-            else if (!strcmp(a, "--emit")) emit_dir = v;
-            else if (!strcmp(a, "--target")) target = v;
-            else if (!strcmp(a, "--artifacts")) artifacts = v;
-            else if (!cli_parse_u64("gpu-check", a, v, !strcmp(a, "--seed") ? &seed : !strcmp(a, "--warmup") ? &warmup
-                                                                                                              : &iters))
-                return 2;
-        } else {
-            fprintf(stderr, "rocke gpu-check: unexpected argument '%s' (see rocke gpu-check --help)\n", a);
-            return 2;
-        }
+    const char *which = NULL, *only = NULL, *emit_dir = NULL, *artifacts = NULL;
+    const rk_target *target = rk_target_find("sm_90a");
+    uint64_t seed = 0;
+    uint32_t warmup = 0, iters = 0;
+    bool no_time = false, small = false, want_list = false;
+    cli_opt opts[] = {
+        {.name = "--device", .kind = CLI_STRING, .dst = &which, .meta = "D",
+         .help = "auto (default, or $ROCKE_DEVICE), cuda, cuda:<i>, hip, hip:<i>, emu, emu:<target>;\n"
+                 "the emulator runs sm_90a unless a target is named"},
+        {.name = "--only", .kind = CLI_STRING, .dst = &only, .meta = "NAME,...",
+         .help = "comma-separated check names (see --list)"},
+        {.name = "--seed", .kind = CLI_U64, .dst = &seed, .meta = "N", .help = "input seed (default: from the clock; printed)"},
+        {.name = "--no-time", .kind = CLI_FLAG, .dst = &no_time, .help = "skip timing"},
+        {.name = "--warmup", .kind = CLI_U32, .dst = &warmup, .meta = "N",
+         .help = "untimed runs (default 10 on a GPU, 1 on the emulator)"},
+        {.name = "--iters", .kind = CLI_U32, .dst = &iters, .meta = "N",
+         .help = "timed runs (default 50 on a GPU, 3 on the emulator)"},
+        {.name = "--small", .kind = CLI_FLAG, .dst = &small, .help = "the emulator's (small) problem sizes on a GPU too"},
+        {.name = "--artifacts", .kind = CLI_PATH, .dst = &artifacts, .meta = "DIR",
+         .help = "on a GPU, load DIR/<kernel>.cubin|.ptx|.hsaco instead of compiling"},
+        {.name = "--emit", .kind = CLI_PATH, .dst = &emit_dir, .meta = "DIR",
+         .help = "compile every check kernel for --target into DIR and stop: for a GPU\n"
+                 "machine without LLVM, carry DIR there and pass --artifacts DIR"},
+        {.name = "--target", .kind = CLI_TARGET, .dst = &target, .meta = "T", .def = "sm_90a",
+         .help = "the target of --emit"},
+        {.name = "--list", .kind = CLI_FLAG, .dst = &want_list, .alone = true, .help = "list the checks and stop"},
+        {0},
+    };
+    cli_cmd c = {.name = "gpu-check", .args = "", .opts = opts,
+                 .about = "Builds each self-check kernel, runs it on the device on fresh random inputs (outputs\n"
+                          "poisoned first), compares with a host reference (integers bit for bit, floats by\n"
+                          "relative L2 error) and times it with device events. Prints one table; exits 1 if any\n"
+                          "check fails."};
+    int prc = cli_parse(&c, argc, argv, 1);
+    if (prc >= 0) return prc;
+    bool time_it = !no_time;
+    if (want_list) {
+        list();
+        return 0;
     }
-    if (only && !check_only(only)) return 2;
-    if (emit_dir) {
-        if (!rk_target_find(target)) return cli_fail("gpu-check");
-        return emit(target, emit_dir, only);
-    }
-    if (!seed) seed = (unsigned long long)time(NULL);
+    if (only && !check_only(&c, only)) return 2;
+    if (cli_given(&c, "--target") && !emit_dir) return cli_misuse(&c, "--target goes with --emit DIR");
+    if (emit_dir) return emit(target, emit_dir, only);
+    if (!seed) seed = (uint64_t)time(NULL);
     rk_device *d = NULL;
     rk_device_opts o = {.which = which, .emu_target = "sm_90a"};
     if (rk_device_open_opts(&o, &d) != RK_OK) return cli_fail("gpu-check");
@@ -163,7 +149,7 @@ int cmd_gpu_check(int argc, char **argv) {
     unsigned counts[4] = {0};
     for (uint32_t i = 0; i < rk_check_count(); i++) {
         if (!selected(only, rk_check_name(i))) continue;
-        rk_check_opts co = {.seed = seed + i, .time = time_it, .warmup = (uint32_t)warmup, .iters = (uint32_t)iters,
+        rk_check_opts co = {.seed = seed + i, .time = time_it, .warmup = warmup, .iters = iters,
                             .artifacts = artifacts, .small = small};
         rk_check_result r;
         if (rk_check_run(d, i, &co, &r) != RK_OK) {

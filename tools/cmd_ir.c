@@ -19,33 +19,17 @@ static const char usage_text[] =
     "\n"
     "rocke ir <command> --help describes one command.\n";
 
-static const struct { const char *name, *help; } subs[] = {
+static const struct { const char *name, *about; } subs[] = {
     {"check",
-     "usage: rocke ir check FILE [--target T]\n\n"
      "Parse FILE as ckdsl.ir v1 and run the verifier (structure, scopes and types; with\n"
      "--target also the target's legality rules: features, matrix atoms, fp8 encodings).\n"
      "Diagnostics go to standard error as FILE:LINE: error: MESSAGE. Exit 0 when there is\n"
-     "no error (warnings allowed), 1 otherwise.\n"},
-    {"print",
-     "usage: rocke ir print FILE\n\n"
-     "Parse FILE and write its MLIR-style human dump to standard output (not parsed back).\n"},
+     "no error (warnings allowed), 1 otherwise."},
+    {"print", "Parse FILE and write its MLIR-style human dump to standard output (not parsed back)."},
     {"canon",
-     "usage: rocke ir canon FILE\n\n"
      "Parse FILE and write its canonical form: ids renumbered %0, %1, ... in definition\n"
-     "order, @loc dropped, attributes sorted. Equal canonical texts mean the same kernel.\n"},
+     "order, @loc dropped, attributes sorted. Equal canonical texts mean the same kernel."},
 };
-
-static int misuse(const char *fmt, const char *arg)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 1, 0)))
-#endif
-    ;
-static int misuse(const char *fmt, const char *arg) {
-    fprintf(stderr, "rocke ir: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, " (see rocke ir --help)\n");
-    return 2;
-}
 
 /* Parse errors read "LINE:COL: message": print them as FILE:LINE:COL: error: message. */
 static int report_parse_error(const char *shown) {
@@ -63,13 +47,8 @@ static int report_parse_error(const char *shown) {
     return 1;
 }
 
-static int run(const char *sub, const char *file, const char *target) {
+static int run(const char *sub, const char *file, const rk_target *t) {
     const char *shown = strcmp(file, "-") ? file : "<stdin>";
-    const rk_target *t = NULL;
-    if (target && !(t = rk_target_find(target))) {
-        fprintf(stderr, "rocke ir check: %s\n", rk_error_message());
-        return 2;
-    }
     char *text;
     size_t n;
     if (rk_read_file(file, &text, &n) != RK_OK) {
@@ -102,10 +81,6 @@ static int run(const char *sub, const char *file, const char *target) {
         rk_diags_free(&d);
     }
     rk_kernel_free(k);
-    if (fflush(stdout) != 0) {
-        fprintf(stderr, "rocke ir %s: cannot write to standard output\n", sub);
-        rc = 1;
-    }
     return rc;
 }
 
@@ -118,28 +93,27 @@ int cmd_ir(int argc, char **argv) {
         fputs(usage_text, stdout);
         return 0;
     }
-    const char *sub = argv[1], *help = NULL;
+    const char *sub = argv[1], *about = NULL;
     for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++)
-        if (!strcmp(sub, subs[i].name)) help = subs[i].help;
-    if (!help) return misuse("unknown command '%s'", sub);
-    const char *file = NULL, *target = NULL;
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i];
-        if (cli_is_help(a)) {
-            fputs(help, stdout);
-            return 0;
-        }
-        if (!strcmp(sub, "check") && !strncmp(a, "--target", 8) && (a[8] == '=' || a[8] == '\0')) {
-            target = a[8] ? a + 9 : (i + 1 < argc ? argv[++i] : NULL);
-            if (!target || !*target) return misuse("%s needs a target name", "--target");
-        } else if (a[0] == '-' && a[1] != '\0') {
-            return misuse("unknown option '%s'", a);
-        } else if (file) {
-            return misuse("unexpected argument '%s' (one FILE per call)", a);
-        } else {
-            file = a;
-        }
+        if (!strcmp(sub, subs[i].name)) about = subs[i].about;
+    if (!about) {
+        fprintf(stderr, "rocke ir: unknown command '%s' (legal: check, print, canon; see rocke ir --help)\n", sub);
+        return 2;
     }
-    if (!file) return misuse("'%s' needs a FILE ('-' for standard input)", sub);
-    return run(sub, file, target);
+    const char *file = NULL;
+    const rk_target *t = NULL;
+    char name[16];
+    snprintf(name, sizeof name, "ir %s", sub);
+    cli_opt check_opts[] = {
+        {.name = "--target", .kind = CLI_TARGET, .dst = &t, .meta = "T", .def = "",
+         .help = "also check the target's rules (default: none)"},
+        {0},
+    };
+    cli_opt no_opts[] = {{0}};
+    cli_cmd c = {.name = name, .args = "FILE", .about = about, .opts = strcmp(sub, "check") ? no_opts : check_opts,
+                 .pos = &file, .min_pos = 1, .max_pos = 1,
+                 .more = "FILE '-' reads standard input. Exit 0 clean, 1 on bad IR or I/O errors, 2 on misuse.\n"};
+    int rc = cli_parse(&c, argc, argv, 2);
+    if (rc >= 0) return rc;
+    return run(sub, file, t);
 }

@@ -17,33 +17,6 @@
 #include "base/base_int.h"
 #include "cli.h"
 
-static const char usage_text[] =
-    "usage: rocke run DIR/manifest.json [--shape SHAPE] [--arg NAME=VALUE ...] [--verify]\n"
-    "                 [--device auto|emu|cuda|hip] [--warmup N] [--iters N] [--seed S]\n"
-    "\n"
-    "Run the kernel a `rocke build` manifest describes on fresh random inputs (seed S,\n"
-    "default: from the clock; printed) for SHAPE (default: the manifest's default_shape).\n"
-    "\n"
-    "  --shape SHAPE   the family's dimensions, positional 4096,4096 or named M=4096,N=4096\n"
-    "                  (named: the others keep the manifest's); elementwise has one, N, and\n"
-    "                  takes 4096,4096 as their product\n"
-    "  --arg N=V       a given scalar parameter (layernorm/rmsnorm: eps; default: the manifest's)\n"
-    "  --verify        compare every output with a host reference computed in double\n"
-    "  --device D      auto (first GPU, else the emulator; default), emu, cuda, hip\n"
-    "                  (cuda:1, hip:0 pick a GPU). The emulator runs DIR/NAME.ir for\n"
-    "                  the manifest's target; a GPU runs the code object, which must\n"
-    "                  match the manifest's size and hash and suit the device.\n"
-    "  --warmup N      untimed launches (default: the manifest's warmup_iters; 0 on emu)\n"
-    "  --iters N       timed launches (default: the manifest's timed_iters; 1 on emu)\n"
-    "\n"
-    "Output: verify max_abs_diff=... bad=K/N, Perf: X ms, Y TFlops, Z GB/s and one\n"
-    "PerfJSON: {...} line (parse that one). Exit 1 when --verify finds a bad element.\n";
-
-static int misuse(const char *msg, const char *arg) {
-    fprintf(stderr, "rocke run: %s%s%s (see rocke run --help)\n", msg, arg ? " " : "", arg ? arg : "");
-    return 2;
-}
-
 static int fail(const char *fmt, const char *a, const char *b) {
     fprintf(stderr, "rocke run: ");
     fprintf(stderr, fmt, a, b);
@@ -180,41 +153,53 @@ static int load_module(run_state *r) {
     return 0;
 }
 
+static const char about[] =
+    "Run the kernel a `rocke build` manifest describes on fresh random inputs (seed S,\n"
+    "default: from the clock; printed) for SHAPE (default: the manifest's default_shape).";
+
+static const char output_text[] =
+    "Output: verify max_abs_diff=... bad=K/N, Perf: X ms, Y TFlops, Z GB/s and one\n"
+    "PerfJSON: {...} line (parse that one). Exit 1 when --verify finds a bad element or on\n"
+    "errors, 2 on misuse.\n";
+
 int cmd_run(int argc, char **argv) {
-    if (argc < 2 || cli_is_help(argv[1])) {
-        fputs(usage_text, argc < 2 ? stderr : stdout);
-        return argc < 2 ? 2 : 0;
-    }
     const char *manifest = NULL, *device = NULL, *shape = NULL;   /* device NULL: $ROCKE_DEVICE, else auto */
-    bool verify = false, have_warmup = false, have_iters = false, have_seed = false;
-    cli_arg given[RK_KSIG_MAX];
-    uint32_t ngiven = 0;
-    unsigned long long warmup = 0, iters = 0, seed = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (cli_is_help(a)) { fputs(usage_text, stdout); return 0; }
-        if (!strcmp(a, "--verify")) { verify = true; continue; }
-        if (a[0] != '-') {
-            if (manifest) return misuse("more than one manifest:", a);
-            manifest = a;
-            continue;
-        }
-        if (i + 1 >= argc) return misuse("missing value after", a);
-        const char *v = argv[++i];
-        if (!strcmp(a, "--shape")) shape = v;
-        else if (!strcmp(a, "--arg")) {
-            if (ngiven == RK_KSIG_MAX) return misuse("too many --arg", NULL);
-            if (!cli_arg_parse("run", v, &given[ngiven++])) return 2;
-        }
-        else if (!strcmp(a, "--device")) device = v;
-        else if (!strcmp(a, "--warmup")) { if (!cli_parse_u64("run", a, v, &warmup)) return 2; have_warmup = true; }
-        else if (!strcmp(a, "--iters")) { if (!cli_parse_u64("run", a, v, &iters)) return 2; have_iters = true; }
-        else if (!strcmp(a, "--seed")) { if (!cli_parse_u64("run", a, v, &seed)) return 2; have_seed = true; }
-        else return misuse("unknown option", a);
-    }
-    if (!manifest) return misuse("expected DIR/manifest.json", NULL);
-    if (have_iters && iters == 0) return misuse("--iters must be at least 1", NULL);
-    if (!have_seed) seed = (unsigned long long)time(NULL);
+    bool verify = false;
+    cli_list given_text = {.n = 0};
+    uint32_t warmup = 0, iters = 0;
+    uint64_t seed = 0;
+    cli_opt opts[] = {
+        {.name = "--shape", .kind = CLI_STRING, .dst = &shape, .meta = "SHAPE",
+         .help = "the family's dimensions, positional 4096,4096 or named M=4096,N=4096\n"
+                 "(named: the others keep the manifest's); elementwise has one, N, and\n"
+                 "takes 4096,4096 as their product"},
+        {.name = "--arg", .kind = CLI_REPEATED, .dst = &given_text, .meta = "NAME=VALUE",
+         .help = "a given scalar parameter (layernorm/rmsnorm: eps; default: the manifest's)"},
+        {.name = "--verify", .kind = CLI_FLAG, .dst = &verify,
+         .help = "compare every output with a host reference computed in double"},
+        {.name = "--device", .kind = CLI_STRING, .dst = &device, .meta = "D",
+         .help = "auto (first GPU, else the emulator; default), emu, cuda, hip\n"
+                 "(cuda:1, hip:0 pick a GPU). The emulator runs DIR/NAME.ir for\n"
+                 "the manifest's target; a GPU runs the code object, which must\n"
+                 "match the manifest's size and hash and suit the device."},
+        {.name = "--warmup", .kind = CLI_U32, .dst = &warmup, .meta = "N",
+         .help = "untimed launches (default: the manifest's warmup_iters; 0 on emu)"},
+        {.name = "--iters", .kind = CLI_U32, .dst = &iters, .meta = "N", .ranged = true, .lo = 1, .hi = UINT32_MAX,
+         .help = "timed launches (default: the manifest's timed_iters; 1 on emu)"},
+        {.name = "--seed", .kind = CLI_U64, .dst = &seed, .meta = "S", .help = "the input seed"},
+        {0},
+    };
+    cli_cmd cmd = {.name = "run", .args = "DIR/manifest.json", .about = about, .more = output_text, .opts = opts,
+                 .pos = &manifest, .min_pos = 1, .max_pos = 1};
+    int prc = cli_parse(&cmd, argc, argv, 1);
+    if (prc >= 0) return prc;
+    cli_arg given[CLI_LIST_MAX];
+    uint32_t ngiven = given_text.n;
+    if (!cli_names_unique("run", "--arg", &given_text)) return 2;
+    for (uint32_t i = 0; i < ngiven; i++)
+        if (!cli_arg_parse("run", given_text.v[i], &given[i])) return 2;
+    bool have_warmup = cli_given(&cmd, "--warmup"), have_iters = cli_given(&cmd, "--iters");
+    if (!cli_given(&cmd, "--seed")) seed = (uint64_t)time(NULL);
 
     run_state r = {0};
     int rc = 1;
@@ -244,7 +229,7 @@ int cmd_run(int argc, char **argv) {
     const char *dn = rk_device_name(r.dev);
     printf("rocke run: %s on %s%s%s%s shape %s seed %llu\n", r.m.kernel_name, dn,
            strstr(dn, t->name) ? "" : " (", strstr(dn, t->name) ? "" : t->name, strstr(dn, t->name) ? "" : ")",
-           shape_txt, seed);
+           shape_txt, (unsigned long long)seed);
 
     if (rk_problem_init(&r.p, &r.in, &sh, seed)) { rc = cli_fail("run"); goto out; }
     r.have_p = true;
@@ -287,9 +272,8 @@ int cmd_run(int argc, char **argv) {
                (unsigned long long)c.total);
         if (c.bad) printf("verify: first bad element %s\n", c.first_bad);
     }
-    rk_time_opts to = {.warmup = (uint32_t)warmup, .iters = (uint32_t)iters};
+    rk_time_opts to = {.warmup = warmup, .iters = iters};
     rk_time_result tr;
-    if (warmup == 0) to.warmup = 0;
     if (rk_time_launches(r.dev, launch_once, &l, &to, &tr)) { rc = cli_fail("run"); goto out; }
     double bytes, flops;
     rk_instance_cost(&r.in, &sh, &bytes, &flops);
@@ -301,7 +285,7 @@ int cmd_run(int argc, char **argv) {
            "\"target\": \"%s\", \"shape\": [%s], \"seed\": %llu, \"verified\": %s}\n",
            ms, tflops, gbps, c.max_abs_diff, (unsigned long long)c.bad, (unsigned long long)c.total, tr.min_ms,
            tr.max_ms, r.m.kernel_name, rk_device_kind_name(rk_device_kind_of(r.dev)), t->name,
-           shape_list, seed, verify ? "true" : "false");
+           shape_list, (unsigned long long)seed, verify ? "true" : "false");
     rc = verify && c.bad ? 1 : 0;
 out:
     cleanup(&r);

@@ -7,15 +7,12 @@
 #include "cli.h"
 
 int cmd_targets(int argc, char **argv) {
-    for (int i = 1; i < argc; i++) {
-        if (cli_is_help(argv[i])) {
-            printf("usage: rocke targets\n\nLists every target rocke compiles for: wave size, LDS per workgroup,\n"
-                   "native 8-bit float encoding and the matrix atoms (tile.mma op_id) it offers.\n");
-            return 0;
-        }
-        fprintf(stderr, "rocke targets: unexpected argument '%s' (see rocke targets --help)\n", argv[i]);
-        return 2;
-    }
+    cli_opt opts[] = {{0}};
+    cli_cmd c = {.name = "targets", .args = "", .opts = opts,
+                 .about = "Lists every target rocke compiles for: wave size, LDS per workgroup,\n"
+                          "native 8-bit float encoding and the matrix atoms (tile.mma op_id) it offers."};
+    int rc = cli_parse(&c, argc, argv, 1);
+    if (rc >= 0) return rc;
     for (const rk_target *const *tp = rk_targets(); *tp; tp++) {
         const rk_target *t = *tp;
         printf("%s%s  %s %s  wave %u  LDS %u KiB  fp8 %s\n", t->name, t == rk_target_default() ? " (default)" : "",

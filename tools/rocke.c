@@ -32,7 +32,7 @@ static void usage(FILE *f) {
     }
 }
 
-int main(int argc, char **argv) {
+static int dispatch(int argc, char **argv, const char **cmd) {
     if (argc < 2) { usage(stderr); return 2; }
     if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
         usage(stdout);
@@ -40,8 +40,17 @@ int main(int argc, char **argv) {
     }
     if (!strcmp(argv[1], "--version")) { printf("rocke %s\n", RK_VERSION_STRING); return 0; }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (same_name(argv[1], commands[i].name)) return commands[i].fn(argc - 1, argv + 1);
+        if (same_name(argv[1], commands[i].name)) {
+            *cmd = argv[1];
+            return commands[i].fn(argc - 1, argv + 1);
+        }
     fprintf(stderr, "rocke: unknown command '%s'\n\n", argv[1]);
     usage(stderr);
     return 2;
+}
+
+int main(int argc, char **argv) {
+    const char *cmd = NULL;
+    int rc = dispatch(argc, argv, &cmd);
+    return cli_close_streams(cmd, rc);
 }

@@ -67,10 +67,11 @@ cc_key cc_cache_key(const char *ll, size_t ll_len, const char *kernel, const rk_
     return k;
 }
 
-void cc_cache_path(const char *dir, const cc_key *k, char out[RK_PATH_MAX]) {
+bool cc_cache_path(const char *dir, const cc_key *k, char out[RK_PATH_MAX]) {
     char hex[33];
     cc_key_hex(k, hex);
-    snprintf(out, RK_PATH_MAX, "%s/v1/%.2s/%s.rkc", dir, hex, hex);
+    int n = snprintf(out, RK_PATH_MAX, "%s/v1/%.2s/%s.rkc", dir, hex, hex);
+    return n > 0 && n < RK_PATH_MAX;
 }
 
 static void put_le32(uint8_t *p, uint32_t v) { for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i)); }
@@ -93,8 +94,7 @@ static void drop(const char *path, const char *why) {
 
 void cc_cache_drop(const char *dir, const cc_key *k, const char *why) {
     char path[RK_PATH_MAX];
-    cc_cache_path(dir, k, path);
-    drop(path, why);
+    if (cc_cache_path(dir, k, path)) drop(path, why);
 }
 
 /* An entry holds one small code object; anything this large is not ours. */
@@ -126,7 +126,7 @@ static int open_entry(const char *path, struct stat *st) {
 /* Read the whole entry with one read (small files), then check it. */
 bool cc_cache_get(const char *dir, const cc_key *k, cc_output *out) {
     char path[RK_PATH_MAX];
-    cc_cache_path(dir, k, path);
+    if (!cc_cache_path(dir, k, path)) return false;   /* cc_cache_put warns */
     struct stat st;
     int fd = open_entry(path, &st);
     if (fd < 0) return false;
@@ -201,7 +201,11 @@ static bool mkdirs(char *path) {
 
 void cc_cache_put(const char *dir, const cc_key *k, const cc_output *in) {
     char path[RK_PATH_MAX], tmp[RK_PATH_MAX + 64];
-    cc_cache_path(dir, k, path);
+    if (!cc_cache_path(dir, k, path)) {
+        fprintf(stderr, "rocke: warning: the cache folder '%.40s...' (%zu characters) leaves no room for an entry's "
+                "name within %d characters: not caching\n", dir, strlen(dir), RK_PATH_MAX - 1);
+        return;
+    }
     char *slash = strrchr(path, '/');
     *slash = '\0';
     bool dir_ok = mkdirs(path);

@@ -156,7 +156,8 @@ void cc_cache_drop(const char *dir, const cc_key *k, const char *why);
 /* Store atomically; failures are reported at debug level only. */
 void cc_cache_put(const char *dir, const cc_key *k, const cc_output *in);
 /* The entry file of key k under dir. */
-void cc_cache_path(const char *dir, const cc_key *k, char out[RK_PATH_MAX]);
+/* false when the entry's path would not fit RK_PATH_MAX (a too long cache_dir) */
+bool cc_cache_path(const char *dir, const cc_key *k, char out[RK_PATH_MAX]);
 
 /* ---- options.c -------------------------------------------------------------------- */
 rk_status cc_options_validate(const rk_compile_options *o, const rk_target *t);

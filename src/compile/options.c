@@ -49,7 +49,12 @@ static rk_status default_cache_dir(char out[RK_PATH_MAX]) {
     else if (xdg && *xdg) n = snprintf(out, RK_PATH_MAX, "%s/rocke", xdg);
     else if (home && *home) n = snprintf(out, RK_PATH_MAX, "%s/.cache/rocke", home);
     else n = snprintf(out, RK_PATH_MAX, "%s", "");
-    if (n < 0 || n >= RK_PATH_MAX) return rk_fail(RK_ERR_INVALID, "cache directory path is too long");
+    if (n < 0 || n >= RK_PATH_MAX) {
+        /* a cache problem only costs the caching (docs/compile.md §6) */
+        fprintf(stderr, "rocke: warning: the cache folder '%.40s...' is longer than %d characters: compiling "
+                "without the cache\n", out, RK_PATH_MAX - 1);
+        out[0] = '\0';
+    }
     return RK_OK;
 }
 

@@ -5,6 +5,7 @@
  * temporary folder that is always removed. Layer: compile. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "compile_int.h"
 
@@ -13,11 +14,21 @@ static const char *base_name(const char *p) {
     return s ? s + 1 : p;
 }
 
-static rk_status run_tool(const char *what, const char *const argv[]) {
+/* Run a tool that must write `output` (a `kind` file): exiting 0 without
+ * it is a failure of its own, not a missing file later (ROCKE_PTXAS=/bin/true). */
+static rk_status run_tool(const char *what, const char *const argv[], const char *output, const char *kind) {
     cc_proc p;
     rk_status s = cc_run(argv, &p);
     if (s == RK_OK && (p.exit_code != 0 || p.signal)) s = cc_tool_failed(what, argv, &p);
     else if (s == RK_OK && p.err.len) cc_debug("%s: %.*s", what, (int)p.err.len, p.err.data);
+    if (s == RK_OK && access(output, F_OK) != 0) {
+        rk_buf cmd;
+        rk_buf_init(&cmd);
+        cc_cmdline(&cmd, argv);
+        s = rk_fail(RK_ERR_TOOLCHAIN, "%s ('%s') exited 0 but produced no %s; is it really %s?\nrerun: %s", what,
+                    argv[0], kind, what, rk_buf_cstr(&cmd));
+        rk_buf_free(&cmd);
+    }
     cc_proc_free(&p);
     return s;
 }
@@ -36,7 +47,7 @@ rk_status cc_lld_link(const char *lld, const cc_blob *obj, const char *kernel, c
     s = cc_write_file(in, obj->data, obj->size);
     if (s == RK_OK) {
         const char *argv[] = {lld, "-shared", in, "-o", out, NULL};
-        s = run_tool(base_name(lld), argv);
+        s = run_tool(base_name(lld), argv, out, "code object");
     }
     if (s == RK_OK) s = cc_read_blob(out, hsaco);
     cc_tmpdir_remove(dir);
@@ -79,7 +90,7 @@ rk_status cc_ptxas(const char *ptxas, const cc_blob *ptx, const rk_target *t, co
     s = cc_write_file(in, ptx->data, ptx->size);
     if (s == RK_OK) {
         const char *argv[] = {ptxas, arch, in, "-o", out, NULL};
-        s = run_tool("ptxas", argv);
+        s = run_tool("ptxas", argv, out, "cubin");
     }
     if (s == RK_OK) s = cc_read_blob(out, cubin);
     cc_tmpdir_remove(dir);
@@ -125,20 +136,20 @@ rk_status cc_tools_compile(cc_toolchain *tc, const cc_job *job, cc_output *out) 
     const char *src = in;
     if (s == RK_OK && job->opt_level > 0) {
         const char *argv[] = {tc->opt, triple, cpu, passes, in, "-o", bc, has_attr ? attr : NULL, NULL};
-        s = run_tool(base_name(tc->opt), argv);
+        s = run_tool(base_name(tc->opt), argv, bc, "bitcode");
         src = bc;
     }
     if (s == RK_OK) {
         /* -asm-verbose=false: PTX byte-identical to the in-process emitter's */
         const char *argv[] = {tc->llc, olevel, triple, cpu, amd ? "-filetype=obj" : "-filetype=asm",
                               "-asm-verbose=false", src, "-o", obj, has_attr ? attr : NULL, NULL};
-        s = run_tool(base_name(tc->llc), argv);
+        s = run_tool(base_name(tc->llc), argv, obj, amd ? "object file" : "PTX");
     }
     if (s == RK_OK && amd && job->want_isa) {
         const char *argv[] = {tc->llc, olevel, triple, cpu, "-filetype=asm", "-asm-verbose=false", src, "-o", isa,
                               has_attr ? attr : NULL, NULL};
         cc_blob text = {0};
-        s = run_tool(base_name(tc->llc), argv);
+        s = run_tool(base_name(tc->llc), argv, isa, "assembly");
         if (s == RK_OK) s = cc_read_blob(isa, &text);
         if (s == RK_OK) out->isa = (char *)text.data; /* NUL-terminated, freed with strlen+1 */
     }

@@ -8,40 +8,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 
 #include <cmocka.h>
+
+#include "support/cli_run.h"
 
 #define ROCKE ROCKE_BINARY_DIR "/rocke"
 #define GOLDEN ROCKE_SOURCE_DIR "/tests/golden"
 
-/* Run a shell command; returns its exit status and captures stdout+stderr
- * (separately) into out/err (caller frees). */
-static int run(const char *cmd, char **out, char **err) {
-    char full[8192];
-    snprintf(full, sizeof full, "%s >%s/cmd_ir.out 2>%s/cmd_ir.err", cmd, ROCKE_BINARY_DIR, ROCKE_BINARY_DIR);
-    int st = system(full);
-    const char *names[2] = {ROCKE_BINARY_DIR "/cmd_ir.out", ROCKE_BINARY_DIR "/cmd_ir.err"};
-    char **dst[2] = {out, err};
-    for (int i = 0; i < 2; i++) {
-        FILE *f = fopen(names[i], "rb");
-        assert_non_null(f);
-        char *buf = calloc(1, 1 << 20);
-        size_t n = fread(buf, 1, (1 << 20) - 1, f);
-        buf[n] = '\0';
-        fclose(f);
-        *dst[i] = buf;
-    }
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 static void expect(const char *cmd, int rc, const char *in_out, const char *in_err) {
-    char *out, *err;
-    int got = run(cmd, &out, &err);
-    if (got != rc || (in_out && !strstr(out, in_out)) || (in_err && !strstr(err, in_err)))
-        fail_msg("%s: exit %d (want %d)\nstdout: %s\nstderr: %s", cmd, got, rc, out, err);
-    free(out);
-    free(err);
+    rk_test_run r = rk_test_sh(NULL, cmd);
+    if (r.rc != rc || (in_out && !strstr(r.out, in_out)) || (in_err && !strstr(r.err, in_err)))
+        fail_msg("%s: exit %d (want %d)\nstdout: %s\nstderr: %s", cmd, r.rc, rc, r.out, r.err);
+    rk_test_run_free(&r);
 }
 
 static void test_help_and_misuse(void **state) {
@@ -51,10 +30,10 @@ static void test_help_and_misuse(void **state) {
     expect(ROCKE " ir canon -h", 0, "usage: rocke ir canon FILE", NULL);
     expect(ROCKE " ir", 2, NULL, "usage: rocke ir");
     expect(ROCKE " ir frob x.ir", 2, NULL, "unknown command 'frob'");
-    expect(ROCKE " ir check", 2, NULL, "'check' needs a FILE");
+    expect(ROCKE " ir check", 2, NULL, "rocke ir check: missing FILE");
     expect(ROCKE " ir print a.ir b.ir", 2, NULL, "unexpected argument 'b.ir'");
     expect(ROCKE " ir print --bogus a.ir", 2, NULL, "unknown option '--bogus'");
-    expect(ROCKE " ir check --target", 2, NULL, "--target needs a target name");
+    expect(ROCKE " ir check --target", 2, NULL, "--target needs a value (--target T)");
     expect(ROCKE " ir check --target gfx1 " GOLDEN "/mma.ir", 2, NULL, "unknown target 'gfx1' (legal: ");
 }
 
