@@ -148,7 +148,7 @@ void rk_knob_legal_text(const rk_knob *kb, char *buf, size_t n) {
         rk_knob single = *kb;
         single.kind = RK_KNOB_U32;
         rk_knob_legal_text(&single, one, sizeof one);
-        snprintf(buf, n, "%u values AxB..., each %s", kb->count, one);
+        snprintf(buf, n, "%u values joined by 'x', each one of %s", kb->count, one);
         return;
     }
     case RK_KNOB_EPILOGUE:
@@ -195,7 +195,9 @@ static rk_status unknown_knob(const kn_family *fam, const char *name) {
 static rk_status bad_value(const kn_family *fam, const rk_knob *kb, const char *value) {
     char legal[1024];
     rk_knob_legal_text(kb, legal, sizeof legal);
-    return rk_fail(RK_ERR_INVALID, "%s: knob '%s' must be one of %s (got '%s')", fam->name, kb->name, legal, value);
+    bool list = kb->kind != RK_KNOB_TUPLE && kb->kind != RK_KNOB_EPILOGUE;
+    return rk_fail(RK_ERR_INVALID, "%s: knob '%s' must be %s%s (got '%s')", fam->name, kb->name, list ? "one of " : "",
+                   legal, value);
 }
 
 static bool parse_dtype(const char *s, rk_scalar *out) {

@@ -217,9 +217,9 @@ static void test_leading_dims(void **state) {
 static void test_bad_specs(void **state) {
     (void)state;
     const struct { const char *target, *knobs, *msg; } rows[] = {
-        {"sm_90a", "tile=100x128x32", "must be one of"},
+        {"sm_90a", "tile=100x128x32", "must be 3 values joined by 'x', each one of 8|16|32"},
         {"sm_90a", "tile=96x128x32 warps=4x2", "tile M a multiple of 64"},
-        {"sm_90a", "tile=128x128x24", "must be one of"},
+        {"sm_90a", "tile=128x128x24", "(got '128x128x24')"},
         {"gfx942", "stages=5 wave=64", "bytes of LDS"},
         {"sm_90a", "tile=256x256x64 warps=1x1", "accumulators"},
         {"sm_90a", "tile=128x128x128 stages=6", "bytes of LDS"},
