@@ -7,7 +7,6 @@
 
 #include "kern_int.h"
 
-#define LOG2E 1.4426950408889634
 
 static const char *const op_names[] = {"add", "sub", "mul", "div", "max", "min", "copy", "neg", "abs",
                                        "relu", "silu", "gelu_tanh", "exp2", NULL};
@@ -106,38 +105,15 @@ static void input_range(const rk_instance *in, const rk_kparam *kp, double *lo, 
 }
 
 /* ---- f32 math ------------------------------------------------------------------------ */
-static rk_value exp2_of(rk_kernel *k, rk_value x, double scale) {
-    return rk_build_exp2(k, rk_build_fmul(k, x, rk_const_f32(k, (float)scale)));
-}
-
-/* x * sigmoid(x) = x / (1 + 2^(-x log2 e)) */
-static rk_value silu(rk_kernel *k, rk_value x) {
-    rk_value e = exp2_of(k, x, -LOG2E);
-    rk_value d = rk_build_fadd(k, rk_const_f32(k, 1.0f), e);
-    return rk_build_fdiv(k, x, d);
-}
-
-/* 0.5 x (1 + tanh(c (x + 0.044715 x^3))), tanh(u) = 1 - 2 / (1 + 2^(2u log2 e)) */
-static rk_value gelu_tanh(rk_kernel *k, rk_value x) {
-    rk_value x3 = rk_build_fmul(k, rk_build_fmul(k, x, x), x);
-    rk_value inner = rk_build_fma(k, x3, rk_const_f32(k, 0.044715f), x);
-    rk_value u = rk_build_fmul(k, inner, rk_const_f32(k, 0.7978845608028654f));
-    rk_value e = exp2_of(k, u, 2.0 * LOG2E);
-    rk_value d = rk_build_fadd(k, rk_const_f32(k, 1.0f), e);
-    rk_value q = rk_build_fdiv(k, rk_const_f32(k, 2.0f), d);
-    rk_value th = rk_build_fsub(k, rk_const_f32(k, 1.0f), q);
-    rk_value hx = rk_build_fmul(k, x, rk_const_f32(k, 0.5f));
-    return rk_build_fma(k, hx, th, hx);
-}
-
 static rk_value unary(rk_kernel *k, rk_value x, void *ud) {
     rk_ew_op op = *(const rk_ew_op *)ud;
     switch (op) {
     case RK_EW_NEG: return rk_build_fneg(k, x);
     case RK_EW_ABS: return rk_build_fabs(k, x);
-    case RK_EW_RELU: return rk_build_fmax(k, x, rk_const_f32(k, 0.0f));
-    case RK_EW_SILU: return silu(k, x);
-    case RK_EW_GELU_TANH: return gelu_tanh(k, x);
+    /* the activations every family shares (tile_epilogue.c) */
+    case RK_EW_RELU: return rk_tile_act(k, RK_ACT_RELU, x);
+    case RK_EW_SILU: return rk_tile_act(k, RK_ACT_SILU, x);
+    case RK_EW_GELU_TANH: return rk_tile_act(k, RK_ACT_GELU_TANH, x);
     case RK_EW_EXP2: return rk_build_exp2(k, x);
     case RK_EW_COPY: return x;
     case RK_EW_ADD: case RK_EW_SUB: case RK_EW_MUL: case RK_EW_DIV: case RK_EW_MAX: case RK_EW_MIN:

@@ -26,11 +26,9 @@ static double ew_exact(rk_ew_op op, double da, double db, bool *exact) {
     case RK_EW_COPY: return da;
     case RK_EW_NEG: return -da;
     case RK_EW_ABS: return fabs(da);
-    case RK_EW_RELU: return da > 0 ? da : 0.0;
-    case RK_EW_SILU: *exact = false; return da / (1.0 + exp(-da));
-    case RK_EW_GELU_TANH:
-        *exact = false;
-        return 0.5 * da * (1.0 + tanh(0.7978845608028654 * (da + 0.044715 * da * da * da)));
+    case RK_EW_RELU: return isnan(da) ? da : (da > 0 ? da : 0.0);   /* NaN stays NaN, as in torch */
+    case RK_EW_SILU: *exact = false; return rk_act_ref(RK_ACT_SILU, da);
+    case RK_EW_GELU_TANH: *exact = false; return rk_act_ref(RK_ACT_GELU_TANH, da);
     case RK_EW_EXP2: *exact = false; return exp2(da);
     case RK_EW__COUNT: break;
     }
