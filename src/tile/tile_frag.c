@@ -22,6 +22,19 @@ static void lds_rc(const rk_tile_operand *op, uint32_t mn, uint32_t kk, uint32_t
     *c = op->k_inner ? kk : mn;
 }
 
+/* Flat LDS element of operand coordinate (mn0 + mn, k0 + kk) in the stage at
+ * element `stage`: through the layout (row, col), swizzle included. */
+static rk_value lds_index(rk_kernel *k, const rk_tile_operand *op, rk_value stage, rk_value mn0, rk_value mn,
+                          rk_value k0, rk_value kk) {
+    rk_value amn = rk_build_add(k, mn0, mn);
+    rk_value ak = rk_build_add(k, k0, kk);
+    rk_ix row = rk_ix_v(op->k_inner ? amn : ak), col = rk_ix_v(op->k_inner ? ak : amn);
+    rk_ix byte = rk_tile_lds_offset(k, &op->lds, row, col);
+    rk_ix el = rk_ix_udiv(k, byte, rk_ix_c(op->lds.elem_bytes));
+    rk_value elv = rk_ix_value(k, el);
+    return rk_build_add(k, stage, elv);
+}
+
 /* ---- ldmatrix -------------------------------------------------------------------------- */
 /* Lane i's row address, as (mn, kk) offsets from (mn0, k0), for x4 A / x2 B. */
 static void ldm_lane(const rk_tile_operand *op, uint32_t i, uint32_t *mn, uint32_t *kk) {
@@ -61,13 +74,7 @@ static rk_value frag_ldmatrix(rk_kernel *k, const rk_mma_atom *a, const rk_tile_
         if (op->k_inner) { mn = r; kk = lo8; }
         else { mn = rk_const_i32(k, 0); kk = rk_build_add(k, r, lo8); }
     }
-    rk_value amn = rk_build_add(k, mn0, mn);
-    rk_value ak = rk_build_add(k, k0, kk);
-    rk_ix row = rk_ix_v(op->k_inner ? amn : ak), col = rk_ix_v(op->k_inner ? ak : amn);
-    rk_ix byte = rk_tile_lds_offset(k, &op->lds, row, col);
-    rk_ix el = rk_ix_udiv(k, byte, rk_ix_c(op->lds.elem_bytes));
-    rk_value elv = rk_ix_value(k, el);
-    rk_value at = rk_build_add(k, stage, elv);
+    rk_value at = lds_index(k, op, stage, mn0, mn, k0, kk);
     rk_type ti = rk_type_vec(k, RK_T_I32, num);
     rk_ldmatrix_opts o = {.trans = RK_SOME(!op->k_inner)};
     rk_value raw = rk_build_ldmatrix_ex(k, smem, &at, ti, num, &o);
@@ -113,13 +120,7 @@ static rk_value frag_runs(rk_kernel *k, const rk_mma_atom *a, const rk_tile_oper
         uint32_t n = run_at(a, op, s, len);
         rk_tile_frag_coord fc = rk_tile_atom_coord(k, a->id, op->frag, lane, s);
         rk_value fmn = op->frag == RK_FRAG_A ? fc.row : fc.col, fk = op->frag == RK_FRAG_A ? fc.col : fc.row;
-        rk_value amn = rk_build_add(k, mn0, fmn);
-        rk_value ak = rk_build_add(k, k0, fk);
-        rk_ix row = rk_ix_v(op->k_inner ? amn : ak), col = rk_ix_v(op->k_inner ? ak : amn);
-        rk_ix byte = rk_tile_lds_offset(k, &op->lds, row, col);
-        rk_ix el = rk_ix_udiv(k, byte, rk_ix_c(op->lds.elem_bytes));
-        rk_value elv = rk_ix_value(k, el);
-        rk_value at = rk_build_add(k, stage, elv);
+        rk_value at = lds_index(k, op, stage, mn0, fmn, k0, fk);
         rk_value v = rk_load_smem(k, smem, &at, n);
         if (n == 1) e[s] = v;
         else

@@ -16,6 +16,7 @@
 
 #include "rocke/emu.h"
 #include "rocke/kernels.h"
+#include "../support/problem_emu.h"
 
 static const char *const targets[] = {"gfx942", "gfx950", "sm_90"};
 static const char *const dtypes[] = {"f16", "bf16", "f32"};
@@ -56,24 +57,7 @@ static void run_case(const char *fam, const char *target, uint64_t M, uint64_t N
     rk_problem p;
     uint64_t s = seed ^ (runs++ * 0x9e3779b97f4a7c15ull);
     assert_int_equal(rk_problem_init(&p, &in, &sh, s), RK_OK);
-    rk_emu *emu = rk_emu_new(t, NULL);
-    assert_non_null(emu);
-    uint64_t addr[RK_KSIG_MAX];
-    rk_scalar_value sv[RK_KSIG_MAX];
-    void *args[RK_KSIG_MAX];
-    for (uint32_t i = 0; i < p.sig.n; i++) {
-        const rk_kparam *kp = &p.sig.p[i];
-        if (kp->ptr) {
-            assert_int_equal(rk_emu_register(emu, p.buf[i].data, p.buf[i].bytes, kp->name, &addr[i]), RK_OK);
-            args[i] = &addr[i];
-        } else {
-            assert_int_equal(rk_problem_scalar(&p, i, &sv[i]), RK_OK);
-            args[i] = &sv[i];
-        }
-    }
-    uint32_t grid[3], block[3];
-    rk_instance_grid(&in, &sh, grid, block);
-    if (rk_emu_launch(emu, k, grid, block, 0, args))
+    if (problem_emu_launch(t, k, &p, &sh))
         fail_msg("%s %s %llux%llu: launch: %s", target, name, (unsigned long long)M, (unsigned long long)N,
                  rk_error_message());
     rk_problem_diff c;
@@ -82,7 +66,6 @@ static void run_case(const char *fam, const char *target, uint64_t M, uint64_t N
         fail_msg("%s %s %llux%llu seed %llu: bad=%llu/%llu max_abs_diff=%g, first %s", target, name,
                  (unsigned long long)M, (unsigned long long)N, (unsigned long long)s, (unsigned long long)c.bad,
                  (unsigned long long)c.total, c.max_abs_diff, c.first_bad);
-    rk_emu_free(emu);
     rk_problem_free(&p);
     rk_kernel_free(k);
 }
