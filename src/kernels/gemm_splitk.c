@@ -62,23 +62,6 @@ static rk_value slot(rk_kernel *k, const kn_gemm_plan *pl, const kn_gemm_split_i
     return rk_build_and(k, rin, cin);
 }
 
-void kn_gemm_split_atomic(rk_kernel *k, const kn_gemm_plan *pl, const kn_gemm_split_io *io, const rk_value *acc) {
-    for (uint32_t i = 0; i < pl->mi; i++)
-        for (uint32_t j = 0; j < pl->ni; j++)
-            for (uint32_t sl = 0; sl < pl->atom->c_len; sl++) {
-                rk_value row, col;
-                rk_value ok = slot(k, pl, io, i, j, sl, &row, &col);
-                rk_value x = rk_build_vextract(k, acc[i * pl->ni + j], sl);
-                rk_if_begin(k, ok);
-                rk_value r64 = i64(k, row), l64 = i64(k, io->ldc);
-                rk_value c64 = i64(k, col);
-                rk_value ro = rk_build_mul(k, r64, l64);
-                rk_value at = rk_build_add(k, ro, c64);
-                rk_build_global_atomic(k, "fadd", io->dst, at, x);
-                rk_if_end(k, NULL, 0);
-            }
-}
-
 /* i64 index of (row, col) in slice `s` of Work. */
 static rk_value work_at(rk_kernel *k, const kn_gemm_split_io *io, rk_value s, rk_value row, rk_value col) {
     rk_value sb = rk_build_mul(k, s, io->batch);
@@ -103,9 +86,10 @@ static rk_value counter_at(rk_kernel *k, const rk_gemm_spec *s, const kn_gemm_sp
     return rk_build_add(k, base, id64);
 }
 
-rk_value kn_gemm_split_publish(rk_kernel *k, const kn_gemm_plan *pl, const rk_gemm_spec *s,
-                               const kn_gemm_split_io *io, const rk_value *acc) {
-    rk_value sid = rk_build_block_id(k, 1);
+/* Every accumulator inside C: into Work's slice *sid (workspace), or added
+ * into C (sid NULL: atomic). */
+static void put_partials(rk_kernel *k, const kn_gemm_plan *pl, const kn_gemm_split_io *io, const rk_value *acc,
+                         const rk_value *sid) {
     for (uint32_t i = 0; i < pl->mi; i++)
         for (uint32_t j = 0; j < pl->ni; j++)
             for (uint32_t sl = 0; sl < pl->atom->c_len; sl++) {
@@ -113,10 +97,28 @@ rk_value kn_gemm_split_publish(rk_kernel *k, const kn_gemm_plan *pl, const rk_ge
                 rk_value ok = slot(k, pl, io, i, j, sl, &row, &col);
                 rk_value x = rk_build_vextract(k, acc[i * pl->ni + j], sl);
                 rk_if_begin(k, ok);
-                rk_value at = work_at(k, io, sid, row, col);
-                rk_store_global(k, io->dst, at, x);
+                if (sid) {
+                    rk_value at = work_at(k, io, *sid, row, col);
+                    rk_store_global(k, io->dst, at, x);
+                } else {
+                    rk_value r64 = i64(k, row), l64 = i64(k, io->ldc);
+                    rk_value c64 = i64(k, col);
+                    rk_value ro = rk_build_mul(k, r64, l64);
+                    rk_value at = rk_build_add(k, ro, c64);
+                    rk_build_global_atomic(k, "fadd", io->dst, at, x);
+                }
                 rk_if_end(k, NULL, 0);
             }
+}
+
+void kn_gemm_split_atomic(rk_kernel *k, const kn_gemm_plan *pl, const kn_gemm_split_io *io, const rk_value *acc) {
+    put_partials(k, pl, io, acc, NULL);
+}
+
+rk_value kn_gemm_split_publish(rk_kernel *k, const kn_gemm_plan *pl, const rk_gemm_spec *s,
+                               const kn_gemm_split_io *io, const rk_value *acc) {
+    rk_value sid = rk_build_block_id(k, 1);
+    put_partials(k, pl, io, acc, &sid);
     /* release the partials, then one thread counts the block's arrival */
     rk_build_fence(k, "device");
     rk_build_sync(k);
