@@ -107,6 +107,11 @@ typedef struct rk_transpose_spec {
  * vec_a / vec_b elements per global access of A / B along their contiguous
  * dimension, whose extent and leading dimension must be multiples of it. */
 typedef enum rk_gemm_layout { RK_GEMM_RR = 0, RK_GEMM_RC, RK_GEMM_CR, RK_GEMM_CC, RK_GEMM__COUNT } rk_gemm_layout;
+/* Split-K: how the split_k partial products meet. WORKSPACE: each split
+ * stores an f32 slice into the Work parameter, the last split of a tile to
+ * arrive sums the slices in split order (deterministic) and applies the
+ * epilogue; ATOMIC: f32 atomic adds into a zeroed f32 C (no epilogue chain). */
+typedef enum rk_gemm_split_reduce { RK_GEMM_SPLIT_WORKSPACE = 0, RK_GEMM_SPLIT_ATOMIC } rk_gemm_split_reduce;
 typedef struct rk_gemm_spec {
     rk_gemm_layout layout;
     rk_scalar dtype, out_dtype;    /* f16 or bf16 in; f16, bf16 or f32 out */
@@ -117,6 +122,9 @@ typedef struct rk_gemm_spec {
     uint32_t vec_a, vec_b;         /* 1, 2, 4, 8 */
     uint32_t group_m;              /* grouped-M block order (1: row by row) */
     uint32_t wave;                 /* the target's wave / warp size (32 NVIDIA, 64 CDNA) */
+    /* split-K, grouped, C-shuffle (docs/gemm.md) */
+    uint32_t split_k;              /* 1..16: K ranges over grid y */
+    rk_gemm_split_reduce split_reduce;
     rk_epi_chain fuse;             /* per-element epilogue; operands in out_dtype */
 } rk_gemm_spec;
 
@@ -226,15 +234,19 @@ rk_status rk_instance_name(const rk_instance *in, char *buf, size_t n);
 void rk_instance_kind(const rk_instance *in, char *buf, size_t n);
 
 /* ---- ABI ----------------------------------------------------------------------- */
-typedef enum rk_kparam_role { RK_KP_IN = 0, RK_KP_OUT, RK_KP_SCALAR } rk_kparam_role;
+/* ACCUM: an output the kernel adds into (atomics): the caller zeroes it, the
+ * check compares it like OUT. WORK: device scratch the caller allocates and
+ * zeroes before the first launch and never reads back; the kernel leaves it
+ * ready for the next launch. */
+typedef enum rk_kparam_role { RK_KP_IN = 0, RK_KP_OUT, RK_KP_SCALAR, RK_KP_ACCUM, RK_KP_WORK } rk_kparam_role;
 typedef struct rk_kparam {
     const char *name;          /* "X", "Gamma", "M", "eps" */
     bool ptr;                  /* pointer to global `type`, else a scalar of `type` */
     rk_scalar type;            /* element type (ptr) or i32/i64/f32 */
     rk_kparam_role role;
     const char *dims;          /* pointers: the tensor's layout as family dimension names, outermost
-                                * first ("M,N"; transpose's Y "N,M"); its element count is their
-                                * product. NULL for scalars */
+                                * first ("M,N"; transpose's Y "N,M"), or decimal counts ("5,M,N");
+                                * its element count is their product. NULL for scalars */
 } rk_kparam;
 #define RK_KSIG_MAX 32
 typedef struct rk_ksig { uint32_t n; rk_kparam p[RK_KSIG_MAX]; } rk_ksig;

@@ -21,6 +21,8 @@ static const uint32_t legal_stages[] = {1, 2, 3, 4, 5, 6, 0};
 static const uint32_t legal_vec[] = {1, 2, 4, 8, 0};
 static const uint32_t legal_group[] = {1, 2, 4, 8, 16, 32, 64, 0};
 static const uint32_t legal_wave[] = {32, 64, 0};
+static const uint32_t legal_split[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 0};
+static const char *const split_reduce_names[] = {"workspace", "atomic", NULL};
 
 static const rk_knob knobs[] = {
     KN_ENUM("layout", "l", u.gemm.layout, layout_names, false,
@@ -35,9 +37,12 @@ static const rk_knob knobs[] = {
     KN_U32("vec_b", "vb", u.gemm.vec_b, legal_vec, true, "elements per global access of B"),
     KN_U32("group_m", "g", u.gemm.group_m, legal_group, true, "grouped-M block order for L2 reuse (1: none)"),
     KN_U32("wave", "wv", u.gemm.wave, legal_wave, true, "target wave/warp size (64 CDNA, 32 NVIDIA)"),
+    KN_U32("split_k", "sk", u.gemm.split_k, legal_split, true, "K ranges reduced across blocks (grid y)"),
+    KN_ENUM("split_reduce", "sr", u.gemm.split_reduce, split_reduce_names, false,
+            "split-K: workspace (deterministic, any epilogue) or atomic (f32 adds into a zeroed C)"),
     KN_EPI("fuse", u.gemm.fuse, "epilogue chain, e.g. bias,gelu (operands in out_dtype)"),
 };
-enum { K_LAYOUT, K_DT, K_ODT, K_TILE, K_WARPS, K_ATOM, K_STAGES, K_VA, K_VB, K_GROUP, K_WAVE, K_FUSE };
+enum { K_LAYOUT, K_DT, K_ODT, K_TILE, K_WARPS, K_ATOM, K_STAGES, K_VA, K_VB, K_GROUP, K_WAVE, K_SPLIT, K_SRED, K_FUSE };
 
 static const rk_dim_decl gemm_dims[] = {
     {"M", 4096, "rows of A and C"}, {"N", 4096, "columns of B and C"}, {"K", 4096, "the reduction"},
@@ -84,7 +89,8 @@ static const rk_scalar_decl batched_scalars[] = {
 static void defaults(rk_instance *in) {
     in->u.gemm = (rk_gemm_spec){.layout = RK_GEMM_RC, .dtype = RK_S_F16, .out_dtype = RK_S_F16,
                                 .tile = {128, 128, 32}, .warps = {2, 2}, .atom = RK_ATOM_NONE, .stages = 4,
-                                .vec_a = 8, .vec_b = 8, .group_m = 8, .wave = 32};
+                                .vec_a = 8, .vec_b = 8, .group_m = 8, .wave = 32, .split_k = 1,
+                                .split_reduce = RK_GEMM_SPLIT_WORKSPACE};
 }
 
 /* Largest vector width (<= 8) dividing an extent. */
@@ -124,6 +130,10 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64
     }
     if (!(locked >> K_STAGES & 1)) s->stages = amd ? 2 : (K > 2 * s->tile[2] ? 4 : 2);
     if (!(locked >> K_GROUP & 1)) s->group_m = 8;
+    if (M <= 64)
+        kn_gemm_tune_skinny(s, t, M, (kn_gemm_locks){.tile = locked >> K_TILE & 1, .warps = locked >> K_WARPS & 1,
+                                                     .atom = locked >> K_ATOM & 1, .stages = locked >> K_STAGES & 1});
+    if (!(locked >> K_SPLIT & 1)) s->split_k = kn_gemm_tune_split(s, t, M, N, K, batch);
 }
 
 static rk_status validate_any(const rk_instance *in, const rk_target *t, bool batched) {
@@ -166,7 +176,8 @@ static void signature_any(const rk_instance *in, rk_ksig *sg, bool batched) {
                                                           : (a_row(in) ? "M,K" : "K,M"));
     kn_sig_add(sg, "B", true, s->dtype, RK_KP_IN, batched ? (b_row(in) ? "batch,K,N" : "batch,N,K")
                                                           : (b_row(in) ? "K,N" : "N,K"));
-    kn_sig_add(sg, "C", true, s->out_dtype, RK_KP_OUT, batched ? "batch,M,N" : "M,N");
+    bool accum = s->split_k > 1 && s->split_reduce == RK_GEMM_SPLIT_ATOMIC;
+    kn_sig_add(sg, "C", true, s->out_dtype, accum ? RK_KP_ACCUM : RK_KP_OUT, batched ? "batch,M,N" : "M,N");
     static const char *const sc[] = {"M", "N", "K", "lda", "ldb", "ldc"};
     for (int i = 0; i < 6; i++) kn_sig_add(sg, sc[i], false, RK_S_I32, RK_KP_SCALAR, NULL);
     if (batched) {
@@ -189,6 +200,7 @@ static void signature_any(const rk_instance *in, rk_ksig *sg, bool batched) {
         const char *dims = !ps[i].ptr ? NULL : st->kind == RK_EPI_BIAS ? "N" : st->kind == RK_EPI_BIAS_ROW ? "M" : "M,N";
         kn_sig_add(sg, nm, ps[i].ptr, ps[i].type, ps[i].ptr ? RK_KP_IN : RK_KP_SCALAR, dims);
     }
+    kn_gemm_split_signature(s, sg, batched);
 }
 static void signature(const rk_instance *in, rk_ksig *sg) { signature_any(in, sg, false); }
 static void signature_b(const rk_instance *in, rk_ksig *sg) { signature_any(in, sg, true); }
@@ -197,7 +209,8 @@ static void grid(const rk_instance *in, const rk_shape *sh, uint32_t g[3], uint3
     const rk_gemm_spec *s = &in->u.gemm;
     b[0] = s->warps[0] * s->warps[1] * s->wave;
     b[1] = b[2] = 1;
-    g[0] = g[1] = g[2] = 1;
+    g[0] = g[2] = 1;
+    g[1] = s->split_k;
     if (!sh) return;
     bool b4 = sh->rank == 4;
     uint64_t M = sh->dim[b4], N = sh->dim[b4 + 1];

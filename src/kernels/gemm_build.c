@@ -29,6 +29,7 @@ typedef struct gk {
     rk_tile_copy_lanes la, lb;
     rk_value sA, sB;           /* LDS */
     rk_value m0, n0;           /* the block's tile origin */
+    rk_value kbase;            /* the split's first K tile */
     rk_tile_warps w;
 } gk;
 
@@ -37,7 +38,8 @@ static void issue(gk *g, rk_value kt, rk_value st) {
     rk_kernel *k = g->k;
     const kn_gemm_plan *pl = g->pl;
     rk_value bk = c32(k, pl->bk);
-    rk_value k0 = rk_build_mul(k, kt, bk);
+    rk_value kabs = g->s->split_k > 1 ? rk_build_add(k, g->kbase, kt) : kt;
+    rk_value k0 = rk_build_mul(k, kabs, bk);
     rk_value sza = c32(k, pl->stage_a);
     rk_value sta = rk_build_mul(k, st, sza);
     rk_value szb = c32(k, pl->stage_b);
@@ -88,6 +90,17 @@ static rk_value c_index(rk_kernel *k, rk_value row, rk_value col, rk_value ldc) 
     return rk_build_add(k, ro, c64);
 }
 
+void kn_gemm_acc_coord(rk_kernel *k, const kn_gemm_plan *pl, rk_value lane, rk_value r0, rk_value c0, uint32_t i,
+                       uint32_t j, uint32_t sl, rk_value *row, rk_value *col) {
+    const rk_mma_atom *a = pl->atom;
+    rk_value ro = c32(k, i * a->m), co = c32(k, j * a->n);
+    rk_value ri = rk_build_add(k, r0, ro);
+    rk_value ci = rk_build_add(k, c0, co);
+    rk_tile_frag_coord fc = rk_tile_atom_coord(k, a->id, RK_FRAG_C, lane, sl);
+    *row = rk_build_add(k, ri, fc.row);
+    *col = rk_build_add(k, ci, fc.col);
+}
+
 static void store_one(gk *g, const rk_epi_args *ea, rk_value C, rk_value x, rk_value row, rk_value col, rk_value M,
                       rk_value N, rk_value ldc) {
     rk_kernel *k = g->k;
@@ -120,13 +133,9 @@ static void epilogue(gk *g, const rk_epi_args *ea, rk_value C, rk_value M, rk_va
     for (uint32_t i = 0; i < pl->mi; i++)
         for (uint32_t j = 0; j < pl->ni; j++) {
             rk_value d = acc[i * pl->ni + j];
-            rk_value ro = c32(k, i * a->m), co = c32(k, j * a->n);
-            rk_value r0 = rk_build_add(k, rb, ro);
-            rk_value c0 = rk_build_add(k, cb, co);
             for (uint32_t sl = 0; sl < a->c_len; sl += run) {
-                rk_tile_frag_coord fc = rk_tile_atom_coord(k, a->id, RK_FRAG_C, g->w.lane, sl);
-                rk_value row = rk_build_add(k, r0, fc.row);
-                rk_value col = rk_build_add(k, c0, fc.col);
+                rk_value row, col;
+                kn_gemm_acc_coord(k, pl, g->w.lane, rb, cb, i, j, sl, &row, &col);
                 if (run == 1) {
                     rk_value x = rk_build_vextract(k, d, sl);
                     store_one(g, ea, C, x, row, col, M, N, ldc);
@@ -208,6 +217,7 @@ void kn_gemm_build(const rk_instance *in, const rk_target *t, rk_kernel *k, cons
 
     rk_ix kt_n = rk_ix_udiv(k, rk_ix_add(k, rk_ix_v(K), rk_ix_c(pl.bk - 1)), rk_ix_c(pl.bk));
     rk_value ktiles = rk_ix_value(k, kt_n);
+    if (s->split_k > 1) kn_gemm_split_range(k, s, ktiles, &g.kbase, &ktiles);
     uint32_t S = pl.stages;
     for (uint32_t i = 0; i + 1 < S; i++) {
         rk_value ci = c32(k, i);
@@ -241,6 +251,30 @@ void kn_gemm_build(const rk_instance *in, const rk_target *t, rk_kernel *k, cons
     rk_value res[192];
     rk_for_end(k, acc, nacc, res);
     rk_build_async_wait_group(k, 0);
-    epilogue(&g, &ea, C, M, N, ldc, res);
+    if (s->split_k == 1) {
+        epilogue(&g, &ea, C, M, N, ldc, res);
+        return;
+    }
+    rk_value wtm = c32(k, pl.wtm), wtn = c32(k, pl.wtn);
+    rk_value wm0 = rk_build_mul(k, g.w.wm, wtm);
+    rk_value wn0 = rk_build_mul(k, g.w.wn, wtn);
+    rk_value tiles = rk_ix_value(k, rk_ix_mul(k, tm, tn));
+    kn_gemm_split_io io = {.dst = C, .M = M, .N = N, .ldc = ldc, .tile = pid, .tiles = tiles, .lane = g.w.lane,
+                           .tid = g.w.tid};
+    io.z = batched ? rk_build_block_id(k, 2) : c32(k, 0);
+    io.batch = batched ? rk_build_grid_dim(k, 2) : c32(k, 1);
+    io.r0 = rk_build_add(k, g.m0, wm0);
+    io.c0 = rk_build_add(k, g.n0, wn0);
+    if (s->split_reduce == RK_GEMM_SPLIT_ATOMIC) {
+        kn_gemm_split_atomic(k, &pl, &io, res);
+        return;
+    }
+    io.dst = p[next + ne];
+    rk_value last = kn_gemm_split_publish(k, &pl, s, &io, res);
+    rk_if_begin(k, last);
+    rk_value sum[192];
+    kn_gemm_split_gather(k, &pl, s, &io, res, sum);
+    epilogue(&g, &ea, C, M, N, ldc, sum);
+    rk_if_end(k, NULL, 0);
     (void)t;
 }

@@ -33,6 +33,44 @@ const rk_mma_atom *kn_gemm_default_atom(const rk_target *t, rk_scalar dtype);
 
 /* gemm_build.c: the kernel body; params[i] is signature entry i. */
 void kn_gemm_build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *params, bool batched);
+/* Row and column of accumulator slot `sl` of atom (i, j) of this lane's warp
+ * tile, whose origin in C is (r0, c0). */
+void kn_gemm_acc_coord(rk_kernel *k, const kn_gemm_plan *pl, rk_value lane, rk_value r0, rk_value c0, uint32_t i,
+                       uint32_t j, uint32_t sl, rk_value *row, rk_value *col);
+
+/* gemm_splitk.c: split-K. The split's first K tile and K-tile count (i32). */
+void kn_gemm_split_range(rk_kernel *k, const rk_gemm_spec *s, rk_value ktiles, rk_value *kbase, rk_value *count);
+/* Split-K rules (split_k range, atomic needs f32 C and no chain). */
+rk_status kn_gemm_split_validate(const rk_gemm_spec *s);
+/* The Work parameter of the workspace variant (appended last). */
+void kn_gemm_split_signature(const rk_gemm_spec *s, rk_ksig *sg, bool batched);
+/* Where this block's partials go: C (atomic) or Work (workspace). */
+typedef struct kn_gemm_split_io {
+    rk_value dst;                    /* C or Work */
+    rk_value M, N, ldc;
+    rk_value z, batch;               /* batch index and count (i32; 0 and 1 unbatched) */
+    rk_value tile, tiles;            /* this block's tile id and the tile count per problem */
+    rk_value r0, c0, lane, tid;      /* warp tile origin, lane, thread */
+} kn_gemm_split_io;
+/* Atomic variant: add every accumulator into C (f32). */
+void kn_gemm_split_atomic(rk_kernel *k, const kn_gemm_plan *pl, const kn_gemm_split_io *io, const rk_value *acc);
+/* Workspace variant: store this split's partials, count the arrival; the
+ * result is true (block uniform) in the last split of the tile to arrive,
+ * which then calls kn_gemm_split_gather. */
+rk_value kn_gemm_split_publish(rk_kernel *k, const kn_gemm_plan *pl, const rk_gemm_spec *s,
+                               const kn_gemm_split_io *io, const rk_value *acc);
+/* The sums over every split in split order, as accumulator fragments. */
+void kn_gemm_split_gather(rk_kernel *k, const kn_gemm_plan *pl, const rk_gemm_spec *s, const kn_gemm_split_io *io,
+                          const rk_value *acc, rk_value *sum);
+/* The split count for a problem: enough blocks for every unit, each split
+ * at least four K tiles. */
+uint32_t kn_gemm_tune_split(const rk_gemm_spec *s, const rk_target *t, uint64_t M, uint64_t N, uint64_t K,
+                            uint64_t batch);
+
+/* gemm_skinny.c: the M <= 64 (decode) configuration; locks say which knobs
+ * the caller fixed. */
+typedef struct kn_gemm_locks { bool tile, warps, atom, stages; } kn_gemm_locks;
+void kn_gemm_tune_skinny(rk_gemm_spec *s, const rk_target *t, uint64_t M, kn_gemm_locks locks);
 
 /* gemm_reference.c */
 void kn_gemm_reference(const rk_problem *p, double **want, double **tol);

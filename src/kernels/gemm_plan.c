@@ -152,6 +152,7 @@ rk_status kn_gemm_plan_make(const rk_gemm_spec *s, const rk_target *t, bool batc
             if (s->fuse.s[i].kind == RK_EPI_ADD || s->fuse.s[i].kind == RK_EPI_MUL)
                 return rk_fail(RK_ERR_INVALID, "batched_gemm: --fuse add/mul (a second [M, N] tensor) is not offered "
                                "for batches; legal here: bias, bias_row, scale, clamp, activations");
+    if ((st = kn_gemm_split_validate(s))) return st;
     *out = p;
     return RK_OK;
 }

@@ -4,6 +4,7 @@
  * comparison of outputs against the family's double reference. Layer: kernels. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "kern_int.h"
 #include "../base/fp.h"
@@ -84,6 +85,7 @@ static rk_status layout_count(const kn_family *fam, const rk_shape *s, const rk_
     for (const char *d = kp->dims ? kp->dims : ""; *d;) {
         size_t len = strcspn(d, ",");
         uint64_t e = 0;
+        if (d[0] >= '1' && d[0] <= '9' && strspn(d, "0123456789") == len) e = strtoull(d, NULL, 10);   /* a count */
         for (uint32_t i = 0; i < fam->ndims; i++)
             if (strlen(fam->dims[i].name) == len && !strncmp(fam->dims[i].name, d, len)) e = s->dim[i];
         if (!e)
@@ -248,7 +250,7 @@ rk_status rk_problem_check(const rk_problem *p, rk_problem_diff *out) {
     double *want[RK_KSIG_MAX] = {0}, *tol[RK_KSIG_MAX] = {0};
     rk_status st = RK_OK;
     for (uint32_t i = 0; i < p->sig.n; i++) {
-        if (p->sig.p[i].role != RK_KP_OUT) continue;
+        if (p->sig.p[i].role != RK_KP_OUT && p->sig.p[i].role != RK_KP_ACCUM) continue;
         size_t n = (size_t)(p->buf[i].count ? p->buf[i].count : 1);
         want[i] = rk_calloc(n, sizeof(double));
         tol[i] = rk_calloc(n, sizeof(double));

@@ -40,6 +40,25 @@ static void set_knobs(rk_instance *in, const char *knobs, uint64_t *locked) {
     }
 }
 
+/* A kernel with a workspace must leave it ready for the next launch and
+ * give the same bits again: launch once more over a cleared C, compare. */
+static void relaunch_same(rk_problem *p, const rk_target *t, rk_kernel *k, const rk_shape *sh, const char *name) {
+    int c = -1;
+    bool work = false;
+    for (uint32_t i = 0; i < p->sig.n; i++) {
+        if (p->sig.p[i].role == RK_KP_WORK) work = true;
+        if (!strcmp(p->sig.p[i].name, "C")) c = (int)i;
+    }
+    if (!work) return;
+    rk_host_buf *C = &p->buf[c];
+    void *first = malloc(C->bytes);
+    memcpy(first, C->data, C->bytes);
+    memset(C->data, 0, C->bytes);
+    if (problem_emu_launch(t, k, p, sh)) fail_msg("%s: relaunch: %s", name, rk_error_message());
+    if (memcmp(first, C->data, C->bytes)) fail_msg("%s: the second launch gave other bits", name);
+    free(first);
+}
+
 /* Build fam for target with knobs tuned for the shape, run it on the
  * emulator and check every output element. */
 static void run_case(const char *fam, const char *target, const uint64_t *ext, uint32_t rank, const char *knobs) {
@@ -68,6 +87,7 @@ static void run_case(const char *fam, const char *target, const uint64_t *ext, u
     assert_int_equal(rk_problem_check(&p, &c), RK_OK);
     if (c.bad) fail_msg("%s %s seed %llu: %llu/%llu bad, %s", target, name, (unsigned long long)s,
                         (unsigned long long)c.bad, (unsigned long long)c.total, c.first_bad);
+    relaunch_same(&p, t, k, &sh, name);
     rk_problem_free(&p);
     rk_kernel_free(k);
 }
@@ -133,6 +153,60 @@ static void test_batched(void **state) {
     for (size_t t = 0; t < 4; t++) {
         run_case("batched_gemm", targets[t], a, 4, "layout=rc");
         run_case("batched_gemm", targets[t], b, 4, "layout=cr dtype=bf16 out_dtype=f32 fuse=bias,relu");
+    }
+}
+
+/* ---- split-K and the skinny-M path ------------------------------------------------------------ */
+static void test_split_k(void **state) {
+    (void)state;
+    /* 17x33x65: the skinny tile takes 2 K tiles, so split 3 leaves one split empty */
+    const uint64_t odd[3] = {17, 33, 65}, deep[3] = {129, 57, 300}, mid[3] = {45, 70, 200};
+    for (size_t t = 0; t < 4; t++) {
+        for (size_t l = 0; l < 4; l++) {
+            char knobs[160];
+            snprintf(knobs, sizeof knobs, "split_k=3 layout=%s dtype=%s", layouts[l], l % 2 ? "bf16" : "f16");
+            run_case("gemm", targets[t], odd, 3, knobs);
+        }
+        run_case("gemm", targets[t], deep, 3, "split_k=4 fuse=bias,gelu out_dtype=bf16 layout=rr");
+        run_case("gemm", targets[t], mid, 3, "split_k=5 split_reduce=atomic out_dtype=f32 layout=cc");
+    }
+    const uint64_t b[4] = {2, 33, 40, 130};
+    run_case("batched_gemm", "sm_90a", b, 4, "split_k=3 fuse=bias_row,relu layout=cr");
+    run_case("batched_gemm", "gfx950", b, 4, "split_k=2 split_reduce=atomic out_dtype=f32");
+    run_case("gemm", "sm_80", deep, 3, "split_k=16 tile=32x32x16 warps=1x1 stages=3");
+}
+
+static void test_skinny(void **state) {
+    (void)state;
+    for (size_t t = 0; t < 4; t++) {
+        const rk_target *tg = rk_target_find(targets[t]);
+        const uint64_t ms[] = {1, 16, 40, 64, 65};
+        for (size_t i = 0; i < 5; i++) {
+            rk_instance in;
+            rk_instance_default(RK_FAMILY_GEMM, &in);
+            rk_shape sh;
+            uint64_t ext[3] = {ms[i], 8192, 8192};
+            rk_shape_default(RK_FAMILY_GEMM, &sh);
+            rk_shape_update(RK_FAMILY_GEMM, &sh, NULL, ext, 3, false);
+            assert_int_equal(rk_instance_tune(&in, tg, &sh, 0), RK_OK);
+            assert_int_equal(rk_instance_validate(&in, tg), RK_OK);
+            const rk_gemm_spec *g = &in.u.gemm;
+            uint64_t units = (8192 + g->tile[1] - 1) / g->tile[1] * g->split_k;
+            units *= (ms[i] + g->tile[0] - 1) / g->tile[0];
+            if (ms[i] > 64) {   /* not a decode shape: the general choice, split until every unit has a block */
+                assert_true(units >= tg->compute_units);
+                continue;
+            }
+            /* the rows rounded to 16, warps along N, every unit twice busy */
+            assert_int_equal(g->tile[0], ms[i] <= 16 ? 16 : (ms[i] + 15) / 16 * 16);
+            assert_int_equal(g->warps[0], 1);
+            assert_int_equal(g->warps[1], 4);
+            if (units < 2ull * tg->compute_units) fail_msg("%s M=%llu: %llu blocks", targets[t],
+                                                           (unsigned long long)ms[i], (unsigned long long)units);
+        }
+        const uint64_t small[3] = {5, 136, 520}, odd[3] = {3, 41, 97};
+        run_case("gemm", targets[t], small, 3, "layout=rc");
+        run_case("gemm", targets[t], odd, 3, "layout=rr dtype=bf16 fuse=bias,silu");
     }
 }
 
@@ -217,6 +291,10 @@ static void test_bad_specs(void **state) {
         {"sm_90a", "fuse=bias,bias,bias,bias,bias", "at most 4 bias"},
         {"sm_90a", "fuse=bias,wobble", "unknown step 'wobble'"},
         {"sm_90a", "layout=rx", "must be one of rr|rc|cr|cc"},
+        {"sm_90a", "split_k=17", "split_k"},
+        {"sm_90a", "split_reduce=tree", "must be one of workspace|atomic"},
+        {"gfx950", "wave=64 split_k=2 split_reduce=atomic", "out_dtype must be f32 (got f16)"},
+        {"sm_90a", "split_k=2 split_reduce=atomic out_dtype=f32 fuse=relu", "cannot apply --fuse"},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         const rk_target *t = rk_target_find(rows[i].target);
@@ -255,7 +333,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_odd_shapes),   cmocka_unit_test(test_aligned_pipelines),
         cmocka_unit_test(test_epilogues),    cmocka_unit_test(test_batched),
-        cmocka_unit_test(test_leading_dims), cmocka_unit_test(test_bad_specs),
+        cmocka_unit_test(test_leading_dims), cmocka_unit_test(test_split_k),
+        cmocka_unit_test(test_skinny),       cmocka_unit_test(test_bad_specs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
