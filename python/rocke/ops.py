@@ -31,12 +31,16 @@ class _Prepared:
         self.counts = [_shape_api.param_count(size, fam, dims) for _, ptr, _, _, size in self.sig if ptr]
         self.scalar_values = {}
         self.eps_index = None
+        self.missing = []       # scalars the shape does not give (a GEMM's leading dimensions): the caller's
         for i, (name, ptr, _, _, _) in enumerate(self.sig):
             if not ptr:
                 if name == "eps":
                     self.eps_index = i
                 else:
-                    self.scalar_values[i] = _shape_api.scalar_value(name, fam, dims, 0.0)
+                    try:
+                        self.scalar_values[i] = _shape_api.scalar_value(name, fam, dims, 0.0)
+                    except RockeError:
+                        self.missing.append(name)
         self.launcher = None
 
 
@@ -84,6 +88,8 @@ def _run_emu(opname, family, knobs, inputs, out_shapes, device, eps=None):
     arrs = [np.ascontiguousarray(a) for a in inputs]
     dims = arrs[0].shape
     p = _prepare(family, knobs, dims, target)
+    if p.missing:
+        raise RockeError("rocke.ops.%s: no value for scalar parameter(s) %s" % (opname, ", ".join(p.missing)))
     if p.launcher is None:
         params = [(c_uint64 if ptr else (c_int32 if t == "i32" else c_float), n) for n, ptr, t, _, _ in p.sig]
         p.launcher = _emu.EmuLauncher(target, _kernel_for(p), params, p.grid, p.block)
@@ -218,3 +224,82 @@ def cache_info():
     return {"prepared": len(_prepared), "kernels": len(_built)}
 
 
+
+
+# ---- GEMM ------------------------------------------------------------------------------------
+def _operand_layout(x, name):
+    """('r', ld) for a row-major 2-D array, ('c', ld) for a column-major one
+    (a transposed view), in elements; None when neither dimension is contiguous."""
+    isz = x.itemsize
+    if x.strides[1] == isz and x.strides[0] % isz == 0 and x.strides[0] >= x.shape[1] * isz:
+        return "r", x.strides[0] // isz
+    if x.strides[0] == isz and x.strides[1] % isz == 0 and x.strides[1] >= x.shape[0] * isz:
+        return "c", x.strides[1] // isz
+    return None
+
+
+def _widest_vec(*vals):
+    v = 8
+    while v > 1 and any(x % v for x in vals):
+        v //= 2
+    return v
+
+
+def matmul(a, b, *, device=None, out_dtype=None, **knobs):
+    """C = a @ b for 2-D arrays through the gemm family. numpy arrays run on the
+    emulator: row-major arrays and transposed views (column-major) are read in
+    place, padded pitches included; anything else is copied first."""
+    _check_same("matmul", [a, b])
+    if not _is_numpy(a):
+        raise RockeError("rocke.ops.matmul: only numpy arrays (the emulator) are served so far; the GPU "
+                         "path for torch tensors comes with the GEMM benchmark")
+    import numpy as np
+    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
+        raise RockeError("rocke.ops.matmul: needs [M, K] @ [K, N], got %s @ %s" % (a.shape, b.shape))
+    if a.dtype != b.dtype:
+        raise RockeError("rocke.ops.matmul: dtypes %s and %s differ" % (a.dtype.name, b.dtype.name))
+    dt = _np_dtype(a, "matmul")
+    if dt == "f32":
+        raise RockeError("rocke.ops.matmul: float32 inputs are not served (legal: float16, bfloat16)")
+    M, K = a.shape
+    N = b.shape[1]
+    ops, lds = [], []
+    for x, name in ((a, "a"), (b, "b")):
+        lay = _operand_layout(x, name)
+        if lay is None or x.ctypes.data % 16:
+            x = np.ascontiguousarray(x)            # neither dimension contiguous, or an unaligned base
+            lay = ("r", x.shape[1])
+        ops.append(x)
+        lds.append(lay)
+    (la, lda), (lb, ldb) = lds
+    a_ext, b_ext = (K if la == "r" else M), (N if lb == "r" else K)
+    out = out_dtype or dt
+    knobs = dict(knobs, dtype=dt, out_dtype=out, layout=la + lb)
+    knobs.setdefault("vec_a", _widest_vec(a_ext, lda, ops[0].ctypes.data // ops[0].itemsize))
+    knobs.setdefault("vec_b", _widest_vec(b_ext, ldb, ops[1].ctypes.data // ops[1].itemsize))
+    from . import _emu
+    target = _emu.parse_device(device)
+    p = _prepare("gemm", knobs, (M, N, K), target)
+    np_out = {"f16": np.float16, "f32": np.float32}.get(out)
+    if np_out is None:
+        np_out = a.dtype                               # bfloat16 through ml_dtypes
+    c = np.empty((M, N), dtype=np_out)
+    if p.launcher is None:
+        params = [(c_uint64 if ptr else (c_int32 if t == "i32" else c_float), n) for n, ptr, t, _, _ in p.sig]
+        p.launcher = _emu.EmuLauncher(target, _kernel_for(p), params, p.grid, p.block)
+    # each operand's span: from its base to its last element
+    def span(x, ld, lay):
+        rows, cols = (x.shape if lay == "r" else (x.shape[1], x.shape[0]))
+        return x.ctypes.data, ((rows - 1) * ld + cols) * x.itemsize
+    bufs = [span(ops[0], lda, la), span(ops[1], ldb, lb), (c.ctypes.data, c.nbytes)]
+    values = {"M": M, "N": N, "K": K, "lda": lda, "ldb": ldb, "ldc": N}
+    scalars = {}
+    for i, (name, ptr, _, _, _) in enumerate(p.sig):
+        if not ptr:
+            if name not in values:
+                raise RockeError("rocke.ops.matmul: --fuse operands are not passed from Python yet (%s)" % name)
+            scalars[i] = values[name]
+    if len(bufs) != sum(1 for s in p.sig if s[1]):
+        raise RockeError("rocke.ops.matmul: epilogue operands are not passed from Python yet")
+    p.launcher.launch(bufs, scalars)
+    return c

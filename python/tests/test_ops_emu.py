@@ -99,6 +99,26 @@ class Ops(unittest.TestCase):
             x = rnd((random.randint(3, 70), random.randint(3, 90)), dt)
             np.testing.assert_array_equal(ops.transpose(x), x.T)
 
+    def test_matmul(self):
+        # odd sizes, row-major arrays, transposed views and a padded pitch, both vendors
+        for target in ("emu:sm_90a", "emu:gfx942"):
+            M, N, K = random.randint(1, 40), random.randint(1, 40), random.randint(1, 70)
+            a = np.random.uniform(-1, 1, (M, K)).astype(np.float16)
+            b = np.random.uniform(-1, 1, (K, N)).astype(np.float16)
+            ref = a.astype(np.float64) @ b.astype(np.float64)
+            for aa, bb in ((a, b), (np.asfortranarray(a), b), (a, np.asfortranarray(b))):
+                self.close(ops.matmul(aa, bb, device=target, out_dtype="f32"), ref, np.float32, scale=10)
+            big = np.zeros((M, K + 24), np.float16)
+            big[:, :K] = a
+            self.close(ops.matmul(big[:, :K], b, device=target), ref, np.float16)
+
+    def test_matmul_bad_input(self):
+        a = np.zeros((4, 5), np.float16)
+        with self.assertRaisesRegex(rocke.RockeError, r"needs \[M, K\] @ \[K, N\]"):
+            ops.matmul(a, np.zeros((4, 5), np.float16), device="emu")
+        with self.assertRaisesRegex(rocke.RockeError, "float32 inputs are not served"):
+            ops.matmul(np.zeros((4, 5), np.float32), np.zeros((5, 3), np.float32), device="emu")
+
     def test_kernel_cache_by_shape_class(self):
         before = ops.cache_info()
         x = rnd((4, 64), np.float32)
