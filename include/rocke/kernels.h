@@ -107,6 +107,9 @@ typedef struct rk_transpose_spec {
  * vec_a / vec_b elements per global access of A / B along their contiguous
  * dimension, whose extent and leading dimension must be multiples of it. */
 typedef enum rk_gemm_layout { RK_GEMM_RR = 0, RK_GEMM_RC, RK_GEMM_CR, RK_GEMM_CC, RK_GEMM__COUNT } rk_gemm_layout;
+/* The main loop: mma.sync / MFMA warp atoms with cp.async copies, or (sm_90a)
+ * TMA boxes on mbarriers feeding wgmma (docs/gemm.md, "The Hopper path"). */
+typedef enum rk_gemm_path { RK_GEMM_PATH_MMA = 0, RK_GEMM_PATH_WGMMA, RK_GEMM_PATH__COUNT } rk_gemm_path;
 typedef struct rk_gemm_spec {
     rk_gemm_layout layout;
     rk_scalar dtype, out_dtype;    /* f16 or bf16 in; f16, bf16 or f32 out */
@@ -118,6 +121,7 @@ typedef struct rk_gemm_spec {
     uint32_t group_m;              /* grouped-M block order (1: row by row) */
     uint32_t wave;                 /* the target's wave / warp size (32 NVIDIA, 64 CDNA) */
     rk_epi_chain fuse;             /* per-element epilogue; operands in out_dtype */
+    int path;                      /* rk_gemm_path; the heuristic picks wgmma where it applies */
 } rk_gemm_spec;
 
 /* ---- one instance of any family --------------------------------------------- */
@@ -226,7 +230,11 @@ rk_status rk_instance_name(const rk_instance *in, char *buf, size_t n);
 void rk_instance_kind(const rk_instance *in, char *buf, size_t n);
 
 /* ---- ABI ----------------------------------------------------------------------- */
-typedef enum rk_kparam_role { RK_KP_IN = 0, RK_KP_OUT, RK_KP_SCALAR } rk_kparam_role;
+/* RK_KP_TENSORMAP: a CUtensorMap by value (NVIDIA TMA) over the pointer
+ * parameter named by `dims`; its box and swizzle come from
+ * rk_problem_tensormap, and the launcher encodes it once the buffer has a
+ * device address (rk_tensormap_encode_2d, rk_emu_tensormap_encode_2d). */
+typedef enum rk_kparam_role { RK_KP_IN = 0, RK_KP_OUT, RK_KP_SCALAR, RK_KP_TENSORMAP } rk_kparam_role;
 typedef struct rk_kparam {
     const char *name;          /* "X", "Gamma", "M", "eps" */
     bool ptr;                  /* pointer to global `type`, else a scalar of `type` */
@@ -234,7 +242,7 @@ typedef struct rk_kparam {
     rk_kparam_role role;
     const char *dims;          /* pointers: the tensor's layout as family dimension names, outermost
                                 * first ("M,N"; transpose's Y "N,M"); its element count is their
-                                * product. NULL for scalars */
+                                * product. NULL for scalars; a tensormap: the buffer it maps */
 } rk_kparam;
 #define RK_KSIG_MAX 32
 typedef struct rk_ksig { uint32_t n; rk_kparam p[RK_KSIG_MAX]; } rk_ksig;
@@ -278,6 +286,19 @@ void rk_problem_free(rk_problem *p);
 rk_status rk_problem_set_scalar(rk_problem *p, const char *name, double value);
 /* Scalar signature entry i as a launch argument in its type. */
 rk_status rk_problem_scalar(const rk_problem *p, uint32_t i, rk_scalar_value *out);
+/* A tensormap entry of the signature as the 2-D map to encode: the buffer
+ * (signature index `buf`, element type `elem`) seen as rows x cols
+ * row-major (its layout's innermost dimension is cols, the product of the
+ * others rows; packed, so row_stride_bytes = cols * element bytes), read in
+ * box_rows x box_cols boxes with a swizzle of swizzle_bytes (0, 32, 64,
+ * 128). Fails naming the entry when i is not a tensormap. */
+typedef struct rk_problem_tmap {
+    uint32_t buf;
+    rk_scalar elem;
+    uint64_t rows, cols, row_stride_bytes;
+    uint32_t box_rows, box_cols, swizzle_bytes;
+} rk_problem_tmap;
+rk_status rk_problem_tensormap(const rk_problem *p, uint32_t i, rk_problem_tmap *out);
 /* Extent of dimension `name` (0 when the family has none). */
 uint64_t rk_problem_dim(const rk_problem *p, const char *name);
 

@@ -5,7 +5,7 @@
  * gemm_reference.c the double reference. Layer: kernels. */
 #include <stdio.h>
 
-#include "gemm_int.h"
+#include "gemm_hopper.h"
 
 static const char *const layout_names[] = {"rr", "rc", "cr", "cc", NULL};
 /* the atom knob: "auto" then every catalog atom by id */
@@ -21,6 +21,7 @@ static const uint32_t legal_stages[] = {1, 2, 3, 4, 5, 6, 0};
 static const uint32_t legal_vec[] = {1, 2, 4, 8, 0};
 static const uint32_t legal_group[] = {1, 2, 4, 8, 16, 32, 64, 0};
 static const uint32_t legal_wave[] = {32, 64, 0};
+static const char *const path_names[] = {"mma", "wgmma", NULL};
 
 static const rk_knob knobs[] = {
     KN_ENUM("layout", "l", u.gemm.layout, layout_names, false,
@@ -36,8 +37,10 @@ static const rk_knob knobs[] = {
     KN_U32("group_m", "g", u.gemm.group_m, legal_group, true, "grouped-M block order for L2 reuse (1: none)"),
     KN_U32("wave", "wv", u.gemm.wave, legal_wave, true, "target wave/warp size (64 CDNA, 32 NVIDIA)"),
     KN_EPI("fuse", u.gemm.fuse, "epilogue chain, e.g. bias,gelu (operands in out_dtype)"),
+    KN_ENUM("path", "p", u.gemm.path, path_names, true,
+            "main loop: mma (mma.sync/MFMA, cp.async) or wgmma (sm_90a: TMA + mbarriers + wgmma, layout rc)"),
 };
-enum { K_LAYOUT, K_DT, K_ODT, K_TILE, K_WARPS, K_ATOM, K_STAGES, K_VA, K_VB, K_GROUP, K_WAVE, K_FUSE };
+enum { K_LAYOUT, K_DT, K_ODT, K_TILE, K_WARPS, K_ATOM, K_STAGES, K_VA, K_VB, K_GROUP, K_WAVE, K_FUSE, K_PATH };
 
 static const rk_dim_decl gemm_dims[] = {
     {"M", 4096, "rows of A and C"}, {"N", 4096, "columns of B and C"}, {"K", 4096, "the reduction"},
@@ -124,6 +127,9 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64
     }
     if (!(locked >> K_STAGES & 1)) s->stages = amd ? 2 : (K > 2 * s->tile[2] ? 4 : 2);
     if (!(locked >> K_GROUP & 1)) s->group_m = 8;
+    if (!(locked >> K_PATH & 1))
+        kn_gemm_hopper_tune(s, t, M, N, K, sh->rank == 4, locked >> K_TILE & 1, locked >> K_WARPS & 1,
+                            locked >> K_STAGES & 1);
 }
 
 static rk_status validate_any(const rk_instance *in, const rk_target *t, bool batched) {
@@ -189,6 +195,7 @@ static void signature_any(const rk_instance *in, rk_ksig *sg, bool batched) {
         const char *dims = !ps[i].ptr ? NULL : st->kind == RK_EPI_BIAS ? "N" : st->kind == RK_EPI_BIAS_ROW ? "M" : "M,N";
         kn_sig_add(sg, nm, ps[i].ptr, ps[i].type, ps[i].ptr ? RK_KP_IN : RK_KP_SCALAR, dims);
     }
+    if (s->path == RK_GEMM_PATH_WGMMA) kn_gemm_hopper_signature(s, sg);
 }
 static void signature(const rk_instance *in, rk_ksig *sg) { signature_any(in, sg, false); }
 static void signature_b(const rk_instance *in, rk_ksig *sg) { signature_any(in, sg, true); }
@@ -235,6 +242,7 @@ const kn_family kn_gemm = {
     .scalars = gemm_scalars, .nscalars = RK_COUNTOF(gemm_scalars), .defaults = defaults, .tune = tune,
     .validate = validate, .check_shape = check_shape, .signature = signature, .grid = grid, .build = build,
     .cost = cost, .reference = kn_gemm_reference, .input_range = input_range,
+    .tensormap_box = kn_gemm_hopper_tensormap_box,
 };
 
 const kn_family kn_batched_gemm = {

@@ -8,7 +8,7 @@
  * Layer: kernels. */
 #include <stdio.h>
 
-#include "gemm_int.h"
+#include "gemm_hopper.h"
 
 const rk_mma_atom *kn_gemm_default_atom(const rk_target *t, rk_scalar dtype) {
     static const rk_atom_id f16[] = {RK_ATOM_MMA_M16N8K16_F32_F16, RK_ATOM_MFMA_F32_32X32X16_F16,
@@ -73,6 +73,7 @@ static rk_status again(rk_status st, const char *what, uint32_t v) {
 }
 
 rk_status kn_gemm_plan_make(const rk_gemm_spec *s, const rk_target *t, bool batched, kn_gemm_plan *out) {
+    if (s->path == RK_GEMM_PATH_WGMMA) return kn_gemm_hopper_plan(s, t, batched, out);
     memset(out, 0, sizeof *out);
     kn_gemm_plan p = {0};
     p.batched = batched;

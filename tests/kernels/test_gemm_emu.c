@@ -22,6 +22,7 @@
 #include "rocke/emu.h"
 #include "rocke/kernels.h"
 #include "../src/base/fp.h"
+#include "support/problem_emu.h"
 
 static uint64_t seed;
 static unsigned runs;
@@ -63,22 +64,11 @@ static void run_case(const char *fam, const char *target, const uint64_t *ext, u
     assert_int_equal(rk_problem_init(&p, &in, &sh, s), RK_OK);
     if (strstr(knobs, "scale")) assert_int_equal(rk_problem_set_scalar(&p, "alpha", -0.75), RK_OK);
     rk_emu *emu = rk_emu_new(t, NULL);
-    uint64_t addr[RK_KSIG_MAX];
-    rk_scalar_value sv[RK_KSIG_MAX];
-    void *args[RK_KSIG_MAX];
-    for (uint32_t i = 0; i < p.sig.n; i++) {
-        const rk_kparam *kp = &p.sig.p[i];
-        if (kp->ptr) {
-            assert_int_equal(rk_emu_register(emu, p.buf[i].data, p.buf[i].bytes, kp->name, &addr[i]), RK_OK);
-            args[i] = &addr[i];
-        } else {
-            assert_int_equal(rk_problem_scalar(&p, i, &sv[i]), RK_OK);
-            args[i] = &sv[i];
-        }
-    }
+    static problem_emu_args pa;   /* static: four KiB of tensor-map room */
+    if (problem_emu_args_make(emu, &p, &pa)) fail_msg("%s %s: arguments: %s", target, name, rk_error_message());
     uint32_t grid[3], block[3];
     rk_instance_grid(&in, &sh, grid, block);
-    if (rk_emu_launch(emu, k, grid, block, 0, args)) fail_msg("%s %s: launch: %s", target, name, rk_error_message());
+    if (rk_emu_launch(emu, k, grid, block, 0, pa.args)) fail_msg("%s %s: launch: %s", target, name, rk_error_message());
     rk_problem_diff c;
     assert_int_equal(rk_problem_check(&p, &c), RK_OK);
     if (c.bad) fail_msg("%s %s seed %llu: %llu/%llu bad, %s", target, name, (unsigned long long)s,
@@ -163,7 +153,7 @@ static void test_leading_dims(void **state) {
             rk_instance_default(RK_FAMILY_GEMM, &in);
             uint64_t locked = 0;
             char knobs[64];
-            snprintf(knobs, sizeof knobs, "layout=%s out_dtype=f32", layouts[l]);
+            snprintf(knobs, sizeof knobs, "layout=%s out_dtype=f32 path=mma", layouts[l]);   /* pitches are lda/ldb */
             set_knobs(&in, knobs, &locked);
             const uint32_t M = 45, N = 38, K = 56;
             rk_shape sh;

@@ -1,0 +1,20 @@
+/* rocke tests — launch arguments of a host problem on the CPU emulator:
+ * buffers registered, scalars in their types, tensor maps encoded over the
+ * registered buffers. Layer: tests. */
+#ifndef ROCKE_TESTS_PROBLEM_EMU_H
+#define ROCKE_TESTS_PROBLEM_EMU_H
+
+#include "rocke/emu.h"
+#include "rocke/kernels.h"
+
+typedef struct problem_emu_args {
+    uint64_t addr[RK_KSIG_MAX];
+    rk_scalar_value sv[RK_KSIG_MAX];
+    unsigned char maps[RK_KSIG_MAX][128];
+    void *args[RK_KSIG_MAX];    /* rk_emu_launch's args */
+} problem_emu_args;
+
+/* Fill out for p's signature on emu (p's buffers stay owned by p). */
+rk_status problem_emu_args_make(rk_emu *emu, rk_problem *p, problem_emu_args *out);
+
+#endif
