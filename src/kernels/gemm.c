@@ -153,6 +153,7 @@ static rk_status check_shape(const rk_instance *in, const rk_shape *sh) {
     uint64_t tiles = (M + s->tile[0] - 1) / s->tile[0] * ((N + s->tile[1] - 1) / s->tile[1]);
     if (tiles > INT32_MAX) return rk_fail(RK_ERR_INVALID, "gemm: %llu output tiles is more than a grid holds",
                                           (unsigned long long)tiles);
+    if (s->path == RK_GEMM_PATH_WGMMA) return kn_gemm_hopper_check_shape(s, K);   /* TMA reads A and B */
     /* the contiguous extents (and packed leading dimensions) must hold whole vectors */
     uint64_t ea = a_row(in) ? K : M, ebx = b_row(in) ? N : K;
     if (ea % s->vec_a)
