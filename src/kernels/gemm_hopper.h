@@ -14,6 +14,8 @@ enum { KN_WG_BK = 64 };
  * the plan's block fields (atom NULL). Messages name the knob and the legal
  * values, and say that path=mma takes the rest. */
 rk_status kn_gemm_hopper_plan(const rk_gemm_spec *s, const rk_target *t, bool batched, kn_gemm_plan *out);
+/* gemm_plan.c: the rules both paths share (group_m, the epilogue chain). */
+rk_status kn_gemm_check_order_and_chain(const rk_gemm_spec *s, bool batched);
 /* The heuristic: path = wgmma where it applies to target t and the problem
  * (sm_90a, single problems, layout rc, the default atom, K a multiple of 8
  * for TMA's 16-byte row stride), with its tile, warps and stages unless

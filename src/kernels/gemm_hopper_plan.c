@@ -38,14 +38,8 @@ rk_status kn_gemm_hopper_plan(const rk_gemm_spec *s, const rk_target *t, bool ba
         return rk_fail(RK_ERR_INVALID, "gemm: %u stages of a %ux%ux%u tile need %llu bytes of shared memory, %s has "
                        "%u: use fewer stages or a smaller tile", s->stages, bm, bn, bk, (unsigned long long)lds,
                        t->name, t->lds_bytes);
-    if (s->group_m == 0 || s->group_m > 64 || (s->group_m & (s->group_m - 1)))
-        return rk_fail(RK_ERR_INVALID, "gemm: knob 'group_m' must be a power of two in 1..64, got %u", s->group_m);
-    uint32_t per_kind[RK_EPI__COUNT] = {0};
-    for (uint32_t i = 0; i < s->fuse.n; i++) per_kind[s->fuse.s[i].kind]++;
-    if (per_kind[RK_EPI_BIAS] > 4 || per_kind[RK_EPI_BIAS_ROW] > 4 || per_kind[RK_EPI_SCALE] > 2 ||
-        per_kind[RK_EPI_ADD] + per_kind[RK_EPI_MUL] > 4)
-        return rk_fail(RK_ERR_INVALID, "gemm: knob 'fuse' takes at most 4 bias, 4 bias_row, 2 scale and 4 add/mul "
-                       "steps");
+    rk_status st = kn_gemm_check_order_and_chain(s, batched);
+    if (st) return st;
     kn_gemm_plan p = {0};
     p.bm = bm, p.bn = bn, p.bk = bk;
     p.wm = s->warps[0], p.wn = 1, p.wtm = 16, p.wtn = bn;

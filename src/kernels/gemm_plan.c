@@ -140,6 +140,12 @@ rk_status kn_gemm_plan_make(const rk_gemm_spec *s, const rk_target *t, bool batc
                        "fewer stages or a smaller tile", p.stages, p.bm, p.bn, p.bk, (unsigned long long)lds, t->name,
                        t->lds_bytes);
     p.lds_bytes = (uint32_t)lds;
+    if ((st = kn_gemm_check_order_and_chain(s, batched))) return st;
+    *out = p;
+    return RK_OK;
+}
+
+rk_status kn_gemm_check_order_and_chain(const rk_gemm_spec *s, bool batched) {
     if (s->group_m == 0 || s->group_m > 64 || (s->group_m & (s->group_m - 1)))
         return rk_fail(RK_ERR_INVALID, "gemm: knob 'group_m' must be a power of two in 1..64, got %u", s->group_m);
     uint32_t per_kind[RK_EPI__COUNT] = {0};
@@ -153,6 +159,5 @@ rk_status kn_gemm_plan_make(const rk_gemm_spec *s, const rk_target *t, bool batc
             if (s->fuse.s[i].kind == RK_EPI_ADD || s->fuse.s[i].kind == RK_EPI_MUL)
                 return rk_fail(RK_ERR_INVALID, "batched_gemm: --fuse add/mul (a second [M, N] tensor) is not offered "
                                "for batches; legal here: bias, bias_row, scale, clamp, activations");
-    *out = p;
     return RK_OK;
 }
