@@ -103,7 +103,26 @@ typedef struct run_state {
     char *dir, *file;
     size_t file_n;
     rk_devptr dptr[RK_KSIG_MAX];
+    unsigned char maps[RK_KSIG_MAX][RK_TENSORMAP_BYTES];   /* tensormap entries, encoded on the device */
 } run_state;
+
+/* Encode the signature's tensor maps over the buffers already on the device
+ * (rk_problem_tensormap gives each map's shape, box and swizzle). */
+static bool encode_maps(run_state *r, void **args) {
+    static const rk_tensormap_swizzle swz[] = {RK_TENSORMAP_SWIZZLE_NONE, RK_TENSORMAP_SWIZZLE_32B,
+                                               RK_TENSORMAP_SWIZZLE_64B, RK_TENSORMAP_SWIZZLE_128B};
+    for (uint32_t i = 0; i < r->p.sig.n; i++) {
+        if (r->p.sig.p[i].role != RK_KP_TENSORMAP) continue;
+        rk_problem_tmap t;
+        if (rk_problem_tensormap(&r->p, i, &t)) return false;
+        uint32_t sw = t.swizzle_bytes == 128 ? 3 : t.swizzle_bytes == 64 ? 2 : t.swizzle_bytes == 32 ? 1 : 0;
+        if (rk_tensormap_encode_2d(r->dev, r->dptr[t.buf], t.elem, t.rows, t.cols, t.row_stride_bytes, t.box_rows,
+                                   t.box_cols, swz[sw], r->maps[i]))
+            return false;
+        args[i] = r->maps[i];
+    }
+    return true;
+}
 
 static void cleanup(run_state *r) {
     if (r->dev)
@@ -251,11 +270,12 @@ int cmd_run(int argc, char **argv) {
                 goto out;
             }
             args[i] = &r.dptr[i];
-        } else {
+        } else if (kp->role != RK_KP_TENSORMAP) {
             if (rk_problem_scalar(&r.p, i, &sv[i])) { rc = cli_fail("run"); goto out; }
             args[i] = &sv[i];
         }
     }
+    if (!encode_maps(&r, args)) { rc = cli_fail("run"); goto out; }
     launch_ud l = {.fn = fn, .args = args};
     rk_instance_grid(&r.in, &sh, l.grid, l.block);
     if (launch_once(&l, NULL) || rk_device_synchronize(r.dev)) { rc = cli_fail("run"); goto out; }

@@ -112,6 +112,9 @@ typedef enum rk_gemm_layout { RK_GEMM_RR = 0, RK_GEMM_RC, RK_GEMM_CR, RK_GEMM_CC
  * arrive sums the slices in split order (deterministic) and applies the
  * epilogue; ATOMIC: f32 atomic adds into a zeroed f32 C (no epilogue chain). */
 typedef enum rk_gemm_split_reduce { RK_GEMM_SPLIT_WORKSPACE = 0, RK_GEMM_SPLIT_ATOMIC } rk_gemm_split_reduce;
+/* The main loop: mma.sync / MFMA warp atoms with cp.async copies, or (sm_90a)
+ * TMA boxes on mbarriers feeding wgmma (docs/gemm.md, "The Hopper path"). */
+typedef enum rk_gemm_path { RK_GEMM_PATH_MMA = 0, RK_GEMM_PATH_WGMMA, RK_GEMM_PATH__COUNT } rk_gemm_path;
 typedef struct rk_gemm_spec {
     rk_gemm_layout layout;
     rk_scalar dtype, out_dtype;    /* f16 or bf16 in; f16, bf16 or f32 out */
@@ -126,6 +129,7 @@ typedef struct rk_gemm_spec {
     uint32_t split_k;              /* 1..16: K ranges over grid y */
     rk_gemm_split_reduce split_reduce;
     rk_epi_chain fuse;             /* per-element epilogue; operands in out_dtype */
+    int path;                      /* rk_gemm_path; the heuristic picks wgmma where it applies */
 } rk_gemm_spec;
 
 /* ---- one instance of any family --------------------------------------------- */
@@ -237,8 +241,13 @@ void rk_instance_kind(const rk_instance *in, char *buf, size_t n);
 /* ACCUM: an output the kernel adds into (atomics): the caller zeroes it, the
  * check compares it like OUT. WORK: device scratch the caller allocates and
  * zeroes before the first launch and never reads back; the kernel leaves it
- * ready for the next launch. */
-typedef enum rk_kparam_role { RK_KP_IN = 0, RK_KP_OUT, RK_KP_SCALAR, RK_KP_ACCUM, RK_KP_WORK } rk_kparam_role;
+ * ready for the next launch. TENSORMAP: a CUtensorMap by value (NVIDIA TMA)
+ * over the pointer parameter named by `dims`; its box and swizzle come from
+ * rk_problem_tensormap, and the launcher encodes it once the buffer has a
+ * device address (rk_tensormap_encode_2d, rk_emu_tensormap_encode_2d). */
+typedef enum rk_kparam_role {
+    RK_KP_IN = 0, RK_KP_OUT, RK_KP_SCALAR, RK_KP_ACCUM, RK_KP_WORK, RK_KP_TENSORMAP
+} rk_kparam_role;
 typedef struct rk_kparam {
     const char *name;          /* "X", "Gamma", "M", "eps" */
     bool ptr;                  /* pointer to global `type`, else a scalar of `type` */
@@ -246,7 +255,8 @@ typedef struct rk_kparam {
     rk_kparam_role role;
     const char *dims;          /* pointers: the tensor's layout as family dimension names, outermost
                                 * first ("M,N"; transpose's Y "N,M"), or decimal counts ("5,M,N");
-                                * its element count is their product. NULL for scalars */
+                                * its element count is their product. NULL for scalars; a
+                                * tensormap: the buffer it maps */
 } rk_kparam;
 #define RK_KSIG_MAX 32
 typedef struct rk_ksig { uint32_t n; rk_kparam p[RK_KSIG_MAX]; } rk_ksig;
@@ -290,6 +300,19 @@ void rk_problem_free(rk_problem *p);
 rk_status rk_problem_set_scalar(rk_problem *p, const char *name, double value);
 /* Scalar signature entry i as a launch argument in its type. */
 rk_status rk_problem_scalar(const rk_problem *p, uint32_t i, rk_scalar_value *out);
+/* A tensormap entry of the signature as the 2-D map to encode: the buffer
+ * (signature index `buf`, element type `elem`) seen as rows x cols
+ * row-major (its layout's innermost dimension is cols, the product of the
+ * others rows; packed, so row_stride_bytes = cols * element bytes), read in
+ * box_rows x box_cols boxes with a swizzle of swizzle_bytes (0, 32, 64,
+ * 128). Fails naming the entry when i is not a tensormap. */
+typedef struct rk_problem_tmap {
+    uint32_t buf;
+    rk_scalar elem;
+    uint64_t rows, cols, row_stride_bytes;
+    uint32_t box_rows, box_cols, swizzle_bytes;
+} rk_problem_tmap;
+rk_status rk_problem_tensormap(const rk_problem *p, uint32_t i, rk_problem_tmap *out);
 /* Extent of dimension `name` (0 when the family has none). */
 uint64_t rk_problem_dim(const rk_problem *p, const char *name);
 

@@ -5,7 +5,7 @@
  * gemm_reference.c the double reference. Layer: kernels. */
 #include <stdio.h>
 
-#include "gemm_int.h"
+#include "gemm_hopper.h"
 
 static const char *const layout_names[] = {"rr", "rc", "cr", "cc", NULL};
 /* the atom knob: "auto" then every catalog atom by id */
@@ -23,6 +23,7 @@ static const uint32_t legal_group[] = {1, 2, 4, 8, 16, 32, 64, 0};
 static const uint32_t legal_wave[] = {32, 64, 0};
 static const uint32_t legal_split[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 0};
 static const char *const split_reduce_names[] = {"workspace", "atomic", NULL};
+static const char *const path_names[] = {"mma", "wgmma", NULL};
 
 static const rk_knob knobs[] = {
     KN_ENUM("layout", "l", u.gemm.layout, layout_names, false,
@@ -41,8 +42,11 @@ static const rk_knob knobs[] = {
     KN_ENUM("split_reduce", "sr", u.gemm.split_reduce, split_reduce_names, false,
             "split-K: workspace (deterministic, any epilogue) or atomic (f32 adds into a zeroed C)"),
     KN_EPI("fuse", u.gemm.fuse, "epilogue chain, e.g. bias,gelu (operands in out_dtype)"),
+    KN_ENUM("path", "p", u.gemm.path, path_names, true,
+            "main loop: mma (mma.sync/MFMA, cp.async) or wgmma (sm_90a: TMA + mbarriers + wgmma, layout rc)"),
 };
-enum { K_LAYOUT, K_DT, K_ODT, K_TILE, K_WARPS, K_ATOM, K_STAGES, K_VA, K_VB, K_GROUP, K_WAVE, K_SPLIT, K_SRED, K_FUSE };
+enum { K_LAYOUT, K_DT, K_ODT, K_TILE, K_WARPS, K_ATOM, K_STAGES, K_VA, K_VB, K_GROUP, K_WAVE, K_SPLIT, K_SRED, K_FUSE,
+       K_PATH };
 
 static const rk_dim_decl gemm_dims[] = {
     {"M", 4096, "rows of A and C"}, {"N", 4096, "columns of B and C"}, {"K", 4096, "the reduction"},
@@ -134,6 +138,24 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64
         kn_gemm_tune_skinny(s, t, M, (kn_gemm_locks){.tile = locked >> K_TILE & 1, .warps = locked >> K_WARPS & 1,
                                                      .atom = locked >> K_ATOM & 1, .stages = locked >> K_STAGES & 1});
     if (!(locked >> K_SPLIT & 1)) s->split_k = kn_gemm_tune_split(s, t, M, N, K, batch);
+    /* The Hopper path reduces the whole K in one block. Decode shapes (M <= 64)
+     * keep the skinny split-K mma choice (more blocks streaming the weights);
+     * elsewhere wgmma wins where it applies, and then nothing is split. */
+    bool split_locked = locked >> K_SPLIT & 1;
+    if (!(locked >> K_PATH & 1)) {
+        bool skinny = M <= 64 && !split_locked;
+        if ((split_locked && s->split_k > 1) || skinny) {
+            s->path = RK_GEMM_PATH_MMA;
+        } else {
+            rk_gemm_spec before = *s;
+            kn_gemm_hopper_tune(s, t, M, N, K, sh->rank == 4, locked >> K_TILE & 1, locked >> K_WARPS & 1,
+                                locked >> K_STAGES & 1);
+            if (s->path == RK_GEMM_PATH_WGMMA) s->split_k = 1;
+            else *s = before;
+        }
+    } else if (s->path == RK_GEMM_PATH_WGMMA && !split_locked) {
+        s->split_k = 1;
+    }
 }
 
 static rk_status validate_any(const rk_instance *in, const rk_target *t, bool batched) {
@@ -157,6 +179,7 @@ static rk_status check_shape(const rk_instance *in, const rk_shape *sh) {
     uint64_t tiles = (M + s->tile[0] - 1) / s->tile[0] * ((N + s->tile[1] - 1) / s->tile[1]);
     if (tiles > INT32_MAX) return rk_fail(RK_ERR_INVALID, "gemm: %llu output tiles is more than a grid holds",
                                           (unsigned long long)tiles);
+    if (s->path == RK_GEMM_PATH_WGMMA) return kn_gemm_hopper_check_shape(s, K);   /* TMA reads A and B */
     /* the contiguous extents (and packed leading dimensions) must hold whole vectors */
     uint64_t ea = a_row(in) ? K : M, ebx = b_row(in) ? N : K;
     if (ea % s->vec_a)
@@ -201,6 +224,7 @@ static void signature_any(const rk_instance *in, rk_ksig *sg, bool batched) {
         kn_sig_add(sg, nm, ps[i].ptr, ps[i].type, ps[i].ptr ? RK_KP_IN : RK_KP_SCALAR, dims);
     }
     kn_gemm_split_signature(s, sg, batched);
+    if (s->path == RK_GEMM_PATH_WGMMA) kn_gemm_hopper_signature(s, sg);
 }
 static void signature(const rk_instance *in, rk_ksig *sg) { signature_any(in, sg, false); }
 static void signature_b(const rk_instance *in, rk_ksig *sg) { signature_any(in, sg, true); }
@@ -248,6 +272,7 @@ const kn_family kn_gemm = {
     .scalars = gemm_scalars, .nscalars = RK_COUNTOF(gemm_scalars), .defaults = defaults, .tune = tune,
     .validate = validate, .check_shape = check_shape, .signature = signature, .grid = grid, .build = build,
     .cost = cost, .reference = kn_gemm_reference, .input_range = input_range,
+    .tensormap_box = kn_gemm_hopper_tensormap_box,
 };
 
 const kn_family kn_batched_gemm = {

@@ -11,7 +11,7 @@
  *              tile is inside C, element by element at the edges.
  * With one stage the copy is synchronous between two barriers. Copies past
  * M, N or K read zeros, so tails need no other care. Layer: kernels. */
-#include "gemm_int.h"
+#include "gemm_hopper.h"
 
 static rk_value c32(rk_kernel *k, int64_t v) { return rk_const_i32(k, (int32_t)v); }
 
@@ -168,6 +168,10 @@ static void epilogue(gk *g, const rk_epi_args *ea, rk_value C, rk_value M, rk_va
 }
 
 void kn_gemm_build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *p, bool batched) {
+    if (in->u.gemm.path == RK_GEMM_PATH_WGMMA) {
+        kn_gemm_hopper_build(in, t, k, p);
+        return;
+    }
     const rk_gemm_spec *s = &in->u.gemm;
     kn_gemm_plan pl;
     rk_status st = kn_gemm_plan_make(s, t, batched, &pl);

@@ -8,7 +8,7 @@
  * Layer: kernels. */
 #include <stdio.h>
 
-#include "gemm_int.h"
+#include "gemm_hopper.h"
 
 const rk_mma_atom *kn_gemm_default_atom(const rk_target *t, rk_scalar dtype) {
     static const rk_atom_id f16[] = {RK_ATOM_MMA_M16N8K16_F32_F16, RK_ATOM_MFMA_F32_32X32X16_F16,
@@ -73,6 +73,7 @@ static rk_status again(rk_status st, const char *what, uint32_t v) {
 }
 
 rk_status kn_gemm_plan_make(const rk_gemm_spec *s, const rk_target *t, bool batched, kn_gemm_plan *out) {
+    if (s->path == RK_GEMM_PATH_WGMMA) return kn_gemm_hopper_plan(s, t, batched, out);
     memset(out, 0, sizeof *out);
     kn_gemm_plan p = {0};
     p.batched = batched;
@@ -139,6 +140,12 @@ rk_status kn_gemm_plan_make(const rk_gemm_spec *s, const rk_target *t, bool batc
                        "fewer stages or a smaller tile", p.stages, p.bm, p.bn, p.bk, (unsigned long long)lds, t->name,
                        t->lds_bytes);
     p.lds_bytes = (uint32_t)lds;
+    if ((st = kn_gemm_check_order_and_chain(s, batched))) return st;
+    *out = p;
+    return RK_OK;
+}
+
+rk_status kn_gemm_check_order_and_chain(const rk_gemm_spec *s, bool batched) {
     if (s->group_m == 0 || s->group_m > 64 || (s->group_m & (s->group_m - 1)))
         return rk_fail(RK_ERR_INVALID, "gemm: knob 'group_m' must be a power of two in 1..64, got %u", s->group_m);
     uint32_t per_kind[RK_EPI__COUNT] = {0};
@@ -152,7 +159,7 @@ rk_status kn_gemm_plan_make(const rk_gemm_spec *s, const rk_target *t, bool batc
             if (s->fuse.s[i].kind == RK_EPI_ADD || s->fuse.s[i].kind == RK_EPI_MUL)
                 return rk_fail(RK_ERR_INVALID, "batched_gemm: --fuse add/mul (a second [M, N] tensor) is not offered "
                                "for batches; legal here: bias, bias_row, scale, clamp, activations");
-    if ((st = kn_gemm_split_validate(s))) return st;
-    *out = p;
+    rk_status st = kn_gemm_split_validate(s);
+    if (st) return st;
     return RK_OK;
 }

@@ -438,14 +438,17 @@ rk_status rk_instance_build(const rk_instance *in, const rk_target *t, rk_kernel
         const rk_kparam *p = &sig.p[i];
         rk_param_abi abi = {0};
         rk_type ty = (rk_type){p->type};
-        if (p->ptr) {
+        if (p->role == RK_KP_TENSORMAP) {
+            abi.tensormap = true;
+            ty = rk_type_ptr(k, RK_T_I8, RK_AS_CONSTANT);
+        } else if (p->ptr) {
             ty = rk_type_ptr(k, ty, RK_AS_GLOBAL);
             abi.noalias = true;
             abi.readonly = p->role == RK_KP_IN;
             abi.writeonly = p->role == RK_KP_OUT;
             abi.align = 16;
         }
-        params[i] = rk_add_param(k, p->name, ty, p->ptr ? &abi : NULL);
+        params[i] = rk_add_param(k, p->name, ty, p->ptr || abi.tensormap ? &abi : NULL);
     }
     /* the block does not depend on the shape */
     uint32_t grid[3], block[3];

@@ -36,6 +36,10 @@ typedef struct kn_family {
     /* random input range [lo, hi) of an input; away > 0 keeps |v| >= away
      * (divisors). NULL: [-4, 4) */
     void (*input_range)(const rk_instance *in, const rk_kparam *kp, double *lo, double *hi, double *away);
+    /* the box (rows x cols elements) and swizzle (bytes) of a RK_KP_TENSORMAP
+     * entry; NULL for families without tensor maps */
+    void (*tensormap_box)(const rk_instance *in, const rk_kparam *kp, uint32_t *box_rows, uint32_t *box_cols,
+                          uint32_t *swizzle_bytes);
 } kn_family;
 
 /* instance.c: the registry. Register a family table (kept by pointer, must

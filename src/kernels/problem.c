@@ -134,6 +134,7 @@ static rk_status fill_inputs(rk_problem *p, const kn_family *fam) {
         const rk_kparam *kp = &p->sig.p[i];
         rk_host_buf *b = &p->buf[i];
         b->param = kp;
+        if (kp->role == RK_KP_TENSORMAP) continue;   /* encoded by the launcher (rk_problem_tensormap) */
         if (!kp->ptr) {
             const rk_scalar_decl *d = scalar_decl(fam, kp->name);
             if (!d) {
@@ -216,6 +217,26 @@ rk_status rk_problem_scalar(const rk_problem *p, uint32_t i, rk_scalar_value *ou
     default: return rk_fail(RK_ERR_INVALID, "scalar %s has type %s (legal: i32, i64, f32)", p->sig.p[i].name,
                             rk_scalar_name(p->sig.p[i].type));
     }
+}
+
+rk_status rk_problem_tensormap(const rk_problem *p, uint32_t i, rk_problem_tmap *out) {
+    memset(out, 0, sizeof *out);
+    const kn_family *fam = kn_family_of(p->inst.family);
+    if (i >= p->sig.n || p->sig.p[i].role != RK_KP_TENSORMAP || !fam->tensormap_box)
+        return rk_fail(RK_ERR_INVALID, "rk_problem_tensormap: entry %u is not a tensormap parameter", i);
+    const rk_kparam *kp = &p->sig.p[i];
+    int b = kn_buf_index(p, kp->dims ? kp->dims : "");
+    RK_ASSERT(b >= 0 && p->sig.p[b].ptr, "a tensormap entry names a pointer parameter of its signature");
+    const char *lay = p->sig.p[b].dims;
+    const char *inner = strrchr(lay, ',');
+    uint64_t total = p->buf[b].count;
+    out->buf = (uint32_t)b;
+    out->elem = p->sig.p[b].type;
+    out->cols = rk_problem_dim(p, inner ? inner + 1 : lay);
+    out->rows = out->cols ? total / out->cols : 0;
+    out->row_stride_bytes = out->cols * rk_tile_elem_bytes(out->elem);
+    fam->tensormap_box(&p->inst, kp, &out->box_rows, &out->box_cols, &out->swizzle_bytes);
+    return RK_OK;
 }
 
 uint64_t rk_problem_dim(const rk_problem *p, const char *name) {

@@ -221,7 +221,7 @@ static void test_leading_dims(void **state) {
             rk_instance_default(RK_FAMILY_GEMM, &in);
             uint64_t locked = 0;
             char knobs[64];
-            snprintf(knobs, sizeof knobs, "layout=%s out_dtype=f32", layouts[l]);
+            snprintf(knobs, sizeof knobs, "layout=%s out_dtype=f32 path=mma", layouts[l]);   /* pitches are lda/ldb */
             set_knobs(&in, knobs, &locked);
             const uint32_t M = 45, N = 38, K = 56;
             rk_shape sh;

@@ -1,26 +1,45 @@
-/* rocke tests — run a family problem on the emulator (problem_emu.h). */
+/* rocke tests — a host problem's launch arguments on the emulator (see
+ * problem_emu.h). Layer: tests. */
+#include <string.h>
+
 #include "problem_emu.h"
+
+rk_status problem_emu_args_make(rk_emu *emu, rk_problem *p, problem_emu_args *out) {
+    memset(out, 0, sizeof *out);
+    for (uint32_t i = 0; i < p->sig.n; i++) {
+        const rk_kparam *kp = &p->sig.p[i];
+        rk_status st = RK_OK;
+        if (kp->ptr) {
+            st = rk_emu_register(emu, p->buf[i].data, p->buf[i].bytes, kp->name, &out->addr[i]);
+            out->args[i] = &out->addr[i];
+        } else if (kp->role != RK_KP_TENSORMAP) {
+            st = rk_problem_scalar(p, i, &out->sv[i]);
+            out->args[i] = &out->sv[i];
+        }
+        if (st) return st;
+    }
+    /* maps last: they need the device address of the buffer they describe */
+    for (uint32_t i = 0; i < p->sig.n; i++) {
+        if (p->sig.p[i].role != RK_KP_TENSORMAP) continue;
+        rk_problem_tmap t;
+        rk_status st = rk_problem_tensormap(p, i, &t);
+        if (!st)
+            st = rk_emu_tensormap_encode_2d(out->addr[t.buf], rk_tile_elem_bytes(t.elem), t.rows, t.cols,
+                                            t.row_stride_bytes, t.box_rows, t.box_cols, t.swizzle_bytes, out->maps[i]);
+        if (st) return st;
+        out->args[i] = out->maps[i];
+    }
+    return RK_OK;
+}
 
 rk_status problem_emu_launch(const rk_target *t, rk_kernel *k, rk_problem *p, const rk_shape *sh) {
     rk_emu *emu = rk_emu_new(t, NULL);
     if (!emu) return RK_ERR_NOMEM;
-    uint64_t addr[RK_KSIG_MAX];
-    rk_scalar_value sv[RK_KSIG_MAX];
-    void *args[RK_KSIG_MAX];
-    rk_status st = RK_OK;
-    for (uint32_t i = 0; i < p->sig.n && !st; i++) {
-        const rk_kparam *kp = &p->sig.p[i];
-        if (kp->ptr) {
-            st = rk_emu_register(emu, p->buf[i].data, p->buf[i].bytes, kp->name, &addr[i]);
-            args[i] = &addr[i];
-        } else {
-            st = rk_problem_scalar(p, i, &sv[i]);
-            args[i] = &sv[i];
-        }
-    }
+    static _Thread_local problem_emu_args pa;   /* static: 4 KiB of tensor-map room */
+    rk_status st = problem_emu_args_make(emu, p, &pa);
     uint32_t grid[3], block[3];
     rk_instance_grid(&p->inst, sh, grid, block);
-    if (!st) st = rk_emu_launch(emu, k, grid, block, 0, args);
+    if (!st) st = rk_emu_launch(emu, k, grid, block, 0, pa.args);
     rk_emu_free(emu);
     return st;
 }

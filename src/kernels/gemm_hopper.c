@@ -1,0 +1,190 @@
+/* rocke — the GEMM kernel on Hopper (path = wgmma, sm_90a): one block per
+ * tile_m x tile_n tile of C (grouped-M order), one consumer warpgroup per
+ * 64 rows. K runs in 64-element steps through a ring of `stages` shared
+ * buffers, each filled by two TMA boxes (A: tile_m x 64, B: tile_n x 64,
+ * 128-byte swizzle) completing on the stage's mbarrier:
+ *   prologue   thread 0 fills K tiles 0 .. stages-2;
+ *   loop kt    wait for tile kt (parity (kt / stages) & 1), wgmma fence, four
+ *              wgmma m64nNk16 from swizzled K-major descriptors, commit;
+ *              wait until only this group is in flight (tile kt-1's reads
+ *              are done), block barrier, then thread 0 refills that stage
+ *              with tile kt + stages - 1;
+ *   epilogue   wait for the last group, each accumulator through the fused
+ *              chain, pairs of columns stored as one vector inside C.
+ * TMA boxes zero-fill past M, N and K, so tails need no other care.
+ * Layer: kernels. */
+#include "gemm_hopper.h"
+#include "rocke/tile_hopper.h"
+
+typedef struct hk {
+    rk_kernel *k;
+    const kn_gemm_plan *pl;
+    rk_tile_tma_ring ring;
+    rk_value amap, bmap, sA, sB;
+    rk_value m0, n0;
+} hk;
+
+static rk_value c32(rk_kernel *k, int64_t v) { return rk_const_i32(k, (int32_t)v); }
+
+/* Thread 0: fill stage kt % stages with K tile kt when kt < ktiles. */
+static void fill(hk *h, rk_value tid, rk_value kt, rk_value ktiles) {
+    rk_kernel *k = h->k;
+    const kn_gemm_plan *pl = h->pl;
+    rk_value zero = c32(k, 0);
+    rk_value t0 = rk_build_cmp(k, "eq", tid, zero);
+    rk_value live = rk_build_cmp(k, "lt", kt, ktiles);
+    rk_value go = rk_build_and(k, t0, live);
+    rk_if_begin(k, go);
+    rk_value S = c32(k, pl->stages);
+    rk_value st = rk_build_umod(k, kt, S);
+    rk_value bk = c32(k, KN_WG_BK);
+    rk_value x = rk_build_mul(k, kt, bk);
+    rk_value sza = c32(k, pl->stage_a), szb = c32(k, pl->stage_b);
+    rk_value ea = rk_build_mul(k, st, sza);
+    rk_value eb = rk_build_mul(k, st, szb);
+    rk_tile_tma_ring_expect(k, &h->ring, st);
+    rk_tile_tma_box(k, &h->ring, h->amap, h->sA, ea, st, x, h->m0);
+    rk_tile_tma_box(k, &h->ring, h->bmap, h->sB, eb, st, x, h->n0);
+    rk_if_end(k, NULL, 0);
+}
+
+/* The four k16 steps of stage `st` for the warpgroup whose A rows start at
+ * element `arow` of a stage. */
+static rk_value mma_stage(hk *h, const char *dt, rk_value st, rk_value arow, rk_value acc) {
+    rk_kernel *k = h->k;
+    const kn_gemm_plan *pl = h->pl;
+    rk_value sza = c32(k, pl->stage_a), szb = c32(k, pl->stage_b);
+    rk_value sa = rk_build_mul(k, st, sza);
+    rk_value a0 = rk_build_add(k, sa, arow);
+    rk_value b0 = rk_build_mul(k, st, szb);
+    rk_build_wgmma_fence(k);
+    for (uint32_t kk = 0; kk < KN_WG_BK / 16; kk++) {
+        rk_value off = c32(k, 16 * kk);   /* 32 bytes on inside the swizzled rows */
+        rk_value ai = rk_build_add(k, a0, off);
+        rk_value bi = rk_build_add(k, b0, off);
+        rk_value da = rk_tile_wgmma_desc_k128(k, h->sA, ai);
+        rk_value db = rk_tile_wgmma_desc_k128(k, h->sB, bi);
+        acc = rk_build_wgmma(k, dt, acc, da, db, pl->bn);
+    }
+    rk_build_wgmma_commit_group(k);
+    return acc;
+}
+
+/* C[row, col] for an element known to be inside C: the fused chain, then the
+ * store of x (f32 or a pair of f32). */
+static void put(rk_kernel *k, const rk_epi_args *ea, rk_scalar out_t, rk_value C, rk_value ldc, rk_value x,
+                rk_value row, rk_value col, rk_value ok) {
+    rk_value y = rk_tile_epi_apply(k, ea, x, row, col, ok);
+    rk_value o = rk_tile_from_f32(k, y, out_t);
+    rk_value r64 = rk_build_sext(k, row, RK_T_I64);
+    rk_value l64 = rk_build_sext(k, ldc, RK_T_I64);
+    rk_value c64 = rk_build_sext(k, col, RK_T_I64);
+    rk_value ro = rk_build_mul(k, r64, l64);
+    rk_value at = rk_build_add(k, ro, c64);
+    rk_if_begin(k, ok);
+    rk_store_global(k, C, at, o);
+    rk_if_end(k, NULL, 0);
+}
+
+static void epilogue(hk *h, const rk_gemm_spec *s, const rk_epi_args *ea, const rk_value *p, rk_value rbase,
+                     rk_value twg, rk_value d) {
+    rk_kernel *k = h->k;
+    rk_value C = p[2], M = p[3], N = p[4], ldc = p[8];
+    rk_value one = c32(k, 1), zero = c32(k, 0);
+    rk_value odd = rk_build_and(k, ldc, one);
+    rk_value even = rk_build_cmp(k, "eq", odd, zero);
+    for (uint32_t i = 0; i < h->pl->bn / 2; i += 2) {
+        rk_tile_frag_coord fc = rk_tile_wgmma_acc_coord(k, twg, i);
+        rk_value row = rk_build_add(k, rbase, fc.row);
+        rk_value col = rk_build_add(k, h->n0, fc.col);
+        rk_value col1 = rk_build_add(k, col, one);
+        rk_value rin = rk_build_cmp(k, "lt", row, M);
+        rk_value cin0 = rk_build_cmp(k, "lt", col, N);
+        rk_value cin1 = rk_build_cmp(k, "lt", col1, N);
+        rk_value in0 = rk_build_and(k, rin, cin0);
+        rk_value in1 = rk_build_and(k, rin, cin1);
+        rk_value whole = rk_build_and(k, in1, even);
+        rk_if_begin(k, whole);
+        {
+            int32_t mask[2] = {(int32_t)i, (int32_t)i + 1};
+            rk_value x = rk_build_vshuffle(k, d, d, mask, 2);
+            put(k, ea, s->out_dtype, C, ldc, x, row, col, whole);
+        }
+        rk_else(k, NULL, 0);
+        {
+            rk_value x0 = rk_build_vextract(k, d, i);
+            put(k, ea, s->out_dtype, C, ldc, x0, row, col, in0);
+            rk_value x1 = rk_build_vextract(k, d, i + 1);
+            put(k, ea, s->out_dtype, C, ldc, x1, row, col1, in1);
+        }
+        rk_if_end(k, NULL, 0);
+    }
+}
+
+void kn_gemm_hopper_build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *p) {
+    const rk_gemm_spec *s = &in->u.gemm;
+    kn_gemm_plan pl;
+    rk_status st = kn_gemm_hopper_plan(s, t, false, &pl);
+    RK_ASSERT(st == RK_OK, "gemm: building a wgmma instance that does not validate");
+    rk_epi_args ea = {.chain = &s->fuse};
+    rk_epi_param eps[RK_EPI_MAX_PARAMS];
+    uint32_t ne = rk_epi_params(&s->fuse, s->out_dtype, eps);
+    for (uint32_t i = 0; i < ne; i++) ea.p[i] = p[9 + i];
+    hk h = {.k = k, .pl = &pl, .amap = p[9 + ne], .bmap = p[10 + ne]};
+    rk_value M = p[3], N = p[4], K = p[5];
+
+    /* the block's tile, in grouped-M order */
+    rk_value pid = rk_build_block_id(k, 0);
+    rk_ix tm = rk_ix_udiv(k, rk_ix_add(k, rk_ix_v(M), rk_ix_c(pl.bm - 1)), rk_ix_c(pl.bm));
+    rk_ix tn = rk_ix_udiv(k, rk_ix_add(k, rk_ix_v(N), rk_ix_c(pl.bn - 1)), rk_ix_c(pl.bn));
+    rk_ix pm, pn;
+    rk_tile_group_m(k, rk_ix_v(pid), tm, tn, s->group_m, &pm, &pn);
+    rk_ix m0 = rk_ix_mul(k, pm, rk_ix_c(pl.bm)), n0 = rk_ix_mul(k, pn, rk_ix_c(pl.bn));
+    h.m0 = rk_ix_value(k, m0);
+    h.n0 = rk_ix_value(k, n0);
+
+    /* shared memory: every stage of A, then of B, each stage 1024-byte aligned for the swizzle */
+    rk_smem_alloc_opts al = {.align = RK_SOME(1024)};
+    uint32_t na = pl.stages * pl.stage_a, nb = pl.stages * pl.stage_b;
+    h.sA = rk_build_smem_alloc_ex(k, (rk_type){s->dtype}, &na, 1, &al);
+    h.sB = rk_build_smem_alloc_ex(k, (rk_type){s->dtype}, &nb, 1, &al);
+    rk_tile_tma_ring_init(k, &h.ring, pl.stages, (pl.stage_a + pl.stage_b) * 2);
+
+    rk_value tid = rk_build_thread_id(k, 0);
+    rk_value c7 = c32(k, 7), c127 = c32(k, 127);
+    rk_value wg = rk_build_lshr(k, tid, c7);     /* consumer warpgroup */
+    rk_value twg = rk_build_and(k, tid, c127);   /* thread inside it */
+    rk_value wg_rows = c32(k, 64);
+    rk_value wrow = rk_build_mul(k, wg, wg_rows);
+    rk_value row_elems = c32(k, KN_WG_BK);
+    rk_value arow = rk_build_mul(k, wrow, row_elems);
+    rk_ix ktn = rk_ix_udiv(k, rk_ix_add(k, rk_ix_v(K), rk_ix_c(KN_WG_BK - 1)), rk_ix_c(KN_WG_BK));
+    rk_value ktiles = rk_ix_value(k, ktn);
+    for (uint32_t i = 0; i + 1 < pl.stages; i++) {
+        rk_value ci = c32(k, i);
+        fill(&h, tid, ci, ktiles);
+    }
+    const char *dt = s->dtype == RK_S_BF16 ? "bf16" : "f16";
+    rk_type acc_t = rk_type_vec(k, RK_T_F32, pl.bn / 2);
+    rk_value acc0 = rk_build_constant_vec(k, acc_t, 0.0), acc;
+    rk_value lo = c32(k, 0), step = c32(k, 1);
+    rk_value kt = rk_for_begin(k, lo, ktiles, step, "kt", 1, &acc0, NULL, &acc);
+    {
+        rk_tile_tma_ring_wait(k, &h.ring, kt);
+        rk_value S = c32(k, pl.stages);
+        rk_value cur = rk_build_umod(k, kt, S);
+        acc = mma_stage(&h, dt, cur, arow, acc);
+        /* tile kt-1's group has read its stage once at most this one is in flight */
+        rk_build_wgmma_wait_group(k, 1, NULL, 0, NULL);
+        rk_build_sync(k);
+        rk_value ahead = c32(k, pl.stages - 1);
+        rk_value nxt = rk_build_add(k, kt, ahead);
+        fill(&h, tid, nxt, ktiles);
+    }
+    rk_value res;
+    rk_for_end(k, &acc, 1, &res);
+    rk_value d;
+    rk_build_wgmma_wait_group(k, 0, &res, 1, &d);
+    rk_value rbase = rk_build_add(k, h.m0, wrow);
+    epilogue(&h, s, &ea, p, rbase, twg, d);
+}

@@ -1,0 +1,101 @@
+/* rocke — the GEMM Hopper path's rules and heuristic: which specs and
+ * problems TMA + wgmma can take, the tile it picks, its signature entries
+ * (two tensor maps) and their boxes. Layer: kernels. */
+#include "gemm_hopper.h"
+
+enum { WG_SWIZZLE = 128 };
+
+rk_status kn_gemm_hopper_plan(const rk_gemm_spec *s, const rk_target *t, bool batched, kn_gemm_plan *out) {
+    memset(out, 0, sizeof *out);
+    if (!(t->features & RK_FEAT_SM90A))
+        return rk_fail(RK_ERR_INVALID, "gemm: knob 'path' = wgmma needs sm_90a (TMA and wgmma); %s takes path=mma",
+                       t->name);
+    if (batched)
+        return rk_fail(RK_ERR_INVALID, "batched_gemm: knob 'path' = wgmma is offered for single problems only; "
+                       "legal here: path=mma");
+    if (s->dtype != RK_S_F16 && s->dtype != RK_S_BF16)
+        return rk_fail(RK_ERR_INVALID, "gemm: knob 'dtype' must be f16 or bf16, got %s", kn_dtype_name(s->dtype));
+    if (!kn_dtype_ok(s->out_dtype)) return rk_fail(RK_ERR_INVALID, "gemm: knob 'out_dtype' must be f16, bf16 or f32");
+    if (s->layout != RK_GEMM_RC)
+        return rk_fail(RK_ERR_INVALID, "gemm: knob 'path' = wgmma reads K-major A and B (layout rc); the other "
+                       "layouts take path=mma for now");
+    if (s->split_k != 1)
+        return rk_fail(RK_ERR_INVALID, "gemm: knob 'split_k' = %u is for path=mma; path=wgmma reduces the whole K "
+                       "in one block (split_k=1)", s->split_k);
+    if (s->atom)
+        return rk_fail(RK_ERR_INVALID, "gemm: knob 'atom' is for path=mma; path=wgmma runs wgmma m64nNk16 (leave "
+                       "atom=auto)");
+    uint32_t bm = s->tile[0], bn = s->tile[1], bk = s->tile[2];
+    if ((bm != 64 && bm != 128) || bn % 8 || bn > 256 || bk != KN_WG_BK)
+        return rk_fail(RK_ERR_INVALID, "gemm: knob 'tile' = %ux%ux%u: path=wgmma takes tile M 64 (one consumer "
+                       "warpgroup) or 128 (two), tile N a multiple of 8 up to 256, tile K 64 (one 128-byte row)", bm,
+                       bn, bk);
+    if (s->warps[0] != bm / 16 || s->warps[1] != 1)
+        return rk_fail(RK_ERR_INVALID, "gemm: knob 'warps' = %ux%u: path=wgmma with tile M %u runs %ux1 warps (one "
+                       "warpgroup of 4 per 64 rows)", s->warps[0], s->warps[1], bm, bm / 16);
+    if (s->stages < 2 || s->stages > 6)
+        return rk_fail(RK_ERR_INVALID, "gemm: knob 'stages' = %u: path=wgmma runs a ring of 2..6 TMA stages",
+                       s->stages);
+    uint64_t lds = (uint64_t)s->stages * ((bm + bn) * KN_WG_BK * 2 + 8);
+    if (lds > t->lds_bytes)
+        return rk_fail(RK_ERR_INVALID, "gemm: %u stages of a %ux%ux%u tile need %llu bytes of shared memory, %s has "
+                       "%u: use fewer stages or a smaller tile", s->stages, bm, bn, bk, (unsigned long long)lds,
+                       t->name, t->lds_bytes);
+    rk_status st = kn_gemm_check_order_and_chain(s, batched);
+    if (st) return st;
+    kn_gemm_plan p = {0};
+    p.bm = bm, p.bn = bn, p.bk = bk;
+    p.wm = s->warps[0], p.wn = 1, p.wtm = 16, p.wtn = bn;
+    p.wave = 32, p.threads = bm * 2, p.stages = s->stages;
+    p.a_row = true, p.b_row = false;
+    p.stage_a = bm * KN_WG_BK, p.stage_b = bn * KN_WG_BK;
+    p.lds_bytes = (uint32_t)lds;
+    *out = p;
+    return RK_OK;
+}
+
+void kn_gemm_hopper_tune(rk_gemm_spec *s, const rk_target *t, uint64_t M, uint64_t N, uint64_t K, bool batched,
+                         bool tile_locked, bool warps_locked, bool stages_locked) {
+    s->path = RK_GEMM_PATH_MMA;
+    if (!(t->features & RK_FEAT_SM90A) || batched || s->layout != RK_GEMM_RC || s->atom || K % 8) return;
+    rk_gemm_spec w = *s;
+    w.path = RK_GEMM_PATH_WGMMA;
+    if (!tile_locked) {
+        /* the largest tile that still gives every SM a block (or the smallest) */
+        static const uint32_t cand[][2] = {{128, 256}, {128, 128}, {64, 128}, {64, 64}};
+        size_t pick = 3;
+        for (size_t i = 0; i < 4; i++)
+            if ((M + cand[i][0] - 1) / cand[i][0] * ((N + cand[i][1] - 1) / cand[i][1]) >= t->compute_units) {
+                pick = i;
+                break;
+            }
+        w.tile[0] = cand[pick][0], w.tile[1] = cand[pick][1], w.tile[2] = KN_WG_BK;
+    }
+    if (!warps_locked) w.warps[0] = w.tile[0] / 16, w.warps[1] = 1;
+    if (!stages_locked) w.stages = K > 2 * KN_WG_BK ? 4 : 2;
+    kn_gemm_plan p;
+    if (kn_gemm_hopper_plan(&w, t, batched, &p) == RK_OK) *s = w;
+}
+
+rk_status kn_gemm_hopper_check_shape(const rk_gemm_spec *s, uint64_t K) {
+    uint32_t eb = rk_tile_elem_bytes(s->dtype);
+    if (K * eb % 16)
+        return rk_fail(RK_ERR_INVALID, "gemm: path=wgmma reads A and B through TMA, whose row stride must be a "
+                       "multiple of 16 bytes: K = %llu (%llu bytes) is not a multiple of %u; build with --path mma, "
+                       "or with --shape so the heuristic picks", (unsigned long long)K, (unsigned long long)(K * eb),
+                       16 / eb);
+    return RK_OK;
+}
+
+void kn_gemm_hopper_signature(const rk_gemm_spec *s, rk_ksig *sg) {
+    kn_sig_add(sg, "A_map", false, s->dtype, RK_KP_TENSORMAP, "A");
+    kn_sig_add(sg, "B_map", false, s->dtype, RK_KP_TENSORMAP, "B");
+}
+
+void kn_gemm_hopper_tensormap_box(const rk_instance *in, const rk_kparam *kp, uint32_t *box_rows, uint32_t *box_cols,
+                                  uint32_t *swizzle_bytes) {
+    const rk_gemm_spec *s = &in->u.gemm;
+    *box_rows = !strcmp(kp->name, "A_map") ? s->tile[0] : s->tile[1];
+    *box_cols = KN_WG_BK;
+    *swizzle_bytes = WG_SWIZZLE;
+}
