@@ -75,7 +75,11 @@ def bench(fn):
 
 
 def main():
-    shapes = [(32768, 4096), (4096, 32768), (512, 4096)]
+    shapes = [(32768, 4096), (4096, 32768), (512, 4096),
+              # issue 15's grid: odd rows, vocabulary sizes, few and many rows
+              # (scripts/device-prepare.sh builds rocke's kernels for the same)
+              (65536, 1000), (16384, 2047), (8192, 5000), (1024, 50257), (1000, 32000),
+              (1000, 151936), (1, 262144), (4, 262144), (65536, 127), (1, 4097)]
     if len(sys.argv) > 1:
         shapes = [tuple(int(v) for v in s.split(",")) for s in sys.argv[1:]]
     dt = torch.bfloat16

@@ -27,6 +27,23 @@ layernorm layernorm
 transpose transpose
 OPS
 done
+# Issue 15's shape grid (odd rows, vocabulary sizes, few and many rows), bf16
+# plus f16/f32 at a few shapes: the heuristic's pick for each
+GRID=${ROCKE_BENCH_GRID:-"65536,1000 16384,2047 8192,5000 1024,50257 1000,32000 1000,151936 1,262144 4,262144 65536,127 1,4097"}
+for shape in $GRID; do
+  for op in "sum reduce --op sum" "softmax softmax" "rmsnorm rmsnorm" "layernorm layernorm" "transpose transpose"; do
+    set -- $op
+    name=$1; shift
+    "$B/rocke" build "$@" --dtype bf16 --target "$T" --shape "$shape" -o "$D/ops/$name@$shape" >/dev/null
+  done
+done
+for shape in 16384,2047 1000,151936; do
+  for dt in f16 f32; do
+    for op in softmax layernorm rmsnorm; do
+      "$B/rocke" build $op --dtype $dt --target "$T" --shape "$shape" -o "$D/ops/$op-$dt@$shape" >/dev/null
+    done
+  done
+done
 # Variants measured next to the heuristic's pick: NAME SHAPE KNOBS...
 while read -r name shape spec; do
   [ -n "$name" ] || continue

@@ -42,6 +42,8 @@ typedef struct rk_row_knobs {
     rk_tail_mode tail;        /* masked (NVIDIA default) or buffer (AMD default) */
     uint32_t min_blocks;      /* occupancy hint: resident blocks per SM the registers must allow
                                * (NVIDIA .minnctapersm; AMD waves_per_eu); 0: no hint */
+    bool split;               /* split views: rows start at any element (odd N) with aligned
+                               * vector bodies, a scalar head and tail (rk_tile_row_view_split) */
 } rk_row_knobs;
 
 typedef enum rk_ew_op {

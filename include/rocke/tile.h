@@ -61,13 +61,15 @@ rk_tail_mode rk_tile_default_tail(const rk_target *t);
 const char *rk_tail_mode_name(rk_tail_mode m);
 
 typedef struct rk_tile_row {
-    rk_value base;      /* ptr<T,global> to the row's first element */
-    rk_value len;       /* i32 valid elements (0 when the row is inactive) */
-    rk_value vec_ok;    /* i1: the row start is aligned to vec elements */
+    rk_value base;      /* ptr<T,global> to the view's element 0 */
+    rk_value len;       /* i32 end of the valid elements (lo + the row's length; lo when inactive) */
+    rk_value lo;        /* i32 first valid element: 0, or the split's shift (split views) */
+    rk_value vec_ok;    /* i1: element 0 of the view is aligned to vec elements */
     rk_value rsrc;      /* buffer view over [base, base+len) (BUFFER mode) */
     rk_scalar elem;     /* storage type */
     uint32_t vec;       /* elements per vector access */
     rk_tail_mode tail;
+    bool shifted;       /* a split view (lo may be > 0) */
 } rk_tile_row;
 
 /* View row `row` (i32) of a row-major tensor at `ptr` (ptr<elem,global>) with
@@ -78,8 +80,24 @@ typedef struct rk_tile_row {
 rk_tile_row rk_tile_row_view(rk_kernel *k, rk_value ptr, rk_scalar elem, rk_value row, rk_value stride,
                              rk_value len, rk_value active, uint32_t vec, rk_tail_mode tail);
 
+/* A split view: the same row, indexed from `shift` elements before its first
+ * element, where shift (0..vec-1, chosen at run time) puts element 0 of the
+ * view on a vec boundary of the tensor: every chunk but the first (the row's
+ * head, elements [lo, vec)) and the last (its tail) is then one aligned
+ * vector access at any row length. Valid elements are [lo, len); kernels
+ * loop over [0, len) as before and index a row's first element as lo.
+ * like == NULL: the shift is this row's misalignment (row*stride mod vec,
+ * the tensor base being vec-aligned), or 0 when cap > 0 and the shifted row
+ * would not fit in cap elements (a cached row: its chunks cover [0, cap)).
+ * like != NULL: share like's shift (views read or written with the same
+ * offsets: output, residual, gamma); vec_ok then says whether this tensor
+ * is aligned under it, else its chunks take the scalar path. */
+rk_tile_row rk_tile_row_view_split(rk_kernel *k, rk_value ptr, rk_scalar elem, rk_value row, rk_value stride,
+                                   rk_value len, rk_value active, uint32_t vec, rk_tail_mode tail,
+                                   const rk_tile_row *like, uint32_t cap);
+
 /* Load n chunks of vec elements at ascending element offsets offs[] (i32)
- * into out[] as vec<elem x vec>; elements at or past len read `fill`.
+ * into out[] as vec<elem x vec>; elements outside [lo, len) read `fill`.
  * When every chunk is in range and vec_ok holds (one branch for all n),
  * the loads are n independent vector loads issued before any use. */
 void rk_tile_row_load(rk_kernel *k, const rk_tile_row *r, const rk_value *offs, uint32_t n, double fill,
@@ -87,15 +105,15 @@ void rk_tile_row_load(rk_kernel *k, const rk_tile_row *r, const rk_value *offs, 
 /* The same, converted to vec<f32 x vec>. */
 void rk_tile_row_load_f32(rk_kernel *k, const rk_tile_row *r, const rk_value *offs, uint32_t n, double fill,
                           rk_value *out);
-/* Store n chunks (vec<elem x vec>) at ascending offsets; elements past len
+/* Store n chunks (vec<elem x vec>) at ascending offsets; elements outside [lo, len)
  * are not written. */
 void rk_tile_row_store(rk_kernel *k, const rk_tile_row *r, const rk_value *offs, uint32_t n, const rk_value *vals);
 /* The same from vec<f32 x vec>, rounded to the row's type (RNE). */
 void rk_tile_row_store_f32(rk_kernel *k, const rk_tile_row *r, const rk_value *offs, uint32_t n,
                            const rk_value *vals);
-/* i1: chunks at offsets up to `last` (ascending) are all inside the row and
- * the row is vector-aligned: the condition of the vector fast path. */
-rk_value rk_tile_row_whole(rk_kernel *k, const rk_tile_row *r, rk_value last);
+/* i1: chunks at offsets first..last (ascending) are all inside the row and
+ * vector-aligned: the condition of the vector fast path. */
+rk_value rk_tile_row_whole(rk_kernel *k, const rk_tile_row *r, rk_value first, rk_value last);
 /* The fast path alone: n vector loads / stores with no tail check, for
  * code already inside a branch on rk_tile_row_whole (of this view, or of one
  * no longer than it), so one test covers every access of a phase. */
@@ -129,7 +147,7 @@ void rk_tile_regs_load_packed(rk_kernel *k, const rk_tile_row *r, rk_value lt, u
 /* Offsets only (for a second row over the same columns: gamma, residual). */
 void rk_tile_regs_offsets(rk_kernel *k, const rk_tile_row *r, rk_value lt, uint32_t tpr, uint32_t n,
                           rk_tile_regs *regs);
-/* i1 vector mask per chunk: element is inside the row (off + e < len). */
+/* i1 vector mask per chunk: element is inside the row (lo <= off + e < len). */
 rk_value rk_tile_chunk_valid(rk_kernel *k, const rk_tile_row *r, rk_value off);
 
 /* ---- loops and thread geometry ------------------------------------------------- */

@@ -86,7 +86,7 @@ extern const char *const kn_dtype_names[];   /* legal dtype names, NULL-terminat
 #define KN_TUPLE(nm, tg, field, count, legal, perf, help) \
     {nm, tg, RK_KNOB_TUPLE, offsetof(rk_instance, field), NULL, legal, perf, help, count}
 #define KN_EPI(nm, field, help) {nm, "f", RK_KNOB_EPILOGUE, offsetof(rk_instance, field), NULL, NULL, false, help, 0}
-/* the eight row knobs of rk_row_knobs at `base` (e.g. u.softmax.k) */
+/* the nine row knobs of rk_row_knobs at `base` (e.g. u.softmax.k) */
 #define KN_ROW_KNOBS(base)                                                                                 \
     KN_U32("wave", "w", base.wave, kn_legal_wave, true, "target wave/warp size (64 CDNA, 32 NVIDIA)"),    \
     KN_U32("block_size", "b", base.block_size, kn_legal_block, true, "threads per block"),                \
@@ -97,7 +97,9 @@ extern const char *const kn_dtype_names[];   /* legal dtype names, NULL-terminat
     KN_U32("unroll", "u", base.unroll, kn_legal_unroll, true, "looped path: vector loads in flight"),     \
     KN_ENUM("tail", "t", base.tail, kn_tail_names, true, "tail handling: masked or buffer views"),      \
     KN_U32("min_blocks_per_sm", "mb", base.min_blocks, kn_legal_minb, true,                                \
-           "occupancy hint: resident blocks per SM the registers must allow (0: none)")
+           "occupancy hint: resident blocks per SM the registers must allow (0: none)"),                 \
+    KN_PBOOL("split", "sp", base.split,                                                                     \
+             "peel each row's head so vector accesses stay aligned at any row length")
 
 bool kn_dtype_ok(rk_scalar s);
 const char *kn_dtype_name(rk_scalar s);
@@ -119,6 +121,12 @@ rk_status kn_row_validate(const rk_row_knobs *k, const rk_target *t, rk_scalar a
 rk_status kn_row_check_shape(const rk_row_knobs *k, const rk_shape *s);
 void kn_row_grid(const rk_row_knobs *k, uint64_t M, uint32_t grid[3], uint32_t block[3]);
 static inline uint32_t kn_row_tpr(const rk_row_knobs *k) { return k->block_size / k->rows_per_block; }
+/* Elements a cached row holds (0: looped, any length). */
+static inline uint32_t kn_row_cap(const rk_row_knobs *k) { return kn_row_tpr(k) * k->vec * k->chunks; }
+/* The view of row `row` of tensor ptr (stride and length N) for the row
+ * families: a split view (lead when like is NULL) when the knob says so. */
+rk_tile_row kn_row_view(rk_kernel *k, const rk_row_knobs *kn, rk_value ptr, rk_scalar elem, rk_value row,
+                        rk_value N, rk_value active, const rk_tile_row *like);
 
 /* Signature building. */
 /* dims: a pointer's layout ("M,N"), NULL for scalars. */

@@ -197,7 +197,7 @@ static void chunk_sums(rk_kernel *k, norm_ctx *c, const rk_tile_regs *x, rk_valu
 /* h[0] of the row in the storage type: x[0], or round(x[0] + r[0]) when
  * fused (the shift of the sums; 0 for an empty row). */
 static rk_value first_h(rk_kernel *k, norm_ctx *c) {
-    rk_value z = kn_i32(k, 0), h0 = rk_tile_row_load1(k, &c->xr, z, 0.0);
+    rk_value z = c->xr.shifted ? c->xr.lo : kn_i32(k, 0), h0 = rk_tile_row_load1(k, &c->xr, z, 0.0);
     if (!c->s->residual) return h0;
     rk_value r0 = rk_tile_row_load1_f32(k, &c->rr, z, 0.0);
     return rk_tile_from_f32(k, rk_build_fadd(k, rk_tile_to_f32(k, h0), r0), c->s->dtype);
@@ -264,6 +264,19 @@ static void output_tail(rk_kernel *k, norm_ctx *c, rk_value off, rk_value nmean,
     rk_if_end(k, NULL, 0);
 }
 
+/* whole and every other view of the output phase aligned under x's split
+ * (an unsplit view shares x's alignment: the same stride, aligned bases). */
+static rk_value all_aligned(rk_kernel *k, norm_ctx *c, rk_value whole) {
+    whole = rk_build_and(k, whole, c->gr.vec_ok);
+    if (!c->s->rms) whole = rk_build_and(k, whole, c->br.vec_ok);
+    whole = rk_build_and(k, whole, c->yr.vec_ok);
+    if (c->s->residual) {
+        whole = rk_build_and(k, whole, c->rr.vec_ok);
+        whole = rk_build_and(k, whole, c->hr.vec_ok);
+    }
+    return whole;
+}
+
 /* The row (h when fused: also the storage type) stays in registers in its
  * storage type, so a chunk of 8 16-bit elements costs 4 registers. Pass 1
  * converts it for the shifted sums (one paired reduction, as the looped
@@ -285,7 +298,8 @@ static void build_cached(rk_kernel *k, norm_ctx *c) {
         }
         rk_tile_row_store(k, &c->hr, x.off, x.n, x.v);
     }
-    rk_value whole = rk_tile_row_whole(k, &c->xr, x.off[x.n - 1]);
+    rk_value whole = rk_tile_row_whole(k, &c->xr, x.off[0], x.off[x.n - 1]);
+    if (kn->split) whole = all_aligned(k, c, whole);
     rk_value shift = {0}, sums[2];
     if (!rms) {
         pad_with(k, c, &x, h0, whole);
@@ -340,7 +354,7 @@ static void build_looped(rk_kernel *k, norm_ctx *c) {
     /* shift: h[0] of the row (x[0] + r[0] rounded when fused); 0 for RMSNorm */
     rk_value shift = rk_const_f32(k, 0.0f);
     if (!rms) {
-        rk_value z = kn_i32(k, 0);
+        rk_value z = c->xr.shifted ? c->xr.lo : kn_i32(k, 0);
         shift = rk_tile_row_load1_f32(k, &c->xr, z, 0.0);
         if (c->s->residual) {
             rk_value r0 = rk_tile_row_load1_f32(k, &c->rr, z, 0.0);
@@ -395,15 +409,23 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
     c.g = rk_tile_rows_begin(k, kn->block_size, kn->rows_per_block, kn->wave, M);
     c.cfg = (rk_tile_block_cfg){.wave = kn->wave, .group = c.g.tpr, .groups = c.g.rpb, .shuffle_fold = true};
     rk_scalar dt = c.s->dtype;
-    c.xr = rk_tile_row_view(k, p[c.io.x], dt, c.g.row, N, N, c.g.active, kn->vec, kn->tail);
-    c.yr = rk_tile_row_view(k, p[c.io.y], c.s->out_dtype, c.g.row, N, N, c.g.active, kn->vec, kn->tail);
+    c.xr = kn_row_view(k, kn, p[c.io.x], dt, c.g.row, N, c.g.active, NULL);
+    c.yr = kn_row_view(k, kn, p[c.io.y], c.s->out_dtype, c.g.row, N, c.g.active, &c.xr);
     if (c.s->residual) {
-        c.rr = rk_tile_row_view(k, p[c.io.r], dt, c.g.row, N, N, c.g.active, kn->vec, kn->tail);
-        c.hr = rk_tile_row_view(k, p[c.io.h], dt, c.g.row, N, N, c.g.active, kn->vec, kn->tail);
+        c.rr = kn_row_view(k, kn, p[c.io.r], dt, c.g.row, N, c.g.active, &c.xr);
+        c.hr = kn_row_view(k, kn, p[c.io.h], dt, c.g.row, N, c.g.active, &c.xr);
     }
     rk_value zero = kn_i32(k, 0), yes = rk_const_bool(k, true);
-    c.gr = rk_tile_row_view(k, p[c.io.gamma], dt, zero, zero, N, yes, kn->vec, kn->tail);
-    if (!c.s->rms) c.br = rk_tile_row_view(k, p[c.io.beta], dt, zero, zero, N, yes, kn->vec, kn->tail);
+    /* gamma and beta take x's split: aligned under it only when x's row is
+     * (vec_ok), else their chunks load per element (cache-resident) */
+    if (kn->split) {
+        c.gr = rk_tile_row_view_split(k, p[c.io.gamma], dt, zero, zero, N, yes, kn->vec, kn->tail, &c.xr, 0);
+        if (!c.s->rms)
+            c.br = rk_tile_row_view_split(k, p[c.io.beta], dt, zero, zero, N, yes, kn->vec, kn->tail, &c.xr, 0);
+    } else {
+        c.gr = rk_tile_row_view(k, p[c.io.gamma], dt, zero, zero, N, yes, kn->vec, kn->tail);
+        if (!c.s->rms) c.br = rk_tile_row_view(k, p[c.io.beta], dt, zero, zero, N, yes, kn->vec, kn->tail);
+    }
     c.nf = rk_build_sitofp(k, N, RK_T_F32);
     kn_row_attrs(k, kn, t);
     if (kn->chunks) build_cached(k, &c);

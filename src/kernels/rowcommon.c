@@ -26,7 +26,7 @@ const char *const kn_tail_names[] = {"masked", "buffer", NULL};
 
 void kn_row_defaults(rk_row_knobs *k) {
     *k = (rk_row_knobs){.wave = 64, .block_size = 256, .vec = 8, .rows_per_block = 1, .chunks = 0,
-                        .unroll = 4, .tail = RK_TAIL_BUFFER, .min_blocks = 0};
+                        .unroll = 4, .tail = RK_TAIL_BUFFER, .min_blocks = 0, .split = true};
 }
 
 static uint32_t np2(uint64_t x) {
@@ -37,7 +37,7 @@ static uint32_t np2(uint64_t x) {
 static uint64_t cdiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
 /* Knob order inside KN_ROW_KNOBS. */
-enum { RK_W, RK_B, RK_V, RK_R, RK_K, RK_U, RK_T, RK_M };
+enum { RK_W, RK_B, RK_V, RK_R, RK_K, RK_U, RK_T, RK_M, RK_S };
 
 void kn_row_tune(rk_row_knobs *k, const rk_target *t, rk_scalar widest, const rk_shape *s, uint64_t locked,
                  uint32_t first, uint32_t kmax, uint32_t max_elems) {
@@ -47,10 +47,15 @@ void kn_row_tune(rk_row_knobs *k, const rk_target *t, rk_scalar widest, const rk
     if (!LOCKED(RK_V)) k->vec = 16 / rk_tile_elem_bytes(widest);
     if (!LOCKED(RK_U)) k->unroll = 4;
     if (!LOCKED(RK_M)) k->min_blocks = 0;
+    /* rows of a multiple of vec start aligned: no split (the code of those
+     * shapes stays as it was); others peel a head of up to vec-1 elements,
+     * so a cached row must hold N + vec - 1 */
+    if (!LOCKED(RK_S)) k->split = N % k->vec != 0;
+    uint64_t span = N + (k->split ? k->vec - 1 : 0);
     /* more threads per row rather than more elements per thread: fewer
      * registers, more blocks resident, more bytes in flight per SM */
     if (max_elems && max_elems / k->vec < kmax) kmax = max_elems / k->vec ? max_elems / k->vec : 1;
-    uint64_t nvec = cdiv(N ? N : 1, k->vec);
+    uint64_t nvec = cdiv(span ? span : 1, k->vec);
     uint32_t tpr;
     if (LOCKED(RK_B) && LOCKED(RK_R)) tpr = k->block_size / (k->rows_per_block ? k->rows_per_block : 1);
     else if (LOCKED(RK_K) && k->chunks) tpr = np2(cdiv(nvec, k->chunks));
@@ -162,6 +167,12 @@ rk_status kn_row_check_shape(const rk_row_knobs *k, const rk_shape *s) {
                        "chunks = %u x %u x %u); build with chunks=0 (looped) or for this shape",
                        (unsigned long long)N, (unsigned long long)cap, kn_row_tpr(k), k->vec, k->chunks);
     return RK_OK;
+}
+
+rk_tile_row kn_row_view(rk_kernel *k, const rk_row_knobs *kn, rk_value ptr, rk_scalar elem, rk_value row,
+                        rk_value N, rk_value active, const rk_tile_row *like) {
+    if (!kn->split) return rk_tile_row_view(k, ptr, elem, row, N, N, active, kn->vec, kn->tail);
+    return rk_tile_row_view_split(k, ptr, elem, row, N, N, active, kn->vec, kn->tail, like, kn_row_cap(kn));
 }
 
 void kn_row_grid(const rk_row_knobs *k, uint64_t M, uint32_t grid[3], uint32_t block[3]) {

@@ -19,7 +19,7 @@ static const rk_knob knobs[] = {
              "cached rows: keep each exp in f32 registers (one exp per element) instead of the packed row"),
 };
 #define FIRST_ROW_KNOB 2
-#define KEEP_KNOB (FIRST_ROW_KNOB + 8)
+#define KEEP_KNOB (FIRST_ROW_KNOB + 9)
 /* registers besides the cached row (ptxas -v, sm_90a; docs/kernels.md) */
 #define SOFTMAX_BASE_REGS 16
 
@@ -255,8 +255,8 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
     const rk_softmax_spec *s = &in->u.softmax;
     const rk_row_knobs *kn = &s->k;
     rk_tile_rows g = rk_tile_rows_begin(k, kn->block_size, kn->rows_per_block, kn->wave, p[2]);
-    rk_tile_row xr = rk_tile_row_view(k, p[0], s->dtype, g.row, p[3], p[3], g.active, kn->vec, kn->tail);
-    rk_tile_row yr = rk_tile_row_view(k, p[1], s->out_dtype, g.row, p[3], p[3], g.active, kn->vec, kn->tail);
+    rk_tile_row xr = kn_row_view(k, kn, p[0], s->dtype, g.row, p[3], g.active, NULL);
+    rk_tile_row yr = kn_row_view(k, kn, p[1], s->out_dtype, g.row, p[3], g.active, &xr);
     kn_row_attrs(k, kn, t);
     if (kn->chunks && s->keep_exps) build_cached_keep(s, k, &g, &xr, &yr);
     else if (kn->chunks) build_cached(s, k, &g, &xr, &yr);

@@ -15,29 +15,71 @@ rk_tail_mode rk_tile_default_tail(const rk_target *t) {
 
 const char *rk_tail_mode_name(rk_tail_mode m) { return m == RK_TAIL_BUFFER ? "buffer" : "masked"; }
 
-rk_tile_row rk_tile_row_view(rk_kernel *k, rk_value ptr, rk_scalar elem, rk_value row, rk_value stride,
-                             rk_value len, rk_value active, uint32_t vec, rk_tail_mode tail) {
-    rk_tile_row r = {.elem = elem, .vec = vec, .tail = tail};
+/* The view of rows [row*stride, +len). `like` (split views) NULL: no
+ * shift (element i is physical element i); otherwise see rk_tile_row_view_split. */
+static rk_tile_row make_view(rk_kernel *k, rk_value ptr, rk_scalar elem, rk_value row, rk_value stride, rk_value len,
+                             rk_value active, uint32_t vec, rk_tail_mode tail, bool split, const rk_tile_row *like,
+                             uint32_t cap) {
+    rk_tile_row r = {.elem = elem, .vec = vec, .tail = tail, .shifted = split && vec > 1};
     uint32_t esize = rk_tile_elem_bytes(elem);
     rk_value zero = ci(k, 0);
     rk_value row_eff = rk_build_select(k, active, row, zero);
     rk_value row64 = rk_build_zext(k, row_eff, RK_T_I64);
     rk_value stride64 = rk_build_zext(k, stride, RK_T_I64);
     rk_value elems = rk_build_mul(k, row64, stride64);
-    rk_value bytes = rk_build_mul(k, elems, rk_const_i64(k, esize));
-    r.base = rk_build_global_ptr_add(k, ptr, bytes);
-    r.len = rk_build_select(k, active, len, zero);
-    if (vec > 1) {
-        rk_value low = rk_build_and(k, stride, ci(k, (int32_t)vec - 1));
-        r.vec_ok = rk_build_cmp(k, "eq", low, zero);
+    if (!r.shifted) {
+        /* the unsplit view, built in the order it always was (same IR) */
+        rk_value bytes = rk_build_mul(k, elems, rk_const_i64(k, esize));
+        r.base = rk_build_global_ptr_add(k, ptr, bytes);
+        r.len = rk_build_select(k, active, len, zero);
+        r.lo = zero;
+        if (vec > 1) {
+            rk_value low = rk_build_and(k, stride, ci(k, (int32_t)vec - 1));
+            r.vec_ok = rk_build_cmp(k, "eq", low, zero);
+        } else {
+            r.vec_ok = rk_const_bool(k, true);
+        }
     } else {
-        r.vec_ok = rk_const_bool(k, true);
+        /* the row's first element sits `mis` elements past a vec boundary of
+         * the tensor base: shift the view back by the split's shift, so chunk
+         * boundaries fall on vector-aligned addresses */
+        rk_value n = rk_build_select(k, active, len, zero);
+        rk_value pos = rk_build_mul(k, row_eff, stride);
+        rk_value mis = rk_build_and(k, pos, ci(k, (int32_t)vec - 1));
+        rk_value shift = mis;
+        if (like) {
+            shift = like->lo;
+        } else if (cap) {
+            /* a cached row holds `cap` elements: a row that would not fit
+             * shifted stays unshifted (and takes the per-chunk scalar path) */
+            rk_value need = rk_build_add(k, n, mis);
+            rk_value fits = rk_build_cmp(k, "le", need, ci(k, (int32_t)cap));
+            shift = rk_build_select(k, fits, mis, zero);
+        }
+        r.vec_ok = rk_build_cmp(k, "eq", mis, shift);
+        r.lo = shift;
+        rk_value shift64 = rk_build_zext(k, shift, RK_T_I64);
+        rk_value first = rk_build_sub(k, elems, shift64);
+        rk_value bytes = rk_build_mul(k, first, rk_const_i64(k, esize));
+        r.base = rk_build_global_ptr_add(k, ptr, bytes);
+        r.len = rk_build_add(k, n, shift);
     }
     if (tail == RK_TAIL_BUFFER) {
         rk_value nbytes = rk_build_mul(k, r.len, ci(k, (int32_t)esize));
         r.rsrc = rk_build_buffer_rsrc(k, r.base, nbytes);
     }
     return r;
+}
+
+rk_tile_row rk_tile_row_view(rk_kernel *k, rk_value ptr, rk_scalar elem, rk_value row, rk_value stride,
+                             rk_value len, rk_value active, uint32_t vec, rk_tail_mode tail) {
+    return make_view(k, ptr, elem, row, stride, len, active, vec, tail, false, NULL, 0);
+}
+
+rk_tile_row rk_tile_row_view_split(rk_kernel *k, rk_value ptr, rk_scalar elem, rk_value row, rk_value stride,
+                                   rk_value len, rk_value active, uint32_t vec, rk_tail_mode tail,
+                                   const rk_tile_row *like, uint32_t cap) {
+    return make_view(k, ptr, elem, row, stride, len, active, vec, tail, true, like, cap);
 }
 
 static rk_type chunk_type(rk_kernel *k, const rk_tile_row *r) {
@@ -49,16 +91,35 @@ static rk_value byte_off(rk_kernel *k, const rk_tile_row *r, rk_value idx) {
     return rk_build_mul(k, idx, ci(k, (int32_t)rk_tile_elem_bytes(r->elem)));
 }
 
+/* idx inside the row: idx < len, and idx >= lo for a split view (the
+ * elements before lo belong to the row before, or to no tensor). */
+static rk_value elem_valid(rk_kernel *k, const rk_tile_row *r, rk_value idx) {
+    rk_value below_end = rk_build_cmp(k, "lt", idx, r->len);
+    if (!r->shifted) return below_end;
+    rk_value past_lo = rk_build_cmp(k, "ge", idx, r->lo);
+    return rk_build_and(k, below_end, past_lo);
+}
+
+/* Byte offset of element idx in a buffer view; elements before lo of a
+ * split view go past the end instead (read 0, writes dropped). */
+static rk_value buffer_off(rk_kernel *k, const rk_tile_row *r, rk_value idx) {
+    rk_value voff = byte_off(k, r, idx);
+    if (!r->shifted) return voff;
+    rk_value head = rk_build_cmp(k, "lt", idx, r->lo);
+    rk_value end = byte_off(k, r, r->len);
+    return rk_build_select(k, head, end, voff);
+}
+
 /* One element at idx, never reading outside the row. */
 static rk_value load_elem(rk_kernel *k, const rk_tile_row *r, rk_value idx, double fill) {
-    rk_value valid = rk_build_cmp(k, "lt", idx, r->len);
+    rk_value valid = elem_valid(k, r, idx);
     rk_value x;
     if (r->tail == RK_TAIL_BUFFER) {
-        rk_value soff = ci(k, 0), voff = byte_off(k, r, idx);
+        rk_value soff = ci(k, 0), voff = buffer_off(k, r, idx);
         x = rk_load_buffer(k, r->rsrc, voff, soff, (rk_type){r->elem}, 1);
         if (fill == 0.0) return x;          /* past the end the view already reads 0 */
     } else {
-        rk_value safe = rk_build_select(k, valid, idx, ci(k, 0));
+        rk_value safe = rk_build_select(k, valid, idx, r->shifted ? r->lo : ci(k, 0));
         x = rk_load_global(k, r->base, safe, 1);
     }
     rk_value f = rk_const_float(k, (rk_type){r->elem}, fill);
@@ -74,16 +135,24 @@ static rk_value load_elem(rk_kernel *k, const rk_tile_row *r, rk_value idx, doub
 typedef struct tail_chunk {
     rk_value p;      /* ptr to the chunk's first element */
     rk_value rem;    /* i32: len - off */
+    rk_value skip;   /* i32: lo - off (split views; elements i < skip are before the row) */
+    bool shifted;
 } tail_chunk;
 
 static tail_chunk tail_chunk_of(rk_kernel *k, const rk_tile_row *r, rk_value off) {
     rk_value off64 = rk_build_zext(k, byte_off(k, r, off), RK_T_I64);
     rk_value p = rk_build_global_ptr_add(k, r->base, off64);
-    return (tail_chunk){p, rk_build_sub(k, r->len, off)};
+    rk_value rem = rk_build_sub(k, r->len, off);
+    tail_chunk tc = {p, rem, {0}, r->shifted};
+    if (r->shifted) tc.skip = rk_build_sub(k, r->lo, off);
+    return tc;
 }
 
 static rk_value chunk_elem_valid(rk_kernel *k, const tail_chunk *tc, uint32_t i) {
-    return rk_build_cmp(k, "gt", tc->rem, ci(k, (int32_t)i));
+    rk_value in_end = rk_build_cmp(k, "gt", tc->rem, ci(k, (int32_t)i));
+    if (!tc->shifted) return in_end;
+    rk_value past_lo = rk_build_cmp(k, "le", tc->skip, ci(k, (int32_t)i));
+    return rk_build_and(k, in_end, past_lo);
 }
 
 /* Element i of a masked chunk, or fill past the row: a guarded load (a
@@ -101,11 +170,11 @@ static rk_value load_chunk_elem(rk_kernel *k, const rk_tile_row *r, const tail_c
 
 static void store_elem(rk_kernel *k, const rk_tile_row *r, rk_value idx, rk_value x) {
     if (r->tail == RK_TAIL_BUFFER) {
-        rk_value soff = ci(k, 0), voff = byte_off(k, r, idx);
+        rk_value soff = ci(k, 0), voff = buffer_off(k, r, idx);
         rk_store_buffer(k, r->rsrc, voff, soff, x);
         return;
     }
-    rk_value valid = rk_build_cmp(k, "lt", idx, r->len);
+    rk_value valid = elem_valid(k, r, idx);
     rk_if_begin(k, valid);
     rk_store_global(k, r->base, idx, x);
     rk_if_end(k, NULL, 0);
@@ -128,18 +197,21 @@ static void store_vec(rk_kernel *k, const rk_tile_row *r, rk_value off, rk_value
     }
 }
 
-/* True when chunks up to offset `last` are all whole and vector-aligned. */
-static rk_value all_full(rk_kernel *k, const rk_tile_row *r, rk_value last) {
+/* True when chunks from offset `first` to `last` are all whole and
+ * vector-aligned (a split view's first chunk may hold its head). */
+static rk_value all_full(rk_kernel *k, const rk_tile_row *r, rk_value first, rk_value last) {
     rk_value end = rk_build_add(k, last, ci(k, (int32_t)r->vec));
     rk_value fits = rk_build_cmp(k, "le", end, r->len);
     rk_value both = rk_build_and(k, fits, r->vec_ok);
-    return both;
+    if (!r->shifted) return both;
+    rk_value past_lo = rk_build_cmp(k, "ge", first, r->lo);
+    return rk_build_and(k, both, past_lo);
 }
 
 /* One chunk element by element (the slow path). */
 static rk_value load_chunk_scalar(rk_kernel *k, const rk_tile_row *r, rk_value off, double fill) {
     rk_value e[16];
-    tail_chunk tc = r->tail == RK_TAIL_MASKED ? tail_chunk_of(k, r, off) : (tail_chunk){{0}, {0}};
+    tail_chunk tc = r->tail == RK_TAIL_MASKED ? tail_chunk_of(k, r, off) : (tail_chunk){{0}, {0}, {0}, false};
     for (uint32_t i = 0; i < r->vec; i++) {
         if (r->tail == RK_TAIL_MASKED) {
             e[i] = load_chunk_elem(k, r, &tc, i, fill);
@@ -157,7 +229,7 @@ void rk_tile_row_load(rk_kernel *k, const rk_tile_row *r, const rk_value *offs, 
     rk_type types[RK_TILE_MAX_CHUNKS];
     rk_value y[RK_TILE_MAX_CHUNKS];
     for (uint32_t c = 0; c < n; c++) types[c] = chunk_type(k, r);
-    rk_if_else_begin(k, all_full(k, r, offs[n - 1]), n, types, out);
+    rk_if_else_begin(k, all_full(k, r, offs[0], offs[n - 1]), n, types, out);
     for (uint32_t c = 0; c < n; c++) y[c] = load_vec(k, r, offs[c]);
     rk_else(k, y, n);
     /* chunk by chunk, each whole one still one vector load: a chunk's scalar
@@ -168,7 +240,7 @@ void rk_tile_row_load(rk_kernel *k, const rk_tile_row *r, const rk_value *offs, 
             continue;
         }
         rk_value e;
-        rk_if_else_begin(k, all_full(k, r, offs[c]), 1, &types[c], &y[c]);
+        rk_if_else_begin(k, all_full(k, r, offs[c], offs[c]), 1, &types[c], &y[c]);
         e = load_vec(k, r, offs[c]);
         rk_else(k, &e, 1);
         e = load_chunk_scalar(k, r, offs[c], fill);
@@ -185,7 +257,7 @@ void rk_tile_row_load_f32(rk_kernel *k, const rk_tile_row *r, const rk_value *of
 
 /* One chunk element by element (the slow path). */
 static void store_chunk_scalar(rk_kernel *k, const rk_tile_row *r, rk_value off, rk_value val) {
-    tail_chunk tc = r->tail == RK_TAIL_MASKED ? tail_chunk_of(k, r, off) : (tail_chunk){{0}, {0}};
+    tail_chunk tc = r->tail == RK_TAIL_MASKED ? tail_chunk_of(k, r, off) : (tail_chunk){{0}, {0}, {0}, false};
     for (uint32_t i = 0; i < r->vec; i++) {
         rk_value x = r->vec > 1 ? rk_build_vextract(k, val, i) : val;
         if (r->tail == RK_TAIL_MASKED) {
@@ -201,7 +273,7 @@ static void store_chunk_scalar(rk_kernel *k, const rk_tile_row *r, rk_value off,
 
 void rk_tile_row_store(rk_kernel *k, const rk_tile_row *r, const rk_value *offs, uint32_t n, const rk_value *vals) {
     RK_ASSERT(n >= 1 && n <= RK_TILE_MAX_CHUNKS, "rk_tile_row_store: 1..RK_TILE_MAX_CHUNKS chunks");
-    rk_if_begin(k, all_full(k, r, offs[n - 1]));
+    rk_if_begin(k, all_full(k, r, offs[0], offs[n - 1]));
     for (uint32_t c = 0; c < n; c++) store_vec(k, r, offs[c], vals[c]);
     rk_else(k, NULL, 0);
     for (uint32_t c = 0; c < n; c++) {
@@ -209,7 +281,7 @@ void rk_tile_row_store(rk_kernel *k, const rk_tile_row *r, const rk_value *offs,
             store_chunk_scalar(k, r, offs[c], vals[c]);
             continue;
         }
-        rk_if_begin(k, all_full(k, r, offs[c]));
+        rk_if_begin(k, all_full(k, r, offs[c], offs[c]));
         store_vec(k, r, offs[c], vals[c]);
         rk_else(k, NULL, 0);
         store_chunk_scalar(k, r, offs[c], vals[c]);
@@ -225,7 +297,9 @@ void rk_tile_row_store_f32(rk_kernel *k, const rk_tile_row *r, const rk_value *o
     rk_tile_row_store(k, r, offs, n, v);
 }
 
-rk_value rk_tile_row_whole(rk_kernel *k, const rk_tile_row *r, rk_value last) { return all_full(k, r, last); }
+rk_value rk_tile_row_whole(rk_kernel *k, const rk_tile_row *r, rk_value first, rk_value last) {
+    return all_full(k, r, first, last);
+}
 
 void rk_tile_row_load_whole(rk_kernel *k, const rk_tile_row *r, const rk_value *offs, uint32_t n, rk_value *out) {
     for (uint32_t c = 0; c < n; c++) out[c] = load_vec(k, r, offs[c]);
@@ -250,8 +324,9 @@ void rk_tile_row_store1_f32(rk_kernel *k, const rk_tile_row *r, rk_value idx, rk
 
 rk_value rk_tile_chunk_valid(rk_kernel *k, const rk_tile_row *r, rk_value off) {
     rk_value m[16];
-    rk_value rem = rk_build_sub(k, r->len, off);     /* i < len - off, as the tail path */
-    for (uint32_t i = 0; i < r->vec; i++) m[i] = rk_build_cmp(k, "gt", rem, ci(k, (int32_t)i));
+    tail_chunk tc = {{0}, rk_build_sub(k, r->len, off), {0}, r->shifted};   /* as the tail path */
+    if (r->shifted) tc.skip = rk_build_sub(k, r->lo, off);
+    for (uint32_t i = 0; i < r->vec; i++) m[i] = chunk_elem_valid(k, &tc, i);
     return r->vec > 1 ? rk_build_vpack(k, m, r->vec) : m[0];
 }
 

@@ -148,6 +148,34 @@ static void test_norms(void **state) {
     }
 }
 
+/* Split views (a peeled head per row, issue 15): odd row lengths whose rows
+ * start at every element modulo the vector width, one row, a vocabulary-size
+ * row (looped), cached rows whose shifted row would not fit (those rows fall
+ * back unshifted: the capacity is N rounded up to vec) and the split forced
+ * on at a multiple of vec. */
+static void test_split_rows(void **state) {
+    (void)state;
+    const char *fams[] = {"reduce", "softmax", "layernorm", "rmsnorm"};
+    const char *extra[] = {"op=sum", "", "residual=true save_stats=true", "residual=true save_stats=true"};
+    for (int f = 0; f < 4; f++) {
+        char kn[160];
+        each(fams[f], 4, 3, extra[f]);
+        each(fams[f], 9, 63, extra[f]);
+        each(fams[f], 2, 4097, extra[f]);
+        each(fams[f], 1, 50257, extra[f]);
+        /* capacity 1024 elements (128 x 8 f16, 256 x 4 f32): rows shifted by 2 or more overflow it */
+        for (size_t t = 0; t < 3; t++)
+            for (size_t d = 0; d < 3; d++) {
+                bool wide = d == 2;
+                snprintf(kn, sizeof kn, "dtype=%s %s block_size=%d rows_per_block=1 chunks=1 split=true", dtypes[d],
+                         extra[f], wide ? 256 : 128);
+                run_case(fams[f], targets[t], 8, 1023, kn);
+            }
+        snprintf(kn, sizeof kn, "%s chunks=0 unroll=2 split=true", extra[f]);
+        each(fams[f], 3, 64, kn);
+    }
+}
+
 static void test_transpose(void **state) {
     (void)state;
     each("transpose", 1, 1, "");
@@ -163,7 +191,7 @@ int main(void) {
            (unsigned long long)seed);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_elementwise), cmocka_unit_test(test_reduce), cmocka_unit_test(test_softmax),
-        cmocka_unit_test(test_norms),       cmocka_unit_test(test_transpose),
+        cmocka_unit_test(test_norms),       cmocka_unit_test(test_transpose), cmocka_unit_test(test_split_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

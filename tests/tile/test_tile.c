@@ -3,7 +3,8 @@
  * reductions at every width up to the target's wave size (all lanes end with
  * identical bits), block reductions through LDS (groups larger than a wave,
  * with and without the trailing barrier), row views with tails and
- * unaligned rows in both tail modes, and the grid-stride loop. */
+ * unaligned rows in both tail modes, split views (a peeled head per row),
+ * and the grid-stride loop. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -176,6 +177,86 @@ static void test_row_view(void **state) {
         }
 }
 
+/* Split views: rows at any start element (odd strides, X and Y strided
+ * differently), 3 chunks of 8 per thread (a cached row of cap 192). Per row
+ * thread 0 writes x's shift and whether x and y take the aligned vector
+ * path; the host checks that the shifted element 0 sits on a vec boundary,
+ * that a row falls back unshifted exactly when it would not fit, and that
+ * every element is copied once, none outside the row. */
+static void test_row_split(void **state) {
+    (void)state;
+    const uint32_t vec = 8, cap = 8 * 8 * 3;
+    for (int ti = 0; ti < 2; ti++)
+        for (int mode = 0; mode < 2; mode++) {
+            const rk_target *t = rk_target_find(targets[ti]);
+            const int32_t shapes[][3] = {{53, 53, 53}, {77, 77, 80}, {185, 190, 185}, {190, 190, 190},
+                                         {1, 1, 1},    {9, 9, 16},   {3, 3, 5}};
+            for (size_t si = 0; si < sizeof shapes / sizeof *shapes; si++) {
+                int32_t len = shapes[si][0], sx = shapes[si][1], sy = shapes[si][2], M = 5;
+                rk_kernel *k = rk_kernel_new("row_split_copy");
+                rk_value X = rk_add_param(k, "X", rk_type_ptr(k, RK_T_F16, RK_AS_GLOBAL), NULL);
+                rk_value Y = rk_add_param(k, "Y", rk_type_ptr(k, RK_T_F16, RK_AS_GLOBAL), NULL);
+                rk_value I = rk_add_param(k, "Info", rk_type_ptr(k, RK_T_I32, RK_AS_GLOBAL), NULL);
+                rk_value N = rk_add_param(k, "N", RK_T_I32, NULL);
+                rk_value SX = rk_add_param(k, "SX", RK_T_I32, NULL);
+                rk_value SY = rk_add_param(k, "SY", RK_T_I32, NULL);
+                rk_value Mv = rk_add_param(k, "M", RK_T_I32, NULL);
+                rk_tile_rows g = rk_tile_rows_begin(k, 8, 1, t->wave_size, Mv);
+                rk_tail_mode tm = (rk_tail_mode)mode;
+                rk_tile_row xr = rk_tile_row_view_split(k, X, RK_S_F16, g.row, SX, N, g.active, vec, tm, NULL, cap);
+                rk_tile_row yr = rk_tile_row_view_split(k, Y, RK_S_F16, g.row, SY, N, g.active, vec, tm, &xr, 0);
+                rk_tile_regs r;
+                rk_tile_regs_load(k, &xr, g.lt, 8, 3, -7.0, &r);
+                for (uint32_t c = 0; c < r.n; c++) r.v[c] = rk_tile_add(k, r.v[c], rk_tile_f32s(k, 1.0f, vec));
+                rk_tile_row_store_f32(k, &yr, r.off, r.n, r.v);
+                rk_value first = rk_build_cmp(k, "eq", g.lt, rk_const_i32(k, 0));
+                rk_if_begin(k, rk_build_and(k, first, g.active));
+                rk_value three = rk_const_i32(k, 3);
+                rk_value at = rk_build_mul(k, g.row, three);
+                rk_value at1 = rk_build_add(k, at, rk_const_i32(k, 1));
+                rk_value at2 = rk_build_add(k, at, rk_const_i32(k, 2));
+                rk_store_global(k, I, at, xr.lo);
+                rk_store_global(k, I, at1, rk_build_zext(k, xr.vec_ok, RK_T_I32));
+                rk_store_global(k, I, at2, rk_build_zext(k, yr.vec_ok, RK_T_I32));
+                rk_if_end(k, NULL, 0);
+                rk_build_return(k);
+                if (rk_kernel_finish(k)) fail_msg("%s", rk_builder_error(k));
+                size_t nx = (size_t)(M * sx), ny = (size_t)(M * sy);
+                uint16_t *x = calloc(nx, 2), *y = calloc(ny, 2);
+                int32_t info[15];
+                for (size_t i = 0; i < nx; i++) x[i] = rk_f32_to_f16((float)(i % 97));
+                for (size_t i = 0; i < ny; i++) y[i] = 0x7e00;
+                rk_emu *e = rk_emu_new(t, NULL);
+                uint64_t ax, ay, ai;
+                rk_emu_register(e, x, nx * 2, "X", &ax);
+                rk_emu_register(e, y, ny * 2, "Y", &ay);
+                rk_emu_register(e, info, sizeof info, "Info", &ai);
+                void *args[] = {&ax, &ay, &ai, &len, &sx, &sy, &M};
+                uint32_t gr[3] = {(uint32_t)M + 1, 1, 1}, bl[3] = {8, 1, 1};
+                if (rk_emu_launch(e, k, gr, bl, 0, args)) fail_msg("%s: %s", t->name, rk_error_message());
+                for (int32_t row = 0; row < M; row++) {
+                    int32_t mis = (row * sx) % (int32_t)vec, lo = info[3 * row];
+                    int32_t want_lo = len + mis <= (int32_t)cap ? mis : 0;
+                    if (lo != want_lo || info[3 * row + 1] != (lo == mis) ||
+                        info[3 * row + 2] != ((row * sy) % (int32_t)vec == lo))
+                        fail_msg("%s len %d strides %d/%d row %d: shift %d (want %d), vec_ok x %d y %d", t->name,
+                                 len, sx, sy, row, lo, want_lo, info[3 * row + 1], info[3 * row + 2]);
+                    if (info[3 * row + 1]) assert_int_equal((row * sx - lo) % (int32_t)vec, 0);
+                    for (int32_t j = 0; j < sy; j++) {
+                        uint16_t want = j < len ? rk_f32_to_f16(rk_f16_to_f32(x[row * sx + j]) + 1.0f) : 0x7e00;
+                        if (y[row * sy + j] != want)
+                            fail_msg("%s %s len %d strides %d/%d: Y[%d,%d] = %04x want %04x", t->name,
+                                     rk_tail_mode_name(tm), len, sx, sy, row, j, y[row * sy + j], want);
+                    }
+                }
+                rk_emu_free(e);
+                rk_kernel_free(k);
+                free(x);
+                free(y);
+            }
+        }
+}
+
 /* Every tile index of the grid-stride loop runs exactly once. */
 static void test_grid_loop(void **state) {
     (void)state;
@@ -202,7 +283,7 @@ static void test_grid_loop(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_wave_reduce), cmocka_unit_test(test_block_reduce), cmocka_unit_test(test_row_view),
-        cmocka_unit_test(test_grid_loop),
+        cmocka_unit_test(test_row_split), cmocka_unit_test(test_grid_loop),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
