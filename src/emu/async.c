@@ -108,9 +108,9 @@ int emu_h_dma(emu_wave *w, const emu_ins *in) {
         p->kind = EMU_PEND_DMA;
         p->seq = seq;
         if (in->imm == 1) {
-            const uint64_t *gp = REF(in->a);
+            const emu_fatptr *gp = REF(in->a);
             const uint32_t *off = REF(in->c);
-            const void *h = emu_gmem(w, in, (uint32_t)l, gp[l] + off[l], es, false);
+            const void *h = emu_gmem(w, in, (uint32_t)l, gp[l].addr + off[l], es, gp[l].prov, false);
             if (!h) return EMU_STOP;
             memcpy(data, h, es);
             continue;
@@ -120,7 +120,7 @@ int emu_h_dma(emu_wave *w, const emu_ins *in) {
         uint64_t off = (uint64_t)vo[l] + so[l];
         for (uint32_t k = 0; k < es; k += 4) {           /* per dword: out of range reads 0 */
             if (off + k + 4 > r[l].nrec) { memset(data + k, 0, 4); continue; }
-            const void *h = emu_gmem(w, in, (uint32_t)l, r[l].base + off + k, 4, false);
+            const void *h = emu_gmem(w, in, (uint32_t)l, r[l].base + off + k, 4, r[l].prov, false);
             if (!h) return EMU_STOP;
             memcpy(data + k, h, 4);
         }
@@ -145,7 +145,7 @@ int emu_h_waitcnt(emu_wave *w, const emu_ins *in) {
  * (ops.def: cp.async's rule, which the AMD lowering's plain copy assumes). */
 int emu_h_async_copy(emu_wave *w, const emu_ins *in) {
     const emu_smem *s = in->aux;
-    const uint64_t *sp = REF(in->a);
+    const emu_fatptr *sp = REF(in->a);
     const void *si = REF(in->b);
     const int32_t *di = REF(in->args[0]);
     const uint8_t *valid = REF(in->args[1]);
@@ -156,7 +156,7 @@ int emu_h_async_copy(emu_wave *w, const emu_ins *in) {
             return emu_fail(w, in, (int)l, "async_copy destination elements [%lld, %lld) are outside %s %s (%u elements)",
                             (long long)de, (long long)(de + es / eb), s->name, s->type, s->elems);
         int64_t ix = in->imm ? ((const int64_t *)si)[l] : ((const int32_t *)si)[l];
-        uint64_t src = sp[l] + (uint64_t)ix * eb, dst = s->offset + (uint64_t)de * eb;
+        uint64_t src = sp[l].addr + (uint64_t)ix * eb, dst = s->offset + (uint64_t)de * eb;
         if (src % es || dst % es)
             return emu_fail(w, in, (int)l, "misaligned async copy of %u bytes: source 0x%llx (element %lld) and LDS "
                             "destination 0x%llx (%s element %lld) must both be %u-byte aligned", es,
@@ -166,7 +166,7 @@ int emu_h_async_copy(emu_wave *w, const emu_ins *in) {
         if (!p) return EMU_STOP;
         p->kind = EMU_PEND_COPY;
         if (!valid[l]) { memset(data, 0, es); continue; }
-        const void *h = emu_gmem(w, in, (uint32_t)l, src, es, false);
+        const void *h = emu_gmem(w, in, (uint32_t)l, src, es, sp[l].prov, false);
         if (!h) return EMU_STOP;
         memcpy(data, h, es);
     }

@@ -214,7 +214,7 @@ rk_status rk_emu_launch(rk_emu *emu, const rk_kernel *k, const uint32_t grid[3],
     if ((st = verify(emu, k))) return st;
     double t0 = now();
     emu_prog *P = NULL;
-    if ((st = emu_compile(k, emu->t, dynamic_lds_bytes, args, &P))) return st;
+    if ((st = emu_compile(emu, k, dynamic_lds_bytes, args, &P))) return st;
     if (P->lds_total > emu->t->lds_bytes) {
         st = rk_fail(RK_ERR_INVALID, "kernel '%s' needs %u bytes of LDS (%u static + %u dynamic), more than %s's %u",
                      rk_kernel_name(k), P->lds_total, P->lds_static, dynamic_lds_bytes, emu->t->name, emu->t->lds_bytes);

@@ -82,8 +82,25 @@ static bool conv(emu_cc *c, const rk_op *op, int mode) {
     return ew(c, op, emu_conv_fn(mode, sa, sd), mode);
 }
 
+/* Pointers compare by address (their registers also hold the provenance). */
+static bool cmp_ptr(emu_cc *c, const rk_op *op, const char *pred) {
+    static const char *const preds[] = {"lt", "le", "gt", "ge", "eq", "ne", "ult", "ule", "ugt", "uge"};
+    int64_t p = -1;
+    for (int i = 0; pred && i < (int)RK_COUNTOF(preds); i++)
+        if (!strcmp(pred, preds[i])) p = i;
+    if (p < 0) return no_handler(c, op);
+    emu_ins *I = add(c, op, emu_h_cmp_ptr);
+    if (!I) return false;
+    I->d = R(c, op->out[0]);
+    I->a = R(c, op->in[0]);
+    I->b = R(c, op->in[1]);
+    I->imm = p;
+    return true;
+}
+
 static bool cmp_op(emu_cc *c, const rk_op *op) {
     const char *pred = rk_attrs_str(&op->attrs, "pred");
+    if (rk_type_kind_of(c->k, emu_cc_vt(c, op->in[0])) == RK_TK_PTR) return cmp_ptr(c, op, pred);
     rk_scalar s = emu_cc_esc(c, emu_cc_vt(c, op->in[0]));
     uint32_t bits = rk_scalar_bits(s);
     emu_fn fn = emu_cmp_fn(pred, emu_sbytes(s), bits < 8);

@@ -153,6 +153,7 @@ static bool tma_load(emu_cc *c, const rk_op *op) {
     if (!emu_tmap_decode(c->args[pi], &t->map, why, sizeof why))
         return emu_cc_fail(c, RK_ERR_INVALID, "emulator: op #%u 'tile.tma_load_2d': parameter %%%s: %s", c->cur,
                            rk_kernel_param(c->k, pi)->name, why);
+    t->prov = emu_prov_of(c->emu, t->map.base, pi);
     t->dst = smem_of(c, op, 1);
     t->bars = t->dst ? smem_of(c, op, 3) : NULL;
     emu_ins *I = t->bars ? emu_cc_add(c, op, emu_h_tma_load) : NULL;

@@ -95,10 +95,22 @@ struct rk_emu {
     uint32_t nthreads;
 };
 
-/* A buffer resource in a register (16 bytes per lane): the base address, the
- * num_records range-check limit in bytes and descriptor word 3 (kept, not
- * interpreted). */
-typedef struct emu_vsharp { uint64_t base; uint32_t nrec, w3; } emu_vsharp;
+/* Provenance: which buffer a pointer came from. A pointer in a register is
+ * 16 bytes per lane, the address and its provenance; ptr_add, select, yields
+ * and loop carries move both, so every access can be checked against the
+ * pointer's own buffer. A provenance packs the base address of the source
+ * buffer (bits 0-47) and 1 + the index of the kernel parameter it came from
+ * (bits 48-63, 0 = none); 0 as a whole = unknown (the parameter's value lay in
+ * no buffer): such a pointer only has to hit some buffer. */
+typedef struct emu_fatptr { uint64_t addr, prov; } emu_fatptr;
+#define EMU_PROV(base, param) (((uint64_t)(param) << 48) | ((base) & 0xffffffffffffull))
+#define EMU_PROV_BASE(p) ((p) & 0xffffffffffffull)
+#define EMU_PROV_PARAM(p) ((uint32_t)((p) >> 48))
+
+/* A buffer resource in a register (24 bytes per lane): the base address, the
+ * num_records range-check limit in bytes, descriptor word 3 (kept, not
+ * interpreted) and the provenance of the base. */
+typedef struct emu_vsharp { uint64_t base; uint32_t nrec, w3; uint64_t prov; } emu_vsharp;
 
 /* ---- asynchronous copies pending until their wait --------------------------------- */
 enum { EMU_PEND_DMA, EMU_PEND_COPY, EMU_PEND_TMA };
@@ -329,8 +341,15 @@ int emu_h_p_from_qk(emu_wave *w, const emu_ins *in);
 int emu_h_umulhi(emu_wave *w, const emu_ins *in);
 
 /* ---- mem.c: global memory, LDS, buffers, atomics ------------------------------------- */
-/* Host pointer of [addr, addr+n) inside one buffer, or NULL after emu_fail. */
-void *emu_gmem(emu_wave *w, const emu_ins *in, uint32_t lane, uint64_t addr, uint32_t n, bool write);
+/* Host pointer of [addr, addr+n) inside the buffer of provenance prov (any
+ * buffer when prov is 0), or NULL after emu_fail. */
+void *emu_gmem(emu_wave *w, const emu_ins *in, uint32_t lane, uint64_t addr, uint32_t n, uint64_t prov, bool write);
+/* The provenance of a pointer value addr passed as parameter param (0 when
+ * no buffer holds it). */
+uint64_t emu_prov_of(const rk_emu *E, uint64_t addr, uint32_t param);
+/* Bytes of prov's buffer from addr to its end (0 when addr is outside it). */
+size_t emu_prov_room(const rk_emu *E, uint64_t prov, uint64_t addr);
+int emu_h_cmp_ptr(emu_wave *w, const emu_ins *in);
 /* Check an LDS access of lane (bounds, pending async destination, races):
  * kind 0 read, 1 write, 2 atomic. false after emu_fail. */
 bool emu_lds_touch(emu_wave *w, const emu_ins *in, uint32_t lane, uint64_t off, uint32_t n, int kind);
@@ -388,6 +407,7 @@ typedef struct emu_tmap {
 /* What tile.tma_load_2d needs from its static operands. */
 typedef struct emu_tma_op {
     emu_tmap map;
+    uint64_t prov;             /* of the map's base: the tensor's buffer */
     const emu_smem *dst, *bars;
 } emu_tma_op;
 /* Decode map (128 bytes); false with the reason in why. */
@@ -449,6 +469,7 @@ int emu_h_ds_read_tr(emu_wave *w, const emu_ins *in);
 
 /* ---- emu_compile.c / emu_emit.c: the compiler's state ------------------------------------------ */
 typedef struct emu_cc {
+    const rk_emu *emu;                      /* buffer registry (provenance of parameters), options */
     const rk_kernel *k;
     const rk_target *t;
     emu_prog *P;
@@ -510,8 +531,8 @@ static inline uint32_t emu_cc_lane_bytes(const emu_cc *c, rk_type t) {
     switch (rk_type_kind_of(c->k, t)) {
     case RK_TK_SCALAR: return emu_sbytes(rk_type_scalar(t));
     case RK_TK_VEC: return emu_sbytes(rk_type_scalar(rk_type_elem(c->k, t))) * rk_type_count(c->k, t);
-    case RK_TK_PTR: return 8;
-    case RK_TK_RSRC: return 16;
+    case RK_TK_PTR: return (uint32_t)sizeof(emu_fatptr);
+    case RK_TK_RSRC: return (uint32_t)sizeof(emu_vsharp);
     case RK_TK_SMEM: return 0;
     case RK_TK_NONE: return 0;
     }
@@ -519,9 +540,10 @@ static inline uint32_t emu_cc_lane_bytes(const emu_cc *c, rk_type t) {
 }
 
 /* ---- emu_compile.c ----------------------------------------------------------------------- */
-/* Build the program for kernel k on target t with these launch values
- * (args as in rk_emu_launch); the message is set on failure. */
-rk_status emu_compile(const rk_kernel *k, const rk_target *t, uint32_t dynamic_lds, void *const *args, emu_prog **out);
+/* Build the program for kernel k on emu's target with these launch values
+ * (args as in rk_emu_launch; pointer parameters get the provenance of the
+ * buffer their value lies in); the message is set on failure. */
+rk_status emu_compile(const rk_emu *emu, const rk_kernel *k, uint32_t dynamic_lds, void *const *args, emu_prog **out);
 void emu_prog_free(emu_prog *p);
 
 #endif
