@@ -90,7 +90,8 @@ void emu_async_complete_groups(emu_wave *w, uint32_t group, bool uncommitted_too
  * soffset; imm 1: tile.global_load_lds: a global pointer, c i32 byte offset.
  * The LDS base is b (an i64 register, read from the first active lane: it
  * lives in M0) or, when b is UINT32_MAX, the allocation aux. es = bytes per
- * lane; lane i's bytes go to base + i*es. */
+ * lane; lane i's bytes go to base + i*es, inside allocation aux when the
+ * compiler knows which one the address came from (emu_cc_lds_origin). */
 int emu_h_dma(emu_wave *w, const emu_ins *in) {
     uint32_t fl = emu_first_active(w);
     uint64_t base = in->b == UINT32_MAX ? ((const emu_smem *)in->aux)->offset : ((const uint64_t *)REF(in->b))[fl];
@@ -98,6 +99,7 @@ int emu_h_dma(emu_wave *w, const emu_ins *in) {
     uint64_t seq = w->vm_seq + 1;
     FOR_ACTIVE(w, l) {
         uint64_t dst = base + l * es;
+        if (!emu_lds_within(w, in, (uint32_t)l, in->aux, dst, es, "asynchronous LDS destination")) return EMU_STOP;
         if (dst + es > w->P->lds_total)
             return emu_fail(w, in, (int)l, "asynchronous LDS destination [0x%llx, 0x%llx) is outside the workgroup's "
                             "%u bytes of LDS (base 0x%llx + lane * %u)", (unsigned long long)dst,

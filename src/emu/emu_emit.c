@@ -377,6 +377,7 @@ static bool dma(emu_cc *c, const rk_op *op, int kind) {
             I->aux = &c->P->smem[si];
         } else {
             I->b = R(c, op->in[1]);
+            I->aux = emu_cc_lds_origin(c, op->in[1]);
         }
         I->c = R(c, op->in[2]);
         a[0] = R(c, op->in[3]);
@@ -388,6 +389,7 @@ static bool dma(emu_cc *c, const rk_op *op, int kind) {
         I->es = (uint32_t)sz;
         I->c = R(c, op->in[1]);
         I->b = R(c, op->in[2]);
+        I->aux = emu_cc_lds_origin(c, op->in[2]);
     }
     return true;
 }

@@ -353,6 +353,11 @@ int emu_h_cmp_ptr(emu_wave *w, const emu_ins *in);
 /* Check an LDS access of lane (bounds, pending async destination, races):
  * kind 0 read, 1 write, 2 atomic. false after emu_fail. */
 bool emu_lds_touch(emu_wave *w, const emu_ins *in, uint32_t lane, uint64_t off, uint32_t n, int kind);
+/* [off, off + n) must lie inside allocation s (NULL: anywhere in the
+ * workgroup's LDS, which emu_lds_touch checks), what names the access; false
+ * after emu_fail. */
+bool emu_lds_within(emu_wave *w, const emu_ins *in, uint32_t lane, const emu_smem *s, uint64_t off, uint32_t n,
+                    const char *what);
 int emu_h_gload(emu_wave *w, const emu_ins *in);
 int emu_h_gstore(emu_wave *w, const emu_ins *in);
 int emu_h_coop_store(emu_wave *w, const emu_ins *in);
@@ -538,6 +543,11 @@ static inline uint32_t emu_cc_lane_bytes(const emu_cc *c, rk_type t) {
     }
     return 0;
 }
+
+/* ---- emu_lds_origin.c -------------------------------------------------------------------- */
+/* The allocation an LDS address (or wgmma descriptor) value v was computed
+ * from, or NULL when its definitions do not say (one unknown source). */
+const emu_smem *emu_cc_lds_origin(const emu_cc *c, rk_value v);
 
 /* ---- emu_compile.c ----------------------------------------------------------------------- */
 /* Build the program for kernel k on emu's target with these launch values

@@ -137,6 +137,20 @@ static void lds_where(const emu_prog *P, uint64_t off, char *out, size_t cap) {
     snprintf(out, cap, "LDS 0x%llx%s", (unsigned long long)off, off >= P->lds_static ? " (dynamic LDS)" : "");
 }
 
+bool emu_lds_within(emu_wave *w, const emu_ins *in, uint32_t lane, const emu_smem *s, uint64_t off, uint32_t n,
+                    const char *what) {
+    if (!s || (off >= s->offset && off + n <= (uint64_t)s->offset + s->bytes && off + n >= off)) return true;
+    uint64_t end = (uint64_t)s->offset + s->bytes;
+    char where[300];
+    lds_where(w->P, off < s->offset || off >= end ? off : end, where, sizeof where);
+    emu_fail(w, in, (int)lane, "%s [0x%llx, 0x%llx) leaves %s %s [0x%x, 0x%llx), the allocation its address comes "
+             "from (%llu bytes %s it; %s)", what, (unsigned long long)off, (unsigned long long)(off + n), s->name, s->type,
+             s->offset, (unsigned long long)end,
+             (unsigned long long)(off < s->offset ? s->offset - off : off + n - end), off < s->offset ? "before" : "past",
+             where);
+    return false;
+}
+
 static bool race(emu_wave *w, const emu_ins *in, uint32_t lane, uint64_t off, int kind, uint32_t other,
                  bool other_wrote) {
     const emu_prog *P = w->P;
