@@ -72,7 +72,8 @@ static int64_t sub_mask(rk_scalar s) {
 
 static bool int_op(emu_cc *c, const rk_op *op) {
     rk_scalar s = emu_cc_esc(c, emu_cc_vt(c, op->out[0]));
-    if (!ew(c, op, emu_int_fn(op->code, emu_sbytes(s)), sub_mask(s))) return false;
+    emu_fn fn = c->emu->opt.check_overflow && rk_scalar_bits(s) >= 8 ? emu_int_nsw_fn(op->code, emu_sbytes(s)) : NULL;
+    if (!ew(c, op, fn ? fn : emu_int_fn(op->code, emu_sbytes(s)), sub_mask(s))) return false;
     c->code[c->ncode - 1].imm2 = rk_scalar_bits(s);
     return true;
 }

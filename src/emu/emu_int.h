@@ -178,6 +178,7 @@ struct emu_wave {
     bool wg_fenced;            /* a wgmma_fence since the last wgmma_wait_group (or the start) */
     uint64_t mbar_seen;        /* EMU_MBAR: the worker's mbar_events when it blocked */
     uint32_t mbar_wait;        /* EMU_MBAR: LDS offset of the mbarrier, its parity in bit 31 */
+    uint64_t steps;            /* instructions executed so far (the watchdog's count) */
     uint32_t tid[3][EMU_MAXW]; /* thread coordinates of each lane */
 };
 
@@ -189,6 +190,8 @@ typedef struct emu_launch {
     uint32_t nwaves;
     uint64_t next_wg;          /* atomic: next workgroup to take */
     uint64_t stop_wg;          /* atomic: workgroups at or past this one are skipped */
+    double deadline;           /* watchdog: emu_now() past which waves stop (0 = none) */
+    double timeout_s;
     pthread_mutex_t lock;
     char *err;                 /* first error by workgroup order (rk_malloc'd) */
     uint64_t err_wg;
@@ -218,6 +221,7 @@ struct emu_worker {
     uint32_t nwgrec, wgrec_cap;
     const emu_buf *bcache;     /* last buffer hit */
     bool check_races, check_barriers, check_async;
+    uint64_t max_steps;        /* watchdog: instructions per wave (0 = no limit) */
     uint64_t instructions, lane_ops, workgroups, nwaves_run;
     bool failed;
     rk_status fail_status;
@@ -292,6 +296,7 @@ int emu_fail(emu_wave *w, const emu_ins *in, int lane, const char *fmt, ...)
 /* "op #12 'tile.sync' (@loc "x.c:3", line 7)" */
 void emu_op_desc(const emu_ins *in, char *buf, size_t n);
 void emu_worker_run(emu_worker *wk);       /* takes workgroups until none is left */
+double emu_now(void);                      /* monotonic seconds (emu_device.c) */
 /* Control-flow and structural handlers, referenced by the compiler. */
 int emu_h_end(emu_wave *w, const emu_ins *in);
 int emu_h_if(emu_wave *w, const emu_ins *in);
@@ -315,6 +320,9 @@ int emu_h_copy(emu_wave *w, const emu_ins *in);
 /* ---- arith.c / float.c / conv.c / vec.c: elementwise handler tables -------------------- */
 /* Integer op of `bytes` (1, 2, 4, 8) per element; NULL when not elementwise. */
 emu_fn emu_int_fn(rk_opcode code, uint32_t bytes);
+/* arith.add/sub/mul reporting signed overflow (8-bit and wider elements);
+ * NULL for other ops and widths. */
+emu_fn emu_int_nsw_fn(rk_opcode code, uint32_t bytes);
 emu_fn emu_cmp_fn(const char *pred, uint32_t bytes, bool small_signed);
 emu_fn emu_float_fn(rk_opcode code, rk_scalar s);
 emu_fn emu_fcmp_fn(const char *pred);
