@@ -17,6 +17,7 @@
 static const char usage_text[] =
     "usage: rocke exec FILE.ir --grid X[,Y[,Z]] --block X[,Y[,Z]] [--target T] [--arg NAME=VALUE ...]\n"
     "                  [--print NAME[:COUNT] ...] [--device emu] [--no-check] [--threads N] [--dynamic-lds BYTES]\n"
+    "                  [--max-steps N] [--timeout S] [--check-overflow]\n"
     "\n"
     "Runs the kernel in FILE.ir ('-' = standard input) on the CPU emulator.\n"
     "\n"
@@ -35,7 +36,11 @@ static const char usage_text[] =
     "  --device emu      the device (only the emulator for now)\n"
     "  --no-check        skip the LDS race, barrier and async-wait checks (bounds stay checked)\n"
     "  --threads N       host threads running workgroups (default: one per CPU)\n"
-    "  --dynamic-lds B   bytes of dynamic LDS per workgroup\n";
+    "  --dynamic-lds B   bytes of dynamic LDS per workgroup\n"
+    "  --max-steps N     instructions one wave may run before it is stopped as a runaway\n"
+    "                    (default 100000000; 0 = no limit)\n"
+    "  --timeout S       seconds the launch may run (default: no limit)\n"
+    "  --check-overflow  signed overflow of arith.add/sub/mul (nsw) is an error\n";
 
 typedef struct arg {
     const char *name, *value;
@@ -236,6 +241,8 @@ typedef struct opts {
     uint32_t grid[3], block[3];
     bool have_grid, have_block, no_check;
     unsigned long long threads, dyn_lds;
+    unsigned long long max_steps, timeout;   /* emulator watchdog (issue 20 item 11) */
+    bool have_max_steps, check_overflow;
     arg args[64];
     uint32_t nargs;
     const char *prints[64];
@@ -251,6 +258,16 @@ static int parse_opts(int argc, char **argv, opts *o) {
             return -1;
         }
         if (!strcmp(a, "--no-check")) { o->no_check = true; continue; }
+        /* -- emulator watchdog and nsw check (issue 20 item 11) -- */
+        if (!strcmp(a, "--check-overflow")) { o->check_overflow = true; continue; }
+        if (!strcmp(a, "--max-steps") || !strcmp(a, "--timeout")) {
+            if (!v) return misuse("%s needs a value", a);
+            if (!cli_parse_u64("exec", a, v, a[2] == 'm' ? &o->max_steps : &o->timeout)) return 2;
+            if (a[2] == 'm') o->have_max_steps = true;
+            i++;
+            continue;
+        }
+        /* -- end emulator watchdog -- */
         bool takes = !strcmp(a, "--target") || !strcmp(a, "--grid") || !strcmp(a, "--block") || !strcmp(a, "--arg") ||
                      !strcmp(a, "--print") || !strcmp(a, "--device") || !strcmp(a, "--threads") ||
                      !strcmp(a, "--dynamic-lds");
@@ -303,6 +320,9 @@ static int exec_kernel(opts *o, rk_kernel *k) {
     rk_emu_options eo = rk_emu_options_default();
     eo.threads = (uint32_t)o->threads;
     if (o->no_check) eo.check_races = eo.check_barriers = eo.check_async = false;
+    if (o->have_max_steps) eo.max_steps = o->max_steps;   /* emulator watchdog (issue 20 item 11) */
+    eo.timeout_s = (double)o->timeout;
+    eo.check_overflow = o->check_overflow;
     rk_emu *e = rk_emu_new(t, &eo);
     if (!e) return cli_fail("exec");
     uint32_t np = rk_kernel_nparams(k);

@@ -35,6 +35,9 @@ static const char usage_text[] =
     "                  match the manifest's size and hash and suit the device.\n"
     "  --warmup N      untimed launches (default: the manifest's warmup_iters; 0 on emu)\n"
     "  --iters N       timed launches (default: the manifest's timed_iters; 1 on emu)\n"
+    "  --max-steps N   emulator: instructions one wave may run before it is stopped as a\n"
+    "                  runaway (default 100000000; 0 = no limit)\n"
+    "  --timeout S     emulator: seconds a launch may run (default: no limit)\n"
     "\n"
     "Output: verify max_abs_diff=... bad=K/N, Perf: X ms, Y TFlops, Z GB/s and one\n"
     "PerfJSON: {...} line (parse that one). Exit 1 when --verify finds a bad element.\n";
@@ -210,6 +213,15 @@ int cmd_run(int argc, char **argv) {
         else if (!strcmp(a, "--warmup")) { if (!cli_parse_u64("run", a, v, &warmup)) return 2; have_warmup = true; }
         else if (!strcmp(a, "--iters")) { if (!cli_parse_u64("run", a, v, &iters)) return 2; have_iters = true; }
         else if (!strcmp(a, "--seed")) { if (!cli_parse_u64("run", a, v, &seed)) return 2; have_seed = true; }
+        /* -- emulator watchdog (issue 20 item 11): the runtime's emulator reads these (rocke/emu.h) -- */
+        else if (!strcmp(a, "--max-steps") || !strcmp(a, "--timeout")) {
+            unsigned long long n;
+            if (!cli_parse_u64("run", a, v, &n)) return 2;
+            char nb[32];
+            snprintf(nb, sizeof nb, "%llu", n);
+            setenv(a[2] == 'm' ? "ROCKE_EMU_MAX_STEPS" : "ROCKE_EMU_TIMEOUT", nb, 1);
+        }
+        /* -- end emulator watchdog -- */
         else return misuse("unknown option", a);
     }
     if (!manifest) return misuse("expected DIR/manifest.json", NULL);
