@@ -717,11 +717,8 @@ static void t_text_definitions(void **state) {
     rk_build_async_commit_group(k);
     rk_build_async_wait_group(k, 0);
     rk_build_sync(k);
-    rk_type v8 = rk_type_vec(k, RK_T_F16, 8);
-    rk_value in[2] = {sm, t8};
-    rk_op *op = rk_emit(k, RK_OP_DS_READ_TR16_B128, in, 2, &v8, 1);
-    rk_op_check(k, op);
-    rk_store_global(k, O, t8, rk_op_result(op));
+    rk_value tr = rk_build_ds_read_tr16_b128(k, sm, &t8);
+    rk_store_global(k, O, t8, tr);
     rk_build_return(k);
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     char *ll = NULL;
