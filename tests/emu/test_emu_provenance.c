@@ -115,14 +115,13 @@ static void t_read_through_moved_pointer(void **state) {
     rk_kernel_free(k);
 }
 
-/* global_load_lds writes lane l's dword at smem_addr_of(first) + base + 4l:
- * past `first` it would land in `second`, the next allocation. */
-static void t_lds_dma_past_allocation(void **state) {
-    (void)state;
-    rk_kernel *k = rk_kernel_new("dma_past");
+/* global_load_lds writes lane l's dword at smem_addr_of(first) + base + 4l;
+ * then second[l] = l, and out[l] = first[base/4 + l] + second[l]. Past
+ * `first` the DMA would land in `second`, the next allocation. */
+static rk_kernel *dma_kernel(uint32_t d1, uint32_t d2) {
+    rk_kernel *k = rk_kernel_new("dma_base");
     rk_value in = et_ptr_param(k, "in", RK_T_I32), out = et_ptr_param(k, "out", RK_T_I32);
     rk_value base = rk_add_param(k, "base", RK_T_I64, NULL);
-    uint32_t d1 = 80, d2 = 256;
     rk_value first = rk_build_smem_alloc(k, RK_T_I32, &d1, 1);
     rk_value second = rk_build_smem_alloc(k, RK_T_I32, &d2, 1);
     rk_value at = rk_build_smem_addr_of(k, first);
@@ -131,16 +130,25 @@ static void t_lds_dma_past_allocation(void **state) {
     rk_value four = rk_const_i32(k, 4);
     rk_value off = rk_build_mul(k, l, four);
     rk_build_global_load_lds(k, in, off, dst, 4);
+    rk_store_smem(k, second, &l, l);
     rk_build_s_waitcnt(k, 0, -1, -1);
     rk_build_sync(k);
-    rk_value c16 = rk_const_i32(k, 16);
-    rk_value j = rk_build_and(k, l, c16);
+    rk_value b32 = rk_build_trunc(k, base, RK_T_I32);
+    rk_value two = rk_const_i32(k, 2);
+    rk_value e0 = rk_build_lshr(k, b32, two);
+    rk_value j = rk_build_add(k, e0, l);
     rk_value v = rk_load_smem(k, first, &j, 1);
     rk_value w = rk_load_smem(k, second, &l, 1);
     rk_value s = rk_build_add(k, v, w);
     rk_store_global(k, out, l, s);
     rk_build_return(k);
     et_finish(k);
+    return k;
+}
+
+static void t_lds_dma_past_allocation(void **state) {
+    (void)state;
+    rk_kernel *k = dma_kernel(80, 256);
     int32_t a[64], o[64];
     for (int i = 0; i < 64; i++) a[i] = (int32_t)(et_rand() % 100000);
     rk_emu *e = et_emu("gfx942", 1);
@@ -160,30 +168,7 @@ static void t_lds_dma_past_allocation(void **state) {
  * base/4 + l, which the host reproduces. */
 static void t_lds_dma_inside_allocation(void **state) {
     (void)state;
-    rk_kernel *k = rk_kernel_new("dma_in");
-    rk_value in = et_ptr_param(k, "in", RK_T_I32), out = et_ptr_param(k, "out", RK_T_I32);
-    rk_value base = rk_add_param(k, "base", RK_T_I64, NULL);
-    uint32_t d1 = 96, d2 = 64;
-    rk_value first = rk_build_smem_alloc(k, RK_T_I32, &d1, 1);
-    rk_value second = rk_build_smem_alloc(k, RK_T_I32, &d2, 1);
-    rk_value at = rk_build_smem_addr_of(k, first);
-    rk_value dst = rk_build_smem_ptr_add(k, at, base);
-    rk_value l = rk_build_thread_id(k, 0);
-    rk_value four = rk_const_i32(k, 4);
-    rk_value off = rk_build_mul(k, l, four);
-    rk_build_global_load_lds(k, in, off, dst, 4);
-    rk_store_smem(k, second, &l, l);
-    rk_build_s_waitcnt(k, 0, -1, -1);
-    rk_build_sync(k);
-    rk_value b32 = rk_build_trunc(k, base, RK_T_I32);
-    rk_value e0 = rk_build_lshr(k, b32, rk_const_i32(k, 2));
-    rk_value j = rk_build_add(k, e0, l);
-    rk_value v = rk_load_smem(k, first, &j, 1);
-    rk_value w = rk_load_smem(k, second, &l, 1);
-    rk_value s = rk_build_add(k, v, w);
-    rk_store_global(k, out, l, s);
-    rk_build_return(k);
-    et_finish(k);
+    rk_kernel *k = dma_kernel(96, 64);
     int32_t a[64], o[64];
     for (int i = 0; i < 64; i++) a[i] = (int32_t)(et_rand() % 100000);
     rk_emu *e = et_emu("gfx942", 1);

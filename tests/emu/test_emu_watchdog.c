@@ -166,6 +166,16 @@ static bool exact(int which, int64_t x, int64_t y, uint32_t bits, int64_t *wrapp
     return r >= lo && r <= hi;
 }
 
+/* The first n results (es bytes each, bw bits) sign-extended equal want. */
+static void expect_results(const uint8_t *o, uint32_t es, uint32_t bw, const int64_t *want, int n) {
+    for (int i = 0; i < n; i++) {
+        int64_t got = 0;
+        memcpy(&got, o + (size_t)i * es, es);
+        got = (int64_t)((uint64_t)got << (64 - bw)) >> (64 - bw);
+        assert_int_equal(got, want[i]);
+    }
+}
+
 static void t_nsw_overflow(void **state) {
     (void)state;
     static const char *const sym[] = {" + ", " - ", " * "};
@@ -197,12 +207,7 @@ static void t_nsw_overflow(void **state) {
             void *args[] = {&da, &db, &dout, &n};
             /* default: two's complement wrap, as the host computes it */
             assert_int_equal(et_launch(e, k, (N + 63) / 64, 1, 1, 64, 1, 1, args), RK_OK);
-            for (int i = 0; i < N; i++) {
-                int64_t got = 0;
-                memcpy(&got, o + (size_t)i * es, es);
-                got = (int64_t)((uint64_t)got << (64 - bw)) >> (64 - bw);
-                assert_int_equal(got, want[i]);
-            }
+            expect_results(o, es, bw, want, N);
             rk_emu_free(e);
             /* asked for: the first overflowing element is reported with its operands */
             e = emu_with(RK_EMU_DEFAULT_MAX_STEPS, 0, true);
@@ -219,12 +224,7 @@ static void t_nsw_overflow(void **state) {
             n = first_bad;
             if (n > 0) {
                 assert_int_equal(et_launch(e, k, ((uint32_t)n + 63) / 64, 1, 1, 64, 1, 1, args), RK_OK);
-                for (int i = 0; i < n; i++) {
-                    int64_t got = 0;
-                    memcpy(&got, o + (size_t)i * es, es);
-                    got = (int64_t)((uint64_t)got << (64 - bw)) >> (64 - bw);
-                    assert_int_equal(got, want[i]);
-                }
+                expect_results(o, es, bw, want, n);
             }
             rk_emu_free(e);
             rk_kernel_free(k);
