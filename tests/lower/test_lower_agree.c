@@ -87,6 +87,8 @@ static rk_kernel *loop_kernel(rk_opcode code, const rk_type *in_t, uint32_t nin,
         uint32_t c = cnt(k, in_t[j]);
         in[j] = rk_load_global(k, p[j], c > 1 ? rk_build_mul(k, i, rk_const_i32(k, (int32_t)c)) : i, c);
     }
+    /* generic over the opcode the table row names (one harness for many ops): raw emission, then the
+     * table's own check; typed builders take no opcode */
     rk_op *op = rk_emit(k, code, in, nin, &out_t, 1);
     rk_op_check(k, op);
     uint32_t oc = cnt(k, out_t);
