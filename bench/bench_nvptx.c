@@ -59,7 +59,9 @@ static void emit(rk_kernel *k, const char *target) {
     rk_kernel_free(k);
 }
 
-static void gen_math(rk_opcode op, const char *name, const char *target) {
+typedef rk_value (*unary_builder)(rk_kernel *k, rk_value a);
+
+static void gen_math(unary_builder op, const char *name, const char *target) {
     char n[64];
     snprintf(n, sizeof n, "math_%s_%s", name, target);
     rk_kernel *k = rk_kernel_new(n);
@@ -68,9 +70,8 @@ static void gen_math(rk_opcode op, const char *name, const char *target) {
     rk_value i = gid(k);
     rk_if_begin(k, rk_build_cmp(k, "lt", i, cnt));
     rk_value x = rk_load_global(k, in, i, 1);
-    rk_op *o = rk_emit(k, op, &x, 1, (rk_type[]){RK_T_F32}, 1);
-    rk_op_check(k, o);
-    rk_store_global(k, out, i, rk_op_result(o));
+    rk_value r = op(k, x);
+    rk_store_global(k, out, i, r);
     rk_if_end(k, NULL, 0);
     emit(k, target);
 }
@@ -118,8 +119,8 @@ static void gen_shfl(int mode, int w) {
     rk_value in = pparam(k, "in", RK_T_I32, true), bv = pparam(k, "bv", RK_T_I32, true), out = pparam(k, "out", RK_T_I32, false);
     rk_value i = gid(k);
     rk_value x = rk_load_global(k, in, i, 1), b = rk_load_global(k, bv, i, 1);
-    rk_value r = rk_build_shuffle(k, modes[mode], x, b);
-    rk_op_set_int(k, rk_value_def(k, r), "width", w);
+    const rk_shuffle_opts so = {.width = RK_SOME(w)};
+    rk_value r = rk_build_shuffle_ex(k, modes[mode], x, b, &so);
     rk_store_global(k, out, i, r);
     emit(k, "sm_90a");
 }
@@ -134,12 +135,12 @@ static void gen_vote(void) {
     rk_if_begin(k, c);
     rk_value p = rk_build_and(k, x, rk_const_i32(k, 2));
     rk_store_global(k, o64, i, rk_build_wave_ballot(k, p));
-    rk_op *a = rk_emit(k, RK_OP_WAVE_ALL, &p, 1, (rk_type[]){RK_T_I32}, 1);
-    rk_op_check(k, a);
-    rk_op *y = rk_emit(k, RK_OP_WAVE_ANY, &p, 1, (rk_type[]){RK_T_I32}, 1);
-    rk_op_check(k, y);
+    rk_value a = rk_build_wave_all(k, p);
+    rk_value y = rk_build_wave_any(k, p);
     rk_value two = rk_const_i32(k, 2);
-    rk_store_global(k, out, i, rk_build_add(k, rk_build_mul(k, rk_op_result(a), two), rk_op_result(y)));
+    rk_value a2 = rk_build_mul(k, a, two);
+    rk_value v = rk_build_add(k, a2, y);
+    rk_store_global(k, out, i, v);
     rk_if_end(k, NULL, 0);
     emit(k, "sm_90a");
 }
@@ -169,9 +170,9 @@ static void gen_wgmma(int N, bool transb) {
     rk_kernel_set_attr_int(k, "max_workgroup_size", 128);
     rk_value A = pparam(k, "A", RK_T_F16, true), B = pparam(k, "B", RK_T_F16, true), D = pparam(k, "D", RK_T_F32, false);
     uint32_t na = 64 * 64, nbb = 64 * (uint32_t)N;
-    rk_value sa = rk_build_smem_alloc(k, RK_T_F16, &na, 1), sb = rk_build_smem_alloc(k, RK_T_F16, &nbb, 1);
-    rk_op_set_int(k, rk_value_def(k, sa), "align", 128);
-    rk_op_set_int(k, rk_value_def(k, sb), "align", 128);
+    const rk_smem_alloc_opts a128 = {.align = RK_SOME(128)};
+    rk_value sa = rk_build_smem_alloc_ex(k, RK_T_F16, &na, 1, &a128);
+    rk_value sb = rk_build_smem_alloc_ex(k, RK_T_F16, &nbb, 1, &a128);
     rk_value t = rk_build_thread_id(k, 0);
     /* A[m][kk] (row-major 64x64 in global) -> core (m/8, kk/8) at (m/8)*1024 + (kk/8)*128 + (m%8)*16 + (kk%8)*2 */
     rk_value na_c = rk_const_i32(k, (int32_t)na), step = rk_const_i32(k, 128);
@@ -196,37 +197,26 @@ static void gen_wgmma(int N, bool transb) {
     rk_for_end(k, NULL, 0, NULL);
     rk_build_fence_proxy_async(k);
     rk_build_sync(k);
-    rk_type i64 = RK_T_I64, acc_t = rk_type_vec(k, RK_T_F32, (uint32_t)N / 2);
-    rk_value in2[2] = {sa, rk_const_i32(k, 0)};
-    rk_op *da = rk_emit(k, RK_OP_WGMMA_DESC, in2, 2, &i64, 1);
-    rk_op_set_int(k, da, "lbo", 128);
-    rk_op_set_int(k, da, "sbo", 1024);
-    rk_op_check(k, da);
-    in2[0] = sb;
-    rk_op *db = rk_emit(k, RK_OP_WGMMA_DESC, in2, 2, &i64, 1);
-    rk_op_set_int(k, db, "lbo", transb ? N * 16 : 128);
-    rk_op_set_int(k, db, "sbo", transb ? 128 : 1024);
-    rk_op_check(k, db);
+    rk_type acc_t = rk_type_vec(k, RK_T_F32, (uint32_t)N / 2);
+    rk_value z0 = rk_const_i32(k, 0);
+    rk_value da = rk_build_wgmma_desc(k, sa, z0, 128, 1024);
+    rk_value db = rk_build_wgmma_desc(k, sb, z0, transb ? N * 16 : 128, transb ? 128 : 1024);
     rk_build_wgmma_fence(k);
     rk_value acc = rk_build_constant_vec(k, acc_t, 0.0);
     for (int s = 0; s < 4; s++) {
         /* k16 step: A +256 bytes (2 core matrices along K), B K-major +256, B N-major +2 k-blocks = 2*N*16 bytes */
-        rk_value oa = rk_build_add(k, rk_op_result(da), rk_const_i64(k, 16 * s));
-        rk_value ob = rk_build_add(k, rk_op_result(db), rk_const_i64(k, transb ? 2 * N * s : 16 * s));
-        rk_value ins[3] = {acc, oa, ob};
-        rk_op *w = rk_emit(k, RK_OP_WGMMA, ins, 3, &acc_t, 1);
-        rk_op_set_int(k, w, "n", N);
-        rk_op_set_str(k, w, "dtype", "f16");
-        if (transb) rk_op_set_bool(k, w, "trans_b", true);
-        if (s == 0) rk_op_set_bool(k, w, "scale_d", false);
-        rk_op_check(k, w);
-        acc = rk_op_result(w);
+        rk_value ka = rk_const_i64(k, 16 * s);
+        rk_value oa = rk_build_add(k, da, ka);
+        rk_value kb = rk_const_i64(k, transb ? 2 * N * s : 16 * s);
+        rk_value ob = rk_build_add(k, db, kb);
+        const rk_wgmma_opts wo = {.trans_b = {transb, true}, .scale_d = {s == 0, false}};
+        acc = rk_build_wgmma_ex(k, "f16", acc, oa, ob, N, &wo);
     }
     rk_build_wgmma_commit_group(k);
-    rk_op *wt = rk_emit(k, RK_OP_WGMMA_WAIT_GROUP, &acc, 1, &acc_t, 1);
-    rk_op_set_int(k, wt, "n", 0);
-    rk_op_check(k, wt);
-    rk_value res = rk_op_result(wt), base = rk_build_mul(k, t, rk_const_i32(k, N / 2));
+    rk_value res;
+    rk_build_wgmma_wait_group(k, 0, &acc, 1, &res);
+    rk_value half_n = rk_const_i32(k, N / 2);
+    rk_value base = rk_build_mul(k, t, half_n);
     for (int c = 0; c < N / 8; c++) {
         int32_t msk[4] = {4 * c, 4 * c + 1, 4 * c + 2, 4 * c + 3};
         rk_value part = N == 8 ? res : rk_build_vshuffle(k, res, res, msk, 4);
@@ -243,27 +233,22 @@ static void gen_tma(void) {
     rk_value out = pparam(k, "out", RK_T_F32, false);
     rk_value x = rk_add_param(k, "x", RK_T_I32, NULL), y = rk_add_param(k, "y", RK_T_I32, NULL);
     uint32_t nd = 32 * 64, nb = 1;
-    rk_value dst = rk_build_smem_alloc(k, RK_T_F32, &nd, 1), bars = rk_build_smem_alloc(k, RK_T_I64, &nb, 1);
-    rk_op_set_int(k, rk_value_def(k, dst), "align", 128);
+    const rk_smem_alloc_opts a128 = {.align = RK_SOME(128)};
+    rk_value dst = rk_build_smem_alloc_ex(k, RK_T_F32, &nd, 1, &a128);
+    rk_value bars = rk_build_smem_alloc(k, RK_T_I64, &nb, 1);
     rk_value t = rk_build_thread_id(k, 0), zero = rk_const_i32(k, 0);
     rk_value first = rk_build_cmp(k, "eq", t, zero);
     rk_if_begin(k, first);
-    rk_value ii[3] = {bars, zero, rk_const_i32(k, 1)};
-    rk_op *o = rk_emit(k, RK_OP_MBARRIER_INIT, ii, 3, NULL, 0);
-    rk_op_check(k, o);
+    rk_value one = rk_const_i32(k, 1);
+    rk_build_mbarrier_init(k, bars, zero, one);
     rk_if_end(k, NULL, 0);
     rk_build_sync(k);
     rk_if_begin(k, first);
-    rk_value ie[3] = {bars, zero, rk_const_i32(k, 8192)};
-    o = rk_emit(k, RK_OP_MBARRIER_ARRIVE_EXPECT_TX, ie, 3, NULL, 0);
-    rk_op_check(k, o);
-    rk_value il[7] = {map, dst, zero, bars, zero, x, y};
-    o = rk_emit(k, RK_OP_TMA_LOAD_2D, il, 7, NULL, 0);
-    rk_op_check(k, o);
+    rk_value tx = rk_const_i32(k, 8192);
+    rk_build_mbarrier_arrive_expect_tx(k, bars, zero, tx);
+    rk_build_tma_load_2d(k, map, dst, zero, bars, zero, x, y);
     rk_if_end(k, NULL, 0);
-    rk_value iw[3] = {bars, zero, zero};
-    o = rk_emit(k, RK_OP_MBARRIER_WAIT, iw, 3, NULL, 0);
-    rk_op_check(k, o);
+    rk_build_mbarrier_wait(k, bars, zero, zero);
     rk_value nd_c = rk_const_i32(k, (int32_t)nd), step = rk_const_i32(k, 128);
     rk_value e = rk_for_begin(k, t, nd_c, step, "e", 0, NULL, NULL, NULL);
     rk_store_global(k, out, e, rk_load_smem(k, dst, &e, 1));
@@ -305,10 +290,10 @@ static void gen_family(const char *name, const char *const *knobs) {
 }
 
 static void gen(void) {
-    static const struct { rk_opcode op; const char *n; } math[] = {
-        {RK_OP_EXP, "exp"}, {RK_OP_LOG, "log"}, {RK_OP_LOG2, "log2"}, {RK_OP_SIN, "sin"}, {RK_OP_COS, "cos"},
-        {RK_OP_TANH, "tanh"}, {RK_OP_EXP2, "exp2"}, {RK_OP_SQRT, "sqrt"}, {RK_OP_RSQRT, "rsqrt"}, {RK_OP_RCP, "rcp"},
-        {RK_OP_RCP_FAST, "rcpf"}, {RK_OP_EXP2_FAST, "exp2f"}};
+    static const struct { unary_builder op; const char *n; } math[] = {
+        {rk_build_exp, "exp"}, {rk_build_log, "log"}, {rk_build_log2, "log2"}, {rk_build_sin, "sin"},
+        {rk_build_cos, "cos"}, {rk_build_tanh, "tanh"}, {rk_build_exp2, "exp2"}, {rk_build_sqrt, "sqrt"},
+        {rk_build_rsqrt, "rsqrt"}, {rk_build_rcp, "rcp"}, {rk_build_rcp_fast, "rcpf"}, {rk_build_exp2_fast, "exp2f"}};
     for (size_t i = 0; i < sizeof math / sizeof math[0]; i++) gen_math(math[i].op, math[i].n, "sm_90a");
     for (int t = 0; t < 2; t++)
         for (int e5 = 0; e5 < 2; e5++)

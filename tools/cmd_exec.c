@@ -236,6 +236,8 @@ typedef struct opts {
     uint32_t grid[3], block[3];
     bool no_check;
     uint32_t threads, dyn_lds;
+    uint64_t max_steps, timeout;   /* the emulator's watchdog (rk_emu_options) */
+    bool check_overflow, have_max_steps;
     cli_list arg_text, prints;
     arg args[CLI_LIST_MAX];
     uint32_t nargs;
@@ -262,12 +264,20 @@ static int parse_opts(int argc, char **argv, opts *o) {
          .help = "host threads running workgroups (default: one per CPU)"},
         {.name = "--dynamic-lds", .kind = CLI_U32, .dst = &o->dyn_lds, .meta = "BYTES",
          .help = "bytes of dynamic LDS per workgroup"},
+        {.name = "--max-steps", .kind = CLI_U64, .dst = &o->max_steps, .meta = "N",
+         .help = "instructions one wave may run before it is stopped as a runaway\n"
+                 "(default 100000000; 0 = no limit)"},
+        {.name = "--timeout", .kind = CLI_U64, .dst = &o->timeout, .meta = "S",
+         .help = "seconds the launch may run (default: no limit)"},
+        {.name = "--check-overflow", .kind = CLI_FLAG, .dst = &o->check_overflow,
+         .help = "signed overflow of arith.add/sub/mul (nsw) is an error"},
         {0},
     };
     cli_cmd c = {.name = "exec", .args = "FILE.ir", .about = about, .opts = table, .pos = &o->file, .min_pos = 1,
                  .max_pos = 1};
     int rc = cli_parse(&c, argc, argv, 1);
     if (rc >= 0) return rc == 0 ? -1 : rc;
+    o->have_max_steps = cli_given(&c, "--max-steps");
     if (!parse_dims("--grid", o->grid_text, o->grid) || !parse_dims("--block", o->block_text, o->block)) return 2;
     if (o->device && strcmp(o->device, "emu"))
         return misuse("--device '%s' is not available: exec runs kernels on the emulator only for now (--device emu)",
@@ -297,6 +307,9 @@ static int exec_kernel(opts *o, rk_kernel *k) {
     rk_emu_options eo = rk_emu_options_default();
     eo.threads = o->threads;
     if (o->no_check) eo.check_races = eo.check_barriers = eo.check_async = false;
+    if (o->have_max_steps) eo.max_steps = o->max_steps;   /* the emulator's watchdog */
+    eo.timeout_s = (double)o->timeout;
+    eo.check_overflow = o->check_overflow;
     rk_emu *e = rk_emu_new(t, &eo);
     if (!e) return cli_fail("exec");
     uint32_t np = rk_kernel_nparams(k);

@@ -186,7 +186,7 @@ int cmd_run(int argc, char **argv) {
     bool verify = false;
     cli_list given_text = {.n = 0};
     uint32_t warmup = 0, iters = 0;
-    uint64_t seed = 0;
+    uint64_t seed = 0, max_steps = 0, timeout = 0;
     cli_opt opts[] = {
         {.name = "--shape", .kind = CLI_STRING, .dst = &shape, .meta = "SHAPE",
          .help = "the family's dimensions, positional 4096,4096 or named M=4096,N=4096\n"
@@ -206,6 +206,11 @@ int cmd_run(int argc, char **argv) {
         {.name = "--iters", .kind = CLI_U32, .dst = &iters, .meta = "N", .ranged = true, .lo = 1, .hi = UINT32_MAX,
          .help = "timed launches (default: the manifest's timed_iters; 1 on emu)"},
         {.name = "--seed", .kind = CLI_U64, .dst = &seed, .meta = "S", .help = "the input seed"},
+        {.name = "--max-steps", .kind = CLI_U64, .dst = &max_steps, .meta = "N",
+         .help = "emulator: instructions one wave may run before it is stopped as a\n"
+                 "runaway (default 100000000; 0 = no limit)"},
+        {.name = "--timeout", .kind = CLI_U64, .dst = &timeout, .meta = "S",
+         .help = "emulator: seconds a launch may run (default: no limit)"},
         {0},
     };
     cli_cmd cmd = {.name = "run", .args = "DIR/manifest.json", .about = about, .more = output_text, .opts = opts,
@@ -218,6 +223,16 @@ int cmd_run(int argc, char **argv) {
     for (uint32_t i = 0; i < ngiven; i++)
         if (!cli_arg_parse("run", given_text.v[i], &given[i])) return 2;
     bool have_warmup = cli_given(&cmd, "--warmup"), have_iters = cli_given(&cmd, "--iters");
+    /* the runtime creates its emulator with rk_emu_new(t, NULL), which reads these (rocke/emu.h) */
+    char nb[32];
+    if (cli_given(&cmd, "--max-steps")) {
+        snprintf(nb, sizeof nb, "%llu", (unsigned long long)max_steps);
+        setenv("ROCKE_EMU_MAX_STEPS", nb, 1);
+    }
+    if (cli_given(&cmd, "--timeout")) {
+        snprintf(nb, sizeof nb, "%llu", (unsigned long long)timeout);
+        setenv("ROCKE_EMU_TIMEOUT", nb, 1);
+    }
     if (!cli_given(&cmd, "--seed")) seed = (uint64_t)time(NULL);
 
     run_state r = {0};

@@ -19,13 +19,26 @@ typedef struct rk_emu_options {
     bool check_races;      /* two waves touch one LDS byte between barriers, one writes */
     bool check_barriers;   /* a barrier reached under a partial exec mask */
     bool check_async;      /* LDS access to the destination of a pending async copy */
+    bool check_overflow;   /* signed overflow of arith.add/sub/mul (nsw in ops.def) on an active lane is an
+                              error naming the op, lane and operands (default off: they wrap) */
+    uint64_t max_steps;    /* watchdog: instructions one wave may execute in a launch before it is stopped
+                              as a runaway, naming the op it was at (0 = no limit) */
+    double timeout_s;      /* watchdog: wall-clock seconds a launch may run (0 = no limit) */
 } rk_emu_options;
 
-/* threads 0 (auto), every check on. Out-of-bounds global/LDS accesses are
- * always errors: they would touch host memory. */
+/* The default step limit: far above any kernel the emulator is meant for (a
+ * 256^3 GEMM wave runs a few thousand), a few seconds of one host thread. */
+#define RK_EMU_DEFAULT_MAX_STEPS 100000000ull
+
+/* threads 0 (auto), the race, barrier and async checks on, overflow check
+ * off, max_steps RK_EMU_DEFAULT_MAX_STEPS, no timeout. Out-of-bounds
+ * global/LDS accesses are always errors: they would touch host memory. */
 rk_emu_options rk_emu_options_default(void);
 
-/* An emulated device for target t. opt NULL = defaults. NULL on failure
+/* An emulated device for target t. opt NULL = the defaults, with the
+ * watchdog taken from $ROCKE_EMU_MAX_STEPS (0 = no limit) and
+ * $ROCKE_EMU_TIMEOUT (seconds) when they are set (how `rocke run --device
+ * emu` passes --max-steps / --timeout through the runtime). NULL on failure
  * (message set). One launch at a time per rk_emu. */
 rk_emu *rk_emu_new(const rk_target *t, const rk_emu_options *opt);
 void rk_emu_free(rk_emu *emu);

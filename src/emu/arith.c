@@ -92,6 +92,41 @@ CHECKED_OPS(2, uint16_t, int16_t, 16)
 CHECKED_OPS(4, uint32_t, int32_t, 32)
 CHECKED_OPS(8, uint64_t, int64_t, 64)
 
+/* ---- nsw ops with the overflow check on (rk_emu_options.check_overflow) ------------- */
+/* ops.def defines arith.add/sub/mul as nsw: a signed overflow is poison in
+ * LLVM. Asked for, the emulator reports it for an active lane. */
+#define NSW(name, U, S, BITS, OVF, SYM)                                                   \
+    static int name(emu_wave *w, const emu_ins *in) {                                     \
+        U *RESTRICT d = REF(in->d);                                                       \
+        const U *RESTRICT a = REF(in->a), *RESTRICT b = REF(in->b);                       \
+        for (uint32_t i = 0, n = in->n; i < n; i++) {                                     \
+            S x = (S)a[i], y = (S)b[i], r;                                                \
+            if (OVF(x, y, &r) && emu_active(w, i / in->m))                                \
+                return emu_fail(w, in, (int)(i / in->m), "signed overflow of an nsw op: %lld " SYM " %lld does not " \
+                                "fit i%d (element %u; the overflow check is on)", (long long)x, (long long)y, BITS, \
+                                i % in->m);                                               \
+            d[i] = (U)r;                                                                  \
+        }                                                                                 \
+        return EMU_NEXT;                                                                  \
+    }
+#define NSW_OPS(N, U, S, BITS)                                  \
+    NSW(add_nsw_##N, U, S, BITS, __builtin_add_overflow, "+")   \
+    NSW(sub_nsw_##N, U, S, BITS, __builtin_sub_overflow, "-")   \
+    NSW(mul_nsw_##N, U, S, BITS, __builtin_mul_overflow, "*")
+NSW_OPS(1, uint8_t, int8_t, 8)
+NSW_OPS(2, uint16_t, int16_t, 16)
+NSW_OPS(4, uint32_t, int32_t, 32)
+NSW_OPS(8, uint64_t, int64_t, 64)
+
+emu_fn emu_int_nsw_fn(rk_opcode code, uint32_t bytes) {
+    static const emu_fn add[4] = {add_nsw_1, add_nsw_2, add_nsw_4, add_nsw_8};
+    static const emu_fn sub[4] = {sub_nsw_1, sub_nsw_2, sub_nsw_4, sub_nsw_8};
+    static const emu_fn mul[4] = {mul_nsw_1, mul_nsw_2, mul_nsw_4, mul_nsw_8};
+    int col = bytes == 1 ? 0 : bytes == 2 ? 1 : bytes == 4 ? 2 : bytes == 8 ? 3 : -1;
+    if (col < 0) return NULL;
+    return code == RK_OP_ADD ? add[col] : code == RK_OP_SUB ? sub[col] : code == RK_OP_MUL ? mul[col] : NULL;
+}
+
 #define ROW(E, f) [RK_OP_##E] = {f##_1, f##_2, f##_4, f##_8}
 static const emu_fn int_table[RK_OP__COUNT][4] = {
     ROW(ADD, add), ROW(SUB, sub), ROW(MUL, mul), ROW(AND, and), ROW(OR, or), ROW(XOR, xor),

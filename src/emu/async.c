@@ -90,7 +90,8 @@ void emu_async_complete_groups(emu_wave *w, uint32_t group, bool uncommitted_too
  * soffset; imm 1: tile.global_load_lds: a global pointer, c i32 byte offset.
  * The LDS base is b (an i64 register, read from the first active lane: it
  * lives in M0) or, when b is UINT32_MAX, the allocation aux. es = bytes per
- * lane; lane i's bytes go to base + i*es. */
+ * lane; lane i's bytes go to base + i*es, inside allocation aux when the
+ * compiler knows which one the address came from (emu_cc_lds_origin). */
 int emu_h_dma(emu_wave *w, const emu_ins *in) {
     uint32_t fl = emu_first_active(w);
     uint64_t base = in->b == UINT32_MAX ? ((const emu_smem *)in->aux)->offset : ((const uint64_t *)REF(in->b))[fl];
@@ -98,6 +99,7 @@ int emu_h_dma(emu_wave *w, const emu_ins *in) {
     uint64_t seq = w->vm_seq + 1;
     FOR_ACTIVE(w, l) {
         uint64_t dst = base + l * es;
+        if (!emu_lds_within(w, in, (uint32_t)l, in->aux, dst, es, "asynchronous LDS destination")) return EMU_STOP;
         if (dst + es > w->P->lds_total)
             return emu_fail(w, in, (int)l, "asynchronous LDS destination [0x%llx, 0x%llx) is outside the workgroup's "
                             "%u bytes of LDS (base 0x%llx + lane * %u)", (unsigned long long)dst,
@@ -108,9 +110,9 @@ int emu_h_dma(emu_wave *w, const emu_ins *in) {
         p->kind = EMU_PEND_DMA;
         p->seq = seq;
         if (in->imm == 1) {
-            const uint64_t *gp = REF(in->a);
+            const emu_fatptr *gp = REF(in->a);
             const uint32_t *off = REF(in->c);
-            const void *h = emu_gmem(w, in, (uint32_t)l, gp[l] + off[l], es, false);
+            const void *h = emu_gmem(w, in, (uint32_t)l, gp[l].addr + off[l], es, gp[l].prov, false);
             if (!h) return EMU_STOP;
             memcpy(data, h, es);
             continue;
@@ -120,7 +122,7 @@ int emu_h_dma(emu_wave *w, const emu_ins *in) {
         uint64_t off = (uint64_t)vo[l] + so[l];
         for (uint32_t k = 0; k < es; k += 4) {           /* per dword: out of range reads 0 */
             if (off + k + 4 > r[l].nrec) { memset(data + k, 0, 4); continue; }
-            const void *h = emu_gmem(w, in, (uint32_t)l, r[l].base + off + k, 4, false);
+            const void *h = emu_gmem(w, in, (uint32_t)l, r[l].base + off + k, 4, r[l].prov, false);
             if (!h) return EMU_STOP;
             memcpy(data + k, h, 4);
         }
@@ -145,7 +147,7 @@ int emu_h_waitcnt(emu_wave *w, const emu_ins *in) {
  * (ops.def: cp.async's rule, which the AMD lowering's plain copy assumes). */
 int emu_h_async_copy(emu_wave *w, const emu_ins *in) {
     const emu_smem *s = in->aux;
-    const uint64_t *sp = REF(in->a);
+    const emu_fatptr *sp = REF(in->a);
     const void *si = REF(in->b);
     const int32_t *di = REF(in->args[0]);
     const uint8_t *valid = REF(in->args[1]);
@@ -156,7 +158,7 @@ int emu_h_async_copy(emu_wave *w, const emu_ins *in) {
             return emu_fail(w, in, (int)l, "async_copy destination elements [%lld, %lld) are outside %s %s (%u elements)",
                             (long long)de, (long long)(de + es / eb), s->name, s->type, s->elems);
         int64_t ix = in->imm ? ((const int64_t *)si)[l] : ((const int32_t *)si)[l];
-        uint64_t src = sp[l] + (uint64_t)ix * eb, dst = s->offset + (uint64_t)de * eb;
+        uint64_t src = sp[l].addr + (uint64_t)ix * eb, dst = s->offset + (uint64_t)de * eb;
         if (src % es || dst % es)
             return emu_fail(w, in, (int)l, "misaligned async copy of %u bytes: source 0x%llx (element %lld) and LDS "
                             "destination 0x%llx (%s element %lld) must both be %u-byte aligned", es,
@@ -166,7 +168,7 @@ int emu_h_async_copy(emu_wave *w, const emu_ins *in) {
         if (!p) return EMU_STOP;
         p->kind = EMU_PEND_COPY;
         if (!valid[l]) { memset(data, 0, es); continue; }
-        const void *h = emu_gmem(w, in, (uint32_t)l, src, es, false);
+        const void *h = emu_gmem(w, in, (uint32_t)l, src, es, sp[l].prov, false);
         if (!h) return EMU_STOP;
         memcpy(data, h, es);
     }

@@ -192,6 +192,15 @@ static bool alloc_regs(emu_cc *c) {
 }
 
 /* ---- driver ---------------------------------------------------------------------------------- */
+/* A V# argument must not cover bytes past its base's own buffer. */
+static bool rsrc_fits(emu_cc *c, const rk_param *p, const emu_vsharp *v) {
+    size_t left = emu_prov_room(c->emu, v->prov, v->base);
+    if (!v->prov || !v->nrec || v->nrec <= left) return true;
+    return emu_cc_fail(c, RK_ERR_INVALID, "parameter %%%s: the buffer resource covers [0x%llx, 0x%llx) (num_records "
+                       "%u) but its buffer has only %zu bytes from the base", p->name, (unsigned long long)v->base,
+                       (unsigned long long)(v->base + v->nrec), v->nrec, left);
+}
+
 static bool params(emu_cc *c) {
     uint32_t np = rk_kernel_nparams(c->k);
     if (np && !c->args) return emu_cc_fail(c, RK_ERR_INVALID, "kernel '%s' takes %u arguments but args is NULL",
@@ -210,10 +219,17 @@ static bool params(emu_cc *c) {
             /* a V#: base in dwords 0-1 (48 bits), num_records in dword 2 */
             uint32_t dw[4];
             memcpy(dw, c->args[i], 16);
-            uint64_t base = dw[0] | ((uint64_t)(dw[1] & 0xffffu) << 32);
-            memcpy(lane, &base, 8);
-            memcpy(lane + 8, &dw[2], 4);
-            memcpy(lane + 12, &dw[3], 4);
+            emu_vsharp v = {dw[0] | ((uint64_t)(dw[1] & 0xffffu) << 32), dw[2], dw[3], 0};
+            v.prov = emu_prov_of(c->emu, v.base, i);
+            if (!rsrc_fits(c, p, &v)) return false;
+            memcpy(lane, &v, sizeof v);
+        } else if (kd == RK_TK_PTR) {
+            /* the address and the provenance of the buffer it lies in (a
+             * tensor map is read whole by the ops that take it) */
+            emu_fatptr fp = {0, 0};
+            memcpy(&fp.addr, c->args[i], 8);
+            if (!rk_attrs_bool(&p->attrs, "tensormap", false)) fp.prov = emu_prov_of(c->emu, fp.addr, i);
+            memcpy(lane, &fp, sizeof fp);
         } else if (rk_scalar_bits(emu_cc_esc(c, p->type)) < 8) {
             /* i1 / i4 by a byte each, masked */
             uint32_t n = emu_cc_cnt(c, p->type), bits = rk_scalar_bits(emu_cc_esc(c, p->type));
@@ -253,8 +269,9 @@ void emu_prog_free(emu_prog *p) {
     rk_free(p, sizeof *p);
 }
 
-rk_status emu_compile(const rk_kernel *k, const rk_target *t, uint32_t dynamic_lds, void *const *args, emu_prog **out) {
-    cc C = {.k = k, .t = t, .W = t->wave_size, .args = args, .st = RK_OK};
+rk_status emu_compile(const rk_emu *emu, const rk_kernel *k, uint32_t dynamic_lds, void *const *args, emu_prog **out) {
+    const rk_target *t = emu->t;
+    cc C = {.emu = emu, .k = k, .t = t, .W = t->wave_size, .args = args, .st = RK_OK};
     emu_cc *c = &C;
     *out = NULL;
     emu_prog *P = rk_calloc(1, sizeof *P);

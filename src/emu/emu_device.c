@@ -2,7 +2,9 @@
  * host buffers behind fake addresses, and launches (verify, compile, run the
  * workgroups on a pool of host threads, report the first fault by
  * workgroup order). Layer: emu. */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -15,7 +17,32 @@
 #define EMU_ADDR_GAP 0x10000ull
 
 rk_emu_options rk_emu_options_default(void) {
-    return (rk_emu_options){.threads = 0, .check_races = true, .check_barriers = true, .check_async = true};
+    return (rk_emu_options){.threads = 0, .check_races = true, .check_barriers = true, .check_async = true,
+                            .max_steps = RK_EMU_DEFAULT_MAX_STEPS};
+}
+
+/* $ROCKE_EMU_MAX_STEPS and $ROCKE_EMU_TIMEOUT over o; false (message set)
+ * when one is set but not a number. */
+static bool env_watchdog(rk_emu_options *o) {
+    const char *ms = getenv("ROCKE_EMU_MAX_STEPS"), *to = getenv("ROCKE_EMU_TIMEOUT");
+    char *end = NULL;
+    if (ms && *ms) {
+        errno = 0;
+        unsigned long long v = strtoull(ms, &end, 10);
+        if (*end || errno || ms[0] == '-')
+            return rk_fail(RK_ERR_INVALID, "ROCKE_EMU_MAX_STEPS='%s' is not a step count (a non-negative integer; 0 = "
+                           "no limit)", ms), false;
+        o->max_steps = v;
+    }
+    if (to && *to) {
+        errno = 0;
+        double v = strtod(to, &end);
+        if (*end || errno || !(v >= 0) || v > 1e9)
+            return rk_fail(RK_ERR_INVALID, "ROCKE_EMU_TIMEOUT='%s' is not a timeout (seconds, 0 to 1e9; 0 = none)", to),
+                   false;
+        o->timeout_s = v;
+    }
+    return true;
 }
 
 rk_emu *rk_emu_new(const rk_target *t, const rk_emu_options *opt) {
@@ -28,6 +55,11 @@ rk_emu *rk_emu_new(const rk_target *t, const rk_emu_options *opt) {
     if (!e) { rk_fail(RK_ERR_NOMEM, "out of memory creating the emulator"); return NULL; }
     e->t = t;
     e->opt = opt ? *opt : rk_emu_options_default();
+    if (!(opt ? opt->timeout_s >= 0 && opt->timeout_s <= 1e9 : env_watchdog(&e->opt))) {
+        if (opt) rk_fail(RK_ERR_INVALID, "rk_emu_new: timeout_s = %g is not 0 (none) to 1e9 seconds", opt->timeout_s);
+        rk_free(e, sizeof *e);
+        return NULL;
+    }
     e->next_addr = EMU_ADDR_BASE;
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     uint32_t cpus = n > 0 ? (uint32_t)n : 1;
@@ -152,6 +184,7 @@ static bool worker_init(emu_worker *wk, emu_launch *L, const rk_emu_options *o) 
     wk->check_races = o->check_races;
     wk->check_barriers = o->check_barriers;
     wk->check_async = o->check_async;
+    wk->max_steps = o->max_steps;
     wk->waves = rk_calloc(L->nwaves, sizeof *wk->waves);
     wk->regs = rk_malloc((size_t)L->nwaves * P->regs_bytes);
     wk->mstack = rk_calloc((size_t)L->nwaves * (P->depth + 1), sizeof *wk->mstack);
@@ -168,7 +201,7 @@ static void *worker_main(void *arg) {
     return NULL;
 }
 
-static double now(void) {
+double emu_now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
@@ -212,16 +245,17 @@ rk_status rk_emu_launch(rk_emu *emu, const rk_kernel *k, const uint32_t grid[3],
     rk_status st = check_launch(emu, k, grid, block);
     if (st) return st;
     if ((st = verify(emu, k))) return st;
-    double t0 = now();
+    double t0 = emu_now();
     emu_prog *P = NULL;
-    if ((st = emu_compile(k, emu->t, dynamic_lds_bytes, args, &P))) return st;
+    if ((st = emu_compile(emu, k, dynamic_lds_bytes, args, &P))) return st;
     if (P->lds_total > emu->t->lds_bytes) {
         st = rk_fail(RK_ERR_INVALID, "kernel '%s' needs %u bytes of LDS (%u static + %u dynamic), more than %s's %u",
                      rk_kernel_name(k), P->lds_total, P->lds_static, dynamic_lds_bytes, emu->t->name, emu->t->lds_bytes);
         emu_prog_free(P);   /* after the message, which reads it */
         return st;
     }
-    emu_launch L = {.emu = emu, .P = P, .stop_wg = UINT64_MAX};
+    emu_launch L = {.emu = emu, .P = P, .stop_wg = UINT64_MAX,
+                    .deadline = emu->opt.timeout_s > 0 ? t0 + emu->opt.timeout_s : 0, .timeout_s = emu->opt.timeout_s};
     memcpy(L.grid, grid, sizeof L.grid);
     memcpy(L.block, block, sizeof L.block);
     L.nwg = (uint64_t)grid[0] * grid[1] * grid[2];
@@ -258,7 +292,7 @@ rk_status rk_emu_launch(rk_emu *emu, const rk_kernel *k, const uint32_t grid[3],
     rk_free(wk, 0);
     rk_free(th, 0);
     emu->stats.launches++;
-    emu->stats.seconds += now() - t0;
+    emu->stats.seconds += emu_now() - t0;
     pthread_mutex_destroy(&L.lock);
     if (!ok) st = rk_fail(RK_ERR_NOMEM, "out of memory setting up %u emulator threads", nt);
     else if (L.err) st = rk_fail(L.err_status, "%s", L.err);

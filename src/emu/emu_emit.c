@@ -72,7 +72,8 @@ static int64_t sub_mask(rk_scalar s) {
 
 static bool int_op(emu_cc *c, const rk_op *op) {
     rk_scalar s = emu_cc_esc(c, emu_cc_vt(c, op->out[0]));
-    if (!ew(c, op, emu_int_fn(op->code, emu_sbytes(s)), sub_mask(s))) return false;
+    emu_fn fn = c->emu->opt.check_overflow && rk_scalar_bits(s) >= 8 ? emu_int_nsw_fn(op->code, emu_sbytes(s)) : NULL;
+    if (!ew(c, op, fn ? fn : emu_int_fn(op->code, emu_sbytes(s)), sub_mask(s))) return false;
     c->code[c->ncode - 1].imm2 = rk_scalar_bits(s);
     return true;
 }
@@ -82,8 +83,25 @@ static bool conv(emu_cc *c, const rk_op *op, int mode) {
     return ew(c, op, emu_conv_fn(mode, sa, sd), mode);
 }
 
+/* Pointers compare by address (their registers also hold the provenance). */
+static bool cmp_ptr(emu_cc *c, const rk_op *op, const char *pred) {
+    static const char *const preds[] = {"lt", "le", "gt", "ge", "eq", "ne", "ult", "ule", "ugt", "uge"};
+    int64_t p = -1;
+    for (int i = 0; pred && i < (int)RK_COUNTOF(preds); i++)
+        if (!strcmp(pred, preds[i])) p = i;
+    if (p < 0) return no_handler(c, op);
+    emu_ins *I = add(c, op, emu_h_cmp_ptr);
+    if (!I) return false;
+    I->d = R(c, op->out[0]);
+    I->a = R(c, op->in[0]);
+    I->b = R(c, op->in[1]);
+    I->imm = p;
+    return true;
+}
+
 static bool cmp_op(emu_cc *c, const rk_op *op) {
     const char *pred = rk_attrs_str(&op->attrs, "pred");
+    if (rk_type_kind_of(c->k, emu_cc_vt(c, op->in[0])) == RK_TK_PTR) return cmp_ptr(c, op, pred);
     rk_scalar s = emu_cc_esc(c, emu_cc_vt(c, op->in[0]));
     uint32_t bits = rk_scalar_bits(s);
     emu_fn fn = emu_cmp_fn(pred, emu_sbytes(s), bits < 8);
@@ -360,6 +378,7 @@ static bool dma(emu_cc *c, const rk_op *op, int kind) {
             I->aux = &c->P->smem[si];
         } else {
             I->b = R(c, op->in[1]);
+            I->aux = emu_cc_lds_origin(c, op->in[1]);
         }
         I->c = R(c, op->in[2]);
         a[0] = R(c, op->in[3]);
@@ -371,6 +390,7 @@ static bool dma(emu_cc *c, const rk_op *op, int kind) {
         I->es = (uint32_t)sz;
         I->c = R(c, op->in[1]);
         I->b = R(c, op->in[2]);
+        I->aux = emu_cc_lds_origin(c, op->in[2]);
     }
     return true;
 }

@@ -94,8 +94,12 @@ static bool wgmma_desc(emu_cc *c, const rk_op *op) {
 }
 
 static bool wgmma(emu_cc *c, const rk_op *op) {
-    emu_ins *I = emu_cc_add(c, op, emu_h_wgmma);
-    if (!I) return false;
+    const emu_smem **from = rk_arena_alloc(&c->P->arena, 2 * sizeof *from);
+    emu_ins *I = from ? emu_cc_add(c, op, emu_h_wgmma) : NULL;
+    if (!I) return from || emu_cc_fail(c, RK_ERR_NOMEM, "out of memory compiling for the emulator");
+    from[0] = emu_cc_lds_origin(c, op->in[1]);   /* the allocations the descriptors were made for */
+    from[1] = emu_cc_lds_origin(c, op->in[2]);
+    I->aux = from;
     int64_t n = 8;
     rk_attrs_int(&op->attrs, "n", &n);
     const char *dt = rk_attrs_str(&op->attrs, "dtype");
@@ -153,6 +157,7 @@ static bool tma_load(emu_cc *c, const rk_op *op) {
     if (!emu_tmap_decode(c->args[pi], &t->map, why, sizeof why))
         return emu_cc_fail(c, RK_ERR_INVALID, "emulator: op #%u 'tile.tma_load_2d': parameter %%%s: %s", c->cur,
                            rk_kernel_param(c->k, pi)->name, why);
+    t->prov = emu_prov_of(c->emu, t->map.base, pi);
     t->dst = smem_of(c, op, 1);
     t->bars = t->dst ? smem_of(c, op, 3) : NULL;
     emu_ins *I = t->bars ? emu_cc_add(c, op, emu_h_tma_load) : NULL;

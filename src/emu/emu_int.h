@@ -95,10 +95,22 @@ struct rk_emu {
     uint32_t nthreads;
 };
 
-/* A buffer resource in a register (16 bytes per lane): the base address, the
- * num_records range-check limit in bytes and descriptor word 3 (kept, not
- * interpreted). */
-typedef struct emu_vsharp { uint64_t base; uint32_t nrec, w3; } emu_vsharp;
+/* Provenance: which buffer a pointer came from. A pointer in a register is
+ * 16 bytes per lane, the address and its provenance; ptr_add, select, yields
+ * and loop carries move both, so every access can be checked against the
+ * pointer's own buffer. A provenance packs the base address of the source
+ * buffer (bits 0-47) and 1 + the index of the kernel parameter it came from
+ * (bits 48-63, 0 = none); 0 as a whole = unknown (the parameter's value lay in
+ * no buffer): such a pointer only has to hit some buffer. */
+typedef struct emu_fatptr { uint64_t addr, prov; } emu_fatptr;
+#define EMU_PROV(base, param) (((uint64_t)(param) << 48) | ((base) & 0xffffffffffffull))
+#define EMU_PROV_BASE(p) ((p) & 0xffffffffffffull)
+#define EMU_PROV_PARAM(p) ((uint32_t)((p) >> 48))
+
+/* A buffer resource in a register (24 bytes per lane): the base address, the
+ * num_records range-check limit in bytes, descriptor word 3 (kept, not
+ * interpreted) and the provenance of the base. */
+typedef struct emu_vsharp { uint64_t base; uint32_t nrec, w3; uint64_t prov; } emu_vsharp;
 
 /* ---- asynchronous copies pending until their wait --------------------------------- */
 enum { EMU_PEND_DMA, EMU_PEND_COPY, EMU_PEND_TMA };
@@ -166,6 +178,7 @@ struct emu_wave {
     bool wg_fenced;            /* a wgmma_fence since the last wgmma_wait_group (or the start) */
     uint64_t mbar_seen;        /* EMU_MBAR: the worker's mbar_events when it blocked */
     uint32_t mbar_wait;        /* EMU_MBAR: LDS offset of the mbarrier, its parity in bit 31 */
+    uint64_t steps;            /* instructions executed so far (the watchdog's count) */
     uint32_t tid[3][EMU_MAXW]; /* thread coordinates of each lane */
 };
 
@@ -177,6 +190,8 @@ typedef struct emu_launch {
     uint32_t nwaves;
     uint64_t next_wg;          /* atomic: next workgroup to take */
     uint64_t stop_wg;          /* atomic: workgroups at or past this one are skipped */
+    double deadline;           /* watchdog: emu_now() past which waves stop (0 = none) */
+    double timeout_s;
     pthread_mutex_t lock;
     char *err;                 /* first error by workgroup order (rk_malloc'd) */
     uint64_t err_wg;
@@ -206,6 +221,7 @@ struct emu_worker {
     uint32_t nwgrec, wgrec_cap;
     const emu_buf *bcache;     /* last buffer hit */
     bool check_races, check_barriers, check_async;
+    uint64_t max_steps;        /* watchdog: instructions per wave (0 = no limit) */
     uint64_t instructions, lane_ops, workgroups, nwaves_run;
     bool failed;
     rk_status fail_status;
@@ -280,6 +296,7 @@ int emu_fail(emu_wave *w, const emu_ins *in, int lane, const char *fmt, ...)
 /* "op #12 'tile.sync' (@loc "x.c:3", line 7)" */
 void emu_op_desc(const emu_ins *in, char *buf, size_t n);
 void emu_worker_run(emu_worker *wk);       /* takes workgroups until none is left */
+double emu_now(void);                      /* monotonic seconds (emu_device.c) */
 /* Control-flow and structural handlers, referenced by the compiler. */
 int emu_h_end(emu_wave *w, const emu_ins *in);
 int emu_h_if(emu_wave *w, const emu_ins *in);
@@ -303,6 +320,9 @@ int emu_h_copy(emu_wave *w, const emu_ins *in);
 /* ---- arith.c / float.c / conv.c / vec.c: elementwise handler tables -------------------- */
 /* Integer op of `bytes` (1, 2, 4, 8) per element; NULL when not elementwise. */
 emu_fn emu_int_fn(rk_opcode code, uint32_t bytes);
+/* arith.add/sub/mul reporting signed overflow (8-bit and wider elements);
+ * NULL for other ops and widths. */
+emu_fn emu_int_nsw_fn(rk_opcode code, uint32_t bytes);
 emu_fn emu_cmp_fn(const char *pred, uint32_t bytes, bool small_signed);
 emu_fn emu_float_fn(rk_opcode code, rk_scalar s);
 emu_fn emu_fcmp_fn(const char *pred);
@@ -329,11 +349,23 @@ int emu_h_p_from_qk(emu_wave *w, const emu_ins *in);
 int emu_h_umulhi(emu_wave *w, const emu_ins *in);
 
 /* ---- mem.c: global memory, LDS, buffers, atomics ------------------------------------- */
-/* Host pointer of [addr, addr+n) inside one buffer, or NULL after emu_fail. */
-void *emu_gmem(emu_wave *w, const emu_ins *in, uint32_t lane, uint64_t addr, uint32_t n, bool write);
+/* Host pointer of [addr, addr+n) inside the buffer of provenance prov (any
+ * buffer when prov is 0), or NULL after emu_fail. */
+void *emu_gmem(emu_wave *w, const emu_ins *in, uint32_t lane, uint64_t addr, uint32_t n, uint64_t prov, bool write);
+/* The provenance of a pointer value addr passed as parameter param (0 when
+ * no buffer holds it). */
+uint64_t emu_prov_of(const rk_emu *E, uint64_t addr, uint32_t param);
+/* Bytes of prov's buffer from addr to its end (0 when addr is outside it). */
+size_t emu_prov_room(const rk_emu *E, uint64_t prov, uint64_t addr);
+int emu_h_cmp_ptr(emu_wave *w, const emu_ins *in);
 /* Check an LDS access of lane (bounds, pending async destination, races):
  * kind 0 read, 1 write, 2 atomic. false after emu_fail. */
 bool emu_lds_touch(emu_wave *w, const emu_ins *in, uint32_t lane, uint64_t off, uint32_t n, int kind);
+/* [off, off + n) must lie inside allocation s (NULL: anywhere in the
+ * workgroup's LDS, which emu_lds_touch checks), what names the access; false
+ * after emu_fail. */
+bool emu_lds_within(emu_wave *w, const emu_ins *in, uint32_t lane, const emu_smem *s, uint64_t off, uint32_t n,
+                    const char *what);
 int emu_h_gload(emu_wave *w, const emu_ins *in);
 int emu_h_gstore(emu_wave *w, const emu_ins *in);
 int emu_h_coop_store(emu_wave *w, const emu_ins *in);
@@ -388,6 +420,7 @@ typedef struct emu_tmap {
 /* What tile.tma_load_2d needs from its static operands. */
 typedef struct emu_tma_op {
     emu_tmap map;
+    uint64_t prov;             /* of the map's base: the tensor's buffer */
     const emu_smem *dst, *bars;
 } emu_tma_op;
 /* Decode map (128 bytes); false with the reason in why. */
@@ -449,6 +482,7 @@ int emu_h_ds_read_tr(emu_wave *w, const emu_ins *in);
 
 /* ---- emu_compile.c / emu_emit.c: the compiler's state ------------------------------------------ */
 typedef struct emu_cc {
+    const rk_emu *emu;                      /* buffer registry (provenance of parameters), options */
     const rk_kernel *k;
     const rk_target *t;
     emu_prog *P;
@@ -510,18 +544,24 @@ static inline uint32_t emu_cc_lane_bytes(const emu_cc *c, rk_type t) {
     switch (rk_type_kind_of(c->k, t)) {
     case RK_TK_SCALAR: return emu_sbytes(rk_type_scalar(t));
     case RK_TK_VEC: return emu_sbytes(rk_type_scalar(rk_type_elem(c->k, t))) * rk_type_count(c->k, t);
-    case RK_TK_PTR: return 8;
-    case RK_TK_RSRC: return 16;
+    case RK_TK_PTR: return (uint32_t)sizeof(emu_fatptr);
+    case RK_TK_RSRC: return (uint32_t)sizeof(emu_vsharp);
     case RK_TK_SMEM: return 0;
     case RK_TK_NONE: return 0;
     }
     return 0;
 }
 
+/* ---- emu_lds_origin.c -------------------------------------------------------------------- */
+/* The allocation an LDS address (or wgmma descriptor) value v was computed
+ * from, or NULL when its definitions do not say (one unknown source). */
+const emu_smem *emu_cc_lds_origin(const emu_cc *c, rk_value v);
+
 /* ---- emu_compile.c ----------------------------------------------------------------------- */
-/* Build the program for kernel k on target t with these launch values
- * (args as in rk_emu_launch); the message is set on failure. */
-rk_status emu_compile(const rk_kernel *k, const rk_target *t, uint32_t dynamic_lds, void *const *args, emu_prog **out);
+/* Build the program for kernel k on emu's target with these launch values
+ * (args as in rk_emu_launch; pointer parameters get the provenance of the
+ * buffer their value lies in); the message is set on failure. */
+rk_status emu_compile(const rk_emu *emu, const rk_kernel *k, uint32_t dynamic_lds, void *const *args, emu_prog **out);
 void emu_prog_free(emu_prog *p);
 
 #endif

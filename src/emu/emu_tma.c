@@ -58,7 +58,7 @@ int emu_h_tma_load(emu_wave *w, const emu_ins *in) {
                                     c, dst + at, bytes, m->swizzle);
                 if (gy < 0 || gx < 0 || (uint64_t)gy >= m->rows || (uint64_t)gx >= m->cols) continue;   /* zeros */
                 uint64_t src = m->base + (uint64_t)gy * m->row_stride + (uint64_t)gx * m->eb;
-                const void *h = emu_gmem(w, in, (uint32_t)l, src, m->eb, false);
+                const void *h = emu_gmem(w, in, (uint32_t)l, src, m->eb, t->prov, false);
                 if (!h) return EMU_STOP;
                 memcpy(data + at, h, m->eb);
             }

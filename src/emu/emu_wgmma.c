@@ -64,8 +64,11 @@ static uint32_t elem_addr(const wg_desc *g, uint32_t mn, uint32_t k, bool mn_maj
 }
 
 static bool load(emu_wave *w, const emu_ins *in, const wg_desc *g, uint32_t mn, uint32_t k, bool mn_major, bool bf16,
-                 double *v) {
+                 int which, double *v) {
+    const emu_smem *const *from = in->aux;
     uint32_t a = elem_addr(g, mn, k, mn_major);
+    if (!emu_lds_within(w, in, 0, from[which], a, 2, which ? "the B operand's read" : "the A operand's read"))
+        return false;
     if (!emu_lds_touch(w, in, 0, a, 2, 0)) return false;
     uint16_t h;
     memcpy(&h, w->lds + a, 2);
@@ -114,9 +117,9 @@ int emu_h_wgmma(emu_wave *w, const emu_ins *in) {
     if (!B) return emu_fail(w, in, -1, "out of memory");
     bool ok = true;
     for (uint32_t r = 0; r < 16 && ok; r++)
-        for (uint32_t k = 0; k < 16 && ok; k++) ok = load(w, in, &ga, row0 + r, k, ta, bf, &A[r][k]);
+        for (uint32_t k = 0; k < 16 && ok; k++) ok = load(w, in, &ga, row0 + r, k, ta, bf, 0, &A[r][k]);
     for (uint32_t k = 0; k < 16 && ok; k++)
-        for (uint32_t c = 0; c < n && ok; c++) ok = load(w, in, &gb, c, k, tb, bf, &B[k * n + c]);
+        for (uint32_t c = 0; c < n && ok; c++) ok = load(w, in, &gb, c, k, tb, bf, 1, &B[k * n + c]);
     if (ok) {
         /* lane l, element i: row l/4 + 8·bit1(i), column 8·(i/4) + 2·(l%4) + bit0(i) (the m64nNk16 D fragment) */
         const float *cin = REF(in->a);

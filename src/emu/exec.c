@@ -308,15 +308,75 @@ static inline uint64_t popcount(uint64_t x) {
     return (x * 0x0101010101010101ull) >> 56;
 }
 
+/* ---- the watchdog ---------------------------------------------------------------------------- */
+/* Instructions between two looks at the clock and at other workers' faults. */
+enum { EMU_WATCH_EVERY = 1u << 16 };
+
+/* " inside scf.for op #3 (line 9)": the innermost loop around op, if any. */
+static void loop_of(const emu_prog *P, const rk_op *op, char *buf, size_t n) {
+    buf[0] = 0;
+    for (const rk_op *o = op; o && o->parent; o = o->parent->owner) {
+        const rk_op *own = o->parent->owner;
+        if (!own || own->code != RK_OP_FOR) continue;
+        for (uint32_t i = 0; i < P->nops; i++)
+            if (P->ops[i] == own) {
+                emu_ins fake = {.op = own, .opidx = i};
+                char d[256];
+                emu_op_desc(&fake, d, sizeof d);
+                snprintf(buf, n, " inside the loop %s", d);
+                return;
+            }
+    }
+}
+
+/* Called every EMU_WATCH_EVERY instructions and at the step limit, before
+ * instruction `in` runs, with `steps` executed so far: false when the wave
+ * must stop (it failed, or its workgroup's result can no longer matter). */
+static bool watchdog(emu_wave *w, const emu_ins *in, uint64_t steps) {
+    emu_worker *wk = w->wk;
+    const emu_launch *L = wk->L;
+    char lp[300];
+    if (wk->max_steps && steps >= wk->max_steps) {
+        loop_of(w->P, in->op, lp, sizeof lp);
+        emu_fail(w, in, -1, "the wave executed %llu instructions, the step limit (max_steps; --max-steps N, 0 = no "
+                 "limit): a loop that never ends?%s", (unsigned long long)steps, lp);
+        return false;
+    }
+    if (L->deadline > 0 && emu_now() > L->deadline) {
+        loop_of(w->P, in->op, lp, sizeof lp);
+        emu_fail(w, in, -1, "the launch ran past its timeout of %g s (timeout_s; --timeout S, 0 = none) after %llu "
+                 "instructions of this wave%s", L->timeout_s, (unsigned long long)steps, lp);
+        return false;
+    }
+    if (__atomic_load_n(&L->stop_wg, __ATOMIC_RELAXED) < wk->wg_lin) {
+        /* a lower workgroup failed: its message wins, this one is dropped */
+        emu_fail(w, in, -1, "abandoned after an earlier workgroup's fault");
+        return false;
+    }
+    return true;
+}
+
+/* How many instructions the wave may run before the watchdog looks again. */
+static uint64_t watch_budget(const emu_wave *w, uint64_t steps) {
+    uint64_t lim = w->wk->max_steps, b = EMU_WATCH_EVERY;
+    if (lim && lim - steps < b) b = steps < lim ? lim - steps : 0;
+    return b;
+}
+
 static void run_wave(emu_wave *w) {
     const emu_ins *code = w->P->code;
-    uint64_t ni = 0, lo = 0;
+    uint64_t ni = 0, lo = 0, next = watch_budget(w, w->steps);
     for (;;) {
+        if (__builtin_expect(ni == next, 0)) {
+            if (!watchdog(w, &code[w->pc], w->steps + ni)) break;
+            next = ni + watch_budget(w, w->steps + ni);
+        }
         const emu_ins *in = &code[w->pc++];
         ni++;
         lo += popcount(w->exec);
         if (in->fn(w, in) != EMU_NEXT) break;
     }
+    w->steps += ni;
     w->wk->instructions += ni;
     w->wk->lane_ops += lo;
 }
@@ -367,6 +427,7 @@ static void init_waves(emu_worker *wk) {
         w->groups = 0;
         w->wg_groups = 0;
         w->wg_fenced = false;
+        w->steps = 0;
         uint64_t m = 0;
         for (uint32_t l = 0; l < P->W; l++) {
             uint32_t t = i * P->W + l;

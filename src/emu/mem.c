@@ -1,6 +1,6 @@
 /* rocke — emulator memory: global loads/stores through the buffer registry
- * (every access must lie inside one registered buffer, else the run stops
- * naming the nearest buffer), LDS accesses with their checks (bounds,
+ * (every access must lie inside its pointer's own buffer, the one the kernel
+ * parameter it came from points into, else the run stops naming both), LDS accesses with their checks (bounds,
  * pending async destinations, races between waves), buffer resources with
  * the hardware's range check, and atomics that stay atomic across the host
  * threads running workgroups. Layer: emu. */
@@ -10,16 +10,47 @@
 #include "emu_int.h"
 
 /* ---- the registry ---------------------------------------------------------------------- */
-static const emu_buf *find_buf(const rk_emu *E, uint64_t addr) {
+/* The buffer with the greatest base <= addr, or NULL. */
+static const emu_buf *buf_below(const rk_emu *E, uint64_t addr) {
     uint32_t lo = 0, hi = E->nbufs;
     while (lo < hi) {                        /* first buffer with base > addr */
         uint32_t mid = (lo + hi) / 2;
         if (E->bufs[mid].addr <= addr) lo = mid + 1;
         else hi = mid;
     }
-    if (!lo) return NULL;
-    const emu_buf *b = &E->bufs[lo - 1];
-    return addr - b->addr < b->bytes ? b : NULL;
+    return lo ? &E->bufs[lo - 1] : NULL;
+}
+
+static const emu_buf *find_buf(const rk_emu *E, uint64_t addr) {
+    const emu_buf *b = buf_below(E, addr);
+    return b && addr - b->addr < b->bytes ? b : NULL;
+}
+
+uint64_t emu_prov_of(const rk_emu *E, uint64_t addr, uint32_t param) {
+    const emu_buf *b = buf_below(E, addr);
+    if (!b || (addr - b->addr >= b->bytes && !(b->bytes == 0 && addr == b->addr))) return 0;
+    return EMU_PROV(b->addr, param + 1u);
+}
+
+size_t emu_prov_room(const rk_emu *E, uint64_t prov, uint64_t addr) {
+    const emu_buf *b = buf_below(E, EMU_PROV_BASE(prov));
+    if (!b || b->addr != EMU_PROV_BASE(prov) || addr < b->addr || addr - b->addr > b->bytes) return 0;
+    return b->bytes - (size_t)(addr - b->addr);
+}
+
+/* The source buffer of provenance prov (never 0). */
+static const emu_buf *prov_buf(emu_worker *wk, uint64_t prov) {
+    const emu_buf *b = wk->bcache;
+    uint64_t base = EMU_PROV_BASE(prov);
+    if (b && b->addr == base) return b;
+    b = buf_below(wk->L->emu, base);
+    return b && b->addr == base ? b : NULL;
+}
+
+/* "buffer 'A' [0x.., 0x..) (4096 bytes)" */
+static int buf_desc(const emu_buf *b, char *out, size_t cap) {
+    return snprintf(out, cap, "buffer '%s' [0x%llx, 0x%llx) (%zu bytes)", b->name ? b->name : "(unnamed)",
+                    (unsigned long long)b->addr, (unsigned long long)(b->addr + b->bytes), b->bytes);
 }
 
 /* "12 bytes past the end of buffer 'A' [0x.., 0x..) (4096 bytes)" */
@@ -34,28 +65,59 @@ static void describe_near(const rk_emu *E, uint64_t addr, uint32_t n, char *out,
                    : addr + n <= b->addr ? b->addr - (addr + n) : 0;
         if (d < dist) { dist = d; best = b; }
     }
-    const char *nm = best->name ? best->name : "(unnamed)";
+    char bd[200];
+    buf_desc(best, bd, sizeof bd);
     if (addr < best->addr)
-        snprintf(out, cap, "%llu bytes before buffer '%s' [0x%llx, 0x%llx) (%zu bytes)",
-                 (unsigned long long)(best->addr - addr), nm, (unsigned long long)best->addr,
-                 (unsigned long long)(best->addr + best->bytes), best->bytes);
+        snprintf(out, cap, "%llu bytes before %s", (unsigned long long)(best->addr - addr), bd);
     else
-        snprintf(out, cap, "%llu bytes past the end of buffer '%s' [0x%llx, 0x%llx) (%zu bytes)",
-                 (unsigned long long)(addr + n - (best->addr + best->bytes)), nm, (unsigned long long)best->addr,
-                 (unsigned long long)(best->addr + best->bytes), best->bytes);
+        snprintf(out, cap, "%llu bytes past the end of %s", (unsigned long long)(addr + n - (best->addr + best->bytes)), bd);
 }
 
-void *emu_gmem(emu_wave *w, const emu_ins *in, uint32_t lane, uint64_t addr, uint32_t n, bool write) {
-    emu_worker *wk = w->wk;
-    const emu_buf *b = wk->bcache;
-    if (b && addr - b->addr < b->bytes && n <= b->bytes - (addr - b->addr)) return b->host + (addr - b->addr);
-    b = find_buf(wk->L->emu, addr);
-    if (b && n <= b->bytes - (addr - b->addr)) {
-        wk->bcache = b;
-        return b->host + (addr - b->addr);
+/* An access outside its pointer's own buffer src: "4 bytes past the end of
+ * buffer 'C' [..) (..), the buffer of parameter %C the pointer comes from;
+ * the access lands inside buffer 'D' [..) (..)". */
+static void describe_prov(const emu_wave *w, uint64_t prov, const emu_buf *src, uint64_t addr, uint32_t n,
+                          char *out, size_t cap) {
+    uint32_t pi = EMU_PROV_PARAM(prov);
+    char sd[200], from[160] = "the buffer the pointer comes from", hd[220] = "lies in no buffer";
+    buf_desc(src, sd, sizeof sd);
+    if (pi && pi <= rk_kernel_nparams(w->P->k))
+        snprintf(from, sizeof from, "the buffer of parameter %%%s, which the pointer comes from",
+                 rk_kernel_param(w->P->k, pi - 1)->name);
+    const emu_buf *hit = find_buf(w->wk->L->emu, addr);
+    if (hit == src) {
+        snprintf(hd, sizeof hd, "starts inside it");
+    } else if (hit) {
+        int k = snprintf(hd, sizeof hd, "lands inside ");
+        buf_desc(hit, hd + k, sizeof hd - (size_t)k);
     }
-    char near[300];
-    describe_near(wk->L->emu, addr, n, near, sizeof near);
+    if (addr < src->addr)
+        snprintf(out, cap, "%llu bytes before %s, %s; the access %s", (unsigned long long)(src->addr - addr), sd, from, hd);
+    else
+        snprintf(out, cap, "%llu bytes past the end of %s, %s; the access %s",
+                 (unsigned long long)(addr + n - (src->addr + src->bytes)), sd, from, hd);
+}
+
+void *emu_gmem(emu_wave *w, const emu_ins *in, uint32_t lane, uint64_t addr, uint32_t n, uint64_t prov, bool write) {
+    emu_worker *wk = w->wk;
+    const emu_buf *b;
+    char near[700];
+    if (prov && (b = prov_buf(wk, prov)) != NULL) {
+        if (addr >= b->addr && addr - b->addr < b->bytes && n <= b->bytes - (addr - b->addr)) {
+            wk->bcache = b;
+            return b->host + (addr - b->addr);
+        }
+        describe_prov(w, prov, b, addr, n, near, sizeof near);
+    } else {
+        b = wk->bcache;
+        if (b && addr - b->addr < b->bytes && n <= b->bytes - (addr - b->addr)) return b->host + (addr - b->addr);
+        b = find_buf(wk->L->emu, addr);
+        if (b && n <= b->bytes - (addr - b->addr)) {
+            wk->bcache = b;
+            return b->host + (addr - b->addr);
+        }
+        describe_near(wk->L->emu, addr, n, near, sizeof near);
+    }
     emu_fail(w, in, (int)lane, "out-of-bounds global %s of %u bytes at 0x%llx: %s", write ? "write" : "read", n,
              (unsigned long long)addr, near);
     return NULL;
@@ -73,6 +135,20 @@ static void lds_where(const emu_prog *P, uint64_t off, char *out, size_t cap) {
         }
     }
     snprintf(out, cap, "LDS 0x%llx%s", (unsigned long long)off, off >= P->lds_static ? " (dynamic LDS)" : "");
+}
+
+bool emu_lds_within(emu_wave *w, const emu_ins *in, uint32_t lane, const emu_smem *s, uint64_t off, uint32_t n,
+                    const char *what) {
+    if (!s || (off >= s->offset && off + n <= (uint64_t)s->offset + s->bytes && off + n >= off)) return true;
+    uint64_t end = (uint64_t)s->offset + s->bytes;
+    char where[300];
+    lds_where(w->P, off < s->offset || off >= end ? off : end, where, sizeof where);
+    emu_fail(w, in, (int)lane, "%s [0x%llx, 0x%llx) leaves %s %s [0x%x, 0x%llx), the allocation its address comes "
+             "from (%llu bytes %s it; %s)", what, (unsigned long long)off, (unsigned long long)(off + n), s->name, s->type,
+             s->offset, (unsigned long long)end,
+             (unsigned long long)(off < s->offset ? s->offset - off : off + n - end), off < s->offset ? "before" : "past",
+             where);
+    return false;
 }
 
 static bool race(emu_wave *w, const emu_ins *in, uint32_t lane, uint64_t off, int kind, uint32_t other,
@@ -142,22 +218,28 @@ static int64_t index_of(const void *ix, uint32_t l, int64_t is64) {
 }
 
 /* Addresses of the active lanes; true when all of [lo, hi) lies in one
- * buffer, whose host base for address 0 is then *base (so the hot path moves
- * data without a lookup per lane). */
+ * buffer, the pointers' own (every active lane's pointer of one provenance),
+ * whose host base for address 0 is then *base (so the hot path moves data
+ * without a lookup per lane). */
 static bool lane_addrs(emu_wave *w, const emu_ins *in, uint64_t *addr, uint32_t nb, uint8_t **base) {
-    const uint64_t *p = REF(in->a);
+    const emu_fatptr *p = REF(in->a);
     const void *ix = REF(in->b);
-    uint64_t lo = UINT64_MAX, hi = 0, sz = (uint64_t)in->imm2;
+    uint64_t lo = UINT64_MAX, hi = 0, sz = (uint64_t)in->imm2, prov = p[emu_first_active(w)].prov, mixed = 0;
     FOR_ACTIVE(w, l) {
-        uint64_t a = p[l] + (uint64_t)index_of(ix, (uint32_t)l, in->imm) * sz;
+        uint64_t a = p[l].addr + (uint64_t)index_of(ix, (uint32_t)l, in->imm) * sz;
         addr[l] = a;
+        mixed |= p[l].prov ^ prov;
         if (a < lo) lo = a;
         if (a > hi) hi = a;
     }
-    if (lo > hi || hi + nb < hi) return false;
+    if (mixed || lo > hi || hi + nb < hi) return false;
     emu_worker *wk = w->wk;
     const emu_buf *b = wk->bcache;
-    if (!(b && lo - b->addr < b->bytes && hi + nb - b->addr <= b->bytes)) {
+    if (prov) {
+        if (!(b && b->addr == EMU_PROV_BASE(prov)) && !(b = prov_buf(wk, prov))) return false;
+        if (lo < b->addr || hi + nb - b->addr > b->bytes) return false;
+        wk->bcache = b;
+    } else if (!(b && lo - b->addr < b->bytes && hi + nb - b->addr <= b->bytes)) {
         b = find_buf(wk->L->emu, lo);
         if (!b || hi + nb - b->addr > b->bytes) return false;
         wk->bcache = b;
@@ -183,8 +265,9 @@ int emu_h_gload(emu_wave *w, const emu_ins *in) {
         default: FOR_ACTIVE(w, l) memcpy(d + l * nb, base + addr[l], nb); break;
         }
     } else {
+        const emu_fatptr *p = REF(in->a);
         FOR_ACTIVE(w, l) {
-            const void *h = emu_gmem(w, in, (uint32_t)l, addr[l], nb, false);
+            const void *h = emu_gmem(w, in, (uint32_t)l, addr[l], nb, p[l].prov, false);
             if (!h) return EMU_STOP;
             memcpy(d + l * nb, h, nb);
         }
@@ -206,8 +289,9 @@ int emu_h_gstore(emu_wave *w, const emu_ins *in) {
         default: FOR_ACTIVE(w, l) memcpy(base + addr[l], v + l * nb, nb); break;
         }
     } else {
+        const emu_fatptr *p = REF(in->a);
         FOR_ACTIVE(w, l) {
-            void *h = emu_gmem(w, in, (uint32_t)l, addr[l], nb, true);
+            void *h = emu_gmem(w, in, (uint32_t)l, addr[l], nb, p[l].prov, true);
             if (!h) return EMU_STOP;
             memcpy(h, v + l * nb, nb);
         }
@@ -220,12 +304,12 @@ int emu_h_gstore(emu_wave *w, const emu_ins *in) {
  * element indices, es = element bytes, m = elements). */
 int emu_h_coop_store(emu_wave *w, const emu_ins *in) {
     const uint8_t *v = REF(in->c);
-    const uint64_t *p = REF(in->a);
+    const emu_fatptr *p = REF(in->a);
     const void *ix = REF(in->b);
     FOR_ACTIVE(w, l) {
         for (uint32_t j = 0; j < in->m; j++) {
-            uint64_t addr = p[l] + (uint64_t)index_of(ix, (uint32_t)l * in->m + j, in->imm) * (uint64_t)in->imm2;
-            void *h = emu_gmem(w, in, (uint32_t)l, addr, in->es, true);
+            uint64_t addr = p[l].addr + (uint64_t)index_of(ix, (uint32_t)l * in->m + j, in->imm) * (uint64_t)in->imm2;
+            void *h = emu_gmem(w, in, (uint32_t)l, addr, in->es, p[l].prov, true);
             if (!h) return EMU_STOP;
             memcpy(h, v + ((size_t)l * in->m + j) * in->es, in->es);
         }
@@ -234,13 +318,41 @@ int emu_h_coop_store(emu_wave *w, const emu_ins *in) {
     return EMU_NEXT;
 }
 
-/* global_ptr_add: a + b bytes; an i32 offset is zero-extended (as lowered). */
+/* global_ptr_add: a + b bytes; an i32 offset is zero-extended (as lowered).
+ * The result keeps the pointer's provenance, wherever it points. */
 int emu_h_ptr_add(emu_wave *w, const emu_ins *in) {
-    uint64_t *d = REF(in->d);
-    const uint64_t *p = REF(in->a);
+    emu_fatptr *d = REF(in->d);
+    const emu_fatptr *p = REF(in->a);
     const void *o = REF(in->b);
     for (uint32_t l = 0; l < w->W; l++)
-        d[l] = p[l] + (in->imm ? ((const uint64_t *)o)[l] : (uint64_t)((const uint32_t *)o)[l]);
+        d[l] = (emu_fatptr){p[l].addr + (in->imm ? ((const uint64_t *)o)[l] : (uint64_t)((const uint32_t *)o)[l]),
+                            p[l].prov};
+    return EMU_NEXT;
+}
+
+/* arith.cmp of two pointers: their addresses; imm = the predicate's index
+ * in lt le gt ge eq ne ult ule ugt uge. */
+int emu_h_cmp_ptr(emu_wave *w, const emu_ins *in) {
+    uint8_t *d = REF(in->d);
+    const emu_fatptr *a = REF(in->a), *b = REF(in->b);
+    for (uint32_t l = 0; l < w->W; l++) {
+        uint64_t x = a[l].addr, y = b[l].addr;
+        int64_t sx = (int64_t)x, sy = (int64_t)y;
+        bool r = false;
+        switch (in->imm) {
+        case 0: r = sx < sy; break;
+        case 1: r = sx <= sy; break;
+        case 2: r = sx > sy; break;
+        case 3: r = sx >= sy; break;
+        case 4: r = x == y; break;
+        case 5: r = x != y; break;
+        case 6: r = x < y; break;
+        case 7: r = x <= y; break;
+        case 8: r = x > y; break;
+        default: r = x >= y; break;
+        }
+        d[l] = r;
+    }
     return EMU_NEXT;
 }
 
@@ -316,14 +428,26 @@ int emu_h_lds_atomic(emu_wave *w, const emu_ins *in) {
 }
 
 /* ---- buffer resources ------------------------------------------------------------------------ */
-/* rsrc: base a, num_records = low 32 bits of b (i64 when imm), word3 imm2. */
+/* rsrc: base a, num_records = low 32 bits of b (i64 when imm), word3 imm2.
+ * An active lane's descriptor must not reach past the base pointer's own
+ * buffer: out-of-range granules read 0 by design, but in-range ones would
+ * touch memory the kernel was not given. */
 int emu_h_rsrc(emu_wave *w, const emu_ins *in) {
     emu_vsharp *d = REF(in->d);
-    const uint64_t *p = REF(in->a);
+    const emu_fatptr *p = REF(in->a);
     const void *n = REF(in->b);
     for (uint32_t l = 0; l < w->W; l++)
-        d[l] = (emu_vsharp){p[l], in->imm ? (uint32_t)((const uint64_t *)n)[l] : ((const uint32_t *)n)[l],
-                        (uint32_t)in->imm2};
+        d[l] = (emu_vsharp){p[l].addr, in->imm ? (uint32_t)((const uint64_t *)n)[l] : ((const uint32_t *)n)[l],
+                            (uint32_t)in->imm2, p[l].prov};
+    FOR_ACTIVE(w, l) {
+        const emu_buf *b = d[l].prov && d[l].nrec ? prov_buf(w->wk, d[l].prov) : NULL;
+        if (!b || (d[l].base >= b->addr && d[l].base - b->addr <= b->bytes && d[l].nrec <= b->bytes - (d[l].base - b->addr)))
+            continue;
+        char sd[200];
+        buf_desc(b, sd, sizeof sd);
+        return emu_fail(w, in, (int)l, "buffer resource over [0x%llx, 0x%llx) (num_records %u) exceeds its source %s",
+                        (unsigned long long)d[l].base, (unsigned long long)(d[l].base + d[l].nrec), d[l].nrec, sd);
+    }
     return EMU_NEXT;
 }
 
@@ -339,14 +463,14 @@ int emu_h_bload(emu_wave *w, const emu_ins *in) {
     FOR_ACTIVE(w, l) {
         uint64_t off = (uint64_t)vo[l] + so[l];
         if (off + nb <= r[l].nrec) {
-            const void *h = emu_gmem(w, in, (uint32_t)l, r[l].base + off, nb, false);
+            const void *h = emu_gmem(w, in, (uint32_t)l, r[l].base + off, nb, r[l].prov, false);
             if (!h) return EMU_STOP;
             memcpy(d + l * nb, h, nb);
             continue;
         }
         for (uint32_t k = 0; k < nb; k += g) {
             if (off + k + g > r[l].nrec) continue;          /* out of range: reads 0 */
-            const void *h = emu_gmem(w, in, (uint32_t)l, r[l].base + off + k, g, false);
+            const void *h = emu_gmem(w, in, (uint32_t)l, r[l].base + off + k, g, r[l].prov, false);
             if (!h) return EMU_STOP;
             memcpy(d + l * nb + k, h, g);
         }
@@ -364,7 +488,7 @@ int emu_h_bstore(emu_wave *w, const emu_ins *in) {
         uint64_t off = (uint64_t)vo[l] + so[l];
         for (uint32_t k = 0; k < nb; k += g) {
             if (off + k + g > r[l].nrec) continue;          /* out of range: dropped */
-            void *h = emu_gmem(w, in, (uint32_t)l, r[l].base + off + k, g, true);
+            void *h = emu_gmem(w, in, (uint32_t)l, r[l].base + off + k, g, r[l].prov, true);
             if (!h) return EMU_STOP;
             memcpy(h, v + l * nb + k, g);
         }
@@ -409,7 +533,7 @@ static uint64_t apply(int kind, uint64_t old, uint64_t v, uint32_t es) {
 
 int emu_h_gatomic(emu_wave *w, const emu_ins *in) {
     uint8_t *d = REF(in->d);
-    const uint64_t *p = REF(in->a);
+    const emu_fatptr *p = REF(in->a);
     const void *ix = REF(in->b);
     const uint8_t *v = REF(in->c);
     const uint8_t *nv = in->nargs ? REF(in->args[0]) : NULL;
@@ -417,8 +541,8 @@ int emu_h_gatomic(emu_wave *w, const emu_ins *in) {
     int kind = (int)in->imm;
     memset(d, 0, (size_t)w->W * es);
     FOR_ACTIVE(w, l) {
-        uint64_t addr = p[l] + (uint64_t)index_of(ix, (uint32_t)l, in->imm2 & 1) * (uint64_t)(in->imm2 >> 1);
-        void *h = emu_gmem(w, in, (uint32_t)l, addr, es, true);
+        uint64_t addr = p[l].addr + (uint64_t)index_of(ix, (uint32_t)l, in->imm2 & 1) * (uint64_t)(in->imm2 >> 1);
+        void *h = emu_gmem(w, in, (uint32_t)l, addr, es, p[l].prov, true);
         if (!h) return EMU_STOP;
         if (addr % es)
             return emu_fail(w, in, (int)l, "atomic access of %u bytes at 0x%llx is not %u-byte aligned", es,

@@ -65,8 +65,18 @@ static rk_tile_row make_view(rk_kernel *k, rk_value ptr, rk_scalar elem, rk_valu
         r.len = rk_build_add(k, n, shift);
     }
     if (tail == RK_TAIL_BUFFER) {
-        rk_value nbytes = rk_build_mul(k, r.len, ci(k, (int32_t)esize));
-        r.rsrc = rk_build_buffer_rsrc(k, r.base, nbytes);
+        /* the buffer view covers exactly the row's own elements (a shifted
+         * view's base may lie before the tensor): its offsets count from the
+         * row's first element, lo elements past base (rsrc_off) */
+        rk_value first = r.base;
+        if (r.shifted) {
+            rk_value lo64 = rk_build_zext(k, r.lo, RK_T_I64);
+            rk_value lob = rk_build_mul(k, lo64, rk_const_i64(k, esize));
+            first = rk_build_global_ptr_add(k, r.base, lob);
+        }
+        rk_value cnt = r.shifted ? rk_build_sub(k, r.len, r.lo) : r.len;
+        rk_value nbytes = rk_build_mul(k, cnt, ci(k, (int32_t)esize));
+        r.rsrc = rk_build_buffer_rsrc(k, first, nbytes);
     }
     return r;
 }
@@ -102,11 +112,20 @@ static rk_value elem_valid(rk_kernel *k, const rk_tile_row *r, rk_value idx) {
 
 /* Byte offset of element idx in a buffer view; elements before lo of a
  * split view go past the end instead (read 0, writes dropped). */
+/* The byte offset of element idx in the row's buffer view, which starts at
+ * the row's first element (lo in a shifted view). */
+static rk_value rsrc_off(rk_kernel *k, const rk_tile_row *r, rk_value idx) {
+    if (!r->shifted) return byte_off(k, r, idx);
+    rk_value rel = rk_build_sub(k, idx, r->lo);
+    return byte_off(k, r, rel);
+}
+
 static rk_value buffer_off(rk_kernel *k, const rk_tile_row *r, rk_value idx) {
-    rk_value voff = byte_off(k, r, idx);
+    rk_value voff = rsrc_off(k, r, idx);
     if (!r->shifted) return voff;
+    /* the head's padding elements read 0 and drop stores: past the view's end */
     rk_value head = rk_build_cmp(k, "lt", idx, r->lo);
-    rk_value end = byte_off(k, r, r->len);
+    rk_value end = rsrc_off(k, r, r->len);
     return rk_build_select(k, head, end, voff);
 }
 
@@ -182,7 +201,7 @@ static void store_elem(rk_kernel *k, const rk_tile_row *r, rk_value idx, rk_valu
 
 static rk_value load_vec(rk_kernel *k, const rk_tile_row *r, rk_value off) {
     if (r->tail == RK_TAIL_BUFFER) {
-        rk_value soff = ci(k, 0), voff = byte_off(k, r, off);
+        rk_value soff = ci(k, 0), voff = rsrc_off(k, r, off);
         return rk_load_buffer(k, r->rsrc, voff, soff, (rk_type){r->elem}, r->vec);
     }
     return rk_load_global(k, r->base, off, r->vec);
@@ -190,7 +209,7 @@ static rk_value load_vec(rk_kernel *k, const rk_tile_row *r, rk_value off) {
 
 static void store_vec(rk_kernel *k, const rk_tile_row *r, rk_value off, rk_value v) {
     if (r->tail == RK_TAIL_BUFFER) {
-        rk_value soff = ci(k, 0), voff = byte_off(k, r, off);
+        rk_value soff = ci(k, 0), voff = rsrc_off(k, r, off);
         rk_store_buffer(k, r->rsrc, voff, soff, v);
     } else {
         rk_store_global(k, r->base, off, v);

@@ -124,6 +124,8 @@ static inline rk_kernel *et_op_kernel(rk_opcode code, const rk_type *in_t, uint3
         if (!rk_type_eq(et_mem_type(k, in_t[j]), in_t[j]))
             in[j] = rk_emit_convert(k, c > 1 ? RK_OP_VTRUNC : RK_OP_TRUNC, in[j], in_t[j]);
     }
+    /* generic over the opcode the table row names (one harness for many ops): raw emission, then the
+     * table's own check; typed builders take no opcode */
     rk_op *op = rk_emit(k, code, in, nin, &out_t, 1);
     if (attrs) attrs(k, op, ud);
     rk_op_check(k, op);

@@ -1,5 +1,5 @@
 /* rocke tests — builders shared by the Hopper emulator tests (wgmma, TMA,
- * mbarriers): ops emitted generically with their attributes, an aligned LDS
+ * mbarriers): the ops through their typed builders, an aligned LDS
  * allocation, "thread 0 only" sections. Header-only. Layer: tests. */
 #ifndef ROCKE_TESTS_HOPPER_TEST_H
 #define ROCKE_TESTS_HOPPER_TEST_H
@@ -10,41 +10,30 @@ static inline rk_value ht_c32(rk_kernel *k, int32_t v) { return rk_const_i32(k, 
 
 /* smem<elem, [n]> aligned to align bytes */
 static inline rk_value ht_alloc(rk_kernel *k, rk_type elem, uint32_t n, int64_t align) {
-    rk_value a = rk_build_smem_alloc(k, elem, &n, 1);
-    rk_op *op = rk_value_def(k, a);
-    if (op && align > 16) rk_op_set_int(k, op, "align", align);
-    return a;
-}
-
-/* An op without results, checked. */
-static inline rk_op *ht_emit0(rk_kernel *k, rk_opcode code, const rk_value *in, uint32_t nin) {
-    rk_op *op = rk_emit(k, code, in, nin, NULL, 0);
-    if (op) rk_op_check(k, op);
-    return op;
+    const rk_smem_alloc_opts none = {0}, aligned = {.align = RK_SOME(align)};
+    return rk_build_smem_alloc_ex(k, elem, &n, 1, align > 16 ? &aligned : &none);
 }
 
 static inline void ht_mbar_init(rk_kernel *k, rk_value bars, int32_t i, rk_value count) {
-    rk_value in[3] = {bars, ht_c32(k, i), count};
-    ht_emit0(k, RK_OP_MBARRIER_INIT, in, 3);
+    rk_value idx = ht_c32(k, i);
+    rk_build_mbarrier_init(k, bars, idx, count);
 }
 static inline void ht_mbar_arrive(rk_kernel *k, rk_value bars, int32_t i) {
-    rk_value in[2] = {bars, ht_c32(k, i)};
-    ht_emit0(k, RK_OP_MBARRIER_ARRIVE, in, 2);
+    rk_value idx = ht_c32(k, i);
+    rk_build_mbarrier_arrive(k, bars, idx);
 }
 static inline void ht_mbar_expect(rk_kernel *k, rk_value bars, int32_t i, int32_t tx) {
     rk_value idx = ht_c32(k, i), t = ht_c32(k, tx);
-    rk_value in[3] = {bars, idx, t};
-    ht_emit0(k, RK_OP_MBARRIER_ARRIVE_EXPECT_TX, in, 3);
+    rk_build_mbarrier_arrive_expect_tx(k, bars, idx, t);
 }
 static inline void ht_mbar_wait(rk_kernel *k, rk_value bars, int32_t i, rk_value parity) {
-    rk_value in[3] = {bars, ht_c32(k, i), parity};
-    ht_emit0(k, RK_OP_MBARRIER_WAIT, in, 3);
+    rk_value idx = ht_c32(k, i);
+    rk_build_mbarrier_wait(k, bars, idx, parity);
 }
 /* TMA of the box at (x = column, y = row) into dst from element 0 */
 static inline void ht_tma(rk_kernel *k, rk_value map, rk_value dst, rk_value bars, int32_t bar, rk_value x, rk_value y) {
     rk_value zero = ht_c32(k, 0), b = ht_c32(k, bar);
-    rk_value in[7] = {map, dst, zero, bars, b, x, y};
-    ht_emit0(k, RK_OP_TMA_LOAD_2D, in, 7);
+    rk_build_tma_load_2d(k, map, dst, zero, bars, b, x, y);
 }
 static inline rk_value ht_tensormap_param(rk_kernel *k, const char *name) {
     rk_param_abi tm = {.tensormap = true};
@@ -59,36 +48,21 @@ static inline void ht_thread0_begin(rk_kernel *k) {
 }
 
 static inline rk_value ht_wgmma_desc(rk_kernel *k, rk_value smem, int32_t idx, int64_t lbo, int64_t sbo, int64_t sw) {
-    rk_type i64 = RK_T_I64;
-    rk_value in[2] = {smem, ht_c32(k, idx)};
-    rk_op *op = rk_emit(k, RK_OP_WGMMA_DESC, in, 2, &i64, 1);
-    rk_op_set_int(k, op, "lbo", lbo);
-    rk_op_set_int(k, op, "sbo", sbo);
-    if (sw) rk_op_set_int(k, op, "swizzle", sw);
-    rk_op_check(k, op);
-    return rk_op_result(op);
+    rk_value ix = ht_c32(k, idx);
+    const rk_wgmma_desc_opts o = {.swizzle = {sw != 0, sw}};
+    return rk_build_wgmma_desc_ex(k, smem, ix, lbo, sbo, &o);
 }
 
 static inline rk_value ht_wgmma(rk_kernel *k, rk_value acc, rk_value da, rk_value db, uint32_t n, bool bf16, bool ta,
                                 bool tb, bool scale_d) {
-    rk_type t = rk_value_type(k, acc);
-    rk_value in[3] = {acc, da, db};
-    rk_op *op = rk_emit(k, RK_OP_WGMMA, in, 3, &t, 1);
-    rk_op_set_int(k, op, "n", n);
-    rk_op_set_str(k, op, "dtype", bf16 ? "bf16" : "f16");
-    if (ta) rk_op_set_bool(k, op, "trans_a", true);
-    if (tb) rk_op_set_bool(k, op, "trans_b", true);
-    if (!scale_d) rk_op_set_bool(k, op, "scale_d", false);
-    rk_op_check(k, op);
-    return rk_op_result(op);
+    const rk_wgmma_opts o = {.trans_a = {ta, true}, .trans_b = {tb, true}, .scale_d = {!scale_d, false}};
+    return rk_build_wgmma_ex(k, bf16 ? "bf16" : "f16", acc, da, db, n, &o);
 }
 
 static inline rk_value ht_wgmma_wait(rk_kernel *k, rk_value acc, int64_t n) {
-    rk_type t = rk_value_type(k, acc);
-    rk_op *op = rk_emit(k, RK_OP_WGMMA_WAIT_GROUP, &acc, 1, &t, 1);
-    rk_op_set_int(k, op, "n", n);
-    rk_op_check(k, op);
-    return rk_op_result(op);
+    rk_value out;
+    rk_build_wgmma_wait_group(k, n, &acc, 1, &out);
+    return out;
 }
 
 #endif

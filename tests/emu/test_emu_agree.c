@@ -267,19 +267,16 @@ static void t_tr16_b128(void **state) {
     rk_value row = rk_build_and(k, rk_build_add(k, rk_build_mul(k, l, rk_const_i32(k, 37)), rk_const_i32(k, 11)),
                                 rk_const_i32(k, 63));
     rk_value a = rk_build_mul(k, row, c8), a4 = rk_build_add(k, a, c4);
-    rk_type t8 = rk_type_vec(k, RK_T_F16, 8), t4 = rk_type_vec(k, RK_T_F16, 4);
-    rk_value in[2] = {sm, a};
-    rk_op *w = rk_emit(k, RK_OP_DS_READ_TR16_B128, in, 2, &t8, 1);
-    rk_op_check(k, w);
-    rk_op *lo = rk_emit(k, RK_OP_DS_READ_TR16_B64, in, 2, &t4, 1);
-    rk_op_check(k, lo);
-    in[1] = a4;
-    rk_op *hi = rk_emit(k, RK_OP_DS_READ_TR16_B64, in, 2, &t4, 1);
-    rk_op_check(k, hi);
+    rk_value w = rk_build_ds_read_tr16_b128(k, sm, &a);
+    rk_value lo = rk_build_ds_read_tr16_b64(k, sm, &a);
+    rk_value hi = rk_build_ds_read_tr16_b64(k, sm, &a4);
     rk_value o16 = rk_build_mul(k, l, rk_const_i32(k, 16));
-    rk_store_global(k, O, o16, rk_op_result(w));
-    rk_store_global(k, O, rk_build_add(k, o16, c8), rk_op_result(lo));
-    rk_store_global(k, O, rk_build_add(k, o16, rk_const_i32(k, 12)), rk_op_result(hi));
+    rk_store_global(k, O, o16, w);
+    rk_value o8 = rk_build_add(k, o16, c8);
+    rk_store_global(k, O, o8, lo);
+    rk_value c12 = rk_const_i32(k, 12);
+    rk_value o12 = rk_build_add(k, o16, c12);
+    rk_store_global(k, O, o12, hi);
     rk_build_return(k);
     et_finish(k);
     uint16_t tile[512], o[64 * 16];

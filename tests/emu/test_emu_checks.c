@@ -151,10 +151,8 @@ static void t_atomics_not_racy(void **state) {
     rk_build_sync(k);
     rk_value bin = rk_build_and(k, tid, rk_const_i32(k, 3));
     rk_value one = rk_const_i32(k, 1);
-    rk_value in[3] = {sm, bin, one};
-    rk_type ti = RK_T_I32;
-    rk_op *op = rk_emit(k, RK_OP_LDS_ATOMIC_ADD, in, 3, &ti, 1);
-    rk_op_check(k, op);
+    rk_value old = rk_build_lds_atomic_add(k, sm, &bin, one);
+    (void)old;
     rk_build_sync(k);
     rk_if_begin(k, lt4);
     rk_value v = rk_load_smem(k, sm, &tid, 1);
@@ -295,10 +293,7 @@ static rk_kernel *dma_kernel(int mode) {
     rk_value tid = rk_build_thread_id(k, 0);
     rk_value vo = rk_build_mul(k, tid, rk_const_i32(k, 4));
     rk_value zero = rk_const_i32(k, 0);
-    rk_value ops[4] = {rs, sm, vo, zero};
-    rk_op *op = rk_emit(k, RK_OP_ASYNC_BUFFER_LOAD_LDS, ops, 4, NULL, 0);
-    rk_op_set_int(k, op, "dwords", 1);
-    rk_op_check(k, op);
+    rk_build_async_buffer_load_lds(k, rs, sm, vo, zero, 1);
     if (mode == 0) rk_build_s_waitcnt(k, 0, -1, -1);
     if (mode == 1) rk_build_sync_lds_only(k);
     else rk_build_sync(k);

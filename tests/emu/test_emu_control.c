@@ -286,10 +286,7 @@ static rk_kernel *named_kernel(int count) {
     for (int half = 0; half < 2; half++) {
         rk_value c = half ? rk_build_xor(k, lo, rk_const_bool(k, true)) : lo;
         rk_if_begin(k, c);
-        rk_op *op = rk_emit(k, RK_OP_NAMED_BARRIER, NULL, 0, NULL, 0);
-        rk_op_set_int(k, op, "id", 1 + half);
-        rk_op_set_int(k, op, "count", count);
-        rk_op_check(k, op);
+        rk_build_named_barrier(k, 1 + half, count);
         rk_if_end(k, NULL, 0);
     }
     /* read the other warp of the pair: tid ^ 32 */

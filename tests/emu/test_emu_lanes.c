@@ -24,6 +24,8 @@ static void run(const char *target, rk_opcode code, uint32_t nin, rk_type t0, rk
     rk_if_begin(k, on);
     rk_value in[3] = {va, vb, vc};
     rk_type rts[2] = {rt, rt};
+    /* generic over the opcode the table row names (one harness for many ops): raw emission, then the
+     * table's own check; typed builders take no opcode */
     rk_op *op = rk_emit(k, code, in, nin, rts, nout);
     if (f) f(k, op, ud);
     if (!rk_op_check(k, op)) printf("%s\n", rk_error_message());

@@ -188,10 +188,7 @@ static void test_refusals(void **state) {
     uint32_t dims[] = {1024};
     rk_value s = rk_build_smem_alloc(k, RK_T_F32, dims, 1);
     z = rk_const_i32(k, 0);
-    const rk_value in[] = {r, s, z, z};
-    rk_op *op = rk_emit(k, RK_OP_ASYNC_BUFFER_LOAD_LDS, in, 4, NULL, 0);
-    rk_op_set_int(k, op, "dwords", 4);
-    assert_true(rk_op_check(k, op));
+    rk_build_async_buffer_load_lds(k, r, s, z, z, 4);
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     assert_int_equal(rk_lower_llvm(k, tgt("gfx942"), RK_LLVM22, &ll), RK_ERR_UNSUPPORTED);
     expect_has(rk_error_message(), "16 bytes per lane needs gfx950");
@@ -550,12 +547,10 @@ static void shuffles(variants *v) {
                     rk_value tid = rk_build_thread_id(k, 0);
                     rk_value x = rk_load_global(k, p, tid, 1);
                     rk_value b = dyn ? rk_load_global(k, q, tid, 1) : rk_const_i32(k, m == 1 ? 3 : 2);
-                    const rk_value in[] = {x, b};
-                    rk_op *op = rk_emit(k, RK_OP_SHUFFLE, in, 2, &t, 1);
-                    rk_op_set_str(k, op, "mode", modes[m]);
-                    if (widths[w]) rk_op_set_int(k, op, "width", widths[w]);
-                    assert_true(rk_op_check(k, op));
-                    rk_store_global(k, p, tid, rk_op_result(op));
+                    const rk_shuffle_opts so = {.width = {widths[w] != 0, widths[w]}};
+                    rk_value sh = rk_build_shuffle_ex(k, modes[m], x, b, &so);
+                    assert_true(rk_type_eq(rk_value_type(k, sh), t));
+                    rk_store_global(k, p, tid, sh);
                     add(v, k);
                 }
 }
@@ -636,19 +631,17 @@ static void lane_attrs(variants *v) {
         rk_value p = param_ptr(k, "P", RK_T_I32);
         rk_value tid = rk_build_thread_id(k, 0);
         rk_value x = rk_load_global(k, p, tid, 1);
-        rk_type t = RK_T_I32;
-        rk_op *op;
+        rk_value r;
         if (i < sizeof kinds / sizeof kinds[0]) {
-            op = rk_emit(k, RK_OP_WAVE_REDUCE, &x, 1, &t, 1);
-            rk_op_set_str(k, op, "reduce_op", kinds[i]);
-            rk_op_set_int(k, op, "strategy", (int64_t)(i % 3));
+            const rk_wave_reduce_opts wo = {.strategy = RK_SOME((int64_t)(i % 3))};
+            r = rk_build_wave_reduce_ex(k, kinds[i], x, &wo);
         } else {
-            op = rk_emit(k, RK_OP_MOV_DPP, &x, 1, &t, 1);
-            rk_op_set_int(k, op, i % 2 ? "row_shl" : "row_shr", i % 4 == 2 ? 15 : 1);
-            rk_op_set_bool(k, op, "bound_ctrl", i >= sizeof kinds / sizeof kinds[0] + 2);
+            int64_t sh = i % 4 == 2 ? 15 : 1;
+            const rk_mov_dpp_opts shl = {.row_shl = RK_SOME(sh), .bound_ctrl = RK_SOME(i >= sizeof kinds / sizeof kinds[0] + 2)};
+            const rk_mov_dpp_opts shr = {.row_shr = RK_SOME(sh), .bound_ctrl = RK_SOME(i >= sizeof kinds / sizeof kinds[0] + 2)};
+            r = rk_build_mov_dpp_ex(k, x, i % 2 ? &shl : &shr);
         }
-        assert_true(rk_op_check(k, op));
-        rk_store_global(k, p, tid, rk_op_result(op));
+        rk_store_global(k, p, tid, r);
         add(v, k);
     }
 }
@@ -682,10 +675,8 @@ static void test_wave_all_active_mask(void **state) {
     rk_value p = param_ptr(k, "P", RK_T_I32);
     rk_value tid = rk_build_thread_id(k, 0);
     rk_value x = rk_load_global(k, p, tid, 1);
-    rk_type i32 = RK_T_I32;
-    rk_op *op = rk_emit(k, RK_OP_WAVE_ALL, &x, 1, &i32, 1);
-    assert_true(rk_op_check(k, op));
-    rk_store_global(k, p, tid, rk_op_result(op));
+    rk_value all = rk_build_wave_all(k, x);
+    rk_store_global(k, p, tid, all);
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     char *ll = lower_ok(k, "gfx942", RK_LLVM22);
     expect_has(ll, "call i64 @llvm.amdgcn.ballot.i64(i1 true)");

@@ -109,12 +109,8 @@ static rk_kernel *atom_kernel(const rk_mma_atom *a, const rk_target *t) {
     if (a->scaled) {
         rk_value one = rk_const_i32(k, 127);   /* E8M0 127 = 1.0 */
         rk_value in[5] = {va, va, vc, tid, one};
-        rk_type ct = rk_value_type(k, vc);
-        rk_op *op = rk_emit(k, RK_OP_MMA, in, 5, &ct, 1);
-        rk_op_set_str(k, op, "op_id", a->op_id);
-        rk_op_set_int(k, op, "opsel_a", 2);
-        rk_op_check(k, op);
-        d = rk_op_result(op);
+        const rk_mma_opts mo = {.opsel_a = RK_SOME(2)};
+        d = rk_build_mma_arr(k, a->op_id, in, 5, &mo);
     } else {
         d = rk_build_mma(k, a->op_id, va, va, vc);
     }

@@ -61,13 +61,9 @@ static rk_kernel *atom_kernel(const spec *sp) {
         rk_value_set_hint(k, in[3], "sa");
         rk_value_set_hint(k, in[4], "sb");
     }
-    rk_type ct = rk_value_type(k, in[2]);
-    rk_op *op = rk_emit(k, RK_OP_MMA, in, nin, &ct, 1);
-    rk_op_set_str(k, op, "op_id", sp->op_id);
-    if (sp->opsel_a >= 0) rk_op_set_int(k, op, "opsel_a", sp->opsel_a);
-    if (sp->opsel_b >= 0) rk_op_set_int(k, op, "opsel_b", sp->opsel_b);
-    rk_op_check(k, op);
-    rk_store_global(k, pc, ic, rk_op_result(op));
+    const rk_mma_opts mo = {.opsel_a = {sp->opsel_a >= 0, sp->opsel_a}, .opsel_b = {sp->opsel_b >= 0, sp->opsel_b}};
+    rk_value d = rk_build_mma_arr(k, sp->op_id, in, nin, &mo);
+    rk_store_global(k, pc, ic, d);
     rk_build_return(k);
     return k;
 }

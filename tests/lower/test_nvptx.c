@@ -554,9 +554,7 @@ static void test_tma_and_mbarrier(void **state) {
     uint32_t nd = 1024, nb = 1;
     rk_value dst = rk_build_smem_alloc(k, RK_T_F32, &nd, 1), bars = rk_build_smem_alloc(k, RK_T_I64, &nb, 1);
     rk_value four = rk_const_i32(k, 4), zero = rk_const_i32(k, 0);
-    rk_value in[7] = {map, dst, four, bars, zero, zero, zero};
-    rk_op *op = rk_emit(k, RK_OP_TMA_LOAD_2D, in, 7, NULL, 0);
-    assert_true(rk_op_check(k, op));
+    rk_build_tma_load_2d(k, map, dst, four, bars, zero, zero, zero);
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     assert_int_equal(rk_lower_llvm(k, tgt("sm_90"), RK_LLVM22, &ll), RK_ERR_INVALID);
     expect_has(rk_error_message(), "128-byte aligned");
@@ -567,8 +565,10 @@ static void test_tma_and_mbarrier(void **state) {
     zero = rk_const_i32(k, 0);
     dst = rk_build_smem_alloc(k, RK_T_F32, &nd, 1);
     bars = rk_build_smem_alloc(k, RK_T_I64, &nb, 1);
+    /* deliberately ill-formed (operand 0 is not a tensormap parameter): emitted raw so the
+     * check itself is what is tested */
     rk_value in2[7] = {map, dst, zero, bars, zero, zero, zero};
-    op = rk_emit(k, RK_OP_TMA_LOAD_2D, in2, 7, NULL, 0);
+    rk_op *op = rk_emit(k, RK_OP_TMA_LOAD_2D, in2, 7, NULL, 0);
     assert_false(rk_op_check(k, op));
     expect_has(rk_builder_error(k), "tensormap");
     rk_kernel_free(k);
@@ -637,9 +637,8 @@ static void test_cross_lane(void **state) {
     rk_value out = rk_add_param(k, "out", rk_type_ptr(k, RK_T_I32, RK_AS_GLOBAL), NULL);
     rk_value o64 = rk_add_param(k, "o64", rk_type_ptr(k, RK_T_I64, RK_AS_GLOBAL), NULL);
     rk_value tid = rk_build_thread_id(k, 0), one = rk_const_i32(k, 1);
-    rk_value x = rk_build_shuffle(k, "xor", tid, one);
-    rk_op *d = rk_value_def(k, x);
-    rk_op_set_int(k, d, "width", 8);
+    const rk_shuffle_opts w8 = {.width = RK_SOME(8)};
+    rk_value x = rk_build_shuffle_ex(k, "xor", tid, one, &w8);
     rk_value up = rk_build_shuffle(k, "up", x, one);
     rk_value b = rk_build_wave_ballot(k, rk_build_cmp(k, "lt", up, rk_const_i32(k, 5)));
     rk_store_global(k, out, tid, up);
@@ -688,8 +687,8 @@ static void test_kernel_attrs_and_refusals(void **state) {
     k = rk_kernel_new("wide");
     rk_value o = rk_add_param(k, "o", rk_type_ptr(k, RK_T_I32, RK_AS_GLOBAL), NULL);
     rk_value tid = rk_build_thread_id(k, 0);
-    rk_value x = rk_build_shuffle(k, "idx", tid, tid);
-    rk_op_set_int(k, rk_value_def(k, x), "width", 64);
+    const rk_shuffle_opts w64 = {.width = RK_SOME(64)};
+    rk_value x = rk_build_shuffle_ex(k, "idx", tid, tid, &w64);
     rk_store_global(k, o, tid, x);
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     assert_int_equal(rk_lower_llvm(k, tgt("sm_90"), RK_LLVM22, &ll), RK_ERR_UNSUPPORTED);
@@ -707,8 +706,8 @@ static void test_smem_pool(void **state) {
     rk_kernel *k = rk_kernel_new("big");
     rk_value o = rk_add_param(k, "o", rk_type_ptr(k, RK_T_F32, RK_AS_GLOBAL), NULL);
     uint32_t d = 16384;
-    rk_value s = rk_build_smem_alloc(k, RK_T_F32, &d, 1);
-    rk_op_set_int(k, rk_value_def(k, s), "align", 1024);
+    const rk_smem_alloc_opts a1024 = {.align = RK_SOME(1024)};
+    rk_value s = rk_build_smem_alloc_ex(k, RK_T_F32, &d, 1, &a1024);
     rk_value tid = rk_build_thread_id(k, 0);
     rk_store_smem(k, s, &tid, rk_const_f32(k, 1.0f));
     rk_build_sync(k);
