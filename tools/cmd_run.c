@@ -262,7 +262,7 @@ int cmd_run(int argc, char **argv) {
     rk_problem_diff c = {0};
     if (verify) {
         for (uint32_t i = 0; i < r.p.sig.n; i++)
-            if (r.p.sig.p[i].role == RK_KP_OUT &&
+            if ((r.p.sig.p[i].role == RK_KP_OUT || r.p.sig.p[i].role == RK_KP_INOUT) &&
                 rk_mem_copy_dtoh(r.dev, r.p.buf[i].data, r.dptr[i], r.p.buf[i].bytes)) {
                 rc = cli_fail("run");
                 goto out;
