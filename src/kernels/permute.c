@@ -122,8 +122,9 @@ static tile_pos locate(rk_kernel *k, const rk_transpose_spec *s, rk_value M, rk_
     tile_pos tp;
     rk_value bid = rk_build_block_id(k, 0);
     rk_value tn1 = kn_i32(k, (int32_t)s->tile_n - 1), tm1 = kn_i32(k, (int32_t)s->tile_m - 1);
-    rk_value ntn = rk_build_lshr(k, rk_build_add(k, N, tn1), kn_i32(k, (int32_t)shift_of(s->tile_n)));
-    rk_value ntm = rk_build_lshr(k, rk_build_add(k, M, tm1), kn_i32(k, (int32_t)shift_of(s->tile_m)));
+    rk_value sn = kn_i32(k, (int32_t)shift_of(s->tile_n)), sm = kn_i32(k, (int32_t)shift_of(s->tile_m));
+    rk_value ntn = rk_build_lshr(k, rk_build_add(k, N, tn1), sn);
+    rk_value ntm = rk_build_lshr(k, rk_build_add(k, M, tm1), sm);
     rk_value per_matrix = rk_build_mul(k, ntm, ntn);
     rk_value b = rk_build_udiv(k, bid, per_matrix);
     rk_value in_b = rk_build_sub(k, bid, rk_build_mul(k, b, per_matrix));
