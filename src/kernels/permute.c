@@ -49,30 +49,16 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64
     }
 }
 
-static uint32_t lds_bytes(const rk_transpose_spec *s) {
-    return s->tile_m * (s->tile_n + s->lds_pad) * rk_tile_elem_bytes(s->dtype);
-}
-
+/* The transpose family's checks (the same spec), and at most 16 vectors
+ * per thread (the build keeps them all in flight). */
 static rk_status validate(const rk_instance *in, const rk_target *t) {
+    rk_status st = kn_transpose.validate(in, t);
+    if (st) return st;
     const rk_transpose_spec *s = &in->u.transpose;
-    uint32_t e = rk_tile_elem_bytes(s->dtype);
-    if (s->vec * e > 16)
-        return rk_fail(RK_ERR_INVALID, "knob 'vec' must be at most %u for %s (16-byte accesses), got %u", 16 / e,
-                       kn_dtype_name(s->dtype), s->vec);
-    if (s->tile_m % s->vec || s->tile_n % s->vec)
-        return rk_fail(RK_ERR_INVALID, "knobs 'tile_m' and 'tile_n' must be multiples of vec (%u), got %ux%u",
-                       s->vec, s->tile_m, s->tile_n);
-    if (s->block_size > t->max_workgroup)
-        return rk_fail(RK_ERR_INVALID, "knob 'block_size' must be at most %u on %s, got %u", t->max_workgroup,
-                       t->name, s->block_size);
-    uint32_t items = s->tile_m * s->tile_n / s->vec;
-    if (items % s->block_size || items / s->block_size > 16)
-        return rk_fail(RK_ERR_INVALID, "knob 'block_size' must divide tile_m*tile_n/vec = %u into at most 16 "
-                       "vectors per thread, got %u", items, s->block_size);
-    uint32_t cap = t->lds_bytes < 49152 ? t->lds_bytes : 49152;
-    if (lds_bytes(s) > cap)
-        return rk_fail(RK_ERR_INVALID, "knobs 'tile_m' x ('tile_n' + 'lds_pad') need %u bytes of LDS, at most %u",
-                       lds_bytes(s), cap);
+    uint32_t per_thread = s->tile_m * s->tile_n / s->vec / s->block_size;
+    if (per_thread > 16)
+        return rk_fail(RK_ERR_INVALID, "knob 'block_size' must be at least tile_m*tile_n/vec/16 = %u (at most 16 "
+                       "vectors per thread), got %u", s->tile_m * s->tile_n / s->vec / 16, s->block_size);
     return RK_OK;
 }
 
