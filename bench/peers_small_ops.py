@@ -74,6 +74,56 @@ def bench(fn):
     return do_bench(fn, warmup=25, rep=100, return_mode="median")
 
 
+# The fused ops at the shapes scripts/device-prepare.sh builds them (FUSED).
+FUSED_SHAPES = {
+    "add_rmsnorm_quant": [(32768, 4096), (4096, 8192)],
+    "rope": [(4096, 32, 8, 128, 64, 8192)],
+    "topk_softmax": [(16384, 128, 8), (16384, 64, 2)],
+    "permute": [(16, 2048, 2048), (64, 1000, 257)],
+}
+
+
+def fused_cases(dt):
+    """(op, shape, bytes, {impl: fn}) for each fused op, bytes as rocke's cost."""
+    e = torch.empty((), dtype=dt).element_size()
+    for M, N in FUSED_SHAPES["add_rmsnorm_quant"]:
+        x = torch.randn(M, N, device="cuda", dtype=dt)
+        r = torch.randn(M, N, device="cuda", dtype=dt)
+        g = torch.randn(N, device="cuda", dtype=dt)
+
+        def arq(x=x, r=r, g=g, N=N):
+            r.add_(x)
+            y = torch.nn.functional.rms_norm(r.float(), (N,), g.float(), 1e-6)
+            scale = y.abs().amax(dim=-1, keepdim=True) / 448.0
+            return (y / scale).to(torch.float8_e4m3fn), scale
+        yield "add_rmsnorm_quant", (M, N), M * N * (3 * e + 1) + N * e + 4 * M, {"torch": arq}
+    for T, HQ, HK, D, RH, P in FUSED_SHAPES["rope"]:
+        q = torch.randn(T, HQ, D, device="cuda", dtype=dt)
+        k = torch.randn(T, HK, D, device="cuda", dtype=dt)
+        pos = torch.randint(0, P, (T,), device="cuda")
+        cos = torch.randn(P, RH, device="cuda", dtype=torch.float32)
+        sin = torch.randn(P, RH, device="cuda", dtype=torch.float32)
+
+        def rope(q=q, k=k, pos=pos, cos=cos, sin=sin, RH=RH):
+            c, s = cos[pos].unsqueeze(1), sin[pos].unsqueeze(1)
+            for t in (q, k):
+                a, b = t[..., :RH].float(), t[..., RH:2 * RH].float()
+                t[..., :2 * RH] = torch.cat((a * c - b * s, b * c + a * s), dim=-1).to(t.dtype)
+        nbytes = T * (HQ + HK) * 2 * RH * 2 * e + T * 4 + T * 2 * RH * 4
+        yield "rope", (T, HQ, HK, D, RH, P), nbytes, {"torch": rope}
+    for T, E, K in FUSED_SHAPES["topk_softmax"]:
+        x = torch.randn(T, E, device="cuda", dtype=dt)
+
+        def topk(x=x, K=K):
+            w, ids = torch.topk(torch.softmax(x.float(), dim=-1), K, dim=-1)
+            return w / w.sum(dim=-1, keepdim=True), ids.to(torch.int32)
+        yield "topk_softmax", (T, E, K), T * E * e + T * K * 8, {"torch": topk}
+    for B, M, N in FUSED_SHAPES["permute"]:
+        x = torch.randn(B, M, N, device="cuda", dtype=dt)
+        y = torch.empty(B, N, M, device="cuda", dtype=dt)
+        yield "permute", (B, M, N), 2 * B * M * N * e, {"torch": lambda x=x, y=y: y.copy_(x.transpose(1, 2))}
+
+
 def main():
     shapes = [(32768, 4096), (4096, 32768), (512, 4096),
               # issue 15's grid: odd rows, vocabulary sizes, few and many rows
@@ -113,6 +163,11 @@ def main():
                 ms = bench(fn)
                 print(json.dumps({"op": op, "shape": f"{M}x{N}", "impl": impl, "ms": ms,
                                   "gbps": nbytes / ms / 1e6}), flush=True)
+    for op, shape, nbytes, impls in fused_cases(dt):
+        for impl, fn in impls.items():
+            ms = bench(fn)
+            print(json.dumps({"op": op, "shape": "x".join(str(v) for v in shape), "impl": impl, "ms": ms,
+                              "gbps": nbytes / ms / 1e6}), flush=True)
 
 
 if __name__ == "__main__":

@@ -16,9 +16,9 @@ def main(peers_path, rocke_path):
             peers[(r["op"], r["shape"], r["impl"])] = r["gbps"]
     rocke, verify, cur = {}, {}, None
     for line in open(rocke_path):
-        m = re.match(r"== (\S+) (\d+),(\d+)", line)
+        m = re.match(r"== (\S+) (\d+(?:,\d+)+)", line)
         if m:
-            cur = (m.group(1), f"{m.group(2)}x{m.group(3)}")
+            cur = (m.group(1), m.group(2).replace(",", "x"))
         elif line.startswith("PerfJSON:") and cur:
             rocke[cur] = json.loads(line[len("PerfJSON:"):])
         elif line.startswith("verify") and cur:

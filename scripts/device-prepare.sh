@@ -44,6 +44,20 @@ for shape in 16384,2047 1000,151936; do
     done
   done
 done
+# The fused ops at their own shapes (bench/peers_small_ops.py FUSED_SHAPES): NAME SHAPE SPEC...
+while read -r name shape spec; do
+  [ -n "$name" ] || continue
+  "$B/rocke" build $spec --dtype bf16 --target "$T" --shape "$shape" -o "$D/ops/$name@$shape" >/dev/null
+done <<'FUSED'
+add_rmsnorm_quant 32768,4096 add_rmsnorm_quant
+add_rmsnorm_quant 4096,8192 add_rmsnorm_quant
+rope 4096,32,8,128,64,8192 rope
+rope-gptj 4096,32,8,128,64,8192 rope --style gptj
+topk_softmax 16384,128,8 topk_softmax
+topk_softmax 16384,64,2 topk_softmax
+permute 16,2048,2048 permute
+permute 64,1000,257 permute
+FUSED
 # Variants measured next to the heuristic's pick: NAME SHAPE KNOBS...
 while read -r name shape spec; do
   [ -n "$name" ] || continue

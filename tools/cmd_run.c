@@ -296,12 +296,14 @@ int cmd_run(int argc, char **argv) {
     if (launch_once(&l, NULL) || rk_device_synchronize(r.dev)) { rc = cli_fail("run"); goto out; }
     rk_problem_diff c = {0};
     if (verify) {
-        for (uint32_t i = 0; i < r.p.sig.n; i++)
-            if ((r.p.sig.p[i].role == RK_KP_OUT || r.p.sig.p[i].role == RK_KP_ACCUM) &&
+        for (uint32_t i = 0; i < r.p.sig.n; i++) {
+            rk_kparam_role role = r.p.sig.p[i].role;
+            if ((role == RK_KP_OUT || role == RK_KP_ACCUM || role == RK_KP_INOUT) &&
                 rk_mem_copy_dtoh(r.dev, r.p.buf[i].data, r.dptr[i], r.p.buf[i].bytes)) {
                 rc = cli_fail("run");
                 goto out;
             }
+        }
         if (rk_problem_check(&r.p, &c)) { rc = cli_fail("run"); goto out; }
         printf("verify max_abs_diff=%.8g bad=%llu/%llu\n", c.max_abs_diff, (unsigned long long)c.bad,
                (unsigned long long)c.total);

@@ -22,7 +22,8 @@ extern "C" {
  * take ids from RK_FAMILY__COUNT up, below RK_FAMILY_MAX. */
 typedef enum rk_family_id {
     RK_FAMILY_ELEMENTWISE = 0, RK_FAMILY_REDUCE, RK_FAMILY_SOFTMAX, RK_FAMILY_LAYERNORM,
-    RK_FAMILY_RMSNORM, RK_FAMILY_TRANSPOSE, RK_FAMILY_GEMM, RK_FAMILY_BATCHED_GEMM, RK_FAMILY__COUNT
+    RK_FAMILY_RMSNORM, RK_FAMILY_TRANSPOSE, RK_FAMILY_GEMM, RK_FAMILY_BATCHED_GEMM,
+    RK_FAMILY_ADD_RMSNORM_QUANT, RK_FAMILY_ROPE, RK_FAMILY_TOPK_SOFTMAX, RK_FAMILY_PERMUTE, RK_FAMILY__COUNT
 } rk_family_id;
 #define RK_FAMILY_MAX 32
 
@@ -101,6 +102,40 @@ typedef struct rk_transpose_spec {
     uint32_t lds_pad;              /* elements of padding per LDS row (0..16) */
 } rk_transpose_spec;
 
+/* Fused serving ops (docs/kernels.md, "Fused ops").
+ * add_rmsnorm_quant: h = round(x + r) written back to R, y = rmsnorm(h) * gamma
+ * in f32, then per-row dynamic quantization: scale = amax(|y|) / qmax (f32,
+ * written out), q = saturate(round_nearest_even(y * (qmax / amax))) in qtype
+ * (0 for an all-zero row). Looped rows: the row knobs except chunks. */
+typedef enum rk_quant_type { RK_QUANT_FP8E4M3 = 0, RK_QUANT_FP8E4M3FNUZ, RK_QUANT_INT8, RK_QUANT__COUNT } rk_quant_type;
+typedef struct rk_add_rmsnorm_quant_spec {
+    rk_scalar dtype;               /* x, r, gamma, h: f16, bf16, f32 */
+    rk_quant_type qtype;           /* OCP e4m3 (gfx950, NVIDIA), FNUZ e4m3 (gfx942), int8 (any) */
+    rk_row_knobs k;                /* chunks is always 0 */
+} rk_add_rmsnorm_quant_spec;
+
+/* rope: rotary embedding in place on Q [tokens, q_heads, head_dim] and K
+ * [tokens, kv_heads, head_dim] over the first 2*rot_half elements of each
+ * head; cos/sin from [max_pos, rot_half] caches at the token's position. */
+typedef enum rk_rope_style { RK_ROPE_NEOX = 0, RK_ROPE_GPTJ, RK_ROPE__COUNT } rk_rope_style;
+typedef struct rk_rope_spec {
+    rk_scalar dtype, cache_dtype;
+    rk_rope_style style;           /* neox: pairs (i, i + rot_half); gptj: pairs (2i, 2i + 1) */
+    uint32_t block_size;           /* 64..1024 */
+    uint32_t pairs;                /* rotation pairs per thread: 1, 2, 4, 8 */
+} rk_rope_spec;
+
+/* topk_softmax: MoE routing over [tokens, experts] logits: softmax per row,
+ * the k largest (ties: lower expert id first) as f32 weights (renormalised to
+ * sum 1 when `renormalize`) and i32 expert ids, [tokens, k]. */
+typedef struct rk_topk_softmax_spec {
+    rk_scalar dtype;
+    bool renormalize;
+    uint32_t wave;                 /* the target's wave size */
+    uint32_t block_size;           /* 32..1024 */
+    uint32_t threads_per_row;      /* 1..wave, power of two */
+} rk_topk_softmax_spec;
+
 /* GEMM: C = epilogue(A * B) with A [M, K] and B [K, N], f32 accumulation.
  * layout: A row-major ([M, K] in memory) or column-major ([K, M]), then B
  * row-major ([K, N]) or column-major ([N, K]): rr, rc, cr, cc. The block
@@ -142,7 +177,10 @@ typedef struct rk_instance {
         rk_reduce_spec reduce;
         rk_softmax_spec softmax;
         rk_norm_spec norm;         /* layernorm and rmsnorm */
-        rk_transpose_spec transpose;
+        rk_transpose_spec transpose;  /* transpose and permute (batched) */
+        rk_add_rmsnorm_quant_spec arq;
+        rk_rope_spec rope;
+        rk_topk_softmax_spec topk;
         rk_gemm_spec gemm;         /* gemm and batched_gemm */
         uint32_t words[32];        /* spec storage for registered families */
     } u;
@@ -246,9 +284,11 @@ void rk_instance_kind(const rk_instance *in, char *buf, size_t n);
  * ready for the next launch. TENSORMAP: a CUtensorMap by value (NVIDIA TMA)
  * over the pointer parameter named by `dims`; its box and swizzle come from
  * rk_problem_tensormap, and the launcher encodes it once the buffer has a
- * device address (rk_tensormap_encode_2d, rk_emu_tensormap_encode_2d). */
+ * device address (rk_tensormap_encode_2d, rk_emu_tensormap_encode_2d).
+ * INOUT: read and written in place (rope's Q and K); problems keep its
+ * initial contents for the reference. */
 typedef enum rk_kparam_role {
-    RK_KP_IN = 0, RK_KP_OUT, RK_KP_SCALAR, RK_KP_ACCUM, RK_KP_WORK, RK_KP_TENSORMAP
+    RK_KP_IN = 0, RK_KP_OUT, RK_KP_SCALAR, RK_KP_ACCUM, RK_KP_WORK, RK_KP_TENSORMAP, RK_KP_INOUT
 } rk_kparam_role;
 typedef struct rk_kparam {
     const char *name;          /* "X", "Gamma", "M", "eps" */

@@ -39,7 +39,7 @@ class RkKsig(ctypes.Structure):
     _fields_ = [("n", c_uint32), ("p", RkKparam * KSIG_MAX)]
 
 
-ROLE = {0: "in", 1: "out", 2: "scalar", 3: "accum", 4: "work", 5: "tensormap"}
+ROLE = {0: "in", 1: "out", 2: "scalar", 3: "accum", 4: "work", 5: "tensormap", 6: "inout"}
 _SIZE = {0: "", 1: "N", 2: "M,N", 3: "M"}      # rk_kparam_size as a layout
 
 

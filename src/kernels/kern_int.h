@@ -40,6 +40,9 @@ typedef struct kn_family {
      * entry; NULL for families without tensor maps */
     void (*tensormap_box)(const rk_instance *in, const rk_kparam *kp, uint32_t *box_rows, uint32_t *box_cols,
                           uint32_t *swizzle_bytes);
+    /* after the random fill: bring inputs whose legal range depends on the
+     * shape into it (index arrays: positions < max_pos). NULL: none */
+    void (*fix_inputs)(rk_problem *p);
 } kn_family;
 
 /* instance.c: the registry. Register a family table (kept by pointer, must
@@ -57,6 +60,12 @@ void kn_transpose_reference(const rk_problem *p, double **want, double **tol);
 
 extern const kn_family kn_elementwise, kn_reduce, kn_softmax, kn_layernorm, kn_rmsnorm, kn_transpose, kn_gemm,
     kn_batched_gemm;
+/* the fused serving ops: one file each, references in fused_reference.c */
+extern const kn_family kn_add_rmsnorm_quant, kn_rope, kn_topk_softmax, kn_permute;
+void kn_add_rmsnorm_quant_reference(const rk_problem *p, double **want, double **tol);
+void kn_rope_reference(const rk_problem *p, double **want, double **tol);
+void kn_topk_softmax_reference(const rk_problem *p, double **want, double **tol);
+void kn_permute_reference(const rk_problem *p, double **want, double **tol);
 /* The table of a valid id (rk_bug otherwise); kn_family_find: NULL if none. */
 const kn_family *kn_family_of(rk_family_id f);
 const kn_family *kn_family_find(rk_family_id f);
@@ -140,6 +149,9 @@ double kn_ulp(rk_scalar t, double v);                    /* spacing of type t at
 const rk_host_buf *kn_buf(const rk_problem *p, const char *name);   /* NULL if absent */
 int kn_buf_index(const rk_problem *p, const char *name);
 double kn_scalar(const rk_problem *p, const char *name);   /* scalar parameter by name (0 if absent) */
+/* A buffer's contents before the run: an in-out buffer's saved copy, an
+ * input itself (rk_bug when absent). */
+rk_host_buf kn_input(const rk_problem *p, const char *name);
 
 /* Small IR helpers. */
 static inline rk_value kn_i32(rk_kernel *k, int32_t v) { return rk_const_i32(k, v); }

@@ -8,14 +8,29 @@
 
 #include "kern_int.h"
 #include "../base/fp.h"
+#include "../base/fp8.h"
 
 /* ---- element access ------------------------------------------------------------------ */
+static rk_fp8_format fp8_format(rk_scalar t) {
+    return t == RK_S_FP8E4M3FNUZ ? RK_FP8_E4M3_FNUZ : RK_FP8_E4M3;
+}
+
+/* int8 as the device's saturating conversion: rint (half even), clamp. */
+static double round_i8(double v) {
+    double r = nearbyint(v);
+    return isnan(r) ? 0.0 : r < -128 ? -128 : r > 127 ? 127 : r;
+}
+
 double kn_get(const rk_host_buf *b, uint64_t i) {
     switch (b->param->type) {
     case RK_S_F16: return rk_f16_to_f32(((const uint16_t *)b->data)[i]);
     case RK_S_BF16: return rk_bf16_to_f32(((const uint16_t *)b->data)[i]);
     case RK_S_F32: return ((const float *)b->data)[i];
-    default: rk_bug("kn_get: buffer type is not f16, bf16 or f32");
+    case RK_S_I32: return ((const int32_t *)b->data)[i];
+    case RK_S_I8: return ((const int8_t *)b->data)[i];
+    case RK_S_FP8E4M3: case RK_S_FP8E4M3FNUZ:
+        return rk_fp8_to_f32(((const uint8_t *)b->data)[i], fp8_format(b->param->type));
+    default: rk_bug("kn_get: buffer type is not f16, bf16, f32, i32, i8 or fp8 e4m3");
     }
 }
 
@@ -24,7 +39,12 @@ void kn_set(rk_host_buf *b, uint64_t i, double v) {
     case RK_S_F16: ((uint16_t *)b->data)[i] = rk_f64_to_f16(v); return;
     case RK_S_BF16: ((uint16_t *)b->data)[i] = rk_f64_to_bf16(v); return;
     case RK_S_F32: ((float *)b->data)[i] = (float)v; return;
-    default: rk_bug("kn_set: buffer type is not f16, bf16 or f32");
+    case RK_S_I32: ((int32_t *)b->data)[i] = (int32_t)floor(v); return;   /* random indices: [lo, hi) */
+    case RK_S_I8: ((int8_t *)b->data)[i] = (int8_t)round_i8(v); return;
+    case RK_S_FP8E4M3: case RK_S_FP8E4M3FNUZ:
+        ((uint8_t *)b->data)[i] = rk_f64_to_fp8(v, fp8_format(b->param->type));
+        return;
+    default: rk_bug("kn_set: buffer type is not f16, bf16, f32, i32, i8 or fp8 e4m3");
     }
 }
 
@@ -33,6 +53,8 @@ double kn_round(rk_scalar t, double v) {
     case RK_S_F16: return rk_f16_to_f32(rk_f64_to_f16(v));
     case RK_S_BF16: return rk_bf16_to_f32(rk_f64_to_bf16(v));
     case RK_S_F32: return (double)(float)v;
+    case RK_S_I8: return round_i8(v);
+    case RK_S_FP8E4M3: case RK_S_FP8E4M3FNUZ: return rk_fp8_to_f32(rk_f64_to_fp8(v, fp8_format(t)), fp8_format(t));
     default: return v;
     }
 }
@@ -43,6 +65,9 @@ double kn_ulp(rk_scalar t, double v) {
     case RK_S_F16: mant = 10; emin = -14; break;
     case RK_S_BF16: mant = 7; emin = -126; break;
     case RK_S_F32: mant = 23; emin = -126; break;
+    case RK_S_FP8E4M3: mant = 3; emin = -6; break;
+    case RK_S_FP8E4M3FNUZ: mant = 3; emin = -7; break;
+    case RK_S_I8: return 1;
     default: return 0;
     }
     if (!isfinite(v)) return 0;
@@ -67,6 +92,21 @@ double kn_scalar(const rk_problem *p, const char *name) {
 const rk_host_buf *kn_buf(const rk_problem *p, const char *name) {
     int i = kn_buf_index(p, name);
     return i >= 0 && p->sig.p[i].ptr ? &p->buf[i] : NULL;
+}
+
+/* An in-out buffer holds its initial contents right after its `bytes`
+ * (one allocation of twice the size), kept for the reference. */
+static size_t alloc_bytes(const rk_host_buf *b) {
+    size_t n = b->bytes ? b->bytes : 1;
+    return b->param && b->param->role == RK_KP_INOUT ? 2 * n : n;
+}
+
+rk_host_buf kn_input(const rk_problem *p, const char *name) {
+    const rk_host_buf *b = kn_buf(p, name);
+    RK_ASSERT(b, "kn_input: no such buffer");
+    rk_host_buf in = *b;
+    if (b->param->role == RK_KP_INOUT) in.data = (char *)b->data + (b->bytes ? b->bytes : 1);
+    return in;
 }
 
 /* ---- random inputs --------------------------------------------------------------------- */
@@ -152,9 +192,9 @@ static rk_status fill_inputs(rk_problem *p, const kn_family *fam) {
         rk_status st = layout_count(fam, &p->shape, kp, &b->count);
         if (st) return st;
         b->bytes = (size_t)b->count * rk_tile_elem_bytes(kp->type);
-        b->data = rk_calloc(b->bytes ? b->bytes : 1, 1);
+        b->data = rk_calloc(alloc_bytes(b), 1);
         if (!b->data) return rk_fail(RK_ERR_NOMEM, "out of memory for %s (%zu bytes)", kp->name, b->bytes);
-        if (kp->role != RK_KP_IN) continue;
+        if (kp->role != RK_KP_IN && kp->role != RK_KP_INOUT) continue;
         double lo = -4.0, hi = 4.0, away = 0;
         if (fam->input_range) fam->input_range(&p->inst, kp, &lo, &hi, &away);
         for (uint64_t j = 0; j < b->count; j++) {
@@ -176,13 +216,20 @@ rk_status rk_problem_init(rk_problem *p, const rk_instance *in, const rk_shape *
     p->shape = *s;
     p->seed = seed;
     rk_instance_signature(in, &p->sig);
-    if ((st = fill_inputs(p, fam))) rk_problem_free(p);
-    return st;
+    if ((st = fill_inputs(p, fam))) {
+        rk_problem_free(p);
+        return st;
+    }
+    if (fam->fix_inputs) fam->fix_inputs(p);
+    for (uint32_t i = 0; i < p->sig.n; i++)   /* the initial contents of in-out buffers, for the reference */
+        if (p->sig.p[i].ptr && p->sig.p[i].role == RK_KP_INOUT)
+            memcpy((char *)p->buf[i].data + alloc_bytes(&p->buf[i]) / 2, p->buf[i].data, p->buf[i].bytes);
+    return RK_OK;
 }
 
 void rk_problem_free(rk_problem *p) {
     for (uint32_t i = 0; i < RK_KSIG_MAX; i++)
-        if (p->buf[i].data) rk_free(p->buf[i].data, p->buf[i].bytes ? p->buf[i].bytes : 1);
+        if (p->buf[i].data) rk_free(p->buf[i].data, alloc_bytes(&p->buf[i]));
     memset(p->buf, 0, sizeof p->buf);
 }
 
@@ -271,7 +318,8 @@ rk_status rk_problem_check(const rk_problem *p, rk_problem_diff *out) {
     double *want[RK_KSIG_MAX] = {0}, *tol[RK_KSIG_MAX] = {0};
     rk_status st = RK_OK;
     for (uint32_t i = 0; i < p->sig.n; i++) {
-        if (p->sig.p[i].role != RK_KP_OUT && p->sig.p[i].role != RK_KP_ACCUM) continue;
+        rk_kparam_role role = p->sig.p[i].role;
+        if (role != RK_KP_OUT && role != RK_KP_ACCUM && role != RK_KP_INOUT) continue;
         size_t n = (size_t)(p->buf[i].count ? p->buf[i].count : 1);
         want[i] = rk_calloc(n, sizeof(double));
         tol[i] = rk_calloc(n, sizeof(double));

@@ -101,11 +101,13 @@ static rk_status check_file_name(const char *field, const char *s) {
     return RK_OK;
 }
 
-static const char *const scalar_types[] = {"i1", "i8", "i16", "i32", "i64", "f16", "bf16", "f32", "f64", NULL};
+static const char *const scalar_types[] = {"i1", "i8", "i16", "i32", "i64", "f16", "bf16", "f32", "f64",
+                                           "fp8e4m3", "fp8e4m3fnuz", "bf8e5m2", "bf8e5m2fnuz", NULL};
 
 static uint32_t scalar_bytes(const char *s, size_t n) {
     for (int i = 0; scalar_types[i]; i++)
         if (strlen(scalar_types[i]) == n && !strncmp(s, scalar_types[i], n)) {
+            if (strstr(scalar_types[i], "8e")) return 1;     /* the 8-bit float formats */
             uint32_t bits = (uint32_t)atoi(scalar_types[i] + (s[0] == 'b' ? 2 : 1));
             return bits < 8 ? 1 : bits / 8;
         }

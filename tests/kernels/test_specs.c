@@ -18,7 +18,8 @@
 static const char *const target_names[] = {"gfx942", "gfx950", "sm_90", "sm_80"};
 
 /* Shape M x N of family f, positionally (elementwise: M*N elements); a
- * family of more dimensions gets M and N by name and 16 for the others. */
+ * family of more dimensions gets M and N by name (its first two dimensions
+ * when it has no M and N) and 16 for the others. */
 static rk_shape mn(rk_family_id f, uint64_t M, uint64_t N) {
     const uint64_t ext[2] = {M, N};
     rk_shape s;
@@ -29,6 +30,11 @@ static rk_shape mn(rk_family_id f, uint64_t M, uint64_t N) {
     }
     for (uint32_t i = 0; i < s.rank; i++) s.dim[i] = 16;
     const char *names[2] = {"M", "N"};
+    if (rk_family_dim_index(f, "M") < 0 || rk_family_dim_index(f, "N") < 0) {
+        const rk_dim_decl *d = rk_family_dims(f, NULL);
+        names[0] = d[0].name;
+        names[1] = d[1].name;
+    }
     assert_int_equal(rk_shape_update(f, &s, names, ext, 2, false), RK_OK);
     return s;
 }
