@@ -90,6 +90,8 @@ def run(argv):
     m = _manifest.read(a.manifest)
     folder = os.path.dirname(a.manifest) or "."
     inst = _instance_of(m)
+    # every field against the spec and the binary (kernels.h rk_manifest_check)
+    check(lib.rk_manifest_check(ctypes.byref(m), b(folder), None, None))
     tname = m.target.decode()
     find_target(tname)
     inst.validate(tname)
@@ -112,7 +114,6 @@ def run(argv):
         emu = lib.rk_device_kind_of(dev) == _DEV_EMU
         warmup = a.warmup if a.warmup is not None else (0 if emu else m.warmup_iters)
         iters = a.iters if a.iters is not None else (1 if emu else (m.timed_iters or 100))
-        check(lib.rk_manifest_check_binary(ctypes.byref(m), b(folder)))
         img = _ModuleImage(0, None, 0, None, b(tname) if tname else None, 0)
         if emu:
             if not m.ir:
