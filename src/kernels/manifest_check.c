@@ -61,7 +61,7 @@ static rk_status compare_signature(const rk_manifest *m, const rk_instance *in) 
     if (rk_instance_signature(in, &sig)) return rk_fail(RK_ERR_INVALID, "manifest 'spec': %s", rk_error_message());
     bool has_bytes = false;
     for (uint32_t i = 0; i < sig.n || i < m->nargs; i++) {
-        char field[48], says[64], implies[64];
+        char field[48], says[64], implies[128];
         if (i >= sig.n || i >= m->nargs) {
             snprintf(field, sizeof field, "args_signature");
             snprintf(says, sizeof says, "%u parameters", m->nargs);

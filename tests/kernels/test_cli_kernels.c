@@ -177,6 +177,8 @@ static void test_self_contradicting_manifests(void **state) {
         {"c_sm", "-e 's/\"threads_per_block\": [0-9]*/\"threads_per_block\": 7/'",
          "field 'threads_per_block' is 7 but its spec implies 64"},
         {"c_sm", "-e 's/\"name\": \"X\"/\"name\": \"Z\"/'", "field 'args_signature[0].name' is 'Z' but its spec implies 'X'"},
+        {"c_sm", "-e '/\"name\": \"N\"/{n;n;n;s/}$/}, {\"name\": \"E\", \"type\": \"i32\", \"size_bytes\": 4}/}'",
+         "field 'args_signature' is 5 parameters but its spec implies 4 (first extra: E)"},
         {"c_sm", "-e 's/\"binary_kind\": \"ir\"/\"binary_kind\": \"hsaco\"/'", "is not an AMDGPU code object"},
         {"c_sm", "-e 's/\"sig_has_bytes\": 0/\"sig_has_bytes\": 1/'", "field 'sig_has_bytes' is 1 but its spec implies 0"},
         {"c_sm", "-e 's/\"threads_per_block\": 64,/&\\n  \"grid_explicit\": [9, 9, 9],/'",
