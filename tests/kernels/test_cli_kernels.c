@@ -2,7 +2,8 @@
  * binary: a build + verified emulator run, and a bad-input table (unknown
  * family, knob, dtype, op, target; bad shapes; a tampered binary; a manifest
  * whose spec and name disagree or whose target is unknown), each with the
- * expected exit code and message fragment. */
+ * expected exit code and message fragment; and a table of manifests edited
+ * to contradict themselves (one field each), every one refused. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -183,6 +184,8 @@ static void test_self_contradicting_manifests(void **state) {
         {"c_sm", "-e 's/\"sig_has_bytes\": 0/\"sig_has_bytes\": 1/'", "field 'sig_has_bytes' is 1 but its spec implies 0"},
         {"c_sm", "-e 's/\"threads_per_block\": 64,/&\\n  \"grid_explicit\": [9, 9, 9],/'",
          "field 'grid_explicit' is [9, 9, 9] but its spec implies"},
+        {"c_gm", "-e 's/\"kernel_name\": \"rk_gemm_lrc_f16/\"kernel_name\": \"rk_gemm_lrc_f32/'",
+         "manifest 'spec' describes kernel rk_gemm_lrc_f16_"},
         {"c_gm", "-e 's/\"name\": \"A\"/\"name\": \"@\"/' -e 's/\"name\": \"B\"/\"name\": \"A\"/' "
                  "-e 's/\"name\": \"@\"/\"name\": \"B\"/'",
          "field 'args_signature[0].name' is 'B' but its spec implies 'A'"},
