@@ -1,9 +1,9 @@
 /* rocke run — run a kernel built by `rocke build` from its manifest: fresh
  * random inputs, one launch, the check against the double host reference
  * (--verify), then timed launches. A GPU runs the manifest's code object, the
- * emulator the NAME.ir next to it; the recorded binary's size and hash are
- * checked either way. Prints `verify max_abs_diff=... bad=K/N`,
- * `Perf: X ms, Y TFlops, Z GB/s` and one `PerfJSON: {...}` line; exit 1 when
+ * emulator the NAME.ir next to it; every manifest field is checked against
+ * the spec and the binary first (rk_manifest_check), either way. Prints
+ * `verify max_abs_diff=... bad=K/N`, `Perf: X ms, Y TFlops, Z GB/s` and one `PerfJSON: {...}` line; exit 1 when
  * verification fails or on errors, 2 on misuse. Layer: tools. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,41 +22,6 @@ static int fail(const char *fmt, const char *a, const char *b) {
     fprintf(stderr, fmt, a, b);
     fputc('\n', stderr);
     return 1;
-}
-
-/* The manifest's default_shape for the instance's family: named dimensions
- * must be exactly the family's; an unnamed (upstream) list must have its rank. */
-static rk_status manifest_shape(const rk_manifest *m, rk_family_id f, rk_shape *s) {
-    rk_shape_default(f, s);
-    if (!m->ndefault_shape) return RK_OK;
-    const char *names[RK_MANIFEST_MAX_DIMS];
-    for (uint32_t i = 0; i < m->ndefault_shape; i++) names[i] = m->default_shape_dims[i];
-    bool named = m->default_shape_dims[0][0] != 0;
-    if (!named && m->ndefault_shape != s->rank)
-        return rk_fail(RK_ERR_INVALID, "manifest field 'default_shape' has %u extents but family %s has %u "
-                       "dimensions", m->ndefault_shape, rk_family_name(f), s->rank);
-    if (rk_shape_update(f, s, named ? names : NULL, m->default_shape, m->ndefault_shape, true))
-        return rk_fail(RK_ERR_INVALID, "manifest field 'default_shape': %s", rk_error_message());
-    return RK_OK;
-}
-
-/* The instance the manifest was built from (family + spec knobs). */
-static rk_status instance_of(const rk_manifest *m, rk_instance *in) {
-    rk_family_id f;
-    if (!m->family[0])
-        return rk_fail(RK_ERR_INVALID, "manifest '%s' (kind %s) has no rocke 'family'/'spec': rocke run handles "
-                       "manifests written by rocke build", m->kernel_name, m->kind);
-    if (rk_family_parse(m->family, &f)) return rk_fail(RK_ERR_INVALID, "manifest field 'family': %s", rk_error_message());
-    rk_instance_default(f, in);
-    for (uint32_t i = 0; i < m->nspec; i++)
-        if (rk_instance_set(in, m->spec[i].key, m->spec[i].value, NULL))
-            return rk_fail(RK_ERR_INVALID, "manifest field 'spec': %s", rk_error_message());
-    char name[256];
-    rk_instance_name(in, name, sizeof name);
-    if (strcmp(name, m->kernel_name))
-        return rk_fail(RK_ERR_INVALID, "manifest 'spec' describes kernel %s but 'kernel_name' is %s", name,
-                       m->kernel_name);
-    return RK_OK;
 }
 
 /* Can code built for target `built` run on a device whose target is `dev`? */
@@ -137,8 +102,6 @@ static void cleanup(run_state *r) {
 
 static int load_module(run_state *r) {
     rk_device_kind kind = rk_device_kind_of(r->dev);
-    /* the folder must be what the manifest describes, whichever file runs */
-    if (rk_manifest_check_binary(&r->m, r->dir)) return cli_fail("run");
     char path[4096];
     rk_module_image img = {.target = r->m.target[0] ? r->m.target : NULL};
     if (kind == RK_DEVICE_EMU) {
@@ -239,12 +202,10 @@ int cmd_run(int argc, char **argv) {
     int rc = 1;
     if (rk_manifest_read(manifest, &r.m)) return cli_fail("run");
     if (!(r.dir = dir_of(manifest))) return fail("out of memory%s%s", "", "");
-    if (instance_of(&r.m, &r.in)) { rc = cli_fail("run"); goto out; }
-    const rk_target *t = rk_target_find(r.m.target);
-    if (!t) { rc = cli_fail("run"); goto out; }
-    if (rk_instance_validate(&r.in, t)) { rc = cli_fail("run"); goto out; }
+    /* every field against the spec and the binary, whichever file runs */
     rk_shape sh;
-    if (manifest_shape(&r.m, r.in.family, &sh)) { rc = cli_fail("run"); goto out; }
+    if (rk_manifest_check(&r.m, r.dir, &r.in, &sh)) { rc = cli_fail("run"); goto out; }
+    const rk_target *t = rk_target_find(r.m.target);
     if (shape && !cli_shape_parse("run", r.in.family, shape, &sh)) { rc = 2; goto out; }
     if (rk_instance_check_shape(&r.in, &sh)) { rc = cli_fail("run"); goto out; }
     char shape_txt[256], shape_list[256];

@@ -374,6 +374,21 @@ rk_status rk_problem_check(const rk_problem *p, rk_problem_diff *out);
  * (python/) to check their layout instead of corrupting memory. */
 size_t rk_kernels_struct_size(const char *name);
 
+/* ---- manifests -------------------------------------------------------------------- */
+struct rk_manifest;   /* rocke/manifest.h */
+/* Check a manifest against itself before anything runs from it: rebuild the
+ * instance from `family` + `spec`, derive every field the manifest states
+ * (kernel_name, kind, op, dtype, target, args_signature names/types/sizes in
+ * order, sig_has_bytes, threads_per_block and grid_explicit from the grid of
+ * the default shape, default_shape and default_shape_dims, the family's own
+ * fields elems_per_block, is_binary, block_m, block_n, eps), validate the
+ * instance for the target, then check the binary in `dir`
+ * (rk_manifest_check_binary). The first contradiction fails with
+ * RK_ERR_INVALID naming the field, what the manifest says and what the spec
+ * implies. `in` and `shape` (each may be NULL) receive the instance and the
+ * manifest's default shape. */
+rk_status rk_manifest_check(const struct rk_manifest *m, const char *dir, rk_instance *in, rk_shape *shape);
+
 #ifdef __cplusplus
 }
 #endif

@@ -130,8 +130,12 @@ const char *rk_manifest_spec(const rk_manifest *m, const char *key);   /* NULL i
 
 /* "xxh3-64:<16 hex>" of bytes / of a file. */
 void rk_manifest_hash(const void *data, size_t n, char out[40]);
-/* Check DIR/binary against binary_bytes and binary_hash (when recorded);
- * a mismatch names the file, the recorded and the actual values. */
+/* Check DIR/binary against binary_bytes and binary_hash (when recorded), its
+ * binary_kind against the target's vendor (hsaco: gfx*; ptx, cubin: sm_*; ir:
+ * any), the bytes against binary_kind (an AMDGPU ELF whose EF_AMDGPU_MACH is
+ * the target's, PTX text whose .target is the target, an EM_CUDA ELF,
+ * ckdsl.ir text) and that they define kernel_name; a mismatch names the
+ * file, what the manifest says and what the file holds. */
 rk_status rk_manifest_check_binary(const rk_manifest *m, const char *dir);
 
 #ifdef __cplusplus

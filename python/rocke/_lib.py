@@ -187,6 +187,7 @@ _SIGS = {
     "rk_time_launches": (c_int, [_P, _P, _P, _P, _P]),
     "rk_manifest_read": (c_int, [c_char_p, _P]),
     "rk_manifest_check_binary": (c_int, [_P, c_char_p]),
+    "rk_manifest_check": (c_int, [_P, c_char_p, _P, _P]),
     # struct sizes, to check the ctypes mirrors below and in the other modules
     "rk_kernels_struct_size": (c_size_t, [c_char_p]),
     "rk_compile_struct_size": (c_size_t, [c_char_p]),

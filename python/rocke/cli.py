@@ -62,15 +62,11 @@ def _parse_shape(s):
 
 
 def _instance_of(m):
-    if not m.family:
-        raise RockeError("manifest '%s' (kind %s) has no rocke 'family'/'spec': rocke run handles manifests "
-                         "written by rocke build" % (m.kernel_name.decode(), m.kind.decode()))
+    """The instance of the manifest's family + spec (rk_manifest_check has
+    checked every field against it)."""
     inst = Instance(m.family.decode())
     for s in m.spec[:m.nspec]:
         inst.set(s.key.decode(), s.value.decode())
-    if inst.name != m.kernel_name.decode():
-        raise RockeError("manifest 'spec' describes kernel %s but 'kernel_name' is %s"
-                         % (inst.name, m.kernel_name.decode()))
     return inst
 
 
@@ -89,6 +85,8 @@ def run(argv):
     seed = a.seed if a.seed is not None else int(time.time())
     m = _manifest.read(a.manifest)
     folder = os.path.dirname(a.manifest) or "."
+    # every field against the spec and the binary (kernels.h rk_manifest_check)
+    check(lib.rk_manifest_check(ctypes.byref(m), b(folder), None, None))
     inst = _instance_of(m)
     tname = m.target.decode()
     find_target(tname)
@@ -112,7 +110,6 @@ def run(argv):
         emu = lib.rk_device_kind_of(dev) == _DEV_EMU
         warmup = a.warmup if a.warmup is not None else (0 if emu else m.warmup_iters)
         iters = a.iters if a.iters is not None else (1 if emu else (m.timed_iters or 100))
-        check(lib.rk_manifest_check_binary(ctypes.byref(m), b(folder)))
         img = _ModuleImage(0, None, 0, None, b(tname) if tname else None, 0)
         if emu:
             if not m.ir:

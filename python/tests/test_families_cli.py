@@ -95,6 +95,16 @@ class RunCommand(unittest.TestCase):
                                 capture_output=True, text=True)
             self.assertEqual(py.returncode, 2)
             self.assertIn("--shape expects", py.stderr)
+            # a manifest whose op contradicts its spec is refused as by the C tool
+            with open(bad) as f:
+                text = f.read()
+            edited = text.replace('"op": "softmax"', '"op": "reduce"', 1)
+            self.assertNotEqual(edited, text)
+            with open(bad, "w") as f:
+                f.write(edited)
+            py = subprocess.run([sys.executable, "-m", "rocke", "run", bad], capture_output=True, text=True)
+            self.assertEqual(py.returncode, 1)
+            self.assertIn("manifest field 'op' is 'reduce' but its spec implies 'softmax'", py.stderr)
 
 
 if __name__ == "__main__":

@@ -463,6 +463,88 @@ rk_status rk_manifest_write(const rk_manifest *m, const char *dir) {
     return st;
 }
 
+/* EF_AMDGPU_MACH of the AMD targets rocke builds for (LLVM BinaryFormat/ELF.h). */
+static int amdgpu_mach(const char *target) {
+    static const struct { const char *name; int mach; } t[] = {{"gfx90a", 0x3f}, {"gfx942", 0x4c}, {"gfx950", 0x4f}};
+    for (size_t i = 0; i < sizeof t / sizeof *t; i++)
+        if (!strcmp(target, t[i].name)) return t[i].mach;
+    return -1;
+}
+
+static bool is_ident_char(int c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '$' ||
+           c == '.';
+}
+
+/* Does `name` occur in the bytes as a whole symbol (not inside a longer one)? */
+static bool holds_symbol(const uint8_t *d, size_t n, const char *name) {
+    size_t k = strlen(name);
+    for (size_t i = 0; k && i + k <= n; i++)
+        if (d[i] == (uint8_t)name[0] && !memcmp(d + i, name, k) && (i == 0 || !is_ident_char(d[i - 1])) &&
+            (i + k == n || !is_ident_char(d[i + k])))
+            return true;
+    return false;
+}
+
+/* The PTX ".target" architecture (first token after ".target "), "" when none. */
+static void ptx_target(const uint8_t *d, size_t n, char out[32]) {
+    out[0] = 0;
+    static const char key[] = ".target";
+    for (size_t i = 0; i + sizeof key <= n; i++) {
+        if (memcmp(d + i, key, sizeof key - 1) || (d[i + sizeof key - 1] != ' ' && d[i + sizeof key - 1] != '\t'))
+            continue;
+        size_t j = i + sizeof key - 1, o = 0;
+        while (j < n && (d[j] == ' ' || d[j] == '\t')) j++;
+        while (j < n && o < 31 && is_ident_char(d[j])) out[o++] = (char)d[j++];
+        out[o] = 0;
+        return;
+    }
+}
+
+/* binary_kind against the target's vendor, then the bytes against binary_kind
+ * (an AMDGPU ELF for the target's processor, PTX text for the target, an
+ * NVIDIA ELF, ckdsl.ir text), then the kernel symbol in them. */
+static rk_status check_binary_form(const rk_manifest *m, const char *path, const uint8_t *d, size_t n) {
+    const char *kind = m->binary_kind[0] ? m->binary_kind : "hsaco";
+    const char *t = m->target;
+    bool amd = !strncmp(t, "gfx", 3), nv = !strncmp(t, "sm_", 3);
+    bool amd_kind = !strcmp(kind, "hsaco"), nv_kind = !strcmp(kind, "ptx") || !strcmp(kind, "cubin");
+    if ((amd && nv_kind) || (nv && amd_kind))
+        return rk_fail(RK_ERR_INVALID, "manifest field 'binary_kind' is '%s' but target %s (%s) runs %s", kind, t,
+                       amd ? "AMD" : "NVIDIA", amd ? "hsaco or ir" : "ptx, cubin or ir");
+    bool elf = n >= 52 && !memcmp(d, "\177ELF", 4);
+    unsigned machine = elf ? (unsigned)(d[18] | d[19] << 8) : 0;
+    if (amd_kind) {
+        if (!elf || d[4] != 2 || machine != 224)
+            return rk_fail(RK_ERR_INVALID, "binary '%s' is not an AMDGPU code object (a 64-bit ELF with e_machine "
+                           "224) although the manifest's binary_kind is 'hsaco'", path);
+        int want = amdgpu_mach(t), mach = n >= 64 ? d[48] : -1;   /* e_flags low byte: EF_AMDGPU_MACH */
+        if (want >= 0 && mach != want)
+            return rk_fail(RK_ERR_INVALID, "binary '%s' is code for processor 0x%02x (EF_AMDGPU_MACH) but the "
+                           "manifest's target %s is 0x%02x", path, (unsigned)mach, t, (unsigned)want);
+    } else if (!strcmp(kind, "cubin")) {
+        if (!elf || machine != 190)
+            return rk_fail(RK_ERR_INVALID, "binary '%s' is not a cubin (an ELF with e_machine 190, EM_CUDA) although "
+                           "the manifest's binary_kind is 'cubin'", path);
+    } else if (!strcmp(kind, "ptx")) {
+        char pt[32];
+        ptx_target(d, n, pt);
+        if (elf || !pt[0])
+            return rk_fail(RK_ERR_INVALID, "binary '%s' is not PTX text (no '.target' line) although the manifest's "
+                           "binary_kind is 'ptx'", path);
+        if (t[0] && strcmp(pt, t))
+            return rk_fail(RK_ERR_INVALID, "binary '%s' is PTX for .target %s but the manifest's target is %s", path,
+                           pt, t);
+    } else if (n < 11 || memcmp(d, "ckdsl.ir v1", 11)) {   /* "ir" */
+        return rk_fail(RK_ERR_INVALID, "binary '%s' is not ckdsl.ir text although the manifest's binary_kind is "
+                       "'ir'", path);
+    }
+    if (m->kernel_name[0] && !holds_symbol(d, n, m->kernel_name))
+        return rk_fail(RK_ERR_INVALID, "binary '%s' does not define kernel '%s' (the manifest's kernel_name)", path,
+                       m->kernel_name);
+    return RK_OK;
+}
+
 rk_status rk_manifest_check_binary(const rk_manifest *m, const char *dir) {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, m->binary);
@@ -470,22 +552,19 @@ rk_status rk_manifest_check_binary(const rk_manifest *m, const char *dir) {
     size_t n;
     rk_status st = rk_read_file(path, &data, &n);
     if (st) return rk_fail(st, "binary '%s' named by the manifest cannot be read: %s", path, rk_error_message());
-    if (m->binary_bytes && n != m->binary_bytes) {
-        rk_free(data, n + 1);
-        return rk_fail(RK_ERR_INVALID, "binary '%s' does not match its manifest: it has %zu bytes, the manifest says %llu",
-                       path, n, (unsigned long long)m->binary_bytes);
-    }
-    if (m->binary_hash[0]) {
-        char h[40];
+    if (m->binary_bytes && n != m->binary_bytes)
+        st = rk_fail(RK_ERR_INVALID, "binary '%s' does not match its manifest: it has %zu bytes, the manifest says %llu",
+                     path, n, (unsigned long long)m->binary_bytes);
+    char h[40];
+    if (!st && m->binary_hash[0]) {
         rk_manifest_hash(data, n, h);
-        if (strcmp(h, m->binary_hash)) {
-            rk_free(data, n + 1);
-            return rk_fail(RK_ERR_INVALID, "binary '%s' does not match its manifest: hash %s, the manifest says %s",
-                           path, h, m->binary_hash);
-        }
+        if (strcmp(h, m->binary_hash))
+            st = rk_fail(RK_ERR_INVALID, "binary '%s' does not match its manifest: hash %s, the manifest says %s",
+                         path, h, m->binary_hash);
     }
+    if (!st) st = check_binary_form(m, path, (const uint8_t *)data, n);
     rk_free(data, n + 1);
-    return RK_OK;
+    return st;
 }
 
 size_t rk_manifest_struct_size(void) { return sizeof(rk_manifest); }

@@ -2,7 +2,8 @@
  * binary: a build + verified emulator run, and a bad-input table (unknown
  * family, knob, dtype, op, target; bad shapes; a tampered binary; a manifest
  * whose spec and name disagree or whose target is unknown), each with the
- * expected exit code and message fragment. */
+ * expected exit code and message fragment; and a table of manifests edited
+ * to contradict themselves (one field each), every one refused. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -145,7 +146,101 @@ static void test_bad_inputs(void **state) {
     assert_non_null(strstr(out_text, "'schema'"));
 }
 
+/* Manifests `rocke build` wrote for several families and binary kinds, each
+ * edited (sed) to contradict itself in one field: `rocke run` refuses each,
+ * naming the field; the untouched ones (and a cubin manifest turned into a
+ * PTX one) still run. */
+static void test_self_contradicting_manifests(void **state) {
+    (void)state;
+    static const char *const builds[] = {
+        "softmax --shape 4,300 --ir-only -o c_sm",
+        "gemm --target sm_90 --shape 40,72,48 --ir-only -o c_gm",
+        "add_rmsnorm_quant --shape 3,200 --ir-only -o c_arq",
+        "elementwise --op add --target gfx942 --shape 999 -o c_ew",
+        "elementwise --op mul --target sm_90 --shape 777 -o c_nv",
+    };
+    for (size_t i = 0; i < sizeof builds / sizeof *builds; i++)
+        if (sh(ROCKE " build %s", builds[i])) fail_msg("build %s: %s", builds[i], out_text);
+    /* the NVIDIA build as a PTX manifest (whichever of cubin/ptx the toolchain gave) */
+    assert_int_equal(sh("cp -r c_nv c_ptx && sed -i -e 's/\\.cubin\"/.ptx\"/' -e 's/\"binary_kind\": \"[a-z]*\"/"
+                        "\"binary_kind\": \"ptx\"/' -e '/\"binary_hash\"/d' -e '/\"binary_bytes\"/d' "
+                        "c_ptx/manifest.json"), 0);
+    static const char *const good[] = {"c_sm", "c_gm", "c_arq", "c_ew", "c_nv", "c_ptx"};
+    for (size_t i = 0; i < sizeof good / sizeof *good; i++)
+        if (sh(ROCKE " run %s/manifest.json --verify --seed 5", good[i]) || !strstr(out_text, " bad=0/"))
+            fail_msg("untouched %s: %s", good[i], out_text);
+    static const char no_hash[] = "-e '/\"binary_hash\"/d' -e '/\"binary_bytes\"/d' -e '/\"hsaco_bytes\"/d'";
+    static const struct { const char *from, *sed, *frag, *file; } rows[] = {   /* file: manifest.json if NULL */
+        {"c_sm", "-e 's/^  \"kind\": \"softmax_f16\"/  \"kind\": \"softmax_bf16\"/'",
+         "field 'kind' is 'softmax_bf16' but its spec implies 'softmax_f16'"},
+        {"c_sm", "-e 's/^  \"op\": \"softmax\"/  \"op\": \"reduce\"/'", "field 'op' is 'reduce' but its spec implies 'softmax'"},
+        {"c_sm", "-e 's/^  \"dtype\": \"f16\"/  \"dtype\": \"f32\"/'", "field 'dtype' is 'f32' but its spec implies 'f16'"},
+        {"c_sm", "-e 's/\"threads_per_block\": [0-9]*/\"threads_per_block\": 7/'",
+         "field 'threads_per_block' is 7 but its spec implies 64"},
+        {"c_sm", "-e 's/\"name\": \"X\"/\"name\": \"Z\"/'", "field 'args_signature[0].name' is 'Z' but its spec implies 'X'"},
+        {"c_sm", "-e '/\"name\": \"N\"/{n;n;n;s/}$/}, {\"name\": \"E\", \"type\": \"i32\", \"size_bytes\": 4}/}'",
+         "field 'args_signature' is 5 parameters but its spec implies 4 (first extra: E)"},
+        {"c_sm", "-e 's/\"binary_kind\": \"ir\"/\"binary_kind\": \"hsaco\"/'", "is not an AMDGPU code object"},
+        {"c_sm", "-e 's/\"sig_has_bytes\": 0/\"sig_has_bytes\": 1/'", "field 'sig_has_bytes' is 1 but its spec implies 0"},
+        {"c_sm", "-e 's/\"threads_per_block\": 64,/&\\n  \"grid_explicit\": [9, 9, 9],/'",
+         "field 'grid_explicit' is [9, 9, 9] but its spec implies"},
+        {"c_gm", "-e 's/\"kernel_name\": \"rk_gemm_lrc_f16/\"kernel_name\": \"rk_gemm_lrc_f32/'",
+         "manifest 'spec' describes kernel rk_gemm_lrc_f16_"},
+        {"c_gm", "-e 's/\"name\": \"A\"/\"name\": \"@\"/' -e 's/\"name\": \"B\"/\"name\": \"A\"/' "
+                 "-e 's/\"name\": \"@\"/\"name\": \"B\"/'",
+         "field 'args_signature[0].name' is 'B' but its spec implies 'A'"},
+        {"c_gm", "-e '0,/ptr<f16, global>/s//ptr<f32, global>/'",
+         "field 'args_signature[0].type' is 'ptr<f32, global>' but its spec implies 'ptr<f16, global>'"},
+        {"c_gm", "-e '/\"name\": \"M\"/{n;s/\"i32\"/\"i64\"/;n;s/: 4/: 8/}'",
+         "field 'args_signature[3].type' is 'i64' but its spec implies 'i32'"},
+        {"c_gm", "-e '/default_shape_dims/,/],/d' -e '/^    48$/d' -e 's/^    72,$/    72/'",
+         "'default_shape' has 2 extents but family gemm has 3 dimensions"},
+        {"c_gm", "-e 's/^  \"op\": \"gemm\"/  \"op\": \"batched_gemm\"/'",
+         "field 'op' is 'batched_gemm' but its spec implies 'gemm'"},
+        {"c_gm", "-e 's/\"target\": \"sm_90\"/\"target\": \"gfx942\"/'", "is not valid for its target gfx942"},
+        {"c_arq", "-e 's/^  \"dtype\": \"bf16\"/  \"dtype\": \"f16\"/'", "field 'dtype' is 'f16' but its spec implies 'bf16'"},
+        {"c_arq", "-e 's/ptr<fp8e4m3, global>/ptr<i8, global>/'",
+         "field 'args_signature[3].type' is 'ptr<i8, global>' but its spec implies 'ptr<fp8e4m3, global>'"},
+        {"c_arq", "-e 's/\"kind\": \"add_rmsnorm_quant_bf16\"/\"kind\": \"add_rmsnorm_quant_f16\"/'",
+         "field 'kind' is 'add_rmsnorm_quant_f16'"},
+        {"c_arq", "-e 's/\"threads_per_block\": 64,/&\\n  \"block_m\": 16,/'",
+         "field 'block_m' is for transpose kernels but the spec is family add_rmsnorm_quant"},
+        {"c_ew", "-e 's/\"target\": \"gfx942\"/\"target\": \"gfx950\"/'",
+         "is code for processor 0x4c (EF_AMDGPU_MACH) but the manifest's target gfx950 is 0x4f"},
+        {"c_ew", "-e 's/\"target\": \"gfx942\"/\"target\": \"sm_90\"/'",
+         "field 'binary_kind' is 'hsaco' but target sm_90 (NVIDIA) runs ptx, cubin or ir"},
+        {"c_ew", "-e 's/\"elems_per_block\": [0-9]*/\"elems_per_block\": 1/'",
+         "field 'elems_per_block' is 1 but its spec implies 2048"},
+        {"c_ew", "-e 's/\"is_binary\": 1/\"is_binary\": 0/'", "field 'is_binary' is 0 but its spec implies 1"},
+        {"c_ew", "-e 's/\\.hsaco\"/.ir\"/' %s", "is not an AMDGPU code object"},
+        {"c_nv", "-e 's/\"binary_kind\": \"[a-z]*\"/\"binary_kind\": \"hsaco\"/'",
+         "field 'binary_kind' is 'hsaco' but target sm_90 (NVIDIA) runs ptx, cubin or ir"},
+        {"c_ptx", "-e 's/\"target\": \"sm_90\"/\"target\": \"sm_80\"/'",
+         "is PTX for .target sm_90 but the manifest's target is sm_80"},
+        {"c_ptx", "-e 's/\"binary_kind\": \"ptx\"/\"binary_kind\": \"cubin\"/'", "is not a cubin"},
+        /* the PTX itself edited: it no longer defines the manifest's kernel */
+        {"c_ptx", "-e 's/rk_elementwise_mul/rk_elementwise_nul/g'", "does not define kernel 'rk_elementwise_mul",
+         "*.ptx"},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+        char sed[512];
+        snprintf(sed, sizeof sed, rows[i].sed, no_hash);
+        char dir[16];
+        snprintf(dir, sizeof dir, "x%zu", i);
+        /* the edit must change the file, or the row would prove nothing */
+        const char *file = rows[i].file ? rows[i].file : "manifest.json";
+        if (sh("rm -rf %s && cp -r %s %s && sed -i %s %s/%s", dir, rows[i].from, dir, sed, dir, file) ||
+            !sh("cmp -s %s/%s %s/%s", rows[i].from, file, dir, file))
+            fail_msg("row %zu: the edit '%s' did not apply: %s", i, sed, out_text);
+        int rc = sh(ROCKE " run %s/manifest.json --seed 5", dir);
+        if (rc != 1 || !strstr(out_text, rows[i].frag))
+            fail_msg("row %zu (%s, %s): exit %d (want 1), output:\n%s\n(wanted '%s')", i, rows[i].from, sed, rc,
+                     out_text, rows[i].frag);
+    }
+}
+
 int main(void) {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_build_and_run), cmocka_unit_test(test_bad_inputs)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_build_and_run), cmocka_unit_test(test_bad_inputs),
+                                       cmocka_unit_test(test_self_contradicting_manifests)};
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -17,6 +17,10 @@
 #include "rocke/manifest.h"
 #include "rocke/runtime.h"
 
+/* The sample's binary: PTX text for sm_90 that defines its kernel. */
+static const char sample_ptx[] = ".version 8.0\n.target sm_90\n.address_size 64\n"
+                                 ".visible .entry rk_softmax_bf16_obf16_w32()\n{\n  ret;\n}\n";
+
 static void sample(rk_manifest *m) {
     rk_manifest_init(m);
     snprintf(m->kind, sizeof m->kind, "softmax_bf16");
@@ -24,8 +28,8 @@ static void sample(rk_manifest *m) {
     snprintf(m->target, sizeof m->target, "sm_90");
     snprintf(m->binary, sizeof m->binary, "%s.ptx", m->kernel_name);
     snprintf(m->binary_kind, sizeof m->binary_kind, "ptx");
-    m->binary_bytes = 5;
-    rk_manifest_hash("hello", 5, m->binary_hash);
+    m->binary_bytes = strlen(sample_ptx);
+    rk_manifest_hash(sample_ptx, strlen(sample_ptx), m->binary_hash);
     snprintf(m->ir, sizeof m->ir, "%s.ir", m->kernel_name);
     snprintf(m->llvm, sizeof m->llvm, "%s.ll", m->kernel_name);
     m->threads_per_block = 256;
@@ -73,7 +77,9 @@ static void test_round_trip(void **state) {
     snprintf(m.binary_kind, sizeof m.binary_kind, "hsaco");
     t1 = rk_manifest_text(&m);
     assert_non_null(strstr(t1, "\"hsaco\": \"rk_softmax_bf16_obf16_w32.ptx\""));
-    assert_non_null(strstr(t1, "\"hsaco_bytes\": 5"));
+    char hb[40];
+    snprintf(hb, sizeof hb, "\"hsaco_bytes\": %zu", strlen(sample_ptx));
+    assert_non_null(strstr(t1, hb));
     rk_string_free(t1);
 }
 
@@ -230,21 +236,101 @@ static void test_write_and_binary_check(void **state) {
     snprintf(bin, sizeof bin, "%s/%s", dir, m.binary);
     assert_int_not_equal(rk_manifest_check_binary(&m, dir), RK_OK);          /* absent */
     FILE *f = fopen(bin, "wb");
-    fputs("hello", f);
+    fputs(sample_ptx, f);
     fclose(f);
     assert_int_equal(rk_manifest_check_binary(&m, dir), RK_OK);
+    char tampered[sizeof sample_ptx];
+    memcpy(tampered, sample_ptx, sizeof sample_ptx);
+    tampered[1] = 'V';                                          /* same size, other bytes */
     f = fopen(bin, "wb");
-    fputs("hellO", f);
+    fputs(tampered, f);
     fclose(f);
     assert_int_not_equal(rk_manifest_check_binary(&m, dir), RK_OK);
     assert_non_null(strstr(rk_error_message(), "hash"));
     f = fopen(bin, "wb");
-    fputs("hello!", f);
+    fputs(sample_ptx, f);
+    fputc('\n', f);
     fclose(f);
+    char want[64];
+    snprintf(want, sizeof want, "%zu bytes", strlen(sample_ptx) + 1);
     assert_int_not_equal(rk_manifest_check_binary(&m, dir), RK_OK);
-    assert_non_null(strstr(rk_error_message(), "6 bytes"));
+    assert_non_null(strstr(rk_error_message(), want));
     unlink(bin);
     unlink(path);
+    rmdir(dir);
+}
+
+/* A 64-byte ELF64 header with e_machine and the e_flags low byte, then the
+ * kernel's name (as a string table would hold it). */
+static size_t fake_elf(uint8_t *d, unsigned machine, unsigned mach, const char *name) {
+    memset(d, 0, 64);
+    memcpy(d, "\177ELF", 4);
+    d[4] = 2;
+    d[18] = (uint8_t)machine;
+    d[19] = (uint8_t)(machine >> 8);
+    d[48] = (uint8_t)mach;
+    size_t k = strlen(name) + 1;
+    memcpy(d + 64, name, k);
+    return 64 + k;
+}
+
+/* The binary's form against binary_kind and target, and the kernel in it;
+ * size and hash not recorded, so only the form decides. */
+static void test_binary_form(void **state) {
+    (void)state;
+    static const char name[] = "rk_softmax_bf16_obf16_w32";
+    enum { TEXT, ELF_AMD_942, ELF_AMD_950, ELF_CUDA, ELF_AMD_OTHER_NAME };
+    static const struct { const char *kind, *target; int what; const char *text, *frag; } rows[] = {
+        {"ptx", "sm_90", TEXT, ".version 8.0\n.target sm_90\n.entry rk_softmax_bf16_obf16_w32()\n", NULL},
+        {"ptx", "sm_90a", TEXT, ".target sm_90a, texmode_independent\n.entry rk_softmax_bf16_obf16_w32(\n", NULL},
+        {"ptx", "sm_90", TEXT, ".version 8.0\n.entry rk_softmax_bf16_obf16_w32()\n", "is not PTX text"},
+        {"ptx", "sm_90", TEXT, ".target sm_80\n.entry rk_softmax_bf16_obf16_w32()\n",
+         "is PTX for .target sm_80 but the manifest's target is sm_90"},
+        {"ptx", "sm_90", TEXT, ".target sm_90\n.entry rk_softmax_bf16_obf16_w32x()\n", "does not define kernel"},
+        {"ptx", "sm_90", ELF_CUDA, NULL, "is not PTX text"},
+        {"ptx", "gfx942", TEXT, ".target sm_90\n", "'binary_kind' is 'ptx' but target gfx942 (AMD) runs hsaco or ir"},
+        {"hsaco", "sm_90", ELF_AMD_942, NULL, "'binary_kind' is 'hsaco' but target sm_90 (NVIDIA)"},
+        {"hsaco", "gfx942", ELF_AMD_942, NULL, NULL},
+        {"", "", ELF_AMD_950, NULL, NULL},                                   /* upstream: hsaco implied */
+        {"hsaco", "gfx942", ELF_AMD_950, NULL, "processor 0x4f (EF_AMDGPU_MACH) but the manifest's target gfx942 is 0x4c"},
+        {"hsaco", "gfx950", ELF_CUDA, NULL, "is not an AMDGPU code object"},
+        {"hsaco", "gfx950", TEXT, "ckdsl.ir v1\nkernel @rk_softmax_bf16_obf16_w32 {\n", "is not an AMDGPU code object"},
+        {"hsaco", "gfx942", ELF_AMD_OTHER_NAME, NULL, "does not define kernel 'rk_softmax_bf16_obf16_w32'"},
+        {"cubin", "sm_90", ELF_CUDA, NULL, NULL},
+        {"cubin", "sm_80", ELF_AMD_942, NULL, "is not a cubin"},
+        {"ir", "gfx950", TEXT, "ckdsl.ir v1\nkernel @rk_softmax_bf16_obf16_w32 {\n", NULL},
+        {"ir", "sm_90", TEXT, "ckdsl.ir v2\nkernel @rk_softmax_bf16_obf16_w32 {\n", "is not ckdsl.ir text"},
+    };
+    char dir[] = "/tmp/rk_manifest_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char bin[512];
+    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+        rk_manifest m;
+        rk_manifest_init(&m);
+        snprintf(m.kernel_name, sizeof m.kernel_name, "%s", name);
+        snprintf(m.binary_kind, sizeof m.binary_kind, "%s", rows[i].kind);
+        snprintf(m.target, sizeof m.target, "%s", rows[i].target);
+        snprintf(m.binary, sizeof m.binary, "k.bin");
+        uint8_t d[512];
+        size_t n = 0;
+        switch (rows[i].what) {
+        case TEXT: n = strlen(rows[i].text); memcpy(d, rows[i].text, n); break;
+        case ELF_AMD_942: n = fake_elf(d, 224, 0x4c, name); break;
+        case ELF_AMD_950: n = fake_elf(d, 224, 0x4f, name); break;
+        case ELF_CUDA: n = fake_elf(d, 190, 0x5a, name); break;
+        case ELF_AMD_OTHER_NAME: n = fake_elf(d, 224, 0x4c, "rk_softmax_bf16_obf16_w64"); break;
+        }
+        snprintf(bin, sizeof bin, "%s/k.bin", dir);
+        FILE *f = fopen(bin, "wb");
+        assert_non_null(f);
+        assert_int_equal(fwrite(d, 1, n, f), n);
+        fclose(f);
+        rk_status st = rk_manifest_check_binary(&m, dir);
+        if (!rows[i].frag ? st != RK_OK : st == RK_OK || !strstr(rk_error_message(), rows[i].frag))
+            fail_msg("row %zu (%s, %s): status %d, message '%s' (wanted %s)", i, rows[i].kind, rows[i].target, st,
+                     st ? rk_error_message() : "", rows[i].frag ? rows[i].frag : "success");
+    }
+    unlink(bin);
     rmdir(dir);
 }
 
@@ -252,6 +338,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip), cmocka_unit_test(test_upstream), cmocka_unit_test(test_bad_manifests),
         cmocka_unit_test(test_write_and_binary_check), cmocka_unit_test(test_nvidia_fields),
+        cmocka_unit_test(test_binary_form),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
