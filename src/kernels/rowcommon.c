@@ -135,11 +135,17 @@ void kn_row_tune_slices(rk_row_knobs *k, const rk_target *t, const rk_shape *s, 
         k->tail = rk_tile_default_tail(t);
         if (kn_row_tpr(k) < k->wave) k->tail = RK_TAIL_MASKED;
     }
-    /* slices cover whole loop steps (kn_slices_begin): drop those that
-     * would start past the row's end */
+    /* slices cover whole loop steps (kn_slices_begin): fewer loads in
+     * flight rather than fewer slices, then drop the slices that would
+     * start past the row's end */
     if (!((locked >> slices_knob) & 1u)) {
-        uint64_t stride = (uint64_t)kn_row_tpr(k) * k->vec * k->unroll, span = N + k->vec - 1;
-        uint64_t per = cdiv(cdiv(span, k->slices), stride) * stride;
+        uint64_t span = N + k->vec - 1, per = 0;
+        for (;;) {
+            uint64_t stride = (uint64_t)kn_row_tpr(k) * k->vec * k->unroll;
+            per = cdiv(cdiv(span, k->slices), stride) * stride;
+            if (LOCKED(RK_U) || k->unroll == 1 || cdiv(span, per) == k->slices) break;
+            k->unroll /= 2;
+        }
         k->slices = (uint32_t)cdiv(span, per);
     }
 }
