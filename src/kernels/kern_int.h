@@ -137,9 +137,10 @@ static inline uint32_t kn_row_cap(const rk_row_knobs *k) { return kn_row_tpr(k) 
 rk_tile_row kn_row_view(rk_kernel *k, const rk_row_knobs *kn, rk_value ptr, rk_scalar elem, rk_value row,
                         rk_value N, rk_value active, const rk_tile_row *like);
 
-/* The `slices` knob of a row family at `base` (after its other knobs). */
-#define KN_SLICES_KNOB(base)                                                                              \
-    KN_U32("slices", "sl", base.slices, kn_legal_slices, true,                                         \
+/* The `slices` knob of the row family whose spec (with rk_row_knobs k) is
+ * at `spec` (after its other knobs). */
+#define KN_SLICES_KNOB(spec)                                                                              \
+    KN_U32("slices", "sl", spec.k.slices, kn_legal_slices, true,                                         \
            "blocks per row (grid y): >1 splits long rows, partial statistics merged through Work")
 /* slices > 1 (chosen when rows are fewer than compute units and long, or
  * locked): looped rows, one per block, a block size for the slice. */

@@ -15,7 +15,7 @@
     KN_BOOL("residual", "res", u.norm.residual, "fused residual add: h = x + r, also written"), \
     KN_BOOL("save_stats", "st", u.norm.save_stats, ln ? "write f32 mean and rstd per row" : "write f32 rstd per row"), \
     KN_ROW_KNOBS(u.norm.k), \
-    KN_SLICES_KNOB(u.norm.k)
+    KN_SLICES_KNOB(u.norm)
 static const rk_knob ln_knobs[] = {NORM_KNOBS(1)};
 static const rk_knob rms_knobs[] = {NORM_KNOBS(0)};
 #define FIRST_ROW_KNOB 4

@@ -15,7 +15,7 @@ static const rk_knob knobs[] = {
     KN_DTYPE("dtype", "", u.reduce.dtype, "input element type"),
     KN_DTYPE("out_dtype", "o", u.reduce.out_dtype, "output element type"),
     KN_ROW_KNOBS(u.reduce.k),
-    KN_SLICES_KNOB(u.reduce.k),
+    KN_SLICES_KNOB(u.reduce),
 };
 #define FIRST_ROW_KNOB 3
 #define SLICES_KNOB (FIRST_ROW_KNOB + 9)

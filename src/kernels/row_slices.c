@@ -21,17 +21,21 @@ void kn_slices_signature(rk_ksig *s, const rk_row_knobs *k, uint32_t nstat) {
 
 static rk_value c32(rk_kernel *k, int64_t v) { return rk_const_i32(k, (int32_t)v); }
 
+/* ceil(a / b), a >= 0, b > 0 (i32) */
+static rk_value cdiv(rk_kernel *k, rk_value a, rk_value b) {
+    rk_value one = c32(k, 1);
+    rk_value ab = rk_build_add(k, a, b);
+    rk_value ab1 = rk_build_sub(k, ab, one);
+    return rk_build_udiv(k, ab1, b);
+}
+
 kn_slices kn_slices_begin(rk_kernel *k, const rk_row_knobs *kn, uint32_t nstat, rk_value work, const rk_tile_rows *g,
                           rk_value M, rk_value len, uint32_t stride) {
     kn_slices sl = {.n = kn->slices, .nstat = nstat, .work = work, .row = g->row, .M = M, .tid = g->tid};
     /* per = ceil(ceil(len / S) / stride) * stride: whole loop steps per slice */
-    rk_value S = c32(k, kn->slices), st = c32(k, stride), one = c32(k, 1);
-    rk_value a = rk_build_add(k, len, S);
-    rk_value a1 = rk_build_sub(k, a, one);
-    rk_value each = rk_build_udiv(k, a1, S);
-    rk_value b = rk_build_add(k, each, st);
-    rk_value b1 = rk_build_sub(k, b, one);
-    rk_value steps = rk_build_udiv(k, b1, st);
+    rk_value S = c32(k, kn->slices), st = c32(k, stride);
+    rk_value each = cdiv(k, len, S);
+    rk_value steps = cdiv(k, each, st);
     rk_value per = rk_build_mul(k, steps, st);
     rk_value sid = rk_build_block_id(k, 1);
     sl.lo = rk_build_mul(k, sid, per);

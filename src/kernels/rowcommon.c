@@ -118,7 +118,9 @@ void kn_row_tune_slices(rk_row_knobs *k, const rk_target *t, const rk_shape *s, 
     const uint64_t M = s->dim[0], N = s->dim[1];     /* kn_row_dims */
     if (!((locked >> slices_knob) & 1u)) {
         uint64_t units = t->compute_units ? t->compute_units : 1, want = 1;
-        if (M < units && N >= 2 * KN_SLICE_MIN) {
+        /* a cached row or several rows a block asked for: no split */
+        bool free_shape = !(LOCKED(RK_K) && k->chunks) && !(LOCKED(RK_R) && k->rows_per_block > 1);
+        if (free_shape && M < units && N >= 2 * KN_SLICE_MIN) {
             want = cdiv(2 * units, M);
             if (want > N / KN_SLICE_MIN) want = N / KN_SLICE_MIN;
             if (want > 16) want = 16;

@@ -17,7 +17,7 @@ static const rk_knob knobs[] = {
     KN_ROW_KNOBS(u.softmax.k),
     KN_PBOOL("keep_exps", "ke", u.softmax.keep_exps,
              "cached rows: keep each exp in f32 registers (one exp per element) instead of the packed row"),
-    KN_SLICES_KNOB(u.softmax.k),
+    KN_SLICES_KNOB(u.softmax),
 };
 #define FIRST_ROW_KNOB 2
 #define KEEP_KNOB (FIRST_ROW_KNOB + 9)
@@ -38,7 +38,13 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64
     rk_scalar w = widest(s->dtype, s->out_dtype);
     bool nv = t->vendor == RK_VENDOR_NVIDIA;
     kn_row_tune(&s->k, t, w, sh, locked, FIRST_ROW_KNOB, 4, nv ? 16 : 0);
-    kn_row_tune_slices(&s->k, t, sh, locked, FIRST_ROW_KNOB, SLICES_KNOB);
+    /* kept exps need a cached row: a locked keep_exps=true rules the split out */
+    uint64_t lk = locked;
+    if (((locked >> KEEP_KNOB) & 1u) && s->keep_exps && !((locked >> SLICES_KNOB) & 1u)) {
+        s->k.slices = 1;
+        lk |= 1ull << SLICES_KNOB;
+    }
+    kn_row_tune_slices(&s->k, t, sh, lk, FIRST_ROW_KNOB, SLICES_KNOB);
     /* NVIDIA: at most 16 elements a thread are 16 f32 registers, which still
      * leave a full SM (docs/kernels.md); longer rows stay packed */
     if (!((locked >> KEEP_KNOB) & 1u)) s->keep_exps = nv && s->k.chunks && s->k.chunks * s->k.vec <= 16;
