@@ -25,17 +25,8 @@ static uint64_t seed;
 static unsigned runs;
 
 static uint64_t set_knobs(rk_instance *in, const char *knobs) {
-    uint64_t locked = 0;
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", knobs);
-    for (char *tok = strtok(buf, " "); tok; tok = strtok(NULL, " ")) {
-        char *eq = strchr(tok, '=');
-        assert_non_null(eq);
-        *eq = 0;
-        uint32_t ix;
-        if (rk_instance_set(in, tok, eq + 1, &ix)) fail_msg("%s: %s", knobs, rk_error_message());
-        locked |= 1ull << ix;
-    }
+    uint64_t locked;
+    if (problem_knobs_set(in, knobs, &locked)) fail_msg("%s: %s", knobs, rk_error_message());
     return locked;
 }
 
@@ -100,11 +91,8 @@ static void run_case(const char *fam, const char *target, uint64_t M, uint64_t N
     rk_problem p;
     uint64_t s = seed ^ (runs++ * 0x9e3779b97f4a7c15ull);
     assert_int_equal(rk_problem_init(&p, &in, &sh, s), RK_OK);
-    if (problem_emu_launch(t, k, &p, &sh))
-        fail_msg("%s %s %llux%llu: launch: %s", target, name, (unsigned long long)M, (unsigned long long)N,
-                 rk_error_message());
     rk_problem_diff c;
-    assert_int_equal(rk_problem_check(&p, &c), RK_OK);
+    if (problem_emu_verify(t, k, &p, &sh, &c)) fail_msg("%s %s: launch: %s", target, name, rk_error_message());
     if (c.bad)
         fail_msg("%s %s %llux%llu seed %llu: bad=%llu/%llu max_abs_diff=%g, first %s", target, name,
                  (unsigned long long)M, (unsigned long long)N, (unsigned long long)s, (unsigned long long)c.bad,
