@@ -45,6 +45,9 @@ typedef struct rk_row_knobs {
                                * (NVIDIA .minnctapersm; AMD waves_per_eu); 0: no hint */
     bool split;               /* split views: rows start at any element (odd N) with aligned
                                * vector bodies, a scalar head and tail (rk_tile_row_view_split) */
+    uint32_t slices;          /* blocks per row (grid y), 1..16: >1 spreads a long row over several
+                               * blocks merging their statistics through a Work buffer
+                               * (looped rows, one row per block; docs/kernels.md) */
 } rk_row_knobs;
 
 typedef enum rk_ew_op {

@@ -81,7 +81,7 @@ rk_status kn_shape_check(const kn_family *fam, const rk_shape *s);
 
 /* ---- knob tables ------------------------------------------------------------ */
 extern const uint32_t kn_legal_wave[], kn_legal_block[], kn_legal_vec[], kn_legal_rpb[], kn_legal_chunks[],
-    kn_legal_unroll[], kn_legal_tile[], kn_legal_pad[], kn_legal_minb[];
+    kn_legal_unroll[], kn_legal_tile[], kn_legal_pad[], kn_legal_minb[], kn_legal_slices[];
 extern const char *const kn_tail_names[];
 extern const char *const kn_dtype_names[];   /* legal dtype names, NULL-terminated */
 
@@ -136,6 +136,39 @@ static inline uint32_t kn_row_cap(const rk_row_knobs *k) { return kn_row_tpr(k) 
  * families: a split view (lead when like is NULL) when the knob says so. */
 rk_tile_row kn_row_view(rk_kernel *k, const rk_row_knobs *kn, rk_value ptr, rk_scalar elem, rk_value row,
                         rk_value N, rk_value active, const rk_tile_row *like);
+
+/* The `slices` knob of the row family whose spec (with rk_row_knobs k) is
+ * at `spec` (after its other knobs). */
+#define KN_SLICES_KNOB(spec)                                                                              \
+    KN_U32("slices", "sl", spec.k.slices, kn_legal_slices, true,                                         \
+           "blocks per row (grid y): >1 splits long rows, partial statistics merged through Work")
+/* slices > 1 (chosen when rows are fewer than compute units and long, or
+ * locked): looped rows, one per block, a block size for the slice. */
+void kn_row_tune_slices(rk_row_knobs *k, const rk_target *t, const rk_shape *s, uint64_t locked, uint32_t first_knob,
+                        uint32_t slices_knob);
+
+/* row_slices.c: the split-row path. Block (x, y) takes slice y of row x:
+ * pass 1 over [lo, hi) reduces nstat f32 statistics, which the block
+ * publishes into Work; the last block of the row to arrive (an f32 counter
+ * per row) merges the slices in slice order (deterministic) and runs the
+ * row's output pass alone; no block ever waits on another. */
+typedef struct kn_slices {
+    uint32_t n, nstat;
+    rk_value work, row, M, tid;
+    rk_value lo, hi;      /* this block's loop range of the row view */
+} kn_slices;
+/* Work ("R,M": R = slices*nstat + 1 f32 per row) when k->slices > 1. */
+void kn_slices_signature(rk_ksig *s, const rk_row_knobs *k, uint32_t nstat);
+/* The slice of a row view [0, len) for block y: `stride` (elements one
+ * loop step covers) divides every slice but the last. */
+kn_slices kn_slices_begin(rk_kernel *k, const rk_row_knobs *kn, uint32_t nstat, rk_value work, const rk_tile_rows *g,
+                          rk_value M, rk_value len, uint32_t stride);
+/* Store this block's stats (identical in every thread), count its arrival;
+ * i1 (block-uniform): this block arrived last. */
+rk_value kn_slices_publish(rk_kernel *k, const kn_slices *sl, const rk_value *stats);
+/* In the last block: stats = the slices merged in slice order with fn (or,
+ * fn NULL, each component folded with op); resets the row's counter. */
+void kn_slices_gather(rk_kernel *k, const kn_slices *sl, rk_tile_combine_fn fn, rk_tile_red op, rk_value *stats);
 
 /* Signature building. */
 /* dims: a pointer's layout ("M,N"), NULL for scalars. */

@@ -14,10 +14,12 @@
     KN_DTYPE("out_dtype", "o", u.norm.out_dtype, "output element type (y)"),              \
     KN_BOOL("residual", "res", u.norm.residual, "fused residual add: h = x + r, also written"), \
     KN_BOOL("save_stats", "st", u.norm.save_stats, ln ? "write f32 mean and rstd per row" : "write f32 rstd per row"), \
-    KN_ROW_KNOBS(u.norm.k)
+    KN_ROW_KNOBS(u.norm.k), \
+    KN_SLICES_KNOB(u.norm)
 static const rk_knob ln_knobs[] = {NORM_KNOBS(1)};
 static const rk_knob rms_knobs[] = {NORM_KNOBS(0)};
 #define FIRST_ROW_KNOB 4
+#define SLICES_KNOB (FIRST_ROW_KNOB + 9)
 /* registers besides the packed row (ptxas -v, sm_90a; docs/kernels.md), the
  * same for both norms since LayerNorm's padding needs no masks */
 #define NORM_BASE_REGS 16u
@@ -38,6 +40,7 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64
     rk_scalar w = rk_tile_elem_bytes(s->dtype) >= rk_tile_elem_bytes(s->out_dtype) ? s->dtype : s->out_dtype;
     bool nv = t->vendor == RK_VENDOR_NVIDIA;
     kn_row_tune(&s->k, t, w, sh, locked, FIRST_ROW_KNOB, 4, nv ? 16 : 0);
+    kn_row_tune_slices(&s->k, t, sh, locked, FIRST_ROW_KNOB, SLICES_KNOB);
     kn_row_tune_occupancy(&s->k, t, s->dtype, locked, FIRST_ROW_KNOB, NORM_BASE_REGS);
 }
 
@@ -60,7 +63,7 @@ static const rk_scalar_decl scalars[] = {
     {"eps", RK_S_F32, RK_SC_GIVEN, NULL, NULL, 1e-5, "added to the variance before the square root"},
 };
 
-/* X, [R], Gamma, [Beta], Y, [H], [Mean], [Rstd], M, N, eps */
+/* X, [R], Gamma, [Beta], Y, [H], [Mean], [Rstd], M, N, eps, [Work] */
 static void signature(const rk_instance *in, rk_ksig *s) {
     const rk_norm_spec *n = &in->u.norm;
     kn_sig_add(s, "X", true, n->dtype, RK_KP_IN, "M,N");
@@ -74,6 +77,7 @@ static void signature(const rk_instance *in, rk_ksig *s) {
     kn_sig_add(s, "M", false, RK_S_I32, RK_KP_SCALAR, NULL);
     kn_sig_add(s, "N", false, RK_S_I32, RK_KP_SCALAR, NULL);
     kn_sig_add(s, "eps", false, RK_S_F32, RK_KP_SCALAR, NULL);
+    kn_slices_signature(s, &n->k, 2);
 }
 
 static void grid(const rk_instance *in, const rk_shape *s, uint32_t g[3], uint32_t b[3]) {
@@ -98,7 +102,7 @@ static void input_range(const rk_instance *in, const rk_kparam *kp, double *lo, 
 
 typedef struct norm_io {
     const rk_value *p;
-    int x, r, gamma, beta, y, h, mean, rstd, M, N, eps;   /* parameter indices, -1 = absent */
+    int x, r, gamma, beta, y, h, mean, rstd, M, N, eps, work;   /* parameter indices, -1 = absent */
 } norm_io;
 
 static norm_io io_of(const rk_norm_spec *n, const rk_value *p) {
@@ -114,7 +118,8 @@ static norm_io io_of(const rk_norm_spec *n, const rk_value *p) {
     if (n->save_stats) io.rstd = i++;
     io.M = i++;
     io.N = i++;
-    io.eps = i;
+    io.eps = i++;
+    io.work = n->k.slices > 1 ? i : -1;
     return io;
 }
 
@@ -363,7 +368,14 @@ static void build_looped(rk_kernel *k, norm_ctx *c) {
     }
     rk_value zero = rk_tile_f32s(k, 0.0f, kn->vec);
     rk_value init[2] = {zero, zero}, cur[2], res[2];
-    rk_value base = rk_for_begin(k, start, c->xr.len, stride, NULL, 2, init, NULL, cur);
+    rk_value from = start, to = c->xr.len;
+    kn_slices sl = {0};
+    if (kn->slices > 1) {
+        sl = kn_slices_begin(k, kn, 2, c->io.p[c->io.work], &c->g, c->io.p[c->io.M], c->xr.len, step * u);
+        from = rk_build_add(k, sl.lo, start);
+        to = sl.hi;
+    }
+    rk_value base = rk_for_begin(k, from, to, stride, NULL, 2, init, NULL, cur);
     rk_value offs[8], v[8];
     group_offsets(k, base, u, step, offs);
     rk_tile_row_load_f32(k, &c->xr, offs, u, 0.0, v);
@@ -379,6 +391,12 @@ static void build_looped(rk_kernel *k, norm_ctx *c) {
     sums[1] = rk_tile_vec_reduce(k, RK_RED_SUM, res[1]);
     rk_tile_reducer red = {.n = 2, .op = RK_RED_SUM};
     rk_tile_block_reduce_n(k, &red, &c->cfg, c->g.tid, sums);
+    if (kn->slices > 1) {
+        /* every slice sums about the same shift: the merge is an ordered sum */
+        rk_value last = kn_slices_publish(k, &sl, sums);
+        rk_if_begin(k, last);
+        kn_slices_gather(k, &sl, NULL, RK_RED_SUM, sums);
+    }
     rk_value m1 = rk_build_fdiv(k, sums[0], c->nf);        /* mean of (h - shift) */
     rk_value m2 = rk_build_fdiv(k, sums[1], c->nf);
     rk_value mean = {0}, var = m2;
@@ -399,6 +417,7 @@ static void build_looped(rk_kernel *k, norm_ctx *c) {
     normalize_store(k, c, offs, u, v, gam, rms ? NULL : bet, mean, rstd);
     rk_for_end(k, NULL, 0, NULL);
     store_stats(k, c, mean, rstd);
+    if (kn->slices > 1) rk_if_end(k, NULL, 0);
 }
 
 static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *p) {

@@ -15,8 +15,10 @@ static const rk_knob knobs[] = {
     KN_DTYPE("dtype", "", u.reduce.dtype, "input element type"),
     KN_DTYPE("out_dtype", "o", u.reduce.out_dtype, "output element type"),
     KN_ROW_KNOBS(u.reduce.k),
+    KN_SLICES_KNOB(u.reduce),
 };
 #define FIRST_ROW_KNOB 3
+#define SLICES_KNOB (FIRST_ROW_KNOB + 9)
 
 static void defaults(rk_instance *in) {
     in->u.reduce.op = RK_REDUCE_SUM;
@@ -27,6 +29,7 @@ static void defaults(rk_instance *in) {
 static void tune(rk_instance *in, const rk_target *t, const rk_shape *s, uint64_t locked) {
     /* vec follows the input: the output is one value per row */
     kn_row_tune(&in->u.reduce.k, t, in->u.reduce.dtype, s, locked, FIRST_ROW_KNOB, 8, 0);
+    kn_row_tune_slices(&in->u.reduce.k, t, s, locked, FIRST_ROW_KNOB, SLICES_KNOB);
 }
 
 static rk_status validate(const rk_instance *in, const rk_target *t) {
@@ -42,6 +45,7 @@ static void signature(const rk_instance *in, rk_ksig *s) {
     kn_sig_add(s, "Y", true, in->u.reduce.out_dtype, RK_KP_OUT, "M");
     kn_sig_add(s, "M", false, RK_S_I32, RK_KP_SCALAR, NULL);
     kn_sig_add(s, "N", false, RK_S_I32, RK_KP_SCALAR, NULL);
+    kn_slices_signature(s, &in->u.reduce.k, 1);
 }
 
 static void grid(const rk_instance *in, const rk_shape *s, uint32_t g[3], uint32_t b[3]) {
@@ -75,6 +79,7 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
     rk_tile_row xr = kn_row_view(k, kn, p[0], s->dtype, g.row, p[3], g.active, NULL);
     kn_row_attrs(k, kn, t);
     rk_value acc;
+    kn_slices sl = {0};
     if (kn->chunks) {
         rk_tile_regs x;
         rk_tile_regs_load(k, &xr, g.lt, g.tpr, kn->chunks, id, &x);
@@ -84,7 +89,13 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
         uint32_t u = kn->unroll, step = g.tpr * kn->vec;
         rk_value start = rk_build_mul(k, g.lt, kn_i32(k, (int32_t)kn->vec));
         rk_value init = rk_tile_f32s(k, (float)id, kn->vec), cur, res;
-        rk_value base = rk_for_begin(k, start, xr.len, kn_i32(k, (int32_t)(step * u)), NULL, 1, &init, NULL, &cur);
+        rk_value from = start, to = xr.len;
+        if (kn->slices > 1) {
+            sl = kn_slices_begin(k, kn, 1, p[4], &g, p[2], xr.len, step * u);
+            from = rk_build_add(k, sl.lo, start);
+            to = sl.hi;
+        }
+        rk_value base = rk_for_begin(k, from, to, kn_i32(k, (int32_t)(step * u)), NULL, 1, &init, NULL, &cur);
         rk_value offs[8], v[8];
         for (uint32_t i = 0; i < u; i++) offs[i] = i ? rk_build_add(k, base, kn_i32(k, (int32_t)(i * step))) : base;
         rk_tile_row_load_f32(k, &xr, offs, u, id, v);
@@ -95,6 +106,12 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
     rk_value r = rk_tile_vec_reduce(k, op, acc);
     rk_tile_block_cfg cfg = {.wave = kn->wave, .group = g.tpr, .groups = g.rpb};
     r = rk_tile_block_reduce(k, op, &cfg, g.tid, r);
+    if (kn->slices > 1) {
+        /* the last slice to arrive folds the partials and writes the row */
+        rk_value last = kn_slices_publish(k, &sl, &r);
+        rk_if_begin(k, last);
+        kn_slices_gather(k, &sl, NULL, op, &r);
+    }
     if (s->op == RK_REDUCE_MEAN) {
         rk_value n = rk_build_sitofp(k, p[3], RK_T_F32);
         r = rk_build_fdiv(k, r, n);
@@ -103,6 +120,7 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
     rk_if_begin(k, rk_build_and(k, first, g.active));
     rk_store_global(k, p[1], g.row, rk_tile_from_f32(k, r, s->out_dtype));
     rk_if_end(k, NULL, 0);
+    if (kn->slices > 1) rk_if_end(k, NULL, 0);
 }
 
 const kn_family kn_reduce = {

@@ -14,6 +14,7 @@ const uint32_t kn_legal_chunks[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13
                                     17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 0};
 const uint32_t kn_legal_unroll[] = {1, 2, 4, 8, 0};
 const uint32_t kn_legal_minb[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 16, 32, 0};
+const uint32_t kn_legal_slices[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 0};
 const uint32_t kn_legal_tile[] = {16, 32, 64, 128, 0};
 const uint32_t kn_legal_pad[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 0};
 const char *const kn_tail_names[] = {"masked", "buffer", NULL};
@@ -26,7 +27,7 @@ const char *const kn_tail_names[] = {"masked", "buffer", NULL};
 
 void kn_row_defaults(rk_row_knobs *k) {
     *k = (rk_row_knobs){.wave = 64, .block_size = 256, .vec = 8, .rows_per_block = 1, .chunks = 0,
-                        .unroll = 4, .tail = RK_TAIL_BUFFER, .min_blocks = 0, .split = true};
+                        .unroll = 4, .tail = RK_TAIL_BUFFER, .min_blocks = 0, .split = true, .slices = 1};
 }
 
 static uint32_t np2(uint64_t x) {
@@ -106,6 +107,50 @@ void kn_row_tune_occupancy(rk_row_knobs *k, const rk_target *t, rk_scalar elem, 
         if (kn_legal_minb[i] <= b) best = kn_legal_minb[i];
     k->min_blocks = b ? best : 1;
 }
+
+/* Fewer rows than compute units and rows of at least two slices of
+ * KN_SLICE_MIN elements: enough slices for two blocks per unit. */
+#define KN_SLICE_MIN 8192u
+#define KN_SLICE_BLOCK 256u
+
+void kn_row_tune_slices(rk_row_knobs *k, const rk_target *t, const rk_shape *s, uint64_t locked, uint32_t first,
+                        uint32_t slices_knob) {
+    const uint64_t M = s->dim[0], N = s->dim[1];     /* kn_row_dims */
+    if (!((locked >> slices_knob) & 1u)) {
+        uint64_t units = t->compute_units ? t->compute_units : 1, want = 1;
+        /* a cached row or several rows a block asked for: no split */
+        bool free_shape = !(LOCKED(RK_K) && k->chunks) && !(LOCKED(RK_R) && k->rows_per_block > 1);
+        if (free_shape && M < units && N >= 2 * KN_SLICE_MIN) {
+            want = cdiv(2 * units, M);
+            if (want > N / KN_SLICE_MIN) want = N / KN_SLICE_MIN;
+            if (want > 16) want = 16;
+        }
+        k->slices = want < 2 ? 1 : (uint32_t)want;
+    }
+    if (k->slices < 2) return;
+    /* the split path: looped rows, one per block */
+    if (!LOCKED(RK_K)) k->chunks = 0;
+    if (!LOCKED(RK_R)) k->rows_per_block = 1;
+    if (!LOCKED(RK_B)) k->block_size = KN_SLICE_BLOCK < t->max_workgroup ? KN_SLICE_BLOCK : t->max_workgroup;
+    if (!LOCKED(RK_M)) k->min_blocks = 0;
+    if (!LOCKED(RK_T)) {
+        k->tail = rk_tile_default_tail(t);
+        if (kn_row_tpr(k) < k->wave) k->tail = RK_TAIL_MASKED;
+    }
+    /* slices cover whole loop steps (kn_slices_begin): fewer loads in
+     * flight rather than fewer slices, then drop the slices that would
+     * start past the row's end */
+    if (!((locked >> slices_knob) & 1u)) {
+        uint64_t span = N + k->vec - 1, per = 0;
+        for (;;) {
+            uint64_t stride = (uint64_t)kn_row_tpr(k) * k->vec * k->unroll;
+            per = cdiv(cdiv(span, k->slices), stride) * stride;
+            if (LOCKED(RK_U) || k->unroll == 1 || cdiv(span, per) == k->slices) break;
+            k->unroll /= 2;
+        }
+        k->slices = (uint32_t)cdiv(span, per);
+    }
+}
 #undef LOCKED
 
 void kn_row_attrs(rk_kernel *kern, const rk_row_knobs *k, const rk_target *t) {
@@ -148,6 +193,10 @@ rk_status kn_row_validate(const rk_row_knobs *k, const rk_target *t, rk_scalar a
                            "%u x %u", t->waves_per_simd * simds, t->name, k->min_blocks,
                            (k->block_size + k->wave - 1) / k->wave);
     }
+    if (k->slices > 1 && (k->chunks || k->rows_per_block != 1))
+        return rk_fail(RK_ERR_INVALID,
+                       "knob 'slices' > 1 splits a looped row over blocks: it needs chunks=0 and rows_per_block=1, "
+                       "got chunks=%u rows_per_block=%u", k->chunks, k->rows_per_block);
     if (k->chunks * k->vec > KN_MAX_CACHED)
         return rk_fail(RK_ERR_INVALID,
                        "knobs 'chunks' x 'vec' must be at most %u registers per thread, got %u x %u (use chunks=0 "
@@ -178,5 +227,6 @@ rk_tile_row kn_row_view(rk_kernel *k, const rk_row_knobs *kn, rk_value ptr, rk_s
 void kn_row_grid(const rk_row_knobs *k, uint64_t M, uint32_t grid[3], uint32_t block[3]) {
     uint64_t g = cdiv(M ? M : 1, k->rows_per_block ? k->rows_per_block : 1);
     grid[0] = (uint32_t)(g > INT32_MAX ? INT32_MAX : g);
+    grid[1] = k->slices > 1 ? k->slices : 1;
     block[0] = k->block_size;
 }

@@ -17,9 +17,11 @@ static const rk_knob knobs[] = {
     KN_ROW_KNOBS(u.softmax.k),
     KN_PBOOL("keep_exps", "ke", u.softmax.keep_exps,
              "cached rows: keep each exp in f32 registers (one exp per element) instead of the packed row"),
+    KN_SLICES_KNOB(u.softmax),
 };
 #define FIRST_ROW_KNOB 2
 #define KEEP_KNOB (FIRST_ROW_KNOB + 9)
+#define SLICES_KNOB (KEEP_KNOB + 1)
 /* registers besides the cached row (ptxas -v, sm_90a; docs/kernels.md) */
 #define SOFTMAX_BASE_REGS 16
 
@@ -36,6 +38,13 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64
     rk_scalar w = widest(s->dtype, s->out_dtype);
     bool nv = t->vendor == RK_VENDOR_NVIDIA;
     kn_row_tune(&s->k, t, w, sh, locked, FIRST_ROW_KNOB, 4, nv ? 16 : 0);
+    /* kept exps need a cached row: a locked keep_exps=true rules the split out */
+    uint64_t lk = locked;
+    if (((locked >> KEEP_KNOB) & 1u) && s->keep_exps && !((locked >> SLICES_KNOB) & 1u)) {
+        s->k.slices = 1;
+        lk |= 1ull << SLICES_KNOB;
+    }
+    kn_row_tune_slices(&s->k, t, sh, lk, FIRST_ROW_KNOB, SLICES_KNOB);
     /* NVIDIA: at most 16 elements a thread are 16 f32 registers, which still
      * leave a full SM (docs/kernels.md); longer rows stay packed */
     if (!((locked >> KEEP_KNOB) & 1u)) s->keep_exps = nv && s->k.chunks && s->k.chunks * s->k.vec <= 16;
@@ -59,6 +68,7 @@ static void signature(const rk_instance *in, rk_ksig *s) {
     kn_sig_add(s, "Y", true, in->u.softmax.out_dtype, RK_KP_OUT, "M,N");
     kn_sig_add(s, "M", false, RK_S_I32, RK_KP_SCALAR, NULL);
     kn_sig_add(s, "N", false, RK_S_I32, RK_KP_SCALAR, NULL);
+    kn_slices_signature(s, &in->u.softmax.k, 2);
 }
 
 static void grid(const rk_instance *in, const rk_shape *s, uint32_t g[3], uint32_t b[3]) {
@@ -217,17 +227,27 @@ static void group_offsets(rk_kernel *k, rk_value base, uint32_t u, uint32_t step
     for (uint32_t i = 0; i < u; i++) offs[i] = i ? rk_build_add(k, base, kn_i32(k, (int32_t)(i * step))) : base;
 }
 
+/* work: the Work parameter of the split path (slices > 1): pass 1 covers
+ * the block's slice, the last block to arrive merges the (max, sum) pairs
+ * in slice order and runs pass 2 over the whole row. */
 static void build_looped(const rk_softmax_spec *s, rk_kernel *k, const rk_tile_rows *g, const rk_tile_row *xr,
-                         const rk_tile_row *yr) {
+                         const rk_tile_row *yr, rk_value work, rk_value M) {
     const rk_row_knobs *kn = &s->k;
     uint32_t u = kn->unroll, step = g->tpr * kn->vec;
     rk_value start = rk_build_mul(k, g->lt, kn_i32(k, (int32_t)kn->vec));
     rk_value stride = kn_i32(k, (int32_t)(step * u));
+    rk_value from = start, to = xr->len;
+    kn_slices sl = {0};
+    if (kn->slices > 1) {
+        sl = kn_slices_begin(k, kn, 2, work, g, M, xr->len, step * u);
+        from = rk_build_add(k, sl.lo, start);
+        to = sl.hi;
+    }
     /* pass 1: running (max, sum) */
     rk_value init[2], cur[2], res[2];
     init[0] = rk_const_f32(k, -INFINITY);
     init[1] = rk_const_f32(k, 0.0f);
-    rk_value base = rk_for_begin(k, start, xr->len, stride, NULL, 2, init, NULL, cur);
+    rk_value base = rk_for_begin(k, from, to, stride, NULL, 2, init, NULL, cur);
     rk_value offs[8], v[8];
     group_offsets(k, base, u, step, offs);
     rk_tile_row_load_f32(k, xr, offs, u, -INFINITY, v);
@@ -236,6 +256,11 @@ static void build_looped(const rk_softmax_spec *s, rk_kernel *k, const rk_tile_r
     rk_tile_reducer red = {.n = 2, .fn = online_combine};
     rk_tile_block_cfg cfg = {.wave = kn->wave, .group = g->tpr, .groups = g->rpb, .shuffle_fold = true};
     rk_tile_block_reduce_n(k, &red, &cfg, g->tid, res);
+    if (kn->slices > 1) {
+        rk_value last = kn_slices_publish(k, &sl, res);
+        rk_if_begin(k, last);
+        kn_slices_gather(k, &sl, online_combine, RK_RED_MAX, res);
+    }
     rk_value gnml = neg_max_log2e(k, res[0]);
     rk_value inv = rk_build_fdiv(k, rk_const_f32(k, 1.0f), res[1]);
     /* pass 2 */
@@ -249,6 +274,7 @@ static void build_looped(const rk_softmax_spec *s, rk_kernel *k, const rk_tile_r
     }
     rk_tile_row_store_f32(k, yr, offs, u, e);
     rk_for_end(k, NULL, 0, NULL);
+    if (kn->slices > 1) rk_if_end(k, NULL, 0);
 }
 
 static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *p) {
@@ -260,7 +286,7 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
     kn_row_attrs(k, kn, t);
     if (kn->chunks && s->keep_exps) build_cached_keep(s, k, &g, &xr, &yr);
     else if (kn->chunks) build_cached(s, k, &g, &xr, &yr);
-    else build_looped(s, k, &g, &xr, &yr);
+    else build_looped(s, k, &g, &xr, &yr, kn->slices > 1 ? p[4] : p[2], p[2]);
 }
 
 const kn_family kn_softmax = {

@@ -1,5 +1,6 @@
 /* rocke tests — a host problem's launch arguments on the emulator (see
  * problem_emu.h). Layer: tests. */
+#include <stdio.h>
 #include <string.h>
 
 #include "problem_emu.h"
@@ -42,4 +43,26 @@ rk_status problem_emu_launch(const rk_target *t, rk_kernel *k, rk_problem *p, co
     if (!st) st = rk_emu_launch(emu, k, grid, block, 0, pa.args);
     rk_emu_free(emu);
     return st;
+}
+
+rk_status problem_knobs_set(rk_instance *in, const char *knobs, uint64_t *locked) {
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", knobs);
+    *locked = 0;
+    for (char *tok = strtok(buf, " "); tok; tok = strtok(NULL, " ")) {
+        char *eq = strchr(tok, '=');
+        if (!eq) return rk_fail(RK_ERR_INVALID, "knob '%s' has no '=value'", tok);
+        *eq = 0;
+        uint32_t ix;
+        rk_status st = rk_instance_set(in, tok, eq + 1, &ix);
+        if (st) return st;
+        *locked |= 1ull << ix;
+    }
+    return RK_OK;
+}
+
+rk_status problem_emu_verify(const rk_target *t, rk_kernel *k, rk_problem *p, const rk_shape *sh,
+                             rk_problem_diff *c) {
+    rk_status st = problem_emu_launch(t, k, p, sh);
+    return st ? st : rk_problem_check(p, c);
 }

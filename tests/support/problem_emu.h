@@ -22,4 +22,12 @@ rk_status problem_emu_args_make(rk_emu *emu, rk_problem *p, problem_emu_args *ou
  * RK_OK or the failing call's status with its message. */
 rk_status problem_emu_launch(const rk_target *t, rk_kernel *k, rk_problem *p, const rk_shape *sh);
 
+/* problem_emu_launch, then rk_problem_check into *c. */
+rk_status problem_emu_verify(const rk_target *t, rk_kernel *k, rk_problem *p, const rk_shape *sh,
+                             rk_problem_diff *c);
+
+/* Set the knobs of "name=value name=value ..." on in; *locked gets bit i
+ * of every knob set (the first failing knob's status otherwise). */
+rk_status problem_knobs_set(rk_instance *in, const char *knobs, uint64_t *locked);
+
 #endif
