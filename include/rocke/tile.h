@@ -244,6 +244,14 @@ typedef struct rk_tile_frag_coord {
  * constant lane outside the atom fails the builder (sticky error). */
 rk_tile_frag_coord rk_tile_atom_coord(rk_kernel *k, rk_atom_id atom, rk_frag f, rk_value lane, uint32_t slot);
 
+/* ---- cross-block handshake (tile_arrive.c) ------------------------------------------ */
+/* After every thread has stored its block's partials: release them, count
+ * the block's arrival on counters[at] (f32, an atomic add by thread `tid` 0)
+ * and return i1 "this block arrived last of `arrivals`" (every thread gets
+ * it; the partials of all blocks are visible to it, acquire). Resetting the
+ * counter for the next launch is the caller's. */
+rk_value rk_tile_arrive_last(rk_kernel *k, rk_value tid, rk_value counters, rk_value at, uint32_t arrivals);
+
 #ifdef __cplusplus
 }
 #endif

@@ -119,26 +119,8 @@ rk_value kn_gemm_split_publish(rk_kernel *k, const kn_gemm_plan *pl, const rk_ge
                                const kn_gemm_split_io *io, const rk_value *acc) {
     rk_value sid = rk_build_block_id(k, 1);
     put_partials(k, pl, io, acc, &sid);
-    /* release the partials, then one thread counts the block's arrival */
-    rk_build_fence(k, "device");
-    rk_build_sync(k);
-    uint32_t one_elem = 1;
-    rk_value flag = rk_build_smem_alloc(k, RK_T_F32, &one_elem, 1);
-    rk_value zero = c32(k, 0);
-    rk_value first = rk_build_cmp(k, "eq", io->tid, zero);
-    rk_if_begin(k, first);
     rk_value at = counter_at(k, s, io);
-    rk_value onef = rk_const_f32(k, 1.0f);
-    rk_value old = rk_build_global_atomic(k, "fadd", io->dst, at, onef);
-    rk_store_smem(k, flag, &zero, old);
-    rk_if_end(k, NULL, 0);
-    rk_build_sync(k);
-    rk_value seen = rk_load_smem(k, flag, &zero, 1);
-    /* acquire: the other splits' partials are visible after this */
-    rk_build_fence(k, "device");
-    rk_value seen_i = rk_build_fptosi(k, seen, RK_T_I32);
-    rk_value before = c32(k, s->split_k - 1);
-    return rk_build_cmp(k, "eq", seen_i, before);
+    return rk_tile_arrive_last(k, io->tid, io->dst, at, s->split_k);
 }
 
 void kn_gemm_split_gather(rk_kernel *k, const kn_gemm_plan *pl, const rk_gemm_spec *s, const kn_gemm_split_io *io,

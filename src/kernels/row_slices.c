@@ -72,24 +72,8 @@ rk_value kn_slices_publish(rk_kernel *k, const kn_slices *sl, const rk_value *st
         rk_store_global(k, sl->work, at, stats[j]);
     }
     rk_if_end(k, NULL, 0);
-    /* release the partials, then one thread counts the block's arrival */
-    rk_build_fence(k, "device");
-    rk_build_sync(k);
-    uint32_t one_elem = 1;
-    rk_value flag = rk_build_smem_alloc(k, RK_T_F32, &one_elem, 1);
-    rk_if_begin(k, first);
     rk_value at = counter_at(k, sl);
-    rk_value onef = rk_const_f32(k, 1.0f);
-    rk_value old = rk_build_global_atomic(k, "fadd", sl->work, at, onef);
-    rk_store_smem(k, flag, &zero, old);
-    rk_if_end(k, NULL, 0);
-    rk_build_sync(k);
-    rk_value seen = rk_load_smem(k, flag, &zero, 1);
-    /* acquire: the other slices' partials are visible after this */
-    rk_build_fence(k, "device");
-    rk_value seen_i = rk_build_fptosi(k, seen, RK_T_I32);
-    rk_value before = c32(k, sl->n - 1);
-    return rk_build_cmp(k, "eq", seen_i, before);
+    return rk_tile_arrive_last(k, sl->tid, sl->work, at, sl->n);
 }
 
 void kn_slices_gather(rk_kernel *k, const kn_slices *sl, rk_tile_combine_fn fn, rk_tile_red op, rk_value *stats) {
