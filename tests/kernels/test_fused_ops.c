@@ -29,17 +29,7 @@ static rk_instance with_knobs(const char *fam, const char *knobs, uint64_t *lock
     assert_int_equal(rk_family_parse(fam, &f), RK_OK);
     rk_instance in;
     rk_instance_default(f, &in);
-    *locked = 0;
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", knobs);
-    for (char *tok = strtok(buf, " "); tok; tok = strtok(NULL, " ")) {
-        char *eq = strchr(tok, '=');
-        assert_non_null(eq);
-        *eq = 0;
-        uint32_t ix;
-        if (rk_instance_set(&in, tok, eq + 1, &ix)) fail_msg("%s: %s", knobs, rk_error_message());
-        *locked |= 1ull << ix;
-    }
+    if (problem_knobs_set(&in, knobs, locked)) fail_msg("%s: %s", knobs, rk_error_message());
     return in;
 }
 

@@ -34,16 +34,7 @@ static void instance_for(const char *target, const uint64_t ext[3], const char *
     assert_non_null(t);
     rk_instance_default(RK_FAMILY_GEMM, in);
     uint64_t locked = 0;
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", knobs);
-    for (char *tok = strtok(buf, " "); tok; tok = strtok(NULL, " ")) {
-        char *eq = strchr(tok, '=');
-        assert_non_null(eq);
-        *eq = 0;
-        uint32_t ix;
-        if (rk_instance_set(in, tok, eq + 1, &ix)) fail_msg("%s: %s", knobs, rk_error_message());
-        locked |= 1ull << ix;
-    }
+    if (problem_knobs_set(in, knobs, &locked)) fail_msg("%s: %s", knobs, rk_error_message());
     assert_int_equal(rk_shape_default(RK_FAMILY_GEMM, sh), RK_OK);
     assert_int_equal(rk_shape_update(RK_FAMILY_GEMM, sh, NULL, ext, 3, false), RK_OK);
     assert_int_equal(rk_instance_tune(in, t, sh, locked), RK_OK);

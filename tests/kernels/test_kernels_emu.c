@@ -33,16 +33,7 @@ static void run_case(const char *fam, const char *target, uint64_t M, uint64_t N
     rk_instance in;
     rk_instance_default(f, &in);
     uint64_t locked = 0;
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", knobs);
-    for (char *tok = strtok(buf, " "); tok; tok = strtok(NULL, " ")) {
-        char *eq = strchr(tok, '=');
-        assert_non_null(eq);
-        *eq = 0;
-        uint32_t ix;
-        if (rk_instance_set(&in, tok, eq + 1, &ix)) fail_msg("%s: %s", knobs, rk_error_message());
-        locked |= 1ull << ix;
-    }
+    if (problem_knobs_set(&in, knobs, &locked)) fail_msg("%s: %s", knobs, rk_error_message());
     /* M x N positionally: elementwise (one dimension) takes M*N elements */
     const uint64_t ext[2] = {M, N};
     rk_shape sh;
