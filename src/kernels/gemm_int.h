@@ -33,6 +33,22 @@ const rk_mma_atom *kn_gemm_default_atom(const rk_target *t, rk_scalar dtype);
 
 /* gemm_build.c: the kernel body; params[i] is signature entry i. */
 void kn_gemm_build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *params, bool batched);
+/* The pieces of the body, for kernels that find their own problem (grouped):
+ * kn_gemm_begin makes the plan and the warp grid; the caller then fills a
+ * kn_gemm_io (this block's pointers, extents and tile origin) and runs the
+ * main loop (mi * ni accumulators into res) and the epilogue. */
+typedef struct kn_gemm_io {
+    rk_value A, B, C;                /* this problem's matrices */
+    rk_value M, N, K, lda, ldb, ldc; /* i32 */
+    rk_value m0, n0;                 /* the block's tile origin in C */
+    rk_tile_warps w;
+} kn_gemm_io;
+void kn_gemm_begin(rk_kernel *k, const rk_gemm_spec *s, const rk_target *t, bool batched, kn_gemm_plan *pl,
+                   rk_tile_warps *w);
+void kn_gemm_mainloop(rk_kernel *k, const kn_gemm_plan *pl, const rk_gemm_spec *s, const kn_gemm_io *io,
+                      rk_value *res);
+void kn_gemm_epilogue(rk_kernel *k, const kn_gemm_plan *pl, const rk_gemm_spec *s, const kn_gemm_io *io,
+                      const rk_epi_args *ea, const rk_value *acc);
 /* Row and column of accumulator slot `sl` of atom (i, j) of this lane's warp
  * tile, whose origin in C is (r0, c0). */
 void kn_gemm_acc_coord(rk_kernel *k, const kn_gemm_plan *pl, rk_value lane, rk_value r0, rk_value c0, uint32_t i,
