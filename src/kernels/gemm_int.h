@@ -8,6 +8,15 @@
 #include "rocke/tile_grid.h"
 #include "rocke/tile_mma.h"
 
+/* gemm.c: the knob table every GEMM family shares, its indices (bits of
+ * `locked`), the defaults and the widest vector (<= 8) dividing an extent. */
+#define KN_GEMM_NKNOBS 15
+extern const rk_knob kn_gemm_knobs[KN_GEMM_NKNOBS];
+enum { KN_GK_LAYOUT, KN_GK_DT, KN_GK_ODT, KN_GK_TILE, KN_GK_WARPS, KN_GK_ATOM, KN_GK_STAGES, KN_GK_VA, KN_GK_VB,
+       KN_GK_GROUP, KN_GK_WAVE, KN_GK_SPLIT, KN_GK_SRED, KN_GK_FUSE, KN_GK_PATH };
+void kn_gemm_defaults(rk_instance *in);
+uint32_t kn_gemm_vec_for(uint64_t extent);
+
 /* What one block does, derived from the spec and the target. */
 typedef struct kn_gemm_plan {
     const rk_mma_atom *atom;
@@ -90,5 +99,12 @@ void kn_gemm_tune_skinny(rk_gemm_spec *s, const rk_target *t, uint64_t M, kn_gem
 
 /* gemm_reference.c */
 void kn_gemm_reference(const rk_problem *p, double **want, double **tol);
+/* A matrix of the reference: buffer, first element, leading dimension,
+ * row-major ([rows, K] / [K, cols]) or not. */
+typedef struct kn_gemm_refmat { const rk_host_buf *buf; uint64_t off, ld; bool row; } kn_gemm_refmat;
+/* C(m, n) = chain(sum_k A(m, k) B(k, n)) in double with its tolerance; ops[i]
+ * is step i's operand at (m, n). */
+void kn_gemm_ref_one(const rk_gemm_spec *s, const kn_gemm_refmat *a, const kn_gemm_refmat *b, uint64_t m,
+                     uint64_t n, uint64_t K, const double *ops, double *want, double *tol);
 
 #endif

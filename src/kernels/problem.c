@@ -27,10 +27,11 @@ double kn_get(const rk_host_buf *b, uint64_t i) {
     case RK_S_BF16: return rk_bf16_to_f32(((const uint16_t *)b->data)[i]);
     case RK_S_F32: return ((const float *)b->data)[i];
     case RK_S_I32: return ((const int32_t *)b->data)[i];
+    case RK_S_I64: return (double)((const int64_t *)b->data)[i];
     case RK_S_I8: return ((const int8_t *)b->data)[i];
     case RK_S_FP8E4M3: case RK_S_FP8E4M3FNUZ:
         return rk_fp8_to_f32(((const uint8_t *)b->data)[i], fp8_format(b->param->type));
-    default: rk_bug("kn_get: buffer type is not f16, bf16, f32, i32, i8 or fp8 e4m3");
+    default: rk_bug("kn_get: buffer type is not f16, bf16, f32, i32, i64, i8 or fp8 e4m3");
     }
 }
 
@@ -40,11 +41,12 @@ void kn_set(rk_host_buf *b, uint64_t i, double v) {
     case RK_S_BF16: ((uint16_t *)b->data)[i] = rk_f64_to_bf16(v); return;
     case RK_S_F32: ((float *)b->data)[i] = (float)v; return;
     case RK_S_I32: ((int32_t *)b->data)[i] = (int32_t)floor(v); return;   /* random indices: [lo, hi) */
+    case RK_S_I64: ((int64_t *)b->data)[i] = (int64_t)floor(v); return;
     case RK_S_I8: ((int8_t *)b->data)[i] = (int8_t)round_i8(v); return;
     case RK_S_FP8E4M3: case RK_S_FP8E4M3FNUZ:
         ((uint8_t *)b->data)[i] = rk_f64_to_fp8(v, fp8_format(b->param->type));
         return;
-    default: rk_bug("kn_set: buffer type is not f16, bf16, f32, i32, i8 or fp8 e4m3");
+    default: rk_bug("kn_set: buffer type is not f16, bf16, f32, i32, i64, i8 or fp8 e4m3");
     }
 }
 
@@ -207,7 +209,8 @@ static rk_status fill_inputs(rk_problem *p, const kn_family *fam) {
     return RK_OK;
 }
 
-rk_status rk_problem_init(rk_problem *p, const rk_instance *in, const rk_shape *s, uint64_t seed) {
+static rk_status problem_init(rk_problem *p, const rk_instance *in, const rk_shape *s, uint64_t seed,
+                              const rk_gemm_group *groups, uint32_t ngroups) {
     memset(p, 0, sizeof *p);
     rk_status st = rk_instance_check_shape(in, s);
     if (st) return st;
@@ -220,11 +223,36 @@ rk_status rk_problem_init(rk_problem *p, const rk_instance *in, const rk_shape *
         rk_problem_free(p);
         return st;
     }
+    p->groups = groups;
+    p->ngroups = ngroups;
     if (fam->fix_inputs) fam->fix_inputs(p);
+    p->groups = NULL;
+    p->ngroups = 0;
     for (uint32_t i = 0; i < p->sig.n; i++)   /* the initial contents of in-out buffers, for the reference */
         if (p->sig.p[i].ptr && p->sig.p[i].role == RK_KP_INOUT)
             memcpy((char *)p->buf[i].data + alloc_bytes(&p->buf[i]) / 2, p->buf[i].data, p->buf[i].bytes);
     return RK_OK;
+}
+
+rk_status rk_problem_init(rk_problem *p, const rk_instance *in, const rk_shape *s, uint64_t seed) {
+    return problem_init(p, in, s, seed, NULL, 0);
+}
+
+rk_status rk_problem_groups_shape(const rk_instance *in, const rk_gemm_group *g, uint32_t n, rk_shape *out) {
+    const kn_family *fam = kn_family_find(in->family);
+    if (!fam) return rk_fail(RK_ERR_INVALID, "rk_problem_groups_shape: family id %d is not registered", (int)in->family);
+    if (!fam->group_shape)
+        return rk_fail(RK_ERR_INVALID, "%s: the problem is a shape, not a group list (grouped_gemm takes --groups)",
+                       fam->name);
+    return fam->group_shape(in, g, n, out);
+}
+
+rk_status rk_problem_init_groups(rk_problem *p, const rk_instance *in, const rk_gemm_group *g, uint32_t n,
+                                 uint64_t seed) {
+    memset(p, 0, sizeof *p);
+    rk_shape s;
+    rk_status st = rk_problem_groups_shape(in, g, n, &s);
+    return st ? st : problem_init(p, in, &s, seed, g, n);
 }
 
 void rk_problem_free(rk_problem *p) {
