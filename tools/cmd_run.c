@@ -183,6 +183,7 @@ static const char output_text[] =
 
 int cmd_run(int argc, char **argv) {
     const char *manifest = NULL, *device = NULL, *shape = NULL;   /* device NULL: $ROCKE_DEVICE, else auto */
+    const char *groups_text = NULL;
     bool verify = false;
     cli_list given_text = {.n = 0};
     uint32_t warmup = 0, iters = 0;
@@ -192,6 +193,9 @@ int cmd_run(int argc, char **argv) {
          .help = "the family's dimensions, positional 4096,4096 or named M=4096,N=4096\n"
                  "(named: the others keep the manifest's); elementwise has one, N, and\n"
                  "takes 4096,4096 as their product"},
+        {.name = "--groups", .kind = CLI_STRING, .dst = &groups_text, .meta = "M,N,K;...",
+         .help = "grouped_gemm: the problems, one M,N,K per group separated by ';'\n"
+                 "(an extent may be 0; default: the manifest's shape as equal groups)"},
         {.name = "--arg", .kind = CLI_REPEATED, .dst = &given_text, .meta = "NAME=VALUE",
          .help = "a given scalar parameter (layernorm/rmsnorm: eps; default: the manifest's)"},
         {.name = "--verify", .kind = CLI_FLAG, .dst = &verify,
@@ -246,6 +250,20 @@ int cmd_run(int argc, char **argv) {
     rk_shape sh;
     if (manifest_shape(&r.m, r.in.family, &sh)) { rc = cli_fail("run"); goto out; }
     if (shape && !cli_shape_parse("run", r.in.family, shape, &sh)) { rc = 2; goto out; }
+    static rk_gemm_group groups[RK_GEMM_GROUPS_MAX];
+    uint32_t ngroups = 0;
+    if (groups_text) {
+        if (shape) {
+            fail("%s and %s both give the problem: pass one", "--groups", "--shape");
+            rc = 2;
+            goto out;
+        }
+        if (rk_gemm_groups_parse(groups_text, groups, RK_GEMM_GROUPS_MAX, &ngroups) ||
+            rk_problem_groups_shape(&r.in, groups, ngroups, &sh)) {
+            rc = cli_fail("run");
+            goto out;
+        }
+    }
     if (rk_instance_check_shape(&r.in, &sh)) { rc = cli_fail("run"); goto out; }
     char shape_txt[256], shape_list[256];
     rk_shape_format(r.in.family, &sh, true, shape_txt, sizeof shape_txt);
@@ -265,7 +283,9 @@ int cmd_run(int argc, char **argv) {
            strstr(dn, t->name) ? "" : " (", strstr(dn, t->name) ? "" : t->name, strstr(dn, t->name) ? "" : ")",
            shape_txt, (unsigned long long)seed);
 
-    if (rk_problem_init(&r.p, &r.in, &sh, seed)) { rc = cli_fail("run"); goto out; }
+    rk_status pst = ngroups ? rk_problem_init_groups(&r.p, &r.in, groups, ngroups, seed)
+                            : rk_problem_init(&r.p, &r.in, &sh, seed);
+    if (pst) { rc = cli_fail("run"); goto out; }
     r.have_p = true;
     if (r.m.has_eps && rk_problem_set_scalar(&r.p, "eps", r.m.eps)) {
         rk_fail(RK_ERR_INVALID, "manifest field 'eps': %s", rk_error_message());

@@ -4,6 +4,7 @@
  * covers every group's tiles, and each block finds its group by a binary
  * search over the first-tile column, then runs the GEMM body. Layer: kernels. */
 #include <math.h>
+#include <stdlib.h>
 
 #include "gemm_int.h"
 
@@ -330,6 +331,32 @@ static void reference(const rk_problem *p, double **want, double **tol) {
             }
         }
     }
+}
+
+rk_status rk_gemm_groups_parse(const char *text, rk_gemm_group *out, uint32_t max, uint32_t *n) {
+    *n = 0;
+    const char *at = text ? text : "";
+    do {
+        size_t len = strcspn(at, ";");
+        if (*n == max)
+            return rk_fail(RK_ERR_INVALID, "groups: more than %u groups (legal: 1..%u)", max, max);
+        uint64_t v[3];
+        const char *q = at;
+        int got = 0;
+        while (got < 3 && q < at + len && *q >= '0' && *q <= '9') {
+            char *end;
+            v[got++] = strtoull(q, &end, 10);
+            q = end;
+            if (got < 3 && q < at + len && *q == ',') q++;
+            else break;
+        }
+        if (got != 3 || q != at + len || v[0] > INT32_MAX || v[1] > INT32_MAX || v[2] > INT32_MAX)
+            return rk_fail(RK_ERR_INVALID, "groups: group %u '%.*s' is not M,N,K (three integers 0..2^31-1; groups "
+                           "are separated by ';', e.g. 64,4096,4096;17,4096,4096)", *n, (int)len, at);
+        out[(*n)++] = (rk_gemm_group){v[0], v[1], v[2]};
+        at += len;
+    } while (*at++ == ';');
+    return RK_OK;
 }
 
 const kn_family kn_grouped_gemm = {
