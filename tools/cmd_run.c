@@ -193,13 +193,13 @@ int cmd_run(int argc, char **argv) {
          .help = "the family's dimensions, positional 4096,4096 or named M=4096,N=4096\n"
                  "(named: the others keep the manifest's); elementwise has one, N, and\n"
                  "takes 4096,4096 as their product"},
-        {.name = "--groups", .kind = CLI_STRING, .dst = &groups_text, .meta = "M,N,K;...",
-         .help = "grouped_gemm: the problems, one M,N,K per group separated by ';'\n"
-                 "(an extent may be 0; default: the manifest's shape as equal groups)"},
         {.name = "--arg", .kind = CLI_REPEATED, .dst = &given_text, .meta = "NAME=VALUE",
          .help = "a given scalar parameter (layernorm/rmsnorm: eps; default: the manifest's)"},
         {.name = "--verify", .kind = CLI_FLAG, .dst = &verify,
          .help = "compare every output with a host reference computed in double"},
+        {.name = "--groups", .kind = CLI_STRING, .dst = &groups_text, .meta = "M,N,K;...",
+         .help = "grouped_gemm: the problems, one M,N,K per group separated by ';'\n"
+                 "(an extent may be 0; default: the manifest's shape as equal groups)"},
         {.name = "--device", .kind = CLI_STRING, .dst = &device, .meta = "D",
          .help = "auto (first GPU, else the emulator; default), emu, cuda, hip\n"
                  "(cuda:1, hip:0 pick a GPU). The emulator runs DIR/NAME.ir for\n"

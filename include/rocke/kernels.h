@@ -330,10 +330,6 @@ typedef struct rk_problem {
     rk_ksig sig;
     rk_host_buf buf[RK_KSIG_MAX];   /* one per signature entry (scalars: count 0) */
     double scalar[RK_KSIG_MAX];     /* scalar entries: the value, as the family declares it */
-    /* rk_problem_init_groups: the caller's list while the inputs are filled
-     * (NULL otherwise, and after init) */
-    const struct rk_gemm_group *groups;
-    uint32_t ngroups;
 } rk_problem;
 
 /* Check shape s (rk_instance_check_shape), size the host buffers from the

@@ -141,11 +141,10 @@ static rk_status group_shape(const rk_instance *in, const rk_gemm_group *g, uint
     return RK_OK;
 }
 
-/* Group i of the list the problem was made from, or of the default list of
- * its shape: every group N x K, the rows cut into equal runs (whole vectors
- * when A is column-major), the rest in the last group. */
-static rk_gemm_group group_at(const rk_problem *p, uint32_t i) {
-    if (p->groups) return p->groups[i];
+/* Group i of the default list of the problem's shape: every group N x K,
+ * the rows cut into equal runs (whole vectors when A is column-major), the
+ * rest in the last group. */
+static rk_gemm_group default_group(const rk_problem *p, uint32_t i) {
     const rk_gemm_spec *s = &p->inst.u.gemm;
     uint64_t G = p->shape.dim[D_G], M = p->shape.dim[D_M];
     uint64_t unit = a_row(s) ? 1 : s->vec_a, base = M / G / unit * unit;
@@ -153,7 +152,8 @@ static rk_gemm_group group_at(const rk_problem *p, uint32_t i) {
     return (rk_gemm_group){m, p->shape.dim[D_N], p->shape.dim[D_K]};
 }
 
-static void fix_inputs(rk_problem *p) {
+/* The table of list g (NULL: the default list of the shape). */
+static void fill_table(rk_problem *p, const rk_gemm_group *list) {
     const rk_gemm_spec *s = &p->inst.u.gemm;
     int ti = kn_buf_index(p, "Groups");
     RK_ASSERT(ti >= 0, "grouped_gemm: the signature holds the table");
@@ -161,7 +161,7 @@ static void fix_inputs(rk_problem *p) {
     uint64_t G = p->shape.dim[D_G], M = p->shape.dim[D_M], N = p->shape.dim[D_N], K = p->shape.dim[D_K];
     uint64_t row0 = 0, tile0 = 0;
     for (uint32_t i = 0; i < G; i++) {
-        rk_gemm_group g = group_at(p, i);
+        rk_gemm_group g = list ? list[i] : default_group(p, i);
         int64_t *r = t + (uint64_t)i * GT_COLS;
         r[GT_M] = (int64_t)g.m;
         r[GT_N] = (int64_t)g.n;
@@ -177,6 +177,8 @@ static void fix_inputs(rk_problem *p) {
         row0 += g.m;
     }
 }
+
+static void fix_inputs(rk_problem *p) { fill_table(p, NULL); }
 
 static void signature(const rk_instance *in, rk_ksig *sg) {
     const rk_gemm_spec *s = &in->u.gemm;
@@ -364,5 +366,5 @@ const kn_family kn_grouped_gemm = {
     .ndims = RK_COUNTOF(dims), .scalars = scalars, .nscalars = RK_COUNTOF(scalars), .defaults = kn_gemm_defaults,
     .tune = tune, .validate = validate, .check_shape = check_shape, .signature = signature, .grid = grid,
     .build = build, .cost = cost, .reference = reference, .input_range = input_range, .fix_inputs = fix_inputs,
-    .group_shape = group_shape,
+    .group_shape = group_shape, .group_fill = fill_table,
 };

@@ -59,6 +59,8 @@ static rk_status check_table(const kn_family *f) {
     if (!f->defaults || !f->validate || !f->signature || !f->grid || !f->build || !f->cost || !f->reference)
         return rk_fail(RK_ERR_INVALID, "family %s: defaults, validate, signature, grid, build, cost and reference "
                        "are required", f->name);
+    if (!f->group_shape != !f->group_fill)
+        return rk_fail(RK_ERR_INVALID, "family %s: group_shape and group_fill come together", f->name);
     if (f->nknobs > 64) return rk_fail(RK_ERR_INVALID, "family %s: at most 64 knobs, got %u", f->name, f->nknobs);
     if (!f->dims || f->ndims == 0 || f->ndims > RK_SHAPE_MAX_DIMS)
         return rk_fail(RK_ERR_INVALID, "family %s: 1 to %u dimensions, got %u", f->name, RK_SHAPE_MAX_DIMS, f->ndims);

@@ -44,8 +44,10 @@ typedef struct kn_family {
      * shape into it (index arrays: positions < max_pos). NULL: none */
     void (*fix_inputs)(rk_problem *p);
     /* families whose problem is a group list (grouped_gemm): the list's
-     * shape, every group checked; NULL: none */
+     * shape, every group checked; then, on a problem of that shape, the
+     * inputs that describe the list (its table). NULL: none (both) */
     rk_status (*group_shape)(const rk_instance *in, const rk_gemm_group *g, uint32_t n, rk_shape *out);
+    void (*group_fill)(rk_problem *p, const rk_gemm_group *g);
 } kn_family;
 
 /* instance.c: the registry. Register a family table (kept by pointer, must

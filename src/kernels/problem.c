@@ -209,8 +209,7 @@ static rk_status fill_inputs(rk_problem *p, const kn_family *fam) {
     return RK_OK;
 }
 
-static rk_status problem_init(rk_problem *p, const rk_instance *in, const rk_shape *s, uint64_t seed,
-                              const rk_gemm_group *groups, uint32_t ngroups) {
+rk_status rk_problem_init(rk_problem *p, const rk_instance *in, const rk_shape *s, uint64_t seed) {
     memset(p, 0, sizeof *p);
     rk_status st = rk_instance_check_shape(in, s);
     if (st) return st;
@@ -223,19 +222,11 @@ static rk_status problem_init(rk_problem *p, const rk_instance *in, const rk_sha
         rk_problem_free(p);
         return st;
     }
-    p->groups = groups;
-    p->ngroups = ngroups;
     if (fam->fix_inputs) fam->fix_inputs(p);
-    p->groups = NULL;
-    p->ngroups = 0;
     for (uint32_t i = 0; i < p->sig.n; i++)   /* the initial contents of in-out buffers, for the reference */
         if (p->sig.p[i].ptr && p->sig.p[i].role == RK_KP_INOUT)
             memcpy((char *)p->buf[i].data + alloc_bytes(&p->buf[i]) / 2, p->buf[i].data, p->buf[i].bytes);
     return RK_OK;
-}
-
-rk_status rk_problem_init(rk_problem *p, const rk_instance *in, const rk_shape *s, uint64_t seed) {
-    return problem_init(p, in, s, seed, NULL, 0);
 }
 
 rk_status rk_problem_groups_shape(const rk_instance *in, const rk_gemm_group *g, uint32_t n, rk_shape *out) {
@@ -252,7 +243,9 @@ rk_status rk_problem_init_groups(rk_problem *p, const rk_instance *in, const rk_
     memset(p, 0, sizeof *p);
     rk_shape s;
     rk_status st = rk_problem_groups_shape(in, g, n, &s);
-    return st ? st : problem_init(p, in, &s, seed, g, n);
+    if (!st) st = rk_problem_init(p, in, &s, seed);
+    if (!st) kn_family_of(in->family)->group_fill(p, g);   /* the list's table over the default one */
+    return st;
 }
 
 void rk_problem_free(rk_problem *p) {
