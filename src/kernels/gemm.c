@@ -134,8 +134,10 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64
     if (!(locked >> KN_GK_STAGES & 1)) s->stages = amd ? 2 : (K > 2 * s->tile[2] ? 4 : 2);
     if (!(locked >> KN_GK_GROUP & 1)) s->group_m = 8;
     if (M <= 64)
-        kn_gemm_tune_skinny(s, t, M, (kn_gemm_locks){.tile = locked >> KN_GK_TILE & 1, .warps = locked >> KN_GK_WARPS & 1,
-                                                     .atom = locked >> KN_GK_ATOM & 1, .stages = locked >> KN_GK_STAGES & 1});
+        kn_gemm_tune_skinny(s, t, M, (kn_gemm_locks){.tile = locked >> KN_GK_TILE & 1,
+                                                     .warps = locked >> KN_GK_WARPS & 1,
+                                                     .atom = locked >> KN_GK_ATOM & 1,
+                                                     .stages = locked >> KN_GK_STAGES & 1});
     if (!(locked >> KN_GK_SPLIT & 1)) s->split_k = kn_gemm_tune_split(s, t, M, N, K, batch);
     /* The Hopper path reduces the whole K in one block. Decode shapes (M <= 64)
      * keep the skinny split-K mma choice (more blocks streaming the weights);
@@ -275,7 +277,8 @@ const kn_family kn_gemm = {
 };
 
 const kn_family kn_batched_gemm = {
-    .name = "batched_gemm", .knobs = kn_gemm_knobs, .nknobs = RK_COUNTOF(kn_gemm_knobs), .dims = batched_dims, .ndims = 4,
+    .name = "batched_gemm", .knobs = kn_gemm_knobs, .nknobs = RK_COUNTOF(kn_gemm_knobs), .dims = batched_dims,
+    .ndims = 4,
     .scalars = batched_scalars, .nscalars = RK_COUNTOF(batched_scalars), .defaults = kn_gemm_defaults, .tune = tune,
     .validate = validate_b, .check_shape = check_shape, .signature = signature_b, .grid = grid, .build = build_b,
     .cost = cost, .reference = kn_gemm_reference, .input_range = input_range,

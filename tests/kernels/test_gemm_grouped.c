@@ -203,6 +203,9 @@ static void test_bad_inputs(void **state) {
     locked = 0;
     make_instance(&bias, "tile=32x32x32 warps=1x1 fuse=bias", &locked);
     expect_fail(rk_instance_validate(&bias, t), "tensor operand");
+    rk_instance scales;
+    make_instance(&scales, "tile=32x32x32 warps=1x1 fuse=scale,scale,scale", &locked);
+    expect_fail(rk_instance_validate(&scales, t), "at most 2 scale steps");
 }
 
 int main(void) {
