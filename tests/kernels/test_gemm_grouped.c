@@ -4,7 +4,8 @@
  * default list of a shape, each checked by the family's reference and by a
  * matmul written here from the documented buffer layout; and bad inputs
  * (malformed lists, too many groups, vectors that do not fit, knobs the
- * family refuses), each with its message. Seed printed; ROCKE_SEED=N replays. */
+ * family refuses), each with its message, from the C API and through
+ * `rocke run --groups`. Seed printed; ROCKE_SEED=N replays. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -22,6 +24,7 @@
 #include "rocke/emu.h"
 #include "rocke/kernels.h"
 #include "../src/base/fp.h"
+#include "../support/cli_run.h"
 #include "../support/problem_emu.h"
 
 static uint64_t seed;
@@ -52,7 +55,8 @@ static double elem(const rk_host_buf *b, uint64_t i) {
  * alpha != 0: the chain scale,relu with that factor. */
 static void check_by_hand(const rk_problem *p, const rk_gemm_group *g, uint32_t n, double alpha, const char *what) {
     const rk_gemm_spec *s = &p->inst.u.gemm;
-    bool ar = s->layout == RK_GEMM_RR || s->layout == RK_GEMM_RC, br = s->layout == RK_GEMM_RR || s->layout == RK_GEMM_CR;
+    bool ar = s->layout == RK_GEMM_RR || s->layout == RK_GEMM_RC;
+    bool br = s->layout == RK_GEMM_RR || s->layout == RK_GEMM_CR;
     uint64_t M = p->shape.dim[1], N = p->shape.dim[2], K = p->shape.dim[3];
     const rk_host_buf *A = &p->buf[0], *B = &p->buf[1], *C = &p->buf[2];
     uint64_t row0 = 0;
@@ -208,6 +212,45 @@ static void test_bad_inputs(void **state) {
     expect_fail(rk_instance_validate(&scales, t), "at most 2 scale steps");
 }
 
+/* rocke run --groups: a ragged list verifies; bad lists fail with their message. */
+static void test_cli_groups(void **state) {
+    (void)state;
+    char dir[] = "/tmp/rk_gg_XXXXXX", cmd[8192];
+    assert_non_null(mkdtemp(dir));
+    const char *rocke = ROCKE_BINARY_DIR "/rocke";
+    snprintf(cmd, sizeof cmd, "%s build grouped_gemm --target sm_80 --tile 32x32x32 --warps 1x1 --vec-a 1 "
+             "--vec-b 1 --ir-only -o g && %s build grouped_gemm --target gfx942 --ir-only -o g8", rocke, rocke);
+    rk_test_run r = rk_test_sh(dir, cmd);
+    if (r.rc) fail_msg("build: %s", r.err);
+    rk_test_run_free(&r);
+    static const struct { const char *args; int rc; const char *msg; } rows[] = {
+        {"g/manifest.json --groups '1,17,33;0,5,5;9,3,7' --verify", 0, "bad=0/"},
+        {"g/manifest.json --groups '1,2' --verify", 1, "group 0 '1,2' is not M,N,K"},
+        {"g/manifest.json --groups '1,2,3;;4,5,6'", 1, "group 1 '' is not M,N,K"},
+        {"g/manifest.json --groups '0,4,4;0,8,8'", 1, "every group is empty"},
+        {"g/manifest.json --groups 1,2,3 --shape 1,2,3,4", 2, "--groups and --shape"},
+        {"g8/manifest.json --groups '4,16,31'", 1, "K = 31 is not a multiple of vec_a = 8"},
+    };
+    for (size_t i = 0; i < COUNT(rows); i++) {
+        snprintf(cmd, sizeof cmd, "ROCKE_DEVICE=emu %s run %s", rocke, rows[i].args);
+        r = rk_test_sh(dir, cmd);
+        if (r.rc != rows[i].rc || (!strstr(r.out, rows[i].msg) && !strstr(r.err, rows[i].msg)))
+            fail_msg("run %s: exit %d (want %d), lacks '%s': %s%s", rows[i].args, r.rc, rows[i].rc, rows[i].msg,
+                     r.out, r.err);
+        rk_test_run_free(&r);
+    }
+    /* one group more than the table holds */
+    size_t off = (size_t)snprintf(cmd, sizeof cmd, "ROCKE_DEVICE=emu %s run g/manifest.json --groups '", rocke);
+    for (uint32_t i = 0; i <= RK_GEMM_GROUPS_MAX; i++)
+        off += (size_t)snprintf(cmd + off, sizeof cmd - off, "%s1,1,1", i ? ";" : "");
+    snprintf(cmd + off, sizeof cmd - off, "'");
+    r = rk_test_sh(dir, cmd);
+    if (r.rc != 1 || !strstr(r.err, "more than 1024 groups")) fail_msg("1025 groups: exit %d: %s", r.rc, r.err);
+    rk_test_run_free(&r);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void) {
     const char *env = getenv("ROCKE_SEED");
     seed = env ? strtoull(env, NULL, 10) : (uint64_t)time(NULL);
@@ -217,6 +260,7 @@ int main(void) {
         cmocka_unit_test(test_ragged),
         cmocka_unit_test(test_aligned),
         cmocka_unit_test(test_bad_inputs),
+        cmocka_unit_test(test_cli_groups),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
