@@ -167,6 +167,17 @@ static void epilogue(gk *g, const rk_epi_args *ea, rk_value C, rk_value M, rk_va
         }
 }
 
+void kn_gemm_tile_origin(rk_kernel *k, uint32_t bm, uint32_t bn, uint32_t group_m, rk_value id, rk_value M,
+                         rk_value N, rk_ix *tm, rk_ix *tn, rk_value *m0, rk_value *n0) {
+    *tm = rk_ix_udiv(k, rk_ix_add(k, rk_ix_v(M), rk_ix_c(bm - 1)), rk_ix_c(bm));
+    *tn = rk_ix_udiv(k, rk_ix_add(k, rk_ix_v(N), rk_ix_c(bn - 1)), rk_ix_c(bn));
+    rk_ix pm, pn;
+    rk_tile_group_m(k, rk_ix_v(id), *tm, *tn, group_m, &pm, &pn);
+    rk_ix im0 = rk_ix_mul(k, pm, rk_ix_c(bm)), in0 = rk_ix_mul(k, pn, rk_ix_c(bn));
+    *m0 = rk_ix_value(k, im0);
+    *n0 = rk_ix_value(k, in0);
+}
+
 /* The plan's threads and warp grid; the caller then fills a kn_gemm_io. */
 void kn_gemm_begin(rk_kernel *k, const rk_gemm_spec *s, const rk_target *t, bool batched, kn_gemm_plan *pl,
                    rk_tile_warps *w) {
@@ -255,13 +266,8 @@ void kn_gemm_build(const rk_instance *in, const rk_target *t, rk_kernel *k, cons
     kn_gemm_begin(k, s, t, batched, &pl, &io.w);
     /* the block's tile, in grouped-M order */
     rk_value pid = rk_build_block_id(k, 0);
-    rk_ix tm = rk_ix_udiv(k, rk_ix_add(k, rk_ix_v(M), rk_ix_c(pl.bm - 1)), rk_ix_c(pl.bm));
-    rk_ix tn = rk_ix_udiv(k, rk_ix_add(k, rk_ix_v(N), rk_ix_c(pl.bn - 1)), rk_ix_c(pl.bn));
-    rk_ix pm, pn;
-    rk_tile_group_m(k, rk_ix_v(pid), tm, tn, s->group_m, &pm, &pn);
-    rk_ix m0 = rk_ix_mul(k, pm, rk_ix_c(pl.bm)), n0 = rk_ix_mul(k, pn, rk_ix_c(pl.bn));
-    io.m0 = rk_ix_value(k, m0);
-    io.n0 = rk_ix_value(k, n0);
+    rk_ix tm, tn;
+    kn_gemm_tile_origin(k, pl.bm, pl.bn, s->group_m, pid, M, N, &tm, &tn, &io.m0, &io.n0);
     if (batched) {
         /* strided batches: move the three pointers by batch * stride elements */
         rk_value z = rk_build_block_id(k, 2);

@@ -281,17 +281,11 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
      * group's tiles (the grid is a bound) run an empty problem */
     rk_value local64 = rk_build_sub(k, pid64, tile0);
     rk_value local = rk_build_trunc(k, local64, RK_T_I32);
-    rk_ix bm1 = rk_ix_c(pl.bm - 1), bn1 = rk_ix_c(pl.bn - 1);
-    rk_ix mr = rk_ix_add(k, rk_ix_v(M), bm1), nr = rk_ix_add(k, rk_ix_v(N), bn1);
-    rk_ix tm = rk_ix_udiv(k, mr, rk_ix_c(pl.bm)), tn = rk_ix_udiv(k, nr, rk_ix_c(pl.bn));
+    rk_ix tm, tn;
+    kn_gemm_tile_origin(k, pl.bm, pl.bn, s->group_m, local, M, N, &tm, &tn, &io.m0, &io.n0);
     rk_ix tiles = rk_ix_mul(k, tm, tn);
     rk_value ntiles = rk_ix_value(k, tiles);
     rk_value valid = rk_build_cmp(k, "lt", local, ntiles);
-    rk_ix pm, pn;
-    rk_tile_group_m(k, rk_ix_v(local), tm, tn, s->group_m, &pm, &pn);
-    rk_ix m0 = rk_ix_mul(k, pm, rk_ix_c(pl.bm)), n0 = rk_ix_mul(k, pn, rk_ix_c(pl.bn));
-    io.m0 = rk_ix_value(k, m0);
-    io.n0 = rk_ix_value(k, n0);
     rk_value zero = rk_const_i32(k, 0);
     io.M = rk_build_select(k, valid, M, zero);
     io.N = N;

@@ -52,6 +52,10 @@ typedef struct kn_gemm_io {
     rk_value m0, n0;                 /* the block's tile origin in C */
     rk_tile_warps w;
 } kn_gemm_io;
+/* Tile `id` (i32) of an M x N problem in grouped-M order: the tile grid
+ * (tm x tn) and the tile's origin in C (i32). */
+void kn_gemm_tile_origin(rk_kernel *k, uint32_t bm, uint32_t bn, uint32_t group_m, rk_value id, rk_value M,
+                         rk_value N, rk_ix *tm, rk_ix *tn, rk_value *m0, rk_value *n0);
 void kn_gemm_begin(rk_kernel *k, const rk_gemm_spec *s, const rk_target *t, bool batched, kn_gemm_plan *pl,
                    rk_tile_warps *w);
 void kn_gemm_mainloop(rk_kernel *k, const kn_gemm_plan *pl, const rk_gemm_spec *s, const kn_gemm_io *io,
