@@ -146,6 +146,7 @@ static const char output_text[] =
 
 int cmd_run(int argc, char **argv) {
     const char *manifest = NULL, *device = NULL, *shape = NULL;   /* device NULL: $ROCKE_DEVICE, else auto */
+    const char *groups_text = NULL;
     bool verify = false;
     cli_list given_text = {.n = 0};
     uint32_t warmup = 0, iters = 0;
@@ -159,6 +160,9 @@ int cmd_run(int argc, char **argv) {
          .help = "a given scalar parameter (layernorm/rmsnorm: eps; default: the manifest's)"},
         {.name = "--verify", .kind = CLI_FLAG, .dst = &verify,
          .help = "compare every output with a host reference computed in double"},
+        {.name = "--groups", .kind = CLI_STRING, .dst = &groups_text, .meta = "M,N,K;...",
+         .help = "grouped_gemm: the problems, one M,N,K per group separated by ';'\n"
+                 "(an extent may be 0; default: the manifest's shape as equal groups)"},
         {.name = "--device", .kind = CLI_STRING, .dst = &device, .meta = "D",
          .help = "auto (first GPU, else the emulator; default), emu, cuda, hip\n"
                  "(cuda:1, hip:0 pick a GPU). The emulator runs DIR/NAME.ir for\n"
@@ -207,6 +211,20 @@ int cmd_run(int argc, char **argv) {
     if (rk_manifest_check(&r.m, r.dir, &r.in, &sh)) { rc = cli_fail("run"); goto out; }
     const rk_target *t = rk_target_find(r.m.target);
     if (shape && !cli_shape_parse("run", r.in.family, shape, &sh)) { rc = 2; goto out; }
+    static rk_gemm_group groups[RK_GEMM_GROUPS_MAX];
+    uint32_t ngroups = 0;
+    if (groups_text) {
+        if (shape) {
+            fail("%s and %s both give the problem: pass one", "--groups", "--shape");
+            rc = 2;
+            goto out;
+        }
+        if (rk_gemm_groups_parse(groups_text, groups, RK_GEMM_GROUPS_MAX, &ngroups) ||
+            rk_problem_groups_shape(&r.in, groups, ngroups, &sh)) {
+            rc = cli_fail("run");
+            goto out;
+        }
+    }
     if (rk_instance_check_shape(&r.in, &sh)) { rc = cli_fail("run"); goto out; }
     char shape_txt[256], shape_list[256];
     rk_shape_format(r.in.family, &sh, true, shape_txt, sizeof shape_txt);
@@ -226,7 +244,9 @@ int cmd_run(int argc, char **argv) {
            strstr(dn, t->name) ? "" : " (", strstr(dn, t->name) ? "" : t->name, strstr(dn, t->name) ? "" : ")",
            shape_txt, (unsigned long long)seed);
 
-    if (rk_problem_init(&r.p, &r.in, &sh, seed)) { rc = cli_fail("run"); goto out; }
+    rk_status pst = ngroups ? rk_problem_init_groups(&r.p, &r.in, groups, ngroups, seed)
+                            : rk_problem_init(&r.p, &r.in, &sh, seed);
+    if (pst) { rc = cli_fail("run"); goto out; }
     r.have_p = true;
     if (r.m.has_eps && rk_problem_set_scalar(&r.p, "eps", r.m.eps)) {
         rk_fail(RK_ERR_INVALID, "manifest field 'eps': %s", rk_error_message());

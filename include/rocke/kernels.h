@@ -23,7 +23,8 @@ extern "C" {
 typedef enum rk_family_id {
     RK_FAMILY_ELEMENTWISE = 0, RK_FAMILY_REDUCE, RK_FAMILY_SOFTMAX, RK_FAMILY_LAYERNORM,
     RK_FAMILY_RMSNORM, RK_FAMILY_TRANSPOSE, RK_FAMILY_GEMM, RK_FAMILY_BATCHED_GEMM,
-    RK_FAMILY_ADD_RMSNORM_QUANT, RK_FAMILY_ROPE, RK_FAMILY_TOPK_SOFTMAX, RK_FAMILY_PERMUTE, RK_FAMILY__COUNT
+    RK_FAMILY_ADD_RMSNORM_QUANT, RK_FAMILY_ROPE, RK_FAMILY_TOPK_SOFTMAX, RK_FAMILY_PERMUTE,
+    RK_FAMILY_GROUPED_GEMM, RK_FAMILY__COUNT
 } rk_family_id;
 #define RK_FAMILY_MAX 32
 
@@ -184,7 +185,7 @@ typedef struct rk_instance {
         rk_add_rmsnorm_quant_spec arq;
         rk_rope_spec rope;
         rk_topk_softmax_spec topk;
-        rk_gemm_spec gemm;         /* gemm and batched_gemm */
+        rk_gemm_spec gemm;         /* gemm, batched_gemm and grouped_gemm */
         uint32_t words[32];        /* spec storage for registered families */
     } u;
 } rk_instance;
@@ -340,6 +341,24 @@ typedef struct rk_problem {
  * and fill the inputs from `seed` (outputs are zeroed). */
 rk_status rk_problem_init(rk_problem *p, const rk_instance *in, const rk_shape *s, uint64_t seed);
 void rk_problem_free(rk_problem *p);
+/* grouped_gemm: one problem of the group list (extents may be 0: an empty
+ * group). The shape of a list is (groups, M = sum of the M_g, N = max N_g,
+ * K = max K_g): group g's A rows (or columns, A column-major) and C rows
+ * follow group g-1's in one [M, K] / [M, N] buffer, its B is slice g of
+ * [groups, K, N] (or [groups, N, K]); docs/gemm.md, "Grouped GEMM". */
+typedef struct rk_gemm_group { uint64_t m, n, k; } rk_gemm_group;
+#define RK_GEMM_GROUPS_MAX 1024
+/* Parse "M,N,K;M,N,K;..." into out (at most `max`); the message names the
+ * bad group and what is legal. */
+rk_status rk_gemm_groups_parse(const char *text, rk_gemm_group *out, uint32_t max, uint32_t *n);
+/* The shape of a group list for instance `in` (checks every group against
+ * the instance: vector widths, index ranges; naming the group). */
+rk_status rk_problem_groups_shape(const rk_instance *in, const rk_gemm_group *g, uint32_t n, rk_shape *out);
+/* rk_problem_init for a group list: the shape from rk_problem_groups_shape,
+ * the problem table filled from the list. Families without a group list
+ * fail naming the one that has it. */
+rk_status rk_problem_init_groups(rk_problem *p, const rk_instance *in, const rk_gemm_group *g, uint32_t n,
+                                 uint64_t seed);
 /* Set a RK_SC_GIVEN scalar (eps); others and unknown names fail naming the
  * legal ones. */
 rk_status rk_problem_set_scalar(rk_problem *p, const char *name, double value);

@@ -25,7 +25,7 @@ static const uint32_t legal_split[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13
 static const char *const split_reduce_names[] = {"workspace", "atomic", NULL};
 static const char *const path_names[] = {"mma", "wgmma", NULL};
 
-static const rk_knob knobs[] = {
+const rk_knob kn_gemm_knobs[] = {
     KN_ENUM("layout", "l", u.gemm.layout, layout_names, false,
             "A row/column-major, then B (rr: A [M,K], B [K,N]; rc: B stored [N,K]; cr: A stored [K,M]; cc)"),
     KN_DTYPE("dtype", "", u.gemm.dtype, "A and B element type (f16, bf16)"),
@@ -45,8 +45,7 @@ static const rk_knob knobs[] = {
     KN_ENUM("path", "p", u.gemm.path, path_names, true,
             "main loop: mma (mma.sync/MFMA, cp.async) or wgmma (sm_90a: TMA + mbarriers + wgmma, layout rc)"),
 };
-enum { K_LAYOUT, K_DT, K_ODT, K_TILE, K_WARPS, K_ATOM, K_STAGES, K_VA, K_VB, K_GROUP, K_WAVE, K_SPLIT, K_SRED, K_FUSE,
-       K_PATH };
+_Static_assert(RK_COUNTOF(kn_gemm_knobs) == KN_GEMM_NKNOBS, "KN_GEMM_NKNOBS counts kn_gemm_knobs");
 
 static const rk_dim_decl gemm_dims[] = {
     {"M", 4096, "rows of A and C"}, {"N", 4096, "columns of B and C"}, {"K", 4096, "the reduction"},
@@ -90,7 +89,7 @@ static const rk_scalar_decl batched_scalars[] = {
     {"stride_c", RK_S_I64, RK_SC_DERIVED, NULL, stride_c, 0, "elements between C matrices"},
 };
 
-static void defaults(rk_instance *in) {
+void kn_gemm_defaults(rk_instance *in) {
     in->u.gemm = (rk_gemm_spec){.layout = RK_GEMM_RC, .dtype = RK_S_F16, .out_dtype = RK_S_F16,
                                 .tile = {128, 128, 32}, .warps = {2, 2}, .atom = RK_ATOM_NONE, .stages = 4,
                                 .vec_a = 8, .vec_b = 8, .group_m = 8, .wave = 32, .split_k = 1,
@@ -98,7 +97,7 @@ static void defaults(rk_instance *in) {
 }
 
 /* Largest vector width (<= 8) dividing an extent. */
-static uint32_t vec_for(uint64_t extent) {
+uint32_t kn_gemm_vec_for(uint64_t extent) {
     uint32_t v = 8;
     while (v > 1 && extent % v) v /= 2;
     return v;
@@ -107,11 +106,11 @@ static uint32_t vec_for(uint64_t extent) {
 static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64_t locked) {
     rk_gemm_spec *s = &in->u.gemm;
     bool amd = t->vendor == RK_VENDOR_AMD;
-    if (!(locked >> K_WAVE & 1)) s->wave = t->wave_size;
+    if (!(locked >> KN_GK_WAVE & 1)) s->wave = t->wave_size;
     uint64_t M = sh->dim[sh->rank == 4 ? 1 : 0], N = sh->dim[sh->rank == 4 ? 2 : 1], K = sh->dim[sh->rank == 4 ? 3 : 2];
     uint64_t batch = sh->rank == 4 ? sh->dim[0] : 1;
-    if (!(locked >> K_VA & 1)) s->vec_a = vec_for(a_row(in) ? K : M);
-    if (!(locked >> K_VB & 1)) s->vec_b = vec_for(b_row(in) ? N : K);
+    if (!(locked >> KN_GK_VA & 1)) s->vec_a = kn_gemm_vec_for(a_row(in) ? K : M);
+    if (!(locked >> KN_GK_VB & 1)) s->vec_b = kn_gemm_vec_for(b_row(in) ? N : K);
     /* the largest tile that still gives every unit a block (or the smallest) */
     static const uint32_t cand[][5] = {
         {128, 128, 32, 2, 2}, {128, 64, 32, 2, 2}, {64, 64, 32, 2, 2}, {64, 32, 32, 2, 1}, {32, 32, 32, 1, 1},
@@ -123,33 +122,35 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64
         uint64_t blocks = (M + c[i][0] - 1) / c[i][0] * ((N + c[i][1] - 1) / c[i][1]) * batch;
         if (blocks >= t->compute_units) { pick = i; break; }
     }
-    if (!(locked >> K_TILE & 1)) {
+    if (!(locked >> KN_GK_TILE & 1)) {
         s->tile[0] = c[pick][0];
         s->tile[1] = c[pick][1];
         s->tile[2] = c[pick][2];
     }
-    if (!(locked >> K_WARPS & 1)) {
+    if (!(locked >> KN_GK_WARPS & 1)) {
         s->warps[0] = c[pick][3];
         s->warps[1] = c[pick][4];
     }
-    if (!(locked >> K_STAGES & 1)) s->stages = amd ? 2 : (K > 2 * s->tile[2] ? 4 : 2);
-    if (!(locked >> K_GROUP & 1)) s->group_m = 8;
+    if (!(locked >> KN_GK_STAGES & 1)) s->stages = amd ? 2 : (K > 2 * s->tile[2] ? 4 : 2);
+    if (!(locked >> KN_GK_GROUP & 1)) s->group_m = 8;
     if (M <= 64)
-        kn_gemm_tune_skinny(s, t, M, (kn_gemm_locks){.tile = locked >> K_TILE & 1, .warps = locked >> K_WARPS & 1,
-                                                     .atom = locked >> K_ATOM & 1, .stages = locked >> K_STAGES & 1});
-    if (!(locked >> K_SPLIT & 1)) s->split_k = kn_gemm_tune_split(s, t, M, N, K, batch);
+        kn_gemm_tune_skinny(s, t, M, (kn_gemm_locks){.tile = locked >> KN_GK_TILE & 1,
+                                                     .warps = locked >> KN_GK_WARPS & 1,
+                                                     .atom = locked >> KN_GK_ATOM & 1,
+                                                     .stages = locked >> KN_GK_STAGES & 1});
+    if (!(locked >> KN_GK_SPLIT & 1)) s->split_k = kn_gemm_tune_split(s, t, M, N, K, batch);
     /* The Hopper path reduces the whole K in one block. Decode shapes (M <= 64)
      * keep the skinny split-K mma choice (more blocks streaming the weights);
      * elsewhere wgmma wins where it applies, and then nothing is split. */
-    bool split_locked = locked >> K_SPLIT & 1;
-    if (!(locked >> K_PATH & 1)) {
+    bool split_locked = locked >> KN_GK_SPLIT & 1;
+    if (!(locked >> KN_GK_PATH & 1)) {
         bool skinny = M <= 64 && !split_locked;
         if ((split_locked && s->split_k > 1) || skinny) {
             s->path = RK_GEMM_PATH_MMA;
         } else {
             rk_gemm_spec before = *s;
-            kn_gemm_hopper_tune(s, t, M, N, K, sh->rank == 4, locked >> K_TILE & 1, locked >> K_WARPS & 1,
-                                locked >> K_STAGES & 1);
+            kn_gemm_hopper_tune(s, t, M, N, K, sh->rank == 4, locked >> KN_GK_TILE & 1, locked >> KN_GK_WARPS & 1,
+                                locked >> KN_GK_STAGES & 1);
             if (s->path == RK_GEMM_PATH_WGMMA) s->split_k = 1;
             else *s = before;
         }
@@ -185,11 +186,11 @@ static rk_status check_shape(const rk_instance *in, const rk_shape *sh) {
     if (ea % s->vec_a)
         return rk_fail(RK_ERR_INVALID, "gemm: %s = %llu is not a multiple of vec_a = %u (A is read in vectors along "
                        "it): build with --vec-a %u, or with --shape so the heuristic picks it", a_row(in) ? "K" : "M",
-                       (unsigned long long)ea, s->vec_a, vec_for(ea));
+                       (unsigned long long)ea, s->vec_a, kn_gemm_vec_for(ea));
     if (ebx % s->vec_b)
         return rk_fail(RK_ERR_INVALID, "gemm: %s = %llu is not a multiple of vec_b = %u (B is read in vectors along "
                        "it): build with --vec-b %u, or with --shape so the heuristic picks it", b_row(in) ? "N" : "K",
-                       (unsigned long long)ebx, s->vec_b, vec_for(ebx));
+                       (unsigned long long)ebx, s->vec_b, kn_gemm_vec_for(ebx));
     return RK_OK;
 }
 
@@ -268,16 +269,17 @@ static void build_b(const rk_instance *in, const rk_target *t, rk_kernel *k, con
 }
 
 const kn_family kn_gemm = {
-    .name = "gemm", .knobs = knobs, .nknobs = RK_COUNTOF(knobs), .dims = gemm_dims, .ndims = 3,
-    .scalars = gemm_scalars, .nscalars = RK_COUNTOF(gemm_scalars), .defaults = defaults, .tune = tune,
+    .name = "gemm", .knobs = kn_gemm_knobs, .nknobs = RK_COUNTOF(kn_gemm_knobs), .dims = gemm_dims, .ndims = 3,
+    .scalars = gemm_scalars, .nscalars = RK_COUNTOF(gemm_scalars), .defaults = kn_gemm_defaults, .tune = tune,
     .validate = validate, .check_shape = check_shape, .signature = signature, .grid = grid, .build = build,
     .cost = cost, .reference = kn_gemm_reference, .input_range = input_range,
     .tensormap_box = kn_gemm_hopper_tensormap_box,
 };
 
 const kn_family kn_batched_gemm = {
-    .name = "batched_gemm", .knobs = knobs, .nknobs = RK_COUNTOF(knobs), .dims = batched_dims, .ndims = 4,
-    .scalars = batched_scalars, .nscalars = RK_COUNTOF(batched_scalars), .defaults = defaults, .tune = tune,
+    .name = "batched_gemm", .knobs = kn_gemm_knobs, .nknobs = RK_COUNTOF(kn_gemm_knobs), .dims = batched_dims,
+    .ndims = 4,
+    .scalars = batched_scalars, .nscalars = RK_COUNTOF(batched_scalars), .defaults = kn_gemm_defaults, .tune = tune,
     .validate = validate_b, .check_shape = check_shape, .signature = signature_b, .grid = grid, .build = build_b,
     .cost = cost, .reference = kn_gemm_reference, .input_range = input_range,
 };

@@ -167,50 +167,36 @@ static void epilogue(gk *g, const rk_epi_args *ea, rk_value C, rk_value M, rk_va
         }
 }
 
-void kn_gemm_build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *p, bool batched) {
-    if (in->u.gemm.path == RK_GEMM_PATH_WGMMA) {
-        kn_gemm_hopper_build(in, t, k, p);
-        return;
-    }
-    const rk_gemm_spec *s = &in->u.gemm;
-    kn_gemm_plan pl;
-    rk_status st = kn_gemm_plan_make(s, t, batched, &pl);
-    RK_ASSERT(st == RK_OK, "gemm: building an instance that does not validate");
-    gk g = {.k = k, .pl = &pl, .s = s};
-    rk_value A = p[0], B = p[1], C = p[2], M = p[3], N = p[4], K = p[5], lda = p[6], ldb = p[7], ldc = p[8];
-    uint32_t next = batched ? 12 : 9;
-    rk_epi_args ea = {.chain = &s->fuse};
-    rk_epi_param eps[RK_EPI_MAX_PARAMS];
-    uint32_t ne = rk_epi_params(&s->fuse, s->out_dtype, eps);
-    for (uint32_t i = 0; i < ne; i++) ea.p[i] = p[next + i];
-
-    st = rk_tile_warps_begin(k, pl.wave, pl.wm, pl.wn, 1, &g.w);
-    RK_ASSERT(st == RK_OK, "gemm: warp grid of a validated plan");
-    /* the block's tile, in grouped-M order */
-    rk_value pid = rk_build_block_id(k, 0);
-    rk_ix tm = rk_ix_udiv(k, rk_ix_add(k, rk_ix_v(M), rk_ix_c(pl.bm - 1)), rk_ix_c(pl.bm));
-    rk_ix tn = rk_ix_udiv(k, rk_ix_add(k, rk_ix_v(N), rk_ix_c(pl.bn - 1)), rk_ix_c(pl.bn));
+void kn_gemm_tile_origin(rk_kernel *k, uint32_t bm, uint32_t bn, uint32_t group_m, rk_value id, rk_value M,
+                         rk_value N, rk_ix *tm, rk_ix *tn, rk_value *m0, rk_value *n0) {
+    *tm = rk_ix_udiv(k, rk_ix_add(k, rk_ix_v(M), rk_ix_c(bm - 1)), rk_ix_c(bm));
+    *tn = rk_ix_udiv(k, rk_ix_add(k, rk_ix_v(N), rk_ix_c(bn - 1)), rk_ix_c(bn));
     rk_ix pm, pn;
-    rk_tile_group_m(k, rk_ix_v(pid), tm, tn, s->group_m, &pm, &pn);
-    rk_ix m0 = rk_ix_mul(k, pm, rk_ix_c(pl.bm)), n0 = rk_ix_mul(k, pn, rk_ix_c(pl.bn));
-    g.m0 = rk_ix_value(k, m0);
-    g.n0 = rk_ix_value(k, n0);
-    if (batched) {
-        /* strided batches: move the three pointers by batch * stride elements */
-        rk_value z = rk_build_block_id(k, 2);
-        rk_value z64 = rk_build_sext(k, z, RK_T_I64);
-        rk_value ea_ = rk_build_mul(k, z64, p[9]);
-        rk_value ob = byte_off(k, ea_, s->dtype);
-        A = rk_build_global_ptr_add(k, A, ob);
-        rk_value eb_ = rk_build_mul(k, z64, p[10]);
-        rk_value obb = byte_off(k, eb_, s->dtype);
-        B = rk_build_global_ptr_add(k, B, obb);
-        rk_value ec_ = rk_build_mul(k, z64, p[11]);
-        rk_value oc = byte_off(k, ec_, s->out_dtype);
-        C = rk_build_global_ptr_add(k, C, oc);
-    }
-    g.ga = pl.a_row ? (rk_tile_gview){A, lda, M, K} : (rk_tile_gview){A, lda, K, M};
-    g.gb = pl.b_row ? (rk_tile_gview){B, ldb, K, N} : (rk_tile_gview){B, ldb, N, K};
+    rk_tile_group_m(k, rk_ix_v(id), *tm, *tn, group_m, &pm, &pn);
+    rk_ix im0 = rk_ix_mul(k, pm, rk_ix_c(bm)), in0 = rk_ix_mul(k, pn, rk_ix_c(bn));
+    *m0 = rk_ix_value(k, im0);
+    *n0 = rk_ix_value(k, in0);
+}
+
+/* The plan's threads and warp grid; the caller then fills a kn_gemm_io. */
+void kn_gemm_begin(rk_kernel *k, const rk_gemm_spec *s, const rk_target *t, bool batched, kn_gemm_plan *pl,
+                   rk_tile_warps *w) {
+    rk_status st = kn_gemm_plan_make(s, t, batched, pl);
+    RK_ASSERT(st == RK_OK, "gemm: building an instance that does not validate");
+    st = rk_tile_warps_begin(k, pl->wave, pl->wm, pl->wn, 1, w);
+    RK_ASSERT(st == RK_OK, "gemm: warp grid of a validated plan");
+}
+
+static gk gk_of(rk_kernel *k, const kn_gemm_plan *pl, const rk_gemm_spec *s, const kn_gemm_io *io) {
+    return (gk){.k = k, .pl = pl, .s = s, .m0 = io->m0, .n0 = io->n0, .w = io->w};
+}
+
+void kn_gemm_mainloop(rk_kernel *k, const kn_gemm_plan *plp, const rk_gemm_spec *s, const kn_gemm_io *io,
+                      rk_value *res) {
+    const kn_gemm_plan pl = *plp;
+    gk g = gk_of(k, plp, s, io);
+    g.ga = pl.a_row ? (rk_tile_gview){io->A, io->lda, io->M, io->K} : (rk_tile_gview){io->A, io->lda, io->K, io->M};
+    g.gb = pl.b_row ? (rk_tile_gview){io->B, io->ldb, io->K, io->N} : (rk_tile_gview){io->B, io->ldb, io->N, io->K};
     /* LDS: every stage of A, then of B */
     rk_smem_alloc_opts al = {.align = RK_SOME(128)};
     uint32_t na = pl.stages * pl.stage_a, nb = pl.stages * pl.stage_b;
@@ -219,7 +205,7 @@ void kn_gemm_build(const rk_instance *in, const rk_target *t, rk_kernel *k, cons
     rk_tile_copy_lanes_init(k, &pl.cpa, g.w.tid, &g.la);
     rk_tile_copy_lanes_init(k, &pl.cpb, g.w.tid, &g.lb);
 
-    rk_ix kt_n = rk_ix_udiv(k, rk_ix_add(k, rk_ix_v(K), rk_ix_c(pl.bk - 1)), rk_ix_c(pl.bk));
+    rk_ix kt_n = rk_ix_udiv(k, rk_ix_add(k, rk_ix_v(io->K), rk_ix_c(pl.bk - 1)), rk_ix_c(pl.bk));
     rk_value ktiles = rk_ix_value(k, kt_n);
     if (s->split_k > 1) kn_gemm_split_range(k, s, ktiles, &g.kbase, &ktiles);
     uint32_t S = pl.stages;
@@ -252,33 +238,78 @@ void kn_gemm_build(const rk_instance *in, const rk_target *t, rk_kernel *k, cons
             compute(&g, z, acc);
         }
     }
-    rk_value res[192];
     rk_for_end(k, acc, nacc, res);
     rk_build_async_wait_group(k, 0);
+}
+
+void kn_gemm_epilogue(rk_kernel *k, const kn_gemm_plan *pl, const rk_gemm_spec *s, const kn_gemm_io *io,
+                      const rk_epi_args *ea, const rk_value *acc) {
+    gk g = gk_of(k, pl, s, io);
+    epilogue(&g, ea, io->C, io->M, io->N, io->ldc, acc);
+}
+
+void kn_gemm_build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *p, bool batched) {
+    if (in->u.gemm.path == RK_GEMM_PATH_WGMMA) {
+        kn_gemm_hopper_build(in, t, k, p);
+        return;
+    }
+    const rk_gemm_spec *s = &in->u.gemm;
+    kn_gemm_plan pl;
+    rk_value A = p[0], B = p[1], C = p[2], M = p[3], N = p[4], K = p[5], lda = p[6], ldb = p[7], ldc = p[8];
+    uint32_t next = batched ? 12 : 9;
+    rk_epi_args ea = {.chain = &s->fuse};
+    rk_epi_param eps[RK_EPI_MAX_PARAMS];
+    uint32_t ne = rk_epi_params(&s->fuse, s->out_dtype, eps);
+    for (uint32_t i = 0; i < ne; i++) ea.p[i] = p[next + i];
+
+    kn_gemm_io io = {.M = M, .N = N, .K = K, .lda = lda, .ldb = ldb, .ldc = ldc};
+    kn_gemm_begin(k, s, t, batched, &pl, &io.w);
+    /* the block's tile, in grouped-M order */
+    rk_value pid = rk_build_block_id(k, 0);
+    rk_ix tm, tn;
+    kn_gemm_tile_origin(k, pl.bm, pl.bn, s->group_m, pid, M, N, &tm, &tn, &io.m0, &io.n0);
+    if (batched) {
+        /* strided batches: move the three pointers by batch * stride elements */
+        rk_value z = rk_build_block_id(k, 2);
+        rk_value z64 = rk_build_sext(k, z, RK_T_I64);
+        rk_value ea_ = rk_build_mul(k, z64, p[9]);
+        rk_value ob = byte_off(k, ea_, s->dtype);
+        A = rk_build_global_ptr_add(k, A, ob);
+        rk_value eb_ = rk_build_mul(k, z64, p[10]);
+        rk_value obb = byte_off(k, eb_, s->dtype);
+        B = rk_build_global_ptr_add(k, B, obb);
+        rk_value ec_ = rk_build_mul(k, z64, p[11]);
+        rk_value oc = byte_off(k, ec_, s->out_dtype);
+        C = rk_build_global_ptr_add(k, C, oc);
+    }
+    io.A = A;
+    io.B = B;
+    io.C = C;
+    rk_value res[192];
+    kn_gemm_mainloop(k, &pl, s, &io, res);
     if (s->split_k == 1) {
-        epilogue(&g, &ea, C, M, N, ldc, res);
+        kn_gemm_epilogue(k, &pl, s, &io, &ea, res);
         return;
     }
     rk_value wtm = c32(k, pl.wtm), wtn = c32(k, pl.wtn);
-    rk_value wm0 = rk_build_mul(k, g.w.wm, wtm);
-    rk_value wn0 = rk_build_mul(k, g.w.wn, wtn);
+    rk_value wm0 = rk_build_mul(k, io.w.wm, wtm);
+    rk_value wn0 = rk_build_mul(k, io.w.wn, wtn);
     rk_value tiles = rk_ix_value(k, rk_ix_mul(k, tm, tn));
-    kn_gemm_split_io io = {.dst = C, .M = M, .N = N, .ldc = ldc, .tile = pid, .tiles = tiles, .lane = g.w.lane,
-                           .tid = g.w.tid};
-    io.z = batched ? rk_build_block_id(k, 2) : c32(k, 0);
-    io.batch = batched ? rk_build_grid_dim(k, 2) : c32(k, 1);
-    io.r0 = rk_build_add(k, g.m0, wm0);
-    io.c0 = rk_build_add(k, g.n0, wn0);
+    kn_gemm_split_io sio = {.dst = C, .M = M, .N = N, .ldc = ldc, .tile = pid, .tiles = tiles, .lane = io.w.lane,
+                            .tid = io.w.tid};
+    sio.z = batched ? rk_build_block_id(k, 2) : c32(k, 0);
+    sio.batch = batched ? rk_build_grid_dim(k, 2) : c32(k, 1);
+    sio.r0 = rk_build_add(k, io.m0, wm0);
+    sio.c0 = rk_build_add(k, io.n0, wn0);
     if (s->split_reduce == RK_GEMM_SPLIT_ATOMIC) {
-        kn_gemm_split_atomic(k, &pl, &io, res);
+        kn_gemm_split_atomic(k, &pl, &sio, res);
         return;
     }
-    io.dst = p[next + ne];
-    rk_value last = kn_gemm_split_publish(k, &pl, s, &io, res);
+    sio.dst = p[next + ne];
+    rk_value last = kn_gemm_split_publish(k, &pl, s, &sio, res);
     rk_if_begin(k, last);
     rk_value sum[192];
-    kn_gemm_split_gather(k, &pl, s, &io, res, sum);
-    epilogue(&g, &ea, C, M, N, ldc, sum);
+    kn_gemm_split_gather(k, &pl, s, &sio, res, sum);
+    kn_gemm_epilogue(k, &pl, s, &io, &ea, sum);
     rk_if_end(k, NULL, 0);
-    (void)t;
 }

@@ -135,13 +135,8 @@ void kn_gemm_hopper_build(const rk_instance *in, const rk_target *t, rk_kernel *
 
     /* the block's tile, in grouped-M order */
     rk_value pid = rk_build_block_id(k, 0);
-    rk_ix tm = rk_ix_udiv(k, rk_ix_add(k, rk_ix_v(M), rk_ix_c(pl.bm - 1)), rk_ix_c(pl.bm));
-    rk_ix tn = rk_ix_udiv(k, rk_ix_add(k, rk_ix_v(N), rk_ix_c(pl.bn - 1)), rk_ix_c(pl.bn));
-    rk_ix pm, pn;
-    rk_tile_group_m(k, rk_ix_v(pid), tm, tn, s->group_m, &pm, &pn);
-    rk_ix m0 = rk_ix_mul(k, pm, rk_ix_c(pl.bm)), n0 = rk_ix_mul(k, pn, rk_ix_c(pl.bn));
-    h.m0 = rk_ix_value(k, m0);
-    h.n0 = rk_ix_value(k, n0);
+    rk_ix tm, tn;
+    kn_gemm_tile_origin(k, pl.bm, pl.bn, s->group_m, pid, M, N, &tm, &tn, &h.m0, &h.n0);
 
     /* shared memory: every stage of A, then of B, each stage 1024-byte aligned for the swizzle */
     rk_smem_alloc_opts al = {.align = RK_SOME(1024)};

@@ -8,6 +8,15 @@
 #include "rocke/tile_grid.h"
 #include "rocke/tile_mma.h"
 
+/* gemm.c: the knob table every GEMM family shares, its indices (bits of
+ * `locked`), the defaults and the widest vector (<= 8) dividing an extent. */
+#define KN_GEMM_NKNOBS 15
+extern const rk_knob kn_gemm_knobs[KN_GEMM_NKNOBS];
+enum { KN_GK_LAYOUT, KN_GK_DT, KN_GK_ODT, KN_GK_TILE, KN_GK_WARPS, KN_GK_ATOM, KN_GK_STAGES, KN_GK_VA, KN_GK_VB,
+       KN_GK_GROUP, KN_GK_WAVE, KN_GK_SPLIT, KN_GK_SRED, KN_GK_FUSE, KN_GK_PATH };
+void kn_gemm_defaults(rk_instance *in);
+uint32_t kn_gemm_vec_for(uint64_t extent);
+
 /* What one block does, derived from the spec and the target. */
 typedef struct kn_gemm_plan {
     const rk_mma_atom *atom;
@@ -33,6 +42,26 @@ const rk_mma_atom *kn_gemm_default_atom(const rk_target *t, rk_scalar dtype);
 
 /* gemm_build.c: the kernel body; params[i] is signature entry i. */
 void kn_gemm_build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *params, bool batched);
+/* The pieces of the body, for kernels that find their own problem (grouped):
+ * kn_gemm_begin makes the plan and the warp grid; the caller then fills a
+ * kn_gemm_io (this block's pointers, extents and tile origin) and runs the
+ * main loop (mi * ni accumulators into res) and the epilogue. */
+typedef struct kn_gemm_io {
+    rk_value A, B, C;                /* this problem's matrices */
+    rk_value M, N, K, lda, ldb, ldc; /* i32 */
+    rk_value m0, n0;                 /* the block's tile origin in C */
+    rk_tile_warps w;
+} kn_gemm_io;
+/* Tile `id` (i32) of an M x N problem in grouped-M order: the tile grid
+ * (tm x tn) and the tile's origin in C (i32). */
+void kn_gemm_tile_origin(rk_kernel *k, uint32_t bm, uint32_t bn, uint32_t group_m, rk_value id, rk_value M,
+                         rk_value N, rk_ix *tm, rk_ix *tn, rk_value *m0, rk_value *n0);
+void kn_gemm_begin(rk_kernel *k, const rk_gemm_spec *s, const rk_target *t, bool batched, kn_gemm_plan *pl,
+                   rk_tile_warps *w);
+void kn_gemm_mainloop(rk_kernel *k, const kn_gemm_plan *pl, const rk_gemm_spec *s, const kn_gemm_io *io,
+                      rk_value *res);
+void kn_gemm_epilogue(rk_kernel *k, const kn_gemm_plan *pl, const rk_gemm_spec *s, const kn_gemm_io *io,
+                      const rk_epi_args *ea, const rk_value *acc);
 /* Row and column of accumulator slot `sl` of atom (i, j) of this lane's warp
  * tile, whose origin in C is (r0, c0). */
 void kn_gemm_acc_coord(rk_kernel *k, const kn_gemm_plan *pl, rk_value lane, rk_value r0, rk_value c0, uint32_t i,
@@ -74,5 +103,12 @@ void kn_gemm_tune_skinny(rk_gemm_spec *s, const rk_target *t, uint64_t M, kn_gem
 
 /* gemm_reference.c */
 void kn_gemm_reference(const rk_problem *p, double **want, double **tol);
+/* A matrix of the reference: buffer, first element, leading dimension,
+ * row-major ([rows, K] / [K, cols]) or not. */
+typedef struct kn_gemm_refmat { const rk_host_buf *buf; uint64_t off, ld; bool row; } kn_gemm_refmat;
+/* C(m, n) = chain(sum_k A(m, k) B(k, n)) in double with its tolerance; ops[i]
+ * is step i's operand at (m, n). */
+void kn_gemm_ref_one(const rk_gemm_spec *s, const kn_gemm_refmat *a, const kn_gemm_refmat *b, uint64_t m,
+                     uint64_t n, uint64_t K, const double *ops, double *want, double *tol);
 
 #endif

@@ -20,6 +20,22 @@ static double slope(const rk_epi_step *s, double operand) {
     return 1.0;
 }
 
+void kn_gemm_ref_one(const rk_gemm_spec *s, const kn_gemm_refmat *a, const kn_gemm_refmat *b, uint64_t m,
+                     uint64_t n, uint64_t K, const double *ops, double *want, double *tol) {
+    double acc = 0, mag = 0;
+    for (uint64_t kk = 0; kk < K; kk++) {
+        double av = kn_get(a->buf, a->off + (a->row ? m * a->ld + kk : kk * a->ld + m));
+        double bv = kn_get(b->buf, b->off + (b->row ? kk * b->ld + n : n * b->ld + kk));
+        acc += av * bv;
+        mag += fabs(av * bv);
+    }
+    double err = mag * (double)K * 0x1p-24 + 0x1p-24 * fabs(acc);
+    for (uint32_t i = 0; i < s->fuse.n; i++) err = err * slope(&s->fuse.s[i], ops[i]);
+    double w = rk_epi_ref(&s->fuse, acc, ops);
+    *want = w;
+    *tol = 2 * err + (s->fuse.n ? 1e-5 * fabs(w) + 1e-6 : 0) + kn_ulp(s->out_dtype, w);
+}
+
 void kn_gemm_reference(const rk_problem *p, double **want, double **tol) {
     const rk_gemm_spec *s = &p->inst.u.gemm;
     bool b4 = p->shape.rank == 4;
@@ -52,15 +68,7 @@ void kn_gemm_reference(const rk_problem *p, double **want, double **tol) {
         for (uint64_t r = 0; r < rows; r++)
             for (uint64_t n = 0; n < N; n++) {
                 uint64_t m = rows == M ? r : (rows == 1 ? 0 : r * (M - 1) / (rows - 1));
-                double acc = 0, mag = 0;
-                uint64_t a0 = b * M * K, b0 = b * K * N;
-                for (uint64_t kk = 0; kk < K; kk++) {
-                    double av = kn_get(A, a0 + (ar ? m * lda + kk : kk * lda + m));
-                    double bv = kn_get(B, b0 + (br ? kk * ldb + n : n * ldb + kk));
-                    acc += av * bv;
-                    mag += fabs(av * bv);
-                }
-                double err = mag * (double)K * 0x1p-24 + 0x1p-24 * fabs(acc);
+                kn_gemm_refmat am = {A, b * M * K, lda, ar}, bm = {B, b * K * N, ldb, br};
                 double ops[RK_EPI_MAX_STEPS];
                 for (uint32_t i = 0; i < s->fuse.n; i++) {
                     const rk_epi_step *st = &s->fuse.s[i];
@@ -71,11 +79,8 @@ void kn_gemm_reference(const rk_problem *p, double **want, double **tol) {
                     case RK_EPI_ADD: case RK_EPI_MUL: ops[i] = kn_get(opbuf[i], m * (uint64_t)ldd[i] + n); break;
                     case RK_EPI_CLAMP: case RK_EPI_ACT: case RK_EPI__COUNT: ops[i] = 0; break;
                     }
-                    err = err * slope(st, ops[i]);
                 }
-                double w = rk_epi_ref(&s->fuse, acc, ops);
                 uint64_t at = b * M * N + m * ldc + n;
-                want[c][at] = w;
-                tol[c][at] = 2 * err + (s->fuse.n ? 1e-5 * fabs(w) + 1e-6 : 0) + kn_ulp(s->out_dtype, w);
+                kn_gemm_ref_one(s, &am, &bm, m, n, K, ops, &want[c][at], &tol[c][at]);
             }
 }

@@ -18,6 +18,7 @@ static const kn_family *families[RK_FAMILY_MAX] = {
     [RK_FAMILY_GEMM] = &kn_gemm,               [RK_FAMILY_BATCHED_GEMM] = &kn_batched_gemm,
     [RK_FAMILY_ADD_RMSNORM_QUANT] = &kn_add_rmsnorm_quant, [RK_FAMILY_ROPE] = &kn_rope,
     [RK_FAMILY_TOPK_SOFTMAX] = &kn_topk_softmax, [RK_FAMILY_PERMUTE] = &kn_permute,
+    [RK_FAMILY_GROUPED_GEMM] = &kn_grouped_gemm,
 };
 static _Atomic uint32_t nfamilies = RK_FAMILY__COUNT;
 static pthread_mutex_t register_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -58,6 +59,8 @@ static rk_status check_table(const kn_family *f) {
     if (!f->defaults || !f->validate || !f->signature || !f->grid || !f->build || !f->cost || !f->reference)
         return rk_fail(RK_ERR_INVALID, "family %s: defaults, validate, signature, grid, build, cost and reference "
                        "are required", f->name);
+    if (!f->group_shape != !f->group_fill)
+        return rk_fail(RK_ERR_INVALID, "family %s: group_shape and group_fill come together", f->name);
     if (f->nknobs > 64) return rk_fail(RK_ERR_INVALID, "family %s: at most 64 knobs, got %u", f->name, f->nknobs);
     if (!f->dims || f->ndims == 0 || f->ndims > RK_SHAPE_MAX_DIMS)
         return rk_fail(RK_ERR_INVALID, "family %s: 1 to %u dimensions, got %u", f->name, RK_SHAPE_MAX_DIMS, f->ndims);

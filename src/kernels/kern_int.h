@@ -43,6 +43,11 @@ typedef struct kn_family {
     /* after the random fill: bring inputs whose legal range depends on the
      * shape into it (index arrays: positions < max_pos). NULL: none */
     void (*fix_inputs)(rk_problem *p);
+    /* families whose problem is a group list (grouped_gemm): the list's
+     * shape, every group checked; then, on a problem of that shape, the
+     * inputs that describe the list (its table). NULL: none (both) */
+    rk_status (*group_shape)(const rk_instance *in, const rk_gemm_group *g, uint32_t n, rk_shape *out);
+    void (*group_fill)(rk_problem *p, const rk_gemm_group *g);
 } kn_family;
 
 /* instance.c: the registry. Register a family table (kept by pointer, must
@@ -61,6 +66,7 @@ void kn_transpose_reference(const rk_problem *p, double **want, double **tol);
 extern const kn_family kn_elementwise, kn_reduce, kn_softmax, kn_layernorm, kn_rmsnorm, kn_transpose, kn_gemm,
     kn_batched_gemm;
 /* the fused serving ops: one file each, references in fused_reference.c */
+extern const kn_family kn_grouped_gemm;
 extern const kn_family kn_add_rmsnorm_quant, kn_rope, kn_topk_softmax, kn_permute;
 void kn_add_rmsnorm_quant_reference(const rk_problem *p, double **want, double **tol);
 void kn_rope_reference(const rk_problem *p, double **want, double **tol);

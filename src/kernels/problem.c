@@ -27,10 +27,11 @@ double kn_get(const rk_host_buf *b, uint64_t i) {
     case RK_S_BF16: return rk_bf16_to_f32(((const uint16_t *)b->data)[i]);
     case RK_S_F32: return ((const float *)b->data)[i];
     case RK_S_I32: return ((const int32_t *)b->data)[i];
+    case RK_S_I64: return (double)((const int64_t *)b->data)[i];
     case RK_S_I8: return ((const int8_t *)b->data)[i];
     case RK_S_FP8E4M3: case RK_S_FP8E4M3FNUZ:
         return rk_fp8_to_f32(((const uint8_t *)b->data)[i], fp8_format(b->param->type));
-    default: rk_bug("kn_get: buffer type is not f16, bf16, f32, i32, i8 or fp8 e4m3");
+    default: rk_bug("kn_get: buffer type is not f16, bf16, f32, i32, i64, i8 or fp8 e4m3");
     }
 }
 
@@ -40,11 +41,12 @@ void kn_set(rk_host_buf *b, uint64_t i, double v) {
     case RK_S_BF16: ((uint16_t *)b->data)[i] = rk_f64_to_bf16(v); return;
     case RK_S_F32: ((float *)b->data)[i] = (float)v; return;
     case RK_S_I32: ((int32_t *)b->data)[i] = (int32_t)floor(v); return;   /* random indices: [lo, hi) */
+    case RK_S_I64: ((int64_t *)b->data)[i] = (int64_t)floor(v); return;
     case RK_S_I8: ((int8_t *)b->data)[i] = (int8_t)round_i8(v); return;
     case RK_S_FP8E4M3: case RK_S_FP8E4M3FNUZ:
         ((uint8_t *)b->data)[i] = rk_f64_to_fp8(v, fp8_format(b->param->type));
         return;
-    default: rk_bug("kn_set: buffer type is not f16, bf16, f32, i32, i8 or fp8 e4m3");
+    default: rk_bug("kn_set: buffer type is not f16, bf16, f32, i32, i64, i8 or fp8 e4m3");
     }
 }
 
@@ -225,6 +227,25 @@ rk_status rk_problem_init(rk_problem *p, const rk_instance *in, const rk_shape *
         if (p->sig.p[i].ptr && p->sig.p[i].role == RK_KP_INOUT)
             memcpy((char *)p->buf[i].data + alloc_bytes(&p->buf[i]) / 2, p->buf[i].data, p->buf[i].bytes);
     return RK_OK;
+}
+
+rk_status rk_problem_groups_shape(const rk_instance *in, const rk_gemm_group *g, uint32_t n, rk_shape *out) {
+    const kn_family *fam = kn_family_find(in->family);
+    if (!fam) return rk_fail(RK_ERR_INVALID, "rk_problem_groups_shape: family id %d is not registered", (int)in->family);
+    if (!fam->group_shape)
+        return rk_fail(RK_ERR_INVALID, "%s: the problem is a shape, not a group list (grouped_gemm takes --groups)",
+                       fam->name);
+    return fam->group_shape(in, g, n, out);
+}
+
+rk_status rk_problem_init_groups(rk_problem *p, const rk_instance *in, const rk_gemm_group *g, uint32_t n,
+                                 uint64_t seed) {
+    memset(p, 0, sizeof *p);
+    rk_shape s;
+    rk_status st = rk_problem_groups_shape(in, g, n, &s);
+    if (!st) st = rk_problem_init(p, in, &s, seed);
+    if (!st) kn_family_of(in->family)->group_fill(p, g);   /* the list's table over the default one */
+    return st;
 }
 
 void rk_problem_free(rk_problem *p) {
