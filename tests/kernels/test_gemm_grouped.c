@@ -32,16 +32,9 @@ static unsigned runs;
 
 static void make_instance(rk_instance *in, const char *knobs, uint64_t *locked) {
     rk_instance_default(RK_FAMILY_GROUPED_GEMM, in);
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", knobs);
-    for (char *tok = strtok(buf, " "); tok; tok = strtok(NULL, " ")) {
-        char *eq = strchr(tok, '=');
-        assert_non_null(eq);
-        *eq = 0;
-        uint32_t ix;
-        if (rk_instance_set(in, tok, eq + 1, &ix)) fail_msg("%s: %s", knobs, rk_error_message());
-        *locked |= 1ull << ix;
-    }
+    uint64_t more;
+    if (problem_knobs_set(in, knobs, &more)) fail_msg("%s: %s", knobs, rk_error_message());
+    *locked |= more;
 }
 
 static double elem(const rk_host_buf *b, uint64_t i) {
