@@ -5,12 +5,8 @@
 # Usage: check_deb.sh BUILD_DIR. Layer: tests.
 set -eu
 build=$1
-for tool in cpack dpkg-deb dpkg; do
-  if ! command -v "$tool" >/dev/null 2>&1; then
-    echo "SKIP: $tool is not installed; the package test needs cpack, dpkg-deb and dpkg"
-    exit 77
-  fi
-done
+. "$(dirname "$0")/require_tools.sh"
+require_tools package cpack dpkg-deb dpkg
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }

@@ -7,12 +7,8 @@ set -eu
 build=$1
 src=$2
 extra=${3:-}
-for tool in cmake pkg-config make; do
-  if ! command -v "$tool" >/dev/null 2>&1; then
-    echo "SKIP: $tool is not installed; the install test needs cmake, pkg-config and make"
-    exit 77
-  fi
-done
+. "$(dirname "$0")/require_tools.sh"
+require_tools install cmake pkg-config make
 tmp=$(mktemp -d)
 trap 'chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
 prefix=$tmp/prefix
