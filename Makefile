@@ -3,7 +3,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build run test test-asan fuzz fuzz-long gpu-check bench clean
+.PHONY: all deps build run test test-asan fuzz fuzz-long gpu-check bench install deb clean
 
 all: build
 
@@ -46,6 +46,17 @@ fuzz:
 FUZZ_SECONDS ?= 3600
 fuzz-long: fuzz
 	tests/fuzz/run_fuzzers.sh build-fuzz $(FUZZ_SECONDS) long
+
+# Install the libraries, headers, CLI, pkg-config file and CMake package
+# under PREFIX (DESTDIR stages, as for packaging); see docs/install.md.
+PREFIX ?= /usr/local
+install: build
+	@scripts/check-install-prefix.sh "$(DESTDIR)" "$(PREFIX)"
+	DESTDIR="$(DESTDIR)" cmake --install $(BUILD) --prefix "$(PREFIX)"
+
+# A Debian package of the same files (prefix /usr) in $(BUILD)/.
+deb: build
+	cd $(BUILD) && cpack -G DEB
 
 clean:
 	rm -rf build build-asan build-fuzz
