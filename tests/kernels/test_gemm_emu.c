@@ -290,7 +290,7 @@ static void test_cshuffle(void **state) {
     const uint64_t many[3] = {300, 260, 32};
     run_case("gemm", "gfx942", many, 3, "xcd=8 tile=32x32x32 warps=1x1 group_m=4");
     run_case("gemm", "gfx950", many, 3, "xcd=4 tile=32x32x32 warps=1x1 group_m=1 epilogue=cshuffle");
-    run_case("batched_gemm", "gfx942", b, 4, "xcd=2 tile=16x16x32 warps=1x1");
+    run_case("batched_gemm", "gfx942", b, 4, "xcd=2 group_m=2 tile=16x16x32 warps=1x1");
 }
 
 static void test_bad_specs(void **state) {
