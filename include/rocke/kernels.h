@@ -156,6 +156,10 @@ typedef enum rk_gemm_split_reduce { RK_GEMM_SPLIT_WORKSPACE = 0, RK_GEMM_SPLIT_A
 /* The main loop: mma.sync / MFMA warp atoms with cp.async copies, or (sm_90a)
  * TMA boxes on mbarriers feeding wgmma (docs/gemm.md, "The Hopper path"). */
 typedef enum rk_gemm_path { RK_GEMM_PATH_MMA = 0, RK_GEMM_PATH_WGMMA, RK_GEMM_PATH__COUNT } rk_gemm_path;
+/* How C leaves the block: DIRECT stores each accumulator where the atom's
+ * lane map holds it; CSHUFFLE stages the block tile in LDS (f32) and stores
+ * whole 16-byte row chunks (docs/gemm.md, "The C-shuffle epilogue"). */
+typedef enum rk_gemm_epilogue { RK_GEMM_EPI_DIRECT = 0, RK_GEMM_EPI_CSHUFFLE, RK_GEMM_EPI__COUNT } rk_gemm_epilogue;
 typedef struct rk_gemm_spec {
     rk_gemm_layout layout;
     rk_scalar dtype, out_dtype;    /* f16 or bf16 in; f16, bf16 or f32 out */
@@ -169,6 +173,8 @@ typedef struct rk_gemm_spec {
     /* split-K, grouped, C-shuffle (docs/gemm.md) */
     uint32_t split_k;              /* 1..16: K ranges over grid y */
     rk_gemm_split_reduce split_reduce;
+    int epilogue;                  /* rk_gemm_epilogue */
+    uint32_t xcd;                  /* AMD dies for the block-id remap (0: off) */
     rk_epi_chain fuse;             /* per-element epilogue; operands in out_dtype */
     int path;                      /* rk_gemm_path; the heuristic picks wgmma where it applies */
 } rk_gemm_spec;

@@ -23,6 +23,8 @@ static const uint32_t legal_group[] = {1, 2, 4, 8, 16, 32, 64, 0};
 static const uint32_t legal_wave[] = {32, 64, 0};
 static const uint32_t legal_split[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 0};
 static const char *const split_reduce_names[] = {"workspace", "atomic", NULL};
+static const char *const epilogue_names[] = {"direct", "cshuffle", NULL};
+static const uint32_t legal_xcd[] = {0, 1, 2, 4, 8, 16, 0};
 static const char *const path_names[] = {"mma", "wgmma", NULL};
 
 const rk_knob kn_gemm_knobs[] = {
@@ -41,6 +43,10 @@ const rk_knob kn_gemm_knobs[] = {
     KN_U32("split_k", "sk", u.gemm.split_k, legal_split, true, "K ranges reduced across blocks (grid y)"),
     KN_ENUM("split_reduce", "sr", u.gemm.split_reduce, split_reduce_names, false,
             "split-K: workspace (deterministic, any epilogue) or atomic (f32 adds into a zeroed C)"),
+    KN_ENUM("epilogue", "ep", u.gemm.epilogue, epilogue_names, true,
+            "C stores: direct (from the accumulators) or cshuffle (staged in LDS, 16-byte row chunks)"),
+    KN_U32("xcd", "x", u.gemm.xcd, legal_xcd, true,
+           "AMD dies the block ids are remapped over (0: off; 8 on gfx942/gfx950)"),
     KN_EPI("fuse", u.gemm.fuse, "epilogue chain, e.g. bias,gelu (operands in out_dtype)"),
     KN_ENUM("path", "p", u.gemm.path, path_names, true,
             "main loop: mma (mma.sync/MFMA, cp.async) or wgmma (sm_90a: TMA + mbarriers + wgmma, layout rc)"),
@@ -145,7 +151,8 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64
     bool split_locked = locked >> KN_GK_SPLIT & 1;
     if (!(locked >> KN_GK_PATH & 1)) {
         bool skinny = M <= 64 && !split_locked;
-        if ((split_locked && s->split_k > 1) || skinny) {
+        bool shuffle = (locked >> KN_GK_EPI & 1) && s->epilogue == RK_GEMM_EPI_CSHUFFLE;   /* an mma epilogue */
+        if ((split_locked && s->split_k > 1) || skinny || shuffle) {
             s->path = RK_GEMM_PATH_MMA;
         } else {
             rk_gemm_spec before = *s;
@@ -157,6 +164,7 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64
     } else if (s->path == RK_GEMM_PATH_WGMMA && !split_locked) {
         s->split_k = 1;
     }
+    kn_gemm_tune_epilogue(s, t, locked);
 }
 
 static rk_status validate_any(const rk_instance *in, const rk_target *t, bool batched) {

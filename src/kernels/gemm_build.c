@@ -30,6 +30,7 @@ typedef struct gk {
     rk_value sA, sB;           /* LDS */
     rk_value m0, n0;           /* the block's tile origin */
     rk_value kbase;            /* the split's first K tile */
+    uint32_t b_base;           /* B's first element in sB (sA == sB when the epilogue shares one buffer) */
     rk_tile_warps w;
 } gk;
 
@@ -44,6 +45,10 @@ static void issue(gk *g, rk_value kt, rk_value st) {
     rk_value sta = rk_build_mul(k, st, sza);
     rk_value szb = c32(k, pl->stage_b);
     rk_value stb = rk_build_mul(k, st, szb);
+    if (g->b_base) {
+        rk_value bb = c32(k, g->b_base);
+        stb = rk_build_add(k, stb, bb);
+    }
     if (pl->a_row) rk_tile_copy_issue(k, &pl->cpa, &g->la, &g->ga, g->m0, k0, g->sA, sta);
     else rk_tile_copy_issue(k, &pl->cpa, &g->la, &g->ga, k0, g->m0, g->sA, sta);
     if (pl->b_row) rk_tile_copy_issue(k, &pl->cpb, &g->lb, &g->gb, k0, g->n0, g->sB, stb);
@@ -60,6 +65,10 @@ static void compute(gk *g, rk_value stage, rk_value *acc) {
     rk_value sta = rk_build_mul(k, stage, sza);
     rk_value szb = c32(k, pl->stage_b);
     rk_value stb = rk_build_mul(k, stage, szb);
+    if (g->b_base) {
+        rk_value bb = c32(k, g->b_base);
+        stb = rk_build_add(k, stb, bb);
+    }
     rk_value wtm = c32(k, pl->wtm), wtn = c32(k, pl->wtn);
     rk_value wm0 = rk_build_mul(k, g->w.wm, wtm);
     rk_value wn0 = rk_build_mul(k, g->w.wn, wtn);
@@ -81,8 +90,7 @@ static void compute(gk *g, rk_value stage, rk_value *acc) {
     }
 }
 
-/* C[row, col] (i64 index) for an in-range element. */
-static rk_value c_index(rk_kernel *k, rk_value row, rk_value col, rk_value ldc) {
+rk_value kn_gemm_c_index(rk_kernel *k, rk_value row, rk_value col, rk_value ldc) {
     rk_value r64 = rk_build_sext(k, row, RK_T_I64);
     rk_value l64 = rk_build_sext(k, ldc, RK_T_I64);
     rk_value c64 = rk_build_sext(k, col, RK_T_I64);
@@ -101,23 +109,22 @@ void kn_gemm_acc_coord(rk_kernel *k, const kn_gemm_plan *pl, rk_value lane, rk_v
     *col = rk_build_add(k, ci, fc.col);
 }
 
-static void store_one(gk *g, const rk_epi_args *ea, rk_value C, rk_value x, rk_value row, rk_value col, rk_value M,
-                      rk_value N, rk_value ldc) {
-    rk_kernel *k = g->k;
-    rk_value rin = rk_build_cmp(k, "lt", row, M);
-    rk_value cin = rk_build_cmp(k, "lt", col, N);
+void kn_gemm_store_one(rk_kernel *k, const rk_gemm_spec *s, const rk_epi_args *ea, const kn_gemm_io *io, rk_value x,
+                       rk_value row, rk_value col) {
+    rk_value rin = rk_build_cmp(k, "lt", row, io->M);
+    rk_value cin = rk_build_cmp(k, "lt", col, io->N);
     rk_value ok = rk_build_and(k, rin, cin);
     rk_value y = rk_tile_epi_apply(k, ea, x, row, col, ok);
-    rk_value out = rk_tile_from_f32(k, y, g->s->out_dtype);
+    rk_value out = rk_tile_from_f32(k, y, s->out_dtype);
     rk_if_begin(k, ok);
-    rk_value at = c_index(k, row, col, ldc);
-    rk_store_global(k, C, at, out);
+    rk_value at = kn_gemm_c_index(k, row, col, io->ldc);
+    rk_store_global(k, io->C, at, out);
     rk_if_end(k, NULL, 0);
 }
 
-static void epilogue(gk *g, const rk_epi_args *ea, rk_value C, rk_value M, rk_value N, rk_value ldc,
-                     const rk_value *acc) {
+static void epilogue(gk *g, const rk_epi_args *ea, const kn_gemm_io *io, const rk_value *acc) {
     rk_kernel *k = g->k;
+    rk_value C = io->C, M = io->M, N = io->N, ldc = io->ldc;
     const kn_gemm_plan *pl = g->pl;
     const rk_mma_atom *a = pl->atom;
     uint32_t run = rk_tile_acc_col_run(a);
@@ -138,7 +145,7 @@ static void epilogue(gk *g, const rk_epi_args *ea, rk_value C, rk_value M, rk_va
                 kn_gemm_acc_coord(k, pl, g->w.lane, rb, cb, i, j, sl, &row, &col);
                 if (run == 1) {
                     rk_value x = rk_build_vextract(k, d, sl);
-                    store_one(g, ea, C, x, row, col, M, N, ldc);
+                    kn_gemm_store_one(k, g->s, ea, io, x, row, col);
                     continue;
                 }
                 /* a pair of columns: one vector store when it is inside C */
@@ -153,18 +160,28 @@ static void epilogue(gk *g, const rk_epi_args *ea, rk_value C, rk_value M, rk_va
                     rk_value x = rk_build_vshuffle(k, d, d, mask, 2);
                     rk_value y = rk_tile_epi_apply(k, ea, x, row, col, whole);
                     rk_value out = rk_tile_from_f32(k, y, g->s->out_dtype);
-                    rk_value at = c_index(k, row, col, ldc);
+                    rk_value at = kn_gemm_c_index(k, row, col, ldc);
                     rk_store_global(k, C, at, out);
                 }
                 rk_else(k, NULL, 0);
                 for (uint32_t e = 0; e < 2; e++) {
                     rk_value x = rk_build_vextract(k, d, sl + e);
                     rk_value ce = e ? c1 : col;
-                    store_one(g, ea, C, x, row, ce, M, N, ldc);
+                    kn_gemm_store_one(k, g->s, ea, io, x, row, ce);
                 }
                 rk_if_end(k, NULL, 0);
             }
         }
+}
+
+rk_value kn_gemm_block_id(rk_kernel *k, const rk_gemm_spec *s) {
+    rk_value pid = rk_build_block_id(k, 0);
+    if (s->xcd <= 1) return pid;
+    /* a chunk of grouped-M neighbours (one group column, or 8 tiles of a row) per die */
+    uint32_t chunk = s->group_m > 1 ? s->group_m : 8;
+    rk_value total = rk_build_grid_dim(k, 0);
+    rk_ix w = rk_tile_xcd_remap(k, rk_ix_v(pid), rk_ix_v(total), s->xcd, chunk);
+    return rk_ix_value(k, w);
 }
 
 void kn_gemm_tile_origin(rk_kernel *k, uint32_t bm, uint32_t bn, uint32_t group_m, rk_value id, rk_value M,
@@ -191,7 +208,7 @@ static gk gk_of(rk_kernel *k, const kn_gemm_plan *pl, const rk_gemm_spec *s, con
     return (gk){.k = k, .pl = pl, .s = s, .m0 = io->m0, .n0 = io->n0, .w = io->w};
 }
 
-void kn_gemm_mainloop(rk_kernel *k, const kn_gemm_plan *plp, const rk_gemm_spec *s, const kn_gemm_io *io,
+void kn_gemm_mainloop(rk_kernel *k, const kn_gemm_plan *plp, const rk_gemm_spec *s, kn_gemm_io *io,
                       rk_value *res) {
     const kn_gemm_plan pl = *plp;
     gk g = gk_of(k, plp, s, io);
@@ -200,8 +217,16 @@ void kn_gemm_mainloop(rk_kernel *k, const kn_gemm_plan *plp, const rk_gemm_spec 
     /* LDS: every stage of A, then of B */
     rk_smem_alloc_opts al = {.align = RK_SOME(128)};
     uint32_t na = pl.stages * pl.stage_a, nb = pl.stages * pl.stage_b;
-    g.sA = rk_build_smem_alloc_ex(k, (rk_type){s->dtype}, &na, 1, &al);
-    g.sB = rk_build_smem_alloc_ex(k, (rk_type){s->dtype}, &nb, 1, &al);
+    if (s->epilogue == RK_GEMM_EPI_CSHUFFLE) {
+        /* one buffer, A then B, that the C-shuffle staging tile reuses */
+        uint32_t both = pl.lds_bytes / rk_tile_elem_bytes(s->dtype);
+        g.sA = g.sB = rk_build_smem_alloc_ex(k, (rk_type){s->dtype}, &both, 1, &al);
+        g.b_base = na;
+    } else {
+        g.sA = rk_build_smem_alloc_ex(k, (rk_type){s->dtype}, &na, 1, &al);
+        g.sB = rk_build_smem_alloc_ex(k, (rk_type){s->dtype}, &nb, 1, &al);
+    }
+    io->lds = g.sA;
     rk_tile_copy_lanes_init(k, &pl.cpa, g.w.tid, &g.la);
     rk_tile_copy_lanes_init(k, &pl.cpb, g.w.tid, &g.lb);
 
@@ -244,8 +269,12 @@ void kn_gemm_mainloop(rk_kernel *k, const kn_gemm_plan *plp, const rk_gemm_spec 
 
 void kn_gemm_epilogue(rk_kernel *k, const kn_gemm_plan *pl, const rk_gemm_spec *s, const kn_gemm_io *io,
                       const rk_epi_args *ea, const rk_value *acc) {
+    if (s->epilogue == RK_GEMM_EPI_CSHUFFLE) {
+        kn_gemm_cshuffle(k, pl, s, io, ea, acc);
+        return;
+    }
     gk g = gk_of(k, pl, s, io);
-    epilogue(&g, ea, io->C, io->M, io->N, io->ldc, acc);
+    epilogue(&g, ea, io, acc);
 }
 
 void kn_gemm_build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *p, bool batched) {
@@ -265,7 +294,7 @@ void kn_gemm_build(const rk_instance *in, const rk_target *t, rk_kernel *k, cons
     kn_gemm_io io = {.M = M, .N = N, .K = K, .lda = lda, .ldb = ldb, .ldc = ldc};
     kn_gemm_begin(k, s, t, batched, &pl, &io.w);
     /* the block's tile, in grouped-M order */
-    rk_value pid = rk_build_block_id(k, 0);
+    rk_value pid = kn_gemm_block_id(k, s);
     rk_ix tm, tn;
     kn_gemm_tile_origin(k, pl.bm, pl.bn, s->group_m, pid, M, N, &tm, &tn, &io.m0, &io.n0);
     if (batched) {

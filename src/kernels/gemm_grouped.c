@@ -66,6 +66,7 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64
     if (!(locked >> KN_GK_STAGES & 1)) s->stages = t->vendor == RK_VENDOR_AMD ? 2 : (K > 2 * s->tile[2] ? 4 : 2);
     if (!(locked >> KN_GK_SPLIT & 1)) s->split_k = 1;
     if (!(locked >> KN_GK_PATH & 1)) s->path = RK_GEMM_PATH_MMA;
+    kn_gemm_tune_epilogue(s, t, locked);
 }
 
 static rk_status validate(const rk_instance *in, const rk_target *t) {
@@ -255,7 +256,7 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
     /* the block's group: the last whose first tile is <= the block id;
      * start[lo] <= pid < start[hi] holds throughout (start[G]: infinity), and
      * once hi = lo + 1 the step keeps lo */
-    rk_value pid = rk_build_block_id(k, 0);
+    rk_value pid = kn_gemm_block_id(k, s);
     rk_value pid64 = rk_build_sext(k, pid, RK_T_I64);
     rk_value lo = rk_const_i32(k, 0), hi = G, one = rk_const_i32(k, 1);
     for (uint32_t i = 0; i < GT_SEARCH_STEPS; i++) {

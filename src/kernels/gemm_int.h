@@ -10,10 +10,10 @@
 
 /* gemm.c: the knob table every GEMM family shares, its indices (bits of
  * `locked`), the defaults and the widest vector (<= 8) dividing an extent. */
-#define KN_GEMM_NKNOBS 15
+#define KN_GEMM_NKNOBS 17
 extern const rk_knob kn_gemm_knobs[KN_GEMM_NKNOBS];
 enum { KN_GK_LAYOUT, KN_GK_DT, KN_GK_ODT, KN_GK_TILE, KN_GK_WARPS, KN_GK_ATOM, KN_GK_STAGES, KN_GK_VA, KN_GK_VB,
-       KN_GK_GROUP, KN_GK_WAVE, KN_GK_SPLIT, KN_GK_SRED, KN_GK_FUSE, KN_GK_PATH };
+       KN_GK_GROUP, KN_GK_WAVE, KN_GK_SPLIT, KN_GK_SRED, KN_GK_EPI, KN_GK_XCD, KN_GK_FUSE, KN_GK_PATH };
 void kn_gemm_defaults(rk_instance *in);
 uint32_t kn_gemm_vec_for(uint64_t extent);
 
@@ -51,21 +51,39 @@ typedef struct kn_gemm_io {
     rk_value M, N, K, lda, ldb, ldc; /* i32 */
     rk_value m0, n0;                 /* the block's tile origin in C */
     rk_tile_warps w;
+    rk_value lds;                    /* set by the main loop: its (first) operand buffer */
 } kn_gemm_io;
 /* Tile `id` (i32) of an M x N problem in grouped-M order: the tile grid
  * (tm x tn) and the tile's origin in C (i32). */
 void kn_gemm_tile_origin(rk_kernel *k, uint32_t bm, uint32_t bn, uint32_t group_m, rk_value id, rk_value M,
                          rk_value N, rk_ix *tm, rk_ix *tn, rk_value *m0, rk_value *n0);
+/* blockIdx.x after the XCD remap of knob 'xcd' (itself when 0 or 1). */
+rk_value kn_gemm_block_id(rk_kernel *k, const rk_gemm_spec *s);
 void kn_gemm_begin(rk_kernel *k, const rk_gemm_spec *s, const rk_target *t, bool batched, kn_gemm_plan *pl,
                    rk_tile_warps *w);
-void kn_gemm_mainloop(rk_kernel *k, const kn_gemm_plan *pl, const rk_gemm_spec *s, const kn_gemm_io *io,
+void kn_gemm_mainloop(rk_kernel *k, const kn_gemm_plan *pl, const rk_gemm_spec *s, kn_gemm_io *io,
                       rk_value *res);
 void kn_gemm_epilogue(rk_kernel *k, const kn_gemm_plan *pl, const rk_gemm_spec *s, const kn_gemm_io *io,
                       const rk_epi_args *ea, const rk_value *acc);
+/* C[row, col] as an i64 element index; one element x (f32) through the
+ * chain and stored when (row, col) is inside io's M x N. */
+rk_value kn_gemm_c_index(rk_kernel *k, rk_value row, rk_value col, rk_value ldc);
+void kn_gemm_store_one(rk_kernel *k, const rk_gemm_spec *s, const rk_epi_args *ea, const kn_gemm_io *io, rk_value x,
+                       rk_value row, rk_value col);
 /* Row and column of accumulator slot `sl` of atom (i, j) of this lane's warp
  * tile, whose origin in C is (r0, c0). */
 void kn_gemm_acc_coord(rk_kernel *k, const kn_gemm_plan *pl, rk_value lane, rk_value r0, rk_value c0, uint32_t i,
                        uint32_t j, uint32_t sl, rk_value *row, rk_value *col);
+
+/* gemm_cshuffle.c: the C-shuffle epilogue (accumulators -> LDS tile ->
+ * 16-byte row chunks through the chain), its LDS layout and bytes, the
+ * knob's heuristic and the xcd default. */
+void kn_gemm_cshuffle(rk_kernel *k, const kn_gemm_plan *pl, const rk_gemm_spec *s, const kn_gemm_io *io,
+                      const rk_epi_args *ea, const rk_value *acc);
+rk_lds_layout kn_gemm_cshuffle_layout(const kn_gemm_plan *pl, rk_scalar out_dtype);
+/* The epilogue and xcd rules; raises p->lds_bytes to the staging tile's. */
+rk_status kn_gemm_check_epilogue(const rk_gemm_spec *s, const rk_target *t, kn_gemm_plan *p);
+void kn_gemm_tune_epilogue(rk_gemm_spec *s, const rk_target *t, uint64_t locked);
 
 /* gemm_splitk.c: split-K. The split's first K tile and K-tile count (i32). */
 void kn_gemm_split_range(rk_kernel *k, const rk_gemm_spec *s, rk_value ktiles, rk_value *kbase, rk_value *count);

@@ -73,7 +73,10 @@ static rk_status again(rk_status st, const char *what, uint32_t v) {
 }
 
 rk_status kn_gemm_plan_make(const rk_gemm_spec *s, const rk_target *t, bool batched, kn_gemm_plan *out) {
-    if (s->path == RK_GEMM_PATH_WGMMA) return kn_gemm_hopper_plan(s, t, batched, out);
+    if (s->path == RK_GEMM_PATH_WGMMA) {
+        rk_status hs = kn_gemm_check_epilogue(s, t, out);
+        return hs ? hs : kn_gemm_hopper_plan(s, t, batched, out);
+    }
     memset(out, 0, sizeof *out);
     kn_gemm_plan p = {0};
     p.batched = batched;
@@ -140,6 +143,7 @@ rk_status kn_gemm_plan_make(const rk_gemm_spec *s, const rk_target *t, bool batc
                        "fewer stages or a smaller tile", p.stages, p.bm, p.bn, p.bk, (unsigned long long)lds, t->name,
                        t->lds_bytes);
     p.lds_bytes = (uint32_t)lds;
+    if ((st = kn_gemm_check_epilogue(s, t, &p))) return st;
     if ((st = kn_gemm_check_order_and_chain(s, batched))) return st;
     *out = p;
     return RK_OK;

@@ -265,6 +265,34 @@ static void test_leading_dims(void **state) {
 }
 
 /* ---- bad specs -------------------------------------------------------------------------------- */
+/* ---- the C-shuffle epilogue and the XCD remap ----------------------------------------------- */
+/* Every target and layout at tails (M, N not tile multiples, odd N so the
+ * vector stores fall back), each output type, a chain; then explicit tiles
+ * whose chunk count is not a multiple of the threads, and the remap. */
+static void test_cshuffle(void **state) {
+    (void)state;
+    const uint64_t shapes[][3] = {{37, 45, 40}, {70, 136, 24}};
+    const char *outs[] = {"f16", "bf16", "f32"};
+    int n = 0;
+    for (size_t t = 0; t < 4; t++)
+        for (size_t l = 0; l < 4; l++) {
+            char knobs[160];
+            snprintf(knobs, sizeof knobs, "epilogue=cshuffle layout=%s dtype=%s out_dtype=%s%s", layouts[l],
+                     l % 2 ? "bf16" : "f16", outs[n % 3], n % 4 == 1 ? " fuse=bias,scale,gelu" : "");
+            run_case("gemm", targets[t], shapes[n++ % 2], 3, knobs);
+        }
+    const uint64_t odd[3] = {50, 77, 32}, b[4] = {2, 33, 40, 24};
+    run_case("gemm", "gfx942", odd, 3, "epilogue=cshuffle tile=64x96x32 warps=2x1 stages=1 fuse=bias_row,add,relu");
+    run_case("gemm", "sm_80", odd, 3, "epilogue=cshuffle tile=48x32x32 warps=1x1 out_dtype=f32 fuse=mul,tanh");
+    run_case("gemm", "sm_90a", odd, 3, "epilogue=cshuffle split_k=2 fuse=bias");
+    run_case("batched_gemm", "gfx950", b, 4, "epilogue=cshuffle layout=cr out_dtype=bf16 fuse=bias,silu");
+    run_case("batched_gemm", "sm_80", b, 4, "epilogue=cshuffle layout=rr");
+    const uint64_t many[3] = {300, 260, 32};
+    run_case("gemm", "gfx942", many, 3, "xcd=8 tile=32x32x32 warps=1x1 group_m=4");
+    run_case("gemm", "gfx950", many, 3, "xcd=4 tile=32x32x32 warps=1x1 group_m=1 epilogue=cshuffle");
+    run_case("batched_gemm", "gfx942", b, 4, "xcd=2 group_m=2 tile=16x16x32 warps=1x1");
+}
+
 static void test_bad_specs(void **state) {
     (void)state;
     const struct { const char *target, *knobs, *msg; } rows[] = {
@@ -288,6 +316,11 @@ static void test_bad_specs(void **state) {
         {"sm_90a", "split_reduce=tree", "must be one of workspace|atomic"},
         {"gfx950", "wave=64 split_k=2 split_reduce=atomic", "out_dtype must be f32 (got f16)"},
         {"sm_90a", "split_k=2 split_reduce=atomic out_dtype=f32 fuse=relu", "cannot apply --fuse"},
+        {"sm_90a", "epilogue=shuffle", "must be one of direct|cshuffle"},
+        {"sm_90a", "xcd=8", "AMD dies"},
+        {"gfx942", "wave=64 xcd=3", "must be one of 0|1|2|4|8|16"},
+        {"sm_90a", "path=wgmma layout=rc epilogue=cshuffle xcd=0", "cshuffle is for path=mma"},
+        {"gfx942", "wave=64 tile=256x256x32 warps=4x4 stages=1 epilogue=cshuffle", "stages the 256x256 tile as f32"},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         const rk_target *t = rk_target_find(rows[i].target);
@@ -327,7 +360,8 @@ int main(void) {
         cmocka_unit_test(test_odd_shapes),   cmocka_unit_test(test_aligned_pipelines),
         cmocka_unit_test(test_epilogues),    cmocka_unit_test(test_batched),
         cmocka_unit_test(test_leading_dims), cmocka_unit_test(test_split_k),
-        cmocka_unit_test(test_skinny),       cmocka_unit_test(test_bad_specs),
+        cmocka_unit_test(test_skinny),       cmocka_unit_test(test_cshuffle),
+        cmocka_unit_test(test_bad_specs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
