@@ -5,6 +5,8 @@
 # (ignored by git).
 # Usage: scripts/device-prepare.sh [BUILD_DIR] [TARGET]
 set -euo pipefail
+# bf16 unless the spec names its own dtype
+dtype_of() { case " $* " in *" --dtype "*) ;; *) echo "--dtype bf16" ;; esac; }
 B=${1:-build}
 T=${2:-sm_90a}
 D=.devcarry
@@ -16,7 +18,7 @@ ROCKE_BENCH_EMIT="$D/bench" ROCKE_BENCH_TARGET="$T" "$B/bench/bench_launch"
 SHAPES=${ROCKE_BENCH_SHAPES:-"32768,4096 4096,32768 512,4096"}
 for shape in $SHAPES; do
   while read -r name spec; do
-    "$B/rocke" build $spec --dtype bf16 --target "$T" --shape "$shape" -o "$D/ops/$name@$shape" >/dev/null
+    "$B/rocke" build $spec $(dtype_of $spec) --target "$T" --shape "$shape" -o "$D/ops/$name@$shape" >/dev/null
   done <<'OPS'
 add elementwise --op add
 copy elementwise --op copy
@@ -47,7 +49,7 @@ done
 # The fused ops at their own shapes (bench/peers_small_ops.py FUSED_SHAPES): NAME SHAPE SPEC...
 while read -r name shape spec; do
   [ -n "$name" ] || continue
-  "$B/rocke" build $spec --dtype bf16 --target "$T" --shape "$shape" -o "$D/ops/$name@$shape" >/dev/null
+  "$B/rocke" build $spec $(dtype_of $spec) --target "$T" --shape "$shape" -o "$D/ops/$name@$shape" >/dev/null
 done <<'FUSED'
 add_rmsnorm_quant 32768,4096 add_rmsnorm_quant
 add_rmsnorm_quant 4096,8192 add_rmsnorm_quant
@@ -61,7 +63,7 @@ FUSED
 # Variants measured next to the heuristic's pick: NAME SHAPE KNOBS...
 while read -r name shape spec; do
   [ -n "$name" ] || continue
-  "$B/rocke" build $spec --dtype bf16 --target "$T" --shape "$shape" -o "$D/ops/$name@$shape" >/dev/null
+  "$B/rocke" build $spec $(dtype_of $spec) --target "$T" --shape "$shape" -o "$D/ops/$name@$shape" >/dev/null
 done <<'VARIANTS'
 softmax-packed 32768,4096 softmax --keep_exps false
 layernorm-mb1 4096,32768 layernorm --min_blocks_per_sm 1
