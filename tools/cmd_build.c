@@ -76,11 +76,8 @@ static void fill_manifest(rk_manifest *m, const rk_instance *in, const rk_target
     rk_instance_signature(in, &sig);
     for (uint32_t i = 0; i < sig.n; i++) {
         char type[48];
-        bool map = sig.p[i].role == RK_KP_TENSORMAP;
-        if (sig.p[i].ptr) snprintf(type, sizeof type, "ptr<%s, global>", rk_scalar_name(sig.p[i].type));
-        else snprintf(type, sizeof type, "%s", map ? "tensormap" : rk_scalar_name(sig.p[i].type));
-        rk_manifest_add_arg(m, sig.p[i].name, type,
-                            sig.p[i].ptr ? 8 : map ? RK_TENSORMAP_BYTES : rk_scalar_bits(sig.p[i].type) / 8);
+        uint32_t size = rk_kparam_manifest_type(&sig.p[i], type, sizeof type);
+        rk_manifest_add_arg(m, sig.p[i].name, type, size);
     }
     snprintf(m->family, sizeof m->family, "%s", rk_family_name(in->family));
     char v[128];   /* a knob value: a fused chain can be long */

@@ -416,6 +416,9 @@ struct rk_manifest;   /* rocke/manifest.h */
  * implies. `in` and `shape` (each may be NULL) receive the instance and the
  * manifest's default shape. */
 rk_status rk_manifest_check(const struct rk_manifest *m, const char *dir, rk_instance *in, rk_shape *shape);
+/* A signature entry as args_signature spells it: writes the type text
+ * ("ptr<bf16, global>", "i32", "tensormap") and returns the size in bytes. */
+uint32_t rk_kparam_manifest_type(const rk_kparam *p, char *type, size_t n);
 
 #ifdef __cplusplus
 }

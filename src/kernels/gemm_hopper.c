@@ -76,11 +76,7 @@ static void put(rk_kernel *k, const rk_epi_args *ea, rk_scalar out_t, rk_value C
                 rk_value row, rk_value col, rk_value ok) {
     rk_value y = rk_tile_epi_apply(k, ea, x, row, col, ok);
     rk_value o = rk_tile_from_f32(k, y, out_t);
-    rk_value r64 = rk_build_sext(k, row, RK_T_I64);
-    rk_value l64 = rk_build_sext(k, ldc, RK_T_I64);
-    rk_value c64 = rk_build_sext(k, col, RK_T_I64);
-    rk_value ro = rk_build_mul(k, r64, l64);
-    rk_value at = rk_build_add(k, ro, c64);
+    rk_value at = kn_gemm_c_index(k, row, col, ldc);
     rk_if_begin(k, ok);
     rk_store_global(k, C, at, o);
     rk_if_end(k, NULL, 0);

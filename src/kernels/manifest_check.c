@@ -10,6 +10,13 @@
 
 enum { TENSORMAP_BYTES = 128 };   /* a CUtensorMap by value (runtime.h RK_TENSORMAP_BYTES) */
 
+uint32_t rk_kparam_manifest_type(const rk_kparam *p, char *type, size_t n) {
+    bool map = p->role == RK_KP_TENSORMAP;
+    if (p->ptr) snprintf(type, n, "ptr<%s, global>", rk_scalar_name(p->type));
+    else snprintf(type, n, "%s", map ? "tensormap" : rk_scalar_name(p->type));
+    return p->ptr ? 8 : map ? TENSORMAP_BYTES : rk_scalar_bits(p->type) / 8;
+}
+
 static rk_status contradicts(const char *field, const char *says, const char *implies) {
     return rk_fail(RK_ERR_INVALID, "manifest field '%s' is %s but its spec implies %s", field, says, implies);
 }
@@ -76,15 +83,12 @@ static rk_status compare_signature(const rk_manifest *m, const rk_instance *in) 
         snprintf(field, sizeof field, "args_signature[%u].name", i);
         rk_status st = compare_str(field, a->name, p->name);
         if (st) return st;
-        bool map = p->role == RK_KP_TENSORMAP;
         char want[48], got[48], want_sq[48];
-        if (p->ptr) snprintf(want, sizeof want, "ptr<%s, global>", rk_scalar_name(p->type));
-        else snprintf(want, sizeof want, "%s", map ? "tensormap" : rk_scalar_name(p->type));
+        uint32_t size = rk_kparam_manifest_type(p, want, sizeof want);
         squeeze(a->type, got, sizeof got);
         squeeze(want, want_sq, sizeof want_sq);
         snprintf(field, sizeof field, "args_signature[%u].type", i);
         if (strcmp(got, want_sq)) return compare_str(field, a->type, want);
-        uint32_t size = p->ptr ? 8 : map ? TENSORMAP_BYTES : rk_scalar_bits(p->type) / 8;
         snprintf(field, sizeof field, "args_signature[%u].size_bytes", i);
         if (a->size_bytes != size) return contradicts_u64(field, a->size_bytes, size);
     }
