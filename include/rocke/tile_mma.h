@@ -18,8 +18,8 @@ extern "C" {
 /* ---- global -> LDS tile copies ------------------------------------------------------ */
 /* A 2-D global view: element (r, c) at ptr[r * ld + c] (ld in elements, i64
  * addressing), in range iff r < rows and c < cols (i32). The copy requires
- * cols and ld to be multiples of the copy's vec (the family checks the
- * shape), so a vector is wholly in range or wholly out. */
+ * cols and ld to be multiples of the copy's global access (gvec; the family
+ * checks the shape), so an access is wholly in range or wholly out. */
 typedef struct rk_tile_gview {
     rk_value ptr;          /* ptr<elem, global> */
     rk_value ld;           /* i32 elements between rows */
@@ -35,6 +35,7 @@ typedef struct rk_tile_copy {
     rk_scalar elem;
     bool async;            /* tile.async_copy (vec * bytes in 4, 8, 16), else load + store */
     rk_lds_layout lds;     /* one stage; its rows x cols must match */
+    uint32_t gvec;         /* elements per global access: vec, or a divisor of it (gathered copies) */
 } rk_tile_copy;
 /* Checks: cols % vec == 0, at most RK_TILE_COPY_MAX_PASSES passes (the last
  * may be partial: its idle threads skip it), vec * bytes in 4, 8, 16 for
@@ -43,6 +44,15 @@ typedef struct rk_tile_copy {
 rk_status rk_tile_copy_make(uint32_t rows, uint32_t cols, uint32_t vec, uint32_t threads, rk_scalar elem,
                             const rk_lds_layout *lds, bool async, rk_tile_copy *out);
 
+/* A synchronous copy whose chunks are read from global memory in gvec-element
+ * pieces (gvec divides vec; each piece in range or zero on its own), packed
+ * and stored to LDS as one vec-element vector. For views whose leading
+ * dimension or extent allows only narrow accesses (an odd K of a 16-bit
+ * matrix): the LDS side keeps full-width stores and the chunk's address is
+ * computed once, not per element. The view needs cols and ld multiples of
+ * gvec (not vec). */
+rk_status rk_tile_copy_make_gathered(uint32_t rows, uint32_t cols, uint32_t vec, uint32_t gvec, uint32_t threads,
+                                     rk_scalar elem, const rk_lds_layout *lds, rk_tile_copy *out);
 /* Per-thread chunk coordinates, computed once (outside the K loop). */
 typedef struct rk_tile_copy_lanes {
     rk_value row[RK_TILE_COPY_MAX_PASSES], col[RK_TILE_COPY_MAX_PASSES];   /* i32 in the tile */
@@ -56,6 +66,19 @@ void rk_tile_copy_lanes_init(rk_kernel *k, const rk_tile_copy *c, rk_value tid, 
  * tile.async_wait_group that retires their group (the caller commits). */
 void rk_tile_copy_issue(rk_kernel *k, const rk_tile_copy *c, const rk_tile_copy_lanes *l, const rk_tile_gview *g,
                         rk_value r0, rk_value c0, rk_value smem, rk_value stage);
+/* A synchronous copy in two halves, so a pipeline can start the global loads
+ * of a later tile, compute on the current one and only then store (the loads'
+ * latency hidden behind the math): fetch holds one vector per pass in
+ * registers, put stores them into the stage. put is rk_tile_copy_issue's
+ * store half; chunks of idle threads are fetched from element 0 and never
+ * put. Not for async copies. */
+typedef struct rk_tile_copy_regs {
+    rk_value v[RK_TILE_COPY_MAX_PASSES];
+} rk_tile_copy_regs;
+void rk_tile_copy_fetch(rk_kernel *k, const rk_tile_copy *c, const rk_tile_copy_lanes *l, const rk_tile_gview *g,
+                        rk_value r0, rk_value c0, rk_tile_copy_regs *out);
+void rk_tile_copy_put(rk_kernel *k, const rk_tile_copy *c, const rk_tile_copy_lanes *l, const rk_tile_copy_regs *v,
+                      rk_value smem, rk_value stage);
 
 /* ---- operand fragments ------------------------------------------------------------- */
 /* An atom operand held in LDS, one stage: A as M x K or B as N x K when

@@ -137,6 +137,14 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64
         s->warps[0] = c[pick][3];
         s->warps[1] = c[pick][4];
     }
+    /* Narrow global reads (an odd leading dimension) hold a K tile in
+     * registers between its loads and its LDS stores: a 128 x 128 tile on
+     * 32-lane warps then wants 8 warps, or accumulators and held copies spill. */
+    uint32_t eb = rk_tile_elem_bytes(s->dtype);
+    bool held = s->vec_a * eb < 4 || s->vec_b * eb < 4;
+    if (held && !amd && !(locked >> KN_GK_WARPS & 1) && s->tile[0] == 128 && s->tile[1] == 128 && s->warps[0] == 2 &&
+        s->warps[1] == 2)
+        s->warps[1] = 4;
     if (!(locked >> KN_GK_STAGES & 1)) s->stages = amd ? 2 : (K > 2 * s->tile[2] ? 4 : 2);
     if (!(locked >> KN_GK_GROUP & 1)) s->group_m = 8;
     if (M <= 64)

@@ -34,8 +34,29 @@ typedef struct gk {
     rk_tile_warps w;
 } gk;
 
-/* Copy K tile `kt` (i32) into stage `st` (i32). */
-static void issue(gk *g, rk_value kt, rk_value st) {
+/* A K tile's synchronous copies held in registers between their loads and
+ * their LDS stores (the loads of tile kt + stages - 1 overlap the math on
+ * tile kt). Async copies are never held. */
+typedef struct held {
+    rk_tile_copy_regs a, b;
+    rk_value sta, stb;
+    bool a_held, b_held;
+} held;
+
+/* One operand's copy of K tile k0: its view's origin is (mn0, k0) when the
+ * tile's rows run along M or N, else (k0, mn0). */
+static void copy_operand(rk_kernel *k, const rk_tile_copy *c, const rk_tile_copy_lanes *l, const rk_tile_gview *v,
+                         bool rows_mn, rk_value mn0, rk_value k0, rk_value smem, rk_value stage, rk_tile_copy_regs *hold,
+                         bool *was_held) {
+    rk_value r0 = rows_mn ? mn0 : k0, c0 = rows_mn ? k0 : mn0;
+    *was_held = hold && !c->async;
+    if (*was_held) rk_tile_copy_fetch(k, c, l, v, r0, c0, hold);
+    else rk_tile_copy_issue(k, c, l, v, r0, c0, smem, stage);
+}
+
+/* Copy K tile `kt` (i32) into stage `st` (i32); with h, synchronous copies
+ * only load (finish_copies stores them). */
+static void issue(gk *g, rk_value kt, rk_value st, held *h) {
     rk_kernel *k = g->k;
     const kn_gemm_plan *pl = g->pl;
     rk_value bk = c32(k, pl->bk);
@@ -49,11 +70,16 @@ static void issue(gk *g, rk_value kt, rk_value st) {
         rk_value bb = c32(k, g->b_base);
         stb = rk_build_add(k, stb, bb);
     }
-    if (pl->a_row) rk_tile_copy_issue(k, &pl->cpa, &g->la, &g->ga, g->m0, k0, g->sA, sta);
-    else rk_tile_copy_issue(k, &pl->cpa, &g->la, &g->ga, k0, g->m0, g->sA, sta);
-    if (pl->b_row) rk_tile_copy_issue(k, &pl->cpb, &g->lb, &g->gb, k0, g->n0, g->sB, stb);
-    else rk_tile_copy_issue(k, &pl->cpb, &g->lb, &g->gb, g->n0, k0, g->sB, stb);
+    bool ah = false, bh = false;
+    copy_operand(k, &pl->cpa, &g->la, &g->ga, pl->a_row, g->m0, k0, g->sA, sta, h ? &h->a : NULL, &ah);
+    copy_operand(k, &pl->cpb, &g->lb, &g->gb, !pl->b_row, g->n0, k0, g->sB, stb, h ? &h->b : NULL, &bh);
     rk_build_async_commit_group(k);
+    if (h) h->sta = sta, h->stb = stb, h->a_held = ah, h->b_held = bh;
+}
+
+static void finish_copies(gk *g, const held *h) {
+    if (h->a_held) rk_tile_copy_put(g->k, &g->pl->cpa, &g->la, &h->a, g->sA, h->sta);
+    if (h->b_held) rk_tile_copy_put(g->k, &g->pl->cpb, &g->lb, &h->b, g->sB, h->stb);
 }
 
 /* The atoms of one K tile: acc[mi * ni + j] += A(mi) * B(j) over ki steps. */
@@ -236,7 +262,7 @@ void kn_gemm_mainloop(rk_kernel *k, const kn_gemm_plan *plp, const rk_gemm_spec 
     uint32_t S = pl.stages;
     for (uint32_t i = 0; i + 1 < S; i++) {
         rk_value ci = c32(k, i);
-        issue(&g, ci, ci);
+        issue(&g, ci, ci, NULL);
     }
     uint32_t nacc = pl.mi * pl.ni;
     rk_value init[192], acc[192];
@@ -251,13 +277,15 @@ void kn_gemm_mainloop(rk_kernel *k, const kn_gemm_plan *plp, const rk_gemm_spec 
             rk_value ahead = c32(k, S - 1);
             rk_value nxt = rk_build_add(k, kt, ahead);
             rk_value nst = rk_build_umod(k, nxt, Sv);
-            issue(&g, nxt, nst);
+            held h;
+            issue(&g, nxt, nst, &h);
             rk_value cur = rk_build_umod(k, kt, Sv);
             compute(&g, cur, acc);
+            finish_copies(&g, &h);
         } else {
             rk_build_sync(k);
             rk_value z = c32(k, 0);
-            issue(&g, kt, z);
+            issue(&g, kt, z, NULL);
             rk_build_async_wait_group(k, 0);
             rk_build_sync(k);
             compute(&g, z, acc);

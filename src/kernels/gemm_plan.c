@@ -23,20 +23,40 @@ const rk_mma_atom *kn_gemm_default_atom(const rk_target *t, rk_scalar dtype) {
     return NULL;
 }
 
+/* The copy of an operand: `vec` elements per LDS chunk read in `gvec`-element
+ * global accesses (gathered when gvec < vec). */
+static rk_status make_copy(const rk_lds_layout *l, uint32_t vec, uint32_t gvec, uint32_t threads, rk_scalar e,
+                           bool async, rk_tile_copy *cp) {
+    if (gvec < vec) return rk_tile_copy_make_gathered(l->rows, l->cols, vec, gvec, threads, e, l, cp);
+    return rk_tile_copy_make(l->rows, l->cols, vec, threads, e, l, async, cp);
+}
+
+/* Elements per LDS chunk for global accesses of gvec elements: gvec itself
+ * when an access is a whole async copy (4 bytes or more), else 16-byte chunks
+ * (or the widest dividing the tile's contiguous extent) gathered from narrow
+ * reads — an odd K keeps full-width LDS stores and one address per chunk. */
+static uint32_t chunk_vec(uint32_t gvec, uint32_t eb, uint32_t cols) {
+    if (gvec * eb >= 4) return gvec;
+    uint32_t cv = 16 / eb;
+    while (cv > gvec && cols % cv) cv /= 2;
+    return cv;
+}
+
 /* Score a layout for an operand: fragment-read ways + copy-store ways (an
  * invalid copy scores out). */
 static uint32_t score(const rk_mma_atom *a, rk_frag f, bool k_inner, const rk_lds_layout *l, uint32_t vec,
-                      uint32_t threads, rk_scalar e, bool async, uint32_t wave, rk_tile_copy *cp) {
+                      uint32_t gvec, uint32_t threads, rk_scalar e, bool async, uint32_t wave, rk_tile_copy *cp) {
     if (!rk_lds_layout_is_bijective(l)) return UINT32_MAX;
-    if (rk_tile_copy_make(l->rows, l->cols, vec, threads, e, l, async, cp)) return UINT32_MAX;
+    if (make_copy(l, vec, gvec, threads, e, async, cp)) return UINT32_MAX;
     rk_tile_operand op = {f, k_inner, *l};
     return rk_tile_frag_conflicts(a, &op) + rk_tile_copy_conflicts(cp, wave);
 }
 
 static rk_status choose_layout(const rk_mma_atom *a, rk_frag f, bool k_inner, uint32_t rows, uint32_t cols,
-                               uint32_t vec, uint32_t threads, rk_scalar e, bool async, uint32_t wave,
+                               uint32_t gvec, uint32_t threads, rk_scalar e, bool async, uint32_t wave,
                                rk_tile_operand *op, rk_tile_copy *cp) {
     uint32_t eb = rk_tile_elem_bytes(e), row_bytes = cols * eb, best = UINT32_MAX;
+    uint32_t vec = chunk_vec(gvec, eb, cols);
     rk_lds_layout cand[6];
     uint32_t n = 0;
     if (rk_lds_layout_make(rows, cols, eb, 0, 0, 0, 0, &cand[n]) == RK_OK) n++;
@@ -48,7 +68,7 @@ static rk_status choose_layout(const rk_mma_atom *a, rk_frag f, bool k_inner, ui
     if (rk_lds_layout_make(rows, cols, eb, 8, 0, 0, 0, &cand[n]) == RK_OK) n++;
     rk_tile_copy trial;
     for (uint32_t i = 0; i < n; i++) {
-        uint32_t sc = score(a, f, k_inner, &cand[i], vec, threads, e, async, wave, &trial);
+        uint32_t sc = score(a, f, k_inner, &cand[i], vec, gvec, threads, e, async, wave, &trial);
         if (sc < best) {
             best = sc;
             op->frag = f;
@@ -59,7 +79,7 @@ static rk_status choose_layout(const rk_mma_atom *a, rk_frag f, bool k_inner, ui
     }
     if (best == UINT32_MAX) {
         /* say why the plain layout fails */
-        rk_status st = rk_tile_copy_make(rows, cols, vec, threads, e, &cand[0], async, cp);
+        rk_status st = make_copy(&cand[0], vec, gvec, threads, e, async, cp);
         return st ? st : rk_fail(RK_ERR_INVALID, "gemm: no LDS layout for a %ux%u operand tile", rows, cols);
     }
     return RK_OK;

@@ -1,9 +1,10 @@
 /* rocke — global -> LDS tile copies (see tile_mma.h): a block moves a
  * rows x cols tile in vec-element chunks, coalesced (consecutive threads
  * take consecutive chunks of a row), through tile.async_copy where the chunk
- * is 4, 8 or 16 bytes, else through a vector load and an LDS store. Chunks
- * outside the view are zeros (the source index is kept at 0 there). Layer:
- * tile. */
+ * is 4, 8 or 16 bytes, else through vector loads (gathered from narrower
+ * pieces where the view's leading dimension demands) and an LDS store.
+ * Chunks outside the view are zeros (the source index is kept at 0 there).
+ * Layer: tile. */
 #include "rocke/tile_mma.h"
 #include "../base/base_int.h"
 
@@ -33,9 +34,19 @@ rk_status rk_tile_copy_make(uint32_t rows, uint32_t cols, uint32_t vec, uint32_t
     if (lds->sw_bits && (1u << lds->sw_base) < bytes)
         return rk_fail(RK_ERR_INVALID, "tile copy: the layout's swizzle moves %u-byte pieces, smaller than a %u-byte "
                        "chunk", 1u << lds->sw_base, bytes);
-    rk_tile_copy c = {rows, cols, vec, threads, passes, elem, async, *lds};
+    rk_tile_copy c = {rows, cols, vec, threads, passes, elem, async, *lds, vec};
     *out = c;
     return RK_OK;
+}
+
+rk_status rk_tile_copy_make_gathered(uint32_t rows, uint32_t cols, uint32_t vec, uint32_t gvec, uint32_t threads,
+                                     rk_scalar elem, const rk_lds_layout *lds, rk_tile_copy *out) {
+    if (gvec == 0 || gvec > vec || vec % gvec)
+        return rk_fail(RK_ERR_INVALID, "tile copy: a gathered copy reads %u-element pieces of %u-element chunks: the "
+                       "piece must divide the chunk", gvec, vec);
+    rk_status st = rk_tile_copy_make(rows, cols, vec, threads, elem, lds, false, out);
+    if (st == RK_OK) out->gvec = gvec;
+    return st;
 }
 
 void rk_tile_copy_lanes_init(rk_kernel *k, const rk_tile_copy *c, rk_value tid, rk_tile_copy_lanes *out) {
@@ -54,7 +65,8 @@ void rk_tile_copy_lanes_init(rk_kernel *k, const rk_tile_copy *c, rk_value tid, 
     }
 }
 
-/* One chunk: i1 in range, source element index (i64, 0 when out of range). */
+/* One access at (r, c): i1 in range, source element index (i64, 0 when out
+ * of range). */
 static void source(rk_kernel *k, const rk_tile_gview *g, rk_value r, rk_value c, rk_value *ok, rk_value *idx) {
     rk_value rin = rk_build_cmp(k, "lt", r, g->rows);
     rk_value cin = rk_build_cmp(k, "lt", c, g->cols);
@@ -68,37 +80,168 @@ static void source(rk_kernel *k, const rk_tile_gview *g, rk_value r, rk_value c,
     *idx = rk_build_select(k, *ok, at, zero);
 }
 
-static void one_chunk(rk_kernel *k, const rk_tile_copy *c, const rk_tile_gview *g, rk_value r, rk_value col,
-                      rk_value smem, rk_value dst) {
+/* n elements from idx, or zeros where !ok. */
+static rk_value load_or_zero(rk_kernel *k, const rk_tile_gview *g, rk_value ok, rk_value idx, uint32_t n) {
+    rk_value v = rk_load_global(k, g->ptr, idx, n);
+    rk_type t = rk_value_type(k, v);
+    rk_value z = n > 1 ? rk_build_constant_vec(k, t, 0.0) : rk_const_float(k, t, 0.0);
+    return rk_build_select(k, ok, v, z);
+}
+
+/* A gathered chunk: vec / gvec pieces packed into one vector. `inside`: the
+ * tile's columns are known to lie inside the view, so only the row is
+ * checked (once) and the pieces are constant offsets from one address;
+ * otherwise every piece is checked on its own. */
+static rk_value gather_chunk(rk_kernel *k, const rk_tile_copy *c, const rk_tile_gview *g, rk_value r, rk_value col,
+                             rk_value live, bool inside) {
+    uint32_t n = c->vec / c->gvec;
+    rk_value rin = rk_build_cmp(k, "lt", r, g->rows);
+    if (rk_value_ok(live)) rin = rk_build_and(k, rin, live);
+    rk_value r64 = rk_build_sext(k, r, RK_T_I64);
+    rk_value ld64 = rk_build_sext(k, g->ld, RK_T_I64);
+    rk_value c64 = rk_build_sext(k, col, RK_T_I64);
+    rk_value ro = rk_build_mul(k, r64, ld64);
+    rk_value at = rk_build_add(k, ro, c64);
+    rk_value zero = rk_const_i64(k, 0);
+    /* inside: a row out of range reads the view's first row (cols >= vec there) */
+    if (inside) at = rk_build_select(k, rin, at, zero);
+    rk_value piece[16];
+    for (uint32_t i = 0; i < n; i++) {
+        rk_value off64 = rk_const_i64(k, (int64_t)(i * c->gvec));
+        rk_value ai = rk_build_add(k, at, off64);
+        if (inside) {
+            piece[i] = rk_load_global(k, g->ptr, ai, c->gvec);
+            continue;
+        }
+        rk_value off = rk_const_i32(k, (int32_t)(i * c->gvec));
+        rk_value ci = rk_build_add(k, col, off);
+        rk_value cin = rk_build_cmp(k, "lt", ci, g->cols);
+        rk_value ok = rk_build_and(k, rin, cin);
+        rk_value idx = rk_build_select(k, ok, ai, zero);
+        piece[i] = load_or_zero(k, g, ok, idx, c->gvec);
+    }
+    rk_value v;
+    if (c->gvec == 1) {
+        v = rk_build_vpack(k, piece, n);
+    } else {
+        /* pieces are vectors: join them pairwise */
+        for (uint32_t w = n; w > 1; w /= 2)
+            for (uint32_t i = 0; i < w / 2; i++) piece[i] = rk_build_vconcat(k, piece[2 * i], piece[2 * i + 1]);
+        v = piece[0];
+    }
+    if (!inside) return v;
+    rk_type t = rk_value_type(k, v);
+    rk_value z = rk_build_constant_vec(k, t, 0.0);
+    return rk_build_select(k, rin, v, z);
+}
+
+/* The chunk at (r, col) of a synchronous copy, zeros outside the view (and
+ * where live, when given, is false). */
+static rk_value fetch_chunk(rk_kernel *k, const rk_tile_copy *c, const rk_tile_gview *g, rk_value r, rk_value col,
+                            rk_value live, bool inside) {
+    if (c->gvec < c->vec) return gather_chunk(k, c, g, r, col, live, inside);
     rk_value ok, idx;
     source(k, g, r, col, &ok, &idx);
+    if (rk_value_ok(live)) {
+        ok = rk_build_and(k, ok, live);
+        rk_value zero = rk_const_i64(k, 0);
+        idx = rk_build_select(k, ok, idx, zero);
+    }
+    return load_or_zero(k, g, ok, idx, c->vec);
+}
+
+static void one_chunk(rk_kernel *k, const rk_tile_copy *c, const rk_tile_gview *g, rk_value r, rk_value col,
+                      rk_value smem, rk_value dst) {
     if (c->async) {
+        rk_value ok, idx;
+        source(k, g, r, col, &ok, &idx);
         rk_build_async_copy(k, g->ptr, idx, smem, dst, ok, (int64_t)(c->vec * c->lds.elem_bytes));
         return;
     }
-    rk_value v = rk_load_global(k, g->ptr, idx, c->vec);
-    rk_type t = rk_value_type(k, v);
-    rk_value z = c->vec > 1 ? rk_build_constant_vec(k, t, 0.0) : rk_const_float(k, t, 0.0);
-    rk_value sel = rk_build_select(k, ok, v, z);
-    rk_store_smem(k, smem, &dst, sel);
+    rk_value none = {0};
+    rk_value v = fetch_chunk(k, c, g, r, col, none, false);
+    rk_store_smem(k, smem, &dst, v);
+}
+
+/* i1: this thread has a chunk in (partial) pass p. */
+static rk_value pass_live(rk_kernel *k, const rk_tile_copy *c, uint32_t p) {
+    uint32_t chunks = c->rows * c->cols / c->vec;
+    rk_value tid = rk_build_thread_id(k, 0);
+    rk_value lim = rk_const_i32(k, (int32_t)(chunks - p * c->threads));
+    return rk_build_cmp(k, "lt", tid, lim);
+}
+
+static bool pass_partial(const rk_tile_copy *c, uint32_t p) {
+    return (uint64_t)(p + 1) * c->threads > (uint64_t)c->rows * c->cols / c->vec;
 }
 
 void rk_tile_copy_issue(rk_kernel *k, const rk_tile_copy *c, const rk_tile_copy_lanes *l, const rk_tile_gview *g,
                         rk_value r0, rk_value c0, rk_value smem, rk_value stage) {
-    uint32_t chunks = c->rows * c->cols / c->vec;
+    if (c->gvec < c->vec) {
+        rk_tile_copy_regs v;
+        rk_tile_copy_fetch(k, c, l, g, r0, c0, &v);
+        rk_tile_copy_put(k, c, l, &v, smem, stage);
+        return;
+    }
     for (uint32_t p = 0; p < c->passes; p++) {
-        bool partial = (uint64_t)(p + 1) * c->threads > chunks;
+        bool partial = pass_partial(c, p);
         if (partial) {
             /* idle threads of the last pass: chunk >= chunks */
-            rk_value tid = rk_build_thread_id(k, 0);
-            rk_value lim = rk_const_i32(k, (int32_t)(chunks - p * c->threads));
-            rk_value live = rk_build_cmp(k, "lt", tid, lim);
+            rk_value live = pass_live(k, c, p);
             rk_if_begin(k, live);
         }
         rk_value r = rk_build_add(k, r0, l->row[p]);
         rk_value cc = rk_build_add(k, c0, l->col[p]);
         rk_value dst = rk_build_add(k, stage, l->dst[p]);
         one_chunk(k, c, g, r, cc, smem, dst);
+        if (partial) rk_if_end(k, NULL, 0);
+    }
+}
+
+static void fetch_passes(rk_kernel *k, const rk_tile_copy *c, const rk_tile_copy_lanes *l, const rk_tile_gview *g,
+                         rk_value r0, rk_value c0, bool inside, rk_value *v) {
+    for (uint32_t p = 0; p < c->passes; p++) {
+        rk_value live = {0};
+        if (pass_partial(c, p)) live = pass_live(k, c, p);
+        rk_value r = rk_build_add(k, r0, l->row[p]);
+        rk_value cc = rk_build_add(k, c0, l->col[p]);
+        v[p] = fetch_chunk(k, c, g, r, cc, live, inside);
+    }
+}
+
+void rk_tile_copy_fetch(rk_kernel *k, const rk_tile_copy *c, const rk_tile_copy_lanes *l, const rk_tile_gview *g,
+                        rk_value r0, rk_value c0, rk_tile_copy_regs *out) {
+    if (c->async) rk_bug("rk_tile_copy_fetch: an async copy has no register half");
+    if (c->gvec == c->vec) {
+        fetch_passes(k, c, l, g, r0, c0, false, out->v);
+        return;
+    }
+    /* Gathered: every tile but the last along the columns lies inside the
+     * view, and there the pieces need no checks of their own. */
+    rk_value cols = rk_const_i32(k, (int32_t)c->cols);
+    rk_value end = rk_build_add(k, c0, cols);
+    rk_value inside = rk_build_cmp(k, "le", end, g->cols);
+    rk_type ty[RK_TILE_COPY_MAX_PASSES];
+    rk_type vt = rk_type_vec(k, (rk_type){c->elem}, c->vec);
+    for (uint32_t p = 0; p < c->passes; p++) ty[p] = vt;
+    rk_value fast[RK_TILE_COPY_MAX_PASSES], slow[RK_TILE_COPY_MAX_PASSES];
+    rk_if_else_begin(k, inside, c->passes, ty, out->v);
+    fetch_passes(k, c, l, g, r0, c0, true, fast);
+    rk_else(k, fast, c->passes);
+    fetch_passes(k, c, l, g, r0, c0, false, slow);
+    rk_if_end(k, slow, c->passes);
+}
+
+void rk_tile_copy_put(rk_kernel *k, const rk_tile_copy *c, const rk_tile_copy_lanes *l, const rk_tile_copy_regs *v,
+                      rk_value smem, rk_value stage) {
+    for (uint32_t p = 0; p < c->passes; p++) {
+        bool partial = pass_partial(c, p);
+        if (partial) {
+            rk_value live = pass_live(k, c, p);
+            rk_if_begin(k, live);
+        }
+        rk_value dst = rk_build_add(k, stage, l->dst[p]);
+        rk_store_smem(k, smem, &dst, v->v[p]);
         if (partial) rk_if_end(k, NULL, 0);
     }
 }

@@ -54,6 +54,8 @@ typedef struct copy_case {
     bool async;
     uint32_t pad, sw_bits;     /* Swizzle<sw_bits, 4, 3> */
     int32_t R, C, r0, c0;      /* the tensor and the tile's origin */
+    uint32_t gvec;             /* gathered from accesses of gvec elements (0: plain) */
+    bool split;                /* through rk_tile_copy_fetch + rk_tile_copy_put */
 } copy_case;
 
 static void run_copy(const char *target, const copy_case *cc) {
@@ -61,8 +63,10 @@ static void run_copy(const char *target, const copy_case *cc) {
     rk_lds_layout lds;
     assert_int_equal(rk_lds_layout_make(cc->rows, cc->cols, 2, cc->pad, cc->sw_bits, 4, 3, &lds), RK_OK);
     rk_tile_copy cp;
-    if (rk_tile_copy_make(cc->rows, cc->cols, cc->vec, cc->threads, el, &lds, cc->async, &cp))
-        fail_msg("%s", rk_error_message());
+    rk_status made = cc->gvec ? rk_tile_copy_make_gathered(cc->rows, cc->cols, cc->vec, cc->gvec, cc->threads, el,
+                                                           &lds, &cp)
+                              : rk_tile_copy_make(cc->rows, cc->cols, cc->vec, cc->threads, el, &lds, cc->async, &cp);
+    if (made) fail_msg("%s", rk_error_message());
     rk_kernel *k = rk_kernel_new("copy");
     rk_kernel_set_attr_int(k, "max_workgroup_size", 1024);
     rk_type ph = rk_type_ptr(k, RK_T_F16, RK_AS_GLOBAL);
@@ -75,7 +79,13 @@ static void run_copy(const char *target, const copy_case *cc) {
     rk_tile_copy_lanes_init(k, &cp, tid, &ln);
     rk_tile_gview g = {src, c32(k, cc->C), c32(k, cc->R), c32(k, cc->C)};
     rk_value r0 = c32(k, cc->r0), c0 = c32(k, cc->c0), zero = c32(k, 0);
-    rk_tile_copy_issue(k, &cp, &ln, &g, r0, c0, smem, zero);
+    if (cc->split) {
+        rk_tile_copy_regs held;
+        rk_tile_copy_fetch(k, &cp, &ln, &g, r0, c0, &held);
+        rk_tile_copy_put(k, &cp, &ln, &held, smem, zero);
+    } else {
+        rk_tile_copy_issue(k, &cp, &ln, &g, r0, c0, smem, zero);
+    }
     if (cc->async) {
         rk_build_async_commit_group(k);
         rk_build_async_wait_group(k, 0);
@@ -128,6 +138,14 @@ static void test_copies(void **state) {
         {12, 8, 1, 64, false, 0, 0, 7, 9, 1, 3},          /* scalar, partial last pass */
         {24, 16, 8, 32, false, 8, 0, 30, 40, 16, 32},     /* vector load + store */
         {8, 64, 8, 128, true, 0, 3, 8, 64, 0, 0},         /* fewer chunks than threads */
+        {24, 16, 8, 32, false, 8, 0, 30, 40, 16, 32, 0, true},        /* split halves of a plain copy */
+        /* gathered 16-byte chunks from 2-byte reads of rows of odd length: a tile inside the columns, one
+         * across their end (every piece checked), rows past the end, a swizzle, a partial last pass */
+        {16, 32, 8, 64, false, 0, 0, 9, 37, 0, 0, 1, true},
+        {16, 32, 8, 64, false, 0, 0, 9, 37, 4, 32, 1, true},
+        {32, 64, 8, 128, false, 0, 3, 21, 101, 8, 40, 1, false},
+        {12, 8, 8, 64, false, 0, 0, 7, 9, 1, 1, 1, true},
+        {16, 32, 8, 64, false, 8, 0, 11, 34, 2, 16, 2, true},       /* 4-byte pieces joined pairwise */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         run_copy("sm_90", &cases[i]);
@@ -142,6 +160,9 @@ static void test_copies(void **state) {
     assert_int_equal(rk_tile_copy_make(8, 16, 1, 64, RK_S_F16, &l, true, &cp), RK_ERR_INVALID);
     assert_non_null(strstr(rk_error_message(), "4, 8 or 16 bytes"));
     assert_int_equal(rk_tile_copy_make(8, 16, 8, 64, RK_S_F32, &l, false, &cp), RK_ERR_INVALID);
+    assert_int_equal(rk_tile_copy_make_gathered(8, 16, 8, 3, 64, RK_S_F16, &l, &cp), RK_ERR_INVALID);
+    assert_non_null(strstr(rk_error_message(), "must divide the chunk"));
+    assert_int_equal(rk_tile_copy_make_gathered(8, 16, 4, 8, 64, RK_S_F16, &l, &cp), RK_ERR_INVALID);
 }
 
 /* The widest hardware swizzle (Swizzle<B,4,3>) a row of `bytes` holds. */
