@@ -126,6 +126,27 @@ static void test_aligned_pipelines(void **state) {
     run_case("gemm", "gfx942", big, 3, "tile=64x64x32 warps=1x1 stages=1 layout=cc");
 }
 
+/* An odd K (or M / N along a column-major operand): 16-byte LDS chunks
+ * gathered from 2-byte reads, held in registers across the math when
+ * pipelined; many K tiles so both the unchecked inner tiles and the checked
+ * last one run, with stage counts 1..4 and M, N tails. */
+static void test_gathered_pipelines(void **state) {
+    (void)state;
+    const uint64_t sh[3] = {45, 38, 203}, colmajor[3] = {33, 71, 96};
+    const char *stages[] = {"1", "2", "3", "4"};
+    for (size_t t = 0; t < 4; t++)
+        for (size_t l = 0; l < 4; l++) {
+            char knobs[160];
+            snprintf(knobs, sizeof knobs, "layout=%s dtype=%s tile=32x32x32 warps=1x2 stages=%s", layouts[l],
+                     l % 2 ? "bf16" : "f16", stages[(t + l) % 4]);
+            run_case("gemm", targets[t], sh, 3, knobs);
+        }
+    run_case("gemm", "sm_90a", colmajor, 3, "layout=cc tile=32x64x32 warps=2x2 stages=3");
+    run_case("gemm", "gfx942", colmajor, 3, "layout=cr tile=32x32x32 warps=1x1 stages=2");
+    const uint64_t b[4] = {3, 19, 23, 101};
+    run_case("batched_gemm", "sm_80", b, 4, "layout=rc stages=3");
+}
+
 static void test_epilogues(void **state) {
     (void)state;
     const uint64_t sh[3] = {67, 72, 40};
@@ -358,6 +379,7 @@ int main(void) {
     printf("test_gemm_emu: seed %llu (ROCKE_SEED=%llu replays)\n", (unsigned long long)seed, (unsigned long long)seed);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_odd_shapes),   cmocka_unit_test(test_aligned_pipelines),
+        cmocka_unit_test(test_gathered_pipelines),
         cmocka_unit_test(test_epilogues),    cmocka_unit_test(test_batched),
         cmocka_unit_test(test_leading_dims), cmocka_unit_test(test_split_k),
         cmocka_unit_test(test_skinny),       cmocka_unit_test(test_cshuffle),
