@@ -67,15 +67,20 @@ void rk_tile_copy_lanes_init(rk_kernel *k, const rk_tile_copy *c, rk_value tid, 
 
 /* One access at (r, c): i1 in range, source element index (i64, 0 when out
  * of range). */
-static void source(rk_kernel *k, const rk_tile_gview *g, rk_value r, rk_value c, rk_value *ok, rk_value *idx) {
-    rk_value rin = rk_build_cmp(k, "lt", r, g->rows);
-    rk_value cin = rk_build_cmp(k, "lt", c, g->cols);
-    *ok = rk_build_and(k, rin, cin);
+/* Element (r, c) of the view as an i64 index. */
+static rk_value view_index(rk_kernel *k, const rk_tile_gview *g, rk_value r, rk_value c) {
     rk_value r64 = rk_build_sext(k, r, RK_T_I64);
     rk_value ld64 = rk_build_sext(k, g->ld, RK_T_I64);
     rk_value c64 = rk_build_sext(k, c, RK_T_I64);
     rk_value ro = rk_build_mul(k, r64, ld64);
-    rk_value at = rk_build_add(k, ro, c64);
+    return rk_build_add(k, ro, c64);
+}
+
+static void source(rk_kernel *k, const rk_tile_gview *g, rk_value r, rk_value c, rk_value *ok, rk_value *idx) {
+    rk_value rin = rk_build_cmp(k, "lt", r, g->rows);
+    rk_value cin = rk_build_cmp(k, "lt", c, g->cols);
+    *ok = rk_build_and(k, rin, cin);
+    rk_value at = view_index(k, g, r, c);
     rk_value zero = rk_const_i64(k, 0);
     *idx = rk_build_select(k, *ok, at, zero);
 }
@@ -97,11 +102,7 @@ static rk_value gather_chunk(rk_kernel *k, const rk_tile_copy *c, const rk_tile_
     uint32_t n = c->vec / c->gvec;
     rk_value rin = rk_build_cmp(k, "lt", r, g->rows);
     if (rk_value_ok(live)) rin = rk_build_and(k, rin, live);
-    rk_value r64 = rk_build_sext(k, r, RK_T_I64);
-    rk_value ld64 = rk_build_sext(k, g->ld, RK_T_I64);
-    rk_value c64 = rk_build_sext(k, col, RK_T_I64);
-    rk_value ro = rk_build_mul(k, r64, ld64);
-    rk_value at = rk_build_add(k, ro, c64);
+    rk_value at = view_index(k, g, r, col);
     rk_value zero = rk_const_i64(k, 0);
     /* inside: a row out of range reads the view's first row (cols >= vec there) */
     if (inside) at = rk_build_select(k, rin, at, zero);
@@ -175,6 +176,21 @@ static bool pass_partial(const rk_tile_copy *c, uint32_t p) {
     return (uint64_t)(p + 1) * c->threads > (uint64_t)c->rows * c->cols / c->vec;
 }
 
+/* Open pass p's region: in a partial last pass only threads with a chunk
+ * (chunk < chunks) enter. pass_end closes it. */
+static bool pass_begin(rk_kernel *k, const rk_tile_copy *c, uint32_t p) {
+    bool partial = pass_partial(c, p);
+    if (partial) {
+        rk_value live = pass_live(k, c, p);
+        rk_if_begin(k, live);
+    }
+    return partial;
+}
+
+static void pass_end(rk_kernel *k, bool partial) {
+    if (partial) rk_if_end(k, NULL, 0);
+}
+
 void rk_tile_copy_issue(rk_kernel *k, const rk_tile_copy *c, const rk_tile_copy_lanes *l, const rk_tile_gview *g,
                         rk_value r0, rk_value c0, rk_value smem, rk_value stage) {
     if (c->gvec < c->vec) {
@@ -184,17 +200,12 @@ void rk_tile_copy_issue(rk_kernel *k, const rk_tile_copy *c, const rk_tile_copy_
         return;
     }
     for (uint32_t p = 0; p < c->passes; p++) {
-        bool partial = pass_partial(c, p);
-        if (partial) {
-            /* idle threads of the last pass: chunk >= chunks */
-            rk_value live = pass_live(k, c, p);
-            rk_if_begin(k, live);
-        }
+        bool partial = pass_begin(k, c, p);
         rk_value r = rk_build_add(k, r0, l->row[p]);
         rk_value cc = rk_build_add(k, c0, l->col[p]);
         rk_value dst = rk_build_add(k, stage, l->dst[p]);
         one_chunk(k, c, g, r, cc, smem, dst);
-        if (partial) rk_if_end(k, NULL, 0);
+        pass_end(k, partial);
     }
 }
 
@@ -235,14 +246,10 @@ void rk_tile_copy_fetch(rk_kernel *k, const rk_tile_copy *c, const rk_tile_copy_
 void rk_tile_copy_put(rk_kernel *k, const rk_tile_copy *c, const rk_tile_copy_lanes *l, const rk_tile_copy_regs *v,
                       rk_value smem, rk_value stage) {
     for (uint32_t p = 0; p < c->passes; p++) {
-        bool partial = pass_partial(c, p);
-        if (partial) {
-            rk_value live = pass_live(k, c, p);
-            rk_if_begin(k, live);
-        }
+        bool partial = pass_begin(k, c, p);
         rk_value dst = rk_build_add(k, stage, l->dst[p]);
         rk_store_smem(k, smem, &dst, v->v[p]);
-        if (partial) rk_if_end(k, NULL, 0);
+        pass_end(k, partial);
     }
 }
 
