@@ -210,6 +210,15 @@ static rk_status check_shape(const rk_instance *in, const rk_shape *sh) {
     return RK_OK;
 }
 
+const char *kn_gemm_epi_name(const char *name) {
+    static const char *const stat[] = {"Bias", "Bias1", "Bias2", "Bias3", "BiasRow", "BiasRow1", "BiasRow2",
+                                       "BiasRow3", "alpha", "alpha1", "D0", "D1", "D2", "D3", "ldd0", "ldd1",
+                                       "ldd2", "ldd3"};
+    for (size_t j = 0; j < RK_COUNTOF(stat); j++)
+        if (!strcmp(stat[j], name)) return stat[j];
+    rk_bug("gemm: an epilogue parameter without a static name (more than 4 steps of one kind)");
+}
+
 static void signature_any(const rk_instance *in, rk_ksig *sg, bool batched) {
     const rk_gemm_spec *s = &in->u.gemm;
     kn_sig_add(sg, "A", true, s->dtype, RK_KP_IN, batched ? (a_row(in) ? "batch,M,K" : "batch,K,M")
@@ -228,14 +237,7 @@ static void signature_any(const rk_instance *in, rk_ksig *sg, bool batched) {
     rk_epi_param ps[RK_EPI_MAX_PARAMS];
     uint32_t n = rk_epi_params(&s->fuse, s->out_dtype, ps);
     for (uint32_t i = 0; i < n; i++) {
-        /* names live in the chain's table: point at static spellings */
-        static const char *const stat[] = {"Bias", "Bias1", "Bias2", "Bias3", "BiasRow", "BiasRow1", "BiasRow2",
-                                           "BiasRow3", "alpha", "alpha1", "D0", "D1", "D2", "D3", "ldd0", "ldd1",
-                                           "ldd2", "ldd3"};
-        const char *nm = NULL;
-        for (size_t j = 0; j < RK_COUNTOF(stat); j++)
-            if (!strcmp(stat[j], ps[i].name)) nm = stat[j];
-        RK_ASSERT(nm, "gemm: an epilogue parameter without a static name (more than 4 steps of one kind)");
+        const char *nm = kn_gemm_epi_name(ps[i].name);
         const rk_epi_step *st = &s->fuse.s[ps[i].step];
         const char *dims = !ps[i].ptr ? NULL : st->kind == RK_EPI_BIAS ? "N" : st->kind == RK_EPI_BIAS_ROW ? "M" : "M,N";
         kn_sig_add(sg, nm, ps[i].ptr, ps[i].type, ps[i].ptr ? RK_KP_IN : RK_KP_SCALAR, dims);

@@ -1,17 +1,21 @@
 /* rocke — grouped GEMM: G independent problems in one launch on the mma
  * path. A device table gives each group its extents, leading dimensions,
- * element offsets into the three shared buffers and its first tile; grid x
- * covers every group's tiles, and each block finds its group by a binary
- * search over the first-tile column, then runs the GEMM body. Layer: kernels. */
+ * element offsets into the shared buffers (A, B, C and the epilogue's
+ * operands) and its first tile; grid x covers every group's tiles, and each
+ * block finds its group by a binary search over the first-tile column, then
+ * runs the GEMM body. Layer: kernels. */
 #include <math.h>
 #include <stdlib.h>
 
 #include "gemm_int.h"
 
-/* One i64 row of the table per group. */
-enum { GT_M, GT_N, GT_K, GT_LDA, GT_LDB, GT_LDC, GT_AOFF, GT_BOFF, GT_COFF, GT_TILE0, GT_COLS };
-#define GT_COLS_TEXT "10"
-_Static_assert(GT_COLS == 10, "GT_COLS_TEXT spells GT_COLS");
+/* One i64 row of the table per group. The epilogue's operands are placed
+ * like the group's output: a bias (per column) at element VOFF of its
+ * vector buffer, a bias_row at element ROW0 of its [M] vector, an add/mul
+ * tensor at COFF with C's leading dimension. */
+enum { GT_M, GT_N, GT_K, GT_LDA, GT_LDB, GT_LDC, GT_AOFF, GT_BOFF, GT_COFF, GT_TILE0, GT_ROW0, GT_VOFF, GT_COLS };
+#define GT_COLS_TEXT "12"
+_Static_assert(GT_COLS == 12, "GT_COLS_TEXT spells GT_COLS");
 /* halvings of the search: enough for RK_GEMM_GROUPS_MAX groups */
 enum { GT_SEARCH_STEPS = 11 };
 _Static_assert(1u << (GT_SEARCH_STEPS - 1) >= RK_GEMM_GROUPS_MAX, "the search covers every group");
@@ -79,13 +83,6 @@ static rk_status validate(const rk_instance *in, const rk_target *t) {
                        s->split_k);
     if (s->path != RK_GEMM_PATH_MMA)
         return rk_fail(RK_ERR_INVALID, "grouped_gemm: knob 'path' = wgmma is not supported (legal: mma)");
-    rk_epi_param ps[RK_EPI_MAX_PARAMS];
-    uint32_t n = rk_epi_params(&s->fuse, s->out_dtype, ps);
-    for (uint32_t i = 0; i < n; i++) {   /* the plan's check allows two scale steps: alpha, alpha1 */
-        if (ps[i].ptr)
-            return rk_fail(RK_ERR_INVALID, "grouped_gemm: knob 'fuse': step %s takes a tensor operand, which a group "
-                           "table does not place (legal: scale, clamp and the activations)", ps[i].name);
-    }
     kn_gemm_plan p;
     return kn_gemm_plan_make(s, t, false, &p);
 }
@@ -175,6 +172,8 @@ static void fill_table(rk_problem *p, const rk_gemm_group *list) {
         r[GT_BOFF] = (int64_t)(i * K * N);
         r[GT_COFF] = (int64_t)(row0 * N);
         r[GT_TILE0] = (int64_t)tile0;
+        r[GT_ROW0] = (int64_t)row0;
+        r[GT_VOFF] = (int64_t)(i * N);
         tile0 += cdiv(g.m, s->tile[0]) * cdiv(g.n, s->tile[1]);
         row0 += g.m;
     }
@@ -192,8 +191,14 @@ static void signature(const rk_instance *in, rk_ksig *sg) {
     rk_epi_param ps[RK_EPI_MAX_PARAMS];
     uint32_t n = rk_epi_params(&s->fuse, s->out_dtype, ps);
     for (uint32_t i = 0; i < n; i++) {
-        const char *nm = !strcmp(ps[i].name, "alpha") ? "alpha" : "alpha1";   /* validate: scalars only */
-        kn_sig_add(sg, nm, false, ps[i].type, RK_KP_SCALAR, NULL);
+        if (!ps[i].ptr) {
+            /* an add/mul tensor shares C's layout: the group's ldc serves as its leading dimension */
+            if (ps[i].type == RK_S_F32) kn_sig_add(sg, kn_gemm_epi_name(ps[i].name), false, ps[i].type, RK_KP_SCALAR, NULL);
+            continue;
+        }
+        rk_epi_kind kind = s->fuse.s[ps[i].step].kind;
+        const char *shape = kind == RK_EPI_BIAS ? "groups,N" : kind == RK_EPI_BIAS_ROW ? "M" : "M,N";
+        kn_sig_add(sg, kn_gemm_epi_name(ps[i].name), true, ps[i].type, RK_KP_IN, shape);
     }
 }
 
@@ -242,13 +247,30 @@ static rk_value moved(rk_kernel *k, rk_value ptr, rk_value elems, rk_scalar elem
     return rk_build_global_ptr_add(k, ptr, off);
 }
 
+/* The chain's arguments for the block's group (table row `row`): tensor
+ * operands moved to the group's part, an add/mul tensor's leading dimension
+ * the group's ldc; `params` are the kernel's epilogue parameters in
+ * signature order. */
+static void group_operands(rk_kernel *k, const rk_gemm_spec *s, rk_value T, rk_value row, rk_value coff, rk_value ldc,
+                           const rk_value *params, rk_epi_args *ea) {
+    ea->chain = &s->fuse;
+    rk_epi_param ps[RK_EPI_MAX_PARAMS];
+    uint32_t n = rk_epi_params(&s->fuse, s->out_dtype, ps), next = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (!ps[i].ptr) {
+            ea->p[i] = ps[i].type == RK_S_F32 ? params[next++] : ldc;
+            continue;
+        }
+        rk_epi_kind kind = s->fuse.s[ps[i].step].kind;
+        rk_value off = kind == RK_EPI_BIAS ? table_at(k, T, row, GT_VOFF)
+                     : kind == RK_EPI_BIAS_ROW ? table_at(k, T, row, GT_ROW0) : coff;
+        ea->p[i] = moved(k, params[next++], off, ps[i].type);
+    }
+}
+
 static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *p) {
     const rk_gemm_spec *s = &in->u.gemm;
     rk_value T = p[3], G = p[4];
-    rk_epi_args ea = {.chain = &s->fuse};
-    rk_epi_param eps[RK_EPI_MAX_PARAMS];
-    uint32_t ne = rk_epi_params(&s->fuse, s->out_dtype, eps);
-    for (uint32_t i = 0; i < ne; i++) ea.p[i] = p[5 + i];
     kn_gemm_plan pl;
     kn_gemm_io io;
     kn_gemm_begin(k, s, t, false, &pl, &io.w);
@@ -277,6 +299,8 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
     io.A = moved(k, p[0], aoff, s->dtype);
     io.B = moved(k, p[1], boff, s->dtype);
     io.C = moved(k, p[2], coff, s->out_dtype);
+    rk_epi_args ea;
+    group_operands(k, s, T, lo, coff, io.ldc, p + 5, &ea);
 
     /* the tile inside the group, in grouped-M order; blocks past the last
      * group's tiles (the grid is a bound) run an empty problem */
@@ -303,10 +327,8 @@ static void reference(const rk_problem *p, double **want, double **tol) {
     const rk_gemm_spec *s = &p->inst.u.gemm;
     const rk_host_buf *A = kn_buf(p, "A"), *B = kn_buf(p, "B"), *T = kn_buf(p, "Groups");
     int c = kn_buf_index(p, "C");
-    double ops[RK_EPI_MAX_STEPS] = {0};
-    rk_epi_param ps[RK_EPI_MAX_PARAMS];
-    uint32_t np = rk_epi_params(&s->fuse, s->out_dtype, ps);   /* scalars only (validate) */
-    for (uint32_t i = 0; i < np; i++) ops[ps[i].step] = (double)(float)kn_scalar(p, ps[i].name);
+    kn_gemm_ref_chain ch;
+    kn_gemm_ref_chain_of(p, &ch);
     uint64_t G = p->shape.dim[D_G], budget = (1ull << 30) / G;
     for (uint64_t i = 0; i < p->buf[c].count; i++) want[c][i] = tol[c][i] = 0;
     for (uint64_t g = 0; g < G; g++) {
@@ -324,7 +346,10 @@ static void reference(const rk_problem *p, double **want, double **tol) {
         for (uint64_t r = 0; r < rows; r++) {
             uint64_t m = rows == M ? r : (rows == 1 ? 0 : r * (M - 1) / (rows - 1));
             for (uint64_t n = 0; n < N; n++) {
-                uint64_t at = coff + m * ldc + n;
+                uint64_t at = coff + m * ldc + n, d_at[RK_EPI_MAX_STEPS];
+                for (uint32_t i = 0; i < RK_EPI_MAX_STEPS; i++) d_at[i] = at;
+                double ops[RK_EPI_MAX_STEPS];
+                kn_gemm_ref_operands(s, &ch, (uint64_t)e[GT_VOFF] + n, (uint64_t)e[GT_ROW0] + m, d_at, ops);
                 kn_gemm_ref_one(s, &am, &bm, m, n, K, ops, &want[c][at], &tol[c][at]);
             }
         }

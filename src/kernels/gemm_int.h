@@ -15,6 +15,9 @@ extern const rk_knob kn_gemm_knobs[KN_GEMM_NKNOBS];
 enum { KN_GK_LAYOUT, KN_GK_DT, KN_GK_ODT, KN_GK_TILE, KN_GK_WARPS, KN_GK_ATOM, KN_GK_STAGES, KN_GK_VA, KN_GK_VB,
        KN_GK_GROUP, KN_GK_WAVE, KN_GK_SPLIT, KN_GK_SRED, KN_GK_EPI, KN_GK_XCD, KN_GK_FUSE, KN_GK_PATH };
 void kn_gemm_defaults(rk_instance *in);
+/* The static spelling of an epilogue parameter's name (the signature keeps
+ * the pointer; rk_epi_params writes names into the caller's array). */
+const char *kn_gemm_epi_name(const char *name);
 uint32_t kn_gemm_vec_for(uint64_t extent);
 
 /* What one block does, derived from the spec and the target. */
@@ -128,5 +131,18 @@ typedef struct kn_gemm_refmat { const rk_host_buf *buf; uint64_t off, ld; bool r
  * is step i's operand at (m, n). */
 void kn_gemm_ref_one(const rk_gemm_spec *s, const kn_gemm_refmat *a, const kn_gemm_refmat *b, uint64_t m,
                      uint64_t n, uint64_t K, const double *ops, double *want, double *tol);
+
+/* The chain's operands of a problem, per step: its buffer (bias, bias_row,
+ * add/mul), its scalar (scale) and its leading dimension (add/mul, where the
+ * signature has one). */
+typedef struct kn_gemm_ref_chain {
+    const rk_host_buf *buf[RK_EPI_MAX_STEPS];
+    double val[RK_EPI_MAX_STEPS], ldd[RK_EPI_MAX_STEPS];
+} kn_gemm_ref_chain;
+void kn_gemm_ref_chain_of(const rk_problem *p, kn_gemm_ref_chain *out);
+/* ops[i] for element (m, n): bias reads element col_at of its vector,
+ * bias_row element row_at, an add/mul step element d_at[i] of its tensor. */
+void kn_gemm_ref_operands(const rk_gemm_spec *s, const kn_gemm_ref_chain *ch, uint64_t col_at, uint64_t row_at,
+                          const uint64_t *d_at, double *ops);
 
 #endif

@@ -36,6 +36,31 @@ void kn_gemm_ref_one(const rk_gemm_spec *s, const kn_gemm_refmat *a, const kn_ge
     *tol = 2 * err + (s->fuse.n ? 1e-5 * fabs(w) + 1e-6 : 0) + kn_ulp(s->out_dtype, w);
 }
 
+void kn_gemm_ref_chain_of(const rk_problem *p, kn_gemm_ref_chain *out) {
+    const rk_gemm_spec *s = &p->inst.u.gemm;
+    rk_epi_param ps[RK_EPI_MAX_PARAMS];
+    uint32_t np = rk_epi_params(&s->fuse, s->out_dtype, ps);
+    memset(out, 0, sizeof *out);
+    for (uint32_t i = 0; i < np; i++) {
+        if (ps[i].ptr) out->buf[ps[i].step] = kn_buf(p, ps[i].name);
+        else if (ps[i].type == RK_S_F32) out->val[ps[i].step] = (double)(float)kn_scalar(p, ps[i].name);
+        else out->ldd[ps[i].step] = kn_scalar(p, ps[i].name);   /* 0 where the signature has none */
+    }
+}
+
+void kn_gemm_ref_operands(const rk_gemm_spec *s, const kn_gemm_ref_chain *ch, uint64_t col_at, uint64_t row_at,
+                          const uint64_t *d_at, double *ops) {
+    for (uint32_t i = 0; i < s->fuse.n; i++) {
+        switch (s->fuse.s[i].kind) {
+        case RK_EPI_BIAS: ops[i] = kn_get(ch->buf[i], col_at); break;
+        case RK_EPI_BIAS_ROW: ops[i] = kn_get(ch->buf[i], row_at); break;
+        case RK_EPI_SCALE: ops[i] = ch->val[i]; break;
+        case RK_EPI_ADD: case RK_EPI_MUL: ops[i] = kn_get(ch->buf[i], d_at[i]); break;
+        case RK_EPI_CLAMP: case RK_EPI_ACT: case RK_EPI__COUNT: ops[i] = 0; break;
+        }
+    }
+}
+
 void kn_gemm_reference(const rk_problem *p, double **want, double **tol) {
     const rk_gemm_spec *s = &p->inst.u.gemm;
     bool b4 = p->shape.rank == 4;
@@ -45,16 +70,8 @@ void kn_gemm_reference(const rk_problem *p, double **want, double **tol) {
     uint64_t lda = (uint64_t)kn_scalar(p, "lda"), ldb = (uint64_t)kn_scalar(p, "ldb"), ldc = (uint64_t)kn_scalar(p, "ldc");
     const rk_host_buf *A = kn_buf(p, "A"), *B = kn_buf(p, "B");
     int c = kn_buf_index(p, "C");
-    /* the chain's operands: buffers and scalars by the names rk_epi_params gives */
-    rk_epi_param ps[RK_EPI_MAX_PARAMS];
-    uint32_t np = rk_epi_params(&s->fuse, s->out_dtype, ps);
-    const rk_host_buf *opbuf[RK_EPI_MAX_STEPS] = {0};
-    double opval[RK_EPI_MAX_STEPS] = {0}, ldd[RK_EPI_MAX_STEPS] = {0};
-    for (uint32_t i = 0; i < np; i++) {
-        if (ps[i].ptr) opbuf[ps[i].step] = kn_buf(p, ps[i].name);
-        else if (ps[i].type == RK_S_F32) opval[ps[i].step] = (double)(float)kn_scalar(p, ps[i].name);
-        else ldd[ps[i].step] = kn_scalar(p, ps[i].name);
-    }
+    kn_gemm_ref_chain ch;
+    kn_gemm_ref_chain_of(p, &ch);
     uint64_t work = N * K, rows = M;
     if (M * work > (1ull << 30)) rows = (1ull << 30) / work < 16 ? 16 : (1ull << 30) / work;
     if (rows > M) rows = M;
@@ -70,16 +87,9 @@ void kn_gemm_reference(const rk_problem *p, double **want, double **tol) {
                 uint64_t m = rows == M ? r : (rows == 1 ? 0 : r * (M - 1) / (rows - 1));
                 kn_gemm_refmat am = {A, b * M * K, lda, ar}, bm = {B, b * K * N, ldb, br};
                 double ops[RK_EPI_MAX_STEPS];
-                for (uint32_t i = 0; i < s->fuse.n; i++) {
-                    const rk_epi_step *st = &s->fuse.s[i];
-                    switch (st->kind) {
-                    case RK_EPI_BIAS: ops[i] = kn_get(opbuf[i], n); break;
-                    case RK_EPI_BIAS_ROW: ops[i] = kn_get(opbuf[i], m); break;
-                    case RK_EPI_SCALE: ops[i] = opval[i]; break;
-                    case RK_EPI_ADD: case RK_EPI_MUL: ops[i] = kn_get(opbuf[i], m * (uint64_t)ldd[i] + n); break;
-                    case RK_EPI_CLAMP: case RK_EPI_ACT: case RK_EPI__COUNT: ops[i] = 0; break;
-                    }
-                }
+                uint64_t d_at[RK_EPI_MAX_STEPS];
+                for (uint32_t i = 0; i < s->fuse.n; i++) d_at[i] = m * (uint64_t)ch.ldd[i] + n;
+                kn_gemm_ref_operands(s, &ch, n, m, d_at, ops);
                 uint64_t at = b * M * N + m * ldc + n;
                 kn_gemm_ref_one(s, &am, &bm, m, n, K, ops, &want[c][at], &tol[c][at]);
             }
