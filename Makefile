@@ -31,8 +31,12 @@ test-asan:
 # emulator), one table; exits 1 when a check fails. GPU_CHECK_FLAGS passes
 # options (--device emu, --only vector_add, --no-time). On a GPU machine
 # without the build dependencies, run a carried build: build/rocke gpu-check.
+# Then every family's default instance on the GPU against the emulator
+# (rocke run --check-emu; skipped with a message when there is no GPU,
+# GPU_CHECK_EMU_DEVICE=emu runs it emulator against emulator).
 gpu-check: build
 	$(BUILD)/rocke gpu-check $(GPU_CHECK_FLAGS)
+	scripts/gpu-check-emu.sh $(BUILD)
 
 # libFuzzer targets (clang-22); see tests/fuzz/README.md.
 fuzz:
