@@ -75,7 +75,7 @@ static rk_status open_auto(rk_device *d, const rk_device_opts *o) {
     rk_status s = rt_emu_open(d, t, o->emu_options);
     if (s != RK_OK) return s;
     if (!o->quiet && !quiet_env())
-        fprintf(stderr, "rocke: no GPU found (tried %s), using the emulator\n", d->probe_log);
+        rk_log(RK_LOG_NOTE, "no GPU found (tried %s), using the emulator", d->probe_log);
     return RK_OK;
 }
 
