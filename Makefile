@@ -3,7 +3,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build run test test-asan fuzz fuzz-long gpu-check bench install deb clean
+.PHONY: all deps build run test test-asan test-tsan fuzz fuzz-long gpu-check bench install deb clean
 
 all: build
 
@@ -38,6 +38,14 @@ gpu-check: build
 	$(BUILD)/rocke gpu-check $(GPU_CHECK_FLAGS)
 	scripts/gpu-check-emu.sh $(BUILD)
 
+# The threads test (two users building, compiling and running at once, a
+# shared compile cache) under ThreadSanitizer: a separate small build of the
+# library and that one test (docs/embedding.md).
+test-tsan:
+	cmake -S . -B build-tsan -DROCKE_WERROR=ON -DROCKE_TSAN=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake --build build-tsan -j$(JOBS) --target runtime_test_threads
+	ctest --test-dir build-tsan --output-on-failure -R '^runtime/test_threads$$'
+
 # libFuzzer targets (clang-22); see tests/fuzz/README.md.
 fuzz:
 	ROCKE_WITH_FUZZ=1 scripts/install-deps.sh
@@ -63,4 +71,4 @@ deb: build
 	cd $(BUILD) && cpack -G DEB
 
 clean:
-	rm -rf build build-asan build-fuzz
+	rm -rf build build-asan build-tsan build-fuzz
