@@ -136,8 +136,9 @@ static const char about[] =
 
 static const char output_text[] =
     "Output: verify max_abs_diff=... bad=K/N, Perf: X ms, Y TFlops, Z GB/s and one\n"
-    "PerfJSON: {...} line (parse that one). Exit 1 when --verify finds a bad element or on\n"
-    "errors, 2 on misuse.\n";
+    "PerfJSON: {...} line (parse that one); with --check-emu, check-emu lines naming the\n"
+    "first differing element of each output. Exit 1 when --verify finds a bad element,\n"
+    "--check-emu a difference, or on errors, 2 on misuse.\n";
 
 int cmd_run(int argc, char **argv) {
     const char *manifest = NULL, *device = NULL, *shape = NULL;   /* device NULL: $ROCKE_DEVICE, else auto */
