@@ -57,6 +57,13 @@ if [ -z "$KDIR" ]; then
 fi
 echo "gpu-check-emu: $kind ($target) against the emulator, kernels in $KDIR"
 bad=0
+# a family that landed without a check shape here is a failure, not a gap
+for fam in $("$B/rocke" build --list | awk '/^[a-z]/ {print $1}'); do
+  if ! families | grep -q "^$fam "; then
+    echo "$fam: FAIL (no check shape: add the family to scripts/gpu-check-emu.sh)"
+    bad=$((bad + 1))
+  fi
+done
 while read -r fam shape; do
   if out=$("$B/rocke" run "$KDIR/$fam/manifest.json" --device "$kind" --check-emu --iters 1 --warmup 0 2>&1); then
     echo "$fam: PASS $(grep -m1 '^check-emu: .*expected' <<<"$out")"

@@ -3,7 +3,9 @@
  * (ROCKE_TEST_EMU_FAULT) planted in the device under test, the check must
  * fail naming the planted element by its indices, both values and the count;
  * without it, it must pass. Fresh random shapes and fault positions each
- * run (printed on failure). Runs the built binary. */
+ * run (printed on failure). scripts/gpu-check-emu.sh (make gpu-check) skips
+ * without a GPU and passes every family emulator against emulator. Runs the
+ * built binary. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -112,6 +114,26 @@ static void test_bad_fault(void **state) {
     }
 }
 
+#define SCRIPT ROCKE_SOURCE_DIR "/scripts/gpu-check-emu.sh " ROCKE_BINARY_DIR
+#define NO_GPU "ROCKE_CUDA_LIB=/nonexistent/libcuda.so.1 ROCKE_HIP_LIB=/nonexistent/libamdhip64.so "
+
+static void test_gpu_check_script(void **state) {
+    (void)state;
+    rk_test_run r = rk_test_sh(dir, NO_GPU "ROCKE_DEVICE= " SCRIPT);
+    if (r.rc != 0 || !strstr(r.out, "gpu-check-emu: no GPU found (CUDA or HIP): skipping"))
+        fail_msg("no GPU: exit %d\nstdout: %s\nstderr: %s", r.rc, r.out, r.err);
+    rk_test_run_free(&r);
+    /* every family of `rocke build --list`, emulator against emulator */
+    r = rk_test_sh(dir, ROCKE " build --list | grep -c '^[a-z]'");
+    unsigned families = (unsigned)atoi(r.out);
+    rk_test_run_free(&r);
+    r = rk_test_sh(dir, NO_GPU "GPU_CHECK_EMU_DEVICE=emu " SCRIPT);
+    if (r.rc != 0 || rk_test_count(r.out, ": PASS check-emu: ") != families || families < 13 ||
+        !strstr(r.out, "gpu-check-emu: every family agrees"))
+        fail_msg("emu: exit %d, want %u PASS lines\nstdout: %s\nstderr: %s", r.rc, families, r.out, r.err);
+    rk_test_run_free(&r);
+}
+
 int main(void) {
     unsigned seed = (unsigned)time(NULL) ^ (unsigned)getpid();
     printf("seed %u\n", seed);
@@ -120,6 +142,7 @@ int main(void) {
         cmocka_unit_test(test_fault_named_by_indices),
         cmocka_unit_test(test_exact_family),
         cmocka_unit_test(test_bad_fault),
+        cmocka_unit_test(test_gpu_check_script),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
