@@ -103,8 +103,9 @@ rk_status rk_emu_tensormap_encode_2d(uint64_t base, uint32_t elem_bytes, uint64_
 typedef struct rk_emu_tolerance {
     bool exact;            /* every op is integer, a move or IEEE-rounded: results must be bit-identical */
     uint32_t approx_ulps;  /* hardware approximations and GPU math routines on the path (about 2 ulp
-                              each where documented; 4 per op kind, allowed at the tensor's largest
-                              magnitude since a later add may cancel) */
+                              each where documented, then passed through a sum, a division or an add:
+                              8 per op kind, allowed at the tensor's largest magnitude since a later
+                              add may cancel) */
     uint32_t order_ulps;   /* sums the device may add in another order (matrix units, float atomics):
                               one ulp of the tensor's largest magnitude per term summed */
     char why[256];         /* the ops that made it inexact, or why it is exact */
