@@ -1,8 +1,6 @@
-/* rocke run --check-emu — run the problem's inputs once more on the emulator
- * (the kernel's IR for the manifest's target) and compare every output with
- * the device's, element by element: bit for bit where the kernel's ops are
- * exact, within the ULP bound rk_emu_tolerance_of derives otherwise.
- * Layer: tools. */
+/* rocke run --check-emu — the problem's inputs once more on the emulator,
+ * every output compared with the device's element by element (bit for bit or
+ * within rk_emu_tolerance_of's bound). Layer: tools. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>

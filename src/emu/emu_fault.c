@@ -1,6 +1,5 @@
-/* rocke — TEST ONLY: the planted miscompile behind rk_emu_options.test_fault,
- * so the device-vs-emulator check (rocke run --check-emu) can be shown to
- * catch a wrong element and name it. Off unless a caller sets the option.
+/* rocke — TEST ONLY: the planted miscompile behind rk_emu_options.test_fault
+ * (off unless set), which rocke run --check-emu must catch and name.
  * Layer: emu. */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,7 +1,6 @@
-/* rocke — how closely a GPU must agree with the emulator on one kernel
- * (rk_emu_tolerance_of, from the ops the kernel holds) and the element-by-
- * element comparison of a device's output with the emulator's
- * (rk_emu_compare). Used by rocke run --check-emu. Layer: emu. */
+/* rocke — how closely a GPU must agree with the emulator on a kernel (from
+ * its ops) and the element-by-element comparison of a device's output with
+ * the emulator's, for rocke run --check-emu. Layer: emu. */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
