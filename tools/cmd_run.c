@@ -234,6 +234,9 @@ int cmd_run(int argc, char **argv) {
     if (rk_device_open_opts(&dopt, &r.dev.dev)) { rc = cli_fail("run"); goto out; }
     bool emu = rk_device_kind_of(r.dev.dev) == RK_DEVICE_EMU;
     if (!emu) ref_eo.test_fault = eo.test_fault;
+    /* emulator against emulator: the reference runs its workgroups on one
+     * host thread, so the check also shows results do not depend on that */
+    else ref_eo.threads = 1;
     if (!have_warmup) warmup = emu ? 0 : r.m.warmup_iters;
     if (!have_iters) iters = emu ? 1 : (r.m.timed_iters ? r.m.timed_iters : 100);
     if ((emu || check_emu) && (rc = load_ir(&r))) goto out;
