@@ -3,7 +3,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build run test test-asan fuzz fuzz-long gpu-check bench install deb clean
+.PHONY: all deps build run test test-asan test-tsan fuzz fuzz-long gpu-check bench install deb clean
 
 all: build
 
@@ -31,8 +31,20 @@ test-asan:
 # emulator), one table; exits 1 when a check fails. GPU_CHECK_FLAGS passes
 # options (--device emu, --only vector_add, --no-time). On a GPU machine
 # without the build dependencies, run a carried build: build/rocke gpu-check.
+# Then every family's default instance on the GPU against the emulator
+# (rocke run --check-emu; skipped with a message when there is no GPU,
+# GPU_CHECK_EMU_DEVICE=emu runs it emulator against emulator).
 gpu-check: build
 	$(BUILD)/rocke gpu-check $(GPU_CHECK_FLAGS)
+	scripts/gpu-check-emu.sh $(BUILD)
+
+# The threads test (two users building, compiling and running at once, a
+# shared compile cache) under ThreadSanitizer: a separate small build of the
+# library and that one test (docs/embedding.md).
+test-tsan:
+	cmake -S . -B build-tsan -DROCKE_WERROR=ON -DROCKE_TSAN=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake --build build-tsan -j$(JOBS) --target runtime_test_threads
+	ctest --test-dir build-tsan --output-on-failure -R '^runtime/test_threads$$'
 
 # libFuzzer targets (clang-22); see tests/fuzz/README.md.
 fuzz:
@@ -59,4 +71,4 @@ deb: build
 	cd $(BUILD) && cpack -G DEB
 
 clean:
-	rm -rf build build-asan build-fuzz
+	rm -rf build build-asan build-tsan build-fuzz

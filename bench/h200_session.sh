@@ -11,6 +11,8 @@ export ROCKE_DEVICE=cuda
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv 2>&1 | tee "$OUT/gpu.txt"
 echo "== gpu-check"
 "$D/bin/rocke" gpu-check --artifacts "$D/gpucheck" 2>&1 | tee "$OUT/gpucheck.txt"
+echo "== the GPU against the emulator, every family's default instance"
+scripts/gpu-check-emu.sh "$D/bin" "$D/checkemu" 2>&1 | tee "$OUT/checkemu.txt"
 if [ "${ROCKE_SKIP_LAUNCH:-0}" != 1 ]; then
   echo "== launch and bandwidth"
   ROCKE_BENCH_ARTIFACTS="$D/bench" "$D/bin/bench_launch" 20000 1024 2>&1 | tee "$OUT/launch.txt"

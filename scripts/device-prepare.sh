@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Build here everything an NVIDIA GPU session needs (the GPU machine has no
 # LLVM): the CLI and the launch benchmark, gpu-check kernels, and the small-op
-# kernels and the GEMM kernels at the benchmark shapes, all into .devcarry/
+# kernels and the GEMM kernels at the benchmark shapes, every family's default
+# instance for the GPU-vs-emulator check, all into .devcarry/
 # (ignored by git).
 # Usage: scripts/device-prepare.sh [BUILD_DIR] [TARGET]
 set -euo pipefail
@@ -77,4 +78,7 @@ grep -v '^#' bench/gemm_shapes.txt | while read -r M N K layout dtype; do
   "$B/rocke" build gemm --layout "$layout" --dtype "$dtype" --target "$T" --shape "$M,$N,$K" \
     -o "$D/gemm/$layout-$dtype@$M,$N,$K" >/dev/null
 done
+# Every family's default instance for the GPU-vs-emulator check (run there:
+# scripts/gpu-check-emu.sh .devcarry/bin .devcarry/checkemu)
+scripts/gpu-check-emu.sh --build-only "$B" "$T" "$D/checkemu"
 du -sh "$D"

@@ -102,7 +102,7 @@ int cmd_gpu_check(int argc, char **argv) {
     const rk_target *target = rk_target_find("sm_90a");
     uint64_t seed = 0;
     uint32_t warmup = 0, iters = 0;
-    bool no_time = false, small = false, want_list = false;
+    bool no_time = false, small = false, want_list = false, probe = false;
     cli_opt opts[] = {
         {.name = "--device", .kind = CLI_STRING, .dst = &which, .meta = "D",
          .help = "auto (default, or $ROCKE_DEVICE), cuda, cuda:<i>, hip, hip:<i>, emu, emu:<target>;\n"
@@ -124,6 +124,9 @@ int cmd_gpu_check(int argc, char **argv) {
         {.name = "--target", .kind = CLI_TARGET, .dst = &target, .meta = "T", .def = "sm_90a",
          .help = "the target of --emit"},
         {.name = "--list", .kind = CLI_FLAG, .dst = &want_list, .alone = true, .help = "list the checks and stop"},
+        {.name = "--probe", .kind = CLI_FLAG, .dst = &probe,
+         .help = "print the device the checks would run on as 'KIND TARGET' (emu sm_90a,\n"
+                 "cuda sm_90a) and stop; for scripts (scripts/gpu-check-emu.sh)"},
         {0},
     };
     cli_cmd c = {.name = "gpu-check", .args = "", .opts = opts,
@@ -144,7 +147,14 @@ int cmd_gpu_check(int argc, char **argv) {
     if (!seed) seed = (uint64_t)time(NULL);
     rk_device *d = NULL;
     rk_device_opts o = {.which = which, .emu_target = "sm_90a"};
+    o.quiet = probe;
     if (rk_device_open_opts(&o, &d) != RK_OK) return cli_fail("gpu-check");
+    if (probe) {
+        const char *dt = rk_device_target(d);
+        printf("%s %s\n", rk_device_kind_name(rk_device_kind_of(d)), dt && *dt ? dt : "none");
+        rk_device_close(d);
+        return 0;
+    }
     print_header(d, seed);
     unsigned counts[4] = {0};
     for (uint32_t i = 0; i < rk_check_count(); i++) {

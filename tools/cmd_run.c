@@ -4,7 +4,8 @@
  * emulator the NAME.ir next to it; every manifest field is checked against
  * the spec and the binary first (rk_manifest_check), either way. Prints
  * `verify max_abs_diff=... bad=K/N`, `Perf: X ms, Y TFlops, Z GB/s` and one `PerfJSON: {...}` line; exit 1 when
- * verification fails or on errors, 2 on misuse. Layer: tools. */
+ * verification fails or on errors, 2 on misuse. --check-emu runs the same
+ * inputs on the emulator too and compares (run_check_emu.c). Layer: tools. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include "rocke/runtime.h"
 #include "base/base_int.h"
 #include "cli.h"
+#include "run_side.h"
 
 static int fail(const char *fmt, const char *a, const char *b) {
     fprintf(stderr, "rocke run: ");
@@ -41,6 +43,9 @@ typedef struct launch_ud {
     void **args;
 } launch_ud;
 
+/* TEST ONLY: a planted miscompile for --check-emu's test (rk_emu_options.test_fault) */
+#define TEST_FAULT_ENV "ROCKE_TEST_EMU_FAULT"
+
 static rk_status launch_once(void *ud, rk_stream *s) {
     launch_ud *l = ud;
     return rk_launch(l->fn, l->grid, l->block, 0, s, l->args);
@@ -62,64 +67,54 @@ typedef struct run_state {
     rk_instance in;
     rk_problem p;
     bool have_p;
-    rk_device *dev;
-    rk_module *mod;
-    rk_kernel *kernel;
-    char *dir, *file;
-    size_t file_n;
-    rk_devptr dptr[RK_KSIG_MAX];
-    unsigned char maps[RK_KSIG_MAX][RK_TENSORMAP_BYTES];   /* tensormap entries, encoded on the device */
+    run_side dev;            /* the device under test */
+    rk_kernel *kernel;       /* the manifest's IR (the emulator, --check-emu) */
+    char *dir, *file, *ir_text;
+    size_t file_n, ir_n;
+    void *init[RK_KSIG_MAX];     /* --check-emu: the host buffers before any launch */
+    void *dev_out[RK_KSIG_MAX];  /* --check-emu: the device's outputs after one launch */
 } run_state;
 
-/* Encode the signature's tensor maps over the buffers already on the device
- * (rk_problem_tensormap gives each map's shape, box and swizzle). */
-static bool encode_maps(run_state *r, void **args) {
-    static const rk_tensormap_swizzle swz[] = {RK_TENSORMAP_SWIZZLE_NONE, RK_TENSORMAP_SWIZZLE_32B,
-                                               RK_TENSORMAP_SWIZZLE_64B, RK_TENSORMAP_SWIZZLE_128B};
-    for (uint32_t i = 0; i < r->p.sig.n; i++) {
-        if (r->p.sig.p[i].role != RK_KP_TENSORMAP) continue;
-        rk_problem_tmap t;
-        if (rk_problem_tensormap(&r->p, i, &t)) return false;
-        uint32_t sw = t.swizzle_bytes == 128 ? 3 : t.swizzle_bytes == 64 ? 2 : t.swizzle_bytes == 32 ? 1 : 0;
-        if (rk_tensormap_encode_2d(r->dev, r->dptr[t.buf], t.elem, t.rows, t.cols, t.row_stride_bytes, t.box_rows,
-                                   t.box_cols, swz[sw], r->maps[i]))
-            return false;
-        args[i] = r->maps[i];
-    }
-    return true;
-}
-
 static void cleanup(run_state *r) {
-    if (r->dev)
-        for (uint32_t i = 0; i < RK_KSIG_MAX; i++) rk_mem_free(r->dev, r->dptr[i]);
-    if (r->mod) rk_module_unload(r->mod);
-    if (r->dev) rk_device_close(r->dev);
+    run_side_free(&r->dev);
     if (r->kernel) rk_kernel_free(r->kernel);
+    for (uint32_t i = 0; i < RK_KSIG_MAX; i++) {
+        free(r->init[i]);
+        free(r->dev_out[i]);
+    }
     if (r->have_p) rk_problem_free(&r->p);
     if (r->file) rk_free(r->file, r->file_n + 1);
+    if (r->ir_text) rk_free(r->ir_text, r->ir_n + 1);
     free(r->dir);
 }
 
+/* Parse DIR/<ir> into r->kernel (the emulator runs it; --check-emu too). */
+static int load_ir(run_state *r) {
+    char path[4096];
+    if (!r->m.ir[0]) return fail("manifest %s names no 'ir' file: the emulator runs ckdsl.ir", r->m.kernel_name, "");
+    snprintf(path, sizeof path, "%s/%s", r->dir, r->m.ir);
+    if (rk_read_file(path, &r->ir_text, &r->ir_n)) return cli_fail("run");
+    if (rk_parse(r->ir_text, r->ir_n, &r->kernel)) return fail("%s: %s", path, rk_error_message());
+    if (strcmp(rk_kernel_name(r->kernel), r->m.kernel_name))
+        return fail("%s does not hold kernel %s", path, r->m.kernel_name);
+    return 0;
+}
+
 static int load_module(run_state *r) {
-    rk_device_kind kind = rk_device_kind_of(r->dev);
+    rk_device_kind kind = rk_device_kind_of(r->dev.dev);
     char path[4096];
     rk_module_image img = {.target = r->m.target[0] ? r->m.target : NULL};
     if (kind == RK_DEVICE_EMU) {
-        if (!r->m.ir[0]) return fail("manifest %s names no 'ir' file: the emulator runs ckdsl.ir", r->m.kernel_name, "");
-        snprintf(path, sizeof path, "%s/%s", r->dir, r->m.ir);
-        if (rk_read_file(path, &r->file, &r->file_n)) return cli_fail("run");
-        if (rk_parse(r->file, r->file_n, &r->kernel)) return fail("%s: %s", path, rk_error_message());
-        if (strcmp(rk_kernel_name(r->kernel), r->m.kernel_name))
-            return fail("%s does not hold kernel %s", path, r->m.kernel_name);
+        if (!r->kernel) return fail("manifest %s names no 'ir' file: the emulator runs ckdsl.ir", r->m.kernel_name, "");
         img.kind = RK_IMAGE_IR;
         img.kernel = r->kernel;
     } else {
-        const char *dt = rk_device_target(r->dev);
+        const char *dt = rk_device_target(r->dev.dev);
         if (!strcmp(r->m.binary_kind, "ir"))
             return fail("%s was built with --ir-only: it runs only on the emulator (--device emu)", r->m.kernel_name, "");
         if (!r->m.target[0] || !target_fits(r->m.target, dt ? dt : "", r->m.binary_kind)) {
             fprintf(stderr, "rocke run: manifest is for target %s but the device is %s (%s); rebuild with "
-                    "--target %s\n", r->m.target[0] ? r->m.target : "(none)", rk_device_name(r->dev),
+                    "--target %s\n", r->m.target[0] ? r->m.target : "(none)", rk_device_name(r->dev.dev),
                     dt && *dt ? dt : "unknown target", dt && *dt ? dt : "device");
             return 1;
         }
@@ -131,7 +126,7 @@ static int load_module(run_state *r) {
         img.size = r->file_n;
         img.dyn_smem_min = r->m.dyn_smem_min;   /* an NVIDIA LDS pool over 48 KiB */
     }
-    if (rk_module_load_image(r->dev, &img, &r->mod)) return cli_fail("run");
+    if (rk_module_load_image(r->dev.dev, &img, &r->dev.mod)) return cli_fail("run");
     return 0;
 }
 
@@ -141,13 +136,14 @@ static const char about[] =
 
 static const char output_text[] =
     "Output: verify max_abs_diff=... bad=K/N, Perf: X ms, Y TFlops, Z GB/s and one\n"
-    "PerfJSON: {...} line (parse that one). Exit 1 when --verify finds a bad element or on\n"
-    "errors, 2 on misuse.\n";
+    "PerfJSON: {...} line (parse that one); with --check-emu, check-emu lines naming the\n"
+    "first differing element of each output. Exit 1 when --verify finds a bad element,\n"
+    "--check-emu a difference, or on errors, 2 on misuse.\n";
 
 int cmd_run(int argc, char **argv) {
     const char *manifest = NULL, *device = NULL, *shape = NULL;   /* device NULL: $ROCKE_DEVICE, else auto */
     const char *groups_text = NULL;
-    bool verify = false;
+    bool verify = false, check_emu = false;
     cli_list given_text = {.n = 0};
     uint32_t warmup = 0, iters = 0;
     uint64_t seed = 0, max_steps = 0, timeout = 0;
@@ -178,6 +174,10 @@ int cmd_run(int argc, char **argv) {
                  "runaway (default 100000000; 0 = no limit)"},
         {.name = "--timeout", .kind = CLI_U64, .dst = &timeout, .meta = "S",
          .help = "emulator: seconds a launch may run (default: no limit)"},
+        {.name = "--check-emu", .kind = CLI_FLAG, .dst = &check_emu,
+         .help = "run the same inputs on the emulator (DIR/NAME.ir for the manifest's\n"
+                 "target) and compare each output element by element: bit for bit\n"
+                 "where the kernel's ops are exact, within a ULP bound otherwise"},
         {0},
     };
     cli_cmd cmd = {.name = "run", .args = "DIR/manifest.json", .about = about, .more = output_text, .opts = opts,
@@ -190,16 +190,16 @@ int cmd_run(int argc, char **argv) {
     for (uint32_t i = 0; i < ngiven; i++)
         if (!cli_arg_parse("run", given_text.v[i], &given[i])) return 2;
     bool have_warmup = cli_given(&cmd, "--warmup"), have_iters = cli_given(&cmd, "--iters");
-    /* the runtime creates its emulator with rk_emu_new(t, NULL), which reads these (rocke/emu.h) */
-    char nb[32];
-    if (cli_given(&cmd, "--max-steps")) {
-        snprintf(nb, sizeof nb, "%llu", (unsigned long long)max_steps);
-        setenv("ROCKE_EMU_MAX_STEPS", nb, 1);
-    }
-    if (cli_given(&cmd, "--timeout")) {
-        snprintf(nb, sizeof nb, "%llu", (unsigned long long)timeout);
-        setenv("ROCKE_EMU_TIMEOUT", nb, 1);
-    }
+    /* the emulator's options: defaults, the environment, then the flags */
+    rk_emu_options eo = rk_emu_options_default(), ref_eo;
+    if (rk_emu_options_from_env(&eo)) return cli_fail("run");
+    if (cli_given(&cmd, "--max-steps")) eo.max_steps = max_steps;
+    if (cli_given(&cmd, "--timeout")) eo.timeout_s = (double)timeout;
+    ref_eo = eo;
+    /* TEST ONLY: the planted fault goes to the first emulator opened: the
+     * device under test with --device emu, else the --check-emu reference */
+    const char *fault = getenv(TEST_FAULT_ENV);
+    if (fault && *fault) eo.test_fault = fault;
     if (!cli_given(&cmd, "--seed")) seed = (uint64_t)time(NULL);
 
     run_state r = {0};
@@ -230,16 +230,20 @@ int cmd_run(int argc, char **argv) {
     rk_shape_format(r.in.family, &sh, true, shape_txt, sizeof shape_txt);
     rk_shape_format(r.in.family, &sh, false, shape_list, sizeof shape_list);
 
-    rk_device_opts dopt = {.which = device, .emu_target = t->name};
-    if (rk_device_open_opts(&dopt, &r.dev)) { rc = cli_fail("run"); goto out; }
-    bool emu = rk_device_kind_of(r.dev) == RK_DEVICE_EMU;
+    rk_device_opts dopt = {.which = device, .emu_target = t->name, .emu_options = &eo};
+    if (rk_device_open_opts(&dopt, &r.dev.dev)) { rc = cli_fail("run"); goto out; }
+    bool emu = rk_device_kind_of(r.dev.dev) == RK_DEVICE_EMU;
+    if (!emu) ref_eo.test_fault = eo.test_fault;
+    /* emulator against emulator: the reference runs its workgroups on one
+     * host thread, so the check also shows results do not depend on that */
+    else ref_eo.threads = 1;
     if (!have_warmup) warmup = emu ? 0 : r.m.warmup_iters;
     if (!have_iters) iters = emu ? 1 : (r.m.timed_iters ? r.m.timed_iters : 100);
+    if ((emu || check_emu) && (rc = load_ir(&r))) goto out;
     if ((rc = load_module(&r))) goto out;
     rc = 1;
-    rk_function *fn;
-    if (rk_module_function(r.mod, r.m.kernel_name, &fn)) { rc = cli_fail("run"); goto out; }
-    const char *dn = rk_device_name(r.dev);
+    if (rk_module_function(r.dev.mod, r.m.kernel_name, &r.dev.fn)) { rc = cli_fail("run"); goto out; }
+    const char *dn = rk_device_name(r.dev.dev);
     printf("rocke run: %s on %s%s%s%s shape %s seed %llu\n", r.m.kernel_name, dn,
            strstr(dn, t->name) ? "" : " (", strstr(dn, t->name) ? "" : t->name, strstr(dn, t->name) ? "" : ")",
            shape_txt, (unsigned long long)seed);
@@ -255,32 +259,38 @@ int cmd_run(int argc, char **argv) {
     }
     for (uint32_t i = 0; i < ngiven; i++)
         if (rk_problem_set_scalar(&r.p, given[i].name, given[i].value)) { rc = cli_fail("run"); goto out; }
-    rk_scalar_value sv[RK_KSIG_MAX];
-    void *args[RK_KSIG_MAX];
+    void *init[RK_KSIG_MAX] = {0};
     for (uint32_t i = 0; i < r.p.sig.n; i++) {
-        const rk_kparam *kp = &r.p.sig.p[i];
-        if (kp->ptr) {
-            rk_host_buf *b = &r.p.buf[i];
-            if (rk_mem_alloc(r.dev, b->bytes, &r.dptr[i]) || rk_mem_copy_htod(r.dev, r.dptr[i], b->data, b->bytes)) {
+        const rk_host_buf *b = &r.p.buf[i];
+        init[i] = b->data;
+        if (!check_emu || !r.p.sig.p[i].ptr) continue;
+        /* the reference run starts from the same bytes, INOUT buffers included */
+        if (!(r.init[i] = malloc(b->bytes ? b->bytes : 1)) || !(r.dev_out[i] = malloc(b->bytes ? b->bytes : 1))) {
+            rc = fail("out of memory%s%s", "", "");
+            goto out;
+        }
+        memcpy(r.init[i], b->data, b->bytes);
+        init[i] = r.init[i];
+    }
+    if (!run_side_upload(&r.dev, &r.p, init)) { rc = cli_fail("run"); goto out; }
+    launch_ud l = {.fn = r.dev.fn, .args = r.dev.args};
+    rk_instance_grid(&r.in, &sh, l.grid, l.block);
+    if (launch_once(&l, NULL) || rk_device_synchronize(r.dev.dev)) { rc = cli_fail("run"); goto out; }
+    int check_rc = 0;
+    if (check_emu) {
+        for (uint32_t i = 0; i < r.p.sig.n; i++)
+            if (run_side_is_output(&r.p.sig.p[i]) &&
+                rk_mem_copy_dtoh(r.dev.dev, r.dev_out[i], r.dev.dptr[i], r.p.buf[i].bytes)) {
                 rc = cli_fail("run");
                 goto out;
             }
-            args[i] = &r.dptr[i];
-        } else if (kp->role != RK_KP_TENSORMAP) {
-            if (rk_problem_scalar(&r.p, i, &sv[i])) { rc = cli_fail("run"); goto out; }
-            args[i] = &sv[i];
-        }
+        check_rc = run_check_emu(&r.p, r.kernel, t->name, &ref_eo, l.grid, l.block, r.init, r.dev_out);
     }
-    if (!encode_maps(&r, args)) { rc = cli_fail("run"); goto out; }
-    launch_ud l = {.fn = fn, .args = args};
-    rk_instance_grid(&r.in, &sh, l.grid, l.block);
-    if (launch_once(&l, NULL) || rk_device_synchronize(r.dev)) { rc = cli_fail("run"); goto out; }
     rk_problem_diff c = {0};
     if (verify) {
         for (uint32_t i = 0; i < r.p.sig.n; i++) {
-            rk_kparam_role role = r.p.sig.p[i].role;
-            if ((role == RK_KP_OUT || role == RK_KP_ACCUM || role == RK_KP_INOUT) &&
-                rk_mem_copy_dtoh(r.dev, r.p.buf[i].data, r.dptr[i], r.p.buf[i].bytes)) {
+            if (run_side_is_output(&r.p.sig.p[i]) &&
+                rk_mem_copy_dtoh(r.dev.dev, r.p.buf[i].data, r.dev.dptr[i], r.p.buf[i].bytes)) {
                 rc = cli_fail("run");
                 goto out;
             }
@@ -292,7 +302,7 @@ int cmd_run(int argc, char **argv) {
     }
     rk_time_opts to = {.warmup = warmup, .iters = iters};
     rk_time_result tr;
-    if (rk_time_launches(r.dev, launch_once, &l, &to, &tr)) { rc = cli_fail("run"); goto out; }
+    if (rk_time_launches(r.dev.dev, launch_once, &l, &to, &tr)) { rc = cli_fail("run"); goto out; }
     double bytes, flops;
     rk_instance_cost(&r.in, &sh, &bytes, &flops);
     double ms = tr.median_ms > 0 ? tr.median_ms : 1e-9;
@@ -302,9 +312,9 @@ int cmd_run(int argc, char **argv) {
            "\"total\": %llu, \"min_ms\": %.6g, \"max_ms\": %.6g, \"kernel\": \"%s\", \"device\": \"%s\", "
            "\"target\": \"%s\", \"shape\": [%s], \"seed\": %llu, \"verified\": %s}\n",
            ms, tflops, gbps, c.max_abs_diff, (unsigned long long)c.bad, (unsigned long long)c.total, tr.min_ms,
-           tr.max_ms, r.m.kernel_name, rk_device_kind_name(rk_device_kind_of(r.dev)), t->name,
+           tr.max_ms, r.m.kernel_name, rk_device_kind_name(rk_device_kind_of(r.dev.dev)), t->name,
            shape_list, (unsigned long long)seed, verify ? "true" : "false");
-    rc = verify && c.bad ? 1 : 0;
+    rc = (verify && c.bad) || check_rc ? 1 : 0;
 out:
     cleanup(&r);
     return rc;

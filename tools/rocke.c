@@ -49,7 +49,20 @@ static int dispatch(int argc, char **argv, const char **cmd) {
     return 2;
 }
 
+/* The library prints nothing itself: its warnings, notes, debug lines and
+ * dumps arrive here and go to stderr as before. */
+static void log_to_stderr(void *ud, rk_log_level level, const char *msg) {
+    (void)ud;
+    switch (level) {
+    case RK_LOG_DUMP: fputs(msg, stderr); return;
+    case RK_LOG_NOTE: fprintf(stderr, "rocke: %s\n", msg); return;
+    case RK_LOG_DEBUG: case RK_LOG_WARNING: case RK_LOG_BUG: break;
+    }
+    fprintf(stderr, "rocke: %s: %s\n", rk_log_level_name(level), msg);
+}
+
 int main(int argc, char **argv) {
+    rk_set_log_callback(log_to_stderr, NULL);
     const char *cmd = NULL;
     int rc = dispatch(argc, argv, &cmd);
     return cli_close_streams(cmd, rc);

@@ -44,10 +44,32 @@ rk_status rk_fail(rk_status s, const char *fmt, ...)
 void rk_clear_error(void);
 
 /* Allocation hook (Lua's lua_Alloc shape): nsize == 0 frees and returns NULL;
- * otherwise behaves like realloc. Every allocation in librocke goes through it,
- * so tests can inject failures. Pass NULL to restore the default (libc). */
+ * otherwise behaves like realloc. Every allocation librocke makes goes
+ * through it, so tests can inject failures (libraries it loads or links --
+ * libLLVM, comgr, the GPU drivers, libelf -- allocate on their own). Pass
+ * NULL to restore the default (libc). Process-wide: set it before any other
+ * rocke call and do not change it while rocke memory is alive (a block must
+ * be freed by the allocator that made it); docs/embedding.md. */
 typedef void *(*rk_alloc_fn)(void *ud, void *ptr, size_t osize, size_t nsize);
 void rk_set_allocator(rk_alloc_fn fn, void *ud);
+
+/* Diagnostics that are not errors: warnings (a cache folder that cannot be
+ * used), notes (auto fell back to the emulator), debug lines ($ROCKE_DEBUG),
+ * IR dumps asked for without a FILE, and the message of an internal error
+ * just before the abort. librocke never writes to stdout or stderr itself:
+ * each goes to the callback, or is dropped when none is set (an internal
+ * error then goes to stderr, since the process is about to die). msg is one
+ * line without a trailing newline (a dump: many lines), valid during the
+ * call; the callback may run on any thread that calls rocke, at the same
+ * time on several (it must be thread-safe), and must not call rocke. The
+ * rocke CLI prints them to stderr as "rocke: warning: ...". Process-wide;
+ * NULL removes it. */
+typedef enum rk_log_level {
+    RK_LOG_DEBUG = 0, RK_LOG_NOTE, RK_LOG_WARNING, RK_LOG_DUMP, RK_LOG_BUG
+} rk_log_level;
+typedef void (*rk_log_fn)(void *ud, rk_log_level level, const char *msg);
+void rk_set_log_callback(rk_log_fn fn, void *ud);
+const char *rk_log_level_name(rk_log_level level);   /* "debug" "note" "warning" "dump" "internal error" */
 
 #ifdef __cplusplus
 }

@@ -49,7 +49,7 @@ typedef struct rk_compile_options {
     char cache_dir[RK_PATH_MAX]; /* env ROCKE_CACHE_DIR, else $XDG_CACHE_HOME/rocke or ~/.cache/rocke */
     bool run_passes;             /* fold/CSE/DCE on a copy of the kernel before lowering */
     uint32_t dump;               /* RK_DUMP_* */
-    FILE *dump_to;               /* NULL = stderr */
+    FILE *dump_to;               /* NULL = the diagnostics callback (RK_LOG_DUMP; the CLI: stderr) */
     bool inprocess;              /* libLLVM codegen in this process instead of a worker
                                     process (saves the IPC and the worker's start, but an LLVM
                                     fatal error aborts the caller); env ROCKE_COMPILE_INPROCESS=1 */

@@ -24,6 +24,13 @@ typedef struct rk_emu_options {
     uint64_t max_steps;    /* watchdog: instructions one wave may execute in a launch before it is stopped
                               as a runaway, naming the op it was at (0 = no limit) */
     double timeout_s;      /* watchdog: wall-clock seconds a launch may run (0 = no limit) */
+    /* TEST ONLY (default NULL = off): a planted miscompile for the device-vs-
+     * emulator check (rocke run --check-emu) to catch. "PARAM:INDEX" makes
+     * every launch end by corrupting element INDEX of the buffer that pointer
+     * parameter PARAM points at: the top mantissa bit of a float is flipped
+     * (the low bit of an integer). A parameter the kernel lacks or an index
+     * past its buffer fails the launch naming it. Never set it outside tests. */
+    const char *test_fault;
 } rk_emu_options;
 
 /* The default step limit: far above any kernel the emulator is meant for (a
@@ -34,12 +41,14 @@ typedef struct rk_emu_options {
  * off, max_steps RK_EMU_DEFAULT_MAX_STEPS, no timeout. Out-of-bounds
  * global/LDS accesses are always errors: they would touch host memory. */
 rk_emu_options rk_emu_options_default(void);
+/* Apply $ROCKE_EMU_MAX_STEPS (0 = no limit) and $ROCKE_EMU_TIMEOUT (seconds)
+ * to o where set; RK_ERR_INVALID naming the variable when one is not a number. */
+rk_status rk_emu_options_from_env(rk_emu_options *o);
 
-/* An emulated device for target t. opt NULL = the defaults, with the
- * watchdog taken from $ROCKE_EMU_MAX_STEPS (0 = no limit) and
- * $ROCKE_EMU_TIMEOUT (seconds) when they are set (how `rocke run --device
- * emu` passes --max-steps / --timeout through the runtime). NULL on failure
- * (message set). One launch at a time per rk_emu. */
+/* An emulated device for target t. opt NULL = the defaults with the
+ * environment applied (rk_emu_options_from_env); the runtime passes
+ * rk_device_opts.emu_options here. NULL on failure (message set). One
+ * launch at a time per rk_emu. */
 rk_emu *rk_emu_new(const rk_target *t, const rk_emu_options *opt);
 void rk_emu_free(rk_emu *emu);
 const rk_target *rk_emu_target(const rk_emu *emu);
@@ -86,6 +95,40 @@ rk_status rk_emu_launch(rk_emu *emu, const rk_kernel *k, const uint32_t grid[3],
 rk_status rk_emu_tensormap_encode_2d(uint64_t base, uint32_t elem_bytes, uint64_t rows, uint64_t cols,
                                      uint64_t row_stride_bytes, uint32_t box_rows, uint32_t box_cols,
                                      uint32_t swizzle_bytes, void *out);
+
+/* ---- a device's results against the emulator's (rocke run --check-emu) ------- */
+/* How closely a GPU running kernel k must agree with the emulator running
+ * the same IR on the same inputs, derived from the ops k holds (table in
+ * docs/runtime.md, "Checking a GPU against the emulator"): */
+typedef struct rk_emu_tolerance {
+    bool exact;            /* every op is integer, a move or IEEE-rounded: results must be bit-identical */
+    uint32_t approx_ulps;  /* hardware approximations and GPU math routines on the path (about 2 ulp
+                              each where documented, then passed through a sum, a division or an add:
+                              8 per op kind, allowed at the tensor's largest magnitude since a later
+                              add may cancel) */
+    uint32_t order_ulps;   /* sums the device may add in another order (matrix units, float atomics):
+                              one ulp of the tensor's largest magnitude per term summed */
+    char why[256];         /* the ops that made it inexact, or why it is exact */
+} rk_emu_tolerance;
+/* reduce_len: terms a reordered sum may hold (GEMM: K; 0 = 64). */
+rk_status rk_emu_tolerance_of(const rk_kernel *k, uint64_t reduce_len, rk_emu_tolerance *out);
+
+typedef struct rk_emu_diff {
+    uint64_t count, total;   /* elements outside the bound, elements compared */
+    uint64_t first;          /* flat index of the first of them (count > 0) */
+    double got, want;        /* its device and emulator values */
+    double bound;            /* the difference allowed there (0 = bit-exact) */
+    double max_abs_diff;     /* over all elements */
+} rk_emu_diff;
+/* Compare n elements of type elem: dev (the device's) against emu (the
+ * emulator's). Exact: the bits must match (two NaNs match). Otherwise
+ * |dev - emu| may reach (approx_ulps + order_ulps) ulps of f32 (f64 for f64
+ * data) at the largest |emu| of the tensor, plus one ulp of elem at the
+ * element when elem is narrower than f32 (the rounding may go either way),
+ * plus the smallest normal f32 (GPUs flush subnormals in approximations);
+ * integers may then differ by 1. */
+rk_status rk_emu_compare(const rk_emu_tolerance *tol, rk_scalar elem, const void *dev, const void *emu, uint64_t n,
+                         rk_emu_diff *out);
 
 /* ---- statistics (cumulative since rk_emu_new or the last reset) -------------- */
 typedef struct rk_emu_stats {

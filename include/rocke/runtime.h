@@ -6,6 +6,7 @@
 #define ROCKE_RUNTIME_H
 
 #include "rocke/ir.h"
+#include "rocke/emu.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -53,6 +54,9 @@ typedef struct rk_device_opts {
     bool quiet;
     /* Target the emulator runs when "emu" names none (NULL = the default target, gfx950). */
     const char *emu_target;
+    /* Options of the emulator when the device is one (copied at open; NULL =
+     * rk_emu_new's defaults, which read $ROCKE_EMU_MAX_STEPS and $ROCKE_EMU_TIMEOUT). */
+    const rk_emu_options *emu_options;
 } rk_device_opts;
 
 /* Open a device. An explicit "cuda" or "hip" that cannot be opened is an error

@@ -143,14 +143,15 @@ const rk_lane_map *rk_mma_atom_map(const rk_mma_atom *a, rk_frag f);
 uint32_t rk_mma_atom_len(const rk_mma_atom *a, rk_frag f);
 bool rk_target_has_atom(const rk_target *t, const rk_mma_atom *a);
 /* Host reference for one atom: D = A*B + C with inputs given per lane in the
- * atom's fragment layout (as doubles) — used by tests and the emulator. */
-void rk_mma_atom_reference(const rk_mma_atom *a, const double *A, const double *B, const double *C,
+ * atom's fragment layout (as doubles) — used by tests and the emulator.
+ * RK_ERR_NOMEM when its scratch cannot be allocated (through the hook). */
+rk_status rk_mma_atom_reference(const rk_mma_atom *a, const double *A, const double *B, const double *C,
                            double *D);
 /* The same for a scaled atom: a_scale/b_scale hold each lane's i32 scale
  * word, opsel_a/opsel_b (0..3) pick its byte; each A (B) element is scaled by
  * the E8M0 value of the lane holding it. Also valid for an unscaled atom
  * when both scale arrays are NULL (plain rk_mma_atom_reference). */
-void rk_mma_atom_reference_scaled(const rk_mma_atom *a, const double *A, const double *B, const double *C,
+rk_status rk_mma_atom_reference_scaled(const rk_mma_atom *a, const double *A, const double *B, const double *C,
                                   const uint32_t *a_scale, unsigned opsel_a, const uint32_t *b_scale,
                                   unsigned opsel_b, double *D);
 

@@ -6,6 +6,7 @@ the system's library path. Layer: python bindings (over the public C API).
 import ctypes
 import ctypes.util
 import os
+import sys
 from ctypes import (POINTER, c_bool, c_char_p, c_double, c_int, c_int64, c_size_t,
                     c_uint32, c_uint64, c_void_p)
 
@@ -198,6 +199,30 @@ for _name, (_res, _args) in _SIGS.items():
     _f = getattr(lib, _name)
     _f.restype = _res
     _f.argtypes = _args
+
+
+# The library prints nothing itself: its warnings, notes and dumps come here
+# (rk_set_log_callback) and go to stderr as the rocke CLI prints them.
+_LOG_FN = ctypes.CFUNCTYPE(None, c_void_p, c_int, c_char_p)
+_LOG_NOTE, _LOG_DUMP = 1, 3
+
+
+def _log_to_stderr(ud, level, msg):
+    text = msg.decode(errors="replace")
+    if level == _LOG_DUMP:
+        sys.stderr.write(text)
+    elif level == _LOG_NOTE:
+        sys.stderr.write("rocke: %s\n" % text)
+    else:
+        sys.stderr.write("rocke: %s: %s\n" % (lib.rk_log_level_name(level).decode(), text))
+
+
+_log_callback = _LOG_FN(_log_to_stderr)   # kept alive for the life of the library
+lib.rk_log_level_name.restype = c_char_p
+lib.rk_log_level_name.argtypes = [c_int]
+lib.rk_set_log_callback.restype = None
+lib.rk_set_log_callback.argtypes = [_LOG_FN, c_void_p]
+lib.rk_set_log_callback(_log_callback, None)
 
 
 def check_layout(cls, c_name, size):

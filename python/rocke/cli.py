@@ -17,7 +17,7 @@ from .kernel import Kernel
 
 
 class _DeviceOpts(ctypes.Structure):
-    _fields_ = [("which", c_char_p), ("quiet", c_bool), ("emu_target", c_char_p)]
+    _fields_ = [("which", c_char_p), ("quiet", c_bool), ("emu_target", c_char_p), ("emu_options", c_void_p)]
 
 
 class _ModuleImage(ctypes.Structure):

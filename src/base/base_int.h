@@ -110,6 +110,16 @@ static inline uint64_t rk_hash_u64(uint64_t x, uint64_t h) {
  * ("0.0", "1e-05", "1.5", "inf", "nan"). Returns length written into out[32]. */
 int rk_fmt_double_repr(char out[32], double v);
 
+/* ---- log.c: diagnostics through the rk_set_log_callback callback ---------- */
+bool rk_log_enabled(void);   /* a callback is set: worth formatting a message */
+void rk_log(rk_log_level level, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* Deliver a text as is (a dump); false when no callback took it. */
+bool rk_log_text(rk_log_level level, const char *text);
+
 /* ---- error message helpers ------------------------------------------------ */
 rk_status rk_vfail(rk_status s, const char *fmt, va_list ap);
 /* ---- file_out.c: the one writer of output files ---------------------------

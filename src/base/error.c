@@ -44,6 +44,10 @@ rk_status rk_fail(rk_status s, const char *fmt, ...) {
 }
 
 _Noreturn void rk_bug_at(const char *file, int line, const char *why) {
-    fprintf(stderr, "rocke: internal error at %s:%d: %s\n", file, line, why);
+    char msg[1024];
+    snprintf(msg, sizeof msg, "internal error at %s:%d: %s", file, line, why);
+    /* with no callback the process would die without a word: the one write
+     * to stderr the library makes */
+    if (!rk_log_text(RK_LOG_BUG, msg)) fprintf(stderr, "rocke: %s\n", msg);
     abort();
 }

@@ -59,10 +59,10 @@ static rk_status rename_target(const char *path, char **out) {
     struct stat lst;
     *out = NULL;
     if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) {
-        char *real = realpath(path, NULL);
-        if (!real) return rk_fail(RK_ERR_IO, "cannot write '%s': cannot resolve the link: %s", path, strerror(errno));
+        char real[PATH_MAX];   /* a caller buffer: realpath(path, NULL) would allocate outside the hook */
+        if (!realpath(path, real))
+            return rk_fail(RK_ERR_IO, "cannot write '%s': cannot resolve the link: %s", path, strerror(errno));
         *out = dup_path(real, 32);
-        free(real);
     } else {
         *out = dup_path(path, 32);
     }

@@ -202,8 +202,8 @@ static bool mkdirs(char *path) {
 void cc_cache_put(const char *dir, const cc_key *k, const cc_output *in) {
     char path[RK_PATH_MAX], tmp[RK_PATH_MAX + 64];
     if (!cc_cache_path(dir, k, path)) {
-        fprintf(stderr, "rocke: warning: the cache folder '%.40s...' (%zu characters) leaves no room for an entry's "
-                "name within %d characters: not caching\n", dir, strlen(dir), RK_PATH_MAX - 1);
+        rk_log(RK_LOG_WARNING, "the cache folder '%.40s...' (%zu characters) leaves no room for an entry's name "
+               "within %d characters: not caching", dir, strlen(dir), RK_PATH_MAX - 1);
         return;
     }
     char *slash = strrchr(path, '/');

@@ -12,13 +12,19 @@ static char *dup_str(const char *s) {
     return d;
 }
 
+/* To o->dump_to, else through the diagnostics callback (RK_LOG_DUMP). */
 static void dump(const rk_compile_options *o, const char *stage, const rk_artifact *a, const char *text,
                  size_t n) {
-    FILE *f = o->dump_to ? o->dump_to : stderr;
-    fprintf(f, "; ---- rocke dump: %s (%s, %s) ----\n", stage, a->kernel_name, a->target);
-    fwrite(text, 1, n, f);
-    if (n && text[n - 1] != '\n') fputc('\n', f);
-    fprintf(f, "; ---- end %s ----\n", stage);
+    rk_buf b;
+    rk_buf_init(&b);
+    rk_buf_printf(&b, "; ---- rocke dump: %s (%s, %s) ----\n", stage, a->kernel_name, a->target);
+    rk_buf_putn(&b, text, n);
+    if (n && text[n - 1] != '\n') rk_buf_putc(&b, '\n');
+    rk_buf_printf(&b, "; ---- end %s ----\n", stage);
+    if (b.oom) rk_log(RK_LOG_WARNING, "out of memory formatting the %s dump of %s", stage, a->kernel_name);
+    else if (o->dump_to) fwrite(b.data, 1, b.len, o->dump_to);
+    else rk_log_text(RK_LOG_DUMP, b.data);
+    rk_buf_free(&b);
 }
 
 /* The flavor: explicit (or ROCKE_LLVM_FLAVOR through the options), else the

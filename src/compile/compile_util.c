@@ -37,13 +37,13 @@ bool cc_debug_on(void) {
 }
 
 void cc_debug(const char *fmt, ...) {
-    if (!cc_debug_on()) return;
+    if (!cc_debug_on() || !rk_log_enabled()) return;
+    char msg[2048];
     va_list ap;
     va_start(ap, fmt);
-    fputs("rocke: debug: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    rk_log(RK_LOG_DEBUG, "%s", msg);
 }
 
 rk_status cc_tmpdir(char out[RK_PATH_MAX]) {

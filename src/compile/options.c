@@ -51,8 +51,8 @@ static rk_status default_cache_dir(char out[RK_PATH_MAX]) {
     else n = snprintf(out, RK_PATH_MAX, "%s", "");
     if (n < 0 || n >= RK_PATH_MAX) {
         /* a cache problem only costs the caching (docs/compile.md §6) */
-        fprintf(stderr, "rocke: warning: the cache folder '%.40s...' is longer than %d characters: compiling "
-                "without the cache\n", out, RK_PATH_MAX - 1);
+        rk_log(RK_LOG_WARNING, "the cache folder '%.40s...' is longer than %d characters: compiling without the cache",
+               out, RK_PATH_MAX - 1);
         out[0] = '\0';
     }
     return RK_OK;

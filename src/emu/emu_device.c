@@ -21,9 +21,8 @@ rk_emu_options rk_emu_options_default(void) {
                             .max_steps = RK_EMU_DEFAULT_MAX_STEPS};
 }
 
-/* $ROCKE_EMU_MAX_STEPS and $ROCKE_EMU_TIMEOUT over o; false (message set)
- * when one is set but not a number. */
-static bool env_watchdog(rk_emu_options *o) {
+rk_status rk_emu_options_from_env(rk_emu_options *o) {
+    if (!o) return rk_fail(RK_ERR_INVALID, "rk_emu_options_from_env: o is NULL");
     const char *ms = getenv("ROCKE_EMU_MAX_STEPS"), *to = getenv("ROCKE_EMU_TIMEOUT");
     char *end = NULL;
     if (ms && *ms) {
@@ -31,18 +30,17 @@ static bool env_watchdog(rk_emu_options *o) {
         unsigned long long v = strtoull(ms, &end, 10);
         if (*end || errno || ms[0] == '-')
             return rk_fail(RK_ERR_INVALID, "ROCKE_EMU_MAX_STEPS='%s' is not a step count (a non-negative integer; 0 = "
-                           "no limit)", ms), false;
+                           "no limit)", ms);
         o->max_steps = v;
     }
     if (to && *to) {
         errno = 0;
         double v = strtod(to, &end);
         if (*end || errno || !(v >= 0) || v > 1e9)
-            return rk_fail(RK_ERR_INVALID, "ROCKE_EMU_TIMEOUT='%s' is not a timeout (seconds, 0 to 1e9; 0 = none)", to),
-                   false;
+            return rk_fail(RK_ERR_INVALID, "ROCKE_EMU_TIMEOUT='%s' is not a timeout (seconds, 0 to 1e9; 0 = none)", to);
         o->timeout_s = v;
     }
-    return true;
+    return RK_OK;
 }
 
 rk_emu *rk_emu_new(const rk_target *t, const rk_emu_options *opt) {
@@ -55,11 +53,17 @@ rk_emu *rk_emu_new(const rk_target *t, const rk_emu_options *opt) {
     if (!e) { rk_fail(RK_ERR_NOMEM, "out of memory creating the emulator"); return NULL; }
     e->t = t;
     e->opt = opt ? *opt : rk_emu_options_default();
-    if (!(opt ? opt->timeout_s >= 0 && opt->timeout_s <= 1e9 : env_watchdog(&e->opt))) {
+    if (!(opt ? opt->timeout_s >= 0 && opt->timeout_s <= 1e9 : rk_emu_options_from_env(&e->opt) == RK_OK)) {
         if (opt) rk_fail(RK_ERR_INVALID, "rk_emu_new: timeout_s = %g is not 0 (none) to 1e9 seconds", opt->timeout_s);
         rk_free(e, sizeof *e);
         return NULL;
     }
+    if (e->opt.test_fault && (emu_fault_check(e->opt.test_fault) || !(e->fault = rk_strdup(e->opt.test_fault)))) {
+        if (!e->fault && !rk_error_message()[0]) rk_fail(RK_ERR_NOMEM, "out of memory creating the emulator");
+        rk_free(e, sizeof *e);
+        return NULL;
+    }
+    e->opt.test_fault = e->fault;
     e->next_addr = EMU_ADDR_BASE;
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     uint32_t cpus = n > 0 ? (uint32_t)n : 1;
@@ -76,6 +80,7 @@ void rk_emu_free(rk_emu *emu) {
         rk_free(b->name, 0);
     }
     rk_free(emu->bufs, emu->cap * sizeof *emu->bufs);
+    rk_free(emu->fault, 0);
     rk_free(emu, sizeof *emu);
 }
 
@@ -296,6 +301,7 @@ rk_status rk_emu_launch(rk_emu *emu, const rk_kernel *k, const uint32_t grid[3],
     pthread_mutex_destroy(&L.lock);
     if (!ok) st = rk_fail(RK_ERR_NOMEM, "out of memory setting up %u emulator threads", nt);
     else if (L.err) st = rk_fail(L.err_status, "%s", L.err);
+    else if (emu->fault) st = emu_fault_apply(emu, k, args);
     rk_free(L.err, 0);
     emu_prog_free(P);
     return st;

@@ -93,6 +93,7 @@ struct rk_emu {
     uint64_t next_addr;
     rk_emu_stats stats;
     uint32_t nthreads;
+    char *fault;               /* the test-only fault (opt.test_fault points here) or NULL */
 };
 
 /* Provenance: which buffer a pointer came from. A pointer in a register is
@@ -297,6 +298,9 @@ int emu_fail(emu_wave *w, const emu_ins *in, int lane, const char *fmt, ...)
 void emu_op_desc(const emu_ins *in, char *buf, size_t n);
 void emu_worker_run(emu_worker *wk);       /* takes workgroups until none is left */
 double emu_now(void);                      /* monotonic seconds (emu_device.c) */
+/* emu_fault.c: the test-only planted miscompile (rk_emu_options.test_fault) */
+rk_status emu_fault_check(const char *spec);
+rk_status emu_fault_apply(rk_emu *e, const rk_kernel *k, void *const *args);
 /* Control-flow and structural handlers, referenced by the compiler. */
 int emu_h_end(emu_wave *w, const emu_ins *in);
 int emu_h_if(emu_wave *w, const emu_ins *in);

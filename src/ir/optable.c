@@ -15,8 +15,11 @@ const rk_op_info ir_op_table[RK_OP__COUNT] = {
 
 /* Row order is the enum order by construction; this catches a row whose name
  * collides with another (two rows, one wire name). */
-static uint32_t name_hash_cap;
-static uint16_t *name_hash;          /* opcode, 0 = empty */
+/* open addressing, at most a quarter full: the smallest power of two >= 4 rows */
+#define NAME_HASH_CAP (4 * RK_OP__COUNT <= 1024 ? 1024u : 4 * RK_OP__COUNT <= 2048 ? 2048u : 4096u)
+_Static_assert(4 * RK_OP__COUNT <= 4096, "grow NAME_HASH_CAP");
+static const uint32_t name_hash_cap = NAME_HASH_CAP;
+static uint16_t name_hash[NAME_HASH_CAP];   /* opcode, 0 = empty */
 ir_op_spec ir_op_specs[RK_OP__COUNT];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 /* Set once the tables are built: the builder asks for a spec on every op, and
@@ -35,14 +38,25 @@ static uint32_t nkeys = 0 IR_KEYS(IR_KEY_ONE);
 #undef IR_KEY_REF
 #undef IR_KEY_ONE
 
+/* Key and enumeration strings cut out of the attribute specs, for the life of
+ * the process: static storage, so the table needs no allocation (and none
+ * outside the allocation hook); filled once under pthread_once. */
+static char spec_text[16384];
+static size_t spec_used;
+
+static char *spec_strndup(const char *s, size_t n) {
+    RK_ASSERT(n < sizeof spec_text - spec_used, "the op specs' strings outgrew spec_text: enlarge it");
+    char *d = spec_text + spec_used;
+    memcpy(d, s, n);
+    d[n] = '\0';
+    spec_used += n + 1;
+    return d;
+}
+
 static const char *shared_key(const char *s, size_t n) {
     for (uint32_t i = 0; i < nkeys; i++)
         if (strlen(keys[i]) == n && memcmp(keys[i], s, n) == 0) return keys[i];
-    /* the table is static storage: keep the key as a heap copy for life */
-    char *key = malloc(n + 1);
-    RK_ASSERT(key != NULL, "out of memory at start-up");
-    memcpy(key, s, n);
-    key[n] = '\0';
+    char *key = spec_strndup(s, n);
     RK_ASSERT(nkeys < RK_COUNTOF(keys), "more distinct attribute keys than the key table holds");
     keys[nkeys++] = key;
     return key;
@@ -85,11 +99,7 @@ static void parse_spec(rk_opcode code) {
                 const char *e0 = s;
                 while (*s && *s != '|' && *s != '}') s++;
                 RK_ASSERT(a->nenum < RK_COUNTOF(a->enums), "too many enum values");
-                char *e = malloc((size_t)(s - e0) + 1);
-                RK_ASSERT(e != NULL, "out of memory at start-up");
-                memcpy(e, e0, (size_t)(s - e0));
-                e[s - e0] = '\0';
-                a->enums[a->nenum++] = e;
+                a->enums[a->nenum++] = spec_strndup(e0, (size_t)(s - e0));
                 if (*s == '|') s++;
             }
             RK_ASSERT(*s == '}', "unterminated enum in op spec");
@@ -99,10 +109,6 @@ static void parse_spec(rk_opcode code) {
 }
 
 static void init_tables(void) {
-    name_hash_cap = 1024;
-    while (name_hash_cap < 4 * RK_OP__COUNT) name_hash_cap *= 2;
-    name_hash = calloc(name_hash_cap, sizeof *name_hash);
-    RK_ASSERT(name_hash != NULL, "out of memory at start-up");
     for (int c = 1; c < RK_OP__COUNT; c++) {
         uint32_t h = (uint32_t)rk_hash_str(ir_op_table[c].name) & (name_hash_cap - 1);
         while (name_hash[h]) {

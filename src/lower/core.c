@@ -3,6 +3,7 @@
  * and triple, the LDS pool, the used declarations (fixed table order), the
  * kernel, its attribute group, metadata, the vendor's tail. Also the LLVM
  * flavor names and their resolution. Layer: lower. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -16,15 +17,21 @@ const char *rk_llvm_flavor_name(rk_llvm_flavor f) {
     return (unsigned)f < RK_COUNTOF(flavor_names) ? flavor_names[f] : "?";
 }
 
-const char *rk_llvm_flavor_names(void) {
-    /* rebuilt from the constant table on each call; concurrent callers write
-     * identical bytes */
-    static char names[64];
+/* Built once (pthread_once): concurrent callers must not write the buffer
+ * another thread is reading, even with the same bytes. */
+static char flavor_list[64];
+static pthread_once_t flavor_list_once = PTHREAD_ONCE_INIT;
+
+static void fill_flavor_list(void) {
     size_t off = 0;
     for (size_t i = 0; i < RK_COUNTOF(flavor_names); i++)
-        off += (size_t)snprintf(names + off, sizeof names - off, "%s%s%s", i ? ", " : "", flavor_names[i],
-                                i == RK_LLVM_FLAVOR_DEFAULT ? " (default)" : "");
-    return names;
+        off += (size_t)snprintf(flavor_list + off, sizeof flavor_list - off, "%s%s%s", i ? ", " : "",
+                                flavor_names[i], i == RK_LLVM_FLAVOR_DEFAULT ? " (default)" : "");
+}
+
+const char *rk_llvm_flavor_names(void) {
+    pthread_once(&flavor_list_once, fill_flavor_list);
+    return flavor_list;
 }
 
 rk_status rk_llvm_flavor_parse(const char *name, rk_llvm_flavor *out) {

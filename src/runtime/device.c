@@ -72,10 +72,10 @@ static rk_status open_auto(rk_device *d, const rk_device_opts *o) {
     rk_buf_printf(&log, "%s: %s; %s: %s", rt_cuda_lib_name(), why[0], rt_hip_lib_name(), why[1]);
     d->probe_log = rk_buf_take(&log);
     if (!d->probe_log) return rk_fail(RK_ERR_NOMEM, "out of memory opening a device");
-    rk_status s = rt_emu_open(d, t);
+    rk_status s = rt_emu_open(d, t, o->emu_options);
     if (s != RK_OK) return s;
     if (!o->quiet && !quiet_env())
-        fprintf(stderr, "rocke: no GPU found (tried %s), using the emulator\n", d->probe_log);
+        rk_log(RK_LOG_NOTE, "no GPU found (tried %s), using the emulator", d->probe_log);
     return RK_OK;
 }
 
@@ -93,7 +93,7 @@ static rk_status open_named(rk_device *d, const char *which, const rk_device_opt
         const char *tn = suffix ? suffix : o->emu_target ? o->emu_target : rk_target_default()->name;
         const rk_target *t = rk_target_find(tn);
         if (!t) return rt_fail_prefix(RK_ERR_INVALID, "device '%s'", which);
-        return rt_emu_open(d, t);
+        return rt_emu_open(d, t, o->emu_options);
     }
     rk_device_kind k = !strcmp(word, "cuda") ? RK_DEVICE_CUDA : !strcmp(word, "hip") ? RK_DEVICE_HIP : RK_DEVICE_EMU;
     if (k == RK_DEVICE_EMU)

@@ -319,7 +319,7 @@ static const rt_backend emu_backend = {
     .tensormap_encode = em_tensormap_encode,
 };
 
-rk_status rt_emu_open(rk_device *d, const rk_target *t) {
+rk_status rt_emu_open(rk_device *d, const rk_target *t, const rk_emu_options *opt) {
     d->info = (rk_device_info){0};
     emu_dev *e = rk_calloc(1, sizeof *e);
     if (!e) return rk_fail(RK_ERR_NOMEM, "out of memory opening the emulator");
@@ -327,7 +327,7 @@ rk_status rt_emu_open(rk_device *d, const rk_target *t) {
         rk_free(e, sizeof *e);
         return rk_fail(RK_ERR_DEVICE, "cannot create the emulator's lock");
     }
-    if (!(e->emu = rk_emu_new(t, NULL))) {
+    if (!(e->emu = rk_emu_new(t, opt))) {
         pthread_mutex_destroy(&e->lock);
         rk_free(e, sizeof *e);
         return rt_fail_prefix(RK_ERR_DEVICE, "starting the emulator for %s", t->name);

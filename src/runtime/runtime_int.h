@@ -117,7 +117,7 @@ typedef struct rt_backend {
  * tried and why (one line, no "rocke:" prefix); d is left for the caller. --- */
 rk_status rt_cuda_open(rk_device *d, int index);
 rk_status rt_hip_open(rk_device *d, int index);
-rk_status rt_emu_open(rk_device *d, const rk_target *t);
+rk_status rt_emu_open(rk_device *d, const rk_target *t, const rk_emu_options *opt);   /* opt NULL = defaults */
 /* The library the backend tries first, for the auto notice ("libcuda.so.1"). */
 const char *rt_cuda_lib_name(void);
 const char *rt_hip_lib_name(void);

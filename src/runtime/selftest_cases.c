@@ -423,7 +423,8 @@ static void mma_reference(st_problem *p) {
         for (size_t i = 0; i < na; i++) fa[i] = rt_st_get(A, t * na + i);
         for (size_t i = 0; i < nb; i++) fb[i] = rt_st_get(B, t * nb + i);
         for (size_t i = 0; i < nc; i++) fc[i] = rt_st_get(C, t * nc + i);
-        rk_mma_atom_reference(a, fa, fb, fc, D->ref + t * nc);
+        rk_status st = rk_mma_atom_reference(a, fa, fb, fc, D->ref + t * nc);
+        RK_ASSERT(st == RK_OK, "out of memory in the mma reference");
     }
     rk_free(fa, na * sizeof *fa);
     rk_free(fb, nb * sizeof *fb);

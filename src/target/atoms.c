@@ -73,8 +73,9 @@ bool rk_target_has_atom(const rk_target *t, const rk_mma_atom *a) {
 
 double rk_e8m0_value(uint8_t e) { return e == 255 ? NAN : ldexp(1.0, (int)e - 127); }
 
-void rk_mma_atom_reference(const rk_mma_atom *a, const double *A, const double *B, const double *C, double *D) {
-    rk_mma_atom_reference_scaled(a, A, B, C, NULL, 0, NULL, 0, D);
+rk_status rk_mma_atom_reference(const rk_mma_atom *a, const double *A, const double *B, const double *C,
+                                double *D) {
+    return rk_mma_atom_reference_scaled(a, A, B, C, NULL, 0, NULL, 0, D);
 }
 
 /* The scale factor lane l applies to its A or B elements (1 when unscaled). */
@@ -85,14 +86,20 @@ static double lane_scale(const uint32_t *words, unsigned opsel, uint32_t l) {
 /* Rebuild full A (batch x m x k), B (batch x k x n), C from the lane
  * fragments (each element times its lane's scale, exact in double), multiply
  * in double, and scatter D back through the C map. */
-void rk_mma_atom_reference_scaled(const rk_mma_atom *a, const double *A, const double *B, const double *C,
+rk_status rk_mma_atom_reference_scaled(const rk_mma_atom *a, const double *A, const double *B, const double *C,
                                   const uint32_t *a_scale, unsigned opsel_a, const uint32_t *b_scale,
                                   unsigned opsel_b, double *D) {
     uint32_t M = a->m, N = a->n, K = a->k, nb = a->batch;
-    double *fa = calloc((size_t)nb * M * K, sizeof *fa);
-    double *fb = calloc((size_t)nb * K * N, sizeof *fb);
-    double *fc = calloc((size_t)nb * M * N, sizeof *fc);
-    RK_ASSERT(fa && fb && fc, "out of memory in the atom reference");
+    size_t na = (size_t)nb * M * K, nbb = (size_t)nb * K * N, nc = (size_t)nb * M * N;
+    double *fa = rk_calloc(na, sizeof *fa);
+    double *fb = rk_calloc(nbb, sizeof *fb);
+    double *fc = rk_calloc(nc, sizeof *fc);
+    if (!fa || !fb || !fc) {
+        rk_free(fa, na * sizeof *fa);
+        rk_free(fb, nbb * sizeof *fb);
+        rk_free(fc, nc * sizeof *fc);
+        return rk_fail(RK_ERR_NOMEM, "out of memory in the reference of atom %s", a->op_id);
+    }
     for (uint32_t l = 0; l < a->lanes; l++) {
         for (uint32_t s = 0; s < a->a_len; s++) {
             rk_lane_coord p = rk_lane_map_eval(a->a_map, l, s);
@@ -115,7 +122,8 @@ void rk_mma_atom_reference_scaled(const rk_mma_atom *a, const double *A, const d
                 acc += fa[((size_t)p.batch * M + p.row) * K + kk] * fb[((size_t)p.batch * K + kk) * N + p.col];
             D[l * a->c_len + s] = acc;
         }
-    free(fa);
-    free(fb);
-    free(fc);
+    rk_free(fa, na * sizeof *fa);
+    rk_free(fb, nbb * sizeof *fb);
+    rk_free(fc, nc * sizeof *fc);
+    return RK_OK;
 }

@@ -2,6 +2,7 @@
  * through RK_CDNA_COMMON / RK_HOPPER_COMMON; facts are from the AMD CDNA ISA
  * guides, LLVM's AMDGPU/NVPTX backends and the CUDA programming guide.
  * Layer: target. */
+#include <pthread.h>
 #include <stdio.h>
 
 #include "rocke/target.h"
@@ -59,15 +60,21 @@ static const rk_target *const targets[] = {&gfx90a, &gfx942, &gfx950, &sm_80, &s
 const rk_target *const *rk_targets(void) { return targets; }
 const rk_target *rk_target_default(void) { return &gfx950; }
 
-const char *rk_target_names(void) {
-    /* built from the table on every call into a static buffer: the table is
-     * constant, so concurrent callers write identical bytes */
-    static char names[256];
+/* Built once (pthread_once): concurrent callers must not write the buffer
+ * another thread is reading, even with the same bytes. */
+static char target_names[256];
+static pthread_once_t target_names_once = PTHREAD_ONCE_INIT;
+
+static void fill_target_names(void) {
     size_t off = 0;
     for (const rk_target *const *t = targets; *t; t++)
-        off += (size_t)snprintf(names + off, sizeof names - off, "%s%s%s", off ? ", " : "", (*t)->name,
-                                *t == rk_target_default() ? " (default)" : "");
-    return names;
+        off += (size_t)snprintf(target_names + off, sizeof target_names - off, "%s%s%s", off ? ", " : "",
+                                (*t)->name, *t == rk_target_default() ? " (default)" : "");
+}
+
+const char *rk_target_names(void) {
+    pthread_once(&target_names_once, fill_target_names);
+    return target_names;
 }
 
 const rk_target *rk_target_find(const char *name) {

@@ -97,22 +97,22 @@ static void entry_path(const rk_artifact *a, char out[RK_PATH_MAX]) {
     snprintf(out, RK_PATH_MAX, "%s/v1/%.2s/%s.rkc", cache_dir, a->cache_key, a->cache_key);
 }
 
-/* Run f with stderr captured into buf (for the debug-level reports). */
-static void capture_stderr(void (*f)(void *), void *arg, char *buf, size_t n) {
-    char tmp[] = "/tmp/rocke-stderr-XXXXXX";
-    int fd = mkstemp(tmp);
-    int saved = dup(2);
-    fflush(stderr);
-    dup2(fd, 2);
+/* Run f with the library's debug-level reports (the log callback) captured
+ * into buf, one per line. */
+typedef struct captured { char *buf; size_t n, len; } captured;
+static void capture_line(void *ud, rk_log_level level, const char *msg) {
+    captured *c = ud;
+    if (c->len + 1 < c->n)
+        c->len += (size_t)snprintf(c->buf + c->len, c->n - c->len, "%s: %s\n", rk_log_level_name(level), msg);
+    if (c->len >= c->n) c->len = c->n - 1;
+}
+
+static void capture_log(void (*f)(void *), void *arg, char *buf, size_t n) {
+    captured c = {buf, n, 0};
+    buf[0] = '\0';
+    rk_set_log_callback(capture_line, &c);
     f(arg);
-    fflush(stderr);
-    dup2(saved, 2);
-    close(saved);
-    lseek(fd, 0, SEEK_SET);
-    ssize_t r = read(fd, buf, n - 1);
-    buf[r > 0 ? r : 0] = '\0';
-    close(fd);
-    unlink(tmp);
+    rk_set_log_callback(NULL, NULL);
 }
 
 static void test_miss_then_hit(void **state) {
@@ -195,9 +195,9 @@ static void test_corrupt_and_truncated(void **state) {
             assert_int_equal(truncate(p, cases[i].keep), 0);
         }
         char err[4096];
-        capture_stderr(compile_into_victim, &o, err, sizeof err);
+        capture_log(compile_into_victim, &o, err, sizeof err);
         rk_artifact *rebuilt = victim_result;
-        if (!strstr(err, cases[i].report)) fprintf(stderr, "case '%s': stderr was: %s\n", cases[i].what, err);
+        if (!strstr(err, cases[i].report)) fprintf(stderr, "case '%s': the debug reports were: %s\n", cases[i].what, err);
         assert_non_null(strstr(err, cases[i].report));
         assert_false(rebuilt->cache_hit);
         assert_int_equal(rebuilt->binary_size, good->binary_size);
@@ -399,7 +399,7 @@ static void test_hit_checks_like_miss(void **state) {
         planted_opts = &o;
         planted_case = c;
         char err[4096];
-        capture_stderr(compile_planted, NULL, err, sizeof err);
+        capture_log(compile_planted, NULL, err, sizeof err);
         unsetenv("ROCKE_DEBUG");
         assert_non_null(strstr(err, "should define exactly the kernel"));
         assert_non_null(strstr(err, "removing it and compiling again"));

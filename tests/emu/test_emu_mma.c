@@ -266,8 +266,8 @@ static void run_scaled(const rk_mma_atom *a, const rk_target *t, rk_scalar ae, r
         fb[i] = get_elem(hb, i, be);
     }
     for (uint32_t i = 0; i < L * 4; i++) fc[i] = hc[i];
-    rk_mma_atom_reference_scaled(a, fa, fb, fc, wa, opsel_a < 0 ? 0 : (unsigned)opsel_a, wb,
-                                 opsel_b < 0 ? 0 : (unsigned)opsel_b, ref);
+    assert_int_equal(rk_mma_atom_reference_scaled(a, fa, fb, fc, wa, opsel_a < 0 ? 0 : (unsigned)opsel_a, wb,
+                                                  opsel_b < 0 ? 0 : (unsigned)opsel_b, ref), RK_OK);
     for (uint32_t ln = 0; ln < L; ln++)
         for (uint32_t s = 0; s < 4; s++) {
             rc p = layout(a, 2, ln, s);

@@ -1,6 +1,7 @@
 /* rocke tests — device selection (ROCKE_DEVICE=cuda|hip with no driver is an
  * error listing what was tried; auto falls back to the emulator with a
- * one-line notice, which quiet suppresses; emu and emu:<target> work; bad
+ * one-line notice through the log callback, never on stderr, which quiet
+ * suppresses; emu and emu:<target> work; bad
  * names list the legal ones), emulator memory, streams, events and graph
  * capture, the workspace pool, and the structure of timing results. */
 #include <setjmp.h>
@@ -29,8 +30,19 @@ static int no_gpu(void **state) {
     return 0;
 }
 
-/* Run open_fn with stderr captured into buf. */
+/* The log callback: the notes it got, one per line, and their levels. */
+static char logged[4096];
+static void record(void *ud, rk_log_level level, const char *msg) {
+    assert_ptr_equal(ud, logged);
+    size_t off = strlen(logged);
+    snprintf(logged + off, sizeof logged - off, "%s: %s\n", rk_log_level_name(level), msg);
+}
+
+/* Run open_fn with stderr captured into buf and the log callback into
+ * logged; the library must leave stderr alone. */
 static rk_status open_capturing(const rk_device_opts *o, rk_device **d, char *buf, size_t n) {
+    logged[0] = '\0';
+    rk_set_log_callback(record, logged);
     fflush(stderr);
     FILE *tmp = tmpfile();
     assert_non_null(tmp);
@@ -44,6 +56,9 @@ static rk_status open_capturing(const rk_device_opts *o, rk_device **d, char *bu
     size_t got = fread(buf, 1, n - 1, tmp);
     buf[got] = '\0';
     fclose(tmp);
+    rk_set_log_callback(NULL, NULL);
+    if (buf[0]) fail_msg("the library wrote to stderr: '%s'", buf);
+    snprintf(buf, n, "%s", logged);
     return s;
 }
 
@@ -82,7 +97,7 @@ static void test_auto_falls_back(void **state) {
     assert_int_equal(open_capturing(&o, &d, err, sizeof err), RK_OK);
     assert_int_equal(rk_device_kind_of(d), RK_DEVICE_EMU);
     assert_string_equal(rk_device_target(d), "gfx950");
-    if (!strstr(err, "rocke: no GPU found (tried /nonexistent/libcuda.so.1: ") ||
+    if (!strstr(err, "note: no GPU found (tried /nonexistent/libcuda.so.1: ") ||
         !strstr(err, "; /nonexistent/libamdhip64.so: ") || !strstr(err, "), using the emulator\n"))
         fail_msg("notice was '%s'", err);
     /* one line */

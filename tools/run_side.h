@@ -1,0 +1,40 @@
+/* rocke run — one device's copy of a problem (buffers, tensor maps, launch
+ * arguments) and the --check-emu comparison against the emulator. Shared by
+ * cmd_run.c, run_side.c and run_check_emu.c. Layer: tools. */
+#ifndef ROCKE_RUN_SIDE_H
+#define ROCKE_RUN_SIDE_H
+
+#include "rocke/rocke.h"
+#include "rocke/kernels.h"
+
+typedef struct run_side {
+    rk_device *dev;
+    rk_module *mod;
+    rk_function *fn;
+    rk_devptr dptr[RK_KSIG_MAX];
+    unsigned char maps[RK_KSIG_MAX][RK_TENSORMAP_BYTES];   /* tensormap entries, encoded on this device */
+    rk_scalar_value sv[RK_KSIG_MAX];
+    void *args[RK_KSIG_MAX];
+} run_side;
+
+/* Allocate every pointer parameter on s->dev, copy init[i] (the host
+ * buffers as they were before any launch) into it, encode the tensor maps
+ * and fill s->args. false: message set. */
+bool run_side_upload(run_side *s, const rk_problem *p, void *const *init);
+/* Free the buffers, the module and the device. */
+void run_side_free(run_side *s);
+/* Is signature entry i something the kernel writes (compared after a run)? */
+bool run_side_is_output(const rk_kparam *kp);
+/* "Y[3,17]" for flat element index i of signature entry `entry`, from its
+ * layout (rk_kparam.dims); "Y[i]" when the layout does not cover the buffer. */
+void run_side_element_name(const rk_problem *p, uint32_t entry, uint64_t i, char *buf, size_t n);
+
+/* --check-emu: the same inputs on the emulator for the manifest's target
+ * (options eo, which may carry the test-only fault), compared with dev_out
+ * (the device's outputs after one launch, per signature entry). Prints one
+ * line per output and a summary; returns 0 when everything agrees, 1 on a
+ * difference or an error. */
+int run_check_emu(const rk_problem *p, const rk_kernel *k, const char *target, const rk_emu_options *eo,
+                  const uint32_t grid[3], const uint32_t block[3], void *const *init, void *const *dev_out);
+
+#endif
