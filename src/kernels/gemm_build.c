@@ -32,7 +32,15 @@ typedef struct gk {
     rk_value kbase;            /* the split's first K tile */
     uint32_t b_base;           /* B's first element in sB (sA == sB when the epilogue shares one buffer) */
     rk_tile_warps w;
+    kn_gemm_gather gather_a, gather_b;
 } gk;
+
+/* One operand tile at (r0, c0): the caller's gather or the plain copy. */
+static void copy_tile(gk *g, const kn_gemm_gather *ga, const rk_tile_copy *cp, const rk_tile_copy_lanes *l,
+                      const rk_tile_gview *v, rk_value r0, rk_value c0, rk_value smem, rk_value stage) {
+    if (ga->fn) ga->fn(g->k, ga->ud, l, r0, c0, smem, stage);
+    else rk_tile_copy_issue(g->k, cp, l, v, r0, c0, smem, stage);
+}
 
 /* Copy K tile `kt` (i32) into stage `st` (i32). */
 static void issue(gk *g, rk_value kt, rk_value st) {
@@ -49,10 +57,10 @@ static void issue(gk *g, rk_value kt, rk_value st) {
         rk_value bb = c32(k, g->b_base);
         stb = rk_build_add(k, stb, bb);
     }
-    if (pl->a_row) rk_tile_copy_issue(k, &pl->cpa, &g->la, &g->ga, g->m0, k0, g->sA, sta);
-    else rk_tile_copy_issue(k, &pl->cpa, &g->la, &g->ga, k0, g->m0, g->sA, sta);
-    if (pl->b_row) rk_tile_copy_issue(k, &pl->cpb, &g->lb, &g->gb, k0, g->n0, g->sB, stb);
-    else rk_tile_copy_issue(k, &pl->cpb, &g->lb, &g->gb, g->n0, k0, g->sB, stb);
+    if (pl->a_row) copy_tile(g, &g->gather_a, &pl->cpa, &g->la, &g->ga, g->m0, k0, g->sA, sta);
+    else copy_tile(g, &g->gather_a, &pl->cpa, &g->la, &g->ga, k0, g->m0, g->sA, sta);
+    if (pl->b_row) copy_tile(g, &g->gather_b, &pl->cpb, &g->lb, &g->gb, k0, g->n0, g->sB, stb);
+    else copy_tile(g, &g->gather_b, &pl->cpb, &g->lb, &g->gb, g->n0, k0, g->sB, stb);
     rk_build_async_commit_group(k);
 }
 
@@ -135,7 +143,9 @@ static void epilogue(gk *g, const rk_epi_args *ea, const kn_gemm_io *io, const r
     rk_value cb = rk_build_add(k, g->n0, wn0);
     /* pairs need an even row pitch (C's base is 16-byte aligned by the ABI) */
     rk_value one = c32(k, 1), zero = c32(k, 0);
-    rk_value odd = rk_build_and(k, ldc, one);
+    rk_value pitch = ldc;
+    if (io->c_shift.set) pitch = rk_build_or(k, ldc, io->c_shift.v);   /* C moved by c_shift elements */
+    rk_value odd = rk_build_and(k, pitch, one);
     rk_value even = rk_build_cmp(k, "eq", odd, zero);
     for (uint32_t i = 0; i < pl->mi; i++)
         for (uint32_t j = 0; j < pl->ni; j++) {
@@ -205,7 +215,8 @@ void kn_gemm_begin(rk_kernel *k, const rk_gemm_spec *s, const rk_target *t, bool
 }
 
 static gk gk_of(rk_kernel *k, const kn_gemm_plan *pl, const rk_gemm_spec *s, const kn_gemm_io *io) {
-    return (gk){.k = k, .pl = pl, .s = s, .m0 = io->m0, .n0 = io->n0, .w = io->w};
+    return (gk){.k = k, .pl = pl, .s = s, .m0 = io->m0, .n0 = io->n0, .w = io->w, .gather_a = io->gather_a,
+                .gather_b = io->gather_b};
 }
 
 void kn_gemm_mainloop(rk_kernel *k, const kn_gemm_plan *plp, const rk_gemm_spec *s, kn_gemm_io *io,
@@ -316,6 +327,16 @@ void kn_gemm_build(const rk_instance *in, const rk_target *t, rk_kernel *k, cons
     io.C = C;
     rk_value res[192];
     kn_gemm_mainloop(k, &pl, s, &io, res);
+    rk_value work = s->split_k > 1 && s->split_reduce == RK_GEMM_SPLIT_WORKSPACE ? p[next + ne] : (rk_value){0};
+    kn_gemm_finish(k, &pl, s, &io, &ea, res, pid, tm, tn, batched, work);
+}
+
+void kn_gemm_finish(rk_kernel *k, const kn_gemm_plan *plp, const rk_gemm_spec *s, const kn_gemm_io *iop,
+                    const rk_epi_args *eap, const rk_value *res, rk_value pid, rk_ix tm, rk_ix tn, bool batched,
+                    rk_value work) {
+    const kn_gemm_plan pl = *plp;
+    const kn_gemm_io io = *iop;
+    const rk_epi_args ea = *eap;
     if (s->split_k == 1) {
         kn_gemm_epilogue(k, &pl, s, &io, &ea, res);
         return;
@@ -324,8 +345,8 @@ void kn_gemm_build(const rk_instance *in, const rk_target *t, rk_kernel *k, cons
     rk_value wm0 = rk_build_mul(k, io.w.wm, wtm);
     rk_value wn0 = rk_build_mul(k, io.w.wn, wtn);
     rk_value tiles = rk_ix_value(k, rk_ix_mul(k, tm, tn));
-    kn_gemm_split_io sio = {.dst = C, .M = M, .N = N, .ldc = ldc, .tile = pid, .tiles = tiles, .lane = io.w.lane,
-                            .tid = io.w.tid};
+    kn_gemm_split_io sio = {.dst = io.C, .M = io.M, .N = io.N, .ldc = io.ldc, .tile = pid, .tiles = tiles,
+                            .lane = io.w.lane, .tid = io.w.tid};
     sio.z = batched ? rk_build_block_id(k, 2) : c32(k, 0);
     sio.batch = batched ? rk_build_grid_dim(k, 2) : c32(k, 1);
     sio.r0 = rk_build_add(k, io.m0, wm0);
@@ -334,7 +355,7 @@ void kn_gemm_build(const rk_instance *in, const rk_target *t, rk_kernel *k, cons
         kn_gemm_split_atomic(k, &pl, &sio, res);
         return;
     }
-    sio.dst = p[next + ne];
+    sio.dst = work;
     rk_value last = kn_gemm_split_publish(k, &pl, s, &sio, res);
     rk_if_begin(k, last);
     rk_value sum[192];

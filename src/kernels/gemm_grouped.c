@@ -250,7 +250,7 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
     uint32_t ne = rk_epi_params(&s->fuse, s->out_dtype, eps);
     for (uint32_t i = 0; i < ne; i++) ea.p[i] = p[5 + i];
     kn_gemm_plan pl;
-    kn_gemm_io io;
+    kn_gemm_io io = {0};
     kn_gemm_begin(k, s, t, false, &pl, &io.w);
 
     /* the block's group: the last whose first tile is <= the block id;

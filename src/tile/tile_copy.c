@@ -68,19 +68,24 @@ static void source(rk_kernel *k, const rk_tile_gview *g, rk_value r, rk_value c,
     *idx = rk_build_select(k, *ok, at, zero);
 }
 
-static void one_chunk(rk_kernel *k, const rk_tile_copy *c, const rk_tile_gview *g, rk_value r, rk_value col,
-                      rk_value smem, rk_value dst) {
-    rk_value ok, idx;
-    source(k, g, r, col, &ok, &idx);
+void rk_tile_copy_chunk(rk_kernel *k, const rk_tile_copy *c, rk_value ptr, rk_value ok, rk_value idx, rk_value smem,
+                        rk_value dst) {
     if (c->async) {
-        rk_build_async_copy(k, g->ptr, idx, smem, dst, ok, (int64_t)(c->vec * c->lds.elem_bytes));
+        rk_build_async_copy(k, ptr, idx, smem, dst, ok, (int64_t)(c->vec * c->lds.elem_bytes));
         return;
     }
-    rk_value v = rk_load_global(k, g->ptr, idx, c->vec);
+    rk_value v = rk_load_global(k, ptr, idx, c->vec);
     rk_type t = rk_value_type(k, v);
     rk_value z = c->vec > 1 ? rk_build_constant_vec(k, t, 0.0) : rk_const_float(k, t, 0.0);
     rk_value sel = rk_build_select(k, ok, v, z);
     rk_store_smem(k, smem, &dst, sel);
+}
+
+static void one_chunk(rk_kernel *k, const rk_tile_copy *c, const rk_tile_gview *g, rk_value r, rk_value col,
+                      rk_value smem, rk_value dst) {
+    rk_value ok, idx;
+    source(k, g, r, col, &ok, &idx);
+    rk_tile_copy_chunk(k, c, g->ptr, ok, idx, smem, dst);
 }
 
 void rk_tile_copy_issue(rk_kernel *k, const rk_tile_copy *c, const rk_tile_copy_lanes *l, const rk_tile_gview *g,

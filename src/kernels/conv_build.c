@@ -1,0 +1,215 @@
+/* rocke — the convolution kernel: one group per grid z, the group's
+ * implicit GEMM on the GEMM plan, main loop and epilogue. The operand that
+ * is an im2col view (fwd: A = X; dgrad: A = dY, transposed; wgrad: B = X)
+ * is gathered straight into LDS by rk_tile_im2col_issue through the main
+ * loop's gather hook; the others are plain strided views moved to the
+ * group's slice. gemm1x1 reads every operand as a plain matrix. wgrad's
+ * split-K reduces through the GEMM's workspace path. Layer: kernels. */
+#include "conv_int.h"
+
+/* The pointer moved by `elems` (i32, >= 0) elements. */
+static rk_value moved(rk_kernel *k, rk_value ptr, rk_value elems, rk_scalar elem) {
+    rk_value e64 = rk_build_sext(k, elems, RK_T_I64);
+    rk_value eb = rk_const_i64(k, rk_tile_elem_bytes(elem));
+    rk_value off = rk_build_mul(k, e64, eb);
+    return rk_build_global_ptr_add(k, ptr, off);
+}
+
+/* The geometry parameters as index terms (2-D: the d axis as constants). */
+typedef struct conv_args {
+    rk_ix n, c, k, groups;
+    rk_ix in[3], filt[3], out[3], stride[3], pad[3], dil[3];
+} conv_args;
+
+static conv_args args_of(const rk_instance *in, const rk_value *p, uint32_t *next) {
+    conv_args a;
+    uint32_t i = 3;
+    bool d3 = kn_conv_is_3d(in);
+    a.n = rk_ix_v(p[i++]);
+    a.c = rk_ix_v(p[i++]);
+    a.in[0] = d3 ? rk_ix_v(p[i++]) : rk_ix_c(1);
+    a.in[1] = rk_ix_v(p[i++]);
+    a.in[2] = rk_ix_v(p[i++]);
+    a.k = rk_ix_v(p[i++]);
+    a.filt[0] = d3 ? rk_ix_v(p[i++]) : rk_ix_c(1);
+    a.filt[1] = rk_ix_v(p[i++]);
+    a.filt[2] = rk_ix_v(p[i++]);
+    a.out[0] = d3 ? rk_ix_v(p[i++]) : rk_ix_c(1);
+    a.out[1] = rk_ix_v(p[i++]);
+    a.out[2] = rk_ix_v(p[i++]);
+    rk_ix *per[3] = {a.stride, a.pad, a.dil};
+    for (int j = 0; j < 3; j++) {
+        per[j][0] = d3 ? rk_ix_v(p[i++]) : rk_ix_c(j == 1 ? 0 : 1);
+        per[j][1] = rk_ix_v(p[i++]);
+        per[j][2] = rk_ix_v(p[i++]);
+    }
+    a.groups = rk_ix_v(p[i++]);
+    *next = i;
+    return a;
+}
+
+static rk_fastdiv divisor(rk_kernel *k, rk_ix d) {
+    return d.dyn ? rk_fastdiv_compute(k, d.v) : rk_fastdiv_const((uint32_t)d.c);
+}
+
+/* The gather hook's state: the view, the plan's copy, and (fwd) the rows
+ * of the block's fixed M origin, made at the first call. */
+typedef struct conv_gather {
+    rk_tile_im2col v;
+    const rk_tile_copy *cp;
+    bool fixed_rows, have_rows;
+    rk_tile_im2col_rows rows;
+} conv_gather;
+
+static void gather(rk_kernel *k, void *ud, const rk_tile_copy_lanes *l, rk_value r0, rk_value c0, rk_value smem,
+                   rk_value stage) {
+    conv_gather *g = ud;
+    if (!g->fixed_rows || !g->have_rows) rk_tile_im2col_rows_init(k, g->cp, l, &g->v, r0, &g->rows);
+    g->have_rows = true;
+    rk_tile_im2col_issue(k, g->cp, l, &g->v, &g->rows, c0, smem, stage);
+}
+
+/* The im2col view over X (fwd A, wgrad B): rows = output pixels, columns =
+ * taps x the group's channels. */
+static void x_view(rk_kernel *k, const conv_args *a, rk_value X, rk_ix rows, rk_ix cols, rk_ix cg, rk_ix c0,
+                   rk_tile_im2col *v) {
+    memset(v, 0, sizeof *v);
+    v->ptr = X;
+    v->rows = rows;
+    v->cols = cols;
+    for (int i = 0; i < 3; i++) {
+        v->pix[i] = divisor(k, a->out[i]);
+        v->tap[i] = divisor(k, a->filt[i]);
+        v->in[i] = a->in[i];
+        v->stride[i] = a->stride[i];
+        v->pad[i] = a->pad[i];
+        v->dil[i] = a->dil[i];
+    }
+    v->cg = divisor(k, cg);
+    v->cstride = a->c;
+    v->c0 = c0;
+}
+
+void kn_conv_build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *p) {
+    const rk_conv_spec *cs = &in->u.conv;
+    rk_gemm_spec s = kn_conv_gemm_spec(in);
+    uint32_t next;
+    conv_args a = args_of(in, p, &next);
+    rk_epi_args ea = {.chain = &s.fuse};
+    rk_epi_param eps[RK_EPI_MAX_PARAMS];
+    uint32_t ne = rk_epi_params(&s.fuse, s.out_dtype, eps);
+    for (uint32_t i = 0; i < ne; i++) ea.p[i] = p[next + i];
+    rk_value work = s.split_k > 1 ? p[next + ne] : (rk_value){0};
+
+    kn_gemm_plan pl;
+    kn_gemm_io io = {0};
+    kn_gemm_begin(k, &s, t, false, &pl, &io.w);
+    rk_value grp = rk_build_block_id(k, 2);
+    rk_ix gi = rk_ix_v(grp);
+    rk_ix cg = rk_ix_udiv(k, a.c, a.groups), kg = rk_ix_udiv(k, a.k, a.groups);
+    rk_ix taps = rk_ix_mul(k, a.filt[0], a.filt[1]);
+    taps = rk_ix_mul(k, taps, a.filt[2]);
+    rk_ix opix = rk_ix_mul(k, a.n, a.out[0]);
+    opix = rk_ix_mul(k, opix, a.out[1]);
+    opix = rk_ix_mul(k, opix, a.out[2]);
+    rk_ix ipix = rk_ix_mul(k, a.n, a.in[0]);
+    ipix = rk_ix_mul(k, ipix, a.in[1]);
+    ipix = rk_ix_mul(k, ipix, a.in[2]);
+    rk_ix tcg = rk_ix_mul(k, taps, cg);          /* a filter's elements per output channel */
+    rk_ix ktaps = rk_ix_mul(k, kg, taps);
+    rk_ix cg0 = rk_ix_mul(k, gi, cg), kg0 = rk_ix_mul(k, gi, kg);
+    rk_ix wg0 = rk_ix_mul(k, kg0, tcg);          /* the group's first weight */
+    bool one = cs->algo == RK_CONV_GEMM1X1;
+    conv_gather gt = {.cp = NULL};
+    rk_value shift;
+    switch ((rk_conv_dir)cs->direction) {
+    case RK_CONV_FWD: {
+        /* A = im2col(X) [pixels, taps*Cg]; B = W rows [Kg, taps*Cg]; C = Y columns of the group */
+        io.M = rk_ix_value(k, opix);
+        io.N = rk_ix_value(k, kg);
+        io.K = rk_ix_value(k, tcg);
+        io.lda = rk_ix_value(k, a.c);
+        io.A = moved(k, p[0], rk_ix_value(k, cg0), s.dtype);
+        io.B = moved(k, p[1], rk_ix_value(k, wg0), s.dtype);
+        io.ldb = io.K;
+        shift = rk_ix_value(k, kg0);
+        io.C = moved(k, p[2], shift, s.out_dtype);
+        io.ldc = rk_ix_value(k, a.k);
+        if (!one) {
+            x_view(k, &a, p[0], opix, tcg, cg, cg0, &gt.v);
+            gt.cp = &pl.cpa;
+            gt.fixed_rows = true;
+            io.gather_a = (kn_gemm_gather){gather, &gt};
+        }
+        /* the chain's tensors are [.., K]: move them to the group's columns */
+        for (uint32_t i = 0; i < ne; i++)
+            if (eps[i].ptr) ea.p[i] = moved(k, ea.p[i], shift, s.out_dtype);
+        break;
+    }
+    case RK_CONV_DGRAD: {
+        /* A = transposed im2col(dY) [input pixels, Kg*taps]; B = W [Kg*taps, Cg]; C = dX columns */
+        io.M = rk_ix_value(k, ipix);
+        io.N = rk_ix_value(k, cg);
+        io.K = rk_ix_value(k, ktaps);
+        io.A = moved(k, p[0], rk_ix_value(k, kg0), s.dtype);
+        io.lda = rk_ix_value(k, a.k);
+        io.B = moved(k, p[1], rk_ix_value(k, wg0), s.dtype);
+        io.ldb = io.N;
+        shift = rk_ix_value(k, cg0);
+        io.C = moved(k, p[2], shift, s.out_dtype);
+        io.ldc = rk_ix_value(k, a.c);
+        if (!one) {
+            rk_tile_im2col *v = &gt.v;
+            memset(v, 0, sizeof *v);
+            v->ptr = p[0];
+            v->rows = ipix;
+            v->cols = ktaps;
+            for (int i = 0; i < 3; i++) {
+                v->pix[i] = divisor(k, a.in[i]);
+                v->tap[i] = divisor(k, a.filt[i]);
+                v->in[i] = a.out[i];
+                v->stride[i] = a.stride[i];
+                v->sdiv[i] = divisor(k, a.stride[i]);
+                v->pad[i] = a.pad[i];
+                v->dil[i] = a.dil[i];
+            }
+            v->cg = divisor(k, kg);
+            v->cstride = a.k;
+            v->c0 = kg0;
+            v->transposed = v->chan_outer = true;
+            gt.cp = &pl.cpa;
+            gt.fixed_rows = true;
+            io.gather_a = (kn_gemm_gather){gather, &gt};
+        }
+        break;
+    }
+    case RK_CONV_WGRAD:
+    case RK_CONV__COUNT: {
+        /* A = dY^T (dY [pixels, K] read column-major); B = im2col(X) [pixels, taps*Cg]; C = dW rows */
+        io.M = rk_ix_value(k, kg);
+        io.N = rk_ix_value(k, tcg);
+        io.K = rk_ix_value(k, opix);
+        io.A = moved(k, p[0], rk_ix_value(k, kg0), s.dtype);
+        io.lda = rk_ix_value(k, a.k);
+        io.B = moved(k, p[1], rk_ix_value(k, cg0), s.dtype);
+        io.ldb = rk_ix_value(k, a.c);
+        shift = rk_ix_value(k, wg0);
+        io.C = moved(k, p[2], shift, s.out_dtype);
+        io.ldc = io.N;
+        if (!one) {
+            x_view(k, &a, p[1], opix, tcg, cg, cg0, &gt.v);
+            gt.cp = &pl.cpb;
+            io.gather_b = (kn_gemm_gather){gather, &gt};
+        }
+        break;
+    }
+    }
+    io.c_shift.v = shift;
+    io.c_shift.set = true;
+    rk_value pid = kn_gemm_block_id(k, &s);
+    rk_ix tm, tn;
+    kn_gemm_tile_origin(k, pl.bm, pl.bn, s.group_m, pid, io.M, io.N, &tm, &tn, &io.m0, &io.n0);
+    rk_value res[192];
+    kn_gemm_mainloop(k, &pl, &s, &io, res);
+    kn_gemm_finish(k, &pl, &s, &io, &ea, res, pid, tm, tn, true, work);
+}
