@@ -77,4 +77,13 @@ grep -v '^#' bench/gemm_shapes.txt | while read -r M N K layout dtype; do
   "$B/rocke" build gemm --layout "$layout" --dtype "$dtype" --target "$T" --shape "$M,$N,$K" \
     -o "$D/gemm/$layout-$dtype@$M,$N,$K" >/dev/null
 done
+# Convolutions at the benchmark shapes (bench/conv_shapes.txt), every direction, bf16
+mkdir -p "$D/conv"
+grep -v '^#' bench/conv_shapes.txt | while read -r name n c h w k r s st pd g; do
+  [ -n "$name" ] || continue
+  for dir in fwd dgrad wgrad; do
+    "$B/rocke" build conv --direction "$dir" --dtype bf16 --target "$T" --shape "$n,$c,$h,$w,$k,$r,$s" \
+      --stride "${st}x$st" --pad "${pd}x${pd}x${pd}x$pd" --groups "$g" -o "$D/conv/$name-$dir" >/dev/null
+  done
+done
 du -sh "$D"

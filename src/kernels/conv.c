@@ -381,6 +381,11 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64
         c->g.warps[0] = cand[pick][3];
         c->g.warps[1] = cand[pick][4];
     }
+    if (gathered_dy && !(locked >> CK_TILE & 1) && !(locked >> CK_WARPS & 1) && c->g.tile[0] > 64) {
+        /* the element-wise dY gather keeps a pixel's state per copy pass: fewer rows, no spills */
+        c->g.tile[0] = c->g.tile[1] = 64;
+        c->g.warps[0] = c->g.warps[1] = 2;
+    }
     if (t->wave_size == 64 && !(locked >> CK_TILE & 1) && !(locked >> CK_WARPS & 1) && c->g.tile[0] < 64) {
         /* MFMA atoms are 32 wide: keep at least one per warp */
         c->g.tile[0] = c->g.tile[1] = 64;
