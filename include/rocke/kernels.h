@@ -188,8 +188,9 @@ typedef struct rk_gemm_spec {
  * are (d, h, w); pad is (d0, d1, h0, h1, w0, w1); 2-D uses h and w. */
 typedef enum rk_conv_dir { RK_CONV_FWD = 0, RK_CONV_DGRAD, RK_CONV_WGRAD, RK_CONV__COUNT } rk_conv_dir;
 /* igemm: implicit GEMM (im2col gathered into LDS, never materialised);
- * gemm1x1: a 1x1 filter at stride 1 without padding read as a plain GEMM */
-typedef enum rk_conv_algo { RK_CONV_IGEMM = 0, RK_CONV_GEMM1X1, RK_CONV_ALGO__COUNT } rk_conv_algo;
+ * gemm1x1: a 1x1 filter at stride 1 without padding read as a plain GEMM;
+ * direct: forward with 1..16 channels per group (depthwise), no matrix unit */
+typedef enum rk_conv_algo { RK_CONV_IGEMM = 0, RK_CONV_GEMM1X1, RK_CONV_DIRECT, RK_CONV_ALGO__COUNT } rk_conv_algo;
 typedef struct rk_conv_spec {
     rk_gemm_spec g;                /* the GEMM knobs (layout follows from the direction) */
     int direction;                 /* rk_conv_dir */

@@ -9,7 +9,7 @@
 #include "conv_int.h"
 
 static const char *const dir_names[] = {"fwd", "dgrad", "wgrad", NULL};
-static const char *const algo_names[] = {"igemm", "gemm1x1", NULL};
+static const char *const algo_names[] = {"igemm", "gemm1x1", "direct", NULL};
 static const char *const atom_names[] = {
     "auto",
 #define RK_ATOM(id, name, ...) name,
@@ -30,7 +30,8 @@ static const uint32_t legal_split[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13
     KN_ENUM("direction", "d", u.conv.direction, dir_names, false, "fwd (Y from X, W), dgrad (dX from dY, W), "   \
             "wgrad (dW from dY, X)"),                                                                            \
     KN_ENUM("algo", "al", u.conv.algo, algo_names, true,                                                        \
-            "igemm (implicit GEMM, im2col gathered) or gemm1x1 (1x1 filter, stride 1, no padding: a plain GEMM)"),\
+            "igemm (implicit GEMM, im2col gathered), gemm1x1 (1x1, stride 1, unpadded: a plain GEMM) or direct "  \
+            "(fwd, 1..16 channels per group; vec_a output channels per thread)"),                                \
     KN_DTYPE("dtype", "", u.conv.g.dtype, "input and weight element type (f16, bf16)"),                        \
     KN_DTYPE("out_dtype", "o", u.conv.g.out_dtype, "output element type (f16, bf16, f32)"),                    \
     KN_TUPLE("tile", "t", u.conv.g.tile, 3, legal_tile, true, "block tile of the implicit GEMM, MxNxK"),      \
@@ -267,7 +268,10 @@ static rk_status validate(const rk_instance *in, const rk_target *t) {
     if ((unsigned)c->direction >= RK_CONV__COUNT)
         return rk_fail(RK_ERR_INVALID, "%s: knob 'direction' out of range (legal: fwd, dgrad, wgrad)", fam);
     if ((unsigned)c->algo >= RK_CONV_ALGO__COUNT)
-        return rk_fail(RK_ERR_INVALID, "%s: knob 'algo' out of range (legal: igemm, gemm1x1)", fam);
+        return rk_fail(RK_ERR_INVALID, "%s: knob 'algo' out of range (legal: igemm, gemm1x1, direct)", fam);
+    if (c->algo == RK_CONV_DIRECT && c->direction != RK_CONV_FWD)
+        return rk_fail(RK_ERR_INVALID, "%s: algo direct computes the forward convolution only (direction fwd; "
+                       "dgrad and wgrad run as igemm)", fam);
     if (c->g.wave != t->wave_size)
         return rk_fail(RK_ERR_INVALID, "%s: knob 'wave' = %u, but %s runs %u-lane waves", fam, c->g.wave, t->name,
                        t->wave_size);
@@ -333,6 +337,20 @@ static rk_status check_shape(const rk_instance *in, const rk_shape *sh) {
     if (c->algo == RK_CONV_GEMM1X1 && !one)
         return rk_fail(RK_ERR_INVALID, "%s: algo gemm1x1 reads a 1x1 filter at stride 1 without padding as a plain "
                        "GEMM; this problem needs algo igemm", fam);
+    if (c->algo == RK_CONV_DIRECT) {
+        if (g.cg > KN_CONV_DIRECT_MAX_CPG || g.kg > KN_CONV_DIRECT_MAX_CPG)
+            return rk_fail(RK_ERR_INVALID, "%s: algo direct serves 1..%d channels per group, this problem has C/groups "
+                           "= %llu and K/groups = %llu: use algo igemm", fam, KN_CONV_DIRECT_MAX_CPG,
+                           (unsigned long long)g.cg, (unsigned long long)g.kg);
+        if (c->g.vec_a > 1 && (g.cg != 1 || g.kg != 1 || g.k % c->g.vec_a))
+            return rk_fail(RK_ERR_INVALID, "%s: algo direct with vec_a = %u reads channel vectors, which needs a "
+                           "depthwise problem (C/groups = K/groups = 1) with K a multiple of %u; here C/groups = %llu, "
+                           "K/groups = %llu, K = %llu: build with --vec-a 1", fam, c->g.vec_a, c->g.vec_a,
+                           (unsigned long long)g.cg, (unsigned long long)g.kg, (unsigned long long)g.k);
+        if (g.n * g.out[0] * g.out[1] * g.out[2] * (g.k / c->g.vec_a) > INT32_MAX - KN_CONV_DIRECT_THREADS)
+            return rk_fail(RK_ERR_INVALID, "%s: algo direct: more outputs than a 1-D grid of threads holds", fam);
+        return RK_OK;
+    }
     /* the contiguous extent of each vector-read operand (direction by direction) */
     static const char *const what[RK_CONV__COUNT][2] = {
         {"C / groups (X is read in vectors of channels)", "R*S*C/groups (W rows are read in vectors)"},
@@ -359,7 +377,16 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64
     kn_conv_geo_of(in, sh, &g);
     bool one = g.filt[0] * g.filt[1] * g.filt[2] == 1;
     for (int i = 0; i < 3; i++) one = one && g.stride[i] == 1 && !g.pad0[i] && !g.pad1[i];
-    if (!(locked >> CK_ALGO & 1)) c->algo = one ? RK_CONV_GEMM1X1 : RK_CONV_IGEMM;
+    bool few = g.cg <= KN_CONV_DIRECT_MAX_CPG && g.kg <= KN_CONV_DIRECT_MAX_CPG && g.c % g.groups == 0 && g.k % g.groups == 0;
+    few = few && g.groups > 1 && c->direction == RK_CONV_FWD;
+    if (!(locked >> CK_ALGO & 1)) c->algo = one ? RK_CONV_GEMM1X1 : few ? RK_CONV_DIRECT : RK_CONV_IGEMM;
+    if (c->algo == RK_CONV_DIRECT) {
+        /* channel vectors for depthwise, one channel otherwise */
+        if (!(locked >> CK_VA & 1)) c->g.vec_a = g.cg == 1 && g.kg == 1 ? kn_gemm_vec_for(g.k) : 1;
+        if (!(locked >> CK_WAVE & 1)) c->g.wave = t->wave_size;
+        if (!(locked >> CK_SPLIT & 1)) c->g.split_k = 1;
+        return;
+    }
     if (!(locked >> CK_WAVE & 1)) c->g.wave = t->wave_size;
     uint64_t M, N, K;
     kn_conv_gemm_extents(in, &g, &M, &N, &K);
@@ -404,9 +431,16 @@ static void grid(const rk_instance *in, const rk_shape *sh, uint32_t gr[3], uint
     b[1] = b[2] = 1;
     gr[0] = gr[2] = 1;
     gr[1] = c->g.split_k;
+    if (c->algo == RK_CONV_DIRECT) b[0] = KN_CONV_DIRECT_THREADS, gr[1] = 1;
     if (!sh) return;
     kn_conv_geo g;
     kn_conv_geo_of(in, sh, &g);
+    if (c->algo == RK_CONV_DIRECT) {
+        uint64_t items = g.n * g.out[0] * g.out[1] * g.out[2] * (g.k / (c->g.vec_a ? c->g.vec_a : 1));
+        uint64_t blocks = (items + KN_CONV_DIRECT_THREADS - 1) / KN_CONV_DIRECT_THREADS;
+        gr[0] = (uint32_t)(blocks > INT32_MAX ? INT32_MAX : blocks);
+        return;
+    }
     uint64_t M, N, K;
     kn_conv_gemm_extents(in, &g, &M, &N, &K);
     uint64_t tiles = (M + c->g.tile[0] - 1) / c->g.tile[0] * ((N + c->g.tile[1] - 1) / c->g.tile[1]);

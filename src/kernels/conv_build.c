@@ -15,14 +15,8 @@ static rk_value moved(rk_kernel *k, rk_value ptr, rk_value elems, rk_scalar elem
     return rk_build_global_ptr_add(k, ptr, off);
 }
 
-/* The geometry parameters as index terms (2-D: the d axis as constants). */
-typedef struct conv_args {
-    rk_ix n, c, k, groups;
-    rk_ix in[3], filt[3], out[3], stride[3], pad[3], dil[3];
-} conv_args;
-
-static conv_args args_of(const rk_instance *in, const rk_value *p, uint32_t *next) {
-    conv_args a;
+kn_conv_args kn_conv_args_of(const rk_instance *in, const rk_value *p, uint32_t *next) {
+    kn_conv_args a;
     uint32_t i = 3;
     bool d3 = kn_conv_is_3d(in);
     a.n = rk_ix_v(p[i++]);
@@ -71,7 +65,7 @@ static void gather(rk_kernel *k, void *ud, const rk_tile_copy_lanes *l, rk_value
 
 /* The im2col view over X (fwd A, wgrad B): rows = output pixels, columns =
  * taps x the group's channels. */
-static void x_view(rk_kernel *k, const conv_args *a, rk_value X, rk_ix rows, rk_ix cols, rk_ix cg, rk_ix c0,
+static void x_view(rk_kernel *k, const kn_conv_args *a, rk_value X, rk_ix rows, rk_ix cols, rk_ix cg, rk_ix c0,
                    rk_tile_im2col *v) {
     memset(v, 0, sizeof *v);
     v->ptr = X;
@@ -93,8 +87,12 @@ static void x_view(rk_kernel *k, const conv_args *a, rk_value X, rk_ix rows, rk_
 void kn_conv_build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *p) {
     const rk_conv_spec *cs = &in->u.conv;
     rk_gemm_spec s = kn_conv_gemm_spec(in);
+    if (cs->algo == RK_CONV_DIRECT) {
+        kn_conv_direct_build(in, t, k, p);
+        return;
+    }
     uint32_t next;
-    conv_args a = args_of(in, p, &next);
+    kn_conv_args a = kn_conv_args_of(in, p, &next);
     rk_epi_args ea = {.chain = &s.fuse};
     rk_epi_param eps[RK_EPI_MAX_PARAMS];
     uint32_t ne = rk_epi_params(&s.fuse, s.out_dtype, eps);

@@ -25,8 +25,22 @@ void kn_conv_gemm_extents(const rk_instance *in, const kn_conv_geo *g, uint64_t 
 rk_gemm_spec kn_conv_gemm_spec(const rk_instance *in);
 bool kn_conv_is_3d(const rk_instance *in);
 
-/* conv_build.c */
+/* conv_build.c: the kernel (implicit GEMM, or the direct one); the
+ * geometry parameters (signature entries 3..) as index terms, 2-D giving
+ * the d axis as constants; *next: the first entry after them. */
+typedef struct kn_conv_args {
+    rk_ix n, c, k, groups;
+    rk_ix in[3], filt[3], out[3], stride[3], pad[3], dil[3];
+} kn_conv_args;
+kn_conv_args kn_conv_args_of(const rk_instance *in, const rk_value *p, uint32_t *next);
 void kn_conv_build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *params);
+
+/* conv_direct.c: the direct forward kernel for 1..16 channels per group,
+ * one thread per output pixel and vec_a consecutive output channels (vec_a
+ * > 1: depthwise, C/g = K/g = 1, channel vectors). */
+#define KN_CONV_DIRECT_THREADS 256
+#define KN_CONV_DIRECT_MAX_CPG 16
+void kn_conv_direct_build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *params);
 
 /* conv_reference.c: a direct convolution in double, every direction. */
 void kn_conv_reference(const rk_problem *p, double **want, double **tol);

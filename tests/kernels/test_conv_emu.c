@@ -2,7 +2,8 @@
  * dgrad and wgrad against the double direct convolution at small odd
  * geometries (odd H, W, C, K; stride 2 and 3; dilation 2; padding wider than
  * the filter's half, asymmetric; groups 2 and depthwise; 3-D; 1x1 as a plain
- * GEMM; split-K wgrad) on sm_90a, sm_80 and gfx942; the three kernels
+ * GEMM; split-K wgrad; the direct depthwise / small-group kernel) on sm_90a,
+ * sm_80 and gfx942; the three kernels
  * checked against each other through the adjoint identity <conv(X, W), dY>
  * = <X, dgrad(dY, W)> = <W, wgrad(dY, X)>, which needs no reference; one
  * binary run at several geometries; and bad input with its message. Fresh
@@ -102,7 +103,7 @@ static void test_paths(void **state) {
     run_case("conv", "sm_80", wide, 7, "direction=dgrad stride=3x2 pad=1x1x1x1", NULL);
     for (size_t d = 0; d < 3; d++) {
         char knobs[96];
-        snprintf(knobs, sizeof knobs, "direction=%s groups=8 stride=2x1", dirs[d]);
+        snprintf(knobs, sizeof knobs, "direction=%s algo=igemm groups=8 stride=2x1", dirs[d]);
         run_case("conv", d % 2 ? "gfx942" : "sm_90a", dw, 7, knobs, NULL);
     }
     const uint64_t v3[9] = {2, 3, 4, 5, 6, 5, 3, 3, 2};
@@ -136,6 +137,32 @@ static rk_host_buf *buf(rk_problem *p, const char *name) {
         if (!strcmp(p->sig.p[i].name, name)) return &p->buf[i];
     fail_msg("no buffer %s", name);
     return NULL;
+}
+
+/* The direct kernel (the heuristic's pick for few channels per group):
+ * depthwise with channel vectors, channel multipliers, small groups, a
+ * chain, 3-D. */
+static void test_direct(void **state) {
+    (void)state;
+    const uint64_t dw[7] = {2, 24, 7, 9, 24, 3, 3}, mult[7] = {1, 6, 9, 7, 18, 3, 2}, grp[7] = {2, 12, 5, 7, 20, 3, 3};
+    run_case("conv", "sm_90a", dw, 7, "groups=24 stride=2x1 pad=2x1x1x0", NULL);
+    run_case("conv", "gfx942", dw, 7, "groups=24 dilation=2x2 pad=3x3x2x2 dtype=bf16 out_dtype=f32", NULL);
+    run_case("conv", "sm_80", mult, 7, "groups=6 stride=3x2 fuse=bias,relu", NULL);
+    run_case("conv", "gfx942", grp, 7, "groups=4 pad=1x0x0x1", NULL);
+    const uint64_t v3[9] = {1, 8, 3, 6, 5, 8, 3, 3, 3};
+    run_case("conv3d", "sm_90a", v3, 9, "groups=8 stride=1x2x2 pad=1x1x1x1x0x1", NULL);
+    /* the heuristic's choice is in the kernel name */
+    const rk_target *t = rk_target_find("sm_90a");
+    rk_instance in;
+    rk_shape sh;
+    make("conv", t, dw, 7, "groups=24", &in, &sh);
+    assert_int_equal(in.u.conv.algo, RK_CONV_DIRECT);
+    assert_int_equal(in.u.conv.g.vec_a, 8);
+    make("conv", t, dw, 7, "groups=1", &in, &sh);
+    assert_int_equal(in.u.conv.algo, RK_CONV_IGEMM);
+    const uint64_t one[7] = {1, 8, 5, 5, 8, 1, 1};
+    make("conv", t, one, 7, "pad=0x0x0x0", &in, &sh);
+    assert_int_equal(in.u.conv.algo, RK_CONV_GEMM1X1);
 }
 
 /* The three directions are adjoint: with X, W, dY shared, the three inner
@@ -214,6 +241,8 @@ static void test_bad_input(void **state) {
                                             "of vec_a = 8: build with --vec-a 4"},
         {"algo=gemm1x1", {1, 8, 5, 5, 8, 3, 3}, "this problem needs algo igemm"},
         {"direction=dgrad vec_a=1 vec_b=8", {1, 4, 5, 5, 8, 3, 3}, "C / groups (W is read in vectors of channels) = 4"},
+        {"algo=direct groups=2 vec_a=1", {1, 40, 5, 5, 40, 3, 3}, "algo direct serves 1..16 channels per group"},
+        {"algo=direct groups=4 vec_a=4", {1, 8, 5, 5, 8, 3, 3}, "needs a depthwise problem"},
     };
     const rk_target *t = rk_target_find("sm_90a");
     for (size_t i = 0; i < COUNT(rows); i++) {
@@ -238,6 +267,7 @@ static void test_bad_input(void **state) {
         {"direction=dgrad vec_a=4", "knob 'vec_a' must be 1"},
         {"fuse=bias_row", "bias_row is not offered"},
         {"direction=sideways", "must be one of fwd|dgrad|wgrad"},
+        {"direction=wgrad algo=direct", "algo direct computes the forward convolution only"},
     };
     for (size_t i = 0; i < COUNT(specs); i++) {
         rk_instance in;
@@ -257,7 +287,8 @@ int main(void) {
     seed = env ? strtoull(env, NULL, 10) : (uint64_t)time(NULL);
     printf("test_conv_emu: seed %llu (ROCKE_SEED=%llu replays)\n", (unsigned long long)seed, (unsigned long long)seed);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_geometries), cmocka_unit_test(test_paths), cmocka_unit_test(test_adjoint),
+        cmocka_unit_test(test_geometries), cmocka_unit_test(test_paths), cmocka_unit_test(test_direct),
+        cmocka_unit_test(test_adjoint),
         cmocka_unit_test(test_runtime_geometry), cmocka_unit_test(test_bad_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
