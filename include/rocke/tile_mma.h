@@ -57,6 +57,9 @@ void rk_tile_copy_lanes_init(rk_kernel *k, const rk_tile_copy *c, rk_value tid, 
 void rk_tile_copy_issue(rk_kernel *k, const rk_tile_copy *c, const rk_tile_copy_lanes *l, const rk_tile_gview *g,
                         rk_value r0, rk_value c0, rk_value smem, rk_value stage);
 
+/* Pass p of a copy: when it is the partial last pass, opens an if over the
+ * threads that have a chunk in it and returns true (close with rk_if_end). */
+bool rk_tile_copy_pass_begin(rk_kernel *k, const rk_tile_copy *c, uint32_t p);
 /* One chunk of a copy: vec elements from ptr[idx] (i64) to smem[dst] (i32),
  * zeros where ok (i1) is false (idx must then be a safe index, e.g. 0). */
 void rk_tile_copy_chunk(rk_kernel *k, const rk_tile_copy *c, rk_value ptr, rk_value ok, rk_value idx, rk_value smem,

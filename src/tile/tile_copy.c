@@ -88,18 +88,23 @@ static void one_chunk(rk_kernel *k, const rk_tile_copy *c, const rk_tile_gview *
     rk_tile_copy_chunk(k, c, g->ptr, ok, idx, smem, dst);
 }
 
+bool rk_tile_copy_pass_begin(rk_kernel *k, const rk_tile_copy *c, uint32_t p) {
+    uint32_t chunks = c->rows * c->cols / c->vec;
+    bool partial = (uint64_t)(p + 1) * c->threads > chunks;
+    if (partial) {
+        /* idle threads of the last pass: chunk >= chunks */
+        rk_value tid = rk_build_thread_id(k, 0);
+        rk_value lim = rk_const_i32(k, (int32_t)(chunks - p * c->threads));
+        rk_value live = rk_build_cmp(k, "lt", tid, lim);
+        rk_if_begin(k, live);
+    }
+    return partial;
+}
+
 void rk_tile_copy_issue(rk_kernel *k, const rk_tile_copy *c, const rk_tile_copy_lanes *l, const rk_tile_gview *g,
                         rk_value r0, rk_value c0, rk_value smem, rk_value stage) {
-    uint32_t chunks = c->rows * c->cols / c->vec;
     for (uint32_t p = 0; p < c->passes; p++) {
-        bool partial = (uint64_t)(p + 1) * c->threads > chunks;
-        if (partial) {
-            /* idle threads of the last pass: chunk >= chunks */
-            rk_value tid = rk_build_thread_id(k, 0);
-            rk_value lim = rk_const_i32(k, (int32_t)(chunks - p * c->threads));
-            rk_value live = rk_build_cmp(k, "lt", tid, lim);
-            rk_if_begin(k, live);
-        }
+        bool partial = rk_tile_copy_pass_begin(k, c, p);
         rk_value r = rk_build_add(k, r0, l->row[p]);
         rk_value cc = rk_build_add(k, c0, l->col[p]);
         rk_value dst = rk_build_add(k, stage, l->dst[p]);

@@ -70,15 +70,8 @@ static rk_ix axis(rk_kernel *k, const rk_tile_im2col *v, int i, rk_value org, rk
 void rk_tile_im2col_issue(rk_kernel *k, const rk_tile_copy *c, const rk_tile_copy_lanes *l, const rk_tile_im2col *v,
                           const rk_tile_im2col_rows *rows, rk_value c0, rk_value smem, rk_value stage) {
     RK_ASSERT(!v->chan_outer || c->vec == 1, "im2col: channel-outer columns are copied one element at a time");
-    uint32_t chunks = c->rows * c->cols / c->vec;
     for (uint32_t p = 0; p < c->passes; p++) {
-        bool partial = (uint64_t)(p + 1) * c->threads > chunks;
-        if (partial) {
-            rk_value tid = rk_build_thread_id(k, 0);
-            rk_value lim = rk_const_i32(k, (int32_t)(chunks - p * c->threads));
-            rk_value live = rk_build_cmp(k, "lt", tid, lim);
-            rk_if_begin(k, live);
-        }
+        bool partial = rk_tile_copy_pass_begin(k, c, p);
         rk_ix col = rk_ix_add(k, rk_ix_v(c0), rk_ix_v(l->col[p]));
         rk_ix ok = rk_ix_and(k, rk_ix_v(rows->ok[p]), rk_ix_lt(k, col, v->cols));
         rk_ix tap[3], ch;
