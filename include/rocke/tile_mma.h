@@ -69,16 +69,15 @@ void rk_tile_copy_chunk(rk_kernel *k, const rk_tile_copy *c, rk_value ptr, rk_va
 /* A convolution operand seen as a 2-D tile view and never materialised: the
  * tile's rows are pixels of a channels-last tensor's spatial grid (n, o, p,
  * q: row = ((n * O + o) * P + p) * Q + q) and its columns filter taps with a
- * channel (t, r, s, c: col = ((t * R + r) * S + s) * CG + c, or with
- * chan_outer col = ((c * T + t) * R + r) * S + s). The tensor read is X
+ * channel (t, r, s, c: col = ((t * R + r) * S + s) * CG + c). The tensor read is X
  * [N, D, H, W, C] (channels-last; C elements between pixels, the group's
  * first channel c0). Forward (transposed false): the element of (pixel,
  * tap) is X at d = o * stride - pad + t * dil (same for h, w), zero outside
  * [0, D). Transposed (dgrad): the pixel is an input position and the tensor
  * the output gradient: its position is o = (d + pad - t * dil) / stride when
  * the division is exact, zero otherwise or outside [0, D). 2-D views give
- * D = O = T = 1 as constants, which fold away. The copy's vec runs along c
- * (chan_outer: vec must be 1); the family checks CG % vec == 0. */
+ * D = O = T = 1 as constants, which fold away. The copy's vec runs along c;
+ * the family checks CG % vec == 0. */
 typedef struct rk_tile_im2col {
     rk_value ptr;                      /* ptr<elem, global> */
     rk_ix rows, cols;                  /* the view's extents: pixels N*O*P*Q, taps T*R*S*CG */
@@ -90,7 +89,7 @@ typedef struct rk_tile_im2col {
     rk_fastdiv sdiv[3];                /* transposed: the strides as divisors */
     rk_ix cstride;                     /* C: elements between pixels */
     rk_ix c0;                          /* the group's first channel */
-    bool transposed, chan_outer;
+    bool transposed;
 } rk_tile_im2col;
 
 /* Per-thread row state of one tile origin r0 (i32): computed outside the K

@@ -38,7 +38,7 @@ static const uint32_t legal_split[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13
     KN_TUPLE("warps", "w", u.conv.g.warps, 2, legal_warps, true, "warps per block MxN"),                     \
     KN_ENUM("atom", "a", u.conv.g.atom, atom_names, true, "matrix atom (auto: the target's default)"),       \
     KN_U32("stages", "s", u.conv.g.stages, legal_stages, true, "LDS buffers in flight (2+: async copies)"),  \
-    KN_U32("vec_a", "va", u.conv.g.vec_a, legal_vec, true, "elements per global access of the GEMM's A"),   \
+    KN_U32("vec_a", "va", u.conv.g.vec_a, legal_vec, true, "elements per access of the GEMM's A (direct: channels)"), \
     KN_U32("vec_b", "vb", u.conv.g.vec_b, legal_vec, true, "elements per global access of the GEMM's B"),   \
     KN_U32("group_m", "g", u.conv.g.group_m, legal_group, true, "grouped-M block order (1: none)"),          \
     KN_U32("wave", "wv", u.conv.g.wave, legal_wave, true, "target wave/warp size (64 CDNA, 32 NVIDIA)"),     \
@@ -297,9 +297,6 @@ static rk_status validate(const rk_instance *in, const rk_target *t) {
     }
     if (nb > 2 || nd > 2)
         return rk_fail(RK_ERR_INVALID, "%s: knob 'fuse' takes at most 2 bias and 2 add/mul steps", fam);
-    if (c->direction == RK_CONV_DGRAD && c->algo == RK_CONV_IGEMM && c->g.vec_a != 1)
-        return rk_fail(RK_ERR_INVALID, "%s: dgrad gathers dY one element at a time (channels are the outer column "
-                       "index): knob 'vec_a' must be 1, got %u", fam, c->g.vec_a);
     rk_gemm_spec s = kn_conv_gemm_spec(in);
     kn_gemm_plan p;
     return kn_gemm_plan_make(&s, t, false, &p);
@@ -390,9 +387,8 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64
     if (!(locked >> CK_WAVE & 1)) c->g.wave = t->wave_size;
     uint64_t M, N, K;
     kn_conv_gemm_extents(in, &g, &M, &N, &K);
-    bool gathered_dy = c->direction == RK_CONV_DGRAD && c->algo == RK_CONV_IGEMM;
     uint64_t ea = c->direction == RK_CONV_FWD ? g.cg : g.kg, eb = c->direction == RK_CONV_FWD ? K : g.cg;
-    if (!(locked >> CK_VA & 1)) c->g.vec_a = gathered_dy ? 1 : kn_gemm_vec_for(ea);
+    if (!(locked >> CK_VA & 1)) c->g.vec_a = kn_gemm_vec_for(ea);
     if (!(locked >> CK_VB & 1)) c->g.vec_b = kn_gemm_vec_for(eb);
     /* the largest tile that still gives every unit a block */
     static const uint32_t cand[][5] = {{128, 128, 32, 2, 2}, {128, 64, 32, 2, 2}, {64, 64, 32, 2, 2},
@@ -408,11 +404,6 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64
         c->g.warps[0] = cand[pick][3];
         c->g.warps[1] = cand[pick][4];
     }
-    if (gathered_dy && !(locked >> CK_TILE & 1) && !(locked >> CK_WARPS & 1) && c->g.tile[0] > 64) {
-        /* the element-wise dY gather keeps a pixel's state per copy pass: fewer rows, no spills */
-        c->g.tile[0] = c->g.tile[1] = 64;
-        c->g.warps[0] = c->g.warps[1] = 2;
-    }
     if (t->wave_size == 64 && !(locked >> CK_TILE & 1) && !(locked >> CK_WARPS & 1) && c->g.tile[0] < 64) {
         /* MFMA atoms are 32 wide: keep at least one per warp */
         c->g.tile[0] = c->g.tile[1] = 64;
@@ -420,8 +411,12 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64
     }
     if (!(locked >> CK_STAGES & 1)) c->g.stages = t->vendor == RK_VENDOR_AMD ? 2 : (K > 2 * c->g.tile[2] ? 3 : 2);
     if (!(locked >> CK_GROUP & 1)) c->g.group_m = 8;
-    if (!(locked >> CK_SPLIT & 1))
-        c->g.split_k = c->direction == RK_CONV_WGRAD ? kn_gemm_tune_split(&c->g, t, M, N, K, g.groups) : 1;
+    /* wgrad splits its long reduction, at most 4 ways: the workspace gather holds every split's
+     * partials at once (gfx950, N8 56x56 C=K=64: 96 VGPRs at 4, 302 at 16) */
+    if (!(locked >> CK_SPLIT & 1)) {
+        uint32_t sk = c->direction == RK_CONV_WGRAD ? kn_gemm_tune_split(&c->g, t, M, N, K, g.groups) : 1;
+        c->g.split_k = sk > 4 ? 4 : sk;
+    }
 }
 
 /* ---- launch and cost --------------------------------------------------------------------------- */

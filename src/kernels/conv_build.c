@@ -63,6 +63,44 @@ static void gather(rk_kernel *k, void *ud, const rk_tile_copy_lanes *l, rk_value
     rk_tile_im2col_issue(k, g->cp, l, &g->v, &g->rows, c0, smem, stage);
 }
 
+/* dgrad's B: W seen as [taps * Kg, Cg] with rows ordered (tap, k), so that
+ * A's columns run along dY's channels: row kk is W[kg0 + kk % Kg, kk / Kg]. */
+typedef struct w_rows {
+    rk_value W;
+    rk_ix rows, cols, taps, cg, kg0;
+    rk_fastdiv kg;
+    const rk_tile_copy *cp;
+} w_rows;
+
+static void gather_w(rk_kernel *k, void *ud, const rk_tile_copy_lanes *l, rk_value r0, rk_value c0, rk_value smem,
+                     rk_value stage) {
+    const w_rows *w = ud;
+    for (uint32_t p = 0; p < w->cp->passes; p++) {
+        bool partial = rk_tile_copy_pass_begin(k, w->cp, p);
+        rk_ix row = rk_ix_add(k, rk_ix_v(r0), rk_ix_v(l->row[p]));
+        rk_ix col = rk_ix_add(k, rk_ix_v(c0), rk_ix_v(l->col[p]));
+        rk_ix rin = rk_ix_lt(k, row, w->rows);
+        rk_ix cin = rk_ix_lt(k, col, w->cols);
+        rk_ix ok = rk_ix_and(k, rin, cin);
+        rk_ix kk;
+        rk_ix tap = rk_fastdiv_divmod(k, row, &w->kg, &kk);
+        rk_ix kabs = rk_ix_add(k, w->kg0, kk);
+        rk_ix wrow = rk_ix_mul(k, kabs, w->taps);
+        wrow = rk_ix_add(k, wrow, tap);
+        rk_value r64 = rk_build_sext(k, rk_ix_value(k, wrow), RK_T_I64);
+        rk_value cg64 = rk_build_sext(k, rk_ix_value(k, w->cg), RK_T_I64);
+        rk_value c64 = rk_build_sext(k, rk_ix_value(k, col), RK_T_I64);
+        rk_value ro = rk_build_mul(k, r64, cg64);
+        rk_value at = rk_build_add(k, ro, c64);
+        rk_value okv = rk_ix_bool_value(k, ok);
+        rk_value zero = rk_const_i64(k, 0);
+        rk_value idx = rk_build_select(k, okv, at, zero);
+        rk_value dst = rk_build_add(k, stage, l->dst[p]);
+        rk_tile_copy_chunk(k, w->cp, w->W, okv, idx, smem, dst);
+        if (partial) rk_if_end(k, NULL, 0);
+    }
+}
+
 /* The im2col view over X (fwd A, wgrad B): rows = output pixels, columns =
  * taps x the group's channels. */
 static void x_view(rk_kernel *k, const kn_conv_args *a, rk_value X, rk_ix rows, rk_ix cols, rk_ix cg, rk_ix c0,
@@ -119,6 +157,7 @@ void kn_conv_build(const rk_instance *in, const rk_target *t, rk_kernel *k, cons
     rk_ix wg0 = rk_ix_mul(k, kg0, tcg);          /* the group's first weight */
     bool one = cs->algo == RK_CONV_GEMM1X1;
     conv_gather gt = {.cp = NULL};
+    w_rows wr;
     rk_value shift;
     switch ((rk_conv_dir)cs->direction) {
     case RK_CONV_FWD: {
@@ -145,7 +184,8 @@ void kn_conv_build(const rk_instance *in, const rk_target *t, rk_kernel *k, cons
         break;
     }
     case RK_CONV_DGRAD: {
-        /* A = transposed im2col(dY) [input pixels, Kg*taps]; B = W [Kg*taps, Cg]; C = dX columns */
+        /* A = transposed im2col(dY) [input pixels, taps*Kg]; B = W [taps*Kg, Cg] (rows gathered, or
+         * plain [Kg, Cg] for 1x1); C = dX columns */
         io.M = rk_ix_value(k, ipix);
         io.N = rk_ix_value(k, cg);
         io.K = rk_ix_value(k, ktaps);
@@ -174,10 +214,14 @@ void kn_conv_build(const rk_instance *in, const rk_target *t, rk_kernel *k, cons
             v->cg = divisor(k, kg);
             v->cstride = a.k;
             v->c0 = kg0;
-            v->transposed = v->chan_outer = true;
+            v->transposed = true;
             gt.cp = &pl.cpa;
             gt.fixed_rows = true;
             io.gather_a = (kn_gemm_gather){gather, &gt};
+            /* B's rows follow A's columns: (tap, k) */
+            wr = (w_rows){.W = p[1], .rows = ktaps, .cols = cg, .taps = taps, .cg = cg, .kg = divisor(k, kg),
+                          .kg0 = kg0, .cp = &pl.cpb};
+            io.gather_b = (kn_gemm_gather){gather_w, &wr};
         }
         break;
     }

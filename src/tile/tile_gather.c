@@ -32,16 +32,11 @@ void rk_tile_im2col_rows_init(rk_kernel *k, const rk_tile_copy *c, const rk_tile
     }
 }
 
-/* The tap (t, r, s) and channel of column col. */
+/* The tap (t, r, s) and channel of column col = ((t * R + r) * S + s) * CG + c. */
 static void taps(rk_kernel *k, const rk_tile_im2col *v, rk_ix col, rk_ix tap[3], rk_ix *ch) {
-    rk_ix rest = col;
-    if (!v->chan_outer) rest = rk_fastdiv_divmod(k, rest, &v->cg, ch);
+    rk_ix rest = rk_fastdiv_divmod(k, col, &v->cg, ch);
     for (int i = 2; i >= 1; i--) rest = rk_fastdiv_divmod(k, rest, &v->tap[i], &tap[i]);
-    if (v->chan_outer) {
-        *ch = rk_fastdiv_divmod(k, rest, &v->tap[0], &tap[0]);
-    } else {
-        tap[0] = rest;
-    }
+    tap[0] = rest;
 }
 
 /* Input position along one spatial axis and its validity (folded into ok). */
@@ -69,7 +64,6 @@ static rk_ix axis(rk_kernel *k, const rk_tile_im2col *v, int i, rk_value org, rk
 
 void rk_tile_im2col_issue(rk_kernel *k, const rk_tile_copy *c, const rk_tile_copy_lanes *l, const rk_tile_im2col *v,
                           const rk_tile_im2col_rows *rows, rk_value c0, rk_value smem, rk_value stage) {
-    RK_ASSERT(!v->chan_outer || c->vec == 1, "im2col: channel-outer columns are copied one element at a time");
     for (uint32_t p = 0; p < c->passes; p++) {
         bool partial = rk_tile_copy_pass_begin(k, c, p);
         rk_ix col = rk_ix_add(k, rk_ix_v(c0), rk_ix_v(l->col[p]));

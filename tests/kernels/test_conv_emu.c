@@ -241,6 +241,8 @@ static void test_bad_input(void **state) {
                                             "of vec_a = 8: build with --vec-a 4"},
         {"algo=gemm1x1", {1, 8, 5, 5, 8, 3, 3}, "this problem needs algo igemm"},
         {"direction=dgrad vec_a=1 vec_b=8", {1, 4, 5, 5, 8, 3, 3}, "C / groups (W is read in vectors of channels) = 4"},
+        {"direction=dgrad vec_a=4 vec_b=1", {1, 4, 5, 5, 6, 3, 3}, "K / groups (dY is read in vectors of channels) = 6 "
+                                                               "is not a multiple of vec_a = 4: build with --vec-a 2"},
         {"algo=direct groups=2 vec_a=1", {1, 40, 5, 5, 40, 3, 3}, "algo direct serves 1..16 channels per group"},
         {"algo=direct groups=4 vec_a=4", {1, 8, 5, 5, 8, 3, 3}, "needs a depthwise problem"},
     };
@@ -264,7 +266,6 @@ static void test_bad_input(void **state) {
         {"split_k=2", "splits the wgrad reduction only"},
         {"stride=0x1", "'stride' and 'dilation' must be >= 1"},
         {"groups=0", "'groups' must be >= 1"},
-        {"direction=dgrad vec_a=4", "knob 'vec_a' must be 1"},
         {"fuse=bias_row", "bias_row is not offered"},
         {"direction=sideways", "must be one of fwd|dgrad|wgrad"},
         {"direction=wgrad algo=direct", "algo direct computes the forward convolution only"},
