@@ -323,7 +323,8 @@ static rk_status check_shape(const rk_instance *in, const rk_shape *sh) {
     uint64_t ximg = g.in[0] * g.in[1] * g.in[2] * g.c, yimg = g.out[0] * g.out[1] * g.out[2] * g.k;
     uint64_t M, N, K;
     kn_conv_gemm_extents(in, &g, &M, &N, &K);
-    if (g.n * ximg > INT32_MAX || g.n * yimg > INT32_MAX || g.k * g.filt[0] * g.filt[1] * g.filt[2] * g.cg > INT32_MAX ||
+    uint64_t welems = g.k * g.filt[0] * g.filt[1] * g.filt[2] * g.cg;
+    if (g.n * ximg > INT32_MAX || g.n * yimg > INT32_MAX || welems > INT32_MAX ||
         M > INT32_MAX || N > INT32_MAX || K > INT32_MAX || g.groups > 65535)
         return rk_fail(RK_ERR_INVALID, "%s: every tensor must hold fewer than 2^31 elements (and groups <= 65535)",
                        fam);
@@ -374,8 +375,8 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64
     kn_conv_geo_of(in, sh, &g);
     bool one = g.filt[0] * g.filt[1] * g.filt[2] == 1;
     for (int i = 0; i < 3; i++) one = one && g.stride[i] == 1 && !g.pad0[i] && !g.pad1[i];
-    bool few = g.cg <= KN_CONV_DIRECT_MAX_CPG && g.kg <= KN_CONV_DIRECT_MAX_CPG && g.c % g.groups == 0 && g.k % g.groups == 0;
-    few = few && g.groups > 1 && c->direction == RK_CONV_FWD;
+    bool few = g.cg <= KN_CONV_DIRECT_MAX_CPG && g.kg <= KN_CONV_DIRECT_MAX_CPG;
+    few = few && g.c % g.groups == 0 && g.k % g.groups == 0 && g.groups > 1 && c->direction == RK_CONV_FWD;
     if (!(locked >> CK_ALGO & 1)) c->algo = one ? RK_CONV_GEMM1X1 : few ? RK_CONV_DIRECT : RK_CONV_IGEMM;
     if (c->algo == RK_CONV_DIRECT) {
         /* channel vectors for depthwise, one channel otherwise */
