@@ -262,6 +262,17 @@ static void signature(const rk_instance *in, rk_ksig *sg) {
 }
 
 /* ---- validation ------------------------------------------------------------------------- */
+/* The run-time knobs: checked when building and again for each problem. */
+static rk_status geometry_ok(const rk_instance *in, const char *fam) {
+    const rk_conv_spec *c = &in->u.conv;
+    uint32_t nsp = kn_conv_is_3d(in) ? 3 : 2;
+    for (uint32_t i = 3 - nsp; i < 3; i++)
+        if (!c->stride[i] || !c->dilation[i])
+            return rk_fail(RK_ERR_INVALID, "%s: knobs 'stride' and 'dilation' must be >= 1 along every axis", fam);
+    if (!c->groups) return rk_fail(RK_ERR_INVALID, "%s: knob 'groups' must be >= 1", fam);
+    return RK_OK;
+}
+
 static rk_status validate(const rk_instance *in, const rk_target *t) {
     const rk_conv_spec *c = &in->u.conv;
     const char *fam = kn_conv_is_3d(in) ? "conv3d" : "conv";
@@ -275,11 +286,8 @@ static rk_status validate(const rk_instance *in, const rk_target *t) {
     if (c->g.wave != t->wave_size)
         return rk_fail(RK_ERR_INVALID, "%s: knob 'wave' = %u, but %s runs %u-lane waves", fam, c->g.wave, t->name,
                        t->wave_size);
-    uint32_t nsp = kn_conv_is_3d(in) ? 3 : 2;
-    for (uint32_t i = 3 - nsp; i < 3; i++)
-        if (!c->stride[i] || !c->dilation[i])
-            return rk_fail(RK_ERR_INVALID, "%s: knobs 'stride' and 'dilation' must be >= 1 along every axis", fam);
-    if (!c->groups) return rk_fail(RK_ERR_INVALID, "%s: knob 'groups' must be >= 1", fam);
+    rk_status st = geometry_ok(in, fam);
+    if (st) return st;
     if (c->g.split_k > 1 && c->direction != RK_CONV_WGRAD)
         return rk_fail(RK_ERR_INVALID, "%s: knob 'split_k' = %u splits the wgrad reduction only (legal here: 1)",
                        fam, c->g.split_k);
@@ -305,6 +313,8 @@ static rk_status validate(const rk_instance *in, const rk_target *t) {
 static rk_status check_shape(const rk_instance *in, const rk_shape *sh) {
     const rk_conv_spec *c = &in->u.conv;
     const char *fam = kn_conv_is_3d(in) ? "conv3d" : "conv";
+    rk_status st = geometry_ok(in, fam);
+    if (st) return st;
     kn_conv_geo g;
     kn_conv_geo_of(in, sh, &g);
     if (g.c % g.groups || g.k % g.groups)
