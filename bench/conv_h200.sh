@@ -3,7 +3,8 @@
 # `scripts/device-prepare.sh build sm_90a` here, which builds the kernels of
 # bench/conv_shapes.txt into .devcarry/conv/): torch/cuDNN (channels_last,
 # bf16) in the same run, then every rocke kernel verified and timed, then the
-# rocke / cuDNN ratio per shape and direction. Logs go to $OUT (or ./out).
+# rocke / cuDNN ratio per shape and direction (and rocke's GB/s over a copy's,
+# the ceiling of the depthwise forward). Logs go to $OUT (or ./out).
 set -uo pipefail
 D=.devcarry
 OUT=${OUT:-out}
@@ -31,10 +32,12 @@ done
 python3 - "$OUT/conv_peers.jsonl" "$OUT/rocke_conv.jsonl" <<'PY'
 import json, sys
 peer = {(r["name"], r["dir"]): r for r in map(json.loads, open(sys.argv[1])) if r}
-print(f'{"shape":12} {"dir":6} {"rocke TF/s":>11} {"cuDNN TF/s":>11} {"ratio":>6}')
+print(f'{"shape":12} {"dir":6} {"rocke TF/s":>11} {"cuDNN TF/s":>11} {"ratio":>6} {"GB/s / copy":>12}')
 for r in map(json.loads, open(sys.argv[2])):
     p = peer.get((r["name"], r["dir"]))
+    cp = peer.get((r["name"], "copy"))
     ratio = r["tflops"] / p["tflops"] if p and p["tflops"] else float("nan")
+    bw = r["gbps"] / cp["gbps"] if cp and cp["gbps"] else float("nan")
     print(f'{r["name"]:12} {r["dir"]:6} {r["tflops"]:11.1f} {(p or {}).get("tflops", float("nan")):11.1f} '
-          f'{ratio:6.2f}  bad={r["bad_count"]}')
+          f'{ratio:6.2f} {bw:12.2f}  bad={r["bad_count"]}')
 PY

@@ -3,7 +3,8 @@
 channels_last bf16, forward (conv2d), data gradient (grad.conv2d_input) and
 weight gradient (grad.conv2d_weight) at the shapes of bench/conv_shapes.txt.
 Prints one JSON object per line: {"name", "dir", "impl", "ms", "tflops"}
-with flops 2 N P Q K C R S / groups. Usage: peers_conv.py SHAPES_FILE."""
+with flops 2 N P Q K C R S / groups, and per shape the copy bandwidth of
+X's and Y's bytes ("dir": "copy", "gbps"). Usage: peers_conv.py SHAPES_FILE."""
 import json
 import sys
 
@@ -35,6 +36,13 @@ def main():
             ms = do_bench(fn, warmup=25, rep=200)
             print(json.dumps({"name": name, "dir": d, "impl": "torch/cuDNN channels_last", "ms": ms,
                               "tflops": flops / ms / 1e9}), flush=True)
+        # the bandwidth ceiling a depthwise forward is held to: a copy of X and Y's bytes
+        moved = x.numel() * 2 + y.numel() * 2
+        src = torch.empty(moved // 2, device="cuda", dtype=torch.bfloat16)
+        dst = torch.empty_like(src)
+        ms = do_bench(lambda: dst.copy_(src), warmup=25, rep=200)
+        print(json.dumps({"name": name, "dir": "copy", "impl": "torch copy_ (read + write)", "ms": ms,
+                          "gbps": 2 * moved / ms / 1e6}), flush=True)
 
 
 if __name__ == "__main__":
