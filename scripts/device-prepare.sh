@@ -81,4 +81,13 @@ done
 # Every family's default instance for the GPU-vs-emulator check (run there:
 # scripts/gpu-check-emu.sh .devcarry/bin .devcarry/checkemu)
 scripts/gpu-check-emu.sh --build-only "$B" "$T" "$D/checkemu"
+# Convolutions at the benchmark shapes (bench/conv_shapes.txt), every direction, bf16
+mkdir -p "$D/conv"
+grep -v '^#' bench/conv_shapes.txt | while read -r name n c h w k r s st pd g; do
+  [ -n "$name" ] || continue
+  for dir in fwd dgrad wgrad; do
+    "$B/rocke" build conv --direction "$dir" --dtype bf16 --target "$T" --shape "$n,$c,$h,$w,$k,$r,$s" \
+      --stride "${st}x$st" --pad "${pd}x${pd}x${pd}x$pd" --groups "$g" -o "$D/conv/$name-$dir" >/dev/null
+  done
+done
 du -sh "$D"

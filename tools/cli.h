@@ -105,5 +105,10 @@ bool cli_arg_parse(const char *cmd, const char *text, cli_arg *out);
 /* Every NAME=VALUE text of `list` (the values of option `opt`) names a
  * different NAME; else prints "OPT NAME given twice ('...' and '...')". */
 bool cli_names_unique(const char *cmd, const char *opt, const cli_list *list);
+/* --stride / --pad / --dilation / --groups VALUES: set the run-time knob
+ * `knob` of *in from 1, count / 2 (one per axis, pad only) or count values
+ * separated by ',' or 'x' (count: the knob's tuple length). Prints the
+ * error (a family without that knob, a wrong count); false on failure. */
+bool cli_geometry_set(const char *cmd, rk_instance *in, const char *knob, const char *text);
 
 #endif

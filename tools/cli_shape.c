@@ -78,3 +78,40 @@ bad:
     fprintf(stderr, "rocke %s: --arg expects NAME=NUMBER (e.g. eps=1e-6), got '%s'\n", cmd, text ? text : "");
     return false;
 }
+
+bool cli_geometry_set(const char *cmd, rk_instance *in, const char *knob, const char *text) {
+    uint32_t nk;
+    const rk_knob *kb = rk_family_knobs(in->family, &nk), *hit = NULL;
+    for (uint32_t i = 0; i < nk; i++)
+        if (!strcmp(kb[i].name, knob) && !kb[i].tag) hit = &kb[i];
+    if (!hit) {
+        fprintf(stderr, "rocke %s: --%s: family %s has no run-time knob '%s' (conv and conv3d have stride, pad, "
+                "dilation, groups)\n", cmd, knob, rk_family_name(in->family), knob);
+        return false;
+    }
+    uint32_t count = hit->kind == RK_KNOB_TUPLE ? hit->count : 1, n = 0;
+    char part[16][24];
+    for (const char *p = text; n < 16;) {
+        size_t len = strcspn(p, ",x");
+        snprintf(part[n++], sizeof part[0], "%.*s", (int)(len < 23 ? len : 23), p);
+        if (!p[len]) break;
+        p += len + 1;
+    }
+    bool halves = !strcmp(knob, "pad") && 2 * n == count;
+    if (n != count && n != 1 && !halves) {
+        fprintf(stderr, "rocke %s: --%s '%s': expects 1%s or %u values separated by ',' (got %u)\n", cmd, knob, text,
+                !strcmp(knob, "pad") ? ", one per axis" : "", count, n);
+        return false;
+    }
+    char full[256];
+    size_t off = 0;
+    for (uint32_t i = 0; i < count && off < sizeof full; i++) {
+        const char *v = n == count ? part[i] : halves ? part[i / 2] : part[0];
+        off += (size_t)snprintf(full + off, sizeof full - off, "%s%s", i ? "x" : "", v);
+    }
+    if (rk_instance_set(in, knob, full, NULL)) {
+        fprintf(stderr, "rocke %s: --%s '%s': %s\n", cmd, knob, text, rk_error_message());
+        return false;
+    }
+    return true;
+}

@@ -257,8 +257,13 @@ int cmd_build(int argc, char **argv) {
     uint64_t locked = 0;
     for (uint32_t i = 0; i < ko.n; i++) {
         if (!ko.value[i]) continue;
-        uint32_t ix;
-        if (rk_instance_set(&in, ko.name[i] + 2, ko.value[i], &ix)) return cli_fail("build");
+        uint32_t ix = UINT32_MAX;
+        if (rk_instance_set(&in, ko.name[i] + 2, ko.value[i], &ix)) {
+            /* a run-time knob (conv geometry) also takes rocke run's forms: 2 or 2,2 */
+            bool runtime = ix != UINT32_MAX && !rk_family_knobs(fam, NULL)[ix].tag;
+            if (!runtime) return cli_fail("build");
+            if (!cli_geometry_set("build", &in, ko.name[i] + 2, ko.value[i])) return 1;
+        }
         locked |= 1ull << ix;
     }
     rk_shape shape;

@@ -142,7 +142,7 @@ static const char output_text[] =
 
 int cmd_run(int argc, char **argv) {
     const char *manifest = NULL, *device = NULL, *shape = NULL;   /* device NULL: $ROCKE_DEVICE, else auto */
-    const char *groups_text = NULL;
+    const char *groups_text = NULL, *stride = NULL, *pad = NULL, *dilation = NULL;
     bool verify = false, check_emu = false;
     cli_list given_text = {.n = 0};
     uint32_t warmup = 0, iters = 0;
@@ -156,9 +156,18 @@ int cmd_run(int argc, char **argv) {
          .help = "a given scalar parameter (layernorm/rmsnorm: eps; default: the manifest's)"},
         {.name = "--verify", .kind = CLI_FLAG, .dst = &verify,
          .help = "compare every output with a host reference computed in double"},
-        {.name = "--groups", .kind = CLI_STRING, .dst = &groups_text, .meta = "M,N,K;...",
+        {.name = "--groups", .kind = CLI_STRING, .dst = &groups_text, .meta = "M,N,K;...|G",
          .help = "grouped_gemm: the problems, one M,N,K per group separated by ';'\n"
-                 "(an extent may be 0; default: the manifest's shape as equal groups)"},
+                 "(an extent may be 0; default: the manifest's shape as equal groups);\n"
+                 "conv, conv3d: the group count G (C and K multiples of it)"},
+        {.name = "--stride", .kind = CLI_STRING, .dst = &stride, .meta = "S[,S..]",
+         .help = "conv, conv3d: the stride, one value or one per axis (run time:\n"
+                 "the same binary; default: the manifest's)"},
+        {.name = "--pad", .kind = CLI_STRING, .dst = &pad, .meta = "P[,P..]",
+         .help = "conv, conv3d: padding: one value, one per axis, or before,after\n"
+                 "per axis (H0,H1,W0,W1)"},
+        {.name = "--dilation", .kind = CLI_STRING, .dst = &dilation, .meta = "D[,D..]",
+         .help = "conv, conv3d: the dilation, one value or one per axis"},
         {.name = "--device", .kind = CLI_STRING, .dst = &device, .meta = "D",
          .help = "auto (first GPU, else the emulator; default), emu, cuda, hip\n"
                  "(cuda:1, hip:0 pick a GPU). The emulator runs DIR/NAME.ir for\n"
@@ -208,9 +217,17 @@ int cmd_run(int argc, char **argv) {
     if (!(r.dir = dir_of(manifest))) return fail("out of memory%s%s", "", "");
     /* every field against the spec and the binary, whichever file runs */
     rk_shape sh;
+    char probe[64];
     if (rk_manifest_check(&r.m, r.dir, &r.in, &sh)) { rc = cli_fail("run"); goto out; }
     const rk_target *t = rk_target_find(r.m.target);
     if (shape && !cli_shape_parse("run", r.in.family, shape, &sh)) { rc = 2; goto out; }
+    /* run-time geometry knobs (conv): they change the problem, not the code */
+    bool conv_groups = groups_text && rk_instance_get(&r.in, "groups", probe, sizeof probe) == RK_OK;
+    const char *geo_text[] = {stride, pad, dilation, conv_groups ? groups_text : NULL};
+    static const char *const geo_knob[] = {"stride", "pad", "dilation", "groups"};
+    for (int i = 0; i < 4; i++)
+        if (geo_text[i] && !cli_geometry_set("run", &r.in, geo_knob[i], geo_text[i])) { rc = 2; goto out; }
+    if (conv_groups) groups_text = NULL;
     static rk_gemm_group groups[RK_GEMM_GROUPS_MAX];
     uint32_t ngroups = 0;
     if (groups_text) {
@@ -248,6 +265,18 @@ int cmd_run(int argc, char **argv) {
            strstr(dn, t->name) ? "" : " (", strstr(dn, t->name) ? "" : t->name, strstr(dn, t->name) ? "" : ")",
            shape_txt, (unsigned long long)seed);
 
+    {
+        /* the run-time knobs (conv geometry) this run uses */
+        uint32_t nk;
+        const rk_knob *kb = rk_family_knobs(r.in.family, &nk);
+        bool any = false;
+        for (uint32_t i = 0; i < nk; i++) {
+            if (kb[i].tag || rk_instance_get(&r.in, kb[i].name, probe, sizeof probe)) continue;
+            printf("%s%s=%s", any ? " " : "rocke run: geometry ", kb[i].name, probe);
+            any = true;
+        }
+        if (any) printf("\n");
+    }
     rk_status pst = ngroups ? rk_problem_init_groups(&r.p, &r.in, groups, ngroups, seed)
                             : rk_problem_init(&r.p, &r.in, &sh, seed);
     if (pst) { rc = cli_fail("run"); goto out; }

@@ -24,7 +24,7 @@ typedef enum rk_family_id {
     RK_FAMILY_ELEMENTWISE = 0, RK_FAMILY_REDUCE, RK_FAMILY_SOFTMAX, RK_FAMILY_LAYERNORM,
     RK_FAMILY_RMSNORM, RK_FAMILY_TRANSPOSE, RK_FAMILY_GEMM, RK_FAMILY_BATCHED_GEMM,
     RK_FAMILY_ADD_RMSNORM_QUANT, RK_FAMILY_ROPE, RK_FAMILY_TOPK_SOFTMAX, RK_FAMILY_PERMUTE,
-    RK_FAMILY_GROUPED_GEMM, RK_FAMILY__COUNT
+    RK_FAMILY_GROUPED_GEMM, RK_FAMILY_CONV, RK_FAMILY_CONV3D, RK_FAMILY__COUNT
 } rk_family_id;
 #define RK_FAMILY_MAX 32
 
@@ -179,6 +179,25 @@ typedef struct rk_gemm_spec {
     int path;                      /* rk_gemm_path; the heuristic picks wgmma where it applies */
 } rk_gemm_spec;
 
+/* Convolution (conv: 2-D, conv3d: 3-D), channels-last: X [N, (D,) H, W, C],
+ * weights [K, (T,) R, S, C / groups], output [N, (O,) P, Q, K], f32
+ * accumulation (docs/conv.md). fwd: Y = conv(X, W); dgrad: dX from dY and W;
+ * wgrad: dW from dY and X. The geometry (stride, leading and trailing pad,
+ * dilation, groups) is passed to the kernel at run time: those knobs are
+ * not part of the kernel name, so one binary serves every geometry. Arrays
+ * are (d, h, w); pad is (d0, d1, h0, h1, w0, w1); 2-D uses h and w. */
+typedef enum rk_conv_dir { RK_CONV_FWD = 0, RK_CONV_DGRAD, RK_CONV_WGRAD, RK_CONV__COUNT } rk_conv_dir;
+/* igemm: implicit GEMM (im2col gathered into LDS, never materialised);
+ * gemm1x1: a 1x1 filter at stride 1 without padding read as a plain GEMM;
+ * direct: forward with 1..16 channels per group (depthwise), no matrix unit */
+typedef enum rk_conv_algo { RK_CONV_IGEMM = 0, RK_CONV_GEMM1X1, RK_CONV_DIRECT, RK_CONV_ALGO__COUNT } rk_conv_algo;
+typedef struct rk_conv_spec {
+    rk_gemm_spec g;                /* the GEMM knobs (layout follows from the direction) */
+    int direction;                 /* rk_conv_dir */
+    int algo;                      /* rk_conv_algo; the heuristic picks per problem */
+    uint32_t stride[3], pad[6], dilation[3], groups;
+} rk_conv_spec;
+
 /* ---- one instance of any family --------------------------------------------- */
 typedef struct rk_instance {
     rk_family_id family;
@@ -192,6 +211,7 @@ typedef struct rk_instance {
         rk_rope_spec rope;
         rk_topk_softmax_spec topk;
         rk_gemm_spec gemm;         /* gemm, batched_gemm and grouped_gemm */
+        rk_conv_spec conv;         /* conv and conv3d */
         uint32_t words[32];        /* spec storage for registered families */
     } u;
 } rk_instance;

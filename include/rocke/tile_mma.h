@@ -80,6 +80,57 @@ void rk_tile_copy_fetch(rk_kernel *k, const rk_tile_copy *c, const rk_tile_copy_
 void rk_tile_copy_put(rk_kernel *k, const rk_tile_copy *c, const rk_tile_copy_lanes *l, const rk_tile_copy_regs *v,
                       rk_value smem, rk_value stage);
 
+/* Pass p of a copy: when it is the partial last pass, opens an if over the
+ * threads that have a chunk in it and returns true (close with rk_if_end). */
+bool rk_tile_copy_pass_begin(rk_kernel *k, const rk_tile_copy *c, uint32_t p);
+/* One chunk of a copy: vec elements from ptr[idx] (i64) to smem[dst] (i32),
+ * zeros where ok (i1) is false (idx must then be a safe index, e.g. 0). For
+ * callers that address chunks themselves (im2col): plain copies only — a
+ * gathered copy's pieces need addresses of their own (kn_gemm_plan_plain). */
+void rk_tile_copy_chunk(rk_kernel *k, const rk_tile_copy *c, rk_value ptr, rk_value ok, rk_value idx, rk_value smem,
+                        rk_value dst);
+
+/* ---- gathered (im2col) copies --------------------------------------------------- */
+/* A convolution operand seen as a 2-D tile view and never materialised: the
+ * tile's rows are pixels of a channels-last tensor's spatial grid (n, o, p,
+ * q: row = ((n * O + o) * P + p) * Q + q) and its columns filter taps with a
+ * channel (t, r, s, c: col = ((t * R + r) * S + s) * CG + c). The tensor read is X
+ * [N, D, H, W, C] (channels-last; C elements between pixels, the group's
+ * first channel c0). Forward (transposed false): the element of (pixel,
+ * tap) is X at d = o * stride - pad + t * dil (same for h, w), zero outside
+ * [0, D). Transposed (dgrad): the pixel is an input position and the tensor
+ * the output gradient: its position is o = (d + pad - t * dil) / stride when
+ * the division is exact, zero otherwise or outside [0, D). 2-D views give
+ * D = O = T = 1 as constants, which fold away. The copy's vec runs along c;
+ * the family checks CG % vec == 0. */
+typedef struct rk_tile_im2col {
+    rk_value ptr;                      /* ptr<elem, global> */
+    rk_ix rows, cols;                  /* the view's extents: pixels N*O*P*Q, taps T*R*S*CG */
+    rk_fastdiv pix[3];                 /* O, P, Q: the pixel grid of the rows */
+    rk_fastdiv tap[3];                 /* T, R, S */
+    rk_fastdiv cg;                     /* channels per group (col decomposition) */
+    rk_ix in[3];                       /* D, H, W: the tensor's spatial extents */
+    rk_ix stride[3], pad[3], dil[3];   /* pad: the leading padding */
+    rk_fastdiv sdiv[3];                /* transposed: the strides as divisors */
+    rk_ix cstride;                     /* C: elements between pixels */
+    rk_ix c0;                          /* the group's first channel */
+    bool transposed;
+} rk_tile_im2col;
+
+/* Per-thread row state of one tile origin r0 (i32): computed outside the K
+ * loop where the rows do not move (the forward A operand). */
+typedef struct rk_tile_im2col_rows {
+    rk_value ok[RK_TILE_COPY_MAX_PASSES];          /* i1: the pixel exists */
+    rk_value base[RK_TILE_COPY_MAX_PASSES];        /* i64: n * D * H * W * C + c0 */
+    rk_value org[RK_TILE_COPY_MAX_PASSES][3];      /* i32: o * stride - pad (transposed: d + pad) */
+} rk_tile_im2col_rows;
+void rk_tile_im2col_rows_init(rk_kernel *k, const rk_tile_copy *c, const rk_tile_copy_lanes *l,
+                              const rk_tile_im2col *v, rk_value r0, rk_tile_im2col_rows *out);
+/* Copy the tile whose first column is c0 (rows as in `rows`) into the stage
+ * at element `stage` of smem, like rk_tile_copy_issue. */
+void rk_tile_im2col_issue(rk_kernel *k, const rk_tile_copy *c, const rk_tile_copy_lanes *l, const rk_tile_im2col *v,
+                          const rk_tile_im2col_rows *rows, rk_value c0, rk_value smem, rk_value stage);
+
 /* ---- operand fragments ------------------------------------------------------------- */
 /* An atom operand held in LDS, one stage: A as M x K or B as N x K when
  * k_inner (K contiguous), else K x M / K x N. */

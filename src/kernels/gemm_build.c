@@ -32,6 +32,7 @@ typedef struct gk {
     rk_value kbase;            /* the split's first K tile */
     uint32_t b_base;           /* B's first element in sB (sA == sB when the epilogue shares one buffer) */
     rk_tile_warps w;
+    kn_gemm_gather gather_a, gather_b;
 } gk;
 
 /* A K tile's synchronous copies held in registers between their loads and
@@ -43,14 +44,16 @@ typedef struct held {
     bool a_held, b_held;
 } held;
 
-/* One operand's copy of K tile k0: its view's origin is (mn0, k0) when the
- * tile's rows run along M or N, else (k0, mn0). */
-static void copy_operand(rk_kernel *k, const rk_tile_copy *c, const rk_tile_copy_lanes *l, const rk_tile_gview *v,
-                         bool rows_mn, rk_value mn0, rk_value k0, rk_value smem, rk_value stage, rk_tile_copy_regs *hold,
-                         bool *was_held) {
+/* One operand's copy of K tile k0 — the caller's gather, else the plain
+ * copy: its view's origin is (mn0, k0) when the tile's rows run along M or
+ * N, else (k0, mn0). Gathers are never held. */
+static void copy_operand(rk_kernel *k, const kn_gemm_gather *ga, const rk_tile_copy *c, const rk_tile_copy_lanes *l,
+                         const rk_tile_gview *v, bool rows_mn, rk_value mn0, rk_value k0, rk_value smem, rk_value stage,
+                         rk_tile_copy_regs *hold, bool *was_held) {
     rk_value r0 = rows_mn ? mn0 : k0, c0 = rows_mn ? k0 : mn0;
-    *was_held = hold && !c->async;
-    if (*was_held) rk_tile_copy_fetch(k, c, l, v, r0, c0, hold);
+    *was_held = hold && !c->async && !ga->fn;
+    if (ga->fn) ga->fn(k, ga->ud, l, r0, c0, smem, stage);
+    else if (*was_held) rk_tile_copy_fetch(k, c, l, v, r0, c0, hold);
     else rk_tile_copy_issue(k, c, l, v, r0, c0, smem, stage);
 }
 
@@ -71,8 +74,8 @@ static void issue(gk *g, rk_value kt, rk_value st, held *h) {
         stb = rk_build_add(k, stb, bb);
     }
     bool ah = false, bh = false;
-    copy_operand(k, &pl->cpa, &g->la, &g->ga, pl->a_row, g->m0, k0, g->sA, sta, h ? &h->a : NULL, &ah);
-    copy_operand(k, &pl->cpb, &g->lb, &g->gb, !pl->b_row, g->n0, k0, g->sB, stb, h ? &h->b : NULL, &bh);
+    copy_operand(k, &g->gather_a, &pl->cpa, &g->la, &g->ga, pl->a_row, g->m0, k0, g->sA, sta, h ? &h->a : NULL, &ah);
+    copy_operand(k, &g->gather_b, &pl->cpb, &g->lb, &g->gb, !pl->b_row, g->n0, k0, g->sB, stb, h ? &h->b : NULL, &bh);
     rk_build_async_commit_group(k);
     if (h) h->sta = sta, h->stb = stb, h->a_held = ah, h->b_held = bh;
 }
@@ -161,7 +164,9 @@ static void epilogue(gk *g, const rk_epi_args *ea, const kn_gemm_io *io, const r
     rk_value cb = rk_build_add(k, g->n0, wn0);
     /* pairs need an even row pitch (C's base is 16-byte aligned by the ABI) */
     rk_value one = c32(k, 1), zero = c32(k, 0);
-    rk_value odd = rk_build_and(k, ldc, one);
+    rk_value pitch = ldc;
+    if (io->c_shift.set) pitch = rk_build_or(k, ldc, io->c_shift.v);   /* C moved by c_shift elements */
+    rk_value odd = rk_build_and(k, pitch, one);
     rk_value even = rk_build_cmp(k, "eq", odd, zero);
     for (uint32_t i = 0; i < pl->mi; i++)
         for (uint32_t j = 0; j < pl->ni; j++) {
@@ -231,7 +236,8 @@ void kn_gemm_begin(rk_kernel *k, const rk_gemm_spec *s, const rk_target *t, bool
 }
 
 static gk gk_of(rk_kernel *k, const kn_gemm_plan *pl, const rk_gemm_spec *s, const kn_gemm_io *io) {
-    return (gk){.k = k, .pl = pl, .s = s, .m0 = io->m0, .n0 = io->n0, .w = io->w};
+    return (gk){.k = k, .pl = pl, .s = s, .m0 = io->m0, .n0 = io->n0, .w = io->w, .gather_a = io->gather_a,
+                .gather_b = io->gather_b};
 }
 
 void kn_gemm_mainloop(rk_kernel *k, const kn_gemm_plan *plp, const rk_gemm_spec *s, kn_gemm_io *io,
@@ -344,6 +350,16 @@ void kn_gemm_build(const rk_instance *in, const rk_target *t, rk_kernel *k, cons
     io.C = C;
     rk_value res[192];
     kn_gemm_mainloop(k, &pl, s, &io, res);
+    rk_value work = s->split_k > 1 && s->split_reduce == RK_GEMM_SPLIT_WORKSPACE ? p[next + ne] : (rk_value){0};
+    kn_gemm_finish(k, &pl, s, &io, &ea, res, pid, tm, tn, batched, work);
+}
+
+void kn_gemm_finish(rk_kernel *k, const kn_gemm_plan *plp, const rk_gemm_spec *s, const kn_gemm_io *iop,
+                    const rk_epi_args *eap, const rk_value *res, rk_value pid, rk_ix tm, rk_ix tn, bool batched,
+                    rk_value work) {
+    const kn_gemm_plan pl = *plp;
+    const kn_gemm_io io = *iop;
+    const rk_epi_args ea = *eap;
     if (s->split_k == 1) {
         kn_gemm_epilogue(k, &pl, s, &io, &ea, res);
         return;
@@ -352,8 +368,8 @@ void kn_gemm_build(const rk_instance *in, const rk_target *t, rk_kernel *k, cons
     rk_value wm0 = rk_build_mul(k, io.w.wm, wtm);
     rk_value wn0 = rk_build_mul(k, io.w.wn, wtn);
     rk_value tiles = rk_ix_value(k, rk_ix_mul(k, tm, tn));
-    kn_gemm_split_io sio = {.dst = C, .M = M, .N = N, .ldc = ldc, .tile = pid, .tiles = tiles, .lane = io.w.lane,
-                            .tid = io.w.tid};
+    kn_gemm_split_io sio = {.dst = io.C, .M = io.M, .N = io.N, .ldc = io.ldc, .tile = pid, .tiles = tiles,
+                            .lane = io.w.lane, .tid = io.w.tid};
     sio.z = batched ? rk_build_block_id(k, 2) : c32(k, 0);
     sio.batch = batched ? rk_build_grid_dim(k, 2) : c32(k, 1);
     sio.r0 = rk_build_add(k, io.m0, wm0);
@@ -362,7 +378,7 @@ void kn_gemm_build(const rk_instance *in, const rk_target *t, rk_kernel *k, cons
         kn_gemm_split_atomic(k, &pl, &sio, res);
         return;
     }
-    sio.dst = p[next + ne];
+    sio.dst = work;
     rk_value last = kn_gemm_split_publish(k, &pl, s, &sio, res);
     rk_if_begin(k, last);
     rk_value sum[192];

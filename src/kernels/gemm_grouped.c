@@ -272,7 +272,7 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
     const rk_gemm_spec *s = &in->u.gemm;
     rk_value T = p[3], G = p[4];
     kn_gemm_plan pl;
-    kn_gemm_io io;
+    kn_gemm_io io = {0};
     kn_gemm_begin(k, s, t, false, &pl, &io.w);
 
     /* the block's group: the last whose first tile is <= the block id;

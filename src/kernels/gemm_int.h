@@ -40,6 +40,10 @@ typedef struct kn_gemm_plan {
  * register budgets, copies) and choose the LDS layouts. RK_ERR_INVALID
  * names the knob, the limit and the legal values. */
 rk_status kn_gemm_plan_make(const rk_gemm_spec *s, const rk_target *t, bool batched, kn_gemm_plan *out);
+/* Turn the plan's gathered copies (narrow global reads packed into wide LDS
+ * chunks) back into plain ones of the access width, same LDS layouts: for
+ * callers whose own gathers address every chunk (convolution's im2col). */
+rk_status kn_gemm_plan_plain(kn_gemm_plan *p);
 /* The default atom of a target for an input type (NULL: none). */
 const rk_mma_atom *kn_gemm_default_atom(const rk_target *t, rk_scalar dtype);
 
@@ -49,12 +53,28 @@ void kn_gemm_build(const rk_instance *in, const rk_target *t, rk_kernel *k, cons
  * kn_gemm_begin makes the plan and the warp grid; the caller then fills a
  * kn_gemm_io (this block's pointers, extents and tile origin) and runs the
  * main loop (mi * ni accumulators into res) and the epilogue. */
+/* An operand copy the caller supplies in place of the plain tile copy
+ * (convolution's im2col gather): fn copies the tile at (r0, c0), in the
+ * operand's stored rows and columns like rk_tile_copy_issue, into the stage
+ * at element `stage` of smem with the plan's copy (cpa or cpb) and the
+ * lanes the main loop computed for it. The first call comes before the K
+ * loop when stages > 1 (values it keeps then dominate the loop). */
+typedef struct kn_gemm_gather {
+    void (*fn)(rk_kernel *k, void *ud, const rk_tile_copy_lanes *l, rk_value r0, rk_value c0, rk_value smem,
+               rk_value stage);
+    void *ud;
+} kn_gemm_gather;
 typedef struct kn_gemm_io {
     rk_value A, B, C;                /* this problem's matrices */
     rk_value M, N, K, lda, ldb, ldc; /* i32 */
     rk_value m0, n0;                 /* the block's tile origin in C */
     rk_tile_warps w;
     rk_value lds;                    /* set by the main loop: its (first) operand buffer */
+    kn_gemm_gather gather_a, gather_b;   /* fn NULL: the plain copy of A / B */
+    /* set when C's pointer was moved by v elements (i32) from a 16-byte
+     * aligned base: the direct epilogue then pairs stores only when
+     * ldc and v are both even */
+    struct { rk_value v; bool set; } c_shift;
 } kn_gemm_io;
 /* Tile `id` (i32) of an M x N problem in grouped-M order: the tile grid
  * (tm x tn) and the tile's origin in C (i32). */
@@ -68,6 +88,12 @@ void kn_gemm_mainloop(rk_kernel *k, const kn_gemm_plan *pl, const rk_gemm_spec *
                       rk_value *res);
 void kn_gemm_epilogue(rk_kernel *k, const kn_gemm_plan *pl, const rk_gemm_spec *s, const kn_gemm_io *io,
                       const rk_epi_args *ea, const rk_value *acc);
+/* After the main loop: the epilogue, or split-K's partials (atomic adds, or
+ * the workspace `work` reduction and then the epilogue). pid is the block's
+ * tile id among tm x tn tiles; batched: grid z indexes the batch. */
+void kn_gemm_finish(rk_kernel *k, const kn_gemm_plan *pl, const rk_gemm_spec *s, const kn_gemm_io *io,
+                    const rk_epi_args *ea, const rk_value *res, rk_value pid, rk_ix tm, rk_ix tn, bool batched,
+                    rk_value work);
 /* C[row, col] as an i64 element index; one element x (f32) through the
  * chain and stored when (row, col) is inside io's M x N. */
 rk_value kn_gemm_c_index(rk_kernel *k, rk_value row, rk_value col, rk_value ldc);

@@ -169,6 +169,18 @@ rk_status kn_gemm_plan_make(const rk_gemm_spec *s, const rk_target *t, bool batc
     return RK_OK;
 }
 
+rk_status kn_gemm_plan_plain(kn_gemm_plan *p) {
+    rk_tile_copy *cp[2] = {&p->cpa, &p->cpb};
+    for (int i = 0; i < 2; i++) {
+        rk_tile_copy *c = cp[i];
+        if (c->gvec == c->vec) continue;
+        rk_status st = rk_tile_copy_make(c->rows, c->cols, c->gvec, c->threads, c->elem, &c->lds, false, c);
+        if (st) return again(st, i ? "gemm: the B tile, read element by element; vec_b" : "gemm: the A tile, read "
+                             "element by element; vec_a", c->gvec);
+    }
+    return RK_OK;
+}
+
 rk_status kn_gemm_check_order_and_chain(const rk_gemm_spec *s, bool batched) {
     if (s->group_m == 0 || s->group_m > 64 || (s->group_m & (s->group_m - 1)))
         return rk_fail(RK_ERR_INVALID, "gemm: knob 'group_m' must be a power of two in 1..64, got %u", s->group_m);

@@ -18,7 +18,7 @@ static const kn_family *families[RK_FAMILY_MAX] = {
     [RK_FAMILY_GEMM] = &kn_gemm,               [RK_FAMILY_BATCHED_GEMM] = &kn_batched_gemm,
     [RK_FAMILY_ADD_RMSNORM_QUANT] = &kn_add_rmsnorm_quant, [RK_FAMILY_ROPE] = &kn_rope,
     [RK_FAMILY_TOPK_SOFTMAX] = &kn_topk_softmax, [RK_FAMILY_PERMUTE] = &kn_permute,
-    [RK_FAMILY_GROUPED_GEMM] = &kn_grouped_gemm,
+    [RK_FAMILY_GROUPED_GEMM] = &kn_grouped_gemm, [RK_FAMILY_CONV] = &kn_conv, [RK_FAMILY_CONV3D] = &kn_conv3d,
 };
 static _Atomic uint32_t nfamilies = RK_FAMILY__COUNT;
 static pthread_mutex_t register_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -368,6 +368,7 @@ rk_status rk_instance_name(const rk_instance *in, char *buf, size_t n) {
     size_t off = (size_t)snprintf(buf, n, "rk_%s", fam->name);
     for (uint32_t i = 0; i < fam->nknobs && off < n; i++) {
         const rk_knob *kb = &fam->knobs[i];
+        if (!kb->tag) continue;   /* a run-time knob (conv geometry): passed as a scalar, same code */
         if (kb->kind == RK_KNOB_BOOL) {
             if (*(const bool *)cfield(in, kb)) off += (size_t)snprintf(buf + off, n - off, "_%s", kb->tag);
             continue;

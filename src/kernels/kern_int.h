@@ -48,6 +48,10 @@ typedef struct kn_family {
      * inputs that describe the list (its table). NULL: none (both) */
     rk_status (*group_shape)(const rk_instance *in, const rk_gemm_group *g, uint32_t n, rk_shape *out);
     void (*group_fill)(rk_problem *p, const rk_gemm_group *g);
+    /* extents a layout may name beyond the dimensions, derived from the
+     * instance and the shape (conv: the output's P, Q); 0 when `name` (len
+     * bytes) is none. NULL: layouts name dimensions only */
+    uint64_t (*extent)(const rk_instance *in, const rk_shape *s, const char *name, size_t len);
 } kn_family;
 
 /* instance.c: the registry. Register a family table (kept by pointer, must
@@ -67,6 +71,7 @@ extern const kn_family kn_elementwise, kn_reduce, kn_softmax, kn_layernorm, kn_r
     kn_batched_gemm;
 /* the fused serving ops: one file each, references in fused_reference.c */
 extern const kn_family kn_grouped_gemm;
+extern const kn_family kn_conv, kn_conv3d;
 extern const kn_family kn_add_rmsnorm_quant, kn_rope, kn_topk_softmax, kn_permute;
 void kn_add_rmsnorm_quant_reference(const rk_problem *p, double **want, double **tol);
 void kn_rope_reference(const rk_problem *p, double **want, double **tol);

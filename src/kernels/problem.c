@@ -122,7 +122,8 @@ static double uniform(uint64_t *s) { return (double)(splitmix(s) >> 11) * 0x1.0p
 
 /* Elements a pointer parameter addresses: the product of its layout's
  * dimensions. Fails naming a layout dimension the family does not have. */
-static rk_status layout_count(const kn_family *fam, const rk_shape *s, const rk_kparam *kp, uint64_t *out) {
+static rk_status layout_count(const kn_family *fam, const rk_instance *in, const rk_shape *s, const rk_kparam *kp,
+                              uint64_t *out) {
     uint64_t n = 1;
     for (const char *d = kp->dims ? kp->dims : ""; *d;) {
         size_t len = strcspn(d, ",");
@@ -130,6 +131,7 @@ static rk_status layout_count(const kn_family *fam, const rk_shape *s, const rk_
         if (d[0] >= '1' && d[0] <= '9' && strspn(d, "0123456789") == len) e = strtoull(d, NULL, 10);   /* a count */
         for (uint32_t i = 0; i < fam->ndims; i++)
             if (strlen(fam->dims[i].name) == len && !strncmp(fam->dims[i].name, d, len)) e = s->dim[i];
+        if (!e && fam->extent) e = fam->extent(in, s, d, len);
         if (!e)
             return rk_fail(RK_ERR_INVALID, "%s: parameter %s has layout '%s' but the family has no dimension '%.*s'",
                            fam->name, kp->name, kp->dims, (int)len, d);
@@ -191,7 +193,7 @@ static rk_status fill_inputs(rk_problem *p, const kn_family *fam) {
             p->scalar[i] = scalar_value(fam, &p->inst, &p->shape, d);
             continue;
         }
-        rk_status st = layout_count(fam, &p->shape, kp, &b->count);
+        rk_status st = layout_count(fam, &p->inst, &p->shape, kp, &b->count);
         if (st) return st;
         b->bytes = (size_t)b->count * rk_tile_elem_bytes(kp->type);
         b->data = rk_calloc(alloc_bytes(b), 1);
@@ -309,7 +311,9 @@ rk_status rk_problem_tensormap(const rk_problem *p, uint32_t i, rk_problem_tmap 
 
 uint64_t rk_problem_dim(const rk_problem *p, const char *name) {
     int i = rk_family_dim_index(p->inst.family, name);
-    return i >= 0 ? p->shape.dim[i] : 0;
+    if (i >= 0) return p->shape.dim[i];
+    const kn_family *fam = kn_family_of(p->inst.family);
+    return fam->extent ? fam->extent(&p->inst, &p->shape, name, strlen(name)) : 0;
 }
 
 /* ---- checking -------------------------------------------------------------------------- */

@@ -86,8 +86,8 @@ static void source(rk_kernel *k, const rk_tile_gview *g, rk_value r, rk_value c,
 }
 
 /* n elements from idx, or zeros where !ok. */
-static rk_value load_or_zero(rk_kernel *k, const rk_tile_gview *g, rk_value ok, rk_value idx, uint32_t n) {
-    rk_value v = rk_load_global(k, g->ptr, idx, n);
+static rk_value load_or_zero(rk_kernel *k, rk_value ptr, rk_value ok, rk_value idx, uint32_t n) {
+    rk_value v = rk_load_global(k, ptr, idx, n);
     rk_type t = rk_value_type(k, v);
     rk_value z = n > 1 ? rk_build_constant_vec(k, t, 0.0) : rk_const_float(k, t, 0.0);
     return rk_build_select(k, ok, v, z);
@@ -119,7 +119,7 @@ static rk_value gather_chunk(rk_kernel *k, const rk_tile_copy *c, const rk_tile_
         rk_value cin = rk_build_cmp(k, "lt", ci, g->cols);
         rk_value ok = rk_build_and(k, rin, cin);
         rk_value idx = rk_build_select(k, ok, ai, zero);
-        piece[i] = load_or_zero(k, g, ok, idx, c->gvec);
+        piece[i] = load_or_zero(k, g->ptr, ok, idx, c->gvec);
     }
     rk_value v;
     if (c->gvec == 1) {
@@ -148,20 +148,25 @@ static rk_value fetch_chunk(rk_kernel *k, const rk_tile_copy *c, const rk_tile_g
         rk_value zero = rk_const_i64(k, 0);
         idx = rk_build_select(k, ok, idx, zero);
     }
-    return load_or_zero(k, g, ok, idx, c->vec);
+    return load_or_zero(k, g->ptr, ok, idx, c->vec);
+}
+
+void rk_tile_copy_chunk(rk_kernel *k, const rk_tile_copy *c, rk_value ptr, rk_value ok, rk_value idx, rk_value smem,
+                        rk_value dst) {
+    if (c->gvec < c->vec) rk_bug("rk_tile_copy_chunk: a gathered copy's pieces have addresses of their own");
+    if (c->async) {
+        rk_build_async_copy(k, ptr, idx, smem, dst, ok, (int64_t)(c->vec * c->lds.elem_bytes));
+        return;
+    }
+    rk_value v = load_or_zero(k, ptr, ok, idx, c->vec);
+    rk_store_smem(k, smem, &dst, v);
 }
 
 static void one_chunk(rk_kernel *k, const rk_tile_copy *c, const rk_tile_gview *g, rk_value r, rk_value col,
                       rk_value smem, rk_value dst) {
-    if (c->async) {
-        rk_value ok, idx;
-        source(k, g, r, col, &ok, &idx);
-        rk_build_async_copy(k, g->ptr, idx, smem, dst, ok, (int64_t)(c->vec * c->lds.elem_bytes));
-        return;
-    }
-    rk_value none = {0};
-    rk_value v = fetch_chunk(k, c, g, r, col, none, false);
-    rk_store_smem(k, smem, &dst, v);
+    rk_value ok, idx;
+    source(k, g, r, col, &ok, &idx);
+    rk_tile_copy_chunk(k, c, g->ptr, ok, idx, smem, dst);
 }
 
 /* i1: this thread has a chunk in (partial) pass p. */
@@ -176,9 +181,7 @@ static bool pass_partial(const rk_tile_copy *c, uint32_t p) {
     return (uint64_t)(p + 1) * c->threads > (uint64_t)c->rows * c->cols / c->vec;
 }
 
-/* Open pass p's region: in a partial last pass only threads with a chunk
- * (chunk < chunks) enter. pass_end closes it. */
-static bool pass_begin(rk_kernel *k, const rk_tile_copy *c, uint32_t p) {
+bool rk_tile_copy_pass_begin(rk_kernel *k, const rk_tile_copy *c, uint32_t p) {
     bool partial = pass_partial(c, p);
     if (partial) {
         rk_value live = pass_live(k, c, p);
@@ -200,7 +203,7 @@ void rk_tile_copy_issue(rk_kernel *k, const rk_tile_copy *c, const rk_tile_copy_
         return;
     }
     for (uint32_t p = 0; p < c->passes; p++) {
-        bool partial = pass_begin(k, c, p);
+        bool partial = rk_tile_copy_pass_begin(k, c, p);
         rk_value r = rk_build_add(k, r0, l->row[p]);
         rk_value cc = rk_build_add(k, c0, l->col[p]);
         rk_value dst = rk_build_add(k, stage, l->dst[p]);
@@ -246,7 +249,7 @@ void rk_tile_copy_fetch(rk_kernel *k, const rk_tile_copy *c, const rk_tile_copy_
 void rk_tile_copy_put(rk_kernel *k, const rk_tile_copy *c, const rk_tile_copy_lanes *l, const rk_tile_copy_regs *v,
                       rk_value smem, rk_value stage) {
     for (uint32_t p = 0; p < c->passes; p++) {
-        bool partial = pass_begin(k, c, p);
+        bool partial = rk_tile_copy_pass_begin(k, c, p);
         rk_value dst = rk_build_add(k, stage, l->dst[p]);
         rk_store_smem(k, smem, &dst, v->v[p]);
         pass_end(k, partial);

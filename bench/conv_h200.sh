@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Convolutions on the device machine (run from the repo root after
+# `scripts/device-prepare.sh build sm_90a` here, which builds the kernels of
+# bench/conv_shapes.txt into .devcarry/conv/): torch/cuDNN (channels_last,
+# bf16) in the same run, then every rocke kernel verified and timed, then the
+# rocke / cuDNN ratio per shape and direction (and rocke's GB/s over a copy's,
+# the ceiling of the depthwise forward). Logs go to $OUT (or ./out).
+set -uo pipefail
+D=.devcarry
+OUT=${OUT:-out}
+mkdir -p "$OUT"
+export ROCKE_DEVICE=cuda
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,power.limit --format=csv 2>&1 | tee "$OUT/gpu.txt"
+echo "== torch conv (cuDNN)"
+PYTHONUNBUFFERED=1 python3 bench/peers_conv.py bench/conv_shapes.txt > "$OUT/conv_peers.jsonl" 2> "$OUT/conv_peers.err" \
+  || tail -5 "$OUT/conv_peers.err"
+echo "== rocke conv"
+: > "$OUT/rocke_conv.txt"
+: > "$OUT/rocke_conv.jsonl"
+grep -v '^#' bench/conv_shapes.txt | while read -r name n c h w k r s st pd g; do
+  [ -n "$name" ] || continue
+  for dir in fwd dgrad wgrad; do
+    m="$D/conv/$name-$dir/manifest.json"
+    echo "== $name $dir" >> "$OUT/rocke_conv.txt"
+    "$D/bin/rocke" run "$m" --shape "$n,$c,$h,$w,$k,$r,$s" --stride "$st" --pad "$pd" --groups "$g" --verify \
+      --device cuda --warmup 20 --iters 100 > "$OUT/last.txt" 2>&1 || echo "FAILED $name $dir" >> "$OUT/last.txt"
+    cat "$OUT/last.txt" >> "$OUT/rocke_conv.txt"
+    grep -h 'PerfJSON' "$OUT/last.txt" | sed "s/^PerfJSON: {/{\"name\": \"$name\", \"dir\": \"$dir\", /" \
+      >> "$OUT/rocke_conv.jsonl"
+  done
+done
+python3 - "$OUT/conv_peers.jsonl" "$OUT/rocke_conv.jsonl" <<'PY'
+import json, sys
+peer = {(r["name"], r["dir"]): r for r in map(json.loads, open(sys.argv[1])) if r}
+print(f'{"shape":12} {"dir":6} {"rocke TF/s":>11} {"cuDNN TF/s":>11} {"ratio":>6} {"GB/s / copy":>12}')
+for r in map(json.loads, open(sys.argv[2])):
+    p = peer.get((r["name"], r["dir"]))
+    cp = peer.get((r["name"], "copy"))
+    ratio = r["tflops"] / p["tflops"] if p and p["tflops"] else float("nan")
+    bw = r["gbps"] / cp["gbps"] if cp and cp["gbps"] else float("nan")
+    print(f'{r["name"]:12} {r["dir"]:6} {r["tflops"]:11.1f} {(p or {}).get("tflops", float("nan")):11.1f} '
+          f'{ratio:6.2f} {bw:12.2f}  bad={r["bad_count"]}')
+PY

@@ -1,0 +1,495 @@
+/* rocke — the convolution families' tables: conv (2-D: N, C, H, W, K, R,
+ * S) and conv3d (N, C, D, H, W, K, T, R, S), channels-last, forward and
+ * both gradients as implicit GEMMs on the GEMM plan: knobs (the geometry
+ * ones run-time, outside the kernel name), scalars, the heuristic, shape
+ * checks, signature, grid and cost. conv_build.c builds, conv_reference.c
+ * checks. Layer: kernels. */
+#include <stdio.h>
+
+#include "conv_int.h"
+
+static const char *const dir_names[] = {"fwd", "dgrad", "wgrad", NULL};
+static const char *const algo_names[] = {"igemm", "gemm1x1", "direct", NULL};
+static const char *const atom_names[] = {
+    "auto",
+#define RK_ATOM(id, name, ...) name,
+#include "rocke/atoms.def"
+    NULL,
+};
+static const uint32_t legal_tile[] = {16, 32, 64, 128, 256, 0};
+static const uint32_t legal_warps[] = {1, 2, 4, 0};
+static const uint32_t legal_stages[] = {1, 2, 3, 4, 0};
+static const uint32_t legal_vec[] = {1, 2, 4, 8, 0};
+static const uint32_t legal_group[] = {1, 2, 4, 8, 16, 0};
+static const uint32_t legal_wave[] = {32, 64, 0};
+static const uint32_t legal_split[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 0};
+
+/* The knobs both families share, then the geometry (tag NULL: not in the
+ * kernel name; 2-D knobs start at index 1 of the (d, h, w) arrays). */
+#define CONV_KNOBS                                                                                              \
+    KN_ENUM("direction", "d", u.conv.direction, dir_names, false, "fwd (Y from X, W), dgrad (dX from dY, W), "   \
+            "wgrad (dW from dY, X)"),                                                                            \
+    KN_ENUM("algo", "al", u.conv.algo, algo_names, true,                                                        \
+            "igemm (implicit GEMM, im2col gathered), gemm1x1 (1x1, stride 1, unpadded: a plain GEMM) or direct "  \
+            "(fwd, 1..16 channels per group; vec_a output channels per thread)"),                                \
+    KN_DTYPE("dtype", "", u.conv.g.dtype, "input and weight element type (f16, bf16)"),                        \
+    KN_DTYPE("out_dtype", "o", u.conv.g.out_dtype, "output element type (f16, bf16, f32)"),                    \
+    KN_TUPLE("tile", "t", u.conv.g.tile, 3, legal_tile, true, "block tile of the implicit GEMM, MxNxK"),      \
+    KN_TUPLE("warps", "w", u.conv.g.warps, 2, legal_warps, true, "warps per block MxN"),                     \
+    KN_ENUM("atom", "a", u.conv.g.atom, atom_names, true, "matrix atom (auto: the target's default)"),       \
+    KN_U32("stages", "s", u.conv.g.stages, legal_stages, true, "LDS buffers in flight (2+: async copies)"),  \
+    KN_U32("vec_a", "va", u.conv.g.vec_a, legal_vec, true, "elements per access of the GEMM's A (direct: channels)"), \
+    KN_U32("vec_b", "vb", u.conv.g.vec_b, legal_vec, true, "elements per global access of the GEMM's B"),   \
+    KN_U32("group_m", "g", u.conv.g.group_m, legal_group, true, "grouped-M block order (1: none)"),          \
+    KN_U32("wave", "wv", u.conv.g.wave, legal_wave, true, "target wave/warp size (64 CDNA, 32 NVIDIA)"),     \
+    KN_U32("split_k", "sk", u.conv.g.split_k, legal_split, true,                                              \
+           "wgrad: the N*P*Q reduction cut over grid y, summed exactly through Work"),                      \
+    KN_EPI("fuse", u.conv.g.fuse, "fwd epilogue chain, e.g. bias,relu or add (operands in out_dtype)")
+
+static const rk_knob conv_knobs[] = {
+    CONV_KNOBS,
+    KN_TUPLE("stride", NULL, u.conv.stride[1], 2, NULL, false, "run-time: stride HxW"),
+    KN_TUPLE("pad", NULL, u.conv.pad[2], 4, NULL, false, "run-time: padding before and after, H0xH1xW0xW1"),
+    KN_TUPLE("dilation", NULL, u.conv.dilation[1], 2, NULL, false, "run-time: dilation HxW"),
+    KN_U32("groups", NULL, u.conv.groups, NULL, false, "run-time: groups (C and K multiples of it)"),
+};
+static const rk_knob conv3d_knobs[] = {
+    CONV_KNOBS,
+    KN_TUPLE("stride", NULL, u.conv.stride, 3, NULL, false, "run-time: stride DxHxW"),
+    KN_TUPLE("pad", NULL, u.conv.pad, 6, NULL, false, "run-time: padding before and after, D0xD1xH0xH1xW0xW1"),
+    KN_TUPLE("dilation", NULL, u.conv.dilation, 3, NULL, false, "run-time: dilation DxHxW"),
+    KN_U32("groups", NULL, u.conv.groups, NULL, false, "run-time: groups (C and K multiples of it)"),
+};
+enum { CK_DIR, CK_ALGO, CK_DT, CK_ODT, CK_TILE, CK_WARPS, CK_ATOM, CK_STAGES, CK_VA, CK_VB, CK_GROUP, CK_WAVE,
+       CK_SPLIT };
+
+static const rk_dim_decl dims2[] = {
+    {"N", 8, "images"}, {"C", 64, "input channels"}, {"H", 56, "input height"}, {"W", 56, "input width"},
+    {"K", 64, "output channels"}, {"R", 3, "filter height"}, {"S", 3, "filter width"},
+};
+static const rk_dim_decl dims3[] = {
+    {"N", 2, "images"}, {"C", 32, "input channels"}, {"D", 8, "input depth"}, {"H", 28, "input height"},
+    {"W", 28, "input width"}, {"K", 32, "output channels"}, {"T", 3, "filter depth"}, {"R", 3, "filter height"},
+    {"S", 3, "filter width"},
+};
+
+bool kn_conv_is_3d(const rk_instance *in) { return in->family == RK_FAMILY_CONV3D; }
+
+void kn_conv_geo_of(const rk_instance *in, const rk_shape *s, kn_conv_geo *g) {
+    const rk_conv_spec *c = &in->u.conv;
+    bool d3 = kn_conv_is_3d(in);
+    memset(g, 0, sizeof *g);
+    g->nsp = d3 ? 3 : 2;
+    /* 2-D: N C H W K R S; 3-D: N C D H W K T R S */
+    g->n = s->dim[0];
+    g->c = s->dim[1];
+    g->in[0] = d3 ? s->dim[2] : 1;
+    g->in[1] = s->dim[d3 ? 3 : 2];
+    g->in[2] = s->dim[d3 ? 4 : 3];
+    g->k = s->dim[d3 ? 5 : 4];
+    g->filt[0] = d3 ? s->dim[6] : 1;
+    g->filt[1] = s->dim[d3 ? 7 : 5];
+    g->filt[2] = s->dim[d3 ? 8 : 6];
+    g->groups = c->groups ? c->groups : 1;
+    g->cg = g->c / g->groups;
+    g->kg = g->k / g->groups;
+    for (int i = 0; i < 3; i++) {
+        bool used = d3 || i > 0;
+        g->stride[i] = used ? c->stride[i] : 1;
+        g->dil[i] = used ? c->dilation[i] : 1;
+        g->pad0[i] = used ? c->pad[2 * i] : 0;
+        g->pad1[i] = used ? c->pad[2 * i + 1] : 0;
+        int64_t span = (int64_t)g->in[i] + (int64_t)(g->pad0[i] + g->pad1[i]) -
+                       (int64_t)(g->dil[i] * (g->filt[i] - 1)) - 1;
+        if (span < 0 || g->stride[i] == 0) {
+            g->out[i] = 0;
+            g->empty = true;
+        } else {
+            g->out[i] = (uint64_t)span / g->stride[i] + 1;
+        }
+    }
+}
+
+void kn_conv_gemm_extents(const rk_instance *in, const kn_conv_geo *g, uint64_t *M, uint64_t *N, uint64_t *K) {
+    uint64_t taps = g->filt[0] * g->filt[1] * g->filt[2];
+    uint64_t opix = g->n * g->out[0] * g->out[1] * g->out[2], ipix = g->n * g->in[0] * g->in[1] * g->in[2];
+    switch ((rk_conv_dir)in->u.conv.direction) {
+    case RK_CONV_FWD: *M = opix, *N = g->kg, *K = taps * g->cg; return;
+    case RK_CONV_DGRAD: *M = ipix, *N = g->cg, *K = g->kg * taps; return;
+    case RK_CONV_WGRAD: *M = g->kg, *N = taps * g->cg, *K = opix; return;
+    case RK_CONV__COUNT: break;
+    }
+    *M = *N = *K = 0;
+}
+
+rk_gemm_spec kn_conv_gemm_spec(const rk_instance *in) {
+    rk_gemm_spec s = in->u.conv.g;
+    static const rk_gemm_layout lay[] = {RK_GEMM_RC, RK_GEMM_RR, RK_GEMM_CR};
+    s.layout = (unsigned)in->u.conv.direction < RK_CONV__COUNT ? lay[in->u.conv.direction] : RK_GEMM_RC;
+    s.split_reduce = RK_GEMM_SPLIT_WORKSPACE;
+    s.epilogue = RK_GEMM_EPI_DIRECT;
+    s.path = RK_GEMM_PATH_MMA;
+    s.xcd = 0;
+    return s;
+}
+
+static void defaults(rk_instance *in) {
+    kn_gemm_defaults(in);
+    rk_gemm_spec g = in->u.gemm;
+    in->u.conv = (rk_conv_spec){.g = g, .direction = RK_CONV_FWD, .algo = RK_CONV_IGEMM,
+                                .stride = {1, 1, 1}, .pad = {1, 1, 1, 1, 1, 1}, .dilation = {1, 1, 1}, .groups = 1};
+    in->u.conv.g.tile[0] = in->u.conv.g.tile[1] = 64;
+    in->u.conv.g.stages = 2;
+}
+
+/* ---- derived extents and scalars ---------------------------------------------------------- */
+static uint64_t extent(const rk_instance *in, const rk_shape *s, const char *name, size_t len) {
+    kn_conv_geo g;
+    kn_conv_geo_of(in, s, &g);
+    uint64_t M, N, K;
+    kn_conv_gemm_extents(in, &g, &M, &N, &K);
+    static const char *const names[] = {"O", "P", "Q", "Cg", "G", "GM", "GN"};
+    uint64_t v[] = {g.out[0], g.out[1], g.out[2], g.cg, g.groups, M, N};
+    for (size_t i = 0; i < RK_COUNTOF(names); i++)
+        if (strlen(names[i]) == len && !strncmp(names[i], name, len)) return v[i];
+    return 0;
+}
+
+#define GEO_SCALAR(fn, expr)                                                     \
+    static double fn(const rk_instance *in, const rk_shape *s) {                 \
+        kn_conv_geo g;                                                           \
+        kn_conv_geo_of(in, s, &g);                                               \
+        return (double)(expr);                                                   \
+    }
+GEO_SCALAR(d_o, g.out[0])
+GEO_SCALAR(d_p, g.out[1])
+GEO_SCALAR(d_q, g.out[2])
+GEO_SCALAR(d_sd, g.stride[0])
+GEO_SCALAR(d_sh, g.stride[1])
+GEO_SCALAR(d_sw, g.stride[2])
+GEO_SCALAR(d_pd, g.pad0[0])
+GEO_SCALAR(d_ph, g.pad0[1])
+GEO_SCALAR(d_pw, g.pad0[2])
+GEO_SCALAR(d_dd, g.dil[0])
+GEO_SCALAR(d_dh, g.dil[1])
+GEO_SCALAR(d_dw, g.dil[2])
+GEO_SCALAR(d_groups, g.groups)
+GEO_SCALAR(d_ldd, g.k)
+
+#define CONV_COMMON_SCALARS                                                                       \
+    {"N", RK_S_I32, RK_SC_DIM, "N", NULL, 0, "images"}, {"C", RK_S_I32, RK_SC_DIM, "C", NULL, 0, "input channels"}, \
+    {"H", RK_S_I32, RK_SC_DIM, "H", NULL, 0, "input height"},                                    \
+    {"W", RK_S_I32, RK_SC_DIM, "W", NULL, 0, "input width"},                                     \
+    {"K", RK_S_I32, RK_SC_DIM, "K", NULL, 0, "output channels"},                                 \
+    {"R", RK_S_I32, RK_SC_DIM, "R", NULL, 0, "filter height"},                                   \
+    {"S", RK_S_I32, RK_SC_DIM, "S", NULL, 0, "filter width"},                                    \
+    {"P", RK_S_I32, RK_SC_DERIVED, NULL, d_p, 0, "output height"},                               \
+    {"Q", RK_S_I32, RK_SC_DERIVED, NULL, d_q, 0, "output width"},                                \
+    {"stride_h", RK_S_I32, RK_SC_DERIVED, NULL, d_sh, 0, "stride along H"},                      \
+    {"stride_w", RK_S_I32, RK_SC_DERIVED, NULL, d_sw, 0, "stride along W"},                      \
+    {"pad_h", RK_S_I32, RK_SC_DERIVED, NULL, d_ph, 0, "padding before H"},                       \
+    {"pad_w", RK_S_I32, RK_SC_DERIVED, NULL, d_pw, 0, "padding before W"},                       \
+    {"dil_h", RK_S_I32, RK_SC_DERIVED, NULL, d_dh, 0, "dilation along H"},                       \
+    {"dil_w", RK_S_I32, RK_SC_DERIVED, NULL, d_dw, 0, "dilation along W"},                       \
+    {"groups", RK_S_I32, RK_SC_DERIVED, NULL, d_groups, 0, "groups"},                             \
+    {"alpha", RK_S_F32, RK_SC_GIVEN, NULL, NULL, 1.0, "--fuse scale factor"},                    \
+    {"alpha1", RK_S_F32, RK_SC_GIVEN, NULL, NULL, 1.0, "second scale factor"},                   \
+    {"ldd0", RK_S_I32, RK_SC_DERIVED, NULL, d_ldd, 0, "D0's row pitch (K)"},                     \
+    {"ldd1", RK_S_I32, RK_SC_DERIVED, NULL, d_ldd, 0, "D1's row pitch (K)"}
+static const rk_scalar_decl scalars2[] = {CONV_COMMON_SCALARS};
+static const rk_scalar_decl scalars3[] = {
+    CONV_COMMON_SCALARS,
+    {"D", RK_S_I32, RK_SC_DIM, "D", NULL, 0, "input depth"},
+    {"T", RK_S_I32, RK_SC_DIM, "T", NULL, 0, "filter depth"},
+    {"O", RK_S_I32, RK_SC_DERIVED, NULL, d_o, 0, "output depth"},
+    {"stride_d", RK_S_I32, RK_SC_DERIVED, NULL, d_sd, 0, "stride along D"},
+    {"pad_d", RK_S_I32, RK_SC_DERIVED, NULL, d_pd, 0, "padding before D"},
+    {"dil_d", RK_S_I32, RK_SC_DERIVED, NULL, d_dd, 0, "dilation along D"},
+};
+
+/* ---- signature -------------------------------------------------------------------------- */
+static void signature(const rk_instance *in, rk_ksig *sg) {
+    const rk_conv_spec *c = &in->u.conv;
+    bool d3 = kn_conv_is_3d(in);
+    const char *xl = d3 ? "N,D,H,W,C" : "N,H,W,C", *yl = d3 ? "N,O,P,Q,K" : "N,P,Q,K";
+    const char *wl = d3 ? "K,T,R,S,Cg" : "K,R,S,Cg";
+    rk_scalar dt = c->g.dtype, odt = c->g.out_dtype;
+    switch ((rk_conv_dir)c->direction) {
+    case RK_CONV_FWD:
+        kn_sig_add(sg, "X", true, dt, RK_KP_IN, xl);
+        kn_sig_add(sg, "Wt", true, dt, RK_KP_IN, wl);
+        kn_sig_add(sg, "Y", true, odt, RK_KP_OUT, yl);
+        break;
+    case RK_CONV_DGRAD:
+        kn_sig_add(sg, "dY", true, dt, RK_KP_IN, yl);
+        kn_sig_add(sg, "Wt", true, dt, RK_KP_IN, wl);
+        kn_sig_add(sg, "dX", true, odt, RK_KP_OUT, xl);
+        break;
+    case RK_CONV_WGRAD:
+    case RK_CONV__COUNT:
+        kn_sig_add(sg, "dY", true, dt, RK_KP_IN, yl);
+        kn_sig_add(sg, "X", true, dt, RK_KP_IN, xl);
+        kn_sig_add(sg, "dW", true, odt, RK_KP_OUT, wl);
+        break;
+    }
+    /* the geometry, in one order for both families (3-D adds d first) */
+    static const char *const g2[] = {"N", "C", "H", "W", "K", "R", "S", "P", "Q", "stride_h", "stride_w",
+                                     "pad_h", "pad_w", "dil_h", "dil_w", "groups"};
+    static const char *const g3[] = {"N", "C", "D", "H", "W", "K", "T", "R", "S", "O", "P", "Q", "stride_d",
+                                     "stride_h", "stride_w", "pad_d", "pad_h", "pad_w", "dil_d", "dil_h", "dil_w",
+                                     "groups"};
+    const char *const *gs = d3 ? g3 : g2;
+    size_t ng = d3 ? RK_COUNTOF(g3) : RK_COUNTOF(g2);
+    for (size_t i = 0; i < ng; i++) kn_sig_add(sg, gs[i], false, RK_S_I32, RK_KP_SCALAR, NULL);
+    rk_epi_param ps[RK_EPI_MAX_PARAMS];
+    uint32_t n = rk_epi_params(&c->g.fuse, odt, ps);
+    static const char *const stat[] = {"Bias", "Bias1", "alpha", "alpha1", "D0", "D1", "ldd0", "ldd1"};
+    for (uint32_t i = 0; i < n; i++) {
+        const char *nm = NULL;
+        for (size_t j = 0; j < RK_COUNTOF(stat); j++)
+            if (!strcmp(stat[j], ps[i].name)) nm = stat[j];
+        RK_ASSERT(nm, "conv: an epilogue parameter the validator does not allow");
+        const char *dims = !ps[i].ptr ? NULL : c->g.fuse.s[ps[i].step].kind == RK_EPI_BIAS ? "K" : yl;
+        kn_sig_add(sg, nm, ps[i].ptr, ps[i].type, ps[i].ptr ? RK_KP_IN : RK_KP_SCALAR, dims);
+    }
+    /* wgrad split-K: split_k slices of every group's dW, then the counters */
+#define WS(n) #n ",G,GM,GN"
+    static const char *const work_dims[] = {WS(2),  WS(3),  WS(4),  WS(5),  WS(6),  WS(7),  WS(8),  WS(9),
+                                            WS(10), WS(11), WS(12), WS(13), WS(14), WS(15), WS(16), WS(17)};
+#undef WS
+    if (c->g.split_k > 1 && c->g.split_k <= 16)
+        kn_sig_add(sg, "Work", true, RK_S_F32, RK_KP_WORK, work_dims[c->g.split_k - 1]);
+}
+
+/* ---- validation ------------------------------------------------------------------------- */
+/* The run-time knobs: checked when building and again for each problem. */
+static rk_status geometry_ok(const rk_instance *in, const char *fam) {
+    const rk_conv_spec *c = &in->u.conv;
+    uint32_t nsp = kn_conv_is_3d(in) ? 3 : 2;
+    for (uint32_t i = 3 - nsp; i < 3; i++)
+        if (!c->stride[i] || !c->dilation[i])
+            return rk_fail(RK_ERR_INVALID, "%s: knobs 'stride' and 'dilation' must be >= 1 along every axis", fam);
+    if (!c->groups) return rk_fail(RK_ERR_INVALID, "%s: knob 'groups' must be >= 1", fam);
+    return RK_OK;
+}
+
+static rk_status validate(const rk_instance *in, const rk_target *t) {
+    const rk_conv_spec *c = &in->u.conv;
+    const char *fam = kn_conv_is_3d(in) ? "conv3d" : "conv";
+    if ((unsigned)c->direction >= RK_CONV__COUNT)
+        return rk_fail(RK_ERR_INVALID, "%s: knob 'direction' out of range (legal: fwd, dgrad, wgrad)", fam);
+    if ((unsigned)c->algo >= RK_CONV_ALGO__COUNT)
+        return rk_fail(RK_ERR_INVALID, "%s: knob 'algo' out of range (legal: igemm, gemm1x1, direct)", fam);
+    if (c->algo == RK_CONV_DIRECT && c->direction != RK_CONV_FWD)
+        return rk_fail(RK_ERR_INVALID, "%s: algo direct computes the forward convolution only (direction fwd; "
+                       "dgrad and wgrad run as igemm)", fam);
+    if (c->g.wave != t->wave_size)
+        return rk_fail(RK_ERR_INVALID, "%s: knob 'wave' = %u, but %s runs %u-lane waves", fam, c->g.wave, t->name,
+                       t->wave_size);
+    rk_status st = geometry_ok(in, fam);
+    if (st) return st;
+    if (c->g.split_k > 1 && c->direction != RK_CONV_WGRAD)
+        return rk_fail(RK_ERR_INVALID, "%s: knob 'split_k' = %u splits the wgrad reduction only (legal here: 1)",
+                       fam, c->g.split_k);
+    if (c->g.fuse.n && c->direction != RK_CONV_FWD)
+        return rk_fail(RK_ERR_INVALID, "%s: knob 'fuse' applies to the forward output only (direction fwd)", fam);
+    for (uint32_t i = 0; i < c->g.fuse.n; i++)
+        if (c->g.fuse.s[i].kind == RK_EPI_BIAS_ROW)
+            return rk_fail(RK_ERR_INVALID, "%s: knob 'fuse': bias_row is not offered (legal: bias, scale, clamp, "
+                           "activations, add, mul)", fam);
+    rk_epi_param ps[RK_EPI_MAX_PARAMS];
+    uint32_t np = rk_epi_params(&c->g.fuse, c->g.out_dtype, ps), nb = 0, nd = 0;
+    for (uint32_t i = 0; i < np; i++) {
+        nb += ps[i].ptr && c->g.fuse.s[ps[i].step].kind == RK_EPI_BIAS;
+        nd += ps[i].ptr && c->g.fuse.s[ps[i].step].kind != RK_EPI_BIAS;
+    }
+    if (nb > 2 || nd > 2)
+        return rk_fail(RK_ERR_INVALID, "%s: knob 'fuse' takes at most 2 bias and 2 add/mul steps", fam);
+    rk_gemm_spec s = kn_conv_gemm_spec(in);
+    kn_gemm_plan p;
+    st = kn_gemm_plan_make(&s, t, false, &p);
+    return st ? st : kn_gemm_plan_plain(&p);
+}
+
+static rk_status check_shape(const rk_instance *in, const rk_shape *sh) {
+    const rk_conv_spec *c = &in->u.conv;
+    const char *fam = kn_conv_is_3d(in) ? "conv3d" : "conv";
+    rk_status st = geometry_ok(in, fam);
+    if (st) return st;
+    kn_conv_geo g;
+    kn_conv_geo_of(in, sh, &g);
+    if (g.c % g.groups || g.k % g.groups)
+        return rk_fail(RK_ERR_INVALID, "%s: C = %llu and K = %llu must both be multiples of groups = %llu", fam,
+                       (unsigned long long)g.c, (unsigned long long)g.k, (unsigned long long)g.groups);
+    if (g.empty) {
+        static const char ax[] = "dhw";
+        for (int i = 0; i < 3; i++)
+            if (!g.out[i])
+                return rk_fail(RK_ERR_INVALID, "%s: the output is empty along %c: input %llu + padding %llu + %llu is "
+                               "smaller than the dilated filter %llu (dilation %llu x (%llu - 1) + 1)", fam, ax[i],
+                               (unsigned long long)g.in[i], (unsigned long long)g.pad0[i],
+                               (unsigned long long)g.pad1[i], (unsigned long long)(g.dil[i] * (g.filt[i] - 1) + 1),
+                               (unsigned long long)g.dil[i], (unsigned long long)g.filt[i]);
+    }
+    uint64_t ximg = g.in[0] * g.in[1] * g.in[2] * g.c, yimg = g.out[0] * g.out[1] * g.out[2] * g.k;
+    uint64_t M, N, K;
+    kn_conv_gemm_extents(in, &g, &M, &N, &K);
+    uint64_t welems = g.k * g.filt[0] * g.filt[1] * g.filt[2] * g.cg;
+    if (g.n * ximg > INT32_MAX || g.n * yimg > INT32_MAX || welems > INT32_MAX ||
+        M > INT32_MAX || N > INT32_MAX || K > INT32_MAX || g.groups > 65535)
+        return rk_fail(RK_ERR_INVALID, "%s: every tensor must hold fewer than 2^31 elements (and groups <= 65535)",
+                       fam);
+    uint64_t tiles = (M + c->g.tile[0] - 1) / c->g.tile[0] * ((N + c->g.tile[1] - 1) / c->g.tile[1]);
+    if (tiles > INT32_MAX) return rk_fail(RK_ERR_INVALID, "%s: more output tiles than a grid holds", fam);
+    bool one = g.filt[0] * g.filt[1] * g.filt[2] == 1;
+    for (int i = 0; i < 3; i++) one = one && g.stride[i] == 1 && !g.pad0[i] && !g.pad1[i];
+    if (c->algo == RK_CONV_GEMM1X1 && !one)
+        return rk_fail(RK_ERR_INVALID, "%s: algo gemm1x1 reads a 1x1 filter at stride 1 without padding as a plain "
+                       "GEMM; this problem needs algo igemm", fam);
+    if (c->algo == RK_CONV_DIRECT) {
+        if (g.cg > KN_CONV_DIRECT_MAX_CPG || g.kg > KN_CONV_DIRECT_MAX_CPG)
+            return rk_fail(RK_ERR_INVALID, "%s: algo direct serves 1..%d channels per group, this problem has C/groups "
+                           "= %llu and K/groups = %llu: use algo igemm", fam, KN_CONV_DIRECT_MAX_CPG,
+                           (unsigned long long)g.cg, (unsigned long long)g.kg);
+        if (c->g.vec_a > 1 && (g.cg != 1 || g.kg != 1 || g.k % c->g.vec_a))
+            return rk_fail(RK_ERR_INVALID, "%s: algo direct with vec_a = %u reads channel vectors, which needs a "
+                           "depthwise problem (C/groups = K/groups = 1) with K a multiple of %u; here C/groups = %llu, "
+                           "K/groups = %llu, K = %llu: build with --vec-a 1", fam, c->g.vec_a, c->g.vec_a,
+                           (unsigned long long)g.cg, (unsigned long long)g.kg, (unsigned long long)g.k);
+        if (g.n * g.out[0] * g.out[1] * g.out[2] * (g.k / c->g.vec_a) > INT32_MAX - KN_CONV_DIRECT_THREADS)
+            return rk_fail(RK_ERR_INVALID, "%s: algo direct: more outputs than a 1-D grid of threads holds", fam);
+        return RK_OK;
+    }
+    /* the contiguous extent of each vector-read operand (direction by direction) */
+    static const char *const what[RK_CONV__COUNT][2] = {
+        {"C / groups (X is read in vectors of channels)", "R*S*C/groups (W rows are read in vectors)"},
+        {"K / groups (dY is read in vectors of channels)", "C / groups (W is read in vectors of channels)"},
+        {"K / groups (dY is read in vectors of channels)", "C / groups (X is read in vectors of channels)"},
+    };
+    uint64_t ea = c->direction == RK_CONV_FWD ? g.cg : g.kg;
+    uint64_t eb = c->direction == RK_CONV_FWD ? K : g.cg;
+    if (ea % c->g.vec_a)
+        return rk_fail(RK_ERR_INVALID, "%s: %s = %llu is not a multiple of vec_a = %u: build with --vec-a %u, or "
+                       "with --shape so the heuristic picks it", fam, what[c->direction][0], (unsigned long long)ea,
+                       c->g.vec_a, kn_gemm_vec_for(ea));
+    if (eb % c->g.vec_b)
+        return rk_fail(RK_ERR_INVALID, "%s: %s = %llu is not a multiple of vec_b = %u: build with --vec-b %u, or "
+                       "with --shape so the heuristic picks it", fam, what[c->direction][1], (unsigned long long)eb,
+                       c->g.vec_b, kn_gemm_vec_for(eb));
+    return RK_OK;
+}
+
+/* ---- heuristic ------------------------------------------------------------------------------ */
+static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64_t locked) {
+    rk_conv_spec *c = &in->u.conv;
+    kn_conv_geo g;
+    kn_conv_geo_of(in, sh, &g);
+    bool one = g.filt[0] * g.filt[1] * g.filt[2] == 1;
+    for (int i = 0; i < 3; i++) one = one && g.stride[i] == 1 && !g.pad0[i] && !g.pad1[i];
+    bool few = g.cg <= KN_CONV_DIRECT_MAX_CPG && g.kg <= KN_CONV_DIRECT_MAX_CPG;
+    few = few && g.c % g.groups == 0 && g.k % g.groups == 0 && g.groups > 1 && c->direction == RK_CONV_FWD;
+    if (!(locked >> CK_ALGO & 1)) c->algo = one ? RK_CONV_GEMM1X1 : few ? RK_CONV_DIRECT : RK_CONV_IGEMM;
+    if (c->algo == RK_CONV_DIRECT) {
+        /* channel vectors for depthwise, one channel otherwise */
+        if (!(locked >> CK_VA & 1)) c->g.vec_a = g.cg == 1 && g.kg == 1 ? kn_gemm_vec_for(g.k) : 1;
+        if (!(locked >> CK_WAVE & 1)) c->g.wave = t->wave_size;
+        if (!(locked >> CK_SPLIT & 1)) c->g.split_k = 1;
+        return;
+    }
+    if (!(locked >> CK_WAVE & 1)) c->g.wave = t->wave_size;
+    uint64_t M, N, K;
+    kn_conv_gemm_extents(in, &g, &M, &N, &K);
+    uint64_t ea = c->direction == RK_CONV_FWD ? g.cg : g.kg, eb = c->direction == RK_CONV_FWD ? K : g.cg;
+    if (!(locked >> CK_VA & 1)) c->g.vec_a = kn_gemm_vec_for(ea);
+    if (!(locked >> CK_VB & 1)) c->g.vec_b = kn_gemm_vec_for(eb);
+    /* the largest tile that still gives every unit a block */
+    static const uint32_t cand[][5] = {{128, 128, 32, 2, 2}, {128, 64, 32, 2, 2}, {64, 64, 32, 2, 2},
+                                       {64, 32, 32, 2, 1}, {32, 32, 32, 1, 1}};
+    size_t pick = RK_COUNTOF(cand) - 1;
+    for (size_t i = 0; i < RK_COUNTOF(cand); i++) {
+        uint64_t blocks = (M + cand[i][0] - 1) / cand[i][0] * ((N + cand[i][1] - 1) / cand[i][1]) * g.groups;
+        if (blocks >= t->compute_units) { pick = i; break; }
+    }
+    if (!(locked >> CK_TILE & 1))
+        for (int i = 0; i < 3; i++) c->g.tile[i] = cand[pick][i];
+    if (!(locked >> CK_WARPS & 1)) {
+        c->g.warps[0] = cand[pick][3];
+        c->g.warps[1] = cand[pick][4];
+    }
+    if (t->wave_size == 64 && !(locked >> CK_TILE & 1) && !(locked >> CK_WARPS & 1) && c->g.tile[0] < 64) {
+        /* MFMA atoms are 32 wide: keep at least one per warp */
+        c->g.tile[0] = c->g.tile[1] = 64;
+        c->g.warps[0] = c->g.warps[1] = 2;
+    }
+    if (!(locked >> CK_STAGES & 1)) c->g.stages = t->vendor == RK_VENDOR_AMD ? 2 : (K > 2 * c->g.tile[2] ? 3 : 2);
+    if (!(locked >> CK_GROUP & 1)) c->g.group_m = 8;
+    /* wgrad splits its long reduction, at most 4 ways: the workspace gather holds every split's
+     * partials at once (gfx950, N8 56x56 C=K=64: 96 VGPRs at 4, 302 at 16) */
+    if (!(locked >> CK_SPLIT & 1)) {
+        uint32_t sk = c->direction == RK_CONV_WGRAD ? kn_gemm_tune_split(&c->g, t, M, N, K, g.groups) : 1;
+        c->g.split_k = sk > 4 ? 4 : sk;
+    }
+}
+
+/* ---- launch and cost --------------------------------------------------------------------------- */
+static void grid(const rk_instance *in, const rk_shape *sh, uint32_t gr[3], uint32_t b[3]) {
+    const rk_conv_spec *c = &in->u.conv;
+    b[0] = c->g.warps[0] * c->g.warps[1] * c->g.wave;
+    b[1] = b[2] = 1;
+    gr[0] = gr[2] = 1;
+    gr[1] = c->g.split_k;
+    if (c->algo == RK_CONV_DIRECT) b[0] = KN_CONV_DIRECT_THREADS, gr[1] = 1;
+    if (!sh) return;
+    kn_conv_geo g;
+    kn_conv_geo_of(in, sh, &g);
+    if (c->algo == RK_CONV_DIRECT) {
+        uint64_t items = g.n * g.out[0] * g.out[1] * g.out[2] * (g.k / (c->g.vec_a ? c->g.vec_a : 1));
+        uint64_t blocks = (items + KN_CONV_DIRECT_THREADS - 1) / KN_CONV_DIRECT_THREADS;
+        gr[0] = (uint32_t)(blocks > INT32_MAX ? INT32_MAX : blocks);
+        return;
+    }
+    uint64_t M, N, K;
+    kn_conv_gemm_extents(in, &g, &M, &N, &K);
+    uint64_t tiles = (M + c->g.tile[0] - 1) / c->g.tile[0] * ((N + c->g.tile[1] - 1) / c->g.tile[1]);
+    gr[0] = (uint32_t)(tiles > INT32_MAX ? INT32_MAX : tiles);
+    gr[2] = (uint32_t)g.groups;
+}
+
+static void cost(const rk_instance *in, const rk_shape *sh, double *bytes, double *flops) {
+    const rk_conv_spec *c = &in->u.conv;
+    kn_conv_geo g;
+    kn_conv_geo_of(in, sh, &g);
+    double x = (double)(g.n * g.in[0] * g.in[1] * g.in[2] * g.c);
+    double y = (double)(g.n * g.out[0] * g.out[1] * g.out[2] * g.k);
+    double w = (double)(g.k * g.filt[0] * g.filt[1] * g.filt[2] * g.cg);
+    /* 2 N O P Q K T R S C / groups, whichever direction */
+    *flops = 2.0 * y * (double)(g.filt[0] * g.filt[1] * g.filt[2] * g.cg);
+    double ib = rk_tile_elem_bytes(c->g.dtype), ob = rk_tile_elem_bytes(c->g.out_dtype);
+    switch ((rk_conv_dir)c->direction) {
+    case RK_CONV_FWD: *bytes = (x + w) * ib + y * ob; return;
+    case RK_CONV_DGRAD: *bytes = (y + w) * ib + x * ob; return;
+    case RK_CONV_WGRAD: case RK_CONV__COUNT: *bytes = (y + x) * ib + w * ob; return;
+    }
+}
+
+static void input_range(const rk_instance *in, const rk_kparam *kp, double *lo, double *hi, double *away) {
+    (void)in;
+    (void)kp;
+    *lo = -1.0;
+    *hi = 1.0;
+    *away = 0;
+}
+
+const kn_family kn_conv = {
+    .name = "conv", .knobs = conv_knobs, .nknobs = RK_COUNTOF(conv_knobs), .dims = dims2, .ndims = 7,
+    .scalars = scalars2, .nscalars = RK_COUNTOF(scalars2), .defaults = defaults, .tune = tune,
+    .validate = validate, .check_shape = check_shape, .signature = signature, .grid = grid, .build = kn_conv_build,
+    .cost = cost, .reference = kn_conv_reference, .input_range = input_range, .extent = extent,
+};
+
+const kn_family kn_conv3d = {
+    .name = "conv3d", .knobs = conv3d_knobs, .nknobs = RK_COUNTOF(conv3d_knobs), .dims = dims3, .ndims = 9,
+    .scalars = scalars3, .nscalars = RK_COUNTOF(scalars3), .defaults = defaults, .tune = tune,
+    .validate = validate, .check_shape = check_shape, .signature = signature, .grid = grid, .build = kn_conv_build,
+    .cost = cost, .reference = kn_conv_reference, .input_range = input_range, .extent = extent,
+};

@@ -1,0 +1,48 @@
+/* rocke — the convolution families (conv, conv3d), private: the geometry
+ * of a problem, the GEMM view of each direction, and the pieces the
+ * tables, the builder and the reference share. Layer: kernels. */
+#ifndef ROCKE_CONV_INT_H
+#define ROCKE_CONV_INT_H
+
+#include "gemm_int.h"
+
+/* A problem's geometry, 3-D throughout: a 2-D problem has D = T = O = 1,
+ * stride, dilation 1 and no padding along d. Index 0, 1, 2 = d, h, w. */
+typedef struct kn_conv_geo {
+    uint32_t nsp;                  /* spatial dimensions of the family: 2 or 3 */
+    uint64_t n, c, k, groups, cg, kg;
+    uint64_t in[3], filt[3], out[3];
+    uint64_t stride[3], pad0[3], pad1[3], dil[3];
+    bool empty;                    /* some output extent is < 1 */
+} kn_conv_geo;
+/* conv.c: the geometry of (instance, shape), output extents included. */
+void kn_conv_geo_of(const rk_instance *in, const rk_shape *s, kn_conv_geo *g);
+/* The implicit GEMM per group: M x N x K (fwd: pixels x Kg x taps*Cg;
+ * dgrad: input pixels x Cg x Kg*taps; wgrad: Kg x taps*Cg x pixels). */
+void kn_conv_gemm_extents(const rk_instance *in, const kn_conv_geo *g, uint64_t *M, uint64_t *N, uint64_t *K);
+/* The GEMM spec of the instance with the direction's layout (fwd rc, dgrad
+ * rr, wgrad cr). */
+rk_gemm_spec kn_conv_gemm_spec(const rk_instance *in);
+bool kn_conv_is_3d(const rk_instance *in);
+
+/* conv_build.c: the kernel (implicit GEMM, or the direct one); the
+ * geometry parameters (signature entries 3..) as index terms, 2-D giving
+ * the d axis as constants; *next: the first entry after them. */
+typedef struct kn_conv_args {
+    rk_ix n, c, k, groups;
+    rk_ix in[3], filt[3], out[3], stride[3], pad[3], dil[3];
+} kn_conv_args;
+kn_conv_args kn_conv_args_of(const rk_instance *in, const rk_value *p, uint32_t *next);
+void kn_conv_build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *params);
+
+/* conv_direct.c: the direct forward kernel for 1..16 channels per group,
+ * one thread per output pixel and vec_a consecutive output channels (vec_a
+ * > 1: depthwise, C/g = K/g = 1, channel vectors). */
+#define KN_CONV_DIRECT_THREADS 256
+#define KN_CONV_DIRECT_MAX_CPG 16
+void kn_conv_direct_build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *params);
+
+/* conv_reference.c: a direct convolution in double, every direction. */
+void kn_conv_reference(const rk_problem *p, double **want, double **tol);
+
+#endif
