@@ -106,4 +106,22 @@ bool cli_arg_parse(const char *cmd, const char *text, cli_arg *out);
  * different NAME; else prints "OPT NAME given twice ('...' and '...')". */
 bool cli_names_unique(const char *cmd, const char *opt, const cli_list *list);
 
+/* ---- cli_family.c: build and aot -------------------------------------------- */
+/* A family's knobs as options: --NAME VALUE, checked by rk_instance_set. */
+enum { CLI_MAX_KNOBS = 48 };
+typedef struct cli_knobs {
+    char name[CLI_MAX_KNOBS][40], help[CLI_MAX_KNOBS][320];
+    const char *value[CLI_MAX_KNOBS];
+    uint32_t n;
+} cli_knobs;
+/* Fill opts[0 .. n] (n knobs, then {0}) for family fam. */
+void cli_add_knobs(rk_family_id fam, cli_knobs *ko, cli_opt *opts);
+/* Set the knobs given on in; *locked gets their bits (for rk_instance_tune). */
+rk_status cli_apply_knobs(const cli_knobs *ko, rk_instance *in, uint64_t *locked);
+/* "expected a kernel family first (legal: ...)"; returns 2. */
+int cli_family_missing(const cli_cmd *c);
+/* mkdir -p; -1 with errno on failure. */
+int cli_mkdirs(const char *dir);
+double cli_now_ms(void);   /* monotonic clock */
+
 #endif
