@@ -97,10 +97,13 @@ static void fill_manifest(rk_manifest *m, const rk_instance *in, const rk_target
 }
 
 /* Compile and write NAME.ll and the code object; record the binary in m. */
-static int compile_into(rk_manifest *m, const rk_kernel *k, const rk_target *t, const char *dir, double build_ms) {
+static int compile_into(rk_manifest *m, const rk_kernel *k, const rk_target *t, const char *dir, double build_ms,
+                        const cli_cmd *c, const cli_stages *dmp) {
     rk_compile_options o;
     if (rk_compile_options_default(t, &o)) return cli_fail("build");
     o.build_ms = build_ms;
+    int prc = cli_stage_apply(c, dmp, &o);
+    if (prc >= 0) return prc;
     rk_artifact *a = NULL;
     if (rk_compile(k, t, &o, &a)) {
         fprintf(stderr, "rocke build: compiling %s for %s failed: %s\n(use --ir-only for an emulator-only build)\n",
@@ -127,6 +130,8 @@ static int compile_into(rk_manifest *m, const rk_kernel *k, const rk_target *t, 
     m->timing_ms.total = a->ms.total;
     printf("rocke build: %s/%s (%zu bytes, %s%s, %.1f ms)\n", dir, m->binary, size, a->toolchain,
            a->cache_hit ? ", cached" : "", a->ms.total);
+    if (dmp->time) cli_stage_table(a, "build", build_ms);
+    cli_recompile_note("build", a);
     rk_artifact_free(a);
     return 0;
 }
@@ -151,7 +156,7 @@ static const char about[] =
     "(--KNOB VALUE; --block-size or --block_size), --dtype also sets out_dtype unless that\n"
     "is given. Exit 0 ok, 1 on errors, 2 on misuse.";
 
-enum { COMMON_OPTS = 5 };
+enum { COMMON_OPTS = 8 };
 
 int cmd_build(int argc, char **argv) {
     const char *family = NULL, *out = NULL, *shape_text = NULL;
@@ -171,9 +176,10 @@ int cmd_build(int argc, char **argv) {
          .help = "skip compiling: the manifest's binary is NAME.ir (emulator only)"},
         {.name = "--list", .kind = CLI_FLAG, .dst = &want_list, .alone = true,
          .help = "families, ops, knobs and their legal values"},
-        {0},
     };
-    _Static_assert(COMMON_OPTS == 5, "the common options come first in opts[]");
+    cli_stages dmp = {0};
+    cli_stage_opts(&dmp, opts + 5);
+    _Static_assert(COMMON_OPTS == 8, "the common options (5 + the stage options) come first in opts[]");
     cli_cmd c = {.name = "build", .args = "FAMILY", .about = about, .opts = opts, .pos = &family, .max_pos = 1};
     rk_family_id fam = 0;
     int first = 1;
@@ -193,6 +199,7 @@ int cmd_build(int argc, char **argv) {
     int prc = cli_parse(&c, argc, argv, first);
     if (prc >= 0) return prc;
     if (want_list) return list();
+    if ((prc = cli_stage_apply(&c, &dmp, NULL)) >= 0) return prc;   /* misuse before any work */
     if (first == 1 && family)
         return cli_misuse(&c, "the family '%s' must come first (rocke build %s [options])", family, family);
     if (first == 1) return cli_family_missing(&c);
@@ -229,7 +236,7 @@ int cmd_build(int argc, char **argv) {
         rk_manifest_hash(ir, strlen(ir), m.binary_hash);
         m.timing_ms.build = m.timing_ms.total = build_ms;
     } else if (!rc) {
-        rc = compile_into(&m, k, t, out, build_ms);
+        rc = compile_into(&m, k, t, out, build_ms, &c, &dmp);
     }
     if (!rc && rk_manifest_write(&m, out)) rc = cli_fail("build");
     if (!rc) printf("rocke build: %s for %s -> %s/manifest.json\n", name, t->name, out);

@@ -98,6 +98,10 @@ rk_status cc_options_validate(const rk_compile_options *o, const rk_target *t) {
         return rk_fail(RK_ERR_INVALID, "dump mask 0x%x (legal: llir, isa, ptx)", o->dump);
     if (!memchr(o->cache_dir, '\0', sizeof o->cache_dir))
         return rk_fail(RK_ERR_INVALID, "cache directory is not NUL-terminated");
+    if (o->dump_after & ~(uint32_t)RK_AFTER_ALL)
+        return rk_fail(RK_ERR_INVALID, "dump-after mask 0x%x (legal: RK_AFTER_* bits)", o->dump_after);
+    if (!memchr(o->dump_dir, '\0', sizeof o->dump_dir) || (o->dump_after && !o->dump_dir[0]))
+        return rk_fail(RK_ERR_INVALID, "dump-after needs a dump folder (dump_dir, --dump-dir DIR)");
     if (t->vendor == RK_VENDOR_NVIDIA && o->toolchain == RK_TOOLCHAIN_COMGR)
         return rk_fail(RK_ERR_INVALID, "toolchain comgr compiles AMD targets only, not %s (legal: auto, llvm, tools)",
                        t->name);
