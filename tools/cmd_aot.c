@@ -44,21 +44,9 @@ static int same_signature(const aot_unit *u, const rk_argsig *s, const char *tar
     return 1;
 }
 
-/* Compile k for t into the next object of u. */
-static int add_object(aot_unit *u, const rk_kernel *k, const rk_target *t, const rk_compile_options *base) {
-    rk_compile_options o;
-    if (rk_compile_options_default(t, &o)) return cli_fail("aot");
-    if (base) {
-        o.opt_level = base->opt_level;
-        o.cache = base->cache && o.cache;
-    }
-    aot_object *ob = &u->obj[u->nobj];
-    ob->t = t;
-    if (rk_compile(k, t, &o, &ob->a)) {
-        fprintf(stderr, "rocke aot: cannot compile %s for %s: %s\n", rk_kernel_name(k), t->name, rk_error_message());
-        return 1;
-    }
-    u->nobj++;
+/* The kernel's parameters as the launcher's: the same on every target, no
+ * tensor map, C identifiers. The first kernel's become u->sig. */
+static int check_signature(aot_unit *u, const rk_kernel *k, const rk_target *t) {
     rk_argsig *sig = NULL;
     if (rk_argsig_from_kernel(k, &sig)) return cli_fail("aot");
     int rc = 0;
@@ -68,15 +56,39 @@ static int add_object(aot_unit *u, const rk_kernel *k, const rk_target *t, const
         rk_argsig_free(sig);
     }
     for (uint32_t i = 0; !rc && i < rk_argsig_count(u->sig); i++)
-        if (!is_ident(rk_argsig_name(u->sig, i))) {
+        if (rk_argsig_type(u->sig, i) == RK_ARG_TENSORMAP) {
+            /* the map holds a device address and is encoded by the driver at run time */
+            fprintf(stderr, "rocke aot: %s takes a tensor map (TMA) parameter '%s', which the launcher cannot "
+                            "encode; build a variant without TMA for %s\n", rk_kernel_name(k),
+                    rk_argsig_name(u->sig, i), t->name);
+            rc = 1;
+        } else if (!is_ident(rk_argsig_name(u->sig, i))) {
             fprintf(stderr, "rocke aot: parameter '%s' of %s is not a C identifier\n", rk_argsig_name(u->sig, i),
                     rk_kernel_name(k));
             rc = 1;
         }
-    if (!rc && ob->a->kind == RK_BINARY_PTX && !ob->a->cubin)
+    return rc;
+}
+
+/* Compile k for t into the next object of u. */
+static int add_object(aot_unit *u, const rk_kernel *k, const rk_target *t, const rk_compile_options *base) {
+    int rc = check_signature(u, k, t);
+    if (rc) return rc;
+    rk_compile_options o;
+    if (rk_compile_options_default(t, &o)) return cli_fail("aot");
+    o.opt_level = base->opt_level;
+    o.cache = base->cache && o.cache;
+    aot_object *ob = &u->obj[u->nobj];
+    ob->t = t;
+    if (rk_compile(k, t, &o, &ob->a)) {
+        fprintf(stderr, "rocke aot: cannot compile %s for %s: %s\n", rk_kernel_name(k), t->name, rk_error_message());
+        return 1;
+    }
+    u->nobj++;
+    if (ob->a->kind == RK_BINARY_PTX && !ob->a->cubin)
         fprintf(stderr, "rocke aot: note: %s: no ptxas found, so the file holds PTX only (the driver compiles it "
                         "at load); install the CUDA toolkit's ptxas or set ROCKE_PTXAS for a cubin\n", t->name);
-    return rc;
+    return 0;
 }
 
 /* --targets: known names, each once, at most AOT_MAX_TARGETS. */

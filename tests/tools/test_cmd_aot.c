@@ -158,6 +158,9 @@ static void test_bad_input(void **state) {
               " aot softmax --targets gfx942 -o x"), 1, NULL, "cannot compile");
     expect(sh("ROCKE_CACHE=0 ROCKE_TOOLCHAIN=tools ROCKE_LLC=/nonexistent/llc " ROCKE
               " aot softmax --targets gfx942 -o x"), 1, NULL, "ROCKE_LLC=/nonexistent/llc (not an executable file)");
+    /* GEMM for sm_90a takes the wgmma path (TMA descriptors), which a launcher cannot encode */
+    expect(sh(ROCKE " aot gemm --targets sm_90a -o x"), 1, NULL,
+           "takes a tensor map (TMA) parameter 'A_map'");
     expect(sh(ROCKE " aot --help"), 0, "usage: rocke aot", NULL);
 }
 
