@@ -77,4 +77,10 @@ grep -v '^#' bench/gemm_shapes.txt | while read -r M N K layout dtype; do
   "$B/rocke" build gemm --layout "$layout" --dtype "$dtype" --target "$T" --shape "$M,$N,$K" \
     -o "$D/gemm/$layout-$dtype@$M,$N,$K" >/dev/null
 done
+# An ahead-of-time app (docs/aot.md): the example linked with its generated
+# launcher, built here; on the GPU it needs only libcuda (bench/aot_gpu.sh)
+mkdir -p "$D/aot"
+"$B/rocke" aot softmax --dtype f32 --targets "$T",gfx942,gfx950 -o "$D/aot" --name aot_softmax >/dev/null
+${CC:-cc} -std=c17 -O2 -Wall -Wextra -Werror -I"$D/aot" -o "$D/aot/aot_softmax" examples/aot_softmax.c \
+  "$D/aot/aot_softmax.c" -ldl -lm
 du -sh "$D"
