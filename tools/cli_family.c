@@ -45,7 +45,8 @@ int cli_family_missing(const cli_cmd *c) {
     char names[256] = "";
     size_t off = 0;
     for (uint32_t f = 0; f < rk_family_count() && off < sizeof names; f++)
-        off += (size_t)snprintf(names + off, sizeof names - off, "%s%s", f ? ", " : "", rk_family_name((rk_family_id)f));
+        off += (size_t)snprintf(names + off, sizeof names - off, "%s%s", f ? ", " : "",
+                                rk_family_name((rk_family_id)f));
     return cli_misuse(c, "expected a kernel family first (legal: %s)", names);
 }
 

@@ -37,7 +37,8 @@ static bool is_ident(const char *s) {
 static int same_signature(const aot_unit *u, const rk_argsig *s, const char *target) {
     bool same = rk_argsig_count(s) == rk_argsig_count(u->sig);
     for (uint32_t i = 0; same && i < rk_argsig_count(s); i++)
-        same = !strcmp(rk_argsig_name(s, i), rk_argsig_name(u->sig, i)) && rk_argsig_type(s, i) == rk_argsig_type(u->sig, i);
+        same = !strcmp(rk_argsig_name(s, i), rk_argsig_name(u->sig, i)) &&
+               rk_argsig_type(s, i) == rk_argsig_type(u->sig, i);
     if (same) return 0;
     fprintf(stderr, "rocke aot: the kernel's parameters on %s differ from those on %s: one launcher cannot serve "
                     "both; run rocke aot once per target group\n", target, u->obj[0].t->name);
@@ -224,7 +225,8 @@ int cmd_aot(int argc, char **argv) {
     const rk_target *ts[AOT_MAX_TARGETS];
     uint32_t nt;
     if ((prc = parse_targets(&c, targets, ts, &nt)) >= 0) return prc;
-    if (!family && shape_text) return cli_misuse(&c, "--shape is for a family; a .ir kernel takes grid and block at launch");
+    if (!family && shape_text)
+        return cli_misuse(&c, "--shape is for a family; a .ir kernel takes grid and block at launch");
     aot_unit u = {.family = false};
     char base[64];
     if (!name) {

@@ -111,6 +111,7 @@ static void put_bytes(rk_buf *b, const char *name, const void *data, size_t n, b
 /* One program word, spelled with geom_eval.h's names. */
 static void geom_word(rk_buf *b, uint64_t w, uint32_t k) {
     static const char *const ops[] = {NULL, "DIM", "CONST", "ADD", "MUL", "DIV", "CDIV", "AXIS"};
+    _Static_assert(RK_GEOM_DIM == 1 && RK_GEOM_CDIV == 6 && RK_GEOM_AXIS == 7, "ops[] follows geom_eval.h's numbers");
     uint64_t op = w & 0xffu;
     rk_buf_puts(b, k ? "," : "");
     rk_buf_puts(b, k % 4 ? " " : "\n    ");
@@ -188,7 +189,8 @@ static void launcher(const aot_unit *u, rk_buf *b) {
     for (uint32_t i = 0; i < u->ndims; i++) rk_buf_printf(b, "%sshape_%s", i ? ", " : "", u->dims[i]);
     rk_buf_puts(b, "};\n");
     for (uint32_t i = 0; i < u->ndims; i++)
-        rk_buf_printf(b, "    if (shape_%s < 1) return fail(%s_ERR_INVALID, \"%s_launch: shape_%s is 0 (legal: 1 and up)\");\n",
+        rk_buf_printf(b, "    if (shape_%s < 1)\n"
+                         "        return fail(%s_ERR_INVALID, \"%s_launch: shape_%s is 0 (legal: 1 and up)\");\n",
                       u->dims[i], up, u->name, u->dims[i]);
     rk_buf_printf(b, "    uint32_t grid[3];\n"
                      "    if (rk_geom_run(s->obj->geom, s->obj->ngeom, dims, %uu, grid))\n"

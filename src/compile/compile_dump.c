@@ -8,31 +8,18 @@
 
 #include "compile_int.h"
 
-static const struct { const char *name; uint32_t bit; } after_names[] = {
+static const cc_name_bit after_names[] = {
     {"parse", RK_AFTER_PARSE}, {"verify", RK_AFTER_VERIFY}, {"fold", RK_AFTER_FOLD}, {"cse", RK_AFTER_CSE},
     {"dce", RK_AFTER_DCE},     {"lower", RK_AFTER_LOWER},   {"codegen", RK_AFTER_CODEGEN}, {"all", RK_AFTER_ALL},
 };
 
 rk_status rk_dump_after_parse(const char *s, uint32_t *out) {
-    *out = 0;
-    const char *p = s ? s : "";
-    if (!*p) return rk_fail(RK_ERR_INVALID, "no stage to dump after (legal: parse, verify, fold, cse, dce, lower, "
-                                            "codegen, all)");
-    while (*p) {
-        size_t n = strcspn(p, ",");
-        bool found = false;
-        for (unsigned i = 0; i < RK_COUNTOF(after_names); i++)
-            if (strlen(after_names[i].name) == n && !strncmp(p, after_names[i].name, n)) {
-                *out |= after_names[i].bit;
-                found = true;
-            }
-        if (!found)
-            return rk_fail(RK_ERR_INVALID, "unknown stage '%.*s' to dump after (legal: parse, verify, fold, cse, "
-                                           "dce, lower, codegen, all)", (int)n, p);
-        p += n;
-        if (*p == ',') p++;
+    if (!s || !*s) {
+        *out = 0;
+        return rk_fail(RK_ERR_INVALID, "no stage to dump after (legal: parse, verify, fold, cse, dce, lower, "
+                                       "codegen, all)");
     }
-    return RK_OK;
+    return cc_names_parse(s, after_names, RK_COUNTOF(after_names), "stage", out);
 }
 
 rk_status rk_dump_write(const char *dir, uint32_t order, const char *stage, const char *ext, const char *text,
@@ -77,7 +64,8 @@ static rk_status dump_sass(const rk_compile_options *o, const rk_artifact *a) {
     const char *argv[] = {tool, objdump ? "-sass" : file, objdump ? file : NULL, NULL};
     if (s == RK_OK) s = cc_run(argv, &p);
     if (s == RK_OK && p.exit_code != 0) s = cc_tool_failed("disassembling the cubin", argv, &p);
-    if (s == RK_OK) s = rk_dump_write(o->dump_dir, RK_DUMP_ORDER_SASS, "sass", "sass", p.out.data ? p.out.data : "", p.out.len);
+    if (s == RK_OK)
+        s = rk_dump_write(o->dump_dir, RK_DUMP_ORDER_SASS, "sass", "sass", p.out.data ? p.out.data : "", p.out.len);
     cc_proc_free(&p);
     cc_tmpdir_remove(dir);
     return s;

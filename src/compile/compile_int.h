@@ -96,6 +96,12 @@ typedef struct cc_output {
 } cc_output;
 void cc_output_free(cc_output *o);
 
+/* ---- options.c: name lists --------------------------------------------------- */
+typedef struct cc_name_bit { const char *name; uint32_t bit; } cc_name_bit;
+/* "a,b,c" into the OR of their bits; an unknown name fails, naming `what`
+ * and listing the legal names. */
+rk_status cc_names_parse(const char *s, const cc_name_bit *names, unsigned n, const char *what, uint32_t *out);
+
 /* ---- compile_dump.c: stage log and --dump-after files -------------------------- */
 void cc_stage(rk_artifact *a, const char *name, double ms);   /* append a row to a->stages */
 /* The kernel as ckdsl.ir v1 into o->dump_dir as NN-STAGE.ir. */

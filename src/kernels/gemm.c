@@ -291,6 +291,7 @@ const kn_family kn_batched_gemm = {
     .name = "batched_gemm", .knobs = kn_gemm_knobs, .nknobs = RK_COUNTOF(kn_gemm_knobs), .dims = batched_dims,
     .ndims = 4,
     .scalars = batched_scalars, .nscalars = RK_COUNTOF(batched_scalars), .defaults = kn_gemm_defaults, .tune = tune,
-    .validate = validate_b, .check_shape = check_shape, .signature = signature_b, .geometry = geometry, .build = build_b,
+    .validate = validate_b, .check_shape = check_shape, .signature = signature_b, .geometry = geometry,
+    .build = build_b,
     .cost = cost, .reference = kn_gemm_reference, .input_range = input_range,
 };

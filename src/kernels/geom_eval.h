@@ -16,7 +16,8 @@ enum { RK_GEOM_DIM = 1, RK_GEOM_CONST, RK_GEOM_ADD, RK_GEOM_MUL, RK_GEOM_DIV, RK
  * AXIS pops the next grid axis, clamped to 1..2^31-1. Axes not set are 1.
  * Returns 0, or -1 for a malformed program (stack, dimension or axis out of
  * range, an unknown op). */
-static inline int rk_geom_run(const uint64_t *code, uint32_t n, const uint64_t *dims, uint32_t ndims, uint32_t grid[3]) {
+static inline int rk_geom_run(const uint64_t *code, uint32_t n, const uint64_t *dims, uint32_t ndims,
+                              uint32_t grid[3]) {
     uint64_t st[16];
     uint32_t sp = 0, axis = 0;
     grid[0] = grid[1] = grid[2] = 1;

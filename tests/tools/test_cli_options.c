@@ -27,12 +27,11 @@ static bool have_amd;   /* an AMD code object could be compiled (a toolchain is 
 static bool have_ptx;   /* likewise for sm_90 */
 
 static rk_test_run sh(const char *fmt, ...) {
-    char cmd[4096];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    rk_test_run r = rk_test_vshf(dir, fmt, ap);
     va_end(ap);
-    return rk_test_sh(dir, cmd);
+    return r;
 }
 
 static int setup(void **state) {
@@ -74,7 +73,7 @@ static const bad_row bad_rows[] = {
     {"lower " VADD " --frob", 2, "unknown option '--frob'; the options are: --target, --flavor, -o/--out, --dump-after, "
                                  "--dump-dir, --time-stages, -h/--help"},
     {"lower " VADD " --dump-after lower", 2, "--dump-after needs --dump-dir DIR"},
-    {"compile " VADD " -o d --dump-dir dd --dump-after lowr", 2, "unknown stage 'lowr' to dump after (legal: parse, "},
+    {"compile " VADD " -o d --dump-dir dd --dump-after lowr", 2, "--dump-after: unknown stage 'lowr' (legal: parse, "},
     {"aot softmax --targets sm_90a,gfx2 -o d", 2, "--targets: unknown target 'gfx2' (legal: "},
     {"compile " VADD " -o d --frob", 2, "unknown option '--frob'; the options are: -o/--out, --target, --toolchain"},
     {"analyze x.hsaco --frob", 2, "unknown option '--frob'; the options are: --target, --wg, --json, --isa"},
