@@ -219,7 +219,7 @@ bool aot_emit_source(const aot_unit *u, rk_buf *b) {
         if (k == RK_COUNTOF(keys)) { rk_buf_putc(b, '@'); p = at + 1; continue; }
         if (k == 0) rk_buf_puts(b, u->name);
         else if (k == 1) rk_buf_puts(b, up);
-        else rk_buf_putn(b, parts[k - 2].data, parts[k - 2].len);
+        else if (parts[k - 2].len) rk_buf_putn(b, parts[k - 2].data, parts[k - 2].len);
         p = at + strlen(keys[k]);
     }
     for (int i = 0; i < 3; i++) rk_buf_free(&parts[i]);

@@ -2,6 +2,7 @@
  * (two temporary files, read back whole). */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -74,9 +75,10 @@ rk_test_run rk_test_shf(const char *dir, const char *fmt, ...) {
 }
 
 void rk_test_expect(rk_test_run r, int rc, const char *in_out, const char *in_err) {
-    if (r.rc != rc || (in_out && !strstr(r.out, in_out)) || (in_err && !strstr(r.err, in_err)))
-        fail_msg("exit %d (want %d)\nstdout: %s\nstderr: %s", r.rc, rc, r.out, r.err);
-    rk_test_run_free(&r);
+    bool bad = r.rc != rc || (in_out && !strstr(r.out, in_out)) || (in_err && !strstr(r.err, in_err));
+    if (bad) print_error("exit %d (want %d)\nstdout: %s\nstderr: %s\n", r.rc, rc, r.out, r.err);
+    rk_test_run_free(&r);   /* before fail(), which does not return */
+    if (bad) fail();
 }
 
 int rk_test_make_dir(char *dir, size_t cap, const char *tag, const char *cmd) {
