@@ -33,6 +33,19 @@ static bool is_ident(const char *s) {
     return true;
 }
 
+/* Names a kernel parameter cannot have in the launcher: C keywords and the
+ * launcher's own names. */
+static bool reserved(const char *name) {
+    static const char *const words[] = {
+        "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum",
+        "extern", "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return",
+        "short", "signed", "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void",
+        "volatile", "while", "bool", "true", "false", "s", "params", "dims", "grid", "block"};
+    for (size_t i = 0; i < RK_COUNTOF(words); i++)
+        if (!strcmp(name, words[i])) return true;
+    return !strncmp(name, "shape_", 6) || name[0] == '_';
+}
+
 /* The same parameter names and types on every target, or the launcher could not be one. */
 static int same_signature(const aot_unit *u, const rk_argsig *s, const char *target) {
     bool same = rk_argsig_count(s) == rk_argsig_count(u->sig);
@@ -63,9 +76,10 @@ static int check_signature(aot_unit *u, const rk_kernel *k, const rk_target *t) 
                             "encode; build a variant without TMA for %s\n", rk_kernel_name(k),
                     rk_argsig_name(u->sig, i), t->name);
             rc = 1;
-        } else if (!is_ident(rk_argsig_name(u->sig, i))) {
-            fprintf(stderr, "rocke aot: parameter '%s' of %s is not a C identifier\n", rk_argsig_name(u->sig, i),
-                    rk_kernel_name(k));
+        } else if (!is_ident(rk_argsig_name(u->sig, i)) || reserved(rk_argsig_name(u->sig, i))) {
+            fprintf(stderr, "rocke aot: parameter '%s' of %s cannot name a C parameter of the launcher (a C "
+                            "keyword, a launcher name: s, params, dims, grid, block, shape_*, or not an "
+                            "identifier); rename it in the IR\n", rk_argsig_name(u->sig, i), rk_kernel_name(k));
             rc = 1;
         }
     return rc;
