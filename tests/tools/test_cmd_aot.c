@@ -157,8 +157,9 @@ static void test_bad_input(void **state) {
     rk_test_expect(rk_test_shf(dir, ROCKE " aot gemm --targets sm_90a -o x"), 1, NULL,
                    "takes a tensor map (TMA) parameter 'A_map'");
     /* a parameter named like the launcher's stream */
-    rk_test_expect(rk_test_shf(dir, "sed 's/%%N\\b/%%s/g' ew/*.ir > clash.ir && " ROCKE " aot clash.ir --targets gfx942 -o x"),
-                   1, NULL, "parameter 's' of");
+    rk_test_expect(
+        rk_test_shf(dir, "sed 's/%%N\\b/%%s/g' ew/*.ir > clash.ir && " ROCKE " aot clash.ir --targets gfx942 -o x"), 1,
+        NULL, "parameter 's' of");
     rk_test_expect(rk_test_shf(dir, ROCKE " aot --help"), 0, "usage: rocke aot", NULL);
 }
 
