@@ -90,4 +90,10 @@ grep -v '^#' bench/conv_shapes.txt | while read -r name n c h w k r s st pd g; d
       --stride "${st}x$st" --pad "${pd}x${pd}x${pd}x$pd" --groups "$g" -o "$D/conv/$name-$dir" >/dev/null
   done
 done
+# An ahead-of-time app (docs/aot.md): the example linked with its generated
+# launcher, built here; on the GPU it needs only libcuda (bench/aot_gpu.sh)
+mkdir -p "$D/aot"
+"$B/rocke" aot softmax --dtype f32 --targets "$T",gfx942,gfx950 -o "$D/aot" --name aot_softmax >/dev/null
+${CC:-cc} -std=c17 -O2 -Wall -Wextra -Werror -I"$D/aot" -o "$D/aot/aot_softmax" examples/aot_softmax.c \
+  "$D/aot/aot_softmax.c" -ldl -lm
 du -sh "$D"

@@ -26,6 +26,8 @@ rope tokens=37,q_heads=4,kv_heads=2,head_dim=64,rot_half=32,max_pos=128
 topk_softmax tokens=101,experts=64,k=2
 permute 3,100,130
 grouped_gemm groups=3,M=128,N=96,K=64
+conv 2,8,9,7,16,3,3
+conv3d 1,8,5,6,7,8,3,3,3
 FAMILIES
 }
 

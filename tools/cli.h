@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "rocke/compile.h"
 #include "rocke/kernels.h"
 
 /* Every sub-command's entry point. */
@@ -110,5 +111,45 @@ bool cli_names_unique(const char *cmd, const char *opt, const cli_list *list);
  * separated by ',' or 'x' (count: the knob's tuple length). Prints the
  * error (a family without that knob, a wrong count); false on failure. */
 bool cli_geometry_set(const char *cmd, rk_instance *in, const char *knob, const char *text);
+
+/* ---- cli_family.c: build and aot -------------------------------------------- */
+/* A family's knobs as options: --NAME VALUE, checked by rk_instance_set. */
+enum { CLI_MAX_KNOBS = 48 };
+typedef struct cli_knobs {
+    char name[CLI_MAX_KNOBS][40], help[CLI_MAX_KNOBS][320];
+    const char *value[CLI_MAX_KNOBS];
+    uint32_t n;
+} cli_knobs;
+/* Fill opts[0 .. n] (n knobs, then {0}) for family fam. */
+void cli_add_knobs(rk_family_id fam, cli_knobs *ko, cli_opt *opts);
+/* Set the knobs given on in; *locked gets their bits (for rk_instance_tune). */
+int cli_apply_knobs(const char *cmd, const cli_knobs *ko, rk_instance *in, uint64_t *locked);
+/* "expected a kernel family first (legal: ...)"; returns 2. */
+int cli_family_missing(const cli_cmd *c);
+/* mkdir -p; -1 with errno on failure. */
+int cli_mkdirs(const char *dir);
+double cli_now_ms(void);   /* monotonic clock */
+
+
+/* ---- cli_stages.c: compile, build and lower ---------------------------------- */
+typedef struct cli_stages {
+    const char *after, *dir;   /* --dump-after STAGES, --dump-dir DIR */
+    bool time;                 /* --time-stages */
+} cli_stages;
+/* The three options, into out[0..2], writing into d. */
+void cli_stage_opts(cli_stages *d, cli_opt out[3]);
+/* Check them and fill o's dump fields (o may be NULL); creates the folder.
+ * -1 to go on, else the exit code (2 misuse, 1 an unusable folder). */
+int cli_stage_apply(const cli_cmd *c, const cli_stages *d, rk_compile_options *o);
+/* 00-parse.ir of a kernel the command read, when mask asks for it; false
+ * (message printed) when it cannot be written. */
+bool cli_stage_parse_dump(const char *cmd, const cli_stages *d, uint32_t mask, const rk_kernel *k);
+/* The stage table on stdout: `first` (parse or build, NULL none), then the
+ * artifact's stages and the total. */
+void cli_stage_table(const rk_artifact *a, const char *first, double first_ms);
+/* One row ("  NAME  MS"); name NULL: the heading. */
+void cli_stage_row(FILE *f, const char *name, double ms);
+/* "rocke CMD: note: compiling K again (now for T): its cache key changed (...)" on stderr. */
+void cli_recompile_note(const char *cmd, const rk_artifact *a);
 
 #endif

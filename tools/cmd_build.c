@@ -8,8 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 
 #include "rocke/rocke.h"
 #include "rocke/compile.h"
@@ -35,24 +33,6 @@ static int list(void) {
         }
     }
     return 0;
-}
-
-static int mkdirs(const char *dir) {
-    char path[4096];
-    snprintf(path, sizeof path, "%s", dir);
-    for (char *p = path + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = 0;
-        if (mkdir(path, 0777) && errno != EEXIST) return -1;
-        *p = '/';
-    }
-    return mkdir(path, 0777) && errno != EEXIST ? -1 : 0;
-}
-
-static double now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
 static rk_status write_text(const char *dir, const char *name, const char *ext, const char *text) {
@@ -117,10 +97,13 @@ static void fill_manifest(rk_manifest *m, const rk_instance *in, const rk_target
 }
 
 /* Compile and write NAME.ll and the code object; record the binary in m. */
-static int compile_into(rk_manifest *m, const rk_kernel *k, const rk_target *t, const char *dir, double build_ms) {
+static int compile_into(rk_manifest *m, const rk_kernel *k, const rk_target *t, const char *dir, double build_ms,
+                        const cli_cmd *c, const cli_stages *dmp) {
     rk_compile_options o;
     if (rk_compile_options_default(t, &o)) return cli_fail("build");
     o.build_ms = build_ms;
+    int prc = cli_stage_apply(c, dmp, &o);
+    if (prc >= 0) return prc;
     rk_artifact *a = NULL;
     if (rk_compile(k, t, &o, &a)) {
         fprintf(stderr, "rocke build: compiling %s for %s failed: %s\n(use --ir-only for an emulator-only build)\n",
@@ -147,6 +130,8 @@ static int compile_into(rk_manifest *m, const rk_kernel *k, const rk_target *t, 
     m->timing_ms.total = a->ms.total;
     printf("rocke build: %s/%s (%zu bytes, %s%s, %.1f ms)\n", dir, m->binary, size, a->toolchain,
            a->cache_hit ? ", cached" : "", a->ms.total);
+    if (dmp->time) cli_stage_table(a, "build", build_ms);
+    cli_recompile_note("build", a);
     rk_artifact_free(a);
     return 0;
 }
@@ -171,49 +156,14 @@ static const char about[] =
     "(--KNOB VALUE; --block-size or --block_size), --dtype also sets out_dtype unless that\n"
     "is given. Exit 0 ok, 1 on errors, 2 on misuse.";
 
-enum { MAX_KNOBS = 48, COMMON_OPTS = 5 };
-
-/* A family's knobs as options: --NAME VALUE, checked by rk_instance_set. */
-typedef struct knob_opts {
-    char name[MAX_KNOBS][40], help[MAX_KNOBS][320];
-    const char *value[MAX_KNOBS];
-    uint32_t n;
-} knob_opts;
-
-static void add_knobs(rk_family_id fam, knob_opts *ko, cli_opt *opts) {
-    uint32_t n;
-    const rk_knob *kb = rk_family_knobs(fam, &n);
-    ko->n = n < MAX_KNOBS ? n : MAX_KNOBS;
-    for (uint32_t i = 0; i < ko->n; i++) {
-        char legal[256];
-        rk_knob_legal_text(&kb[i], legal, sizeof legal);
-        snprintf(ko->name[i], sizeof ko->name[i], "--%s", kb[i].name);
-        for (char *c = ko->name[i] + 2; *c; c++)
-            if (*c == '_') *c = '-';
-        for (char *c = legal; *c; c++)
-            if (*c == '|') *c = ',';
-        snprintf(ko->help[i], sizeof ko->help[i], "%s%s\n(legal: %s)", kb[i].help,
-                 kb[i].perf ? " (heuristic)" : "", legal);
-        opts[i] = (cli_opt){.name = ko->name[i], .kind = CLI_STRING, .dst = &ko->value[i], .meta = "VALUE",
-                            .help = ko->help[i]};
-    }
-    opts[ko->n] = (cli_opt){0};
-}
-
-static int family_missing(const cli_cmd *c) {
-    char names[256] = "";
-    size_t off = 0;
-    for (uint32_t f = 0; f < rk_family_count() && off < sizeof names; f++)
-        off += (size_t)snprintf(names + off, sizeof names - off, "%s%s", f ? ", " : "", rk_family_name((rk_family_id)f));
-    return cli_misuse(c, "expected a kernel family first (legal: %s)", names);
-}
+enum { COMMON_OPTS = 8 };
 
 int cmd_build(int argc, char **argv) {
     const char *family = NULL, *out = NULL, *shape_text = NULL;
     const rk_target *t = rk_target_default();
     bool ir_only = false, want_list = false;
-    knob_opts ko = {.n = 0};
-    cli_opt opts[COMMON_OPTS + MAX_KNOBS + 1] = {
+    cli_knobs ko = {.n = 0};
+    cli_opt opts[COMMON_OPTS + CLI_MAX_KNOBS + 1] = {
         {.name = "--out", .alias = 'o', .kind = CLI_PATH, .dst = &out, .meta = "DIR", .required = true,
          .help = "the output folder (created with its parents)"},
         {.name = "--target", .kind = CLI_TARGET, .dst = &t, .meta = "T", .legal = "device",
@@ -226,20 +176,21 @@ int cmd_build(int argc, char **argv) {
          .help = "skip compiling: the manifest's binary is NAME.ir (emulator only)"},
         {.name = "--list", .kind = CLI_FLAG, .dst = &want_list, .alone = true,
          .help = "families, ops, knobs and their legal values"},
-        {0},
     };
-    _Static_assert(COMMON_OPTS == 5, "the common options come first in opts[]");
+    cli_stages dmp = {0};
+    cli_stage_opts(&dmp, opts + 5);
+    _Static_assert(COMMON_OPTS == 8, "the common options (5 + the stage options) come first in opts[]");
     cli_cmd c = {.name = "build", .args = "FAMILY", .about = about, .opts = opts, .pos = &family, .max_pos = 1};
     rk_family_id fam = 0;
     int first = 1;
-    if (argc < 2) return family_missing(&c);
+    if (argc < 2) return cli_family_missing(&c);
     /* the knobs depend on the family, so FAMILY comes first */
     if (argc >= 2 && argv[1][0] != '-') {
         if (rk_family_parse(argv[1], &fam)) {
             fprintf(stderr, "rocke build: %s\n", rk_error_message());
             return 2;
         }
-        add_knobs(fam, &ko, opts + COMMON_OPTS);
+        cli_add_knobs(fam, &ko, opts + COMMON_OPTS);
         family = argv[1];
         c.pos = NULL;
         c.max_pos = 0;
@@ -248,35 +199,26 @@ int cmd_build(int argc, char **argv) {
     int prc = cli_parse(&c, argc, argv, first);
     if (prc >= 0) return prc;
     if (want_list) return list();
+    if ((prc = cli_stage_apply(&c, &dmp, NULL)) >= 0) return prc;   /* misuse before any work */
     if (first == 1 && family)
         return cli_misuse(&c, "the family '%s' must come first (rocke build %s [options])", family, family);
-    if (first == 1) return family_missing(&c);
+    if (first == 1) return cli_family_missing(&c);
     if (!t) t = device_target();
     rk_instance in;
     rk_instance_default(fam, &in);
-    uint64_t locked = 0;
-    for (uint32_t i = 0; i < ko.n; i++) {
-        if (!ko.value[i]) continue;
-        uint32_t ix = UINT32_MAX;
-        if (rk_instance_set(&in, ko.name[i] + 2, ko.value[i], &ix)) {
-            /* a run-time knob (conv geometry) also takes rocke run's forms: 2 or 2,2 */
-            bool runtime = ix != UINT32_MAX && !rk_family_knobs(fam, NULL)[ix].tag;
-            if (!runtime) return cli_fail("build");
-            if (!cli_geometry_set("build", &in, ko.name[i] + 2, ko.value[i])) return 1;
-        }
-        locked |= 1ull << ix;
-    }
+    uint64_t locked;
+    if (cli_apply_knobs("build", &ko, &in, &locked)) return 1;
     rk_shape shape;
     rk_shape_default(fam, &shape);
     if (shape_text && !cli_shape_parse("build", fam, shape_text, &shape)) return 2;
-    double t0 = now_ms();
+    double t0 = cli_now_ms();
     if (rk_instance_tune(&in, t, &shape, locked) || rk_instance_validate(&in, t) ||
         rk_instance_check_shape(&in, &shape))
         return cli_fail("build");
     rk_kernel *k = NULL;
     if (rk_instance_build(&in, t, &k)) return cli_fail("build");
-    double build_ms = now_ms() - t0;
-    if (mkdirs(out) || !cli_out_dir_usable("build", out)) {
+    double build_ms = cli_now_ms() - t0;
+    if (cli_mkdirs(out) || !cli_out_dir_usable("build", out)) {
         if (errno) fprintf(stderr, "rocke build: cannot create '%s': %s\n", out, strerror(errno));
         rk_kernel_free(k);
         return 1;
@@ -294,7 +236,7 @@ int cmd_build(int argc, char **argv) {
         rk_manifest_hash(ir, strlen(ir), m.binary_hash);
         m.timing_ms.build = m.timing_ms.total = build_ms;
     } else if (!rc) {
-        rc = compile_into(&m, k, t, out, build_ms);
+        rc = compile_into(&m, k, t, out, build_ms, &c, &dmp);
     }
     if (!rc && rk_manifest_write(&m, out)) rc = cli_fail("build");
     if (!rc) printf("rocke build: %s for %s -> %s/manifest.json\n", name, t->name, out);

@@ -64,7 +64,9 @@ int cmd_compile(int argc, char **argv) {
     const rk_target *t = rk_target_default();
     uint32_t lvl = 3;
     bool no_cache = false, passes = false, inprocess = false;
-    cli_opt opts[] = {
+    cli_stages dmp = {0};
+    enum { BASE_OPTS = 10 };
+    cli_opt opts[BASE_OPTS + 3 + 1] = {
         {.name = "--out", .alias = 'o', .kind = CLI_PATH, .dst = &dir, .meta = "DIR", .required = true,
          .help = "output folder (created if missing; its parent must exist)"},
         {.name = "--target", .kind = CLI_TARGET, .dst = &t, .meta = "T", .help = "the target to compile for"},
@@ -83,8 +85,8 @@ int cmd_compile(int argc, char **argv) {
          .help = "the kernel of a .ll file (default: its only kernel)"},
         {.name = "--inprocess", .kind = CLI_FLAG, .dst = &inprocess,
          .help = "run libLLVM in this process, not in a worker (an LLVM crash ends rocke)"},
-        {0},
     };
+    cli_stage_opts(&dmp, opts + BASE_OPTS);
     cli_cmd c = {.name = "compile", .args = "FILE", .about = about, .more = environment, .opts = opts,
                  .pos = &file, .min_pos = 1, .max_pos = 1};
     int prc = cli_parse(&c, argc, argv, 1);
@@ -101,6 +103,7 @@ int cmd_compile(int argc, char **argv) {
     if (no_cache) o.cache = false;
     o.run_passes = passes;
     if (inprocess) o.inprocess = true;
+    if ((prc = cli_stage_apply(&c, &dmp, &o)) >= 0) return prc;
     if (!cli_out_dir_usable("compile", dir)) return 1;
 
     char *text;
@@ -108,7 +111,9 @@ int cmd_compile(int argc, char **argv) {
     if (rk_read_file(file, &text, &n) != RK_OK) return cli_fail("compile");
     rk_artifact *a = NULL;
     rk_status s;
-    if (ends_with(file, ".ll")) {
+    bool ll = ends_with(file, ".ll");
+    double t0 = cli_now_ms(), parse_ms = 0;
+    if (ll) {
         char name[256];
         if (!kernel && !find_kernel(text, name, sizeof name)) {
             fprintf(stderr, "rocke compile: %s: cannot tell the kernel (none or several amdgpu_kernel/ptx_kernel "
@@ -120,8 +125,14 @@ int cmd_compile(int argc, char **argv) {
     } else {
         rk_kernel *k = NULL;
         s = rk_parse(text, n, &k);
+        parse_ms = cli_now_ms() - t0;
         if (s != RK_OK) {
             fprintf(stderr, "rocke compile: %s:%s\n", file, rk_error_message());
+            rk_free(text, n + 1);
+            return 1;
+        }
+        if (!cli_stage_parse_dump("compile", &dmp, o.dump_after, k)) {
+            rk_kernel_free(k);
             rk_free(text, n + 1);
             return 1;
         }
@@ -135,6 +146,8 @@ int cmd_compile(int argc, char **argv) {
         return cli_fail("compile");
     }
     print_result(a, dir);
+    if (dmp.time) cli_stage_table(a, ll ? NULL : "parse", parse_ms);
+    cli_recompile_note("compile", a);
     rk_artifact_free(a);
     return 0;
 }

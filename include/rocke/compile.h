@@ -37,6 +37,30 @@ rk_status rk_dump_parse(const char *s, uint32_t *out);
 
 #define RK_PATH_MAX 1024
 
+/* Stages --dump-after can name: each writes a file into the dump folder whose
+ * name starts with its place in the pipeline (rk_dump_write), so `ls` lists
+ * them in order. The IR files are ckdsl.ir v1 (rk_parse reads them back). */
+enum {
+    RK_AFTER_PARSE = 1u << 0,   /* 00-parse.ir: the kernel as read (written by the caller that parsed) */
+    RK_AFTER_VERIFY = 1u << 1,  /* 01-verify.ir: the kernel that verified for the target */
+    RK_AFTER_FOLD = 1u << 2,    /* NN-fold.R.ir, NN-cse.R.ir, NN-dce.R.ir: after each pass of round R */
+    RK_AFTER_CSE = 1u << 3,     /*   (with run_passes; NN = 2 + 3 (R - 1) + pass) */
+    RK_AFTER_DCE = 1u << 4,
+    RK_AFTER_LOWER = 1u << 5,   /* 30-lower.ll: the LLVM IR that is compiled */
+    RK_AFTER_CODEGEN = 1u << 6, /* 31-isa.s (AMD) or 31-ptx.ptx, and 32-sass.sass when ptxas made a cubin and
+                                 * cuobjdump or nvdisasm is found (ROCKE_CUOBJDUMP, PATH, /usr/local/cuda/bin) */
+    RK_AFTER_ALL = (1u << 7) - 1
+};
+/* Parse "verify,fold,lower" or "all" into RK_AFTER_* bits; the message lists
+ * the legal names. */
+rk_status rk_dump_after_parse(const char *s, uint32_t *out);
+/* Write DIR/NN-STAGE.EXT (NN two digits: `order`), whole or not at all. */
+rk_status rk_dump_write(const char *dir, uint32_t order, const char *stage, const char *ext, const char *text,
+                        size_t n);
+/* Where each stage's file goes in the order (rk_dump_write's `order`). */
+enum { RK_DUMP_ORDER_PARSE = 0, RK_DUMP_ORDER_VERIFY = 1, RK_DUMP_ORDER_PASSES = 2, RK_DUMP_ORDER_LOWER = 30,
+       RK_DUMP_ORDER_CODEGEN = 31, RK_DUMP_ORDER_SASS = 32 };
+
 /* One options struct: filled with defaults (and environment overrides) by
  * rk_compile_options_default, changed by the caller, validated once when a
  * compile starts and read-only after that. */
@@ -54,6 +78,8 @@ typedef struct rk_compile_options {
                                     process (saves the IPC and the worker's start, but an LLVM
                                     fatal error aborts the caller); env ROCKE_COMPILE_INPROCESS=1 */
     double build_ms;             /* time the caller spent building the kernel (reported only) */
+    uint32_t dump_after;         /* RK_AFTER_* stages to write into dump_dir (0 = none) */
+    char dump_dir[RK_PATH_MAX];  /* the folder for dump_after's files (created if missing) */
 } rk_compile_options;
 
 /* Defaults for target t with the environment applied. Fails (message names
@@ -77,6 +103,14 @@ typedef struct rk_stage_times {
                          start when this compile started it); 0 in process */
 } rk_stage_times;
 
+/* One row of an artifact's stage log: "verify", "fold.1", "lower", "llvm-opt",
+ * "codegen", "link", "cache" ... and its wall-clock milliseconds. */
+typedef struct rk_stage_entry {
+    char name[24];
+    double ms;
+} rk_stage_entry;
+#define RK_STAGES_MAX 40
+
 typedef struct rk_artifact {
     char *kernel_name;
     char *ir_text;            /* ckdsl.ir v1 (NULL for LLVM IR inputs) */
@@ -97,6 +131,16 @@ typedef struct rk_artifact {
      * an NVIDIA LDS pool over 48 KiB); the runtime adds it. 0 for LLVM IR
      * inputs (rk_compile_llvm_ir), which carry no rocke kernel. */
     uint32_t dyn_smem_min;
+    /* Every stage in pipeline order with its time (finer than `ms`: each IR
+     * pass of each round, LLVM's optimizer apart from codegen where the
+     * toolchain tells them apart; a cache hit is one "cache" row). */
+    uint32_t nstages;
+    rk_stage_entry stages[RK_STAGES_MAX];
+    /* A cache miss for a kernel whose name was compiled before with another
+     * key: which parts of the key changed, "IR hash", "target", "options",
+     * "compiler version" (comma-separated); "" otherwise (a hit, a new kernel,
+     * the cache off). */
+    char recompile_note[128];
 } rk_artifact;
 
 /* Kernel -> verified (+ optional passes) -> LLVM IR -> code object. `o` may be

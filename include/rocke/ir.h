@@ -493,6 +493,10 @@ typedef struct rk_pass_stats {
 /* Fold constants, CSE, DCE to a fixed point (at most max_iter rounds; 0 = 8).
  * Side-effecting ops are never removed, merged or reordered. */
 rk_status rk_optimize(rk_kernel *k, uint32_t max_iter, rk_pass_stats *stats);
+/* The same, calling fn after every pass of every round: pass "fold", "cse" or
+ * "dce", round from 1, the kernel as that pass left it (--dump-after). */
+typedef void (*rk_pass_observer)(void *ud, const char *pass, uint32_t round, const rk_kernel *k);
+rk_status rk_optimize_observe(rk_kernel *k, uint32_t max_iter, rk_pass_stats *stats, rk_pass_observer fn, void *ud);
 
 #ifdef __cplusplus
 }

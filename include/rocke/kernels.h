@@ -333,8 +333,23 @@ typedef struct rk_kparam {
 #define RK_KSIG_MAX 32
 typedef struct rk_ksig { uint32_t n; rk_kparam p[RK_KSIG_MAX]; } rk_ksig;
 rk_status rk_instance_signature(const rk_instance *in, rk_ksig *out);
-/* Launch geometry for shape s. */
+/* Launch geometry for shape s (rk_instance_geometry run over s). */
 void rk_instance_grid(const rk_instance *in, const rk_shape *s, uint32_t grid[3], uint32_t block[3]);
+/* The launch geometry as data: the block, and the grid as a small program over
+ * the shape's dimensions (ceil-divisions, products, sums), so the one rule
+ * also runs where librocke does not (the launchers `rocke aot` writes carry the
+ * program and the evaluator, src/kernels/geom_eval.h; docs/aot.md). */
+#define RK_GEOM_MAX 96
+typedef struct rk_launch_geom {
+    uint64_t code[RK_GEOM_MAX];   /* op in bits 0..7, argument above */
+    uint32_t n;
+    uint32_t block[3];
+} rk_launch_geom;
+void rk_instance_geometry(const rk_instance *in, rk_launch_geom *out);
+/* grid for dims[0..ndims) by g's program (block = g->block); RK_ERR_INVALID
+ * when the program is malformed or reads a dimension past ndims. */
+rk_status rk_launch_geom_eval(const rk_launch_geom *g, const uint64_t *dims, uint32_t ndims, uint32_t grid[3],
+                              uint32_t block[3]);
 /* Build the kernel for target t (validates first). */
 rk_status rk_instance_build(const rk_instance *in, const rk_target *t, rk_kernel **out);
 /* Bytes moved and flops for shape s (for GB/s, TFLOP/s). */

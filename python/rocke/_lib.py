@@ -41,6 +41,11 @@ class RkStageTimes(ctypes.Structure):
                 ("build", "passes", "lower", "compile", "link", "total", "fork")]
 
 
+class RkStageEntry(ctypes.Structure):
+    """rk_stage_entry (compile.h)."""
+    _fields_ = [("name", ctypes.c_char * 24), ("ms", c_double)]
+
+
 class RkArtifact(ctypes.Structure):
     """rk_artifact (compile.h)."""
     _fields_ = [("kernel_name", c_char_p), ("ir_text", c_char_p), ("llvm_ir", c_char_p),
@@ -48,7 +53,8 @@ class RkArtifact(ctypes.Structure):
                 ("cubin", c_void_p), ("cubin_size", c_size_t), ("isa", c_char_p),
                 ("target", c_char_p), ("toolchain", ctypes.c_char * 160), ("flavor", c_int),
                 ("ms", RkStageTimes), ("cache_hit", c_bool), ("cache_key", ctypes.c_char * 33),
-                ("dyn_smem_min", c_uint32)]
+                ("dyn_smem_min", c_uint32), ("nstages", c_uint32), ("stages", RkStageEntry * 40),
+                ("recompile_note", ctypes.c_char * 128)]
 
 
 class RkKnob(ctypes.Structure):

@@ -92,8 +92,30 @@ typedef struct cc_output {
     char *isa;                 /* rk_malloc'd, NUL-terminated */
     char toolchain_id[160];
     double compile_ms, link_ms, fork_ms;
+    double opt_ms;             /* the part of compile_ms in LLVM's optimizer (0: not told apart) */
 } cc_output;
 void cc_output_free(cc_output *o);
+
+/* ---- options.c: name lists --------------------------------------------------- */
+typedef struct cc_name_bit { const char *name; uint32_t bit; } cc_name_bit;
+/* "a,b,c" into the OR of their bits; an unknown name fails, naming `what`
+ * and listing the legal names. */
+rk_status cc_names_parse(const char *s, const cc_name_bit *names, unsigned n, const char *what, uint32_t *out);
+
+/* ---- compile_dump.c: stage log and --dump-after files -------------------------- */
+void cc_stage(rk_artifact *a, const char *name, double ms);   /* append a row to a->stages */
+/* The kernel as ckdsl.ir v1 into o->dump_dir as NN-STAGE.ir. */
+rk_status cc_dump_kernel(const rk_compile_options *o, uint32_t order, const char *stage, const rk_kernel *k);
+/* 31-isa.s (AMD, when a->isa) or 31-ptx.ptx, and 32-sass.sass for a cubin when a disassembler is found. */
+rk_status cc_dump_codegen(const rk_compile_options *o, const rk_artifact *a);
+
+/* ---- cache_note.c: why a kernel was compiled again ---------------------------- */
+/* On a cache miss: compare the key's parts with the last compile of a
+ * kernel of this name stored in the cache folder, fill note with the
+ * parts that changed ("" when none is known), and remember this compile's. */
+void cc_recompile_note(const char *cache_dir, const char *ll, size_t ll_len, const char *kernel,
+                       const rk_target *t, const cc_toolchain *tc, const rk_compile_options *o,
+                       rk_llvm_flavor flavor, char *note, size_t cap);
 
 /* ---- llvm.c / llvm_codegen.c: libLLVM through dlopen ------------------------- */
 typedef struct cc_llvm cc_llvm;
@@ -102,7 +124,8 @@ rk_status cc_llvm_load(const char *path, const cc_llvm **out);
 void cc_llvm_version(const cc_llvm *L, unsigned *maj, unsigned *min, unsigned *patch);
 /* LLVM IR -> object (AMD) or PTX (NVIDIA), plus AMD assembly when asked. Runs
  * in a worker process unless job->inprocess. */
-rk_status cc_llvm_codegen(const cc_llvm *L, const cc_job *job, cc_blob *obj, char **isa, double *fork_ms);
+rk_status cc_llvm_codegen(const cc_llvm *L, const cc_job *job, cc_blob *obj, char **isa, double *fork_ms,
+                          double *opt_ms);
 rk_status cc_llvm_compile(cc_toolchain *tc, const cc_job *job, cc_output *out);
 
 /* ---- comgr.c ----------------------------------------------------------------- */

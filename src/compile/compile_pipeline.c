@@ -65,11 +65,18 @@ static rk_status compile_llir(rk_artifact *a, const rk_target *t, const rk_compi
     bool amd = t->vendor == RK_VENDOR_AMD;
     size_t ll_len = strlen(a->llvm_ir);
     if (o->dump & RK_DUMP_LLIR) dump(o, "llir", a, a->llvm_ir, ll_len);
+    if ((o->dump_after & RK_AFTER_LOWER)) {
+        rk_status s = rk_dump_write(o->dump_dir, RK_DUMP_ORDER_LOWER, "lower", "ll", a->llvm_ir, ll_len);
+        if (s != RK_OK) return s;
+    }
+    /* the ISA dumps need the compiler's assembly */
+    bool want_isa = (o->dump & RK_DUMP_ISA) || (amd && (o->dump_after & RK_AFTER_CODEGEN));
     cc_job job = {.ll = a->llvm_ir, .ll_len = ll_len, .kernel = a->kernel_name, .t = t,
-                  .opt_level = o->opt_level, .want_isa = (o->dump & RK_DUMP_ISA) != 0, .inprocess = o->inprocess};
+                  .opt_level = o->opt_level, .want_isa = want_isa, .inprocess = o->inprocess};
     cc_output out;
     memset(&out, 0, sizeof out);
     bool use_cache = o->cache && o->cache_dir[0];
+    double t_key = cc_now_ms();
     cc_key key;
     if (use_cache) {
         key = cc_cache_key(a->llvm_ir, ll_len, a->kernel_name, t, tc, o, a->flavor);
@@ -88,6 +95,7 @@ static rk_status compile_llir(rk_artifact *a, const rk_target *t, const rk_compi
             }
         }
     }
+    double t_look = cc_now_ms() - t_key;
     if (!a->cache_hit) {
         rk_status s = run_toolchain(tc, &job, &out);
         if (s == RK_OK) s = cc_check_output(&out, t, job.kernel);
@@ -95,7 +103,18 @@ static rk_status compile_llir(rk_artifact *a, const rk_target *t, const rk_compi
             cc_output_free(&out);
             return s;
         }
-        if (use_cache) cc_cache_put(o->cache_dir, &key, &out);
+        if (use_cache) {
+            cc_cache_put(o->cache_dir, &key, &out);
+            cc_recompile_note(o->cache_dir, a->llvm_ir, ll_len, a->kernel_name, t, tc, o, a->flavor,
+                              a->recompile_note, sizeof a->recompile_note);
+        }
+        if (out.fork_ms > 0) cc_stage(a, "worker IPC", out.fork_ms);
+        if (out.opt_ms > 0) cc_stage(a, "llvm-opt", out.opt_ms);
+        double cg = out.compile_ms - out.opt_ms - out.fork_ms;
+        cc_stage(a, out.opt_ms > 0 ? "codegen" : "llvm (opt+codegen)", cg > 0 ? cg : 0);
+        cc_stage(a, amd ? "link" : out.cubin.size ? "ptxas" : "ptx check", out.link_ms);
+    } else {
+        cc_stage(a, "cache", t_look);
     }
     a->binary = out.binary.data;
     a->binary_size = out.binary.size;
@@ -110,7 +129,7 @@ static rk_status compile_llir(rk_artifact *a, const rk_target *t, const rk_compi
     if (a->isa && (o->dump & RK_DUMP_ISA)) dump(o, "isa", a, a->isa, strlen(a->isa));
     if (!amd && (o->dump & RK_DUMP_PTX)) dump(o, "ptx", a, (const char *)a->binary, a->binary_size);
     a->ms.total = cc_now_ms() - t_start + a->ms.build;
-    return RK_OK;
+    return (o->dump_after & RK_AFTER_CODEGEN) ? cc_dump_codegen(o, a) : RK_OK;
 }
 
 static rk_status start(const rk_target *t, const rk_compile_options *o, rk_compile_options *opts,
@@ -158,10 +177,32 @@ rk_status rk_compile_llvm_ir(const char *ll, const char *kernel_name, const rk_t
     return finish(s, a, out);
 }
 
+/* After each IR pass: its time in the stage log, its dump when asked. */
+typedef struct pass_watch {
+    const rk_compile_options *o;
+    rk_artifact *a;
+    double t;              /* when the pass began */
+    rk_status st;          /* the first dump failure */
+} pass_watch;
+
+static void after_pass(void *ud, const char *pass, uint32_t round, const rk_kernel *k) {
+    pass_watch *w = ud;
+    char name[24];
+    snprintf(name, sizeof name, "%s.%u", pass, round);
+    cc_stage(w->a, name, cc_now_ms() - w->t);
+    uint32_t bit = !strcmp(pass, "fold") ? RK_AFTER_FOLD : !strcmp(pass, "cse") ? RK_AFTER_CSE : RK_AFTER_DCE;
+    uint32_t nth = bit == RK_AFTER_FOLD ? 0 : bit == RK_AFTER_CSE ? 1 : 2;
+    if ((w->o->dump_after & bit) && w->st == RK_OK)
+        w->st = cc_dump_kernel(w->o, RK_DUMP_ORDER_PASSES + 3 * (round - 1) + nth, name, k);
+    w->t = cc_now_ms();
+}
+
 /* Verify against the target and, when asked, run the passes on a copy
  * (serialize -> parse: the round trip is exact), so k stays untouched. */
-static rk_status prepare(const rk_kernel *k, const rk_target *t, const rk_compile_options *o, rk_kernel **copy) {
+static rk_status prepare(const rk_kernel *k, const rk_target *t, const rk_compile_options *o, rk_artifact *a,
+                         rk_kernel **copy) {
     *copy = NULL;
+    double t0 = cc_now_ms();
     rk_diags d;
     rk_diags_init(&d);
     rk_status s = rk_target_verify(k, t, &d);
@@ -174,12 +215,17 @@ static rk_status prepare(const rk_kernel *k, const rk_target *t, const rk_compil
         rk_string_free(text);
     }
     rk_diags_free(&d);
+    cc_stage(a, "verify", cc_now_ms() - t0);
+    if (s == RK_OK && (o->dump_after & RK_AFTER_VERIFY))
+        s = cc_dump_kernel(o, RK_DUMP_ORDER_VERIFY, "verify", k);
     if (s != RK_OK || !o->run_passes) return s;
     char *txt = rk_serialize(k);
     if (!txt) return rk_fail(RK_ERR_NOMEM, "out of memory serializing '%s'", rk_kernel_name(k));
+    pass_watch w = {.o = o, .a = a, .t = cc_now_ms()};
     s = rk_parse(txt, strlen(txt), copy);
     rk_string_free(txt);
-    if (s == RK_OK) s = rk_optimize(*copy, 0, NULL);
+    if (s == RK_OK) s = rk_optimize_observe(*copy, 0, NULL, after_pass, &w);
+    if (s == RK_OK) s = w.st;
     if (s != RK_OK && *copy) {
         rk_kernel_free(*copy);
         *copy = NULL;
@@ -198,7 +244,7 @@ rk_status rk_compile(const rk_kernel *k, const rk_target *t, const rk_compile_op
     if (!(a->kernel_name = dup_str(rk_kernel_name(k)))) return finish(RK_ERR_NOMEM, a, out);
     rk_kernel *copy = NULL;
     double t1 = cc_now_ms();
-    s = prepare(k, t, &opts, &copy);
+    s = prepare(k, t, &opts, a, &copy);
     const rk_kernel *use = copy ? copy : k;
     a->ms.passes = cc_now_ms() - t1;
     if (s == RK_OK && !(a->ir_text = rk_serialize(use))) s = rk_fail(RK_ERR_NOMEM, "out of memory");
@@ -212,6 +258,7 @@ rk_status rk_compile(const rk_kernel *k, const rk_target *t, const rk_compile_op
         s = rk_lower_llvm_ex(use, t, a->flavor, &ll, &info);
         a->dyn_smem_min = info.dyn_smem_min;
         a->ms.lower = cc_now_ms() - t1;
+        cc_stage(a, "lower", a->ms.lower);
         if (s == RK_OK) {
             a->llvm_ir = dup_str(ll); /* ours are freed with rk_free; the lowering's with rk_string_free */
             rk_string_free(ll);

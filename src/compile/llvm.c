@@ -99,7 +99,7 @@ rk_status cc_llvm_compile(cc_toolchain *tc, const cc_job *job, cc_output *out) {
     bool amd = job->t->vendor == RK_VENDOR_AMD;
     double t0 = cc_now_ms();
     cc_blob obj = {0};
-    s = cc_llvm_codegen(L, job, &obj, amd && job->want_isa ? &out->isa : NULL, &out->fork_ms);
+    s = cc_llvm_codegen(L, job, &obj, amd && job->want_isa ? &out->isa : NULL, &out->fork_ms, &out->opt_ms);
     out->compile_ms = cc_now_ms() - t0;
     if (s != RK_OK) return s;
     const char *last = amd ? "" : tc->ptxas[0] ? "ptxas" : "";

@@ -145,7 +145,9 @@ void cc_codegen(const cc_llvm *L, const cc_job *job, result *r) {
         char pipeline[32];
         snprintf(pipeline, sizeof pipeline, "default<O%u>", job->opt_level);
         LLVMPassBuilderOptionsRef pbo = L->LLVMCreatePassBuilderOptions();
+        double t0 = cc_now_ms();
         LLVMErrorRef e = L->LLVMRunPasses(m, pipeline, tm, pbo);
+        r->opt_ms = cc_now_ms() - t0;
         L->LLVMDisposePassBuilderOptions(pbo);
         if (e) {
             char *em = L->LLVMGetErrorMessage(e);
@@ -193,6 +195,7 @@ void cc_result_free(result *r) {
 
 bool cc_reply_encode(const result *r, rk_buf *b) {
     rk_buf_putn(b, (const char *)&r->work_ms, sizeof r->work_ms);
+    rk_buf_putn(b, (const char *)&r->opt_ms, sizeof r->opt_ms);
     put_u64(b, (uint64_t)r->status);
     put_u64(b, r->msg.len);
     rk_buf_putn(b, r->msg.data ? r->msg.data : "", r->msg.len);
@@ -213,9 +216,11 @@ static bool get_u64(const char **p, const char *end, uint64_t *v) {
 bool cc_reply_decode(const char *p, size_t len, result *r) {
     const char *end = p + len;
     uint64_t st, n;
-    if (!p || len < sizeof r->work_ms) return false;
+    if (!p || len < sizeof r->work_ms + sizeof r->opt_ms) return false;
     memcpy(&r->work_ms, p, sizeof r->work_ms);
     p += sizeof r->work_ms;
+    memcpy(&r->opt_ms, p, sizeof r->opt_ms);
+    p += sizeof r->opt_ms;
     if (!get_u64(&p, end, &st) || !get_u64(&p, end, &n) || n > (uint64_t)(end - p)) return false;
     r->status = (rk_status)st;
     rk_buf_putn(&r->msg, p, (size_t)n);
@@ -231,13 +236,15 @@ bool cc_reply_decode(const char *p, size_t len, result *r) {
     return true;
 }
 
-rk_status cc_llvm_codegen(const cc_llvm *L, const cc_job *job, cc_blob *obj, char **isa, double *fork_ms) {
+rk_status cc_llvm_codegen(const cc_llvm *L, const cc_job *job, cc_blob *obj, char **isa, double *fork_ms,
+                          double *opt_ms) {
     result r;
     cc_result_init(&r, isa != NULL);
     *fork_ms = 0;
     if (job->inprocess) cc_codegen(L, job, &r);
     else cc_worker_codegen(L, job, &r, fork_ms);
     rk_status s = r.status;
+    *opt_ms = r.opt_ms;
     if (s != RK_OK) {
         rk_fail(s, "%s", r.msg.len ? rk_buf_cstr(&r.msg) : "LLVM failed");
     } else {

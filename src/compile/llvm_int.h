@@ -55,6 +55,7 @@ typedef struct cc_result {
     rk_buf isa;       /* AMD assembly when asked */
     bool want_isa;
     double work_ms;   /* time inside codegen (in the worker when not in process) */
+    double opt_ms;    /* the part of work_ms in LLVMRunPasses */
 } cc_result;
 
 /* llvm_codegen.c */

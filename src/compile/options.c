@@ -7,8 +7,7 @@
 #include "compile_int.h"
 
 static const char *const tc_names[] = {"auto", "comgr", "llvm", "tools"};
-static const struct { const char *name; uint32_t bit; } dump_names[] = {
-    {"llir", RK_DUMP_LLIR}, {"isa", RK_DUMP_ISA}, {"ptx", RK_DUMP_PTX}};
+static const cc_name_bit dump_names[] = {{"llir", RK_DUMP_LLIR}, {"isa", RK_DUMP_ISA}, {"ptx", RK_DUMP_PTX}};
 
 const char *rk_toolchain_name(rk_toolchain tc) {
     return (unsigned)tc < RK_COUNTOF(tc_names) ? tc_names[tc] : "?";
@@ -21,23 +20,32 @@ rk_status rk_toolchain_parse(const char *s, rk_toolchain *out) {
                    s ? s : "");
 }
 
-rk_status rk_dump_parse(const char *s, uint32_t *out) {
+rk_status cc_names_parse(const char *s, const cc_name_bit *names, unsigned n, const char *what, uint32_t *out) {
     *out = 0;
     const char *p = s ? s : "";
     while (*p) {
-        size_t n = strcspn(p, ",");
+        size_t len = strcspn(p, ",");
         bool found = false;
-        for (unsigned i = 0; i < RK_COUNTOF(dump_names); i++)
-            if (strlen(dump_names[i].name) == n && !strncmp(p, dump_names[i].name, n)) {
-                *out |= dump_names[i].bit;
+        for (unsigned i = 0; i < n; i++)
+            if (strlen(names[i].name) == len && !strncmp(p, names[i].name, len)) {
+                *out |= names[i].bit;
                 found = true;
             }
-        if (!found)
-            return rk_fail(RK_ERR_INVALID, "unknown dump stage '%.*s' (legal: llir, isa, ptx)", (int)n, p);
-        p += n;
+        if (!found) {
+            char legal[256];
+            size_t off = 0;
+            for (unsigned i = 0; i < n && off < sizeof legal; i++)
+                off += (size_t)snprintf(legal + off, sizeof legal - off, "%s%s", i ? ", " : "", names[i].name);
+            return rk_fail(RK_ERR_INVALID, "unknown %s '%.*s' (legal: %s)", what, (int)len, p, legal);
+        }
+        p += len;
         if (*p == ',') p++;
     }
     return RK_OK;
+}
+
+rk_status rk_dump_parse(const char *s, uint32_t *out) {
+    return cc_names_parse(s, dump_names, RK_COUNTOF(dump_names), "dump stage", out);
 }
 
 static rk_status default_cache_dir(char out[RK_PATH_MAX]) {
@@ -98,6 +106,10 @@ rk_status cc_options_validate(const rk_compile_options *o, const rk_target *t) {
         return rk_fail(RK_ERR_INVALID, "dump mask 0x%x (legal: llir, isa, ptx)", o->dump);
     if (!memchr(o->cache_dir, '\0', sizeof o->cache_dir))
         return rk_fail(RK_ERR_INVALID, "cache directory is not NUL-terminated");
+    if (o->dump_after & ~(uint32_t)RK_AFTER_ALL)
+        return rk_fail(RK_ERR_INVALID, "dump-after mask 0x%x (legal: RK_AFTER_* bits)", o->dump_after);
+    if (!memchr(o->dump_dir, '\0', sizeof o->dump_dir) || (o->dump_after && !o->dump_dir[0]))
+        return rk_fail(RK_ERR_INVALID, "dump-after needs a dump folder (dump_dir, --dump-dir DIR)");
     if (t->vendor == RK_VENDOR_NVIDIA && o->toolchain == RK_TOOLCHAIN_COMGR)
         return rk_fail(RK_ERR_INVALID, "toolchain comgr compiles AMD targets only, not %s (legal: auto, llvm, tools)",
                        t->name);

@@ -136,7 +136,9 @@ rk_status cc_tools_compile(cc_toolchain *tc, const cc_job *job, cc_output *out) 
     const char *src = in;
     if (s == RK_OK && job->opt_level > 0) {
         const char *argv[] = {tc->opt, triple, cpu, passes, in, "-o", bc, has_attr ? attr : NULL, NULL};
+        double t1 = cc_now_ms();
         s = run_tool(base_name(tc->opt), argv, bc, "bitcode");
+        out->opt_ms = cc_now_ms() - t1;
         src = bc;
     }
     if (s == RK_OK) {

@@ -22,6 +22,10 @@ void ir_rewrite_operands(const ir_rewrite *rw, rk_op *op) {
 }
 
 rk_status rk_optimize(rk_kernel *k, uint32_t max_iter, rk_pass_stats *stats) {
+    return rk_optimize_observe(k, max_iter, stats, NULL, NULL);
+}
+
+rk_status rk_optimize_observe(rk_kernel *k, uint32_t max_iter, rk_pass_stats *stats, rk_pass_observer fn, void *ud) {
     rk_pass_stats local;
     if (!stats) stats = &local;
     memset(stats, 0, sizeof *stats);
@@ -37,8 +41,11 @@ rk_status rk_optimize(rk_kernel *k, uint32_t max_iter, rk_pass_stats *stats) {
     for (uint32_t it = 0; it < max_iter && st == RK_OK; it++) {
         uint32_t folded = 0, merged = 0, removed = 0;
         st = ir_fold(k, &folded);
+        if (st == RK_OK && fn) fn(ud, "fold", it + 1, k);
         if (st == RK_OK) st = ir_cse(k, &merged);
+        if (st == RK_OK && fn) fn(ud, "cse", it + 1, k);
         if (st == RK_OK) st = ir_dce(k, &removed);
+        if (st == RK_OK && fn) fn(ud, "dce", it + 1, k);
         stats->constants_folded += folded;
         stats->common_subexpressions += merged;
         stats->dead_ops_removed += removed;

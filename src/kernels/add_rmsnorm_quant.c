@@ -91,9 +91,7 @@ static void signature(const rk_instance *in, rk_ksig *s) {
     kn_sig_add(s, "eps", false, RK_S_F32, RK_KP_SCALAR, NULL);
 }
 
-static void grid(const rk_instance *in, const rk_shape *s, uint32_t g[3], uint32_t b[3]) {
-    kn_row_grid(&in->u.arq.k, s->dim[0], g, b);
-}
+static void geometry(const rk_instance *in, rk_launch_geom *g) { kn_row_geometry(&in->u.arq.k, g); }
 
 /* Compulsory traffic: x, r read, h written, q written, gamma, scales. */
 static void cost(const rk_instance *in, const rk_shape *sh, double *bytes, double *flops) {
@@ -225,6 +223,6 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
 const kn_family kn_add_rmsnorm_quant = {
     .name = "add_rmsnorm_quant", .knobs = knobs, .nknobs = RK_COUNTOF(knobs), .dims = kn_row_dims, .ndims = 2,
     .scalars = scalars, .nscalars = RK_COUNTOF(scalars), .defaults = defaults, .tune = tune,
-    .validate = validate, .check_shape = check_shape, .signature = signature, .grid = grid, .build = build,
+    .validate = validate, .check_shape = check_shape, .signature = signature, .geometry = geometry, .build = build,
     .cost = cost, .reference = kn_add_rmsnorm_quant_reference, .input_range = input_range,
 };

@@ -432,27 +432,113 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64
 }
 
 /* ---- launch and cost --------------------------------------------------------------------------- */
-static void grid(const rk_instance *in, const rk_shape *sh, uint32_t gr[3], uint32_t b[3]) {
+/* Shape dimension indices of an axis (i: 0 depth, 1 height, 2 width). */
+static uint32_t dim_in(bool d3, int i) { return d3 ? 2 + (uint32_t)i : 1 + (uint32_t)i; }
+static uint32_t dim_filt(bool d3, int i) { return d3 ? 6 + (uint32_t)i : 4 + (uint32_t)i; }
+
+/* Push output extent i: (in + pads - dil (f - 1) - 1) / stride + 1, computed
+ * as (in + pads + dil - dil f - 1) / stride + 1 (empty outputs are refused
+ * before a launch). */
+static void geom_out(rk_launch_geom *g, const kn_conv_geo *geo, bool d3, int i) {
+    kn_geom_dim(g, dim_in(d3, i));
+    kn_geom_const(g, geo->pad0[i] + geo->pad1[i] + geo->dil[i]);
+    kn_geom_op(g, RK_GEOM_ADD);
+    kn_geom_dim(g, dim_filt(d3, i));
+    kn_geom_const(g, geo->dil[i]);
+    kn_geom_op(g, RK_GEOM_MUL);
+    kn_geom_op(g, RK_GEOM_SUB);
+    kn_geom_const(g, 1);
+    kn_geom_op(g, RK_GEOM_SUB);
+    kn_geom_const(g, geo->stride[i]);
+    kn_geom_op(g, RK_GEOM_DIV);
+    kn_geom_const(g, 1);
+    kn_geom_op(g, RK_GEOM_ADD);
+}
+
+/* Push N times the output (or, input: the input) extents. */
+static void geom_pixels(rk_launch_geom *g, const kn_conv_geo *geo, bool d3, bool input) {
+    kn_geom_dim(g, 0);
+    for (int i = d3 ? 0 : 1; i < 3; i++) {
+        if (input) kn_geom_dim(g, dim_in(d3, i));
+        else geom_out(g, geo, d3, i);
+        kn_geom_op(g, RK_GEOM_MUL);
+    }
+}
+
+/* Push dimension `dim` / groups (channels per group). */
+static void geom_per_group(rk_launch_geom *g, uint32_t dim, uint64_t groups) {
+    kn_geom_dim(g, dim);
+    kn_geom_const(g, groups);
+    kn_geom_op(g, RK_GEOM_DIV);
+}
+
+/* Push the filter taps times the channels per group. */
+static void geom_taps_cg(rk_launch_geom *g, bool d3, uint64_t groups) {
+    kn_geom_dim(g, dim_filt(d3, 1));
+    kn_geom_dim(g, dim_filt(d3, 2));
+    kn_geom_op(g, RK_GEOM_MUL);
+    if (d3) {
+        kn_geom_dim(g, dim_filt(d3, 0));
+        kn_geom_op(g, RK_GEOM_MUL);
+    }
+    geom_per_group(g, 1, groups);
+    kn_geom_op(g, RK_GEOM_MUL);
+}
+
+/* Grid: the direct kernel one thread per output vector of channels; implicit
+ * GEMM (x) the tiles of one group's M x N, (y) the K splits, (z) the groups.
+ * The run-time geometry (stride, padding, dilation, groups) enters as
+ * constants of the program. */
+static void geometry(const rk_instance *in, rk_launch_geom *g) {
     const rk_conv_spec *c = &in->u.conv;
-    b[0] = c->g.warps[0] * c->g.warps[1] * c->g.wave;
-    b[1] = b[2] = 1;
-    gr[0] = gr[2] = 1;
-    gr[1] = c->g.split_k;
-    if (c->algo == RK_CONV_DIRECT) b[0] = KN_CONV_DIRECT_THREADS, gr[1] = 1;
-    if (!sh) return;
-    kn_conv_geo g;
-    kn_conv_geo_of(in, sh, &g);
+    bool d3 = kn_conv_is_3d(in);
+    rk_shape probe = {.rank = d3 ? 9 : 7};
+    for (uint32_t i = 0; i < probe.rank; i++) probe.dim[i] = 1;
+    kn_conv_geo geo;   /* the knobs' stride, padding, dilation, groups (extents unused) */
+    kn_conv_geo_of(in, &probe, &geo);
+    uint32_t dk = d3 ? 5 : 4;
     if (c->algo == RK_CONV_DIRECT) {
-        uint64_t items = g.n * g.out[0] * g.out[1] * g.out[2] * (g.k / (c->g.vec_a ? c->g.vec_a : 1));
-        uint64_t blocks = (items + KN_CONV_DIRECT_THREADS - 1) / KN_CONV_DIRECT_THREADS;
-        gr[0] = (uint32_t)(blocks > INT32_MAX ? INT32_MAX : blocks);
+        g->block[0] = KN_CONV_DIRECT_THREADS;
+        geom_pixels(g, &geo, d3, false);
+        kn_geom_dim(g, dk);
+        kn_geom_const(g, c->g.vec_a ? c->g.vec_a : 1);
+        kn_geom_op(g, RK_GEOM_DIV);
+        kn_geom_op(g, RK_GEOM_MUL);
+        kn_geom_const(g, KN_CONV_DIRECT_THREADS);
+        kn_geom_op(g, RK_GEOM_CDIV);
+        kn_geom_axis(g);
         return;
     }
-    uint64_t M, N, K;
-    kn_conv_gemm_extents(in, &g, &M, &N, &K);
-    uint64_t tiles = (M + c->g.tile[0] - 1) / c->g.tile[0] * ((N + c->g.tile[1] - 1) / c->g.tile[1]);
-    gr[0] = (uint32_t)(tiles > INT32_MAX ? INT32_MAX : tiles);
-    gr[2] = (uint32_t)g.groups;
+    g->block[0] = c->g.warps[0] * c->g.warps[1] * c->g.wave;
+    switch ((rk_conv_dir)c->direction) {
+    case RK_CONV_FWD:    /* pixels x Kg */
+        geom_pixels(g, &geo, d3, false);
+        kn_geom_const(g, c->g.tile[0]);
+        kn_geom_op(g, RK_GEOM_CDIV);
+        geom_per_group(g, dk, geo.groups);
+        break;
+    case RK_CONV_DGRAD:  /* input pixels x Cg */
+        geom_pixels(g, &geo, d3, true);
+        kn_geom_const(g, c->g.tile[0]);
+        kn_geom_op(g, RK_GEOM_CDIV);
+        geom_per_group(g, 1, geo.groups);
+        break;
+    case RK_CONV_WGRAD:  /* Kg x taps * Cg */
+    case RK_CONV__COUNT:
+        geom_per_group(g, dk, geo.groups);
+        kn_geom_const(g, c->g.tile[0]);
+        kn_geom_op(g, RK_GEOM_CDIV);
+        geom_taps_cg(g, d3, geo.groups);
+        break;
+    }
+    kn_geom_const(g, c->g.tile[1]);
+    kn_geom_op(g, RK_GEOM_CDIV);
+    kn_geom_op(g, RK_GEOM_MUL);
+    kn_geom_axis(g);
+    kn_geom_const(g, c->g.split_k);
+    kn_geom_axis(g);
+    kn_geom_const(g, geo.groups);
+    kn_geom_axis(g);
 }
 
 static void cost(const rk_instance *in, const rk_shape *sh, double *bytes, double *flops) {
@@ -483,13 +569,13 @@ static void input_range(const rk_instance *in, const rk_kparam *kp, double *lo, 
 const kn_family kn_conv = {
     .name = "conv", .knobs = conv_knobs, .nknobs = RK_COUNTOF(conv_knobs), .dims = dims2, .ndims = 7,
     .scalars = scalars2, .nscalars = RK_COUNTOF(scalars2), .defaults = defaults, .tune = tune,
-    .validate = validate, .check_shape = check_shape, .signature = signature, .grid = grid, .build = kn_conv_build,
+    .validate = validate, .check_shape = check_shape, .signature = signature, .geometry = geometry, .build = kn_conv_build,
     .cost = cost, .reference = kn_conv_reference, .input_range = input_range, .extent = extent,
 };
 
 const kn_family kn_conv3d = {
     .name = "conv3d", .knobs = conv3d_knobs, .nknobs = RK_COUNTOF(conv3d_knobs), .dims = dims3, .ndims = 9,
     .scalars = scalars3, .nscalars = RK_COUNTOF(scalars3), .defaults = defaults, .tune = tune,
-    .validate = validate, .check_shape = check_shape, .signature = signature, .grid = grid, .build = kn_conv_build,
+    .validate = validate, .check_shape = check_shape, .signature = signature, .geometry = geometry, .build = kn_conv_build,
     .cost = cost, .reference = kn_conv_reference, .input_range = input_range, .extent = extent,
 };

@@ -80,13 +80,12 @@ static void signature(const rk_instance *in, rk_ksig *s) {
     kn_sig_add(s, "N", false, RK_S_I32, RK_KP_SCALAR, NULL);
 }
 
-static void grid(const rk_instance *in, const rk_shape *sh, uint32_t g[3], uint32_t b[3]) {
-    const uint64_t N = sh->dim[0];
+/* grid x = ceil(N / (block_size * vec * unroll)) */
+static void geometry(const rk_instance *in, rk_launch_geom *g) {
     const rk_elementwise_spec *s = &in->u.ew;
-    uint64_t tile = (uint64_t)s->block_size * s->vec * s->unroll;
-    uint64_t n = (N + tile - 1) / tile;
-    g[0] = (uint32_t)(n ? (n > INT32_MAX ? INT32_MAX : n) : 1);
-    b[0] = s->block_size;
+    kn_geom_cdiv_dim(g, 0, (uint64_t)s->block_size * s->vec * s->unroll);
+    kn_geom_axis(g);
+    g->block[0] = s->block_size;
 }
 
 static void cost(const rk_instance *in, const rk_shape *sh, double *bytes, double *flops) {
@@ -190,6 +189,6 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
 const kn_family kn_elementwise = {
     .name = "elementwise", .knobs = knobs, .nknobs = RK_COUNTOF(knobs), .dims = dims, .ndims = 1,
     .scalars = scalars, .nscalars = 1, .defaults = defaults, .tune = tune, .validate = validate,
-    .check_shape = check_shape, .signature = signature, .grid = grid, .build = build, .cost = cost,
+    .check_shape = check_shape, .signature = signature, .geometry = geometry, .build = build, .cost = cost,
     .reference = kn_elementwise_reference, .input_range = input_range,
 };

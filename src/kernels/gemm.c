@@ -248,18 +248,21 @@ static void signature_any(const rk_instance *in, rk_ksig *sg, bool batched) {
 static void signature(const rk_instance *in, rk_ksig *sg) { signature_any(in, sg, false); }
 static void signature_b(const rk_instance *in, rk_ksig *sg) { signature_any(in, sg, true); }
 
-static void grid(const rk_instance *in, const rk_shape *sh, uint32_t g[3], uint32_t b[3]) {
+/* x: the output tiles, ceil(M / tile_m) * ceil(N / tile_n); y: split_k;
+ * z: the batch (batched_gemm's dimension 0) */
+static void geometry(const rk_instance *in, rk_launch_geom *g) {
     const rk_gemm_spec *s = &in->u.gemm;
-    b[0] = s->warps[0] * s->warps[1] * s->wave;
-    b[1] = b[2] = 1;
-    g[0] = g[2] = 1;
-    g[1] = s->split_k;
-    if (!sh) return;
-    bool b4 = sh->rank == 4;
-    uint64_t M = sh->dim[b4], N = sh->dim[b4 + 1];
-    uint64_t tiles = (M + s->tile[0] - 1) / s->tile[0] * ((N + s->tile[1] - 1) / s->tile[1]);
-    g[0] = (uint32_t)(tiles > INT32_MAX ? INT32_MAX : tiles);
-    g[2] = b4 ? (uint32_t)sh->dim[0] : 1;
+    uint32_t b4 = in->family == RK_FAMILY_BATCHED_GEMM;
+    g->block[0] = s->warps[0] * s->warps[1] * s->wave;
+    kn_geom_cdiv_dim(g, b4, s->tile[0]);
+    kn_geom_cdiv_dim(g, b4 + 1, s->tile[1]);
+    kn_geom_op(g, RK_GEOM_MUL);
+    kn_geom_axis(g);
+    kn_geom_const(g, s->split_k);
+    kn_geom_axis(g);
+    if (b4) kn_geom_dim(g, 0);
+    else kn_geom_const(g, 1);
+    kn_geom_axis(g);
 }
 
 static void cost(const rk_instance *in, const rk_shape *sh, double *bytes, double *flops) {
@@ -289,7 +292,7 @@ static void build_b(const rk_instance *in, const rk_target *t, rk_kernel *k, con
 const kn_family kn_gemm = {
     .name = "gemm", .knobs = kn_gemm_knobs, .nknobs = RK_COUNTOF(kn_gemm_knobs), .dims = gemm_dims, .ndims = 3,
     .scalars = gemm_scalars, .nscalars = RK_COUNTOF(gemm_scalars), .defaults = kn_gemm_defaults, .tune = tune,
-    .validate = validate, .check_shape = check_shape, .signature = signature, .grid = grid, .build = build,
+    .validate = validate, .check_shape = check_shape, .signature = signature, .geometry = geometry, .build = build,
     .cost = cost, .reference = kn_gemm_reference, .input_range = input_range,
     .tensormap_box = kn_gemm_hopper_tensormap_box,
 };
@@ -298,6 +301,7 @@ const kn_family kn_batched_gemm = {
     .name = "batched_gemm", .knobs = kn_gemm_knobs, .nknobs = RK_COUNTOF(kn_gemm_knobs), .dims = batched_dims,
     .ndims = 4,
     .scalars = batched_scalars, .nscalars = RK_COUNTOF(batched_scalars), .defaults = kn_gemm_defaults, .tune = tune,
-    .validate = validate_b, .check_shape = check_shape, .signature = signature_b, .grid = grid, .build = build_b,
+    .validate = validate_b, .check_shape = check_shape, .signature = signature_b, .geometry = geometry,
+    .build = build_b,
     .cost = cost, .reference = kn_gemm_reference, .input_range = input_range,
 };

@@ -202,12 +202,20 @@ static void signature(const rk_instance *in, rk_ksig *sg) {
     }
 }
 
-static void grid(const rk_instance *in, const rk_shape *sh, uint32_t g[3], uint32_t b[3]) {
+/* grid_blocks as a program: (M + G (bm - 1)) / bm * ceil(N / bn) */
+static void geometry(const rk_instance *in, rk_launch_geom *g) {
     const rk_gemm_spec *s = &in->u.gemm;
-    b[0] = s->warps[0] * s->warps[1] * s->wave;
-    b[1] = b[2] = 1;
-    g[0] = g[1] = g[2] = 1;
-    if (sh) g[0] = (uint32_t)grid_blocks(s, sh);
+    g->block[0] = s->warps[0] * s->warps[1] * s->wave;
+    kn_geom_dim(g, D_M);
+    kn_geom_dim(g, D_G);
+    kn_geom_const(g, s->tile[0] - 1);
+    kn_geom_op(g, RK_GEOM_MUL);
+    kn_geom_op(g, RK_GEOM_ADD);
+    kn_geom_const(g, s->tile[0]);
+    kn_geom_op(g, RK_GEOM_DIV);
+    kn_geom_cdiv_dim(g, D_N, s->tile[1]);
+    kn_geom_op(g, RK_GEOM_MUL);
+    kn_geom_axis(g);
 }
 
 static void cost(const rk_instance *in, const rk_shape *sh, double *bytes, double *flops) {
@@ -385,7 +393,7 @@ rk_status rk_gemm_groups_parse(const char *text, rk_gemm_group *out, uint32_t ma
 const kn_family kn_grouped_gemm = {
     .name = "grouped_gemm", .knobs = kn_gemm_knobs, .nknobs = KN_GEMM_NKNOBS, .dims = dims,
     .ndims = RK_COUNTOF(dims), .scalars = scalars, .nscalars = RK_COUNTOF(scalars), .defaults = kn_gemm_defaults,
-    .tune = tune, .validate = validate, .check_shape = check_shape, .signature = signature, .grid = grid,
+    .tune = tune, .validate = validate, .check_shape = check_shape, .signature = signature, .geometry = geometry,
     .build = build, .cost = cost, .reference = reference, .input_range = input_range, .fix_inputs = fix_inputs,
     .group_shape = group_shape, .group_fill = fill_table,
 };

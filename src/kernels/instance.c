@@ -56,8 +56,8 @@ static bool dim_known(const kn_family *f, const char *name) {
 /* The table's own consistency: what every generic path relies on. */
 static rk_status check_table(const kn_family *f) {
     if (!f->name || !*f->name) return rk_fail(RK_ERR_INVALID, "kn_family_register: a family needs a name");
-    if (!f->defaults || !f->validate || !f->signature || !f->grid || !f->build || !f->cost || !f->reference)
-        return rk_fail(RK_ERR_INVALID, "family %s: defaults, validate, signature, grid, build, cost and reference "
+    if (!f->defaults || !f->validate || !f->signature || !f->geometry || !f->build || !f->cost || !f->reference)
+        return rk_fail(RK_ERR_INVALID, "family %s: defaults, validate, signature, geometry, build, cost and reference "
                        "are required", f->name);
     if (!f->group_shape != !f->group_fill)
         return rk_fail(RK_ERR_INVALID, "family %s: group_shape and group_fill come together", f->name);
@@ -415,11 +415,19 @@ static rk_shape usable(const kn_family *fam, const rk_instance *in, const rk_sha
     return d;
 }
 
+void rk_instance_geometry(const rk_instance *in, rk_launch_geom *out) {
+    memset(out, 0, sizeof *out);
+    out->block[0] = out->block[1] = out->block[2] = 1;
+    kn_family_of(in->family)->geometry(in, out);
+}
+
 void rk_instance_grid(const rk_instance *in, const rk_shape *s, uint32_t grid[3], uint32_t block[3]) {
-    grid[0] = grid[1] = grid[2] = block[0] = block[1] = block[2] = 1;
     const kn_family *fam = kn_family_of(in->family);
     rk_shape sh = usable(fam, in, s);
-    fam->grid(in, &sh, grid, block);
+    rk_launch_geom g;
+    rk_instance_geometry(in, &g);
+    /* the family's own program over its own rank: malformed is a bug */
+    RK_ASSERT(rk_launch_geom_eval(&g, sh.dim, sh.rank, grid, block) == RK_OK, "family geometry program");
 }
 
 void rk_instance_cost(const rk_instance *in, const rk_shape *s, double *bytes, double *flops) {

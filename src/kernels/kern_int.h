@@ -6,6 +6,7 @@
 
 #include "rocke/kernels.h"
 #include "../base/base_int.h"
+#include "geom_eval.h"
 
 /* One family: every generic path (CLI, manifests, problems, checks) reads
  * this table, so a family with a new problem shape is one table and its
@@ -27,7 +28,8 @@ typedef struct kn_family {
     /* family limits (row capacity, index widths); NULL: none */
     rk_status (*check_shape)(const rk_instance *in, const rk_shape *s);
     void (*signature)(const rk_instance *in, rk_ksig *out);
-    void (*grid)(const rk_instance *in, const rk_shape *s, uint32_t grid[3], uint32_t block[3]);
+    /* the launch geometry as a program over the shape (geometry.c helpers) */
+    void (*geometry)(const rk_instance *in, rk_launch_geom *g);
     /* emit the body; params[i] is signature entry i */
     void (*build)(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *params);
     void (*cost)(const rk_instance *in, const rk_shape *s, double *bytes, double *flops);
@@ -79,6 +81,14 @@ void kn_topk_softmax_reference(const rk_problem *p, double **want, double **tol)
 void kn_permute_reference(const rk_problem *p, double **want, double **tol);
 /* The table of a valid id (rk_bug otherwise); kn_family_find: NULL if none. */
 const kn_family *kn_family_of(rk_family_id f);
+
+/* geometry.c: writing a geometry program (rk_launch_geom; ops in geom_eval.h).
+ * Each call appends words; kn_geom_axis closes the next grid axis. */
+void kn_geom_dim(rk_launch_geom *g, uint32_t dim);            /* push dimension `dim` */
+void kn_geom_const(rk_launch_geom *g, uint64_t c);            /* push c */
+void kn_geom_op(rk_launch_geom *g, int op);                   /* RK_GEOM_ADD/SUB/MUL/DIV/CDIV */
+void kn_geom_cdiv_dim(rk_launch_geom *g, uint32_t dim, uint64_t c); /* push ceil(dim / c) */
+void kn_geom_axis(rk_launch_geom *g);
 const kn_family *kn_family_find(rk_family_id f);
 
 /* shape.c: the row families' [M, N] problem: dims and scalars (M, N i32). */
@@ -139,7 +149,7 @@ void kn_row_tune_occupancy(rk_row_knobs *k, const rk_target *t, rk_scalar elem, 
 void kn_row_attrs(rk_kernel *kern, const rk_row_knobs *k, const rk_target *t);
 rk_status kn_row_validate(const rk_row_knobs *k, const rk_target *t, rk_scalar a, rk_scalar b);
 rk_status kn_row_check_shape(const rk_row_knobs *k, const rk_shape *s);
-void kn_row_grid(const rk_row_knobs *k, uint64_t M, uint32_t grid[3], uint32_t block[3]);
+void kn_row_geometry(const rk_row_knobs *k, rk_launch_geom *g);
 static inline uint32_t kn_row_tpr(const rk_row_knobs *k) { return k->block_size / k->rows_per_block; }
 /* Elements a cached row holds (0: looped, any length). */
 static inline uint32_t kn_row_cap(const rk_row_knobs *k) { return kn_row_tpr(k) * k->vec * k->chunks; }

@@ -80,9 +80,7 @@ static void signature(const rk_instance *in, rk_ksig *s) {
     kn_slices_signature(s, &n->k, 2);
 }
 
-static void grid(const rk_instance *in, const rk_shape *s, uint32_t g[3], uint32_t b[3]) {
-    kn_row_grid(&in->u.norm.k, s->dim[0], g, b);
-}
+static void geometry(const rk_instance *in, rk_launch_geom *g) { kn_row_geometry(&in->u.norm.k, g); }
 
 static void cost(const rk_instance *in, const rk_shape *sh, double *bytes, double *flops) {
     const rk_norm_spec *s = &in->u.norm;
@@ -454,12 +452,12 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
 const kn_family kn_layernorm = {
     .name = "layernorm", .knobs = ln_knobs, .nknobs = RK_COUNTOF(ln_knobs), .dims = kn_row_dims, .ndims = 2,
     .scalars = scalars, .nscalars = RK_COUNTOF(scalars), .defaults = ln_defaults, .tune = tune,
-    .validate = validate, .check_shape = check_shape, .signature = signature, .grid = grid, .build = build,
+    .validate = validate, .check_shape = check_shape, .signature = signature, .geometry = geometry, .build = build,
     .cost = cost, .reference = kn_norm_reference, .input_range = input_range,
 };
 const kn_family kn_rmsnorm = {
     .name = "rmsnorm", .knobs = rms_knobs, .nknobs = RK_COUNTOF(rms_knobs), .dims = kn_row_dims, .ndims = 2,
     .scalars = scalars, .nscalars = RK_COUNTOF(scalars), .defaults = rms_defaults, .tune = tune,
-    .validate = validate, .check_shape = check_shape, .signature = signature, .grid = grid, .build = build,
+    .validate = validate, .check_shape = check_shape, .signature = signature, .geometry = geometry, .build = build,
     .cost = cost, .reference = kn_norm_reference, .input_range = input_range,
 };

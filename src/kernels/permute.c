@@ -80,10 +80,16 @@ static void signature(const rk_instance *in, rk_ksig *s) {
     for (uint32_t i = 0; i < RK_COUNTOF(scalars); i++) kn_sig_add(s, scalars[i].name, false, RK_S_I32, RK_KP_SCALAR, NULL);
 }
 
-static void grid(const rk_instance *in, const rk_shape *sh, uint32_t g[3], uint32_t b[3]) {
-    uint64_t blocks = sh->dim[0] * tiles_of(&in->u.transpose, sh);
-    g[0] = (uint32_t)(blocks ? (blocks > INT32_MAX ? INT32_MAX : blocks) : 1);
-    b[0] = in->u.transpose.block_size;
+/* B * tiles_of: B * ceil(M / tile_m) * ceil(N / tile_n) */
+static void geometry(const rk_instance *in, rk_launch_geom *g) {
+    const rk_transpose_spec *s = &in->u.transpose;
+    kn_geom_dim(g, 0);
+    kn_geom_cdiv_dim(g, 1, s->tile_m);
+    kn_geom_cdiv_dim(g, 2, s->tile_n);
+    kn_geom_op(g, RK_GEOM_MUL);
+    kn_geom_op(g, RK_GEOM_MUL);
+    kn_geom_axis(g);
+    g->block[0] = s->block_size;
 }
 
 static void cost(const rk_instance *in, const rk_shape *s, double *bytes, double *flops) {
@@ -197,6 +203,6 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
 const kn_family kn_permute = {
     .name = "permute", .knobs = knobs, .nknobs = RK_COUNTOF(knobs), .dims = dims, .ndims = RK_COUNTOF(dims),
     .scalars = scalars, .nscalars = RK_COUNTOF(scalars), .defaults = defaults, .tune = tune,
-    .validate = validate, .check_shape = check_shape, .signature = signature, .grid = grid, .build = build,
+    .validate = validate, .check_shape = check_shape, .signature = signature, .geometry = geometry, .build = build,
     .cost = cost, .reference = kn_permute_reference,
 };

@@ -118,11 +118,22 @@ static void signature(const rk_instance *in, rk_ksig *s) {
     for (uint32_t i = 0; i < RK_COUNTOF(scalars); i++) kn_sig_add(s, scalars[i].name, false, RK_S_I32, RK_KP_SCALAR, NULL);
 }
 
-static void grid(const rk_instance *in, const rk_shape *sh, uint32_t g[3], uint32_t b[3]) {
+/* ceil(work_items / block_size), work_items = T * (HQ + HK) * (RH / pairs) */
+static void geometry(const rk_instance *in, rk_launch_geom *g) {
     const rk_rope_spec *s = &in->u.rope;
-    uint64_t blocks = (work_items(s, sh) + s->block_size - 1) / s->block_size;
-    g[0] = (uint32_t)(blocks ? (blocks > INT32_MAX ? INT32_MAX : blocks) : 1);
-    b[0] = s->block_size;
+    kn_geom_dim(g, D_T);
+    kn_geom_dim(g, D_HQ);
+    kn_geom_dim(g, D_HK);
+    kn_geom_op(g, RK_GEOM_ADD);
+    kn_geom_op(g, RK_GEOM_MUL);
+    kn_geom_dim(g, D_RH);
+    kn_geom_const(g, s->pairs);
+    kn_geom_op(g, RK_GEOM_DIV);
+    kn_geom_op(g, RK_GEOM_MUL);
+    kn_geom_const(g, s->block_size);
+    kn_geom_op(g, RK_GEOM_CDIV);
+    kn_geom_axis(g);
+    g->block[0] = s->block_size;
 }
 
 /* The rotated part of Q and K read and written, positions, the cache rows
@@ -244,7 +255,7 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
 const kn_family kn_rope = {
     .name = "rope", .knobs = knobs, .nknobs = RK_COUNTOF(knobs), .dims = dims, .ndims = RK_COUNTOF(dims),
     .scalars = scalars, .nscalars = RK_COUNTOF(scalars), .defaults = defaults, .tune = tune,
-    .validate = validate, .check_shape = check_shape, .signature = signature, .grid = grid, .build = build,
+    .validate = validate, .check_shape = check_shape, .signature = signature, .geometry = geometry, .build = build,
     .cost = cost, .reference = kn_rope_reference, .input_range = input_range,
     .fix_inputs = fix_positions,
 };

@@ -48,9 +48,7 @@ static void signature(const rk_instance *in, rk_ksig *s) {
     kn_slices_signature(s, &in->u.reduce.k, 1);
 }
 
-static void grid(const rk_instance *in, const rk_shape *s, uint32_t g[3], uint32_t b[3]) {
-    kn_row_grid(&in->u.reduce.k, s->dim[0], g, b);
-}
+static void geometry(const rk_instance *in, rk_launch_geom *g) { kn_row_geometry(&in->u.reduce.k, g); }
 
 static void cost(const rk_instance *in, const rk_shape *sh, double *bytes, double *flops) {
     const rk_reduce_spec *s = &in->u.reduce;
@@ -126,6 +124,6 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
 const kn_family kn_reduce = {
     .name = "reduce", .knobs = knobs, .nknobs = RK_COUNTOF(knobs), .dims = kn_row_dims, .ndims = 2,
     .scalars = kn_row_scalars, .nscalars = 2, .defaults = defaults, .tune = tune, .validate = validate,
-    .check_shape = check_shape, .signature = signature, .grid = grid, .build = build, .cost = cost,
+    .check_shape = check_shape, .signature = signature, .geometry = geometry, .build = build, .cost = cost,
     .reference = kn_reduce_reference, .input_range = input_range,
 };

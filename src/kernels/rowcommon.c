@@ -224,9 +224,11 @@ rk_tile_row kn_row_view(rk_kernel *k, const rk_row_knobs *kn, rk_value ptr, rk_s
     return rk_tile_row_view_split(k, ptr, elem, row, N, N, active, kn->vec, kn->tail, like, kn_row_cap(kn));
 }
 
-void kn_row_grid(const rk_row_knobs *k, uint64_t M, uint32_t grid[3], uint32_t block[3]) {
-    uint64_t g = cdiv(M ? M : 1, k->rows_per_block ? k->rows_per_block : 1);
-    grid[0] = (uint32_t)(g > INT32_MAX ? INT32_MAX : g);
-    grid[1] = k->slices > 1 ? k->slices : 1;
-    block[0] = k->block_size;
+/* x: ceil(M / rows_per_block) (M is dimension 0); y: the slices of a row */
+void kn_row_geometry(const rk_row_knobs *k, rk_launch_geom *g) {
+    kn_geom_cdiv_dim(g, 0, k->rows_per_block ? k->rows_per_block : 1);
+    kn_geom_axis(g);
+    kn_geom_const(g, k->slices > 1 ? k->slices : 1);
+    kn_geom_axis(g);
+    g->block[0] = k->block_size;
 }

@@ -71,9 +71,7 @@ static void signature(const rk_instance *in, rk_ksig *s) {
     kn_slices_signature(s, &in->u.softmax.k, 2);
 }
 
-static void grid(const rk_instance *in, const rk_shape *s, uint32_t g[3], uint32_t b[3]) {
-    kn_row_grid(&in->u.softmax.k, s->dim[0], g, b);
-}
+static void geometry(const rk_instance *in, rk_launch_geom *g) { kn_row_geometry(&in->u.softmax.k, g); }
 
 static void cost(const rk_instance *in, const rk_shape *sh, double *bytes, double *flops) {
     const rk_softmax_spec *s = &in->u.softmax;
@@ -292,6 +290,6 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
 const kn_family kn_softmax = {
     .name = "softmax", .knobs = knobs, .nknobs = RK_COUNTOF(knobs), .dims = kn_row_dims, .ndims = 2,
     .scalars = kn_row_scalars, .nscalars = 2, .defaults = defaults, .tune = tune, .validate = validate,
-    .check_shape = check_shape, .signature = signature, .grid = grid, .build = build, .cost = cost,
+    .check_shape = check_shape, .signature = signature, .geometry = geometry, .build = build, .cost = cost,
     .reference = kn_softmax_reference, .input_range = input_range,
 };

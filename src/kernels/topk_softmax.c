@@ -93,12 +93,12 @@ static void signature(const rk_instance *in, rk_ksig *s) {
     for (uint32_t i = 0; i < RK_COUNTOF(scalars); i++) kn_sig_add(s, scalars[i].name, false, RK_S_I32, RK_KP_SCALAR, NULL);
 }
 
-static void grid(const rk_instance *in, const rk_shape *sh, uint32_t g[3], uint32_t b[3]) {
+/* ceil(T / rows per block), rows per block = block_size / threads_per_row */
+static void geometry(const rk_instance *in, rk_launch_geom *g) {
     const rk_topk_softmax_spec *s = &in->u.topk;
-    uint32_t rpb = s->block_size / s->threads_per_row;
-    uint64_t blocks = (sh->dim[D_T] + rpb - 1) / rpb;
-    g[0] = (uint32_t)(blocks ? (blocks > INT32_MAX ? INT32_MAX : blocks) : 1);
-    b[0] = s->block_size;
+    kn_geom_cdiv_dim(g, D_T, s->block_size / s->threads_per_row);
+    kn_geom_axis(g);
+    g->block[0] = s->block_size;
 }
 
 static void cost(const rk_instance *in, const rk_shape *sh, double *bytes, double *flops) {
@@ -221,6 +221,6 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
 const kn_family kn_topk_softmax = {
     .name = "topk_softmax", .knobs = knobs, .nknobs = RK_COUNTOF(knobs), .dims = dims, .ndims = RK_COUNTOF(dims),
     .scalars = scalars, .nscalars = RK_COUNTOF(scalars), .defaults = defaults, .tune = tune,
-    .validate = validate, .check_shape = check_shape, .signature = signature, .grid = grid, .build = build,
+    .validate = validate, .check_shape = check_shape, .signature = signature, .geometry = geometry, .build = build,
     .cost = cost, .reference = kn_topk_softmax_reference,
 };

@@ -76,12 +76,14 @@ static void signature(const rk_instance *in, rk_ksig *s) {
     kn_sig_add(s, "N", false, RK_S_I32, RK_KP_SCALAR, NULL);
 }
 
-static void grid(const rk_instance *in, const rk_shape *sh, uint32_t g[3], uint32_t b[3]) {
+/* ceil(M / tile_m) * ceil(N / tile_n) */
+static void geometry(const rk_instance *in, rk_launch_geom *g) {
     const rk_transpose_spec *s = &in->u.transpose;
-    const uint64_t M = sh->dim[0], N = sh->dim[1];
-    uint64_t tiles = ((M + s->tile_m - 1) / s->tile_m) * ((N + s->tile_n - 1) / s->tile_n);
-    g[0] = (uint32_t)(tiles ? (tiles > INT32_MAX ? INT32_MAX : tiles) : 1);
-    b[0] = s->block_size;
+    kn_geom_cdiv_dim(g, 0, s->tile_m);
+    kn_geom_cdiv_dim(g, 1, s->tile_n);
+    kn_geom_op(g, RK_GEOM_MUL);
+    kn_geom_axis(g);
+    g->block[0] = s->block_size;
 }
 
 static void cost(const rk_instance *in, const rk_shape *s, double *bytes, double *flops) {
@@ -176,6 +178,6 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
 const kn_family kn_transpose = {
     .name = "transpose", .knobs = knobs, .nknobs = RK_COUNTOF(knobs), .dims = kn_row_dims, .ndims = 2,
     .scalars = kn_row_scalars, .nscalars = 2, .defaults = defaults, .tune = tune, .validate = validate,
-    .check_shape = check_shape, .signature = signature, .grid = grid, .build = build, .cost = cost,
+    .check_shape = check_shape, .signature = signature, .geometry = geometry, .build = build, .cost = cost,
     .reference = kn_transpose_reference,
 };

@@ -123,7 +123,8 @@ static rk_status codegen(const item *it, cc_blob *obj) {
     cc_job job = {.ll = it->ll, .ll_len = strlen(it->ll), .kernel = it->kernel, .t = it->t, .opt_level = 3,
                   .inprocess = it->inprocess};
     double fork_ms;
-    return cc_llvm_codegen(llvm, &job, obj, NULL, &fork_ms);
+    double opt_ms;
+    return cc_llvm_codegen(llvm, &job, obj, NULL, &fork_ms, &opt_ms);
 }
 
 /* Link obj both ways; "" in fail when the outputs agree. */

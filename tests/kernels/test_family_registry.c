@@ -47,10 +47,18 @@ static void signature(const rk_instance *in, rk_ksig *s) {
     if (cspec_of(in)->undeclared_scalar) kn_sig_add(s, "stride", false, RK_S_I32, RK_KP_SCALAR, NULL);
 }
 
-static void grid(const rk_instance *in, const rk_shape *s, uint32_t g[3], uint32_t b[3]) {
-    (void)in;
-    g[0] = (uint32_t)((product(s) + BLOCK - 1) / BLOCK);
-    b[0] = BLOCK;
+/* ceil(product of every dimension / BLOCK) */
+static void geometry(const rk_instance *in, rk_launch_geom *g) {
+    uint32_t nd = kn_family_of(in->family)->ndims;
+    kn_geom_dim(g, 0);
+    for (uint32_t i = 1; i < nd; i++) {
+        kn_geom_dim(g, i);
+        kn_geom_op(g, RK_GEOM_MUL);
+    }
+    kn_geom_const(g, BLOCK);
+    kn_geom_op(g, RK_GEOM_CDIV);
+    kn_geom_axis(g);
+    g->block[0] = BLOCK;
 }
 
 static void cost(const rk_instance *in, const rk_shape *s, double *bytes, double *flops) {
@@ -95,7 +103,7 @@ static const rk_scalar_decl scalars[] = {
 #define TOY(nm, d)                                                                                               \
     {.name = nm, .knobs = no_knobs, .nknobs = 0, .dims = d, .ndims = RK_COUNTOF(d), .scalars = scalars,        \
      .nscalars = RK_COUNTOF(scalars), .defaults = defaults, .validate = validate, .signature = signature,        \
-     .grid = grid, .build = build, .cost = cost, .reference = reference}
+     .geometry = geometry, .build = build, .cost = cost, .reference = reference}
 static const kn_family toy4 = TOY("toy4d", dims4), toy7 = TOY("toy7d", dims7);
 static rk_family_id id4, id7;
 

@@ -27,12 +27,11 @@ static bool have_amd;   /* an AMD code object could be compiled (a toolchain is 
 static bool have_ptx;   /* likewise for sm_90 */
 
 static rk_test_run sh(const char *fmt, ...) {
-    char cmd[4096];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    rk_test_run r = rk_test_vshf(dir, fmt, ap);
     va_end(ap);
-    return rk_test_sh(dir, cmd);
+    return r;
 }
 
 static int setup(void **state) {
@@ -71,7 +70,11 @@ static const bad_row bad_rows[] = {
     {"targets x", 2, "unexpected argument 'x'"},
     {"ir check --frob " VADD, 2, "unknown option '--frob'; the options are: --target, -h/--help"},
     {"ir print --frob=1 " VADD, 2, "unknown option '--frob'; the options are: -h/--help"},
-    {"lower " VADD " --frob", 2, "unknown option '--frob'; the options are: --target, --flavor, -o/--out, -h/--help"},
+    {"lower " VADD " --frob", 2, "unknown option '--frob'; the options are: --target, --flavor, -o/--out, --dump-after, "
+                                 "--dump-dir, --time-stages, -h/--help"},
+    {"lower " VADD " --dump-after lower", 2, "--dump-after needs --dump-dir DIR"},
+    {"compile " VADD " -o d --dump-dir dd --dump-after lowr", 2, "--dump-after: unknown stage 'lowr' (legal: parse, "},
+    {"aot softmax --targets sm_90a,gfx2 -o d", 2, "--targets: unknown target 'gfx2' (legal: "},
     {"compile " VADD " -o d --frob", 2, "unknown option '--frob'; the options are: -o/--out, --target, --toolchain"},
     {"analyze x.hsaco --frob", 2, "unknown option '--frob'; the options are: --target, --wg, --json, --isa"},
     {"gpu-check --frob", 2, "unknown option '--frob'; the options are: --device, --only, --seed"},
@@ -207,7 +210,8 @@ static void test_help(void **state) {
         {"targets", "", "usage: rocke targets\n"},
         {"ir check", VADD, "usage: rocke ir check FILE [--target T]\n"},
         {"ir print", VADD, "usage: rocke ir print FILE\n"},
-        {"lower", VADD, "usage: rocke lower FILE.ir [--target T] [--flavor F] [-o OUT.ll]\n"},
+        {"lower", VADD, "usage: rocke lower FILE.ir [--target T] [--flavor F] [-o OUT.ll] [--dump-after STAGES]\n"},
+        {"aot", "x.ir --targets gfx942 -o d", "usage: rocke aot FAMILY|FILE.ir --targets T,T,... -o DIR"},
         {"compile", VADD " -o d", "  -O, --opt-level N       optimization level\n"},
         {"analyze", "x.hsaco", "  --wg N                  workgroup size"},
         {"gpu-check", "", "(legal: gfx90a, gfx942, gfx950, sm_80, sm_90, sm_90a (default))"},
