@@ -89,6 +89,8 @@ int cli_fail(const char *cmd);
 /* An output folder: an existing writable folder, or one that can be created
  * (its parent exists and is writable). Prints why not; false then. */
 bool cli_out_dir_usable(const char *cmd, const char *dir);
+/* mkdir -p: dir and its missing parents (0 or -1 with errno). */
+int cli_mkdirs(const char *dir);
 /* The end of every command: flush and close standard output and error; a
  * failed write anywhere before (ferror) or now turns rc 0 into 1 with one
  * message on stderr. Returns the exit status. */

@@ -37,18 +37,6 @@ static int list(void) {
     return 0;
 }
 
-static int mkdirs(const char *dir) {
-    char path[4096];
-    snprintf(path, sizeof path, "%s", dir);
-    for (char *p = path + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = 0;
-        if (mkdir(path, 0777) && errno != EEXIST) return -1;
-        *p = '/';
-    }
-    return mkdir(path, 0777) && errno != EEXIST ? -1 : 0;
-}
-
 static double now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -162,6 +150,29 @@ static const rk_target *device_target(void) {
     return t ? t : rk_target_default();
 }
 
+/* The heuristic, then the tuning database (--tuning, else $ROCKE_TUNING) for
+ * the device it is meant for; prints what the database did. */
+static rk_status tune_instance(rk_instance *in, const rk_target *t, const rk_shape *s, uint64_t locked,
+                               const char *file) {
+    if (!file) file = getenv("ROCKE_TUNING");
+    if (!file || !*file) return rk_instance_tune_db(in, t, s, locked, NULL, NULL, NULL, 0);
+    rk_tuning *db = NULL;
+    if (rk_tuning_load(file, &db)) return RK_ERR_INVALID;
+    char device[160], note[512];
+    const char *dn = getenv("ROCKE_TUNING_DEVICE");
+    if (dn && *dn) snprintf(device, sizeof device, "%s", dn);
+    else {
+        rk_device_opts o = {.which = "auto", .quiet = true};
+        rk_device *d = NULL;
+        snprintf(device, sizeof device, "%s", rk_device_open_opts(&o, &d) ? "" : rk_device_name(d));
+        rk_device_close(d);
+    }
+    rk_status st = rk_instance_tune_db(in, t, s, locked, db, device, note, sizeof note);
+    if (!st) printf("rocke build: tuning %s: %s\n", file, note);
+    rk_tuning_free(db);
+    return st;
+}
+
 static const char about[] =
     "Build one instance of a kernel family for target T and write DIR/NAME.ir, DIR/NAME.ll,\n"
     "the code object (NAME.hsaco on AMD, NAME.ptx and NAME.cubin on NVIDIA) and\n"
@@ -171,7 +182,7 @@ static const char about[] =
     "(--KNOB VALUE; --block-size or --block_size), --dtype also sets out_dtype unless that\n"
     "is given. Exit 0 ok, 1 on errors, 2 on misuse.";
 
-enum { MAX_KNOBS = 48, COMMON_OPTS = 5 };
+enum { MAX_KNOBS = 48, COMMON_OPTS = 6 };
 
 /* A family's knobs as options: --NAME VALUE, checked by rk_instance_set. */
 typedef struct knob_opts {
@@ -209,7 +220,7 @@ static int family_missing(const cli_cmd *c) {
 }
 
 int cmd_build(int argc, char **argv) {
-    const char *family = NULL, *out = NULL, *shape_text = NULL;
+    const char *family = NULL, *out = NULL, *shape_text = NULL, *tuning = NULL;
     const rk_target *t = rk_target_default();
     bool ir_only = false, want_list = false;
     knob_opts ko = {.n = 0};
@@ -226,9 +237,13 @@ int cmd_build(int argc, char **argv) {
          .help = "skip compiling: the manifest's binary is NAME.ir (emulator only)"},
         {.name = "--list", .kind = CLI_FLAG, .dst = &want_list, .alone = true,
          .help = "families, ops, knobs and their legal values"},
+        {.name = "--tuning", .kind = CLI_PATH, .dst = &tuning, .meta = "FILE",
+         .help = "a tuning database (rocke tune): the knobs of the nearest tuned shape\n"
+                 "replace the heuristic's (default: $ROCKE_TUNING); entries tuned on\n"
+                 "another device than $ROCKE_TUNING_DEVICE, else the one present, are ignored"},
         {0},
     };
-    _Static_assert(COMMON_OPTS == 5, "the common options come first in opts[]");
+    _Static_assert(COMMON_OPTS == 6, "the common options come first in opts[]");
     cli_cmd c = {.name = "build", .args = "FAMILY", .about = about, .opts = opts, .pos = &family, .max_pos = 1};
     rk_family_id fam = 0;
     int first = 1;
@@ -265,13 +280,13 @@ int cmd_build(int argc, char **argv) {
     rk_shape_default(fam, &shape);
     if (shape_text && !cli_shape_parse("build", fam, shape_text, &shape)) return 2;
     double t0 = now_ms();
-    if (rk_instance_tune(&in, t, &shape, locked) || rk_instance_validate(&in, t) ||
+    if (tune_instance(&in, t, &shape, locked, tuning) || rk_instance_validate(&in, t) ||
         rk_instance_check_shape(&in, &shape))
         return cli_fail("build");
     rk_kernel *k = NULL;
     if (rk_instance_build(&in, t, &k)) return cli_fail("build");
     double build_ms = now_ms() - t0;
-    if (mkdirs(out) || !cli_out_dir_usable("build", out)) {
+    if (cli_mkdirs(out) || !cli_out_dir_usable("build", out)) {
         if (errno) fprintf(stderr, "rocke build: cannot create '%s': %s\n", out, strerror(errno));
         rk_kernel_free(k);
         return 1;

@@ -75,6 +75,8 @@ void kn_permute_reference(const rk_problem *p, double **want, double **tol);
 /* The table of a valid id (rk_bug otherwise); kn_family_find: NULL if none. */
 const kn_family *kn_family_of(rk_family_id f);
 const kn_family *kn_family_find(rk_family_id f);
+/* instance.c: the family's tune hook alone (rk_instance_tune adds the tuning database, tuning.c). */
+rk_status kn_instance_heuristic(rk_instance *in, const rk_target *t, const rk_shape *s, uint64_t locked);
 
 /* shape.c: the row families' [M, N] problem: dims and scalars (M, N i32). */
 extern const rk_dim_decl kn_row_dims[2];
