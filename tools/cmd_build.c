@@ -162,7 +162,7 @@ static rk_status tune_instance(rk_instance *in, const rk_target *t, const rk_sha
     const char *dn = getenv("ROCKE_TUNING_DEVICE");
     if (dn && *dn) snprintf(device, sizeof device, "%s", dn);
     else {
-        rk_device_opts o = {.which = "auto", .quiet = true};
+        rk_device_opts o = {.which = "auto", .quiet = true, .emu_target = t->name};
         rk_device *d = NULL;
         snprintf(device, sizeof device, "%s", rk_device_open_opts(&o, &d) ? "" : rk_device_name(d));
         rk_device_close(d);

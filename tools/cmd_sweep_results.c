@@ -272,6 +272,10 @@ int sw_merge(int argc, char **argv) {
                  .opts = opts, .pos = &dir, .min_pos = 1, .max_pos = 1};
     int prc = cli_parse(&c, argc, argv, 2);
     if (prc >= 0) return prc;
+    return sw_merge_dir(dir);
+}
+
+int sw_merge_dir(const char *dir) {
     char path[4096];
     snprintf(path, sizeof path, "%s/shards", dir);
     DIR *d = opendir(path);

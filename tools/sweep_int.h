@@ -139,6 +139,7 @@ bool sw_append_line(const char *cmd, const char *path, const char *line);
 bool sw_write_csv(const char *cmd, const char *dir, const sw_records *r);
 /* `rocke sweep merge DIR`: DIR/shards/NAME/results.jsonl into DIR/results.jsonl. */
 int sw_merge(int argc, char **argv);
+int sw_merge_dir(const char *dir);   /* the same for a folder; exit status */
 double sw_num(const rk_json *j, const char *key, double def);
 const char *sw_str(const rk_json *j, const char *key);
 /* The sweep manifest DIR/sweep.json. */
