@@ -178,8 +178,7 @@ bool sw_pool_run(sw_pool *p, const uint32_t *items, uint32_t n, const char *cmd)
             if (wk[w].alive) { pf[np] = (struct pollfd){.fd = wk[w].from, .events = POLLIN}; map[np++] = w; }
         int r = poll(pf, np, 250);
         if (p->tick) p->tick(p->ud);
-        if (r <= 0) continue;
-        for (uint32_t i = 0; i < np; i++) {
+        for (uint32_t i = 0; r > 0 && i < np; i++) {
             if (!(pf[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
             uint32_t w = map[i];
             char buf[65536];
