@@ -248,6 +248,7 @@ int sw_sweep(sw_opts *o) {
     s->tty = isatty(2) && !o->quiet;
     s->t0 = now_s();
     s->nbuild = nb;
+    s->nrun = ntodo;   /* items whose kernel fails to build count as run (and failed) */
     sw_pool bp = {.nworkers = o->jobs < nb ? o->jobs : nb, .ud = s, .open = build_open, .job = build_job,
                   .close = no_close, .done = build_done, .lost = build_lost, .tick = progress};
     for (uint32_t w = 0; w < bp.nworkers; w++) bp.name[w] = "compile";
@@ -261,9 +262,9 @@ int sw_sweep(sw_opts *o) {
             char why[600];
             snprintf(why, sizeof why, "build: %s", b->error);
             failed_record(s, todo[i], why);
+            s->ran++;
         }
     }
-    s->nrun = nrun;
     char pids[4200];
     snprintf(pids, sizeof pids, "%s/workers.json", o->out);
     run.pid_file = pids;
