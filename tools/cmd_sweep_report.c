@@ -91,6 +91,15 @@ static void legend(rk_buf *b, char shapes[][128], uint32_t ns) {
     }
 }
 
+/* A verified record's roofline point: (flop/byte, GFLOP/s), or without flops (bytes, GB/s). */
+static bool point_of(const rk_json *x, bool flops, double *px, double *py) {
+    if (!ok_record(x)) return false;
+    double bytes = sw_num(x, "bytes", 1), ms = sw_num(x, "ms", 1), fl = sw_num(x, "flops", 0);
+    *px = flops ? fl / bytes : bytes;
+    *py = flops ? fl / 1e6 / ms : sw_num(x, "gbps", 0);
+    return *px > 0 && *py > 0;
+}
+
 /* Roofline: achieved GFLOP/s over arithmetic intensity, under the copy
  * bandwidth; families without flops plot GB/s over bytes moved. */
 static void roofline(rk_buf *b, const sw_records *r, char shapes[][128], uint32_t ns, const rk_json **best) {
@@ -103,11 +112,8 @@ static void roofline(rk_buf *b, const sw_records *r, char shapes[][128], uint32_
     frame f = {.x0 = INFINITY, .x1 = 0, .y0 = INFINITY, .y1 = 0, .logx = true, .logy = true};
     for (uint32_t i = 0; i < r->n; i++) {
         const rk_json *x = r->r[i];
-        if (!ok_record(x)) continue;
-        double bytes = sw_num(x, "bytes", 1), ms = sw_num(x, "ms", 1);
-        double px = flops ? sw_num(x, "flops", 0) / bytes : bytes, py = flops ? sw_num(x, "flops", 0) / 1e6 / ms
-                                                                               : sw_num(x, "gbps", 0);
-        if (px <= 0 || py <= 0) continue;
+        double px, py;
+        if (!point_of(x, flops, &px, &py)) continue;
         f.x0 = fmin(f.x0, px), f.x1 = fmax(f.x1, px), f.y0 = fmin(f.y0, py), f.y1 = fmax(f.y1, py);
     }
     if (copy > 0) f.y1 = fmax(f.y1, flops ? copy * f.x1 : copy);
@@ -132,11 +138,8 @@ static void roofline(rk_buf *b, const sw_records *r, char shapes[][128], uint32_
     }
     for (uint32_t i = 0; i < r->n; i++) {
         const rk_json *x = r->r[i];
-        if (!ok_record(x)) continue;
-        double bytes = sw_num(x, "bytes", 1), ms = sw_num(x, "ms", 1);
-        double px = flops ? sw_num(x, "flops", 0) / bytes : bytes, py = flops ? sw_num(x, "flops", 0) / 1e6 / ms
-                                                                               : sw_num(x, "gbps", 0);
-        if (px <= 0 || py <= 0) continue;
+        double px, py;
+        if (!point_of(x, flops, &px, &py)) continue;
         uint32_t s = shape_index(shapes, ns, x);
         bool top = best[s] == x;
         rk_buf_printf(b, "<circle class=\"point\" cx=\"%.1f\" cy=\"%.1f\" r=\"%d\" fill=\"%s\" fill-opacity=\"%s\" "

@@ -199,33 +199,23 @@ static void test_tune_changes_what_build_picks(void **state) {
     snprintf(tuned, sizeof tuned, "%s", sweep_str(e, "kernel"));
     rk_json_free(db);
     assert_string_not_equal(tuned, heuristic);
+    /* without a database, with --tuning, with ROCKE_TUNING, with one tuned elsewhere */
+    static const struct { const char *env, *flag, *want_note; bool tuned; } runs[] = {
+        {"", "", NULL, false},
+        {"", "--tuning t.json", "knobs of the nearest tuned shape", true},
+        {"ROCKE_TUNING=t.json", "", "knobs of the nearest tuned shape", true},
+        {"ROCKE_TUNING_DEVICE='NVIDIA H200'", "--tuning t.json", "not 'NVIDIA H200': its 1 entries ignored", false},
+    };
     const char *build = SWEEP_ROCKE " build softmax --target sm_90 --dtype f16 --ir-only";
-    r = sweep_sh(dir, "%s --shape %llu,%llu -o b0", build, (unsigned long long)M, (unsigned long long)N);
-    assert_int_equal(r.rc, 0);
-    built_name(r.out, name, sizeof name);
-    assert_string_equal(name, heuristic);
-    rk_test_run_free(&r);
-    r = sweep_sh(dir, "%s --shape %llu,%llu --tuning t.json -o b1", build, (unsigned long long)M,
-                 (unsigned long long)N);
-    assert_int_equal(r.rc, 0);
-    assert_non_null(strstr(r.out, "knobs of the nearest tuned shape"));
-    built_name(r.out, name, sizeof name);
-    assert_string_equal(name, tuned);
-    rk_test_run_free(&r);
-    r = sweep_sh(dir, "ROCKE_TUNING=t.json %s --shape %llu,%llu -o b2", build, (unsigned long long)M,
-                 (unsigned long long)N);
-    assert_int_equal(r.rc, 0);
-    built_name(r.out, name, sizeof name);
-    assert_string_equal(name, tuned);
-    rk_test_run_free(&r);
-    /* tuned elsewhere: ignored, with a note */
-    r = sweep_sh(dir, "ROCKE_TUNING_DEVICE='NVIDIA H200' %s --shape %llu,%llu --tuning t.json -o b3", build,
-                 (unsigned long long)M, (unsigned long long)N);
-    assert_int_equal(r.rc, 0);
-    assert_non_null(strstr(r.out, "not 'NVIDIA H200': its 1 entries ignored"));
-    built_name(r.out, name, sizeof name);
-    assert_string_equal(name, heuristic);
-    rk_test_run_free(&r);
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        r = sweep_sh(dir, "%s %s --shape %llu,%llu %s -o b%zu", runs[i].env, build, (unsigned long long)M,
+                     (unsigned long long)N, runs[i].flag, i);
+        assert_int_equal(r.rc, 0);
+        if (runs[i].want_note) assert_non_null(strstr(r.out, runs[i].want_note));
+        built_name(r.out, name, sizeof name);
+        assert_string_equal(name, runs[i].tuned ? tuned : heuristic);
+        rk_test_run_free(&r);
+    }
     r = sweep_sh(dir, "%s --shape %llu,%llu --tuning missing.json -o b4", build, (unsigned long long)M,
                  (unsigned long long)N);
     assert_int_equal(r.rc, 1);
