@@ -127,6 +127,17 @@ typedef struct run_ctx {
     double copy_gbps[SW_MAX_SHAPES];   /* per shape, measured once */
 } run_ctx;
 
+/* The device's own target, or an older NVIDIA one of the same major
+ * architecture (the loader prefers the cubin: binary-compatible within a
+ * major version); sm_90a code runs on sm_90a alone. */
+static bool device_runs(const char *dev, const char *built) {
+    if (!dev || !*dev) return false;
+    if (!strcmp(dev, built)) return true;
+    if (strncmp(dev, "sm_", 3) || strncmp(built, "sm_", 3) || strchr(built, 'a')) return false;
+    int b = atoi(built + 3), d = atoi(dev + 3);
+    return b / 10 == d / 10 && b <= d;
+}
+
 void *sw_run_open(const sw_opts *o, const char *device, char *err, size_t n) {
     run_ctx *c = calloc(1, sizeof *c);
     if (!c) return NULL;
@@ -137,7 +148,7 @@ void *sw_run_open(const sw_opts *o, const char *device, char *err, size_t n) {
         return NULL;
     }
     const char *dt = rk_device_target(c->dev);
-    if (rk_device_kind_of(c->dev) != RK_DEVICE_EMU && (!dt || strcmp(dt, o->t->name))) {
+    if (rk_device_kind_of(c->dev) != RK_DEVICE_EMU && !device_runs(dt, o->t->name)) {
         snprintf(err, n, "device %s runs target %s, the sweep builds for %s (--target %s)", rk_device_name(c->dev),
                  dt && *dt ? dt : "unknown", o->t->name, dt && *dt ? dt : "T");
         rk_device_close(c->dev);
