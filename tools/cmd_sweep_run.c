@@ -179,17 +179,23 @@ static bool parse_devices(sweep *s, sw_pool *p) {
             }
             while (n < gpus) { snprintf(s->names[n], sizeof s->names[0], "%s:%u", kind, n); n++; }
         } else {
-            for (const char *c = d; *c;) {
-                char *end;
-                unsigned long i = strtoul(c, &end, 10);
-                if (end == c || (*end && *end != ',') || n == SW_MAX_WORKERS) goto bad;
-                if (i >= gpus) {
-                    fprintf(stderr, "rocke %s: --devices: GPU %lu does not exist (%u found: 0..%d)\n", s->o->cmd, i,
-                            gpus, (int)gpus - 1);
+            unsigned long idx[SW_MAX_WORKERS];
+            for (const char *c = d; *c;) {   /* the whole list first, then whether the GPUs exist */
+                char *stop;
+                unsigned long i = strtoul(c, &stop, 10);
+                if (stop == c || (*stop && *stop != ',') || n == SW_MAX_WORKERS) goto bad;
+                idx[n++] = i;
+                c = *stop ? stop + 1 : stop;
+            }
+            for (uint32_t w = 0; w < n; w++) {
+                if (idx[w] >= gpus) {
+                    if (gpus) fprintf(stderr, "rocke %s: --devices: GPU %lu does not exist (legal: 0..%u)\n",
+                                      s->o->cmd, idx[w], gpus - 1);
+                    else fprintf(stderr, "rocke %s: --devices: GPU %lu: no GPU found (CUDA and HIP tried); use "
+                                 "--devices emu or emu:N for the emulator\n", s->o->cmd, idx[w]);
                     return false;
                 }
-                snprintf(s->names[n++], sizeof s->names[0], "%s:%lu", kind, i);
-                c = *end ? end + 1 : end;
+                snprintf(s->names[w], sizeof s->names[0], "%s:%lu", kind, idx[w]);
             }
         }
     }

@@ -150,6 +150,8 @@ static void test_bad_input(void **state) {
         {"--shapes 4,100 --knob wave=64 --knob vec=2,4", 1, "knob wave                2 (e.g. knob 'wave' must be 32"},
         {"--shapes 4,100 --devices emu:0", 2, "legal: auto, all, emu, emu:N"},
         {"--shapes 4,100 --devices all", 2, "--devices all: no GPU found"},
+        {"--shapes 4,100 --devices 0,1", 2, "--devices: GPU 0: no GPU found"},
+        {"--shapes 4,100 --devices 0,x", 2, "--devices '0,x' (legal:"},
         {"--shapes 4,100 --shard 2/2", 2, "--shard '2/2' must be I/N"},
         {"--knob vec=2", 2, "give the shapes once"},
         {"--shapes '4,100;4,0'", 2, "must be at least 1"},
