@@ -98,7 +98,7 @@ static bool parse_knob(const sw_opts *o, sw_space *sp, const char *text) {
                      SW_MAX_VALUES);
             return say(o, msg);
         }
-        snprintf(sk->vals[sk->nvals++], sizeof sk->vals[0], "%s", v);
+        memcpy(sk->vals[sk->nvals++], v, strlen(v) + 1);   /* fits: checked above */
         v = comma ? comma + 1 : NULL;
     }
     sp->nknobs++;
