@@ -77,4 +77,6 @@ grep -v '^#' bench/gemm_shapes.txt | while read -r M N K layout dtype; do
   "$B/rocke" build gemm --layout "$layout" --dtype "$dtype" --target "$T" --shape "$M,$N,$K" \
     -o "$D/gemm/$layout-$dtype@$M,$N,$K" >/dev/null
 done
+# Issue 23's sweeps compiled here for bench/sweep_h200.sh run (ROCKE_BENCH_SWEEP=1: a few minutes)
+if [ "${ROCKE_BENCH_SWEEP:-0}" = 1 ]; then bench/sweep_h200.sh prepare "$B/rocke" "$T"; fi
 du -sh "$D"

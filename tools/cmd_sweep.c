@@ -44,6 +44,12 @@ void sw_opts_table(sw_opts *o, cli_opt *opts, uint32_t max) {
         {.name = "--iters", .kind = CLI_U32, .dst = &o->iters, .meta = "N",
          .help = "timed launches (default 20; 1 on the emulator)"},
         {.name = "--seed", .kind = CLI_U64, .dst = &o->seed, .meta = "S", .help = "input seed (item i uses S + i)"},
+        {.name = "--build-only", .kind = CLI_FLAG, .dst = &o->build_only,
+         .help = "compile every kernel into DIR/kernels and stop: the same command on a\n"
+                 "machine without LLVM (a GPU box) then only runs them"},
+        {.name = "--with-heuristic", .kind = CLI_FLAG, .dst = &o->heuristic,
+         .help = "also run the heuristic's own choice at each shape (key heuristic@SHAPE;\n"
+                 "rocke tune always does)"},
         {.name = "--quiet", .alias = 'q', .kind = CLI_FLAG, .dst = &o->quiet, .help = "no progress output"},
     };
     uint32_t n = RK_COUNTOF(t) < max ? (uint32_t)RK_COUNTOF(t) : max - 1;

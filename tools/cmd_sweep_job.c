@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "rocke/analysis.h"
 #include "rocke/compile.h"
@@ -52,44 +53,103 @@ static void ptxas_resources(const rk_target *t, const rk_artifact *a, int32_t *r
     cc_tmpdir_remove(dir);
 }
 
-void sw_build_job(const sw_space *sp, const rk_target *t, uint32_t item, rk_buf *line) {
-    const sw_item *it = &sp->items[item];
-    double t0 = now_ms();
+static rk_json *read_json(const char *path) {
+    char *text = NULL;
+    size_t n = 0;
+    if (rk_read_file(path, &text, &n)) return NULL;
+    rk_json *j = rk_json_parse(text, n);
+    rk_free(text, n + 1);
+    return j;
+}
+
+/* The kernel's build record kdir/NAME.build.json and its code object, when both are there. */
+static rk_json *prebuilt(const char *kdir, const char *kernel) {
+    char path[4400];
+    snprintf(path, sizeof path, "%s/%s.build.json", kdir, kernel);
+    rk_json *j = read_json(path);
+    const rk_json *bin = rk_json_get(j, "binary");
+    if (bin && bin->kind == RK_JSON_STRING) snprintf(path, sizeof path, "%s/%s", kdir, bin->str);
+    if (!bin || bin->kind != RK_JSON_STRING || access(path, R_OK)) {
+        rk_json_free(j);
+        return NULL;
+    }
+    return j;
+}
+
+/* Compile, write the artifact and its build record; NULL with the message on failure. */
+static rk_json *compile_into(const rk_instance *in, const rk_target *t, const char *kdir, double t0) {
     rk_kernel *k = NULL;
     rk_artifact *a = NULL;
     rk_compile_options co;
     int32_t regs = -1, spills = -1;
-    rk_status st = rk_instance_build(&it->in, t, &k);
+    rk_status st = rk_instance_build(in, t, &k);
     if (!st) st = rk_compile_options_default(t, &co);
     if (!st) st = rk_compile(k, t, &co, &a);
-    if (!st && a->kind == RK_BINARY_HSACO) {
-        rk_hsaco_info info;
-        if (!rk_analyze_hsaco(a->binary, a->binary_size, t, &info) && info.nkernels) {
-            regs = (int32_t)info.kernels[0].vgpr_count;
-            spills = (int32_t)(info.kernels[0].vgpr_spill_count + info.kernels[0].sgpr_spill_count);
-        }
-    } else if (!st) {
-        ptxas_resources(t, a, &regs, &spills);
+    rk_json *j = NULL;
+    char bin[300], path[4400];
+    if (!st) {
+        /* the code object alone (the cubin over the PTX): what a GPU worker loads */
+        const char *ext = a->kind == RK_BINARY_HSACO ? "hsaco" : a->cubin ? "cubin" : "ptx";
+        snprintf(bin, sizeof bin, "%s.%s", rk_kernel_name(k), ext);
+        snprintf(path, sizeof path, "%s/%s", kdir, bin);
+        st = a->cubin ? rk_write_file_atomic(path, a->cubin, a->cubin_size)
+                      : rk_write_file_atomic(path, a->binary, a->binary_size);
     }
-    rk_json *j = rk_json_object();
-    rk_json_set(j, "ok", rk_json_bool(!st));
-    rk_json_set(j, "registers", rk_json_int(regs));
-    rk_json_set(j, "spills", rk_json_int(spills));
-    rk_json_set(j, "build_ms", rk_json_num(now_ms() - t0));
-    rk_json_set(j, "error", rk_json_str(st ? rk_error_message() : ""));
-    char *text = rk_json_write(j, false);
-    rk_buf_puts(line, text ? text : "{}");
-    rk_string_free(text);
-    rk_json_free(j);
+    if (!st) {
+        if (a->kind == RK_BINARY_HSACO) {
+            rk_hsaco_info info;
+            if (!rk_analyze_hsaco(a->binary, a->binary_size, t, &info) && info.nkernels) {
+                regs = (int32_t)info.kernels[0].vgpr_count;
+                spills = (int32_t)(info.kernels[0].vgpr_spill_count + info.kernels[0].sgpr_spill_count);
+            }
+        } else {
+            ptxas_resources(t, a, &regs, &spills);
+        }
+        j = rk_json_object();
+        rk_json_set(j, "registers", rk_json_int(regs));
+        rk_json_set(j, "spills", rk_json_int(spills));
+        rk_json_set(j, "build_ms", rk_json_num(now_ms() - t0));
+        rk_json_set(j, "binary", rk_json_str(bin));
+        rk_json_set(j, "toolchain", rk_json_str(a->toolchain));
+        char *text = rk_json_write(j, true);
+        snprintf(path, sizeof path, "%s/%s.build.json", kdir, rk_kernel_name(k));
+        /* the record last: its presence says the code object is complete */
+        if (!text || rk_write_file_atomic(path, text, strlen(text))) {
+            rk_json_free(j);
+            j = NULL;
+        }
+        rk_string_free(text);
+    }
     rk_artifact_free(a);
     rk_kernel_free(k);
+    return j;
+}
+
+void sw_build_job(const sw_space *sp, const rk_target *t, const char *kdir, uint32_t item, rk_buf *line) {
+    const sw_item *it = &sp->items[item];
+    rk_json *j = prebuilt(kdir, it->kernel);
+    bool again = j != NULL;
+    if (!j) j = compile_into(&it->in, t, kdir, now_ms());
+    rk_json *out = rk_json_object();
+    rk_json_set(out, "ok", rk_json_bool(j != NULL));
+    rk_json_set(out, "registers", rk_json_int(j ? (int64_t)sw_num(j, "registers", -1) : -1));
+    rk_json_set(out, "spills", rk_json_int(j ? (int64_t)sw_num(j, "spills", -1) : -1));
+    rk_json_set(out, "build_ms", rk_json_num(j ? sw_num(j, "build_ms", 0) : 0));
+    rk_json_set(out, "prebuilt", rk_json_bool(again));
+    rk_json_set(out, "error", rk_json_str(j ? "" : rk_error_message()));
+    char *text = rk_json_write(out, false);
+    rk_buf_puts(line, text ? text : "{}");
+    rk_string_free(text);
+    rk_json_free(out);
+    rk_json_free(j);
 }
 
 rk_json *sw_record_new(const sw_space *sp, const sw_opts *o, const sw_item *it) {
     rk_json *r = rk_json_object(), *cfg = rk_json_object(), *shape = rk_json_object(), *knobs = rk_json_object();
     char v[256], txt[128];
     rk_json_set(r, "key", rk_json_str(it->key));
-    for (uint32_t k = 0, c = it->config; k < sp->nknobs; k++) {
+    rk_json_set(r, "heuristic", rk_json_bool(it->config == sp->nconfigs || !sp->nknobs));
+    for (uint32_t k = 0, c = it->config; k < sp->nknobs && it->config < sp->nconfigs; k++) {
         const sw_knob *sk = &sp->knob[k];
         rk_json_set(cfg, sk->kb->name, rk_json_str(sk->vals[c % sk->nvals]));
         c /= sk->nvals;
@@ -248,6 +308,30 @@ static rk_status fetch_outputs(rk_device *dev, run_bufs *b) {
     return RK_OK;
 }
 
+/* The emulator runs the kernel built here; a GPU the build phase's code object. */
+static rk_status load_module(run_ctx *c, const sw_opts *o, const rk_kernel *k, rk_module **mod) {
+    rk_module_image img = {.kind = RK_IMAGE_IR, .kernel = k, .target = o->t->name};
+    if (rk_device_kind_of(c->dev) == RK_DEVICE_EMU) return rk_module_load_image(c->dev, &img, mod);
+    char kdir[4200], path[4400];
+    snprintf(kdir, sizeof kdir, "%s/kernels", o->out);
+    rk_json *j = prebuilt(kdir, rk_kernel_name(k));
+    if (!j) return rk_fail(RK_ERR_NOT_FOUND, "%s/%s.build.json: no code object (the build phase did not finish)",
+                           kdir, rk_kernel_name(k));
+    const char *bin = sw_str(j, "binary"), *ext = strrchr(bin, '.');
+    snprintf(path, sizeof path, "%s/%s", kdir, bin);
+    char *data = NULL;
+    size_t n = 0;
+    rk_status st = rk_read_file(path, &data, &n);
+    img.kind = !ext ? RK_IMAGE_NONE : !strcmp(ext, ".hsaco") ? RK_IMAGE_HSACO : !strcmp(ext, ".cubin") ? RK_IMAGE_CUBIN
+                                                                                                     : RK_IMAGE_PTX;
+    img.data = data;
+    img.size = n;   /* the kernel stays for the signature and the dynamic LDS pool */
+    if (!st) st = rk_module_load_image(c->dev, &img, mod);
+    if (data) rk_free(data, n + 1);
+    rk_json_free(j);
+    return st;
+}
+
 bool sw_run_job(void *ctx, const sw_opts *o, const sw_space *sp, uint32_t w, uint32_t item, rk_buf *line) {
     run_ctx *c = ctx;
     const sw_item *it = &sp->items[item];
@@ -256,17 +340,13 @@ bool sw_run_job(void *ctx, const sw_opts *o, const sw_space *sp, uint32_t w, uin
     /* the timer runs at least one warm-up; on the emulator one of each is plenty */
     rk_time_opts to = {.warmup = o->warmup ? o->warmup : emu ? 1 : 5, .iters = o->iters ? o->iters : emu ? 1 : 20};
     rk_kernel *k = NULL;
-    rk_artifact *a = NULL;
     rk_module *mod = NULL;
     rk_function *fn = NULL;
     run_bufs *b = calloc(1, sizeof *b);
-    rk_compile_options co;
     rk_problem_diff diff = {0};
     rk_time_result tr = {0};
     rk_status st = b ? rk_instance_build(&it->in, o->t, &k) : RK_ERR_NOMEM;
-    if (!st) st = rk_compile_options_default(o->t, &co);
-    if (!st) st = rk_compile(k, o->t, &co, &a);   /* a cache hit: the build phase compiled it */
-    if (!st) st = rk_module_load(c->dev, a, &mod);
+    if (!st) st = load_module(c, o, k, &mod);
     if (!st) st = rk_module_function(mod, it->kernel, &fn);
     if (!st) st = rk_problem_init(&b->p, &it->in, s, o->seed + item);
     if (!st) b->have_p = true;
@@ -310,7 +390,6 @@ bool sw_run_job(void *ctx, const sw_opts *o, const sw_space *sp, uint32_t w, uin
         free(b);
     }
     if (mod) rk_module_unload(mod);
-    rk_artifact_free(a);
     rk_kernel_free(k);
     /* a device that failed (lost, reset) runs nothing more: the others go on */
     return st != RK_ERR_DEVICE;

@@ -168,9 +168,8 @@ bool sw_pool_run(sw_pool *p, const uint32_t *items, uint32_t n, const char *cmd)
             int len = snprintf(req, sizeof req, "%u\n", items[q.pos[q.head]]);
             wk[w].pos = q.pos[q.head++];
             wk[w].busy = true;
-            if (!write_all(wk[w].to, req, (size_t)len)) {
-                /* it died while idle or just now: the read side tells */
-            }
+            /* a worker that died meanwhile fails this write; its closed pipe tells the reader below */
+            (void)write_all(wk[w].to, req, (size_t)len);
         }
         struct pollfd pf[SW_MAX_WORKERS];
         uint32_t map[SW_MAX_WORKERS], np = 0;

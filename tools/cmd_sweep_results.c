@@ -294,6 +294,7 @@ int sw_merge_dir(const char *dir) {
     rk_json *man = NULL;
     bool ok = true;
     uint32_t shards = 0;
+    double items = 0;   /* each shard's items: together the space after pruning */
     for (uint32_t i = 0; i < nn && ok; i++) {
         snprintf(path, sizeof path, "%s/shards/%s/results.jsonl", dir, names[i]);
         if (access(path, F_OK)) continue;
@@ -302,8 +303,11 @@ int sw_merge_dir(const char *dir) {
         char *text = NULL;
         size_t n = 0;
         snprintf(path, sizeof path, "%s/shards/%s/sweep.json", dir, names[i]);
-        if (!man && !rk_read_file(path, &text, &n)) man = rk_json_parse(text, n);
+        rk_json *sm = rk_read_file(path, &text, &n) ? NULL : rk_json_parse(text, n);
         if (text) rk_free(text, n + 1);
+        items += sw_num(sm, "items", 0);
+        if (!man) man = sm;
+        else rk_json_free(sm);
     }
     for (uint32_t i = 0; i < nn; i++) free(names[i]);
     for (uint32_t i = 0; ok && i < all.n; i++) {
@@ -321,6 +325,7 @@ int sw_merge_dir(const char *dir) {
     if (ok && man) {
         rk_json_set(man, "shard", rk_json_null());
         rk_json_set(man, "shards", rk_json_int(shards));
+        rk_json_set(man, "items", rk_json_int((int64_t)items));
         rk_json_set(man, "results", summary(&merged));
         ok = write_json("sweep merge", dir, "sweep.json", man);
     }

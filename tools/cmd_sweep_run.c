@@ -16,7 +16,7 @@ typedef struct sweep {
     sw_opts *o;
     sw_space sp;
     sw_records done;               /* records of an earlier, interrupted run */
-    char results[4096];
+    char results[4096], kdir[4096];
     uint32_t nbuild, built, nrun, ran, failed;
     bool tty;
     double t0;
@@ -59,7 +59,7 @@ static void *build_open(void *ud, uint32_t w, char *err, size_t n) {
 static bool build_job(void *ud, void *ctx, uint32_t w, uint32_t item, rk_buf *line) {
     (void)ctx; (void)w;
     sweep *s = ud;
-    sw_build_job(&s->sp, s->o->t, item, line);
+    sw_build_job(&s->sp, s->o->t, s->kdir, item, line);
     return true;
 }
 static void no_close(void *ud, void *ctx) { (void)ud; (void)ctx; }
@@ -230,6 +230,11 @@ int sw_sweep(sw_opts *o) {
     if (!parse_devices(s, &run)) { rc = 2; goto out; }
     if (cli_mkdirs(o->out) || !cli_out_dir_usable(o->cmd, o->out)) goto out;
     snprintf(s->results, sizeof s->results, "%s/results.jsonl", o->out);
+    snprintf(s->kdir, sizeof s->kdir, "%s/kernels", o->out);
+    if (cli_mkdirs(s->kdir)) {
+        fprintf(stderr, "rocke %s: cannot create %s\n", o->cmd, s->kdir);
+        goto out;
+    }
     if (!sw_records_load(o->cmd, s->results, &s->done)) goto out;
     /* the skipped lines go (warned once): what follows appends to whole records */
     if (s->done.skipped && !sw_records_rewrite(o->cmd, s->results, &s->done)) goto out;
@@ -259,6 +264,16 @@ int sw_sweep(sw_opts *o) {
                   .close = no_close, .done = build_done, .lost = build_lost, .tick = progress};
     for (uint32_t w = 0; w < bp.nworkers; w++) bp.name[w] = "compile";
     bool ok = todo && builds && sw_pool_run(&bp, builds, nb, o->cmd);
+    if (ok && o->build_only) {
+        uint32_t bad = 0;
+        for (uint32_t i = 0; i < nb; i++) bad += !s->sp.builds[s->sp.items[builds[i]].build].ok;
+        printf("rocke %s: %u kernels in %s (%u failed); the same command without --build-only measures them\n",
+               o->cmd, nb, s->kdir, bad);
+        rc = bad ? 1 : 0;
+        free(todo);
+        free(builds);
+        goto out;
+    }
     /* items whose kernel did not build are failed records; the others run */
     uint32_t nrun = 0;
     for (uint32_t i = 0; ok && i < ntodo; i++) {

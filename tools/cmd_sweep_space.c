@@ -192,7 +192,10 @@ static void count_rule(sw_space *sp, const char *msg, bool shape_stage) {
 void sw_config_text(const sw_space *sp, const sw_item *it, char *buf, size_t n) {
     size_t off = 0;
     buf[0] = 0;
-    if (!sp->nknobs) snprintf(buf, n, "heuristic");
+    if (!sp->nknobs || it->config == sp->nconfigs) {
+        snprintf(buf, n, "heuristic");
+        return;
+    }
     for (uint32_t k = 0, c = it->config; k < sp->nknobs && off < n; k++) {
         const sw_knob *sk = &sp->knob[k];
         off += (size_t)snprintf(buf + off, n - off, "%s%s=%s", k ? "," : "", sk->kb->name, sk->vals[c % sk->nvals]);
@@ -226,7 +229,9 @@ static int find_build(sw_space *sp, name_map *m, uint32_t item) {
 static bool make_item(const sw_opts *o, sw_space *sp, uint32_t c, uint32_t s, sw_item *it) {
     *it = (sw_item){.config = c, .shape = s, .in = sp->base, .build = -1};
     uint64_t locked = sp->locked;
-    for (uint32_t k = 0, cc = c; k < sp->nknobs; k++) {
+    if (c == sp->nconfigs)   /* the heuristic's choice: the swept knobs are its to pick */
+        for (uint32_t k = 0; k < sp->nknobs; k++) locked &= ~(1ull << sp->knob[k].index);
+    for (uint32_t k = 0, cc = c; k < sp->nknobs && c < sp->nconfigs; k++) {
         const sw_knob *sk = &sp->knob[k];
         if (rk_instance_set(&it->in, sk->kb->name, sk->vals[cc % sk->nvals], NULL)) {
             count_rule(sp, rk_error_message(), false);
@@ -293,7 +298,8 @@ bool sw_space_make(const sw_opts *o, sw_space *sp) {
         return say(o, msg);
     }
     sp->nconfigs = (uint32_t)configs;
-    uint32_t total = sp->nconfigs * sp->nshapes;
+    bool heur = o->heuristic && sp->nknobs;   /* with nothing swept, config 0 is the heuristic's */
+    uint32_t total = (sp->nconfigs + heur) * sp->nshapes;
     name_map m = {.cap = 1};
     while (m.cap < 2 * total) m.cap <<= 1;
     sp->items = calloc(total, sizeof *sp->items);
@@ -305,7 +311,7 @@ bool sw_space_make(const sw_opts *o, sw_space *sp) {
     }
     memset(m.slot, 0xff, m.cap * sizeof *m.slot);
     uint32_t kept = 0;
-    for (uint32_t c = 0; c < sp->nconfigs; c++)
+    for (uint32_t c = 0; c < sp->nconfigs + heur; c++)
         for (uint32_t s = 0; s < sp->nshapes; s++) {
             sw_item *it = &sp->items[sp->nitems];
             if (!make_item(o, sp, c, s, it)) continue;

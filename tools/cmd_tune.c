@@ -32,9 +32,13 @@ static rk_json *entry_of(const rk_json *best) {
 int cmd_tune(int argc, char **argv) {
     sw_opts o = {0};
     const char *dir = NULL;
+    bool swept_only = false;
     cli_opt extra[] = {
         {.name = "--sweep-dir", .kind = CLI_PATH, .dst = &dir, .meta = "DIR",
          .help = "where the sweep keeps its records (default FILE.sweep; resumes there)"},
+        {.name = "--swept-only", .kind = CLI_FLAG, .dst = &swept_only,
+         .help = "choose among the swept configs alone (default: the heuristic's own\n"
+                 "pick at each shape is a candidate too, so tuned is never the slower)"},
         {0},
     };
     cli_opt opts[32];
@@ -46,13 +50,14 @@ int cmd_tune(int argc, char **argv) {
                 "rocke sweep + rocke tune --sweep-dir on the same folder\n");
         return 2;
     }
+    if (!swept_only) o.heuristic = true;
     const char *file = o.out;
     char sweep_dir[4096];
     snprintf(sweep_dir, sizeof sweep_dir, "%s", dir ? dir : file);
     if (!dir) strncat(sweep_dir, ".sweep", sizeof sweep_dir - strlen(sweep_dir) - 1);
     o.out = sweep_dir;
     int rc = sw_sweep(&o);
-    if (rc == 2) return 2;
+    if (rc == 2 || o.build_only) return rc;   /* built only: the same command measures and writes FILE */
     char path[4200];
     snprintf(path, sizeof path, "%s/results.jsonl", sweep_dir);
     sw_records r = {0};

@@ -27,6 +27,8 @@ typedef struct sw_opts {
     uint32_t shard_i, shard_n;    /* --shard i/n (n = 0: none) */
     uint64_t seed;
     bool slurm, wait, quiet;
+    bool build_only;              /* compile into DIR/kernels and stop (a machine without LLVM runs them) */
+    bool heuristic;               /* add the heuristic's own choice per shape as a config (key heuristic@SHAPE) */
     int argc;                     /* the command line, for the Slurm tasks and the manifest */
     char **argv;
 } sw_opts;
@@ -72,7 +74,7 @@ typedef struct sw_space {
     rk_instance base;             /* --op, --dtype and one-value knobs */
     uint64_t locked;              /* the swept and fixed knobs */
     sw_knob knob[SW_MAX_KNOBS];
-    uint32_t nknobs, nconfigs, nshapes, nitems, nbuilds, nrules, pruned;
+    uint32_t nknobs, nconfigs, nshapes, nitems, nbuilds, nrules, pruned;   /* config nconfigs: the heuristic's */
     rk_shape shape[SW_MAX_SHAPES];
     sw_item *items;
     sw_build *builds;
@@ -111,11 +113,15 @@ typedef struct sw_pool {
 bool sw_pool_run(sw_pool *p, const uint32_t *items, uint32_t n, const char *cmd);
 
 /* ---- jobs (cmd_sweep_job.c) ----------------------------------------------------- */
-/* Build item's kernel (compile cache shared by every process), read its
- * registers and spills; one JSON line {"ok", "registers", "spills", "build_ms", "error"}. */
-void sw_build_job(const sw_space *sp, const rk_target *t, uint32_t item, rk_buf *line);
+/* Build item's kernel (compile cache shared by every process) into kdir
+ * (NAME.ll, the code object, NAME.build.json), read its registers and
+ * spills; one JSON line {"ok", "registers", "spills", "build_ms", "error"}.
+ * A kernel kdir already holds is not compiled again. */
+void sw_build_job(const sw_space *sp, const rk_target *t, const char *kdir, uint32_t item, rk_buf *line);
 /* A run worker: its device, bound at open. */
 void *sw_run_open(const sw_opts *o, const char *device, char *err, size_t n);
+/* Runs item's kernel: the emulator builds it in process, a GPU loads the
+ * code object the build phase left in DIR/kernels. */
 void sw_run_close(void *ctx);
 bool sw_run_job(void *ctx, const sw_opts *o, const sw_space *sp, uint32_t w, uint32_t item, rk_buf *line);
 /* The record fields every record has (key, config, shape, kernel, knobs, build). */
@@ -142,6 +148,9 @@ int sw_merge(int argc, char **argv);
 int sw_merge_dir(const char *dir);   /* the same for a folder; exit status */
 double sw_num(const rk_json *j, const char *key, double def);
 const char *sw_str(const rk_json *j, const char *key);
+/* The best verified record of each shape, in the order shapes first occur
+ * (best[i] NULL where none was verified); at most max shapes. */
+uint32_t sw_best_per_shape(const sw_records *r, const rk_json **best, char shapes[][128], uint32_t max);
 /* The sweep manifest DIR/sweep.json. */
 bool sw_write_manifest(const sw_opts *o, const sw_space *sp, const sw_records *r, const char *devices);
 
@@ -151,7 +160,5 @@ int sw_sweep(sw_opts *o);
 int sw_report(int argc, char **argv);
 /* Write DIR/sweep.sbatch and submit it (--slurm). */
 int sw_slurm_submit(const sw_opts *o, uint32_t nitems);
-/* The best verified record per shape (NULL where none); best[] has room for r->n. */
-uint32_t sw_best_per_shape(const sw_records *r, const rk_json **best, char shapes[][128], uint32_t max);
 
 #endif

@@ -139,6 +139,40 @@ static void test_records_match_the_space(void **state) {
     assert_int_equal(lines, n + 1);
 }
 
+/* --build-only leaves every code object and its build record, no records; the
+ * same command then runs them without compiling again. */
+static void test_build_only_then_run(void **state) {
+    (void)state;
+    const char *sweep = SWEEP_ROCKE " sweep softmax --target sm_90 --dtype f16 --shapes '3,%u' --knob vec=2,4 "
+                        "--knob chunks=0 --with-heuristic --devices emu";
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, sweep, 101 + 2 * sweep_rand(50));
+    rk_test_run r = sweep_sh(dir, "%s --build-only -o bo", cmd);
+    assert_int_equal(r.rc, 0);
+    assert_non_null(strstr(r.out, "3 kernels in bo/kernels (0 failed)"));
+    rk_test_run_free(&r);
+    r = sweep_sh(dir, "ls bo/kernels | grep -c '\\.build\\.json$'; ls bo/kernels | grep -c '\\.cubin$'; "
+                 "test -e bo/results.jsonl && echo records");
+    assert_string_equal(r.out, "3\n3\n");
+    rk_test_run_free(&r);
+    /* with no usable compiler (and no cache) a fresh sweep fails to build; this one runs */
+    r = sweep_sh(dir, "ROCKE_LLVM_LIB=/nonexistent ROCKE_CACHE=0 %s -o nobo", cmd);
+    assert_int_equal(r.rc, 1);
+    assert_non_null(strstr(r.out, "3 records (3 not ok)"));
+    rk_test_run_free(&r);
+    r = sweep_sh(dir, "ROCKE_LLVM_LIB=/nonexistent ROCKE_CACHE=0 %s -o bo", cmd);
+    if (r.rc) fprintf(stderr, "%s%s", r.out, r.err);
+    assert_int_equal(r.rc, 0);
+    assert_non_null(strstr(r.out, "3 records (0 not ok)"));
+    rk_test_run_free(&r);
+    uint32_t n, heur = 0;
+    rk_json **rec = sweep_records(dir, "bo", &n);
+    for (uint32_t i = 0; i < n; i++) heur += !strncmp(sweep_str(rec[i], "key"), "heuristic@", 10);
+    sweep_records_free(rec);
+    assert_int_equal(n, 3);
+    assert_int_equal(heur, 1);
+}
+
 typedef struct bad_case { const char *args; int rc; const char *msg; } bad_case;
 static void test_bad_input(void **state) {
     (void)state;
@@ -220,6 +254,7 @@ static void test_resume_after_kill(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_records_match_the_space),
+        cmocka_unit_test(test_build_only_then_run),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_resume_after_kill),
     };

@@ -88,6 +88,19 @@ static void test_job_array_end_to_end(void **state) {
     }
     sweep_records_free(slurm);
     sweep_records_free(local);
+    /* the merged manifest counts every shard's items */
+    snprintf(path, sizeof path, "%s/sl/sweep.json", dir);
+    f = fopen(path, "r");
+    assert_non_null(f);
+    static char man[1 << 16];
+    len = fread(man, 1, sizeof man - 1, f);
+    fclose(f);
+    rk_json *m = rk_json_parse(man, len);
+    assert_non_null(m);
+    assert_int_equal((int)sweep_num(m, "items"), (int)ns);
+    assert_int_equal((int)sweep_num(m, "shards"), 3);
+    assert_int_equal((int)sweep_num(rk_json_get(m, "results"), "ok"), (int)ns);
+    rk_json_free(m);
     /* merging again gives the same records */
     r = sweep_sh(dir, SWEEP_ROCKE " sweep merge sl");
     assert_int_equal(r.rc, 0);

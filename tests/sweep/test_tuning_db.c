@@ -177,7 +177,7 @@ static void test_tune_changes_what_build_picks(void **state) {
     rk_instance_name(&in, heuristic, sizeof heuristic);
     const char *vecs = knob_u(&in, "vec") >= 4 ? "1,2" : "4,8";
     rk_test_run r = sweep_sh(dir, SWEEP_ROCKE " tune softmax --target sm_90 --dtype f16 --shapes '%llu,%llu' "
-                             "--knob vec=%s --knob chunks=0 --devices emu -q -o t.json",
+                             "--knob vec=%s --knob chunks=0 --swept-only --devices emu -q -o t.json",
                              (unsigned long long)M, (unsigned long long)N, vecs);
     if (r.rc) fprintf(stderr, "%s%s", r.out, r.err);
     assert_int_equal(r.rc, 0);
@@ -216,6 +216,33 @@ static void test_tune_changes_what_build_picks(void **state) {
         assert_string_equal(name, runs[i].tuned ? tuned : heuristic);
         rk_test_run_free(&r);
     }
+    /* by default the heuristic's own pick is a candidate: the tuned one is never slower */
+    r = sweep_sh(dir, SWEEP_ROCKE " tune softmax --target sm_90 --dtype f16 --shapes '%llu,%llu' --knob vec=%s "
+                 "--knob chunks=0 --devices emu -q --sweep-dir th -o th.json", (unsigned long long)M,
+                 (unsigned long long)N, vecs);
+    assert_int_equal(r.rc, 0);
+    rk_test_run_free(&r);
+    /* the heuristic's pick with the one-value knob (chunks=0) fixed */
+    uint32_t ci;
+    rk_instance_default(f, &in);
+    assert_int_equal(rk_instance_set(&in, "dtype", "f16", NULL), RK_OK);
+    assert_int_equal(rk_instance_set(&in, "chunks", "0", &ci), RK_OK);
+    assert_int_equal(rk_instance_tune(&in, rk_target_find("sm_90"), &s, 1ull << ci), RK_OK);
+    rk_instance_name(&in, heuristic, sizeof heuristic);
+    uint32_t nrec;
+    rk_json **rec = sweep_records(dir, "th", &nrec);
+    double heur_ms = 0, best_ms = 1e30;
+    for (uint32_t i = 0; i < nrec; i++) {
+        double ms = sweep_num(rec[i], "ms");
+        if (rk_json_get(rec[i], "heuristic")->b) {
+            assert_string_equal(sweep_str(rec[i], "kernel"), heuristic);
+            heur_ms = ms;
+        }
+        if (ms < best_ms) best_ms = ms;
+    }
+    sweep_records_free(rec);
+    assert_int_equal(nrec, 3);
+    assert_true(heur_ms > 0 && best_ms <= heur_ms);
     r = sweep_sh(dir, "%s --shape %llu,%llu --tuning missing.json -o b4", build, (unsigned long long)M,
                  (unsigned long long)N);
     assert_int_equal(r.rc, 1);
