@@ -1,7 +1,9 @@
 /* rocke sweep — the worker pool: forked processes sharing one queue. The
  * parent hands each idle worker the next item ("ITEM\n") and reads back one
  * line ("ITEM\tTEXT\n"); a worker that dies (a killed process, a lost
- * device) has its item re-queued once. Layer: tools. */
+ * device) has its item re-queued once, and is started again if it had
+ * answered since its last start (a device that is gone fails to open: that
+ * worker stays down). Layer: tools. */
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -15,8 +17,9 @@
 
 typedef struct worker {
     int to, from;          /* parent's ends */
-    bool alive, busy;
+    bool alive, busy, stopping;   /* stopping: said it ends after its last answer */
     uint32_t pos;          /* queue position of the item in flight */
+    uint32_t answered;     /* lines since it was (re)started */
     rk_buf in;             /* bytes read, not yet a whole line */
 } worker;
 
@@ -47,8 +50,10 @@ static _Noreturn void child_main(sw_pool *p, uint32_t w, int in, int out) {
     while (f && fgets(req, sizeof req, f)) {
         uint32_t item = (uint32_t)strtoul(req, NULL, 10);
         rk_buf_reset(&line);
-        rk_buf_printf(&line, "%u\t", item);
+        rk_buf_printf(&line, "%u\t?\t", item);
         bool more = p->job(p->ud, ctx, w, item, &line);
+        /* 'r': ready for the next item; 's': stopping, send nothing more */
+        line.data[strcspn(line.data, "?")] = more ? 'r' : 's';
         rk_buf_putc(&line, '\n');
         if (line.oom || !write_all(out, line.data, line.len) || !more) break;
     }
@@ -74,6 +79,30 @@ static void exit_text(int status, char *buf, size_t n) {
     else snprintf(buf, n, "exited with status %d", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 }
 
+/* Fork worker w; false when it cannot be started. */
+static bool spawn(sw_pool *p, worker *wk, uint32_t w) {
+    int down[2], up[2];
+    if (pipe(down)) return false;
+    if (pipe(up)) { close(down[0]); close(down[1]); return false; }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        for (uint32_t j = 0; j < p->nworkers; j++)   /* the other workers' pipes are not ours */
+            if (j != w && wk[j].alive) { close(wk[j].to); close(wk[j].from); }
+        close(down[1]);
+        close(up[0]);
+        child_main(p, w, down[0], up[1]);
+    }
+    close(down[0]);
+    close(up[1]);
+    if (pid < 0) { close(down[1]); close(up[0]); return false; }
+    p->pid[w] = pid;
+    rk_buf_free(&wk[w].in);
+    wk[w] = (worker){.to = down[1], .from = up[0], .alive = true};
+    rk_buf_init(&wk[w].in);
+    return true;
+}
+
 typedef struct queue {
     uint32_t *pos;       /* positions into items[], FIFO */
     uint32_t head, tail;
@@ -81,7 +110,7 @@ typedef struct queue {
 } queue;
 
 /* A worker ended: its item (if any) goes back once, else it is lost. */
-static void worker_gone(sw_pool *p, worker *wk, uint32_t w, const uint32_t *items, queue *q, const char *cmd) {
+static void worker_ended(sw_pool *p, worker *wk, uint32_t w, const uint32_t *items, queue *q, const char *cmd) {
     int status = 0;
     waitpid(p->pid[w], &status, 0);
     char why[64];
@@ -119,7 +148,9 @@ static void take_lines(sw_pool *p, worker *wk, uint32_t w, const uint32_t *items
         } else if (wk->busy) {
             char *tab = strchr(start, '\t');
             wk->busy = false;
-            p->done(p->ud, items[wk->pos], w, tab ? tab + 1 : "");
+            wk->answered++;
+            wk->stopping = tab && tab[1] == 's';
+            p->done(p->ud, items[wk->pos], w, tab && tab[1] && tab[2] ? tab + 3 : "");
         }
         start = nl + 1;
     }
@@ -137,33 +168,12 @@ bool sw_pool_run(sw_pool *p, const uint32_t *items, uint32_t n, const char *cmd)
     if (!q.pos || !q.tries) { free(q.pos); free(q.tries); return false; }
     for (uint32_t i = 0; i < n; i++) q.pos[q.tail++] = i;
     uint32_t alive = 0;
-    for (uint32_t w = 0; w < p->nworkers; w++) {
-        int down[2], up[2];
-        if (pipe(down)) break;
-        if (pipe(up)) { close(down[0]); close(down[1]); break; }
-        pid_t pid = fork();
-        if (pid == 0) {
-            for (uint32_t j = 0; j < w; j++) {   /* the other workers' pipes are not ours */
-                close(wk[j].to);
-                close(wk[j].from);
-            }
-            close(down[1]);
-            close(up[0]);
-            child_main(p, w, down[0], up[1]);
-        }
-        close(down[0]);
-        close(up[1]);
-        if (pid < 0) { close(down[1]); close(up[0]); break; }
-        p->pid[w] = pid;
-        wk[w] = (worker){.to = down[1], .from = up[0], .alive = true};
-        rk_buf_init(&wk[w].in);
-        alive++;
-    }
+    for (uint32_t w = 0; w < p->nworkers; w++) alive += spawn(p, wk, w);
     if (p->pid_file) write_pids(p);
     uint32_t busy = 0;
     while (alive && (q.head < q.tail || busy)) {
         for (uint32_t w = 0; w < p->nworkers && q.head < q.tail; w++) {
-            if (!wk[w].alive || wk[w].busy) continue;
+            if (!wk[w].alive || wk[w].busy || wk[w].stopping) continue;
             char req[32];
             int len = snprintf(req, sizeof req, "%u\n", items[q.pos[q.head]]);
             wk[w].pos = q.pos[q.head++];
@@ -186,8 +196,16 @@ bool sw_pool_run(sw_pool *p, const uint32_t *items, uint32_t n, const char *cmd)
                 rk_buf_putn(&wk[w].in, buf, (size_t)got);
                 take_lines(p, &wk[w], w, items, cmd);
             } else if (got == 0 || errno != EINTR) {
-                worker_gone(p, &wk[w], w, items, &q, cmd);
-                alive--;
+                bool answered = wk[w].answered > 0;
+                worker_ended(p, &wk[w], w, items, &q, cmd);
+                /* it had worked: start it again (a device that is gone fails to open, and stays down) */
+                if (answered && q.head < q.tail && spawn(p, wk, w)) {
+                    fprintf(stderr, "rocke %s: worker %u (%s) started again, pid %d\n", cmd, w, p->name[w],
+                            (int)p->pid[w]);
+                    if (p->pid_file) write_pids(p);
+                } else {
+                    alive--;
+                }
             }
         }
         busy = 0;

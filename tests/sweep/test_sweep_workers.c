@@ -103,10 +103,44 @@ static void test_a_killed_worker_loses_nothing(void **state) {
     check_records("kill", 18);
 }
 
+/* --devices all on a host with two (fake) GPUs: a worker per GPU, each bound
+ * to its own; they load the code objects of DIR/kernels and launch them (the
+ * fake driver runs only its own kernels, so each launch is refused: a failed
+ * record naming the launch, and the sweep goes on). */
+static void test_all_gpus_one_worker_each(void **state) {
+    (void)state;
+    const char *fake = ROCKE_BINARY_DIR "/fakes/libfake_cuda.so";
+    if (access(fake, R_OK)) {
+        fprintf(stderr, "test_sweep_workers: no fake CUDA driver built (no cuda.h): skipped\n");
+        skip();
+    }
+    rk_test_run r = sweep_sh(dir, "ROCKE_DEVICE= ROCKE_CUDA_LIB=%s FAKE_CUDA_DEVICES=2 FAKE_CUDA_CC=90 " SWEEP_ROCKE
+                             " sweep softmax --target sm_90 --dtype f16 --shapes '3,%u;2,%u' --knob vec=2,4 "
+                             "--devices all -q -o gpus", fake, 65 + 2 * sweep_rand(40), 131 + 2 * sweep_rand(40));
+    assert_int_equal(r.rc, 1);
+    assert_non_null(strstr(r.out, "on all (2 workers)"));
+    rk_test_run_free(&r);
+    uint32_t n, seen = 0;
+    rk_json **rec = sweep_records(dir, "gpus", &n);
+    assert_true(n >= 3);
+    for (uint32_t i = 0; i < n; i++) {
+        int w = (int)sweep_num(rec[i], "worker");
+        char want[32];
+        snprintf(want, sizeof want, "Fake H200 #%d", w);
+        assert_string_equal(sweep_str(rec[i], "device"), want);
+        assert_string_equal(sweep_str(rec[i], "status"), "failed");
+        assert_non_null(strstr(sweep_str(rec[i], "error"), "cuLaunchKernel"));
+        seen |= 1u << w;
+    }
+    sweep_records_free(rec);
+    assert_int_equal(seen, 3);   /* both GPUs ran items */
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_items_spread_over_workers),
         cmocka_unit_test(test_a_killed_worker_loses_nothing),
+        cmocka_unit_test(test_all_gpus_one_worker_each),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
