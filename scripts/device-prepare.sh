@@ -96,4 +96,6 @@ mkdir -p "$D/aot"
 "$B/rocke" aot softmax --dtype f32 --targets "$T",gfx942,gfx950 -o "$D/aot" --name aot_softmax >/dev/null
 ${CC:-cc} -std=c17 -O2 -Wall -Wextra -Werror -I"$D/aot" -o "$D/aot/aot_softmax" examples/aot_softmax.c \
   "$D/aot/aot_softmax.c" -ldl -lm
+# Issue 23's sweeps compiled here for bench/sweep_h200.sh run (ROCKE_BENCH_SWEEP=1: a few minutes)
+if [ "${ROCKE_BENCH_SWEEP:-0}" = 1 ]; then bench/sweep_h200.sh prepare "$B/rocke" "$T"; fi
 du -sh "$D"

@@ -6,8 +6,10 @@ set -euo pipefail
 # clang-22: `make test` builds the library a second time with it and checks
 # that the IR of every kernel is byte-identical to the gcc build's.
 # python3-numpy: the Python package's tests (python/tests).
+# chromium: renders `rocke sweep report` pages in tests/sweep; slurm-wlm + munge: the single-node Slurm
+# cluster tests/sweep starts for `rocke sweep --slurm` (both tests say so and skip without them).
 PKGS=(cmake make gcc clang-22 python3 python3-numpy pkg-config libcmocka-dev libxxhash-dev libelf-dev
-      libmsgpack-dev zlib1g-dev llvm-22-dev lld-22)
+      libmsgpack-dev zlib1g-dev llvm-22-dev lld-22 chromium slurm-wlm munge)
 # Optional: libclang-rt-22-dev builds the libFuzzer target (make fuzz).
 if [ "${ROCKE_WITH_FUZZ:-0}" = 1 ]; then PKGS+=(libclang-rt-22-dev); fi
 

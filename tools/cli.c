@@ -1,6 +1,7 @@
 /* rocke CLI — shared helpers: library errors, output folders, the checked
  * close of standard output and error. Layer: tools. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -14,6 +15,18 @@ bool cli_is_help(const char *arg) { return !strcmp(arg, "-h") || !strcmp(arg, "-
 int cli_fail(const char *cmd) {
     fprintf(stderr, "rocke %s: %s\n", cmd, rk_error_message());
     return 1;
+}
+
+int cli_mkdirs(const char *dir) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s", dir);
+    for (char *p = path + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = 0;
+        if (mkdir(path, 0777) && errno != EEXIST) return -1;
+        *p = '/';
+    }
+    return mkdir(path, 0777) && errno != EEXIST ? -1 : 0;
 }
 
 bool cli_out_dir_usable(const char *cmd, const char *dir) {

@@ -90,6 +90,8 @@ int cli_fail(const char *cmd);
 /* An output folder: an existing writable folder, or one that can be created
  * (its parent exists and is writable). Prints why not; false then. */
 bool cli_out_dir_usable(const char *cmd, const char *dir);
+/* mkdir -p: dir and its missing parents (0 or -1 with errno). */
+int cli_mkdirs(const char *dir);
 /* The end of every command: flush and close standard output and error; a
  * failed write anywhere before (ferror) or now turns rc 0 into 1 with one
  * message on stderr. Returns the exit status. */
@@ -126,8 +128,6 @@ void cli_add_knobs(rk_family_id fam, cli_knobs *ko, cli_opt *opts);
 int cli_apply_knobs(const char *cmd, const cli_knobs *ko, rk_instance *in, uint64_t *locked);
 /* "expected a kernel family first (legal: ...)"; returns 2. */
 int cli_family_missing(const cli_cmd *c);
-/* mkdir -p; -1 with errno on failure. */
-int cli_mkdirs(const char *dir);
 double cli_now_ms(void);   /* monotonic clock */
 
 

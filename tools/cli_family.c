@@ -54,18 +54,6 @@ int cli_family_missing(const cli_cmd *c) {
     return cli_misuse(c, "expected a kernel family first (legal: %s)", names);
 }
 
-int cli_mkdirs(const char *dir) {
-    char path[4096];
-    snprintf(path, sizeof path, "%s", dir);
-    for (char *p = path + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = 0;
-        if (mkdir(path, 0777) && errno != EEXIST) return -1;
-        *p = '/';
-    }
-    return mkdir(path, 0777) && errno != EEXIST ? -1 : 0;
-}
-
 double cli_now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);

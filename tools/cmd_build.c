@@ -147,6 +147,29 @@ static const rk_target *device_target(void) {
     return t ? t : rk_target_default();
 }
 
+/* The heuristic, then the tuning database (--tuning, else $ROCKE_TUNING) for
+ * the device it is meant for; prints what the database did. */
+static rk_status tune_instance(rk_instance *in, const rk_target *t, const rk_shape *s, uint64_t locked,
+                               const char *file) {
+    if (!file) file = getenv("ROCKE_TUNING");
+    if (!file || !*file) return rk_instance_tune_db(in, t, s, locked, NULL, NULL, NULL, 0);
+    rk_tuning *db = NULL;
+    if (rk_tuning_load(file, &db)) return RK_ERR_INVALID;
+    char device[160], note[512];
+    const char *dn = getenv("ROCKE_TUNING_DEVICE");
+    if (dn && *dn) snprintf(device, sizeof device, "%s", dn);
+    else {
+        rk_device_opts o = {.which = "auto", .quiet = true, .emu_target = t->name};
+        rk_device *d = NULL;
+        snprintf(device, sizeof device, "%s", rk_device_open_opts(&o, &d) ? "" : rk_device_name(d));
+        rk_device_close(d);
+    }
+    rk_status st = rk_instance_tune_db(in, t, s, locked, db, device, note, sizeof note);
+    if (!st) printf("rocke build: tuning %s: %s\n", file, note);
+    rk_tuning_free(db);
+    return st;
+}
+
 static const char about[] =
     "Build one instance of a kernel family for target T and write DIR/NAME.ir, DIR/NAME.ll,\n"
     "the code object (NAME.hsaco on AMD, NAME.ptx and NAME.cubin on NVIDIA) and\n"
@@ -156,10 +179,10 @@ static const char about[] =
     "(--KNOB VALUE; --block-size or --block_size), --dtype also sets out_dtype unless that\n"
     "is given. Exit 0 ok, 1 on errors, 2 on misuse.";
 
-enum { COMMON_OPTS = 8 };
+enum { COMMON_OPTS = 9 };
 
 int cmd_build(int argc, char **argv) {
-    const char *family = NULL, *out = NULL, *shape_text = NULL;
+    const char *family = NULL, *out = NULL, *shape_text = NULL, *tuning = NULL;
     const rk_target *t = rk_target_default();
     bool ir_only = false, want_list = false;
     cli_knobs ko = {.n = 0};
@@ -176,10 +199,14 @@ int cmd_build(int argc, char **argv) {
          .help = "skip compiling: the manifest's binary is NAME.ir (emulator only)"},
         {.name = "--list", .kind = CLI_FLAG, .dst = &want_list, .alone = true,
          .help = "families, ops, knobs and their legal values"},
+        {.name = "--tuning", .kind = CLI_PATH, .dst = &tuning, .meta = "FILE",
+         .help = "a tuning database (rocke tune): the knobs of the nearest tuned shape\n"
+                 "replace the heuristic's (default: $ROCKE_TUNING); entries tuned on\n"
+                 "another device than $ROCKE_TUNING_DEVICE, else the one present, are ignored"},
     };
     cli_stages dmp = {0};
-    cli_stage_opts(&dmp, opts + 5);
-    _Static_assert(COMMON_OPTS == 8, "the common options (5 + the stage options) come first in opts[]");
+    cli_stage_opts(&dmp, opts + 6);
+    _Static_assert(COMMON_OPTS == 9, "the common options (6 + the stage options) come first in opts[]");
     cli_cmd c = {.name = "build", .args = "FAMILY", .about = about, .opts = opts, .pos = &family, .max_pos = 1};
     rk_family_id fam = 0;
     int first = 1;
@@ -212,7 +239,7 @@ int cmd_build(int argc, char **argv) {
     rk_shape_default(fam, &shape);
     if (shape_text && !cli_shape_parse("build", fam, shape_text, &shape)) return 2;
     double t0 = cli_now_ms();
-    if (rk_instance_tune(&in, t, &shape, locked) || rk_instance_validate(&in, t) ||
+    if (tune_instance(&in, t, &shape, locked, tuning) || rk_instance_validate(&in, t) ||
         rk_instance_check_shape(&in, &shape))
         return cli_fail("build");
     rk_kernel *k = NULL;

@@ -294,9 +294,37 @@ rk_status rk_instance_default(rk_family_id f, rk_instance *out);
  * choices. *index (may be NULL) receives the knob's index for `locked`. */
 rk_status rk_instance_set(rk_instance *in, const char *knob, const char *value, uint32_t *index);
 rk_status rk_instance_get(const rk_instance *in, const char *knob, char *buf, size_t n);
-/* Choose the performance knobs for target t and shape s. Knobs whose index
- * bit is set in `locked` keep their value. */
+/* Choose the performance knobs for target t and shape s: the family's
+ * heuristic, then the tuning database $ROCKE_TUNING when set (below). Knobs
+ * whose index bit is set in `locked` keep their value. */
 rk_status rk_instance_tune(rk_instance *in, const rk_target *t, const rk_shape *s, uint64_t locked);
+/* ---- tuning database (docs/sweep.md): the best knobs `rocke tune` measured --------
+ * tuning.json: {"format": RK_TUNING_FORMAT, "device", "driver", "rocke_version",
+ * "date", "entries": [{"family", "target", "shape": {DIM: extent}, "knobs":
+ * {KNOB: "value"} (every knob of the measured kernel), "kernel", "ms"}]}. */
+#define RK_TUNING_FORMAT "rocke.tuning/v1"
+typedef struct rk_tuning rk_tuning;
+/* Read and check a database; errors name the file, the entry and the field. */
+rk_status rk_tuning_load(const char *path, rk_tuning **out);
+void rk_tuning_free(rk_tuning *db);
+const char *rk_tuning_device(const rk_tuning *db);   /* the device it was tuned on */
+uint32_t rk_tuning_count(const rk_tuning *db);       /* entries */
+/* Distance between two shapes of one family: sqrt(sum over dimensions of
+ * (ln a_i - ln b_i)^2), so 2x larger counts the same at any size. */
+double rk_tuning_distance(const rk_shape *a, const rk_shape *b);
+/* Take the performance knobs (those not in `locked`) of the entry nearest to
+ * shape s among the entries of in's family and target t whose other knobs
+ * (dtype, op, ...) equal in's. A database tuned on another device than
+ * `device` (NULL or "": not checked) is ignored. Knobs that fail validation
+ * or the shape check are not taken. *note (may be NULL) says what happened;
+ * *applied (may be NULL) whether knobs were taken. */
+rk_status rk_tuning_apply(const rk_tuning *db, const char *device, rk_instance *in, const rk_target *t,
+                          const rk_shape *s, uint64_t locked, char *note, size_t n, bool *applied);
+/* The heuristic (rk_instance_tune's first step), then database db (NULL: the
+ * file $ROCKE_TUNING names, read once, for device $ROCKE_TUNING_DEVICE). */
+rk_status rk_instance_tune_db(rk_instance *in, const rk_target *t, const rk_shape *s, uint64_t locked,
+                              const rk_tuning *db, const char *device, char *note, size_t n);
+
 /* RK_OK or RK_ERR_INVALID naming the field and its legal values. */
 rk_status rk_instance_validate(const rk_instance *in, const rk_target *t);
 /* Can this instance run shape s? (rank and names, every extent >= 1, row

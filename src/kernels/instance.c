@@ -317,7 +317,8 @@ rk_status rk_instance_default(rk_family_id f, rk_instance *out) {
     return RK_OK;
 }
 
-rk_status rk_instance_tune(rk_instance *in, const rk_target *t, const rk_shape *s, uint64_t locked) {
+/* The family's heuristic alone; rk_instance_tune adds the tuning database (tuning.c). */
+rk_status kn_instance_heuristic(rk_instance *in, const rk_target *t, const rk_shape *s, uint64_t locked) {
     if (!t) return rk_fail(RK_ERR_INVALID, "rk_instance_tune: no target");
     const kn_family *fam = kn_family_find(in->family);
     if (!fam) return rk_fail(RK_ERR_INVALID, "unknown kernel family %d", (int)in->family);
@@ -325,6 +326,10 @@ rk_status rk_instance_tune(rk_instance *in, const rk_target *t, const rk_shape *
     if (st) return st;
     if (fam->tune) fam->tune(in, t, s, locked);
     return RK_OK;
+}
+
+rk_status rk_instance_tune(rk_instance *in, const rk_target *t, const rk_shape *s, uint64_t locked) {
+    return rk_instance_tune_db(in, t, s, locked, NULL, NULL, NULL, 0);
 }
 
 rk_status rk_instance_validate(const rk_instance *in, const rk_target *t) {

@@ -90,6 +90,8 @@ void kn_geom_op(rk_launch_geom *g, int op);                   /* RK_GEOM_ADD/SUB
 void kn_geom_cdiv_dim(rk_launch_geom *g, uint32_t dim, uint64_t c); /* push ceil(dim / c) */
 void kn_geom_axis(rk_launch_geom *g);
 const kn_family *kn_family_find(rk_family_id f);
+/* instance.c: the family's tune hook alone (rk_instance_tune adds the tuning database, tuning.c). */
+rk_status kn_instance_heuristic(rk_instance *in, const rk_target *t, const rk_shape *s, uint64_t locked);
 
 /* shape.c: the row families' [M, N] problem: dims and scalars (M, N i32). */
 extern const rk_dim_decl kn_row_dims[2];
