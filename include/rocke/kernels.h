@@ -24,7 +24,7 @@ typedef enum rk_family_id {
     RK_FAMILY_ELEMENTWISE = 0, RK_FAMILY_REDUCE, RK_FAMILY_SOFTMAX, RK_FAMILY_LAYERNORM,
     RK_FAMILY_RMSNORM, RK_FAMILY_TRANSPOSE, RK_FAMILY_GEMM, RK_FAMILY_BATCHED_GEMM,
     RK_FAMILY_ADD_RMSNORM_QUANT, RK_FAMILY_ROPE, RK_FAMILY_TOPK_SOFTMAX, RK_FAMILY_PERMUTE,
-    RK_FAMILY_GROUPED_GEMM, RK_FAMILY__COUNT
+    RK_FAMILY_GROUPED_GEMM, RK_FAMILY_ATTENTION, RK_FAMILY__COUNT
 } rk_family_id;
 #define RK_FAMILY_MAX 32
 
@@ -179,6 +179,30 @@ typedef struct rk_gemm_spec {
     int path;                      /* rk_gemm_path; the heuristic picks wgmma where it applies */
 } rk_gemm_spec;
 
+
+/* Attention, forward: O = softmax(scale * Q K^T + mask) V per (batch, query
+ * head), KV head = query head / (Hq / Hkv), online softmax in f32, optional
+ * LSE (natural log, f32). Layouts: bhsd / bshd are padded [B, H, S, D] /
+ * [B, S, H, D] problems (the kernel takes batch, head and sequence strides,
+ * so any such view runs); varlen packs [total, H, D] with cu_seqlens_q/k
+ * (docs/attention.md). Masks are bottom-right aligned: key j is visible to
+ * query i iff j <= i + Skv - Sq (causal) or i + Skv - Sq - left <= j <=
+ * i + Skv - Sq + right (window; a negative bound is unbounded). */
+typedef enum rk_attn_mask { RK_ATTN_MASK_NONE = 0, RK_ATTN_MASK_CAUSAL, RK_ATTN_MASK_WINDOW, RK_ATTN_MASK__COUNT } rk_attn_mask;
+typedef enum rk_attn_layout { RK_ATTN_BHSD = 0, RK_ATTN_BSHD, RK_ATTN_VARLEN, RK_ATTN_LAYOUT__COUNT } rk_attn_layout;
+typedef struct rk_attention_spec {
+    rk_scalar dtype;               /* f16, bf16 (Q, K, V, O) */
+    uint32_t head_dim;             /* 64, 128, 256 */
+    int mask;                      /* rk_attn_mask */
+    bool lse;                      /* write LSE */
+    int layout;                    /* rk_attn_layout */
+    uint32_t block_m, block_n;     /* query rows per block, keys per KV step */
+    uint32_t warps;                /* warps (waves) per block, each block_m / warps query rows */
+    uint32_t stages;               /* K/V LDS buffers in flight (2+: async copies) */
+    int atom;                      /* rk_atom_id; RK_ATOM_NONE: the target's default */
+    uint32_t wave;                 /* the target's wave / warp size */
+} rk_attention_spec;
+
 /* ---- one instance of any family --------------------------------------------- */
 typedef struct rk_instance {
     rk_family_id family;
@@ -192,6 +216,7 @@ typedef struct rk_instance {
         rk_rope_spec rope;
         rk_topk_softmax_spec topk;
         rk_gemm_spec gemm;         /* gemm, batched_gemm and grouped_gemm */
+        rk_attention_spec attn;
         uint32_t words[32];        /* spec storage for registered families */
     } u;
 } rk_instance;
@@ -306,7 +331,8 @@ typedef struct rk_kparam {
     rk_scalar type;            /* element type (ptr) or i32/i64/f32 */
     rk_kparam_role role;
     const char *dims;          /* pointers: the tensor's layout as family dimension names, outermost
-                                * first ("M,N"; transpose's Y "N,M"), or decimal counts ("5,M,N");
+                                * first ("M,N"; transpose's Y "N,M"), or decimal counts ("5,M,N"),
+                                * or a dimension plus one ("B+1": offset arrays);
                                 * its element count is their product. NULL for scalars; a
                                 * tensormap: the buffer it maps */
 } rk_kparam;

@@ -37,6 +37,11 @@ typedef struct kn_gemm_plan {
  * register budgets, copies) and choose the LDS layouts. RK_ERR_INVALID
  * names the knob, the limit and the legal values. */
 rk_status kn_gemm_plan_make(const rk_gemm_spec *s, const rk_target *t, bool batched, kn_gemm_plan *out);
+/* The cheapest LDS layout (fragment-read + copy-store bank conflicts) for
+ * a rows x cols operand tile read as fragment f of atom a, and its copy. */
+rk_status kn_gemm_choose_layout(const rk_mma_atom *a, rk_frag f, bool k_inner, uint32_t rows, uint32_t cols,
+                                uint32_t vec, uint32_t threads, rk_scalar e, bool async, uint32_t wave,
+                                rk_tile_operand *op, rk_tile_copy *cp);
 /* The default atom of a target for an input type (NULL: none). */
 const rk_mma_atom *kn_gemm_default_atom(const rk_target *t, rk_scalar dtype);
 

@@ -33,9 +33,9 @@ static uint32_t score(const rk_mma_atom *a, rk_frag f, bool k_inner, const rk_ld
     return rk_tile_frag_conflicts(a, &op) + rk_tile_copy_conflicts(cp, wave);
 }
 
-static rk_status choose_layout(const rk_mma_atom *a, rk_frag f, bool k_inner, uint32_t rows, uint32_t cols,
-                               uint32_t vec, uint32_t threads, rk_scalar e, bool async, uint32_t wave,
-                               rk_tile_operand *op, rk_tile_copy *cp) {
+rk_status kn_gemm_choose_layout(const rk_mma_atom *a, rk_frag f, bool k_inner, uint32_t rows, uint32_t cols,
+                                uint32_t vec, uint32_t threads, rk_scalar e, bool async, uint32_t wave,
+                                rk_tile_operand *op, rk_tile_copy *cp) {
     uint32_t eb = rk_tile_elem_bytes(e), row_bytes = cols * eb, best = UINT32_MAX;
     rk_lds_layout cand[6];
     uint32_t n = 0;
@@ -129,10 +129,10 @@ rk_status kn_gemm_plan_make(const rk_gemm_spec *s, const rk_target *t, bool batc
     bool async_a = p.stages > 1 && (s->vec_a * eb == 4 || s->vec_a * eb == 8 || s->vec_a * eb == 16);
     bool async_b = p.stages > 1 && (s->vec_b * eb == 4 || s->vec_b * eb == 8 || s->vec_b * eb == 16);
     /* A: [bm][bk] when row-major (K inner), else [bk][bm]; B: [bn][bk] when column-major, else [bk][bn] */
-    rk_status st = choose_layout(a, RK_FRAG_A, p.a_row, p.a_row ? p.bm : p.bk, p.a_row ? p.bk : p.bm, s->vec_a,
+    rk_status st = kn_gemm_choose_layout(a, RK_FRAG_A, p.a_row, p.a_row ? p.bm : p.bk, p.a_row ? p.bk : p.bm, s->vec_a,
                                  p.threads, s->dtype, async_a, p.wave, &p.opa, &p.cpa);
     if (st) return again(st, "gemm: the A tile with vec_a", s->vec_a);
-    st = choose_layout(a, RK_FRAG_B, !p.b_row, p.b_row ? p.bk : p.bn, p.b_row ? p.bn : p.bk, s->vec_b, p.threads,
+    st = kn_gemm_choose_layout(a, RK_FRAG_B, !p.b_row, p.b_row ? p.bk : p.bn, p.b_row ? p.bn : p.bk, s->vec_b, p.threads,
                        s->dtype, async_b, p.wave, &p.opb, &p.cpb);
     if (st) return again(st, "gemm: the B tile with vec_b", s->vec_b);
     p.stage_a = rk_lds_layout_bytes(&p.opa.lds) / eb;

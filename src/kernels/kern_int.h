@@ -67,6 +67,7 @@ extern const kn_family kn_elementwise, kn_reduce, kn_softmax, kn_layernorm, kn_r
     kn_batched_gemm;
 /* the fused serving ops: one file each, references in fused_reference.c */
 extern const kn_family kn_grouped_gemm;
+extern const kn_family kn_attention;   /* attention.c */
 extern const kn_family kn_add_rmsnorm_quant, kn_rope, kn_topk_softmax, kn_permute;
 void kn_add_rmsnorm_quant_reference(const rk_problem *p, double **want, double **tol);
 void kn_rope_reference(const rk_problem *p, double **want, double **tol);
