@@ -141,7 +141,9 @@ static void defaults(rk_instance *in) {
 static void tune(rk_instance *in, const rk_target *t, const rk_shape *s, uint64_t locked) {
     rk_attention_spec *a = &in->u.attn;
     if (!(locked >> KN_AK_WAVE & 1)) a->wave = t->wave_size;
-    if (!(locked >> KN_AK_HD & 1) && s->dim[DD] <= 256) a->head_dim = (uint32_t)s->dim[DD];
+    /* the shape's D when the instance may serve it (check_shape names a mismatch) */
+    for (const uint32_t *d = legal_hd; *d && !(locked >> KN_AK_HD & 1); d++)
+        if (s->dim[DD] == *d) a->head_dim = *d;
     bool amd = t->vendor == RK_VENDOR_AMD;
     static const uint32_t nv[][4] = {{64, 64, 4, 2}, {64, 32, 4, 2}, {64, 32, 4, 1}, {32, 32, 2, 1}, {16, 16, 1, 1}};
     static const uint32_t cd[][4] = {{128, 64, 4, 2}, {128, 32, 4, 2}, {64, 32, 4, 1}, {64, 16, 4, 1},

@@ -111,13 +111,16 @@ void kn_attn_fix_inputs(rk_problem *p) {
             p->scalar[i] = 1.0 / sqrt((double)rk_problem_dim(p, "D"));
     int cq = kn_buf_index(p, "cu_seqlens_q"), ck = kn_buf_index(p, "cu_seqlens_k");
     if (cq < 0) return;
-    /* random lengths in [1, max], the first sequence at the maximum (the shape's Sq, Skv) */
+    /* random lengths in [1, max]: the first sequence at the maxima (the shape's Sq, Skv), the last with one
+     * query and, from three sequences on, the second with one key */
     uint64_t B = rk_problem_dim(p, "B"), Sq = rk_problem_dim(p, "Sq"), Skv = rk_problem_dim(p, "Skv");
     uint64_t rng = p->seed ^ 0x5eed1e7a11ull, tq = 0, tk = 0;
     kn_set(&p->buf[cq], 0, 0);
     kn_set(&p->buf[ck], 0, 0);
     for (uint64_t b = 0; b < B; b++) {
         uint64_t lq = b == 0 ? Sq : 1 + next_rand(&rng) % Sq, lk = b == 0 ? Skv : 1 + next_rand(&rng) % Skv;
+        if (b && b + 1 == B) lq = 1;
+        if (b == 1 && B >= 3) lk = 1;
         tq += lq;
         tk += lk;
         kn_set(&p->buf[cq], b + 1, (double)tq);
