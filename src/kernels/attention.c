@@ -137,7 +137,8 @@ static void defaults(rk_instance *in) {
 }
 
 /* The first candidate (block_m, block_n, warps, stages) whose plan fits the
- * target; the mma.sync path keeps 16 rows per warp, MFMA 32 (two atoms). */
+ * target with two blocks per compute unit's LDS, else the first that fits
+ * at all; the mma.sync path keeps 16 rows per warp, MFMA 32 (two atoms). */
 static void tune(rk_instance *in, const rk_target *t, const rk_shape *s, uint64_t locked) {
     rk_attention_spec *a = &in->u.attn;
     if (!(locked >> KN_AK_WAVE & 1)) a->wave = t->wave_size;
@@ -146,17 +147,17 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *s, uint64_
         if (s->dim[DD] == *d) a->head_dim = *d;
     bool amd = t->vendor == RK_VENDOR_AMD;
     static const uint32_t nv[][4] = {{64, 64, 4, 2}, {64, 32, 4, 2}, {64, 32, 4, 1}, {32, 32, 2, 1}, {16, 16, 1, 1}};
-    static const uint32_t cd[][4] = {{128, 64, 4, 2}, {128, 32, 4, 2}, {64, 32, 4, 1}, {64, 16, 4, 1},
+    static const uint32_t cd[][4] = {{128, 64, 4, 2}, {128, 64, 4, 1}, {128, 32, 4, 1}, {64, 32, 4, 1},
                                      {16, 16, 1, 1}};
     const uint32_t (*c)[4] = amd ? cd : nv;
-    for (size_t i = 0; i < 5; i++) {
+    for (size_t i = 0; i < 10; i++) {
         rk_attention_spec trial = *a;
-        if (!(locked >> KN_AK_BM & 1)) trial.block_m = c[i][0];
-        if (!(locked >> KN_AK_BN & 1)) trial.block_n = c[i][1];
-        if (!(locked >> KN_AK_WARPS & 1)) trial.warps = c[i][2];
-        if (!(locked >> KN_AK_STAGES & 1)) trial.stages = c[i][3];
+        if (!(locked >> KN_AK_BM & 1)) trial.block_m = c[i % 5][0];
+        if (!(locked >> KN_AK_BN & 1)) trial.block_n = c[i % 5][1];
+        if (!(locked >> KN_AK_WARPS & 1)) trial.warps = c[i % 5][2];
+        if (!(locked >> KN_AK_STAGES & 1)) trial.stages = c[i % 5][3];
         kn_attn_plan p;
-        if (kn_attn_plan_make(&trial, t, &p) == RK_OK) {
+        if (kn_attn_plan_make(&trial, t, &p) == RK_OK && (i >= 5 || 2 * p.lds_bytes <= t->lds_per_cu)) {
             *a = trial;
             return;
         }
