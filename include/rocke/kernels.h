@@ -309,6 +309,9 @@ rk_status rk_instance_validate(const rk_instance *in, const rk_target *t);
 rk_status rk_instance_check_shape(const rk_instance *in, const rk_shape *s);
 /* Deterministic name encoding every code-affecting field. */
 rk_status rk_instance_name(const rk_instance *in, char *buf, size_t n);
+/* A family's note on what instance `in` runs on target t (e.g. which code
+ * path this slice gives sm_90a), "" when it has none. */
+const char *rk_instance_note(const rk_instance *in, const rk_target *t);
 /* Manifest "kind": "<family>_<dtype>" e.g. "softmax_bf16". */
 void rk_instance_kind(const rk_instance *in, char *buf, size_t n);
 
@@ -409,6 +412,12 @@ typedef struct rk_problem_tmap {
     uint32_t box_rows, box_cols, swizzle_bytes;
 } rk_problem_tmap;
 rk_status rk_problem_tensormap(const rk_problem *p, uint32_t i, rk_problem_tmap *out);
+/* attention: the window bounds (keys before / after the diagonal; negative:
+ * unbounded) of a mask=window instance, and the n = B (query, key) lengths
+ * of a varlen instance, each at most the shape's Sq / Skv (0 allowed: an
+ * empty sequence). Other instances fail naming what the call needs. */
+rk_status rk_problem_set_window(rk_problem *p, int64_t left, int64_t right);
+rk_status rk_problem_set_lengths(rk_problem *p, const uint64_t *lq, const uint64_t *lk, uint32_t n);
 /* Extent of dimension `name` (0 when the family has none). */
 uint64_t rk_problem_dim(const rk_problem *p, const char *name);
 

@@ -240,9 +240,18 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
     kn_attn_build(in, t, k, p);
 }
 
+static const char *note(const rk_instance *in, const rk_target *t) {
+    (void)in;
+    if (t->vendor == RK_VENDOR_NVIDIA && t->sm_version >= 90)
+        return "attention on Hopper runs the mma.sync path in this slice (the TMA + wgmma FlashAttention-3 "
+               "schedule is a later slice)";
+    return NULL;
+}
+
 const kn_family kn_attention = {
     .name = "attention", .knobs = knobs, .nknobs = RK_COUNTOF(knobs), .dims = dims, .ndims = RK_COUNTOF(dims),
     .scalars = scalars, .nscalars = RK_COUNTOF(scalars), .defaults = defaults, .tune = tune, .validate = validate,
     .check_shape = check_shape, .signature = signature, .grid = grid, .build = build, .cost = cost,
     .reference = kn_attn_reference, .input_range = input_range, .fix_inputs = kn_attn_fix_inputs,
+    .note = note,
 };

@@ -2,8 +2,7 @@
  * query row) the visible keys' scores, their softmax and O, with a
  * tolerance per element from the 16-bit rounding of P (relative 2^-8 bf16,
  * 2^-11 f16, on the weighted values) plus the f32 accumulation and one ulp
- * of the output type; LSE with an absolute bound. Also the problem's
- * fix-ups: the default scale and the varlen lengths. Layer: kernels. */
+ * of the output type; LSE with an absolute bound. Layer: kernels. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,34 +95,4 @@ void kn_attn_reference(const rk_problem *p, double **want, double **tol) {
         }
     }
     free(sc);
-}
-
-static uint64_t next_rand(uint64_t *s) {
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-void kn_attn_fix_inputs(rk_problem *p) {
-    for (uint32_t i = 0; i < p->sig.n; i++)
-        if (!strcmp(p->sig.p[i].name, "scale") && p->scalar[i] == 0)
-            p->scalar[i] = 1.0 / sqrt((double)rk_problem_dim(p, "D"));
-    int cq = kn_buf_index(p, "cu_seqlens_q"), ck = kn_buf_index(p, "cu_seqlens_k");
-    if (cq < 0) return;
-    /* random lengths in [1, max]: the first sequence at the maxima (the shape's Sq, Skv), the last with one
-     * query and, from three sequences on, the second with one key */
-    uint64_t B = rk_problem_dim(p, "B"), Sq = rk_problem_dim(p, "Sq"), Skv = rk_problem_dim(p, "Skv");
-    uint64_t rng = p->seed ^ 0x5eed1e7a11ull, tq = 0, tk = 0;
-    kn_set(&p->buf[cq], 0, 0);
-    kn_set(&p->buf[ck], 0, 0);
-    for (uint64_t b = 0; b < B; b++) {
-        uint64_t lq = b == 0 ? Sq : 1 + next_rand(&rng) % Sq, lk = b == 0 ? Skv : 1 + next_rand(&rng) % Skv;
-        if (b && b + 1 == B) lq = 1;
-        if (b == 1 && B >= 3) lk = 1;
-        tq += lq;
-        tk += lk;
-        kn_set(&p->buf[cq], b + 1, (double)tq);
-        kn_set(&p->buf[ck], b + 1, (double)tk);
-    }
 }

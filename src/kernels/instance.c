@@ -395,6 +395,12 @@ void rk_instance_kind(const rk_instance *in, char *buf, size_t n) {
     snprintf(buf, n, "%s_%s", fam->name, kb ? kn_dtype_name(*(const rk_scalar *)cfield(in, kb)) : "any");
 }
 
+const char *rk_instance_note(const rk_instance *in, const rk_target *t) {
+    const kn_family *fam = kn_family_find(in->family);
+    const char *n = fam && fam->note && t ? fam->note(in, t) : NULL;
+    return n ? n : "";
+}
+
 rk_status rk_instance_signature(const rk_instance *in, rk_ksig *out) {
     memset(out, 0, sizeof *out);
     kn_family_of(in->family)->signature(in, out);

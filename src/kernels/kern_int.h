@@ -48,6 +48,9 @@ typedef struct kn_family {
      * inputs that describe the list (its table). NULL: none (both) */
     rk_status (*group_shape)(const rk_instance *in, const rk_gemm_group *g, uint32_t n, rk_shape *out);
     void (*group_fill)(rk_problem *p, const rk_gemm_group *g);
+    /* a note for the manifest and the build line (the code path a target
+     * gets); NULL or "" when there is none */
+    const char *(*note)(const rk_instance *in, const rk_target *t);
 } kn_family;
 
 /* instance.c: the registry. Register a family table (kept by pointer, must

@@ -29,6 +29,10 @@ static unsigned runs;
 
 typedef struct given { const char *name; double v; } given;
 
+/* explicit varlen lengths for the next run_case (n == 0: random) */
+static const uint64_t *next_lq, *next_lk;
+static uint32_t next_n;
+
 /* Build attention for target with the knobs (the rest tuned for the
  * shape B,Hq,Hkv,Sq,Skv,D), run it with the given scalars and check O (and
  * LSE) element by element. */
@@ -52,6 +56,8 @@ static void run_case(const char *target, const uint64_t ext[6], const char *knob
     assert_int_equal(rk_problem_init(&p, &in, &sh, s), RK_OK);
     for (uint32_t i = 0; i < ng; i++)
         if (rk_problem_set_scalar(&p, g[i].name, g[i].v)) fail_msg("%s: %s", name, rk_error_message());
+    if (next_n && rk_problem_set_lengths(&p, next_lq, next_lk, next_n)) fail_msg("%s: %s", name, rk_error_message());
+    next_n = 0;
     rk_problem_diff c;
     if (problem_emu_verify(t, k, &p, &sh, &c)) fail_msg("%s %s: launch: %s", target, name, rk_error_message());
     assert_true(c.total > 0);
@@ -113,10 +119,33 @@ static void test_bshd_view(void **state) {
 static void test_varlen(void **state) {
     (void)state;
     const uint64_t sh[6] = {3, 4, 2, 37, 45, 64};
+    /* given lengths: a sequence without keys (O = 0, LSE = -inf) and one of a single query */
+    const uint64_t lq[3] = {20, 1, 37}, lk[3] = {0, 45, 17};
     for (int t = 0; t < 2; t++) {
         run_case(targets[t], sh, "dtype=bf16 layout=varlen mask=causal lse=true block_m=32 warps=2 block_n=32", NULL, 0);
         run_case(targets[t], sh, "dtype=f16 layout=varlen", NULL, 0);
+        next_lq = lq, next_lk = lk, next_n = 3;
+        const given w[] = {{"window_left", 3}, {"window_right", 1}};
+        run_case(targets[t], sh, "dtype=bf16 layout=varlen mask=window lse=true block_n=16", w, 2);
     }
+    /* lengths past the shape, or not one per sequence */
+    rk_instance in;
+    rk_instance_default(RK_FAMILY_ATTENTION, &in);
+    rk_instance_set(&in, "layout", "varlen", NULL);
+    rk_instance_set(&in, "head_dim", "64", NULL);
+    rk_shape s6;
+    rk_shape_default(RK_FAMILY_ATTENTION, &s6);
+    rk_shape_update(RK_FAMILY_ATTENTION, &s6, NULL, sh, 6, false);
+    rk_problem p;
+    assert_int_equal(rk_problem_init(&p, &in, &s6, 3), RK_OK);
+    const uint64_t longq[3] = {38, 1, 1};
+    assert_int_equal(rk_problem_set_lengths(&p, longq, lk, 3), RK_ERR_INVALID);
+    assert_non_null(strstr(rk_error_message(), "at most Sq = 37"));
+    assert_int_equal(rk_problem_set_lengths(&p, lq, lk, 2), RK_ERR_INVALID);
+    assert_non_null(strstr(rk_error_message(), "for B = 3"));
+    assert_int_equal(rk_problem_set_window(&p, 1, 1), RK_ERR_INVALID);
+    assert_non_null(strstr(rk_error_message(), "--mask window"));
+    rk_problem_free(&p);
 }
 
 /* Five key blocks of 16 through one, two and three stages. */
