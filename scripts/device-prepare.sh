@@ -77,4 +77,11 @@ grep -v '^#' bench/gemm_shapes.txt | while read -r M N K layout dtype; do
   "$B/rocke" build gemm --layout "$layout" --dtype "$dtype" --target "$T" --shape "$M,$N,$K" \
     -o "$D/gemm/$layout-$dtype@$M,$N,$K" >/dev/null
 done
+# Attention at the anchors (bench/attention_shapes.txt), the heuristic's pick
+mkdir -p "$D/attention"
+grep -v '^#' bench/attention_shapes.txt | while read -r name nb hq hkv sq skv dh mask; do
+  [ -n "$name" ] || continue
+  "$B/rocke" build attention --dtype bf16 --head-dim "$dh" --mask "$mask" --target "$T" \
+    --shape "$nb,$hq,$hkv,$sq,$skv,$dh" -o "$D/attention/$name" >/dev/null
+done
 du -sh "$D"
