@@ -78,6 +78,10 @@ static rk_status check_tiles(const rk_attention_spec *s, const rk_target *t, kn_
     /* f32 registers per thread: O and S accumulators, P and Q fragments (16-bit pairs) */
     uint32_t o = p->mi * p->on * a->c_len, sreg = p->mi * p->sn * a->c_len, pf = p->mi * p->pk * a->a_len / 2;
     uint32_t q = p->mi * p->dk * a->a_len / 2, regs = o + sreg + pf + q;
+    if (o + q > 160)
+        return rk_fail(RK_ERR_INVALID, "attention: knob 'head_dim' = %u keeps %u registers of O accumulators and Q "
+                       "fragments per thread for %u-row atoms (%s), more than this slice holds (160 of the 255): "
+                       "head_dim 64 or 128 on %s", p->d, o + q, a->m, a->op_id, t->name);
     if (regs > 192)
         return rk_fail(RK_ERR_INVALID, "attention: %u query rows per warp with block_n = %u and D = %u keep %u "
                        "registers of accumulators and fragments per thread (at most 192 of the 255): use more "

@@ -172,7 +172,8 @@ static void test_bad_specs(void **state) {
         {"sm_90a", "atom=wgmma_m64n8k16_f32_bf16", {1, 1, 1, 16, 16, 128}, "later slice"},
         {"sm_90a", "dtype=bf16 atom=mma_m16n8k16_f32_f16", {1, 1, 1, 16, 16, 128}, "does not multiply bf16"},
         {"gfx942", "wave=64 block_m=128 block_n=128 stages=3 warps=8", {1, 1, 1, 16, 16, 128}, "bytes of LDS"},
-        {"sm_90a", "head_dim=256 block_m=64 warps=4 block_n=64", {1, 1, 1, 16, 16, 256}, "registers"},
+        {"sm_90a", "head_dim=256", {1, 1, 1, 16, 16, 256}, "head_dim 64 or 128 on sm_90a"},
+        {"sm_90a", "block_m=32 warps=1 block_n=128", {1, 1, 1, 16, 16, 64}, "registers of accumulators"},
         {"sm_90a", "stages=4", {1, 1, 1, 16, 16, 128}, "must be one of 1|2|3"},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
