@@ -14,12 +14,7 @@ const rk_mma_atom *kn_attn_default_atom(const rk_target *t, rk_scalar dtype) {
                                      RK_ATOM_MMA_M16N8K16_F32_F16};
     static const rk_atom_id bf16[] = {RK_ATOM_MFMA_F32_16X16X32_BF16, RK_ATOM_MFMA_F32_16X16X16_BF16,
                                       RK_ATOM_MMA_M16N8K16_F32_BF16};
-    const rk_atom_id *ids = dtype == RK_S_BF16 ? bf16 : f16;
-    for (size_t i = 0; i < 3; i++) {
-        const rk_mma_atom *a = rk_mma_atom_get(ids[i]);
-        if (a && rk_target_has_atom(t, a)) return a;
-    }
-    return NULL;
+    return kn_first_atom(t, dtype == RK_S_BF16 ? bf16 : f16, 3);
 }
 
 /* Prefix the current message (copied first: rk_fail writes the same buffer). */

@@ -42,6 +42,8 @@ rk_status kn_gemm_plan_make(const rk_gemm_spec *s, const rk_target *t, bool batc
 rk_status kn_gemm_choose_layout(const rk_mma_atom *a, rk_frag f, bool k_inner, uint32_t rows, uint32_t cols,
                                 uint32_t vec, uint32_t threads, rk_scalar e, bool async, uint32_t wave,
                                 rk_tile_operand *op, rk_tile_copy *cp);
+/* The first of n atoms the target has (NULL: none). */
+const rk_mma_atom *kn_first_atom(const rk_target *t, const rk_atom_id *ids, size_t n);
 /* The default atom of a target for an input type (NULL: none). */
 const rk_mma_atom *kn_gemm_default_atom(const rk_target *t, rk_scalar dtype);
 

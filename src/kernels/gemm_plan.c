@@ -10,17 +10,20 @@
 
 #include "gemm_hopper.h"
 
+const rk_mma_atom *kn_first_atom(const rk_target *t, const rk_atom_id *ids, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        const rk_mma_atom *a = rk_mma_atom_get(ids[i]);
+        if (a && rk_target_has_atom(t, a)) return a;
+    }
+    return NULL;
+}
+
 const rk_mma_atom *kn_gemm_default_atom(const rk_target *t, rk_scalar dtype) {
     static const rk_atom_id f16[] = {RK_ATOM_MMA_M16N8K16_F32_F16, RK_ATOM_MFMA_F32_32X32X16_F16,
                                      RK_ATOM_MFMA_F32_32X32X8_F16};
     static const rk_atom_id bf16[] = {RK_ATOM_MMA_M16N8K16_F32_BF16, RK_ATOM_MFMA_F32_32X32X16_BF16,
                                       RK_ATOM_MFMA_F32_32X32X8_BF16};
-    const rk_atom_id *ids = dtype == RK_S_BF16 ? bf16 : f16;
-    for (size_t i = 0; i < 3; i++) {
-        const rk_mma_atom *a = rk_mma_atom_get(ids[i]);
-        if (a && rk_target_has_atom(t, a)) return a;
-    }
-    return NULL;
+    return kn_first_atom(t, dtype == RK_S_BF16 ? bf16 : f16, 3);
 }
 
 /* Score a layout for an operand: fragment-read ways + copy-store ways (an
