@@ -8,6 +8,16 @@
 /* ---- rows of an accumulator ------------------------------------------------------------------ */
 static bool same_row(rk_lane_coord p, rk_lane_coord q) { return p.row == q.row && p.batch == q.batch; }
 
+/* Every (lane, slot) coordinate of the accumulator, evaluated once: the
+ * checks below compare all pairs. */
+#define MAX_LANES 128
+typedef struct ctab { rk_lane_coord at[MAX_LANES][RK_TILE_ACC_MAX_SLOTS]; } ctab;
+static void ctab_fill(const rk_mma_atom *c, ctab *t) {
+    RK_ASSERT(c->lanes <= MAX_LANES && c->c_len <= RK_TILE_ACC_MAX_SLOTS, "accumulator table: atom too large");
+    for (uint32_t l = 0; l < c->lanes; l++)
+        for (uint32_t s = 0; s < c->c_len; s++) t->at[l][s] = rk_lane_map_eval(c->c_map, l, s);
+}
+
 rk_status rk_tile_acc_rows_make(const rk_mma_atom *c, rk_tile_acc_rows *out) {
     memset(out, 0, sizeof *out);
     if (c->batch != 1)
@@ -16,13 +26,16 @@ rk_status rk_tile_acc_rows_make(const rk_mma_atom *c, rk_tile_acc_rows *out) {
     if (c->c_len > RK_TILE_ACC_MAX_SLOTS)
         return rk_fail(RK_ERR_INVALID, "accumulator rows: %s has %u slots per lane (at most %d)", c->op_id, c->c_len,
                        RK_TILE_ACC_MAX_SLOTS);
-    const rk_lane_map *m = c->c_map;
+    ctab *tab = rk_calloc(1, sizeof *tab);
+    if (!tab) return rk_fail(RK_ERR_NOMEM, "accumulator rows: out of memory");
+    ctab_fill(c, tab);
+    rk_status st = RK_OK;
     /* a lane bit is a butterfly partner when flipping it never moves a slot to another row */
     for (uint32_t b = 0; (1u << b) < c->lanes; b++) {
         bool keeps = true;
         for (uint32_t l = 0; l < c->lanes && keeps; l++)
             for (uint32_t s = 0; s < c->c_len && keeps; s++)
-                keeps = same_row(rk_lane_map_eval(m, l, s), rk_lane_map_eval(m, l ^ (1u << b), s));
+                keeps = same_row(tab->at[l][s], tab->at[l ^ (1u << b)][s]);
         if (keeps) out->xor_mask[out->nmasks++] = 1u << b;
     }
     /* row groups: slots of one row in every lane */
@@ -31,32 +44,33 @@ rk_status rk_tile_acc_rows_make(const rk_mma_atom *c, rk_tile_acc_rows *out) {
         for (uint32_t r = 0; r < out->nrows && g == out->nrows; r++) {
             bool all = true;
             for (uint32_t l = 0; l < c->lanes && all; l++)
-                all = same_row(rk_lane_map_eval(m, l, s), rk_lane_map_eval(m, l, out->row_slot0[r]));
+                all = same_row(tab->at[l][s], tab->at[l][out->row_slot0[r]]);
             if (all) g = r;
         }
         if (g == out->nrows) out->row_slot0[out->nrows++] = s;
         out->row_of_slot[s] = g;
     }
     /* the partners and a group's slots must hold the whole row, and nothing else may */
-    for (uint32_t l = 0; l < c->lanes; l++)
-        for (uint32_t s = 0; s < c->c_len; s++) {
-            rk_lane_coord p = rk_lane_map_eval(m, l, s);
+    uint32_t inside = 0;
+    for (uint32_t i = 0; i < out->nmasks; i++) inside |= out->xor_mask[i];
+    for (uint32_t l = 0; l < c->lanes && !st; l++)
+        for (uint32_t s = 0; s < c->c_len && !st; s++) {
+            rk_lane_coord p = tab->at[l][s];
             uint32_t holders = 0;
-            for (uint32_t l2 = 0; l2 < c->lanes; l2++)
-                for (uint32_t s2 = 0; s2 < c->c_len; s2++)
-                    if (same_row(p, rk_lane_map_eval(m, l2, s2))) {
-                        uint32_t differ = l ^ l2, inside = 0;
-                        for (uint32_t i = 0; i < out->nmasks; i++) inside |= out->xor_mask[i];
-                        if ((differ & ~inside) || out->row_of_slot[s2] != out->row_of_slot[s])
-                            return rk_fail(RK_ERR_INVALID, "accumulator rows: in %s row %u is held by lanes %u and "
-                                           "%u in slots the lane bits do not pair up", c->op_id, p.row, l, l2);
+            for (uint32_t l2 = 0; l2 < c->lanes && !st; l2++)
+                for (uint32_t s2 = 0; s2 < c->c_len && !st; s2++)
+                    if (same_row(p, tab->at[l2][s2])) {
+                        if (((l ^ l2) & ~inside) || out->row_of_slot[s2] != out->row_of_slot[s])
+                            st = rk_fail(RK_ERR_INVALID, "accumulator rows: in %s row %u is held by lanes %u and %u "
+                                         "in slots the lane bits do not pair up", c->op_id, p.row, l, l2);
                         holders++;
                     }
-            if (holders != c->n)
-                return rk_fail(RK_ERR_INVALID, "accumulator rows: in %s row %u is held %u times, not once per "
-                               "column (%u)", c->op_id, p.row, holders, c->n);
+            if (!st && holders != c->n)
+                st = rk_fail(RK_ERR_INVALID, "accumulator rows: in %s row %u is held %u times, not once per column "
+                             "(%u)", c->op_id, p.row, holders, c->n);
         }
-    return RK_OK;
+    rk_free(tab, sizeof *tab);
+    return st;
 }
 
 rk_value rk_tile_acc_row_reduce(rk_kernel *k, const rk_tile_acc_rows *r, rk_tile_red op, rk_value x) {
@@ -71,8 +85,8 @@ rk_value rk_tile_acc_row_reduce(rk_kernel *k, const rk_tile_acc_rows *r, rk_tile
 /* ---- accumulators -> A fragments --------------------------------------------------------------- */
 /* Where A slot s of fragment (p, q) comes from for lane l: accumulator atom
  * (i, j), slot t, held by lane *from. */
-static void source_of(const rk_mma_atom *c, const rk_mma_atom *a, uint32_t p, uint32_t q, uint32_t l, uint32_t s,
-                      uint32_t *i, uint32_t *j, uint32_t *t, uint32_t *from) {
+static void source_of(const rk_mma_atom *c, const ctab *tab, const rk_mma_atom *a, uint32_t p, uint32_t q, uint32_t l,
+                      uint32_t s, uint32_t *i, uint32_t *j, uint32_t *t, uint32_t *from) {
     rk_lane_coord ac = rk_lane_map_eval(a->a_map, l, s);
     uint32_t row = p * a->m + ac.row, col = q * a->k + ac.col;
     *i = row / c->m;
@@ -82,7 +96,7 @@ static void source_of(const rk_mma_atom *c, const rk_mma_atom *a, uint32_t p, ui
     *from = UINT32_MAX;
     for (uint32_t l2 = 0; l2 < c->lanes; l2++)
         for (uint32_t s2 = 0; s2 < c->c_len; s2++) {
-            rk_lane_coord cc = rk_lane_map_eval(c->c_map, l2, s2);
+            rk_lane_coord cc = tab->at[l2][s2];
             if (cc.row == r0 && cc.col == c0 && (*from == UINT32_MAX || l2 == l)) {
                 *t = s2;
                 *from = l2;
@@ -100,20 +114,27 @@ static uint32_t lcm(uint32_t x, uint32_t y) {
 }
 
 bool rk_tile_acc_to_a_in_regs(const rk_mma_atom *c, const rk_mma_atom *a) {
-    if (c->lanes != a->lanes || c->batch != 1 || a->batch != 1) return false;
+    if (c->lanes != a->lanes || c->batch != 1 || a->batch != 1 || c->lanes > MAX_LANES ||
+        c->c_len > RK_TILE_ACC_MAX_SLOTS)
+        return false;
+    ctab *tab = rk_calloc(1, sizeof *tab);
+    if (!tab) return false;   /* the LDS path is always correct */
+    ctab_fill(c, tab);
     uint32_t bm = lcm(c->m, a->m), bk = lcm(c->n, a->k);
-    for (uint32_t p = 0; p < bm / a->m; p++)
-        for (uint32_t q = 0; q < bk / a->k; q++)
-            for (uint32_t s = 0; s < a->a_len; s++) {
+    bool same = true;
+    for (uint32_t p = 0; p < bm / a->m && same; p++)
+        for (uint32_t q = 0; q < bk / a->k && same; q++)
+            for (uint32_t s = 0; s < a->a_len && same; s++) {
                 uint32_t i0, j0, t0, f0;
-                source_of(c, a, p, q, 0, s, &i0, &j0, &t0, &f0);
-                for (uint32_t l = 0; l < a->lanes; l++) {
+                source_of(c, tab, a, p, q, 0, s, &i0, &j0, &t0, &f0);
+                for (uint32_t l = 0; l < a->lanes && same; l++) {
                     uint32_t i, j, t, from;
-                    source_of(c, a, p, q, l, s, &i, &j, &t, &from);
-                    if (from != l || i != i0 || j != j0 || t != t0) return false;
+                    source_of(c, tab, a, p, q, l, s, &i, &j, &t, &from);
+                    same = from == l && i == i0 && j == j0 && t == t0;
                 }
             }
-    return true;
+    rk_free(tab, sizeof *tab);
+    return same;
 }
 
 rk_status rk_tile_acc_to_a_check(const rk_mma_atom *c, const rk_mma_atom *a, uint32_t rows, uint32_t cols) {
@@ -138,16 +159,20 @@ static void in_regs(rk_kernel *k, const rk_mma_atom *c, const rk_mma_atom *a, ui
     rk_value packed[256];
     RK_ASSERT(ni * nj <= RK_COUNTOF(packed), "accumulator to A: at most 256 accumulator atoms");
     for (uint32_t x = 0; x < ni * nj; x++) packed[x] = rk_tile_from_f32(k, acc[x], elem);
+    ctab *tab = rk_calloc(1, sizeof *tab);
+    RK_ASSERT(tab, "accumulator to A: out of memory");
+    ctab_fill(c, tab);
     for (uint32_t p = 0; p < rows / a->m; p++)
         for (uint32_t q = 0; q < nq; q++) {
             rk_value e[RK_TILE_ACC_MAX_SLOTS];
             for (uint32_t s = 0; s < a->a_len; s++) {
                 uint32_t i, j, t, from;
-                source_of(c, a, p, q, 0, s, &i, &j, &t, &from);
+                source_of(c, tab, a, p, q, 0, s, &i, &j, &t, &from);
                 e[s] = c->c_len == 1 ? packed[i * nj + j] : rk_build_vextract(k, packed[i * nj + j], t);
             }
             out[p * nq + q] = a->a_len == 1 ? e[0] : rk_build_vpack(k, e, a->a_len);
         }
+    rk_free(tab, sizeof *tab);
 }
 
 static void through_lds(rk_kernel *k, const rk_mma_atom *c, const rk_mma_atom *a, uint32_t rows, uint32_t cols,
