@@ -149,7 +149,10 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *s, uint64_
     static const uint32_t nv[][4] = {{64, 64, 4, 2}, {64, 32, 4, 2}, {64, 32, 4, 1}, {32, 32, 2, 1}, {16, 16, 1, 1}};
     static const uint32_t cd[][4] = {{128, 64, 4, 2}, {128, 64, 4, 1}, {128, 32, 4, 1}, {64, 32, 4, 1},
                                      {16, 16, 1, 1}};
-    const uint32_t (*c)[4] = amd ? cd : nv;
+    /* D = 256 on mma.sync: 16-key steps keep S and P small beside O (0 spills at 64 they do not) */
+    static const uint32_t nv256[][4] = {{64, 16, 4, 2}, {64, 16, 4, 1}, {32, 16, 2, 1}, {16, 16, 1, 1},
+                                        {16, 16, 1, 1}};
+    const uint32_t (*c)[4] = amd ? cd : a->head_dim == 256 ? nv256 : nv;
     for (size_t i = 0; i < 10; i++) {
         rk_attention_spec trial = *a;
         if (!(locked >> KN_AK_BM & 1)) trial.block_m = c[i % 5][0];
@@ -157,7 +160,9 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *s, uint64_
         if (!(locked >> KN_AK_WARPS & 1)) trial.warps = c[i % 5][2];
         if (!(locked >> KN_AK_STAGES & 1)) trial.stages = c[i % 5][3];
         kn_attn_plan p;
-        if (kn_attn_plan_make(&trial, t, &p) == RK_OK && (i >= 5 || 2 * p.lds_bytes <= t->lds_per_cu)) {
+        if (kn_attn_plan_make(&trial, t, &p) != RK_OK) continue;
+        /* the last candidate (one warp of 16 rows) is only a fallback */
+        if (i >= 5 || (i < 4 && 2 * p.lds_bytes <= t->lds_per_cu)) {
             *a = trial;
             return;
         }

@@ -1,7 +1,8 @@
 /* rocke — the attention kernel (forward, FlashAttention-2 shape): block
  * (x, y, z) takes query rows [x*block_m, +block_m) of query head y of batch
  * z; its warps own block_m / warps rows each.
- *   Q          the tile to LDS once, then every Q fragment into registers;
+ *   Q          the tile to LDS once, then every Q fragment into registers
+ *              (or, when they do not fit beside O, read at every step);
  *   KV loop    over the key blocks the mask leaves visible (causal and
  *              window bounds skip whole blocks): K and V tiles through
  *              `stages` LDS buffers (cp.async groups from 2 on), S = Q K^T
@@ -35,6 +36,7 @@ typedef struct ak {
     rk_value qlen, klen, off;   /* this sequence's lengths; off = klen - qlen */
     rk_value wl, wr;            /* window bounds (window mask) */
     rk_value row0;              /* this warp's first query row */
+    rk_value wrow;              /* its first row within the block */
     rk_value scale_l2;          /* scale * log2(e), f32 */
 } ak;
 
@@ -175,6 +177,16 @@ static rk_value per_slot(ak *g, const rk_value *x, uint32_t i) {
     return rk_build_vpack(g->k, e, pl->atom->c_len);
 }
 
+/* Q fragment (atom row i, K step kk) of this warp from the Q tile in LDS. */
+static rk_value q_frag(ak *g, uint32_t i, uint32_t kk) {
+    rk_kernel *k = g->k;
+    const kn_attn_plan *pl = g->pl;
+    const rk_mma_atom *a = pl->atom;
+    rk_value ro = c32(k, i * a->m), k0 = c32(k, kk * a->k), qb = c32(k, pl->q_base);
+    rk_value mn = rk_build_add(k, g->wrow, ro);
+    return rk_tile_frag_load(k, a, &pl->opq, g->smem, qb, g->w.lane, mn, k0);
+}
+
 static rk_value exp2_one(rk_kernel *k, rk_value x, void *ud) {
     (void)ud;
     return rk_build_exp2(k, x);
@@ -193,12 +205,13 @@ static void step(ak *g, rk_value j, rk_value stage, const rk_value *qf, state *s
     rk_value s[MAXV];
     for (uint32_t x = 0; x < ns; x++) s[x] = rk_tile_acc_zero(k, a);
     for (uint32_t kk = 0; kk < pl->dk; kk++) {
-        rk_value k0 = c32(k, kk * a->k);
+        rk_value k0 = c32(k, kk * a->k), qk[MAXV];
+        for (uint32_t i = 0; i < pl->mi; i++) qk[i] = pl->q_in_regs ? qf[i * pl->dk + kk] : q_frag(g, i, kk);
         for (uint32_t jn = 0; jn < pl->sn; jn++) {
             rk_value n0 = c32(k, jn * a->n);
             rk_value kf = rk_tile_frag_load(k, a, &pl->opk, g->smem, kbase, g->w.lane, n0, k0);
             for (uint32_t i = 0; i < pl->mi; i++)
-                s[i * pl->sn + jn] = rk_build_mma(k, a->op_id, qf[i * pl->dk + kk], kf, s[i * pl->sn + jn]);
+                s[i * pl->sn + jn] = rk_build_mma(k, a->op_id, qk[i], kf, s[i * pl->sn + jn]);
         }
     }
     /* log2(e) folded into the scale: p = exp2(s * scale * log2e - m) */
@@ -430,6 +443,7 @@ void kn_attn_build(const rk_instance *in, const rk_target *t, rk_kernel *k, cons
     rk_value wtm = c32(k, pl.wtm);
     rk_value wrow = rk_build_mul(k, g.w.wm, wtm);
     g.row0 = rk_build_add(k, g.m0, wrow);
+    g.wrow = wrow;
     /* varlen: blocks past this sequence's queries have nothing to do (block uniform) */
     rk_value live = rk_build_cmp(k, "lt", g.m0, g.qlen);
     rk_if_begin(k, live);
@@ -455,19 +469,18 @@ void kn_attn_build(const rk_instance *in, const rk_target *t, rk_kernel *k, cons
     rk_tile_copy_lanes lq;
     rk_tile_copy_lanes_init(k, &pl.cpq, g.w.tid, &lq);
     rk_value zero = c32(k, 0);
-    rk_tile_copy_issue(k, &pl.cpq, &lq, &gq, g.m0, zero, g.smem, zero);
+    rk_value qbase = c32(k, pl.q_base);
+    rk_tile_copy_issue(k, &pl.cpq, &lq, &gq, g.m0, zero, g.smem, qbase);
     rk_build_async_commit_group(k);
     rk_build_async_wait_group(k, 0);
     rk_build_sync(k);
     rk_value qf[MAXV];
     const rk_mma_atom *a = pl.atom;
-    for (uint32_t i = 0; i < pl.mi; i++)
-        for (uint32_t kk = 0; kk < pl.dk; kk++) {
-            rk_value ro = c32(k, i * a->m), k0 = c32(k, kk * a->k);
-            rk_value mn = rk_build_add(k, wrow, ro);
-            qf[i * pl.dk + kk] = rk_tile_frag_load(k, a, &pl.opq, g.smem, zero, g.w.lane, mn, k0);
-        }
-    rk_build_sync(k);
+    if (pl.q_in_regs) {
+        for (uint32_t i = 0; i < pl.mi; i++)
+            for (uint32_t kk = 0; kk < pl.dk; kk++) qf[i * pl.dk + kk] = q_frag(&g, i, kk);
+        rk_build_sync(k);   /* the K/V stages overwrite Q */
+    }
 
     rk_tile_copy_lanes_init(k, &pl.cpk, g.w.tid, &g.lk);
     rk_tile_copy_lanes_init(k, &pl.cpv, g.w.tid, &g.lv);

@@ -21,13 +21,15 @@ typedef struct kn_attn_plan {
     uint32_t sn, dk;                 /* S atoms along the keys; K steps of Q K^T over D */
     uint32_t on, pk;                 /* O atoms along D; K steps of P V over the keys */
     bool p_in_regs;                  /* P reaches the A operand without LDS (rk_tile_acc_to_a_in_regs) */
+    bool q_in_regs;                  /* Q fragments held across the loop, else read from LDS each step */
     rk_tile_acc_rows rows;           /* which lanes and slots share a query row */
     rk_tile_operand opq, opk, opv;   /* Q [bm, D] (A), K [bn, D] (B, K inner), V [bn, D] (B, K outer) */
     rk_tile_copy cpq, cpk, cpv;
     rk_lds_layout lp;                /* a warp's P scratch: wtm x bn (LDS path) */
-    uint32_t q_elems, kv_stage, v_base, p_base, p_warp;   /* LDS elements: Q; one K+V stage; V in a stage;
-                                                           * the P scratch after the stages; per warp */
-    uint32_t lds_elems, lds_bytes;   /* Q aliases the K/V stages (it is read into registers first) */
+    uint32_t q_elems, q_base, kv_stage, v_base, p_base, p_warp;   /* LDS elements: Q and where it starts; one
+                                                                   * K+V stage; V in a stage; the P scratch
+                                                                   * after the stages and Q; per warp */
+    uint32_t lds_elems, lds_bytes;   /* Q held in registers aliases the K/V stages (read before the loop) */
 } kn_attn_plan;
 
 /* attention_plan.c: resolve the atom, check every rule and budget (RK_ERR_INVALID names the knob, the limit

@@ -73,10 +73,13 @@ static rk_status check_tiles(const rk_attention_spec *s, const rk_target *t, kn_
     /* f32 registers per thread: O and S accumulators, P and Q fragments (16-bit pairs) */
     uint32_t o = p->mi * p->on * a->c_len, sreg = p->mi * p->sn * a->c_len, pf = p->mi * p->pk * a->a_len / 2;
     uint32_t q = p->mi * p->dk * a->a_len / 2, regs = o + sreg + pf + q;
-    if (o + q > 160)
-        return rk_fail(RK_ERR_INVALID, "attention: knob 'head_dim' = %u keeps %u registers of O accumulators and Q "
-                       "fragments per thread for %u-row atoms (%s), more than this slice holds (160 of the 255): "
-                       "head_dim 64 or 128 on %s", p->d, o + q, a->m, a->op_id, t->name);
+    /* Q fragments stay in registers when they fit beside O, else they are read from LDS at every step */
+    p->q_in_regs = o + q <= 160;
+    if (!p->q_in_regs) regs -= q;
+    if (o > 160)
+        return rk_fail(RK_ERR_INVALID, "attention: knob 'head_dim' = %u keeps %u registers of O accumulators per "
+                       "thread for %u-row atoms (%s), more than this slice holds (160 of the 255): head_dim 64 or "
+                       "128 on %s", p->d, o, a->m, a->op_id, t->name);
     if (regs > 192)
         return rk_fail(RK_ERR_INVALID, "attention: %u query rows per warp with block_n = %u and D = %u keep %u "
                        "registers of accumulators and fragments per thread (at most 192 of the 255): use more "
@@ -104,8 +107,13 @@ static rk_status check_lds(const rk_attention_spec *s, const rk_target *t, kn_at
     p->q_elems = round64(rk_lds_layout_bytes(&p->opq.lds) / eb);
     p->kv_stage = kel + vel;
     p->v_base = kel;
-    /* Q is read into registers before the loop, so it shares the K/V stages */
+    /* Q read into registers before the loop shares the K/V stages; else it follows them */
     uint32_t stages = p->stages * p->kv_stage, body = stages > p->q_elems ? stages : p->q_elems;
+    p->q_base = 0;
+    if (!p->q_in_regs) {
+        p->q_base = stages;
+        body = stages + p->q_elems;
+    }
     p->p_base = body;
     p->p_warp = 0;
     if (!p->p_in_regs) {

@@ -3,7 +3,7 @@
  * registers) and an AMD one (gfx942, MFMA: P through LDS), plus one case each
  * on sm_80 and gfx950: odd shapes (Sq = 1, 37, Skv = 45, Sq != Skv both
  * ways, so fully masked rows), MHA / GQA / MQA, every mask (window bounds
- * finite and unbounded), D = 64 and 128, LSE, the bshd layout (a
+ * finite and unbounded), D = 64, 128 and 256, LSE, the bshd layout (a
  * q.transpose(1, 2) view through the stride arguments), varlen with random
  * lengths (one of them 1), several KV blocks through 1..3 stages; and a
  * table of bad specs and shapes, each with the message it must give. Fresh
@@ -79,6 +79,9 @@ static void test_no_mask_odd_shapes(void **state) {
         run_case(targets[t], mqa, "dtype=bf16", NULL, 0);
         run_case(targets[t], gqa, "dtype=f16 lse=true", NULL, 0);
     }
+    /* D = 256: Q fragments read from LDS at every step on mma.sync, held on MFMA */
+    const uint64_t d256[6] = {1, 2, 1, 20, 45, 256};
+    for (int t = 0; t < 2; t++) run_case(targets[t], d256, "dtype=bf16 mask=causal lse=true", NULL, 0);
     const uint64_t d64[6] = {1, 2, 2, 37, 45, 64};
     run_case("sm_80", d64, "dtype=f16", NULL, 0);
     run_case("gfx950", d64, "dtype=bf16 lse=true", NULL, 0);
@@ -172,7 +175,7 @@ static void test_bad_specs(void **state) {
         {"sm_90a", "atom=wgmma_m64n8k16_f32_bf16", {1, 1, 1, 16, 16, 128}, "later slice"},
         {"sm_90a", "dtype=bf16 atom=mma_m16n8k16_f32_f16", {1, 1, 1, 16, 16, 128}, "does not multiply bf16"},
         {"gfx942", "wave=64 block_m=128 block_n=128 stages=3 warps=8", {1, 1, 1, 16, 16, 128}, "bytes of LDS"},
-        {"sm_90a", "head_dim=256", {1, 1, 1, 16, 16, 256}, "head_dim 64 or 128 on sm_90a"},
+        {"sm_90a", "head_dim=256 block_m=128 warps=4", {1, 1, 1, 16, 16, 256}, "head_dim 64 or 128 on sm_90a"},
         {"sm_90a", "block_m=32 warps=1 block_n=128", {1, 1, 1, 16, 16, 64}, "registers of accumulators"},
         {"sm_90a", "stages=4", {1, 1, 1, 16, 16, 128}, "must be one of 1|2|3"},
     };
