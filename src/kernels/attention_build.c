@@ -234,7 +234,7 @@ static void step(ak *g, rk_value j, rk_value stage, const rk_value *qf, state *s
     }
     rk_if_end(k, s, ns);
     /* row maxima across the lanes of each row, then the update */
-    rk_value p[MAXV], alpha[MAXV];
+    rk_value msub[MAXV], alpha[MAXV];   /* per row: what the exps subtract, the rescale of O and l */
     uint32_t nr = pl->rows.nrows;
     rk_value zero = rk_const_f32(k, 0.0f), ninf = rk_const_f32(k, -INFINITY);
     for (uint32_t i = 0; i < pl->mi; i++)
@@ -254,11 +254,11 @@ static void step(ak *g, rk_value j, rk_value stage, const rk_value *qf, state *s
             rk_value dm = rk_build_fsub(k, st->m[x], muse);
             alpha[x] = rk_build_exp2(k, dm);
             st->m[x] = mnew;
-            p[x] = muse;   /* the row's subtrahend, replaced by the exps below */
+            msub[x] = muse;
         }
     rk_value pv[MAXV];
     for (uint32_t i = 0; i < pl->mi; i++) {
-        rk_value sub = per_slot(g, p, i);
+        rk_value sub = per_slot(g, msub, i);
         rk_value rs[RK_TILE_ACC_MAX_SLOTS] = {0};
         for (uint32_t jn = 0; jn < pl->sn; jn++) {
             rk_value d = rk_tile_sub(k, masked[i * pl->sn + jn], sub);
