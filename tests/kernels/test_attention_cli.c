@@ -53,8 +53,9 @@ static int teardown(void **state) {
 
 static void test_build_and_run(void **state) {
     (void)state;
-    expect_ok(ROCKE " build attention --mask window --layout varlen --lse true --shape 3,4,2,37,45,64 "
+    expect_ok(ROCKE " build attention --mask window --layout varlen --lse --shape 3,4,2,37,45,64 "
               "--target gfx942 --ir-only -o win", NULL);
+    expect_ok("grep -c '\"lse\": \"true\"' win/manifest.json", "1");   /* a bare boolean knob is true */
     expect_ok(ROCKE " run win/manifest.json --window 7,2 --lengths 37:45,1,20:0 --verify --seed 5", "bad=0/");
     expect_ok(ROCKE " run win/manifest.json --window -1,3 --verify --seed 6", "Perf: ");
     rk_test_run r = run(ROCKE " build attention --mask causal --shape 1,4,2,20,33,128 --target sm_90a --ir-only -o c");
