@@ -190,12 +190,11 @@ static rk_status check_shape(const rk_instance *in, const rk_shape *s) {
                        (unsigned long long)s->dim[DHKV]);
     if (s->dim[DB] > 65535 || s->dim[DHQ] > 65535)
         return rk_fail(RK_ERR_INVALID, "attention: B and Hq must each be at most 65535 (grid z and y)");
-    for (int i = 0; i < 6; i++) {
-        double rows = a->layout == RK_ATTN_BHSD ? 1 : dm(s, DB);
-        double h = i == DSQ ? dm(s, DHQ) : dm(s, DHKV);
-        if ((i == DSQ || i == DSKV) && rows * dm(s, i) * h * dm(s, DD) > INT32_MAX)
-            return rk_fail(RK_ERR_INVALID, "attention: a sequence stride times %s passes 2^31 elements", dims[i].name);
-    }
+    /* lengths and cu_seqlens offsets are i32 (element offsets are formed in i64) */
+    double rows = a->layout == RK_ATTN_VARLEN ? dm(s, DB) : 1;
+    if (rows * dm(s, DSQ) > INT32_MAX || rows * dm(s, DSKV) > INT32_MAX)
+        return rk_fail(RK_ERR_INVALID, "attention: Sq and Skv (varlen: B * Sq and B * Skv, the packed rows) must "
+                       "each be below 2^31");
     return RK_OK;
 }
 
