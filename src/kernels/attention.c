@@ -150,7 +150,7 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *s, uint64_
     static const uint32_t cd[][4] = {{128, 64, 4, 2}, {128, 64, 4, 1}, {128, 32, 4, 1}, {64, 32, 4, 1},
                                      {16, 16, 1, 1}};
     /* D = 256 on mma.sync: 16-key steps keep S and P small beside O (0 spills at 64 they do not) */
-    static const uint32_t nv256[][4] = {{64, 16, 4, 2}, {64, 16, 4, 1}, {32, 16, 2, 1}, {16, 16, 1, 1},
+    static const uint32_t nv256[][4] = {{64, 16, 4, 2}, {64, 16, 4, 1}, {32, 16, 2, 2}, {32, 16, 2, 1},
                                         {16, 16, 1, 1}};
     const uint32_t (*c)[4] = amd ? cd : a->head_dim == 256 ? nv256 : nv;
     for (size_t i = 0; i < 10; i++) {

@@ -96,6 +96,9 @@ static void test_causal(void **state) {
         run_case(targets[t], tall, "dtype=bf16 mask=causal lse=true block_m=32 warps=2 block_n=32", NULL, 0);
         run_case(targets[t], wide, "dtype=f16 mask=causal block_n=32", NULL, 0);
     }
+    /* other atoms: MFMA 32x32 (rows over 32 lanes, P through LDS), mma.sync m16n8k8 (P in registers) */
+    run_case("gfx942", tall, "dtype=bf16 mask=causal lse=true atom=mfma_f32_32x32x8_bf16", NULL, 0);
+    run_case("sm_80", wide, "dtype=f16 mask=causal atom=mma_m16n8k8_f32_f16", NULL, 0);
 }
 
 static void test_window(void **state) {
