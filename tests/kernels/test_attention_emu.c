@@ -39,18 +39,11 @@ static uint32_t next_n;
 static void run_case(const char *target, const uint64_t ext[6], const char *knobs, const given *g, uint32_t ng) {
     const rk_target *t = rk_target_find(target);
     rk_instance in;
-    assert_int_equal(rk_instance_default(RK_FAMILY_ATTENTION, &in), RK_OK);
-    uint64_t locked = 0;
-    if (problem_knobs_set(&in, knobs, &locked)) fail_msg("%s: %s", knobs, rk_error_message());
     rk_shape sh;
-    assert_int_equal(rk_shape_default(RK_FAMILY_ATTENTION, &sh), RK_OK);
-    assert_int_equal(rk_shape_update(RK_FAMILY_ATTENTION, &sh, NULL, ext, 6, false), RK_OK);
-    assert_int_equal(rk_instance_tune(&in, t, &sh, locked), RK_OK);
+    rk_kernel *k;
     char name[256];
-    assert_int_equal(rk_instance_name(&in, name, sizeof name), RK_OK);
-    if (rk_instance_check_shape(&in, &sh)) fail_msg("%s %s: %s", target, name, rk_error_message());
-    rk_kernel *k = NULL;
-    if (rk_instance_build(&in, t, &k)) fail_msg("%s %s: %s", target, name, rk_error_message());
+    if (problem_emu_build(RK_FAMILY_ATTENTION, t, ext, 6, knobs, &in, &sh, &k, name, sizeof name))
+        fail_msg("%s %s (%s): %s", target, name, knobs, rk_error_message());
     rk_problem p;
     uint64_t s = seed ^ (runs++ * 0x9e3779b97f4a7c15ull);
     assert_int_equal(rk_problem_init(&p, &in, &sh, s), RK_OK);
