@@ -75,6 +75,21 @@ build_all() {
       done
     done
   done < <(grid)
+  # attention (16-bit only): every mask, LSE and varlen, on an NVIDIA and an AMD target
+  for knobs in "--mask none" "--mask causal --lse true" "--mask window --layout varlen --head-dim 64 --shape 2,4,2,256,256,64"; do
+    for t in gfx942 sm_90a; do
+      n=$((n + 1))
+      local d="$out/$n"
+      # shellcheck disable=SC2086
+      if ! "$rocke" build attention --dtype bf16 --target "$t" $knobs --ir-only -o "$d" >/dev/null 2>"$d.err"; then
+        echo "check-ir-determinism: $rocke build attention --target $t $knobs failed:" >&2
+        cat "$d.err" >&2
+        return 2
+      fi
+      rm -f "$d.err" "$d/manifest.json"
+      for ir in "$d"/*.ir; do "$rocke" lower "$ir" --target "$t" -o "${ir%.ir}.ll"; done
+    done
+  done
   for t in sm_90a gfx950; do
     ROCKE_CACHE=0 "$rocke" gpu-check --emit "$out/check_$t" --target "$t" >/dev/null ||
       { echo "check-ir-determinism: $rocke gpu-check --emit --target $t failed" >&2; return 2; }

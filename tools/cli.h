@@ -54,6 +54,7 @@ typedef struct cli_opt {
     int64_t lo;          /* integer range when ranged */
     uint64_t hi;
     double dlo, dhi;     /* CLI_DOUBLE range when ranged */
+    const char *bare;    /* CLI_STRING: the value when given without one (a boolean knob's "true"); NULL: none */
     uint32_t seen;       /* set by cli_parse: how often it was given */
 } cli_opt;
 

@@ -23,8 +23,9 @@ void cli_add_knobs(rk_family_id fam, cli_knobs *ko, cli_opt *opts) {
             if (*c == '|') *c = ',';
         snprintf(ko->help[i], sizeof ko->help[i], "%s%s\n(legal: %s)", kb[i].help,
                  kb[i].perf ? " (heuristic)" : "", legal);
+        /* a boolean knob alone (--lse) means true */
         opts[i] = (cli_opt){.name = ko->name[i], .kind = CLI_STRING, .dst = &ko->value[i], .meta = "VALUE",
-                            .help = ko->help[i]};
+                            .help = ko->help[i], .bare = kb[i].kind == RK_KNOB_BOOL ? "true" : NULL};
     }
     opts[ko->n] = (cli_opt){0};
 }

@@ -320,9 +320,10 @@ int cli_parse(cli_cmd *c, int argc, char **argv, int first) {
         }
         if (o->kind == CLI_FLAG && v) return cli_misuse(c, "%s takes no value, got '%s'", shown, a);
         if (o->kind != CLI_FLAG && !v) {
-            if (i + 1 == argc || is_option(c, argv[i + 1]))
+            if ((i + 1 == argc || is_option(c, argv[i + 1])) && o->bare) v = o->bare;
+            else if (i + 1 == argc || is_option(c, argv[i + 1]))
                 return cli_misuse(c, "%s needs a value (%s %s)", shown, shown, o->meta);
-            v = argv[++i];
+            else v = argv[++i];
         }
         if (o->seen && o->kind != CLI_REPEATED) return cli_misuse(c, "%s given twice; give it once", shown);
         o->seen++;

@@ -93,7 +93,9 @@ static void fill_manifest(rk_manifest *m, const rk_instance *in, const rk_target
         rk_instance_get(in, kb[i].name, v, sizeof v);
         rk_manifest_add_spec(m, kb[i].name, v);
     }
-    snprintf(m->notes, sizeof m->notes, "rocke build %s for %s", rk_family_name(in->family), t->name);
+    const char *note = rk_instance_note(in, t);
+    snprintf(m->notes, sizeof m->notes, "rocke build %s for %s%s%s", rk_family_name(in->family), t->name,
+             *note ? ": " : "", note);
 }
 
 /* Compile and write NAME.ll and the code object; record the binary in m. */
@@ -267,6 +269,7 @@ int cmd_build(int argc, char **argv) {
     }
     if (!rc && rk_manifest_write(&m, out)) rc = cli_fail("build");
     if (!rc) printf("rocke build: %s for %s -> %s/manifest.json\n", name, t->name, out);
+    if (!rc && *rk_instance_note(&in, t)) printf("rocke build: note: %s\n", rk_instance_note(&in, t));
     rk_string_free(ir);
     rk_kernel_free(k);
     return rc;

@@ -140,9 +140,58 @@ static const char output_text[] =
     "first differing element of each output. Exit 1 when --verify finds a bad element,\n"
     "--check-emu a difference, or on errors, 2 on misuse.\n";
 
+/* --window L,R */
+static bool set_window(rk_problem *p, const char *text) {
+    char *end;
+    long long l = strtoll(text, &end, 10), r = 0;
+    bool ok = end != text && *end == ',';
+    if (ok) {
+        const char *rs = end + 1;
+        r = strtoll(rs, &end, 10);
+        ok = end != rs && *end == 0;
+    }
+    if (!ok) {
+        fprintf(stderr, "rocke run: --window '%s': expected two integers L,R (negative: unbounded)\n", text);
+        return false;
+    }
+    if (rk_problem_set_window(p, l, r)) {
+        fprintf(stderr, "rocke run: --window: %s\n", rk_error_message());
+        return false;
+    }
+    return true;
+}
+
+/* --lengths LQ[:LK],... (LK defaults to LQ) */
+static bool set_lengths(rk_problem *p, const char *text) {
+    static uint64_t lq[65536], lk[65536];
+    uint32_t n = 0;
+    for (const char *c = text; *c && n < 65536; n++) {
+        char *end;
+        lq[n] = strtoull(c, &end, 10);
+        bool ok = end != c && *c != '-';
+        lk[n] = lq[n];
+        if (ok && *end == ':') {
+            const char *k = end + 1;
+            lk[n] = strtoull(k, &end, 10);
+            ok = end != k && *k != '-';
+        }
+        if (!ok || (*end && *end != ',')) {
+            fprintf(stderr, "rocke run: --lengths '%s': expected LQ[:LK] per sequence, separated by ','\n", text);
+            return false;
+        }
+        c = *end ? end + 1 : end;
+    }
+    if (rk_problem_set_lengths(p, lq, lk, n)) {
+        fprintf(stderr, "rocke run: --lengths: %s\n", rk_error_message());
+        return false;
+    }
+    return true;
+}
+
 int cmd_run(int argc, char **argv) {
     const char *manifest = NULL, *device = NULL, *shape = NULL;   /* device NULL: $ROCKE_DEVICE, else auto */
     const char *groups_text = NULL, *stride = NULL, *pad = NULL, *dilation = NULL;
+    const char *window_text = NULL, *lengths_text = NULL;
     bool verify = false, check_emu = false;
     cli_list given_text = {.n = 0};
     uint32_t warmup = 0, iters = 0;
@@ -168,6 +217,12 @@ int cmd_run(int argc, char **argv) {
                  "per axis (H0,H1,W0,W1)"},
         {.name = "--dilation", .kind = CLI_STRING, .dst = &dilation, .meta = "D[,D..]",
          .help = "conv, conv3d: the dilation, one value or one per axis"},
+        {.name = "--window", .kind = CLI_STRING, .dst = &window_text, .meta = "L,R",
+         .help = "attention built with --mask window: keys visible before and after the\n"
+                 "diagonal (negative: unbounded; default: the manifest's)"},
+        {.name = "--lengths", .kind = CLI_STRING, .dst = &lengths_text, .meta = "LQ[:LK],...",
+         .help = "attention built with --layout varlen: each sequence's query (and key)\n"
+                 "length, B of them, at most the shape's Sq (Skv); default: random"},
         {.name = "--device", .kind = CLI_STRING, .dst = &device, .meta = "D",
          .help = "auto (first GPU, else the emulator; default), emu, cuda, hip\n"
                  "(cuda:1, hip:0 pick a GPU). The emulator runs DIR/NAME.ir for\n"
@@ -288,6 +343,8 @@ int cmd_run(int argc, char **argv) {
     }
     for (uint32_t i = 0; i < ngiven; i++)
         if (rk_problem_set_scalar(&r.p, given[i].name, given[i].value)) { rc = cli_fail("run"); goto out; }
+    if (window_text && !set_window(&r.p, window_text)) { rc = 2; goto out; }
+    if (lengths_text && !set_lengths(&r.p, lengths_text)) { rc = 2; goto out; }
     void *init[RK_KSIG_MAX] = {0};
     for (uint32_t i = 0; i < r.p.sig.n; i++) {
         const rk_host_buf *b = &r.p.buf[i];

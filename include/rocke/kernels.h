@@ -24,7 +24,7 @@ typedef enum rk_family_id {
     RK_FAMILY_ELEMENTWISE = 0, RK_FAMILY_REDUCE, RK_FAMILY_SOFTMAX, RK_FAMILY_LAYERNORM,
     RK_FAMILY_RMSNORM, RK_FAMILY_TRANSPOSE, RK_FAMILY_GEMM, RK_FAMILY_BATCHED_GEMM,
     RK_FAMILY_ADD_RMSNORM_QUANT, RK_FAMILY_ROPE, RK_FAMILY_TOPK_SOFTMAX, RK_FAMILY_PERMUTE,
-    RK_FAMILY_GROUPED_GEMM, RK_FAMILY_CONV, RK_FAMILY_CONV3D, RK_FAMILY__COUNT
+    RK_FAMILY_GROUPED_GEMM, RK_FAMILY_CONV, RK_FAMILY_CONV3D, RK_FAMILY_ATTENTION, RK_FAMILY__COUNT
 } rk_family_id;
 #define RK_FAMILY_MAX 32
 
@@ -198,6 +198,29 @@ typedef struct rk_conv_spec {
     uint32_t stride[3], pad[6], dilation[3], groups;
 } rk_conv_spec;
 
+/* Attention, forward: O = softmax(scale * Q K^T + mask) V per (batch, query
+ * head), KV head = query head / (Hq / Hkv), online softmax in f32, optional
+ * LSE (natural log, f32). Layouts: bhsd / bshd are padded [B, H, S, D] /
+ * [B, S, H, D] problems (the kernel takes batch, head and sequence strides,
+ * so any such view runs); varlen packs [total, H, D] with cu_seqlens_q/k
+ * (docs/attention.md). Masks are bottom-right aligned: key j is visible to
+ * query i iff j <= i + Skv - Sq (causal) or i + Skv - Sq - left <= j <=
+ * i + Skv - Sq + right (window; a negative bound is unbounded). */
+typedef enum rk_attn_mask { RK_ATTN_MASK_NONE = 0, RK_ATTN_MASK_CAUSAL, RK_ATTN_MASK_WINDOW, RK_ATTN_MASK__COUNT } rk_attn_mask;
+typedef enum rk_attn_layout { RK_ATTN_BHSD = 0, RK_ATTN_BSHD, RK_ATTN_VARLEN, RK_ATTN_LAYOUT__COUNT } rk_attn_layout;
+typedef struct rk_attention_spec {
+    rk_scalar dtype;               /* f16, bf16 (Q, K, V, O) */
+    uint32_t head_dim;             /* 64, 128, 256 */
+    int mask;                      /* rk_attn_mask */
+    bool lse;                      /* write LSE */
+    int layout;                    /* rk_attn_layout */
+    uint32_t block_m, block_n;     /* query rows per block, keys per KV step */
+    uint32_t warps;                /* warps (waves) per block, each block_m / warps query rows */
+    uint32_t stages;               /* K/V LDS buffers in flight (2+: async copies) */
+    int atom;                      /* rk_atom_id; RK_ATOM_NONE: the target's default */
+    uint32_t wave;                 /* the target's wave / warp size */
+} rk_attention_spec;
+
 /* ---- one instance of any family --------------------------------------------- */
 typedef struct rk_instance {
     rk_family_id family;
@@ -212,6 +235,7 @@ typedef struct rk_instance {
         rk_topk_softmax_spec topk;
         rk_gemm_spec gemm;         /* gemm, batched_gemm and grouped_gemm */
         rk_conv_spec conv;         /* conv and conv3d */
+        rk_attention_spec attn;
         uint32_t words[32];        /* spec storage for registered families */
     } u;
 } rk_instance;
@@ -332,6 +356,9 @@ rk_status rk_instance_validate(const rk_instance *in, const rk_target *t);
 rk_status rk_instance_check_shape(const rk_instance *in, const rk_shape *s);
 /* Deterministic name encoding every code-affecting field. */
 rk_status rk_instance_name(const rk_instance *in, char *buf, size_t n);
+/* A family's note on what instance `in` runs on target t (e.g. which code
+ * path this slice gives sm_90a), "" when it has none. */
+const char *rk_instance_note(const rk_instance *in, const rk_target *t);
 /* Manifest "kind": "<family>_<dtype>" e.g. "softmax_bf16". */
 void rk_instance_kind(const rk_instance *in, char *buf, size_t n);
 
@@ -354,7 +381,8 @@ typedef struct rk_kparam {
     rk_scalar type;            /* element type (ptr) or i32/i64/f32 */
     rk_kparam_role role;
     const char *dims;          /* pointers: the tensor's layout as family dimension names, outermost
-                                * first ("M,N"; transpose's Y "N,M"), or decimal counts ("5,M,N");
+                                * first ("M,N"; transpose's Y "N,M"), or decimal counts ("5,M,N"),
+                                * or a dimension plus one ("B+1": offset arrays);
                                 * its element count is their product. NULL for scalars; a
                                 * tensormap: the buffer it maps */
 } rk_kparam;
@@ -446,6 +474,12 @@ typedef struct rk_problem_tmap {
     uint32_t box_rows, box_cols, swizzle_bytes;
 } rk_problem_tmap;
 rk_status rk_problem_tensormap(const rk_problem *p, uint32_t i, rk_problem_tmap *out);
+/* attention: the window bounds (keys before / after the diagonal; negative:
+ * unbounded) of a mask=window instance, and the n = B (query, key) lengths
+ * of a varlen instance, each at most the shape's Sq / Skv (0 allowed: an
+ * empty sequence). Other instances fail naming what the call needs. */
+rk_status rk_problem_set_window(rk_problem *p, int64_t left, int64_t right);
+rk_status rk_problem_set_lengths(rk_problem *p, const uint64_t *lq, const uint64_t *lk, uint32_t n);
 /* Extent of dimension `name` (0 when the family has none). */
 uint64_t rk_problem_dim(const rk_problem *p, const char *name);
 

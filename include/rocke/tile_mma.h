@@ -164,6 +164,56 @@ uint32_t rk_tile_frag_conflicts(const rk_mma_atom *atom, const rk_tile_operand *
 /* The same for one pass of a copy into its layout. */
 uint32_t rk_tile_copy_conflicts(const rk_tile_copy *c, uint32_t wave);
 
+
+/* ---- accumulators as rows and as A operands (tile_acc_frag.c) ------------------------------- */
+/* How an accumulator fragment spreads the rows of its block (from the lane
+ * map, not from knowledge of the instruction): every lane holds `nrows`
+ * distinct rows (slot s belongs to row group row_of_slot[s], rows in
+ * ascending order), and a row lives in the lanes that differ from each
+ * other only in the lane bits of `xor_mask` (butterfly partners l ^ mask),
+ * which together hold all of the block's columns. Used for the per-row
+ * reductions of a softmax over an accumulator tile. */
+#define RK_TILE_ACC_MAX_SLOTS 64
+typedef struct rk_tile_acc_rows {
+    uint32_t nmasks, xor_mask[7];                  /* ascending single-bit masks */
+    uint32_t nrows;                                /* row groups per lane */
+    uint32_t row_of_slot[RK_TILE_ACC_MAX_SLOTS];   /* slot -> row group */
+    uint32_t row_slot0[RK_TILE_ACC_MAX_SLOTS];     /* row group -> its first slot */
+} rk_tile_acc_rows;
+/* RK_ERR_INVALID naming the atom when its accumulator rows are not spread
+ * that way (batched atoms, maps whose row depends on lane and slot jointly). */
+rk_status rk_tile_acc_rows_make(const rk_mma_atom *c, rk_tile_acc_rows *out);
+/* Reduce x (f32, one value per lane) with op across the lanes that share
+ * its row: every partner ends with the same bits. */
+rk_value rk_tile_acc_row_reduce(rk_kernel *k, const rk_tile_acc_rows *r, rk_tile_red op, rk_value x);
+
+/* Accumulators of atom c as A fragments of atom a (flash attention's
+ * P = softmax(S) feeding P * V). The tile is rows x cols: accumulators
+ * acc[i * (cols / c->n) + j] (vec<f32>), fragments out[p * (cols / a->k) + q]
+ * (vec<elem x a_len>), rows a multiple of c->m and a->m, cols of c->n and
+ * a->k. The choice is made on the host from the two lane maps: when every A
+ * slot of every lane is an accumulator slot of the same lane, and the same
+ * (atom, slot) for all lanes, the fragments are a register re-layout
+ * (mma.sync m16n8k16: an accumulator pair of two n8 atoms is one A
+ * fragment); otherwise each lane stores its accumulators (rounded to elem)
+ * into an LDS scratch tile, the block synchronizes, and the fragments are
+ * read back with rk_tile_frag_load (MFMA). */
+bool rk_tile_acc_to_a_in_regs(const rk_mma_atom *c, const rk_mma_atom *a);
+/* RK_ERR_INVALID naming the rule: lane counts, batched atoms, tile sizes. */
+rk_status rk_tile_acc_to_a_check(const rk_mma_atom *c, const rk_mma_atom *a, uint32_t rows, uint32_t cols);
+/* The LDS path's scratch: a rows x cols tile (layout `lds`, rk_lds_layout_bytes
+ * of it) at element `base` (i32) of `smem` (1-D, elem). The LDS path is a
+ * block barrier: every thread of the block must reach it, and the caller
+ * keeps the previous readers of the scratch apart (a barrier) before the
+ * next call overwrites it. NULL when rk_tile_acc_to_a_in_regs. */
+typedef struct rk_tile_acc_scratch {
+    rk_value smem, base;
+    rk_lds_layout lds;
+} rk_tile_acc_scratch;
+void rk_tile_acc_to_a(rk_kernel *k, const rk_mma_atom *c, const rk_mma_atom *a, uint32_t rows, uint32_t cols,
+                      const rk_value *acc, rk_scalar elem, rk_value lane, const rk_tile_acc_scratch *scratch,
+                      rk_value *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -44,6 +44,13 @@ rk_status kn_gemm_plan_make(const rk_gemm_spec *s, const rk_target *t, bool batc
  * chunks) back into plain ones of the access width, same LDS layouts: for
  * callers whose own gathers address every chunk (convolution's im2col). */
 rk_status kn_gemm_plan_plain(kn_gemm_plan *p);
+/* The cheapest LDS layout (fragment-read + copy-store bank conflicts) for
+ * a rows x cols operand tile read as fragment f of atom a, and its copy. */
+rk_status kn_gemm_choose_layout(const rk_mma_atom *a, rk_frag f, bool k_inner, uint32_t rows, uint32_t cols,
+                                uint32_t vec, uint32_t threads, rk_scalar e, bool async, uint32_t wave,
+                                rk_tile_operand *op, rk_tile_copy *cp);
+/* The first of n atoms the target has (NULL: none). */
+const rk_mma_atom *kn_first_atom(const rk_target *t, const rk_atom_id *ids, size_t n);
 /* The default atom of a target for an input type (NULL: none). */
 const rk_mma_atom *kn_gemm_default_atom(const rk_target *t, rk_scalar dtype);
 

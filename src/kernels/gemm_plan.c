@@ -10,17 +10,20 @@
 
 #include "gemm_hopper.h"
 
+const rk_mma_atom *kn_first_atom(const rk_target *t, const rk_atom_id *ids, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        const rk_mma_atom *a = rk_mma_atom_get(ids[i]);
+        if (a && rk_target_has_atom(t, a)) return a;
+    }
+    return NULL;
+}
+
 const rk_mma_atom *kn_gemm_default_atom(const rk_target *t, rk_scalar dtype) {
     static const rk_atom_id f16[] = {RK_ATOM_MMA_M16N8K16_F32_F16, RK_ATOM_MFMA_F32_32X32X16_F16,
                                      RK_ATOM_MFMA_F32_32X32X8_F16};
     static const rk_atom_id bf16[] = {RK_ATOM_MMA_M16N8K16_F32_BF16, RK_ATOM_MFMA_F32_32X32X16_BF16,
                                       RK_ATOM_MFMA_F32_32X32X8_BF16};
-    const rk_atom_id *ids = dtype == RK_S_BF16 ? bf16 : f16;
-    for (size_t i = 0; i < 3; i++) {
-        const rk_mma_atom *a = rk_mma_atom_get(ids[i]);
-        if (a && rk_target_has_atom(t, a)) return a;
-    }
-    return NULL;
+    return kn_first_atom(t, dtype == RK_S_BF16 ? bf16 : f16, 3);
 }
 
 /* The copy of an operand: `vec` elements per LDS chunk read in `gvec`-element
@@ -52,9 +55,9 @@ static uint32_t score(const rk_mma_atom *a, rk_frag f, bool k_inner, const rk_ld
     return rk_tile_frag_conflicts(a, &op) + rk_tile_copy_conflicts(cp, wave);
 }
 
-static rk_status choose_layout(const rk_mma_atom *a, rk_frag f, bool k_inner, uint32_t rows, uint32_t cols,
-                               uint32_t gvec, uint32_t threads, rk_scalar e, bool async, uint32_t wave,
-                               rk_tile_operand *op, rk_tile_copy *cp) {
+rk_status kn_gemm_choose_layout(const rk_mma_atom *a, rk_frag f, bool k_inner, uint32_t rows, uint32_t cols,
+                                uint32_t gvec, uint32_t threads, rk_scalar e, bool async, uint32_t wave,
+                                rk_tile_operand *op, rk_tile_copy *cp) {
     uint32_t eb = rk_tile_elem_bytes(e), row_bytes = cols * eb, best = UINT32_MAX;
     uint32_t vec = chunk_vec(gvec, eb, cols);
     rk_lds_layout cand[6];
@@ -149,10 +152,10 @@ rk_status kn_gemm_plan_make(const rk_gemm_spec *s, const rk_target *t, bool batc
     bool async_a = p.stages > 1 && (s->vec_a * eb == 4 || s->vec_a * eb == 8 || s->vec_a * eb == 16);
     bool async_b = p.stages > 1 && (s->vec_b * eb == 4 || s->vec_b * eb == 8 || s->vec_b * eb == 16);
     /* A: [bm][bk] when row-major (K inner), else [bk][bm]; B: [bn][bk] when column-major, else [bk][bn] */
-    rk_status st = choose_layout(a, RK_FRAG_A, p.a_row, p.a_row ? p.bm : p.bk, p.a_row ? p.bk : p.bm, s->vec_a,
+    rk_status st = kn_gemm_choose_layout(a, RK_FRAG_A, p.a_row, p.a_row ? p.bm : p.bk, p.a_row ? p.bk : p.bm, s->vec_a,
                                  p.threads, s->dtype, async_a, p.wave, &p.opa, &p.cpa);
     if (st) return again(st, "gemm: the A tile with vec_a", s->vec_a);
-    st = choose_layout(a, RK_FRAG_B, !p.b_row, p.b_row ? p.bk : p.bn, p.b_row ? p.bn : p.bk, s->vec_b, p.threads,
+    st = kn_gemm_choose_layout(a, RK_FRAG_B, !p.b_row, p.b_row ? p.bk : p.bn, p.b_row ? p.bn : p.bk, s->vec_b, p.threads,
                        s->dtype, async_b, p.wave, &p.opb, &p.cpb);
     if (st) return again(st, "gemm: the B tile with vec_b", s->vec_b);
     p.stage_a = rk_lds_layout_bytes(&p.opa.lds) / eb;

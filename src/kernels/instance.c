@@ -18,7 +18,7 @@ static const kn_family *families[RK_FAMILY_MAX] = {
     [RK_FAMILY_GEMM] = &kn_gemm,               [RK_FAMILY_BATCHED_GEMM] = &kn_batched_gemm,
     [RK_FAMILY_ADD_RMSNORM_QUANT] = &kn_add_rmsnorm_quant, [RK_FAMILY_ROPE] = &kn_rope,
     [RK_FAMILY_TOPK_SOFTMAX] = &kn_topk_softmax, [RK_FAMILY_PERMUTE] = &kn_permute,
-    [RK_FAMILY_GROUPED_GEMM] = &kn_grouped_gemm, [RK_FAMILY_CONV] = &kn_conv, [RK_FAMILY_CONV3D] = &kn_conv3d,
+    [RK_FAMILY_GROUPED_GEMM] = &kn_grouped_gemm, [RK_FAMILY_CONV] = &kn_conv, [RK_FAMILY_CONV3D] = &kn_conv3d, [RK_FAMILY_ATTENTION] = &kn_attention,
 };
 static _Atomic uint32_t nfamilies = RK_FAMILY__COUNT;
 static pthread_mutex_t register_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -399,6 +399,12 @@ void rk_instance_kind(const rk_instance *in, char *buf, size_t n) {
     for (uint32_t i = 0; i < fam->nknobs; i++)
         if (fam->knobs[i].kind == RK_KNOB_DTYPE) { kb = &fam->knobs[i]; break; }
     snprintf(buf, n, "%s_%s", fam->name, kb ? kn_dtype_name(*(const rk_scalar *)cfield(in, kb)) : "any");
+}
+
+const char *rk_instance_note(const rk_instance *in, const rk_target *t) {
+    const kn_family *fam = kn_family_find(in->family);
+    const char *n = fam && fam->note && t ? fam->note(in, t) : NULL;
+    return n ? n : "";
 }
 
 rk_status rk_instance_signature(const rk_instance *in, rk_ksig *out) {

@@ -54,6 +54,9 @@ typedef struct kn_family {
      * instance and the shape (conv: the output's P, Q); 0 when `name` (len
      * bytes) is none. NULL: layouts name dimensions only */
     uint64_t (*extent)(const rk_instance *in, const rk_shape *s, const char *name, size_t len);
+    /* a note for the manifest and the build line (the code path a target
+     * gets); NULL or "" when there is none */
+    const char *(*note)(const rk_instance *in, const rk_target *t);
 } kn_family;
 
 /* instance.c: the registry. Register a family table (kept by pointer, must
@@ -74,6 +77,7 @@ extern const kn_family kn_elementwise, kn_reduce, kn_softmax, kn_layernorm, kn_r
 /* the fused serving ops: one file each, references in fused_reference.c */
 extern const kn_family kn_grouped_gemm;
 extern const kn_family kn_conv, kn_conv3d;
+extern const kn_family kn_attention;   /* attention.c */
 extern const kn_family kn_add_rmsnorm_quant, kn_rope, kn_topk_softmax, kn_permute;
 void kn_add_rmsnorm_quant_reference(const rk_problem *p, double **want, double **tol);
 void kn_rope_reference(const rk_problem *p, double **want, double **tol);

@@ -129,8 +129,11 @@ static rk_status layout_count(const kn_family *fam, const rk_instance *in, const
         size_t len = strcspn(d, ",");
         uint64_t e = 0;
         if (d[0] >= '1' && d[0] <= '9' && strspn(d, "0123456789") == len) e = strtoull(d, NULL, 10);   /* a count */
+        /* "B+1": one more than a dimension (offset arrays such as cu_seqlens) */
+        size_t nlen = len > 2 && !strncmp(d + len - 2, "+1", 2) ? len - 2 : len;
         for (uint32_t i = 0; i < fam->ndims; i++)
-            if (strlen(fam->dims[i].name) == len && !strncmp(fam->dims[i].name, d, len)) e = s->dim[i];
+            if (strlen(fam->dims[i].name) == nlen && !strncmp(fam->dims[i].name, d, nlen))
+                e = s->dim[i] + (nlen != len);
         if (!e && fam->extent) e = fam->extent(in, s, d, len);
         if (!e)
             return rk_fail(RK_ERR_INVALID, "%s: parameter %s has layout '%s' but the family has no dimension '%.*s'",
@@ -324,8 +327,9 @@ static void where(const rk_problem *p, const rk_host_buf *b, uint64_t i, char *b
     for (const char *d = b->param->dims ? b->param->dims : ""; *d && r < RK_SHAPE_MAX_DIMS; r++) {
         size_t len = strcspn(d, ",");
         char nm[32];
-        snprintf(nm, sizeof nm, "%.*s", (int)(len < 31 ? len : 31), d);
-        ext[r] = rk_problem_dim(p, nm);
+        size_t nlen = len > 2 && !strncmp(d + len - 2, "+1", 2) ? len - 2 : len;
+        snprintf(nm, sizeof nm, "%.*s", (int)(nlen < 31 ? nlen : 31), d);
+        ext[r] = rk_problem_dim(p, nm) + (nlen != len);
         d += len + (d[len] == ',');
     }
     for (uint32_t k = r; k-- > 0;) {

@@ -66,3 +66,19 @@ rk_status problem_emu_verify(const rk_target *t, rk_kernel *k, rk_problem *p, co
     rk_status st = problem_emu_launch(t, k, p, sh);
     return st ? st : rk_problem_check(p, c);
 }
+
+rk_status problem_emu_build(rk_family_id f, const rk_target *t, const uint64_t *ext, uint32_t rank, const char *knobs,
+                            rk_instance *in, rk_shape *sh, rk_kernel **k, char *name, size_t n) {
+    *k = NULL;
+    snprintf(name, n, "%s", rk_family_name(f));
+    uint64_t locked = 0;
+    rk_status st = rk_instance_default(f, in);
+    if (!st) st = problem_knobs_set(in, knobs, &locked);
+    if (!st) st = rk_shape_default(f, sh);
+    if (!st) st = rk_shape_update(f, sh, NULL, ext, rank, false);
+    if (!st) st = rk_instance_tune(in, t, sh, locked);
+    if (!st) st = rk_instance_name(in, name, n);
+    if (!st) st = rk_instance_check_shape(in, sh);
+    if (!st) st = rk_instance_build(in, t, k);
+    return st;
+}

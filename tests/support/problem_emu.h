@@ -30,4 +30,11 @@ rk_status problem_emu_verify(const rk_target *t, rk_kernel *k, rk_problem *p, co
  * of every knob set (the first failing knob's status otherwise). */
 rk_status problem_knobs_set(rk_instance *in, const char *knobs, uint64_t *locked);
 
+/* Instance of family f with knobs "name=value ...", tuned for target t at
+ * the shape of `rank` positional extents, shape-checked and built into *k;
+ * name receives the instance's name (the family's before it is known).
+ * RK_OK, or the first failing call's status and message. */
+rk_status problem_emu_build(rk_family_id f, const rk_target *t, const uint64_t *ext, uint32_t rank, const char *knobs,
+                            rk_instance *in, rk_shape *sh, rk_kernel **k, char *name, size_t n);
+
 #endif

@@ -1,0 +1,62 @@
+/* rocke — the attention family, private: the plan that validation and the
+ * builder share (atom, block and warp tiles, LDS operands and copies, the
+ * accumulator row geometry), the signature's order and the reference.
+ * Layer: kernels. */
+#ifndef ROCKE_ATTENTION_INT_H
+#define ROCKE_ATTENTION_INT_H
+
+#include "gemm_int.h"
+
+/* attention.c: knob indices (bits of `locked`) */
+enum { KN_AK_DT, KN_AK_HD, KN_AK_MASK, KN_AK_LSE, KN_AK_LAYOUT, KN_AK_BM, KN_AK_BN, KN_AK_WARPS, KN_AK_STAGES,
+       KN_AK_ATOM, KN_AK_WAVE, KN_AK__COUNT };
+
+/* What one block does: block_m query rows of one (batch, query head), the
+ * warps stacked along the rows (each wtm rows, mi atoms), the keys in
+ * block_n steps through `stages` LDS buffers of K and V. */
+typedef struct kn_attn_plan {
+    const rk_mma_atom *atom;         /* both products: S = Q K^T and O += P V */
+    uint32_t bm, bn, d, warps, wave, threads, stages;
+    uint32_t wtm, mi;                /* rows per warp, atoms per warp along the rows */
+    uint32_t sn, dk;                 /* S atoms along the keys; K steps of Q K^T over D */
+    uint32_t on, pk;                 /* O atoms along D; K steps of P V over the keys */
+    bool p_in_regs;                  /* P reaches the A operand without LDS (rk_tile_acc_to_a_in_regs) */
+    bool q_in_regs;                  /* Q fragments held across the loop, else read from LDS each step */
+    rk_tile_acc_rows rows;           /* which lanes and slots share a query row */
+    rk_tile_operand opq, opk, opv;   /* Q [bm, D] (A), K [bn, D] (B, K inner), V [bn, D] (B, K outer) */
+    rk_tile_copy cpq, cpk, cpv;
+    rk_lds_layout lp;                /* a warp's P scratch: wtm x bn (LDS path) */
+    uint32_t q_elems, q_base, kv_stage, v_base, p_base, p_warp;   /* LDS elements: Q and where it starts; one
+                                                                   * K+V stage; V in a stage; the P scratch
+                                                                   * after the stages and Q; per warp */
+    uint32_t lds_elems, lds_bytes;   /* Q held in registers aliases the K/V stages (read before the loop) */
+} kn_attn_plan;
+
+/* attention_plan.c: resolve the atom, check every rule and budget (RK_ERR_INVALID names the knob, the limit
+ * and the legal values), choose the LDS layouts. */
+rk_status kn_attn_plan_make(const rk_attention_spec *s, const rk_target *t, kn_attn_plan *out);
+/* The default atom for a dtype on a target (NULL: none). */
+const rk_mma_atom *kn_attn_default_atom(const rk_target *t, rk_scalar dtype);
+
+/* attention.c: the signature, in order; the builder and the reference read
+ * parameters through these indices (-1: absent). */
+typedef struct kn_attn_sig {
+    int q, k, v, o, lse, cuq, cuk;
+    int B, Hq, Hkv, Sq, Skv;
+    int stride[4][3];                /* Q, K, V, O x (batch i64, head i64, seq i32) */
+    int scale, wl, wr;
+} kn_attn_sig;
+void kn_attn_sig_of(const rk_attention_spec *s, kn_attn_sig *out);
+
+/* attention_build.c */
+void kn_attn_build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *params);
+
+/* attention_reference.c */
+void kn_attn_reference(const rk_problem *p, double **want, double **tol);
+/* The scale's 0 default becomes 1/sqrt(D); varlen problems draw their lengths. */
+void kn_attn_fix_inputs(rk_problem *p);
+/* Key range [lo, hi) query i sees (bottom-right aligned masks, off = Skv - Sq); empty when lo >= hi. */
+void kn_attn_visible(int mask, int64_t i, int64_t Sq, int64_t Skv, int64_t wl, int64_t wr, int64_t *lo,
+                     int64_t *hi);
+
+#endif

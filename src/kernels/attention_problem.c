@@ -1,0 +1,73 @@
+/* rocke — attention problems: the scale's default, varlen lengths (random,
+ * or given), and the window bounds, each checked with a message naming the
+ * field and what is legal. Layer: kernels. */
+#include <math.h>
+
+#include "attention_int.h"
+
+static uint64_t next_rand(uint64_t *s) {
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+void kn_attn_fix_inputs(rk_problem *p) {
+    for (uint32_t i = 0; i < p->sig.n; i++)
+        if (!strcmp(p->sig.p[i].name, "scale") && p->scalar[i] == 0)
+            p->scalar[i] = 1.0 / sqrt((double)rk_problem_dim(p, "D"));
+    int cq = kn_buf_index(p, "cu_seqlens_q");
+    if (cq < 0) return;
+    /* random lengths in [1, max]: the first sequence at the maxima (the shape's Sq, Skv), the last with one
+     * query and, from three sequences on, the second with one key */
+    uint64_t B = rk_problem_dim(p, "B"), Sq = rk_problem_dim(p, "Sq"), Skv = rk_problem_dim(p, "Skv");
+    uint64_t rng = p->seed ^ 0x5eed1e7a11ull;
+    uint64_t *lq = rk_calloc(2 * B, sizeof *lq), *lk = lq + B;
+    RK_ASSERT(lq, "attention: out of memory for the sequence lengths");
+    for (uint64_t b = 0; b < B; b++) {
+        lq[b] = b == 0 ? Sq : 1 + next_rand(&rng) % Sq;
+        lk[b] = b == 0 ? Skv : 1 + next_rand(&rng) % Skv;
+        if (b && b + 1 == B) lq[b] = 1;
+        if (b == 1 && B >= 3) lk[b] = 1;
+    }
+    rk_status st = rk_problem_set_lengths(p, lq, lk, (uint32_t)B);
+    rk_free(lq, 2 * B * sizeof *lq);
+    RK_ASSERT(st == RK_OK, "attention: random lengths within the shape");
+}
+
+rk_status rk_problem_set_lengths(rk_problem *p, const uint64_t *lq, const uint64_t *lk, uint32_t n) {
+    int cq = kn_buf_index(p, "cu_seqlens_q"), ck = kn_buf_index(p, "cu_seqlens_k");
+    if (p->inst.family != RK_FAMILY_ATTENTION || cq < 0)
+        return rk_fail(RK_ERR_INVALID, "sequence lengths are for attention instances built with --layout varlen");
+    uint64_t B = rk_problem_dim(p, "B"), Sq = rk_problem_dim(p, "Sq"), Skv = rk_problem_dim(p, "Skv");
+    if (n != B)
+        return rk_fail(RK_ERR_INVALID, "attention: %u sequence lengths for B = %llu sequences (one LQ[:LK] each)", n,
+                       (unsigned long long)B);
+    for (uint32_t b = 0; b < n; b++)
+        if (lq[b] > Sq || lk[b] > Skv)
+            return rk_fail(RK_ERR_INVALID, "attention: sequence %u is %llu:%llu long, but the shape allows at most "
+                           "Sq = %llu queries and Skv = %llu keys", b, (unsigned long long)lq[b],
+                           (unsigned long long)lk[b], (unsigned long long)Sq, (unsigned long long)Skv);
+    uint64_t tq = 0, tk = 0;
+    kn_set(&p->buf[cq], 0, 0);
+    kn_set(&p->buf[ck], 0, 0);
+    for (uint32_t b = 0; b < n; b++) {
+        tq += lq[b];
+        tk += lk[b];
+        kn_set(&p->buf[cq], b + 1, (double)tq);
+        kn_set(&p->buf[ck], b + 1, (double)tk);
+    }
+    return RK_OK;
+}
+
+rk_status rk_problem_set_window(rk_problem *p, int64_t left, int64_t right) {
+    if (p->inst.family != RK_FAMILY_ATTENTION || p->inst.u.attn.mask != RK_ATTN_MASK_WINDOW)
+        return rk_fail(RK_ERR_INVALID, "a window (left, right) is for attention instances built with --mask window%s",
+                       p->inst.family == RK_FAMILY_ATTENTION && p->inst.u.attn.mask == RK_ATTN_MASK_CAUSAL
+                           ? " (causal is the window (-1, 0): build with --mask window for other bounds)"
+                           : "");
+    if (left < INT32_MIN / 2 || left > INT32_MAX / 2 || right < INT32_MIN / 2 || right > INT32_MAX / 2)
+        return rk_fail(RK_ERR_INVALID, "attention: window bounds must lie within +-2^30 (negative: unbounded)");
+    rk_status st = rk_problem_set_scalar(p, "window_left", (double)left);
+    return st ? st : rk_problem_set_scalar(p, "window_right", (double)right);
+}
