@@ -701,6 +701,7 @@ static bool emit_op(emu_cc *c, const rk_op *op) {
         if (!ew(c, op, emu_h_ptr_add, emu_cc_vt(c, op->in[1]).id == RK_S_I64)) return false;
         return true;
     }
+    case RK_OP_PTR_TO_INT: return ew(c, op, emu_h_ptr_to_int, 0);
     case RK_OP_COOP_GLOBAL_STORE: {
         rk_type v = emu_cc_vt(c, op->in[2]);
         if (!gmem_elem_ok(c, op, v)) return false;

@@ -330,6 +330,14 @@ int emu_h_ptr_add(emu_wave *w, const emu_ins *in) {
     return EMU_NEXT;
 }
 
+/* arith.ptrtoint: the address (the device address a GPU would see). */
+int emu_h_ptr_to_int(emu_wave *w, const emu_ins *in) {
+    uint64_t *d = REF(in->d);
+    const emu_fatptr *p = REF(in->a);
+    for (uint32_t l = 0; l < w->W; l++) d[l] = p[l].addr;
+    return EMU_NEXT;
+}
+
 /* arith.cmp of two pointers: their addresses; imm = the predicate's index
  * in lt le gt ge eq ne ult ule ugt uge. */
 int emu_h_cmp_ptr(emu_wave *w, const emu_ins *in) {
