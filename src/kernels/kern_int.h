@@ -48,6 +48,10 @@ typedef struct kn_family {
      * inputs that describe the list (its table). NULL: none (both) */
     rk_status (*group_shape)(const rk_instance *in, const rk_gemm_group *g, uint32_t n, rk_shape *out);
     void (*group_fill)(rk_problem *p, const rk_gemm_group *g);
+    /* the byte alignment a pointer parameter promises (its LLVM `align`).
+     * NULL: 16, what every allocation has; families whose kernels take
+     * tensors starting at any element (split row views) promise less */
+    uint32_t (*param_align)(const rk_instance *in, const rk_kparam *kp);
 } kn_family;
 
 /* instance.c: the registry. Register a family table (kept by pointer, must
@@ -142,6 +146,9 @@ static inline uint32_t kn_row_cap(const rk_row_knobs *k) { return kn_row_tpr(k) 
  * families: a split view (lead when like is NULL) when the knob says so. */
 rk_tile_row kn_row_view(rk_kernel *k, const rk_row_knobs *kn, rk_value ptr, rk_scalar elem, rk_value row,
                         rk_value N, rk_value active, const rk_tile_row *like);
+/* The alignment a row family's pointer promises: split views read the
+ * address, so any element-aligned tensor is fine; otherwise 16 bytes. */
+uint32_t kn_row_param_align(const rk_row_knobs *k, const rk_kparam *kp);
 
 /* The `slices` knob of the row family whose spec (with rk_row_knobs k) is
  * at `spec` (after its other knobs). */

@@ -451,15 +451,19 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
     else build_looped(k, &c);
 }
 
+static uint32_t param_align(const rk_instance *in, const rk_kparam *kp) {
+    return kn_row_param_align(&in->u.norm.k, kp);
+}
+
 const kn_family kn_layernorm = {
     .name = "layernorm", .knobs = ln_knobs, .nknobs = RK_COUNTOF(ln_knobs), .dims = kn_row_dims, .ndims = 2,
     .scalars = scalars, .nscalars = RK_COUNTOF(scalars), .defaults = ln_defaults, .tune = tune,
     .validate = validate, .check_shape = check_shape, .signature = signature, .grid = grid, .build = build,
-    .cost = cost, .reference = kn_norm_reference, .input_range = input_range,
+    .cost = cost, .reference = kn_norm_reference, .input_range = input_range, .param_align = param_align,
 };
 const kn_family kn_rmsnorm = {
     .name = "rmsnorm", .knobs = rms_knobs, .nknobs = RK_COUNTOF(rms_knobs), .dims = kn_row_dims, .ndims = 2,
     .scalars = scalars, .nscalars = RK_COUNTOF(scalars), .defaults = rms_defaults, .tune = tune,
     .validate = validate, .check_shape = check_shape, .signature = signature, .grid = grid, .build = build,
-    .cost = cost, .reference = kn_norm_reference, .input_range = input_range,
+    .cost = cost, .reference = kn_norm_reference, .input_range = input_range, .param_align = param_align,
 };

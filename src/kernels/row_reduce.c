@@ -123,9 +123,13 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
     if (kn->slices > 1) rk_if_end(k, NULL, 0);
 }
 
+static uint32_t param_align(const rk_instance *in, const rk_kparam *kp) {
+    return kn_row_param_align(&in->u.reduce.k, kp);
+}
+
 const kn_family kn_reduce = {
     .name = "reduce", .knobs = knobs, .nknobs = RK_COUNTOF(knobs), .dims = kn_row_dims, .ndims = 2,
     .scalars = kn_row_scalars, .nscalars = 2, .defaults = defaults, .tune = tune, .validate = validate,
     .check_shape = check_shape, .signature = signature, .grid = grid, .build = build, .cost = cost,
-    .reference = kn_reduce_reference, .input_range = input_range,
+    .reference = kn_reduce_reference, .input_range = input_range, .param_align = param_align,
 };

@@ -224,6 +224,10 @@ rk_tile_row kn_row_view(rk_kernel *k, const rk_row_knobs *kn, rk_value ptr, rk_s
     return rk_tile_row_view_split(k, ptr, elem, row, N, N, active, kn->vec, kn->tail, like, kn_row_cap(kn));
 }
 
+uint32_t kn_row_param_align(const rk_row_knobs *k, const rk_kparam *kp) {
+    return k->split && k->vec > 1 && kp->role != RK_KP_WORK ? rk_tile_elem_bytes(kp->type) : 16;
+}
+
 void kn_row_grid(const rk_row_knobs *k, uint64_t M, uint32_t grid[3], uint32_t block[3]) {
     uint64_t g = cdiv(M ? M : 1, k->rows_per_block ? k->rows_per_block : 1);
     grid[0] = (uint32_t)(g > INT32_MAX ? INT32_MAX : g);

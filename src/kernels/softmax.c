@@ -277,6 +277,10 @@ static void build_looped(const rk_softmax_spec *s, rk_kernel *k, const rk_tile_r
     if (kn->slices > 1) rk_if_end(k, NULL, 0);
 }
 
+static uint32_t param_align(const rk_instance *in, const rk_kparam *kp) {
+    return kn_row_param_align(&in->u.softmax.k, kp);
+}
+
 static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *p) {
     const rk_softmax_spec *s = &in->u.softmax;
     const rk_row_knobs *kn = &s->k;
@@ -293,5 +297,5 @@ const kn_family kn_softmax = {
     .name = "softmax", .knobs = knobs, .nknobs = RK_COUNTOF(knobs), .dims = kn_row_dims, .ndims = 2,
     .scalars = kn_row_scalars, .nscalars = 2, .defaults = defaults, .tune = tune, .validate = validate,
     .check_shape = check_shape, .signature = signature, .grid = grid, .build = build, .cost = cost,
-    .reference = kn_softmax_reference, .input_range = input_range,
+    .reference = kn_softmax_reference, .input_range = input_range, .param_align = param_align,
 };

@@ -1,6 +1,7 @@
 /* rocke tests — a host problem's launch arguments on the emulator (see
  * problem_emu.h). Layer: tests. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "problem_emu.h"
@@ -41,6 +42,42 @@ rk_status problem_emu_launch(const rk_target *t, rk_kernel *k, rk_problem *p, co
     uint32_t grid[3], block[3];
     rk_instance_grid(&p->inst, sh, grid, block);
     if (!st) st = rk_emu_launch(emu, k, grid, block, 0, pa.args);
+    rk_emu_free(emu);
+    return st;
+}
+
+rk_status problem_emu_launch_offset(const rk_target *t, rk_kernel *k, rk_problem *p, const rk_shape *sh,
+                                    uint32_t off) {
+    rk_emu *emu = rk_emu_new(t, NULL);
+    if (!emu) return RK_ERR_NOMEM;
+    static _Thread_local problem_emu_args pa;
+    rk_status st = problem_emu_args_make(emu, p, &pa);
+    unsigned char *room[RK_KSIG_MAX] = {0};
+    size_t lead[RK_KSIG_MAX] = {0};
+    for (uint32_t i = 0; !st && i < p->sig.n; i++) {
+        const rk_kparam *kp = &p->sig.p[i];
+        if (!kp->ptr || kp->role == RK_KP_TENSORMAP) continue;
+        lead[i] = (size_t)off * rk_tile_elem_bytes(kp->type);
+        size_t total = lead[i] + p->buf[i].bytes + 16;
+        room[i] = malloc(total);
+        if (!room[i]) {
+            st = RK_ERR_NOMEM;
+            break;
+        }
+        memset(room[i], 0xff, total);
+        memcpy(room[i] + lead[i], p->buf[i].data, p->buf[i].bytes);
+        uint64_t a;
+        st = rk_emu_register(emu, room[i], total, kp->name, &a);
+        pa.addr[i] = a + lead[i];
+    }
+    uint32_t grid[3], block[3];
+    rk_instance_grid(&p->inst, sh, grid, block);
+    if (!st) st = rk_emu_launch(emu, k, grid, block, 0, pa.args);
+    for (uint32_t i = 0; i < p->sig.n; i++) {
+        if (!room[i]) continue;
+        if (!st) memcpy(p->buf[i].data, room[i] + lead[i], p->buf[i].bytes);
+        free(room[i]);
+    }
     rk_emu_free(emu);
     return st;
 }

@@ -22,6 +22,13 @@ rk_status problem_emu_args_make(rk_emu *emu, rk_problem *p, problem_emu_args *ou
  * RK_OK or the failing call's status with its message. */
 rk_status problem_emu_launch(const rk_target *t, rk_kernel *k, rk_problem *p, const rk_shape *sh);
 
+/* problem_emu_launch with every tensor starting `off` elements past an
+ * aligned address (a sub-tensor view): each buffer lies `off` elements into
+ * a larger one whose other bytes are 0xff (NaN for floats); every buffer is
+ * copied back into p after the launch. */
+rk_status problem_emu_launch_offset(const rk_target *t, rk_kernel *k, rk_problem *p, const rk_shape *sh,
+                                    uint32_t off);
+
 /* problem_emu_launch, then rk_problem_check into *c. */
 rk_status problem_emu_verify(const rk_target *t, rk_kernel *k, rk_problem *p, const rk_shape *sh,
                              rk_problem_diff *c);
