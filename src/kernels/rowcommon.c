@@ -60,6 +60,10 @@ void kn_row_tune(rk_row_knobs *k, const rk_target *t, rk_scalar widest, const rk
     uint32_t tpr;
     if (LOCKED(RK_B) && LOCKED(RK_R)) tpr = k->block_size / (k->rows_per_block ? k->rows_per_block : 1);
     else if (LOCKED(RK_K) && k->chunks) tpr = np2(cdiv(nvec, k->chunks));
+    /* short rows (a wave or less of vectors): one vector per lane, so
+     * consecutive lanes read consecutive 16 bytes, several rows per wave
+     * reduced by butterflies of width tpr */
+    else if (nvec <= k->wave) tpr = np2(nvec);
     else tpr = np2(cdiv(nvec, kmax));
     if (tpr > 1024) tpr = 1024;
     if (tpr < 1) tpr = 1;
