@@ -104,6 +104,8 @@ typedef struct rk_transpose_spec {
     uint32_t vec;                  /* 1, 2, 4, 8 (<= 16 bytes) */
     uint32_t block_size;           /* 64..1024 */
     uint32_t lds_pad;              /* elements of padding per LDS row (0..16) */
+    bool split;                    /* split sub-row views: aligned vectors at any M, N and base
+                                    * (docs/kernels.md, Transpose) */
 } rk_transpose_spec;
 
 /* Fused serving ops (docs/kernels.md, "Fused ops").

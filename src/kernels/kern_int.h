@@ -183,6 +183,21 @@ rk_value kn_slices_publish(rk_kernel *k, const kn_slices *sl, const rk_value *st
  * fn NULL, each component folded with op); resets the row's counter. */
 void kn_slices_gather(rk_kernel *k, const kn_slices *sl, rk_tile_combine_fn fn, rk_tile_red op, rk_value *stats);
 
+/* transpose_split.c: the split tile of transpose and permute. A block's
+ * tile: its first row and column inside the matrix, and the first row of
+ * the matrix in X ([.., N]) and in Y ([.., M]) (0 for a plain transpose). */
+typedef struct kn_tile_at { rk_value row0, col0, xbase, ybase; } kn_tile_at;
+/* Columns of the LDS tile (the tile, a vector for a split view's head, the pad). */
+uint32_t kn_transpose_lds_cols(const rk_transpose_spec *s);
+/* Vector v to LDS row r from column c, in the widest aligned pieces. */
+void kn_transpose_lds_put(rk_kernel *k, const rk_transpose_spec *s, rk_value lds, rk_value r, rk_value c, rk_value v);
+/* Move the tile at `at` of X [.., N] to Y [.., M] with split sub-row views. */
+void kn_transpose_tile_split(rk_kernel *k, const rk_transpose_spec *s, const kn_tile_at *at, rk_value X, rk_value Y,
+                             rk_value M, rk_value N);
+/* Transpose and permute: split when a row of X or of Y is not a multiple
+ * of vec (unless locked); pointers promise element alignment when split. */
+uint32_t kn_transpose_param_align(const rk_instance *in, const rk_kparam *kp);
+
 /* Signature building. */
 /* dims: a pointer's layout ("M,N"), NULL for scalars. */
 void kn_sig_add(rk_ksig *s, const char *name, bool ptr, rk_scalar type, rk_kparam_role role, const char *dims);
