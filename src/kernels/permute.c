@@ -30,7 +30,7 @@ static const rk_scalar_decl scalars[] = {
 
 static void defaults(rk_instance *in) {
     in->u.transpose = (rk_transpose_spec){.dtype = RK_S_BF16, .tile_m = 64, .tile_n = 64, .vec = 8,
-                                          .block_size = 256, .lds_pad = 4, .split = true};
+                                          .block_size = 256, .lds_pad = 4, .split = false};
 }
 
 /* 64x64 tiles of 16-byte vectors; narrow matrices get narrower tiles so

@@ -20,7 +20,7 @@ enum { K_DT, K_TM, K_TN, K_VEC, K_BLOCK, K_PAD, K_SPLIT };
 
 static void defaults(rk_instance *in) {
     in->u.transpose = (rk_transpose_spec){.dtype = RK_S_F16, .tile_m = 64, .tile_n = 64, .vec = 8,
-                                          .block_size = 256, .lds_pad = 4, .split = true};
+                                          .block_size = 256, .lds_pad = 4, .split = false};
 }
 
 static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64_t locked) {
