@@ -163,25 +163,53 @@ void kn_row_tune_slices(rk_row_knobs *k, const rk_target *t, const rk_shape *s, 
 /* row_slices.c: the split-row path. Block (x, y) takes slice y of row x:
  * pass 1 over [lo, hi) reduces nstat f32 statistics, which the block
  * publishes into Work; the last block of the row to arrive (an f32 counter
- * per row) merges the slices in slice order (deterministic) and runs the
- * row's output pass alone; no block ever waits on another. */
+ * per row) merges the slices in slice order (deterministic); reduce writes
+ * the row's result there, softmax and the norms spread their output pass
+ * over the row's blocks (below). */
 typedef struct kn_slices {
     uint32_t n, nstat;
-    rk_value work, row, M, tid;
+    rk_value work, sync, row, M, tid;
     rk_value lo, hi;      /* this block's loop range of the row view */
+    rk_value per, len;    /* elements per slice (whole loop steps), the view's length */
 } kn_slices;
-/* Work ("R,M": R = slices*nstat + 1 f32 per row) when k->slices > 1. */
-void kn_slices_signature(rk_ksig *s, const rk_row_knobs *k, uint32_t nstat);
+/* Work ("R,M": R = slices*nstat + 1 f32 per row, + nstat with spread) and,
+ * spread (an output pass: softmax, the norms), Sync ("S+2,M" i32), when
+ * k->slices > 1. */
+void kn_slices_signature(rk_ksig *s, const rk_row_knobs *k, uint32_t nstat, bool spread);
 /* The slice of a row view [0, len) for block y: `stride` (elements one
- * loop step covers) divides every slice but the last. */
-kn_slices kn_slices_begin(rk_kernel *k, const rk_row_knobs *kn, uint32_t nstat, rk_value work, const rk_tile_rows *g,
-                          rk_value M, rk_value len, uint32_t stride);
+ * loop step covers) divides every slice but the last. sync: the Sync
+ * parameter (spread families; else unused). */
+kn_slices kn_slices_begin(rk_kernel *k, const rk_row_knobs *kn, uint32_t nstat, rk_value work, rk_value sync,
+                          const rk_tile_rows *g, rk_value M, rk_value len, uint32_t stride);
 /* Store this block's stats (identical in every thread), count its arrival;
  * i1 (block-uniform): this block arrived last. */
 rk_value kn_slices_publish(rk_kernel *k, const kn_slices *sl, const rk_value *stats);
 /* In the last block: stats = the slices merged in slice order with fn (or,
  * fn NULL, each component folded with op); resets the row's counter. */
 void kn_slices_gather(rk_kernel *k, const kn_slices *sl, rk_tile_combine_fn fn, rk_tile_red op, rk_value *stats);
+
+/* The output pass over every block of the row (row_slices.c). After
+ * kn_slices_publish: the last block merges (kn_slices_gather), publishes
+ * the merge and raises the row's flag; every other block waits for the
+ * flag (a bounded spin: it never waits on a block that has not started)
+ * and claims its own slice by CAS, or leaves it to the last block when the
+ * flag does not come (a GPU running its blocks one after another, the
+ * emulator). Each slice is written once, with the same merged statistics
+ * whoever writes it: the output does not depend on timing.
+ *   sp = kn_slices_merge(...)              stats := the merge where needed
+ *   kn_slices_pass_begin(k, &sp, sl, &from, &to)   the slices this block writes
+ *     ... the output pass over [from, to) of the row view ...
+ *   kn_slices_pass_end(k)
+ *   if (sp.last) kn_slices_finish(k, sl)   Sync reset for the next launch */
+typedef struct kn_spread {
+    rk_value last, mine;  /* i1, block-uniform: arrived last / writes its own slice */
+    rk_value lds;         /* i32[slices + 1] broadcast slots */
+} kn_spread;
+kn_spread kn_slices_merge(rk_kernel *k, const kn_slices *sl, rk_value last, rk_tile_combine_fn fn, rk_tile_red op,
+                          rk_value *stats);
+void kn_slices_pass_begin(rk_kernel *k, kn_spread *sp, const kn_slices *sl, rk_value *from, rk_value *to);
+void kn_slices_pass_end(rk_kernel *k);
+void kn_slices_finish(rk_kernel *k, const kn_slices *sl);
 
 /* transpose_split.c: the split tile of transpose and permute. A block's
  * tile: its first row and column inside the matrix, and the first row of

@@ -45,7 +45,7 @@ static void signature(const rk_instance *in, rk_ksig *s) {
     kn_sig_add(s, "Y", true, in->u.reduce.out_dtype, RK_KP_OUT, "M");
     kn_sig_add(s, "M", false, RK_S_I32, RK_KP_SCALAR, NULL);
     kn_sig_add(s, "N", false, RK_S_I32, RK_KP_SCALAR, NULL);
-    kn_slices_signature(s, &in->u.reduce.k, 1);
+    kn_slices_signature(s, &in->u.reduce.k, 1, false);
 }
 
 static void grid(const rk_instance *in, const rk_shape *s, uint32_t g[3], uint32_t b[3]) {
@@ -91,7 +91,7 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
         rk_value init = rk_tile_f32s(k, (float)id, kn->vec), cur, res;
         rk_value from = start, to = xr.len;
         if (kn->slices > 1) {
-            sl = kn_slices_begin(k, kn, 1, p[4], &g, p[2], xr.len, step * u);
+            sl = kn_slices_begin(k, kn, 1, p[4], p[4], &g, p[2], xr.len, step * u);
             from = rk_build_add(k, sl.lo, start);
             to = sl.hi;
         }

@@ -35,7 +35,12 @@ rk_status problem_emu_args_make(rk_emu *emu, rk_problem *p, problem_emu_args *ou
 }
 
 rk_status problem_emu_launch(const rk_target *t, rk_kernel *k, rk_problem *p, const rk_shape *sh) {
-    rk_emu *emu = rk_emu_new(t, NULL);
+    return problem_emu_launch_with(t, k, p, sh, NULL);
+}
+
+rk_status problem_emu_launch_with(const rk_target *t, rk_kernel *k, rk_problem *p, const rk_shape *sh,
+                                  const rk_emu_options *opts) {
+    rk_emu *emu = rk_emu_new(t, opts);
     if (!emu) return RK_ERR_NOMEM;
     static _Thread_local problem_emu_args pa;   /* static: 4 KiB of tensor-map room */
     rk_status st = problem_emu_args_make(emu, p, &pa);

@@ -29,6 +29,10 @@ rk_status problem_emu_launch(const rk_target *t, rk_kernel *k, rk_problem *p, co
 rk_status problem_emu_launch_offset(const rk_target *t, rk_kernel *k, rk_problem *p, const rk_shape *sh,
                                     uint32_t off);
 
+/* problem_emu_launch on an emulator made with opts (NULL: defaults). */
+rk_status problem_emu_launch_with(const rk_target *t, rk_kernel *k, rk_problem *p, const rk_shape *sh,
+                                  const rk_emu_options *opts);
+
 /* problem_emu_launch, then rk_problem_check into *c. */
 rk_status problem_emu_verify(const rk_target *t, rk_kernel *k, rk_problem *p, const rk_shape *sh,
                              rk_problem_diff *c);
