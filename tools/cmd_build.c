@@ -208,6 +208,55 @@ static int family_missing(const cli_cmd *c) {
     return cli_misuse(c, "expected a kernel family first (legal: %s)", names);
 }
 
+/* Build instance `in` (tuned and checked) for shape into out: NAME.ir, the
+ * code object (unless ir_only) and the manifest `file`; `variants` (may be
+ * NULL): the shape variants the manifest lists. */
+static int emit(const rk_instance *in, const rk_target *t, const rk_shape *shape, const char *out, bool ir_only,
+                const char *file, const rk_manifest *variants) {
+    double t0 = now_ms();
+    rk_kernel *k = NULL;
+    if (rk_instance_build(in, t, &k)) return cli_fail("build");
+    double build_ms = now_ms() - t0;
+    const char *name = rk_kernel_name(k);
+    rk_manifest m;
+    fill_manifest(&m, in, t, name, shape);
+    if (variants) {
+        memcpy(m.variants, variants->variants, sizeof m.variants);
+        m.nvariants = variants->nvariants;
+    }
+    char *ir = rk_serialize(k);
+    int rc = 0;
+    if (!ir || write_text(out, name, ".ir", ir)) rc = cli_fail("build");
+    if (!rc && ir_only) {
+        snprintf(m.binary, sizeof m.binary, "%s.ir", name);
+        snprintf(m.binary_kind, sizeof m.binary_kind, "ir");
+        m.binary_bytes = strlen(ir);
+        rk_manifest_hash(ir, strlen(ir), m.binary_hash);
+        m.timing_ms.build = m.timing_ms.total = build_ms;
+    } else if (!rc) {
+        rc = compile_into(&m, k, t, out, build_ms);
+    }
+    if (!rc && rk_manifest_write_as(&m, out, file)) rc = cli_fail("build");
+    if (!rc) printf("rocke build: %s for %s -> %s/%s\n", name, t->name, out, file);
+    rk_string_free(ir);
+    rk_kernel_free(k);
+    return rc;
+}
+
+/* The shape a variant is tuned for: its ranges' low ends raised to the
+ * family default where the default lies inside. */
+static rk_status variant_shape(const rk_variant *v, rk_shape *s) {
+    rk_status st = rk_shape_default(v->inst.family, s);
+    if (st) return st;
+    uint32_t nd;
+    const rk_dim_decl *dims = rk_family_dims(v->inst.family, &nd);
+    for (uint32_t j = 0; j < v->ndims; j++)
+        for (uint32_t i = 0; i < nd && i < s->rank; i++)
+            if (!strcmp(dims[i].name, v->dim[j]) && (s->dim[i] < v->lo[j] || s->dim[i] > v->hi[j]))
+                s->dim[i] = v->hi[j] < (uint64_t)1 << 20 ? v->hi[j] : v->lo[j];
+    return RK_OK;
+}
+
 int cmd_build(int argc, char **argv) {
     const char *family = NULL, *out = NULL, *shape_text = NULL;
     const rk_target *t = rk_target_default();
@@ -264,36 +313,35 @@ int cmd_build(int argc, char **argv) {
     rk_shape shape;
     rk_shape_default(fam, &shape);
     if (shape_text && !cli_shape_parse("build", fam, shape_text, &shape)) return 2;
-    double t0 = now_ms();
     if (rk_instance_tune(&in, t, &shape, locked) || rk_instance_validate(&in, t) ||
         rk_instance_check_shape(&in, &shape))
         return cli_fail("build");
-    rk_kernel *k = NULL;
-    if (rk_instance_build(&in, t, &k)) return cli_fail("build");
-    double build_ms = now_ms() - t0;
     if (mkdirs(out) || !cli_out_dir_usable("build", out)) {
         if (errno) fprintf(stderr, "rocke build: cannot create '%s': %s\n", out, strerror(errno));
-        rk_kernel_free(k);
         return 1;
     }
-    const char *name = rk_kernel_name(k);
-    rk_manifest m;
-    fill_manifest(&m, &in, t, name, &shape);
-    char *ir = rk_serialize(k);
-    int rc = 0;
-    if (!ir || write_text(out, name, ".ir", ir)) rc = cli_fail("build");
-    if (!rc && ir_only) {
-        snprintf(m.binary, sizeof m.binary, "%s.ir", name);
-        snprintf(m.binary_kind, sizeof m.binary_kind, "ir");
-        m.binary_bytes = strlen(ir);
-        rk_manifest_hash(ir, strlen(ir), m.binary_hash);
-        m.timing_ms.build = m.timing_ms.total = build_ms;
-    } else if (!rc) {
-        rc = compile_into(&m, k, t, out, build_ms);
+    /* without --shape, a row family builds its shape variants behind one manifest */
+    rk_variant var[RK_MANIFEST_MAX_VARIANTS];
+    rk_instance general;
+    uint32_t nv = shape_text ? 0 : rk_instance_variants(&in, t, locked, &general, var, RK_MANIFEST_MAX_VARIANTS);
+    rk_manifest top;
+    if (!nv) return emit(&in, t, &shape, out, ir_only, "manifest.json", NULL);
+    rk_manifest_init(&top);
+    for (uint32_t i = 0; i < nv; i++) {
+        char file[64];
+        snprintf(file, sizeof file, "manifest.%s.json", var[i].tag);
+        rk_shape vs;
+        if (variant_shape(&var[i], &vs)) return cli_fail("build");
+        int rc = emit(&var[i].inst, t, &vs, out, ir_only, file, NULL);
+        if (rc) return rc;
+        rk_manifest_variant *mv = &top.variants[top.nvariants++];
+        snprintf(mv->manifest, sizeof mv->manifest, "%s", file);
+        mv->ndims = var[i].ndims;
+        for (uint32_t j = 0; j < var[i].ndims; j++) {
+            snprintf(mv->dim[j], sizeof mv->dim[j], "%s", var[i].dim[j]);
+            mv->lo[j] = var[i].lo[j];
+            mv->hi[j] = var[i].hi[j];
+        }
     }
-    if (!rc && rk_manifest_write(&m, out)) rc = cli_fail("build");
-    if (!rc) printf("rocke build: %s for %s -> %s/manifest.json\n", name, t->name, out);
-    rk_string_free(ir);
-    rk_kernel_free(k);
-    return rc;
+    return emit(&general, t, &shape, out, ir_only, "manifest.json", &top);
 }
