@@ -166,7 +166,9 @@ static const char about[] =
     "Build one instance of a kernel family for target T and write DIR/NAME.ir, DIR/NAME.ll,\n"
     "the code object (NAME.hsaco on AMD, NAME.ptx and NAME.cubin on NVIDIA) and\n"
     "DIR/manifest.json for `rocke run`. Knobs not given are chosen for --shape by the\n"
-    "heuristic; the shape becomes the manifest's default_shape. FAMILY: elementwise, reduce,\n"
+    "heuristic; the shape becomes the manifest's default_shape. Without --shape, reduce,\n"
+    "softmax, layernorm and rmsnorm write shape variants (manifest.TAG.json) behind\n"
+    "DIR/manifest.json, and `rocke run` takes the one serving its shape. FAMILY: elementwise, reduce,\n"
     "softmax, layernorm, rmsnorm, transpose; `rocke build FAMILY --help` lists its knobs\n"
     "(--KNOB VALUE; --block-size or --block_size), --dtype also sets out_dtype unless that\n"
     "is given. Exit 0 ok, 1 on errors, 2 on misuse.";
