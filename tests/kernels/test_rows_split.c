@@ -117,22 +117,29 @@ static void each(uint64_t M, uint64_t N, const char *knobs, uint32_t want_slices
             }
 }
 
+/* fam built for M x N (knobs locked) and a fresh problem for it. */
+static rk_kernel *built(const char *fam, const char *target, uint64_t M, uint64_t N, const char *knobs, rk_shape *sh,
+                        char name[256], rk_problem *p) {
+    rk_instance in;
+    tuned(fam, target, M, N, knobs, &in, sh);
+    assert_int_equal(rk_instance_name(&in, name, 256), RK_OK);
+    rk_kernel *k = NULL;
+    if (rk_instance_build(&in, rk_target_find(target), &k)) fail_msg("%s %s: %s", target, name, rk_error_message());
+    uint64_t s = seed ^ (runs++ * 0x9e3779b97f4a7c15ull);
+    assert_int_equal(rk_problem_init(p, &in, sh, s), RK_OK);
+    return k;
+}
+
 /* The spread output pass: one host thread (every waiter gives its slice
  * up: the last block writes the row) and eight (blocks run at once, so
  * waiters mostly see the merged statistics and write their own slices)
  * give the same bits, and the reference's values. */
 static void spread_same(const char *fam, const char *target, uint64_t M, uint64_t N, const char *knobs) {
     const rk_target *t = rk_target_find(target);
-    rk_instance in;
     rk_shape sh;
-    tuned(fam, target, M, N, knobs, &in, &sh);
     char name[256];
-    assert_int_equal(rk_instance_name(&in, name, sizeof name), RK_OK);
-    rk_kernel *k = NULL;
-    if (rk_instance_build(&in, t, &k)) fail_msg("%s %s: %s", target, name, rk_error_message());
     rk_problem p;
-    uint64_t s = seed ^ (runs++ * 0x9e3779b97f4a7c15ull);
-    assert_int_equal(rk_problem_init(&p, &in, &sh, s), RK_OK);
+    rk_kernel *k = built(fam, target, M, N, knobs, &sh, name, &p);
     void *first[RK_KSIG_MAX] = {0};
     const uint32_t threads[] = {1, 8};
     for (int r = 0; r < 2; r++) {
@@ -174,16 +181,10 @@ static int buf_index(const rk_problem *p, const char *name) {
  * launch, Sync back to zero. */
 static void spread_claims(const char *fam, const char *target, uint64_t M, uint64_t N, const char *knobs) {
     const rk_target *t = rk_target_find(target);
-    rk_instance in;
     rk_shape sh;
-    tuned(fam, target, M, N, knobs, &in, &sh);
     char name[256];
-    assert_int_equal(rk_instance_name(&in, name, sizeof name), RK_OK);
-    rk_kernel *k = NULL;
-    if (rk_instance_build(&in, t, &k)) fail_msg("%s %s: %s", target, name, rk_error_message());
     rk_problem p;
-    uint64_t s = seed ^ (runs++ * 0x9e3779b97f4a7c15ull);
-    assert_int_equal(rk_problem_init(&p, &in, &sh, s), RK_OK);
+    rk_kernel *k = built(fam, target, M, N, knobs, &sh, name, &p);
     rk_emu_options o = rk_emu_options_default();
     o.threads = 1;
     if (problem_emu_launch_with(t, k, &p, &sh, &o)) fail_msg("%s %s: %s", target, name, rk_error_message());

@@ -29,17 +29,10 @@ static unsigned runs;
 static void run_offset(const char *fam, const char *target, uint64_t M, uint64_t N, const char *knobs, uint32_t off) {
     const rk_target *t = rk_target_find(target);
     assert_non_null(t);
-    rk_family_id f;
-    assert_int_equal(rk_family_parse(fam, &f), RK_OK);
     rk_instance in;
-    rk_instance_default(f, &in);
-    uint64_t locked;
-    if (problem_knobs_set(&in, knobs, &locked)) fail_msg("%s: %s", knobs, rk_error_message());
     rk_shape sh;
     const uint64_t ext[2] = {M, N};
-    assert_int_equal(rk_shape_default(f, &sh), RK_OK);
-    assert_int_equal(rk_shape_update(f, &sh, NULL, ext, 2, false), RK_OK);
-    assert_int_equal(rk_instance_tune(&in, t, &sh, locked), RK_OK);
+    if (problem_tuned(fam, t, ext, 2, knobs, &in, &sh)) fail_msg("%s %s: %s", fam, knobs, rk_error_message());
     char name[256];
     assert_int_equal(rk_instance_name(&in, name, sizeof name), RK_OK);
     rk_kernel *k = NULL;

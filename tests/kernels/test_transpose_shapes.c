@@ -31,16 +31,9 @@ static const char *const dtypes[] = {"bf16", "f32", "f16"};
 static void run_shape(const char *fam, const char *target, const uint64_t *ext, uint32_t rank, const char *knobs,
                       uint32_t off) {
     const rk_target *t = rk_target_find(target);
-    rk_family_id f;
-    assert_int_equal(rk_family_parse(fam, &f), RK_OK);
     rk_instance in;
-    rk_instance_default(f, &in);
-    uint64_t locked;
-    if (problem_knobs_set(&in, knobs, &locked)) fail_msg("%s: %s", knobs, rk_error_message());
     rk_shape sh;
-    assert_int_equal(rk_shape_default(f, &sh), RK_OK);
-    assert_int_equal(rk_shape_update(f, &sh, NULL, ext, rank, false), RK_OK);
-    assert_int_equal(rk_instance_tune(&in, t, &sh, locked), RK_OK);
+    if (problem_tuned(fam, t, ext, rank, knobs, &in, &sh)) fail_msg("%s %s: %s", fam, knobs, rk_error_message());
     char name[256], split[8], vec[8];
     assert_int_equal(rk_instance_name(&in, name, sizeof name), RK_OK);
     assert_int_equal(rk_instance_get(&in, "split", split, sizeof split), RK_OK);

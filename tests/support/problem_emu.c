@@ -87,6 +87,18 @@ rk_status problem_emu_launch_offset(const rk_target *t, rk_kernel *k, rk_problem
     return st;
 }
 
+rk_status problem_tuned(const char *fam, const rk_target *t, const uint64_t *ext, uint32_t rank, const char *knobs,
+                        rk_instance *in, rk_shape *sh) {
+    rk_family_id f;
+    uint64_t locked;
+    rk_status st = rk_family_parse(fam, &f);
+    if (st) return st;
+    rk_instance_default(f, in);
+    if ((st = problem_knobs_set(in, knobs, &locked))) return st;
+    if ((st = rk_shape_default(f, sh)) || (st = rk_shape_update(f, sh, NULL, ext, rank, false))) return st;
+    return rk_instance_tune(in, t, sh, locked);
+}
+
 rk_status problem_knobs_set(rk_instance *in, const char *knobs, uint64_t *locked) {
     char buf[512];
     snprintf(buf, sizeof buf, "%s", knobs);

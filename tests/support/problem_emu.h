@@ -37,6 +37,11 @@ rk_status problem_emu_launch_with(const rk_target *t, rk_kernel *k, rk_problem *
 rk_status problem_emu_verify(const rk_target *t, rk_kernel *k, rk_problem *p, const rk_shape *sh,
                              rk_problem_diff *c);
 
+/* The instance of family `fam` tuned on t for the extents ext (rank of
+ * them) with the knobs of "name=value ..." locked, and its shape. */
+rk_status problem_tuned(const char *fam, const rk_target *t, const uint64_t *ext, uint32_t rank, const char *knobs,
+                        rk_instance *in, rk_shape *sh);
+
 /* Set the knobs of "name=value name=value ..." on in; *locked gets bit i
  * of every knob set (the first failing knob's status otherwise). */
 rk_status problem_knobs_set(rk_instance *in, const char *knobs, uint64_t *locked);
