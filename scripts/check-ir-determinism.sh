@@ -68,7 +68,7 @@ build_all() {
           cat "$d.err" >&2
           return 2
         fi
-        rm -f "$d.err" "$d/manifest.json"
+        rm -f "$d.err" "$d"/manifest*.json   # timings (and the shape variants' manifests)
         if [ "$t" != gfx942 ]; then
           for ir in "$d"/*.ir; do "$rocke" lower "$ir" --target "$t" -o "${ir%.ir}.ll"; done
         fi

@@ -32,12 +32,24 @@ OPS
 done
 # Issue 15's shape grid (odd rows, vocabulary sizes, few and many rows), bf16
 # plus f16/f32 at a few shapes: the heuristic's pick for each
-GRID=${ROCKE_BENCH_GRID:-"65536,1000 16384,2047 8192,5000 1024,50257 1000,32000 1000,151936 1,262144 4,262144 65536,127 1,4097"}
+GRID=${ROCKE_BENCH_GRID:-"65536,1000 16384,2047 8192,5000 1024,50257 1000,32000 1000,151936 1,262144 4,262144 65536,127 1,4097 65536,17 65536,64 4097,4097"}
 for shape in $GRID; do
   for op in "sum reduce --op sum" "softmax softmax" "rmsnorm rmsnorm" "layernorm layernorm" "transpose transpose"; do
     set -- $op
     name=$1; shift
     "$B/rocke" build "$@" --dtype bf16 --target "$T" --shape "$shape" -o "$D/ops/$name@$shape" >/dev/null
+  done
+done
+# Built without --shape: the shape variants behind one manifest (docs/kernels.md,
+# "Shape variants"), run over the same grid plus short rows; rocke run picks
+# the variant for each shape (its kernel name is in the output)
+for op in "sum reduce --op sum" "softmax softmax" "rmsnorm rmsnorm" "layernorm layernorm"; do
+  set -- $op
+  name=$1; shift
+  "$B/rocke" build "$@" --dtype bf16 --target "$T" -o "$D/any/$name" >/dev/null
+  for shape in $GRID 65536,17 65536,64; do
+    rm -rf "$D/ops/$name-any@$shape"
+    cp -r "$D/any/$name" "$D/ops/$name-any@$shape"
   done
 done
 for shape in 16384,2047 1000,151936; do

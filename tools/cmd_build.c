@@ -176,12 +176,64 @@ static const char about[] =
     "Build one instance of a kernel family for target T and write DIR/NAME.ir, DIR/NAME.ll,\n"
     "the code object (NAME.hsaco on AMD, NAME.ptx and NAME.cubin on NVIDIA) and\n"
     "DIR/manifest.json for `rocke run`. Knobs not given are chosen for --shape by the\n"
-    "heuristic; the shape becomes the manifest's default_shape. FAMILY: elementwise, reduce,\n"
+    "heuristic; the shape becomes the manifest's default_shape. Without --shape, reduce,\n"
+    "softmax, layernorm and rmsnorm write shape variants (manifest.TAG.json) behind\n"
+    "DIR/manifest.json, and `rocke run` takes the one serving its shape. FAMILY: elementwise, reduce,\n"
     "softmax, layernorm, rmsnorm, transpose; `rocke build FAMILY --help` lists its knobs\n"
     "(--KNOB VALUE; --block-size or --block_size), --dtype also sets out_dtype unless that\n"
     "is given. Exit 0 ok, 1 on errors, 2 on misuse.";
 
 enum { COMMON_OPTS = 9 };
+
+/* Build instance `in` (tuned and checked) for shape into out: NAME.ir, the
+ * code object (unless ir_only) and the manifest `file`; `variants` (may be
+ * NULL): the shape variants the manifest lists. */
+static int emit(const rk_instance *in, const rk_target *t, const rk_shape *shape, const char *out, bool ir_only,
+                const char *file, const rk_manifest *variants, const cli_cmd *c, const cli_stages *dmp) {
+    double t0 = cli_now_ms();
+    rk_kernel *k = NULL;
+    if (rk_instance_build(in, t, &k)) return cli_fail("build");
+    double build_ms = cli_now_ms() - t0;
+    const char *name = rk_kernel_name(k);
+    rk_manifest m;
+    fill_manifest(&m, in, t, name, shape);
+    if (variants) {
+        memcpy(m.variants, variants->variants, sizeof m.variants);
+        m.nvariants = variants->nvariants;
+    }
+    char *ir = rk_serialize(k);
+    int rc = 0;
+    if (!ir || write_text(out, name, ".ir", ir)) rc = cli_fail("build");
+    if (!rc && ir_only) {
+        snprintf(m.binary, sizeof m.binary, "%s.ir", name);
+        snprintf(m.binary_kind, sizeof m.binary_kind, "ir");
+        m.binary_bytes = strlen(ir);
+        rk_manifest_hash(ir, strlen(ir), m.binary_hash);
+        m.timing_ms.build = m.timing_ms.total = build_ms;
+    } else if (!rc) {
+        rc = compile_into(&m, k, t, out, build_ms, c, dmp);
+    }
+    if (!rc && rk_manifest_write_as(&m, out, file)) rc = cli_fail("build");
+    if (!rc) printf("rocke build: %s for %s -> %s/%s\n", name, t->name, out, file);
+    if (!rc && *rk_instance_note(in, t)) printf("rocke build: note: %s\n", rk_instance_note(in, t));
+    rk_string_free(ir);
+    rk_kernel_free(k);
+    return rc;
+}
+
+/* The shape a variant is tuned for: its ranges' low ends raised to the
+ * family default where the default lies inside. */
+static rk_status variant_shape(const rk_variant *v, rk_shape *s) {
+    rk_status st = rk_shape_default(v->inst.family, s);
+    if (st) return st;
+    uint32_t nd;
+    const rk_dim_decl *dims = rk_family_dims(v->inst.family, &nd);
+    for (uint32_t j = 0; j < v->ndims; j++)
+        for (uint32_t i = 0; i < nd && i < s->rank; i++)
+            if (!strcmp(dims[i].name, v->dim[j]) && (s->dim[i] < v->lo[j] || s->dim[i] > v->hi[j]))
+                s->dim[i] = v->hi[j] < (uint64_t)1 << 20 ? v->hi[j] : v->lo[j];
+    return RK_OK;
+}
 
 int cmd_build(int argc, char **argv) {
     const char *family = NULL, *out = NULL, *shape_text = NULL, *tuning = NULL;
@@ -240,37 +292,42 @@ int cmd_build(int argc, char **argv) {
     rk_shape shape;
     rk_shape_default(fam, &shape);
     if (shape_text && !cli_shape_parse("build", fam, shape_text, &shape)) return 2;
-    double t0 = cli_now_ms();
     if (tune_instance(&in, t, &shape, locked, tuning) || rk_instance_validate(&in, t) ||
         rk_instance_check_shape(&in, &shape))
         return cli_fail("build");
-    rk_kernel *k = NULL;
-    if (rk_instance_build(&in, t, &k)) return cli_fail("build");
-    double build_ms = cli_now_ms() - t0;
     if (cli_mkdirs(out) || !cli_out_dir_usable("build", out)) {
         if (errno) fprintf(stderr, "rocke build: cannot create '%s': %s\n", out, strerror(errno));
-        rk_kernel_free(k);
         return 1;
     }
-    const char *name = rk_kernel_name(k);
-    rk_manifest m;
-    fill_manifest(&m, &in, t, name, &shape);
-    char *ir = rk_serialize(k);
-    int rc = 0;
-    if (!ir || write_text(out, name, ".ir", ir)) rc = cli_fail("build");
-    if (!rc && ir_only) {
-        snprintf(m.binary, sizeof m.binary, "%s.ir", name);
-        snprintf(m.binary_kind, sizeof m.binary_kind, "ir");
-        m.binary_bytes = strlen(ir);
-        rk_manifest_hash(ir, strlen(ir), m.binary_hash);
-        m.timing_ms.build = m.timing_ms.total = build_ms;
-    } else if (!rc) {
-        rc = compile_into(&m, k, t, out, build_ms, &c, &dmp);
+    /* without --shape, a row family builds its shape variants behind one manifest */
+    rk_variant var[RK_MANIFEST_MAX_VARIANTS];
+    rk_instance general;
+    uint32_t nv = shape_text ? 0 : rk_instance_variants(&in, t, locked, &general, var, RK_MANIFEST_MAX_VARIANTS);
+    rk_manifest top;
+    if (!nv) return emit(&in, t, &shape, out, ir_only, "manifest.json", NULL, &c, &dmp);
+    rk_manifest_init(&top);
+    for (uint32_t i = 0; i < nv; i++) {
+        char file[64];
+        snprintf(file, sizeof file, "manifest.%s.json", var[i].tag);
+        rk_shape vs;
+        if (variant_shape(&var[i], &vs)) return cli_fail("build");
+        /* each variant's stage files in a folder of its own: DIR/TAG */
+        char vdir[4096];
+        cli_stages vd = dmp;
+        if (dmp.dir) {
+            snprintf(vdir, sizeof vdir, "%s/%s", dmp.dir, var[i].tag);
+            vd.dir = vdir;
+        }
+        int rc = emit(&var[i].inst, t, &vs, out, ir_only, file, NULL, &c, &vd);
+        if (rc) return rc;
+        rk_manifest_variant *mv = &top.variants[top.nvariants++];
+        snprintf(mv->manifest, sizeof mv->manifest, "%s", file);
+        mv->ndims = var[i].ndims;
+        for (uint32_t j = 0; j < var[i].ndims; j++) {
+            snprintf(mv->dim[j], sizeof mv->dim[j], "%s", var[i].dim[j]);
+            mv->lo[j] = var[i].lo[j];
+            mv->hi[j] = var[i].hi[j];
+        }
     }
-    if (!rc && rk_manifest_write(&m, out)) rc = cli_fail("build");
-    if (!rc) printf("rocke build: %s for %s -> %s/manifest.json\n", name, t->name, out);
-    if (!rc && *rk_instance_note(&in, t)) printf("rocke build: note: %s\n", rk_instance_note(&in, t));
-    rk_string_free(ir);
-    rk_kernel_free(k);
-    return rc;
+    return emit(&general, t, &shape, out, ir_only, "manifest.json", &top, &c, &dmp);
 }

@@ -130,6 +130,26 @@ static int load_module(run_state *r) {
     return 0;
 }
 
+/* A manifest with shape variants: the variant serving shape sh replaces it
+ * (read and checked like any manifest; the shape stays sh). */
+static rk_status pick_variant(run_state *r, const rk_shape *sh) {
+    uint32_t nd;
+    const rk_dim_decl *dims = rk_family_dims(r->in.family, &nd);
+    const char *names[RK_SHAPE_MAX_DIMS];
+    for (uint32_t i = 0; i < nd && i < RK_SHAPE_MAX_DIMS; i++) names[i] = dims[i].name;
+    const rk_manifest_variant *v = rk_manifest_pick(&r->m, names, sh->dim, sh->rank);
+    if (!v) return RK_OK;
+    char path[4096], file[sizeof v->manifest];
+    snprintf(file, sizeof file, "%s", v->manifest);
+    snprintf(path, sizeof path, "%s/%s", r->dir, file);
+    rk_status st = rk_manifest_read(path, &r->m);
+    if (st) return st;
+    rk_shape unused;
+    st = rk_manifest_check(&r->m, r->dir, &r->in, &unused);
+    if (st) return rk_fail(st, "variant %s: %s", file, rk_error_message());
+    return r->m.nvariants ? rk_fail(RK_ERR_INVALID, "variant %s lists variants itself", file) : RK_OK;
+}
+
 static const char about[] =
     "Run the kernel a `rocke build` manifest describes on fresh random inputs (seed S,\n"
     "default: from the clock; printed) for SHAPE (default: the manifest's default_shape).";
@@ -297,6 +317,7 @@ int cmd_run(int argc, char **argv) {
             goto out;
         }
     }
+    if (pick_variant(&r, &sh)) { rc = cli_fail("run"); goto out; }
     if (rk_instance_check_shape(&r.in, &sh)) { rc = cli_fail("run"); goto out; }
     char shape_txt[256], shape_list[256];
     rk_shape_format(r.in.family, &sh, true, shape_txt, sizeof shape_txt);

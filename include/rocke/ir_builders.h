@@ -385,6 +385,9 @@ void rk_build_global_store_vn_ex(rk_kernel *k, rk_value a, rk_value b, rk_value 
 /* tile.global_ptr_add   */
 rk_value rk_build_global_ptr_add(rk_kernel *k, rk_value a, rk_value b);
 
+/* arith.ptrtoint  gptr->i64 */
+rk_value rk_build_ptrtoint(rk_kernel *k, rk_value a);
+
 /* memref.cooperative_global_store   */
 typedef struct rk_cooperative_global_store_opts {
     rk_opt_int vec;  /* [1, 64] */

@@ -104,6 +104,8 @@ typedef struct rk_transpose_spec {
     uint32_t vec;                  /* 1, 2, 4, 8 (<= 16 bytes) */
     uint32_t block_size;           /* 64..1024 */
     uint32_t lds_pad;              /* elements of padding per LDS row (0..16) */
+    bool split;                    /* split sub-row views: aligned vectors at any M, N and base
+                                    * (docs/kernels.md, Transpose) */
 } rk_transpose_spec;
 
 /* Fused serving ops (docs/kernels.md, "Fused ops").
@@ -354,6 +356,22 @@ rk_status rk_instance_validate(const rk_instance *in, const rk_target *t);
 /* Can this instance run shape s? (rank and names, every extent >= 1, row
  * capacity, 32-bit index limits). */
 rk_status rk_instance_check_shape(const rk_instance *in, const rk_shape *s);
+
+/* Shape variants of a kernel built without a shape (row families: reduce,
+ * softmax, layernorm, rmsnorm; docs/kernels.md): instances tuned for a
+ * shape class, each serving the shapes whose named dimensions lie in
+ * [lo, hi], in the order to try them; *general (may be NULL) gets the
+ * instance for every other shape (looped rows). Knobs in `locked` keep
+ * in's values. Returns the count (0: the family has no variants). */
+typedef struct rk_variant {
+    const char *tag;              /* "split", "short", "medium", "wide": manifest.<tag>.json */
+    rk_instance inst;
+    uint32_t ndims;
+    const char *dim[4];
+    uint64_t lo[4], hi[4];
+} rk_variant;
+uint32_t rk_instance_variants(const rk_instance *in, const rk_target *t, uint64_t locked, rk_instance *general,
+                              rk_variant *out, uint32_t max);
 /* Deterministic name encoding every code-affecting field. */
 rk_status rk_instance_name(const rk_instance *in, char *buf, size_t n);
 /* A family's note on what instance `in` runs on target t (e.g. which code

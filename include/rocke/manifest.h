@@ -69,6 +69,17 @@ typedef struct rk_manifest_arg {
     uint32_t size_bytes;   /* 8 for pointers and i64, 4 for i32/f32, 128 for a tensor map */
 } rk_manifest_arg;
 
+/* rocke: a shape variant, another manifest in the same folder serving the
+ * launch shapes whose named dimensions all lie in [lo, hi] (docs/manifest.md). */
+#define RK_MANIFEST_MAX_VARIANTS 8
+#define RK_MANIFEST_VARIANT_DIMS 4
+typedef struct rk_manifest_variant {
+    char manifest[64];                                 /* "manifest.split.json" */
+    uint32_t ndims;
+    char dim[RK_MANIFEST_VARIANT_DIMS][24];
+    uint64_t lo[RK_MANIFEST_VARIANT_DIMS], hi[RK_MANIFEST_VARIANT_DIMS];
+} rk_manifest_variant;
+
 typedef struct rk_manifest {
     /* shared fields (runtime_and_tools §7.1) */
     char kind[64];               /* "softmax_bf16" */
@@ -109,6 +120,9 @@ typedef struct rk_manifest {
     char family[32];
     struct { char key[32], value[128]; } spec[RK_MANIFEST_MAX_SPEC];   /* value: a fused chain can be long */
     uint32_t nspec;
+    /* rocke: shape variants, tried in order before this manifest's own kernel */
+    rk_manifest_variant variants[RK_MANIFEST_MAX_VARIANTS];
+    uint32_t nvariants;
 } rk_manifest;
 
 /* sizeof(rk_manifest), for bindings that mirror the struct. */
@@ -122,6 +136,12 @@ rk_status rk_manifest_read(const char *path, rk_manifest *out);
 char *rk_manifest_text(const rk_manifest *m);
 /* Write DIR/manifest.json atomically. */
 rk_status rk_manifest_write(const rk_manifest *m, const char *dir);
+/* Write DIR/file (a plain file name) atomically: a variant's manifest. */
+rk_status rk_manifest_write_as(const rk_manifest *m, const char *dir, const char *file);
+/* The variant serving a launch shape (names[i] has extent ext[i]): the
+ * first whose every range holds; NULL: this manifest's own kernel. */
+const rk_manifest_variant *rk_manifest_pick(const rk_manifest *m, const char *const *names, const uint64_t *ext,
+                                            uint32_t n);
 /* Add an args_signature entry; false when full. */
 bool rk_manifest_add_arg(rk_manifest *m, const char *name, const char *type, uint32_t size_bytes);
 /* Add a spec knob; false when full. */

@@ -82,13 +82,15 @@ rk_tile_row rk_tile_row_view(rk_kernel *k, rk_value ptr, rk_scalar elem, rk_valu
 
 /* A split view: the same row, indexed from `shift` elements before its first
  * element, where shift (0..vec-1, chosen at run time) puts element 0 of the
- * view on a vec boundary of the tensor: every chunk but the first (the row's
+ * view on a vector-aligned address: every chunk but the first (the row's
  * head, elements [lo, vec)) and the last (its tail) is then one aligned
- * vector access at any row length. Valid elements are [lo, len); kernels
- * loop over [0, len) as before and index a row's first element as lo.
- * like == NULL: the shift is this row's misalignment (row*stride mod vec,
- * the tensor base being vec-aligned), or 0 when cap > 0 and the shifted row
- * would not fit in cap elements (a cached row: its chunks cover [0, cap)).
+ * vector access at any row length and any (element-aligned) base. Valid
+ * elements are [lo, len); kernels loop over [0, len) as before and index a
+ * row's first element as lo. like == NULL: the shift is this row's
+ * misalignment (its start address, ptr + row*stride elements, in elements
+ * past a vec*elem-byte boundary, read with arith.ptrtoint), or 0 when cap
+ * > 0 and the shifted row would not fit in cap elements (a cached row: its
+ * chunks cover [0, cap)).
  * like != NULL: share like's shift (views read or written with the same
  * offsets: output, residual, gamma); vec_ok then says whether this tensor
  * is aligned under it, else its chunks take the scalar path. */

@@ -20,6 +20,12 @@ class _Spec(ctypes.Structure):
 
 
 MAX_DIMS = 12          # RK_MANIFEST_MAX_DIMS
+VARIANT_DIMS = 4       # RK_MANIFEST_VARIANT_DIMS
+
+
+class _Variant(ctypes.Structure):
+    _fields_ = [("manifest", c_char * 64), ("ndims", c_uint32), ("dim", (c_char * 24) * VARIANT_DIMS),
+                ("lo", c_uint64 * VARIANT_DIMS), ("hi", c_uint64 * VARIANT_DIMS)]
 
 
 class RkManifest(ctypes.Structure):
@@ -35,7 +41,8 @@ class RkManifest(ctypes.Structure):
                 ("default_shape_dims", (c_char * 24) * MAX_DIMS), ("elems_per_block", c_uint64),
                 ("is_binary", c_int), ("block_m", c_uint32), ("block_n", c_uint32),
                 ("grid_explicit", c_uint32 * 3), ("eps", c_double), ("has_eps", c_bool),
-                ("family", c_char * 32), ("spec", _Spec * 32), ("nspec", c_uint32)]
+                ("family", c_char * 32), ("spec", _Spec * 32), ("nspec", c_uint32),
+                ("variants", _Variant * 8), ("nvariants", c_uint32)]
 
 
 check_layout(RkManifest, "rk_manifest", lib.rk_manifest_struct_size())
@@ -50,3 +57,17 @@ def read(path):
         raise RockeError("rocke: rk_manifest layout differs from this package's (rebuild the package "
                          "against this librocke)")
     return m
+
+
+def pick_variant(m, names, shape):
+    """The variant manifest file serving shape (names[i] has extent shape[i]),
+    the first whose every range holds (rk_manifest_pick), or None."""
+    ext = dict(zip(names, shape))
+    for v in m.variants[:m.nvariants]:
+        ok = True
+        for d in range(v.ndims):
+            x = ext.get(v.dim[d].value.decode())
+            ok = ok and x is not None and v.lo[d] <= x <= v.hi[d]
+        if ok:
+            return v.manifest.decode()
+    return None

@@ -98,6 +98,13 @@ def run(argv):
             print("rocke run: --shape expects ROWS,COLS or N with positive integers, got %s" % a.shape,
                   file=sys.stderr)
             return 2
+    names = ("M", "N") if len(shp) == 2 else ("N",)
+    variant = _manifest.pick_variant(m, names, shp)
+    if variant:     # the shape variant serving this shape, checked like any manifest
+        m = _manifest.read(os.path.join(folder, variant))
+        check(lib.rk_manifest_check(ctypes.byref(m), b(folder), None, None))
+        inst = _instance_of(m)
+        inst.validate(tname)
     inst.check_shape(shp)
     shape_txt, shape_list = _shape_api.shape_text(inst.family, shp)
 

@@ -82,6 +82,17 @@ class RunCommand(unittest.TestCase):
             self.assertIn("bad=0/", py.stdout)
             self.assertIn('"verified": true', py.stdout)
 
+    def test_shape_variants_picked_alike(self):
+        # built without --shape: both tools take the same shape variant (the kernel name on the first line)
+        seed = random.randint(1, 1 << 30)
+        for shape in ("1,20000", "5,%d" % random.randint(1, 64), "3,%d" % random.randint(300, 2000)):
+            c, py = self.run_both(["softmax", "--dtype", "bf16"], shape, seed)
+            self.assertEqual(c.returncode, 0, c.stderr)
+            self.assertEqual(py.returncode, 0, py.stderr)
+            first = lambda out: [l for l in out.splitlines() if l.startswith("rocke run:")][0]  # noqa: E731
+            self.assertEqual(first(py.stdout), first(c.stdout))
+            self.assertIn("bad=0/", py.stdout)
+
     def test_bad_manifest_and_shape(self):
         with tempfile.TemporaryDirectory() as d:
             bad = os.path.join(d, "manifest.json")

@@ -167,6 +167,17 @@ static bool gmem_elem_ok(emu_cc *c, const rk_op *op, rk_type t) {
     return true;
 }
 
+/* The alignment a global access promises (as lowered: the align attribute's
+ * largest power-of-two divisor, else the access's size, at most 16 bytes). */
+static uint32_t gmem_align(const rk_op *op, uint32_t bytes) {
+    int64_t a = 0;
+    rk_attrs_int(&op->attrs, "align", &a);
+    uint64_t v = a > 0 ? (uint64_t)a : bytes ? bytes : 1;
+    v &= ~v + 1;
+    if (a <= 0 && v > 16) v = 16;
+    return (uint32_t)v;
+}
+
 static bool gload(emu_cc *c, const rk_op *op) {
     rk_type rt = emu_cc_vt(c, op->out[0]), pt = emu_cc_vt(c, op->in[0]);
     if (!gmem_elem_ok(c, op, rt)) return false;
@@ -178,6 +189,7 @@ static bool gload(emu_cc *c, const rk_op *op) {
     I->es = emu_cc_lane_bytes(c, rt);
     I->imm = emu_cc_vt(c, op->in[1]).id == RK_S_I64;
     I->imm2 = emu_sbytes(rk_type_scalar(rk_type_elem(c->k, pt)));
+    I->m2 = gmem_align(op, I->es);
     return true;
 }
 
@@ -192,6 +204,7 @@ static bool gstore(emu_cc *c, const rk_op *op) {
     I->es = emu_cc_lane_bytes(c, v);
     I->imm = emu_cc_vt(c, op->in[1]).id == RK_S_I64;
     I->imm2 = emu_sbytes(rk_type_scalar(rk_type_elem(c->k, pt)));
+    I->m2 = gmem_align(op, I->es);
     return true;
 }
 
@@ -701,6 +714,7 @@ static bool emit_op(emu_cc *c, const rk_op *op) {
         if (!ew(c, op, emu_h_ptr_add, emu_cc_vt(c, op->in[1]).id == RK_S_I64)) return false;
         return true;
     }
+    case RK_OP_PTR_TO_INT: return ew(c, op, emu_h_ptr_to_int, 0);
     case RK_OP_COOP_GLOBAL_STORE: {
         rk_type v = emu_cc_vt(c, op->in[2]);
         if (!gmem_elem_ok(c, op, v)) return false;

@@ -374,6 +374,7 @@ int emu_h_gload(emu_wave *w, const emu_ins *in);
 int emu_h_gstore(emu_wave *w, const emu_ins *in);
 int emu_h_coop_store(emu_wave *w, const emu_ins *in);
 int emu_h_ptr_add(emu_wave *w, const emu_ins *in);
+int emu_h_ptr_to_int(emu_wave *w, const emu_ins *in);
 int emu_h_sload(emu_wave *w, const emu_ins *in);
 int emu_h_sstore(emu_wave *w, const emu_ins *in);
 int emu_h_sstore_dist(emu_wave *w, const emu_ins *in);

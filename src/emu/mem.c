@@ -248,6 +248,23 @@ static bool lane_addrs(emu_wave *w, const emu_ins *in, uint64_t *addr, uint32_t 
     return true;
 }
 
+/* A global access at an address its alignment (m2, as the lowering
+ * promises it to LLVM) does not divide: a fault or wrong data on a GPU. */
+static bool misaligned(emu_wave *w, const emu_ins *in, const uint64_t *addr) {
+    uint64_t mask = in->m2 > 1 ? in->m2 - 1u : 0, any = 0;
+    if (!mask) return false;
+    FOR_ACTIVE(w, l) any |= addr[l];
+    if (!(any & mask)) return false;
+    FOR_ACTIVE(w, l) {
+        if (addr[l] & mask) {
+            emu_fail(w, in, (int)l, "misaligned global access of %u bytes at 0x%llx (it promises %u-byte alignment)",
+                     in->es, (unsigned long long)addr[l], in->m2);
+            break;
+        }
+    }
+    return true;
+}
+
 #define MOVE_LANES(T, dst, src)                                  \
     FOR_ACTIVE(w, l) { T v_; memcpy(&v_, (src), sizeof v_); memcpy((dst), &v_, sizeof v_); }
 
@@ -257,7 +274,9 @@ int emu_h_gload(emu_wave *w, const emu_ins *in) {
     uint32_t nb = in->es;
     uint64_t addr[EMU_MAXW];
     if (w->exec != emu_full(w)) memset(d, 0, (size_t)w->W * nb);
-    if (lane_addrs(w, in, addr, nb, &base)) {
+    bool whole = lane_addrs(w, in, addr, nb, &base);
+    if (misaligned(w, in, addr)) return EMU_STOP;
+    if (whole) {
         switch (nb) {
         case 2: MOVE_LANES(uint16_t, d + l * 2, base + addr[l]) break;
         case 4: MOVE_LANES(uint32_t, d + l * 4, base + addr[l]) break;
@@ -281,7 +300,9 @@ int emu_h_gstore(emu_wave *w, const emu_ins *in) {
     uint8_t *base;
     uint32_t nb = in->es;
     uint64_t addr[EMU_MAXW];
-    if (lane_addrs(w, in, addr, nb, &base)) {
+    bool whole = lane_addrs(w, in, addr, nb, &base);
+    if (misaligned(w, in, addr)) return EMU_STOP;
+    if (whole) {
         switch (nb) {
         case 2: MOVE_LANES(uint16_t, base + addr[l], v + l * 2) break;
         case 4: MOVE_LANES(uint32_t, base + addr[l], v + l * 4) break;
@@ -327,6 +348,14 @@ int emu_h_ptr_add(emu_wave *w, const emu_ins *in) {
     for (uint32_t l = 0; l < w->W; l++)
         d[l] = (emu_fatptr){p[l].addr + (in->imm ? ((const uint64_t *)o)[l] : (uint64_t)((const uint32_t *)o)[l]),
                             p[l].prov};
+    return EMU_NEXT;
+}
+
+/* arith.ptrtoint: the address (the device address a GPU would see). */
+int emu_h_ptr_to_int(emu_wave *w, const emu_ins *in) {
+    uint64_t *d = REF(in->d);
+    const emu_fatptr *p = REF(in->a);
+    for (uint32_t l = 0; l < w->W; l++) d[l] = p[l].addr;
     return EMU_NEXT;
 }
 

@@ -963,6 +963,14 @@ rk_value rk_build_global_ptr_add(rk_kernel *k, rk_value a, rk_value b) {
     return ir_built(k, op);
 }
 
+/* arith.ptrtoint */
+rk_value rk_build_ptrtoint(rk_kernel *k, rk_value a) {
+    const rk_value in[] = {a};
+    const rk_type rt[] = {RK_T_I64};
+    rk_op *op = rk_emit(k, RK_OP_PTR_TO_INT, in, 1, rt, 1);
+    return ir_built(k, op);
+}
+
 /* memref.cooperative_global_store */
 void rk_build_cooperative_global_store_ex(rk_kernel *k, rk_value a, rk_value b, rk_value c, const rk_cooperative_global_store_opts *opts) {
     const rk_value in[] = {a, b, c};

@@ -233,8 +233,50 @@ static bool fold_cast(rk_opcode code, const cval *a, uint32_t abits, rk_scalar r
     }
 }
 
+/* The low bits of an address that its definition fixes: a pointer parameter
+ * declared `align A` plus constant byte offsets (tile.global_ptr_add) is
+ * known modulo A. *align = A (0: nothing known), *low = the address mod A. */
+static void known_low_bits(const rk_kernel *k, rk_value p, uint64_t *align, uint64_t *low) {
+    uint64_t off = 0;
+    *align = 0;
+    *low = 0;
+    for (const rk_op *d = rk_value_def(k, p); d; d = rk_value_def(k, p)) {
+        cval c;
+        if (d->code != RK_OP_GLOBAL_PTR_ADD || !const_of(k, d->in[1], &c)) return;
+        off += c.u;
+        p = d->in[0];
+    }
+    for (uint32_t i = 0; i < k->nparams; i++) {
+        int64_t a = 0;
+        if (!rk_value_eq(k->params[i].value, p)) continue;
+        if (!rk_attrs_int(&k->params[i].attrs, "align", &a) || a <= 0) return;
+        *align = (uint64_t)a;
+        *low = off & (*align - 1);
+        return;
+    }
+}
+
+/* arith.and of arith.ptrtoint and a constant below the pointer's known
+ * alignment: the low bits of the address are known. */
+static bool fold_addr_low(const rk_kernel *k, const rk_op *op, cval *r) {
+    if (op->code != RK_OP_AND) return false;
+    for (uint32_t i = 0; i < 2; i++) {
+        const rk_op *d = rk_value_def(k, op->in[i]);
+        cval c;
+        if (!d || d->code != RK_OP_PTR_TO_INT || !const_of(k, op->in[1 - i], &c)) continue;
+        uint64_t align, low;
+        known_low_bits(k, d->in[0], &align, &low);
+        if (!align || c.u >= align) return false;
+        r->s = c.s;
+        r->u = low & c.u;
+        return true;
+    }
+    return false;
+}
+
 /* Fold op to a constant of its result type; false when it does not fold. */
 static bool fold_value(const rk_kernel *k, const rk_op *op, cval *r) {
+    if (fold_addr_low(k, op, r)) return true;
     if (op->nout != 1 || op->nin == 0 || op->nin > 3) return false;
     cval x[3];
     for (uint32_t i = 0; i < op->nin; i++)

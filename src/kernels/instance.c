@@ -456,6 +456,7 @@ rk_status rk_instance_build(const rk_instance *in, const rk_target *t, rk_kernel
     if ((st = rk_instance_name(in, name, sizeof name))) return st;
     rk_ksig sig;
     rk_instance_signature(in, &sig);
+    const kn_family *f = kn_family_of(in->family);
     rk_kernel *k = rk_kernel_new(name);
     if (!k) return rk_fail(RK_ERR_NOMEM, "out of memory creating kernel %s", name);
     rk_value params[RK_KSIG_MAX];
@@ -471,7 +472,7 @@ rk_status rk_instance_build(const rk_instance *in, const rk_target *t, rk_kernel
             abi.noalias = true;
             abi.readonly = p->role == RK_KP_IN;
             abi.writeonly = p->role == RK_KP_OUT;
-            abi.align = 16;
+            abi.align = f->param_align ? f->param_align(in, p) : 16;
         }
         params[i] = rk_add_param(k, p->name, ty, p->ptr || abi.tensormap ? &abi : NULL);
     }
@@ -479,7 +480,7 @@ rk_status rk_instance_build(const rk_instance *in, const rk_target *t, rk_kernel
     uint32_t grid[3], block[3];
     rk_instance_grid(in, NULL, grid, block);
     rk_kernel_set_attr_int(k, "max_workgroup_size", block[0]);
-    kn_family_of(in->family)->build(in, t, k, params);
+    f->build(in, t, k, params);
     rk_build_return(k);
     st = rk_kernel_finish(k);
     if (st) {

@@ -57,6 +57,10 @@ typedef struct kn_family {
     /* a note for the manifest and the build line (the code path a target
      * gets); NULL or "" when there is none */
     const char *(*note)(const rk_instance *in, const rk_target *t);
+    /* the byte alignment a pointer parameter promises (its LLVM `align`).
+     * NULL: 16, what every allocation has; families whose kernels take
+     * tensors starting at any element (split row views) promise less */
+    uint32_t (*param_align)(const rk_instance *in, const rk_kparam *kp);
 } kn_family;
 
 /* instance.c: the registry. Register a family table (kept by pointer, must
@@ -163,6 +167,9 @@ static inline uint32_t kn_row_cap(const rk_row_knobs *k) { return kn_row_tpr(k) 
  * families: a split view (lead when like is NULL) when the knob says so. */
 rk_tile_row kn_row_view(rk_kernel *k, const rk_row_knobs *kn, rk_value ptr, rk_scalar elem, rk_value row,
                         rk_value N, rk_value active, const rk_tile_row *like);
+/* The alignment a row family's pointer promises: split views read the
+ * address, so any element-aligned tensor is fine; otherwise 16 bytes. */
+uint32_t kn_row_param_align(const rk_row_knobs *k, const rk_kparam *kp);
 
 /* The `slices` knob of the row family whose spec (with rk_row_knobs k) is
  * at `spec` (after its other knobs). */
@@ -177,25 +184,68 @@ void kn_row_tune_slices(rk_row_knobs *k, const rk_target *t, const rk_shape *s, 
 /* row_slices.c: the split-row path. Block (x, y) takes slice y of row x:
  * pass 1 over [lo, hi) reduces nstat f32 statistics, which the block
  * publishes into Work; the last block of the row to arrive (an f32 counter
- * per row) merges the slices in slice order (deterministic) and runs the
- * row's output pass alone; no block ever waits on another. */
+ * per row) merges the slices in slice order (deterministic); reduce writes
+ * the row's result there, softmax and the norms spread their output pass
+ * over the row's blocks (below). */
 typedef struct kn_slices {
     uint32_t n, nstat;
-    rk_value work, row, M, tid;
+    rk_value work, sync, row, M, tid;
     rk_value lo, hi;      /* this block's loop range of the row view */
+    rk_value per, len;    /* elements per slice (whole loop steps), the view's length */
 } kn_slices;
-/* Work ("R,M": R = slices*nstat + 1 f32 per row) when k->slices > 1. */
-void kn_slices_signature(rk_ksig *s, const rk_row_knobs *k, uint32_t nstat);
+/* Work ("R,M": R = slices*nstat + 1 f32 per row, + nstat with spread) and,
+ * spread (an output pass: softmax, the norms), Sync ("S+2,M" i32), when
+ * k->slices > 1. */
+void kn_slices_signature(rk_ksig *s, const rk_row_knobs *k, uint32_t nstat, bool spread);
 /* The slice of a row view [0, len) for block y: `stride` (elements one
- * loop step covers) divides every slice but the last. */
-kn_slices kn_slices_begin(rk_kernel *k, const rk_row_knobs *kn, uint32_t nstat, rk_value work, const rk_tile_rows *g,
-                          rk_value M, rk_value len, uint32_t stride);
+ * loop step covers) divides every slice but the last. sync: the Sync
+ * parameter (spread families; else unused). */
+kn_slices kn_slices_begin(rk_kernel *k, const rk_row_knobs *kn, uint32_t nstat, rk_value work, rk_value sync,
+                          const rk_tile_rows *g, rk_value M, rk_value len, uint32_t stride);
 /* Store this block's stats (identical in every thread), count its arrival;
  * i1 (block-uniform): this block arrived last. */
 rk_value kn_slices_publish(rk_kernel *k, const kn_slices *sl, const rk_value *stats);
 /* In the last block: stats = the slices merged in slice order with fn (or,
  * fn NULL, each component folded with op); resets the row's counter. */
 void kn_slices_gather(rk_kernel *k, const kn_slices *sl, rk_tile_combine_fn fn, rk_tile_red op, rk_value *stats);
+
+/* The output pass over every block of the row (row_slices.c). After
+ * kn_slices_publish: the last block merges (kn_slices_gather), publishes
+ * the merge and raises the row's flag; every other block waits for the
+ * flag (a bounded spin: it never waits on a block that has not started)
+ * and claims its own slice by CAS, or leaves it to the last block when the
+ * flag does not come (a GPU running its blocks one after another, the
+ * emulator). Each slice is written once, with the same merged statistics
+ * whoever writes it: the output does not depend on timing.
+ *   sp = kn_slices_merge(...)              stats := the merge where needed
+ *   kn_slices_pass_begin(k, &sp, sl, &from, &to)   the slices this block writes
+ *     ... the output pass over [from, to) of the row view ...
+ *   kn_slices_pass_end(k)
+ *   if (sp.last) kn_slices_finish(k, sl)   Sync reset for the next launch */
+typedef struct kn_spread {
+    rk_value last, mine;  /* i1, block-uniform: arrived last / writes its own slice */
+    rk_value lds;         /* i32[slices + 1] broadcast slots */
+} kn_spread;
+kn_spread kn_slices_merge(rk_kernel *k, const kn_slices *sl, rk_value last, rk_tile_combine_fn fn, rk_tile_red op,
+                          rk_value *stats);
+void kn_slices_pass_begin(rk_kernel *k, kn_spread *sp, const kn_slices *sl, rk_value *from, rk_value *to);
+void kn_slices_pass_end(rk_kernel *k);
+void kn_slices_finish(rk_kernel *k, const kn_slices *sl);
+
+/* transpose_split.c: the split tile of transpose and permute. A block's
+ * tile: its first row and column inside the matrix, and the first row of
+ * the matrix in X ([.., N]) and in Y ([.., M]) (0 for a plain transpose). */
+typedef struct kn_tile_at { rk_value row0, col0, xbase, ybase; } kn_tile_at;
+/* Columns of the LDS tile (the tile, a vector for a split view's head, the pad). */
+uint32_t kn_transpose_lds_cols(const rk_transpose_spec *s);
+/* Vector v to LDS row r from column c, in the widest aligned pieces. */
+void kn_transpose_lds_put(rk_kernel *k, const rk_transpose_spec *s, rk_value lds, rk_value r, rk_value c, rk_value v);
+/* Move the tile at `at` of X [.., N] to Y [.., M] with split sub-row views. */
+void kn_transpose_tile_split(rk_kernel *k, const rk_transpose_spec *s, const kn_tile_at *at, rk_value X, rk_value Y,
+                             rk_value M, rk_value N);
+/* Transpose and permute: split when a row of X or of Y is not a multiple
+ * of vec (unless locked); pointers promise element alignment when split. */
+uint32_t kn_transpose_param_align(const rk_instance *in, const rk_kparam *kp);
 
 /* Signature building. */
 /* dims: a pointer's layout ("M,N"), NULL for scalars. */

@@ -121,7 +121,29 @@ static rk_status foreign(const char *field, const rk_instance *in, const char *o
                    rk_family_name(in->family));
 }
 
+/* Every variant's ranges name dimensions of the family. */
+static rk_status check_variants(const rk_manifest *m, const rk_instance *in) {
+    uint32_t nd;
+    const rk_dim_decl *dims = rk_family_dims(in->family, &nd);
+    for (uint32_t i = 0; i < m->nvariants; i++)
+        for (uint32_t j = 0; j < m->variants[i].ndims; j++) {
+            bool known = false;
+            for (uint32_t d = 0; d < nd; d++) known |= !strcmp(dims[d].name, m->variants[i].dim[j]);
+            if (known) continue;
+            char legal[128] = "";
+            size_t off = 0;
+            for (uint32_t d = 0; d < nd && off < sizeof legal; d++)
+                off += (size_t)snprintf(legal + off, sizeof legal - off, "%s%s", d ? ", " : "", dims[d].name);
+            return rk_fail(RK_ERR_INVALID, "manifest field 'variants[%u].when' names dimension '%s', which family "
+                           "%s does not have (its dimensions: %s)", i, m->variants[i].dim[j],
+                           rk_family_name(in->family), legal);
+        }
+    return RK_OK;
+}
+
 static rk_status compare_family_fields(const rk_manifest *m, const rk_instance *in) {
+    rk_status vst = check_variants(m, in);
+    if (vst) return vst;
     bool ew = in->family == RK_FAMILY_ELEMENTWISE, tr = in->family == RK_FAMILY_TRANSPOSE;
     if (ew) {
         uint64_t epb = (uint64_t)in->u.ew.block_size * in->u.ew.vec * in->u.ew.unroll;

@@ -77,7 +77,7 @@ static void signature(const rk_instance *in, rk_ksig *s) {
     kn_sig_add(s, "M", false, RK_S_I32, RK_KP_SCALAR, NULL);
     kn_sig_add(s, "N", false, RK_S_I32, RK_KP_SCALAR, NULL);
     kn_sig_add(s, "eps", false, RK_S_F32, RK_KP_SCALAR, NULL);
-    kn_slices_signature(s, &n->k, 2);
+    kn_slices_signature(s, &n->k, 2, true);
 }
 
 static void geometry(const rk_instance *in, rk_launch_geom *g) { kn_row_geometry(&in->u.norm.k, g); }
@@ -100,7 +100,7 @@ static void input_range(const rk_instance *in, const rk_kparam *kp, double *lo, 
 
 typedef struct norm_io {
     const rk_value *p;
-    int x, r, gamma, beta, y, h, mean, rstd, M, N, eps, work;   /* parameter indices, -1 = absent */
+    int x, r, gamma, beta, y, h, mean, rstd, M, N, eps, work, sync;   /* parameter indices, -1 = absent */
 } norm_io;
 
 static norm_io io_of(const rk_norm_spec *n, const rk_value *p) {
@@ -117,7 +117,8 @@ static norm_io io_of(const rk_norm_spec *n, const rk_value *p) {
     io.M = i++;
     io.N = i++;
     io.eps = i++;
-    io.work = n->k.slices > 1 ? i : -1;
+    io.work = n->k.slices > 1 ? i++ : -1;
+    io.sync = n->k.slices > 1 ? i : -1;
     return io;
 }
 
@@ -369,7 +370,8 @@ static void build_looped(rk_kernel *k, norm_ctx *c) {
     rk_value from = start, to = c->xr.len;
     kn_slices sl = {0};
     if (kn->slices > 1) {
-        sl = kn_slices_begin(k, kn, 2, c->io.p[c->io.work], &c->g, c->io.p[c->io.M], c->xr.len, step * u);
+        sl = kn_slices_begin(k, kn, 2, c->io.p[c->io.work], c->io.p[c->io.sync], &c->g, c->io.p[c->io.M], c->xr.len,
+                             step * u);
         from = rk_build_add(k, sl.lo, start);
         to = sl.hi;
     }
@@ -389,11 +391,11 @@ static void build_looped(rk_kernel *k, norm_ctx *c) {
     sums[1] = rk_tile_vec_reduce(k, RK_RED_SUM, res[1]);
     rk_tile_reducer red = {.n = 2, .op = RK_RED_SUM};
     rk_tile_block_reduce_n(k, &red, &c->cfg, c->g.tid, sums);
+    kn_spread sp = {0};
     if (kn->slices > 1) {
         /* every slice sums about the same shift: the merge is an ordered sum */
         rk_value last = kn_slices_publish(k, &sl, sums);
-        rk_if_begin(k, last);
-        kn_slices_gather(k, &sl, NULL, RK_RED_SUM, sums);
+        sp = kn_slices_merge(k, &sl, last, NULL, RK_RED_SUM, sums);
     }
     rk_value m1 = rk_build_fdiv(k, sums[0], c->nf);        /* mean of (h - shift) */
     rk_value m2 = rk_build_fdiv(k, sums[1], c->nf);
@@ -404,8 +406,14 @@ static void build_looped(rk_kernel *k, norm_ctx *c) {
         var = rk_build_fmax(k, rk_build_fsub(k, m2, rk_build_fmul(k, m1, m1)), f0);
     }
     rk_value rstd = rstd_of(k, c, var);
-    /* pass 2: re-read x (and r): H is write-only in the ABI */
-    rk_value b2 = rk_for_begin(k, start, c->xr.len, stride, NULL, 0, NULL, NULL, NULL);
+    /* pass 2: re-read x (and r): H is write-only in the ABI; the whole row
+     * or the slices this block writes */
+    rk_value from2 = start, to2 = c->xr.len;
+    if (kn->slices > 1) {
+        kn_slices_pass_begin(k, &sp, &sl, &from2, &to2);
+        from2 = rk_build_add(k, from2, start);
+    }
+    rk_value b2 = rk_for_begin(k, from2, to2, stride, NULL, 0, NULL, NULL, NULL);
     group_offsets(k, b2, u, step, offs);
     rk_value gam[8], bet[8];
     rk_tile_row_load_f32(k, &c->xr, offs, u, 0.0, v);
@@ -414,8 +422,15 @@ static void build_looped(rk_kernel *k, norm_ctx *c) {
     if (!rms) rk_tile_row_load(k, &c->br, offs, u, 0.0, bet);
     normalize_store(k, c, offs, u, v, gam, rms ? NULL : bet, mean, rstd);
     rk_for_end(k, NULL, 0, NULL);
+    if (kn->slices < 2) {
+        store_stats(k, c, mean, rstd);
+        return;
+    }
+    kn_slices_pass_end(k);
+    rk_if_begin(k, sp.last);
     store_stats(k, c, mean, rstd);
-    if (kn->slices > 1) rk_if_end(k, NULL, 0);
+    kn_slices_finish(k, &sl);
+    rk_if_end(k, NULL, 0);
 }
 
 static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *p) {
@@ -449,15 +464,19 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
     else build_looped(k, &c);
 }
 
+static uint32_t param_align(const rk_instance *in, const rk_kparam *kp) {
+    return kn_row_param_align(&in->u.norm.k, kp);
+}
+
 const kn_family kn_layernorm = {
     .name = "layernorm", .knobs = ln_knobs, .nknobs = RK_COUNTOF(ln_knobs), .dims = kn_row_dims, .ndims = 2,
     .scalars = scalars, .nscalars = RK_COUNTOF(scalars), .defaults = ln_defaults, .tune = tune,
     .validate = validate, .check_shape = check_shape, .signature = signature, .geometry = geometry, .build = build,
-    .cost = cost, .reference = kn_norm_reference, .input_range = input_range,
+    .cost = cost, .reference = kn_norm_reference, .input_range = input_range, .param_align = param_align,
 };
 const kn_family kn_rmsnorm = {
     .name = "rmsnorm", .knobs = rms_knobs, .nknobs = RK_COUNTOF(rms_knobs), .dims = kn_row_dims, .ndims = 2,
     .scalars = scalars, .nscalars = RK_COUNTOF(scalars), .defaults = rms_defaults, .tune = tune,
     .validate = validate, .check_shape = check_shape, .signature = signature, .geometry = geometry, .build = build,
-    .cost = cost, .reference = kn_norm_reference, .input_range = input_range,
+    .cost = cost, .reference = kn_norm_reference, .input_range = input_range, .param_align = param_align,
 };

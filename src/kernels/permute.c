@@ -13,8 +13,9 @@ static const rk_knob knobs[] = {
     KN_U32("vec", "v", u.transpose.vec, kn_legal_vec, true, "elements per vector access (<= 16 bytes)"),
     KN_U32("block_size", "b", u.transpose.block_size, kn_legal_block, true, "threads per block"),
     KN_U32("lds_pad", "p", u.transpose.lds_pad, kn_legal_pad, true, "LDS row padding in elements"),
+    KN_PBOOL("split", "sp", u.transpose.split, "split sub-row views: aligned vectors at any M, N and base"),
 };
-enum { K_DT, K_TM, K_TN, K_VEC, K_BLOCK, K_PAD };
+enum { K_DT, K_TM, K_TN, K_VEC, K_BLOCK, K_PAD, K_SPLIT };
 
 static const rk_dim_decl dims[] = {
     {"B", 16, "matrices (batch)"},
@@ -29,7 +30,7 @@ static const rk_scalar_decl scalars[] = {
 
 static void defaults(rk_instance *in) {
     in->u.transpose = (rk_transpose_spec){.dtype = RK_S_BF16, .tile_m = 64, .tile_n = 64, .vec = 8,
-                                          .block_size = 256, .lds_pad = 4};
+                                          .block_size = 256, .lds_pad = 4, .split = false};
 }
 
 /* 64x64 tiles of 16-byte vectors; narrow matrices get narrower tiles so
@@ -47,6 +48,7 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64
         while (b > 64 && (s->tile_m * s->tile_n / s->vec) % b) b /= 2;
         s->block_size = b;
     }
+    if (!(locked >> K_SPLIT & 1)) s->split = sh->dim[1] % s->vec || sh->dim[2] % s->vec;
 }
 
 /* The transpose family's checks (the same spec), and at most 16 vectors
@@ -105,13 +107,8 @@ static uint32_t shift_of(uint32_t x) {
 }
 
 /* Where a block's tile lies: matrix b, first row and column of X. */
-typedef struct tile_pos {
-    rk_value row0, col0;      /* tile origin inside the matrix */
-    rk_value xbase, ybase;    /* first row of matrix b in X ([B*M, N]) and Y ([B*N, M]) */
-} tile_pos;
-
-static tile_pos locate(rk_kernel *k, const rk_transpose_spec *s, rk_value M, rk_value N) {
-    tile_pos tp;
+static kn_tile_at locate(rk_kernel *k, const rk_transpose_spec *s, rk_value M, rk_value N) {
+    kn_tile_at tp;
     rk_value bid = rk_build_block_id(k, 0);
     rk_value tn1 = kn_i32(k, (int32_t)s->tile_n - 1), tm1 = kn_i32(k, (int32_t)s->tile_m - 1);
     rk_value sn = kn_i32(k, (int32_t)shift_of(s->tile_n)), sm = kn_i32(k, (int32_t)shift_of(s->tile_m));
@@ -129,36 +126,20 @@ static tile_pos locate(rk_kernel *k, const rk_transpose_spec *s, rk_value M, rk_
     return tp;
 }
 
-/* Store vector v (vec elements) to LDS row r from column c on, in the
- * widest power-of-two pieces the padded pitch keeps aligned. */
-static void lds_put(rk_kernel *k, const rk_transpose_spec *s, rk_value lds, rk_value r, rk_value c, rk_value v) {
-    uint32_t e = rk_tile_elem_bytes(s->dtype), vec = s->vec;
-    uint32_t pitch = (s->tile_n + s->lds_pad) * e, piece = vec;
-    while (piece > 1 && pitch % (piece * e)) piece /= 2;
-    for (uint32_t j = 0; j < vec; j += piece) {
-        rk_value part = v;
-        if (piece == 1 && vec > 1) {
-            part = rk_build_vextract(k, v, j);
-        } else if (piece < vec) {
-            int32_t mask[16];
-            for (uint32_t q = 0; q < piece; q++) mask[q] = (int32_t)(j + q);
-            part = rk_build_vshuffle(k, v, v, mask, piece);
-        }
-        rk_value col = j ? rk_build_add(k, c, kn_i32(k, (int32_t)j)) : c;
-        rk_value idx[2] = {r, col};
-        rk_store_smem(k, lds, idx, part);
-    }
-}
-
 static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *p) {
     (void)t;
     const rk_transpose_spec *s = &in->u.transpose;
     const uint32_t TM = s->tile_m, TN = s->tile_n, vec = s->vec, iters = TM * TN / vec / s->block_size;
     rk_value X = p[0], Y = p[1], M = p[3], N = p[4];
+    if (s->split) {
+        kn_tile_at at = locate(k, s, M, N);
+        kn_transpose_tile_split(k, s, &at, X, Y, M, N);
+        return;
+    }
     uint32_t ldims[2] = {TM, TN + s->lds_pad};
     rk_value lds = rk_build_smem_alloc(k, (rk_type){s->dtype}, ldims, 2);
     rk_value tid = rk_build_thread_id(k, 0);
-    tile_pos tp = locate(k, s, M, N);
+    kn_tile_at tp = locate(k, s, M, N);
 
     /* phase 1: every vector of the tile loaded (in flight together), then to LDS */
     const uint32_t cpr = TN / vec;
@@ -175,7 +156,7 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
         rk_value col = rk_build_add(k, tp.col0, lc[it]);
         rk_tile_row_load(k, &xr, &col, 1, 0.0, &v[it]);
     }
-    for (uint32_t it = 0; it < iters; it++) lds_put(k, s, lds, lr[it], lc[it], v[it]);
+    for (uint32_t it = 0; it < iters; it++) kn_transpose_lds_put(k, s, lds, lr[it], lc[it], v[it]);
     rk_build_sync_lds_only(k);
 
     /* phase 2: thread g gathers vec rows of LDS column g % TN into one Y vector */
@@ -204,5 +185,5 @@ const kn_family kn_permute = {
     .name = "permute", .knobs = knobs, .nknobs = RK_COUNTOF(knobs), .dims = dims, .ndims = RK_COUNTOF(dims),
     .scalars = scalars, .nscalars = RK_COUNTOF(scalars), .defaults = defaults, .tune = tune,
     .validate = validate, .check_shape = check_shape, .signature = signature, .geometry = geometry, .build = build,
-    .cost = cost, .reference = kn_permute_reference,
+    .cost = cost, .reference = kn_permute_reference, .param_align = kn_transpose_param_align,
 };

@@ -45,7 +45,7 @@ static void signature(const rk_instance *in, rk_ksig *s) {
     kn_sig_add(s, "Y", true, in->u.reduce.out_dtype, RK_KP_OUT, "M");
     kn_sig_add(s, "M", false, RK_S_I32, RK_KP_SCALAR, NULL);
     kn_sig_add(s, "N", false, RK_S_I32, RK_KP_SCALAR, NULL);
-    kn_slices_signature(s, &in->u.reduce.k, 1);
+    kn_slices_signature(s, &in->u.reduce.k, 1, false);
 }
 
 static void geometry(const rk_instance *in, rk_launch_geom *g) { kn_row_geometry(&in->u.reduce.k, g); }
@@ -89,7 +89,7 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
         rk_value init = rk_tile_f32s(k, (float)id, kn->vec), cur, res;
         rk_value from = start, to = xr.len;
         if (kn->slices > 1) {
-            sl = kn_slices_begin(k, kn, 1, p[4], &g, p[2], xr.len, step * u);
+            sl = kn_slices_begin(k, kn, 1, p[4], p[4], &g, p[2], xr.len, step * u);
             from = rk_build_add(k, sl.lo, start);
             to = sl.hi;
         }
@@ -121,9 +121,13 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
     if (kn->slices > 1) rk_if_end(k, NULL, 0);
 }
 
+static uint32_t param_align(const rk_instance *in, const rk_kparam *kp) {
+    return kn_row_param_align(&in->u.reduce.k, kp);
+}
+
 const kn_family kn_reduce = {
     .name = "reduce", .knobs = knobs, .nknobs = RK_COUNTOF(knobs), .dims = kn_row_dims, .ndims = 2,
     .scalars = kn_row_scalars, .nscalars = 2, .defaults = defaults, .tune = tune, .validate = validate,
     .check_shape = check_shape, .signature = signature, .geometry = geometry, .build = build, .cost = cost,
-    .reference = kn_reduce_reference, .input_range = input_range,
+    .reference = kn_reduce_reference, .input_range = input_range, .param_align = param_align,
 };

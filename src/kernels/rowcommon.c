@@ -60,6 +60,10 @@ void kn_row_tune(rk_row_knobs *k, const rk_target *t, rk_scalar widest, const rk
     uint32_t tpr;
     if (LOCKED(RK_B) && LOCKED(RK_R)) tpr = k->block_size / (k->rows_per_block ? k->rows_per_block : 1);
     else if (LOCKED(RK_K) && k->chunks) tpr = np2(cdiv(nvec, k->chunks));
+    /* short rows (a wave or less of vectors): one vector per lane, so
+     * consecutive lanes read consecutive 16 bytes, several rows per wave
+     * reduced by butterflies of width tpr */
+    else if (nvec <= k->wave) tpr = np2(nvec);
     else tpr = np2(cdiv(nvec, kmax));
     if (tpr > 1024) tpr = 1024;
     if (tpr < 1) tpr = 1;
@@ -222,6 +226,10 @@ rk_tile_row kn_row_view(rk_kernel *k, const rk_row_knobs *kn, rk_value ptr, rk_s
                         rk_value N, rk_value active, const rk_tile_row *like) {
     if (!kn->split) return rk_tile_row_view(k, ptr, elem, row, N, N, active, kn->vec, kn->tail);
     return rk_tile_row_view_split(k, ptr, elem, row, N, N, active, kn->vec, kn->tail, like, kn_row_cap(kn));
+}
+
+uint32_t kn_row_param_align(const rk_row_knobs *k, const rk_kparam *kp) {
+    return k->split && k->vec > 1 && kp->role != RK_KP_WORK ? rk_tile_elem_bytes(kp->type) : 16;
 }
 
 /* x: ceil(M / rows_per_block) (M is dimension 0); y: the slices of a row */

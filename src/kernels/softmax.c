@@ -68,7 +68,7 @@ static void signature(const rk_instance *in, rk_ksig *s) {
     kn_sig_add(s, "Y", true, in->u.softmax.out_dtype, RK_KP_OUT, "M,N");
     kn_sig_add(s, "M", false, RK_S_I32, RK_KP_SCALAR, NULL);
     kn_sig_add(s, "N", false, RK_S_I32, RK_KP_SCALAR, NULL);
-    kn_slices_signature(s, &in->u.softmax.k, 2);
+    kn_slices_signature(s, &in->u.softmax.k, 2, true);
 }
 
 static void geometry(const rk_instance *in, rk_launch_geom *g) { kn_row_geometry(&in->u.softmax.k, g); }
@@ -225,11 +225,12 @@ static void group_offsets(rk_kernel *k, rk_value base, uint32_t u, uint32_t step
     for (uint32_t i = 0; i < u; i++) offs[i] = i ? rk_build_add(k, base, kn_i32(k, (int32_t)(i * step))) : base;
 }
 
-/* work: the Work parameter of the split path (slices > 1): pass 1 covers
- * the block's slice, the last block to arrive merges the (max, sum) pairs
- * in slice order and runs pass 2 over the whole row. */
+/* work, sync: the Work and Sync parameters of the split path (slices > 1):
+ * pass 1 covers the block's slice, the last block to arrive merges the
+ * (max, sum) pairs in slice order, and pass 2 is spread over the row's
+ * blocks (kn_slices_merge). */
 static void build_looped(const rk_softmax_spec *s, rk_kernel *k, const rk_tile_rows *g, const rk_tile_row *xr,
-                         const rk_tile_row *yr, rk_value work, rk_value M) {
+                         const rk_tile_row *yr, rk_value work, rk_value sync, rk_value M) {
     const rk_row_knobs *kn = &s->k;
     uint32_t u = kn->unroll, step = g->tpr * kn->vec;
     rk_value start = rk_build_mul(k, g->lt, kn_i32(k, (int32_t)kn->vec));
@@ -237,7 +238,7 @@ static void build_looped(const rk_softmax_spec *s, rk_kernel *k, const rk_tile_r
     rk_value from = start, to = xr->len;
     kn_slices sl = {0};
     if (kn->slices > 1) {
-        sl = kn_slices_begin(k, kn, 2, work, g, M, xr->len, step * u);
+        sl = kn_slices_begin(k, kn, 2, work, sync, g, M, xr->len, step * u);
         from = rk_build_add(k, sl.lo, start);
         to = sl.hi;
     }
@@ -254,16 +255,20 @@ static void build_looped(const rk_softmax_spec *s, rk_kernel *k, const rk_tile_r
     rk_tile_reducer red = {.n = 2, .fn = online_combine};
     rk_tile_block_cfg cfg = {.wave = kn->wave, .group = g->tpr, .groups = g->rpb, .shuffle_fold = true};
     rk_tile_block_reduce_n(k, &red, &cfg, g->tid, res);
+    kn_spread sp = {0};
     if (kn->slices > 1) {
         rk_value last = kn_slices_publish(k, &sl, res);
-        rk_if_begin(k, last);
-        kn_slices_gather(k, &sl, online_combine, RK_RED_MAX, res);
+        sp = kn_slices_merge(k, &sl, last, online_combine, RK_RED_MAX, res);
     }
     rk_value gnml = neg_max_log2e(k, res[0]);
     rk_value inv = rk_build_fdiv(k, rk_const_f32(k, 1.0f), res[1]);
-    /* pass 2 */
-    rk_value e[8];
-    rk_value b2 = rk_for_begin(k, start, xr->len, stride, NULL, 0, NULL, NULL, NULL);
+    /* pass 2: the whole row, or the slices this block writes */
+    rk_value e[8], from2 = start, to2 = xr->len;
+    if (kn->slices > 1) {
+        kn_slices_pass_begin(k, &sp, &sl, &from2, &to2);
+        from2 = rk_build_add(k, from2, start);
+    }
+    rk_value b2 = rk_for_begin(k, from2, to2, stride, NULL, 0, NULL, NULL, NULL);
     group_offsets(k, b2, u, step, offs);
     rk_tile_row_load_f32(k, xr, offs, u, -INFINITY, v);
     for (uint32_t i = 0; i < u; i++) {
@@ -272,7 +277,16 @@ static void build_looped(const rk_softmax_spec *s, rk_kernel *k, const rk_tile_r
     }
     rk_tile_row_store_f32(k, yr, offs, u, e);
     rk_for_end(k, NULL, 0, NULL);
-    if (kn->slices > 1) rk_if_end(k, NULL, 0);
+    if (kn->slices > 1) {
+        kn_slices_pass_end(k);
+        rk_if_begin(k, sp.last);
+        kn_slices_finish(k, &sl);
+        rk_if_end(k, NULL, 0);
+    }
+}
+
+static uint32_t param_align(const rk_instance *in, const rk_kparam *kp) {
+    return kn_row_param_align(&in->u.softmax.k, kp);
 }
 
 static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *p) {
@@ -284,12 +298,12 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
     kn_row_attrs(k, kn, t);
     if (kn->chunks && s->keep_exps) build_cached_keep(s, k, &g, &xr, &yr);
     else if (kn->chunks) build_cached(s, k, &g, &xr, &yr);
-    else build_looped(s, k, &g, &xr, &yr, kn->slices > 1 ? p[4] : p[2], p[2]);
+    else build_looped(s, k, &g, &xr, &yr, kn->slices > 1 ? p[4] : p[2], kn->slices > 1 ? p[5] : p[2], p[2]);
 }
 
 const kn_family kn_softmax = {
     .name = "softmax", .knobs = knobs, .nknobs = RK_COUNTOF(knobs), .dims = kn_row_dims, .ndims = 2,
     .scalars = kn_row_scalars, .nscalars = 2, .defaults = defaults, .tune = tune, .validate = validate,
     .check_shape = check_shape, .signature = signature, .geometry = geometry, .build = build, .cost = cost,
-    .reference = kn_softmax_reference, .input_range = input_range,
+    .reference = kn_softmax_reference, .input_range = input_range, .param_align = param_align,
 };

@@ -14,26 +14,30 @@ static const rk_knob knobs[] = {
     KN_U32("vec", "v", u.transpose.vec, kn_legal_vec, true, "elements per vector access (<= 16 bytes)"),
     KN_U32("block_size", "b", u.transpose.block_size, kn_legal_block, true, "threads per block"),
     KN_U32("lds_pad", "p", u.transpose.lds_pad, kn_legal_pad, true, "LDS row padding in elements"),
+    KN_PBOOL("split", "sp", u.transpose.split, "split sub-row views: aligned vectors at any M, N and base"),
 };
-enum { K_DT, K_TM, K_TN, K_VEC, K_BLOCK, K_PAD };
+enum { K_DT, K_TM, K_TN, K_VEC, K_BLOCK, K_PAD, K_SPLIT };
 
 static void defaults(rk_instance *in) {
     in->u.transpose = (rk_transpose_spec){.dtype = RK_S_F16, .tile_m = 64, .tile_n = 64, .vec = 8,
-                                          .block_size = 256, .lds_pad = 4};
+                                          .block_size = 256, .lds_pad = 4, .split = false};
 }
 
 static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64_t locked) {
-    (void)t; (void)sh;
+    (void)t;
     rk_transpose_spec *s = &in->u.transpose;
     if (!(locked >> K_VEC & 1)) s->vec = 16 / rk_tile_elem_bytes(s->dtype);
     if (!(locked >> K_TM & 1)) s->tile_m = 64;
     if (!(locked >> K_TN & 1)) s->tile_n = 64;
     if (!(locked >> K_BLOCK & 1)) s->block_size = 256;
     if (!(locked >> K_PAD & 1)) s->lds_pad = 4;
+    /* rows of X (N) and of Y (M) of a multiple of vec start aligned: the
+     * plain tile, whose code is what it always was */
+    if (!(locked >> K_SPLIT & 1)) s->split = sh->dim[0] % s->vec || sh->dim[1] % s->vec;
 }
 
 static uint32_t lds_bytes(const rk_transpose_spec *s) {
-    return s->tile_m * (s->tile_n + s->lds_pad) * rk_tile_elem_bytes(s->dtype);
+    return s->tile_m * kn_transpose_lds_cols(s) * rk_tile_elem_bytes(s->dtype);
 }
 
 static rk_status validate(const rk_instance *in, const rk_target *t) {
@@ -55,8 +59,9 @@ static rk_status validate(const rk_instance *in, const rk_target *t) {
                        items, s->block_size);
     uint32_t cap = t->lds_bytes < 49152 ? t->lds_bytes : 49152;
     if (lds_bytes(s) > cap)
-        return rk_fail(RK_ERR_INVALID, "knobs 'tile_m' x ('tile_n' + 'lds_pad') need %u bytes of LDS, at most %u",
-                       lds_bytes(s), cap);
+        return rk_fail(RK_ERR_INVALID,
+                       "knobs 'tile_m' x ('tile_n' + 'lds_pad'%s) need %u bytes of LDS, at most %u",
+                       s->split ? " + vec (split)" : "", lds_bytes(s), cap);
     return RK_OK;
 }
 
@@ -97,21 +102,34 @@ static uint32_t log2u(uint32_t x) {
     return n;
 }
 
+/* The tile of block bid in a 1-D grid: tm = bid / tiles_n, tn = bid % tiles_n. */
+static void tile_origin(rk_kernel *k, const rk_transpose_spec *s, rk_value bid, rk_value N, rk_value *row0,
+                        rk_value *col0) {
+    rk_value tn_c = kn_i32(k, (int32_t)s->tile_n);
+    rk_value ntn = rk_build_udiv(k, rk_build_add(k, N, kn_i32(k, (int32_t)s->tile_n - 1)), tn_c);
+    rk_value tm = rk_build_udiv(k, bid, ntn);
+    rk_value tn = rk_build_sub(k, bid, rk_build_mul(k, tm, ntn));
+    *row0 = rk_build_mul(k, tm, kn_i32(k, (int32_t)s->tile_m));
+    *col0 = rk_build_mul(k, tn, kn_i32(k, (int32_t)s->tile_n));
+}
+
 static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *p) {
     (void)t;
     const rk_transpose_spec *s = &in->u.transpose;
-    uint32_t TM = s->tile_m, TN = s->tile_n, vec = s->vec, e = rk_tile_elem_bytes(s->dtype);
+    uint32_t TM = s->tile_m, TN = s->tile_n, vec = s->vec;
     rk_value X = p[0], Y = p[1], M = p[2], N = p[3];
+    if (s->split) {
+        rk_value bid = rk_build_block_id(k, 0), zero = kn_i32(k, 0);
+        kn_tile_at at = {.xbase = zero, .ybase = zero};
+        tile_origin(k, s, bid, N, &at.row0, &at.col0);
+        kn_transpose_tile_split(k, s, &at, X, Y, M, N);
+        return;
+    }
     uint32_t dims[2] = {TM, TN + s->lds_pad};
     rk_value lds = rk_build_smem_alloc(k, (rk_type){s->dtype}, dims, 2);
-    /* tile coordinates from a 1-D grid: tm = bid / tiles_n, tn = bid % tiles_n */
     rk_value bid = rk_build_block_id(k, 0), tid = rk_build_thread_id(k, 0);
-    rk_value tn_c = kn_i32(k, (int32_t)TN);
-    rk_value ntn = rk_build_udiv(k, rk_build_add(k, N, kn_i32(k, (int32_t)TN - 1)), tn_c);
-    rk_value tm = rk_build_udiv(k, bid, ntn);
-    rk_value tn = rk_build_sub(k, bid, rk_build_mul(k, tm, ntn));
-    rk_value row0 = rk_build_mul(k, tm, kn_i32(k, (int32_t)TM));
-    rk_value col0 = rk_build_mul(k, tn, kn_i32(k, (int32_t)TN));
+    rk_value row0, col0;
+    tile_origin(k, s, bid, N, &row0, &col0);
     uint32_t iters = TM * TN / vec / s->block_size;
 
     /* phase 1: all loads first (in flight together), then the LDS stores */
@@ -129,26 +147,7 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
         rk_tile_row xr = rk_tile_row_view(k, X, s->dtype, gr, N, N, act, vec, RK_TAIL_MASKED);
         rk_tile_row_load(k, &xr, &gc, 1, 0.0, &v[it]);
     }
-    /* widest power-of-two piece (<= 16 bytes) that the padded pitch keeps aligned */
-    uint32_t pitch = (TN + s->lds_pad) * e, piece = vec * e;
-    while (piece > e && pitch % piece) piece /= 2;
-    uint32_t pv = piece / e;
-    for (uint32_t it = 0; it < iters; it++) {
-        for (uint32_t j = 0; j < vec; j += pv) {
-            rk_value part;
-            if (pv == vec) {
-                part = v[it];
-            } else if (pv == 1) {
-                part = rk_build_vextract(k, v[it], j);
-            } else {
-                int32_t mask[16];
-                for (uint32_t q = 0; q < pv; q++) mask[q] = (int32_t)(j + q);
-                part = rk_build_vshuffle(k, v[it], v[it], mask, pv);
-            }
-            rk_value idx[2] = {lr[it], j ? rk_build_add(k, lc[it], kn_i32(k, (int32_t)j)) : lc[it]};
-            rk_store_smem(k, lds, idx, part);
-        }
-    }
+    for (uint32_t it = 0; it < iters; it++) kn_transpose_lds_put(k, s, lds, lr[it], lc[it], v[it]);
     rk_build_sync_lds_only(k);
 
     /* phase 2: g -> (rv, c) with pairs of row-chunks adjacent in the wave */
@@ -179,5 +178,5 @@ const kn_family kn_transpose = {
     .name = "transpose", .knobs = knobs, .nknobs = RK_COUNTOF(knobs), .dims = kn_row_dims, .ndims = 2,
     .scalars = kn_row_scalars, .nscalars = 2, .defaults = defaults, .tune = tune, .validate = validate,
     .check_shape = check_shape, .signature = signature, .geometry = geometry, .build = build, .cost = cost,
-    .reference = kn_transpose_reference,
+    .reference = kn_transpose_reference, .param_align = kn_transpose_param_align,
 };

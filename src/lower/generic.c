@@ -472,6 +472,7 @@ void lw_lower_generic(lw_ctx *cx, const rk_op *op) {
     case RK_OP_GLOBAL_LOAD: case RK_OP_GLOBAL_LOAD_TYPED: case RK_OP_GLOBAL_LOAD_VN: gload(cx, op); break;
     case RK_OP_GLOBAL_STORE: case RK_OP_GLOBAL_STORE_TYPED: case RK_OP_GLOBAL_STORE_VN: gstore(cx, op); break;
     case RK_OP_GLOBAL_PTR_ADD: ptr_add(cx, op); break;
+    case RK_OP_PTR_TO_INT: lw_ins(cx, "%v = ptrtoint %t %v to i64", r, op->in[0], op->in[0]); break;
     case RK_OP_COOP_GLOBAL_STORE: coop_store(cx, op); break;
     case RK_OP_SMEM_LOAD: case RK_OP_SMEM_LOAD_VN: case RK_OP_SMEM_LOAD_V4: case RK_OP_SMEM_LOAD_VN_F32:
         smem_load(cx, op);

@@ -57,6 +57,7 @@ typedef struct lw_ctx lw_ctx;
     X(VZEXT) X(VCAST_TO_F32) X(VTRUNC_F32_TO) X(VTRUNC_F32_TO_F16) X(VBITCAST) X(VEXTRACT)         \
     X(VINSERT) X(VSPLAT) X(VPACK) X(VCONCAT) X(VSHUFFLE) X(GLOBAL_LOAD) X(GLOBAL_LOAD_TYPED)       \
     X(GLOBAL_LOAD_VN) X(GLOBAL_STORE) X(GLOBAL_STORE_TYPED) X(GLOBAL_STORE_VN) X(GLOBAL_PTR_ADD)   \
+    X(PTR_TO_INT)                                                                                  \
     X(COOP_GLOBAL_STORE) X(SMEM_ALLOC) X(SMEM_LOAD) X(SMEM_LOAD_VN) X(SMEM_LOAD_V4)                \
     X(SMEM_LOAD_VN_F32) X(SMEM_STORE) X(SMEM_STORE_VN) X(SMEM_STORE_VN_F32)                        \
     X(SMEM_STORE_DISTRIBUTED) X(SMEM_ADDR_OF) X(SMEM_PTR_ADD) X(LDS_ATOMIC_ADD)                    \

@@ -240,6 +240,87 @@ static rk_status read_spec(const rk_json *root, rk_manifest *m) {
     return RK_OK;
 }
 
+/* "variants": [{"manifest": FILE, "when": {DIM: [lo, hi], ...}}, ...] */
+static rk_status read_variants(const rk_json *root, rk_manifest *m) {
+    const rk_json *v = rk_json_get(root, "variants");
+    if (!v) return RK_OK;
+    if (v->kind != RK_JSON_ARRAY || v->n > RK_MANIFEST_MAX_VARIANTS)
+        return bad("variants", "must be a list of at most 8 {manifest, when} objects");
+    for (uint32_t i = 0; i < v->n; i++) {
+        const rk_json *e = v->items[i];
+        rk_manifest_variant *mv = &m->variants[i];
+        char f[48];
+        snprintf(f, sizeof f, "variants[%u].manifest", i);
+        if (e->kind != RK_JSON_OBJECT || get_str(e, "manifest", true, mv->manifest, sizeof mv->manifest) ||
+            !mv->manifest[0])
+            return bad(f, "must be the file name of a manifest in this folder (under 64 bytes)");
+        rk_status st = check_file_name(f, mv->manifest);
+        if (st) return st;
+        const rk_json *w = rk_json_get(e, "when");
+        snprintf(f, sizeof f, "variants[%u].when", i);
+        if (!w || w->kind != RK_JSON_OBJECT || !w->n || w->n > RK_MANIFEST_VARIANT_DIMS)
+            return bad(f, "must map 1 to 4 dimension names to [lo, hi] ranges");
+        for (uint32_t d = 0; d < w->n; d++) {
+            const rk_json *r = w->items[d];
+            bool ok = r->kind == RK_JSON_ARRAY && r->n == 2 && strlen(w->keys[d]) < sizeof mv->dim[0] &&
+                      w->keys[d][0];
+            for (uint32_t q = 0; ok && q < 2; q++)
+                ok = r->items[q]->kind == RK_JSON_NUMBER && r->items[q]->is_int && r->items[q]->i >= 0;
+            if (!ok || r->items[0]->i > r->items[1]->i)
+                return bad(f, "must map dimension names (under 24 bytes) to [lo, hi], 0 <= lo <= hi integers");
+            snprintf(mv->dim[d], sizeof mv->dim[d], "%s", w->keys[d]);
+            mv->lo[d] = (uint64_t)r->items[0]->i;
+            mv->hi[d] = (uint64_t)r->items[1]->i;
+        }
+        mv->ndims = w->n;
+    }
+    m->nvariants = v->n;
+    return RK_OK;
+}
+
+static rk_json *variants_json(const rk_manifest *m) {
+    rk_json *arr = rk_json_array();
+    for (uint32_t i = 0; arr && i < m->nvariants; i++) {
+        const rk_manifest_variant *mv = &m->variants[i];
+        rk_json *e = rk_json_object(), *w = rk_json_object();
+        bool ok = e && w && rk_json_set(e, "manifest", rk_json_str(mv->manifest));
+        for (uint32_t d = 0; ok && d < mv->ndims; d++) {
+            const uint64_t r[2] = {mv->lo[d], mv->hi[d]};
+            rk_json *l = rk_json_array();
+            for (uint32_t q = 0; l && q < 2; q++)
+                if (!rk_json_push(l, rk_json_int((int64_t)r[q]))) { rk_json_free(l); l = NULL; }
+            ok = l && rk_json_set(w, mv->dim[d], l);
+        }
+        if (ok) ok = rk_json_set(e, "when", w);
+        else rk_json_free(w);
+        if (!ok || !rk_json_push(arr, e)) {
+            if (!ok) rk_json_free(e);
+            rk_json_free(arr);
+            arr = NULL;
+        }
+    }
+    return arr;
+}
+
+const rk_manifest_variant *rk_manifest_pick(const rk_manifest *m, const char *const *names, const uint64_t *ext,
+                                            uint32_t n) {
+    for (uint32_t i = 0; i < m->nvariants; i++) {
+        const rk_manifest_variant *mv = &m->variants[i];
+        bool all = true;
+        for (uint32_t d = 0; all && d < mv->ndims; d++) {
+            bool found = false;
+            for (uint32_t j = 0; j < n; j++)
+                if (!strcmp(names[j], mv->dim[d])) {
+                    found = true;
+                    all = ext[j] >= mv->lo[d] && ext[j] <= mv->hi[d];
+                }
+            all = all && found;
+        }
+        if (all) return mv;
+    }
+    return NULL;
+}
+
 static rk_status check_type(const rk_json *root, const char *field, rk_json_kind kind, const char *what) {
     const rk_json *v = rk_json_get(root, field);
     return v && v->kind != kind ? bad(field, what) : RK_OK;
@@ -320,6 +401,7 @@ static rk_status read_root(const rk_json *root, rk_manifest *m) {
     if (eps) { m->eps = eps->num; m->has_eps = true; }
     TRY(get_str(root, "family", false, m->family, sizeof m->family));
     TRY(read_spec(root, m));
+    TRY(read_variants(root, m));
 #undef TRY
     return RK_OK;
 }
@@ -441,6 +523,7 @@ static rk_json *build_json(const rk_manifest *m) {
             if (!rk_json_set(s, m->spec[i].key, rk_json_str(m->spec[i].value))) { rk_json_free(s); s = NULL; }
         put(&b, "spec", s);
     }
+    if (m->nvariants) put(&b, "variants", variants_json(m));
     if (!b.ok) { rk_json_free(b.o); return NULL; }
     return b.o;
 }
@@ -453,11 +536,15 @@ char *rk_manifest_text(const rk_manifest *m) {
     return s;
 }
 
-rk_status rk_manifest_write(const rk_manifest *m, const char *dir) {
+rk_status rk_manifest_write(const rk_manifest *m, const char *dir) { return rk_manifest_write_as(m, dir, "manifest.json"); }
+
+rk_status rk_manifest_write_as(const rk_manifest *m, const char *dir, const char *file) {
+    rk_status st0 = check_file_name("file", file);
+    if (st0) return st0;
     char *text = rk_manifest_text(m);
     if (!text) return rk_fail(RK_ERR_NOMEM, "manifest: %s", rk_error_message());
     char path[4096];
-    snprintf(path, sizeof path, "%s/manifest.json", dir);
+    snprintf(path, sizeof path, "%s/%s", dir, file);
     rk_status st = rk_write_file_atomic(path, text, strlen(text));
     rk_string_free(text);
     return st;

@@ -15,6 +15,23 @@ rk_tail_mode rk_tile_default_tail(const rk_target *t) {
 
 const char *rk_tail_mode_name(rk_tail_mode m) { return m == RK_TAIL_BUFFER ? "buffer" : "masked"; }
 
+/* Elements between the vector-aligned address at or below element `elems`
+ * of ptr and that element (i32, < vec): from the address itself, so a
+ * tensor that starts inside a vector still gets aligned vector bodies. */
+static rk_value first_misalign(rk_kernel *k, rk_value ptr, rk_value elems, uint32_t esize, uint32_t vec) {
+    uint32_t shift = 0;
+    while ((1u << shift) < esize) shift++;
+    rk_value addr = rk_build_ptrtoint(k, ptr);
+    rk_value lowmask = rk_const_i64(k, (int64_t)vec * esize - 1);
+    rk_value low = rk_build_and(k, addr, lowmask);
+    rk_value sh = rk_const_i64(k, shift);
+    rk_value lead = rk_build_lshr(k, low, sh);
+    rk_value at = rk_build_add(k, elems, lead);
+    rk_value vmask = rk_const_i64(k, (int64_t)vec - 1);
+    rk_value mis = rk_build_and(k, at, vmask);
+    return rk_build_trunc(k, mis, RK_T_I32);
+}
+
 /* The view of rows [row*stride, +len). `like` (split views) NULL: no
  * shift (element i is physical element i); otherwise see rk_tile_row_view_split. */
 static rk_tile_row make_view(rk_kernel *k, rk_value ptr, rk_scalar elem, rk_value row, rk_value stride, rk_value len,
@@ -40,12 +57,12 @@ static rk_tile_row make_view(rk_kernel *k, rk_value ptr, rk_scalar elem, rk_valu
             r.vec_ok = rk_const_bool(k, true);
         }
     } else {
-        /* the row's first element sits `mis` elements past a vec boundary of
-         * the tensor base: shift the view back by the split's shift, so chunk
+        /* the row's first element sits `mis` elements past a vector-aligned
+         * address (from the actual address: a tensor may start anywhere an
+         * element can): shift the view back by the split's shift, so chunk
          * boundaries fall on vector-aligned addresses */
         rk_value n = rk_build_select(k, active, len, zero);
-        rk_value pos = rk_build_mul(k, row_eff, stride);
-        rk_value mis = rk_build_and(k, pos, ci(k, (int32_t)vec - 1));
+        rk_value mis = first_misalign(k, ptr, elems, esize, vec);
         rk_value shift = mis;
         if (like) {
             shift = like->lo;

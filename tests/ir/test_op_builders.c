@@ -292,6 +292,7 @@ static rk_value use(fx *x, rk_opcode code) {
     case RK_OP_GLOBAL_STORE_TYPED: rk_build_global_store_typed(k, x->pi32, x->i32, x->j32); break;
     case RK_OP_GLOBAL_STORE_VN: rk_build_global_store_vn(k, x->pf32, x->i32, x->v4f32); break;
     case RK_OP_GLOBAL_PTR_ADD: r = rk_build_global_ptr_add(k, x->pf32, x->i64); break;
+    case RK_OP_PTR_TO_INT: r = rk_build_ptrtoint(k, x->pf32); break;
     case RK_OP_COOP_GLOBAL_STORE: rk_build_cooperative_global_store(k, x->pf32, x->v4i32, x->v4f32); break;
     case RK_OP_SMEM_ALLOC: {
         const uint32_t dims[] = {16, 33};

@@ -595,6 +595,47 @@ static void test_cast_folds(void **state) {
     rk_kernel_free(k);
 }
 
+/* and(ptrtoint(p + off), mask) folds exactly when p is a parameter of known
+ * alignment A and mask < A: to (off mod A) & mask. */
+static void test_address_low_bits_fold(void **state) {
+    (void)state;
+    const uint32_t aligns[] = {0, 4, 16, 256};
+    for (int i = 0; i < 400; i++) {
+        uint32_t A = aligns[rnd() % RK_COUNTOF(aligns)];
+        int64_t off = (int64_t)(rnd() % 1000), mask = (int64_t)(rnd() % 300);
+        bool two_steps = rnd() & 1;
+        rk_kernel *k = rk_kernel_new("addr_low");
+        rk_param_abi abi = {.align = A};
+        rk_value p = rk_add_param(k, "p", rk_type_ptr(k, RK_T_F32, RK_AS_GLOBAL), &abi);
+        rk_value o = rk_add_param(k, "o", rk_type_ptr(k, RK_T_I64, RK_AS_GLOBAL), NULL);
+        rk_value c1 = rk_const_i64(k, two_steps ? off / 2 : off);
+        rk_value q = rk_build_global_ptr_add(k, p, c1);
+        if (two_steps) {
+            rk_value c2 = rk_const_i64(k, off - off / 2);
+            q = rk_build_global_ptr_add(k, q, c2);
+        }
+        rk_value a = rk_build_ptrtoint(k, q);
+        rk_value m = rk_const_i64(k, mask);
+        rk_value r = rk_build_and(k, a, m);
+        rk_value zero = rk_const_i32(k, 0);
+        rk_store_global(k, o, zero, r);
+        rk_build_return(k);
+        assert_int_equal(rk_kernel_finish(k), RK_OK);
+        assert_int_equal(rk_optimize(k, 0, NULL), RK_OK);
+        assert_verifies(k);
+        const rk_op *st = NULL;
+        for (uint32_t j = 0; j < k->body.nops; j++)
+            if (rk_op_info_of(k->body.ops[j]->code)->flags & RK_F_WRITES) st = k->body.ops[j];
+        assert_non_null(st);
+        const rk_op *d = rk_value_def(k, st->in[2]);
+        bool folds = A && (uint64_t)mask < A;
+        if (folds != (d && d->code == RK_OP_CONSTANT))
+            fail_msg("align %u off %lld mask %lld", A, (long long)off, (long long)mask);
+        if (folds) assert_int_equal(rk_attrs_get(&d->attrs, "value")->u.i, (off % A) & mask);
+        rk_kernel_free(k);
+    }
+}
+
 /* ---- side effects ------------------------------------------------------------------------------- */
 typedef struct seq { const rk_op *ops[512]; uint32_t n; } seq;
 static bool collect_effects(void *ud, rk_op *op, uint32_t depth) {
@@ -923,6 +964,7 @@ int main(void) {
         cmocka_unit_test(test_integer_fold_table),
         cmocka_unit_test(test_float_folds),
         cmocka_unit_test(test_cast_folds),
+        cmocka_unit_test(test_address_low_bits_fold),
         cmocka_unit_test(test_samples_keep_effects),
         cmocka_unit_test(test_unused_effects_stay),
         cmocka_unit_test(test_cse_scopes),

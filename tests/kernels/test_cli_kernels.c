@@ -84,6 +84,36 @@ static void test_build_and_run(void **state) {
     assert_non_null(strstr(out_text, "--rows_per_block"));
 }
 
+/* Built without --shape, a row family writes its shape variants behind one
+ * manifest; `rocke run` takes the variant serving each shape (its kernel
+ * name in the output) and verifies it. */
+static void test_shape_variants(void **state) {
+    (void)state;
+    int rc = sh(ROCKE " build rmsnorm --dtype f16 --target gfx942 --ir-only -o var");
+    if (rc) fail_msg("build: %s", out_text);
+    static const char *const files[] = {"manifest.json", "manifest.split.json", "manifest.short.json",
+                                        "manifest.medium.json", "manifest.wide.json"};
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        char path[160];
+        snprintf(path, sizeof path, "%s/var/%s", tmp, files[i]);
+        if (access(path, R_OK)) fail_msg("no %s: %s", files[i], out_text);
+    }
+    /* shape -> a fragment of the kernel that must run: the knob tags say which variant */
+    static const struct { const char *shape, *want, *avoid, *bad; } runs[] = {
+        {"6,17", "_k1_", "_k0_", "bad=0/102"},           /* short: one vector per lane */
+        {"3,700", "_sl1 on", "_k0_", "bad=0/2100"},      /* medium: cached rows */
+        {"1,20000", "_k0_", "_sl1 on", "bad=0/20000"},   /* few long rows: split over blocks */
+        {"40,13000", "_k0_", "_k3_", "bad=0/520000"},    /* wider than the cached variants: looped */
+    };
+    for (size_t i = 0; i < sizeof runs / sizeof *runs; i++) {
+        rc = sh(ROCKE " run var/manifest.json --verify --shape %s --seed 3", runs[i].shape);
+        if (rc) fail_msg("run %s: %s", runs[i].shape, out_text);
+        if (!strstr(out_text, runs[i].want) || strstr(out_text, runs[i].avoid) || !strstr(out_text, runs[i].bad))
+            fail_msg("run %s: wanted kernel *%s* (not *%s*) and %s: %s", runs[i].shape, runs[i].want,
+                     runs[i].avoid, runs[i].bad, out_text);
+    }
+}
+
 static void test_bad_inputs(void **state) {
     (void)state;
     assert_int_equal(sh(ROCKE " build softmax --shape 4,300 --ir-only -o good"), 0);
@@ -240,7 +270,8 @@ static void test_self_contradicting_manifests(void **state) {
 }
 
 int main(void) {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_build_and_run), cmocka_unit_test(test_bad_inputs),
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_build_and_run), cmocka_unit_test(test_shape_variants),
+                                       cmocka_unit_test(test_bad_inputs),
                                        cmocka_unit_test(test_self_contradicting_manifests)};
     return cmocka_run_group_tests(tests, setup, teardown);
 }

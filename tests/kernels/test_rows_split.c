@@ -117,6 +117,113 @@ static void each(uint64_t M, uint64_t N, const char *knobs, uint32_t want_slices
             }
 }
 
+/* fam built for M x N (knobs locked) and a fresh problem for it. */
+static rk_kernel *built(const char *fam, const char *target, uint64_t M, uint64_t N, const char *knobs, rk_shape *sh,
+                        char name[256], rk_problem *p) {
+    rk_instance in;
+    tuned(fam, target, M, N, knobs, &in, sh);
+    assert_int_equal(rk_instance_name(&in, name, 256), RK_OK);
+    rk_kernel *k = NULL;
+    if (rk_instance_build(&in, rk_target_find(target), &k)) fail_msg("%s %s: %s", target, name, rk_error_message());
+    uint64_t s = seed ^ (runs++ * 0x9e3779b97f4a7c15ull);
+    assert_int_equal(rk_problem_init(p, &in, sh, s), RK_OK);
+    return k;
+}
+
+/* The spread output pass: one host thread (every waiter gives its slice
+ * up: the last block writes the row) and eight (blocks run at once, so
+ * waiters mostly see the merged statistics and write their own slices)
+ * give the same bits, and the reference's values. */
+static void spread_same(const char *fam, const char *target, uint64_t M, uint64_t N, const char *knobs) {
+    const rk_target *t = rk_target_find(target);
+    rk_shape sh;
+    char name[256];
+    rk_problem p;
+    rk_kernel *k = built(fam, target, M, N, knobs, &sh, name, &p);
+    void *first[RK_KSIG_MAX] = {0};
+    const uint32_t threads[] = {1, 8};
+    for (int r = 0; r < 2; r++) {
+        rk_emu_options o = rk_emu_options_default();
+        o.threads = threads[r];
+        if (problem_emu_launch_with(t, k, &p, &sh, &o)) fail_msg("%s %s: %s", target, name, rk_error_message());
+        rk_problem_diff c;
+        assert_int_equal(rk_problem_check(&p, &c), RK_OK);
+        if (c.bad) fail_msg("%s %s threads %u: bad=%llu, first %s", target, name, threads[r],
+                            (unsigned long long)c.bad, c.first_bad);
+        for (uint32_t i = 0; i < p.sig.n; i++) {
+            if (!p.sig.p[i].ptr || p.sig.p[i].role != RK_KP_OUT) continue;
+            if (!r) {
+                first[i] = malloc(p.buf[i].bytes ? p.buf[i].bytes : 1);
+                memcpy(first[i], p.buf[i].data, p.buf[i].bytes);
+                memset(p.buf[i].data, 0, p.buf[i].bytes);
+            } else {
+                if (memcmp(first[i], p.buf[i].data, p.buf[i].bytes))
+                    fail_msg("%s %s: output %s differs between 1 and 8 threads", target, name, p.sig.p[i].name);
+                free(first[i]);
+            }
+        }
+    }
+    rk_problem_free(&p);
+    rk_kernel_free(k);
+}
+
+static int buf_index(const rk_problem *p, const char *name) {
+    for (uint32_t i = 0; i < p->sig.n; i++)
+        if (!strcmp(p->sig.p[i].name, name)) return (int)i;
+    return -1;
+}
+
+/* The claims path, made deterministic: after a first launch Work holds the
+ * row's merged statistics; raising every row's flag in Sync before a
+ * second launch lets each waiting block see it at once (the same
+ * statistics the last block will publish), claim its own slice and write
+ * it; the last block then writes only its own. Same bits as the first
+ * launch, Sync back to zero. */
+static void spread_claims(const char *fam, const char *target, uint64_t M, uint64_t N, const char *knobs) {
+    const rk_target *t = rk_target_find(target);
+    rk_shape sh;
+    char name[256];
+    rk_problem p;
+    rk_kernel *k = built(fam, target, M, N, knobs, &sh, name, &p);
+    rk_emu_options o = rk_emu_options_default();
+    o.threads = 1;
+    if (problem_emu_launch_with(t, k, &p, &sh, &o)) fail_msg("%s %s: %s", target, name, rk_error_message());
+    int sync = buf_index(&p, "Sync");
+    if (sync < 0) fail_msg("%s %s: no Sync parameter", target, name);
+    int32_t *flags = p.buf[sync].data;
+    for (uint64_t m = 0; m < M; m++) flags[m] = 1;          /* slot 0 (the flag) of every row */
+    void *first[RK_KSIG_MAX] = {0};
+    for (uint32_t i = 0; i < p.sig.n; i++) {
+        if (!p.sig.p[i].ptr || p.sig.p[i].role != RK_KP_OUT) continue;
+        first[i] = malloc(p.buf[i].bytes ? p.buf[i].bytes : 1);
+        memcpy(first[i], p.buf[i].data, p.buf[i].bytes);
+        memset(p.buf[i].data, 0, p.buf[i].bytes);
+    }
+    if (problem_emu_launch_with(t, k, &p, &sh, &o)) fail_msg("%s %s: %s", target, name, rk_error_message());
+    for (uint32_t i = 0; i < p.sig.n; i++) {
+        if (!first[i]) continue;
+        if (memcmp(first[i], p.buf[i].data, p.buf[i].bytes))
+            fail_msg("%s %s: output %s differs when the waiters write their slices", target, name,
+                     p.sig.p[i].name);
+        free(first[i]);
+    }
+    for (uint64_t q = 0; q < p.buf[sync].count; q++)
+        if (flags[q]) fail_msg("%s %s: Sync[%llu] = %d after the launch", target, name, (unsigned long long)q, flags[q]);
+    rk_problem_free(&p);
+    rk_kernel_free(k);
+}
+
+static void test_spread_output_pass(void **state) {
+    (void)state;
+    for (size_t f = 3; f < NFAMS; f++)
+        for (size_t t = 0; t < 2; t++) {
+            char kn[256];
+            snprintf(kn, sizeof kn, "dtype=bf16 %s slices=8 block_size=64 unroll=1", extra[f]);
+            spread_same(fams[f], targets[t], 2, 5001, kn);
+            spread_claims(fams[f], targets[t], 3, 4099, kn);
+        }
+}
+
 /* One vocabulary-size row: the heuristic splits it by itself. */
 static void test_one_long_row(void **state) {
     (void)state;
@@ -184,7 +291,8 @@ int main(void) {
     printf("test_rows_split: seed = %llu (ROCKE_SEED=%llu replays)\n", (unsigned long long)seed,
            (unsigned long long)seed);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_one_long_row), cmocka_unit_test(test_forced_slices),
+        cmocka_unit_test(test_one_long_row),
+        cmocka_unit_test(test_spread_output_pass), cmocka_unit_test(test_forced_slices),
         cmocka_unit_test(test_empty_slices), cmocka_unit_test(test_heuristic),
         cmocka_unit_test(test_bad_knobs),
     };

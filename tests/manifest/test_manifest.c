@@ -334,11 +334,67 @@ static void test_binary_form(void **state) {
     rmdir(dir);
 }
 
+/* Shape variants: round trip, the pick (first match, every range must
+ * hold, an unknown dimension never matches), bad entries named. */
+static void test_variants(void **state) {
+    (void)state;
+    rk_manifest m, back;
+    sample(&m);
+    rk_manifest_variant v0 = {.manifest = "manifest.split.json", .ndims = 2, .dim = {"M", "N"}, .lo = {1, 16384},
+                              .hi = {131, 2147483647}};
+    rk_manifest_variant v1 = {.manifest = "manifest.short.json", .ndims = 1, .dim = {"N"}, .lo = {1}, .hi = {128}};
+    m.variants[0] = v0;
+    m.variants[1] = v1;
+    m.nvariants = 2;
+    char *t1 = rk_manifest_text(&m);
+    assert_non_null(t1);
+    assert_int_equal(rk_manifest_parse(t1, strlen(t1), &back), RK_OK);
+    assert_int_equal(back.nvariants, 2);
+    assert_string_equal(back.variants[0].dim[1], "N");
+    assert_true(back.variants[0].hi[1] == 2147483647u);
+    char *t2 = rk_manifest_text(&back);
+    assert_string_equal(t1, t2);
+    rk_string_free(t2);
+    const char *names[2] = {"M", "N"};
+    const struct { uint64_t M, N; const char *want; } picks[] = {
+        {1, 262144, "manifest.split.json"}, {131, 16384, "manifest.split.json"}, {132, 16384, NULL},
+        {1, 16383, NULL}, {5000, 128, "manifest.short.json"}, {1, 1, "manifest.short.json"}, {4096, 129, NULL},
+        {100, 100000, "manifest.split.json"},
+    };
+    for (size_t i = 0; i < sizeof picks / sizeof *picks; i++) {
+        const uint64_t ext[2] = {picks[i].M, picks[i].N};
+        const rk_manifest_variant *v = rk_manifest_pick(&back, names, ext, 2);
+        if (!picks[i].want ? v != NULL : !v || strcmp(v->manifest, picks[i].want))
+            fail_msg("pick %zu (%llu x %llu): got %s", i, (unsigned long long)picks[i].M,
+                     (unsigned long long)picks[i].N, v ? v->manifest : "none");
+    }
+    const char *only_n[1] = {"N"};
+    const uint64_t n1[1] = {262144};
+    assert_null(rk_manifest_pick(&back, only_n, n1, 1));      /* the split variant needs M too */
+    static const struct { const char *find, *replace, *frag; } rows[] = {
+        {"\"manifest\": \"manifest.split.json\"", "\"manifest\": \"../x.json\"", "variants[0].manifest"},
+        {"\"manifest\": \"manifest.short.json\"", "\"manifest\": 7", "variants[1].manifest"},
+        {"\"when\": {\n        \"N\"", "\"when\": {\n        \"N\": [5, 1], \"X\"", "variants[1].when"},
+        {"\"variants\": [", "\"variants\": 5, \"later\": [", "'variants'"},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+        const char *at = strstr(t1, rows[i].find);
+        if (!at) fail_msg("row %zu: '%s' not in the sample", i, rows[i].find);
+        char bad[1 << 14];
+        snprintf(bad, sizeof bad, "%.*s%s%s", (int)(at - t1), t1, rows[i].replace, at + strlen(rows[i].find));
+        rk_status st = rk_manifest_parse(bad, strlen(bad), &back);
+        if (st == RK_OK || !strstr(rk_error_message(), rows[i].frag))
+            fail_msg("row %zu: status %d, message '%s' (wanted %s)", i, st, st ? rk_error_message() : "",
+                     rows[i].frag);
+    }
+    rk_string_free(t1);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip), cmocka_unit_test(test_upstream), cmocka_unit_test(test_bad_manifests),
         cmocka_unit_test(test_write_and_binary_check), cmocka_unit_test(test_nvidia_fields),
-        cmocka_unit_test(test_binary_form),
+        cmocka_unit_test(test_binary_form), cmocka_unit_test(test_variants),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -720,6 +720,17 @@ static void build(smp *s) {
         output(s, rk_load_global(k, q, s->idx, 1));
         return;
     }
+    case RK_OP_PTR_TO_INT: {
+        /* the address mod 16 of a 12-byte step: every allocation is 16-byte aligned */
+        rk_value p = param_ptr(s, f32, true);
+        rk_value b = scaled(s, s->idx, 12);
+        rk_value off = rk_build_zext(k, b, RK_T_I64);
+        rk_value q = rk_build_global_ptr_add(k, p, off);
+        rk_value a = rk_build_ptrtoint(k, q);
+        rk_value m = rk_const_i64(k, 15);
+        output(s, rk_build_and(k, a, m));
+        return;
+    }
     case RK_OP_COOP_GLOBAL_STORE: {
         rk_kernel *kk = k;
         rk_value base = scaled(s, s->idx, 4), e[4];

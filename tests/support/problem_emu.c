@@ -1,6 +1,7 @@
 /* rocke tests — a host problem's launch arguments on the emulator (see
  * problem_emu.h). Layer: tests. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "problem_emu.h"
@@ -34,7 +35,12 @@ rk_status problem_emu_args_make(rk_emu *emu, rk_problem *p, problem_emu_args *ou
 }
 
 rk_status problem_emu_launch(const rk_target *t, rk_kernel *k, rk_problem *p, const rk_shape *sh) {
-    rk_emu *emu = rk_emu_new(t, NULL);
+    return problem_emu_launch_with(t, k, p, sh, NULL);
+}
+
+rk_status problem_emu_launch_with(const rk_target *t, rk_kernel *k, rk_problem *p, const rk_shape *sh,
+                                  const rk_emu_options *opts) {
+    rk_emu *emu = rk_emu_new(t, opts);
     if (!emu) return RK_ERR_NOMEM;
     static _Thread_local problem_emu_args pa;   /* static: 4 KiB of tensor-map room */
     rk_status st = problem_emu_args_make(emu, p, &pa);
@@ -43,6 +49,54 @@ rk_status problem_emu_launch(const rk_target *t, rk_kernel *k, rk_problem *p, co
     if (!st) st = rk_emu_launch(emu, k, grid, block, 0, pa.args);
     rk_emu_free(emu);
     return st;
+}
+
+rk_status problem_emu_launch_offset(const rk_target *t, rk_kernel *k, rk_problem *p, const rk_shape *sh,
+                                    uint32_t off) {
+    rk_emu *emu = rk_emu_new(t, NULL);
+    if (!emu) return RK_ERR_NOMEM;
+    static _Thread_local problem_emu_args pa;
+    rk_status st = problem_emu_args_make(emu, p, &pa);
+    unsigned char *room[RK_KSIG_MAX] = {0};
+    size_t lead[RK_KSIG_MAX] = {0};
+    for (uint32_t i = 0; !st && i < p->sig.n; i++) {
+        const rk_kparam *kp = &p->sig.p[i];
+        if (!kp->ptr || kp->role == RK_KP_TENSORMAP) continue;
+        lead[i] = (size_t)off * rk_tile_elem_bytes(kp->type);
+        size_t total = lead[i] + p->buf[i].bytes + 16;
+        room[i] = malloc(total);
+        if (!room[i]) {
+            st = RK_ERR_NOMEM;
+            break;
+        }
+        memset(room[i], 0xff, total);
+        memcpy(room[i] + lead[i], p->buf[i].data, p->buf[i].bytes);
+        uint64_t a;
+        st = rk_emu_register(emu, room[i], total, kp->name, &a);
+        pa.addr[i] = a + lead[i];
+    }
+    uint32_t grid[3], block[3];
+    rk_instance_grid(&p->inst, sh, grid, block);
+    if (!st) st = rk_emu_launch(emu, k, grid, block, 0, pa.args);
+    for (uint32_t i = 0; i < p->sig.n; i++) {
+        if (!room[i]) continue;
+        if (!st) memcpy(p->buf[i].data, room[i] + lead[i], p->buf[i].bytes);
+        free(room[i]);
+    }
+    rk_emu_free(emu);
+    return st;
+}
+
+rk_status problem_tuned(const char *fam, const rk_target *t, const uint64_t *ext, uint32_t rank, const char *knobs,
+                        rk_instance *in, rk_shape *sh) {
+    rk_family_id f;
+    uint64_t locked;
+    rk_status st = rk_family_parse(fam, &f);
+    if (st) return st;
+    rk_instance_default(f, in);
+    if ((st = problem_knobs_set(in, knobs, &locked))) return st;
+    if ((st = rk_shape_default(f, sh)) || (st = rk_shape_update(f, sh, NULL, ext, rank, false))) return st;
+    return rk_instance_tune(in, t, sh, locked);
 }
 
 rk_status problem_knobs_set(rk_instance *in, const char *knobs, uint64_t *locked) {

@@ -22,9 +22,25 @@ rk_status problem_emu_args_make(rk_emu *emu, rk_problem *p, problem_emu_args *ou
  * RK_OK or the failing call's status with its message. */
 rk_status problem_emu_launch(const rk_target *t, rk_kernel *k, rk_problem *p, const rk_shape *sh);
 
+/* problem_emu_launch with every tensor starting `off` elements past an
+ * aligned address (a sub-tensor view): each buffer lies `off` elements into
+ * a larger one whose other bytes are 0xff (NaN for floats); every buffer is
+ * copied back into p after the launch. */
+rk_status problem_emu_launch_offset(const rk_target *t, rk_kernel *k, rk_problem *p, const rk_shape *sh,
+                                    uint32_t off);
+
+/* problem_emu_launch on an emulator made with opts (NULL: defaults). */
+rk_status problem_emu_launch_with(const rk_target *t, rk_kernel *k, rk_problem *p, const rk_shape *sh,
+                                  const rk_emu_options *opts);
+
 /* problem_emu_launch, then rk_problem_check into *c. */
 rk_status problem_emu_verify(const rk_target *t, rk_kernel *k, rk_problem *p, const rk_shape *sh,
                              rk_problem_diff *c);
+
+/* The instance of family `fam` tuned on t for the extents ext (rank of
+ * them) with the knobs of "name=value ..." locked, and its shape. */
+rk_status problem_tuned(const char *fam, const rk_target *t, const uint64_t *ext, uint32_t rank, const char *knobs,
+                        rk_instance *in, rk_shape *sh);
 
 /* Set the knobs of "name=value name=value ..." on in; *locked gets bit i
  * of every knob set (the first failing knob's status otherwise). */

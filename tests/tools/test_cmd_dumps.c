@@ -147,8 +147,8 @@ static void test_build_and_lower(void **state) {
     (void)state;
     char files[1024];
     rk_test_expect(rk_test_shf(dir, "ROCKE_CACHE_DIR=cache " ROCKE
-                                    " build softmax --target gfx950 -o b --dump-dir bd --dump-after "
-                                    "verify,lower --time-stages"),
+                                    " build softmax --target gfx950 --shape 64,1000 -o b --dump-dir bd "
+                                    "--dump-after verify,lower --time-stages"),
                    0, "  build ", NULL);
     listing("bd", files, sizeof files);
     assert_string_equal(files, "01-verify.ir 30-lower.ll");
@@ -159,6 +159,12 @@ static void test_build_and_lower(void **state) {
     listing("ld", files, sizeof files);
     assert_string_equal(files, "00-parse.ir 30-lower.ll");
     rk_test_expect(rk_test_shf(dir, "cmp l.ll ld/30-lower.ll"), 0, NULL, NULL);
+    /* without --shape softmax builds shape variants: each one's stage files in DIR/TAG, the
+     * general kernel's in DIR */
+    rk_test_expect(rk_test_shf(dir, "ROCKE_CACHE_DIR=cache " ROCKE " build softmax --target gfx950 -o v "
+                                    "--dump-dir vd --dump-after verify && ls vd/*/01-verify.ir | wc -l && "
+                                    "test -f vd/01-verify.ir"),
+                   0, "4", NULL);
 }
 
 static void test_recompile_note(void **state) {
