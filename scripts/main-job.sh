@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The main job (`make run`): build a softmax, an rmsnorm and a GEMM for the default
-# target and for the local device's target, run each with --verify on the
+# The main job (`make run`): build a softmax, an rmsnorm, a GEMM, an attention
+# forward and a convolution for the default target and for the local device's target, run each with --verify on the
 # best device that can run it (the GPU when its target matches, else the CPU
 # emulator) and print the results. Usage: scripts/main-job.sh [BUILD_DIR]
 set -euo pipefail
@@ -10,6 +10,8 @@ ROCKE="$BUILD/rocke"
 OUT="$BUILD/main-job"
 SHAPE=${ROCKE_MAIN_SHAPE:-256,4096}
 GEMM_SHAPE=${ROCKE_MAIN_GEMM_SHAPE:-257,320,192}
+ATTN_SHAPE=${ROCKE_MAIN_ATTN_SHAPE:-1,4,2,100,130,64}     # B,Hq,Hkv,Sq,Skv,D (causal)
+CONV_SHAPE=${ROCKE_MAIN_CONV_SHAPE:-2,16,15,13,32,3,3}    # N,C,H,W,K,R,S
 if [ ! -x "$ROCKE" ]; then
   echo "main-job: $ROCKE not found: run 'make build' first" >&2
   exit 1
@@ -27,17 +29,21 @@ DEFAULT_TARGET=$("$ROCKE" targets | sed -n 's/^\([a-z0-9_]*\) .*(default).*/\1/p
 echo "main-job: default target $DEFAULT_TARGET, device target $DEVICE_TARGET, shape $SHAPE"
 
 status=0
-for fam in softmax rmsnorm gemm; do
-  shape=$SHAPE
-  [ "$fam" = gemm ] && shape=$GEMM_SHAPE
+for fam in softmax rmsnorm gemm attention conv; do
+  shape=$SHAPE extra=()
+  case $fam in
+    gemm) shape=$GEMM_SHAPE ;;
+    attention) shape=$ATTN_SHAPE extra=(--mask causal --head-dim 64) ;;
+    conv) shape=$CONV_SHAPE ;;
+  esac
   for target in "$DEFAULT_TARGET" "$DEVICE_TARGET"; do
     dir="$OUT/$fam-$target"
     [ -d "$dir" ] && continue
     echo
     echo "== $fam for $target"
-    if ! "$ROCKE" build "$fam" --dtype bf16 --target "$target" --shape "$shape" -o "$dir"; then
+    if ! "$ROCKE" build "$fam" --dtype bf16 "${extra[@]}" --target "$target" --shape "$shape" -o "$dir"; then
       echo "main-job: no code object for $target; building the IR for the emulator instead"
-      "$ROCKE" build "$fam" --dtype bf16 --target "$target" --shape "$shape" --ir-only -o "$dir"
+      "$ROCKE" build "$fam" --dtype bf16 "${extra[@]}" --target "$target" --shape "$shape" --ir-only -o "$dir"
     fi
     device=emu
     if [ "$target" = "$DEVICE_TARGET" ] && [ "$(field "$dir" binary_kind)" != ir ]; then device=auto; fi
