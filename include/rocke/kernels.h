@@ -201,7 +201,14 @@ typedef struct rk_attention_spec {
     uint32_t stages;               /* K/V LDS buffers in flight (2+: async copies) */
     int atom;                      /* rk_atom_id; RK_ATOM_NONE: the target's default */
     uint32_t wave;                 /* the target's wave / warp size */
+    /* decode (mode = decode, docs/attention.md "Decode"): Sq new tokens per
+     * sequence over a KV cache, one block per (split, KV head, sequence) */
+    int mode;                      /* rk_attn_mode */
+    uint32_t page_size;            /* tokens per KV page: 16, 32, 64, 128; 0: contiguous [B, Hkv, S, D] */
+    uint32_t kv_rows;              /* query rows one block serves: (Hq / Hkv) * Sq <= kv_rows (1..16) */
+    uint32_t kv_splits;            /* blocks per (sequence, KV head) over the context (1..64) */
 } rk_attention_spec;
+typedef enum rk_attn_mode { RK_ATTN_PREFILL = 0, RK_ATTN_DECODE, RK_ATTN_MODE__COUNT } rk_attn_mode;
 
 /* ---- one instance of any family --------------------------------------------- */
 typedef struct rk_instance {
@@ -421,6 +428,16 @@ typedef struct rk_problem_diff {
  * tolerance per element is atol + rtol*|ref| + 1 ulp of the output type at ref
  * (see docs/kernels.md for atol/rtol per op). */
 rk_status rk_problem_check(const rk_problem *p, rk_problem_diff *out);
+/* The inputs' contents against the family's rules before a launch (attention
+ * decode: every page id a sequence uses inside the cache, every context
+ * length inside its pages); the message names the sequence. RK_OK for
+ * families without such rules. */
+rk_status rk_problem_check_inputs(const rk_problem *p);
+/* Per-sequence lengths of a problem that has them (attention decode:
+ * context_lens): "random" (the default fill: the first at the shape's
+ * maximum, the others in [1, max]), "equal" (all at the maximum) or a file
+ * of B whitespace- or comma-separated integers. */
+rk_status rk_problem_set_lengths(rk_problem *p, const char *how);
 
 /* sizeof a public struct of this layer by name ("rk_instance", "rk_problem",
  * "rk_ksig", "rk_kparam", "rk_knob", "rk_shape", "rk_dim_decl", "rk_host_buf",

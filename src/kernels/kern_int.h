@@ -48,6 +48,9 @@ typedef struct kn_family {
      * inputs that describe the list (its table). NULL: none (both) */
     rk_status (*group_shape)(const rk_instance *in, const rk_gemm_group *g, uint32_t n, rk_shape *out);
     void (*group_fill)(rk_problem *p, const rk_gemm_group *g);
+    /* the inputs' contents against the family's rules (index arrays inside
+     * their targets), before a launch; NULL: none */
+    rk_status (*check_inputs)(const rk_problem *p);
 } kn_family;
 
 /* instance.c: the registry. Register a family table (kept by pointer, must

@@ -130,9 +130,13 @@ static rk_status layout_count(const kn_family *fam, const rk_shape *s, const rk_
         if (d[0] >= '1' && d[0] <= '9' && strspn(d, "0123456789") == len) e = strtoull(d, NULL, 10);   /* a count */
         /* "B+1": one more than a dimension (offset arrays such as cu_seqlens) */
         size_t nlen = len > 2 && !strncmp(d + len - 2, "+1", 2) ? len - 2 : len;
-        for (uint32_t i = 0; i < fam->ndims; i++)
+        /* "Skv/16": a dimension divided by a count, rounded up (pages of a paged cache) */
+        const char *slash = memchr(d, '/', len);
+        uint64_t per = slash ? strtoull(slash + 1, NULL, 10) : 1;
+        if (slash) nlen = (size_t)(slash - d);
+        for (uint32_t i = 0; i < fam->ndims && per; i++)
             if (strlen(fam->dims[i].name) == nlen && !strncmp(fam->dims[i].name, d, nlen))
-                e = s->dim[i] + (nlen != len);
+                e = slash ? (s->dim[i] + per - 1) / per : s->dim[i] + (nlen != len);
         if (!e)
             return rk_fail(RK_ERR_INVALID, "%s: parameter %s has layout '%s' but the family has no dimension '%.*s'",
                            fam->name, kp->name, kp->dims, (int)len, d);
@@ -308,6 +312,11 @@ rk_status rk_problem_tensormap(const rk_problem *p, uint32_t i, rk_problem_tmap 
     out->row_stride_bytes = out->cols * rk_tile_elem_bytes(out->elem);
     fam->tensormap_box(&p->inst, kp, &out->box_rows, &out->box_cols, &out->swizzle_bytes);
     return RK_OK;
+}
+
+rk_status rk_problem_check_inputs(const rk_problem *p) {
+    const kn_family *fam = kn_family_of(p->inst.family);
+    return fam->check_inputs ? fam->check_inputs(p) : RK_OK;
 }
 
 uint64_t rk_problem_dim(const rk_problem *p, const char *name) {
