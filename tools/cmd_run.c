@@ -146,10 +146,10 @@ static const char output_text[] =
 
 int cmd_run(int argc, char **argv) {
     const char *manifest = NULL, *device = NULL, *shape = NULL;   /* device NULL: $ROCKE_DEVICE, else auto */
-    const char *groups_text = NULL;
+    const char *groups_text = NULL, *lengths = NULL;
     bool verify = false;
     cli_list given_text = {.n = 0};
-    uint32_t warmup = 0, iters = 0;
+    uint32_t warmup = 0, iters = 0, page_size = 0;
     uint64_t seed = 0, max_steps = 0, timeout = 0;
     cli_opt opts[] = {
         {.name = "--shape", .kind = CLI_STRING, .dst = &shape, .meta = "SHAPE",
@@ -163,6 +163,12 @@ int cmd_run(int argc, char **argv) {
         {.name = "--groups", .kind = CLI_STRING, .dst = &groups_text, .meta = "M,N,K;...",
          .help = "grouped_gemm: the problems, one M,N,K per group separated by ';'\n"
                  "(an extent may be 0; default: the manifest's shape as equal groups)"},
+        {.name = "--page-size", .kind = CLI_U32, .dst = &page_size, .meta = "P",
+         .help = "attention decode: the KV cache's tokens per page; must be the\n"
+                 "instance's page_size (0: a contiguous cache)"},
+        {.name = "--lengths", .kind = CLI_STRING, .dst = &lengths, .meta = "HOW",
+         .help = "attention decode: the context lengths, random (default: the first at\n"
+                 "CTX, the others in [1, CTX]), equal (all CTX) or a FILE of B integers"},
         {.name = "--device", .kind = CLI_STRING, .dst = &device, .meta = "D",
          .help = "auto (first GPU, else the emulator; default), emu, cuda, hip\n"
                  "(cuda:1, hip:0 pick a GPU). The emulator runs DIR/NAME.ir for\n"
@@ -226,6 +232,18 @@ int cmd_run(int argc, char **argv) {
         }
     }
     if (rk_instance_check_shape(&r.in, &sh)) { rc = cli_fail("run"); goto out; }
+    char knob[32];
+    if (cli_given(&cmd, "--page-size")) {
+        if (rk_instance_get(&r.in, "page_size", knob, sizeof knob)) {
+            fail("--page-size: %s has no paged cache (attention --mode decode has)%s", r.m.kernel_name, "");
+            goto out;
+        }
+        if (strtoul(knob, NULL, 10) != page_size) {
+            fprintf(stderr, "rocke run: --page-size %u, but %s serves page_size = %s only (rebuild with "
+                    "--page-size %u)\n", page_size, r.m.kernel_name, knob, page_size);
+            goto out;
+        }
+    }
     char shape_txt[256], shape_list[256];
     rk_shape_format(r.in.family, &sh, true, shape_txt, sizeof shape_txt);
     rk_shape_format(r.in.family, &sh, false, shape_list, sizeof shape_list);
@@ -255,6 +273,8 @@ int cmd_run(int argc, char **argv) {
     }
     for (uint32_t i = 0; i < ngiven; i++)
         if (rk_problem_set_scalar(&r.p, given[i].name, given[i].value)) { rc = cli_fail("run"); goto out; }
+    if (lengths && rk_problem_set_lengths(&r.p, lengths)) { rc = cli_fail("run"); goto out; }
+    if (rk_problem_check_inputs(&r.p)) { rc = cli_fail("run"); goto out; }
     rk_scalar_value sv[RK_KSIG_MAX];
     void *args[RK_KSIG_MAX];
     for (uint32_t i = 0; i < r.p.sig.n; i++) {
@@ -274,6 +294,9 @@ int cmd_run(int argc, char **argv) {
     if (!encode_maps(&r, args)) { rc = cli_fail("run"); goto out; }
     launch_ud l = {.fn = fn, .args = args};
     rk_instance_grid(&r.in, &sh, l.grid, l.block);
+    if (!rk_instance_get(&r.in, "kv_splits", knob, sizeof knob) && r.in.u.attn.mode == RK_ATTN_DECODE)
+        printf("split-KV: %s splits per (sequence, KV head): grid %ux%ux%u blocks for %s's %u compute units\n", knob,
+               l.grid[0], l.grid[1], l.grid[2], t->name, t->compute_units);
     if (launch_once(&l, NULL) || rk_device_synchronize(r.dev)) { rc = cli_fail("run"); goto out; }
     rk_problem_diff c = {0};
     if (verify) {
@@ -294,7 +317,7 @@ int cmd_run(int argc, char **argv) {
     rk_time_result tr;
     if (rk_time_launches(r.dev, launch_once, &l, &to, &tr)) { rc = cli_fail("run"); goto out; }
     double bytes, flops;
-    rk_instance_cost(&r.in, &sh, &bytes, &flops);
+    rk_problem_cost(&r.p, &bytes, &flops);
     double ms = tr.median_ms > 0 ? tr.median_ms : 1e-9;
     double tflops = flops / 1e9 / ms, gbps = bytes / 1e6 / ms;
     printf("Perf: %.6g ms, %.6g TFlops, %.6g GB/s\n", ms, tflops, gbps);

@@ -438,6 +438,10 @@ rk_status rk_problem_check_inputs(const rk_problem *p);
  * maximum, the others in [1, max]), "equal" (all at the maximum) or a file
  * of B whitespace- or comma-separated integers. */
 rk_status rk_problem_set_lengths(rk_problem *p, const char *how);
+/* Bytes moved and flops of the problem as filled: rk_instance_cost of its
+ * shape, or what its inputs say (attention decode: the keys of every
+ * sequence's context length, not the shape's CTX). */
+void rk_problem_cost(const rk_problem *p, double *bytes, double *flops);
 
 /* sizeof a public struct of this layer by name ("rk_instance", "rk_problem",
  * "rk_ksig", "rk_kparam", "rk_knob", "rk_shape", "rk_dim_decl", "rk_host_buf",

@@ -273,9 +273,15 @@ static rk_status check_inputs(const rk_problem *p) {
     return p->inst.u.attn.mode == RK_ATTN_DECODE ? kn_attn_decode_check_inputs(p) : RK_OK;
 }
 
+static void problem_cost(const rk_problem *p, double *bytes, double *flops) {
+    if (p->inst.u.attn.mode == RK_ATTN_DECODE) return kn_attn_decode_problem_cost(p, bytes, flops);
+    cost(&p->inst, &p->shape, bytes, flops);
+}
+
 const kn_family kn_attention = {
     .name = "attention", .knobs = knobs, .nknobs = RK_COUNTOF(knobs), .dims = dims, .ndims = RK_COUNTOF(dims),
     .scalars = scalars, .nscalars = RK_COUNTOF(scalars), .defaults = defaults, .tune = tune, .validate = validate,
     .check_shape = check_shape, .signature = signature, .grid = grid, .build = build, .cost = cost,
     .reference = reference, .input_range = input_range, .fix_inputs = fix_inputs, .check_inputs = check_inputs,
+    .problem_cost = problem_cost,
 };

@@ -9,13 +9,14 @@
 
 enum { DB, DHQ, DHKV, DSQ, DSKV, DD };   /* the family's dimensions (attention.c) */
 
-kn_decode_geom kn_attn_decode_geom(const rk_attention_spec *s) {
+kn_decode_geom kn_attn_decode_geom(const rk_attention_spec *s, const rk_target *t) {
     kn_decode_geom g;
     g.vec = 16 / rk_tile_elem_bytes(s->dtype);
     g.lanes = s->head_dim / g.vec;
     g.slots = KN_DECODE_THREADS / g.lanes;
-    /* every slot's partial O and (m, l) per row, f32 */
-    g.lds_bytes = g.slots * s->kv_rows * (s->head_dim + 2) * 4;
+    g.warps = KN_DECODE_THREADS / t->wave_size;
+    /* every warp's partial O and (m, l) per row, f32 */
+    g.lds_bytes = g.warps * s->kv_rows * (s->head_dim + 2) * 4;
     return g;
 }
 
@@ -56,13 +57,13 @@ rk_status kn_attn_decode_validate(const rk_attention_spec *s, const rk_target *t
     if (s->layout == RK_ATTN_VARLEN)
         return rk_fail(RK_ERR_INVALID, "attention: mode = decode takes Q and O as [B, Sq, Hq, D] and per-sequence "
                        "context lengths; layout = varlen is prefill only (use bhsd or bshd)");
-    kn_decode_geom g = kn_attn_decode_geom(s);
+    kn_decode_geom g = kn_attn_decode_geom(s, t);
     if (g.lanes > t->wave_size)
         return rk_fail(RK_ERR_INVALID, "attention: head_dim = %u needs %u lanes per key, more than %s's %u-lane waves",
                        s->head_dim, g.lanes, t->name, t->wave_size);
     if (g.lds_bytes > t->lds_bytes)
         return rk_fail(RK_ERR_INVALID, "attention: decode with kv_rows = %u and head_dim = %u needs %u bytes of LDS "
-                       "for the key-slot merge, more than %s's %u; lower kv_rows", s->kv_rows, s->head_dim,
+                       "for the warp merge, more than %s's %u; lower kv_rows", s->kv_rows, s->head_dim,
                        g.lds_bytes, t->name, t->lds_bytes);
     return RK_OK;
 }

@@ -9,7 +9,8 @@
  *             taking keys slot, slot + slots, ... of the page: every row's
  *             dot product in f32 (lane partials, a butterfly over the key's
  *             lanes), masked to -inf, online softmax per row in the slot;
- *   merge     the slots' (m, l, O) through LDS, in slot order;
+ *   merge     the slots of a warp by xor butterflies, then the warps'
+ *             (m, l, O) through LDS, in warp order;
  *   output    one split: O = acc / l; several: the partial (acc, m, l) to
  *             Work, and the last split to arrive (rk_tile_arrive_last) merges
  *             them in split order and writes O, so the bits do not depend on
@@ -219,7 +220,7 @@ static void merge(dk *g, uint32_t n, get_fn get, void *ud, rk_value *m_out, rk_v
     *acc_out = acc;
 }
 
-/* LDS: [slot][row][D] partial O, then [slot][row][2] (m, l). */
+/* LDS: [warp][row][D] partial O, then [warp][row][2] (m, l). */
 typedef struct item { rk_value smem, r, cc; } item;
 static void get_slot(dk *g, uint32_t i, rk_value *m, rk_value *l, rk_value *acc, void *ud) {
     rk_kernel *k = g->k;
@@ -232,7 +233,7 @@ static void get_slot(dk *g, uint32_t i, rk_value *m, rk_value *l, rk_value *acc,
     rk_value co = rk_build_mul(k, it->cc, vv);
     rk_value ai = rk_build_add(k, a0, co);
     *acc = rk_load_smem(k, it->smem, &ai, g->g.vec);
-    rk_value sb = c32(k, g->g.slots * g->R * D), two = c32(k, 2), one = c32(k, 1);
+    rk_value sb = c32(k, g->g.warps * g->R * D), two = c32(k, 2), one = c32(k, 1);
     rk_value s2 = rk_build_mul(k, sr, two);
     rk_value mi = rk_build_add(k, sb, s2);
     rk_value li = rk_build_add(k, mi, one);
@@ -312,12 +313,46 @@ static void row_of(dk *g, rk_value r, rk_value *hq, rk_value *qi, rk_value *ok) 
     *hq = rk_build_add(k, h0, gi);
 }
 
+/* The key slots of one warp merged by xor butterflies over the slot bits
+ * of the lane id (masks lanes .. wave / 2): afterwards the warp's first
+ * slot holds the warp's state. */
+static void warp_merge(dk *g, uint32_t wave, rk_value *m, rk_value *l, rk_value *acc) {
+    rk_kernel *k = g->k;
+    rk_value ninf = rk_const_f32(k, -INFINITY), fz = rk_const_f32(k, 0.0f);
+    for (uint32_t x = g->g.lanes; x < wave; x *= 2) {
+        rk_value xv = c32(k, x);
+        for (uint32_t r = 0; r < g->R; r++) {
+            rk_value om = rk_build_shuffle(k, "xor", m[r], xv);
+            rk_value ol = rk_build_shuffle(k, "xor", l[r], xv);
+            rk_value e[16];
+            for (uint32_t v = 0; v < g->g.vec; v++) {
+                rk_value a = rk_build_vextract(k, acc[r], v);
+                e[v] = rk_build_shuffle(k, "xor", a, xv);
+            }
+            rk_value oacc = rk_build_vpack(k, e, g->g.vec);
+            rk_value mx = rk_build_fmax(k, m[r], om);
+            rk_value dead = rk_build_fcmp(k, "oeq", mx, ninf);
+            rk_value muse = rk_build_select(k, dead, fz, mx);
+            rk_value da = rk_build_fsub(k, m[r], muse);
+            rk_value wa = rk_build_exp2(k, da);
+            rk_value db = rk_build_fsub(k, om, muse);
+            rk_value wb = rk_build_exp2(k, db);
+            rk_value lb = rk_build_fmul(k, wb, ol);
+            l[r] = rk_build_fma(k, wa, l[r], lb);
+            rk_value wav = rk_tile_bcast(k, wa, acc[r]);
+            rk_value wbv = rk_tile_bcast(k, wb, acc[r]);
+            rk_value ab = rk_tile_mul(k, wbv, oacc);
+            acc[r] = rk_tile_fma(k, wav, acc[r], ab);
+            m[r] = mx;
+        }
+    }
+}
+
 void kn_attn_decode_build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *p) {
     const rk_attention_spec *s = &in->u.attn;
-    (void)t;
     kn_attn_dsig ix;
     kn_attn_decode_sig_of(s, &ix);
-    dk g = {.k = k, .s = s, .g = kn_attn_decode_geom(s), .R = s->kv_rows};
+    dk g = {.k = k, .s = s, .g = kn_attn_decode_geom(s, t), .R = s->kv_rows};
     g.piece = s->page_size ? s->page_size : CONTIG_PIECE;
     RK_ASSERT(g.R <= MAXR, "attention decode: kv_rows of a validated instance");
     g.tid = rk_build_thread_id(k, 0);
@@ -405,26 +440,36 @@ void kn_attn_decode_build(const rk_instance *in, const rk_target *t, rk_kernel *
         rk_for_end(k, y, nc, res);
     }
 
-    /* the slots' states into LDS (lane 0 of a key writes m and l) */
+    /* the slots of a warp merged in registers, then each warp's state into
+     * LDS (its first slot; lane 0 of the key writes m and l) */
+    rk_value *mf = res, *lf = res + R, *af = res + 2 * R;
+    warp_merge(&g, t->wave_size, mf, lf, af);
     uint32_t D = s->head_dim, lds_elems = g.g.lds_bytes / 4;
     rk_value smem = rk_build_smem_alloc(k, RK_T_F32, &lds_elems, 1);
     rk_value zero = c32(k, 0), two = c32(k, 2), Dv = c32(k, D);
-    rk_value lead = rk_build_cmp(k, "eq", g.c, zero);
+    rk_value wv = c32(k, t->wave_size);
+    rk_value warp = rk_build_udiv(k, g.tid, wv);
+    rk_value in_warp = rk_build_umod(k, g.tid, wv);
+    rk_value first_slot = rk_build_cmp(k, "lt", in_warp, lanes);
+    rk_value lead0 = rk_build_cmp(k, "eq", g.c, zero);
+    rk_value lead = rk_build_and(k, lead0, first_slot);
     rk_value Rv = c32(k, R);
-    rk_value srow0 = rk_build_mul(k, g.slot, Rv);
+    rk_value srow0 = rk_build_mul(k, warp, Rv);
     for (uint32_t r = 0; r < R; r++) {
         rk_value rv = c32(k, r);
         rk_value sr = rk_build_add(k, srow0, rv);
         rk_value a0 = rk_build_mul(k, sr, Dv);
         rk_value ai = rk_build_add(k, a0, lane_off);
-        rk_store_smem(k, smem, &ai, res[2 * R + r]);
+        rk_if_begin(k, first_slot);
+        rk_store_smem(k, smem, &ai, af[r]);
+        rk_if_end(k, NULL, 0);
         rk_if_begin(k, lead);
-        rk_value sb = c32(k, g.g.slots * R * D);
+        rk_value sb = c32(k, g.g.warps * R * D);
         rk_value s2 = rk_build_mul(k, sr, two);
         rk_value mi = rk_build_add(k, sb, s2);
         rk_value li = rk_build_add(k, mi, one);
-        rk_store_smem(k, smem, &mi, res[r]);
-        rk_store_smem(k, smem, &li, res[R + r]);
+        rk_store_smem(k, smem, &mi, mf[r]);
+        rk_store_smem(k, smem, &li, lf[r]);
         rk_if_end(k, NULL, 0);
     }
     rk_build_sync(k);
@@ -446,7 +491,7 @@ void kn_attn_decode_build(const rk_instance *in, const rk_target *t, rk_kernel *
         it_cc[n] = rk_build_umod(k, xc, lanes);
         item si = {smem, it_r[n], it_cc[n]};
         rk_value m, l, acc;
-        merge(&g, g.g.slots, get_slot, &si, &m, &l, &acc);
+        merge(&g, g.g.warps, get_slot, &si, &m, &l, &acc);
         rk_value hq, qi, rok;
         row_of(&g, it_r[n], &hq, &qi, &rok);
         it_ok[n] = rk_build_and(k, in_items, rok);

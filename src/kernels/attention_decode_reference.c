@@ -119,6 +119,17 @@ rk_status kn_attn_decode_check_inputs(const rk_problem *p) {
     return RK_OK;
 }
 
+void kn_attn_decode_problem_cost(const rk_problem *p, double *bytes, double *flops) {
+    dshape d = shape_of(p);
+    const rk_host_buf *lens = kn_buf(p, "context_lens");
+    double keys = 0, eb = rk_tile_elem_bytes(p->inst.u.attn.dtype);
+    for (uint64_t b = 0; b < d.B; b++) keys += kn_get(lens, b);
+    double pages = d.P ? ceil(keys / (double)d.P) * 4 : 0;   /* about: one id per page read */
+    *flops = 4.0 * (double)(d.Hq * d.Sq * d.D) * keys;
+    *bytes = 2 * keys * (double)(d.Hkv * d.D) * eb + 2 * (double)(d.B * d.Sq * d.Hq * d.D) * eb + pages +
+             (double)d.B * 4;
+}
+
 /* "8192, 17 1\n..." -> B integers. */
 static rk_status read_lengths(const char *path, uint64_t B, double *out) {
     FILE *f = fopen(path, "r");

@@ -68,8 +68,8 @@ void kn_attn_decode_cost(const rk_attention_spec *a, const rk_shape *s, double *
  * 16-byte load), `lanes` = D / vec lanes per key, `slots` = threads / lanes
  * keys in flight; the LDS bytes of the slot merge. */
 #define KN_DECODE_THREADS 128u
-typedef struct kn_decode_geom { uint32_t vec, lanes, slots, lds_bytes; } kn_decode_geom;
-kn_decode_geom kn_attn_decode_geom(const rk_attention_spec *s);
+typedef struct kn_decode_geom { uint32_t vec, lanes, slots, warps, lds_bytes; } kn_decode_geom;
+kn_decode_geom kn_attn_decode_geom(const rk_attention_spec *s, const rk_target *t);
 
 /* The decode signature, in order (-1: absent). Split-KV work buffers:
  * partial O [B, Hq, Sq, splits, D], (m, l) [B, Hq, Sq, splits, 2], one
@@ -89,5 +89,7 @@ void kn_attn_decode_build(const rk_instance *in, const rk_target *t, rk_kernel *
 void kn_attn_decode_reference(const rk_problem *p, double **want, double **tol);
 void kn_attn_decode_fix_inputs(rk_problem *p);
 rk_status kn_attn_decode_check_inputs(const rk_problem *p);
+/* Cost at the problem's context lengths: the keys each (sequence, KV head) reads. */
+void kn_attn_decode_problem_cost(const rk_problem *p, double *bytes, double *flops);
 
 #endif

@@ -51,6 +51,8 @@ typedef struct kn_family {
     /* the inputs' contents against the family's rules (index arrays inside
      * their targets), before a launch; NULL: none */
     rk_status (*check_inputs)(const rk_problem *p);
+    /* bytes and flops of a filled problem (per-sequence lengths); NULL: cost of the shape */
+    void (*problem_cost)(const rk_problem *p, double *bytes, double *flops);
 } kn_family;
 
 /* instance.c: the registry. Register a family table (kept by pointer, must

@@ -319,6 +319,12 @@ rk_status rk_problem_check_inputs(const rk_problem *p) {
     return fam->check_inputs ? fam->check_inputs(p) : RK_OK;
 }
 
+void rk_problem_cost(const rk_problem *p, double *bytes, double *flops) {
+    const kn_family *fam = kn_family_of(p->inst.family);
+    if (fam->problem_cost) fam->problem_cost(p, bytes, flops);
+    else rk_instance_cost(&p->inst, &p->shape, bytes, flops);
+}
+
 uint64_t rk_problem_dim(const rk_problem *p, const char *name) {
     int i = rk_family_dim_index(p->inst.family, name);
     return i >= 0 ? p->shape.dim[i] : 0;
