@@ -339,7 +339,8 @@ typedef struct rk_kparam {
     rk_kparam_role role;
     const char *dims;          /* pointers: the tensor's layout as family dimension names, outermost
                                 * first ("M,N"; transpose's Y "N,M"), or decimal counts ("5,M,N"),
-                                * or a dimension plus one ("B+1": offset arrays);
+                                * or a dimension plus one ("B+1": offset arrays), or a
+                                * dimension over a count, rounded up ("Skv/16": pages);
                                 * its element count is their product. NULL for scalars; a
                                 * tensormap: the buffer it maps */
 } rk_kparam;
