@@ -27,6 +27,7 @@ static const char *const mode_names[] = {"prefill", "decode", NULL};
 static const uint32_t legal_page[] = {0, 16, 32, 64, 128, 0};
 static const uint32_t legal_rows[] = {1, 2, 4, 8, 16, 0};
 static const uint32_t legal_splits[] = {1, 2, 4, 8, 16, 32, 64, 0};
+static const char *const kv_names[] = {"same", "fp8", "fp8fnuz", NULL};
 
 static const rk_knob knobs[] = {
     KN_DTYPE("dtype", "", u.attn.dtype, "Q, K, V and O element type (f16, bf16)"),
@@ -51,6 +52,9 @@ static const rk_knob knobs[] = {
            "decode: query rows a block serves, (Hq / Hkv) * Sq at most (all query heads of a KV head)"),
     KN_U32("kv_splits", "ks", u.attn.kv_splits, legal_splits, true,
            "decode: blocks per (sequence, KV head) over the context, merged by the last to arrive"),
+    KN_ENUM("kv_dtype", "kv", u.attn.kv_dtype, kv_names, false,
+            "decode: the caches' type, dtype's (same) or e4m3 with per-KV-head K and V scales (fp8: OCP, NVIDIA "
+            "and gfx950; fp8fnuz: gfx942)"),
 };
 _Static_assert(RK_COUNTOF(knobs) == KN_AK__COUNT, "knob indices follow the table");
 
@@ -184,6 +188,8 @@ static rk_status validate(const rk_instance *in, const rk_target *t) {
         return rk_fail(RK_ERR_INVALID, "attention: knob 'wave' = %u, but %s runs %u-lane waves", s->wave, t->name,
                        t->wave_size);
     if (s->mode == RK_ATTN_DECODE) return kn_attn_decode_validate(s, t);
+    if (s->kv_dtype != RK_ATTN_KV_SAME)
+        return rk_fail(RK_ERR_INVALID, "attention: kv_dtype = fp8 is decode only (--mode decode)");
     kn_attn_plan p;
     return kn_attn_plan_make(s, t, &p);
 }

@@ -48,6 +48,11 @@ void kn_attn_decode_tune(rk_instance *in, const rk_target *t, const rk_shape *s,
     }
 }
 
+rk_scalar kn_attn_decode_kv_type(const rk_attention_spec *s) {
+    return s->kv_dtype == RK_ATTN_KV_FP8 ? RK_S_FP8E4M3 : s->kv_dtype == RK_ATTN_KV_FP8FNUZ ? RK_S_FP8E4M3FNUZ
+                                                                                          : s->dtype;
+}
+
 rk_status kn_attn_decode_validate(const rk_attention_spec *s, const rk_target *t) {
     if (s->dtype != RK_S_F16 && s->dtype != RK_S_BF16)
         return rk_fail(RK_ERR_INVALID, "attention: mode = decode takes f16 or bf16 queries and caches (dtype = %s)",
@@ -57,6 +62,14 @@ rk_status kn_attn_decode_validate(const rk_attention_spec *s, const rk_target *t
     if (s->layout == RK_ATTN_VARLEN)
         return rk_fail(RK_ERR_INVALID, "attention: mode = decode takes Q and O as [B, Sq, Hq, D] and per-sequence "
                        "context lengths; layout = varlen is prefill only (use bhsd or bshd)");
+    if (s->kv_dtype != RK_ATTN_KV_SAME) {
+        /* the fp8 dialect the target converts natively */
+        bool fnuz = !strcmp(t->name, "gfx942");
+        if ((s->kv_dtype == RK_ATTN_KV_FP8FNUZ) != fnuz)
+            return rk_fail(RK_ERR_INVALID, "attention: kv_dtype = %s, but %s's e4m3 is %s (use kv_dtype = %s)",
+                           s->kv_dtype == RK_ATTN_KV_FP8 ? "fp8" : "fp8fnuz", t->name, fnuz ? "FNUZ" : "OCP e4m3fn",
+                           fnuz ? "fp8fnuz" : "fp8");
+    }
     kn_decode_geom g = kn_attn_decode_geom(s, t);
     if (g.lanes > t->wave_size)
         return rk_fail(RK_ERR_INVALID, "attention: head_dim = %u needs %u lanes per key, more than %s's %u-lane waves",
@@ -109,7 +122,11 @@ void kn_attn_decode_sig_of(const rk_attention_spec *s, kn_attn_dsig *o) {
     int n = 0;
     o->q = n++, o->kc = n++, o->vc = n++;
     o->bt = s->page_size ? n++ : -1;
-    o->lens = n++, o->o = n++;
+    o->lens = n++;
+    bool fp8 = s->kv_dtype != RK_ATTN_KV_SAME;
+    o->kscale = fp8 ? n++ : -1;
+    o->vscale = fp8 ? n++ : -1;
+    o->o = n++;
     bool split = s->kv_splits > 1;
     o->work_o = split ? n++ : -1;
     o->work_ml = split ? n++ : -1;
@@ -129,10 +146,15 @@ void kn_attn_decode_signature(const rk_attention_spec *s, rk_ksig *sg) {
     int pi = s->page_size ? log2_of(s->page_size / 16) : 0;
     const char *cache = s->page_size ? paged[pi] : "B,Hkv,Skv,D";
     kn_sig_add(sg, "Q", true, s->dtype, RK_KP_IN, "B,Sq,Hq,D");
-    kn_sig_add(sg, "K_cache", true, s->dtype, RK_KP_IN, cache);
-    kn_sig_add(sg, "V_cache", true, s->dtype, RK_KP_IN, cache);
+    rk_scalar kv = kn_attn_decode_kv_type(s);
+    kn_sig_add(sg, "K_cache", true, kv, RK_KP_IN, cache);
+    kn_sig_add(sg, "V_cache", true, kv, RK_KP_IN, cache);
     if (s->page_size) kn_sig_add(sg, "block_table", true, RK_S_I32, RK_KP_IN, table[pi]);
     kn_sig_add(sg, "context_lens", true, RK_S_I32, RK_KP_IN, "B");
+    if (s->kv_dtype != RK_ATTN_KV_SAME) {
+        kn_sig_add(sg, "K_scale", true, RK_S_F32, RK_KP_IN, "Hkv");
+        kn_sig_add(sg, "V_scale", true, RK_S_F32, RK_KP_IN, "Hkv");
+    }
     kn_sig_add(sg, "O", true, s->dtype, RK_KP_OUT, "B,Sq,Hq,D");
     if (s->kv_splits > 1) {
         int si = log2_of(s->kv_splits) - 1;
@@ -163,8 +185,9 @@ void kn_attn_decode_grid(const rk_attention_spec *a, const rk_shape *s, uint32_t
  * read once per KV head), Q, O and the block table; flops: Q K^T and P V. */
 void kn_attn_decode_cost(const rk_attention_spec *a, const rk_shape *s, double *bytes, double *flops) {
     double B = (double)s->dim[DB], Hq = (double)s->dim[DHQ], Hkv = (double)s->dim[DHKV], Sq = (double)s->dim[DSQ],
-           Skv = (double)s->dim[DSKV], D = (double)s->dim[DD], eb = rk_tile_elem_bytes(a->dtype);
+           Skv = (double)s->dim[DSKV], D = (double)s->dim[DD], eb = rk_tile_elem_bytes(a->dtype),
+           kvb = rk_tile_elem_bytes(kn_attn_decode_kv_type(a));
     *flops = 4.0 * B * Hq * Sq * Skv * D;
     double pages = a->page_size ? B * ceil(Skv / a->page_size) * 4 : 0;
-    *bytes = 2 * B * Skv * Hkv * D * eb + 2 * B * Sq * Hq * D * eb + pages + B * 4;
+    *bytes = 2 * B * Skv * Hkv * D * kvb + 2 * B * Sq * Hq * D * eb + pages + B * 4;
 }

@@ -15,6 +15,8 @@
  *             Work, and the last split to arrive (rk_tile_arrive_last) merges
  *             them in split order and writes O, so the bits do not depend on
  *             the order the blocks ran in. Rows that see no key give O = 0.
+ * fp8 caches (e4m3) are converted four bytes at a time; K's per-head scale
+ * multiplies Q once, V's the final 1 / l.
  * The VALU path only: each row's scores are dot products on the lanes (the
  * kernel is bound by reading the cache). Layer: kernels. */
 #include <math.h>
@@ -39,6 +41,7 @@ typedef struct dk {
     rk_value q[MAXR];               /* this lane's slice of every row, f32, times scale * log2(e) */
     rk_value K, V, bt;              /* caches; the block table */
     rk_value kstride;               /* i64 elements between keys of one head (paged: Hkv * D; contiguous: D) */
+    rk_value vscale;                /* fp8 caches: V's scale of head hk (f32), folded into 1 / l; else 1 */
 } dk;
 
 typedef struct state { rk_value m[MAXR], l[MAXR], acc[MAXR]; } state;
@@ -65,15 +68,30 @@ static rk_value visible(dk *g, uint32_t r, rk_value j, rk_value valid) {
     return rk_build_and(k, ok, both);
 }
 
+/* vec<fp8 x 4n> -> vec<f32 x 4n>, four bytes at a time. */
+static rk_value fp8_to_f32(rk_kernel *k, rk_value v, uint32_t n) {
+    rk_value out = {0};
+    for (uint32_t x = 0; x < n; x += 4) {
+        int32_t mask[4] = {(int32_t)x, (int32_t)x + 1, (int32_t)x + 2, (int32_t)x + 3};
+        rk_value part = rk_build_vshuffle(k, v, v, mask, 4);
+        rk_value f = rk_build_cvt_pk_f32_fp8x4(k, part);
+        out = x ? rk_build_vconcat(k, out, f) : f;
+    }
+    return out;
+}
+
+static rk_value load_f32(dk *g, rk_value ptr, rk_value at) {
+    rk_kernel *k = g->k;
+    rk_value v = rk_load_global(k, ptr, at, g->g.vec);
+    return g->s->kv_dtype == RK_ATTN_KV_SAME ? rk_tile_to_f32(k, v) : fp8_to_f32(k, v, g->g.vec);
+}
+
 /* One key: at element `at` (i64) of both caches, position j, valid when
  * inside the split (a clamped key is loaded otherwise and masked). */
 static void key_step(dk *g, rk_value at, rk_value j, rk_value valid, state *st) {
     rk_kernel *k = g->k;
-    uint32_t vec = g->g.vec;
-    rk_value kv = rk_load_global(k, g->K, at, vec);
-    rk_value vv = rk_load_global(k, g->V, at, vec);
-    rk_value kf = rk_tile_to_f32(k, kv);
-    rk_value vf = rk_tile_to_f32(k, vv);
+    rk_value kf = load_f32(g, g->K, at);
+    rk_value vf = load_f32(g, g->V, at);
     rk_value ninf = rk_const_f32(k, -INFINITY), fz = rk_const_f32(k, 0.0f);
     for (uint32_t r = 0; r < g->R; r++) {
         rk_value prod = rk_tile_mul(k, g->q[r], kf);
@@ -282,7 +300,8 @@ static void store_o(dk *g, rk_value O, rk_value hq, rk_value qi, rk_value cc, rk
     rk_value pos = rk_build_fcmp(k, "ogt", l, fz);
     rk_value safe = rk_build_select(k, pos, l, f1);
     rk_value r = rk_build_fdiv(k, f1, safe);
-    rk_value inv = rk_build_select(k, pos, r, fz);
+    rk_value rv = rk_build_fmul(k, r, g->vscale);
+    rk_value inv = rk_build_select(k, pos, rv, fz);
     rk_value iv = rk_tile_bcast(k, inv, acc);
     rk_value o = rk_tile_mul(k, acc, iv);
     rk_value ov = rk_tile_from_f32(k, o, g->s->dtype);
@@ -384,6 +403,13 @@ void kn_attn_decode_build(const rk_instance *in, const rk_target *t, rk_kernel *
     /* rows: (query head, token) pairs; the key diagonal len - Sq + i */
     rk_value l2e = rk_const_f32(k, (float)M_LOG2E);
     rk_value scale_l2 = rk_build_fmul(k, p[ix.scale], l2e);
+    g.vscale = rk_const_f32(k, 1.0f);
+    if (ix.kscale >= 0) {
+        /* dot(q, ks * k) = ks * dot(q, k): K's scale rides on Q */
+        rk_value ks = rk_load_global(k, p[ix.kscale], g.hk, 1);
+        scale_l2 = rk_build_fmul(k, scale_l2, ks);
+        g.vscale = rk_load_global(k, p[ix.vscale], g.hk, 1);
+    }
     rk_value off = rk_build_sub(k, g.len, g.Sq);
     rk_value vv = c32(k, g.g.vec);
     rk_value lane_off = rk_build_mul(k, g.c, vv);

@@ -19,12 +19,14 @@ static dshape shape_of(const rk_problem *p) {
     return d;
 }
 
-/* Element e of key j of head hk of sequence b in a cache. */
-static double cache_at(const dshape *d, const rk_host_buf *c, const rk_host_buf *bt, uint64_t b, uint64_t hk,
-                       uint64_t j, uint64_t e) {
-    if (!d->P) return kn_get(c, ((b * d->Hkv + hk) * d->Skv + j) * d->D + e);
+/* Element e of key j of head hk of sequence b in a cache, dequantised by
+ * the head's scale (sc NULL: none). */
+static double cache_at(const dshape *d, const rk_host_buf *c, const rk_host_buf *sc, const rk_host_buf *bt,
+                       uint64_t b, uint64_t hk, uint64_t j, uint64_t e) {
+    double s = sc ? kn_get(sc, hk) : 1.0;
+    if (!d->P) return s * kn_get(c, ((b * d->Hkv + hk) * d->Skv + j) * d->D + e);
     uint64_t page = (uint64_t)kn_get(bt, b * d->maxp + j / d->P);
-    return kn_get(c, ((page * d->P + j % d->P) * d->Hkv + hk) * d->D + e);
+    return s * kn_get(c, ((page * d->P + j % d->P) * d->Hkv + hk) * d->D + e);
 }
 
 void kn_attn_decode_reference(const rk_problem *p, double **want, double **tol) {
@@ -32,6 +34,7 @@ void kn_attn_decode_reference(const rk_problem *p, double **want, double **tol) 
     dshape d = shape_of(p);
     const rk_host_buf *q = kn_buf(p, "Q"), *kc = kn_buf(p, "K_cache"), *vc = kn_buf(p, "V_cache");
     const rk_host_buf *bt = kn_buf(p, "block_table"), *lens = kn_buf(p, "context_lens");
+    const rk_host_buf *ks = kn_buf(p, "K_scale"), *vs = kn_buf(p, "V_scale");
     int io = kn_buf_index(p, "O");
     double scale = (double)(float)kn_scalar(p, "scale");
     int64_t wl = (int64_t)kn_scalar(p, "window_left"), wr = (int64_t)kn_scalar(p, "window_right");
@@ -49,7 +52,7 @@ void kn_attn_decode_reference(const rk_problem *p, double **want, double **tol) 
                 for (int64_t j = lo; j < hi; j++) {
                     double x = 0;
                     for (uint64_t e = 0; e < d.D; e++)
-                        x += kn_get(q, qrow + e) * cache_at(&d, kc, bt, b, h / G, (uint64_t)j, e);
+                        x += kn_get(q, qrow + e) * cache_at(&d, kc, ks, bt, b, h / G, (uint64_t)j, e);
                     sc[j] = x * scale;
                     mx = sc[j] > mx ? sc[j] : mx;
                 }
@@ -57,7 +60,7 @@ void kn_attn_decode_reference(const rk_problem *p, double **want, double **tol) 
                 for (uint64_t e = 0; e < d.D; e++) {
                     double acc = 0, mag = 0;
                     for (int64_t j = lo; j < hi; j++) {
-                        double w = exp(sc[j] - mx) / sum, x = cache_at(&d, vc, bt, b, h / G, (uint64_t)j, e);
+                        double w = exp(sc[j] - mx) / sum, x = cache_at(&d, vc, vs, bt, b, h / G, (uint64_t)j, e);
                         acc += w * x;
                         mag += w * fabs(x);
                     }
@@ -84,6 +87,11 @@ void kn_attn_decode_fix_inputs(rk_problem *p) {
     uint64_t rng = p->seed ^ 0xdec0de5eedull;
     int il = kn_buf_index(p, "context_lens"), ib = kn_buf_index(p, "block_table");
     for (uint64_t b = 0; b < d.B; b++) kn_set(&p->buf[il], b, (double)(b == 0 ? d.Skv : 1 + next_rand(&rng) % d.Skv));
+    /* fp8 caches: per-head scales in [1/4, 2) */
+    int isc[2] = {kn_buf_index(p, "K_scale"), kn_buf_index(p, "V_scale")};
+    for (int x = 0; x < 2; x++)
+        for (uint64_t h = 0; isc[x] >= 0 && h < d.Hkv; h++)
+            kn_set(&p->buf[isc[x]], h, 0.25 + 1.75 * (double)(next_rand(&rng) >> 11) * 0x1.0p-53);
     if (ib < 0) return;
     uint64_t n = d.B * d.maxp;
     for (uint64_t x = 0; x < n; x++) kn_set(&p->buf[ib], x, (double)x);
@@ -122,11 +130,12 @@ rk_status kn_attn_decode_check_inputs(const rk_problem *p) {
 void kn_attn_decode_problem_cost(const rk_problem *p, double *bytes, double *flops) {
     dshape d = shape_of(p);
     const rk_host_buf *lens = kn_buf(p, "context_lens");
-    double keys = 0, eb = rk_tile_elem_bytes(p->inst.u.attn.dtype);
+    double keys = 0, eb = rk_tile_elem_bytes(p->inst.u.attn.dtype),
+           kvb = rk_tile_elem_bytes(kn_attn_decode_kv_type(&p->inst.u.attn));
     for (uint64_t b = 0; b < d.B; b++) keys += kn_get(lens, b);
     double pages = d.P ? ceil(keys / (double)d.P) * 4 : 0;   /* about: one id per page read */
     *flops = 4.0 * (double)(d.Hq * d.Sq * d.D) * keys;
-    *bytes = 2 * keys * (double)(d.Hkv * d.D) * eb + 2 * (double)(d.B * d.Sq * d.Hq * d.D) * eb + pages +
+    *bytes = 2 * keys * (double)(d.Hkv * d.D) * kvb + 2 * (double)(d.B * d.Sq * d.Hq * d.D) * eb + pages +
              (double)d.B * 4;
 }
 

@@ -9,7 +9,7 @@
 
 /* attention.c: knob indices (bits of `locked`) */
 enum { KN_AK_DT, KN_AK_HD, KN_AK_MASK, KN_AK_LSE, KN_AK_LAYOUT, KN_AK_BM, KN_AK_BN, KN_AK_WARPS, KN_AK_STAGES,
-       KN_AK_ATOM, KN_AK_WAVE, KN_AK_MODE, KN_AK_PAGE, KN_AK_ROWS, KN_AK_SPLITS, KN_AK__COUNT };
+       KN_AK_ATOM, KN_AK_WAVE, KN_AK_MODE, KN_AK_PAGE, KN_AK_ROWS, KN_AK_SPLITS, KN_AK_KV, KN_AK__COUNT };
 
 /* What one block does: block_m query rows of one (batch, query head), the
  * warps stacked along the rows (each wtm rows, mi atoms), the keys in
@@ -75,11 +75,13 @@ kn_decode_geom kn_attn_decode_geom(const rk_attention_spec *s, const rk_target *
  * partial O [B, Hq, Sq, splits, D], (m, l) [B, Hq, Sq, splits, 2], one
  * arrival counter per (sequence, KV head). */
 typedef struct kn_attn_dsig {
-    int q, kc, vc, bt, lens, o, work_o, work_ml, arrivals;
+    int q, kc, vc, bt, lens, kscale, vscale, o, work_o, work_ml, arrivals;
     int B, Hq, Hkv, Sq, Skv;
     int scale, wl, wr;
 } kn_attn_dsig;
 void kn_attn_decode_sig_of(const rk_attention_spec *s, kn_attn_dsig *out);
+/* The caches' element type (dtype, or the fp8 kind). */
+rk_scalar kn_attn_decode_kv_type(const rk_attention_spec *s);
 
 /* attention_decode_build.c */
 void kn_attn_decode_build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *params);

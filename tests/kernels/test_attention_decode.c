@@ -2,7 +2,7 @@
  * the double reference over the gathered cache: random page permutations,
  * context lengths 1, page_size - 1, page_size + 1 and mixed, GQA ratios 1
  * and 4, Sq 1 and 3, split and unsplit, paged and contiguous caches, the
- * masks, an NVIDIA and an AMD target; the out-of-range page id caught by
+ * masks, fp8 (e4m3) caches, NVIDIA and AMD targets; the out-of-range page id caught by
  * the input check and by the emulator, the bad specs and shapes, the split
  * heuristic. Fresh random data; ROCKE_SEED=N replays. */
 #include <setjmp.h>
@@ -120,6 +120,24 @@ static void test_paged_mixed(void **state) {
     run_case("sm_90", (const uint64_t[]){2, 2, 1, 2, 130, 256}, "page_size=128 kv_splits=1", NULL);
 }
 
+/* e4m3 caches with per-KV-head scales: OCP on NVIDIA and gfx950, FNUZ on
+ * gfx942 (the other dialect is refused there). */
+static void test_fp8(void **state) {
+    (void)state;
+    const int32_t lens[3] = {1, 31, 33};
+    run_case("sm_90", (const uint64_t[]){3, 8, 2, 1, 33, 128}, "kv_dtype=fp8 page_size=16 kv_splits=2", lens);
+    run_case("gfx942", (const uint64_t[]){3, 4, 1, 3, 60, 64}, "kv_dtype=fp8fnuz page_size=32 mask=causal", NULL);
+    run_case("gfx950", (const uint64_t[]){2, 2, 2, 1, 40, 64}, "kv_dtype=fp8 page_size=0 dtype=f16", NULL);
+    rk_instance in;
+    rk_shape sh;
+    decode_instance("gfx942", (const uint64_t[]){2, 2, 2, 1, 40, 64}, "kv_dtype=fp8", &in, &sh);
+    assert_int_not_equal(rk_instance_validate(&in, rk_target_find("gfx942")), RK_OK);
+    assert_non_null(strstr(rk_error_message(), "fp8fnuz"));
+    in.u.attn.mode = RK_ATTN_PREFILL;
+    assert_int_not_equal(rk_instance_validate(&in, rk_target_find("gfx942")), RK_OK);
+    assert_non_null(strstr(rk_error_message(), "decode only"));
+}
+
 /* Causal across the Sq tokens and a sliding window, paged and contiguous. */
 static void test_masks(void **state) {
     (void)state;
@@ -229,7 +247,8 @@ int main(void) {
     printf("test_attention_decode: seed = %llu (ROCKE_SEED=%llu replays)\n", (unsigned long long)seed,
            (unsigned long long)seed);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_paged_lengths), cmocka_unit_test(test_paged_mixed), cmocka_unit_test(test_masks),
+        cmocka_unit_test(test_paged_lengths), cmocka_unit_test(test_paged_mixed), cmocka_unit_test(test_fp8),
+        cmocka_unit_test(test_masks),
         cmocka_unit_test(test_bad_page),      cmocka_unit_test(test_bad_input),   cmocka_unit_test(test_heuristic),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
