@@ -293,6 +293,22 @@ static void get_split(dk *g, uint32_t i, rk_value *m, rk_value *l, rk_value *acc
     *l = rk_load_global(k, it->wml, lb, 1);
 }
 
+/* i64 element (b, i, hq, cc * vec) of Q or O ([B, Sq, Hq, D]). */
+static rk_value qo_at(dk *g, rk_value hq, rk_value qi, rk_value cc) {
+    rk_kernel *k = g->k;
+    rk_value bs = rk_build_mul(k, g->b, g->Sq);
+    rk_value bsi = rk_build_add(k, bs, qi);
+    rk_value row = rk_build_mul(k, bsi, g->Hq);
+    rk_value rh = rk_build_add(k, row, hq);
+    rk_value rh64 = i64(k, rh);
+    rk_value D = rk_const_i64(k, g->s->head_dim);
+    rk_value base = rk_build_mul(k, rh64, D);
+    rk_value vv = c32(k, g->g.vec);
+    rk_value co = rk_build_mul(k, cc, vv);
+    rk_value co64 = i64(k, co);
+    return rk_build_add(k, base, co64);
+}
+
 /* O[b, i, hq, cc * vec ..] = acc / l (0 where l = 0). */
 static void store_o(dk *g, rk_value O, rk_value hq, rk_value qi, rk_value cc, rk_value l, rk_value acc) {
     rk_kernel *k = g->k;
@@ -305,17 +321,7 @@ static void store_o(dk *g, rk_value O, rk_value hq, rk_value qi, rk_value cc, rk
     rk_value iv = rk_tile_bcast(k, inv, acc);
     rk_value o = rk_tile_mul(k, acc, iv);
     rk_value ov = rk_tile_from_f32(k, o, g->s->dtype);
-    rk_value bs = rk_build_mul(k, g->b, g->Sq);
-    rk_value bsi = rk_build_add(k, bs, qi);
-    rk_value row = rk_build_mul(k, bsi, g->Hq);
-    rk_value rh = rk_build_add(k, row, hq);
-    rk_value rh64 = i64(k, rh);
-    rk_value D = rk_const_i64(k, g->s->head_dim);
-    rk_value base = rk_build_mul(k, rh64, D);
-    rk_value vv = c32(k, g->g.vec);
-    rk_value co = rk_build_mul(k, cc, vv);
-    rk_value co64 = i64(k, co);
-    rk_value at = rk_build_add(k, base, co64);
+    rk_value at = qo_at(g, hq, qi, cc);
     rk_store_global(k, O, at, ov);
 }
 
@@ -413,18 +419,11 @@ void kn_attn_decode_build(const rk_instance *in, const rk_target *t, rk_kernel *
     rk_value off = rk_build_sub(k, g.len, g.Sq);
     rk_value vv = c32(k, g.g.vec);
     rk_value lane_off = rk_build_mul(k, g.c, vv);
-    rk_value lane64 = i64(k, lane_off);
     for (uint32_t r = 0; r < g.R; r++) {
         rk_value rv = c32(k, r);
         row_of(&g, rv, &g.hq[r], &g.qi[r], &g.row_ok[r]);
         g.diag[r] = rk_build_add(k, off, g.qi[r]);
-        rk_value bs = rk_build_mul(k, g.b, g.Sq);
-        rk_value bsi = rk_build_add(k, bs, g.qi[r]);
-        rk_value row = rk_build_mul(k, bsi, g.Hq);
-        rk_value rh = rk_build_add(k, row, g.hq[r]);
-        rk_value rh64 = i64(k, rh);
-        rk_value base = rk_build_mul(k, rh64, D64);
-        rk_value at = rk_build_add(k, base, lane64);
+        rk_value at = qo_at(&g, g.hq[r], g.qi[r], g.c);
         rk_value qv = rk_load_global(k, p[ix.q], at, g.g.vec);
         rk_value qf = rk_tile_to_f32(k, qv);
         rk_value sv = rk_tile_bcast(k, scale_l2, qf);

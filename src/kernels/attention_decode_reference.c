@@ -73,30 +73,23 @@ void kn_attn_decode_reference(const rk_problem *p, double **want, double **tol) 
     free(sc);
 }
 
-static uint64_t next_rand(uint64_t *s) {
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 /* Lengths: the first sequence at the shape's CTX, the others in [1, CTX];
  * the block table: every page of the cache once, in random order. */
 void kn_attn_decode_fix_inputs(rk_problem *p) {
     dshape d = shape_of(p);
     uint64_t rng = p->seed ^ 0xdec0de5eedull;
     int il = kn_buf_index(p, "context_lens"), ib = kn_buf_index(p, "block_table");
-    for (uint64_t b = 0; b < d.B; b++) kn_set(&p->buf[il], b, (double)(b == 0 ? d.Skv : 1 + next_rand(&rng) % d.Skv));
+    for (uint64_t b = 0; b < d.B; b++) kn_set(&p->buf[il], b, (double)(b == 0 ? d.Skv : 1 + kn_splitmix(&rng) % d.Skv));
     /* fp8 caches: per-head scales in [1/4, 2) */
     int isc[2] = {kn_buf_index(p, "K_scale"), kn_buf_index(p, "V_scale")};
     for (int x = 0; x < 2; x++)
         for (uint64_t h = 0; isc[x] >= 0 && h < d.Hkv; h++)
-            kn_set(&p->buf[isc[x]], h, 0.25 + 1.75 * (double)(next_rand(&rng) >> 11) * 0x1.0p-53);
+            kn_set(&p->buf[isc[x]], h, 0.25 + 1.75 * (double)(kn_splitmix(&rng) >> 11) * 0x1.0p-53);
     if (ib < 0) return;
     uint64_t n = d.B * d.maxp;
     for (uint64_t x = 0; x < n; x++) kn_set(&p->buf[ib], x, (double)x);
     for (uint64_t x = n; x > 1; x--) {   /* Fisher-Yates */
-        uint64_t y = next_rand(&rng) % x;
+        uint64_t y = kn_splitmix(&rng) % x;
         double a = kn_get(&p->buf[ib], x - 1), c = kn_get(&p->buf[ib], y);
         kn_set(&p->buf[ib], x - 1, c);
         kn_set(&p->buf[ib], y, a);

@@ -194,6 +194,7 @@ double kn_ulp(rk_scalar t, double v);                    /* spacing of type t at
 const rk_host_buf *kn_buf(const rk_problem *p, const char *name);   /* NULL if absent */
 int kn_buf_index(const rk_problem *p, const char *name);
 double kn_scalar(const rk_problem *p, const char *name);   /* scalar parameter by name (0 if absent) */
+uint64_t kn_splitmix(uint64_t *state);                   /* splitmix64: the next pseudo-random word */
 /* A buffer's contents before the run: an in-out buffer's saved copy, an
  * input itself (rk_bug when absent). */
 rk_host_buf kn_input(const rk_problem *p, const char *name);

@@ -112,13 +112,13 @@ rk_host_buf kn_input(const rk_problem *p, const char *name) {
 }
 
 /* ---- random inputs --------------------------------------------------------------------- */
-static uint64_t splitmix(uint64_t *s) {
+uint64_t kn_splitmix(uint64_t *s) {
     uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     return z ^ (z >> 31);
 }
-static double uniform(uint64_t *s) { return (double)(splitmix(s) >> 11) * 0x1.0p-53; }
+static double uniform(uint64_t *s) { return (double)(kn_splitmix(s) >> 11) * 0x1.0p-53; }
 
 /* Elements a pointer parameter addresses: the product of its layout's
  * dimensions. Fails naming a layout dimension the family does not have. */

@@ -69,12 +69,10 @@ static void run_case(const char *target, const uint64_t ext[6], const char *knob
     decode_instance(target, ext, knobs, &in, &sh);
     char name[256];
     assert_int_equal(rk_instance_name(&in, name, sizeof name), RK_OK);
-    if (rk_instance_check_shape(&in, &sh)) fail_msg("%s %s: %s", target, name, rk_error_message());
-    rk_kernel *k = NULL;
-    if (rk_instance_build(&in, t, &k)) fail_msg("%s %s: %s", target, name, rk_error_message());
+    rk_kernel *k;
     rk_problem p;
     uint64_t s = seed ^ (runs++ * 0x9e3779b97f4a7c15ull);
-    assert_int_equal(rk_problem_init(&p, &in, &sh, s), RK_OK);
+    if (problem_emu_prepare(t, &in, &sh, s, &k, &p)) fail_msg("%s %s: %s", target, name, rk_error_message());
     if (lens) memcpy(lens_of(&p), lens, ext[0] * sizeof *lens);
     if (rk_problem_check_inputs(&p)) fail_msg("%s %s: %s", target, name, rk_error_message());
     rk_problem_diff c;
@@ -156,10 +154,9 @@ static void test_bad_page(void **state) {
     rk_instance in;
     rk_shape sh;
     decode_instance("sm_90", (const uint64_t[]){3, 2, 1, 1, 40, 64}, "page_size=16 kv_splits=1", &in, &sh);
-    rk_kernel *k = NULL;
-    assert_int_equal(rk_instance_build(&in, t, &k), RK_OK);
+    rk_kernel *k;
     rk_problem p;
-    assert_int_equal(rk_problem_init(&p, &in, &sh, seed), RK_OK);
+    assert_int_equal(problem_emu_prepare(t, &in, &sh, seed, &k, &p), RK_OK);
     int32_t *lens = lens_of(&p);
     lens[0] = lens[1] = lens[2] = 40;
     assert_int_equal(rk_problem_check_inputs(&p), RK_OK);

@@ -15,73 +15,48 @@
 
 #include <cmocka.h>
 
+#include "../support/cli_shell.h"
+
 #define ROCKE ROCKE_BINARY_DIR "/rocke"
-
-static char tmp[64];
-static char out_text[1 << 16];
-
-/* Run a shell command in tmp (stdout+stderr captured); the exit code. */
-static int sh(const char *fmt, ...) {
-    char cmd[2048], full[2400];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    snprintf(full, sizeof full, "cd %s && ROCKE_QUIET=1 ROCKE_DEVICE=emu %s 2>&1", tmp, cmd);
-    FILE *p = popen(full, "r");
-    assert_non_null(p);
-    size_t n = fread(out_text, 1, sizeof out_text - 1, p);
-    out_text[n] = 0;
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
 
 static int setup(void **state) {
     (void)state;
-    snprintf(tmp, sizeof tmp, "/tmp/rk_dec_XXXXXX");
-    if (!mkdtemp(tmp)) return -1;
-    if (access(ROCKE, X_OK)) {
-        fprintf(stderr, "test_attention_decode_cli: %s is not built\n", ROCKE);
-        return -1;
-    }
-    return 0;
+    return cli_scratch_make(ROCKE);
 }
 
 static int teardown(void **state) {
     (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
-    return system(cmd);
+    return cli_scratch_remove();
 }
 
 static void expect(int rc, int want, const char *fragment) {
-    if (rc != want || !strstr(out_text, fragment))
-        fail_msg("exit %d (want %d), output lacks '%s':\n%s", rc, want, fragment, out_text);
+    if (rc != want || !strstr(cli_out, fragment))
+        fail_msg("exit %d (want %d), output lacks '%s':\n%s", rc, want, fragment, cli_out);
 }
 
 static void test_build_and_run(void **state) {
     (void)state;
-    expect(sh(ROCKE " build attention --mode decode --mask causal --page-size 16 --kv-splits 2 --target sm_90 "
+    expect(cli_sh(ROCKE " build attention --mode decode --mask causal --page-size 16 --kv-splits 2 --target sm_90 "
               "--shape 3,8,2,2,50,64 --ir-only -o dec"), 0, "manifest.json");
-    expect(sh(ROCKE " run dec/manifest.json --shape 3,8,2,2,50,64 --page-size 16 --lengths random --verify"), 0,
+    expect(cli_sh(ROCKE " run dec/manifest.json --shape 3,8,2,2,50,64 --page-size 16 --lengths random --verify"), 0,
            "bad=0/");
     expect(0, 0, "split-KV: 2 splits");   /* the same run's output */
-    expect(sh(ROCKE " run dec/manifest.json --shape 3,8,2,2,50,64 --lengths equal --verify"), 0, "bad=0/");
-    expect(sh("printf '1, 17\\n49\\n' > lens.txt && " ROCKE " run dec/manifest.json --shape 3,8,2,2,50,64 "
+    expect(cli_sh(ROCKE " run dec/manifest.json --shape 3,8,2,2,50,64 --lengths equal --verify"), 0, "bad=0/");
+    expect(cli_sh("printf '1, 17\\n49\\n' > lens.txt && " ROCKE " run dec/manifest.json --shape 3,8,2,2,50,64 "
               "--lengths lens.txt --verify"), 0, "bad=0/");
 }
 
 static void test_refusals(void **state) {
     (void)state;
-    expect(sh(ROCKE " run dec/manifest.json --page-size 32"), 1, "serves page_size = 16 only");
-    expect(sh("printf '3 4' > short.txt && " ROCKE " run dec/manifest.json --shape 3,8,2,2,50,64 "
+    expect(cli_sh(ROCKE " run dec/manifest.json --page-size 32"), 1, "serves page_size = 16 only");
+    expect(cli_sh("printf '3 4' > short.txt && " ROCKE " run dec/manifest.json --shape 3,8,2,2,50,64 "
               "--lengths short.txt"), 1, "2 lengths for B = 3");
-    expect(sh("printf '3 4 65' > long.txt && " ROCKE " run dec/manifest.json --shape 3,8,2,2,50,64 "
+    expect(cli_sh("printf '3 4 65' > long.txt && " ROCKE " run dec/manifest.json --shape 3,8,2,2,50,64 "
               "--lengths long.txt"), 1, "sequence 2 has context length 65");
-    expect(sh(ROCKE " run dec/manifest.json --shape 3,8,2,9,50,64"), 1, "Sq = 1..8");
-    expect(sh(ROCKE " build softmax --target sm_90 --ir-only -o sm"), 0, "manifest.json");
-    expect(sh(ROCKE " run sm/manifest.json --lengths equal"), 1, "no per-sequence lengths");
-    expect(sh(ROCKE " run sm/manifest.json --page-size 16"), 1, "no paged cache");
+    expect(cli_sh(ROCKE " run dec/manifest.json --shape 3,8,2,9,50,64"), 1, "Sq = 1..8");
+    expect(cli_sh(ROCKE " build softmax --target sm_90 --ir-only -o sm"), 0, "manifest.json");
+    expect(cli_sh(ROCKE " run sm/manifest.json --lengths equal"), 1, "no per-sequence lengths");
+    expect(cli_sh(ROCKE " run sm/manifest.json --page-size 16"), 1, "no paged cache");
 }
 
 int main(void) {

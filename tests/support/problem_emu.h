@@ -22,6 +22,11 @@ rk_status problem_emu_args_make(rk_emu *emu, rk_problem *p, problem_emu_args *ou
  * RK_OK or the failing call's status with its message. */
 rk_status problem_emu_launch(const rk_target *t, rk_kernel *k, rk_problem *p, const rk_shape *sh);
 
+/* Check shape sh against in, build in for t into *k and fill *p from seed:
+ * RK_OK, or the failing call's status with its message (*k freed). */
+rk_status problem_emu_prepare(const rk_target *t, const rk_instance *in, const rk_shape *sh, uint64_t seed,
+                              rk_kernel **k, rk_problem *p);
+
 /* problem_emu_launch, then rk_problem_check into *c. */
 rk_status problem_emu_verify(const rk_target *t, rk_kernel *k, rk_problem *p, const rk_shape *sh,
                              rk_problem_diff *c);
