@@ -162,7 +162,8 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *s, uint64_
     rk_attention_spec *a = &in->u.attn;
     if (a->mode == RK_ATTN_DECODE) return kn_attn_decode_tune(in, t, s, locked);
     if (!(locked >> KN_AK_WAVE & 1)) a->wave = t->wave_size;
-    if (!(locked >> KN_AK_HD & 1) && s->dim[DD] <= 256) a->head_dim = (uint32_t)s->dim[DD];
+    if (!(locked >> KN_AK_HD & 1) && (s->dim[DD] == 64 || s->dim[DD] == 128 || s->dim[DD] == 256))
+        a->head_dim = (uint32_t)s->dim[DD];   /* a legal head_dim only: others fail at check_shape */
     bool amd = t->vendor == RK_VENDOR_AMD;
     static const uint32_t nv[][4] = {{64, 64, 4, 2}, {64, 32, 4, 2}, {64, 32, 4, 1}, {32, 32, 2, 1}, {16, 16, 1, 1}};
     static const uint32_t cd[][4] = {{128, 64, 4, 2}, {128, 32, 4, 2}, {64, 32, 4, 1}, {64, 16, 4, 1},

@@ -34,7 +34,8 @@ static uint32_t pow2_at_least(uint64_t x) {
 void kn_attn_decode_tune(rk_instance *in, const rk_target *t, const rk_shape *s, uint64_t locked) {
     rk_attention_spec *a = &in->u.attn;
     if (!(locked >> KN_AK_WAVE & 1)) a->wave = t->wave_size;
-    if (!(locked >> KN_AK_HD & 1) && s->dim[DD] <= 256) a->head_dim = (uint32_t)s->dim[DD];
+    if (!(locked >> KN_AK_HD & 1) && (s->dim[DD] == 64 || s->dim[DD] == 128 || s->dim[DD] == 256))
+        a->head_dim = (uint32_t)s->dim[DD];   /* a legal head_dim only: others fail at check_shape */
     uint64_t G = s->dim[DHKV] && s->dim[DHQ] % s->dim[DHKV] == 0 ? s->dim[DHQ] / s->dim[DHKV] : 1;
     if (!(locked >> KN_AK_ROWS & 1)) {
         uint32_t r = pow2_at_least(G * s->dim[DSQ]);
