@@ -8,7 +8,8 @@
  *             table; contiguous caches step in 64-key pieces), each slot
  *             taking keys slot, slot + slots, ... of the page: every row's
  *             dot product in f32 (lane partials, a butterfly over the key's
- *             lanes), masked to -inf, online softmax per row in the slot;
+ *             lanes), masked to -inf, online softmax per row in the slot,
+ *             up to 4 keys per update (one max and one rescale for them);
  *   merge     the slots of a warp by xor butterflies, then the warps'
  *             (m, l, O) through LDS, in warp order;
  *   output    one split: O = acc / l; several: the partial (acc, m, l) to
@@ -86,32 +87,47 @@ static rk_value load_f32(dk *g, rk_value ptr, rk_value at) {
     return g->s->kv_dtype == RK_ATTN_KV_SAME ? rk_tile_to_f32(k, v) : fp8_to_f32(k, v, g->g.vec);
 }
 
-/* One key: at element `at` (i64) of both caches, position j, valid when
- * inside the split (a clamped key is loaded otherwise and masked). */
-static void key_step(dk *g, rk_value at, rk_value j, rk_value valid, state *st) {
+#define CHUNK 4u   /* keys of a slot per online-softmax update */
+
+/* n <= CHUNK keys of this slot: key x at element at[x] (i64) of both caches,
+ * position j[x], valid[x] when inside the split (a clamped key is loaded
+ * otherwise and masked). All loads first, then per row the n scores, one
+ * max, one rescale of (l, acc) and the n exp2 weights. */
+static void keys_step(dk *g, uint32_t n, const rk_value *at, const rk_value *j, const rk_value *valid, state *st) {
     rk_kernel *k = g->k;
-    rk_value kf = load_f32(g, g->K, at);
-    rk_value vf = load_f32(g, g->V, at);
+    rk_value kf[CHUNK], vf[CHUNK];
+    for (uint32_t x = 0; x < n; x++) {
+        kf[x] = load_f32(g, g->K, at[x]);
+        vf[x] = load_f32(g, g->V, at[x]);
+    }
     rk_value ninf = rk_const_f32(k, -INFINITY), fz = rk_const_f32(k, 0.0f);
     for (uint32_t r = 0; r < g->R; r++) {
-        rk_value prod = rk_tile_mul(k, g->q[r], kf);
-        rk_value part = rk_tile_vec_reduce(k, RK_RED_SUM, prod);
-        rk_value dot = rk_tile_wave_reduce(k, RK_RED_SUM, part, g->g.lanes);
-        rk_value vis = visible(g, r, j, valid);
-        rk_value sc = rk_build_select(k, vis, dot, ninf);
-        rk_value mnew = rk_build_fmax(k, st->m[r], sc);
+        rk_value sc[CHUNK], mnew = st->m[r];
+        for (uint32_t x = 0; x < n; x++) {
+            rk_value prod = rk_tile_mul(k, g->q[r], kf[x]);
+            rk_value part = rk_tile_vec_reduce(k, RK_RED_SUM, prod);
+            rk_value dot = rk_tile_wave_reduce(k, RK_RED_SUM, part, g->g.lanes);
+            rk_value vis = visible(g, r, j[x], valid[x]);
+            sc[x] = rk_build_select(k, vis, dot, ninf);
+            mnew = rk_build_fmax(k, mnew, sc[x]);
+        }
         rk_value dead = rk_build_fcmp(k, "oeq", mnew, ninf);
         rk_value muse = rk_build_select(k, dead, fz, mnew);   /* nothing visible yet: keep exp2 finite */
         rk_value dm = rk_build_fsub(k, st->m[r], muse);
         rk_value alpha = rk_build_exp2(k, dm);
-        rk_value ds = rk_build_fsub(k, sc, muse);
-        rk_value p = rk_build_exp2(k, ds);
-        st->m[r] = mnew;
-        st->l[r] = rk_build_fma(k, st->l[r], alpha, p);
         rk_value av = rk_tile_bcast(k, alpha, st->acc[r]);
-        rk_value pv = rk_tile_bcast(k, p, vf);
-        rk_value scaled = rk_tile_mul(k, st->acc[r], av);
-        st->acc[r] = rk_tile_fma(k, pv, vf, scaled);
+        rk_value l = rk_build_fmul(k, st->l[r], alpha);
+        rk_value acc = rk_tile_mul(k, st->acc[r], av);
+        for (uint32_t x = 0; x < n; x++) {
+            rk_value ds = rk_build_fsub(k, sc[x], muse);
+            rk_value p = rk_build_exp2(k, ds);
+            l = rk_build_fadd(k, l, p);
+            rk_value pv = rk_tile_bcast(k, p, vf[x]);
+            acc = rk_tile_fma(k, pv, vf[x], acc);
+        }
+        st->m[r] = mnew;
+        st->l[r] = l;
+        st->acc[r] = acc;
     }
 }
 
@@ -161,19 +177,23 @@ static void piece_step(dk *g, rk_value pg, rk_value t1, state *st) {
     rk_value pcv = c32(k, g->piece), zero = c32(k, 0);
     rk_value first = rk_build_mul(k, pg, pcv);
     uint32_t per = (g->piece + g->g.slots - 1) / g->g.slots;
-    for (uint32_t n = 0; n < per; n++) {
-        rk_value nv = c32(k, n * g->g.slots);
-        rk_value t = rk_build_add(k, g->slot, nv);
-        rk_value j = rk_build_add(k, first, t);
-        rk_value in_piece = rk_build_cmp(k, "lt", t, pcv);
-        rk_value in_split = rk_build_cmp(k, "lt", j, t1);
-        rk_value valid = rk_build_and(k, in_piece, in_split);
-        /* an invalid key reads the piece's first (inside the split) and is masked */
-        rk_value tc = rk_build_select(k, valid, t, zero);
-        rk_value t64 = i64(k, tc);
-        rk_value off = rk_build_mul(k, t64, g->kstride);
-        rk_value at = rk_build_add(k, base, off);
-        key_step(g, at, j, valid, st);
+    for (uint32_t n0 = 0; n0 < per; n0 += CHUNK) {
+        uint32_t n = per - n0 < CHUNK ? per - n0 : CHUNK;
+        rk_value at[CHUNK], j[CHUNK], valid[CHUNK];
+        for (uint32_t x = 0; x < n; x++) {
+            rk_value nv = c32(k, (n0 + x) * g->g.slots);
+            rk_value t = rk_build_add(k, g->slot, nv);
+            j[x] = rk_build_add(k, first, t);
+            rk_value in_piece = rk_build_cmp(k, "lt", t, pcv);
+            rk_value in_split = rk_build_cmp(k, "lt", j[x], t1);
+            valid[x] = rk_build_and(k, in_piece, in_split);
+            /* an invalid key reads the piece's first (inside the split) and is masked */
+            rk_value tc = rk_build_select(k, valid[x], t, zero);
+            rk_value t64 = i64(k, tc);
+            rk_value off = rk_build_mul(k, t64, g->kstride);
+            at[x] = rk_build_add(k, base, off);
+        }
+        keys_step(g, n, at, j, valid, st);
     }
 }
 
