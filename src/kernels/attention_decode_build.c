@@ -197,8 +197,8 @@ static void piece_step(dk *g, rk_value pg, rk_value t1, state *st) {
     }
 }
 
-/* The split's keys [t0, t1) (i32, block uniform), whole pieces apart from
- * the sequence's end; empty when t0 >= t1. */
+/* The split's keys [t0, t1) (i32, block uniform), whole pieces (at least
+ * four) apart from the sequence's end; empty when t0 >= t1. */
 static void split_range(dk *g, rk_value *t0, rk_value *t1) {
     rk_kernel *k = g->k;
     rk_value zero = c32(k, 0), pcv = c32(k, g->piece);
@@ -220,7 +220,11 @@ static void split_range(dk *g, rk_value *t0, rk_value *t1) {
     rk_value per_keys = rk_build_udiv(k, su, S);
     rk_value pu = rk_build_add(k, per_keys, P1);
     rk_value per_pc = rk_build_udiv(k, pu, pcv);
-    rk_value per = rk_build_mul(k, per_pc, pcv);
+    /* at least 4 pieces a split: a short sequence of a mixed batch takes
+     * few splits (the others stay empty) instead of many tiny partials */
+    rk_value min_pc = c32(k, 4);
+    rk_value per_pc4 = rk_build_smax(k, per_pc, min_pc);
+    rk_value per = rk_build_mul(k, per_pc4, pcv);
     rk_value split = rk_build_block_id(k, 0);
     rk_value off = rk_build_mul(k, split, per);
     *t0 = rk_build_add(k, lo, off);
