@@ -121,7 +121,10 @@ void kn_attn_sig_of(const rk_attention_spec *s, kn_attn_sig *o) {
 
 static void signature(const rk_instance *in, rk_ksig *sg) {
     const rk_attention_spec *s = spec(in);
-    if (s->mode == RK_ATTN_DECODE) return kn_attn_decode_signature(s, sg);
+    if (s->mode == RK_ATTN_DECODE) {
+        kn_attn_decode_signature(s, sg);
+        return;
+    }
     bool vl = s->layout == RK_ATTN_VARLEN, bhsd = s->layout == RK_ATTN_BHSD;
     /* varlen buffers hold B * Sq (B * Skv) rows: room for any lengths up to the maxima */
     kn_sig_add(sg, "Q", true, s->dtype, RK_KP_IN, bhsd ? "B,Hq,Sq,D" : "B,Sq,Hq,D");
@@ -160,7 +163,10 @@ static void defaults(rk_instance *in) {
  * target; the mma.sync path keeps 16 rows per warp, MFMA 32 (two atoms). */
 static void tune(rk_instance *in, const rk_target *t, const rk_shape *s, uint64_t locked) {
     rk_attention_spec *a = &in->u.attn;
-    if (a->mode == RK_ATTN_DECODE) return kn_attn_decode_tune(in, t, s, locked);
+    if (a->mode == RK_ATTN_DECODE) {
+        kn_attn_decode_tune(in, t, s, locked);
+        return;
+    }
     if (!(locked >> KN_AK_WAVE & 1)) a->wave = t->wave_size;
     if (!(locked >> KN_AK_HD & 1) && (s->dim[DD] == 64 || s->dim[DD] == 128 || s->dim[DD] == 256))
         a->head_dim = (uint32_t)s->dim[DD];   /* a legal head_dim only: others fail at check_shape */
@@ -219,7 +225,10 @@ static rk_status check_shape(const rk_instance *in, const rk_shape *s) {
 
 static void grid(const rk_instance *in, const rk_shape *s, uint32_t g[3], uint32_t b[3]) {
     const rk_attention_spec *a = spec(in);
-    if (a->mode == RK_ATTN_DECODE) return kn_attn_decode_grid(a, s, g, b);
+    if (a->mode == RK_ATTN_DECODE) {
+        kn_attn_decode_grid(a, s, g, b);
+        return;
+    }
     b[0] = a->warps * a->wave;
     b[1] = b[2] = 1;
     g[0] = g[1] = g[2] = 1;
@@ -246,7 +255,10 @@ static double pairs(const rk_attention_spec *a, const rk_shape *s) {
 
 static void cost(const rk_instance *in, const rk_shape *s, double *bytes, double *flops) {
     const rk_attention_spec *a = spec(in);
-    if (a->mode == RK_ATTN_DECODE) return kn_attn_decode_cost(a, s, bytes, flops);
+    if (a->mode == RK_ATTN_DECODE) {
+        kn_attn_decode_cost(a, s, bytes, flops);
+        return;
+    }
     double B = dm(s, DB), Hq = dm(s, DHQ), Hkv = dm(s, DHKV), D = dm(s, DD);
     *flops = 4.0 * B * Hq * pairs(a, s) * D;
     double eb = rk_tile_elem_bytes(a->dtype);
@@ -262,12 +274,18 @@ static void input_range(const rk_instance *in, const rk_kparam *kp, double *lo, 
 }
 
 static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *p) {
-    if (spec(in)->mode == RK_ATTN_DECODE) return kn_attn_decode_build(in, t, k, p);
+    if (spec(in)->mode == RK_ATTN_DECODE) {
+        kn_attn_decode_build(in, t, k, p);
+        return;
+    }
     kn_attn_build(in, t, k, p);
 }
 
 static void reference(const rk_problem *p, double **want, double **tol) {
-    if (p->inst.u.attn.mode == RK_ATTN_DECODE) return kn_attn_decode_reference(p, want, tol);
+    if (p->inst.u.attn.mode == RK_ATTN_DECODE) {
+        kn_attn_decode_reference(p, want, tol);
+        return;
+    }
     kn_attn_reference(p, want, tol);
 }
 
@@ -281,7 +299,10 @@ static rk_status check_inputs(const rk_problem *p) {
 }
 
 static void problem_cost(const rk_problem *p, double *bytes, double *flops) {
-    if (p->inst.u.attn.mode == RK_ATTN_DECODE) return kn_attn_decode_problem_cost(p, bytes, flops);
+    if (p->inst.u.attn.mode == RK_ATTN_DECODE) {
+        kn_attn_decode_problem_cost(p, bytes, flops);
+        return;
+    }
     cost(&p->inst, &p->shape, bytes, flops);
 }
 
