@@ -116,5 +116,13 @@ grep -v '^#' bench/attention_shapes.txt | while read -r name nb hq hkv sq skv dh
   [ -n "$name" ] || continue
   "$B/rocke" build attention --dtype bf16 --head-dim "$dh" --mask "$mask" --target "$T" \
     --shape "$nb,$hq,$hkv,$sq,$skv,$dh" -o "$D/attention/$name" >/dev/null
+# Attention decode at the benchmark shapes (bench/attention_decode_shapes.txt;
+# bench/attention_decode_h200.sh runs them): the heuristic's rows and splits
+mkdir -p "$D/attn_decode"
+grep -v '^#' bench/attention_decode_shapes.txt | while read -r name nb Hq Hkv Sq ctx Dh page kind knobs; do
+  [ -n "$name" ] || continue
+  # shellcheck disable=SC2086
+  "$B/rocke" build attention --mode decode --dtype bf16 --head-dim "$Dh" --page-size "$page" $knobs --target "$T" \
+    --shape "$nb,$Hq,$Hkv,$Sq,$ctx,$Dh" -o "$D/attn_decode/$name" >/dev/null
 done
 du -sh "$D"

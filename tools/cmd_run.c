@@ -214,7 +214,7 @@ int cmd_run(int argc, char **argv) {
     const char *window_text = NULL, *lengths_text = NULL;
     bool verify = false, check_emu = false;
     cli_list given_text = {.n = 0};
-    uint32_t warmup = 0, iters = 0;
+    uint32_t warmup = 0, iters = 0, page_size = 0;
     uint64_t seed = 0, max_steps = 0, timeout = 0;
     cli_opt opts[] = {
         {.name = "--shape", .kind = CLI_STRING, .dst = &shape, .meta = "SHAPE",
@@ -240,9 +240,14 @@ int cmd_run(int argc, char **argv) {
         {.name = "--window", .kind = CLI_STRING, .dst = &window_text, .meta = "L,R",
          .help = "attention built with --mask window: keys visible before and after the\n"
                  "diagonal (negative: unbounded; default: the manifest's)"},
-        {.name = "--lengths", .kind = CLI_STRING, .dst = &lengths_text, .meta = "LQ[:LK],...",
-         .help = "attention built with --layout varlen: each sequence's query (and key)\n"
-                 "length, B of them, at most the shape's Sq (Skv); default: random"},
+        {.name = "--lengths", .kind = CLI_STRING, .dst = &lengths_text, .meta = "L",
+         .help = "attention, varlen prefill: LQ[:LK],... each sequence's query (and key)\n"
+                 "length, B of them, at most the shape's Sq (Skv); default: random.\n"
+                 "attention decode: the context lengths, random (default: the first at\n"
+                 "CTX, the others in [1, CTX]), equal (all CTX) or a FILE of B integers"},
+        {.name = "--page-size", .kind = CLI_U32, .dst = &page_size, .meta = "P",
+         .help = "attention decode: the KV cache's tokens per page; must be the\n"
+                 "instance's page_size (0: a contiguous cache)"},
         {.name = "--device", .kind = CLI_STRING, .dst = &device, .meta = "D",
          .help = "auto (first GPU, else the emulator; default), emu, cuda, hip\n"
                  "(cuda:1, hip:0 pick a GPU). The emulator runs DIR/NAME.ir for\n"
@@ -319,6 +324,18 @@ int cmd_run(int argc, char **argv) {
     }
     if (pick_variant(&r, &sh)) { rc = cli_fail("run"); goto out; }
     if (rk_instance_check_shape(&r.in, &sh)) { rc = cli_fail("run"); goto out; }
+    char knob[32];
+    if (cli_given(&cmd, "--page-size")) {
+        if (rk_instance_get(&r.in, "page_size", knob, sizeof knob)) {
+            fail("--page-size: %s has no paged cache (attention --mode decode has)%s", r.m.kernel_name, "");
+            goto out;
+        }
+        if (strtoul(knob, NULL, 10) != page_size) {
+            fprintf(stderr, "rocke run: --page-size %u, but %s serves page_size = %s only (rebuild with "
+                    "--page-size %u)\n", page_size, r.m.kernel_name, knob, page_size);
+            goto out;
+        }
+    }
     char shape_txt[256], shape_list[256];
     rk_shape_format(r.in.family, &sh, true, shape_txt, sizeof shape_txt);
     rk_shape_format(r.in.family, &sh, false, shape_list, sizeof shape_list);
@@ -365,7 +382,13 @@ int cmd_run(int argc, char **argv) {
     for (uint32_t i = 0; i < ngiven; i++)
         if (rk_problem_set_scalar(&r.p, given[i].name, given[i].value)) { rc = cli_fail("run"); goto out; }
     if (window_text && !set_window(&r.p, window_text)) { rc = 2; goto out; }
-    if (lengths_text && !set_lengths(&r.p, lengths_text)) { rc = 2; goto out; }
+    bool decode = r.in.family == RK_FAMILY_ATTENTION && r.in.u.attn.mode == RK_ATTN_DECODE;
+    /* --lengths: an attention prefill's query/key lengths (varlen; others say so), else per-sequence
+     * context lengths (decode; other families refuse) */
+    bool varlen = r.in.family == RK_FAMILY_ATTENTION && !decode;
+    if (lengths_text && varlen && !set_lengths(&r.p, lengths_text)) { rc = 2; goto out; }
+    if (lengths_text && !varlen && rk_problem_set_context_lengths(&r.p, lengths_text)) { rc = cli_fail("run"); goto out; }
+    if (rk_problem_check_inputs(&r.p)) { rc = cli_fail("run"); goto out; }
     void *init[RK_KSIG_MAX] = {0};
     for (uint32_t i = 0; i < r.p.sig.n; i++) {
         const rk_host_buf *b = &r.p.buf[i];
@@ -382,6 +405,9 @@ int cmd_run(int argc, char **argv) {
     if (!run_side_upload(&r.dev, &r.p, init)) { rc = cli_fail("run"); goto out; }
     launch_ud l = {.fn = r.dev.fn, .args = r.dev.args};
     rk_instance_grid(&r.in, &sh, l.grid, l.block);
+    if (decode && !rk_instance_get(&r.in, "kv_splits", knob, sizeof knob))
+        printf("split-KV: %s splits per (sequence, KV head): grid %ux%ux%u blocks for %s's %u compute units\n", knob,
+               l.grid[0], l.grid[1], l.grid[2], t->name, t->compute_units);
     if (launch_once(&l, NULL) || rk_device_synchronize(r.dev.dev)) { rc = cli_fail("run"); goto out; }
     int check_rc = 0;
     if (check_emu) {
@@ -411,7 +437,7 @@ int cmd_run(int argc, char **argv) {
     rk_time_result tr;
     if (rk_time_launches(r.dev.dev, launch_once, &l, &to, &tr)) { rc = cli_fail("run"); goto out; }
     double bytes, flops;
-    rk_instance_cost(&r.in, &sh, &bytes, &flops);
+    rk_problem_cost(&r.p, &bytes, &flops);
     double ms = tr.median_ms > 0 ? tr.median_ms : 1e-9;
     double tflops = flops / 1e9 / ms, gbps = bytes / 1e6 / ms;
     printf("Perf: %.6g ms, %.6g TFlops, %.6g GB/s\n", ms, tflops, gbps);

@@ -221,7 +221,18 @@ typedef struct rk_attention_spec {
     uint32_t stages;               /* K/V LDS buffers in flight (2+: async copies) */
     int atom;                      /* rk_atom_id; RK_ATOM_NONE: the target's default */
     uint32_t wave;                 /* the target's wave / warp size */
+    /* decode (mode = decode, docs/attention.md "Decode"): Sq new tokens per
+     * sequence over a KV cache, one block per (split, KV head, sequence) */
+    int mode;                      /* rk_attn_mode */
+    uint32_t page_size;            /* tokens per KV page: 16, 32, 64, 128; 0: contiguous [B, Hkv, S, D] */
+    uint32_t kv_rows;              /* query rows one block serves: (Hq / Hkv) * Sq <= kv_rows (1..16) */
+    uint32_t kv_splits;            /* blocks per (sequence, KV head) over the context (1..64) */
+    int kv_dtype;                  /* rk_attn_kv: the caches' element type */
 } rk_attention_spec;
+typedef enum rk_attn_mode { RK_ATTN_PREFILL = 0, RK_ATTN_DECODE, RK_ATTN_MODE__COUNT } rk_attn_mode;
+/* Decode caches: dtype's, or e4m3 with a per-KV-head f32 scale each for K and
+ * V (OCP e4m3fn on NVIDIA and gfx950, FNUZ on gfx942: the target's own). */
+typedef enum rk_attn_kv { RK_ATTN_KV_SAME = 0, RK_ATTN_KV_FP8, RK_ATTN_KV_FP8FNUZ, RK_ATTN_KV__COUNT } rk_attn_kv;
 
 /* ---- one instance of any family --------------------------------------------- */
 typedef struct rk_instance {
@@ -400,7 +411,8 @@ typedef struct rk_kparam {
     rk_kparam_role role;
     const char *dims;          /* pointers: the tensor's layout as family dimension names, outermost
                                 * first ("M,N"; transpose's Y "N,M"), or decimal counts ("5,M,N"),
-                                * or a dimension plus one ("B+1": offset arrays);
+                                * or a dimension plus one ("B+1": offset arrays), or a
+                                * dimension over a count, rounded up ("Skv/16": pages);
                                 * its element count is their product. NULL for scalars; a
                                 * tensormap: the buffer it maps */
 } rk_kparam;
@@ -510,6 +522,20 @@ typedef struct rk_problem_diff {
  * tolerance per element is atol + rtol*|ref| + 1 ulp of the output type at ref
  * (see docs/kernels.md for atol/rtol per op). */
 rk_status rk_problem_check(const rk_problem *p, rk_problem_diff *out);
+/* The inputs' contents against the family's rules before a launch (attention
+ * decode: every page id a sequence uses inside the cache, every context
+ * length inside its pages); the message names the sequence. RK_OK for
+ * families without such rules. */
+rk_status rk_problem_check_inputs(const rk_problem *p);
+/* Per-sequence lengths of a problem that has them (attention decode:
+ * context_lens): "random" (the default fill: the first at the shape's
+ * maximum, the others in [1, max]), "equal" (all at the maximum) or a file
+ * of B whitespace- or comma-separated integers. */
+rk_status rk_problem_set_context_lengths(rk_problem *p, const char *how);
+/* Bytes moved and flops of the problem as filled: rk_instance_cost of its
+ * shape, or what its inputs say (attention decode: the keys of every
+ * sequence's context length, not the shape's CTX). */
+void rk_problem_cost(const rk_problem *p, double *bytes, double *flops);
 
 /* sizeof a public struct of this layer by name ("rk_instance", "rk_problem",
  * "rk_ksig", "rk_kparam", "rk_knob", "rk_shape", "rk_dim_decl", "rk_host_buf",

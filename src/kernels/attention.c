@@ -23,6 +23,11 @@ static const uint32_t legal_bn[] = {16, 32, 64, 128, 0};
 static const uint32_t legal_warps[] = {1, 2, 4, 8, 0};
 static const uint32_t legal_stages[] = {1, 2, 3, 0};
 static const uint32_t legal_wave[] = {32, 64, 0};
+static const char *const mode_names[] = {"prefill", "decode", NULL};
+static const uint32_t legal_page[] = {0, 16, 32, 64, 128, 0};
+static const uint32_t legal_rows[] = {1, 2, 4, 8, 16, 0};
+static const uint32_t legal_splits[] = {1, 2, 4, 8, 16, 32, 64, 0};
+static const char *const kv_names[] = {"same", "fp8", "fp8fnuz", NULL};
 
 static const rk_knob knobs[] = {
     KN_DTYPE("dtype", "", u.attn.dtype, "Q, K, V and O element type (f16, bf16)"),
@@ -39,6 +44,17 @@ static const rk_knob knobs[] = {
     KN_U32("stages", "s", u.attn.stages, legal_stages, true, "K/V LDS buffers in flight (2+: async copies)"),
     KN_ENUM("atom", "a", u.attn.atom, atom_names, true, "matrix atom (auto: the target's default for dtype)"),
     KN_U32("wave", "wv", u.attn.wave, legal_wave, true, "target wave/warp size (64 CDNA, 32 NVIDIA)"),
+    KN_ENUM("mode", "md", u.attn.mode, mode_names, false,
+            "prefill (the forward above) or decode (Sq <= 8 new tokens over a KV cache, split-KV)"),
+    KN_U32("page_size", "ps", u.attn.page_size, legal_page, false,
+           "decode: tokens per page of the paged K/V caches [pages, P, Hkv, D]; 0: contiguous [B, Hkv, S, D]"),
+    KN_U32("kv_rows", "qr", u.attn.kv_rows, legal_rows, true,
+           "decode: query rows a block serves, (Hq / Hkv) * Sq at most (all query heads of a KV head)"),
+    KN_U32("kv_splits", "ks", u.attn.kv_splits, legal_splits, true,
+           "decode: blocks per (sequence, KV head) over the context, merged by the last to arrive"),
+    KN_ENUM("kv_dtype", "kv", u.attn.kv_dtype, kv_names, false,
+            "decode: the caches' type, dtype's (same) or e4m3 with per-KV-head K and V scales (fp8: OCP, NVIDIA "
+            "and gfx950; fp8fnuz: gfx942)"),
 };
 _Static_assert(RK_COUNTOF(knobs) == KN_AK__COUNT, "knob indices follow the table");
 
@@ -105,6 +121,10 @@ void kn_attn_sig_of(const rk_attention_spec *s, kn_attn_sig *o) {
 
 static void signature(const rk_instance *in, rk_ksig *sg) {
     const rk_attention_spec *s = spec(in);
+    if (s->mode == RK_ATTN_DECODE) {
+        kn_attn_decode_signature(s, sg);
+        return;
+    }
     bool vl = s->layout == RK_ATTN_VARLEN, bhsd = s->layout == RK_ATTN_BHSD;
     /* varlen buffers hold B * Sq (B * Skv) rows: room for any lengths up to the maxima */
     kn_sig_add(sg, "Q", true, s->dtype, RK_KP_IN, bhsd ? "B,Hq,Sq,D" : "B,Sq,Hq,D");
@@ -134,6 +154,9 @@ static void defaults(rk_instance *in) {
     in->u.attn = (rk_attention_spec){.dtype = RK_S_BF16, .head_dim = 128, .mask = RK_ATTN_MASK_NONE,
                                      .layout = RK_ATTN_BHSD, .block_m = 64, .block_n = 64, .warps = 4,
                                      .stages = 2, .atom = RK_ATOM_NONE, .wave = 32};
+    in->u.attn.page_size = 16;
+    in->u.attn.kv_rows = 4;
+    in->u.attn.kv_splits = 1;
 }
 
 /* The first candidate (block_m, block_n, warps, stages) whose plan fits the
@@ -141,6 +164,10 @@ static void defaults(rk_instance *in) {
  * at all; the mma.sync path keeps 16 rows per warp, MFMA 32 (two atoms). */
 static void tune(rk_instance *in, const rk_target *t, const rk_shape *s, uint64_t locked) {
     rk_attention_spec *a = &in->u.attn;
+    if (a->mode == RK_ATTN_DECODE) {
+        kn_attn_decode_tune(in, t, s, locked);
+        return;
+    }
     if (!(locked >> KN_AK_WAVE & 1)) a->wave = t->wave_size;
     /* the shape's D when the instance may serve it (check_shape names a mismatch) */
     for (const uint32_t *d = legal_hd; *d && !(locked >> KN_AK_HD & 1); d++)
@@ -174,12 +201,16 @@ static rk_status validate(const rk_instance *in, const rk_target *t) {
     if (s->wave != t->wave_size)
         return rk_fail(RK_ERR_INVALID, "attention: knob 'wave' = %u, but %s runs %u-lane waves", s->wave, t->name,
                        t->wave_size);
+    if (s->mode == RK_ATTN_DECODE) return kn_attn_decode_validate(s, t);
+    if (s->kv_dtype != RK_ATTN_KV_SAME)
+        return rk_fail(RK_ERR_INVALID, "attention: kv_dtype = fp8 is decode only (--mode decode)");
     kn_attn_plan p;
     return kn_attn_plan_make(s, t, &p);
 }
 
 static rk_status check_shape(const rk_instance *in, const rk_shape *s) {
     const rk_attention_spec *a = spec(in);
+    if (a->mode == RK_ATTN_DECODE) return kn_attn_decode_check_shape(a, s);
     if (s->dim[DD] != a->head_dim)
         return rk_fail(RK_ERR_INVALID, "attention: the shape's D = %llu, but the instance serves head_dim = %u "
                        "(build with --head-dim %llu, or pass --shape B,Hq,Hkv,Sq,Skv,%u)",
@@ -198,9 +229,14 @@ static rk_status check_shape(const rk_instance *in, const rk_shape *s) {
     return RK_OK;
 }
 
-/* (ceil(Sq / block_m), Hq, B) blocks of warps * wave threads. */
+/* Prefill: (ceil(Sq / block_m), Hq, B) blocks of warps * wave threads;
+ * decode: (kv_splits, Hkv, B). */
 static void geometry(const rk_instance *in, rk_launch_geom *g) {
     const rk_attention_spec *a = spec(in);
+    if (a->mode == RK_ATTN_DECODE) {
+        kn_attn_decode_geometry(a, g);
+        return;
+    }
     g->block[0] = a->warps * a->wave;
     kn_geom_cdiv_dim(g, DSQ, a->block_m);
     kn_geom_axis(g);
@@ -227,6 +263,10 @@ static double pairs(const rk_attention_spec *a, const rk_shape *s) {
 
 static void cost(const rk_instance *in, const rk_shape *s, double *bytes, double *flops) {
     const rk_attention_spec *a = spec(in);
+    if (a->mode == RK_ATTN_DECODE) {
+        kn_attn_decode_cost(a, s, bytes, flops);
+        return;
+    }
     double B = dm(s, DB), Hq = dm(s, DHQ), Hkv = dm(s, DHKV), D = dm(s, DD);
     *flops = 4.0 * B * Hq * pairs(a, s) * D;
     double eb = rk_tile_elem_bytes(a->dtype);
@@ -242,21 +282,50 @@ static void input_range(const rk_instance *in, const rk_kparam *kp, double *lo, 
 }
 
 static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *p) {
+    if (spec(in)->mode == RK_ATTN_DECODE) {
+        kn_attn_decode_build(in, t, k, p);
+        return;
+    }
     kn_attn_build(in, t, k, p);
 }
 
 static const char *note(const rk_instance *in, const rk_target *t) {
-    (void)in;
+    if (in->u.attn.mode == RK_ATTN_DECODE) return NULL;
     if (t->vendor == RK_VENDOR_NVIDIA && t->sm_version >= 90)
         return "attention on Hopper runs the mma.sync path in this slice (the TMA + wgmma FlashAttention-3 "
                "schedule is a later slice)";
     return NULL;
 }
 
+static void reference(const rk_problem *p, double **want, double **tol) {
+    if (p->inst.u.attn.mode == RK_ATTN_DECODE) {
+        kn_attn_decode_reference(p, want, tol);
+        return;
+    }
+    kn_attn_reference(p, want, tol);
+}
+
+static void fix_inputs(rk_problem *p) {
+    kn_attn_fix_inputs(p);
+    if (p->inst.u.attn.mode == RK_ATTN_DECODE) kn_attn_decode_fix_inputs(p);
+}
+
+static rk_status check_inputs(const rk_problem *p) {
+    return p->inst.u.attn.mode == RK_ATTN_DECODE ? kn_attn_decode_check_inputs(p) : RK_OK;
+}
+
+static void problem_cost(const rk_problem *p, double *bytes, double *flops) {
+    if (p->inst.u.attn.mode == RK_ATTN_DECODE) {
+        kn_attn_decode_problem_cost(p, bytes, flops);
+        return;
+    }
+    cost(&p->inst, &p->shape, bytes, flops);
+}
+
 const kn_family kn_attention = {
     .name = "attention", .knobs = knobs, .nknobs = RK_COUNTOF(knobs), .dims = dims, .ndims = RK_COUNTOF(dims),
     .scalars = scalars, .nscalars = RK_COUNTOF(scalars), .defaults = defaults, .tune = tune, .validate = validate,
     .check_shape = check_shape, .signature = signature, .geometry = geometry, .build = build, .cost = cost,
-    .reference = kn_attn_reference, .input_range = input_range, .fix_inputs = kn_attn_fix_inputs,
-    .note = note,
+    .reference = reference, .input_range = input_range, .fix_inputs = fix_inputs, .check_inputs = check_inputs,
+    .problem_cost = problem_cost, .note = note,
 };

@@ -9,7 +9,7 @@
 
 /* attention.c: knob indices (bits of `locked`) */
 enum { KN_AK_DT, KN_AK_HD, KN_AK_MASK, KN_AK_LSE, KN_AK_LAYOUT, KN_AK_BM, KN_AK_BN, KN_AK_WARPS, KN_AK_STAGES,
-       KN_AK_ATOM, KN_AK_WAVE, KN_AK__COUNT };
+       KN_AK_ATOM, KN_AK_WAVE, KN_AK_MODE, KN_AK_PAGE, KN_AK_ROWS, KN_AK_SPLITS, KN_AK_KV, KN_AK__COUNT };
 
 /* What one block does: block_m query rows of one (batch, query head), the
  * warps stacked along the rows (each wtm rows, mi atoms), the keys in
@@ -58,5 +58,42 @@ void kn_attn_fix_inputs(rk_problem *p);
 /* Key range [lo, hi) query i sees (bottom-right aligned masks, off = Skv - Sq); empty when lo >= hi. */
 void kn_attn_visible(int mask, int64_t i, int64_t Sq, int64_t Skv, int64_t wl, int64_t wr, int64_t *lo,
                      int64_t *hi);
+
+/* attention_decode.c: mode = decode, the family's hooks for it */
+void kn_attn_decode_tune(rk_instance *in, const rk_target *t, const rk_shape *s, uint64_t locked);
+rk_status kn_attn_decode_validate(const rk_attention_spec *s, const rk_target *t);
+rk_status kn_attn_decode_check_shape(const rk_attention_spec *a, const rk_shape *s);
+void kn_attn_decode_signature(const rk_attention_spec *s, rk_ksig *sg);
+void kn_attn_decode_geometry(const rk_attention_spec *a, rk_launch_geom *g);
+void kn_attn_decode_cost(const rk_attention_spec *a, const rk_shape *s, double *bytes, double *flops);
+/* The thread geometry of a decode block: `vec` elements of D per lane (one
+ * 16-byte load), `lanes` = D / vec lanes per key, `slots` = threads / lanes
+ * keys in flight; the LDS bytes of the slot merge. */
+#define KN_DECODE_THREADS 128u
+typedef struct kn_decode_geom { uint32_t vec, lanes, slots, warps, lds_bytes; } kn_decode_geom;
+kn_decode_geom kn_attn_decode_geom(const rk_attention_spec *s, const rk_target *t);
+
+/* The decode signature, in order (-1: absent). Split-KV work buffers:
+ * partial O [B, Hq, Sq, splits, D], (m, l) [B, Hq, Sq, splits, 2], one
+ * arrival counter per (sequence, KV head). */
+typedef struct kn_attn_dsig {
+    int q, kc, vc, bt, lens, kscale, vscale, o, work_o, work_ml, arrivals;
+    int B, Hq, Hkv, Sq, Skv;
+    int scale, wl, wr;
+} kn_attn_dsig;
+void kn_attn_decode_sig_of(const rk_attention_spec *s, kn_attn_dsig *out);
+/* The caches' element type (dtype, or the fp8 kind). */
+rk_scalar kn_attn_decode_kv_type(const rk_attention_spec *s);
+
+/* attention_decode_build.c */
+void kn_attn_decode_build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *params);
+
+/* attention_decode_reference.c: the reference over the gathered cache, the
+ * lengths and block table fill, the input checks. */
+void kn_attn_decode_reference(const rk_problem *p, double **want, double **tol);
+void kn_attn_decode_fix_inputs(rk_problem *p);
+rk_status kn_attn_decode_check_inputs(const rk_problem *p);
+/* Cost at the problem's context lengths: the keys each (sequence, KV head) reads. */
+void kn_attn_decode_problem_cost(const rk_problem *p, double *bytes, double *flops);
 
 #endif

@@ -61,6 +61,11 @@ typedef struct kn_family {
      * NULL: 16, what every allocation has; families whose kernels take
      * tensors starting at any element (split row views) promise less */
     uint32_t (*param_align)(const rk_instance *in, const rk_kparam *kp);
+    /* the inputs' contents against the family's rules (index arrays inside
+     * their targets), before a launch; NULL: none */
+    rk_status (*check_inputs)(const rk_problem *p);
+    /* bytes and flops of a filled problem (per-sequence lengths); NULL: cost of the shape */
+    void (*problem_cost)(const rk_problem *p, double *bytes, double *flops);
 } kn_family;
 
 /* instance.c: the registry. Register a family table (kept by pointer, must
@@ -259,6 +264,7 @@ double kn_ulp(rk_scalar t, double v);                    /* spacing of type t at
 const rk_host_buf *kn_buf(const rk_problem *p, const char *name);   /* NULL if absent */
 int kn_buf_index(const rk_problem *p, const char *name);
 double kn_scalar(const rk_problem *p, const char *name);   /* scalar parameter by name (0 if absent) */
+uint64_t kn_splitmix(uint64_t *state);                   /* splitmix64: the next pseudo-random word */
 /* A buffer's contents before the run: an in-out buffer's saved copy, an
  * input itself (rk_bug when absent). */
 rk_host_buf kn_input(const rk_problem *p, const char *name);

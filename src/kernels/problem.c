@@ -112,13 +112,13 @@ rk_host_buf kn_input(const rk_problem *p, const char *name) {
 }
 
 /* ---- random inputs --------------------------------------------------------------------- */
-static uint64_t splitmix(uint64_t *s) {
+uint64_t kn_splitmix(uint64_t *s) {
     uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     return z ^ (z >> 31);
 }
-static double uniform(uint64_t *s) { return (double)(splitmix(s) >> 11) * 0x1.0p-53; }
+static double uniform(uint64_t *s) { return (double)(kn_splitmix(s) >> 11) * 0x1.0p-53; }
 
 /* Elements a pointer parameter addresses: the product of its layout's
  * dimensions. Fails naming a layout dimension the family does not have. */
@@ -131,9 +131,13 @@ static rk_status layout_count(const kn_family *fam, const rk_instance *in, const
         if (d[0] >= '1' && d[0] <= '9' && strspn(d, "0123456789") == len) e = strtoull(d, NULL, 10);   /* a count */
         /* "B+1": one more than a dimension (offset arrays such as cu_seqlens) */
         size_t nlen = len > 2 && !strncmp(d + len - 2, "+1", 2) ? len - 2 : len;
-        for (uint32_t i = 0; i < fam->ndims; i++)
+        /* "Skv/16": a dimension divided by a count, rounded up (pages of a paged cache) */
+        const char *slash = memchr(d, '/', len);
+        uint64_t per = slash ? strtoull(slash + 1, NULL, 10) : 1;
+        if (slash) nlen = (size_t)(slash - d);
+        for (uint32_t i = 0; i < fam->ndims && per; i++)
             if (strlen(fam->dims[i].name) == nlen && !strncmp(fam->dims[i].name, d, nlen))
-                e = s->dim[i] + (nlen != len);
+                e = slash ? (s->dim[i] + per - 1) / per : s->dim[i] + (nlen != len);
         if (!e && fam->extent) e = fam->extent(in, s, d, len);
         if (!e)
             return rk_fail(RK_ERR_INVALID, "%s: parameter %s has layout '%s' but the family has no dimension '%.*s'",
@@ -310,6 +314,17 @@ rk_status rk_problem_tensormap(const rk_problem *p, uint32_t i, rk_problem_tmap 
     out->row_stride_bytes = out->cols * rk_tile_elem_bytes(out->elem);
     fam->tensormap_box(&p->inst, kp, &out->box_rows, &out->box_cols, &out->swizzle_bytes);
     return RK_OK;
+}
+
+rk_status rk_problem_check_inputs(const rk_problem *p) {
+    const kn_family *fam = kn_family_of(p->inst.family);
+    return fam->check_inputs ? fam->check_inputs(p) : RK_OK;
+}
+
+void rk_problem_cost(const rk_problem *p, double *bytes, double *flops) {
+    const kn_family *fam = kn_family_of(p->inst.family);
+    if (fam->problem_cost) fam->problem_cost(p, bytes, flops);
+    else rk_instance_cost(&p->inst, &p->shape, bytes, flops);
 }
 
 uint64_t rk_problem_dim(const rk_problem *p, const char *name) {

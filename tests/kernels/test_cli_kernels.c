@@ -16,72 +16,47 @@
 
 #include <cmocka.h>
 
+#include "../support/cli_shell.h"
+
 #define ROCKE ROCKE_BINARY_DIR "/rocke"
-
-static char tmp[64];
-static char out_text[1 << 16];
-
-/* Run a shell command (stdout+stderr captured); returns the exit code. */
-static int sh(const char *fmt, ...) {
-    char cmd[2048], full[2400];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    snprintf(full, sizeof full, "cd %s && ROCKE_QUIET=1 ROCKE_DEVICE=emu %s 2>&1", tmp, cmd);
-    FILE *p = popen(full, "r");
-    assert_non_null(p);
-    size_t n = fread(out_text, 1, sizeof out_text - 1, p);
-    out_text[n] = 0;
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
 
 static int setup(void **state) {
     (void)state;
-    snprintf(tmp, sizeof tmp, "/tmp/rk_cli_XXXXXX");
-    if (!mkdtemp(tmp)) return -1;
-    if (access(ROCKE, X_OK)) {
-        fprintf(stderr, "test_cli_kernels: %s is not built\n", ROCKE);
-        return -1;
-    }
-    return 0;
+    return cli_scratch_make(ROCKE);
 }
 
 static int teardown(void **state) {
     (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
-    return system(cmd);
+    return cli_scratch_remove();
 }
 
 static void test_build_and_run(void **state) {
     (void)state;
-    int rc = sh(ROCKE " build layernorm --dtype bf16 --residual true --target sm_90 --shape 5,1001 --ir-only -o ln");
-    if (rc) fail_msg("build: %s", out_text);
-    rc = sh(ROCKE " run ln/manifest.json --verify --seed 7");
-    if (rc) fail_msg("run: %s", out_text);
-    assert_non_null(strstr(out_text, "verify max_abs_diff="));
-    assert_non_null(strstr(out_text, "bad=0/10010"));
-    assert_non_null(strstr(out_text, "Perf: "));
-    assert_non_null(strstr(out_text, "PerfJSON: {\"ms\": "));
-    rc = sh(ROCKE " run ln/manifest.json --verify --shape 3,77 --seed 8");
-    if (rc) fail_msg("run --shape: %s", out_text);
-    assert_non_null(strstr(out_text, "bad=0/462"));
+    int rc = cli_sh(ROCKE " build layernorm --dtype bf16 --residual true --target sm_90 --shape 5,1001 --ir-only -o ln");
+    if (rc) fail_msg("build: %s", cli_out);
+    rc = cli_sh(ROCKE " run ln/manifest.json --verify --seed 7");
+    if (rc) fail_msg("run: %s", cli_out);
+    assert_non_null(strstr(cli_out, "verify max_abs_diff="));
+    assert_non_null(strstr(cli_out, "bad=0/10010"));
+    assert_non_null(strstr(cli_out, "Perf: "));
+    assert_non_null(strstr(cli_out, "PerfJSON: {\"ms\": "));
+    rc = cli_sh(ROCKE " run ln/manifest.json --verify --shape 3,77 --seed 8");
+    if (rc) fail_msg("run --shape: %s", cli_out);
+    assert_non_null(strstr(cli_out, "bad=0/462"));
     /* named: N changes, M stays the manifest's 5; a given eps reaches kernel and reference */
-    rc = sh(ROCKE " run ln/manifest.json --verify --shape N=33 --arg eps=0.25 --seed 9");
-    if (rc) fail_msg("run --shape N=33: %s", out_text);
-    assert_non_null(strstr(out_text, "shape M=5,N=33"));
-    assert_non_null(strstr(out_text, "bad=0/330"));
-    assert_non_null(strstr(out_text, "\"shape\": [5,33]"));
-    rc = sh(ROCKE " build elementwise --op silu --dtype f16 --target gfx942 --shape 999 --ir-only -o ew");
-    if (rc) fail_msg("build: %s", out_text);
-    rc = sh(ROCKE " run ew/manifest.json --verify");
-    if (rc) fail_msg("run: %s", out_text);
-    assert_non_null(strstr(out_text, "bad=0/999"));
-    assert_int_equal(sh(ROCKE " build --list"), 0);
-    assert_non_null(strstr(out_text, "gelu_tanh"));
-    assert_non_null(strstr(out_text, "--rows_per_block"));
+    rc = cli_sh(ROCKE " run ln/manifest.json --verify --shape N=33 --arg eps=0.25 --seed 9");
+    if (rc) fail_msg("run --shape N=33: %s", cli_out);
+    assert_non_null(strstr(cli_out, "shape M=5,N=33"));
+    assert_non_null(strstr(cli_out, "bad=0/330"));
+    assert_non_null(strstr(cli_out, "\"shape\": [5,33]"));
+    rc = cli_sh(ROCKE " build elementwise --op silu --dtype f16 --target gfx942 --shape 999 --ir-only -o ew");
+    if (rc) fail_msg("build: %s", cli_out);
+    rc = cli_sh(ROCKE " run ew/manifest.json --verify");
+    if (rc) fail_msg("run: %s", cli_out);
+    assert_non_null(strstr(cli_out, "bad=0/999"));
+    assert_int_equal(cli_sh(ROCKE " build --list"), 0);
+    assert_non_null(strstr(cli_out, "gelu_tanh"));
+    assert_non_null(strstr(cli_out, "--rows_per_block"));
 }
 
 /* Built without --shape, a row family writes its shape variants behind one
@@ -89,15 +64,12 @@ static void test_build_and_run(void **state) {
  * name in the output) and verifies it. */
 static void test_shape_variants(void **state) {
     (void)state;
-    int rc = sh(ROCKE " build rmsnorm --dtype f16 --target gfx942 --ir-only -o var");
-    if (rc) fail_msg("build: %s", out_text);
+    int rc = cli_sh(ROCKE " build rmsnorm --dtype f16 --target gfx942 --ir-only -o var");
+    if (rc) fail_msg("build: %s", cli_out);
     static const char *const files[] = {"manifest.json", "manifest.split.json", "manifest.short.json",
                                         "manifest.medium.json", "manifest.wide.json"};
-    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
-        char path[160];
-        snprintf(path, sizeof path, "%s/var/%s", tmp, files[i]);
-        if (access(path, R_OK)) fail_msg("no %s: %s", files[i], out_text);
-    }
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++)
+        if (cli_sh("test -r var/%s", files[i])) fail_msg("no %s", files[i]);
     /* shape -> a fragment of the kernel that must run: the knob tags say which variant */
     static const struct { const char *shape, *want, *avoid, *bad; } runs[] = {
         {"6,17", "_k1_", "_k0_", "bad=0/102"},           /* short: one vector per lane */
@@ -106,18 +78,18 @@ static void test_shape_variants(void **state) {
         {"40,13000", "_k0_", "_k3_", "bad=0/520000"},    /* wider than the cached variants: looped */
     };
     for (size_t i = 0; i < sizeof runs / sizeof *runs; i++) {
-        rc = sh(ROCKE " run var/manifest.json --verify --shape %s --seed 3", runs[i].shape);
-        if (rc) fail_msg("run %s: %s", runs[i].shape, out_text);
-        if (!strstr(out_text, runs[i].want) || strstr(out_text, runs[i].avoid) || !strstr(out_text, runs[i].bad))
+        rc = cli_sh(ROCKE " run var/manifest.json --verify --shape %s --seed 3", runs[i].shape);
+        if (rc) fail_msg("run %s: %s", runs[i].shape, cli_out);
+        if (!strstr(cli_out, runs[i].want) || strstr(cli_out, runs[i].avoid) || !strstr(cli_out, runs[i].bad))
             fail_msg("run %s: wanted kernel *%s* (not *%s*) and %s: %s", runs[i].shape, runs[i].want,
-                     runs[i].avoid, runs[i].bad, out_text);
+                     runs[i].avoid, runs[i].bad, cli_out);
     }
 }
 
 static void test_bad_inputs(void **state) {
     (void)state;
-    assert_int_equal(sh(ROCKE " build softmax --shape 4,300 --ir-only -o good"), 0);
-    assert_int_equal(sh(ROCKE " build rmsnorm --shape 4,300 --ir-only -o norm"), 0);
+    assert_int_equal(cli_sh(ROCKE " build softmax --shape 4,300 --ir-only -o good"), 0);
+    assert_int_equal(cli_sh(ROCKE " build rmsnorm --shape 4,300 --ir-only -o norm"), 0);
     static const struct { const char *cmd; int rc; const char *frag; } rows[] = {
         {"build gemmx -o x", 2, "unknown kernel family 'gemmx' (legal: elementwise, reduce, softmax"},
         {"build softmax --bogus 1 -o x", 2, "unknown option '--bogus'; the options are: -o/--out, --target"},
@@ -147,33 +119,33 @@ static void test_bad_inputs(void **state) {
         {"run", 2, "usage"},
     };
     for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
-        int rc = sh(ROCKE " %s", rows[i].cmd);
-        if (rc != rows[i].rc || !strstr(out_text, rows[i].frag))
+        int rc = cli_sh(ROCKE " %s", rows[i].cmd);
+        if (rc != rows[i].rc || !strstr(cli_out, rows[i].frag))
             fail_msg("row %zu 'rocke %s': exit %d (want %d), output:\n%s\n(wanted '%s')", i, rows[i].cmd, rc,
-                     rows[i].rc, out_text, rows[i].frag);
+                     rows[i].rc, cli_out, rows[i].frag);
     }
     /* a manifest edited out of step with its files */
-    assert_int_equal(sh("cp -r good bin && for f in bin/*.ir; do echo '# x' >> $f; done"), 0);
-    assert_int_equal(sh(ROCKE " run bin/manifest.json"), 1);
-    assert_non_null(strstr(out_text, "does not match its manifest"));
-    assert_int_equal(sh("cp -r good tgt && sed -i 's/\"target\": \"gfx950\"/\"target\": \"gfx1\"/' tgt/manifest.json"), 0);
-    assert_int_equal(sh(ROCKE " run tgt/manifest.json"), 1);
-    assert_non_null(strstr(out_text, "unknown target 'gfx1'"));
-    assert_int_equal(sh("cp -r good spec && sed -i 's/\"block_size\": \"[0-9]*\"/\"block_size\": \"1024\"/' "
+    assert_int_equal(cli_sh("cp -r good bin && for f in bin/*.ir; do echo '# x' >> $f; done"), 0);
+    assert_int_equal(cli_sh(ROCKE " run bin/manifest.json"), 1);
+    assert_non_null(strstr(cli_out, "does not match its manifest"));
+    assert_int_equal(cli_sh("cp -r good tgt && sed -i 's/\"target\": \"gfx950\"/\"target\": \"gfx1\"/' tgt/manifest.json"), 0);
+    assert_int_equal(cli_sh(ROCKE " run tgt/manifest.json"), 1);
+    assert_non_null(strstr(cli_out, "unknown target 'gfx1'"));
+    assert_int_equal(cli_sh("cp -r good spec && sed -i 's/\"block_size\": \"[0-9]*\"/\"block_size\": \"1024\"/' "
                         "spec/manifest.json"), 0);
-    assert_int_equal(sh(ROCKE " run spec/manifest.json"), 1);
-    assert_non_null(strstr(out_text, "'spec' describes kernel"));
+    assert_int_equal(cli_sh(ROCKE " run spec/manifest.json"), 1);
+    assert_non_null(strstr(cli_out, "'spec' describes kernel"));
     /* default_shape with names the family does not have, or a wrong rank without names */
-    assert_int_equal(sh("cp -r good dims && sed -i 's/^    \"M\",$/    \"Q\",/' dims/manifest.json"), 0);
-    assert_int_equal(sh(ROCKE " run dims/manifest.json"), 1);
-    assert_non_null(strstr(out_text, "'default_shape': softmax: unknown dimension 'Q' (dimensions: M, N)"));
-    assert_int_equal(sh("cp -r good rank && sed -i -e '/default_shape_dims/,/],/d' -e 's/^    300$/    300, 2/' "
+    assert_int_equal(cli_sh("cp -r good dims && sed -i 's/^    \"M\",$/    \"Q\",/' dims/manifest.json"), 0);
+    assert_int_equal(cli_sh(ROCKE " run dims/manifest.json"), 1);
+    assert_non_null(strstr(cli_out, "'default_shape': softmax: unknown dimension 'Q' (dimensions: M, N)"));
+    assert_int_equal(cli_sh("cp -r good rank && sed -i -e '/default_shape_dims/,/],/d' -e 's/^    300$/    300, 2/' "
                         "rank/manifest.json"), 0);
-    assert_int_equal(sh(ROCKE " run rank/manifest.json"), 1);
-    assert_non_null(strstr(out_text, "'default_shape' has 3 extents but family softmax has 2 dimensions"));
-    assert_int_equal(sh("cp -r good sch && sed -i 's/manifest\\/v1/manifest\\/v9/' sch/manifest.json"), 0);
-    assert_int_equal(sh(ROCKE " run sch/manifest.json"), 1);
-    assert_non_null(strstr(out_text, "'schema'"));
+    assert_int_equal(cli_sh(ROCKE " run rank/manifest.json"), 1);
+    assert_non_null(strstr(cli_out, "'default_shape' has 3 extents but family softmax has 2 dimensions"));
+    assert_int_equal(cli_sh("cp -r good sch && sed -i 's/manifest\\/v1/manifest\\/v9/' sch/manifest.json"), 0);
+    assert_int_equal(cli_sh(ROCKE " run sch/manifest.json"), 1);
+    assert_non_null(strstr(cli_out, "'schema'"));
 }
 
 /* Manifests `rocke build` wrote for several families and binary kinds, each
@@ -190,15 +162,15 @@ static void test_self_contradicting_manifests(void **state) {
         "elementwise --op mul --target sm_90 --shape 777 -o c_nv",
     };
     for (size_t i = 0; i < sizeof builds / sizeof *builds; i++)
-        if (sh(ROCKE " build %s", builds[i])) fail_msg("build %s: %s", builds[i], out_text);
+        if (cli_sh(ROCKE " build %s", builds[i])) fail_msg("build %s: %s", builds[i], cli_out);
     /* the NVIDIA build as a PTX manifest (whichever of cubin/ptx the toolchain gave) */
-    assert_int_equal(sh("cp -r c_nv c_ptx && sed -i -e 's/\\.cubin\"/.ptx\"/' -e 's/\"binary_kind\": \"[a-z]*\"/"
+    assert_int_equal(cli_sh("cp -r c_nv c_ptx && sed -i -e 's/\\.cubin\"/.ptx\"/' -e 's/\"binary_kind\": \"[a-z]*\"/"
                         "\"binary_kind\": \"ptx\"/' -e '/\"binary_hash\"/d' -e '/\"binary_bytes\"/d' "
                         "c_ptx/manifest.json"), 0);
     static const char *const good[] = {"c_sm", "c_gm", "c_arq", "c_ew", "c_nv", "c_ptx"};
     for (size_t i = 0; i < sizeof good / sizeof *good; i++)
-        if (sh(ROCKE " run %s/manifest.json --verify --seed 5", good[i]) || !strstr(out_text, " bad=0/"))
-            fail_msg("untouched %s: %s", good[i], out_text);
+        if (cli_sh(ROCKE " run %s/manifest.json --verify --seed 5", good[i]) || !strstr(cli_out, " bad=0/"))
+            fail_msg("untouched %s: %s", good[i], cli_out);
     static const char no_hash[] = "-e '/\"binary_hash\"/d' -e '/\"binary_bytes\"/d' -e '/\"hsaco_bytes\"/d'";
     static const struct { const char *from, *sed, *frag, *file; } rows[] = {   /* file: manifest.json if NULL */
         {"c_sm", "-e 's/^  \"kind\": \"softmax_f16\"/  \"kind\": \"softmax_bf16\"/'",
@@ -259,13 +231,13 @@ static void test_self_contradicting_manifests(void **state) {
         snprintf(dir, sizeof dir, "x%zu", i);
         /* the edit must change the file, or the row would prove nothing */
         const char *file = rows[i].file ? rows[i].file : "manifest.json";
-        if (sh("rm -rf %s && cp -r %s %s && sed -i %s %s/%s", dir, rows[i].from, dir, sed, dir, file) ||
-            !sh("cmp -s %s/%s %s/%s", rows[i].from, file, dir, file))
-            fail_msg("row %zu: the edit '%s' did not apply: %s", i, sed, out_text);
-        int rc = sh(ROCKE " run %s/manifest.json --seed 5", dir);
-        if (rc != 1 || !strstr(out_text, rows[i].frag))
+        if (cli_sh("rm -rf %s && cp -r %s %s && sed -i %s %s/%s", dir, rows[i].from, dir, sed, dir, file) ||
+            !cli_sh("cmp -s %s/%s %s/%s", rows[i].from, file, dir, file))
+            fail_msg("row %zu: the edit '%s' did not apply: %s", i, sed, cli_out);
+        int rc = cli_sh(ROCKE " run %s/manifest.json --seed 5", dir);
+        if (rc != 1 || !strstr(cli_out, rows[i].frag))
             fail_msg("row %zu (%s, %s): exit %d (want 1), output:\n%s\n(wanted '%s')", i, rows[i].from, sed, rc,
-                     out_text, rows[i].frag);
+                     cli_out, rows[i].frag);
     }
 }
 

@@ -136,3 +136,16 @@ rk_status problem_emu_build(rk_family_id f, const rk_target *t, const uint64_t *
     if (!st) st = rk_instance_build(in, t, k);
     return st;
 }
+
+rk_status problem_emu_prepare(const rk_target *t, const rk_instance *in, const rk_shape *sh, uint64_t seed,
+                              rk_kernel **k, rk_problem *p) {
+    *k = NULL;
+    rk_status st = rk_instance_check_shape(in, sh);
+    if (!st) st = rk_instance_build(in, t, k);
+    if (!st) st = rk_problem_init(p, in, sh, seed);
+    if (st && *k) {
+        rk_kernel_free(*k);
+        *k = NULL;
+    }
+    return st;
+}

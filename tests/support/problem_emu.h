@@ -32,6 +32,10 @@ rk_status problem_emu_launch_offset(const rk_target *t, rk_kernel *k, rk_problem
 /* problem_emu_launch on an emulator made with opts (NULL: defaults). */
 rk_status problem_emu_launch_with(const rk_target *t, rk_kernel *k, rk_problem *p, const rk_shape *sh,
                                   const rk_emu_options *opts);
+/* Check shape sh against in, build in for t into *k and fill *p from seed:
+ * RK_OK, or the failing call's status with its message (*k freed). */
+rk_status problem_emu_prepare(const rk_target *t, const rk_instance *in, const rk_shape *sh, uint64_t seed,
+                              rk_kernel **k, rk_problem *p);
 
 /* problem_emu_launch, then rk_problem_check into *c. */
 rk_status problem_emu_verify(const rk_target *t, rk_kernel *k, rk_problem *p, const rk_shape *sh,

@@ -1,0 +1,180 @@
+/* rocke — attention decode on the host: the reference in double over the
+ * gathered cache (each sequence's keys looked up through its block table),
+ * the problem's context lengths and block table (a random permutation of
+ * the cache's pages), their checks before a launch and --lengths.
+ * Layer: kernels. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "attention_int.h"
+
+typedef struct dshape { uint64_t B, Hq, Hkv, Sq, Skv, D, P, maxp; } dshape;
+
+static dshape shape_of(const rk_problem *p) {
+    dshape d = {rk_problem_dim(p, "B"), rk_problem_dim(p, "Hq"), rk_problem_dim(p, "Hkv"), rk_problem_dim(p, "Sq"),
+                rk_problem_dim(p, "Skv"), rk_problem_dim(p, "D"), p->inst.u.attn.page_size, 0};
+    d.maxp = d.P ? (d.Skv + d.P - 1) / d.P : 0;
+    return d;
+}
+
+/* Element e of key j of head hk of sequence b in a cache, dequantised by
+ * the head's scale (sc NULL: none). */
+static double cache_at(const dshape *d, const rk_host_buf *c, const rk_host_buf *sc, const rk_host_buf *bt,
+                       uint64_t b, uint64_t hk, uint64_t j, uint64_t e) {
+    double s = sc ? kn_get(sc, hk) : 1.0;
+    if (!d->P) return s * kn_get(c, ((b * d->Hkv + hk) * d->Skv + j) * d->D + e);
+    uint64_t page = (uint64_t)kn_get(bt, b * d->maxp + j / d->P);
+    return s * kn_get(c, ((page * d->P + j % d->P) * d->Hkv + hk) * d->D + e);
+}
+
+void kn_attn_decode_reference(const rk_problem *p, double **want, double **tol) {
+    const rk_attention_spec *s = &p->inst.u.attn;
+    dshape d = shape_of(p);
+    const rk_host_buf *q = kn_buf(p, "Q"), *kc = kn_buf(p, "K_cache"), *vc = kn_buf(p, "V_cache");
+    const rk_host_buf *bt = kn_buf(p, "block_table"), *lens = kn_buf(p, "context_lens");
+    const rk_host_buf *ks = kn_buf(p, "K_scale"), *vs = kn_buf(p, "V_scale");
+    int io = kn_buf_index(p, "O");
+    double scale = (double)(float)kn_scalar(p, "scale");
+    int64_t wl = (int64_t)kn_scalar(p, "window_left"), wr = (int64_t)kn_scalar(p, "window_right");
+    uint64_t G = d.Hq / d.Hkv;
+    double *sc = malloc((d.Skv ? d.Skv : 1) * sizeof *sc);
+    RK_ASSERT(sc, "attention decode reference: out of memory");
+    for (uint64_t b = 0; b < d.B; b++) {
+        int64_t len = (int64_t)kn_get(lens, b);
+        for (uint64_t h = 0; h < d.Hq; h++)
+            for (uint64_t i = 0; i < d.Sq; i++) {
+                int64_t lo, hi;
+                kn_attn_visible(s->mask, (int64_t)i, (int64_t)d.Sq, len, wl, wr, &lo, &hi);
+                double mx = -INFINITY, sum = 0;
+                uint64_t qrow = ((b * d.Sq + i) * d.Hq + h) * d.D;
+                for (int64_t j = lo; j < hi; j++) {
+                    double x = 0;
+                    for (uint64_t e = 0; e < d.D; e++)
+                        x += kn_get(q, qrow + e) * cache_at(&d, kc, ks, bt, b, h / G, (uint64_t)j, e);
+                    sc[j] = x * scale;
+                    mx = sc[j] > mx ? sc[j] : mx;
+                }
+                for (int64_t j = lo; j < hi; j++) sum += exp(sc[j] - mx);
+                for (uint64_t e = 0; e < d.D; e++) {
+                    double acc = 0, mag = 0;
+                    for (int64_t j = lo; j < hi; j++) {
+                        double w = exp(sc[j] - mx) / sum, x = cache_at(&d, vc, vs, bt, b, h / G, (uint64_t)j, e);
+                        acc += w * x;
+                        mag += w * fabs(x);
+                    }
+                    want[io][qrow + e] = hi > lo ? acc : 0;
+                    /* f32 scores, exp2 and sums (P stays f32), the output's ulp */
+                    tol[io][qrow + e] = 1e-4 * mag + kn_ulp(s->dtype, acc) + 1e-6;
+                }
+            }
+    }
+    free(sc);
+}
+
+/* Lengths: the first sequence at the shape's CTX, the others in [1, CTX];
+ * the block table: every page of the cache once, in random order. */
+void kn_attn_decode_fix_inputs(rk_problem *p) {
+    dshape d = shape_of(p);
+    uint64_t rng = p->seed ^ 0xdec0de5eedull;
+    int il = kn_buf_index(p, "context_lens"), ib = kn_buf_index(p, "block_table");
+    for (uint64_t b = 0; b < d.B; b++) kn_set(&p->buf[il], b, (double)(b == 0 ? d.Skv : 1 + kn_splitmix(&rng) % d.Skv));
+    /* fp8 caches: per-head scales in [1/4, 2) */
+    int isc[2] = {kn_buf_index(p, "K_scale"), kn_buf_index(p, "V_scale")};
+    for (int x = 0; x < 2; x++)
+        for (uint64_t h = 0; isc[x] >= 0 && h < d.Hkv; h++)
+            kn_set(&p->buf[isc[x]], h, 0.25 + 1.75 * (double)(kn_splitmix(&rng) >> 11) * 0x1.0p-53);
+    if (ib < 0) return;
+    uint64_t n = d.B * d.maxp;
+    for (uint64_t x = 0; x < n; x++) kn_set(&p->buf[ib], x, (double)x);
+    for (uint64_t x = n; x > 1; x--) {   /* Fisher-Yates */
+        uint64_t y = kn_splitmix(&rng) % x;
+        double a = kn_get(&p->buf[ib], x - 1), c = kn_get(&p->buf[ib], y);
+        kn_set(&p->buf[ib], x - 1, c);
+        kn_set(&p->buf[ib], y, a);
+    }
+}
+
+rk_status kn_attn_decode_check_inputs(const rk_problem *p) {
+    dshape d = shape_of(p);
+    const rk_host_buf *bt = kn_buf(p, "block_table"), *lens = kn_buf(p, "context_lens");
+    uint64_t pages = d.B * d.maxp, cap = d.P ? d.maxp * d.P : d.Skv;
+    for (uint64_t b = 0; b < d.B; b++) {
+        double len = kn_get(lens, b);
+        if (len < 0 || len > (double)cap)
+            return rk_fail(RK_ERR_INVALID, "attention decode: sequence %llu has context length %.0f, outside 0..%llu "
+                           "(%s)", (unsigned long long)b, len, (unsigned long long)cap,
+                           d.P ? "its block_table row holds ceil(CTX / page_size) pages" : "the cache's CTX keys");
+        if (!d.P) continue;
+        uint64_t used = ((uint64_t)len + d.P - 1) / d.P;
+        for (uint64_t pg = 0; pg < used; pg++) {
+            double id = kn_get(bt, b * d.maxp + pg);
+            if (id < 0 || id >= (double)pages)
+                return rk_fail(RK_ERR_INVALID, "attention decode: sequence %llu: block_table[%llu][%llu] = %.0f points "
+                               "outside the cache's %llu pages (0..%llu)", (unsigned long long)b,
+                               (unsigned long long)b, (unsigned long long)pg, id, (unsigned long long)pages,
+                               (unsigned long long)(pages ? pages - 1 : 0));
+        }
+    }
+    return RK_OK;
+}
+
+void kn_attn_decode_problem_cost(const rk_problem *p, double *bytes, double *flops) {
+    dshape d = shape_of(p);
+    const rk_host_buf *lens = kn_buf(p, "context_lens");
+    double keys = 0, eb = rk_tile_elem_bytes(p->inst.u.attn.dtype),
+           kvb = rk_tile_elem_bytes(kn_attn_decode_kv_type(&p->inst.u.attn));
+    for (uint64_t b = 0; b < d.B; b++) keys += kn_get(lens, b);
+    double pages = d.P ? ceil(keys / (double)d.P) * 4 : 0;   /* about: one id per page read */
+    *flops = 4.0 * (double)(d.Hq * d.Sq * d.D) * keys;
+    *bytes = 2 * keys * (double)(d.Hkv * d.D) * kvb + 2 * (double)(d.B * d.Sq * d.Hq * d.D) * eb + pages +
+             (double)d.B * 4;
+}
+
+/* "8192, 17 1\n..." -> B integers. */
+static rk_status read_lengths(const char *path, uint64_t B, double *out) {
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return rk_fail(RK_ERR_INVALID, "--lengths %s: not random, equal or a readable file (%s)", path,
+                       strerror(errno));
+    uint64_t n = 0;
+    rk_status st = RK_OK;
+    for (;;) {
+        int c = fgetc(f);
+        if (c == EOF) break;
+        if (c == ',' || c == ' ' || c == '\t' || c == '\n' || c == '\r') continue;
+        ungetc(c, f);
+        long long v;
+        if (fscanf(f, "%lld", &v) != 1) {
+            st = rk_fail(RK_ERR_INVALID, "--lengths %s: entry %llu is not an integer", path, (unsigned long long)n);
+            break;
+        }
+        if (n < B) out[n] = (double)v;
+        n++;
+    }
+    fclose(f);
+    if (!st && n != B)
+        st = rk_fail(RK_ERR_INVALID, "--lengths %s: %llu lengths for B = %llu sequences", path, (unsigned long long)n,
+                     (unsigned long long)B);
+    return st;
+}
+
+rk_status rk_problem_set_context_lengths(rk_problem *p, const char *how) {
+    int il = kn_buf_index(p, "context_lens");
+    if (il < 0 || !p->sig.p[il].ptr)
+        return rk_fail(RK_ERR_INVALID, "--lengths: this kernel has no per-sequence lengths (attention --mode decode "
+                       "has: context_lens)");
+    dshape d = shape_of(p);
+    if (!strcmp(how, "random")) return RK_OK;   /* the default fill */
+    double *v = malloc(d.B * sizeof *v);
+    if (!v) return rk_fail(RK_ERR_NOMEM, "--lengths: out of memory");
+    rk_status st = RK_OK;
+    if (!strcmp(how, "equal"))
+        for (uint64_t b = 0; b < d.B; b++) v[b] = (double)d.Skv;
+    else
+        st = read_lengths(how, d.B, v);
+    for (uint64_t b = 0; !st && b < d.B; b++) kn_set(&p->buf[il], b, v[b]);
+    free(v);
+    return st ? st : kn_attn_decode_check_inputs(p);
+}
