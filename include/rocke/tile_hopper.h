@@ -20,6 +20,14 @@ extern "C" {
  * must start 1024-byte aligned; `elem` may step by 16 (32 bytes) inside a
  * row to reach the next k16 slice. */
 rk_value rk_tile_wgmma_desc_k128(rk_kernel *k, rk_value smem, rk_value elem);
+/* The descriptor of an MN-major operand tile (M or N contiguous, wgmma's
+ * transpose bit set; 16-bit types only) under the 128-byte swizzle: atoms of
+ * 64 MN elements x 8 K rows (1024 bytes, what a TMA box of 64 16-bit columns
+ * writes for every 8 of its rows), 8-row groups SBO = 1024 bytes apart along
+ * K, atoms `atom_stride` bytes apart along MN (LBO: the bytes of one box
+ * when each box holds 64 MN columns). `elem` must be 1024-byte aligned; the
+ * next k16 slice is 2048 bytes on. */
+rk_value rk_tile_wgmma_desc_mn128(rk_kernel *k, rk_value smem, rk_value elem, uint32_t atom_stride);
 /* Where element `i` of an m64nNk16 accumulator (n/2 f32 per thread) lives:
  * thread `tid` (i32, 0..127 inside its warpgroup) holds row
  * 16*(tid/32) + (tid%32)/4 + 8*((i/2)%2) and column 8*(i/4) + 2*(tid%4) + i%2.

@@ -49,7 +49,7 @@ const rk_knob kn_gemm_knobs[] = {
            "AMD dies the block ids are remapped over (0: off; 8 on gfx942/gfx950)"),
     KN_EPI("fuse", u.gemm.fuse, "epilogue chain, e.g. bias,gelu (operands in out_dtype)"),
     KN_ENUM("path", "p", u.gemm.path, path_names, true,
-            "main loop: mma (mma.sync/MFMA, cp.async) or wgmma (sm_90a: TMA + mbarriers + wgmma, layout rc)"),
+            "main loop: mma (mma.sync/MFMA, cp.async) or wgmma (sm_90a: TMA + mbarriers + wgmma)"),
 };
 _Static_assert(RK_COUNTOF(kn_gemm_knobs) == KN_GEMM_NKNOBS, "KN_GEMM_NKNOBS counts kn_gemm_knobs");
 
@@ -188,7 +188,7 @@ static rk_status check_shape(const rk_instance *in, const rk_shape *sh) {
     uint64_t tiles = (M + s->tile[0] - 1) / s->tile[0] * ((N + s->tile[1] - 1) / s->tile[1]);
     if (tiles > INT32_MAX) return rk_fail(RK_ERR_INVALID, "gemm: %llu output tiles is more than a grid holds",
                                           (unsigned long long)tiles);
-    if (s->path == RK_GEMM_PATH_WGMMA) return kn_gemm_hopper_check_shape(s, K);   /* TMA reads A and B */
+    if (s->path == RK_GEMM_PATH_WGMMA) return kn_gemm_hopper_check_shape(s, M, N, K);   /* TMA reads A and B */
     /* the contiguous extents (and packed leading dimensions) must hold whole vectors */
     uint64_t ea = a_row(in) ? K : M, ebx = b_row(in) ? N : K;
     if (ea % s->vec_a)

@@ -1,8 +1,10 @@
 /* rocke — the GEMM kernel on Hopper (path = wgmma, sm_90a): one block per
  * tile_m x tile_n tile of C (grouped-M order), one consumer warpgroup per
  * 64 rows. K runs in 64-element steps through a ring of `stages` shared
- * buffers, each filled by two TMA boxes (A: tile_m x 64, B: tile_n x 64,
- * 128-byte swizzle) completing on the stage's mbarrier:
+ * buffers, each filled by TMA boxes under the 128-byte swizzle completing on
+ * the stage's mbarrier: a K-major operand is one box of tile_m (tile_n) rows
+ * of 64 K, an MN-major one (layouts rr, cr, cc) tile_m/64 (tile_n/64) boxes
+ * of 64 K rows x 64 columns, read by wgmma with its transpose bit:
  *   prologue   thread 0 fills K tiles 0 .. stages-2;
  *   loop kt    wait for tile kt (parity (kt / stages) & 1), wgmma fence, four
  *              wgmma m64nNk16 from swizzled K-major descriptors, commit;
@@ -22,9 +24,28 @@ typedef struct hk {
     rk_tile_tma_ring ring;
     rk_value amap, bmap, sA, sB;
     rk_value m0, n0;
+    bool ka, kb;   /* A / B K-major (else MN-major: transpose bit) */
 } hk;
 
 static rk_value c32(rk_kernel *k, int64_t v) { return rk_const_i32(k, (int32_t)v); }
+
+/* Operand tile of stage `st` (elements from `base` of `dst`) at K column kx
+ * and MN origin mn0: one K-major box, or ext/64 MN-major boxes side by side
+ * (each 64 x 64, so box j starts 4096 elements on). */
+static void load_operand(hk *h, rk_value map, rk_value dst, rk_value base, rk_value st, rk_value kx, rk_value mn0,
+                         uint32_t ext, bool kmaj) {
+    rk_kernel *k = h->k;
+    if (kmaj) {
+        rk_tile_tma_box(k, &h->ring, map, dst, base, st, kx, mn0);
+        return;
+    }
+    for (uint32_t j = 0; j < ext / KN_WG_BK; j++) {
+        rk_value off = c32(k, j * KN_WG_BK * KN_WG_BK), dx = c32(k, j * KN_WG_BK);
+        rk_value e = rk_build_add(k, base, off);
+        rk_value x = rk_build_add(k, mn0, dx);
+        rk_tile_tma_box(k, &h->ring, map, dst, e, st, x, kx);
+    }
+}
 
 /* Thread 0: fill stage kt % stages with K tile kt when kt < ktiles. */
 static void fill(hk *h, rk_value tid, rk_value kt, rk_value ktiles) {
@@ -43,13 +64,24 @@ static void fill(hk *h, rk_value tid, rk_value kt, rk_value ktiles) {
     rk_value ea = rk_build_mul(k, st, sza);
     rk_value eb = rk_build_mul(k, st, szb);
     rk_tile_tma_ring_expect(k, &h->ring, st);
-    rk_tile_tma_box(k, &h->ring, h->amap, h->sA, ea, st, x, h->m0);
-    rk_tile_tma_box(k, &h->ring, h->bmap, h->sB, eb, st, x, h->n0);
+    load_operand(h, h->amap, h->sA, ea, st, x, h->m0, pl->bm, h->ka);
+    load_operand(h, h->bmap, h->sB, eb, st, x, h->n0, pl->bn, h->kb);
     rk_if_end(k, NULL, 0);
 }
 
+/* The descriptor of the k16 slice kk of an operand tile from element e0:
+ * K-major slices are 32 bytes apart inside the swizzled rows, MN-major ones
+ * 16 rows (2048 bytes) apart; MN-major atoms are a box (8192 bytes) apart. */
+static rk_value slice_desc(rk_kernel *k, rk_value smem, rk_value e0, uint32_t kk, bool kmaj) {
+    rk_value off = c32(k, kmaj ? 16 * kk : 16 * KN_WG_BK * kk);
+    rk_value e = rk_build_add(k, e0, off);
+    return kmaj ? rk_tile_wgmma_desc_k128(k, smem, e)
+                : rk_tile_wgmma_desc_mn128(k, smem, e, KN_WG_BK * RK_TILE_WGMMA_ROW_BYTES);
+}
+
 /* The four k16 steps of stage `st` for the warpgroup whose A rows start at
- * element `arow` of a stage. */
+ * element `arow` of a stage (64 rows of 64 K, or the warpgroup's 64 x 64 box:
+ * the same 4096 elements either way). */
 static rk_value mma_stage(hk *h, const char *dt, rk_value st, rk_value arow, rk_value acc) {
     rk_kernel *k = h->k;
     const kn_gemm_plan *pl = h->pl;
@@ -58,13 +90,11 @@ static rk_value mma_stage(hk *h, const char *dt, rk_value st, rk_value arow, rk_
     rk_value a0 = rk_build_add(k, sa, arow);
     rk_value b0 = rk_build_mul(k, st, szb);
     rk_build_wgmma_fence(k);
+    rk_wgmma_opts o = {.trans_a = {!h->ka, true}, .trans_b = {!h->kb, true}};   /* set only where MN-major */
     for (uint32_t kk = 0; kk < KN_WG_BK / 16; kk++) {
-        rk_value off = c32(k, 16 * kk);   /* 32 bytes on inside the swizzled rows */
-        rk_value ai = rk_build_add(k, a0, off);
-        rk_value bi = rk_build_add(k, b0, off);
-        rk_value da = rk_tile_wgmma_desc_k128(k, h->sA, ai);
-        rk_value db = rk_tile_wgmma_desc_k128(k, h->sB, bi);
-        acc = rk_build_wgmma(k, dt, acc, da, db, pl->bn);
+        rk_value da = slice_desc(k, h->sA, a0, kk, h->ka);
+        rk_value db = slice_desc(k, h->sB, b0, kk, h->kb);
+        acc = rk_build_wgmma_ex(k, dt, acc, da, db, pl->bn, &o);
     }
     rk_build_wgmma_commit_group(k);
     return acc;
@@ -126,7 +156,8 @@ void kn_gemm_hopper_build(const rk_instance *in, const rk_target *t, rk_kernel *
     rk_epi_param eps[RK_EPI_MAX_PARAMS];
     uint32_t ne = rk_epi_params(&s->fuse, s->out_dtype, eps);
     for (uint32_t i = 0; i < ne; i++) ea.p[i] = p[9 + i];
-    hk h = {.k = k, .pl = &pl, .amap = p[9 + ne], .bmap = p[10 + ne]};
+    hk h = {.k = k, .pl = &pl, .amap = p[9 + ne], .bmap = p[10 + ne], .ka = kn_gemm_hopper_k_major(s, 0),
+            .kb = kn_gemm_hopper_k_major(s, 1)};
     rk_value M = p[3], N = p[4], K = p[5];
 
     /* the block's tile, in grouped-M order */

@@ -5,6 +5,26 @@
 
 enum { WG_SWIZZLE = 128 };
 
+bool kn_gemm_hopper_k_major(const rk_gemm_spec *s, int operand) {
+    bool row = s->layout == RK_GEMM_RR || (operand ? s->layout == RK_GEMM_CR : s->layout == RK_GEMM_RC);
+    return operand ? !row : row;   /* A row-major [M, K], B column-major [N, K] */
+}
+
+static const char *layout_name(rk_gemm_layout l) {
+    static const char *const names[RK_GEMM__COUNT] = {"rr", "rc", "cr", "cc"};
+    return names[l];
+}
+
+/* Elements of one global row of operand 0 (A) / 1 (B): TMA's row stride. */
+static uint64_t row_extent(const rk_gemm_spec *s, int operand, uint64_t M, uint64_t N, uint64_t K) {
+    return kn_gemm_hopper_k_major(s, operand) ? K : operand ? N : M;
+}
+
+static bool strides_ok(const rk_gemm_spec *s, uint64_t M, uint64_t N, uint64_t K) {
+    uint32_t eb = rk_tile_elem_bytes(s->dtype);
+    return row_extent(s, 0, M, N, K) * eb % 16 == 0 && row_extent(s, 1, M, N, K) * eb % 16 == 0;
+}
+
 rk_status kn_gemm_hopper_plan(const rk_gemm_spec *s, const rk_target *t, bool batched, kn_gemm_plan *out) {
     memset(out, 0, sizeof *out);
     if (!(t->features & RK_FEAT_SM90A))
@@ -16,9 +36,6 @@ rk_status kn_gemm_hopper_plan(const rk_gemm_spec *s, const rk_target *t, bool ba
     if (s->dtype != RK_S_F16 && s->dtype != RK_S_BF16)
         return rk_fail(RK_ERR_INVALID, "gemm: knob 'dtype' must be f16 or bf16, got %s", kn_dtype_name(s->dtype));
     if (!kn_dtype_ok(s->out_dtype)) return rk_fail(RK_ERR_INVALID, "gemm: knob 'out_dtype' must be f16, bf16 or f32");
-    if (s->layout != RK_GEMM_RC)
-        return rk_fail(RK_ERR_INVALID, "gemm: knob 'path' = wgmma reads K-major A and B (layout rc); the other "
-                       "layouts take path=mma for now");
     if (s->split_k != 1)
         return rk_fail(RK_ERR_INVALID, "gemm: knob 'split_k' = %u is for path=mma; path=wgmma reduces the whole K "
                        "in one block (split_k=1)", s->split_k);
@@ -30,6 +47,10 @@ rk_status kn_gemm_hopper_plan(const rk_gemm_spec *s, const rk_target *t, bool ba
         return rk_fail(RK_ERR_INVALID, "gemm: knob 'tile' = %ux%ux%u: path=wgmma takes tile M 64 (one consumer "
                        "warpgroup) or 128 (two), tile N a multiple of 8 up to 256, tile K 64 (one 128-byte row)", bm,
                        bn, bk);
+    if (!kn_gemm_hopper_k_major(s, 1) && bn % KN_WG_BK)
+        return rk_fail(RK_ERR_INVALID, "gemm: knob 'tile' = %ux%ux%u: with layout %s B is N-major, read in TMA boxes "
+                       "of 64 columns, so path=wgmma takes tile N 64, 128, 192 or 256", bm, bn, bk,
+                       layout_name(s->layout));
     if (s->warps[0] != bm / 16 || s->warps[1] != 1)
         return rk_fail(RK_ERR_INVALID, "gemm: knob 'warps' = %ux%u: path=wgmma with tile M %u runs %ux1 warps (one "
                        "warpgroup of 4 per 64 rows)", s->warps[0], s->warps[1], bm, bm / 16);
@@ -47,7 +68,7 @@ rk_status kn_gemm_hopper_plan(const rk_gemm_spec *s, const rk_target *t, bool ba
     p.bm = bm, p.bn = bn, p.bk = bk;
     p.wm = s->warps[0], p.wn = 1, p.wtm = 16, p.wtn = bn;
     p.wave = 32, p.threads = bm * 2, p.stages = s->stages;
-    p.a_row = true, p.b_row = false;
+    p.a_row = kn_gemm_hopper_k_major(s, 0), p.b_row = !kn_gemm_hopper_k_major(s, 1);
     p.stage_a = bm * KN_WG_BK, p.stage_b = bn * KN_WG_BK;
     p.lds_bytes = (uint32_t)lds;
     *out = p;
@@ -57,7 +78,7 @@ rk_status kn_gemm_hopper_plan(const rk_gemm_spec *s, const rk_target *t, bool ba
 void kn_gemm_hopper_tune(rk_gemm_spec *s, const rk_target *t, uint64_t M, uint64_t N, uint64_t K, bool batched,
                          bool tile_locked, bool warps_locked, bool stages_locked) {
     s->path = RK_GEMM_PATH_MMA;
-    if (!(t->features & RK_FEAT_SM90A) || batched || s->layout != RK_GEMM_RC || s->atom || K % 8) return;
+    if (!(t->features & RK_FEAT_SM90A) || batched || s->atom || !strides_ok(s, M, N, K)) return;
     rk_gemm_spec w = *s;
     w.path = RK_GEMM_PATH_WGMMA;
     if (!tile_locked) {
@@ -77,13 +98,18 @@ void kn_gemm_hopper_tune(rk_gemm_spec *s, const rk_target *t, uint64_t M, uint64
     if (kn_gemm_hopper_plan(&w, t, batched, &p) == RK_OK) *s = w;
 }
 
-rk_status kn_gemm_hopper_check_shape(const rk_gemm_spec *s, uint64_t K) {
+rk_status kn_gemm_hopper_check_shape(const rk_gemm_spec *s, uint64_t M, uint64_t N, uint64_t K) {
     uint32_t eb = rk_tile_elem_bytes(s->dtype);
-    if (K * eb % 16)
-        return rk_fail(RK_ERR_INVALID, "gemm: path=wgmma reads A and B through TMA, whose row stride must be a "
-                       "multiple of 16 bytes: K = %llu (%llu bytes) is not a multiple of %u; build with --path mma, "
-                       "or with --shape so the heuristic picks", (unsigned long long)K, (unsigned long long)(K * eb),
-                       16 / eb);
+    for (int op = 0; op < 2; op++) {
+        uint64_t ext = row_extent(s, op, M, N, K);
+        const char *dim = kn_gemm_hopper_k_major(s, op) ? "K" : op ? "N" : "M";
+        if (ext * eb % 16)
+            return rk_fail(RK_ERR_INVALID, "gemm: path=wgmma reads %s through TMA, whose row stride must be a "
+                           "multiple of 16 bytes: with layout %s its rows run along %s = %llu (%llu bytes), not a "
+                           "multiple of %u; build with --path mma, or with --shape so the heuristic picks",
+                           op ? "B" : "A", layout_name(s->layout), dim, (unsigned long long)ext,
+                           (unsigned long long)(ext * eb), 16 / eb);
+    }
     return RK_OK;
 }
 
@@ -95,7 +121,9 @@ void kn_gemm_hopper_signature(const rk_gemm_spec *s, rk_ksig *sg) {
 void kn_gemm_hopper_tensormap_box(const rk_instance *in, const rk_kparam *kp, uint32_t *box_rows, uint32_t *box_cols,
                                   uint32_t *swizzle_bytes) {
     const rk_gemm_spec *s = &in->u.gemm;
-    *box_rows = !strcmp(kp->name, "A_map") ? s->tile[0] : s->tile[1];
+    int op = strcmp(kp->name, "A_map") != 0;
+    /* K-major: tile-M (or N) rows of 64 K; MN-major: 64 K rows of 64 M (or N), several boxes a stage */
+    *box_rows = kn_gemm_hopper_k_major(s, op) ? s->tile[op] : KN_WG_BK;
     *box_cols = KN_WG_BK;
     *swizzle_bytes = WG_SWIZZLE;
 }

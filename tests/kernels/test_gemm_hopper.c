@@ -1,7 +1,8 @@
 /* rocke tests — the GEMM Hopper path (path=wgmma, sm_90a) on the CPU
  * emulator against the double host reference: M, N and K tails (TMA boxes
  * zero-fill), one and two consumer warpgroups, N from 48 to 256, 2..6
- * stages, both input types, every output type, fused epilogue chains; the
+ * stages, both input types, every output type, every layout (MN-major
+ * operands through wgmma's transpose bits), fused epilogue chains; the
  * heuristic's dispatch between wgmma and mma; the refusals (target, layout,
  * tile, warps, stages, a K breaking TMA's 16-byte stride); and the emitted
  * PTX (wgmma, TMA, mbarriers), assembled by ptxas where it is installed.
@@ -93,6 +94,18 @@ static void test_tails(void **state) {
     run_case(40, 72, 520, "dtype=f16 out_dtype=f32 split_k=1");   /* the heuristic's own tile and stages */
 }
 
+/* MN-major A (cr, cc) and B (rr, cr): the layout decides which extents
+ * must keep 16-byte rows (cr leaves K free, so K tails need not be a
+ * multiple of 8). */
+static void test_layouts(void **state) {
+    (void)state;
+    run_case(67, 136, 200, "layout=rr dtype=f16 out_dtype=f32 tile=64x128x64 warps=4x1 stages=3");
+    run_case(72, 200, 75, "layout=cr dtype=bf16 out_dtype=bf16 tile=128x64x64 warps=8x1 stages=2");
+    run_case(136, 45, 88, "layout=cc dtype=f16 out_dtype=f16 tile=128x48x64 warps=8x1 stages=4");
+    run_case(72, 264, 130, "layout=cr dtype=f16 out_dtype=f32 tile=64x256x64 warps=4x1 stages=2");
+    run_case(80, 88, 72, "layout=cc fuse=bias,relu dtype=bf16 out_dtype=f32 split_k=1");   /* the heuristic's */
+}
+
 static void test_epilogues(void **state) {
     (void)state;
     run_case(67, 72, 80, "fuse=bias,gelu out_dtype=f32 tile=64x64x64 warps=4x1");
@@ -114,8 +127,20 @@ static void test_dispatch(void **state) {
     assert_true(is_wgmma(&in));
     instance_for("sm_90a", oddk, "", &in, &sh);    /* K * 2 bytes is not a multiple of 16 */
     assert_false(is_wgmma(&in));
-    instance_for("sm_90a", big, "layout=rr", &in, &sh);
+    for (int l = 0; l < 3; l++) {   /* every layout takes wgmma where its rows keep 16 bytes */
+        static const char *const lays[] = {"layout=rr", "layout=cr", "layout=cc"};
+        instance_for("sm_90a", big, lays[l], &in, &sh);
+        assert_true(is_wgmma(&in));
+    }
+    const uint64_t oddm[3] = {4095, 4096, 4096}, oddn[3] = {4096, 4095, 4096};
+    instance_for("sm_90a", oddm, "layout=cc", &in, &sh);   /* A's rows run along M */
     assert_false(is_wgmma(&in));
+    instance_for("sm_90a", oddm, "layout=rr", &in, &sh);
+    assert_true(is_wgmma(&in));
+    instance_for("sm_90a", oddn, "layout=rr", &in, &sh);   /* B's rows run along N */
+    assert_false(is_wgmma(&in));
+    instance_for("sm_90a", oddk, "layout=cr", &in, &sh);   /* neither runs along K */
+    assert_true(is_wgmma(&in));
     instance_for("sm_90a", big, "path=mma", &in, &sh);
     assert_false(is_wgmma(&in));
     instance_for("sm_90a", big, "tile=128x128x32", &in, &sh);   /* a tile only mma takes */
@@ -138,7 +163,7 @@ static void test_bad_specs(void **state) {
     const uint64_t sh3[3] = {256, 256, 256};
     const struct { const char *target, *knobs, *msg; } rows[] = {
         {"sm_80", "path=wgmma", "needs sm_90a"},
-        {"sm_90a", "path=wgmma layout=cr", "layout rc"},
+        {"sm_90a", "path=wgmma layout=rr tile=64x48x64 warps=4x1", "tile N 64, 128, 192 or 256"},
         {"sm_90a", "path=wgmma tile=64x64x32 warps=4x1", "tile K 64"},
         {"sm_90a", "path=wgmma tile=256x64x64 warps=8x1", "tile M 64"},
         {"sm_90a", "path=wgmma tile=64x64x64 warps=2x2", "runs 4x1 warps"},
@@ -164,16 +189,23 @@ static void test_bad_specs(void **state) {
     assert_int_equal(rk_instance_check_shape(&in, &sh), RK_ERR_INVALID);
     if (!strstr(rk_error_message(), "multiple of 16 bytes")) fail_msg("%s", rk_error_message());
     assert_non_null(strstr(rk_error_message(), "--path mma"));
+    instance_for("sm_90a", sh3, "path=wgmma layout=rr", &in, &sh);
+    const uint64_t badn[3] = {256, 100, 256};
+    assert_int_equal(rk_shape_update(RK_FAMILY_GEMM, &sh, NULL, badn, 3, false), RK_OK);
+    assert_int_equal(rk_instance_check_shape(&in, &sh), RK_ERR_INVALID);
+    if (!strstr(rk_error_message(), "reads B") || !strstr(rk_error_message(), "along N = 100"))
+        fail_msg("%s", rk_error_message());
 }
 
-/* The PTX holds the Hopper instructions; ptxas (where installed) assembles it. */
-static void test_ptx(void **state) {
-    (void)state;
+/* The PTX holds the Hopper instructions, the transpose immediates of the
+ * layout (trans-a, trans-b after the scale and negate immediates); ptxas
+ * (where installed) assembles it. */
+static void check_ptx(const char *knobs, const char *trans) {
     const rk_target *t = rk_target_find("sm_90a");
     const uint64_t big[3] = {4096, 4096, 4096};
     rk_instance in;
     rk_shape sh;
-    instance_for("sm_90a", big, "dtype=bf16", &in, &sh);
+    instance_for("sm_90a", big, knobs, &in, &sh);
     rk_kernel *k = NULL;
     assert_int_equal(rk_instance_build(&in, t, &k), RK_OK);
     rk_compile_options o;
@@ -190,6 +222,7 @@ static void test_ptx(void **state) {
     char mma[96];
     snprintf(mma, sizeof mma, "wgmma.mma_async.sync.aligned.m64n%uk16.f32.bf16.bf16", in.u.gemm.tile[1]);
     assert_non_null(strstr(ptx, mma));
+    if (!strstr(ptx, trans)) fail_msg("%s: the PTX lacks the immediates '%s'", knobs, trans);
     assert_non_null(strstr(ptx, "cp.async.bulk.tensor.2d"));
     assert_non_null(strstr(ptx, "mbarrier.try_wait.parity"));
     assert_non_null(strstr(ptx, "wgmma.fence.sync.aligned"));
@@ -201,13 +234,22 @@ static void test_ptx(void **state) {
     rk_kernel_free(k);
 }
 
+static void test_ptx(void **state) {
+    (void)state;
+    check_ptx("dtype=bf16", "p, 1, 1, 0, 0;");
+    check_ptx("dtype=bf16 layout=rr", "p, 1, 1, 0, 1;");
+    check_ptx("dtype=bf16 layout=cr", "p, 1, 1, 1, 1;");
+    check_ptx("dtype=bf16 layout=cc", "p, 1, 1, 1, 0;");
+}
+
 int main(void) {
     const char *env = getenv("ROCKE_SEED");
     seed = env ? strtoull(env, NULL, 10) : (uint64_t)time(NULL);
     fprintf(stderr, "test_gemm_hopper: seed %llu (ROCKE_SEED=%llu replays)\n", (unsigned long long)seed,
             (unsigned long long)seed);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_tails),  cmocka_unit_test(test_epilogues), cmocka_unit_test(test_dispatch),
+        cmocka_unit_test(test_tails),    cmocka_unit_test(test_layouts), cmocka_unit_test(test_epilogues),
+        cmocka_unit_test(test_dispatch),
         cmocka_unit_test(test_bad_specs), cmocka_unit_test(test_ptx),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
