@@ -875,4 +875,9 @@ void rk_build_mbarrier_wait(rk_kernel *k, rk_value a, rk_value b, rk_value c);
 /* tile.tma_load_2d  ptr,smem,i32,smem,i32,i32,i32->  (sm_90+) */
 void rk_build_tma_load_2d(rk_kernel *k, rk_value a, rk_value b, rk_value c, rk_value d, rk_value e, rk_value f, rk_value g);
 
+/* tile.setmaxnreg  ->  (sm_90a)
+ *   action {inc|dec}
+ *   regs [24, 256] */
+void rk_build_setmaxnreg(rk_kernel *k, const char *action, int64_t regs);
+
 #endif

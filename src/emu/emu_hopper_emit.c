@@ -173,6 +173,16 @@ static bool tma_load(emu_cc *c, const rk_op *op) {
     return true;
 }
 
+/* imm = regs, m = 1 for inc (0 dec). */
+static bool setmaxnreg(emu_cc *c, const rk_op *op) {
+    emu_ins *I = emu_cc_add(c, op, emu_h_setmaxnreg);
+    if (!I) return false;
+    rk_attrs_int(&op->attrs, "regs", &I->imm);
+    const char *act = rk_attrs_str(&op->attrs, "action");
+    I->m = act && !strcmp(act, "inc");
+    return true;
+}
+
 /* The emu_emit.c switch sends exactly these ops here. */
 bool emu_cc_hopper(emu_cc *c, const rk_op *op) {
     rk_opcode k = op->code;
@@ -187,6 +197,7 @@ bool emu_cc_hopper(emu_cc *c, const rk_op *op) {
     if (k == RK_OP_MBARRIER_ARRIVE) return mbarrier(c, op, emu_h_mbar_arrive, 0);
     if (k == RK_OP_MBARRIER_ARRIVE_EXPECT_TX) return mbarrier(c, op, emu_h_mbar_arrive, 1);
     if (k == RK_OP_MBARRIER_WAIT) return mbarrier(c, op, emu_h_mbar_wait, 0);
+    if (k == RK_OP_SETMAXNREG) return setmaxnreg(c, op);
     RK_ASSERT(k == RK_OP_TMA_LOAD_2D, "emu_cc_hopper called for an op outside the Hopper family");
     return tma_load(c, op);
 }

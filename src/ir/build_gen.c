@@ -1971,3 +1971,11 @@ void rk_build_tma_load_2d(rk_kernel *k, rk_value a, rk_value b, rk_value c, rk_v
     rk_op *op = rk_emit(k, RK_OP_TMA_LOAD_2D, in, 7, NULL, 0);
     ir_built_void(k, op);
 }
+
+/* tile.setmaxnreg */
+void rk_build_setmaxnreg(rk_kernel *k, const char *action, int64_t regs) {
+    rk_op *op = rk_emit(k, RK_OP_SETMAXNREG, NULL, 0, NULL, 0);
+    ir_arg_str(k, op, "action", action);
+    ir_arg_int(k, op, ir_key_regs, regs);
+    ir_built_void(k, op);
+}

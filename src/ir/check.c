@@ -678,6 +678,13 @@ static bool check_wgmma_wait(ck *c) {
     return true;
 }
 
+static bool check_setmaxnreg(ck *c) {
+    int64_t regs = 0;
+    attr_int(c, ir_key_regs, &regs);
+    if (regs % 8) return FAIL(c, "regs = %lld is not a multiple of 8 (setmaxnreg takes 24, 32, ..., 256)", (long long)regs);
+    return true;
+}
+
 static bool check_tma_load(ck *c) {
     rk_value m = c->op->in[0];
     bool ok = false;
@@ -703,6 +710,7 @@ static const extra_fn extra_checks[RK_OP__COUNT] = {
     [RK_OP_MBARRIER_ARRIVE_EXPECT_TX] = check_mbarrier,
     [RK_OP_MBARRIER_WAIT] = check_mbarrier,
     [RK_OP_TMA_LOAD_2D] = check_tma_load,
+    [RK_OP_SETMAXNREG] = check_setmaxnreg,
 };
 
 /* ---- entry ------------------------------------------------------------------------------- */

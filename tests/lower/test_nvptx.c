@@ -525,6 +525,25 @@ static void test_wgmma_op(void **state) {
     rk_kernel_free(k);
 }
 
+/* tile.setmaxnreg: the NVVM intrinsic with the immediate count, the PTX
+ * instruction; sm_90 (no "a") refuses it by name. */
+static void test_setmaxnreg(void **state) {
+    (void)state;
+    rk_kernel *k = op_sample_kernel(RK_OP_SETMAXNREG, "sm_90a");
+    assert_non_null(k);
+    char *ll = lower_ok(k, "sm_90a");
+    expect_has(ll, "call void @llvm.nvvm.setmaxnreg.dec.sync.aligned.u32(i32 240)");
+    rk_string_free(ll);
+    char *ptx = pipeline_ptx(k, "sm_90a");
+    if (ptx) {
+        expect_has(ptx, "setmaxnreg.dec.sync.aligned.u32 \t240;");
+        free(ptx);
+    }
+    assert_int_equal(rk_lower_llvm(k, tgt("sm_90"), RK_LLVM22, &ll), RK_ERR_VERIFY);
+    expect_has(rk_error_message(), "sm_90a");
+    rk_kernel_free(k);
+}
+
 /* The TMA sample: the tensor map is a byval grid constant, the copy is the
  * 2-D bulk tensor form completing on the mbarrier; an unaligned destination
  * is refused. */
@@ -772,6 +791,7 @@ int main(void) {
         cmocka_unit_test(test_kernel_attrs_and_refusals),
         cmocka_unit_test(test_smem_pool),
         cmocka_unit_test(test_deterministic),
+        cmocka_unit_test(test_setmaxnreg),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

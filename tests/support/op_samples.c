@@ -575,6 +575,13 @@ static void wgmma_tile(smp *s) {
     output(s, done);
 }
 
+/* the two warpgroups of the 256-thread block lower their register limit
+ * (8 warps x 32 lanes x 240 fit the 65536-register file); values pass through */
+static void regs_hint(smp *s) {
+    rk_build_setmaxnreg(s->k, "dec", 240);
+    output(s, input(s, RK_T_F32));
+}
+
 /* an LDS write made visible to the async proxy, then read back */
 static void proxy_fence(smp *s) {
     rk_value a = alloc1(s, RK_T_F32, 256);
@@ -829,6 +836,7 @@ static void build(smp *s) {
     case RK_OP_FENCE_PROXY_ASYNC: proxy_fence(s); return;
     case RK_OP_MBARRIER_INIT: case RK_OP_MBARRIER_ARRIVE: case RK_OP_MBARRIER_WAIT: mbarrier(s); return;
     case RK_OP_MBARRIER_ARRIVE_EXPECT_TX: case RK_OP_TMA_LOAD_2D: tma(s); return;
+    case RK_OP_SETMAXNREG: regs_hint(s); return;
     /* atoms, asm, control flow */
     case RK_OP_MMA: mma(s); return;
     case RK_OP_INLINE_ASM: inline_asm(s); return;
