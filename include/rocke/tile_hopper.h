@@ -44,10 +44,25 @@ typedef struct rk_tile_tma_ring {
     rk_value bars;      /* smem<i64, [stages]> */
     uint32_t stages;
     uint32_t tx_bytes;  /* bytes every fill brings (all its boxes, zero fill included) */
+    rk_value empty;     /* smem<i64, [stages]> "empty" barriers, when releases > 0 */
+    uint32_t releases;  /* arrivals that free a stage (0: no empty barriers) */
 } rk_tile_tma_ring;
 /* Allocate and initialise the barriers (thread 0, arrival count 1), make
  * them visible to the async proxy, then a block barrier. */
 void rk_tile_tma_ring_init(rk_kernel *k, rk_tile_tma_ring *r, uint32_t stages, uint32_t tx_bytes);
+/* The same with one "empty" barrier per stage as well, completing after
+ * `releases` arrivals (the consumers' rk_tile_tma_ring_release): a producer
+ * refills a stage only once its previous contents are no longer read. */
+void rk_tile_tma_ring_init_pair(rk_kernel *k, rk_tile_tma_ring *r, uint32_t stages, uint32_t tx_bytes,
+                                uint32_t releases);
+/* Consumer side: one arrival on the empty barrier of stage fill % stages
+ * (the caller arrives only after its reads of fill are complete). */
+void rk_tile_tma_ring_release(rk_kernel *k, const rk_tile_tma_ring *r, rk_value fill);
+/* Producer side: wait until stage fill % stages may take fill number `fill`
+ * (i32): the releases of fill - stages have all arrived. For the first
+ * round this is the phase before the barrier's first, which counts as
+ * complete, so it returns at once. */
+void rk_tile_tma_ring_wait_free(rk_kernel *k, const rk_tile_tma_ring *r, rk_value fill);
 /* Thread-0 side of a fill of stage `stage` (i32): arrive with expect-tx; the
  * caller then issues the boxes with rk_tile_tma_box on the same stage. */
 void rk_tile_tma_ring_expect(rk_kernel *k, const rk_tile_tma_ring *r, rk_value stage);

@@ -26,6 +26,8 @@ static const char *const split_reduce_names[] = {"workspace", "atomic", NULL};
 static const char *const epilogue_names[] = {"direct", "cshuffle", NULL};
 static const uint32_t legal_xcd[] = {0, 1, 2, 4, 8, 16, 0};
 static const char *const path_names[] = {"mma", "wgmma", NULL};
+static const char *const schedule_names[] = {"plain", "ws", "persistent", NULL};
+static const uint32_t legal_blocks[] = {0, 1, 2, 3, 4, 6, 8, 16, 32, 64, 66, 108, 114, 128, 132, 256, 264, 0};
 
 const rk_knob kn_gemm_knobs[] = {
     KN_ENUM("layout", "l", u.gemm.layout, layout_names, false,
@@ -50,6 +52,11 @@ const rk_knob kn_gemm_knobs[] = {
     KN_EPI("fuse", u.gemm.fuse, "epilogue chain, e.g. bias,gelu (operands in out_dtype)"),
     KN_ENUM("path", "p", u.gemm.path, path_names, true,
             "main loop: mma (mma.sync/MFMA, cp.async) or wgmma (sm_90a: TMA + mbarriers + wgmma)"),
+    KN_ENUM("schedule", "sc", u.gemm.schedule, schedule_names, true,
+            "path=wgmma: plain (all warpgroups consume), ws (a TMA producer warpgroup, setmaxnreg) or persistent "
+            "(ws over `blocks` blocks walking the tiles)"),
+    KN_U32("blocks", "pb", u.gemm.blocks, legal_blocks, true,
+           "schedule=persistent: blocks in the grid (0: the heuristic sets the target's SM count)"),
 };
 _Static_assert(RK_COUNTOF(kn_gemm_knobs) == KN_GEMM_NKNOBS, "KN_GEMM_NKNOBS counts kn_gemm_knobs");
 
@@ -156,13 +163,17 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64
             s->path = RK_GEMM_PATH_MMA;
         } else {
             rk_gemm_spec before = *s;
-            kn_gemm_hopper_tune(s, t, M, N, K, sh->rank == 4, locked >> KN_GK_TILE & 1, locked >> KN_GK_WARPS & 1,
-                                locked >> KN_GK_STAGES & 1);
+            kn_gemm_hopper_tune(s, t, M, N, K, sh->rank == 4, locked);
             if (s->path == RK_GEMM_PATH_WGMMA) s->split_k = 1;
             else *s = before;
         }
-    } else if (s->path == RK_GEMM_PATH_WGMMA && !split_locked) {
-        s->split_k = 1;
+    } else if (s->path == RK_GEMM_PATH_WGMMA) {
+        /* an explicit path=wgmma still gets its tile, stages and schedule; where the
+         * path does not apply the spec stays as given and validation names the rule */
+        kn_gemm_hopper_tune(s, t, M, N, K, sh->rank == 4, locked);
+        s->path = RK_GEMM_PATH_WGMMA;
+        kn_gemm_hopper_tune_schedule(s, t, M, N, locked);
+        if (!split_locked) s->split_k = 1;
     }
     kn_gemm_tune_epilogue(s, t, locked);
 }
@@ -172,6 +183,9 @@ static rk_status validate_any(const rk_instance *in, const rk_target *t, bool ba
     if (s->wave != t->wave_size)
         return rk_fail(RK_ERR_INVALID, "gemm: knob 'wave' = %u, but %s runs %u-lane waves", s->wave, t->name,
                        t->wave_size);
+    if (s->path != RK_GEMM_PATH_WGMMA && (s->schedule != RK_GEMM_SCHED_PLAIN || s->blocks))
+        return rk_fail(RK_ERR_INVALID, "gemm: knobs 'schedule' and 'blocks' are for path=wgmma (path=mma takes "
+                       "schedule=plain blocks=0)");
     kn_gemm_plan p;
     return kn_gemm_plan_make(s, t, batched, &p);
 }
@@ -244,12 +258,15 @@ static void grid(const rk_instance *in, const rk_shape *sh, uint32_t g[3], uint3
     b[1] = b[2] = 1;
     g[0] = g[2] = 1;
     g[1] = s->split_k;
-    if (!sh) return;
-    bool b4 = sh->rank == 4;
-    uint64_t M = sh->dim[b4], N = sh->dim[b4 + 1];
-    uint64_t tiles = (M + s->tile[0] - 1) / s->tile[0] * ((N + s->tile[1] - 1) / s->tile[1]);
-    g[0] = (uint32_t)(tiles > INT32_MAX ? INT32_MAX : tiles);
-    g[2] = b4 ? (uint32_t)sh->dim[0] : 1;
+    uint64_t tiles = 0;   /* no shape: the block only */
+    if (sh) {
+        bool b4 = sh->rank == 4;
+        uint64_t M = sh->dim[b4], N = sh->dim[b4 + 1];
+        tiles = (M + s->tile[0] - 1) / s->tile[0] * ((N + s->tile[1] - 1) / s->tile[1]);
+        g[0] = (uint32_t)(tiles > INT32_MAX ? INT32_MAX : tiles);
+        g[2] = b4 ? (uint32_t)sh->dim[0] : 1;
+    }
+    if (s->path == RK_GEMM_PATH_WGMMA) kn_gemm_hopper_grid(s, tiles, g, b);
 }
 
 static void cost(const rk_instance *in, const rk_shape *sh, double *bytes, double *flops) {

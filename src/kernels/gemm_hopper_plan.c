@@ -57,17 +57,26 @@ rk_status kn_gemm_hopper_plan(const rk_gemm_spec *s, const rk_target *t, bool ba
     if (s->stages < 2 || s->stages > 6)
         return rk_fail(RK_ERR_INVALID, "gemm: knob 'stages' = %u: path=wgmma runs a ring of 2..6 TMA stages",
                        s->stages);
-    uint64_t lds = (uint64_t)s->stages * ((bm + bn) * KN_WG_BK * 2 + 8);
+    /* every stage: its A and B tiles, a full and (ws, persistent) an empty mbarrier */
+    uint64_t lds = (uint64_t)s->stages * ((bm + bn) * KN_WG_BK * 2 + 16);
     if (lds > t->lds_bytes)
         return rk_fail(RK_ERR_INVALID, "gemm: %u stages of a %ux%ux%u tile need %llu bytes of shared memory, %s has "
                        "%u: use fewer stages or a smaller tile", s->stages, bm, bn, bk, (unsigned long long)lds,
                        t->name, t->lds_bytes);
+    if ((unsigned)s->schedule >= RK_GEMM_SCHED__COUNT)
+        return rk_fail(RK_ERR_INVALID, "gemm: knob 'schedule' out of range (legal: plain, ws, persistent)");
+    if (s->schedule == RK_GEMM_SCHED_PERSISTENT && !s->blocks)
+        return rk_fail(RK_ERR_INVALID, "gemm: schedule=persistent needs knob 'blocks' (the grid; %s has %u SMs), or "
+                       "leave it to the heuristic", t->name, t->compute_units);
+    if (s->schedule != RK_GEMM_SCHED_PERSISTENT && s->blocks)
+        return rk_fail(RK_ERR_INVALID, "gemm: knob 'blocks' = %u is for schedule=persistent (leave it 0)", s->blocks);
     rk_status st = kn_gemm_check_order_and_chain(s, batched);
     if (st) return st;
     kn_gemm_plan p = {0};
     p.bm = bm, p.bn = bn, p.bk = bk;
     p.wm = s->warps[0], p.wn = 1, p.wtm = 16, p.wtn = bn;
-    p.wave = 32, p.threads = bm * 2, p.stages = s->stages;
+    /* ws / persistent: a producer warpgroup ahead of the consumers */
+    p.wave = 32, p.threads = bm * 2 + (s->schedule != RK_GEMM_SCHED_PLAIN ? 128 : 0), p.stages = s->stages;
     p.a_row = kn_gemm_hopper_k_major(s, 0), p.b_row = !kn_gemm_hopper_k_major(s, 1);
     p.stage_a = bm * KN_WG_BK, p.stage_b = bn * KN_WG_BK;
     p.lds_bytes = (uint32_t)lds;
@@ -75,8 +84,18 @@ rk_status kn_gemm_hopper_plan(const rk_gemm_spec *s, const rk_target *t, bool ba
     return RK_OK;
 }
 
+void kn_gemm_hopper_tune_schedule(rk_gemm_spec *s, const rk_target *t, uint64_t M, uint64_t N, uint64_t locked) {
+    uint64_t tiles = (M + s->tile[0] - 1) / s->tile[0] * ((N + s->tile[1] - 1) / s->tile[1]);
+    if (!(locked >> KN_GK_SCHED & 1))
+        s->schedule = tiles > t->compute_units ? RK_GEMM_SCHED_PERSISTENT : RK_GEMM_SCHED_WS;
+    if (!(locked >> KN_GK_BLOCKS & 1))
+        s->blocks = s->schedule == RK_GEMM_SCHED_PERSISTENT ? t->compute_units : 0;
+}
+
 void kn_gemm_hopper_tune(rk_gemm_spec *s, const rk_target *t, uint64_t M, uint64_t N, uint64_t K, bool batched,
-                         bool tile_locked, bool warps_locked, bool stages_locked) {
+                         uint64_t locked) {
+    bool tile_locked = locked >> KN_GK_TILE & 1, warps_locked = locked >> KN_GK_WARPS & 1;
+    bool stages_locked = locked >> KN_GK_STAGES & 1;
     s->path = RK_GEMM_PATH_MMA;
     if (!(t->features & RK_FEAT_SM90A) || batched || s->atom || !strides_ok(s, M, N, K)) return;
     rk_gemm_spec w = *s;
@@ -94,8 +113,15 @@ void kn_gemm_hopper_tune(rk_gemm_spec *s, const rk_target *t, uint64_t M, uint64
     }
     if (!warps_locked) w.warps[0] = w.tile[0] / 16, w.warps[1] = 1;
     if (!stages_locked) w.stages = K > 2 * KN_WG_BK ? 4 : 2;
+    kn_gemm_hopper_tune_schedule(&w, t, M, N, locked);
     kn_gemm_plan p;
-    if (kn_gemm_hopper_plan(&w, t, batched, &p) == RK_OK) *s = w;
+    *s = w;   /* with the tuned knobs even where the plan refuses them: an explicit path=wgmma reports why */
+    if (kn_gemm_hopper_plan(&w, t, batched, &p) != RK_OK) s->path = RK_GEMM_PATH_MMA;
+}
+
+void kn_gemm_hopper_grid(const rk_gemm_spec *s, uint64_t tiles, uint32_t g[3], uint32_t b[3]) {
+    if (s->schedule != RK_GEMM_SCHED_PLAIN) b[0] += 128;
+    if (s->schedule == RK_GEMM_SCHED_PERSISTENT && tiles) g[0] = (uint32_t)(tiles < s->blocks ? tiles : s->blocks);
 }
 
 rk_status kn_gemm_hopper_check_shape(const rk_gemm_spec *s, uint64_t M, uint64_t N, uint64_t K) {

@@ -70,7 +70,8 @@ static void run_case(uint64_t M, uint64_t N, uint64_t K, const char *knobs) {
     if (problem_emu_args_make(emu, &p, &pa)) fail_msg("%s: arguments: %s", name, rk_error_message());
     uint32_t grid[3], block[3];
     rk_instance_grid(&in, &sh, grid, block);
-    assert_int_equal(block[0], in.u.gemm.tile[0] * 2);   /* a warpgroup per 64 rows */
+    /* a consumer warpgroup per 64 rows, and a producer one on ws / persistent */
+    assert_int_equal(block[0], in.u.gemm.tile[0] * 2 + (in.u.gemm.schedule ? 128 : 0));
     if (rk_emu_launch(emu, k, grid, block, 0, pa.args)) fail_msg("%s: launch: %s", name, rk_error_message());
     rk_problem_diff c;
     assert_int_equal(rk_problem_check(&p, &c), RK_OK);
@@ -87,8 +88,8 @@ static void run_case(uint64_t M, uint64_t N, uint64_t K, const char *knobs) {
 static void test_tails(void **state) {
     (void)state;
     run_case(1, 1, 8, "dtype=f16 out_dtype=f32 tile=64x64x64 warps=4x1 split_k=1");
-    run_case(67, 45, 136, "dtype=bf16 out_dtype=bf16 tile=64x48x64 warps=4x1 stages=2");
-    run_case(130, 97, 72, "dtype=f16 out_dtype=f16 tile=128x64x64 warps=8x1 stages=3");
+    run_case(67, 45, 136, "dtype=bf16 out_dtype=bf16 tile=64x48x64 warps=4x1 stages=2 schedule=plain");
+    run_case(130, 97, 72, "dtype=f16 out_dtype=f16 tile=128x64x64 warps=8x1 stages=3 schedule=plain");
     run_case(70, 130, 200, "dtype=bf16 out_dtype=f32 tile=64x128x64 warps=4x1 stages=6 group_m=2");
     run_case(129, 300, 64, "dtype=f16 out_dtype=bf16 tile=128x256x64 warps=8x1 stages=2");
     run_case(40, 72, 520, "dtype=f16 out_dtype=f32 split_k=1");   /* the heuristic's own tile and stages */
@@ -104,6 +105,17 @@ static void test_layouts(void **state) {
     run_case(136, 45, 88, "layout=cc dtype=f16 out_dtype=f16 tile=128x48x64 warps=8x1 stages=4");
     run_case(72, 264, 130, "layout=cr dtype=f16 out_dtype=f32 tile=64x256x64 warps=4x1 stages=2");
     run_case(80, 88, 72, "layout=cc fuse=bias,relu dtype=bf16 out_dtype=f32 split_k=1");   /* the heuristic's */
+}
+
+/* The persistent walk: several tiles per block (the fill counter and the
+ * stages' phases run on across tiles), a grid larger than the tile count
+ * (clamped), two consumers, an MN-major layout, a fused chain. */
+static void test_schedules(void **state) {
+    (void)state;
+    run_case(200, 136, 200, "schedule=persistent blocks=3 tile=64x64x64 warps=4x1 stages=2");
+    run_case(136, 296, 136, "schedule=persistent blocks=2 tile=128x128x64 warps=8x1 stages=3 layout=cr dtype=bf16");
+    run_case(70, 70, 72, "schedule=persistent blocks=16 tile=64x64x64 warps=4x1 fuse=bias,relu out_dtype=f32");
+    run_case(97, 72, 264, "schedule=ws tile=128x96x64 warps=8x1 stages=3 fuse=scale out_dtype=bf16");
 }
 
 static void test_epilogues(void **state) {
@@ -123,6 +135,19 @@ static void test_dispatch(void **state) {
     instance_for("sm_90a", big, "", &in, &sh);
     assert_true(is_wgmma(&in));
     assert_int_equal(in.u.gemm.tile[2], 64);
+    /* 512 tiles on 132 SMs: persistent, one block per SM */
+    assert_int_equal(in.u.gemm.schedule, RK_GEMM_SCHED_PERSISTENT);
+    assert_int_equal(in.u.gemm.blocks, 132);
+    uint32_t g[3], b[3];
+    rk_instance_grid(&in, &sh, g, b);
+    assert_int_equal(g[0], 132);
+    assert_int_equal(b[0], 384);
+    const uint64_t few[3] = {512, 512, 1024};   /* 8 tiles of 128x256 ... or more of a smaller tile, < 132 */
+    instance_for("sm_90a", few, "", &in, &sh);
+    assert_int_equal(in.u.gemm.schedule, RK_GEMM_SCHED_WS);
+    assert_int_equal(in.u.gemm.blocks, 0);
+    instance_for("sm_90a", big, "path=wgmma schedule=persistent", &in, &sh);   /* path locked: blocks still tuned */
+    assert_int_equal(in.u.gemm.blocks, 132);
     instance_for("sm_90a", big, "dtype=bf16 out_dtype=f32", &in, &sh);
     assert_true(is_wgmma(&in));
     instance_for("sm_90a", oddk, "", &in, &sh);    /* K * 2 bytes is not a multiple of 16 */
@@ -170,6 +195,9 @@ static void test_bad_specs(void **state) {
         {"sm_90a", "path=wgmma tile=64x64x64 warps=4x1 stages=1", "2..6 TMA stages"},
         {"sm_90a", "path=wgmma tile=128x256x64 warps=8x1 stages=6", "bytes of shared memory"},
         {"sm_90a", "path=wgmma atom=mma_m16n8k16_f32_f16", "leave atom=auto"},
+        {"sm_90a", "path=wgmma schedule=persistent blocks=0", "needs knob 'blocks'"},
+        {"sm_90a", "path=wgmma schedule=ws blocks=3", "is for schedule=persistent"},
+        {"sm_90a", "path=mma schedule=ws", "are for path=wgmma"},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         const rk_target *t = rk_target_find(rows[i].target);
@@ -248,7 +276,8 @@ int main(void) {
     fprintf(stderr, "test_gemm_hopper: seed %llu (ROCKE_SEED=%llu replays)\n", (unsigned long long)seed,
             (unsigned long long)seed);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_tails),    cmocka_unit_test(test_layouts), cmocka_unit_test(test_epilogues),
+        cmocka_unit_test(test_tails),    cmocka_unit_test(test_layouts), cmocka_unit_test(test_schedules),
+        cmocka_unit_test(test_epilogues),
         cmocka_unit_test(test_dispatch),
         cmocka_unit_test(test_bad_specs), cmocka_unit_test(test_ptx),
     };
