@@ -164,9 +164,11 @@ typedef enum rk_gemm_epilogue { RK_GEMM_EPI_DIRECT = 0, RK_GEMM_EPI_CSHUFFLE, RK
  * refills a stage after a block barrier; WS, a producer warpgroup issues
  * TMA and the consumer warpgroups release stages on "empty" mbarriers, with
  * setmaxnreg moving registers to the consumers; PERSISTENT, WS over a fixed
- * grid of `blocks` blocks that walk the tiles in grouped-M order. */
+ * grid of `blocks` blocks that walk the tiles in grouped-M order; PINGPONG,
+ * PERSISTENT with two consumer warpgroups on alternate tiles (tile M 64),
+ * taking turns at the main loop so one's epilogue overlaps the other's MMA. */
 typedef enum rk_gemm_schedule {
-    RK_GEMM_SCHED_PLAIN = 0, RK_GEMM_SCHED_WS, RK_GEMM_SCHED_PERSISTENT, RK_GEMM_SCHED__COUNT
+    RK_GEMM_SCHED_PLAIN = 0, RK_GEMM_SCHED_WS, RK_GEMM_SCHED_PERSISTENT, RK_GEMM_SCHED_PINGPONG, RK_GEMM_SCHED__COUNT
 } rk_gemm_schedule;
 typedef struct rk_gemm_spec {
     rk_gemm_layout layout;
@@ -186,7 +188,7 @@ typedef struct rk_gemm_spec {
     rk_epi_chain fuse;             /* per-element epilogue; operands in out_dtype */
     int path;                      /* rk_gemm_path; the heuristic picks wgmma where it applies */
     int schedule;                  /* rk_gemm_schedule (path=wgmma) */
-    uint32_t blocks;               /* schedule=persistent: the grid (0: the heuristic sets the SM count) */
+    uint32_t blocks;               /* persistent, pingpong: the grid (0: the heuristic sets the SM count) */
 } rk_gemm_spec;
 
 /* ---- one instance of any family --------------------------------------------- */

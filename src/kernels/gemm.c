@@ -26,7 +26,7 @@ static const char *const split_reduce_names[] = {"workspace", "atomic", NULL};
 static const char *const epilogue_names[] = {"direct", "cshuffle", NULL};
 static const uint32_t legal_xcd[] = {0, 1, 2, 4, 8, 16, 0};
 static const char *const path_names[] = {"mma", "wgmma", NULL};
-static const char *const schedule_names[] = {"plain", "ws", "persistent", NULL};
+static const char *const schedule_names[] = {"plain", "ws", "persistent", "pingpong", NULL};
 static const uint32_t legal_blocks[] = {0, 1, 2, 3, 4, 6, 8, 16, 32, 64, 66, 108, 114, 128, 132, 256, 264, 0};
 
 const rk_knob kn_gemm_knobs[] = {
@@ -53,10 +53,10 @@ const rk_knob kn_gemm_knobs[] = {
     KN_ENUM("path", "p", u.gemm.path, path_names, true,
             "main loop: mma (mma.sync/MFMA, cp.async) or wgmma (sm_90a: TMA + mbarriers + wgmma)"),
     KN_ENUM("schedule", "sc", u.gemm.schedule, schedule_names, true,
-            "path=wgmma: plain (all warpgroups consume), ws (a TMA producer warpgroup, setmaxnreg) or persistent "
-            "(ws over `blocks` blocks walking the tiles)"),
+            "path=wgmma: plain (all warpgroups consume), ws (a TMA producer warpgroup, setmaxnreg), persistent "
+            "(ws over `blocks` blocks walking the tiles) or pingpong (persistent, two consumers on alternate tiles)"),
     KN_U32("blocks", "pb", u.gemm.blocks, legal_blocks, true,
-           "schedule=persistent: blocks in the grid (0: the heuristic sets the target's SM count)"),
+           "schedule=persistent|pingpong: blocks in the grid (0: the heuristic sets the target's SM count)"),
 };
 _Static_assert(RK_COUNTOF(kn_gemm_knobs) == KN_GEMM_NKNOBS, "KN_GEMM_NKNOBS counts kn_gemm_knobs");
 

@@ -33,6 +33,8 @@ void kn_gemm_hopper_tune(rk_gemm_spec *s, const rk_target *t, uint64_t M, uint64
  * where the tiles outnumber the SMs, else ws; blocks = the SM count for
  * persistent (0 otherwise) unless KN_GK_BLOCKS is locked. */
 void kn_gemm_hopper_tune_schedule(rk_gemm_spec *s, const rk_target *t, uint64_t M, uint64_t N, uint64_t locked);
+/* Whether the schedule walks tiles over a grid of `blocks` (persistent, pingpong). */
+bool kn_gemm_hopper_walks(const rk_gemm_spec *s);
 /* Launch shape of a wgmma instance: the block has a producer warpgroup
  * more on ws / persistent; a persistent grid is min(blocks, tiles). */
 void kn_gemm_hopper_grid(const rk_gemm_spec *s, uint64_t tiles, uint32_t g[3], uint32_t b[3]);

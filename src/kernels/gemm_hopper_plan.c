@@ -64,12 +64,18 @@ rk_status kn_gemm_hopper_plan(const rk_gemm_spec *s, const rk_target *t, bool ba
                        "%u: use fewer stages or a smaller tile", s->stages, bm, bn, bk, (unsigned long long)lds,
                        t->name, t->lds_bytes);
     if ((unsigned)s->schedule >= RK_GEMM_SCHED__COUNT)
-        return rk_fail(RK_ERR_INVALID, "gemm: knob 'schedule' out of range (legal: plain, ws, persistent)");
-    if (s->schedule == RK_GEMM_SCHED_PERSISTENT && !s->blocks)
-        return rk_fail(RK_ERR_INVALID, "gemm: schedule=persistent needs knob 'blocks' (the grid; %s has %u SMs), or "
-                       "leave it to the heuristic", t->name, t->compute_units);
-    if (s->schedule != RK_GEMM_SCHED_PERSISTENT && s->blocks)
-        return rk_fail(RK_ERR_INVALID, "gemm: knob 'blocks' = %u is for schedule=persistent (leave it 0)", s->blocks);
+        return rk_fail(RK_ERR_INVALID, "gemm: knob 'schedule' out of range (legal: plain, ws, persistent, pingpong)");
+    bool walks = kn_gemm_hopper_walks(s);
+    if (walks && !s->blocks)
+        return rk_fail(RK_ERR_INVALID, "gemm: schedule=%s needs knob 'blocks' (the grid; %s has %u SMs), or leave it "
+                       "to the heuristic", s->schedule == RK_GEMM_SCHED_PINGPONG ? "pingpong" : "persistent", t->name,
+                       t->compute_units);
+    if (!walks && s->blocks)
+        return rk_fail(RK_ERR_INVALID, "gemm: knob 'blocks' = %u is for schedule=persistent or pingpong (leave it 0)",
+                       s->blocks);
+    if (s->schedule == RK_GEMM_SCHED_PINGPONG && bm != 64)
+        return rk_fail(RK_ERR_INVALID, "gemm: schedule=pingpong gives each of its two consumer warpgroups whole "
+                       "tiles of 64 rows: tile M must be 64, got %u", bm);
     rk_status st = kn_gemm_check_order_and_chain(s, batched);
     if (st) return st;
     kn_gemm_plan p = {0};
@@ -77,6 +83,7 @@ rk_status kn_gemm_hopper_plan(const rk_gemm_spec *s, const rk_target *t, bool ba
     p.wm = s->warps[0], p.wn = 1, p.wtm = 16, p.wtn = bn;
     /* ws / persistent: a producer warpgroup ahead of the consumers */
     p.wave = 32, p.threads = bm * 2 + (s->schedule != RK_GEMM_SCHED_PLAIN ? 128 : 0), p.stages = s->stages;
+    if (s->schedule == RK_GEMM_SCHED_PINGPONG) p.threads = 3 * 128;
     p.a_row = kn_gemm_hopper_k_major(s, 0), p.b_row = !kn_gemm_hopper_k_major(s, 1);
     p.stage_a = bm * KN_WG_BK, p.stage_b = bn * KN_WG_BK;
     p.lds_bytes = (uint32_t)lds;
@@ -88,8 +95,7 @@ void kn_gemm_hopper_tune_schedule(rk_gemm_spec *s, const rk_target *t, uint64_t 
     uint64_t tiles = (M + s->tile[0] - 1) / s->tile[0] * ((N + s->tile[1] - 1) / s->tile[1]);
     if (!(locked >> KN_GK_SCHED & 1))
         s->schedule = tiles > t->compute_units ? RK_GEMM_SCHED_PERSISTENT : RK_GEMM_SCHED_WS;
-    if (!(locked >> KN_GK_BLOCKS & 1))
-        s->blocks = s->schedule == RK_GEMM_SCHED_PERSISTENT ? t->compute_units : 0;
+    if (!(locked >> KN_GK_BLOCKS & 1)) s->blocks = kn_gemm_hopper_walks(s) ? t->compute_units : 0;
 }
 
 void kn_gemm_hopper_tune(rk_gemm_spec *s, const rk_target *t, uint64_t M, uint64_t N, uint64_t K, bool batched,
@@ -101,14 +107,18 @@ void kn_gemm_hopper_tune(rk_gemm_spec *s, const rk_target *t, uint64_t M, uint64
     rk_gemm_spec w = *s;
     w.path = RK_GEMM_PATH_WGMMA;
     if (!tile_locked) {
-        /* the largest tile that still gives every SM a block (or the smallest) */
-        static const uint32_t cand[][2] = {{128, 256}, {128, 128}, {64, 128}, {64, 64}};
-        size_t pick = 3;
-        for (size_t i = 0; i < 4; i++)
+        /* the largest tile that still gives every SM a block (or the smallest); pingpong's
+         * consumers each take whole tiles of 64 rows */
+        static const uint32_t cand[][2] = {{128, 256}, {128, 128}, {64, 256}, {64, 128}, {64, 64}};
+        bool rows64 = (locked >> KN_GK_SCHED & 1) && s->schedule == RK_GEMM_SCHED_PINGPONG;
+        size_t pick = 4;
+        for (size_t i = rows64 ? 2 : 0; i < 5; i++) {
+            if (i == 2 && !rows64) continue;
             if ((M + cand[i][0] - 1) / cand[i][0] * ((N + cand[i][1] - 1) / cand[i][1]) >= t->compute_units) {
                 pick = i;
                 break;
             }
+        }
         w.tile[0] = cand[pick][0], w.tile[1] = cand[pick][1], w.tile[2] = KN_WG_BK;
     }
     if (!warps_locked) w.warps[0] = w.tile[0] / 16, w.warps[1] = 1;
@@ -119,9 +129,13 @@ void kn_gemm_hopper_tune(rk_gemm_spec *s, const rk_target *t, uint64_t M, uint64
     if (kn_gemm_hopper_plan(&w, t, batched, &p) != RK_OK) s->path = RK_GEMM_PATH_MMA;
 }
 
+bool kn_gemm_hopper_walks(const rk_gemm_spec *s) {
+    return s->schedule == RK_GEMM_SCHED_PERSISTENT || s->schedule == RK_GEMM_SCHED_PINGPONG;
+}
+
 void kn_gemm_hopper_grid(const rk_gemm_spec *s, uint64_t tiles, uint32_t g[3], uint32_t b[3]) {
-    if (s->schedule != RK_GEMM_SCHED_PLAIN) b[0] += 128;
-    if (s->schedule == RK_GEMM_SCHED_PERSISTENT && tiles) g[0] = (uint32_t)(tiles < s->blocks ? tiles : s->blocks);
+    if (s->schedule != RK_GEMM_SCHED_PLAIN) b[0] += s->schedule == RK_GEMM_SCHED_PINGPONG ? 256 : 128;
+    if (kn_gemm_hopper_walks(s) && tiles) g[0] = (uint32_t)(tiles < s->blocks ? tiles : s->blocks);
 }
 
 rk_status kn_gemm_hopper_check_shape(const rk_gemm_spec *s, uint64_t M, uint64_t N, uint64_t K) {

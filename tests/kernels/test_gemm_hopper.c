@@ -71,7 +71,9 @@ static void run_case(uint64_t M, uint64_t N, uint64_t K, const char *knobs) {
     uint32_t grid[3], block[3];
     rk_instance_grid(&in, &sh, grid, block);
     /* a consumer warpgroup per 64 rows, and a producer one on ws / persistent */
-    assert_int_equal(block[0], in.u.gemm.tile[0] * 2 + (in.u.gemm.schedule ? 128 : 0));
+    uint32_t want = in.u.gemm.schedule == RK_GEMM_SCHED_PINGPONG ? 384
+                                                                  : in.u.gemm.tile[0] * 2 + (in.u.gemm.schedule ? 128 : 0);
+    assert_int_equal(block[0], want);
     if (rk_emu_launch(emu, k, grid, block, 0, pa.args)) fail_msg("%s: launch: %s", name, rk_error_message());
     rk_problem_diff c;
     assert_int_equal(rk_problem_check(&p, &c), RK_OK);
@@ -116,6 +118,9 @@ static void test_schedules(void **state) {
     run_case(136, 296, 136, "schedule=persistent blocks=2 tile=128x128x64 warps=8x1 stages=3 layout=cr dtype=bf16");
     run_case(70, 70, 72, "schedule=persistent blocks=16 tile=64x64x64 warps=4x1 fuse=bias,relu out_dtype=f32");
     run_case(97, 72, 264, "schedule=ws tile=128x96x64 warps=8x1 stages=3 fuse=scale out_dtype=bf16");
+    /* pingpong: 6 tiles a block (3 per consumer); then blocks with 2 tiles and with 1 (consumer 1 idle) */
+    run_case(200, 136, 200, "schedule=pingpong blocks=2 tile=64x64x64 warps=4x1 stages=2");
+    run_case(136, 200, 72, "schedule=pingpong blocks=4 tile=64x128x64 warps=4x1 stages=3 layout=rr dtype=bf16");
 }
 
 static void test_epilogues(void **state) {
@@ -148,6 +153,12 @@ static void test_dispatch(void **state) {
     assert_int_equal(in.u.gemm.blocks, 0);
     instance_for("sm_90a", big, "path=wgmma schedule=persistent", &in, &sh);   /* path locked: blocks still tuned */
     assert_int_equal(in.u.gemm.blocks, 132);
+    instance_for("sm_90a", big, "schedule=pingpong", &in, &sh);   /* a tile of 64 rows, one per consumer */
+    assert_true(is_wgmma(&in));
+    assert_int_equal(in.u.gemm.tile[0], 64);
+    assert_int_equal(in.u.gemm.blocks, 132);
+    rk_instance_grid(&in, &sh, g, b);
+    assert_int_equal(b[0], 384);
     instance_for("sm_90a", big, "dtype=bf16 out_dtype=f32", &in, &sh);
     assert_true(is_wgmma(&in));
     instance_for("sm_90a", oddk, "", &in, &sh);    /* K * 2 bytes is not a multiple of 16 */
@@ -198,6 +209,7 @@ static void test_bad_specs(void **state) {
         {"sm_90a", "path=wgmma schedule=persistent blocks=0", "needs knob 'blocks'"},
         {"sm_90a", "path=wgmma schedule=ws blocks=3", "is for schedule=persistent"},
         {"sm_90a", "path=mma schedule=ws", "are for path=wgmma"},
+        {"sm_90a", "path=wgmma schedule=pingpong blocks=8 tile=128x128x64 warps=8x1", "tile M must be 64"},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         const rk_target *t = rk_target_find(rows[i].target);
