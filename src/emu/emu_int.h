@@ -452,6 +452,8 @@ bool emu_tma_land(emu_wave *w, uint32_t bar);
 int emu_h_wgmma_desc(emu_wave *w, const emu_ins *in);
 int emu_h_wgmma(emu_wave *w, const emu_ins *in);
 int emu_h_wgmma_fence(emu_wave *w, const emu_ins *in);
+/* emu_tma.c: tile.tma_store_2d */
+int emu_h_tma_store(emu_wave *w, const emu_ins *in);
 /* emu_setmaxnreg.c */
 int emu_h_setmaxnreg(emu_wave *w, const emu_ins *in);
 int emu_h_wgmma_commit(emu_wave *w, const emu_ins *in);
