@@ -79,6 +79,9 @@ static rk_status validate(const rk_instance *in, const rk_target *t) {
                        s->split_k);
     if (s->path != RK_GEMM_PATH_MMA)
         return rk_fail(RK_ERR_INVALID, "grouped_gemm: knob 'path' = wgmma is not supported (legal: mma)");
+    if (s->schedule != RK_GEMM_SCHED_PLAIN || s->blocks)
+        return rk_fail(RK_ERR_INVALID, "grouped_gemm: knobs 'schedule' and 'blocks' are for path=wgmma (legal: "
+                       "schedule=plain blocks=0)");
     rk_epi_param ps[RK_EPI_MAX_PARAMS];
     uint32_t n = rk_epi_params(&s->fuse, s->out_dtype, ps);
     for (uint32_t i = 0; i < n; i++) {   /* the plan's check allows two scale steps: alpha, alpha1 */
