@@ -878,4 +878,23 @@ void rk_build_mbarrier_wait(rk_kernel *k, rk_value a, rk_value b, rk_value c);
 /* tile.tma_load_2d  ptr,smem,i32,smem,i32,i32,i32->  (sm_90+) */
 void rk_build_tma_load_2d(rk_kernel *k, rk_value a, rk_value b, rk_value c, rk_value d, rk_value e, rk_value f, rk_value g);
 
+/* tile.tma_store_2d  ptr,smem,i32,i32,i32->  (sm_90+) */
+void rk_build_tma_store_2d(rk_kernel *k, rk_value a, rk_value b, rk_value c, rk_value d, rk_value e);
+
+/* tile.bulk_commit_group  ->  (sm_90+) */
+void rk_build_bulk_commit_group(rk_kernel *k);
+
+/* tile.bulk_wait_group  ->  (sm_90+)
+ *   n [0, 7] */
+typedef struct rk_bulk_wait_group_opts {
+    rk_opt_bool read;
+} rk_bulk_wait_group_opts;
+void rk_build_bulk_wait_group(rk_kernel *k, int64_t n);
+void rk_build_bulk_wait_group_ex(rk_kernel *k, int64_t n, const rk_bulk_wait_group_opts *opts);
+
+/* tile.setmaxnreg  ->  (sm_90a)
+ *   action {inc|dec}
+ *   regs [24, 256] */
+void rk_build_setmaxnreg(rk_kernel *k, const char *action, int64_t regs);
+
 #endif

@@ -162,6 +162,16 @@ typedef enum rk_gemm_path { RK_GEMM_PATH_MMA = 0, RK_GEMM_PATH_WGMMA, RK_GEMM_PA
  * lane map holds it; CSHUFFLE stages the block tile in LDS (f32) and stores
  * whole 16-byte row chunks (docs/gemm.md, "The C-shuffle epilogue"). */
 typedef enum rk_gemm_epilogue { RK_GEMM_EPI_DIRECT = 0, RK_GEMM_EPI_CSHUFFLE, RK_GEMM_EPI__COUNT } rk_gemm_epilogue;
+/* Who does what on path=wgmma: PLAIN, every warpgroup consumes and thread 0
+ * refills a stage after a block barrier; WS, a producer warpgroup issues
+ * TMA and the consumer warpgroups release stages on "empty" mbarriers, with
+ * setmaxnreg moving registers to the consumers; PERSISTENT, WS over a fixed
+ * grid of `blocks` blocks that walk the tiles in grouped-M order; PINGPONG,
+ * PERSISTENT with two consumer warpgroups on alternate tiles (tile M 64),
+ * taking turns at the main loop so one's epilogue overlaps the other's MMA. */
+typedef enum rk_gemm_schedule {
+    RK_GEMM_SCHED_PLAIN = 0, RK_GEMM_SCHED_WS, RK_GEMM_SCHED_PERSISTENT, RK_GEMM_SCHED_PINGPONG, RK_GEMM_SCHED__COUNT
+} rk_gemm_schedule;
 typedef struct rk_gemm_spec {
     rk_gemm_layout layout;
     rk_scalar dtype, out_dtype;    /* f16 or bf16 in; f16, bf16 or f32 out */
@@ -179,6 +189,8 @@ typedef struct rk_gemm_spec {
     uint32_t xcd;                  /* AMD dies for the block-id remap (0: off) */
     rk_epi_chain fuse;             /* per-element epilogue; operands in out_dtype */
     int path;                      /* rk_gemm_path; the heuristic picks wgmma where it applies */
+    int schedule;                  /* rk_gemm_schedule (path=wgmma) */
+    uint32_t blocks;               /* persistent, pingpong: the grid (0: the heuristic sets the SM count) */
 } rk_gemm_spec;
 
 /* Convolution (conv: 2-D, conv3d: 3-D), channels-last: X [N, (D,) H, W, C],

@@ -20,6 +20,14 @@ extern "C" {
  * must start 1024-byte aligned; `elem` may step by 16 (32 bytes) inside a
  * row to reach the next k16 slice. */
 rk_value rk_tile_wgmma_desc_k128(rk_kernel *k, rk_value smem, rk_value elem);
+/* The descriptor of an MN-major operand tile (M or N contiguous, wgmma's
+ * transpose bit set; 16-bit types only) under the 128-byte swizzle: atoms of
+ * 64 MN elements x 8 K rows (1024 bytes, what a TMA box of 64 16-bit columns
+ * writes for every 8 of its rows), 8-row groups SBO = 1024 bytes apart along
+ * K, atoms `atom_stride` bytes apart along MN (LBO: the bytes of one box
+ * when each box holds 64 MN columns). `elem` must be 1024-byte aligned; the
+ * next k16 slice is 2048 bytes on. */
+rk_value rk_tile_wgmma_desc_mn128(rk_kernel *k, rk_value smem, rk_value elem, uint32_t atom_stride);
 /* Where element `i` of an m64nNk16 accumulator (n/2 f32 per thread) lives:
  * thread `tid` (i32, 0..127 inside its warpgroup) holds row
  * 16*(tid/32) + (tid%32)/4 + 8*((i/2)%2) and column 8*(i/4) + 2*(tid%4) + i%2.
@@ -36,10 +44,25 @@ typedef struct rk_tile_tma_ring {
     rk_value bars;      /* smem<i64, [stages]> */
     uint32_t stages;
     uint32_t tx_bytes;  /* bytes every fill brings (all its boxes, zero fill included) */
+    rk_value empty;     /* smem<i64, [stages]> "empty" barriers, when releases > 0 */
+    uint32_t releases;  /* arrivals that free a stage (0: no empty barriers) */
 } rk_tile_tma_ring;
 /* Allocate and initialise the barriers (thread 0, arrival count 1), make
  * them visible to the async proxy, then a block barrier. */
 void rk_tile_tma_ring_init(rk_kernel *k, rk_tile_tma_ring *r, uint32_t stages, uint32_t tx_bytes);
+/* The same with one "empty" barrier per stage as well, completing after
+ * `releases` arrivals (the consumers' rk_tile_tma_ring_release): a producer
+ * refills a stage only once its previous contents are no longer read. */
+void rk_tile_tma_ring_init_pair(rk_kernel *k, rk_tile_tma_ring *r, uint32_t stages, uint32_t tx_bytes,
+                                uint32_t releases);
+/* Consumer side: one arrival on the empty barrier of stage fill % stages
+ * (the caller arrives only after its reads of fill are complete). */
+void rk_tile_tma_ring_release(rk_kernel *k, const rk_tile_tma_ring *r, rk_value fill);
+/* Producer side: wait until stage fill % stages may take fill number `fill`
+ * (i32): the releases of fill - stages have all arrived. For the first
+ * round this is the phase before the barrier's first, which counts as
+ * complete, so it returns at once. */
+void rk_tile_tma_ring_wait_free(rk_kernel *k, const rk_tile_tma_ring *r, rk_value fill);
 /* Thread-0 side of a fill of stage `stage` (i32): arrive with expect-tx; the
  * caller then issues the boxes with rk_tile_tma_box on the same stage. */
 void rk_tile_tma_ring_expect(rk_kernel *k, const rk_tile_tma_ring *r, rk_value stage);

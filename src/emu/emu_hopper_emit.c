@@ -143,21 +143,44 @@ static bool mbarrier(emu_cc *c, const rk_op *op, emu_fn fn, int64_t imm) {
     return true;
 }
 
-static bool tma_load(emu_cc *c, const rk_op *op) {
+/* The decoded tensor map of operand 0 (its value is the launch's argument). */
+static emu_tma_op *tma_map(emu_cc *c, const rk_op *op) {
+    const char *nm = rk_opcode_name(op->code);
     uint32_t pi = UINT32_MAX;
     for (uint32_t i = 0; i < rk_kernel_nparams(c->k); i++)
         if (rk_value_eq(rk_kernel_param(c->k, i)->value, op->in[0])) pi = i;
     if (pi == UINT32_MAX || !c->args || !c->args[pi])
-        return emu_cc_fail(c, RK_ERR_INVALID, "emulator: op #%u 'tile.tma_load_2d': operand 0 must be a tensormap "
-                           "parameter with a value", c->cur);
+        return emu_cc_fail(c, RK_ERR_INVALID, "emulator: op #%u '%s': operand 0 must be a tensormap parameter with a "
+                           "value", c->cur, nm), NULL;
     emu_tma_op *t = rk_arena_alloc(&c->P->arena, sizeof *t);
-    uint32_t *a = emu_cc_refs(c, 1);
-    if (!t || !a) return emu_cc_fail(c, RK_ERR_NOMEM, "out of memory compiling for the emulator");
+    if (!t) return emu_cc_fail(c, RK_ERR_NOMEM, "out of memory compiling for the emulator"), NULL;
+    memset(t, 0, sizeof *t);
     char why[300];
     if (!emu_tmap_decode(c->args[pi], &t->map, why, sizeof why))
-        return emu_cc_fail(c, RK_ERR_INVALID, "emulator: op #%u 'tile.tma_load_2d': parameter %%%s: %s", c->cur,
-                           rk_kernel_param(c->k, pi)->name, why);
+        return emu_cc_fail(c, RK_ERR_INVALID, "emulator: op #%u '%s': parameter %%%s: %s", c->cur, nm,
+                           rk_kernel_param(c->k, pi)->name, why), NULL;
     t->prov = emu_prov_of(c->emu, t->map.base, pi);
+    return t;
+}
+
+/* aux = map and source; a = src_idx, b = x, c = y. */
+static bool tma_store(emu_cc *c, const rk_op *op) {
+    emu_tma_op *t = tma_map(c, op);
+    if (!t) return false;
+    t->dst = smem_of(c, op, 1);   /* the source, here */
+    emu_ins *I = t->dst ? emu_cc_add(c, op, emu_h_tma_store) : NULL;
+    if (!I) return false;
+    I->aux = t;
+    I->a = R(c, op->in[2]);
+    I->b = R(c, op->in[3]);
+    I->c = R(c, op->in[4]);
+    return true;
+}
+
+static bool tma_load(emu_cc *c, const rk_op *op) {
+    emu_tma_op *t = tma_map(c, op);
+    uint32_t *a = t ? emu_cc_refs(c, 1) : NULL;
+    if (!a) return t ? emu_cc_fail(c, RK_ERR_NOMEM, "out of memory compiling for the emulator") : false;
     t->dst = smem_of(c, op, 1);
     t->bars = t->dst ? smem_of(c, op, 3) : NULL;
     emu_ins *I = t->bars ? emu_cc_add(c, op, emu_h_tma_load) : NULL;
@@ -170,6 +193,16 @@ static bool tma_load(emu_cc *c, const rk_op *op) {
     I->args = a;
     I->nargs = 1;
     c->P->has_mbar = true;
+    return true;
+}
+
+/* imm = regs, m = 1 for inc (0 dec). */
+static bool setmaxnreg(emu_cc *c, const rk_op *op) {
+    emu_ins *I = emu_cc_add(c, op, emu_h_setmaxnreg);
+    if (!I) return false;
+    rk_attrs_int(&op->attrs, "regs", &I->imm);
+    const char *act = rk_attrs_str(&op->attrs, "action");
+    I->m = act && !strcmp(act, "inc");
     return true;
 }
 
@@ -187,6 +220,10 @@ bool emu_cc_hopper(emu_cc *c, const rk_op *op) {
     if (k == RK_OP_MBARRIER_ARRIVE) return mbarrier(c, op, emu_h_mbar_arrive, 0);
     if (k == RK_OP_MBARRIER_ARRIVE_EXPECT_TX) return mbarrier(c, op, emu_h_mbar_arrive, 1);
     if (k == RK_OP_MBARRIER_WAIT) return mbarrier(c, op, emu_h_mbar_wait, 0);
+    if (k == RK_OP_SETMAXNREG) return setmaxnreg(c, op);
+    if (k == RK_OP_TMA_STORE_2D) return tma_store(c, op);
+    /* a TMA store is done at issue (emu_tma.c): nothing is pending, so groups need no bookkeeping */
+    if (k == RK_OP_BULK_COMMIT_GROUP || k == RK_OP_BULK_WAIT_GROUP) return emu_cc_add(c, op, emu_h_fence) != NULL;
     RK_ASSERT(k == RK_OP_TMA_LOAD_2D, "emu_cc_hopper called for an op outside the Hopper family");
     return tma_load(c, op);
 }

@@ -177,6 +177,9 @@ struct emu_wave {
     uint32_t groups;           /* cp.async groups committed */
     uint32_t wg_groups;        /* wgmma groups committed */
     bool wg_fenced;            /* a wgmma_fence since the last wgmma_wait_group (or the start) */
+    uint32_t maxnreg;          /* tile.setmaxnreg: the warp's register limit (0: the launch's) */
+    uint32_t maxnreg_n;        /* tile.setmaxnreg ops executed */
+    uint32_t maxnreg_op;       /* the op index of the last one */
     uint64_t mbar_seen;        /* EMU_MBAR: the worker's mbar_events when it blocked */
     uint32_t mbar_wait;        /* EMU_MBAR: LDS offset of the mbarrier, its parity in bit 31 */
     uint64_t steps;            /* instructions executed so far (the watchdog's count) */
@@ -454,6 +457,10 @@ bool emu_tma_land(emu_wave *w, uint32_t bar);
 int emu_h_wgmma_desc(emu_wave *w, const emu_ins *in);
 int emu_h_wgmma(emu_wave *w, const emu_ins *in);
 int emu_h_wgmma_fence(emu_wave *w, const emu_ins *in);
+/* emu_tma.c: tile.tma_store_2d */
+int emu_h_tma_store(emu_wave *w, const emu_ins *in);
+/* emu_setmaxnreg.c */
+int emu_h_setmaxnreg(emu_wave *w, const emu_ins *in);
 int emu_h_wgmma_commit(emu_wave *w, const emu_ins *in);
 int emu_h_wgmma_wait(emu_wave *w, const emu_ins *in);
 

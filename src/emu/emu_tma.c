@@ -1,6 +1,7 @@
 /* rocke — TMA (tile.tma_load_2d): a box of a 2-D tensor map copied into LDS
  * with the map's shared-memory swizzle, elements outside the tensor filled
- * with zeros. The source is read when the copy is issued; the bytes land as
+ * with zeros; tile.tma_store_2d, the reverse, done when issued (elements
+ * outside the tensor are dropped). The source is read when the copy is issued; the bytes land as
  * late as the program allows — when a tile.mbarrier_wait needs the phase
  * they complete, or when no wave could run otherwise — and then count the
  * whole box against the mbarrier's transaction count. Until they land the
@@ -78,4 +79,40 @@ bool emu_tma_land(emu_wave *w, uint32_t bar) {
     }
     emu_pend_reset_if_idle(wk);
     return any;
+}
+
+/* aux = the decoded map and the source allocation; a = src_idx, b = x
+ * (column), c = y (row), all i32. The box goes out when the op issues, so a
+ * bulk wait has nothing left to wait for; an LDS write to the source before
+ * that wait is not caught. */
+int emu_h_tma_store(emu_wave *w, const emu_ins *in) {
+    const emu_tma_op *t = in->aux;
+    const emu_tmap *m = &t->map;
+    const emu_smem *s = t->dst;
+    const int32_t *si = REF(in->a), *xs = REF(in->b), *ys = REF(in->c);
+    uint32_t row_bytes = m->box_cols * m->eb, bytes = row_bytes * m->box_rows;
+    FOR_ACTIVE(w, l) {
+        int64_t se = si[l];
+        if (se < 0 || (uint64_t)se * s->es + bytes > s->bytes)
+            return emu_fail(w, in, (int)l, "the %u x %u box (%u bytes) at element %lld does not fit in %s %s (%u bytes)",
+                            m->box_rows, m->box_cols, bytes, (long long)se, s->name, s->type, s->bytes);
+        uint32_t src = s->offset + (uint32_t)se * s->es;
+        if (src % 128)
+            return emu_fail(w, in, (int)l, "the TMA store source LDS 0x%x (%s element %lld) is not 128-byte aligned",
+                            src, s->name, (long long)se);
+        for (uint32_t r = 0; r < m->box_rows; r++) {
+            int64_t gy = (int64_t)ys[l] + r;
+            for (uint32_t c = 0; c < m->box_cols; c++) {
+                int64_t gx = (int64_t)xs[l] + c;
+                if (gy < 0 || gx < 0 || (uint64_t)gy >= m->rows || (uint64_t)gx >= m->cols) continue;   /* dropped */
+                uint32_t at = (uint32_t)emu_swizzle(src + r * row_bytes + c * m->eb, m->swizzle);
+                if (!emu_lds_touch(w, in, (uint32_t)l, at, m->eb, 0)) return EMU_STOP;
+                uint64_t dst = m->base + (uint64_t)gy * m->row_stride + (uint64_t)gx * m->eb;
+                void *h = emu_gmem(w, in, (uint32_t)l, dst, m->eb, t->prov, true);
+                if (!h) return EMU_STOP;
+                memcpy(h, w->lds + at, m->eb);
+            }
+        }
+    }
+    return EMU_NEXT;
 }

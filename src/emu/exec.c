@@ -435,6 +435,7 @@ static void init_waves(emu_worker *wk) {
         w->groups = 0;
         w->wg_groups = 0;
         w->wg_fenced = false;
+        w->maxnreg = w->maxnreg_n = w->maxnreg_op = 0;
         w->steps = 0;
         uint64_t m = 0;
         for (uint32_t l = 0; l < P->W; l++) {

@@ -1979,3 +1979,37 @@ void rk_build_tma_load_2d(rk_kernel *k, rk_value a, rk_value b, rk_value c, rk_v
     rk_op *op = rk_emit(k, RK_OP_TMA_LOAD_2D, in, 7, NULL, 0);
     ir_built_void(k, op);
 }
+
+/* tile.tma_store_2d */
+void rk_build_tma_store_2d(rk_kernel *k, rk_value a, rk_value b, rk_value c, rk_value d, rk_value e) {
+    const rk_value in[] = {a, b, c, d, e};
+    rk_op *op = rk_emit(k, RK_OP_TMA_STORE_2D, in, 5, NULL, 0);
+    ir_built_void(k, op);
+}
+
+/* tile.bulk_commit_group */
+void rk_build_bulk_commit_group(rk_kernel *k) {
+    rk_op *op = rk_emit(k, RK_OP_BULK_COMMIT_GROUP, NULL, 0, NULL, 0);
+    ir_built_void(k, op);
+}
+
+/* tile.bulk_wait_group */
+void rk_build_bulk_wait_group_ex(rk_kernel *k, int64_t n, const rk_bulk_wait_group_opts *opts) {
+    rk_op *op = rk_emit(k, RK_OP_BULK_WAIT_GROUP, NULL, 0, NULL, 0);
+    ir_arg_int(k, op, ir_key_n, n);
+    if (opts) {
+        ir_opt_bool(k, op, "read", opts->read);
+    }
+    ir_built_void(k, op);
+}
+void rk_build_bulk_wait_group(rk_kernel *k, int64_t n) {
+    rk_build_bulk_wait_group_ex(k, n, NULL);
+}
+
+/* tile.setmaxnreg */
+void rk_build_setmaxnreg(rk_kernel *k, const char *action, int64_t regs) {
+    rk_op *op = rk_emit(k, RK_OP_SETMAXNREG, NULL, 0, NULL, 0);
+    ir_arg_str(k, op, "action", action);
+    ir_arg_int(k, op, ir_key_regs, regs);
+    ir_built_void(k, op);
+}

@@ -678,7 +678,14 @@ static bool check_wgmma_wait(ck *c) {
     return true;
 }
 
-static bool check_tma_load(ck *c) {
+static bool check_setmaxnreg(ck *c) {
+    int64_t regs = 0;
+    attr_int(c, ir_key_regs, &regs);
+    if (regs % 8) return FAIL(c, "regs = %lld is not a multiple of 8 (setmaxnreg takes 24, 32, ..., 256)", (long long)regs);
+    return true;
+}
+
+static bool tensormap_operand(ck *c) {
     rk_value m = c->op->in[0];
     bool ok = false;
     if (rk_value_kind_of(c->k, m) == RK_VK_PARAM)
@@ -687,8 +694,9 @@ static bool check_tma_load(ck *c) {
             if (rk_value_eq(p->value, m)) ok = rk_attrs_bool(&p->attrs, "tensormap", false);
         }
     if (!ok) return FAIL(c, "operand 0 must be a kernel parameter marked tensormap (a CUtensorMap passed by value)");
-    return mbarrier_operand(c, 3);
+    return true;
 }
+static bool check_tma_load(ck *c) { return tensormap_operand(c) && mbarrier_operand(c, 3); }
 
 typedef bool (*extra_fn)(ck *c);
 static const extra_fn extra_checks[RK_OP__COUNT] = {
@@ -703,6 +711,8 @@ static const extra_fn extra_checks[RK_OP__COUNT] = {
     [RK_OP_MBARRIER_ARRIVE_EXPECT_TX] = check_mbarrier,
     [RK_OP_MBARRIER_WAIT] = check_mbarrier,
     [RK_OP_TMA_LOAD_2D] = check_tma_load,
+    [RK_OP_SETMAXNREG] = check_setmaxnreg,
+    [RK_OP_TMA_STORE_2D] = tensormap_operand,
 };
 
 /* ---- entry ------------------------------------------------------------------------------- */

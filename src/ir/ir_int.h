@@ -138,7 +138,7 @@ extern const rk_op_info ir_op_table[RK_OP__COUNT];
     X(align) X(elem_type) X(rank) X(dwords) X(bytes) X(n) X(num) X(mode) X(kind) X(op_id) \
     X(template) X(constraints) X(sideeffect) X(iv) X(iv_type) X(iter_args)               \
     X(num_iter_args) X(unroll) X(elide_trailing_barrier) X(vmcnt) X(lgkmcnt) X(expcnt)   \
-    X(dtype) X(row_shr) X(row_shl) X(lbo) X(sbo)
+    X(dtype) X(row_shr) X(row_shl) X(lbo) X(sbo) X(regs)
 #define IR_KEY_DECL(name) extern const char ir_key_##name[];
 IR_KEYS(IR_KEY_DECL)
 #undef IR_KEY_DECL

@@ -26,6 +26,8 @@ static const char *const split_reduce_names[] = {"workspace", "atomic", NULL};
 static const char *const epilogue_names[] = {"direct", "cshuffle", NULL};
 static const uint32_t legal_xcd[] = {0, 1, 2, 4, 8, 16, 0};
 static const char *const path_names[] = {"mma", "wgmma", NULL};
+static const char *const schedule_names[] = {"plain", "ws", "persistent", "pingpong", NULL};
+static const uint32_t legal_blocks[] = {0, 1, 2, 3, 4, 6, 8, 16, 32, 64, 66, 108, 114, 128, 132, 256, 264, 0};
 
 const rk_knob kn_gemm_knobs[] = {
     KN_ENUM("layout", "l", u.gemm.layout, layout_names, false,
@@ -49,7 +51,12 @@ const rk_knob kn_gemm_knobs[] = {
            "AMD dies the block ids are remapped over (0: off; 8 on gfx942/gfx950)"),
     KN_EPI("fuse", u.gemm.fuse, "epilogue chain, e.g. bias,gelu (operands in out_dtype)"),
     KN_ENUM("path", "p", u.gemm.path, path_names, true,
-            "main loop: mma (mma.sync/MFMA, cp.async) or wgmma (sm_90a: TMA + mbarriers + wgmma, layout rc)"),
+            "main loop: mma (mma.sync/MFMA, cp.async) or wgmma (sm_90a: TMA + mbarriers + wgmma)"),
+    KN_ENUM("schedule", "sc", u.gemm.schedule, schedule_names, true,
+            "path=wgmma: plain (all warpgroups consume), ws (a TMA producer warpgroup, setmaxnreg), persistent "
+            "(ws over `blocks` blocks walking the tiles) or pingpong (persistent, two consumers on alternate tiles)"),
+    KN_U32("blocks", "pb", u.gemm.blocks, legal_blocks, true,
+           "schedule=persistent|pingpong: blocks in the grid (0: the heuristic sets the target's SM count)"),
 };
 _Static_assert(RK_COUNTOF(kn_gemm_knobs) == KN_GEMM_NKNOBS, "KN_GEMM_NKNOBS counts kn_gemm_knobs");
 
@@ -164,13 +171,17 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64
             s->path = RK_GEMM_PATH_MMA;
         } else {
             rk_gemm_spec before = *s;
-            kn_gemm_hopper_tune(s, t, M, N, K, sh->rank == 4, locked >> KN_GK_TILE & 1, locked >> KN_GK_WARPS & 1,
-                                locked >> KN_GK_STAGES & 1);
+            kn_gemm_hopper_tune(s, t, M, N, K, sh->rank == 4, locked);
             if (s->path == RK_GEMM_PATH_WGMMA) s->split_k = 1;
             else *s = before;
         }
-    } else if (s->path == RK_GEMM_PATH_WGMMA && !split_locked) {
-        s->split_k = 1;
+    } else if (s->path == RK_GEMM_PATH_WGMMA) {
+        /* an explicit path=wgmma still gets its tile, stages and schedule; where the
+         * path does not apply the spec stays as given and validation names the rule */
+        kn_gemm_hopper_tune(s, t, M, N, K, sh->rank == 4, locked);
+        s->path = RK_GEMM_PATH_WGMMA;
+        kn_gemm_hopper_tune_schedule(s, t, M, N, locked);
+        if (!split_locked) s->split_k = 1;
     }
     kn_gemm_tune_epilogue(s, t, locked);
 }
@@ -180,6 +191,9 @@ static rk_status validate_any(const rk_instance *in, const rk_target *t, bool ba
     if (s->wave != t->wave_size)
         return rk_fail(RK_ERR_INVALID, "gemm: knob 'wave' = %u, but %s runs %u-lane waves", s->wave, t->name,
                        t->wave_size);
+    if (s->path != RK_GEMM_PATH_WGMMA && (s->schedule != RK_GEMM_SCHED_PLAIN || s->blocks))
+        return rk_fail(RK_ERR_INVALID, "gemm: knobs 'schedule' and 'blocks' are for path=wgmma (path=mma takes "
+                       "schedule=plain blocks=0)");
     kn_gemm_plan p;
     return kn_gemm_plan_make(s, t, batched, &p);
 }
@@ -196,7 +210,7 @@ static rk_status check_shape(const rk_instance *in, const rk_shape *sh) {
     uint64_t tiles = (M + s->tile[0] - 1) / s->tile[0] * ((N + s->tile[1] - 1) / s->tile[1]);
     if (tiles > INT32_MAX) return rk_fail(RK_ERR_INVALID, "gemm: %llu output tiles is more than a grid holds",
                                           (unsigned long long)tiles);
-    if (s->path == RK_GEMM_PATH_WGMMA) return kn_gemm_hopper_check_shape(s, K);   /* TMA reads A and B */
+    if (s->path == RK_GEMM_PATH_WGMMA) return kn_gemm_hopper_check_shape(s, M, N, K);   /* TMA reads A and B */
     /* the contiguous extents (and packed leading dimensions) must hold whole vectors */
     uint64_t ea = a_row(in) ? K : M, ebx = b_row(in) ? N : K;
     if (ea % s->vec_a)
@@ -253,10 +267,16 @@ static void signature_b(const rk_instance *in, rk_ksig *sg) { signature_any(in, 
 static void geometry(const rk_instance *in, rk_launch_geom *g) {
     const rk_gemm_spec *s = &in->u.gemm;
     uint32_t b4 = in->family == RK_FAMILY_BATCHED_GEMM;
-    g->block[0] = s->warps[0] * s->warps[1] * s->wave;
+    bool wgmma = s->path == RK_GEMM_PATH_WGMMA;
+    g->block[0] = s->warps[0] * s->warps[1] * s->wave + (wgmma ? kn_gemm_hopper_extra_threads(s) : 0);
     kn_geom_cdiv_dim(g, b4, s->tile[0]);
     kn_geom_cdiv_dim(g, b4 + 1, s->tile[1]);
     kn_geom_op(g, RK_GEOM_MUL);
+    if (wgmma && kn_gemm_hopper_walks(s)) {
+        /* a persistent grid: at most `blocks`, each walking tiles */
+        kn_geom_const(g, s->blocks);
+        kn_geom_op(g, RK_GEOM_MIN);
+    }
     kn_geom_axis(g);
     kn_geom_const(g, s->split_k);
     kn_geom_axis(g);

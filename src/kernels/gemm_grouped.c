@@ -83,6 +83,9 @@ static rk_status validate(const rk_instance *in, const rk_target *t) {
                        s->split_k);
     if (s->path != RK_GEMM_PATH_MMA)
         return rk_fail(RK_ERR_INVALID, "grouped_gemm: knob 'path' = wgmma is not supported (legal: mma)");
+    if (s->schedule != RK_GEMM_SCHED_PLAIN || s->blocks)
+        return rk_fail(RK_ERR_INVALID, "grouped_gemm: knobs 'schedule' and 'blocks' are for path=wgmma (legal: "
+                       "schedule=plain blocks=0)");
     kn_gemm_plan p;
     return kn_gemm_plan_make(s, t, false, &p);
 }

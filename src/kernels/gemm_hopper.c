@@ -1,8 +1,10 @@
 /* rocke — the GEMM kernel on Hopper (path = wgmma, sm_90a): one block per
  * tile_m x tile_n tile of C (grouped-M order), one consumer warpgroup per
  * 64 rows. K runs in 64-element steps through a ring of `stages` shared
- * buffers, each filled by two TMA boxes (A: tile_m x 64, B: tile_n x 64,
- * 128-byte swizzle) completing on the stage's mbarrier:
+ * buffers, each filled by TMA boxes under the 128-byte swizzle completing on
+ * the stage's mbarrier: a K-major operand is one box of tile_m (tile_n) rows
+ * of 64 K, an MN-major one (layouts rr, cr, cc) tile_m/64 (tile_n/64) boxes
+ * of 64 K rows x 64 columns, read by wgmma with its transpose bit:
  *   prologue   thread 0 fills K tiles 0 .. stages-2;
  *   loop kt    wait for tile kt (parity (kt / stages) & 1), wgmma fence, four
  *              wgmma m64nNk16 from swizzled K-major descriptors, commit;
@@ -11,60 +13,85 @@
  *              with tile kt + stages - 1;
  *   epilogue   wait for the last group, each accumulator through the fused
  *              chain, pairs of columns stored as one vector inside C.
+ * That is schedule=plain; the pieces here (setup, fills, the k16 steps, the
+ * epilogue) also serve the warp-specialized schedules (gemm_hopper_ws.c).
  * TMA boxes zero-fill past M, N and K, so tails need no other care.
  * Layer: kernels. */
 #include "gemm_hopper.h"
-#include "rocke/tile_hopper.h"
-
-typedef struct hk {
-    rk_kernel *k;
-    const kn_gemm_plan *pl;
-    rk_tile_tma_ring ring;
-    rk_value amap, bmap, sA, sB;
-    rk_value m0, n0;
-} hk;
 
 static rk_value c32(rk_kernel *k, int64_t v) { return rk_const_i32(k, (int32_t)v); }
 
-/* Thread 0: fill stage kt % stages with K tile kt when kt < ktiles. */
-static void fill(hk *h, rk_value tid, rk_value kt, rk_value ktiles) {
+/* Operand tile of stage `st` (elements from `base` of `dst`) at K column kx
+ * and MN origin mn0: one K-major box, or ext/64 MN-major boxes side by side
+ * (each 64 x 64, so box j starts 4096 elements on). */
+static void load_operand(kn_hk *h, rk_value map, rk_value dst, rk_value base, rk_value st, rk_value kx, rk_value mn0,
+                         uint32_t ext, bool kmaj) {
     rk_kernel *k = h->k;
-    const kn_gemm_plan *pl = h->pl;
-    rk_value zero = c32(k, 0);
-    rk_value t0 = rk_build_cmp(k, "eq", tid, zero);
-    rk_value live = rk_build_cmp(k, "lt", kt, ktiles);
-    rk_value go = rk_build_and(k, t0, live);
-    rk_if_begin(k, go);
+    if (kmaj) {
+        rk_tile_tma_box(k, &h->ring, map, dst, base, st, kx, mn0);
+        return;
+    }
+    for (uint32_t j = 0; j < ext / KN_WG_BK; j++) {
+        rk_value off = c32(k, j * KN_WG_BK * KN_WG_BK), dx = c32(k, j * KN_WG_BK);
+        rk_value e = rk_build_add(k, base, off);
+        rk_value x = rk_build_add(k, mn0, dx);
+        rk_tile_tma_box(k, &h->ring, map, dst, e, st, x, kx);
+    }
+}
+
+void kn_gemm_hopper_issue(kn_hk *h, rk_value kt, rk_value fill) {
+    rk_kernel *k = h->k;
+    const kn_gemm_plan *pl = &h->pl;
     rk_value S = c32(k, pl->stages);
-    rk_value st = rk_build_umod(k, kt, S);
+    rk_value st = rk_build_umod(k, fill, S);
     rk_value bk = c32(k, KN_WG_BK);
     rk_value x = rk_build_mul(k, kt, bk);
     rk_value sza = c32(k, pl->stage_a), szb = c32(k, pl->stage_b);
     rk_value ea = rk_build_mul(k, st, sza);
     rk_value eb = rk_build_mul(k, st, szb);
     rk_tile_tma_ring_expect(k, &h->ring, st);
-    rk_tile_tma_box(k, &h->ring, h->amap, h->sA, ea, st, x, h->m0);
-    rk_tile_tma_box(k, &h->ring, h->bmap, h->sB, eb, st, x, h->n0);
+    load_operand(h, h->amap, h->sA, ea, st, x, h->m0, pl->bm, h->ka);
+    load_operand(h, h->bmap, h->sB, eb, st, x, h->n0, pl->bn, h->kb);
+}
+
+/* Thread 0: fill stage kt % stages with K tile kt when kt < ktiles. */
+static void fill(kn_hk *h, rk_value tid, rk_value kt) {
+    rk_kernel *k = h->k;
+    rk_value zero = c32(k, 0);
+    rk_value t0 = rk_build_cmp(k, "eq", tid, zero);
+    rk_value live = rk_build_cmp(k, "lt", kt, h->ktiles);
+    rk_value go = rk_build_and(k, t0, live);
+    rk_if_begin(k, go);
+    kn_gemm_hopper_issue(h, kt, kt);
     rk_if_end(k, NULL, 0);
 }
 
+/* The descriptor of the k16 slice kk of an operand tile from element e0:
+ * K-major slices are 32 bytes apart inside the swizzled rows, MN-major ones
+ * 16 rows (2048 bytes) apart; MN-major atoms are a box (8192 bytes) apart. */
+static rk_value slice_desc(rk_kernel *k, rk_value smem, rk_value e0, uint32_t kk, bool kmaj) {
+    rk_value off = c32(k, kmaj ? 16 * kk : 16 * KN_WG_BK * kk);
+    rk_value e = rk_build_add(k, e0, off);
+    return kmaj ? rk_tile_wgmma_desc_k128(k, smem, e)
+                : rk_tile_wgmma_desc_mn128(k, smem, e, KN_WG_BK * RK_TILE_WGMMA_ROW_BYTES);
+}
+
 /* The four k16 steps of stage `st` for the warpgroup whose A rows start at
- * element `arow` of a stage. */
-static rk_value mma_stage(hk *h, const char *dt, rk_value st, rk_value arow, rk_value acc) {
+ * element `arow` of a stage (64 rows of 64 K, or the warpgroup's 64 x 64 box:
+ * the same 4096 elements either way). */
+rk_value kn_gemm_hopper_mma(kn_hk *h, rk_value st, rk_value arow, rk_value acc) {
     rk_kernel *k = h->k;
-    const kn_gemm_plan *pl = h->pl;
+    const kn_gemm_plan *pl = &h->pl;
     rk_value sza = c32(k, pl->stage_a), szb = c32(k, pl->stage_b);
     rk_value sa = rk_build_mul(k, st, sza);
     rk_value a0 = rk_build_add(k, sa, arow);
     rk_value b0 = rk_build_mul(k, st, szb);
     rk_build_wgmma_fence(k);
+    rk_wgmma_opts o = {.trans_a = {!h->ka, true}, .trans_b = {!h->kb, true}};   /* set only where MN-major */
     for (uint32_t kk = 0; kk < KN_WG_BK / 16; kk++) {
-        rk_value off = c32(k, 16 * kk);   /* 32 bytes on inside the swizzled rows */
-        rk_value ai = rk_build_add(k, a0, off);
-        rk_value bi = rk_build_add(k, b0, off);
-        rk_value da = rk_tile_wgmma_desc_k128(k, h->sA, ai);
-        rk_value db = rk_tile_wgmma_desc_k128(k, h->sB, bi);
-        acc = rk_build_wgmma(k, dt, acc, da, db, pl->bn);
+        rk_value da = slice_desc(k, h->sA, a0, kk, h->ka);
+        rk_value db = slice_desc(k, h->sB, b0, kk, h->kb);
+        acc = rk_build_wgmma_ex(k, h->dt, acc, da, db, pl->bn, &o);
     }
     rk_build_wgmma_commit_group(k);
     return acc;
@@ -82,14 +109,15 @@ static void put(rk_kernel *k, const rk_epi_args *ea, rk_scalar out_t, rk_value C
     rk_if_end(k, NULL, 0);
 }
 
-static void epilogue(hk *h, const rk_gemm_spec *s, const rk_epi_args *ea, const rk_value *p, rk_value rbase,
-                     rk_value twg, rk_value d) {
+void kn_gemm_hopper_epilogue(kn_hk *h, rk_value rbase, rk_value twg, rk_value d) {
     rk_kernel *k = h->k;
-    rk_value C = p[2], M = p[3], N = p[4], ldc = p[8];
+    const rk_gemm_spec *s = h->s;
+    const rk_epi_args *ea = &h->ea;
+    rk_value C = h->p[2], M = h->p[3], N = h->p[4], ldc = h->p[8];
     rk_value one = c32(k, 1), zero = c32(k, 0);
     rk_value odd = rk_build_and(k, ldc, one);
     rk_value even = rk_build_cmp(k, "eq", odd, zero);
-    for (uint32_t i = 0; i < h->pl->bn / 2; i += 2) {
+    for (uint32_t i = 0; i < h->pl.bn / 2; i += 2) {
         rk_tile_frag_coord fc = rk_tile_wgmma_acc_coord(k, twg, i);
         rk_value row = rk_build_add(k, rbase, fc.row);
         rk_value col = rk_build_add(k, h->n0, fc.col);
@@ -117,65 +145,85 @@ static void epilogue(hk *h, const rk_gemm_spec *s, const rk_epi_args *ea, const 
     }
 }
 
-void kn_gemm_hopper_build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *p) {
+void kn_gemm_hopper_begin(kn_hk *h, const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *p,
+                          uint32_t releases) {
     const rk_gemm_spec *s = &in->u.gemm;
-    kn_gemm_plan pl;
-    rk_status st = kn_gemm_hopper_plan(s, t, false, &pl);
+    memset(h, 0, sizeof *h);
+    rk_status st = kn_gemm_hopper_plan(s, t, false, &h->pl);
     RK_ASSERT(st == RK_OK, "gemm: building a wgmma instance that does not validate");
-    rk_epi_args ea = {.chain = &s->fuse};
+    h->k = k, h->s = s, h->p = p;
+    h->ea.chain = &s->fuse;
     rk_epi_param eps[RK_EPI_MAX_PARAMS];
     uint32_t ne = rk_epi_params(&s->fuse, s->out_dtype, eps);
-    for (uint32_t i = 0; i < ne; i++) ea.p[i] = p[9 + i];
-    hk h = {.k = k, .pl = &pl, .amap = p[9 + ne], .bmap = p[10 + ne]};
-    rk_value M = p[3], N = p[4], K = p[5];
-
-    /* the block's tile, in grouped-M order */
-    rk_value pid = rk_build_block_id(k, 0);
-    rk_ix tm, tn;
-    kn_gemm_tile_origin(k, pl.bm, pl.bn, s->group_m, pid, M, N, &tm, &tn, &h.m0, &h.n0);
-
+    for (uint32_t i = 0; i < ne; i++) h->ea.p[i] = p[9 + i];
+    h->amap = p[9 + ne], h->bmap = p[10 + ne];
+    h->ka = kn_gemm_hopper_k_major(s, 0), h->kb = kn_gemm_hopper_k_major(s, 1);
+    h->dt = s->dtype == RK_S_BF16 ? "bf16" : "f16";
     /* shared memory: every stage of A, then of B, each stage 1024-byte aligned for the swizzle */
     rk_smem_alloc_opts al = {.align = RK_SOME(1024)};
-    uint32_t na = pl.stages * pl.stage_a, nb = pl.stages * pl.stage_b;
-    h.sA = rk_build_smem_alloc_ex(k, (rk_type){s->dtype}, &na, 1, &al);
-    h.sB = rk_build_smem_alloc_ex(k, (rk_type){s->dtype}, &nb, 1, &al);
-    rk_tile_tma_ring_init(k, &h.ring, pl.stages, (pl.stage_a + pl.stage_b) * 2);
+    uint32_t na = h->pl.stages * h->pl.stage_a, nb = h->pl.stages * h->pl.stage_b;
+    h->sA = rk_build_smem_alloc_ex(k, (rk_type){s->dtype}, &na, 1, &al);
+    h->sB = rk_build_smem_alloc_ex(k, (rk_type){s->dtype}, &nb, 1, &al);
+    rk_tile_tma_ring_init_pair(k, &h->ring, h->pl.stages, (h->pl.stage_a + h->pl.stage_b) * 2, releases);
+    rk_value K = p[5];
+    rk_ix ktn = rk_ix_udiv(k, rk_ix_add(k, rk_ix_v(K), rk_ix_c(KN_WG_BK - 1)), rk_ix_c(KN_WG_BK));
+    h->ktiles = rk_ix_value(k, ktn);
+}
+
+void kn_gemm_hopper_origin(kn_hk *h, rk_value tile) {
+    rk_ix tm, tn;
+    kn_gemm_tile_origin(h->k, h->pl.bm, h->pl.bn, h->s->group_m, tile, h->p[3], h->p[4], &tm, &tn, &h->m0, &h->n0);
+}
+
+rk_value kn_gemm_hopper_arow(kn_hk *h, rk_value wg) {
+    rk_value wg_rows = c32(h->k, 64);
+    rk_value wrow = rk_build_mul(h->k, wg, wg_rows);
+    rk_value row_elems = c32(h->k, KN_WG_BK);
+    return rk_build_mul(h->k, wrow, row_elems);
+}
+
+void kn_gemm_hopper_build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *p) {
+    if (in->u.gemm.schedule != RK_GEMM_SCHED_PLAIN) {
+        kn_gemm_hopper_build_ws(in, t, k, p);
+        return;
+    }
+    kn_hk h;
+    kn_gemm_hopper_begin(&h, in, t, k, p, 0);
+    const kn_gemm_plan *pl = &h.pl;
+    rk_value pid = rk_build_block_id(k, 0);
+    kn_gemm_hopper_origin(&h, pid);   /* the block's tile, in grouped-M order */
 
     rk_value tid = rk_build_thread_id(k, 0);
     rk_value c7 = c32(k, 7), c127 = c32(k, 127);
     rk_value wg = rk_build_lshr(k, tid, c7);     /* consumer warpgroup */
     rk_value twg = rk_build_and(k, tid, c127);   /* thread inside it */
-    rk_value wg_rows = c32(k, 64);
-    rk_value wrow = rk_build_mul(k, wg, wg_rows);
-    rk_value row_elems = c32(k, KN_WG_BK);
-    rk_value arow = rk_build_mul(k, wrow, row_elems);
-    rk_ix ktn = rk_ix_udiv(k, rk_ix_add(k, rk_ix_v(K), rk_ix_c(KN_WG_BK - 1)), rk_ix_c(KN_WG_BK));
-    rk_value ktiles = rk_ix_value(k, ktn);
-    for (uint32_t i = 0; i + 1 < pl.stages; i++) {
+    rk_value arow = kn_gemm_hopper_arow(&h, wg);
+    for (uint32_t i = 0; i + 1 < pl->stages; i++) {
         rk_value ci = c32(k, i);
-        fill(&h, tid, ci, ktiles);
+        fill(&h, tid, ci);
     }
-    const char *dt = s->dtype == RK_S_BF16 ? "bf16" : "f16";
-    rk_type acc_t = rk_type_vec(k, RK_T_F32, pl.bn / 2);
+    rk_type acc_t = rk_type_vec(k, RK_T_F32, pl->bn / 2);
     rk_value acc0 = rk_build_constant_vec(k, acc_t, 0.0), acc;
     rk_value lo = c32(k, 0), step = c32(k, 1);
-    rk_value kt = rk_for_begin(k, lo, ktiles, step, "kt", 1, &acc0, NULL, &acc);
+    rk_value kt = rk_for_begin(k, lo, h.ktiles, step, "kt", 1, &acc0, NULL, &acc);
     {
         rk_tile_tma_ring_wait(k, &h.ring, kt);
-        rk_value S = c32(k, pl.stages);
+        rk_value S = c32(k, pl->stages);
         rk_value cur = rk_build_umod(k, kt, S);
-        acc = mma_stage(&h, dt, cur, arow, acc);
+        acc = kn_gemm_hopper_mma(&h, cur, arow, acc);
         /* tile kt-1's group has read its stage once at most this one is in flight */
         rk_build_wgmma_wait_group(k, 1, NULL, 0, NULL);
         rk_build_sync(k);
-        rk_value ahead = c32(k, pl.stages - 1);
+        rk_value ahead = c32(k, pl->stages - 1);
         rk_value nxt = rk_build_add(k, kt, ahead);
-        fill(&h, tid, nxt, ktiles);
+        fill(&h, tid, nxt);
     }
     rk_value res;
     rk_for_end(k, &acc, 1, &res);
     rk_value d;
     rk_build_wgmma_wait_group(k, 0, &res, 1, &d);
+    rk_value wg_rows = c32(k, 64);
+    rk_value wrow = rk_build_mul(k, wg, wg_rows);
     rk_value rbase = rk_build_add(k, h.m0, wrow);
-    epilogue(&h, s, &ea, p, rbase, twg, d);
+    kn_gemm_hopper_epilogue(&h, rbase, twg, d);
 }

@@ -5,11 +5,16 @@
 #define ROCKE_GEMM_HOPPER_H
 
 #include "gemm_int.h"
+#include "rocke/tile_hopper.h"
 
 /* K elements of one stage: a 128-byte row of 16-bit elements. */
 enum { KN_WG_BK = 64 };
 
-/* Check a path = wgmma spec (layout rc, f16/bf16, tile 64|128 x 8..256 x 64,
+/* Whether operand 0 (A) or 1 (B) is K-major (A row-major, B column-major):
+ * wgmma reads it without the transpose bit; otherwise it is MN-major. */
+bool kn_gemm_hopper_k_major(const rk_gemm_spec *s, int operand);
+/* Check a path = wgmma spec (any layout; an N-major B needs tile N a
+ * multiple of 64; f16/bf16, tile 64|128 x 8..256 x 64,
  * warps (tile M / 16) x 1, 2..6 stages in the shared-memory budget) and fill
  * the plan's block fields (atom NULL). Messages name the knob and the legal
  * values, and say that path=mma takes the rest. */
@@ -17,18 +22,65 @@ rk_status kn_gemm_hopper_plan(const rk_gemm_spec *s, const rk_target *t, bool ba
 /* gemm_plan.c: the rules both paths share (group_m, the epilogue chain). */
 rk_status kn_gemm_check_order_and_chain(const rk_gemm_spec *s, bool batched);
 /* The heuristic: path = wgmma where it applies to target t and the problem
- * (sm_90a, single problems, layout rc, the default atom, K a multiple of 8
- * for TMA's 16-byte row stride), with its tile, warps and stages unless
- * locked; otherwise path = mma and nothing else changes. */
+ * (sm_90a, single problems, the default atom, rows of A and B a multiple
+ * of 16 bytes for TMA's row stride), with its tile, warps, stages and
+ * schedule unless locked (bits KN_GK_* of `locked`); otherwise path = mma,
+ * with those knobs left tuned when only the plan refused them (the caller
+ * restores its spec or keeps them for an explicit path=wgmma). */
 void kn_gemm_hopper_tune(rk_gemm_spec *s, const rk_target *t, uint64_t M, uint64_t N, uint64_t K, bool batched,
-                         bool tile_locked, bool warps_locked, bool stages_locked);
-/* Shape limits of the path (TMA's 16-byte row stride of A and B). */
-rk_status kn_gemm_hopper_check_shape(const rk_gemm_spec *s, uint64_t K);
+                         uint64_t locked);
+/* The schedule (unless knob bit KN_GK_SCHED of `locked` is set): persistent
+ * where the tiles outnumber the SMs, else ws; blocks = the SM count for
+ * persistent (0 otherwise) unless KN_GK_BLOCKS is locked. */
+void kn_gemm_hopper_tune_schedule(rk_gemm_spec *s, const rk_target *t, uint64_t M, uint64_t N, uint64_t locked);
+/* Whether the schedule walks tiles over a grid of `blocks` (persistent, pingpong). */
+bool kn_gemm_hopper_walks(const rk_gemm_spec *s);
+/* Threads a wgmma block has beyond its consumer warps: the producer
+ * warpgroup of ws / persistent (128), and pingpong's second consumer (256 in
+ * all); a persistent grid is min(blocks, tiles) (the geometry's MIN). */
+uint32_t kn_gemm_hopper_extra_threads(const rk_gemm_spec *s);
+/* Shape limits of the path (TMA's 16-byte row stride of A and B, whose
+ * rows run along K or M / N by the layout). */
+rk_status kn_gemm_hopper_check_shape(const rk_gemm_spec *s, uint64_t M, uint64_t N, uint64_t K);
 /* The two tensormap entries (A_map over A, B_map over B) after the others. */
 void kn_gemm_hopper_signature(const rk_gemm_spec *s, rk_ksig *sg);
 void kn_gemm_hopper_tensormap_box(const rk_instance *in, const rk_kparam *kp, uint32_t *box_rows, uint32_t *box_cols,
                                   uint32_t *swizzle_bytes);
 /* The kernel body; params[i] is signature entry i. */
 void kn_gemm_hopper_build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *params);
+
+/* ---- the kernel's pieces (gemm_hopper.c), shared by the schedules ---- */
+typedef struct kn_hk {
+    rk_kernel *k;
+    const rk_gemm_spec *s;
+    const rk_value *p;         /* the signature's values */
+    kn_gemm_plan pl;
+    rk_epi_args ea;
+    rk_tile_tma_ring ring;
+    rk_value amap, bmap, sA, sB;
+    rk_value ktiles;           /* K tiles of 64 (i32) */
+    rk_value m0, n0;           /* the current C tile's origin */
+    bool ka, kb;               /* A / B K-major (else MN-major: wgmma's transpose bit) */
+    const char *dt;            /* "f16" or "bf16" */
+} kn_hk;
+/* Plan, epilogue operands, tensor maps, the stages in shared memory and
+ * the ring's barriers (with `releases` arrivals on each "empty" barrier,
+ * or none when 0); ends with a block barrier. */
+void kn_gemm_hopper_begin(kn_hk *h, const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *p,
+                          uint32_t releases);
+/* m0, n0 of C tile number `tile` (i32) in grouped-M order. */
+void kn_gemm_hopper_origin(kn_hk *h, rk_value tile);
+/* One thread: arm stage fill % stages and issue the TMA boxes of K tile kt
+ * of the current C tile into it. */
+void kn_gemm_hopper_issue(kn_hk *h, rk_value kt, rk_value fill);
+/* First element of warpgroup wg's A rows inside a stage. */
+rk_value kn_gemm_hopper_arow(kn_hk *h, rk_value wg);
+/* Fence, the four wgmma k16 steps of stage st (i32) and a commit. */
+rk_value kn_gemm_hopper_mma(kn_hk *h, rk_value st, rk_value arow, rk_value acc);
+/* The fused chain and the masked stores of the m64nN accumulators d of the
+ * warpgroup whose rows start at rbase, for its thread twg (0..127). */
+void kn_gemm_hopper_epilogue(kn_hk *h, rk_value rbase, rk_value twg, rk_value d);
+/* schedule = ws or persistent (gemm_hopper_ws.c). */
+void kn_gemm_hopper_build_ws(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *p);
 
 #endif

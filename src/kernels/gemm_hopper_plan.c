@@ -5,6 +5,26 @@
 
 enum { WG_SWIZZLE = 128 };
 
+bool kn_gemm_hopper_k_major(const rk_gemm_spec *s, int operand) {
+    bool row = s->layout == RK_GEMM_RR || (operand ? s->layout == RK_GEMM_CR : s->layout == RK_GEMM_RC);
+    return operand ? !row : row;   /* A row-major [M, K], B column-major [N, K] */
+}
+
+static const char *layout_name(rk_gemm_layout l) {
+    static const char *const names[RK_GEMM__COUNT] = {"rr", "rc", "cr", "cc"};
+    return names[l];
+}
+
+/* Elements of one global row of operand 0 (A) / 1 (B): TMA's row stride. */
+static uint64_t row_extent(const rk_gemm_spec *s, int operand, uint64_t M, uint64_t N, uint64_t K) {
+    return kn_gemm_hopper_k_major(s, operand) ? K : operand ? N : M;
+}
+
+static bool strides_ok(const rk_gemm_spec *s, uint64_t M, uint64_t N, uint64_t K) {
+    uint32_t eb = rk_tile_elem_bytes(s->dtype);
+    return row_extent(s, 0, M, N, K) * eb % 16 == 0 && row_extent(s, 1, M, N, K) * eb % 16 == 0;
+}
+
 rk_status kn_gemm_hopper_plan(const rk_gemm_spec *s, const rk_target *t, bool batched, kn_gemm_plan *out) {
     memset(out, 0, sizeof *out);
     if (!(t->features & RK_FEAT_SM90A))
@@ -16,9 +36,6 @@ rk_status kn_gemm_hopper_plan(const rk_gemm_spec *s, const rk_target *t, bool ba
     if (s->dtype != RK_S_F16 && s->dtype != RK_S_BF16)
         return rk_fail(RK_ERR_INVALID, "gemm: knob 'dtype' must be f16 or bf16, got %s", kn_dtype_name(s->dtype));
     if (!kn_dtype_ok(s->out_dtype)) return rk_fail(RK_ERR_INVALID, "gemm: knob 'out_dtype' must be f16, bf16 or f32");
-    if (s->layout != RK_GEMM_RC)
-        return rk_fail(RK_ERR_INVALID, "gemm: knob 'path' = wgmma reads K-major A and B (layout rc); the other "
-                       "layouts take path=mma for now");
     if (s->split_k != 1)
         return rk_fail(RK_ERR_INVALID, "gemm: knob 'split_k' = %u is for path=mma; path=wgmma reduces the whole K "
                        "in one block (split_k=1)", s->split_k);
@@ -30,60 +47,113 @@ rk_status kn_gemm_hopper_plan(const rk_gemm_spec *s, const rk_target *t, bool ba
         return rk_fail(RK_ERR_INVALID, "gemm: knob 'tile' = %ux%ux%u: path=wgmma takes tile M 64 (one consumer "
                        "warpgroup) or 128 (two), tile N a multiple of 8 up to 256, tile K 64 (one 128-byte row)", bm,
                        bn, bk);
+    if (!kn_gemm_hopper_k_major(s, 1) && bn % KN_WG_BK)
+        return rk_fail(RK_ERR_INVALID, "gemm: knob 'tile' = %ux%ux%u: with layout %s B is N-major, read in TMA boxes "
+                       "of 64 columns, so path=wgmma takes tile N 64, 128, 192 or 256", bm, bn, bk,
+                       layout_name(s->layout));
     if (s->warps[0] != bm / 16 || s->warps[1] != 1)
         return rk_fail(RK_ERR_INVALID, "gemm: knob 'warps' = %ux%u: path=wgmma with tile M %u runs %ux1 warps (one "
                        "warpgroup of 4 per 64 rows)", s->warps[0], s->warps[1], bm, bm / 16);
     if (s->stages < 2 || s->stages > 6)
         return rk_fail(RK_ERR_INVALID, "gemm: knob 'stages' = %u: path=wgmma runs a ring of 2..6 TMA stages",
                        s->stages);
-    uint64_t lds = (uint64_t)s->stages * ((bm + bn) * KN_WG_BK * 2 + 8);
+    /* every stage: its A and B tiles, a full and (ws, persistent) an empty mbarrier */
+    uint64_t lds = (uint64_t)s->stages * ((bm + bn) * KN_WG_BK * 2 + 16);
     if (lds > t->lds_bytes)
         return rk_fail(RK_ERR_INVALID, "gemm: %u stages of a %ux%ux%u tile need %llu bytes of shared memory, %s has "
                        "%u: use fewer stages or a smaller tile", s->stages, bm, bn, bk, (unsigned long long)lds,
                        t->name, t->lds_bytes);
+    if ((unsigned)s->schedule >= RK_GEMM_SCHED__COUNT)
+        return rk_fail(RK_ERR_INVALID, "gemm: knob 'schedule' out of range (legal: plain, ws, persistent, pingpong)");
+    bool walks = kn_gemm_hopper_walks(s);
+    if (walks && !s->blocks)
+        return rk_fail(RK_ERR_INVALID, "gemm: schedule=%s needs knob 'blocks' (the grid; %s has %u SMs), or leave it "
+                       "to the heuristic", s->schedule == RK_GEMM_SCHED_PINGPONG ? "pingpong" : "persistent", t->name,
+                       t->compute_units);
+    if (!walks && s->blocks)
+        return rk_fail(RK_ERR_INVALID, "gemm: knob 'blocks' = %u is for schedule=persistent or pingpong (leave it 0)",
+                       s->blocks);
+    if (s->schedule == RK_GEMM_SCHED_PINGPONG && bm != 64)
+        return rk_fail(RK_ERR_INVALID, "gemm: schedule=pingpong gives each of its two consumer warpgroups whole "
+                       "tiles of 64 rows: tile M must be 64, got %u", bm);
     rk_status st = kn_gemm_check_order_and_chain(s, batched);
     if (st) return st;
     kn_gemm_plan p = {0};
     p.bm = bm, p.bn = bn, p.bk = bk;
     p.wm = s->warps[0], p.wn = 1, p.wtm = 16, p.wtn = bn;
-    p.wave = 32, p.threads = bm * 2, p.stages = s->stages;
-    p.a_row = true, p.b_row = false;
+    /* ws / persistent: a producer warpgroup ahead of the consumers */
+    p.wave = 32, p.threads = bm * 2 + (s->schedule != RK_GEMM_SCHED_PLAIN ? 128 : 0), p.stages = s->stages;
+    if (s->schedule == RK_GEMM_SCHED_PINGPONG) p.threads = 3 * 128;
+    p.a_row = kn_gemm_hopper_k_major(s, 0), p.b_row = !kn_gemm_hopper_k_major(s, 1);
     p.stage_a = bm * KN_WG_BK, p.stage_b = bn * KN_WG_BK;
     p.lds_bytes = (uint32_t)lds;
     *out = p;
     return RK_OK;
 }
 
+void kn_gemm_hopper_tune_schedule(rk_gemm_spec *s, const rk_target *t, uint64_t M, uint64_t N, uint64_t locked) {
+    /* The plain schedule stays the default until the warp-specialized ones
+     * have run on an H200 (bench/gemm_h200.sh times all four side by side):
+     * plain is the one measured there (88-93% of cuBLAS at the anchors).
+     * Where they are asked for, persistent suits grids with more tiles than
+     * SMs and ws the others. */
+    (void)M, (void)N;
+    if (!(locked >> KN_GK_SCHED & 1)) s->schedule = RK_GEMM_SCHED_PLAIN;
+    if (!(locked >> KN_GK_BLOCKS & 1)) s->blocks = kn_gemm_hopper_walks(s) ? t->compute_units : 0;
+}
+
 void kn_gemm_hopper_tune(rk_gemm_spec *s, const rk_target *t, uint64_t M, uint64_t N, uint64_t K, bool batched,
-                         bool tile_locked, bool warps_locked, bool stages_locked) {
+                         uint64_t locked) {
+    bool tile_locked = locked >> KN_GK_TILE & 1, warps_locked = locked >> KN_GK_WARPS & 1;
+    bool stages_locked = locked >> KN_GK_STAGES & 1;
     s->path = RK_GEMM_PATH_MMA;
-    if (!(t->features & RK_FEAT_SM90A) || batched || s->layout != RK_GEMM_RC || s->atom || K % 8) return;
+    if (!(t->features & RK_FEAT_SM90A) || batched || s->atom || !strides_ok(s, M, N, K)) return;
     rk_gemm_spec w = *s;
     w.path = RK_GEMM_PATH_WGMMA;
     if (!tile_locked) {
-        /* the largest tile that still gives every SM a block (or the smallest) */
-        static const uint32_t cand[][2] = {{128, 256}, {128, 128}, {64, 128}, {64, 64}};
-        size_t pick = 3;
-        for (size_t i = 0; i < 4; i++)
+        /* the largest tile that still gives every SM a block (or the smallest); pingpong's
+         * consumers each take whole tiles of 64 rows */
+        static const uint32_t cand[][2] = {{128, 256}, {128, 128}, {64, 256}, {64, 128}, {64, 64}};
+        bool rows64 = (locked >> KN_GK_SCHED & 1) && s->schedule == RK_GEMM_SCHED_PINGPONG;
+        size_t pick = 4;
+        for (size_t i = rows64 ? 2 : 0; i < 5; i++) {
+            if (i == 2 && !rows64) continue;
             if ((M + cand[i][0] - 1) / cand[i][0] * ((N + cand[i][1] - 1) / cand[i][1]) >= t->compute_units) {
                 pick = i;
                 break;
             }
+        }
         w.tile[0] = cand[pick][0], w.tile[1] = cand[pick][1], w.tile[2] = KN_WG_BK;
     }
     if (!warps_locked) w.warps[0] = w.tile[0] / 16, w.warps[1] = 1;
     if (!stages_locked) w.stages = K > 2 * KN_WG_BK ? 4 : 2;
+    kn_gemm_hopper_tune_schedule(&w, t, M, N, locked);
     kn_gemm_plan p;
-    if (kn_gemm_hopper_plan(&w, t, batched, &p) == RK_OK) *s = w;
+    *s = w;   /* with the tuned knobs even where the plan refuses them: an explicit path=wgmma reports why */
+    if (kn_gemm_hopper_plan(&w, t, batched, &p) != RK_OK) s->path = RK_GEMM_PATH_MMA;
 }
 
-rk_status kn_gemm_hopper_check_shape(const rk_gemm_spec *s, uint64_t K) {
+bool kn_gemm_hopper_walks(const rk_gemm_spec *s) {
+    return s->schedule == RK_GEMM_SCHED_PERSISTENT || s->schedule == RK_GEMM_SCHED_PINGPONG;
+}
+
+uint32_t kn_gemm_hopper_extra_threads(const rk_gemm_spec *s) {
+    if (s->schedule == RK_GEMM_SCHED_PLAIN) return 0;
+    return s->schedule == RK_GEMM_SCHED_PINGPONG ? 256 : 128;
+}
+
+rk_status kn_gemm_hopper_check_shape(const rk_gemm_spec *s, uint64_t M, uint64_t N, uint64_t K) {
     uint32_t eb = rk_tile_elem_bytes(s->dtype);
-    if (K * eb % 16)
-        return rk_fail(RK_ERR_INVALID, "gemm: path=wgmma reads A and B through TMA, whose row stride must be a "
-                       "multiple of 16 bytes: K = %llu (%llu bytes) is not a multiple of %u; build with --path mma, "
-                       "or with --shape so the heuristic picks", (unsigned long long)K, (unsigned long long)(K * eb),
-                       16 / eb);
+    for (int op = 0; op < 2; op++) {
+        uint64_t ext = row_extent(s, op, M, N, K);
+        const char *dim = kn_gemm_hopper_k_major(s, op) ? "K" : op ? "N" : "M";
+        if (ext * eb % 16)
+            return rk_fail(RK_ERR_INVALID, "gemm: path=wgmma reads %s through TMA, whose row stride must be a "
+                           "multiple of 16 bytes: with layout %s its rows run along %s = %llu (%llu bytes), not a "
+                           "multiple of %u; build with --path mma, or with --shape so the heuristic picks",
+                           op ? "B" : "A", layout_name(s->layout), dim, (unsigned long long)ext,
+                           (unsigned long long)(ext * eb), 16 / eb);
+    }
     return RK_OK;
 }
 
@@ -95,7 +165,9 @@ void kn_gemm_hopper_signature(const rk_gemm_spec *s, rk_ksig *sg) {
 void kn_gemm_hopper_tensormap_box(const rk_instance *in, const rk_kparam *kp, uint32_t *box_rows, uint32_t *box_cols,
                                   uint32_t *swizzle_bytes) {
     const rk_gemm_spec *s = &in->u.gemm;
-    *box_rows = !strcmp(kp->name, "A_map") ? s->tile[0] : s->tile[1];
+    int op = strcmp(kp->name, "A_map") != 0;
+    /* K-major: tile-M (or N) rows of 64 K; MN-major: 64 K rows of 64 M (or N), several boxes a stage */
+    *box_rows = kn_gemm_hopper_k_major(s, op) ? s->tile[op] : KN_WG_BK;
     *box_cols = KN_WG_BK;
     *swizzle_bytes = WG_SWIZZLE;
 }

@@ -99,7 +99,7 @@ const kn_family *kn_family_of(rk_family_id f);
  * Each call appends words; kn_geom_axis closes the next grid axis. */
 void kn_geom_dim(rk_launch_geom *g, uint32_t dim);            /* push dimension `dim` */
 void kn_geom_const(rk_launch_geom *g, uint64_t c);            /* push c */
-void kn_geom_op(rk_launch_geom *g, int op);                   /* RK_GEOM_ADD/SUB/MUL/DIV/CDIV */
+void kn_geom_op(rk_launch_geom *g, int op);                   /* RK_GEOM_ADD/SUB/MIN/MUL/DIV/CDIV */
 void kn_geom_cdiv_dim(rk_launch_geom *g, uint32_t dim, uint64_t c); /* push ceil(dim / c) */
 void kn_geom_axis(rk_launch_geom *g);
 const kn_family *kn_family_find(rk_family_id f);

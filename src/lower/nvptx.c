@@ -36,7 +36,7 @@ static bool tm_scan(void *ud, rk_op *op, uint32_t depth) {
     (void)depth;
     tm_use *u = ud;
     for (uint32_t i = 0; i < op->nin && !u->bad; i++) {
-        if (op->code == RK_OP_TMA_LOAD_2D && i == 0) continue;
+        if ((op->code == RK_OP_TMA_LOAD_2D || op->code == RK_OP_TMA_STORE_2D) && i == 0) continue;
         if (rk_value_kind_of(u->k, op->in[i]) != RK_VK_PARAM) continue;
         for (uint32_t p = 0; p < rk_kernel_nparams(u->k); p++) {
             const rk_param *pr = rk_kernel_param(u->k, p);
@@ -79,7 +79,7 @@ static bool check_kernel(lw_ctx *cx) {
     if (any) ir_walk(rk_kernel_body(cx->k), tm_scan, &u, 0);
     if (u.bad)
         return lw_error(cx, u.bad, RK_ERR_INVALID, "a tensormap parameter is an opaque CUtensorMap: only "
-                        "tile.tma_load_2d (operand 0) may use it");
+                        "tile.tma_load_2d and tile.tma_store_2d (operand 0) may use it");
     return true;
 }
 
@@ -192,11 +192,12 @@ static void lower_op(lw_ctx *cx, const rk_op *op) {
     case RK_OP_FENCE: fence(cx, op); break;
     case RK_OP_MMA: lw_nv_mma(cx, op); break;
     case RK_OP_WGMMA_DESC: case RK_OP_WGMMA: case RK_OP_WGMMA_FENCE: case RK_OP_WGMMA_COMMIT_GROUP:
-    case RK_OP_WGMMA_WAIT_GROUP:
+    case RK_OP_WGMMA_WAIT_GROUP: case RK_OP_SETMAXNREG:
         lw_nv_wgmma(cx, op);
         break;
     case RK_OP_FENCE_PROXY_ASYNC: case RK_OP_MBARRIER_INIT: case RK_OP_MBARRIER_ARRIVE: case RK_OP_MBARRIER_ARRIVE_EXPECT_TX:
-    case RK_OP_MBARRIER_WAIT: case RK_OP_TMA_LOAD_2D:
+    case RK_OP_MBARRIER_WAIT: case RK_OP_TMA_LOAD_2D: case RK_OP_TMA_STORE_2D: case RK_OP_BULK_COMMIT_GROUP:
+    case RK_OP_BULK_WAIT_GROUP:
         lw_nv_hopper_mem(cx, op);
         break;
     case RK_OP_CVT_SCALEF32_PK_F32_FP8: case RK_OP_CVT_SCALEF32_PK_F32_BF8: case RK_OP_CVT_SCALEF32_PK_FP8_F32:

@@ -274,6 +274,28 @@ static void tma_load_2d(lw_ctx *cx, const rk_op *op) {
            d, op->in[0], op->in[5], op->in[6], b);
 }
 
+/* the source must be 128-byte aligned, like a TMA destination */
+static void tma_store_2d(lw_ctx *cx, const rk_op *op) {
+    rk_value src = op->in[1];
+    int64_t idx = 0;
+    uint64_t at = cx->smem_off[src.id];
+    if (lw_const_int(cx, op->in[2], &idx)) at += (uint64_t)idx * lw_bytes(cx, rk_type_elem(cx->k, vt(cx, src)));
+    if (at % 128 || cx->pool_align < 128) {
+        lw_error(cx, op, RK_ERR_INVALID, "the TMA store source is at shared offset %llu, not 128-byte aligned (give "
+                 "the allocation align = 128 and a multiple-of-128-byte index)", (unsigned long long)at);
+        return;
+    }
+    const char *s = lw_nv_smem_elem(cx, src, op->in[2]);
+    lw_ins(cx, "call void asm sideeffect \"cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$0, {$2, $3}], [$1];\", "
+               "\"l,l,r,r,~{memory}\"(ptr %v, ptr addrspace(3) %s, %V, %V)", op->in[0], s, op->in[3], op->in[4]);
+}
+
+static void bulk_wait(lw_ctx *cx, const rk_op *op) {
+    const char *rd = lw_attr_bool(op, "read", false) ? ".read" : "";
+    lw_declare(cx, NV_D_CP_ASYNC, lw_printf(cx, "declare void @llvm.nvvm.cp.async.bulk.wait.group%s(i32 immarg)", rd));
+    lw_ins(cx, "call void @llvm.nvvm.cp.async.bulk.wait.group%s(i32 %l)", rd, lw_attr_int(op, "n", 0));
+}
+
 void lw_nv_hopper_mem(lw_ctx *cx, const rk_op *op) {
     if (op->code == RK_OP_FENCE_PROXY_ASYNC) {
         lw_ins(cx, "call void asm sideeffect \"fence.proxy.async.shared::cta;\", \"~{memory}\"()");
@@ -291,6 +313,13 @@ void lw_nv_hopper_mem(lw_ctx *cx, const rk_op *op) {
                    "\"l,r,~{memory}\"(ptr addrspace(3) %s, %V)", b, op->in[2]);
     } else if (op->code == RK_OP_MBARRIER_WAIT) {
         mbarrier_wait(cx, op);
+    } else if (op->code == RK_OP_TMA_STORE_2D) {
+        tma_store_2d(cx, op);
+    } else if (op->code == RK_OP_BULK_COMMIT_GROUP) {
+        lw_declare(cx, NV_D_CP_ASYNC, "declare void @llvm.nvvm.cp.async.bulk.commit.group()");
+        lw_ins(cx, "call void @llvm.nvvm.cp.async.bulk.commit.group()");
+    } else if (op->code == RK_OP_BULK_WAIT_GROUP) {
+        bulk_wait(cx, op);
     } else {
         RK_ASSERT(op->code == RK_OP_TMA_LOAD_2D, "lw_nv_hopper_mem called for an op outside the Hopper memory family");
         tma_load_2d(cx, op);

@@ -453,6 +453,10 @@ void lw_nv_wgmma(lw_ctx *cx, const rk_op *op) {
         nvvm0(cx, "wgmma.fence.sync.aligned");
     } else if (op->code == RK_OP_WGMMA_COMMIT_GROUP) {
         nvvm0(cx, "wgmma.commit_group.sync.aligned");
+    } else if (op->code == RK_OP_SETMAXNREG) {
+        const char *act = lw_attr_str(op, "action", "dec");
+        lw_declare(cx, NV_D_WGMMA, lw_printf(cx, "declare void @llvm.nvvm.setmaxnreg.%s.sync.aligned.u32(i32 immarg)", act));
+        lw_ins(cx, "call void @llvm.nvvm.setmaxnreg.%s.sync.aligned.u32(i32 %l)", act, lw_attr_int(op, "regs", 24));
     } else {
         RK_ASSERT(op->code == RK_OP_WGMMA_WAIT_GROUP, "lw_nv_wgmma called for an op outside the wgmma family");
         wgmma_wait(cx, op);

@@ -1,11 +1,18 @@
-/* rocke — wgmma helpers: the shared-memory descriptor of a 128-byte-swizzled
- * K-major tile and the m64nNk16 accumulator's (row, col) map. Layer: tile. */
+/* rocke — wgmma helpers: the shared-memory descriptors of 128-byte-swizzled
+ * K-major and MN-major tiles and the m64nNk16 accumulator's (row, col) map.
+ * Layer: tile. */
 #include "rocke/tile_hopper.h"
 
 rk_value rk_tile_wgmma_desc_k128(rk_kernel *k, rk_value smem, rk_value elem) {
     /* K-major swizzled: element (mn, k) at (mn%8)*128 + (mn/8)*SBO + 2k, so dense 128-byte rows give SBO = 8 rows */
     rk_wgmma_desc_opts o = {.swizzle = RK_SOME(128)};
     return rk_build_wgmma_desc_ex(k, smem, elem, 16, 8 * RK_TILE_WGMMA_ROW_BYTES, &o);
+}
+
+rk_value rk_tile_wgmma_desc_mn128(rk_kernel *k, rk_value smem, rk_value elem, uint32_t atom_stride) {
+    /* MN-major swizzled: element (mn, k) at (mn%64)*2 + (mn/64)*LBO + (k%8)*128 + (k/8)*SBO */
+    rk_wgmma_desc_opts o = {.swizzle = RK_SOME(128)};
+    return rk_build_wgmma_desc_ex(k, smem, elem, atom_stride, 8 * RK_TILE_WGMMA_ROW_BYTES, &o);
 }
 
 rk_tile_frag_coord rk_tile_wgmma_acc_coord(rk_kernel *k, rk_value tid, uint32_t i) {

@@ -226,6 +226,9 @@ static void test_bad_inputs(void **state) {
     rk_instance bad_p = in;
     bad_p.u.gemm.path = RK_GEMM_PATH_WGMMA;
     expect_fail(rk_instance_validate(&bad_p, t), "legal: mma");
+    rk_instance bad_s = in;
+    bad_s.u.gemm.schedule = RK_GEMM_SCHED_WS;
+    expect_fail(rk_instance_validate(&bad_s, t), "schedule=plain");
     rk_instance scales;
     locked = 0;
     make_instance(&scales, "tile=32x32x32 warps=1x1 fuse=scale,scale,scale", &locked);

@@ -1,7 +1,8 @@
 /* rocke tests — the GEMM Hopper path (path=wgmma, sm_90a) on the CPU
  * emulator against the double host reference: M, N and K tails (TMA boxes
  * zero-fill), one and two consumer warpgroups, N from 48 to 256, 2..6
- * stages, both input types, every output type, fused epilogue chains; the
+ * stages, both input types, every output type, every layout (MN-major
+ * operands through wgmma's transpose bits), fused epilogue chains; the
  * heuristic's dispatch between wgmma and mma; the refusals (target, layout,
  * tile, warps, stages, a K breaking TMA's 16-byte stride); and the emitted
  * PTX (wgmma, TMA, mbarriers), assembled by ptxas where it is installed.
@@ -69,7 +70,10 @@ static void run_case(uint64_t M, uint64_t N, uint64_t K, const char *knobs) {
     if (problem_emu_args_make(emu, &p, &pa)) fail_msg("%s: arguments: %s", name, rk_error_message());
     uint32_t grid[3], block[3];
     rk_instance_grid(&in, &sh, grid, block);
-    assert_int_equal(block[0], in.u.gemm.tile[0] * 2);   /* a warpgroup per 64 rows */
+    /* a consumer warpgroup per 64 rows, and a producer one on ws / persistent */
+    uint32_t want = in.u.gemm.schedule == RK_GEMM_SCHED_PINGPONG ? 384
+                                                                  : in.u.gemm.tile[0] * 2 + (in.u.gemm.schedule ? 128 : 0);
+    assert_int_equal(block[0], want);
     if (rk_emu_launch(emu, k, grid, block, 0, pa.args)) fail_msg("%s: launch: %s", name, rk_error_message());
     rk_problem_diff c;
     assert_int_equal(rk_problem_check(&p, &c), RK_OK);
@@ -86,11 +90,37 @@ static void run_case(uint64_t M, uint64_t N, uint64_t K, const char *knobs) {
 static void test_tails(void **state) {
     (void)state;
     run_case(1, 1, 8, "dtype=f16 out_dtype=f32 tile=64x64x64 warps=4x1 split_k=1");
-    run_case(67, 45, 136, "dtype=bf16 out_dtype=bf16 tile=64x48x64 warps=4x1 stages=2");
-    run_case(130, 97, 72, "dtype=f16 out_dtype=f16 tile=128x64x64 warps=8x1 stages=3");
+    run_case(67, 45, 136, "dtype=bf16 out_dtype=bf16 tile=64x48x64 warps=4x1 stages=2 schedule=plain");
+    run_case(130, 97, 72, "dtype=f16 out_dtype=f16 tile=128x64x64 warps=8x1 stages=3 schedule=plain");
     run_case(70, 130, 200, "dtype=bf16 out_dtype=f32 tile=64x128x64 warps=4x1 stages=6 group_m=2");
     run_case(129, 300, 64, "dtype=f16 out_dtype=bf16 tile=128x256x64 warps=8x1 stages=2");
     run_case(40, 72, 520, "dtype=f16 out_dtype=f32 split_k=1");   /* the heuristic's own tile and stages */
+}
+
+/* MN-major A (cr, cc) and B (rr, cr): the layout decides which extents
+ * must keep 16-byte rows (cr leaves K free, so K tails need not be a
+ * multiple of 8). */
+static void test_layouts(void **state) {
+    (void)state;
+    run_case(67, 136, 200, "layout=rr dtype=f16 out_dtype=f32 tile=64x128x64 warps=4x1 stages=3");
+    run_case(72, 200, 75, "layout=cr dtype=bf16 out_dtype=bf16 tile=128x64x64 warps=8x1 stages=2");
+    run_case(136, 45, 88, "layout=cc dtype=f16 out_dtype=f16 tile=128x48x64 warps=8x1 stages=4");
+    run_case(72, 264, 130, "layout=cr dtype=f16 out_dtype=f32 tile=64x256x64 warps=4x1 stages=2");
+    run_case(80, 88, 72, "layout=cc fuse=bias,relu dtype=bf16 out_dtype=f32 split_k=1");   /* the heuristic's */
+}
+
+/* The persistent walk: several tiles per block (the fill counter and the
+ * stages' phases run on across tiles), a grid larger than the tile count
+ * (clamped), two consumers, an MN-major layout, a fused chain. */
+static void test_schedules(void **state) {
+    (void)state;
+    run_case(200, 136, 200, "schedule=persistent blocks=3 tile=64x64x64 warps=4x1 stages=2");
+    run_case(136, 296, 136, "schedule=persistent blocks=2 tile=128x128x64 warps=8x1 stages=3 layout=cr dtype=bf16");
+    run_case(70, 70, 72, "schedule=persistent blocks=16 tile=64x64x64 warps=4x1 fuse=bias,relu out_dtype=f32");
+    run_case(97, 72, 264, "schedule=ws tile=128x96x64 warps=8x1 stages=3 fuse=scale out_dtype=bf16");
+    /* pingpong: 6 tiles a block (3 per consumer); then blocks with 2 tiles and with 1 (consumer 1 idle) */
+    run_case(200, 136, 200, "schedule=pingpong blocks=2 tile=64x64x64 warps=4x1 stages=2");
+    run_case(136, 200, 72, "schedule=pingpong blocks=4 tile=64x128x64 warps=4x1 stages=3 layout=rr dtype=bf16");
 }
 
 static void test_epilogues(void **state) {
@@ -110,12 +140,48 @@ static void test_dispatch(void **state) {
     instance_for("sm_90a", big, "", &in, &sh);
     assert_true(is_wgmma(&in));
     assert_int_equal(in.u.gemm.tile[2], 64);
+    /* the default schedule is the plain one (the one measured on the H200): a block per tile */
+    assert_int_equal(in.u.gemm.schedule, RK_GEMM_SCHED_PLAIN);
+    assert_int_equal(in.u.gemm.blocks, 0);
+    uint32_t g[3], b[3];
+    rk_instance_grid(&in, &sh, g, b);
+    assert_int_equal(g[0], 4096 / in.u.gemm.tile[0] * (4096 / in.u.gemm.tile[1]));
+    /* 512 tiles on 132 SMs, persistent: one block per SM, a producer warpgroup more */
+    instance_for("sm_90a", big, "schedule=persistent", &in, &sh);
+    assert_int_equal(in.u.gemm.blocks, 132);
+    rk_instance_grid(&in, &sh, g, b);
+    assert_int_equal(g[0], 132);
+    assert_int_equal(b[0], 384);
+    const uint64_t few[3] = {512, 512, 1024};   /* 8 tiles of 128x256 ... or more of a smaller tile, < 132 */
+    instance_for("sm_90a", few, "schedule=ws", &in, &sh);
+    assert_int_equal(in.u.gemm.schedule, RK_GEMM_SCHED_WS);
+    assert_int_equal(in.u.gemm.blocks, 0);
+    instance_for("sm_90a", big, "path=wgmma schedule=persistent", &in, &sh);   /* path locked: blocks still tuned */
+    assert_int_equal(in.u.gemm.blocks, 132);
+    instance_for("sm_90a", big, "schedule=pingpong", &in, &sh);   /* a tile of 64 rows, one per consumer */
+    assert_true(is_wgmma(&in));
+    assert_int_equal(in.u.gemm.tile[0], 64);
+    assert_int_equal(in.u.gemm.blocks, 132);
+    rk_instance_grid(&in, &sh, g, b);
+    assert_int_equal(b[0], 384);
     instance_for("sm_90a", big, "dtype=bf16 out_dtype=f32", &in, &sh);
     assert_true(is_wgmma(&in));
     instance_for("sm_90a", oddk, "", &in, &sh);    /* K * 2 bytes is not a multiple of 16 */
     assert_false(is_wgmma(&in));
-    instance_for("sm_90a", big, "layout=rr", &in, &sh);
+    for (int l = 0; l < 3; l++) {   /* every layout takes wgmma where its rows keep 16 bytes */
+        static const char *const lays[] = {"layout=rr", "layout=cr", "layout=cc"};
+        instance_for("sm_90a", big, lays[l], &in, &sh);
+        assert_true(is_wgmma(&in));
+    }
+    const uint64_t oddm[3] = {4095, 4096, 4096}, oddn[3] = {4096, 4095, 4096};
+    instance_for("sm_90a", oddm, "layout=cc", &in, &sh);   /* A's rows run along M */
     assert_false(is_wgmma(&in));
+    instance_for("sm_90a", oddm, "layout=rr", &in, &sh);
+    assert_true(is_wgmma(&in));
+    instance_for("sm_90a", oddn, "layout=rr", &in, &sh);   /* B's rows run along N */
+    assert_false(is_wgmma(&in));
+    instance_for("sm_90a", oddk, "layout=cr", &in, &sh);   /* neither runs along K */
+    assert_true(is_wgmma(&in));
     instance_for("sm_90a", big, "path=mma", &in, &sh);
     assert_false(is_wgmma(&in));
     instance_for("sm_90a", big, "tile=128x128x32", &in, &sh);   /* a tile only mma takes */
@@ -138,13 +204,17 @@ static void test_bad_specs(void **state) {
     const uint64_t sh3[3] = {256, 256, 256};
     const struct { const char *target, *knobs, *msg; } rows[] = {
         {"sm_80", "path=wgmma", "needs sm_90a"},
-        {"sm_90a", "path=wgmma layout=cr", "layout rc"},
+        {"sm_90a", "path=wgmma layout=rr tile=64x48x64 warps=4x1", "tile N 64, 128, 192 or 256"},
         {"sm_90a", "path=wgmma tile=64x64x32 warps=4x1", "tile K 64"},
         {"sm_90a", "path=wgmma tile=256x64x64 warps=8x1", "tile M 64"},
         {"sm_90a", "path=wgmma tile=64x64x64 warps=2x2", "runs 4x1 warps"},
         {"sm_90a", "path=wgmma tile=64x64x64 warps=4x1 stages=1", "2..6 TMA stages"},
         {"sm_90a", "path=wgmma tile=128x256x64 warps=8x1 stages=6", "bytes of shared memory"},
         {"sm_90a", "path=wgmma atom=mma_m16n8k16_f32_f16", "leave atom=auto"},
+        {"sm_90a", "path=wgmma schedule=persistent blocks=0", "needs knob 'blocks'"},
+        {"sm_90a", "path=wgmma schedule=ws blocks=3", "is for schedule=persistent"},
+        {"sm_90a", "path=mma schedule=ws", "are for path=wgmma"},
+        {"sm_90a", "path=wgmma schedule=pingpong blocks=8 tile=128x128x64 warps=8x1", "tile M must be 64"},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         const rk_target *t = rk_target_find(rows[i].target);
@@ -164,16 +234,23 @@ static void test_bad_specs(void **state) {
     assert_int_equal(rk_instance_check_shape(&in, &sh), RK_ERR_INVALID);
     if (!strstr(rk_error_message(), "multiple of 16 bytes")) fail_msg("%s", rk_error_message());
     assert_non_null(strstr(rk_error_message(), "--path mma"));
+    instance_for("sm_90a", sh3, "path=wgmma layout=rr", &in, &sh);
+    const uint64_t badn[3] = {256, 100, 256};
+    assert_int_equal(rk_shape_update(RK_FAMILY_GEMM, &sh, NULL, badn, 3, false), RK_OK);
+    assert_int_equal(rk_instance_check_shape(&in, &sh), RK_ERR_INVALID);
+    if (!strstr(rk_error_message(), "reads B") || !strstr(rk_error_message(), "along N = 100"))
+        fail_msg("%s", rk_error_message());
 }
 
-/* The PTX holds the Hopper instructions; ptxas (where installed) assembles it. */
-static void test_ptx(void **state) {
-    (void)state;
+/* The PTX holds the Hopper instructions, the transpose immediates of the
+ * layout (trans-a, trans-b after the scale and negate immediates); ptxas
+ * (where installed) assembles it. */
+static void check_ptx(const char *knobs, const char *trans) {
     const rk_target *t = rk_target_find("sm_90a");
     const uint64_t big[3] = {4096, 4096, 4096};
     rk_instance in;
     rk_shape sh;
-    instance_for("sm_90a", big, "dtype=bf16", &in, &sh);
+    instance_for("sm_90a", big, knobs, &in, &sh);
     rk_kernel *k = NULL;
     assert_int_equal(rk_instance_build(&in, t, &k), RK_OK);
     rk_compile_options o;
@@ -190,6 +267,7 @@ static void test_ptx(void **state) {
     char mma[96];
     snprintf(mma, sizeof mma, "wgmma.mma_async.sync.aligned.m64n%uk16.f32.bf16.bf16", in.u.gemm.tile[1]);
     assert_non_null(strstr(ptx, mma));
+    if (!strstr(ptx, trans)) fail_msg("%s: the PTX lacks the immediates '%s'", knobs, trans);
     assert_non_null(strstr(ptx, "cp.async.bulk.tensor.2d"));
     assert_non_null(strstr(ptx, "mbarrier.try_wait.parity"));
     assert_non_null(strstr(ptx, "wgmma.fence.sync.aligned"));
@@ -201,13 +279,23 @@ static void test_ptx(void **state) {
     rk_kernel_free(k);
 }
 
+static void test_ptx(void **state) {
+    (void)state;
+    check_ptx("dtype=bf16", "p, 1, 1, 0, 0;");
+    check_ptx("dtype=bf16 layout=rr", "p, 1, 1, 0, 1;");
+    check_ptx("dtype=bf16 layout=cr", "p, 1, 1, 1, 1;");
+    check_ptx("dtype=bf16 layout=cc", "p, 1, 1, 1, 0;");
+}
+
 int main(void) {
     const char *env = getenv("ROCKE_SEED");
     seed = env ? strtoull(env, NULL, 10) : (uint64_t)time(NULL);
     fprintf(stderr, "test_gemm_hopper: seed %llu (ROCKE_SEED=%llu replays)\n", (unsigned long long)seed,
             (unsigned long long)seed);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_tails),  cmocka_unit_test(test_epilogues), cmocka_unit_test(test_dispatch),
+        cmocka_unit_test(test_tails),    cmocka_unit_test(test_layouts), cmocka_unit_test(test_schedules),
+        cmocka_unit_test(test_epilogues),
+        cmocka_unit_test(test_dispatch),
         cmocka_unit_test(test_bad_specs), cmocka_unit_test(test_ptx),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -525,6 +525,45 @@ static void test_wgmma_op(void **state) {
     rk_kernel_free(k);
 }
 
+/* tile.setmaxnreg: the NVVM intrinsic with the immediate count, the PTX
+ * instruction; sm_90 (no "a") refuses it by name. */
+static void test_setmaxnreg(void **state) {
+    (void)state;
+    rk_kernel *k = op_sample_kernel(RK_OP_SETMAXNREG, "sm_90a");
+    assert_non_null(k);
+    char *ll = lower_ok(k, "sm_90a");
+    expect_has(ll, "call void @llvm.nvvm.setmaxnreg.dec.sync.aligned.u32(i32 240)");
+    rk_string_free(ll);
+    char *ptx = pipeline_ptx(k, "sm_90a");
+    if (ptx) {
+        expect_has(ptx, "setmaxnreg.dec.sync.aligned.u32 \t240;");
+        free(ptx);
+    }
+    assert_int_equal(rk_lower_llvm(k, tgt("sm_90"), RK_LLVM22, &ll), RK_ERR_VERIFY);
+    expect_has(rk_error_message(), "sm_90a");
+    rk_kernel_free(k);
+}
+
+/* The TMA store sample: the 2-D bulk tensor store from shared memory in a
+ * bulk group, the commit and the read-side wait. */
+static void test_tma_store(void **state) {
+    (void)state;
+    rk_kernel *k = op_sample_kernel(RK_OP_TMA_STORE_2D, "sm_90");
+    assert_non_null(k);
+    char *ll = lower_ok(k, "sm_90");
+    expect_has(ll, "call void @llvm.nvvm.cp.async.bulk.commit.group()");
+    expect_has(ll, "call void @llvm.nvvm.cp.async.bulk.wait.group.read(i32 0)");
+    rk_string_free(ll);
+    char *ptx = pipeline_ptx(k, "sm_90");
+    if (ptx) {
+        expect_has(ptx, "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [");
+        expect_has(ptx, "cp.async.bulk.commit_group;");
+        expect_has(ptx, "cp.async.bulk.wait_group.read \t0;");
+        free(ptx);
+    }
+    rk_kernel_free(k);
+}
+
 /* The TMA sample: the tensor map is a byval grid constant, the copy is the
  * 2-D bulk tensor form completing on the mbarrier; an unaligned destination
  * is refused. */
@@ -580,7 +619,7 @@ static void test_tma_and_mbarrier(void **state) {
     rk_store_global(k, o, zero, rk_load_global(k, map, zero, 1));
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     assert_int_equal(rk_lower_llvm(k, tgt("sm_90"), RK_LLVM22, &ll), RK_ERR_INVALID);
-    expect_has(rk_error_message(), "only tile.tma_load_2d");
+    expect_has(rk_error_message(), "only tile.tma_load_2d and tile.tma_store_2d");
     rk_kernel_free(k);
 }
 
@@ -772,6 +811,8 @@ int main(void) {
         cmocka_unit_test(test_kernel_attrs_and_refusals),
         cmocka_unit_test(test_smem_pool),
         cmocka_unit_test(test_deterministic),
+        cmocka_unit_test(test_setmaxnreg),
+        cmocka_unit_test(test_tma_store),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -575,6 +575,13 @@ static void wgmma_tile(smp *s) {
     output(s, done);
 }
 
+/* the two warpgroups of the 256-thread block lower their register limit
+ * (8 warps x 32 lanes x 240 fit the 65536-register file); values pass through */
+static void regs_hint(smp *s) {
+    rk_build_setmaxnreg(s->k, "dec", 240);
+    output(s, input(s, RK_T_F32));
+}
+
 /* an LDS write made visible to the async proxy, then read back */
 static void proxy_fence(smp *s) {
     rk_value a = alloc1(s, RK_T_F32, 256);
@@ -616,6 +623,31 @@ static void tma(smp *s) {
     rk_build_mbarrier_wait(k, bars, zero, zero);
     rk_value j = masked(s, 255, 8);
     output(s, rk_load_smem(k, dst, &j, 1));
+}
+
+/* the block fills a 32 x 64 f32 tile, makes it visible to the async proxy,
+ * and thread 0 stores it through the tensor map; its bulk group is waited on */
+static void tma_store(smp *s) {
+    rk_kernel *k = s->k;
+    rk_param_abi tm = {.tensormap = true};
+    rk_value map = rk_add_param(k, "tmap", rk_type_ptr(k, RK_T_I8, RK_AS_CONSTANT), &tm);
+    rk_value src = aligned_alloc1(s, RK_T_F32, 2048, 128), zero = ci32(s, 0);
+    rk_value v = input(s, RK_T_F32);
+    for (int32_t j = 0; j < 8; j++) {
+        rk_value off = ci32(s, 256 * j);
+        rk_value i = rk_build_add(k, s->idx, off);
+        rk_store_smem(k, src, &i, v);
+    }
+    rk_build_fence_proxy_async(k);
+    rk_build_sync(k);
+    rk_value first = rk_build_cmp(k, "eq", s->idx, zero);
+    rk_if_begin(k, first);
+    rk_build_tma_store_2d(k, map, src, zero, zero, zero);
+    rk_build_bulk_commit_group(k);
+    const rk_bulk_wait_group_opts rd = {.read = RK_SOME(true)};
+    rk_build_bulk_wait_group_ex(k, 0, &rd);
+    rk_if_end(k, NULL, 0);
+    output(s, rk_load_smem(k, src, &s->idx, 1));
 }
 
 /* ---- dispatch -------------------------------------------------------------------------------- */
@@ -840,6 +872,8 @@ static void build(smp *s) {
     case RK_OP_FENCE_PROXY_ASYNC: proxy_fence(s); return;
     case RK_OP_MBARRIER_INIT: case RK_OP_MBARRIER_ARRIVE: case RK_OP_MBARRIER_WAIT: mbarrier(s); return;
     case RK_OP_MBARRIER_ARRIVE_EXPECT_TX: case RK_OP_TMA_LOAD_2D: tma(s); return;
+    case RK_OP_SETMAXNREG: regs_hint(s); return;
+    case RK_OP_TMA_STORE_2D: case RK_OP_BULK_COMMIT_GROUP: case RK_OP_BULK_WAIT_GROUP: tma_store(s); return;
     /* atoms, asm, control flow */
     case RK_OP_MMA: mma(s); return;
     case RK_OP_INLINE_ASM: inline_asm(s); return;

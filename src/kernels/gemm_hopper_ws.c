@@ -1,0 +1,186 @@
+/* rocke — the GEMM Hopper path's warp-specialized schedules. Warpgroup 0
+ * is the producer: it gives registers back (setmaxnreg.dec) and its thread
+ * 0 streams the TMA boxes of every K tile into the ring, waiting on a
+ * stage's "empty" mbarrier before refilling it. Warpgroups 1.. are the
+ * consumers (setmaxnreg.inc): each waits on a stage's "full" mbarrier,
+ * issues its wgmmas, and once the group that read a stage has retired
+ * (wgmma.wait_group) lane 0 of each of its warps arrives on that stage's
+ * empty barrier. No block barrier after the set-up.
+ *   ws          one C tile per block (the grid covers C);
+ *   persistent  a grid of min(blocks, tiles) blocks; block b takes tiles
+ *               b, b + grid, ... (grouped-M order), the fill counter runs on
+ *               across tiles, so the producer loads tile i+1 while the
+ *               consumers run the epilogue of tile i;
+ *   pingpong    the persistent walk with two consumer warpgroups of 64
+ *               rows on alternate tiles of the block (j even: consumer 0,
+ *               odd: 1). They take turns at the main loop through two
+ *               "turn" mbarriers: consumer c starts tile j once the other
+ *               has issued all of tile j-1's wgmmas. That keeps the ring's
+ *               fills in order (a stage's parity is never two rounds
+ *               behind) and lets one's epilogue run during the other's MMA.
+ * Layer: kernels. */
+#include "gemm_hopper.h"
+
+/* 4 producer warps x 40 + 8 consumer warps x 232 = 2016 registers a lane:
+ * the 65536-register file of an SM at 384 threads (the entry limit is 168). */
+enum { PRODUCER_REGS = 40, CONSUMER_REGS = 232 };
+
+static rk_value c32(rk_kernel *k, int64_t v) { return rk_const_i32(k, (int32_t)v); }
+
+/* The tiles this block walks: tile j is first + j * stride, j < count. */
+typedef struct walk { rk_value first, count, stride; } walk;
+
+static walk tiles_of(kn_hk *h) {
+    rk_kernel *k = h->k;
+    walk w = {.first = rk_build_block_id(k, 0)};
+    if (!kn_gemm_hopper_walks(h->s)) {
+        w.count = c32(k, 1);
+        w.stride = c32(k, 1);
+        return w;
+    }
+    rk_ix tm = rk_ix_udiv(k, rk_ix_add(k, rk_ix_v(h->p[3]), rk_ix_c(h->pl.bm - 1)), rk_ix_c(h->pl.bm));
+    rk_ix tn = rk_ix_udiv(k, rk_ix_add(k, rk_ix_v(h->p[4]), rk_ix_c(h->pl.bn - 1)), rk_ix_c(h->pl.bn));
+    rk_value ntiles = rk_ix_value(k, rk_ix_mul(k, tm, tn));
+    w.stride = rk_build_grid_dim(k, 0);
+    /* ceil((ntiles - first) / grid), 0 for a block past the last tile */
+    rk_value left = rk_build_sub(k, ntiles, w.first);
+    rk_value one = c32(k, 1), zero = c32(k, 0);
+    rk_value gm1 = rk_build_sub(k, w.stride, one);
+    rk_value num = rk_build_add(k, left, gm1);
+    rk_value pos = rk_build_smax(k, num, zero);
+    w.count = rk_build_udiv(k, pos, w.stride);
+    return w;
+}
+
+static void producer(kn_hk *h, const walk *w, rk_value tid) {
+    rk_kernel *k = h->k;
+    rk_build_setmaxnreg(k, "dec", PRODUCER_REGS);
+    rk_value zero = c32(k, 0), one = c32(k, 1);
+    rk_value t0 = rk_build_cmp(k, "eq", tid, zero);
+    rk_if_begin(k, t0);
+    rk_value j = rk_for_begin(k, zero, w->count, one, "pj", 0, NULL, NULL, NULL);
+    {
+        rk_value js = rk_build_mul(k, j, w->stride);
+        rk_value tile = rk_build_add(k, w->first, js);
+        kn_gemm_hopper_origin(h, tile);
+        rk_value base = rk_build_mul(k, j, h->ktiles);
+        rk_value kt = rk_for_begin(k, zero, h->ktiles, one, "pkt", 0, NULL, NULL, NULL);
+        {
+            rk_value fill = rk_build_add(k, base, kt);
+            rk_tile_tma_ring_wait_free(k, &h->ring, fill);
+            kn_gemm_hopper_issue(h, kt, fill);
+        }
+        rk_for_end(k, NULL, 0, NULL);
+    }
+    rk_for_end(k, NULL, 0, NULL);
+    rk_if_end(k, NULL, 0);
+}
+
+/* Lane 0 of each consumer warp hands stage fill % stages back. */
+static void release(kn_hk *h, rk_value lane0, rk_value fill) {
+    rk_if_begin(h->k, lane0);
+    rk_tile_tma_ring_release(h->k, &h->ring, fill);
+    rk_if_end(h->k, NULL, 0);
+}
+
+/* pingpong's turn barriers: turn[c] completes a phase when the other
+ * consumer's 4 warps have issued a tile's main loop. */
+static rk_value turns_init(rk_kernel *k) {
+    rk_smem_alloc_opts al = {.align = RK_SOME(16)};
+    uint32_t n = 2;
+    rk_value turn = rk_build_smem_alloc_ex(k, RK_T_I64, &n, 1, &al);
+    rk_value tid = rk_build_thread_id(k, 0);
+    rk_value zero = c32(k, 0), one = c32(k, 1), four = c32(k, 4);
+    rk_value t0 = rk_build_cmp(k, "eq", tid, zero);
+    rk_if_begin(k, t0);
+    rk_build_mbarrier_init(k, turn, zero, four);
+    rk_build_mbarrier_init(k, turn, one, four);
+    rk_if_end(k, NULL, 0);   /* kn_gemm_hopper_begin's block barrier publishes them */
+    return turn;
+}
+
+/* Consumer c's n-th tile waits for phase n - 1 + c of turn[c] (none before
+ * consumer 0's first: parity 1 on a fresh barrier passes). */
+static void wait_turn(rk_kernel *k, rk_value turn, rk_value c, rk_value j) {
+    rk_value one = c32(k, 1);
+    rk_value n = rk_build_lshr(k, j, one);
+    rk_value n1 = rk_build_add(k, n, one);
+    rk_value t = rk_build_sub(k, n1, c);
+    rk_value parity = rk_build_and(k, t, one);
+    rk_build_mbarrier_wait(k, turn, c, parity);
+}
+
+static void consumer(kn_hk *h, const walk *w, rk_value tid, rk_value wg, rk_value turn) {
+    rk_kernel *k = h->k;
+    const kn_gemm_plan *pl = &h->pl;
+    bool pp = h->s->schedule == RK_GEMM_SCHED_PINGPONG;
+    rk_build_setmaxnreg(k, "inc", CONSUMER_REGS);
+    rk_value zero = c32(k, 0), one = c32(k, 1), c31 = c32(k, 31), c127 = c32(k, 127), c64 = c32(k, 64);
+    rk_value cw = rk_build_sub(k, wg, one);   /* consumer index */
+    rk_value rows = pp ? zero : cw;           /* its 64-row slice of the tile (pingpong: the whole tile) */
+    rk_value twg = rk_build_and(k, tid, c127);
+    rk_value lane = rk_build_and(k, tid, c31);
+    rk_value lane0 = rk_build_cmp(k, "eq", lane, zero);
+    rk_value arow = kn_gemm_hopper_arow(h, rows);
+    rk_value wrow = rk_build_mul(k, rows, c64);
+    rk_type acc_t = rk_type_vec(k, RK_T_F32, pl->bn / 2);
+    rk_value jlo = pp ? cw : zero, jstep = pp ? c32(k, 2) : one;
+    rk_value j = rk_for_begin(k, jlo, w->count, jstep, "cj", 0, NULL, NULL, NULL);
+    {
+        if (pp) wait_turn(k, turn, cw, j);
+        rk_value js = rk_build_mul(k, j, w->stride);
+        rk_value tile = rk_build_add(k, w->first, js);
+        kn_gemm_hopper_origin(h, tile);
+        rk_value base = rk_build_mul(k, j, h->ktiles);
+        rk_value acc0 = rk_build_constant_vec(k, acc_t, 0.0), acc;
+        rk_value kt = rk_for_begin(k, zero, h->ktiles, one, "ckt", 1, &acc0, NULL, &acc);
+        {
+            rk_value fill = rk_build_add(k, base, kt);
+            rk_tile_tma_ring_wait(k, &h->ring, fill);
+            rk_value S = c32(k, pl->stages);
+            rk_value st = rk_build_umod(k, fill, S);
+            acc = kn_gemm_hopper_mma(h, st, arow, acc);
+            /* at most this group in flight: the previous fill's stage is read */
+            rk_build_wgmma_wait_group(k, 1, NULL, 0, NULL);
+            rk_value later = rk_build_cmp(k, "gt", kt, zero);
+            rk_value go = rk_build_and(k, later, lane0);
+            rk_value prev = rk_build_sub(k, fill, one);
+            release(h, go, prev);
+        }
+        rk_value res;
+        rk_for_end(k, &acc, 1, &res);
+        if (pp) {   /* the other consumer's turn */
+            rk_value other = rk_build_sub(k, one, cw);
+            rk_if_begin(k, lane0);
+            rk_build_mbarrier_arrive(k, turn, other);
+            rk_if_end(k, NULL, 0);
+        }
+        rk_value d;
+        rk_build_wgmma_wait_group(k, 0, &res, 1, &d);
+        rk_value last0 = rk_build_add(k, base, h->ktiles);
+        rk_value last = rk_build_sub(k, last0, one);
+        release(h, lane0, last);
+        rk_value rbase = rk_build_add(k, h->m0, wrow);
+        kn_gemm_hopper_epilogue(h, rbase, twg, d);
+    }
+    rk_for_end(k, NULL, 0, NULL);
+}
+
+void kn_gemm_hopper_build_ws(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *p) {
+    kn_hk h;
+    bool pp = in->u.gemm.schedule == RK_GEMM_SCHED_PINGPONG;
+    rk_value turn = pp ? turns_init(k) : (rk_value){0};
+    /* a stage is released by lane 0 of every warp that read it: every consumer's, or (pingpong) one's */
+    uint32_t readers = pp ? 1 : in->u.gemm.tile[0] / 64;
+    kn_gemm_hopper_begin(&h, in, t, k, p, 4 * readers);
+    walk w = tiles_of(&h);
+    rk_value tid = rk_build_thread_id(k, 0);
+    rk_value c7 = c32(k, 7), zero = c32(k, 0);
+    rk_value wg = rk_build_lshr(k, tid, c7);
+    rk_value is_producer = rk_build_cmp(k, "eq", wg, zero);
+    rk_if_begin(k, is_producer);
+    producer(&h, &w, tid);
+    rk_else(k, NULL, 0);
+    consumer(&h, &w, tid, wg, turn);
+    rk_if_end(k, NULL, 0);
+}
