@@ -140,10 +140,10 @@ int main(int argc, char **argv) {
     uint16_t *A = malloc(sizeof(uint16_t) * M * K), *B = malloc(sizeof(uint16_t) * K * N);
     float *C = malloc(sizeof(float) * M * N);
     srand(7);
-    for (int i = 0; i < M * K; i++) A[i] = rk_f32_to_f16((float)rand() / RAND_MAX - 0.5f);
-    for (int i = 0; i < K * N; i++) B[i] = rk_f32_to_f16((float)rand() / RAND_MAX - 0.5f);
+    for (int i = 0; i < M * K; i++) A[i] = rk_f32_to_f16((float)((double)rand() / RAND_MAX - 0.5));
+    for (int i = 0; i < K * N; i++) B[i] = rk_f32_to_f16((float)((double)rand() / RAND_MAX - 0.5));
     float *X = malloc(sizeof(float) * ROWS * COLS), *Y = malloc(sizeof(float) * ROWS * COLS);
-    for (int i = 0; i < ROWS * COLS; i++) X[i] = 8.0f * ((float)rand() / RAND_MAX - 0.5f);
+    for (int i = 0; i < ROWS * COLS; i++) X[i] = 8.0f * ((float)((double)rand() / RAND_MAX - 0.5));
 
     printf("target %s, best of %d runs\n", t->name, runs);
     printf("%-34s %8s %14s\n", "kernel (host threads, checks)", "seconds", "lane-ops/s");
