@@ -119,6 +119,80 @@ class Ops(unittest.TestCase):
         with self.assertRaisesRegex(rocke.RockeError, "float32 inputs are not served"):
             ops.matmul(np.zeros((4, 5), np.float32), np.zeros((5, 3), np.float32), device="emu")
 
+    def test_attention(self):
+        # odd lengths both ways, GQA, causal (bottom-right), k and v as transposed [B, S, H, D] views
+        def ref(q, k, v, causal):
+            q, k, v = (x.astype(np.float64) for x in (q, k, v))
+            B, Hq, Sq, D = q.shape
+            Skv, g = k.shape[2], Hq // k.shape[1]
+            o = np.zeros(q.shape)
+            for b in range(B):
+                for h in range(Hq):
+                    s = q[b, h] @ k[b, h // g].T / np.sqrt(D)
+                    if causal:
+                        s = np.where(np.arange(Skv)[None, :] <= np.arange(Sq)[:, None] + Skv - Sq, s, -np.inf)
+                    m = s.max(-1, keepdims=True)
+                    e = np.exp(s - np.where(np.isfinite(m), m, 0))
+                    l = e.sum(-1, keepdims=True)
+                    o[b, h] = np.where(l > 0, (e @ v[b, h // g]) / np.where(l > 0, l, 1), 0)
+            return o
+        cases = (("emu:sm_90a", 64, False), ("emu:gfx942", 64, True), ("emu:sm_90a", 128, True))
+        for target, D, causal in cases:
+            Sq, Skv = random.choice([(37, 45), (20, 17), (1, 33)])
+            q = rnd((1, 4, Sq, D), np.float16)
+            k = rnd((1, Skv, 2, D), np.float16).transpose(0, 2, 1, 3)
+            v = rnd((1, Skv, 2, D), np.float16).transpose(0, 2, 1, 3)
+            self.close(ops.attention(q, k, v, causal=causal, device=target), ref(q, k, v, causal), np.float16)
+
+    def test_attention_bad_input(self):
+        q, kv = np.zeros((1, 3, 8, 64), np.float16), np.zeros((1, 2, 8, 64), np.float16)
+        with self.assertRaisesRegex(rocke.RockeError, "Hq = 3 is not a multiple of Hkv = 2"):
+            ops.attention(q, kv, kv, device="emu")
+        with self.assertRaisesRegex(rocke.RockeError, "last dimension .D. must be contiguous"):
+            ops.attention(np.zeros((1, 2, 64, 8), np.float16).transpose(0, 1, 3, 2), kv, kv, device="emu")
+        with self.assertRaisesRegex(rocke.RockeError, "float32 inputs are not served"):
+            f = np.zeros((1, 2, 8, 64), np.float32)
+            ops.attention(f, f, f, device="emu")
+
+    def test_conv2d(self):
+        # implicit GEMM (stride 2, asymmetric padding, groups 2), depthwise with dilation 2 (the direct
+        # kernel), 1x1 (a plain GEMM); against a direct convolution in double
+        def ref(x, w, st, pad, dil, g):
+            x, w = x.astype(np.float64), w.astype(np.float64)
+            N, H, W, C = x.shape
+            K, R, S, Cg = w.shape
+            P = (H + pad[0] + pad[1] - dil[0] * (R - 1) - 1) // st[0] + 1
+            Q = (W + pad[2] + pad[3] - dil[1] * (S - 1) - 1) // st[1] + 1
+            xp = np.zeros((N, H + pad[0] + pad[1], W + pad[2] + pad[3], C))
+            xp[:, pad[0]:pad[0] + H, pad[2]:pad[2] + W, :] = x
+            y = np.zeros((N, P, Q, K))
+            for k in range(K):
+                c0 = k // (K // g) * Cg
+                for r in range(R):
+                    for s in range(S):
+                        win = xp[:, r * dil[0]:r * dil[0] + st[0] * (P - 1) + 1:st[0],
+                                 s * dil[1]:s * dil[1] + st[1] * (Q - 1) + 1:st[1], c0:c0 + Cg]
+                        y[..., k] += win @ w[k, r, s]
+            return y
+        cases = (("emu:sm_90a", (2, 9, 7, 6), (10, 3, 3), (2, 2), (1, 2, 0, 1), (1, 1), 2),
+                 ("emu:gfx942", (1, 11, 8, 8), (8, 3, 3), (1, 1), (1, 1, 1, 1), (2, 2), 8),
+                 ("emu:sm_90a", (2, 5, 6, 16), (24, 1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1))
+        for target, xs, ws, st, pad, dil, g in cases:
+            x = rnd(xs, np.float16)
+            w = rnd((ws[0], ws[1], ws[2], xs[3] // g), np.float16)
+            y = ops.conv2d(x, w, stride=st, padding=pad, dilation=dil, groups=g, device=target)
+            r = ref(x, w, st, pad, dil, g)
+            self.close(y, r, np.float16, scale=np.abs(r).max())
+
+    def test_conv2d_bad_input(self):
+        x, w = np.zeros((1, 5, 5, 6), np.float16), np.zeros((4, 3, 3, 3), np.float16)
+        with self.assertRaisesRegex(rocke.RockeError, "groups = 4 must divide C = 6"):
+            ops.conv2d(x, w, groups=4, device="emu")
+        with self.assertRaisesRegex(rocke.RockeError, "output would be empty"):
+            ops.conv2d(x, np.zeros((4, 7, 7, 6), np.float16), device="emu")
+        with self.assertRaisesRegex(rocke.RockeError, "stride must be a positive int"):
+            ops.conv2d(x, np.zeros((4, 3, 3, 6), np.float16), stride=0, device="emu")
+
     def test_kernel_cache_by_shape_class(self):
         before = ops.cache_info()
         x = rnd((4, 64), np.float32)
