@@ -50,8 +50,23 @@ void kn_gemm_hopper_issue(kn_hk *h, rk_value kt, rk_value fill) {
     rk_value ea = rk_build_mul(k, st, sza);
     rk_value eb = rk_build_mul(k, st, szb);
     rk_tile_tma_ring_expect(k, &h->ring, st);
-    load_operand(h, h->amap, h->sA, ea, st, x, h->m0, pl->bm, h->ka);
-    load_operand(h, h->bmap, h->sB, eb, st, x, h->n0, pl->bn, h->kb);
+    if (!kn_gemm_hopper_copied(h->s, 0)) load_operand(h, h->amap, h->sA, ea, st, x, h->m0, pl->bm, h->ka);
+    if (!kn_gemm_hopper_copied(h->s, 1)) load_operand(h, h->bmap, h->sB, eb, st, x, h->n0, pl->bn, h->kb);
+}
+
+void kn_gemm_hopper_fill_copies(kn_hk *h, rk_value tid, rk_value kt, rk_value fill) {
+    rk_kernel *k = h->k;
+    const kn_gemm_plan *pl = &h->pl;
+    for (int op = 0; op < 2; op++) {
+        if (!kn_gemm_hopper_copied(h->s, op)) continue;
+        rk_value S = c32(k, pl->stages);
+        rk_value st = rk_build_umod(k, fill, S);
+        rk_value sz = c32(k, op ? pl->stage_b : pl->stage_a);
+        rk_value base = rk_build_mul(k, st, sz);
+        rk_value bk = c32(k, KN_WG_BK);
+        rk_value x = rk_build_mul(k, kt, bk);
+        kn_gemm_hopper_copy(h, op, tid, base, x, op ? h->n0 : h->m0);
+    }
 }
 
 /* Thread 0: fill stage kt % stages with K tile kt when kt < ktiles. */
@@ -63,6 +78,10 @@ static void fill(kn_hk *h, rk_value tid, rk_value kt) {
     rk_value go = rk_build_and(k, t0, live);
     rk_if_begin(k, go);
     kn_gemm_hopper_issue(h, kt, kt);
+    rk_if_end(k, NULL, 0);
+    if (!kn_gemm_hopper_copied(h->s, 0) && !kn_gemm_hopper_copied(h->s, 1)) return;
+    rk_if_begin(k, live);   /* the copies take every thread */
+    kn_gemm_hopper_fill_copies(h, tid, kt, kt);
     rk_if_end(k, NULL, 0);
 }
 
@@ -156,7 +175,9 @@ void kn_gemm_hopper_begin(kn_hk *h, const rk_instance *in, const rk_target *t, r
     rk_epi_param eps[RK_EPI_MAX_PARAMS];
     uint32_t ne = rk_epi_params(&s->fuse, s->out_dtype, eps);
     for (uint32_t i = 0; i < ne; i++) h->ea.p[i] = p[9 + i];
-    h->amap = p[9 + ne], h->bmap = p[10 + ne];
+    bool ca = kn_gemm_hopper_copied(s, 0), cb = kn_gemm_hopper_copied(s, 1);
+    if (!ca) h->amap = p[9 + ne];
+    if (!cb) h->bmap = p[9 + ne + !ca];
     h->ka = kn_gemm_hopper_k_major(s, 0), h->kb = kn_gemm_hopper_k_major(s, 1);
     h->dt = s->dtype == RK_S_BF16 ? "bf16" : "f16";
     /* shared memory: every stage of A, then of B, each stage 1024-byte aligned for the swizzle */
@@ -164,7 +185,8 @@ void kn_gemm_hopper_begin(kn_hk *h, const rk_instance *in, const rk_target *t, r
     uint32_t na = h->pl.stages * h->pl.stage_a, nb = h->pl.stages * h->pl.stage_b;
     h->sA = rk_build_smem_alloc_ex(k, (rk_type){s->dtype}, &na, 1, &al);
     h->sB = rk_build_smem_alloc_ex(k, (rk_type){s->dtype}, &nb, 1, &al);
-    rk_tile_tma_ring_init_pair(k, &h->ring, h->pl.stages, (h->pl.stage_a + h->pl.stage_b) * 2, releases);
+    uint32_t tx = ((ca ? 0 : h->pl.stage_a) + (cb ? 0 : h->pl.stage_b)) * 2;   /* TMA's bytes of a fill */
+    rk_tile_tma_ring_init_pair(k, &h->ring, h->pl.stages, tx, releases);
     rk_value K = p[5];
     rk_ix ktn = rk_ix_udiv(k, rk_ix_add(k, rk_ix_v(K), rk_ix_c(KN_WG_BK - 1)), rk_ix_c(KN_WG_BK));
     h->ktiles = rk_ix_value(k, ktn);
@@ -208,6 +230,8 @@ void kn_gemm_hopper_build(const rk_instance *in, const rk_target *t, rk_kernel *
     rk_value kt = rk_for_begin(k, lo, h.ktiles, step, "kt", 1, &acc0, NULL, &acc);
     {
         rk_tile_tma_ring_wait(k, &h.ring, kt);
+        /* the threads' stores of tile kt (with their proxy fences) before wgmma reads them */
+        if (kn_gemm_hopper_copied(h.s, 0) || kn_gemm_hopper_copied(h.s, 1)) rk_build_sync(k);
         rk_value S = c32(k, pl->stages);
         rk_value cur = rk_build_umod(k, kt, S);
         acc = kn_gemm_hopper_mma(&h, cur, arow, acc);
