@@ -57,6 +57,8 @@ void kn_gemm_hopper_issue(kn_hk *h, rk_value kt, rk_value fill) {
 void kn_gemm_hopper_fill_copies(kn_hk *h, rk_value tid, rk_value kt, rk_value fill) {
     rk_kernel *k = h->k;
     const kn_gemm_plan *pl = &h->pl;
+    rk_value live = rk_build_cmp(k, "lt", kt, h->ktiles);
+    rk_if_begin(k, live);
     for (int op = 0; op < 2; op++) {
         if (!kn_gemm_hopper_copied(h->s, op)) continue;
         rk_value S = c32(k, pl->stages);
@@ -67,7 +69,17 @@ void kn_gemm_hopper_fill_copies(kn_hk *h, rk_value tid, rk_value kt, rk_value fi
         rk_value x = rk_build_mul(k, kt, bk);
         kn_gemm_hopper_copy(h, op, tid, base, x, op ? h->n0 : h->m0);
     }
+    rk_if_end(k, NULL, 0);
+    rk_build_async_commit_group(k);
 }
+
+void kn_gemm_hopper_copies_land(kn_hk *h, uint32_t ahead) {
+    rk_build_async_wait_group(h->k, ahead);
+    rk_build_fence_proxy_async(h->k);
+    rk_build_sync(h->k);
+}
+
+static bool any_copied(const kn_hk *h) { return kn_gemm_hopper_copied(h->s, 0) || kn_gemm_hopper_copied(h->s, 1); }
 
 /* Thread 0: fill stage kt % stages with K tile kt when kt < ktiles. */
 static void fill(kn_hk *h, rk_value tid, rk_value kt) {
@@ -79,10 +91,7 @@ static void fill(kn_hk *h, rk_value tid, rk_value kt) {
     rk_if_begin(k, go);
     kn_gemm_hopper_issue(h, kt, kt);
     rk_if_end(k, NULL, 0);
-    if (!kn_gemm_hopper_copied(h->s, 0) && !kn_gemm_hopper_copied(h->s, 1)) return;
-    rk_if_begin(k, live);   /* the copies take every thread */
-    kn_gemm_hopper_fill_copies(h, tid, kt, kt);
-    rk_if_end(k, NULL, 0);
+    if (any_copied(h)) kn_gemm_hopper_fill_copies(h, tid, kt, kt);   /* the copies take every thread */
 }
 
 /* The descriptor of the k16 slice kk of an operand tile from element e0:
@@ -230,8 +239,8 @@ void kn_gemm_hopper_build(const rk_instance *in, const rk_target *t, rk_kernel *
     rk_value kt = rk_for_begin(k, lo, h.ktiles, step, "kt", 1, &acc0, NULL, &acc);
     {
         rk_tile_tma_ring_wait(k, &h.ring, kt);
-        /* the threads' stores of tile kt (with their proxy fences) before wgmma reads them */
-        if (kn_gemm_hopper_copied(h.s, 0) || kn_gemm_hopper_copied(h.s, 1)) rk_build_sync(k);
+        /* the threads' copies of tile kt: fills kt+1 .. kt+stages-2 may stay in flight */
+        if (any_copied(&h)) kn_gemm_hopper_copies_land(&h, pl->stages - 2);
         rk_value S = c32(k, pl->stages);
         rk_value cur = rk_build_umod(k, kt, S);
         acc = kn_gemm_hopper_mma(&h, cur, arow, acc);

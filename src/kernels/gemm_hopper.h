@@ -80,8 +80,14 @@ void kn_gemm_hopper_origin(kn_hk *h, rk_value tile);
  * of the current C tile into it (the operands TMA reads; the copied ones
  * are kn_gemm_hopper_fill_copies'). */
 void kn_gemm_hopper_issue(kn_hk *h, rk_value kt, rk_value fill);
-/* Every thread: the copied operands of K tile kt into stage fill % stages. */
+/* Every thread: the copied operands of K tile kt into stage fill % stages
+ * when kt < ktiles, then one cp.async group committed (empty or not, so
+ * every fill counts one group). */
 void kn_gemm_hopper_fill_copies(kn_hk *h, rk_value tid, rk_value kt, rk_value fill);
+/* Every thread, before wgmma reads fill `ahead` fills behind the newest
+ * committed one: its cp.async groups but `ahead` retired, a proxy fence
+ * (the threads' writes become visible to wgmma), a block barrier. */
+void kn_gemm_hopper_copies_land(kn_hk *h, uint32_t ahead);
 /* First element of warpgroup wg's A rows inside a stage. */
 rk_value kn_gemm_hopper_arow(kn_hk *h, rk_value wg);
 /* Fence, the four wgmma k16 steps of stage st (i32) and a commit. */
@@ -94,8 +100,9 @@ void kn_gemm_hopper_epilogue(kn_hk *h, rk_value rbase, rk_value twg, rk_value d)
 bool kn_gemm_hopper_copied(const rk_gemm_spec *s, int operand);
 /* Every thread of the block (tile_m * 2, thread `tid`): the operand's tile at
  * K column kx and MN origin mn0 into its stage from element `base`, laid out
- * as the 128-byte-swizzled TMA boxes would (zeros past M, N and K), then a
- * proxy fence; the caller's block barrier makes it visible to wgmma. */
+ * as the 128-byte-swizzled TMA boxes would (zeros past M, N and K): cp.async
+ * for vec 2 and 4 (the caller commits the group), loads and stores for vec
+ * 1. Before wgmma reads it: kn_gemm_hopper_copies_land. */
 void kn_gemm_hopper_copy(kn_hk *h, int operand, rk_value tid, rk_value base, rk_value kx, rk_value mn0);
 /* schedule = ws or persistent (gemm_hopper_ws.c). */
 void kn_gemm_hopper_build_ws(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *p);

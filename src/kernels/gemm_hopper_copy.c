@@ -1,7 +1,8 @@
 /* rocke — the GEMM Hopper path's fill of one operand stage by the block's
  * threads, for an operand whose row stride TMA cannot read (not a multiple
- * of 16 bytes): vector loads of vec_a / vec_b elements stored at the places
- * the 128-byte-swizzled TMA box would have put them. Layer: kernels. */
+ * of 16 bytes): cp.async of vec_a / vec_b elements (4 or 8 bytes), or a
+ * 2-byte load and store for vec 1, to the places the 128-byte-swizzled TMA
+ * box would have put them. Layer: kernels. */
 #include "gemm_hopper.h"
 
 static rk_value c32(rk_kernel *k, int64_t v) { return rk_const_i32(k, (int32_t)v); }
@@ -43,10 +44,8 @@ void kn_gemm_hopper_copy(kn_hk *h, int operand, rk_value tid, rk_value base, rk_
     rk_value o_lim = kmaj ? MN : K, i_lim = kmaj ? K : MN;
     rk_value o0 = kmaj ? mn0 : kx, i0 = kmaj ? kx : mn0;
     uint32_t per_row = cols / vec, chunks = rows * per_row, threads = h->pl.bm * 2;
-    rk_type et = (rk_type){s->dtype};
-    rk_type vt = vec > 1 ? rk_type_vec(k, et, vec) : et;
-    rk_value zero = vec > 1 ? rk_build_constant_vec(k, vt, 0.0) : rk_const_float(k, et, 0.0);
-    rk_value lo = c32(k, 0), hi = c32(k, (chunks + threads - 1) / threads), step = c32(k, 1);
+    rk_value lo = c32(k, 0);
+    rk_value hi = c32(k, (chunks + threads - 1) / threads), step = c32(k, 1);
     char ivn[16];
     snprintf(ivn, sizeof ivn, "cp%u", h->copies++);
     rk_value it = rk_for_begin(k, lo, hi, step, ivn, 0, NULL, NULL, NULL);
@@ -65,18 +64,22 @@ void kn_gemm_hopper_copy(kn_hk *h, int operand, rk_value tid, rk_value base, rk_
             rk_value oin = rk_build_cmp(k, "lt", go, o_lim);
             rk_value iin = rk_build_cmp(k, "lt", gi, i_lim);   /* i_lim is a multiple of vec: whole vectors */
             rk_value ok = rk_build_and(k, oin, iin);
-            rk_value row = rk_build_mul(k, go, ld);
-            rk_value at = rk_build_add(k, row, gi);
-            rk_value safe = rk_build_select(k, ok, at, lo);   /* element 0 stands in for a vector outside */
-            rk_value x = rk_load_global(k, ptr, safe, vec);
-            rk_value y = rk_build_select(k, ok, x, zero);
+            rk_value at = kn_gemm_c_index(k, go, gi, ld);
+            rk_value z64 = rk_const_i64(k, 0);
+            rk_value safe = rk_build_select(k, ok, at, z64);   /* element 0 stands in for a vector outside */
             rk_value sw = swizzled(k, o, i, rows);
             rk_value e = rk_build_add(k, base, sw);
-            if (vec > 1) rk_build_smem_store_vn(k, operand ? h->sB : h->sA, &e, y);
-            else rk_build_smem_store(k, operand ? h->sB : h->sA, &e, y);
+            rk_value smem = operand ? h->sB : h->sA;
+            if (vec > 1) {
+                rk_build_async_copy(k, ptr, safe, smem, e, ok, (int64_t)vec * 2);   /* zero-filled where !ok */
+            } else {
+                rk_value x = rk_load_global(k, ptr, safe, 1);
+                rk_value zero = rk_const_float(k, (rk_type){s->dtype}, 0.0);
+                rk_value y = rk_build_select(k, ok, x, zero);
+                rk_build_smem_store(k, smem, &e, y);
+            }
         }
         rk_if_end(k, NULL, 0);
     }
     rk_for_end(k, NULL, 0, NULL);
-    rk_build_fence_proxy_async(k);   /* the stores become visible to wgmma's async proxy */
 }
