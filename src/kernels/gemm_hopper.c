@@ -15,7 +15,10 @@
  *              chain, pairs of columns stored as one vector inside C.
  * That is schedule=plain; the pieces here (setup, fills, the k16 steps, the
  * epilogue) also serve the warp-specialized schedules (gemm_hopper_ws.c).
- * TMA boxes zero-fill past M, N and K, so tails need no other care.
+ * TMA boxes zero-fill past M, N and K, so tails need no other care. An
+ * operand TMA cannot read (vec_a / vec_b below 8) is copied by every thread
+ * into the same swizzled stage instead (gemm_hopper_copy.c), one cp.async
+ * group per fill, waited for with a proxy fence and a barrier before wgmma.
  * Layer: kernels. */
 #include "gemm_hopper.h"
 

@@ -26,9 +26,10 @@ rk_status kn_gemm_hopper_plan(const rk_gemm_spec *s, const rk_target *t, bool ba
 /* gemm_plan.c: the rules both paths share (group_m, the epilogue chain). */
 rk_status kn_gemm_check_order_and_chain(const rk_gemm_spec *s, bool batched);
 /* The heuristic: path = wgmma where it applies to target t and the problem
- * (sm_90a, single problems, the default atom, rows of A and B a multiple
- * of 16 bytes for TMA's row stride), with its tile, warps, stages and
- * schedule unless locked (bits KN_GK_* of `locked`); otherwise path = mma,
+ * (sm_90a, single problems, the default atom; an operand whose rows break
+ * TMA's 16-byte rule, vec below 8, is copied and takes schedule=plain),
+ * with its tile, warps, stages and schedule unless locked (bits KN_GK_* of
+ * `locked`); otherwise path = mma,
  * with those knobs left tuned when only the plan refused them (the caller
  * restores its spec or keeps them for an explicit path=wgmma). */
 void kn_gemm_hopper_tune(rk_gemm_spec *s, const rk_target *t, uint64_t M, uint64_t N, uint64_t K, bool batched,
@@ -43,8 +44,8 @@ bool kn_gemm_hopper_walks(const rk_gemm_spec *s);
  * warpgroup of ws / persistent (128), and pingpong's second consumer (256 in
  * all); a persistent grid is min(blocks, tiles) (the geometry's MIN). */
 uint32_t kn_gemm_hopper_extra_threads(const rk_gemm_spec *s);
-/* Shape limits of the path (TMA's 16-byte row stride of A and B, whose
- * rows run along K or M / N by the layout). */
+/* Shape limits of the path: the row extent of A and B (K or M / N by the
+ * layout) a multiple of vec_a / vec_b (8: TMA's 16-byte row stride). */
 rk_status kn_gemm_hopper_check_shape(const rk_gemm_spec *s, uint64_t M, uint64_t N, uint64_t K);
 /* The tensormap entries (A_map over A, B_map over B, each only where TMA
  * reads that operand) after the others. */
