@@ -126,11 +126,14 @@ grep -v '^#' bench/attention_decode_shapes.txt | while read -r name nb Hq Hkv Sq
     --shape "$nb,$Hq,$Hkv,$Sq,$ctx,$Dh" -o "$D/attn_decode/$name" >/dev/null
 done
 # Every wgmma schedule at the anchors, and at its unaligned 2047x3001x4093 with K
-# rounded to 4096 (an odd K has no TMA path yet), next to the pick above
+# rounded to 4096 (all TMA), next to the pick above
 for shape in 4096,4096,4096 8192,8192,8192 6144,5120,3072 2047,3001,4096; do
   for sched in plain ws persistent pingpong; do
     "$B/rocke" build gemm --layout rc --dtype bf16 --target "$T" --shape "$shape" --path wgmma \
       --schedule "$sched" -o "$D/gemm/rc-bf16-$sched@$shape" >/dev/null
   done
 done
+# The odd K itself: A and B copied by the threads (cp.async or 2-byte stores), schedule=plain only
+"$B/rocke" build gemm --layout rc --dtype bf16 --target "$T" --shape 2047,3001,4093 --path wgmma \
+  --schedule plain -o "$D/gemm/rc-bf16-plain@2047,3001,4093" >/dev/null
 du -sh "$D"

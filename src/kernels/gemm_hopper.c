@@ -15,7 +15,10 @@
  *              chain, pairs of columns stored as one vector inside C.
  * That is schedule=plain; the pieces here (setup, fills, the k16 steps, the
  * epilogue) also serve the warp-specialized schedules (gemm_hopper_ws.c).
- * TMA boxes zero-fill past M, N and K, so tails need no other care.
+ * TMA boxes zero-fill past M, N and K, so tails need no other care. An
+ * operand TMA cannot read (vec_a / vec_b below 8) is copied by every thread
+ * into the same swizzled stage instead (gemm_hopper_copy.c), one cp.async
+ * group per fill, waited for with a proxy fence and a barrier before wgmma.
  * Layer: kernels. */
 #include "gemm_hopper.h"
 
@@ -50,9 +53,36 @@ void kn_gemm_hopper_issue(kn_hk *h, rk_value kt, rk_value fill) {
     rk_value ea = rk_build_mul(k, st, sza);
     rk_value eb = rk_build_mul(k, st, szb);
     rk_tile_tma_ring_expect(k, &h->ring, st);
-    load_operand(h, h->amap, h->sA, ea, st, x, h->m0, pl->bm, h->ka);
-    load_operand(h, h->bmap, h->sB, eb, st, x, h->n0, pl->bn, h->kb);
+    if (!kn_gemm_hopper_copied(h->s, 0)) load_operand(h, h->amap, h->sA, ea, st, x, h->m0, pl->bm, h->ka);
+    if (!kn_gemm_hopper_copied(h->s, 1)) load_operand(h, h->bmap, h->sB, eb, st, x, h->n0, pl->bn, h->kb);
 }
+
+void kn_gemm_hopper_fill_copies(kn_hk *h, rk_value tid, rk_value kt, rk_value fill) {
+    rk_kernel *k = h->k;
+    const kn_gemm_plan *pl = &h->pl;
+    rk_value live = rk_build_cmp(k, "lt", kt, h->ktiles);
+    rk_if_begin(k, live);
+    for (int op = 0; op < 2; op++) {
+        if (!kn_gemm_hopper_copied(h->s, op)) continue;
+        rk_value S = c32(k, pl->stages);
+        rk_value st = rk_build_umod(k, fill, S);
+        rk_value sz = c32(k, op ? pl->stage_b : pl->stage_a);
+        rk_value base = rk_build_mul(k, st, sz);
+        rk_value bk = c32(k, KN_WG_BK);
+        rk_value x = rk_build_mul(k, kt, bk);
+        kn_gemm_hopper_copy(h, op, tid, base, x, op ? h->n0 : h->m0);
+    }
+    rk_if_end(k, NULL, 0);
+    rk_build_async_commit_group(k);
+}
+
+void kn_gemm_hopper_copies_land(kn_hk *h, uint32_t ahead) {
+    rk_build_async_wait_group(h->k, ahead);
+    rk_build_fence_proxy_async(h->k);
+    rk_build_sync(h->k);
+}
+
+static bool any_copied(const kn_hk *h) { return kn_gemm_hopper_copied(h->s, 0) || kn_gemm_hopper_copied(h->s, 1); }
 
 /* Thread 0: fill stage kt % stages with K tile kt when kt < ktiles. */
 static void fill(kn_hk *h, rk_value tid, rk_value kt) {
@@ -64,6 +94,7 @@ static void fill(kn_hk *h, rk_value tid, rk_value kt) {
     rk_if_begin(k, go);
     kn_gemm_hopper_issue(h, kt, kt);
     rk_if_end(k, NULL, 0);
+    if (any_copied(h)) kn_gemm_hopper_fill_copies(h, tid, kt, kt);   /* the copies take every thread */
 }
 
 /* The descriptor of the k16 slice kk of an operand tile from element e0:
@@ -156,7 +187,9 @@ void kn_gemm_hopper_begin(kn_hk *h, const rk_instance *in, const rk_target *t, r
     rk_epi_param eps[RK_EPI_MAX_PARAMS];
     uint32_t ne = rk_epi_params(&s->fuse, s->out_dtype, eps);
     for (uint32_t i = 0; i < ne; i++) h->ea.p[i] = p[9 + i];
-    h->amap = p[9 + ne], h->bmap = p[10 + ne];
+    bool ca = kn_gemm_hopper_copied(s, 0), cb = kn_gemm_hopper_copied(s, 1);
+    if (!ca) h->amap = p[9 + ne];
+    if (!cb) h->bmap = p[9 + ne + !ca];
     h->ka = kn_gemm_hopper_k_major(s, 0), h->kb = kn_gemm_hopper_k_major(s, 1);
     h->dt = s->dtype == RK_S_BF16 ? "bf16" : "f16";
     /* shared memory: every stage of A, then of B, each stage 1024-byte aligned for the swizzle */
@@ -164,7 +197,8 @@ void kn_gemm_hopper_begin(kn_hk *h, const rk_instance *in, const rk_target *t, r
     uint32_t na = h->pl.stages * h->pl.stage_a, nb = h->pl.stages * h->pl.stage_b;
     h->sA = rk_build_smem_alloc_ex(k, (rk_type){s->dtype}, &na, 1, &al);
     h->sB = rk_build_smem_alloc_ex(k, (rk_type){s->dtype}, &nb, 1, &al);
-    rk_tile_tma_ring_init_pair(k, &h->ring, h->pl.stages, (h->pl.stage_a + h->pl.stage_b) * 2, releases);
+    uint32_t tx = ((ca ? 0 : h->pl.stage_a) + (cb ? 0 : h->pl.stage_b)) * 2;   /* TMA's bytes of a fill */
+    rk_tile_tma_ring_init_pair(k, &h->ring, h->pl.stages, tx, releases);
     rk_value K = p[5];
     rk_ix ktn = rk_ix_udiv(k, rk_ix_add(k, rk_ix_v(K), rk_ix_c(KN_WG_BK - 1)), rk_ix_c(KN_WG_BK));
     h->ktiles = rk_ix_value(k, ktn);
@@ -208,6 +242,8 @@ void kn_gemm_hopper_build(const rk_instance *in, const rk_target *t, rk_kernel *
     rk_value kt = rk_for_begin(k, lo, h.ktiles, step, "kt", 1, &acc0, NULL, &acc);
     {
         rk_tile_tma_ring_wait(k, &h.ring, kt);
+        /* the threads' copies of tile kt: fills kt+1 .. kt+stages-2 may stay in flight */
+        if (any_copied(&h)) kn_gemm_hopper_copies_land(&h, pl->stages - 2);
         rk_value S = c32(k, pl->stages);
         rk_value cur = rk_build_umod(k, kt, S);
         acc = kn_gemm_hopper_mma(&h, cur, arow, acc);

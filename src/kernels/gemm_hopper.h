@@ -9,6 +9,10 @@
 
 /* K elements of one stage: a 128-byte row of 16-bit elements. */
 enum { KN_WG_BK = 64 };
+/* vec_a / vec_b of an operand TMA reads: 8 16-bit elements, its 16-byte row
+ * stride rule; a smaller vec (the heuristic's, for rows that break the rule)
+ * makes the block's threads fill that operand's stages instead. */
+enum { KN_WG_TMA_VEC = 8 };
 
 /* Whether operand 0 (A) or 1 (B) is K-major (A row-major, B column-major):
  * wgmma reads it without the transpose bit; otherwise it is MN-major. */
@@ -22,9 +26,10 @@ rk_status kn_gemm_hopper_plan(const rk_gemm_spec *s, const rk_target *t, bool ba
 /* gemm_plan.c: the rules both paths share (group_m, the epilogue chain). */
 rk_status kn_gemm_check_order_and_chain(const rk_gemm_spec *s, bool batched);
 /* The heuristic: path = wgmma where it applies to target t and the problem
- * (sm_90a, single problems, the default atom, rows of A and B a multiple
- * of 16 bytes for TMA's row stride), with its tile, warps, stages and
- * schedule unless locked (bits KN_GK_* of `locked`); otherwise path = mma,
+ * (sm_90a, single problems, the default atom; an operand whose rows break
+ * TMA's 16-byte rule, vec below 8, is copied and takes schedule=plain),
+ * with its tile, warps, stages and schedule unless locked (bits KN_GK_* of
+ * `locked`); otherwise path = mma,
  * with those knobs left tuned when only the plan refused them (the caller
  * restores its spec or keeps them for an explicit path=wgmma). */
 void kn_gemm_hopper_tune(rk_gemm_spec *s, const rk_target *t, uint64_t M, uint64_t N, uint64_t K, bool batched,
@@ -39,10 +44,11 @@ bool kn_gemm_hopper_walks(const rk_gemm_spec *s);
  * warpgroup of ws / persistent (128), and pingpong's second consumer (256 in
  * all); a persistent grid is min(blocks, tiles) (the geometry's MIN). */
 uint32_t kn_gemm_hopper_extra_threads(const rk_gemm_spec *s);
-/* Shape limits of the path (TMA's 16-byte row stride of A and B, whose
- * rows run along K or M / N by the layout). */
+/* Shape limits of the path: the row extent of A and B (K or M / N by the
+ * layout) a multiple of vec_a / vec_b (8: TMA's 16-byte row stride). */
 rk_status kn_gemm_hopper_check_shape(const rk_gemm_spec *s, uint64_t M, uint64_t N, uint64_t K);
-/* The two tensormap entries (A_map over A, B_map over B) after the others. */
+/* The tensormap entries (A_map over A, B_map over B, each only where TMA
+ * reads that operand) after the others. */
 void kn_gemm_hopper_signature(const rk_gemm_spec *s, rk_ksig *sg);
 void kn_gemm_hopper_tensormap_box(const rk_instance *in, const rk_kparam *kp, uint32_t *box_rows, uint32_t *box_cols,
                                   uint32_t *swizzle_bytes);
@@ -62,6 +68,7 @@ typedef struct kn_hk {
     rk_value m0, n0;           /* the current C tile's origin */
     bool ka, kb;               /* A / B K-major (else MN-major: wgmma's transpose bit) */
     const char *dt;            /* "f16" or "bf16" */
+    uint32_t copies;           /* copy loops emitted so far (their unique IV names) */
 } kn_hk;
 /* Plan, epilogue operands, tensor maps, the stages in shared memory and
  * the ring's barriers (with `releases` arrivals on each "empty" barrier,
@@ -71,8 +78,17 @@ void kn_gemm_hopper_begin(kn_hk *h, const rk_instance *in, const rk_target *t, r
 /* m0, n0 of C tile number `tile` (i32) in grouped-M order. */
 void kn_gemm_hopper_origin(kn_hk *h, rk_value tile);
 /* One thread: arm stage fill % stages and issue the TMA boxes of K tile kt
- * of the current C tile into it. */
+ * of the current C tile into it (the operands TMA reads; the copied ones
+ * are kn_gemm_hopper_fill_copies'). */
 void kn_gemm_hopper_issue(kn_hk *h, rk_value kt, rk_value fill);
+/* Every thread: the copied operands of K tile kt into stage fill % stages
+ * when kt < ktiles, then one cp.async group committed (empty or not, so
+ * every fill counts one group). */
+void kn_gemm_hopper_fill_copies(kn_hk *h, rk_value tid, rk_value kt, rk_value fill);
+/* Every thread, before wgmma reads fill `ahead` fills behind the newest
+ * committed one: its cp.async groups but `ahead` retired, a proxy fence
+ * (the threads' writes become visible to wgmma), a block barrier. */
+void kn_gemm_hopper_copies_land(kn_hk *h, uint32_t ahead);
 /* First element of warpgroup wg's A rows inside a stage. */
 rk_value kn_gemm_hopper_arow(kn_hk *h, rk_value wg);
 /* Fence, the four wgmma k16 steps of stage st (i32) and a commit. */
@@ -80,6 +96,15 @@ rk_value kn_gemm_hopper_mma(kn_hk *h, rk_value st, rk_value arow, rk_value acc);
 /* The fused chain and the masked stores of the m64nN accumulators d of the
  * warpgroup whose rows start at rbase, for its thread twg (0..127). */
 void kn_gemm_hopper_epilogue(kn_hk *h, rk_value rbase, rk_value twg, rk_value d);
+/* gemm_hopper_copy.c: whether operand 0 (A) / 1 (B) is filled by the
+ * threads (vec below KN_WG_TMA_VEC) rather than TMA. */
+bool kn_gemm_hopper_copied(const rk_gemm_spec *s, int operand);
+/* Every thread of the block (tile_m * 2, thread `tid`): the operand's tile at
+ * K column kx and MN origin mn0 into its stage from element `base`, laid out
+ * as the 128-byte-swizzled TMA boxes would (zeros past M, N and K): cp.async
+ * for vec 2 and 4 (the caller commits the group), loads and stores for vec
+ * 1. Before wgmma reads it: kn_gemm_hopper_copies_land. */
+void kn_gemm_hopper_copy(kn_hk *h, int operand, rk_value tid, rk_value base, rk_value kx, rk_value mn0);
 /* schedule = ws or persistent (gemm_hopper_ws.c). */
 void kn_gemm_hopper_build_ws(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *p);
 

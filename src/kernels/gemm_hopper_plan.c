@@ -20,10 +20,6 @@ static uint64_t row_extent(const rk_gemm_spec *s, int operand, uint64_t M, uint6
     return kn_gemm_hopper_k_major(s, operand) ? K : operand ? N : M;
 }
 
-static bool strides_ok(const rk_gemm_spec *s, uint64_t M, uint64_t N, uint64_t K) {
-    uint32_t eb = rk_tile_elem_bytes(s->dtype);
-    return row_extent(s, 0, M, N, K) * eb % 16 == 0 && row_extent(s, 1, M, N, K) * eb % 16 == 0;
-}
 
 rk_status kn_gemm_hopper_plan(const rk_gemm_spec *s, const rk_target *t, bool batched, kn_gemm_plan *out) {
     memset(out, 0, sizeof *out);
@@ -63,6 +59,15 @@ rk_status kn_gemm_hopper_plan(const rk_gemm_spec *s, const rk_target *t, bool ba
         return rk_fail(RK_ERR_INVALID, "gemm: %u stages of a %ux%ux%u tile need %llu bytes of shared memory, %s has "
                        "%u: use fewer stages or a smaller tile", s->stages, bm, bn, bk, (unsigned long long)lds,
                        t->name, t->lds_bytes);
+    for (int op = 0; op < 2; op++) {
+        uint32_t v = op ? s->vec_b : s->vec_a;
+        if (v != 1 && v != 2 && v != 4 && v != 8)
+            return rk_fail(RK_ERR_INVALID, "gemm: knob '%s' = %u must be 1, 2, 4 or 8 (8: TMA reads %s; less: the "
+                           "threads copy it)", op ? "vec_b" : "vec_a", v, op ? "B" : "A");
+        if (v < KN_WG_TMA_VEC && s->schedule != RK_GEMM_SCHED_PLAIN)
+            return rk_fail(RK_ERR_INVALID, "gemm: knob '%s' = %u (%s copied by the threads, not TMA) is offered "
+                           "with schedule=plain only", op ? "vec_b" : "vec_a", v, op ? "B" : "A");
+    }
     if ((unsigned)s->schedule >= RK_GEMM_SCHED__COUNT)
         return rk_fail(RK_ERR_INVALID, "gemm: knob 'schedule' out of range (legal: plain, ws, persistent, pingpong)");
     bool walks = kn_gemm_hopper_walks(s);
@@ -107,7 +112,7 @@ void kn_gemm_hopper_tune(rk_gemm_spec *s, const rk_target *t, uint64_t M, uint64
     bool tile_locked = locked >> KN_GK_TILE & 1, warps_locked = locked >> KN_GK_WARPS & 1;
     bool stages_locked = locked >> KN_GK_STAGES & 1;
     s->path = RK_GEMM_PATH_MMA;
-    if (!(t->features & RK_FEAT_SM90A) || batched || s->atom || !strides_ok(s, M, N, K)) return;
+    if (!(t->features & RK_FEAT_SM90A) || batched || s->atom) return;
     rk_gemm_spec w = *s;
     w.path = RK_GEMM_PATH_WGMMA;
     if (!tile_locked) {
@@ -128,6 +133,9 @@ void kn_gemm_hopper_tune(rk_gemm_spec *s, const rk_target *t, uint64_t M, uint64
     if (!warps_locked) w.warps[0] = w.tile[0] / 16, w.warps[1] = 1;
     if (!stages_locked) w.stages = K > 2 * KN_WG_BK ? 4 : 2;
     kn_gemm_hopper_tune_schedule(&w, t, M, N, locked);
+    /* an operand TMA cannot read (vec_a / vec_b below 8, from its row stride) is copied by the threads */
+    bool copies = w.vec_a < KN_WG_TMA_VEC || w.vec_b < KN_WG_TMA_VEC;
+    if (copies && !(locked >> KN_GK_SCHED & 1)) w.schedule = RK_GEMM_SCHED_PLAIN, w.blocks = locked >> KN_GK_BLOCKS & 1 ? w.blocks : 0;
     kn_gemm_plan p;
     *s = w;   /* with the tuned knobs even where the plan refuses them: an explicit path=wgmma reports why */
     if (kn_gemm_hopper_plan(&w, t, batched, &p) != RK_OK) s->path = RK_GEMM_PATH_MMA;
@@ -143,23 +151,23 @@ uint32_t kn_gemm_hopper_extra_threads(const rk_gemm_spec *s) {
 }
 
 rk_status kn_gemm_hopper_check_shape(const rk_gemm_spec *s, uint64_t M, uint64_t N, uint64_t K) {
-    uint32_t eb = rk_tile_elem_bytes(s->dtype);
     for (int op = 0; op < 2; op++) {
         uint64_t ext = row_extent(s, op, M, N, K);
+        uint32_t v = op ? s->vec_b : s->vec_a;
         const char *dim = kn_gemm_hopper_k_major(s, op) ? "K" : op ? "N" : "M";
-        if (ext * eb % 16)
-            return rk_fail(RK_ERR_INVALID, "gemm: path=wgmma reads %s through TMA, whose row stride must be a "
-                           "multiple of 16 bytes: with layout %s its rows run along %s = %llu (%llu bytes), not a "
-                           "multiple of %u; build with --path mma, or with --shape so the heuristic picks",
-                           op ? "B" : "A", layout_name(s->layout), dim, (unsigned long long)ext,
-                           (unsigned long long)(ext * eb), 16 / eb);
+        if (ext % v)
+            return rk_fail(RK_ERR_INVALID, "gemm: path=wgmma reads %s %u elements at a time (knob '%s'%s), but with "
+                           "layout %s its rows run along %s = %llu, not a multiple of %u; lower '%s' (1, 2 or 4 copy "
+                           "it without TMA), or build with --shape so the heuristic picks",
+                           op ? "B" : "A", v, op ? "vec_b" : "vec_a", v == KN_WG_TMA_VEC ? ": TMA's 16-byte rows" : "",
+                           layout_name(s->layout), dim, (unsigned long long)ext, v, op ? "vec_b" : "vec_a");
     }
     return RK_OK;
 }
 
 void kn_gemm_hopper_signature(const rk_gemm_spec *s, rk_ksig *sg) {
-    kn_sig_add(sg, "A_map", false, s->dtype, RK_KP_TENSORMAP, "A");
-    kn_sig_add(sg, "B_map", false, s->dtype, RK_KP_TENSORMAP, "B");
+    if (!kn_gemm_hopper_copied(s, 0)) kn_sig_add(sg, "A_map", false, s->dtype, RK_KP_TENSORMAP, "A");
+    if (!kn_gemm_hopper_copied(s, 1)) kn_sig_add(sg, "B_map", false, s->dtype, RK_KP_TENSORMAP, "B");
 }
 
 void kn_gemm_hopper_tensormap_box(const rk_instance *in, const rk_kparam *kp, uint32_t *box_rows, uint32_t *box_cols,

@@ -109,6 +109,20 @@ static void test_layouts(void **state) {
     run_case(80, 88, 72, "layout=cc fuse=bias,relu dtype=bf16 out_dtype=f32 split_k=1");   /* the heuristic's */
 }
 
+/* Operands whose rows TMA cannot read (vec_a / vec_b below 8, tuned from
+ * the shape): the threads store them into the swizzled stages wgmma's
+ * descriptors read. Every layout, odd K, M or N, vectors of 1, 2 and 4
+ * elements, one operand copied beside a TMA one and both copied. */
+static void test_copied(void **state) {
+    (void)state;
+    run_case(67, 45, 131, "layout=rc dtype=f16 out_dtype=f32 tile=64x48x64 warps=4x1 stages=2");   /* vec 1, 1 */
+    run_case(70, 133, 90, "layout=rr dtype=bf16 out_dtype=f32 tile=64x128x64 warps=4x1 stages=3");   /* 2, 1 */
+    run_case(68, 200, 75, "layout=cr dtype=bf16 out_dtype=bf16 tile=128x64x64 warps=8x1 stages=2");  /* 4, TMA */
+    run_case(130, 45, 84, "layout=cc dtype=f16 out_dtype=f16 tile=128x48x64 warps=8x1 stages=4");    /* 2, 4 */
+    run_case(72, 64, 140, "layout=rc dtype=f16 out_dtype=f32 tile=64x64x64 warps=4x1 vec_b=2");   /* TMA, 2 */
+    run_case(45, 37, 203, "fuse=bias,relu dtype=bf16 out_dtype=f32 split_k=1");   /* the heuristic's */
+}
+
 /* The persistent walk: several tiles per block (the fill counter and the
  * stages' phases run on across tiles), a grid larger than the tile count
  * (clamped), two consumers, an MN-major layout, a fused chain. */
@@ -166,7 +180,19 @@ static void test_dispatch(void **state) {
     assert_int_equal(b[0], 384);
     instance_for("sm_90a", big, "dtype=bf16 out_dtype=f32", &in, &sh);
     assert_true(is_wgmma(&in));
-    instance_for("sm_90a", oddk, "", &in, &sh);    /* K * 2 bytes is not a multiple of 16 */
+    /* K * 2 bytes is not a multiple of 16: still wgmma, A and B (both K-major) copied by the threads */
+    instance_for("sm_90a", oddk, "", &in, &sh);
+    assert_true(is_wgmma(&in));
+    assert_int_equal(in.u.gemm.vec_a, 1);
+    assert_int_equal(in.u.gemm.vec_b, 1);
+    instance_for("sm_90a", oddk, "layout=cr", &in, &sh);   /* cr's rows run along M and N: TMA reads both */
+    assert_int_equal(in.u.gemm.vec_a, 8);
+    assert_int_equal(in.u.gemm.vec_b, 8);
+    const uint64_t unal[3] = {2047, 3001, 4093};
+    instance_for("sm_90a", unal, "", &in, &sh);
+    assert_true(is_wgmma(&in));
+    assert_int_equal(in.u.gemm.schedule, RK_GEMM_SCHED_PLAIN);
+    instance_for("sm_90a", oddk, "schedule=persistent", &in, &sh);   /* the copies run on schedule=plain only */
     assert_false(is_wgmma(&in));
     for (int l = 0; l < 3; l++) {   /* every layout takes wgmma where its rows keep 16 bytes */
         static const char *const lays[] = {"layout=rr", "layout=cr", "layout=cc"};
@@ -174,12 +200,14 @@ static void test_dispatch(void **state) {
         assert_true(is_wgmma(&in));
     }
     const uint64_t oddm[3] = {4095, 4096, 4096}, oddn[3] = {4096, 4095, 4096};
-    instance_for("sm_90a", oddm, "layout=cc", &in, &sh);   /* A's rows run along M */
-    assert_false(is_wgmma(&in));
+    instance_for("sm_90a", oddm, "layout=cc", &in, &sh);   /* A's rows run along M: A copied */
+    assert_true(is_wgmma(&in));
+    assert_int_equal(in.u.gemm.vec_a, 1);
     instance_for("sm_90a", oddm, "layout=rr", &in, &sh);
     assert_true(is_wgmma(&in));
-    instance_for("sm_90a", oddn, "layout=rr", &in, &sh);   /* B's rows run along N */
-    assert_false(is_wgmma(&in));
+    instance_for("sm_90a", oddn, "layout=rr", &in, &sh);   /* B's rows run along N: B copied */
+    assert_true(is_wgmma(&in));
+    assert_int_equal(in.u.gemm.vec_b, 1);
     instance_for("sm_90a", oddk, "layout=cr", &in, &sh);   /* neither runs along K */
     assert_true(is_wgmma(&in));
     instance_for("sm_90a", big, "path=mma", &in, &sh);
@@ -209,6 +237,7 @@ static void test_bad_specs(void **state) {
         {"sm_90a", "path=wgmma tile=256x64x64 warps=8x1", "tile M 64"},
         {"sm_90a", "path=wgmma tile=64x64x64 warps=2x2", "runs 4x1 warps"},
         {"sm_90a", "path=wgmma tile=64x64x64 warps=4x1 stages=1", "2..6 TMA stages"},
+        {"sm_90a", "path=wgmma tile=64x64x64 warps=4x1 vec_a=4 schedule=ws", "schedule=plain only"},
         {"sm_90a", "path=wgmma tile=128x256x64 warps=8x1 stages=6", "bytes of shared memory"},
         {"sm_90a", "path=wgmma atom=mma_m16n8k16_f32_f16", "leave atom=auto"},
         {"sm_90a", "path=wgmma schedule=persistent blocks=0", "needs knob 'blocks'"},
@@ -232,8 +261,8 @@ static void test_bad_specs(void **state) {
     const uint64_t bad[3] = {256, 256, 100};
     assert_int_equal(rk_shape_update(RK_FAMILY_GEMM, &sh, NULL, bad, 3, false), RK_OK);
     assert_int_equal(rk_instance_check_shape(&in, &sh), RK_ERR_INVALID);
-    if (!strstr(rk_error_message(), "multiple of 16 bytes")) fail_msg("%s", rk_error_message());
-    assert_non_null(strstr(rk_error_message(), "--path mma"));
+    if (!strstr(rk_error_message(), "16-byte rows")) fail_msg("%s", rk_error_message());
+    assert_non_null(strstr(rk_error_message(), "lower 'vec_a'"));
     instance_for("sm_90a", sh3, "path=wgmma layout=rr", &in, &sh);
     const uint64_t badn[3] = {256, 100, 256};
     assert_int_equal(rk_shape_update(RK_FAMILY_GEMM, &sh, NULL, badn, 3, false), RK_OK);
@@ -293,7 +322,8 @@ int main(void) {
     fprintf(stderr, "test_gemm_hopper: seed %llu (ROCKE_SEED=%llu replays)\n", (unsigned long long)seed,
             (unsigned long long)seed);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_tails),    cmocka_unit_test(test_layouts), cmocka_unit_test(test_schedules),
+        cmocka_unit_test(test_tails),    cmocka_unit_test(test_layouts), cmocka_unit_test(test_copied),
+        cmocka_unit_test(test_schedules),
         cmocka_unit_test(test_epilogues),
         cmocka_unit_test(test_dispatch),
         cmocka_unit_test(test_bad_specs), cmocka_unit_test(test_ptx),
