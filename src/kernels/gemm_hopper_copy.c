@@ -1,8 +1,9 @@
 /* rocke — the GEMM Hopper path's fill of one operand stage by the block's
  * threads, for an operand whose row stride TMA cannot read (not a multiple
- * of 16 bytes): cp.async of vec_a / vec_b elements (4 or 8 bytes), or a
- * 2-byte load and store for vec 1, to the places the 128-byte-swizzled TMA
- * box would have put them. Layer: kernels. */
+ * of 16 bytes): cp.async of vec_a / vec_b elements (4 or 8 bytes), or for
+ * vec 1 a gathered 16-byte unit (eight 2-byte loads from one address, one
+ * shared-memory store), to the places the 128-byte-swizzled TMA box would
+ * have put them. Layer: kernels. */
 #include "gemm_hopper.h"
 
 static rk_value c32(rk_kernel *k, int64_t v) { return rk_const_i32(k, (int32_t)v); }
@@ -43,14 +44,21 @@ void kn_gemm_hopper_copy(kn_hk *h, int operand, rk_value tid, rk_value base, rk_
     rk_value K = h->p[5], MN = h->p[3 + operand];
     rk_value o_lim = kmaj ? MN : K, i_lim = kmaj ? K : MN;
     rk_value o0 = kmaj ? mn0 : kx, i0 = kmaj ? kx : mn0;
-    uint32_t per_row = cols / vec, chunks = rows * per_row, threads = h->pl.bm * 2;
+    /* vec 1: 16-byte units (a swizzle unit holds 8 consecutive elements) gathered from 2-byte reads */
+    uint32_t unit = vec > 1 ? vec : 8;
+    uint32_t per_row = cols / unit, chunks = rows * per_row, threads = h->pl.bm * 2;
     rk_value lo = c32(k, 0);
     rk_value hi = c32(k, (chunks + threads - 1) / threads), step = c32(k, 1);
     char ivn[16];
     snprintf(ivn, sizeof ivn, "cp%u", h->copies++);
+    /* the tile's inner extent wholly inside the matrix (every K tile but the last when K-major): a
+     * gathered unit's pieces then need no checks of their own */
+    rk_value colsv = c32(k, cols);
+    rk_value iend = rk_build_add(k, i0, colsv);
+    rk_value inside = rk_build_cmp(k, "le", iend, i_lim);
     rk_value it = rk_for_begin(k, lo, hi, step, ivn, 0, NULL, NULL, NULL);
     {
-        rk_value T = c32(k, threads), nch = c32(k, chunks), pr = c32(k, per_row), v = c32(k, vec);
+        rk_value T = c32(k, threads), nch = c32(k, chunks), pr = c32(k, per_row), v = c32(k, unit);
         rk_value off = rk_build_mul(k, it, T);
         rk_value c = rk_build_add(k, off, tid);
         rk_value live = rk_build_cmp(k, "lt", c, nch);
@@ -73,10 +81,40 @@ void kn_gemm_hopper_copy(kn_hk *h, int operand, rk_value tid, rk_value base, rk_
             if (vec > 1) {
                 rk_build_async_copy(k, ptr, safe, smem, e, ok, (int64_t)vec * 2);   /* zero-filled where !ok */
             } else {
-                rk_value x = rk_load_global(k, ptr, safe, 1);
                 rk_value zero = rk_const_float(k, (rk_type){s->dtype}, 0.0);
-                rk_value y = rk_build_select(k, ok, x, zero);
-                rk_build_smem_store(k, smem, &e, y);
+                rk_value x[8];
+                rk_if_begin(k, inside);
+                {
+                    /* a row outside reads the matrix's first row (its inner extent holds the unit) */
+                    rk_value base_at = rk_build_select(k, oin, at, z64);
+                    for (uint32_t j = 0; j < 8; j++) {
+                        rk_value oj = rk_const_i64(k, j);
+                        rk_value aj = rk_build_add(k, base_at, oj);
+                        x[j] = rk_load_global(k, ptr, aj, 1);
+                    }
+                    rk_value u = rk_build_vpack(k, x, 8);
+                    rk_type ut = rk_value_type(k, u);
+                    rk_value uz = rk_build_constant_vec(k, ut, 0.0);
+                    rk_value y = rk_build_select(k, oin, u, uz);
+                    rk_store_smem(k, smem, &e, y);
+                }
+                rk_else(k, NULL, 0);
+                {
+                    for (uint32_t j = 0; j < 8; j++) {
+                        rk_value cj = c32(k, j);
+                        rk_value gj = rk_build_add(k, gi, cj);
+                        rk_value jin = rk_build_cmp(k, "lt", gj, i_lim);
+                        rk_value okj = rk_build_and(k, oin, jin);
+                        rk_value oj = rk_const_i64(k, j);
+                        rk_value aj = rk_build_add(k, at, oj);
+                        rk_value sj = rk_build_select(k, okj, aj, z64);
+                        rk_value xj = rk_load_global(k, ptr, sj, 1);
+                        x[j] = rk_build_select(k, okj, xj, zero);
+                    }
+                    rk_value u = rk_build_vpack(k, x, 8);
+                    rk_store_smem(k, smem, &e, u);
+                }
+                rk_if_end(k, NULL, 0);
             }
         }
         rk_if_end(k, NULL, 0);
