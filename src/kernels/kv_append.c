@@ -168,20 +168,31 @@ static void geometry(const rk_instance *in, rk_launch_geom *g) {
     g->block[0] = s->block_size;
 }
 
-/* Bytes moved: K and V read, both caches' new rows written, the slots; with
- * rope Q read and written, positions and each token's cos/sin rows; fp8 the
- * scales. Every token counted (skipped ones still read their slot). */
-static void cost(const rk_instance *in, const rk_shape *sh, double *bytes, double *flops) {
-    const rk_kv_append_spec *s = &in->u.kva;
+/* Bytes moved when `written` tokens have a slot: their K and V read and
+ * cache rows written, every token's slot; with rope all of Q read and
+ * written, positions and each token's cos/sin rows; fp8 the scales. */
+static void bytes_of(const rk_kv_append_spec *s, const rk_shape *sh, double written, double *bytes, double *flops) {
     double T = (double)sh->dim[D_T], HK = (double)sh->dim[D_HK], HQ = (double)sh->dim[D_HQ],
            D = (double)sh->dim[D_D], eb = rk_tile_elem_bytes(s->dtype), cb = rk_tile_elem_bytes(cache_type(s));
-    *bytes = T * HK * D * 2 * (eb + cb) + T * 8;
+    *bytes = written * HK * D * 2 * (eb + cb) + T * 8;
     *flops = 0;
     if (roped(s)) {
         *bytes += T * HQ * D * 2 * eb + T * 4 + T * D * 4;
-        *flops = T * (HQ + HK) * D * 3;
+        *flops = (T * HQ + written * HK) * D * 3;
     }
     if (s->kv_dtype != RK_ATTN_KV_SAME) *bytes += 2 * HK * 4;
+}
+
+static void cost(const rk_instance *in, const rk_shape *sh, double *bytes, double *flops) {
+    bytes_of(&in->u.kva, sh, (double)sh->dim[D_T], bytes, flops);
+}
+
+/* The Perf line's bytes: only tokens with a slot move K and V. */
+static void problem_cost(const rk_problem *p, double *bytes, double *flops) {
+    const rk_host_buf *slot = kn_buf(p, "slot_mapping");
+    double written = 0;
+    for (uint64_t t = 0; t < slot->count; t++) written += ((const int64_t *)slot->data)[t] >= 0;
+    bytes_of(&p->inst.u.kva, &p->shape, written, bytes, flops);
 }
 
 static void input_range(const rk_instance *in, const rk_kparam *kp, double *lo, double *hi, double *away) {
@@ -326,4 +337,5 @@ const kn_family kn_kv_append = {
     .validate = validate, .check_shape = check_shape, .signature = signature, .geometry = geometry, .build = build,
     .cost = cost, .reference = kn_kv_append_reference, .input_range = input_range, .extent = extent,
     .fix_inputs = kn_kv_append_fix_inputs, .check_inputs = kn_kv_append_check_inputs,
+    .problem_cost = problem_cost,
 };
