@@ -13,13 +13,7 @@ import sys
 import torch
 from triton.testing import do_bench
 
-
-def copy_bandwidth():
-    n = 1 << 30   # bf16 elements: 2 GiB
-    x = torch.empty(n, device="cuda", dtype=torch.bfloat16).uniform_(-1, 1)
-    y = torch.empty_like(x)
-    ms = do_bench(lambda: y.copy_(x), warmup=25, rep=200)
-    return {"name": "copy", "impl": "torch.copy_", "ms": ms, "gbps": 2 * x.numel() * 2 / ms / 1e6}
+from attention_decode_peers import copy_bandwidth   # the same 2 GiB clone
 
 
 def rotate(x, cos, sin, style):
