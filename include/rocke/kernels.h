@@ -257,7 +257,7 @@ typedef struct rk_kv_append_spec {
     rk_scalar dtype;               /* Q, K, V: f16, bf16, f32 */
     rk_kv_rope rope;
     int kv_dtype;                  /* rk_attn_kv: same, fp8 (OCP e4m3fn), fp8fnuz (gfx942) */
-    uint32_t block_size;           /* 64..1024 */
+    uint32_t block_size;           /* 32..1024 */
     uint32_t vec;                  /* elements per access (rope: pairs per thread) */
 } rk_kv_append_spec;
 
