@@ -125,6 +125,13 @@ grep -v '^#' bench/attention_decode_shapes.txt | while read -r name nb Hq Hkv Sq
   "$B/rocke" build attention --mode decode --dtype bf16 --head-dim "$Dh" --page-size "$page" $knobs --target "$T" \
     --shape "$nb,$Hq,$Hkv,$Sq,$ctx,$Dh" -o "$D/attn_decode/$name" >/dev/null
 done
+# kv_append at the benchmark shapes (bench/kv_append_shapes.txt; bench/kv_append_h200.sh runs them)
+mkdir -p "$D/kv_append"
+grep -v '^#' bench/kv_append_shapes.txt | while read -r name ntok Hq Hkv Dh pages psize rope kv; do
+  [ -n "$name" ] || continue
+  "$B/rocke" build kv_append --dtype bf16 --rope "$rope" --kv-dtype "$kv" --target "$T" \
+    --shape "$ntok,$Hq,$Hkv,$Dh,$pages,$psize" -o "$D/kv_append/$name" >/dev/null
+done
 # Every wgmma schedule at the anchors, and at its unaligned 2047x3001x4093 with K
 # rounded to 4096 (all TMA), next to the pick above
 for shape in 4096,4096,4096 8192,8192,8192 6144,5120,3072 2047,3001,4096; do

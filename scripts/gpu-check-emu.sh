@@ -29,6 +29,7 @@ grouped_gemm groups=3,M=128,N=96,K=64
 conv 2,8,9,7,16,3,3
 conv3d 1,8,5,6,7,8,3,3,3
 attention 1,4,2,37,45,64
+kv_append 37,4,2,64,5,16
 FAMILIES
 }
 

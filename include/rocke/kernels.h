@@ -24,7 +24,8 @@ typedef enum rk_family_id {
     RK_FAMILY_ELEMENTWISE = 0, RK_FAMILY_REDUCE, RK_FAMILY_SOFTMAX, RK_FAMILY_LAYERNORM,
     RK_FAMILY_RMSNORM, RK_FAMILY_TRANSPOSE, RK_FAMILY_GEMM, RK_FAMILY_BATCHED_GEMM,
     RK_FAMILY_ADD_RMSNORM_QUANT, RK_FAMILY_ROPE, RK_FAMILY_TOPK_SOFTMAX, RK_FAMILY_PERMUTE,
-    RK_FAMILY_GROUPED_GEMM, RK_FAMILY_CONV, RK_FAMILY_CONV3D, RK_FAMILY_ATTENTION, RK_FAMILY__COUNT
+    RK_FAMILY_GROUPED_GEMM, RK_FAMILY_CONV, RK_FAMILY_CONV3D, RK_FAMILY_ATTENTION, RK_FAMILY_KV_APPEND,
+    RK_FAMILY__COUNT
 } rk_family_id;
 #define RK_FAMILY_MAX 32
 
@@ -246,6 +247,20 @@ typedef enum rk_attn_mode { RK_ATTN_PREFILL = 0, RK_ATTN_DECODE, RK_ATTN_MODE__C
  * V (OCP e4m3fn on NVIDIA and gfx950, FNUZ on gfx942: the target's own). */
 typedef enum rk_attn_kv { RK_ATTN_KV_SAME = 0, RK_ATTN_KV_FP8, RK_ATTN_KV_FP8FNUZ, RK_ATTN_KV__COUNT } rk_attn_kv;
 
+/* kv_append: each new token's K and V [T, Hkv, D] written into paged caches
+ * [pages, page_size, Hkv, D] at slot slot_mapping[t] (i64, page * page_size
+ * + offset; negative: the token is skipped); optionally rotary embedding of
+ * K on the way and of Q [T, Hq, D] in place (over the whole head), and e4m3
+ * caches holding x / scale with a per-KV-head f32 scale each for K and V. */
+typedef enum rk_kv_rope { RK_KV_ROPE_NONE = 0, RK_KV_ROPE_NEOX, RK_KV_ROPE_GPTJ, RK_KV_ROPE__COUNT } rk_kv_rope;
+typedef struct rk_kv_append_spec {
+    rk_scalar dtype;               /* Q, K, V: f16, bf16, f32 */
+    rk_kv_rope rope;
+    int kv_dtype;                  /* rk_attn_kv: same, fp8 (OCP e4m3fn), fp8fnuz (gfx942) */
+    uint32_t block_size;           /* 32..1024 */
+    uint32_t vec;                  /* elements per access (rope: pairs per thread) */
+} rk_kv_append_spec;
+
 /* ---- one instance of any family --------------------------------------------- */
 typedef struct rk_instance {
     rk_family_id family;
@@ -261,6 +276,7 @@ typedef struct rk_instance {
         rk_gemm_spec gemm;         /* gemm, batched_gemm and grouped_gemm */
         rk_conv_spec conv;         /* conv and conv3d */
         rk_attention_spec attn;
+        rk_kv_append_spec kva;
         uint32_t words[32];        /* spec storage for registered families */
     } u;
 } rk_instance;

@@ -19,6 +19,7 @@ static const kn_family *families[RK_FAMILY_MAX] = {
     [RK_FAMILY_ADD_RMSNORM_QUANT] = &kn_add_rmsnorm_quant, [RK_FAMILY_ROPE] = &kn_rope,
     [RK_FAMILY_TOPK_SOFTMAX] = &kn_topk_softmax, [RK_FAMILY_PERMUTE] = &kn_permute,
     [RK_FAMILY_GROUPED_GEMM] = &kn_grouped_gemm, [RK_FAMILY_CONV] = &kn_conv, [RK_FAMILY_CONV3D] = &kn_conv3d, [RK_FAMILY_ATTENTION] = &kn_attention,
+    [RK_FAMILY_KV_APPEND] = &kn_kv_append,
 };
 static _Atomic uint32_t nfamilies = RK_FAMILY__COUNT;
 static pthread_mutex_t register_lock = PTHREAD_MUTEX_INITIALIZER;

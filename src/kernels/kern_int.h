@@ -87,6 +87,10 @@ extern const kn_family kn_elementwise, kn_reduce, kn_softmax, kn_layernorm, kn_r
 extern const kn_family kn_grouped_gemm;
 extern const kn_family kn_conv, kn_conv3d;
 extern const kn_family kn_attention;   /* attention.c */
+extern const kn_family kn_kv_append;   /* kv_append.c, reference in kv_append_reference.c */
+void kn_kv_append_reference(const rk_problem *p, double **want, double **tol);
+rk_status kn_kv_append_check_inputs(const rk_problem *p);
+void kn_kv_append_fix_inputs(rk_problem *p);
 extern const kn_family kn_add_rmsnorm_quant, kn_rope, kn_topk_softmax, kn_permute;
 void kn_add_rmsnorm_quant_reference(const rk_problem *p, double **want, double **tol);
 void kn_rope_reference(const rk_problem *p, double **want, double **tol);

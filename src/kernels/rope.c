@@ -7,7 +7,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "kern_int.h"
+#include "rope_rotate.h"
 
 static const char *const style_names[] = {"neox", "gptj", NULL};
 static const uint32_t legal_pairs[] = {1, 2, 4, 8, 0};
@@ -159,61 +159,12 @@ static void fix_positions(rk_problem *p) {
     for (uint64_t i = 0; i < pos->count; i++) ((int32_t *)pos->data)[i] %= (int32_t)P;
 }
 
-/* Element e of v (a scalar when the access is one element) as f32. */
-static rk_value elem_f32(rk_kernel *k, rk_value v, uint32_t n, uint32_t e) {
-    rk_value x = n > 1 ? rk_build_vextract(k, v, e) : v;
-    return rk_tile_to_f32(k, x);
-}
-
-static rk_value pack(rk_kernel *k, const rk_value *e, uint32_t n, rk_scalar to) {
-    rk_value f = n > 1 ? rk_build_vpack(k, e, n) : e[0];
-    return rk_tile_from_f32(k, f, to);
-}
-
-/* (a, b) -> (a·c − b·s, b·c + a·s) */
-static void rotate(rk_kernel *k, rk_value a, rk_value b, rk_value c, rk_value s, rk_value *ya, rk_value *yb) {
-    rk_value ac = rk_build_fmul(k, a, c), bs = rk_build_fmul(k, b, s);
-    *ya = rk_build_fsub(k, ac, bs);
-    rk_value bc = rk_build_fmul(k, b, c), as = rk_build_fmul(k, a, s);
-    *yb = rk_build_fadd(k, bc, as);
-}
-
-/* Rotate pairs [i0, i0 + pairs) of the head starting at element `head`. */
+/* Rotate pairs [i0, i0 + pairs) of the head starting at element `head`, in place. */
 static void rotate_head(rk_kernel *k, const rk_rope_spec *s, rk_value X, rk_value head, rk_value i0, rk_value rh,
                         rk_value cv, rk_value sv) {
-    uint32_t P = s->pairs;
-    rk_value c[8], sn[8], y1[8], y2[8];
-    for (uint32_t j = 0; j < P; j++) {
-        c[j] = elem_f32(k, cv, P, j);
-        sn[j] = elem_f32(k, sv, P, j);
-    }
-    if (s->style == RK_ROPE_NEOX) {
-        rk_value ia = rk_build_add(k, head, i0);
-        rk_value ib = rk_build_add(k, ia, rh);
-        rk_value va = rk_load_global(k, X, ia, P);
-        rk_value vb = rk_load_global(k, X, ib, P);
-        for (uint32_t j = 0; j < P; j++) {
-            rk_value a = elem_f32(k, va, P, j);
-            rk_value b = elem_f32(k, vb, P, j);
-            rotate(k, a, b, c[j], sn[j], &y1[j], &y2[j]);
-        }
-        rk_value oa = pack(k, y1, P, s->dtype);
-        rk_store_global(k, X, ia, oa);
-        rk_value ob = pack(k, y2, P, s->dtype);
-        rk_store_global(k, X, ib, ob);
-        return;
-    }
-    rk_value i2 = rk_build_add(k, i0, i0);
-    rk_value ix = rk_build_add(k, head, i2);
-    rk_value v = rk_load_global(k, X, ix, 2 * P);
-    rk_value out[16];
-    for (uint32_t j = 0; j < P; j++) {
-        rk_value a = elem_f32(k, v, 2 * P, 2 * j);
-        rk_value b = elem_f32(k, v, 2 * P, 2 * j + 1);
-        rotate(k, a, b, c[j], sn[j], &out[2 * j], &out[2 * j + 1]);
-    }
-    rk_value o = pack(k, out, 2 * P, s->dtype);
-    rk_store_global(k, X, ix, o);
+    kn_rope_rot r;
+    kn_rope_rotate(k, s->style, s->pairs, X, head, i0, rh, cv, sv, &r);
+    kn_rope_store(k, X, &r, s->dtype);
 }
 
 static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *p) {
