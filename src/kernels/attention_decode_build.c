@@ -453,19 +453,6 @@ static void atom_q(ad *x, rk_value Q, rk_value *qf) {
         }
 }
 
-static rk_value atom_exp2(rk_kernel *k, rk_value v, void *ud) {
-    (void)ud;
-    return rk_build_exp2(k, v);
-}
-
-/* vec of per-row values v[i * nrows + r] over atom row i's C slots */
-static rk_value atom_per_slot(ad *x, const rk_value *v, uint32_t i) {
-    const kn_attn_plan *pl = &x->da->pl;
-    rk_value e[RK_TILE_ACC_MAX_SLOTS];
-    for (uint32_t t = 0; t < x->a->c_len; t++) e[t] = v[i * pl->rows.nrows + pl->rows.row_of_slot[t]];
-    return rk_build_vpack(x->g->k, e, x->a->c_len);
-}
-
 /* One piece of bn keys from key `first` (i32) of the key group's stage:
  * S = Q K^T, the mask, online softmax, P to A fragments, O += P V. */
 static void atom_step(ad *x, rk_value first, rk_value t1, rk_value scale_l2, const rk_value *qf, rk_value *m,
@@ -478,7 +465,7 @@ static void atom_step(ad *x, rk_value first, rk_value t1, rk_value scale_l2, con
     rk_value kbase = rk_build_mul(k, x->kg, kv);
     rk_value vb = c32(k, pl->v_base);
     rk_value vbase = rk_build_add(k, kbase, vb);
-    uint32_t ns = pl->mi * pl->sn, nr = pl->rows.nrows;
+    uint32_t ns = pl->mi * pl->sn;
     rk_value s[AMAXV];
     for (uint32_t y = 0; y < ns; y++) s[y] = rk_tile_acc_zero(k, a);
     for (uint32_t kk = 0; kk < pl->dk; kk++) {
@@ -490,7 +477,7 @@ static void atom_step(ad *x, rk_value first, rk_value t1, rk_value scale_l2, con
                 s[i * pl->sn + jn] = rk_build_mma(k, a->op_id, qf[i * pl->dk + kk], kf, s[i * pl->sn + jn]);
         }
     }
-    rk_value ninf = rk_const_f32(k, -INFINITY), fz = rk_const_f32(k, 0.0f);
+    rk_value ninf = rk_const_f32(k, -INFINITY);
     for (uint32_t i = 0; i < pl->mi; i++)
         for (uint32_t jn = 0; jn < pl->sn; jn++) {
             rk_value v = s[i * pl->sn + jn];
@@ -508,47 +495,8 @@ static void atom_step(ad *x, rk_value first, rk_value t1, rk_value scale_l2, con
             }
             s[i * pl->sn + jn] = rk_build_vpack(k, e, a->c_len);
         }
-    rk_value msub[AMAXV], alpha[AMAXV];
-    for (uint32_t i = 0; i < pl->mi; i++)
-        for (uint32_t r = 0; r < nr; r++) {
-            rk_value mx = ninf;
-            for (uint32_t jn = 0; jn < pl->sn; jn++)
-                for (uint32_t t = 0; t < a->c_len; t++) {
-                    if (pl->rows.row_of_slot[t] != r) continue;
-                    rk_value el = rk_build_vextract(k, s[i * pl->sn + jn], t);
-                    mx = rk_build_fmax(k, mx, el);
-                }
-            mx = rk_tile_acc_row_reduce(k, &pl->rows, RK_RED_MAX, mx);
-            uint32_t y = i * nr + r;
-            rk_value mnew = rk_build_fmax(k, m[y], mx);
-            rk_value dead = rk_build_fcmp(k, "oeq", mnew, ninf);
-            rk_value muse = rk_build_select(k, dead, fz, mnew);
-            rk_value dm = rk_build_fsub(k, m[y], muse);
-            alpha[y] = rk_build_exp2(k, dm);
-            m[y] = mnew;
-            msub[y] = muse;
-        }
     rk_value pv[AMAXV];
-    for (uint32_t i = 0; i < pl->mi; i++) {
-        rk_value sub = atom_per_slot(x, msub, i);
-        rk_value rs[RK_TILE_ACC_MAX_SLOTS] = {0};
-        for (uint32_t jn = 0; jn < pl->sn; jn++) {
-            rk_value d = rk_tile_sub(k, s[i * pl->sn + jn], sub);
-            rk_value e = rk_tile_map(k, d, atom_exp2, NULL);
-            pv[i * pl->sn + jn] = e;
-            for (uint32_t t = 0; t < a->c_len; t++) {
-                rk_value el = rk_build_vextract(k, e, t);
-                uint32_t r = pl->rows.row_of_slot[t];
-                rs[r] = jn == 0 && pl->rows.row_slot0[r] == t ? el : rk_build_fadd(k, rs[r], el);
-            }
-        }
-        for (uint32_t r = 0; r < nr; r++) {
-            uint32_t y = i * nr + r;
-            l[y] = rk_tile_fma(k, alpha[y], l[y], rs[r]);
-        }
-        rk_value av = atom_per_slot(x, alpha, i);
-        for (uint32_t dn = 0; dn < pl->on; dn++) o[i * pl->on + dn] = rk_tile_mul(k, o[i * pl->on + dn], av);
-    }
+    kn_attn_softmax_step(k, pl, s, m, l, o, pv);
     rk_value pf[AMAXV];
     rk_tile_acc_scratch sc = {0};
     if (!pl->p_in_regs) {

@@ -49,6 +49,8 @@ typedef struct kn_attn_sig {
 void kn_attn_sig_of(const rk_attention_spec *s, kn_attn_sig *out);
 
 /* attention_build.c */
+void kn_attn_softmax_step(rk_kernel *k, const kn_attn_plan *pl, const rk_value *masked, rk_value *m, rk_value *l,
+                          rk_value *o, rk_value *pv);
 void kn_attn_build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *params);
 
 /* attention_reference.c */
