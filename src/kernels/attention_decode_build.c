@@ -453,6 +453,23 @@ static void atom_q(ad *x, rk_value Q, rk_value *qf) {
         }
 }
 
+/* acc[i * nn + jn] += af[i * nk + kk] * B (op's fragments from the stage at
+ * `base`), over kk < nk steps of the atom's K and jn < nn atoms along N. */
+static void atom_gemm(ad *x, const rk_tile_operand *op, rk_value base, uint32_t nk, uint32_t nn, const rk_value *af,
+                      rk_value *acc) {
+    rk_kernel *k = x->g->k;
+    const rk_mma_atom *a = x->a;
+    for (uint32_t kk = 0; kk < nk; kk++) {
+        rk_value k0 = c32(k, kk * a->k);
+        for (uint32_t jn = 0; jn < nn; jn++) {
+            rk_value n0 = c32(k, jn * a->n);
+            rk_value bf = rk_tile_frag_load(k, a, op, x->smem, base, x->lane, n0, k0);
+            for (uint32_t i = 0; i < x->da->pl.mi; i++)
+                acc[i * nn + jn] = rk_build_mma(k, a->op_id, af[i * nk + kk], bf, acc[i * nn + jn]);
+        }
+    }
+}
+
 /* One piece of bn keys from key `first` (i32) of the key group's stage:
  * S = Q K^T, the mask, online softmax, P to A fragments, O += P V. */
 static void atom_step(ad *x, rk_value first, rk_value t1, rk_value scale_l2, const rk_value *qf, rk_value *m,
@@ -468,15 +485,7 @@ static void atom_step(ad *x, rk_value first, rk_value t1, rk_value scale_l2, con
     uint32_t ns = pl->mi * pl->sn;
     rk_value s[AMAXV];
     for (uint32_t y = 0; y < ns; y++) s[y] = rk_tile_acc_zero(k, a);
-    for (uint32_t kk = 0; kk < pl->dk; kk++) {
-        rk_value k0 = c32(k, kk * a->k);
-        for (uint32_t jn = 0; jn < pl->sn; jn++) {
-            rk_value n0 = c32(k, jn * a->n);
-            rk_value kf = rk_tile_frag_load(k, a, &pl->opk, x->smem, kbase, x->lane, n0, k0);
-            for (uint32_t i = 0; i < pl->mi; i++)
-                s[i * pl->sn + jn] = rk_build_mma(k, a->op_id, qf[i * pl->dk + kk], kf, s[i * pl->sn + jn]);
-        }
-    }
+    atom_gemm(x, &pl->opk, kbase, pl->dk, pl->sn, qf, s);
     rk_value ninf = rk_const_f32(k, -INFINITY);
     for (uint32_t i = 0; i < pl->mi; i++)
         for (uint32_t jn = 0; jn < pl->sn; jn++) {
@@ -508,15 +517,7 @@ static void atom_step(ad *x, rk_value first, rk_value t1, rk_value scale_l2, con
         sc = (rk_tile_acc_scratch){x->smem, rk_build_add(k, pb, wo), pl->lp};
     }
     rk_tile_acc_to_a(k, a, a, pl->wtm, pl->bn, pv, g->s->dtype, x->lane, pl->p_in_regs ? NULL : &sc, pf);
-    for (uint32_t kk = 0; kk < pl->pk; kk++) {
-        rk_value k0 = c32(k, kk * a->k);
-        for (uint32_t dn = 0; dn < pl->on; dn++) {
-            rk_value n0 = c32(k, dn * a->n);
-            rk_value vf = rk_tile_frag_load(k, a, &pl->opv, x->smem, vbase, x->lane, n0, k0);
-            for (uint32_t i = 0; i < pl->mi; i++)
-                o[i * pl->on + dn] = rk_build_mma(k, a->op_id, pf[i * pl->pk + kk], vf, o[i * pl->on + dn]);
-        }
-    }
+    atom_gemm(x, &pl->opv, vbase, pl->pk, pl->on, pf, o);
 }
 
 static void atom_path(dk *g, const rk_target *t, const rk_value *p, const kn_attn_dsig *ix, rk_value scale_l2) {
