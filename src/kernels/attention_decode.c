@@ -45,7 +45,7 @@ void kn_attn_decode_tune(rk_instance *in, const rk_target *t, const rk_shape *s,
         /* atoms from 16 rows on where the atom path serves the instance, else the lanes */
         kn_decode_atom da;
         a->kv_path = RK_ATTN_PATH_VALU;
-        if (a->kv_rows >= 16 && a->kv_dtype == RK_ATTN_KV_SAME && kn_attn_decode_atom_plan(a, t, &da) == RK_OK)
+        if (a->kv_rows >= 16 && kn_attn_decode_atom_plan(a, t, &da) == RK_OK)
             a->kv_path = RK_ATTN_PATH_ATOM;
     }
     if (!(locked >> KN_AK_SPLITS & 1)) {
@@ -95,15 +95,12 @@ rk_status kn_attn_decode_atom_plan(const rk_attention_spec *s, const rk_target *
 }
 
 rk_status kn_attn_decode_atom_validate(const rk_attention_spec *s, const rk_target *t) {
-    if (s->kv_dtype != RK_ATTN_KV_SAME)
-        return rk_fail(RK_ERR_INVALID, "attention: kv_path = atom reads caches of dtype (kv_dtype = same); fp8 caches "
-                       "take kv_path = valu (kv_rows up to 16)");
     kn_decode_atom da;
     return kn_attn_decode_atom_plan(s, t, &da);
 }
 
 bool kn_attn_decode_atoms(const rk_attention_spec *s) {
-    if (s->kv_path == RK_ATTN_PATH_AUTO) return s->kv_rows >= 16 && s->kv_dtype == RK_ATTN_KV_SAME;
+    if (s->kv_path == RK_ATTN_PATH_AUTO) return s->kv_rows >= 16;
     return s->kv_path == RK_ATTN_PATH_ATOM;
 }
 

@@ -74,6 +74,34 @@ static void atom_gemm(ad *x, const rk_tile_operand *op, rk_value base, uint32_t 
     }
 }
 
+/* An fp8 piece into a dtype stage along the copy's chunks: each an fp8
+ * vector (keys past the view read the piece's first key and become zeros),
+ * converted exactly (e4m3 fits f16 and bf16) and stored; the scales stay
+ * folded into Q and 1 / l. */
+static void fp8_copy(ad *x, const rk_tile_copy *c, const rk_tile_copy_lanes *l, const rk_tile_gview *gv,
+                     rk_value stage) {
+    rk_kernel *k = x->g->k;
+    rk_value zero = c32(k, 0);
+    rk_value ld64 = i64(k, gv->ld);
+    rk_value fz = rk_tile_f32s(k, 0.0f, c->vec);
+    for (uint32_t p = 0; p < c->passes; p++) {
+        bool partial = rk_tile_copy_pass_begin(k, c, p);
+        rk_value in = rk_build_cmp(k, "lt", l->row[p], gv->rows);
+        rk_value row = rk_build_select(k, in, l->row[p], zero);
+        rk_value r64 = i64(k, row);
+        rk_value ro = rk_build_mul(k, r64, ld64);
+        rk_value c64 = i64(k, l->col[p]);
+        rk_value at = rk_build_add(k, ro, c64);
+        rk_value v = rk_load_global(k, gv->ptr, at, c->vec);
+        rk_value f = kn_dec_fp8_to_f32(k, v, c->vec);
+        rk_value fs = rk_build_select(k, in, f, fz);
+        rk_value h = rk_tile_from_f32(k, fs, x->g->s->dtype);
+        rk_value dst = rk_build_add(k, stage, l->dst[p]);
+        rk_store_smem(k, x->smem, &dst, h);
+        if (partial) rk_if_end(k, NULL, 0);
+    }
+}
+
 /* One piece of bn keys from key `first` (i32) of the key group's stage:
  * S = Q K^T, the mask, online softmax, P to A fragments, O += P V. */
 static void atom_step(ad *x, rk_value first, rk_value t1, rk_value scale_l2, const rk_value *qf, rk_value *m,
@@ -188,7 +216,7 @@ void kn_dec_atom_build(dk *g, const rk_target *t, const rk_value *p, const kn_at
         rk_value left = rk_build_sub(k, t1, first);
         rk_value lcap = rk_build_smin(k, left, bnv);
         rk_value nvalid = rk_build_select(k, live, lcap, zero);
-        rk_value eb = rk_const_i64(k, rk_tile_elem_bytes(s->dtype));
+        rk_value eb = rk_const_i64(k, rk_tile_elem_bytes(kn_attn_decode_kv_type(s)));
         rk_value bytes = rk_build_mul(k, at, eb);
         rk_value kp = rk_build_global_ptr_add(k, g->K, bytes);
         rk_value vp = rk_build_global_ptr_add(k, g->V, bytes);
@@ -201,8 +229,13 @@ void kn_dec_atom_build(dk *g, const rk_target *t, const rk_value *p, const kn_at
         rk_value vb = rk_build_add(k, kb, vbo);
         rk_value copier = rk_build_cmp(k, "eq", x.rg, zero);
         rk_if_begin(k, copier);
-        rk_tile_copy_issue(k, &pl->cpk, &lk, &gk, zero, zero, x.smem, kb);
-        rk_tile_copy_issue(k, &pl->cpv, &lv, &gv, zero, zero, x.smem, vb);
+        if (s->kv_dtype == RK_ATTN_KV_SAME) {
+            rk_tile_copy_issue(k, &pl->cpk, &lk, &gk, zero, zero, x.smem, kb);
+            rk_tile_copy_issue(k, &pl->cpv, &lv, &gv, zero, zero, x.smem, vb);
+        } else {
+            fp8_copy(&x, &pl->cpk, &lk, &gk, kb);
+            fp8_copy(&x, &pl->cpv, &lv, &gv, vb);
+        }
         rk_if_end(k, NULL, 0);
         rk_build_sync(k);
         rk_value m[AMAXV], l[AMAXV], o[AMAXV];

@@ -54,7 +54,7 @@ rk_value kn_dec_visible(dk *g, rk_value row_ok, rk_value diag, rk_value j, rk_va
 }
 
 /* vec<fp8 x 4n> -> vec<f32 x 4n>, four bytes at a time. */
-static rk_value fp8_to_f32(rk_kernel *k, rk_value v, uint32_t n) {
+rk_value kn_dec_fp8_to_f32(rk_kernel *k, rk_value v, uint32_t n) {
     rk_value out = {0};
     for (uint32_t x = 0; x < n; x += 4) {
         int32_t mask[4] = {(int32_t)x, (int32_t)x + 1, (int32_t)x + 2, (int32_t)x + 3};
@@ -68,7 +68,7 @@ static rk_value fp8_to_f32(rk_kernel *k, rk_value v, uint32_t n) {
 static rk_value load_f32(dk *g, rk_value ptr, rk_value at) {
     rk_kernel *k = g->k;
     rk_value v = rk_load_global(k, ptr, at, g->g.vec);
-    return g->s->kv_dtype == RK_ATTN_KV_SAME ? rk_tile_to_f32(k, v) : fp8_to_f32(k, v, g->g.vec);
+    return g->s->kv_dtype == RK_ATTN_KV_SAME ? rk_tile_to_f32(k, v) : kn_dec_fp8_to_f32(k, v, g->g.vec);
 }
 
 #define CHUNK 4u   /* keys of a slot per online-softmax update */

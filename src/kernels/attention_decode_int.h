@@ -28,6 +28,8 @@ typedef struct dk {
 
 /* i1: key j is visible to a row (row_ok: inside the group; diag: its key diagonal) and inside the split (valid). */
 rk_value kn_dec_visible(dk *g, rk_value row_ok, rk_value diag, rk_value j, rk_value valid);
+/* vec<fp8 x 4n> -> vec<f32 x 4n>, four bytes at a time. */
+rk_value kn_dec_fp8_to_f32(rk_kernel *k, rk_value v, uint32_t n);
 /* First element (i64) of piece pg of head hk of this sequence. */
 rk_value kn_dec_piece_first(dk *g, rk_value pg);
 /* The split's keys [t0, t1) (i32, block uniform). */

@@ -148,8 +148,8 @@ static void test_masks(void **state) {
 }
 
 /* The atom path (rows as the atom's M, padded and masked): 16, 24, 32 and
- * 64 rows, paged and contiguous, split and unsplit, mma.sync and MFMA; the
- * lanes forced at 16 rows. */
+ * 64 rows, paged and contiguous, split and unsplit, mma.sync and MFMA, fp8
+ * caches; the lanes forced at 16 rows. */
 static void test_atom_rows(void **state) {
     (void)state;
     const int32_t lens[3] = {1, 15, 70};
@@ -160,6 +160,10 @@ static void test_atom_rows(void **state) {
     run_case("gfx942", (const uint64_t[]){2, 16, 1, 4, 70, 128}, "page_size=0 dtype=f16 mask=causal", NULL);
     run_case("gfx950", (const uint64_t[]){2, 8, 1, 2, 90, 64}, "page_size=32 kv_splits=2", NULL);
     run_case("sm_90", (const uint64_t[]){3, 8, 2, 3, 70, 64}, "page_size=16 kv_path=valu", lens);
+    /* fp8 caches converted into the 16-bit stages */
+    run_case("sm_90a", (const uint64_t[]){3, 16, 1, 1, 70, 64}, "page_size=16 kv_dtype=fp8 kv_splits=2", lens);
+    run_case("gfx942", (const uint64_t[]){2, 32, 1, 1, 70, 128}, "page_size=32 kv_dtype=fp8fnuz mask=causal", NULL);
+    run_case("sm_80", (const uint64_t[]){2, 24, 3, 3, 50, 64}, "page_size=0 kv_dtype=fp8 dtype=f16", NULL);
 }
 
 static int path_for(const char *target, const uint64_t ext[6], const char *knobs) {
@@ -185,9 +189,6 @@ static void test_atom_choice(void **state) {
     decode_instance("sm_90", (const uint64_t[]){2, 32, 1, 1, 64, 64}, "page_size=16 kv_path=valu", &in, &sh);
     assert_int_not_equal(rk_instance_validate(&in, t), RK_OK);
     assert_non_null(strstr(rk_error_message(), "kv_path = atom"));
-    decode_instance("sm_90", (const uint64_t[]){2, 16, 1, 1, 64, 64}, "kv_dtype=fp8 kv_path=atom", &in, &sh);
-    assert_int_not_equal(rk_instance_validate(&in, t), RK_OK);
-    assert_non_null(strstr(rk_error_message(), "kv_path = valu"));
     decode_instance("gfx950", (const uint64_t[]){2, 16, 1, 1, 64, 64}, "page_size=16 kv_path=atom", &in, &sh);
     assert_int_not_equal(rk_instance_validate(&in, rk_target_find("gfx950")), RK_OK);
     assert_non_null(strstr(rk_error_message(), "page_size 32"));
