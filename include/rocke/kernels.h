@@ -238,14 +238,18 @@ typedef struct rk_attention_spec {
      * sequence over a KV cache, one block per (split, KV head, sequence) */
     int mode;                      /* rk_attn_mode */
     uint32_t page_size;            /* tokens per KV page: 16, 32, 64, 128; 0: contiguous [B, Hkv, S, D] */
-    uint32_t kv_rows;              /* query rows one block serves: (Hq / Hkv) * Sq <= kv_rows (1..16) */
+    uint32_t kv_rows;              /* query rows one block serves: (Hq / Hkv) * Sq <= kv_rows (1..64) */
     uint32_t kv_splits;            /* blocks per (sequence, KV head) over the context (1..64) */
     int kv_dtype;                  /* rk_attn_kv: the caches' element type */
+    int kv_path;                   /* rk_attn_kv_path: the scores on lanes or on matrix atoms */
 } rk_attention_spec;
 typedef enum rk_attn_mode { RK_ATTN_PREFILL = 0, RK_ATTN_DECODE, RK_ATTN_MODE__COUNT } rk_attn_mode;
 /* Decode caches: dtype's, or e4m3 with a per-KV-head f32 scale each for K and
  * V (OCP e4m3fn on NVIDIA and gfx950, FNUZ on gfx942: the target's own). */
 typedef enum rk_attn_kv { RK_ATTN_KV_SAME = 0, RK_ATTN_KV_FP8, RK_ATTN_KV_FP8FNUZ, RK_ATTN_KV__COUNT } rk_attn_kv;
+/* Decode's scores: auto (atoms from 16 rows on), lanes (VALU / CUDA cores,
+ * up to 16 rows) or matrix atoms (16..64 rows, padded to the atom's M). */
+typedef enum rk_attn_kv_path { RK_ATTN_PATH_AUTO = 0, RK_ATTN_PATH_VALU, RK_ATTN_PATH_ATOM, RK_ATTN_PATH__COUNT } rk_attn_kv_path;
 
 /* kv_append: each new token's K and V [T, Hkv, D] written into paged caches
  * [pages, page_size, Hkv, D] at slot slot_mapping[t] (i64, page * page_size

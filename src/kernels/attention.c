@@ -25,9 +25,10 @@ static const uint32_t legal_stages[] = {1, 2, 3, 0};
 static const uint32_t legal_wave[] = {32, 64, 0};
 static const char *const mode_names[] = {"prefill", "decode", NULL};
 static const uint32_t legal_page[] = {0, 16, 32, 64, 128, 0};
-static const uint32_t legal_rows[] = {1, 2, 4, 8, 16, 0};
+static const uint32_t legal_rows[] = {1, 2, 4, 8, 16, 32, 64, 0};
 static const uint32_t legal_splits[] = {1, 2, 4, 8, 16, 32, 64, 0};
 static const char *const kv_names[] = {"same", "fp8", "fp8fnuz", NULL};
+static const char *const path_names[] = {"auto", "valu", "atom", NULL};
 
 static const rk_knob knobs[] = {
     KN_DTYPE("dtype", "", u.attn.dtype, "Q, K, V and O element type (f16, bf16)"),
@@ -55,6 +56,9 @@ static const rk_knob knobs[] = {
     KN_ENUM("kv_dtype", "kv", u.attn.kv_dtype, kv_names, false,
             "decode: the caches' type, dtype's (same) or e4m3 with per-KV-head K and V scales (fp8: OCP, NVIDIA "
             "and gfx950; fp8fnuz: gfx942)"),
+    KN_ENUM("kv_path", "kp", u.attn.kv_path, path_names, true,
+            "decode: the scores on lanes (valu, up to 16 rows) or on matrix atoms (atom, 16..64 rows); auto: atoms "
+            "from 16 rows on"),
 };
 _Static_assert(RK_COUNTOF(knobs) == KN_AK__COUNT, "knob indices follow the table");
 

@@ -170,12 +170,12 @@ typedef struct state {
 } state;
 
 /* vec of the per-row values x[i * nrows + r] spread over atom i's slots */
-static rk_value per_slot(ak *g, const rk_value *x, uint32_t i) {
-    const kn_attn_plan *pl = g->pl;
+static rk_value slots_of(rk_kernel *k, const kn_attn_plan *pl, const rk_value *x, uint32_t i) {
     rk_value e[RK_TILE_ACC_MAX_SLOTS];
     for (uint32_t t = 0; t < pl->atom->c_len; t++) e[t] = x[i * pl->rows.nrows + pl->rows.row_of_slot[t]];
-    return rk_build_vpack(g->k, e, pl->atom->c_len);
+    return rk_build_vpack(k, e, pl->atom->c_len);
 }
+static rk_value per_slot(ak *g, const rk_value *x, uint32_t i) { return slots_of(g->k, g->pl, x, i); }
 
 /* Q fragment (atom row i, K step kk) of this warp from the Q tile in LDS. */
 static rk_value q_frag(ak *g, uint32_t i, uint32_t kk) {
@@ -190,6 +190,58 @@ static rk_value q_frag(ak *g, uint32_t i, uint32_t kk) {
 static rk_value exp2_one(rk_kernel *k, rk_value x, void *ud) {
     (void)ud;
     return rk_build_exp2(k, x);
+}
+
+/* The online softmax over one key block's masked scores s[i * sn + jn]
+ * (scaled by log2(e)): per row the max across the lanes of the row, the
+ * rescale alpha of O (o[i * on + dn]) and of the lane's partial row sum l,
+ * and P = exp2(s - m) into pv; m, l and o are updated in place. The prefill
+ * step and decode's atom path share it. */
+void kn_attn_softmax_step(rk_kernel *k, const kn_attn_plan *pl, const rk_value *masked, rk_value *m, rk_value *l,
+                          rk_value *o, rk_value *pv) {
+    const rk_mma_atom *a = pl->atom;
+    rk_value msub[MAXV], alpha[MAXV];   /* per row: what the exps subtract, the rescale of O and l */
+    uint32_t nr = pl->rows.nrows;
+    rk_value zero = rk_const_f32(k, 0.0f), ninf = rk_const_f32(k, -INFINITY);
+    for (uint32_t i = 0; i < pl->mi; i++)
+        for (uint32_t r = 0; r < nr; r++) {
+            rk_value mx = ninf;
+            for (uint32_t jn = 0; jn < pl->sn; jn++)
+                for (uint32_t t = 0; t < a->c_len; t++) {
+                    if (pl->rows.row_of_slot[t] != r) continue;
+                    rk_value x = rk_build_vextract(k, masked[i * pl->sn + jn], t);
+                    mx = rk_build_fmax(k, mx, x);
+                }
+            mx = rk_tile_acc_row_reduce(k, &pl->rows, RK_RED_MAX, mx);
+            uint32_t x = i * nr + r;
+            rk_value mnew = rk_build_fmax(k, m[x], mx);
+            rk_value dead = rk_build_fcmp(k, "oeq", mnew, ninf);
+            rk_value muse = rk_build_select(k, dead, zero, mnew);   /* a row with nothing visible yet */
+            rk_value dm = rk_build_fsub(k, m[x], muse);
+            alpha[x] = rk_build_exp2(k, dm);
+            m[x] = mnew;
+            msub[x] = muse;
+        }
+    for (uint32_t i = 0; i < pl->mi; i++) {
+        rk_value sub = slots_of(k, pl, msub, i);
+        rk_value rs[RK_TILE_ACC_MAX_SLOTS] = {0};
+        for (uint32_t jn = 0; jn < pl->sn; jn++) {
+            rk_value d = rk_tile_sub(k, masked[i * pl->sn + jn], sub);
+            rk_value e = rk_tile_map(k, d, exp2_one, NULL);
+            pv[i * pl->sn + jn] = e;
+            for (uint32_t t = 0; t < a->c_len; t++) {
+                rk_value x = rk_build_vextract(k, e, t);
+                uint32_t r = pl->rows.row_of_slot[t];
+                rs[r] = jn == 0 && pl->rows.row_slot0[r] == t ? x : rk_build_fadd(k, rs[r], x);
+            }
+        }
+        for (uint32_t r = 0; r < nr; r++) {
+            uint32_t x = i * nr + r;
+            l[x] = rk_tile_fma(k, alpha[x], l[x], rs[r]);
+        }
+        rk_value av = slots_of(k, pl, alpha, i);
+        for (uint32_t dn = 0; dn < pl->on; dn++) o[i * pl->on + dn] = rk_tile_mul(k, o[i * pl->on + dn], av);
+    }
 }
 
 /* One key block in stage `stage` (i32): S, mask, online softmax, O += P V. */
@@ -233,50 +285,8 @@ static void step(ak *g, rk_value j, rk_value stage, const rk_value *qf, state *s
         rk_else(k, mv, ns);
     }
     rk_if_end(k, s, ns);
-    /* row maxima across the lanes of each row, then the update */
-    rk_value msub[MAXV], alpha[MAXV];   /* per row: what the exps subtract, the rescale of O and l */
-    uint32_t nr = pl->rows.nrows;
-    rk_value zero = rk_const_f32(k, 0.0f), ninf = rk_const_f32(k, -INFINITY);
-    for (uint32_t i = 0; i < pl->mi; i++)
-        for (uint32_t r = 0; r < nr; r++) {
-            rk_value mx = ninf;
-            for (uint32_t jn = 0; jn < pl->sn; jn++)
-                for (uint32_t t = 0; t < a->c_len; t++) {
-                    if (pl->rows.row_of_slot[t] != r) continue;
-                    rk_value x = rk_build_vextract(k, masked[i * pl->sn + jn], t);
-                    mx = rk_build_fmax(k, mx, x);
-                }
-            mx = rk_tile_acc_row_reduce(k, &pl->rows, RK_RED_MAX, mx);
-            uint32_t x = i * nr + r;
-            rk_value mnew = rk_build_fmax(k, st->m[x], mx);
-            rk_value dead = rk_build_fcmp(k, "oeq", mnew, ninf);
-            rk_value muse = rk_build_select(k, dead, zero, mnew);   /* a row with nothing visible yet */
-            rk_value dm = rk_build_fsub(k, st->m[x], muse);
-            alpha[x] = rk_build_exp2(k, dm);
-            st->m[x] = mnew;
-            msub[x] = muse;
-        }
     rk_value pv[MAXV];
-    for (uint32_t i = 0; i < pl->mi; i++) {
-        rk_value sub = per_slot(g, msub, i);
-        rk_value rs[RK_TILE_ACC_MAX_SLOTS] = {0};
-        for (uint32_t jn = 0; jn < pl->sn; jn++) {
-            rk_value d = rk_tile_sub(k, masked[i * pl->sn + jn], sub);
-            rk_value e = rk_tile_map(k, d, exp2_one, NULL);
-            pv[i * pl->sn + jn] = e;
-            for (uint32_t t = 0; t < a->c_len; t++) {
-                rk_value x = rk_build_vextract(k, e, t);
-                uint32_t r = pl->rows.row_of_slot[t];
-                rs[r] = jn == 0 && pl->rows.row_slot0[r] == t ? x : rk_build_fadd(k, rs[r], x);
-            }
-        }
-        for (uint32_t r = 0; r < nr; r++) {
-            uint32_t x = i * nr + r;
-            st->l[x] = rk_tile_fma(k, alpha[x], st->l[x], rs[r]);
-        }
-        rk_value av = per_slot(g, alpha, i);
-        for (uint32_t dn = 0; dn < pl->on; dn++) st->o[i * pl->on + dn] = rk_tile_mul(k, st->o[i * pl->on + dn], av);
-    }
+    kn_attn_softmax_step(k, pl, masked, st->m, st->l, st->o, pv);
     /* P as A fragments, then O += P V */
     rk_value pf[MAXV];
     rk_tile_acc_scratch sc = {0};

@@ -39,7 +39,14 @@ void kn_attn_decode_tune(rk_instance *in, const rk_target *t, const rk_shape *s,
     uint64_t G = s->dim[DHKV] && s->dim[DHQ] % s->dim[DHKV] == 0 ? s->dim[DHQ] / s->dim[DHKV] : 1;
     if (!(locked >> KN_AK_ROWS & 1)) {
         uint32_t r = pow2_at_least(G * s->dim[DSQ]);
-        a->kv_rows = r > 16 ? 16 : r;
+        a->kv_rows = r > 64 ? 64 : r;
+    }
+    if (!(locked >> KN_AK_PATH & 1)) {
+        /* atoms from 16 rows on where the atom path serves the instance, else the lanes */
+        kn_decode_atom da;
+        a->kv_path = RK_ATTN_PATH_VALU;
+        if (a->kv_rows >= 16 && kn_attn_decode_atom_plan(a, t, &da) == RK_OK)
+            a->kv_path = RK_ATTN_PATH_ATOM;
     }
     if (!(locked >> KN_AK_SPLITS & 1)) {
         uint64_t blocks = s->dim[DB] * s->dim[DHKV], want = 2ull * (t->compute_units ? t->compute_units : 1);
@@ -52,6 +59,49 @@ void kn_attn_decode_tune(rk_instance *in, const rk_target *t, const rk_shape *s,
 rk_scalar kn_attn_decode_kv_type(const rk_attention_spec *s) {
     return s->kv_dtype == RK_ATTN_KV_FP8 ? RK_S_FP8E4M3 : s->kv_dtype == RK_ATTN_KV_FP8FNUZ ? RK_S_FP8E4M3FNUZ
                                                                                           : s->dtype;
+}
+
+rk_status kn_attn_decode_atom_plan(const rk_attention_spec *s, const rk_target *t, kn_decode_atom *out) {
+    memset(out, 0, sizeof *out);
+    const rk_mma_atom *a = s->atom ? rk_mma_atom_get((rk_atom_id)s->atom) : kn_attn_default_atom(t, s->dtype);
+    if (!a) return rk_fail(RK_ERR_INVALID, "attention: %s has no %s matrix atom for kv_path = atom (use kv_path = valu)",
+                           t->name, kn_dtype_name(s->dtype));
+    uint32_t W = KN_DECODE_THREADS / t->wave_size, rows = s->kv_rows < a->m ? a->m : s->kv_rows;
+    out->nrg = rows / a->m < W ? rows / a->m : W;
+    if (!out->nrg) out->nrg = 1;
+    out->wtm = rows / out->nrg;
+    out->nkg = W / out->nrg;
+    out->bn = a->k > 16 ? a->k : 16;
+    uint32_t piece = s->page_size ? s->page_size : 64;
+    if (piece % out->bn)
+        return rk_fail(RK_ERR_INVALID, "attention: kv_path = atom steps %u keys at a time (%s), but page_size = %u "
+                       "(use page_size %u or more, or kv_path = valu)", out->bn, a->op_id, piece, out->bn);
+    rk_attention_spec w = *s;
+    w.mode = RK_ATTN_PREFILL, w.mask = RK_ATTN_MASK_NONE, w.lse = false, w.layout = RK_ATTN_BHSD;
+    w.block_m = out->wtm, w.block_n = out->bn, w.warps = 1, w.stages = 1, w.atom = (int)a->id;
+    rk_status st = kn_attn_plan_make(&w, t, &out->pl);
+    if (st) return st;
+    uint32_t eb = rk_tile_elem_bytes(s->dtype);
+    out->kv_elems = out->pl.kv_stage;
+    out->p_base = out->nkg * out->kv_elems;
+    out->lds_elems = out->p_base + W * out->pl.p_warp;
+    out->merge_bytes = out->nkg * rows * (s->head_dim + 2) * 4;
+    uint64_t bytes = (uint64_t)out->lds_elems * eb + out->merge_bytes;
+    if (bytes > t->lds_bytes)
+        return rk_fail(RK_ERR_INVALID, "attention: kv_path = atom with kv_rows = %u and head_dim = %u needs %llu bytes "
+                       "of LDS, more than %s's %u (use kv_path = valu, fewer rows or a smaller head_dim)", s->kv_rows,
+                       s->head_dim, (unsigned long long)bytes, t->name, t->lds_bytes);
+    return RK_OK;
+}
+
+rk_status kn_attn_decode_atom_validate(const rk_attention_spec *s, const rk_target *t) {
+    kn_decode_atom da;
+    return kn_attn_decode_atom_plan(s, t, &da);
+}
+
+bool kn_attn_decode_atoms(const rk_attention_spec *s) {
+    if (s->kv_path == RK_ATTN_PATH_AUTO) return s->kv_rows >= 16;
+    return s->kv_path == RK_ATTN_PATH_ATOM;
 }
 
 rk_status kn_attn_decode_validate(const rk_attention_spec *s, const rk_target *t) {
@@ -71,6 +121,12 @@ rk_status kn_attn_decode_validate(const rk_attention_spec *s, const rk_target *t
                            s->kv_dtype == RK_ATTN_KV_FP8 ? "fp8" : "fp8fnuz", t->name, fnuz ? "FNUZ" : "OCP e4m3fn",
                            fnuz ? "fp8fnuz" : "fp8");
     }
+    if ((unsigned)s->kv_path >= RK_ATTN_PATH__COUNT)
+        return rk_fail(RK_ERR_INVALID, "attention: knob 'kv_path' out of range (auto, valu, atom)");
+    if (kn_attn_decode_atoms(s)) return kn_attn_decode_atom_validate(s, t);
+    if (s->kv_rows > 16)
+        return rk_fail(RK_ERR_INVALID, "attention: kv_rows = %u on lanes (kv_path = valu) serves at most 16 rows; "
+                       "use kv_path = atom (or auto) for 32 or 64", s->kv_rows);
     kn_decode_geom g = kn_attn_decode_geom(s, t);
     if (g.lanes > t->wave_size)
         return rk_fail(RK_ERR_INVALID, "attention: head_dim = %u needs %u lanes per key, more than %s's %u-lane waves",
@@ -91,12 +147,13 @@ rk_status kn_attn_decode_check_shape(const rk_attention_spec *a, const rk_shape 
     if (Hq % Hkv)
         return rk_fail(RK_ERR_INVALID, "attention: Hq = %llu is not a multiple of Hkv = %llu (each KV head serves "
                        "Hq / Hkv query heads: MHA Hkv = Hq, GQA a divisor, MQA 1)", Hq, Hkv);
-    if (Sq > 8)
+    if (Sq > 8 || Hq / Hkv * Sq > 64)
         return rk_fail(RK_ERR_INVALID, "attention: mode = decode serves Sq = 1..8 new tokens per sequence, got Sq = "
-                       "%llu (longer queries: --mode prefill)", Sq);
+                       "%llu with %llu query heads per KV head (at most 8 tokens and 64 rows per KV head; longer queries: "
+                       "--mode prefill)", Sq, Hkv ? Hq / Hkv : 0);
     if (Hq / Hkv * Sq > a->kv_rows)
         return rk_fail(RK_ERR_INVALID, "attention: (Hq / Hkv) * Sq = %llu query rows per KV head, but the instance "
-                       "serves kv_rows = %u (legal kv_rows: 1, 2, 4, 8, 16; build with --kv-rows %u)", Hq / Hkv * Sq,
+                       "serves kv_rows = %u (legal kv_rows: 1, 2, 4, 8, 16, 32, 64; build with --kv-rows %u)", Hq / Hkv * Sq,
                        a->kv_rows, pow2_at_least(Hq / Hkv * Sq));
     if (B > 65535 || Hkv > 65535)
         return rk_fail(RK_ERR_INVALID, "attention: B and Hkv must each be at most 65535 (grid z and y)");

@@ -18,50 +18,34 @@
  *             the order the blocks ran in. Rows that see no key give O = 0.
  * fp8 caches (e4m3) are converted four bytes at a time; K's per-head scale
  * multiplies Q once, V's the final 1 / l.
- * The VALU path only: each row's scores are dot products on the lanes (the
- * kernel is bound by reading the cache). Layer: kernels. */
+ * This file is the VALU path (kv_path = valu: each row's scores are dot
+ * products on the lanes) and the merge and output both paths share; the
+ * atom path is attention_decode_atom.c. Layer: kernels. */
 #include <math.h>
 
-#include "attention_int.h"
+#include "attention_decode_int.h"
 
-#define MAXR 16   /* kv_rows */
 #define CONTIG_PIECE 64u   /* keys per loop step of a contiguous cache */
 
-static rk_value c32(rk_kernel *k, int64_t v) { return rk_const_i32(k, (int32_t)v); }
-static rk_value i64(rk_kernel *k, rk_value v) { return rk_build_sext(k, v, RK_T_I64); }
 
-typedef struct dk {
-    rk_kernel *k;
-    const rk_attention_spec *s;
-    kn_decode_geom g;
-    uint32_t R, piece;              /* rows; keys per outer loop step (the page size) */
-    rk_value tid, slot, c;          /* thread; its key slot; its lane within the key */
-    rk_value b, hk, len, Sq, Hq, Hkv, Skv, group;
-    rk_value wl, wr;
-    rk_value row_ok[MAXR], diag[MAXR], hq[MAXR], qi[MAXR];
-    rk_value q[MAXR];               /* this lane's slice of every row, f32, times scale * log2(e) */
-    rk_value K, V, bt;              /* caches; the block table */
-    rk_value kstride;               /* i64 elements between keys of one head (paged: Hkv * D; contiguous: D) */
-    rk_value vscale;                /* fp8 caches: V's scale of head hk (f32), folded into 1 / l; else 1 */
-} dk;
 
 typedef struct state { rk_value m[MAXR], l[MAXR], acc[MAXR]; } state;
 
 /* i1: key j is visible to row r (the mask; rows past (Hq / Hkv) * Sq see nothing). */
-static rk_value visible(dk *g, uint32_t r, rk_value j, rk_value valid) {
+rk_value kn_dec_visible(dk *g, rk_value row_ok, rk_value diag, rk_value j, rk_value valid) {
     rk_kernel *k = g->k;
-    rk_value ok = rk_build_and(k, valid, g->row_ok[r]);
+    rk_value ok = rk_build_and(k, valid, row_ok);
     if (g->s->mask == RK_ATTN_MASK_CAUSAL) {
-        rk_value c = rk_build_cmp(k, "le", j, g->diag[r]);
+        rk_value c = rk_build_cmp(k, "le", j, diag);
         return rk_build_and(k, ok, c);
     }
     if (g->s->mask != RK_ATTN_MASK_WINDOW) return ok;
     rk_value zero = c32(k, 0);
-    rk_value lo = rk_build_sub(k, g->diag[r], g->wl);
+    rk_value lo = rk_build_sub(k, diag, g->wl);
     rk_value lin = rk_build_cmp(k, "ge", j, lo);
     rk_value lneg = rk_build_cmp(k, "lt", g->wl, zero);
     rk_value l_ok = rk_build_or(k, lin, lneg);
-    rk_value hi = rk_build_add(k, g->diag[r], g->wr);
+    rk_value hi = rk_build_add(k, diag, g->wr);
     rk_value hin = rk_build_cmp(k, "le", j, hi);
     rk_value rneg = rk_build_cmp(k, "lt", g->wr, zero);
     rk_value r_ok = rk_build_or(k, hin, rneg);
@@ -70,7 +54,7 @@ static rk_value visible(dk *g, uint32_t r, rk_value j, rk_value valid) {
 }
 
 /* vec<fp8 x 4n> -> vec<f32 x 4n>, four bytes at a time. */
-static rk_value fp8_to_f32(rk_kernel *k, rk_value v, uint32_t n) {
+rk_value kn_dec_fp8_to_f32(rk_kernel *k, rk_value v, uint32_t n) {
     rk_value out = {0};
     for (uint32_t x = 0; x < n; x += 4) {
         int32_t mask[4] = {(int32_t)x, (int32_t)x + 1, (int32_t)x + 2, (int32_t)x + 3};
@@ -84,7 +68,7 @@ static rk_value fp8_to_f32(rk_kernel *k, rk_value v, uint32_t n) {
 static rk_value load_f32(dk *g, rk_value ptr, rk_value at) {
     rk_kernel *k = g->k;
     rk_value v = rk_load_global(k, ptr, at, g->g.vec);
-    return g->s->kv_dtype == RK_ATTN_KV_SAME ? rk_tile_to_f32(k, v) : fp8_to_f32(k, v, g->g.vec);
+    return g->s->kv_dtype == RK_ATTN_KV_SAME ? rk_tile_to_f32(k, v) : kn_dec_fp8_to_f32(k, v, g->g.vec);
 }
 
 #define CHUNK 4u   /* keys of a slot per online-softmax update */
@@ -107,7 +91,7 @@ static void keys_step(dk *g, uint32_t n, const rk_value *at, const rk_value *j, 
             rk_value prod = rk_tile_mul(k, g->q[r], kf[x]);
             rk_value part = rk_tile_vec_reduce(k, RK_RED_SUM, prod);
             rk_value dot = rk_tile_wave_reduce(k, RK_RED_SUM, part, g->g.lanes);
-            rk_value vis = visible(g, r, j[x], valid[x]);
+            rk_value vis = kn_dec_visible(g, g->row_ok[r], g->diag[r], j[x], valid[x]);
             sc[x] = rk_build_select(k, vis, dot, ninf);
             mnew = rk_build_fmax(k, mnew, sc[x]);
         }
@@ -131,13 +115,10 @@ static void keys_step(dk *g, uint32_t n, const rk_value *at, const rk_value *j, 
     }
 }
 
-/* First element (i64, lane offset included) of piece `pg` of head hk of
- * this sequence: the block table's page (paged) or the contiguous rows. */
-static rk_value piece_base(dk *g, rk_value pg) {
+/* First element (i64) of piece `pg` of head hk of this sequence: the block
+ * table's page (paged) or the contiguous rows. */
+rk_value kn_dec_piece_first(dk *g, rk_value pg) {
     rk_kernel *k = g->k;
-    rk_value cv = c32(k, g->g.vec);
-    rk_value lane_off = rk_build_mul(k, g->c, cv);
-    rk_value lane64 = i64(k, lane_off);
     rk_value D = rk_const_i64(k, g->s->head_dim);
     if (g->s->page_size) {
         /* block_table[b, pg]; max_pages = ceil(Skv / P) per row */
@@ -153,8 +134,7 @@ static rk_value piece_base(dk *g, rk_value pg) {
         rk_value pb = rk_build_mul(k, id64, pstride);
         rk_value hk64 = i64(k, g->hk);
         rk_value ho = rk_build_mul(k, hk64, D);
-        rk_value base = rk_build_add(k, pb, ho);
-        return rk_build_add(k, base, lane64);
+        return rk_build_add(k, pb, ho);
     }
     /* [B, Hkv, Skv, D]: ((b * Hkv + hk) * Skv + pg * piece) * D */
     rk_value bh = rk_build_mul(k, g->b, g->Hkv);
@@ -166,7 +146,16 @@ static rk_value piece_base(dk *g, rk_value pg) {
     rk_value first = rk_build_mul(k, pg, pcv);
     rk_value f64 = i64(k, first);
     rk_value r = rk_build_add(k, rows, f64);
-    rk_value base = rk_build_mul(k, r, D);
+    return rk_build_mul(k, r, D);
+}
+
+/* piece_first plus this lane's offset within the key. */
+static rk_value piece_base(dk *g, rk_value pg) {
+    rk_kernel *k = g->k;
+    rk_value base = kn_dec_piece_first(g, pg);
+    rk_value cv = c32(k, g->g.vec);
+    rk_value lane_off = rk_build_mul(k, g->c, cv);
+    rk_value lane64 = i64(k, lane_off);
     return rk_build_add(k, base, lane64);
 }
 
@@ -199,7 +188,7 @@ static void piece_step(dk *g, rk_value pg, rk_value t1, state *st) {
 
 /* The split's keys [t0, t1) (i32, block uniform), whole pieces (at least
  * four) apart from the sequence's end; empty when t0 >= t1. */
-static void split_range(dk *g, rk_value *t0, rk_value *t1) {
+void kn_dec_split_range(dk *g, rk_value *t0, rk_value *t1) {
     rk_kernel *k = g->k;
     rk_value zero = c32(k, 0), pcv = c32(k, g->piece);
     rk_value lo = zero;
@@ -263,7 +252,7 @@ static void merge(dk *g, uint32_t n, get_fn get, void *ud, rk_value *m_out, rk_v
 }
 
 /* LDS: [warp][row][D] partial O, then [warp][row][2] (m, l). */
-typedef struct item { rk_value smem, r, cc; } item;
+typedef struct item { rk_value smem, r, cc; uint32_t nst; } item;
 static void get_slot(dk *g, uint32_t i, rk_value *m, rk_value *l, rk_value *acc, void *ud) {
     rk_kernel *k = g->k;
     const item *it = ud;
@@ -275,7 +264,7 @@ static void get_slot(dk *g, uint32_t i, rk_value *m, rk_value *l, rk_value *acc,
     rk_value co = rk_build_mul(k, it->cc, vv);
     rk_value ai = rk_build_add(k, a0, co);
     *acc = rk_load_smem(k, it->smem, &ai, g->g.vec);
-    rk_value sb = c32(k, g->g.warps * g->R * D), two = c32(k, 2), one = c32(k, 1);
+    rk_value sb = c32(k, it->nst * g->R * D), two = c32(k, 2), one = c32(k, 1);
     rk_value s2 = rk_build_mul(k, sr, two);
     rk_value mi = rk_build_add(k, sb, s2);
     rk_value li = rk_build_add(k, mi, one);
@@ -318,7 +307,7 @@ static void get_split(dk *g, uint32_t i, rk_value *m, rk_value *l, rk_value *acc
 }
 
 /* i64 element (b, i, hq, cc * vec) of Q or O ([B, Sq, Hq, D]). */
-static rk_value qo_at(dk *g, rk_value hq, rk_value qi, rk_value cc) {
+rk_value kn_dec_qo_at(dk *g, rk_value hq, rk_value qi, rk_value cc) {
     rk_kernel *k = g->k;
     rk_value bs = rk_build_mul(k, g->b, g->Sq);
     rk_value bsi = rk_build_add(k, bs, qi);
@@ -345,12 +334,12 @@ static void store_o(dk *g, rk_value O, rk_value hq, rk_value qi, rk_value cc, rk
     rk_value iv = rk_tile_bcast(k, inv, acc);
     rk_value o = rk_tile_mul(k, acc, iv);
     rk_value ov = rk_tile_from_f32(k, o, g->s->dtype);
-    rk_value at = qo_at(g, hq, qi, cc);
+    rk_value at = kn_dec_qo_at(g, hq, qi, cc);
     rk_store_global(k, O, at, ov);
 }
 
 /* Row r's query head and token (clamped to row 0's for rows past the group). */
-static void row_of(dk *g, rk_value r, rk_value *hq, rk_value *qi, rk_value *ok) {
+void kn_dec_row_of(dk *g, rk_value r, rk_value *hq, rk_value *qi, rk_value *ok) {
     rk_kernel *k = g->k;
     rk_value rows = rk_build_mul(k, g->group, g->Sq);
     *ok = rk_build_cmp(k, "lt", r, rows);
@@ -440,14 +429,18 @@ void kn_attn_decode_build(const rk_instance *in, const rk_target *t, rk_kernel *
         scale_l2 = rk_build_fmul(k, scale_l2, ks);
         g.vscale = rk_load_global(k, p[ix.vscale], g.hk, 1);
     }
+    if (kn_attn_decode_atoms(s)) {
+        kn_dec_atom_build(&g, t, p, &ix, scale_l2);
+        return;
+    }
     rk_value off = rk_build_sub(k, g.len, g.Sq);
     rk_value vv = c32(k, g.g.vec);
     rk_value lane_off = rk_build_mul(k, g.c, vv);
     for (uint32_t r = 0; r < g.R; r++) {
         rk_value rv = c32(k, r);
-        row_of(&g, rv, &g.hq[r], &g.qi[r], &g.row_ok[r]);
+        kn_dec_row_of(&g, rv, &g.hq[r], &g.qi[r], &g.row_ok[r]);
         g.diag[r] = rk_build_add(k, off, g.qi[r]);
-        rk_value at = qo_at(&g, g.hq[r], g.qi[r], g.c);
+        rk_value at = kn_dec_qo_at(&g, g.hq[r], g.qi[r], g.c);
         rk_value qv = rk_load_global(k, p[ix.q], at, g.g.vec);
         rk_value qf = rk_tile_to_f32(k, qv);
         rk_value sv = rk_tile_bcast(k, scale_l2, qf);
@@ -456,7 +449,7 @@ void kn_attn_decode_build(const rk_instance *in, const rk_target *t, rk_kernel *
 
     /* the KV loop over this split's pieces, (m, l, acc) per row carried */
     rk_value t0, t1;
-    split_range(&g, &t0, &t1);
+    kn_dec_split_range(&g, &t0, &t1);
     rk_value pcv = c32(k, g.piece), P1 = c32(k, g.piece - 1);
     rk_value pfirst = rk_build_udiv(k, t0, pcv);
     rk_value tu = rk_build_add(k, t1, P1);
@@ -522,8 +515,21 @@ void kn_attn_decode_build(const rk_instance *in, const rk_target *t, rk_kernel *
         rk_if_end(k, NULL, 0);
     }
     rk_build_sync(k);
+    kn_dec_finish(&g, p, &ix, smem, g.g.warps);
+}
 
-    /* items (row, lane slice): the slot merge, then O or the split's partial */
+/* After the block's nst states ([state][row][D] partial O, then
+ * [state][row][2] (m, l), f32 in smem) are stored and synchronized: items
+ * (row, lane slice) merge them, then O or the split's partial; with
+ * splits, the last split to arrive merges the partials. */
+void kn_dec_finish(dk *gp, const rk_value *p, const kn_attn_dsig *ixp, rk_value smem, uint32_t nst) {
+    dk g = *gp;
+    kn_attn_dsig ix = *ixp;
+    rk_kernel *k = g.k;
+    const rk_attention_spec *s = g.s;
+    uint32_t R = g.R, D = s->head_dim;
+    rk_value zero = c32(k, 0), fz = rk_const_f32(k, 0.0f);
+    rk_value lanes = c32(k, g.g.lanes), vv = c32(k, g.g.vec);
     uint32_t items = R * g.g.lanes, rounds = (items + KN_DECODE_THREADS - 1) / KN_DECODE_THREADS;
     bool split = s->kv_splits > 1;
     rk_value O = p[ix.o];
@@ -538,11 +544,11 @@ void kn_attn_decode_build(const rk_instance *in, const rk_target *t, rk_kernel *
         rk_value xc = rk_build_select(k, in_items, x, zero);
         it_r[n] = rk_build_udiv(k, xc, lanes);
         it_cc[n] = rk_build_umod(k, xc, lanes);
-        item si = {smem, it_r[n], it_cc[n]};
+        item si = {smem, it_r[n], it_cc[n], nst};
         rk_value m, l, acc;
-        merge(&g, g.g.warps, get_slot, &si, &m, &l, &acc);
+        merge(&g, nst, get_slot, &si, &m, &l, &acc);
         rk_value hq, qi, rok;
-        row_of(&g, it_r[n], &hq, &qi, &rok);
+        kn_dec_row_of(&g, it_r[n], &hq, &qi, &rok);
         it_ok[n] = rk_build_and(k, in_items, rok);
         rk_if_begin(k, it_ok[n]);
         if (!split) {
@@ -573,7 +579,7 @@ void kn_attn_decode_build(const rk_instance *in, const rk_target *t, rk_kernel *
     rk_if_begin(k, last);
     for (uint32_t n = 0; n < rounds; n++) {
         rk_value hq, qi, rok;
-        row_of(&g, it_r[n], &hq, &qi, &rok);
+        kn_dec_row_of(&g, it_r[n], &hq, &qi, &rok);
         rk_if_begin(k, it_ok[n]);
         witem wi = {p[ix.work_o], p[ix.work_ml], hq, qi, it_cc[n]};
         rk_value m, l, acc;

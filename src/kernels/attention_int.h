@@ -9,7 +9,7 @@
 
 /* attention.c: knob indices (bits of `locked`) */
 enum { KN_AK_DT, KN_AK_HD, KN_AK_MASK, KN_AK_LSE, KN_AK_LAYOUT, KN_AK_BM, KN_AK_BN, KN_AK_WARPS, KN_AK_STAGES,
-       KN_AK_ATOM, KN_AK_WAVE, KN_AK_MODE, KN_AK_PAGE, KN_AK_ROWS, KN_AK_SPLITS, KN_AK_KV, KN_AK__COUNT };
+       KN_AK_ATOM, KN_AK_WAVE, KN_AK_MODE, KN_AK_PAGE, KN_AK_ROWS, KN_AK_SPLITS, KN_AK_KV, KN_AK_PATH, KN_AK__COUNT };
 
 /* What one block does: block_m query rows of one (batch, query head), the
  * warps stacked along the rows (each wtm rows, mi atoms), the keys in
@@ -49,6 +49,8 @@ typedef struct kn_attn_sig {
 void kn_attn_sig_of(const rk_attention_spec *s, kn_attn_sig *out);
 
 /* attention_build.c */
+void kn_attn_softmax_step(rk_kernel *k, const kn_attn_plan *pl, const rk_value *masked, rk_value *m, rk_value *l,
+                          rk_value *o, rk_value *pv);
 void kn_attn_build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *params);
 
 /* attention_reference.c */
@@ -84,6 +86,21 @@ typedef struct kn_attn_dsig {
 void kn_attn_decode_sig_of(const rk_attention_spec *s, kn_attn_dsig *out);
 /* The caches' element type (dtype, or the fp8 kind). */
 rk_scalar kn_attn_decode_kv_type(const rk_attention_spec *s);
+
+/* The atom path (kv_path, kn_attn_decode_atoms): the block's warps split
+ * into nrg row groups of wtm rows (kv_rows padded to the atom's M) and nkg
+ * key groups, each key group taking every nkg-th bn-key piece; `pl` is one
+ * warp's prefill plan (block_m = wtm, block_n = bn) for the operands, the
+ * softmax rows and the P scratch. LDS: the key groups' K and V stages and the
+ * warps' P scratch (dtype elements), then the key groups' merge (f32). */
+typedef struct kn_decode_atom {
+    kn_attn_plan pl;
+    uint32_t nrg, nkg, wtm, bn;
+    uint32_t kv_elems, p_base, lds_elems, merge_bytes;
+} kn_decode_atom;
+bool kn_attn_decode_atoms(const rk_attention_spec *s);
+rk_status kn_attn_decode_atom_plan(const rk_attention_spec *s, const rk_target *t, kn_decode_atom *out);
+rk_status kn_attn_decode_atom_validate(const rk_attention_spec *s, const rk_target *t);
 
 /* attention_decode_build.c */
 void kn_attn_decode_build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *params);

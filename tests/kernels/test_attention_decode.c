@@ -2,7 +2,8 @@
  * the double reference over the gathered cache: random page permutations,
  * context lengths 1, page_size - 1, page_size + 1 and mixed, GQA ratios 1
  * and 4, Sq 1 and 3, split and unsplit, paged and contiguous caches, the
- * masks, fp8 (e4m3) caches, NVIDIA and AMD targets; the out-of-range page id caught by
+ * masks, fp8 (e4m3) caches, NVIDIA and AMD targets; the atom path at 16,
+ * 24, 32 and 64 rows and its choice; the out-of-range page id caught by
  * the input check and by the emulator, the bad specs and shapes, the split
  * heuristic. Fresh random data; ROCKE_SEED=N replays. */
 #include <setjmp.h>
@@ -146,6 +147,56 @@ static void test_masks(void **state) {
     run_case("gfx942", (const uint64_t[]){2, 8, 2, 1, 200, 64}, "page_size=32 mask=window kv_splits=4", NULL);
 }
 
+/* The atom path (rows as the atom's M, padded and masked): 16, 24, 32 and
+ * 64 rows, paged and contiguous, split and unsplit, mma.sync and MFMA, fp8
+ * caches; the lanes forced at 16 rows. */
+static void test_atom_rows(void **state) {
+    (void)state;
+    const int32_t lens[3] = {1, 15, 70};
+    run_case("sm_90a", (const uint64_t[]){3, 16, 1, 1, 70, 64}, "page_size=16 kv_splits=1 kv_path=atom", lens);
+    run_case("sm_80", (const uint64_t[]){2, 24, 3, 3, 90, 128}, "page_size=0 kv_splits=2 mask=causal", NULL);
+    run_case("gfx942", (const uint64_t[]){2, 32, 2, 2, 100, 64}, "page_size=32 kv_splits=4", NULL);
+    run_case("sm_90a", (const uint64_t[]){2, 64, 1, 1, 80, 64}, "page_size=16 kv_splits=2 mask=window", NULL);
+    run_case("gfx942", (const uint64_t[]){2, 16, 1, 4, 70, 128}, "page_size=0 dtype=f16 mask=causal", NULL);
+    run_case("gfx950", (const uint64_t[]){2, 8, 1, 2, 90, 64}, "page_size=32 kv_splits=2", NULL);
+    run_case("sm_90", (const uint64_t[]){3, 8, 2, 3, 70, 64}, "page_size=16 kv_path=valu", lens);
+    /* fp8 caches converted into the 16-bit stages */
+    run_case("sm_90a", (const uint64_t[]){3, 16, 1, 1, 70, 64}, "page_size=16 kv_dtype=fp8 kv_splits=2", lens);
+    run_case("gfx942", (const uint64_t[]){2, 32, 1, 1, 70, 128}, "page_size=32 kv_dtype=fp8fnuz mask=causal", NULL);
+    run_case("sm_80", (const uint64_t[]){2, 24, 3, 3, 50, 64}, "page_size=0 kv_dtype=fp8 dtype=f16", NULL);
+}
+
+static int path_for(const char *target, const uint64_t ext[6], const char *knobs) {
+    rk_instance in;
+    rk_shape sh;
+    decode_instance(target, ext, knobs, &in, &sh);
+    assert_int_equal(rk_instance_validate(&in, rk_target_find(target)), RK_OK);
+    return in.u.attn.kv_path;
+}
+
+/* Atoms from 16 rows on where they serve the instance; refusals name the way out. */
+static void test_atom_choice(void **state) {
+    (void)state;
+    assert_int_equal(path_for("sm_90", (const uint64_t[]){2, 16, 1, 1, 64, 128}, "page_size=16"), RK_ATTN_PATH_ATOM);
+    assert_int_equal(path_for("sm_90", (const uint64_t[]){2, 8, 1, 1, 64, 128}, "page_size=16"), RK_ATTN_PATH_VALU);
+    /* gfx950's 16x16x32 atom steps 32 keys: 16-token pages stay on the lanes */
+    assert_int_equal(path_for("gfx950", (const uint64_t[]){2, 16, 1, 1, 64, 128}, "page_size=16"), RK_ATTN_PATH_VALU);
+    assert_int_equal(path_for("gfx950", (const uint64_t[]){2, 16, 1, 1, 64, 128}, "page_size=32"), RK_ATTN_PATH_ATOM);
+    assert_int_equal(path_for("sm_90", (const uint64_t[]){2, 8, 2, 1, 64, 64}, "kv_dtype=fp8"), RK_ATTN_PATH_VALU);
+    const rk_target *t = rk_target_find("sm_90");
+    rk_instance in;
+    rk_shape sh;
+    decode_instance("sm_90", (const uint64_t[]){2, 32, 1, 1, 64, 64}, "page_size=16 kv_path=valu", &in, &sh);
+    assert_int_not_equal(rk_instance_validate(&in, t), RK_OK);
+    assert_non_null(strstr(rk_error_message(), "kv_path = atom"));
+    decode_instance("gfx950", (const uint64_t[]){2, 16, 1, 1, 64, 64}, "page_size=16 kv_path=atom", &in, &sh);
+    assert_int_not_equal(rk_instance_validate(&in, rk_target_find("gfx950")), RK_OK);
+    assert_non_null(strstr(rk_error_message(), "page_size 32"));
+    decode_instance("sm_90", (const uint64_t[]){2, 128, 1, 1, 64, 64}, "", &in, &sh);
+    assert_int_not_equal(rk_instance_check_shape(&in, &sh), RK_OK);
+    assert_non_null(strstr(rk_error_message(), "64 rows per KV head"));
+}
+
 /* A block table entry outside the cache: rk_problem_check_inputs names the
  * sequence, and the emulator stops at the read instead of reading it. */
 static void test_bad_page(void **state) {
@@ -190,7 +241,7 @@ static void test_bad_input(void **state) {
     decode_instance("sm_90", (const uint64_t[]){2, 8, 1, 9, 64, 64}, "page_size=16", &in, &sh);
     assert_int_not_equal(rk_instance_check_shape(&in, &sh), RK_OK);
     assert_non_null(strstr(rk_error_message(), "Sq = 1..8"));
-    decode_instance("sm_90", (const uint64_t[]){2, 32, 1, 1, 64, 64}, "page_size=16", &in, &sh);
+    decode_instance("sm_90", (const uint64_t[]){2, 32, 1, 1, 64, 64}, "page_size=16 kv_rows=16", &in, &sh);
     assert_int_not_equal(rk_instance_check_shape(&in, &sh), RK_OK);
     assert_non_null(strstr(rk_error_message(), "kv_rows"));
     decode_instance("sm_90", (const uint64_t[]){2, 6, 4, 1, 64, 64}, "page_size=16", &in, &sh);
@@ -234,6 +285,8 @@ static void test_heuristic(void **state) {
     rk_shape sh;
     decode_instance("sm_90", (const uint64_t[]){2, 32, 8, 3, 512, 128}, "", &in, &sh);
     assert_int_equal(in.u.attn.kv_rows, 16);
+    decode_instance("sm_90", (const uint64_t[]){2, 32, 8, 6, 512, 128}, "", &in, &sh);
+    assert_int_equal(in.u.attn.kv_rows, 32);
     decode_instance("sm_90", (const uint64_t[]){2, 32, 32, 1, 512, 128}, "", &in, &sh);
     assert_int_equal(in.u.attn.kv_rows, 1);
 }
@@ -245,7 +298,7 @@ int main(void) {
            (unsigned long long)seed);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_paged_lengths), cmocka_unit_test(test_paged_mixed), cmocka_unit_test(test_fp8),
-        cmocka_unit_test(test_masks),
+        cmocka_unit_test(test_masks),         cmocka_unit_test(test_atom_rows),   cmocka_unit_test(test_atom_choice),
         cmocka_unit_test(test_bad_page),      cmocka_unit_test(test_bad_input),   cmocka_unit_test(test_heuristic),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
