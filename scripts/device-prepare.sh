@@ -116,6 +116,7 @@ grep -v '^#' bench/attention_shapes.txt | while read -r name nb hq hkv sq skv dh
   [ -n "$name" ] || continue
   "$B/rocke" build attention --dtype bf16 --head-dim "$dh" --mask "$mask" --target "$T" \
     --shape "$nb,$hq,$hkv,$sq,$skv,$dh" -o "$D/attention/$name" >/dev/null
+done
 # Attention decode at the benchmark shapes (bench/attention_decode_shapes.txt;
 # bench/attention_decode_h200.sh runs them): the heuristic's rows and splits
 mkdir -p "$D/attn_decode"
@@ -143,4 +144,8 @@ done
 # The odd K itself: A and B copied by the threads (cp.async or 2-byte stores), schedule=plain only
 "$B/rocke" build gemm --layout rc --dtype bf16 --target "$T" --shape 2047,3001,4093 --path wgmma \
   --schedule plain -o "$D/gemm/rc-bf16-plain@2047,3001,4093" >/dev/null
+# The device needs the code objects and manifests, not the LLVM IR, nor the kernel IR except for the
+# GPU-vs-emulator check: dropped so the folder fits what a device call carries (64 MiB)
+find "$D" -name '*.ll' -delete
+find "$D" -name '*.ir' -not -path "$D/checkemu/*" -delete
 du -sh "$D"
