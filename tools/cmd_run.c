@@ -19,6 +19,12 @@
 #include "cli.h"
 #include "run_side.h"
 
+static double host_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 static int fail(const char *fmt, const char *a, const char *b) {
     fprintf(stderr, "rocke run: ");
     fprintf(stderr, fmt, a, b);
@@ -370,6 +376,7 @@ int cmd_run(int argc, char **argv) {
         }
         if (any) printf("\n");
     }
+    double t_inputs = host_seconds();
     rk_status pst = ngroups ? rk_problem_init_groups(&r.p, &r.in, groups, ngroups, seed)
                             : rk_problem_init(&r.p, &r.in, &sh, seed);
     if (pst) { rc = cli_fail("run"); goto out; }
@@ -402,7 +409,10 @@ int cmd_run(int argc, char **argv) {
         memcpy(r.init[i], b->data, b->bytes);
         init[i] = r.init[i];
     }
+    t_inputs = host_seconds() - t_inputs;
+    double t_upload = host_seconds();
     if (!run_side_upload(&r.dev, &r.p, init)) { rc = cli_fail("run"); goto out; }
+    t_upload = host_seconds() - t_upload;
     launch_ud l = {.fn = r.dev.fn, .args = r.dev.args};
     rk_instance_grid(&r.in, &sh, l.grid, l.block);
     if (decode && !rk_instance_get(&r.in, "kv_splits", knob, sizeof knob))
@@ -428,7 +438,12 @@ int cmd_run(int argc, char **argv) {
                 goto out;
             }
         }
+        double t_check = host_seconds();
         if (rk_problem_check(&r.p, &c)) { rc = cli_fail("run"); goto out; }
+        t_check = host_seconds() - t_check;
+        /* big problems: where the host's time went, so a slow run is not mistaken for a slow kernel */
+        if (t_inputs + t_upload + t_check >= 1.0)
+            printf("host: inputs %.2f s, upload %.2f s, reference and check %.2f s\n", t_inputs, t_upload, t_check);
         printf("verify max_abs_diff=%.8g bad=%llu/%llu\n", c.max_abs_diff, (unsigned long long)c.bad,
                (unsigned long long)c.total);
         if (c.bad) printf("verify: first bad element %s\n", c.first_bad);

@@ -26,6 +26,14 @@ void *rk_realloc(void *p, size_t osize, size_t nsize);
 void rk_free(void *p, size_t size);      /* size may be 0 when unknown */
 char *rk_strdup(const char *s);          /* freed with rk_free(p, strlen+1) */
 
+/* ---- parallel loop over [0, n) in chunks of grain (par.c) ---------------
+ * fn(ctx, chunk, lo, hi) runs once per chunk, on ROCKE_HOST_THREADS threads
+ * (default: the online CPUs); chunk boundaries do not depend on the thread
+ * count, so per-chunk results combined in chunk order are deterministic. */
+typedef void (*rk_par_fn)(void *ctx, uint64_t chunk, uint64_t lo, uint64_t hi);
+uint64_t rk_par_chunks(uint64_t n, uint64_t grain);
+void rk_par_for(uint64_t n, uint64_t grain, rk_par_fn fn, void *ctx);
+
 /* ---- arena: bump allocation, freed all at once (QBE's pool) ------------- */
 typedef struct rk_arena_chunk rk_arena_chunk;
 typedef struct rk_arena {

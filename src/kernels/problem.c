@@ -120,6 +120,29 @@ uint64_t kn_splitmix(uint64_t *s) {
 }
 static double uniform(uint64_t *s) { return (double)(kn_splitmix(s) >> 11) * 0x1.0p-53; }
 
+/* Element j of a buffer is draw j of a splitmix stream that starts at rng:
+ * the stream's state after j steps is rng + j * SPLITMIX_STEP, so chunks
+ * fill in parallel and the values equal a sequential fill's. */
+#define SPLITMIX_STEP 0x9e3779b97f4a7c15ull
+#define FILL_GRAIN ((uint64_t)1 << 18)
+typedef struct fill_job {
+    rk_host_buf *b;
+    uint64_t rng;
+    double lo, hi, away;
+} fill_job;
+
+static void fill_chunk(void *ctx, uint64_t chunk, uint64_t lo, uint64_t hi) {
+    (void)chunk;
+    const fill_job *f = ctx;
+    uint64_t rng = f->rng + lo * SPLITMIX_STEP;
+    for (uint64_t j = lo; j < hi; j++) {
+        double v = f->lo + (f->hi - f->lo) * uniform(&rng);
+        if (f->away > 0 && fabs(v) < f->away) v = v < 0 ? -f->away - fabs(v) : f->away + v;
+        if (v == 0.0) v = 0.25;           /* no signed zeros: max/min/relu stay bit-exact */
+        kn_set(f->b, j, v);
+    }
+}
+
 /* Elements a pointer parameter addresses: the product of its layout's
  * dimensions. Fails naming a layout dimension the family does not have. */
 static rk_status layout_count(const kn_family *fam, const rk_instance *in, const rk_shape *s, const rk_kparam *kp,
@@ -206,14 +229,10 @@ static rk_status fill_inputs(rk_problem *p, const kn_family *fam) {
         b->data = rk_calloc(alloc_bytes(b), 1);
         if (!b->data) return rk_fail(RK_ERR_NOMEM, "out of memory for %s (%zu bytes)", kp->name, b->bytes);
         if (kp->role != RK_KP_IN && kp->role != RK_KP_INOUT) continue;
-        double lo = -4.0, hi = 4.0, away = 0;
-        if (fam->input_range) fam->input_range(&p->inst, kp, &lo, &hi, &away);
-        for (uint64_t j = 0; j < b->count; j++) {
-            double v = lo + (hi - lo) * uniform(&rng);
-            if (away > 0 && fabs(v) < away) v = v < 0 ? -away - fabs(v) : away + v;
-            if (v == 0.0) v = 0.25;           /* no signed zeros: max/min/relu stay bit-exact */
-            kn_set(b, j, v);
-        }
+        fill_job f = {.b = b, .rng = rng, .lo = -4.0, .hi = 4.0};
+        if (fam->input_range) fam->input_range(&p->inst, kp, &f.lo, &f.hi, &f.away);
+        rk_par_for(b->count, FILL_GRAIN, fill_chunk, &f);
+        rng += b->count * SPLITMIX_STEP;   /* where one sequential stream over the buffers would be */
     }
     return RK_OK;
 }
@@ -357,6 +376,30 @@ static void where(const rk_problem *p, const rk_host_buf *b, uint64_t i, char *b
     if (off < n) snprintf(buf + off, n - off, "]");
 }
 
+/* The check of one output buffer, in parallel chunks (CHECK_GRAIN elements). */
+#define CHECK_GRAIN ((uint64_t)1 << 18)
+typedef struct check_part {
+    double max_abs_diff;
+    uint64_t bad, first_bad;
+} check_part;
+typedef struct check_job {
+    const rk_host_buf *b;
+    const double *want, *tol;
+    check_part *part;
+} check_job;
+
+static void check_chunk(void *ctx, uint64_t chunk, uint64_t lo, uint64_t hi) {
+    const check_job *c = ctx;
+    check_part *q = &c->part[chunk];
+    for (uint64_t j = lo; j < hi; j++) {
+        double got = kn_get(c->b, j), w = kn_round(c->b->param->type, c->want[j]);
+        double diff = (got == w || (isnan(got) && isnan(w))) ? 0.0 : fabs(got - w);
+        if (isnan(diff)) diff = INFINITY;
+        if (diff > q->max_abs_diff) q->max_abs_diff = diff;
+        if (diff > c->tol[j] && !q->bad++) q->first_bad = j;
+    }
+}
+
 rk_status rk_problem_check(const rk_problem *p, rk_problem_diff *out) {
     memset(out, 0, sizeof *out);
     double *want[RK_KSIG_MAX] = {0}, *tol[RK_KSIG_MAX] = {0};
@@ -370,25 +413,31 @@ rk_status rk_problem_check(const rk_problem *p, rk_problem_diff *out) {
         if (!want[i] || !tol[i]) { st = rk_fail(RK_ERR_NOMEM, "out of memory for the reference"); goto done; }
     }
     kn_family_of(p->inst.family)->reference(p, want, tol);
-    for (uint32_t i = 0; i < p->sig.n; i++) {
+    for (uint32_t i = 0; i < p->sig.n && !st; i++) {
         if (!want[i]) continue;
         const rk_host_buf *b = &p->buf[i];
-        for (uint64_t j = 0; j < b->count; j++) {
-            double got = kn_get(b, j), w = kn_round(b->param->type, want[i][j]);
-            double diff = (got == w || (isnan(got) && isnan(w))) ? 0.0 : fabs(got - w);
-            if (isnan(diff)) diff = INFINITY;
-            if (diff > out->max_abs_diff) out->max_abs_diff = diff;
-            out->total++;
-            if (diff > tol[i][j]) {
-                if (!out->bad) {
-                    char at[64];
-                    where(p, b, j, at, sizeof at);
-                    snprintf(out->first_bad, sizeof out->first_bad, "%s: got %.9g want %.9g (tol %.3g)", at, got, w,
-                             tol[i][j]);
-                }
-                out->bad++;
-            }
+        check_job j = {.b = b, .want = want[i], .tol = tol[i]};
+        uint64_t nc = rk_par_chunks(b->count, CHECK_GRAIN);
+        if (!(j.part = rk_calloc(nc ? nc : 1, sizeof *j.part))) {
+            st = rk_fail(RK_ERR_NOMEM, "out of memory for the check");
+            break;
         }
+        rk_par_for(b->count, CHECK_GRAIN, check_chunk, &j);
+        for (uint64_t c = 0; c < nc; c++) {   /* in element order: the first bad one is the lowest index */
+            const check_part *q = &j.part[c];
+            if (q->max_abs_diff > out->max_abs_diff) out->max_abs_diff = q->max_abs_diff;
+            if (q->bad && !out->bad) {
+                uint64_t x = q->first_bad;
+                double got = kn_get(b, x), w = kn_round(b->param->type, want[i][x]);
+                char at[64];
+                where(p, b, x, at, sizeof at);
+                snprintf(out->first_bad, sizeof out->first_bad, "%s: got %.9g want %.9g (tol %.3g)", at, got, w,
+                         tol[i][x]);
+            }
+            out->bad += q->bad;
+        }
+        out->total += b->count;
+        rk_free(j.part, (nc ? nc : 1) * sizeof *j.part);
     }
 done:
     for (uint32_t i = 0; i < RK_KSIG_MAX; i++) {
