@@ -19,60 +19,78 @@ static dshape shape_of(const rk_problem *p) {
     return d;
 }
 
-/* Element e of key j of head hk of sequence b in a cache, dequantised by
- * the head's scale (sc NULL: none). */
-static double cache_at(const dshape *d, const rk_host_buf *c, const rk_host_buf *sc, const rk_host_buf *bt,
-                       uint64_t b, uint64_t hk, uint64_t j, uint64_t e) {
-    double s = sc ? kn_get(sc, hk) : 1.0;
-    if (!d->P) return s * kn_get(c, ((b * d->Hkv + hk) * d->Skv + j) * d->D + e);
+typedef struct decode_ref {
+    const rk_problem *p;
+    const rk_attention_spec *s;
+    dshape d;
+    const rk_host_buf *q, *kc, *vc, *bt, *lens, *ks, *vs;
+    double *want, *tol, scale, prel;
+    int64_t wl, wr;
+} decode_ref;
+
+/* Index of element 0 of key j of head hk of sequence b in a cache (through the block table when paged). */
+static uint64_t cache_row(const dshape *d, const rk_host_buf *bt, uint64_t b, uint64_t hk, uint64_t j) {
+    if (!d->P) return ((b * d->Hkv + hk) * d->Skv + j) * d->D;
     uint64_t page = (uint64_t)kn_get(bt, b * d->maxp + j / d->P);
-    return s * kn_get(c, ((page * d->P + j % d->P) * d->Hkv + hk) * d->D + e);
+    return ((page * d->P + j % d->P) * d->Hkv + hk) * d->D;
+}
+
+static void decode_ref_pair(void *ctx, uint64_t chunk, uint64_t lo_pair, uint64_t hi_pair) {
+    (void)chunk;
+    const decode_ref *r = ctx;
+    const dshape *d = &r->d;
+    uint64_t G = d->Hq / d->Hkv, n = d->Skv ? d->Skv : 1;
+    double *sc = malloc((2 * n + 3 * d->D) * sizeof *sc), *w = sc + n, *qv = w + n, *acc = qv + d->D,
+           *mag = acc + d->D;
+    RK_ASSERT(sc, "attention decode reference: out of memory");
+    for (uint64_t pair = lo_pair; pair < hi_pair; pair++) {
+        uint64_t b = pair / d->Hq, h = pair % d->Hq, hk = h / G;
+        double ksc = r->ks ? kn_get(r->ks, hk) : 1.0, vsc = r->vs ? kn_get(r->vs, hk) : 1.0;
+        int64_t len = (int64_t)kn_get(r->lens, b);
+        for (uint64_t i = 0; i < d->Sq; i++) {
+            int64_t lo, hi;
+            kn_attn_visible(r->s->mask, (int64_t)i, (int64_t)d->Sq, len, r->wl, r->wr, &lo, &hi);
+            double mx = -INFINITY, sum = 0;
+            uint64_t qrow = ((b * d->Sq + i) * d->Hq + h) * d->D;
+            for (uint64_t e = 0; e < d->D; e++) qv[e] = kn_get(r->q, qrow + e), acc[e] = 0, mag[e] = 0;
+            for (int64_t j = lo; j < hi; j++) {
+                uint64_t at = cache_row(d, r->bt, b, hk, (uint64_t)j);
+                double x = 0;
+                for (uint64_t e = 0; e < d->D; e++) x += qv[e] * (ksc * kn_get(r->kc, at + e));
+                sc[j] = x * r->scale;
+                mx = sc[j] > mx ? sc[j] : mx;
+            }
+            for (int64_t j = lo; j < hi; j++) sum += exp(sc[j] - mx);
+            for (int64_t j = lo; j < hi; j++) {
+                w[j] = exp(sc[j] - mx) / sum;
+                uint64_t at = cache_row(d, r->bt, b, hk, (uint64_t)j);
+                for (uint64_t e = 0; e < d->D; e++) {
+                    double x = vsc * kn_get(r->vc, at + e);
+                    acc[e] += w[j] * x;
+                    mag[e] += w[j] * fabs(x);
+                }
+            }
+            for (uint64_t e = 0; e < d->D; e++) {
+                r->want[qrow + e] = hi > lo ? acc[e] : 0;
+                /* f32 scores, exp2 and sums, P's rounding (atoms), the output's ulp */
+                r->tol[qrow + e] = 2 * r->prel * mag[e] + 1e-4 * mag[e] + kn_ulp(r->s->dtype, acc[e]) + 1e-6;
+            }
+        }
+    }
+    free(sc);
 }
 
 void kn_attn_decode_reference(const rk_problem *p, double **want, double **tol) {
     const rk_attention_spec *s = &p->inst.u.attn;
-    dshape d = shape_of(p);
-    const rk_host_buf *q = kn_buf(p, "Q"), *kc = kn_buf(p, "K_cache"), *vc = kn_buf(p, "V_cache");
-    const rk_host_buf *bt = kn_buf(p, "block_table"), *lens = kn_buf(p, "context_lens");
-    const rk_host_buf *ks = kn_buf(p, "K_scale"), *vs = kn_buf(p, "V_scale");
     int io = kn_buf_index(p, "O");
-    double scale = (double)(float)kn_scalar(p, "scale");
-    int64_t wl = (int64_t)kn_scalar(p, "window_left"), wr = (int64_t)kn_scalar(p, "window_right");
-    uint64_t G = d.Hq / d.Hkv;
+    decode_ref r = {.p = p, .s = s, .d = shape_of(p), .q = kn_buf(p, "Q"), .kc = kn_buf(p, "K_cache"),
+                    .vc = kn_buf(p, "V_cache"), .bt = kn_buf(p, "block_table"), .lens = kn_buf(p, "context_lens"),
+                    .ks = kn_buf(p, "K_scale"), .vs = kn_buf(p, "V_scale"), .want = want[io], .tol = tol[io],
+                    .scale = (double)(float)kn_scalar(p, "scale"),
+                    .wl = (int64_t)kn_scalar(p, "window_left"), .wr = (int64_t)kn_scalar(p, "window_right")};
     /* the atom path rounds P to 16 bits for P V (relative 2^-8 bf16, 2^-11 f16) */
-    double prel = !kn_attn_decode_atoms(s) ? 0 : s->dtype == RK_S_BF16 ? 0x1p-8 : 0x1p-11;
-    double *sc = malloc((d.Skv ? d.Skv : 1) * sizeof *sc);
-    RK_ASSERT(sc, "attention decode reference: out of memory");
-    for (uint64_t b = 0; b < d.B; b++) {
-        int64_t len = (int64_t)kn_get(lens, b);
-        for (uint64_t h = 0; h < d.Hq; h++)
-            for (uint64_t i = 0; i < d.Sq; i++) {
-                int64_t lo, hi;
-                kn_attn_visible(s->mask, (int64_t)i, (int64_t)d.Sq, len, wl, wr, &lo, &hi);
-                double mx = -INFINITY, sum = 0;
-                uint64_t qrow = ((b * d.Sq + i) * d.Hq + h) * d.D;
-                for (int64_t j = lo; j < hi; j++) {
-                    double x = 0;
-                    for (uint64_t e = 0; e < d.D; e++)
-                        x += kn_get(q, qrow + e) * cache_at(&d, kc, ks, bt, b, h / G, (uint64_t)j, e);
-                    sc[j] = x * scale;
-                    mx = sc[j] > mx ? sc[j] : mx;
-                }
-                for (int64_t j = lo; j < hi; j++) sum += exp(sc[j] - mx);
-                for (uint64_t e = 0; e < d.D; e++) {
-                    double acc = 0, mag = 0;
-                    for (int64_t j = lo; j < hi; j++) {
-                        double w = exp(sc[j] - mx) / sum, x = cache_at(&d, vc, vs, bt, b, h / G, (uint64_t)j, e);
-                        acc += w * x;
-                        mag += w * fabs(x);
-                    }
-                    want[io][qrow + e] = hi > lo ? acc : 0;
-                    /* f32 scores, exp2 and sums, P's rounding (atoms), the output's ulp */
-                    tol[io][qrow + e] = 2 * prel * mag + 1e-4 * mag + kn_ulp(s->dtype, acc) + 1e-6;
-                }
-            }
-    }
-    free(sc);
+    r.prel = !kn_attn_decode_atoms(s) ? 0 : s->dtype == RK_S_BF16 ? 0x1p-8 : 0x1p-11;
+    rk_par_for(r.d.B * r.d.Hq, 1, decode_ref_pair, &r);
 }
 
 /* Lengths: the first sequence at the shape's CTX, the others in [1, CTX];
