@@ -110,6 +110,8 @@ ${CC:-cc} -std=c17 -O2 -Wall -Wextra -Werror -I"$D/aot" -o "$D/aot/aot_softmax" 
   "$D/aot/aot_softmax.c" -ldl -lm
 # Issue 23's sweeps compiled here for bench/sweep_h200.sh run (ROCKE_BENCH_SWEEP=1: a few minutes)
 if [ "${ROCKE_BENCH_SWEEP:-0}" = 1 ]; then bench/sweep_h200.sh prepare "$B/rocke" "$T"; fi
+# The Hopper GEMM knob sweep for bench/gemm_sweep_h200.sh run (ROCKE_BENCH_GEMM_SWEEP=1)
+if [ "${ROCKE_BENCH_GEMM_SWEEP:-0}" = 1 ]; then bench/gemm_sweep_h200.sh prepare "$B/rocke" "$T"; fi
 # Attention at the issue's anchors (bench/attention_shapes.txt), the heuristic's pick
 mkdir -p "$D/attention"
 grep -v '^#' bench/attention_shapes.txt | while read -r name nb hq hkv sq skv dh mask; do

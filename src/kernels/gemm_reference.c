@@ -61,6 +61,35 @@ void kn_gemm_ref_operands(const rk_gemm_spec *s, const kn_gemm_ref_chain *ch, ui
     }
 }
 
+/* The checked rows (every row, or the sample) in parallel: each writes only its own elements. */
+typedef struct gemm_ref_rows {
+    const rk_gemm_spec *s;
+    const kn_gemm_ref_chain *ch;
+    const rk_host_buf *A, *B;
+    double *want, *tol;
+    uint64_t M, N, K, rows, lda, ldb, ldc;
+    bool ar, br;
+} gemm_ref_rows;
+
+static void gemm_ref_row(void *ctx, uint64_t chunk, uint64_t lo, uint64_t hi) {
+    (void)chunk;
+    const gemm_ref_rows *j = ctx;
+    const rk_gemm_spec *s = j->s;
+    for (uint64_t x = lo; x < hi; x++) {
+        uint64_t b = x / j->rows, r = x % j->rows, M = j->M, N = j->N, K = j->K;
+        uint64_t m = j->rows == M ? r : (j->rows == 1 ? 0 : r * (M - 1) / (j->rows - 1));
+        kn_gemm_refmat am = {j->A, b * M * K, j->lda, j->ar}, bm = {j->B, b * K * N, j->ldb, j->br};
+        for (uint64_t n = 0; n < N; n++) {
+            double ops[RK_EPI_MAX_STEPS];
+            uint64_t d_at[RK_EPI_MAX_STEPS];
+            for (uint32_t i = 0; i < s->fuse.n; i++) d_at[i] = m * (uint64_t)j->ch->ldd[i] + n;
+            kn_gemm_ref_operands(s, j->ch, n, m, d_at, ops);
+            uint64_t at = b * M * N + m * j->ldc + n;
+            kn_gemm_ref_one(s, &am, &bm, m, n, K, ops, &j->want[at], &j->tol[at]);
+        }
+    }
+}
+
 void kn_gemm_reference(const rk_problem *p, double **want, double **tol) {
     const rk_gemm_spec *s = &p->inst.u.gemm;
     bool b4 = p->shape.rank == 4;
@@ -81,16 +110,7 @@ void kn_gemm_reference(const rk_problem *p, double **want, double **tol) {
                 want[c][b * M * N + m * ldc + n] = 0;
                 tol[c][b * M * N + m * ldc + n] = INFINITY;
             }
-    for (uint64_t b = 0; b < batch; b++)
-        for (uint64_t r = 0; r < rows; r++)
-            for (uint64_t n = 0; n < N; n++) {
-                uint64_t m = rows == M ? r : (rows == 1 ? 0 : r * (M - 1) / (rows - 1));
-                kn_gemm_refmat am = {A, b * M * K, lda, ar}, bm = {B, b * K * N, ldb, br};
-                double ops[RK_EPI_MAX_STEPS];
-                uint64_t d_at[RK_EPI_MAX_STEPS];
-                for (uint32_t i = 0; i < s->fuse.n; i++) d_at[i] = m * (uint64_t)ch.ldd[i] + n;
-                kn_gemm_ref_operands(s, &ch, n, m, d_at, ops);
-                uint64_t at = b * M * N + m * ldc + n;
-                kn_gemm_ref_one(s, &am, &bm, m, n, K, ops, &want[c][at], &tol[c][at]);
-            }
+    gemm_ref_rows j = {.s = s, .ch = &ch, .A = A, .B = B, .want = want[c], .tol = tol[c], .M = M, .N = N, .K = K,
+                       .rows = rows, .lda = lda, .ldb = ldb, .ldc = ldc, .ar = ar, .br = br};
+    rk_par_for(batch * rows, 1, gemm_ref_row, &j);
 }
