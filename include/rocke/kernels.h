@@ -242,6 +242,7 @@ typedef struct rk_attention_spec {
     uint32_t kv_splits;            /* blocks per (sequence, KV head) over the context (1..64) */
     int kv_dtype;                  /* rk_attn_kv: the caches' element type */
     int kv_path;                   /* rk_attn_kv_path: the scores on lanes or on matrix atoms */
+    int path;                      /* rk_attn_prefill_path: prefill's kernel (wgmma: sm_90a, TMA + wgmma) */
 } rk_attention_spec;
 typedef enum rk_attn_mode { RK_ATTN_PREFILL = 0, RK_ATTN_DECODE, RK_ATTN_MODE__COUNT } rk_attn_mode;
 /* Decode caches: dtype's, or e4m3 with a per-KV-head f32 scale each for K and
@@ -249,6 +250,10 @@ typedef enum rk_attn_mode { RK_ATTN_PREFILL = 0, RK_ATTN_DECODE, RK_ATTN_MODE__C
 typedef enum rk_attn_kv { RK_ATTN_KV_SAME = 0, RK_ATTN_KV_FP8, RK_ATTN_KV_FP8FNUZ, RK_ATTN_KV__COUNT } rk_attn_kv;
 /* Decode's scores: auto (atoms from 16 rows on), lanes (VALU / CUDA cores,
  * up to 16 rows) or matrix atoms (16..64 rows, padded to the atom's M). */
+/* Prefill's kernel: auto (the heuristic: wgmma on sm_90a where it applies),
+ * mma (mma.sync / MFMA, every target) or wgmma (sm_90a: Q, K, V by TMA, both
+ * products on warpgroup MMA; docs/attention.md "The Hopper path"). */
+typedef enum rk_attn_prefill_path { RK_ATTN_PF_AUTO = 0, RK_ATTN_PF_MMA, RK_ATTN_PF_WGMMA, RK_ATTN_PF__COUNT } rk_attn_prefill_path;
 typedef enum rk_attn_kv_path { RK_ATTN_PATH_AUTO = 0, RK_ATTN_PATH_VALU, RK_ATTN_PATH_ATOM, RK_ATTN_PATH__COUNT } rk_attn_kv_path;
 
 /* kv_append: each new token's K and V [T, Hkv, D] written into paged caches

@@ -1,0 +1,227 @@
+/* rocke — the attention kernel on Hopper (path = wgmma, sm_90a; the
+ * FlashAttention-3 data path): block (x, y, z) takes query rows
+ * [x*block_m, +block_m) of query head y of batch z, one consumer warpgroup
+ * per 64 rows.
+ *   Q          one TMA load (D / 64 boxes of block_m rows under the
+ *              128-byte swizzle) on its own mbarrier;
+ *   KV ring    key block j's K and V tiles (D / 64 boxes of block_n rows
+ *              each) into stage fill % stages, completing on the stage's
+ *              mbarrier (expect-tx of both tiles); the prologue issues
+ *              `stages` fills, the block refills a stage once every
+ *              warpgroup is done with it;
+ *   step       S = Q K^T by tile.wgmma (both K-major from descriptors), the
+ *              shared scale / mask / online softmax on the accumulator's
+ *              lane map (rows across the 4 lanes of a quad), P rounded to
+ *              16 bits as register A fragments (rk_tile_wgmma_acc_to_a), and
+ *              O += P V by tile.wgmma_rs with V [keys, D] an N-major B (the
+ *              transpose bit);
+ *   epilogue   the shared one: O = o / l, LSE.
+ * The map rows of Q are (b * Hq + h) * Sq + s, of K and V (b * Hkv + hk) *
+ * Skv + s (layout bhsd, packed): a box that runs past a head's rows reads
+ * the next head's, which the key mask (keys) or the row test of the stores
+ * (queries) discards; TMA zero-fills past the tensor. Layer: kernels. */
+#include <math.h>
+
+#include "attention_hopper.h"
+
+static rk_value c32(rk_kernel *k, int64_t v) { return rk_const_i32(k, (int32_t)v); }
+
+typedef struct hk {
+    rk_kernel *k;
+    const kn_attn_hplan *hp;
+    const char *dt;                /* "f16" or "bf16" */
+    rk_value qmap, kmap, vmap;
+    rk_value sQ, sK, sV;
+    rk_tile_tma_ring qring, ring;
+    rk_value krow0;                /* K / V map row of the sequence's first key */
+} hk;
+
+/* Thread 0: key block j (i32) into stage fill % stages (fill i32). */
+static void fill(hk *h, rk_value j, rk_value fillno) {
+    rk_kernel *k = h->k;
+    const kn_attn_plan *pl = &h->hp->pl;
+    rk_value S = c32(k, pl->stages);
+    rk_value st = rk_build_umod(k, fillno, S);
+    rk_value kv = c32(k, h->hp->kv_elems);
+    rk_value base = rk_build_mul(k, st, kv);
+    rk_value bn = c32(k, pl->bn);
+    rk_value jr = rk_build_mul(k, j, bn);
+    rk_value y = rk_build_add(k, h->krow0, jr);
+    rk_tile_tma_ring_expect(k, &h->ring, st);
+    for (uint32_t c = 0; c < h->hp->chunks; c++) {
+        rk_value off = c32(k, c * pl->bn * KN_AH_BOX), x = c32(k, c * KN_AH_BOX);
+        rk_value e = rk_build_add(k, base, off);
+        rk_tile_tma_box(k, &h->ring, h->kmap, h->sK, e, st, x, y);
+        rk_tile_tma_box(k, &h->ring, h->vmap, h->sV, e, st, x, y);
+    }
+}
+
+/* if (tid == 0 && fill < count) fill(lo + fill) */
+static void fill_if(hk *h, rk_value tid, rk_value lo, rk_value fillno, rk_value count) {
+    rk_kernel *k = h->k;
+    rk_value zero = c32(k, 0);
+    rk_value t0 = rk_build_cmp(k, "eq", tid, zero);
+    rk_value live = rk_build_cmp(k, "lt", fillno, count);
+    rk_value go = rk_build_and(k, t0, live);
+    rk_if_begin(k, go);
+    rk_value j = rk_build_add(k, lo, fillno);
+    fill(h, j, fillno);
+    rk_if_end(k, NULL, 0);
+}
+
+/* The m64nNk16 accumulator v as n / 8 pieces of the m64n8k16 atom (4 f32 each) and back. */
+static void split(rk_kernel *k, rk_value v, uint32_t pieces, rk_value *out) {
+    for (uint32_t i = 0; i < pieces; i++) {
+        int32_t mask[4] = {(int32_t)(4 * i), (int32_t)(4 * i + 1), (int32_t)(4 * i + 2), (int32_t)(4 * i + 3)};
+        out[i] = rk_build_vshuffle(k, v, v, mask, 4);
+    }
+}
+static rk_value join(rk_kernel *k, const rk_value *pieces, uint32_t n) {
+    rk_value v = pieces[0];
+    for (uint32_t i = 1; i < n; i++) v = rk_build_vconcat(k, v, pieces[i]);
+    return v;
+}
+
+/* S = Q K^T of stage st for warpgroup wg: D / 16 chained wgmmas, K-major
+ * slices 16 elements (32 bytes) apart inside the swizzled rows. */
+static rk_value scores(hk *h, rk_value st, rk_value wg) {
+    rk_kernel *k = h->k;
+    const kn_attn_plan *pl = &h->hp->pl;
+    rk_value kv = c32(k, h->hp->kv_elems), wrows = c32(k, 64 * KN_AH_BOX);
+    rk_value kbase = rk_build_mul(k, st, kv);
+    rk_value qbase = rk_build_mul(k, wg, wrows);
+    rk_type acc_t = rk_type_vec(k, RK_T_F32, pl->bn / 2);
+    rk_value acc = rk_build_constant_vec(k, acc_t, 0.0);
+    rk_build_wgmma_fence(k);
+    for (uint32_t kk = 0; kk < pl->d / 16; kk++) {
+        uint32_t c = kk / 4, r = kk % 4;
+        rk_value qo = c32(k, c * pl->bm * KN_AH_BOX + 16 * r), ko = c32(k, c * pl->bn * KN_AH_BOX + 16 * r);
+        rk_value qe = rk_build_add(k, qbase, qo);
+        rk_value ke = rk_build_add(k, kbase, ko);
+        rk_value da = rk_tile_wgmma_desc_k128(k, h->sQ, qe);
+        rk_value db = rk_tile_wgmma_desc_k128(k, h->sK, ke);
+        const rk_wgmma_opts o = {.scale_d = {kk == 0, false}};   /* the first slice starts from zero */
+        acc = rk_build_wgmma_ex(k, h->dt, acc, da, db, pl->bn, kk ? NULL : &o);
+    }
+    rk_build_wgmma_commit_group(k);
+    rk_value done;
+    rk_build_wgmma_wait_group(k, 0, &acc, 1, &done);
+    return done;
+}
+
+/* O += P V of stage st: block_n / 16 wgmma_rs, V's k16 slices 16 key rows
+ * (1024 elements) apart, its 64-column boxes block_n * 128 bytes apart. */
+static rk_value pv(hk *h, rk_value st, const rk_value *pf, rk_value o) {
+    rk_kernel *k = h->k;
+    const kn_attn_plan *pl = &h->hp->pl;
+    rk_value kv = c32(k, h->hp->kv_elems);
+    rk_value vbase = rk_build_mul(k, st, kv);
+    rk_build_wgmma_fence(k);
+    const rk_wgmma_rs_opts opt = {.trans_b = RK_SOME(true)};
+    for (uint32_t q = 0; q < pl->bn / 16; q++) {
+        rk_value vo = c32(k, q * 16 * KN_AH_BOX);
+        rk_value ve = rk_build_add(k, vbase, vo);
+        rk_value dv = rk_tile_wgmma_desc_mn128(k, h->sV, ve, pl->bn * RK_TILE_WGMMA_ROW_BYTES);
+        o = rk_build_wgmma_rs_ex(k, h->dt, o, pf[q], dv, pl->d, &opt);
+    }
+    rk_build_wgmma_commit_group(k);
+    rk_value done;
+    rk_build_wgmma_wait_group(k, 0, &o, 1, &done);
+    return done;
+}
+
+void kn_attn_hopper_build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *p) {
+    const rk_attention_spec *s = &in->u.attn;
+    kn_attn_hplan hp;
+    rk_status pst = kn_attn_hopper_plan(s, t, &hp);
+    RK_ASSERT(pst == RK_OK, "attention: building a wgmma instance that does not validate");
+    const kn_attn_plan *pl = &hp.pl;
+    kn_attn_sig ix;
+    kn_attn_sig_of(s, &ix);
+    hk h = {.k = k, .hp = &hp, .dt = s->dtype == RK_S_BF16 ? "bf16" : "f16"};
+    h.qmap = p[ix.qmap], h.kmap = p[ix.kmap], h.vmap = p[ix.vmap];
+    kn_attn_ctx g = {.k = k, .pl = pl, .s = s};
+    rk_value tid = rk_build_thread_id(k, 0);
+    rk_value c7 = c32(k, 7), c127 = c32(k, 127);
+    rk_value wg = rk_build_lshr(k, tid, c7);     /* consumer warpgroup */
+    g.w.lane = rk_build_and(k, tid, c127);       /* the thread inside it: the accumulator map's lane */
+    /* shared memory and barriers before any branch: every thread initialises nothing but meets the barriers */
+    rk_smem_alloc_opts al = {.align = RK_SOME(1024)};
+    uint32_t nkv = pl->stages * hp.kv_elems;
+    h.sQ = rk_build_smem_alloc_ex(k, (rk_type){s->dtype}, &hp.q_elems, 1, &al);
+    h.sK = rk_build_smem_alloc_ex(k, (rk_type){s->dtype}, &nkv, 1, &al);
+    h.sV = rk_build_smem_alloc_ex(k, (rk_type){s->dtype}, &nkv, 1, &al);
+    rk_tile_tma_ring_init(k, &h.qring, 1, hp.q_elems * 2);
+    rk_tile_tma_ring_init(k, &h.ring, pl->stages, 2 * hp.kv_elems * 2);
+    kn_attn_block blk;
+    kn_attn_begin(&g, p, &ix, &blk);
+    rk_value w64 = c32(k, 64);
+    rk_value wrow = rk_build_mul(k, wg, w64);
+    g.row0 = rk_build_add(k, g.m0, wrow);
+    g.wrow = wrow;
+    /* map rows: Q (b * Hq + h) * Sq + m0, K and V (b * Hkv + hk) * Skv */
+    rk_value bq = rk_build_mul(k, blk.b, p[ix.Hq]);
+    rk_value bqh = rk_build_add(k, bq, blk.h);
+    rk_value qr = rk_build_mul(k, bqh, p[ix.Sq]);
+    rk_value qrow0 = rk_build_add(k, qr, g.m0);
+    rk_value bk = rk_build_mul(k, blk.b, p[ix.Hkv]);
+    rk_value bkh = rk_build_add(k, bk, blk.hk);
+    h.krow0 = rk_build_mul(k, bkh, p[ix.Skv]);
+    rk_value lo, hi;
+    kn_attn_kv_range(&g, &lo, &hi);
+    rk_value count = rk_build_sub(k, hi, lo);
+    rk_value zero = c32(k, 0);
+    rk_value t0 = rk_build_cmp(k, "eq", tid, zero);
+    rk_if_begin(k, t0);
+    rk_tile_tma_ring_expect(k, &h.qring, zero);
+    for (uint32_t c = 0; c < hp.chunks; c++) {
+        rk_value e = c32(k, c * pl->bm * KN_AH_BOX), x = c32(k, c * KN_AH_BOX);
+        rk_tile_tma_box(k, &h.qring, h.qmap, h.sQ, e, zero, x, qrow0);
+    }
+    rk_if_end(k, NULL, 0);
+    for (uint32_t i = 0; i < pl->stages; i++) {
+        rk_value ci = c32(k, i);
+        fill_if(&h, tid, lo, ci, count);
+    }
+    rk_tile_tma_ring_wait(k, &h.qring, zero);
+    /* loop-carried: m and l per row group, then O (whole m64nDk16 accumulator) */
+    uint32_t nr = pl->rows.nrows;
+    rk_value init[2 * RK_TILE_ACC_MAX_SLOTS + 1], cur[2 * RK_TILE_ACC_MAX_SLOTS + 1], res[2 * RK_TILE_ACC_MAX_SLOTS + 1];
+    rk_value ninf = rk_const_f32(k, -INFINITY), fz = rk_const_f32(k, 0.0f);
+    for (uint32_t r = 0; r < nr; r++) init[r] = ninf, init[nr + r] = fz;
+    rk_type o_t = rk_type_vec(k, RK_T_F32, pl->d / 2);
+    init[2 * nr] = rk_build_constant_vec(k, o_t, 0.0);
+    rk_value one = c32(k, 1);
+    rk_value it = rk_for_begin(k, zero, count, one, "kv", 2 * nr + 1, init, NULL, cur);
+    {
+        rk_value m[RK_TILE_ACC_MAX_SLOTS], l[RK_TILE_ACC_MAX_SLOTS];
+        for (uint32_t r = 0; r < nr; r++) m[r] = cur[r], l[r] = cur[nr + r];
+        rk_value j = rk_build_add(k, lo, it);
+        rk_tile_tma_ring_wait(k, &h.ring, it);
+        rk_value Sv = c32(k, pl->stages);
+        rk_value st = rk_build_umod(k, it, Sv);
+        rk_value sacc = scores(&h, st, wg);
+        rk_value sp[32], masked[32], pp[32], op[32];
+        split(k, sacc, pl->sn, sp);
+        kn_attn_scale_mask(&g, j, sp, masked);
+        split(k, cur[2 * nr], pl->on, op);
+        kn_attn_softmax_step(k, pl, masked, m, l, op, pp);
+        rk_value pacc = join(k, pp, pl->sn);
+        rk_value pf[8];
+        rk_tile_wgmma_acc_to_a(k, pacc, pl->bn, s->dtype, pf);
+        rk_value o = join(k, op, pl->on);
+        o = pv(&h, st, pf, o);
+        /* every warpgroup is done with stage st: refill it */
+        rk_build_sync(k);
+        rk_value ahead = c32(k, pl->stages);
+        rk_value nxt = rk_build_add(k, it, ahead);
+        fill_if(&h, tid, lo, nxt, count);
+        rk_value y[2 * RK_TILE_ACC_MAX_SLOTS + 1];
+        for (uint32_t r = 0; r < nr; r++) y[r] = m[r], y[nr + r] = l[r];
+        y[2 * nr] = o;
+        rk_for_end(k, y, 2 * nr + 1, res);
+    }
+    rk_value op[32];
+    split(k, res[2 * nr], pl->on, op);
+    kn_attn_finish(&g, p, &ix, &blk, res, res + nr, op);
+}
