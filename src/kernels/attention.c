@@ -30,6 +30,7 @@ static const uint32_t legal_splits[] = {1, 2, 4, 8, 16, 32, 64, 0};
 static const char *const kv_names[] = {"same", "fp8", "fp8fnuz", NULL};
 static const char *const path_names[] = {"auto", "valu", "atom", NULL};
 static const char *const pf_names[] = {"auto", "mma", "wgmma", NULL};
+static const char *const sched_names[] = {"plain", "ws", NULL};
 
 static const rk_knob knobs[] = {
     KN_DTYPE("dtype", "", u.attn.dtype, "Q, K, V and O element type (f16, bf16)"),
@@ -63,6 +64,9 @@ static const rk_knob knobs[] = {
     KN_ENUM("path", "pt", u.attn.path, pf_names, true,
             "prefill's kernel: mma (mma.sync / MFMA, every target) or wgmma (sm_90a: TMA and warpgroup MMA, layout "
             "bhsd); auto: wgmma where it applies"),
+    KN_ENUM("schedule", "sc", u.attn.schedule, sched_names, true,
+            "path=wgmma: plain (the consumers' thread 0 refills after a block barrier) or ws (a producer "
+            "warpgroup streams K and V on full/empty mbarriers)"),
 };
 _Static_assert(RK_COUNTOF(knobs) == KN_AK__COUNT, "knob indices follow the table");
 
@@ -205,6 +209,7 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *s, uint64_
         }
     }
     a->path = RK_ATTN_PF_MMA;
+    if (!(locked >> KN_AK_SCHED & 1)) a->schedule = RK_ATTN_SCHED_PLAIN;
     const uint32_t (*c)[4] = amd ? cd : a->head_dim == 256 ? nv256 : nv;
     for (size_t i = 0; i < 10; i++) {
         rk_attention_spec trial = *a;
@@ -234,6 +239,9 @@ static rk_status validate(const rk_instance *in, const rk_target *t) {
         kn_attn_hplan h;
         return kn_attn_hopper_plan(s, t, &h);
     }
+    if (s->schedule != RK_ATTN_SCHED_PLAIN)
+        return rk_fail(RK_ERR_INVALID, "attention: knob 'schedule' = ws belongs to path=wgmma (sm_90a, layout bhsd); "
+                       "the mma kernel has schedule=plain only");
     kn_attn_plan p;
     return kn_attn_plan_make(s, t, &p);
 }
@@ -267,7 +275,7 @@ static void geometry(const rk_instance *in, rk_launch_geom *g) {
         kn_attn_decode_geometry(a, g);
         return;
     }
-    g->block[0] = a->warps * a->wave;
+    g->block[0] = a->warps * a->wave + (kn_attn_hopper(a) && a->schedule == RK_ATTN_SCHED_WS ? 128 : 0);
     kn_geom_cdiv_dim(g, DSQ, a->block_m);
     kn_geom_axis(g);
     kn_geom_dim(g, DHQ);

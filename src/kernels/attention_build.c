@@ -490,7 +490,6 @@ void kn_attn_finish(kn_attn_ctx *g, const rk_value *p, const kn_attn_sig *ixp, c
         }
     }
     epilogue(g, &fin, blk->O, p[ix.stride[3][2]], lse, lbase, lstep);
-    rk_if_end(k, NULL, 0);
 }
 
 void kn_attn_build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *p) {
@@ -601,4 +600,5 @@ void kn_attn_build(const rk_instance *in, const rk_target *t, rk_kernel *k, cons
     }
     for (uint32_t x = 0; x < no; x++) fin.o[x] = res[2 * nm + x];
     kn_attn_finish(&g, p, &ix, &blk, fin.m, fin.l, fin.o);
+    rk_if_end(k, NULL, 0);
 }

@@ -16,6 +16,14 @@
  *              O += P V by tile.wgmma_rs with V [keys, D] an N-major B (the
  *              transpose bit);
  *   epilogue   the shared one: O = o / l, LSE.
+ * schedule = plain: every warpgroup consumes; thread 0 loads Q, issues the
+ * first `stages` fills and refills a stage after the block barrier that
+ * follows its last read. schedule = ws: warpgroup 0 is a producer
+ * (setmaxnreg.dec 24) whose thread 0 loads Q and streams every fill once
+ * the stage's "empty" mbarrier says its previous contents are read; the
+ * consumers (setmaxnreg.inc 240) release a stage by lane 0 of each warp
+ * arriving on it (4 arrivals per consumer warpgroup); no block barrier in
+ * the loop.
  * The map rows of Q are (b * Hq + h) * Sq + s, of K and V (b * Hkv + hk) *
  * Skv + s (layout bhsd, packed): a box that runs past a head's rows reads
  * the next head's, which the key mask (keys) or the row test of the stores
@@ -29,6 +37,7 @@ static rk_value c32(rk_kernel *k, int64_t v) { return rk_const_i32(k, (int32_t)v
 typedef struct hk {
     rk_kernel *k;
     const kn_attn_hplan *hp;
+    const rk_attention_spec *s;
     const char *dt;                /* "f16" or "bf16" */
     rk_value qmap, kmap, vmap;
     rk_value sQ, sK, sV;
@@ -130,6 +139,91 @@ static rk_value pv(hk *h, rk_value st, const rk_value *pf, rk_value o) {
     return done;
 }
 
+/* Thread `who` (i32): the Q boxes on the Q barrier. */
+static void load_q(hk *h, rk_value who, rk_value qrow0) {
+    rk_kernel *k = h->k;
+    const kn_attn_plan *pl = &h->hp->pl;
+    rk_value zero = c32(k, 0);
+    rk_value t0 = rk_build_cmp(k, "eq", who, zero);
+    rk_if_begin(k, t0);
+    rk_tile_tma_ring_expect(k, &h->qring, zero);
+    for (uint32_t c = 0; c < h->hp->chunks; c++) {
+        rk_value e = c32(k, c * pl->bm * KN_AH_BOX), x = c32(k, c * KN_AH_BOX);
+        rk_tile_tma_box(k, &h->qring, h->qmap, h->sQ, e, zero, x, qrow0);
+    }
+    rk_if_end(k, NULL, 0);
+}
+
+/* schedule = ws, the producer warpgroup: its thread 0 loads Q, then streams
+ * every key block once its stage is free (the consumers' releases). */
+static void producer(hk *h, rk_value twg, rk_value qrow0, rk_value lo, rk_value count) {
+    rk_kernel *k = h->k;
+    rk_build_setmaxnreg(k, "dec", 24);
+    load_q(h, twg, qrow0);
+    rk_value zero = c32(k, 0), one = c32(k, 1);
+    rk_value t0 = rk_build_cmp(k, "eq", twg, zero);
+    rk_if_begin(k, t0);
+    rk_value f = rk_for_begin(k, zero, count, one, "fill", 0, NULL, NULL, NULL);
+    rk_tile_tma_ring_wait_free(k, &h->ring, f);
+    rk_value j = rk_build_add(k, lo, f);
+    fill(h, j, f);
+    rk_for_end(k, NULL, 0, NULL);
+    rk_if_end(k, NULL, 0);
+}
+
+/* The consumers' KV loop: per key block wait for its stage, S, softmax,
+ * P V; then the stage is released (ws: lane 0 of each warp on its empty
+ * barrier) or refilled (plain: a block barrier, then thread 0). Returns the
+ * final m, l (res[0 .. 2 nr)) and O (res[2 nr]). */
+static void consume(hk *h, kn_attn_ctx *g, rk_value tid, rk_value wg, rk_value lo, rk_value count, rk_value *res) {
+    rk_kernel *k = h->k;
+    const kn_attn_plan *pl = &h->hp->pl;
+    rk_value zero = c32(k, 0), one = c32(k, 1);
+    rk_tile_tma_ring_wait(k, &h->qring, zero);
+    /* loop-carried: m and l per row group, then O (the whole m64nDk16 accumulator) */
+    uint32_t nr = pl->rows.nrows;
+    rk_value init[2 * RK_TILE_ACC_MAX_SLOTS + 1], cur[2 * RK_TILE_ACC_MAX_SLOTS + 1];
+    rk_value ninf = rk_const_f32(k, -INFINITY), fz = rk_const_f32(k, 0.0f);
+    for (uint32_t r = 0; r < nr; r++) init[r] = ninf, init[nr + r] = fz;
+    rk_type o_t = rk_type_vec(k, RK_T_F32, pl->d / 2);
+    init[2 * nr] = rk_build_constant_vec(k, o_t, 0.0);
+    rk_value it = rk_for_begin(k, zero, count, one, "kv", 2 * nr + 1, init, NULL, cur);
+    rk_value m[RK_TILE_ACC_MAX_SLOTS], l[RK_TILE_ACC_MAX_SLOTS];
+    for (uint32_t r = 0; r < nr; r++) m[r] = cur[r], l[r] = cur[nr + r];
+    rk_value j = rk_build_add(k, lo, it);
+    rk_tile_tma_ring_wait(k, &h->ring, it);
+    rk_value Sv = c32(k, pl->stages);
+    rk_value st = rk_build_umod(k, it, Sv);
+    rk_value sacc = scores(h, st, wg);
+    rk_value sp[32], masked[32], pp[32], op[32];
+    split(k, sacc, pl->sn, sp);
+    kn_attn_scale_mask(g, j, sp, masked);
+    split(k, cur[2 * nr], pl->on, op);
+    kn_attn_softmax_step(k, pl, masked, m, l, op, pp);
+    rk_value pacc = join(k, pp, pl->sn);
+    rk_value pf[8];
+    rk_tile_wgmma_acc_to_a(k, pacc, pl->bn, h->s->dtype, pf);
+    rk_value o = join(k, op, pl->on);
+    o = pv(h, st, pf, o);
+    if (h->hp->ws) {
+        rk_value c31 = c32(k, 31);
+        rk_value lane = rk_build_and(k, tid, c31);
+        rk_value l0 = rk_build_cmp(k, "eq", lane, zero);
+        rk_if_begin(k, l0);
+        rk_tile_tma_ring_release(k, &h->ring, it);
+        rk_if_end(k, NULL, 0);
+    } else {
+        rk_build_sync(k);   /* every warpgroup is done with stage st: refill it */
+        rk_value ahead = c32(k, pl->stages);
+        rk_value nxt = rk_build_add(k, it, ahead);
+        fill_if(h, tid, lo, nxt, count);
+    }
+    rk_value y[2 * RK_TILE_ACC_MAX_SLOTS + 1];
+    for (uint32_t r = 0; r < nr; r++) y[r] = m[r], y[nr + r] = l[r];
+    y[2 * nr] = o;
+    rk_for_end(k, y, 2 * nr + 1, res);
+}
+
 void kn_attn_hopper_build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *p) {
     const rk_attention_spec *s = &in->u.attn;
     kn_attn_hplan hp;
@@ -138,21 +232,26 @@ void kn_attn_hopper_build(const rk_instance *in, const rk_target *t, rk_kernel *
     const kn_attn_plan *pl = &hp.pl;
     kn_attn_sig ix;
     kn_attn_sig_of(s, &ix);
-    hk h = {.k = k, .hp = &hp, .dt = s->dtype == RK_S_BF16 ? "bf16" : "f16"};
+    hk h = {.k = k, .hp = &hp, .s = s, .dt = s->dtype == RK_S_BF16 ? "bf16" : "f16"};
     h.qmap = p[ix.qmap], h.kmap = p[ix.kmap], h.vmap = p[ix.vmap];
     kn_attn_ctx g = {.k = k, .pl = pl, .s = s};
     rk_value tid = rk_build_thread_id(k, 0);
     rk_value c7 = c32(k, 7), c127 = c32(k, 127);
-    rk_value wg = rk_build_lshr(k, tid, c7);     /* consumer warpgroup */
-    g.w.lane = rk_build_and(k, tid, c127);       /* the thread inside it: the accumulator map's lane */
-    /* shared memory and barriers before any branch: every thread initialises nothing but meets the barriers */
+    rk_value wgi = rk_build_lshr(k, tid, c7);    /* warpgroup; ws: 0 is the producer */
+    rk_value wg = wgi;
+    if (hp.ws) {
+        rk_value one = c32(k, 1);
+        wg = rk_build_sub(k, wgi, one);          /* the consumer's index (the producer's is unused) */
+    }
+    g.w.lane = rk_build_and(k, tid, c127);       /* the thread inside its warpgroup: the accumulator map's lane */
+    /* shared memory and barriers (with their block barrier) before any branch */
     rk_smem_alloc_opts al = {.align = RK_SOME(1024)};
     uint32_t nkv = pl->stages * hp.kv_elems;
     h.sQ = rk_build_smem_alloc_ex(k, (rk_type){s->dtype}, &hp.q_elems, 1, &al);
     h.sK = rk_build_smem_alloc_ex(k, (rk_type){s->dtype}, &nkv, 1, &al);
     h.sV = rk_build_smem_alloc_ex(k, (rk_type){s->dtype}, &nkv, 1, &al);
     rk_tile_tma_ring_init(k, &h.qring, 1, hp.q_elems * 2);
-    rk_tile_tma_ring_init(k, &h.ring, pl->stages, 2 * hp.kv_elems * 2);
+    rk_tile_tma_ring_init_pair(k, &h.ring, pl->stages, 2 * hp.kv_elems * 2, hp.ws ? 4 * hp.wgs : 0);
     kn_attn_block blk;
     kn_attn_begin(&g, p, &ix, &blk);
     rk_value w64 = c32(k, 64);
@@ -170,58 +269,26 @@ void kn_attn_hopper_build(const rk_instance *in, const rk_target *t, rk_kernel *
     rk_value lo, hi;
     kn_attn_kv_range(&g, &lo, &hi);
     rk_value count = rk_build_sub(k, hi, lo);
-    rk_value zero = c32(k, 0);
-    rk_value t0 = rk_build_cmp(k, "eq", tid, zero);
-    rk_if_begin(k, t0);
-    rk_tile_tma_ring_expect(k, &h.qring, zero);
-    for (uint32_t c = 0; c < hp.chunks; c++) {
-        rk_value e = c32(k, c * pl->bm * KN_AH_BOX), x = c32(k, c * KN_AH_BOX);
-        rk_tile_tma_box(k, &h.qring, h.qmap, h.sQ, e, zero, x, qrow0);
-    }
-    rk_if_end(k, NULL, 0);
-    for (uint32_t i = 0; i < pl->stages; i++) {
-        rk_value ci = c32(k, i);
-        fill_if(&h, tid, lo, ci, count);
-    }
-    rk_tile_tma_ring_wait(k, &h.qring, zero);
-    /* loop-carried: m and l per row group, then O (whole m64nDk16 accumulator) */
+    rk_value res[2 * RK_TILE_ACC_MAX_SLOTS + 1];
     uint32_t nr = pl->rows.nrows;
-    rk_value init[2 * RK_TILE_ACC_MAX_SLOTS + 1], cur[2 * RK_TILE_ACC_MAX_SLOTS + 1], res[2 * RK_TILE_ACC_MAX_SLOTS + 1];
-    rk_value ninf = rk_const_f32(k, -INFINITY), fz = rk_const_f32(k, 0.0f);
-    for (uint32_t r = 0; r < nr; r++) init[r] = ninf, init[nr + r] = fz;
-    rk_type o_t = rk_type_vec(k, RK_T_F32, pl->d / 2);
-    init[2 * nr] = rk_build_constant_vec(k, o_t, 0.0);
-    rk_value one = c32(k, 1);
-    rk_value it = rk_for_begin(k, zero, count, one, "kv", 2 * nr + 1, init, NULL, cur);
-    {
-        rk_value m[RK_TILE_ACC_MAX_SLOTS], l[RK_TILE_ACC_MAX_SLOTS];
-        for (uint32_t r = 0; r < nr; r++) m[r] = cur[r], l[r] = cur[nr + r];
-        rk_value j = rk_build_add(k, lo, it);
-        rk_tile_tma_ring_wait(k, &h.ring, it);
-        rk_value Sv = c32(k, pl->stages);
-        rk_value st = rk_build_umod(k, it, Sv);
-        rk_value sacc = scores(&h, st, wg);
-        rk_value sp[32], masked[32], pp[32], op[32];
-        split(k, sacc, pl->sn, sp);
-        kn_attn_scale_mask(&g, j, sp, masked);
-        split(k, cur[2 * nr], pl->on, op);
-        kn_attn_softmax_step(k, pl, masked, m, l, op, pp);
-        rk_value pacc = join(k, pp, pl->sn);
-        rk_value pf[8];
-        rk_tile_wgmma_acc_to_a(k, pacc, pl->bn, s->dtype, pf);
-        rk_value o = join(k, op, pl->on);
-        o = pv(&h, st, pf, o);
-        /* every warpgroup is done with stage st: refill it */
-        rk_build_sync(k);
-        rk_value ahead = c32(k, pl->stages);
-        rk_value nxt = rk_build_add(k, it, ahead);
-        fill_if(&h, tid, lo, nxt, count);
-        rk_value y[2 * RK_TILE_ACC_MAX_SLOTS + 1];
-        for (uint32_t r = 0; r < nr; r++) y[r] = m[r], y[nr + r] = l[r];
-        y[2 * nr] = o;
-        rk_for_end(k, y, 2 * nr + 1, res);
+    if (hp.ws) {
+        rk_value zero = c32(k, 0);
+        rk_value prod = rk_build_cmp(k, "eq", wgi, zero);
+        rk_if_else_begin(k, prod, 0, NULL, NULL);
+        producer(&h, g.w.lane, qrow0, lo, count);
+        rk_else(k, NULL, 0);
+        rk_build_setmaxnreg(k, "inc", 240);
+    } else {
+        load_q(&h, tid, qrow0);
+        for (uint32_t i = 0; i < pl->stages; i++) {
+            rk_value ci = c32(k, i);
+            fill_if(&h, tid, lo, ci, count);
+        }
     }
+    consume(&h, &g, tid, wg, lo, count, res);
     rk_value op[32];
     split(k, res[2 * nr], pl->on, op);
     kn_attn_finish(&g, p, &ix, &blk, res, res + nr, op);
+    if (hp.ws) rk_if_end(k, NULL, 0);
+    rk_if_end(k, NULL, 0);   /* kn_attn_begin's branch */
 }

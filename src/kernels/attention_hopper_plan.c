@@ -47,13 +47,14 @@ rk_status kn_attn_hopper_plan(const rk_attention_spec *s, const rk_target *t, kn
     rk_status st = rk_tile_acc_rows_make(a, &p->rows);
     if (st) return st;
     p->atom = a;
-    p->warps = s->warps, p->threads = 32 * s->warps, p->wtm = 64, p->mi = 1;
+    h.ws = s->schedule == RK_ATTN_SCHED_WS;
+    p->warps = s->warps, p->threads = 32 * s->warps + (h.ws ? 128 : 0), p->wtm = 64, p->mi = 1;
     p->sn = p->bn / 8, p->on = p->d / 8, p->dk = p->d / 16, p->pk = p->bn / 16;
     p->p_in_regs = true, p->q_in_regs = false;
     h.chunks = p->d / KN_AH_BOX;
     h.q_elems = p->bm * p->d;
     h.kv_elems = p->bn * p->d;
-    uint64_t bytes = 2ull * (h.q_elems + 2ull * p->stages * h.kv_elems) + 8ull * (p->stages + 1) + 1024;
+    uint64_t bytes = 2ull * (h.q_elems + 2ull * p->stages * h.kv_elems) + 8ull * (2 * p->stages + 1) + 1024;
     if (bytes > t->lds_bytes)
         return snprintf(why, sizeof why, "needs %llu bytes of shared memory for Q and %u K/V stages (block_m %u, "
                         "block_n %u, D %u), %s has %u: fewer stages or a smaller block_n",
@@ -69,6 +70,7 @@ void kn_attn_hopper_tune(rk_attention_spec *a, uint64_t locked) {
     if (!(locked >> KN_AK_BN & 1)) a->block_n = a->head_dim == 256 ? 64 : 128;
     if (!(locked >> KN_AK_WARPS & 1)) a->warps = a->block_m / 16;
     if (!(locked >> KN_AK_STAGES & 1)) a->stages = 2;
+    if (!(locked >> KN_AK_SCHED & 1)) a->schedule = RK_ATTN_SCHED_WS;
 }
 
 void kn_attn_hopper_signature(const rk_attention_spec *s, rk_ksig *sg) {

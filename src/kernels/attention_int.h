@@ -10,7 +10,7 @@
 /* attention.c: knob indices (bits of `locked`) */
 enum { KN_AK_DT, KN_AK_HD, KN_AK_MASK, KN_AK_LSE, KN_AK_LAYOUT, KN_AK_BM, KN_AK_BN, KN_AK_WARPS, KN_AK_STAGES,
        KN_AK_ATOM, KN_AK_WAVE, KN_AK_MODE, KN_AK_PAGE, KN_AK_ROWS, KN_AK_SPLITS, KN_AK_KV, KN_AK_PATH, KN_AK_PFPATH,
-       KN_AK__COUNT };
+       KN_AK_SCHED, KN_AK__COUNT };
 
 /* What one block does: block_m query rows of one (batch, query head), the
  * warps stacked along the rows (each wtm rows, mi atoms), the keys in
@@ -83,8 +83,8 @@ void kn_attn_kv_range(kn_attn_ctx *g, rk_value *lo, rk_value *hi);
 /* The scores s[i * sn + jn] of key block j scaled by scale * log2(e) in
  * place, then masked (-inf) where the block needs it, into masked. */
 void kn_attn_scale_mask(kn_attn_ctx *g, rk_value j, rk_value *s, rk_value *masked);
-/* O = o / l and LSE from the final m, l, o (the row geometry of g->pl),
- * then closes kn_attn_begin's branch. */
+/* O = o / l and LSE from the final m, l, o (the row geometry of g->pl);
+ * the caller then closes kn_attn_begin's branch (rk_if_end). */
 void kn_attn_finish(kn_attn_ctx *g, const rk_value *p, const kn_attn_sig *ix, const kn_attn_block *blk,
                     const rk_value *m, const rk_value *l, const rk_value *o);
 void kn_attn_softmax_step(rk_kernel *k, const kn_attn_plan *pl, const rk_value *masked, rk_value *m, rk_value *l,
