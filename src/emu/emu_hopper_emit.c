@@ -93,11 +93,14 @@ static bool wgmma_desc(emu_cc *c, const rk_op *op) {
     return true;
 }
 
+/* tile.wgmma and tile.wgmma_rs (A from registers: no A allocation, no
+ * trans_a, and always a fence since the registers were written). */
 static bool wgmma(emu_cc *c, const rk_op *op) {
+    bool rs = op->code == RK_OP_WGMMA_RS;
     const emu_smem **from = rk_arena_alloc(&c->P->arena, 2 * sizeof *from);
-    emu_ins *I = from ? emu_cc_add(c, op, emu_h_wgmma) : NULL;
+    emu_ins *I = from ? emu_cc_add(c, op, rs ? emu_h_wgmma_rs : emu_h_wgmma) : NULL;
     if (!I) return from || emu_cc_fail(c, RK_ERR_NOMEM, "out of memory compiling for the emulator");
-    from[0] = emu_cc_lds_origin(c, op->in[1]);   /* the allocations the descriptors were made for */
+    from[0] = rs ? NULL : emu_cc_lds_origin(c, op->in[1]);   /* the allocations the descriptors were made for */
     from[1] = emu_cc_lds_origin(c, op->in[2]);
     I->aux = from;
     int64_t n = 8;
@@ -109,29 +112,9 @@ static bool wgmma(emu_cc *c, const rk_op *op) {
     I->c = R(c, op->in[2]);
     I->m = (uint32_t)n;
     I->sa = dt && !strcmp(dt, "bf16") ? RK_S_BF16 : RK_S_F16;
-    I->imm = (rk_attrs_bool(&op->attrs, "trans_a", false) ? 1 : 0) | (rk_attrs_bool(&op->attrs, "trans_b", false) ? 2 : 0) |
-             (rk_attrs_bool(&op->attrs, "scale_d", true) ? 4 : 0) | (c->wg_src[op->in[0].id] ? 8 : 0);
-    return true;
-}
-
-/* A from registers: only B's allocation is looked up (aux[1], as tile.wgmma's). */
-static bool wgmma_rs(emu_cc *c, const rk_op *op) {
-    const emu_smem **from = rk_arena_alloc(&c->P->arena, 2 * sizeof *from);
-    emu_ins *I = from ? emu_cc_add(c, op, emu_h_wgmma_rs) : NULL;
-    if (!I) return from || emu_cc_fail(c, RK_ERR_NOMEM, "out of memory compiling for the emulator");
-    from[0] = NULL;
-    from[1] = emu_cc_lds_origin(c, op->in[2]);
-    I->aux = from;
-    int64_t n = 8;
-    rk_attrs_int(&op->attrs, "n", &n);
-    const char *dt = rk_attrs_str(&op->attrs, "dtype");
-    I->d = R(c, op->out[0]);
-    I->a = R(c, op->in[0]);
-    I->b = R(c, op->in[1]);
-    I->c = R(c, op->in[2]);
-    I->m = (uint32_t)n;
-    I->sa = dt && !strcmp(dt, "bf16") ? RK_S_BF16 : RK_S_F16;
-    I->imm = (rk_attrs_bool(&op->attrs, "trans_b", false) ? 2 : 0) | (rk_attrs_bool(&op->attrs, "scale_d", true) ? 4 : 0);
+    I->imm = (!rs && rk_attrs_bool(&op->attrs, "trans_a", false) ? 1 : 0) |
+             (rk_attrs_bool(&op->attrs, "trans_b", false) ? 2 : 0) | (rk_attrs_bool(&op->attrs, "scale_d", true) ? 4 : 0) |
+             (!rs && c->wg_src[op->in[0].id] ? 8 : 0);
     return true;
 }
 
@@ -231,8 +214,7 @@ static bool setmaxnreg(emu_cc *c, const rk_op *op) {
 bool emu_cc_hopper(emu_cc *c, const rk_op *op) {
     rk_opcode k = op->code;
     if (k == RK_OP_WGMMA_DESC) return wgmma_desc(c, op);
-    if (k == RK_OP_WGMMA) return analyse(c) && wgmma(c, op);
-    if (k == RK_OP_WGMMA_RS) return analyse(c) && wgmma_rs(c, op);
+    if (k == RK_OP_WGMMA || k == RK_OP_WGMMA_RS) return analyse(c) && wgmma(c, op);
     if (k == RK_OP_WGMMA_FENCE) return emu_cc_add(c, op, emu_h_wgmma_fence) != NULL;
     if (k == RK_OP_WGMMA_COMMIT_GROUP) return emu_cc_add(c, op, emu_h_wgmma_commit) != NULL;
     if (k == RK_OP_WGMMA_WAIT_GROUP) return analyse(c) && wgmma_wait(c, op);
