@@ -264,6 +264,12 @@ static rk_status check_shape(const rk_instance *in, const rk_shape *s) {
     if (rows * dm(s, DSQ) > INT32_MAX || rows * dm(s, DSKV) > INT32_MAX)
         return rk_fail(RK_ERR_INVALID, "attention: Sq and Skv (varlen: B * Sq and B * Skv, the packed rows) must "
                        "each be below 2^31");
+    /* path=wgmma: the tensor maps' row coordinates (B * H * S rows) are i32 */
+    if (kn_attn_hopper(a) && (dm(s, DB) * dm(s, DHQ) * dm(s, DSQ) > INT32_MAX ||
+                              dm(s, DB) * dm(s, DHKV) * dm(s, DSKV) > INT32_MAX))
+        return rk_fail(RK_ERR_INVALID, "attention: path=wgmma addresses Q, K and V as B * H * S rows of TMA maps "
+                       "(i32 coordinates): B * Hq * Sq and B * Hkv * Skv must be below 2^31 (path=mma has no such "
+                       "limit)");
     return RK_OK;
 }
 

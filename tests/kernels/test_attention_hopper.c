@@ -127,6 +127,11 @@ static void test_planted(void **state) {
     assert_non_null(strstr(rk_error_message(), "mbarrier"));
 }
 
+static void shape_refused(const rk_instance *in, const rk_shape *sh) {
+    assert_int_equal(rk_instance_check_shape(in, sh), RK_ERR_INVALID);
+    assert_non_null(strstr(rk_error_message(), "B * Hq * Sq and B * Hkv * Skv must be below 2^31"));
+}
+
 static void tuned(const char *target, const uint64_t ext[6], const char *knobs, rk_instance *in) {
     rk_shape sh;
     if (problem_tuned("attention", rk_target_find(target), ext, 6, knobs, in, &sh))
@@ -186,6 +191,12 @@ static void test_refusals(void **state) {
         if (!strstr(rk_error_message(), "path=mma") && strstr(rows[i].knobs, "wgmma"))
             fail_msg("%s: '%s' does not name path=mma", rows[i].knobs, rk_error_message());
     }
+    /* TMA coordinates are i32: 2^31 rows of Q are refused at the shape */
+    rk_instance in;
+    rk_shape sh;
+    const uint64_t big[6] = {64, 128, 8, 1u << 18, 1024, 128};
+    assert_int_equal(problem_tuned("attention", rk_target_find("sm_90a"), big, 6, "path=wgmma", &in, &sh), RK_OK);
+    shape_refused(&in, &sh);
 }
 
 int main(void) {
