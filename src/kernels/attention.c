@@ -30,7 +30,7 @@ static const uint32_t legal_splits[] = {1, 2, 4, 8, 16, 32, 64, 0};
 static const char *const kv_names[] = {"same", "fp8", "fp8fnuz", NULL};
 static const char *const path_names[] = {"auto", "valu", "atom", NULL};
 static const char *const pf_names[] = {"auto", "mma", "wgmma", NULL};
-static const char *const sched_names[] = {"plain", "ws", NULL};
+static const char *const sched_names[] = {"plain", "ws", "overlap", NULL};
 
 static const rk_knob knobs[] = {
     KN_DTYPE("dtype", "", u.attn.dtype, "Q, K, V and O element type (f16, bf16)"),
@@ -66,7 +66,8 @@ static const rk_knob knobs[] = {
             "bhsd); auto: wgmma where it applies"),
     KN_ENUM("schedule", "sc", u.attn.schedule, sched_names, true,
             "path=wgmma: plain (the consumers' thread 0 refills after a block barrier) or ws (a producer "
-            "warpgroup streams K and V on full/empty mbarriers)"),
+            "warpgroup streams K and V on full/empty mbarriers) or overlap (ws, the softmax of one key block under "
+            "the previous block's P V)"),
 };
 _Static_assert(RK_COUNTOF(knobs) == KN_AK__COUNT, "knob indices follow the table");
 
@@ -240,8 +241,8 @@ static rk_status validate(const rk_instance *in, const rk_target *t) {
         return kn_attn_hopper_plan(s, t, &h);
     }
     if (s->schedule != RK_ATTN_SCHED_PLAIN)
-        return rk_fail(RK_ERR_INVALID, "attention: knob 'schedule' = ws belongs to path=wgmma (sm_90a, layout bhsd); "
-                       "the mma kernel has schedule=plain only");
+        return rk_fail(RK_ERR_INVALID, "attention: knob 'schedule' = %s belongs to path=wgmma (sm_90a, layout bhsd); "
+                       "the mma kernel has schedule=plain only", s->schedule == RK_ATTN_SCHED_WS ? "ws" : "overlap");
     kn_attn_plan p;
     return kn_attn_plan_make(s, t, &p);
 }
@@ -281,7 +282,7 @@ static void geometry(const rk_instance *in, rk_launch_geom *g) {
         kn_attn_decode_geometry(a, g);
         return;
     }
-    g->block[0] = a->warps * a->wave + (kn_attn_hopper(a) && a->schedule == RK_ATTN_SCHED_WS ? 128 : 0);
+    g->block[0] = a->warps * a->wave + (kn_attn_hopper(a) && a->schedule != RK_ATTN_SCHED_PLAIN ? 128 : 0);
     kn_geom_cdiv_dim(g, DSQ, a->block_m);
     kn_geom_axis(g);
     kn_geom_dim(g, DHQ);

@@ -183,8 +183,8 @@ static rk_value exp2_one(rk_kernel *k, rk_value x, void *ud) {
  * rescale alpha of O (o[i * on + dn]) and of the lane's partial row sum l,
  * and P = exp2(s - m) into pv; m, l and o are updated in place. The prefill
  * step and decode's atom path share it. */
-void kn_attn_softmax_step(rk_kernel *k, const kn_attn_plan *pl, const rk_value *masked, rk_value *m, rk_value *l,
-                          rk_value *o, rk_value *pv) {
+static void softmax_core(rk_kernel *k, const kn_attn_plan *pl, const rk_value *masked, rk_value *m, rk_value *l,
+                         rk_value *o, rk_value *pv, rk_value *alpha_out) {
     const rk_mma_atom *a = pl->atom;
     rk_value msub[MAXV], alpha[MAXV];   /* per row: what the exps subtract, the rescale of O and l */
     uint32_t nr = pl->rows.nrows;
@@ -225,6 +225,25 @@ void kn_attn_softmax_step(rk_kernel *k, const kn_attn_plan *pl, const rk_value *
             uint32_t x = i * nr + r;
             l[x] = rk_tile_fma(k, alpha[x], l[x], rs[r]);
         }
+        if (!o) continue;
+        rk_value av = slots_of(k, pl, alpha, i);
+        for (uint32_t dn = 0; dn < pl->on; dn++) o[i * pl->on + dn] = rk_tile_mul(k, o[i * pl->on + dn], av);
+    }
+    for (uint32_t x = 0; alpha_out && x < pl->mi * nr; x++) alpha_out[x] = alpha[x];
+}
+
+void kn_attn_softmax_step(rk_kernel *k, const kn_attn_plan *pl, const rk_value *masked, rk_value *m, rk_value *l,
+                          rk_value *o, rk_value *pv) {
+    softmax_core(k, pl, masked, m, l, o, pv, NULL);
+}
+
+void kn_attn_softmax_rows(rk_kernel *k, const kn_attn_plan *pl, const rk_value *masked, rk_value *m, rk_value *l,
+                          rk_value *pv, rk_value *alpha) {
+    softmax_core(k, pl, masked, m, l, NULL, pv, alpha);
+}
+
+void kn_attn_rescale(rk_kernel *k, const kn_attn_plan *pl, const rk_value *alpha, rk_value *o) {
+    for (uint32_t i = 0; i < pl->mi; i++) {
         rk_value av = slots_of(k, pl, alpha, i);
         for (uint32_t dn = 0; dn < pl->on; dn++) o[i * pl->on + dn] = rk_tile_mul(k, o[i * pl->on + dn], av);
     }

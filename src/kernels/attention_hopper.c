@@ -23,7 +23,9 @@
  * the stage's "empty" mbarrier says its previous contents are read; the
  * consumers (setmaxnreg.inc 240) release a stage by lane 0 of each warp
  * arriving on it (4 arrivals per consumer warpgroup); no block barrier in
- * the loop.
+ * the loop. schedule = overlap: ws, and the consumers issue S of block j
+ * with P V of block j - 1 and run block j's softmax while that P V is in
+ * flight (consume_overlap).
  * The map rows of Q are (b * Hq + h) * Sq + s, of K and V (b * Hkv + hk) *
  * Skv + s (layout bhsd, packed): a box that runs past a head's rows reads
  * the next head's, which the key mask (keys) or the row test of the stores
@@ -93,7 +95,7 @@ static rk_value join(rk_kernel *k, const rk_value *pieces, uint32_t n) {
 
 /* S = Q K^T of stage st for warpgroup wg: D / 16 chained wgmmas, K-major
  * slices 16 elements (32 bytes) apart inside the swizzled rows. */
-static rk_value scores(hk *h, rk_value st, rk_value wg) {
+static rk_value scores(hk *h, rk_value st, rk_value wg, bool wait) {
     rk_kernel *k = h->k;
     const kn_attn_plan *pl = &h->hp->pl;
     rk_value kv = c32(k, h->hp->kv_elems), wrows = c32(k, 64 * KN_AH_BOX);
@@ -113,6 +115,7 @@ static rk_value scores(hk *h, rk_value st, rk_value wg) {
         acc = rk_build_wgmma_ex(k, h->dt, acc, da, db, pl->bn, kk ? NULL : &o);
     }
     rk_build_wgmma_commit_group(k);
+    if (!wait) return acc;   /* in flight: a later tile.wgmma_wait_group hands it on */
     rk_value done;
     rk_build_wgmma_wait_group(k, 0, &acc, 1, &done);
     return done;
@@ -120,7 +123,7 @@ static rk_value scores(hk *h, rk_value st, rk_value wg) {
 
 /* O += P V of stage st: block_n / 16 wgmma_rs, V's k16 slices 16 key rows
  * (1024 elements) apart, its 64-column boxes block_n * 128 bytes apart. */
-static rk_value pv(hk *h, rk_value st, const rk_value *pf, rk_value o) {
+static rk_value pv(hk *h, rk_value st, const rk_value *pf, rk_value o, bool wait) {
     rk_kernel *k = h->k;
     const kn_attn_plan *pl = &h->hp->pl;
     rk_value kv = c32(k, h->hp->kv_elems);
@@ -134,6 +137,7 @@ static rk_value pv(hk *h, rk_value st, const rk_value *pf, rk_value o) {
         o = rk_build_wgmma_rs_ex(k, h->dt, o, pf[q], dv, pl->d, &opt);
     }
     rk_build_wgmma_commit_group(k);
+    if (!wait) return o;
     rk_value done;
     rk_build_wgmma_wait_group(k, 0, &o, 1, &done);
     return done;
@@ -171,6 +175,100 @@ static void producer(hk *h, rk_value twg, rk_value qrow0, rk_value lo, rk_value 
     rk_if_end(k, NULL, 0);
 }
 
+/* ws: lane 0 of each consumer warp arrives on the empty barrier of fill `f`'s stage. */
+static void release(hk *h, rk_value tid, rk_value f) {
+    rk_kernel *k = h->k;
+    rk_value c31 = c32(k, 31), zero = c32(k, 0);
+    rk_value lane = rk_build_and(k, tid, c31);
+    rk_value l0 = rk_build_cmp(k, "eq", lane, zero);
+    rk_if_begin(k, l0);
+    rk_tile_tma_ring_release(k, &h->ring, f);
+    rk_if_end(k, NULL, 0);
+}
+
+/* S of key block j (fill f, its stage st) through the mask and the softmax
+ * without O: m, l updated, P as A fragments into pf, the rows' rescale into alpha. */
+static void probs(hk *h, kn_attn_ctx *g, rk_value j, rk_value sacc, rk_value *m, rk_value *l, rk_value *pf,
+                  rk_value *alpha) {
+    rk_kernel *k = h->k;
+    const kn_attn_plan *pl = &h->hp->pl;
+    rk_value sp[32], masked[32], pp[32];
+    split(k, sacc, pl->sn, sp);
+    kn_attn_scale_mask(g, j, sp, masked);
+    kn_attn_softmax_rows(k, pl, masked, m, l, pp, alpha);
+    rk_value pacc = join(k, pp, pl->sn);
+    rk_tile_wgmma_acc_to_a(k, pacc, pl->bn, h->s->dtype, pf);
+}
+
+/* schedule = overlap (the consumers; FlashAttention-3's intra-warpgroup
+ * pipelining): block 0's S and softmax first; then per block j >= 1 issue
+ * S_j and O += P_{j-1} V_{j-1} together, take S_j back with wait_group 1 (P V
+ * still in flight) and run its mask and softmax, then wait for O, rescale
+ * it and release stage j - 1; the last P V after the loop. Returns m, l, O
+ * as consume() does. */
+static void consume_overlap(hk *h, kn_attn_ctx *g, rk_value tid, rk_value wg, rk_value lo, rk_value count,
+                            rk_value *res) {
+    rk_kernel *k = h->k;
+    const kn_attn_plan *pl = &h->hp->pl;
+    rk_value zero = c32(k, 0), one = c32(k, 1), Sv = c32(k, pl->stages);
+    rk_tile_tma_ring_wait(k, &h->qring, zero);
+    uint32_t nr = pl->rows.nrows, nq = pl->bn / 16, nc = 2 * nr + 1 + nq;
+    rk_value ninf = rk_const_f32(k, -INFINITY), fz = rk_const_f32(k, 0.0f);
+    rk_type f_t = rk_type_vec(k, (rk_type){h->s->dtype}, 8), o_t = rk_type_vec(k, RK_T_F32, pl->d / 2);
+    rk_value pzero = rk_build_constant_vec(k, f_t, 0.0), ozero = rk_build_constant_vec(k, o_t, 0.0);
+    rk_type types[2 * RK_TILE_ACC_MAX_SLOTS + 9];
+    rk_value init[2 * RK_TILE_ACC_MAX_SLOTS + 9], cur[2 * RK_TILE_ACC_MAX_SLOTS + 9], y[2 * RK_TILE_ACC_MAX_SLOTS + 9];
+    for (uint32_t r = 0; r < 2 * nr; r++) types[r] = RK_T_F32, init[r] = r < nr ? ninf : fz;
+    types[2 * nr] = o_t, init[2 * nr] = ozero;
+    for (uint32_t q = 0; q < nq; q++) types[2 * nr + 1 + q] = f_t, init[2 * nr + 1 + q] = pzero;
+    /* block 0 (when there is one): S, softmax, P */
+    rk_value nonempty = rk_build_cmp(k, "gt", count, zero), pro[2 * RK_TILE_ACC_MAX_SLOTS + 9];
+    rk_if_else_begin(k, nonempty, nc, types, pro);
+    {
+        rk_tile_tma_ring_wait(k, &h->ring, zero);
+        rk_value sacc = scores(h, zero, wg, true), alpha[RK_TILE_ACC_MAX_SLOTS];
+        for (uint32_t x = 0; x < nc; x++) y[x] = init[x];
+        probs(h, g, lo, sacc, y, y + nr, y + 2 * nr + 1, alpha);   /* O is still zero: no rescale */
+        rk_else(k, y, nc);
+    }
+    rk_if_end(k, init, nc);
+    rk_value it = rk_for_begin(k, one, count, one, "kv", nc, pro, NULL, cur);
+    {
+        rk_value j = rk_build_add(k, lo, it);
+        rk_value prev = rk_build_sub(k, it, one);
+        rk_value st = rk_build_umod(k, it, Sv);
+        rk_value sp = rk_build_umod(k, prev, Sv);
+        rk_tile_tma_ring_wait(k, &h->ring, it);
+        rk_value s_fly = scores(h, st, wg, false);
+        rk_value o_fly = pv(h, sp, cur + 2 * nr + 1, cur[2 * nr], false);
+        rk_value sacc;
+        rk_build_wgmma_wait_group(k, 1, &s_fly, 1, &sacc);   /* S_j back; P V of block j - 1 still in flight */
+        for (uint32_t x = 0; x < 2 * nr; x++) y[x] = cur[x];
+        rk_value alpha[RK_TILE_ACC_MAX_SLOTS];
+        probs(h, g, j, sacc, y, y + nr, y + 2 * nr + 1, alpha);
+        rk_value o;
+        rk_build_wgmma_wait_group(k, 0, &o_fly, 1, &o);
+        rk_value op[32];
+        split(k, o, pl->on, op);
+        kn_attn_rescale(k, pl, alpha, op);
+        y[2 * nr] = join(k, op, pl->on);
+        release(h, tid, prev);   /* block j - 1's stage has been read by S and P V */
+        rk_for_end(k, y, nc, cur);
+    }
+    /* the last block's P V */
+    rk_value fin;
+    rk_if_else_begin(k, nonempty, 1, &o_t, &fin);
+    {
+        rk_value last = rk_build_sub(k, count, one);
+        rk_value st = rk_build_umod(k, last, Sv);
+        rk_value o = pv(h, st, cur + 2 * nr + 1, cur[2 * nr], true);
+        rk_else(k, &o, 1);
+    }
+    rk_if_end(k, &cur[2 * nr], 1);
+    for (uint32_t x = 0; x < 2 * nr; x++) res[x] = cur[x];
+    res[2 * nr] = fin;
+}
+
 /* The consumers' KV loop: per key block wait for its stage, S, softmax,
  * P V; then the stage is released (ws: lane 0 of each warp on its empty
  * barrier) or refilled (plain: a block barrier, then thread 0). Returns the
@@ -194,7 +292,7 @@ static void consume(hk *h, kn_attn_ctx *g, rk_value tid, rk_value wg, rk_value l
     rk_tile_tma_ring_wait(k, &h->ring, it);
     rk_value Sv = c32(k, pl->stages);
     rk_value st = rk_build_umod(k, it, Sv);
-    rk_value sacc = scores(h, st, wg);
+    rk_value sacc = scores(h, st, wg, true);
     rk_value sp[32], masked[32], pp[32], op[32];
     split(k, sacc, pl->sn, sp);
     kn_attn_scale_mask(g, j, sp, masked);
@@ -204,14 +302,9 @@ static void consume(hk *h, kn_attn_ctx *g, rk_value tid, rk_value wg, rk_value l
     rk_value pf[8];
     rk_tile_wgmma_acc_to_a(k, pacc, pl->bn, h->s->dtype, pf);
     rk_value o = join(k, op, pl->on);
-    o = pv(h, st, pf, o);
+    o = pv(h, st, pf, o, true);
     if (h->hp->ws) {
-        rk_value c31 = c32(k, 31);
-        rk_value lane = rk_build_and(k, tid, c31);
-        rk_value l0 = rk_build_cmp(k, "eq", lane, zero);
-        rk_if_begin(k, l0);
-        rk_tile_tma_ring_release(k, &h->ring, it);
-        rk_if_end(k, NULL, 0);
+        release(h, tid, it);
     } else {
         rk_build_sync(k);   /* every warpgroup is done with stage st: refill it */
         rk_value ahead = c32(k, pl->stages);
@@ -285,7 +378,8 @@ void kn_attn_hopper_build(const rk_instance *in, const rk_target *t, rk_kernel *
             fill_if(&h, tid, lo, ci, count);
         }
     }
-    consume(&h, &g, tid, wg, lo, count, res);
+    if (hp.overlap) consume_overlap(&h, &g, tid, wg, lo, count, res);
+    else consume(&h, &g, tid, wg, lo, count, res);
     rk_value op[32];
     split(k, res[2 * nr], pl->on, op);
     kn_attn_finish(&g, p, &ix, &blk, res, res + nr, op);

@@ -21,7 +21,8 @@ typedef struct kn_attn_hplan {
     uint32_t chunks;               /* D / 64 boxes across a row */
     uint32_t q_elems, kv_elems;    /* elements of the Q tile, of one K (or V) stage */
     uint32_t lds_bytes;            /* Q, the K and V stages, the barriers */
-    bool ws;                       /* a producer warpgroup 0 in front of the consumers (schedule = ws) */
+    bool ws;                       /* a producer warpgroup 0 in front of the consumers (ws, overlap) */
+    bool overlap;                  /* softmax of block j under P V of block j - 1 (schedule = overlap) */
 } kn_attn_hplan;
 
 /* Whether the spec builds the wgmma kernel (path = wgmma; the heuristic

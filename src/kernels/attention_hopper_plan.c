@@ -47,7 +47,8 @@ rk_status kn_attn_hopper_plan(const rk_attention_spec *s, const rk_target *t, kn
     rk_status st = rk_tile_acc_rows_make(a, &p->rows);
     if (st) return st;
     p->atom = a;
-    h.ws = s->schedule == RK_ATTN_SCHED_WS;
+    h.ws = s->schedule != RK_ATTN_SCHED_PLAIN;
+    h.overlap = s->schedule == RK_ATTN_SCHED_OVERLAP;
     p->warps = s->warps, p->threads = 32 * s->warps + (h.ws ? 128 : 0), p->wtm = 64, p->mi = 1;
     p->sn = p->bn / 8, p->on = p->d / 8, p->dk = p->d / 16, p->pk = p->bn / 16;
     p->p_in_regs = true, p->q_in_regs = false;

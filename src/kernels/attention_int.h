@@ -89,6 +89,12 @@ void kn_attn_finish(kn_attn_ctx *g, const rk_value *p, const kn_attn_sig *ix, co
                     const rk_value *m, const rk_value *l, const rk_value *o);
 void kn_attn_softmax_step(rk_kernel *k, const kn_attn_plan *pl, const rk_value *masked, rk_value *m, rk_value *l,
                           rk_value *o, rk_value *pv);
+/* The same without O: m, l and P updated, the rescale of each row (i * nrows
+ * + r) into alpha, for a caller that multiplies O later (kn_attn_rescale),
+ * once its accumulators are back from an asynchronous product. */
+void kn_attn_softmax_rows(rk_kernel *k, const kn_attn_plan *pl, const rk_value *masked, rk_value *m, rk_value *l,
+                          rk_value *pv, rk_value *alpha);
+void kn_attn_rescale(rk_kernel *k, const kn_attn_plan *pl, const rk_value *alpha, rk_value *o);
 void kn_attn_build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *params);
 
 /* attention_reference.c */

@@ -1,8 +1,9 @@
 /* rocke tests — attention path=wgmma (sm_90a: TMA + wgmma, P in registers)
  * on the CPU emulator against the double host reference: odd Sq / Skv tails
  * (1, 45, 70, 130, 333), causal with Sq != Skv both ways, a window, GQA 4/2
- * and MQA, D = 64, 128 and 256, LSE, both schedules (plain, ws), one and two
- * consumer warpgroups, 2 and 3 stages, several key blocks; a tensor map
+ * and MQA, D = 64, 128 and 256, LSE, every schedule (plain, ws, overlap), one and two
+ * consumer warpgroups, 2 and 3 stages, several key blocks, the overlapped
+ * schedule (blocks with no visible key among them); a tensor map
  * planted with the wrong swizzle or box must fail; the heuristic's choice;
  * and the specs the path refuses, each with its message. Fresh random data;
  * the seed is printed (ROCKE_SEED=N replays). */
@@ -61,7 +62,7 @@ static rk_status run_wg(const uint64_t ext[6], const char *knobs, const int *win
     uint32_t grid[3], block[3];
     rk_instance_grid(&in, &sh, grid, block);
     /* 128 threads per 64 query rows, and the producer warpgroup on ws */
-    assert_int_equal(block[0], 2 * in.u.attn.block_m + (in.u.attn.schedule == RK_ATTN_SCHED_WS ? 128 : 0));
+    assert_int_equal(block[0], 2 * in.u.attn.block_m + (in.u.attn.schedule != RK_ATTN_SCHED_PLAIN ? 128 : 0));
     rk_status st = rk_emu_launch(emu, k, grid, block, 0, pa.args);
     *bad = 0;
     if (!st) {
@@ -95,6 +96,10 @@ static void test_tails(void **state) {
     ok(gqa, "dtype=f16 lse=true path=wgmma schedule=plain", NULL);
     /* six key blocks through 3 stages, one warpgroup, 64-key steps */
     ok(many, "dtype=bf16 path=wgmma block_m=64 warps=4 block_n=64 stages=3", NULL);
+    /* overlap: S of block j under P V of block j - 1; one key block, and six through 2 and 3 stages */
+    ok(one, "dtype=f16 path=wgmma schedule=overlap", NULL);
+    ok(many, "dtype=f16 lse=true path=wgmma schedule=overlap block_n=64", NULL);
+    ok(gqa, "dtype=bf16 path=wgmma schedule=overlap block_n=32 stages=3", NULL);
     const uint64_t d256[6] = {1, 1, 1, 20, 45, 256};
     ok(d256, "dtype=bf16 lse=true path=wgmma", NULL);
 }
@@ -104,11 +109,13 @@ static void test_masks(void **state) {
     /* causal with Sq > Skv (fully masked rows) and Sq < Skv, bottom-right aligned */
     const uint64_t tall[6] = {1, 2, 1, 130, 70, 64}, wide[6] = {2, 4, 2, 70, 130, 128};
     ok(tall, "dtype=bf16 mask=causal lse=true path=wgmma", NULL);
+    ok(tall, "dtype=f16 mask=causal lse=true path=wgmma schedule=overlap block_n=32", NULL);   /* blocks with no key */
     ok(wide, "dtype=f16 mask=causal path=wgmma block_n=32 schedule=plain", NULL);
     const uint64_t w[6] = {1, 2, 2, 130, 200, 64};
     const int finite[2] = {30, 5}, open_left[2] = {-1, 7};
     ok(w, "dtype=bf16 mask=window lse=true path=wgmma block_n=32", finite);
     ok(w, "dtype=f16 mask=window path=wgmma block_m=64 warps=4", open_left);
+    ok(w, "dtype=bf16 mask=window path=wgmma schedule=overlap", finite);
 }
 
 /* A tensor map without the swizzle lands the tiles where the descriptors do
