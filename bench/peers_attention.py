@@ -22,11 +22,16 @@ def visible_pairs(Sq, Skv, mask):
 
 
 def main():
+    done = {}   # rows that differ only in rocke's knobs (column 9) share one measurement
     for line in open(sys.argv[1]):
         if not line.strip() or line.startswith("#"):
             continue
-        name, B, Hq, Hkv, Sq, Skv, D, mask = line.split()
+        name, B, Hq, Hkv, Sq, Skv, D, mask = line.split()[:8]
         B, Hq, Hkv, Sq, Skv, D = map(int, (B, Hq, Hkv, Sq, Skv, D))
+        key = (B, Hq, Hkv, Sq, Skv, D, mask)
+        if key in done:
+            print(json.dumps(dict(done[key], name=name)), flush=True)
+            continue
         q = torch.randn(B, Hq, Sq, D, device="cuda", dtype=torch.bfloat16)
         k = torch.randn(B, Hkv, Skv, D, device="cuda", dtype=torch.bfloat16)
         v = torch.randn(B, Hkv, Skv, D, device="cuda", dtype=torch.bfloat16)
@@ -43,8 +48,9 @@ def main():
         err = ((got - ref).abs().max() / ref.abs().max().clamp_min(1e-6)).item()
         ms = do_bench(run, warmup=25, rep=200)
         flops = 4.0 * B * Hq * visible_pairs(Sq, Skv, mask) * D
-        print(json.dumps({"name": name, "shape": [B, Hq, Hkv, Sq, Skv, D], "mask": mask, "impl": "torch.sdpa",
-                          "ms": ms, "tflops": flops / ms / 1e9, "rel_err": err}), flush=True)
+        done[key] = {"name": name, "shape": [B, Hq, Hkv, Sq, Skv, D], "mask": mask, "impl": "torch.sdpa",
+                     "ms": ms, "tflops": flops / ms / 1e9, "rel_err": err}
+        print(json.dumps(done[key]), flush=True)
 
 
 if __name__ == "__main__":

@@ -114,10 +114,12 @@ if [ "${ROCKE_BENCH_SWEEP:-0}" = 1 ]; then bench/sweep_h200.sh prepare "$B/rocke
 if [ "${ROCKE_BENCH_GEMM_SWEEP:-0}" = 1 ]; then bench/gemm_sweep_h200.sh prepare "$B/rocke" "$T"; fi
 # Attention at the issue's anchors (bench/attention_shapes.txt), the heuristic's pick
 mkdir -p "$D/attention"
-grep -v '^#' bench/attention_shapes.txt | while read -r name nb hq hkv sq skv dh mask; do
+grep -v '^#' bench/attention_shapes.txt | while read -r name nb hq hkv sq skv dh mask knobs; do
   [ -n "$name" ] || continue
+  extra=()   # column 9: knobs over the heuristic's pick, "path=mma,schedule=plain" -> --path mma --schedule plain
+  for kv in ${knobs//,/ }; do extra+=("--${kv%%=*}" "${kv#*=}"); done
   "$B/rocke" build attention --dtype bf16 --head-dim "$dh" --mask "$mask" --target "$T" \
-    --shape "$nb,$hq,$hkv,$sq,$skv,$dh" -o "$D/attention/$name" >/dev/null
+    --shape "$nb,$hq,$hkv,$sq,$skv,$dh" "${extra[@]}" -o "$D/attention/$name" >/dev/null
 done
 # Attention decode at the benchmark shapes (bench/attention_decode_shapes.txt;
 # bench/attention_decode_h200.sh runs them): the heuristic's rows and splits

@@ -897,4 +897,14 @@ void rk_build_bulk_wait_group_ex(rk_kernel *k, int64_t n, const rk_bulk_wait_gro
  *   regs [24, 256] */
 void rk_build_setmaxnreg(rk_kernel *k, const char *action, int64_t regs);
 
+/* tile.wgmma_rs  vec<f32 x*>,vec<f16|bf16 x8>,i64->vec<f32 x*>  (sm_90a)
+ *   n [8, 256]
+ *   dtype {f16|bf16} */
+typedef struct rk_wgmma_rs_opts {
+    rk_opt_bool trans_b;
+    rk_opt_bool scale_d;
+} rk_wgmma_rs_opts;
+rk_value rk_build_wgmma_rs(rk_kernel *k, const char *dtype, rk_value a, rk_value b, rk_value c, int64_t n);
+rk_value rk_build_wgmma_rs_ex(rk_kernel *k, const char *dtype, rk_value a, rk_value b, rk_value c, int64_t n, const rk_wgmma_rs_opts *opts);
+
 #endif

@@ -34,6 +34,18 @@ rk_value rk_tile_wgmma_desc_mn128(rk_kernel *k, rk_value smem, rk_value elem, ui
  * Even i and i + 1 are adjacent columns of one row. batch is 0. */
 rk_tile_frag_coord rk_tile_wgmma_acc_coord(rk_kernel *k, rk_value tid, uint32_t i);
 
+/* ---- accumulator -> register A (tile_wgmma_rs.c) ------------------------------------ */
+/* Which accumulator element feeds each of the 8 slots of the register A
+ * fragment when an m64nNk16 accumulator becomes the A operand of
+ * tile.wgmma_rs (columns become K): slot s of fragment q is element
+ * 8*q + map[s] of the same thread. Derived from the catalog's lane maps;
+ * RK_ERR_INVALID when elem is not f16/bf16 or the maps do not line up. */
+rk_status rk_tile_wgmma_acc_to_a_map(rk_scalar elem, uint32_t map[8]);
+/* The accumulator acc (vec<f32 x n/2>, n a multiple of 16) rounded to elem
+ * (f16, bf16) as n/16 A fragments out[q] (vec<elem x 8>, K = columns
+ * 16q..16q+15): a register re-layout, no shared memory. */
+void rk_tile_wgmma_acc_to_a(rk_kernel *k, rk_value acc, uint32_t n, rk_scalar elem, rk_value *out);
+
 /* ---- TMA stages on mbarriers (tile_tma.c) -------------------------------------------- */
 /* `stages` mbarriers ("full" barriers), one per stage of a ring of TMA
  * destinations: the issuing thread arrives with the stage's byte count

@@ -352,6 +352,8 @@ def attention(q, k, v, *, causal=False, scale=None, device=None, **knobs):
     Hkv, Skv = k.shape[1], k.shape[2]
     if Hq % Hkv:
         raise RockeError("rocke.ops.attention: Hq = %d is not a multiple of Hkv = %d" % (Hq, Hkv))
+    # path=mma: views with any strides run in place (path=wgmma reads packed tensors through TMA maps)
+    knobs = dict({"path": "mma"}, **knobs)
     knobs = dict(knobs, dtype=dt, head_dim=D, mask="causal" if causal else "none")
     from . import _emu
     target = _emu.parse_device(device)

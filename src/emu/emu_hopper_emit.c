@@ -30,7 +30,7 @@ static bool propagate(emu_cc *c, uint32_t *src) {
     bool grew = false;
     for (uint32_t i = 0; i < c->nops; i++) {
         const rk_op *op = c->ops[i];
-        if (op->code == RK_OP_WGMMA) grew |= mark(src, op->out[0], i + 1);
+        if (op->code == RK_OP_WGMMA || op->code == RK_OP_WGMMA_RS) grew |= mark(src, op->out[0], i + 1);
         if (op->code == RK_OP_FOR)
             for (uint32_t j = 3; j < op->nin && j - 3 < op->nout; j++) {
                 grew |= mark(src, op->out[j - 3], src[op->in[j].id]);
@@ -55,7 +55,7 @@ static bool check_uses(emu_cc *c, const uint32_t *src) {
         for (uint32_t j = 0; j < op->nin; j++) {
             uint32_t s = src[op->in[j].id];
             if (!s || op->code == RK_OP_WGMMA_WAIT_GROUP || op->code == RK_OP_YIELD) continue;
-            if ((op->code == RK_OP_WGMMA && j == 0) || (op->code == RK_OP_FOR && j >= 3)) continue;
+            if (((op->code == RK_OP_WGMMA || op->code == RK_OP_WGMMA_RS) && j == 0) || (op->code == RK_OP_FOR && j >= 3)) continue;
             char nb[RK_NAME_MAX];
             return emu_cc_fail(c, RK_ERR_DEVICE, "emulator: op #%u '%s' reads %%%s, the in-flight result of op #%u "
                                "'tile.wgmma', before a tile.wgmma_wait_group hands it on (the registers are undefined "
@@ -93,11 +93,14 @@ static bool wgmma_desc(emu_cc *c, const rk_op *op) {
     return true;
 }
 
+/* tile.wgmma and tile.wgmma_rs (A from registers: no A allocation, no
+ * trans_a, and always a fence since the registers were written). */
 static bool wgmma(emu_cc *c, const rk_op *op) {
+    bool rs = op->code == RK_OP_WGMMA_RS;
     const emu_smem **from = rk_arena_alloc(&c->P->arena, 2 * sizeof *from);
-    emu_ins *I = from ? emu_cc_add(c, op, emu_h_wgmma) : NULL;
+    emu_ins *I = from ? emu_cc_add(c, op, rs ? emu_h_wgmma_rs : emu_h_wgmma) : NULL;
     if (!I) return from || emu_cc_fail(c, RK_ERR_NOMEM, "out of memory compiling for the emulator");
-    from[0] = emu_cc_lds_origin(c, op->in[1]);   /* the allocations the descriptors were made for */
+    from[0] = rs ? NULL : emu_cc_lds_origin(c, op->in[1]);   /* the allocations the descriptors were made for */
     from[1] = emu_cc_lds_origin(c, op->in[2]);
     I->aux = from;
     int64_t n = 8;
@@ -109,8 +112,9 @@ static bool wgmma(emu_cc *c, const rk_op *op) {
     I->c = R(c, op->in[2]);
     I->m = (uint32_t)n;
     I->sa = dt && !strcmp(dt, "bf16") ? RK_S_BF16 : RK_S_F16;
-    I->imm = (rk_attrs_bool(&op->attrs, "trans_a", false) ? 1 : 0) | (rk_attrs_bool(&op->attrs, "trans_b", false) ? 2 : 0) |
-             (rk_attrs_bool(&op->attrs, "scale_d", true) ? 4 : 0) | (c->wg_src[op->in[0].id] ? 8 : 0);
+    I->imm = (!rs && rk_attrs_bool(&op->attrs, "trans_a", false) ? 1 : 0) |
+             (rk_attrs_bool(&op->attrs, "trans_b", false) ? 2 : 0) | (rk_attrs_bool(&op->attrs, "scale_d", true) ? 4 : 0) |
+             (!rs && c->wg_src[op->in[0].id] ? 8 : 0);
     return true;
 }
 
@@ -210,7 +214,7 @@ static bool setmaxnreg(emu_cc *c, const rk_op *op) {
 bool emu_cc_hopper(emu_cc *c, const rk_op *op) {
     rk_opcode k = op->code;
     if (k == RK_OP_WGMMA_DESC) return wgmma_desc(c, op);
-    if (k == RK_OP_WGMMA) return analyse(c) && wgmma(c, op);
+    if (k == RK_OP_WGMMA || k == RK_OP_WGMMA_RS) return analyse(c) && wgmma(c, op);
     if (k == RK_OP_WGMMA_FENCE) return emu_cc_add(c, op, emu_h_wgmma_fence) != NULL;
     if (k == RK_OP_WGMMA_COMMIT_GROUP) return emu_cc_add(c, op, emu_h_wgmma_commit) != NULL;
     if (k == RK_OP_WGMMA_WAIT_GROUP) return analyse(c) && wgmma_wait(c, op);

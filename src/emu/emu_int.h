@@ -456,6 +456,7 @@ int emu_h_tma_load(emu_wave *w, const emu_ins *in);
 bool emu_tma_land(emu_wave *w, uint32_t bar);
 int emu_h_wgmma_desc(emu_wave *w, const emu_ins *in);
 int emu_h_wgmma(emu_wave *w, const emu_ins *in);
+int emu_h_wgmma_rs(emu_wave *w, const emu_ins *in);
 int emu_h_wgmma_fence(emu_wave *w, const emu_ins *in);
 /* emu_tma.c: tile.tma_store_2d */
 int emu_h_tma_store(emu_wave *w, const emu_ins *in);

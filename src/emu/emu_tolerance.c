@@ -20,7 +20,7 @@ static agree op_agreement(rk_opcode c) {
     case RK_OP_EXP2: case RK_OP_EXP2_FAST: case RK_OP_EXP: case RK_OP_LOG2: case RK_OP_LOG: case RK_OP_RSQRT:
     case RK_OP_RCP_FAST: case RK_OP_TANH: case RK_OP_SIN: case RK_OP_COS:
         return AG_APPROX;
-    case RK_OP_MMA: case RK_OP_WGMMA: case RK_OP_REGISTER_P_FROM_QK_C:
+    case RK_OP_MMA: case RK_OP_WGMMA: case RK_OP_WGMMA_RS: case RK_OP_REGISTER_P_FROM_QK_C:
         return AG_ORDER;
     case RK_OP_LDS_ATOMIC_ADD: case RK_OP_GLOBAL_ATOMIC_ADD: case RK_OP_GLOBAL_ATOMIC_ADD_F32:
     case RK_OP_GLOBAL_ATOMIC_ADD_PK_BF16: case RK_OP_GLOBAL_ATOMIC_ADD_PK_F16: case RK_OP_GLOBAL_ATOMIC:

@@ -95,44 +95,60 @@ static bool record(emu_wave *w, const emu_ins *in) {
     return true;
 }
 
-int emu_h_wgmma(emu_wave *w, const emu_ins *in) {
+/* Every lane of the warp, and the warp's warpgroup complete in the block. */
+static bool whole_warpgroup(emu_wave *w, const emu_ins *in, const char *op) {
     const emu_launch *L = w->wk->L;
     uint32_t nthreads = L->block[0] * L->block[1] * L->block[2], last = (w->id | 3u) + 1u;
     if (w->exec != emu_full(w))
-        return emu_fail(w, in, -1, "tile.wgmma needs every lane of the warp (.sync.aligned): active lanes 0x%llx",
-                        (unsigned long long)w->exec);
+        return emu_fail(w, in, -1, "%s needs every lane of the warp (.sync.aligned): active lanes 0x%llx", op,
+                        (unsigned long long)w->exec), false;
     if (last * w->W > nthreads)
-        return emu_fail(w, in, -1, "tile.wgmma runs on a warpgroup of 4 warps: warp %u's warpgroup (threads %u..%u) "
-                        "is not complete in a block of %u threads", w->id, (w->id & ~3u) * w->W, last * w->W - 1u,
-                        nthreads);
+        return emu_fail(w, in, -1, "%s runs on a warpgroup of 4 warps: warp %u's warpgroup (threads %u..%u) is not "
+                        "complete in a block of %u threads", op, w->id, (w->id & ~3u) * w->W, last * w->W - 1u,
+                        nthreads), false;
+    return true;
+}
+
+/* B (16 x n) through its descriptor into B[k * n + c]. */
+static bool load_b(emu_wave *w, const emu_ins *in, const wg_desc *gb, uint32_t n, double *B) {
+    bool ok = true, bf = in->sa == RK_S_BF16, tb = in->imm & WG_TB;
+    for (uint32_t k = 0; k < 16 && ok; k++)
+        for (uint32_t c = 0; c < n && ok; c++) ok = load(w, in, gb, c, k, tb, bf, 1, &B[k * n + c]);
+    return ok;
+}
+
+/* D = A·B (+ C) for the warp's 16 rows, recorded as in flight. */
+static bool product(emu_wave *w, const emu_ins *in, double A[16][16], const double *B, uint32_t n) {
+    /* lane l, element i: row l/4 + 8·bit1(i), column 8·(i/4) + 2·(l%4) + bit0(i) (the m64nNk16 D fragment) */
+    uint32_t half = n / 2u;
+    const float *cin = REF(in->a);
+    float *d = REF(in->d);
+    for (uint32_t l = 0; l < w->W; l++)
+        for (uint32_t i = 0; i < half; i++) {
+            uint32_t r = l / 4u + 8u * ((i >> 1) & 1u), c = 8u * (i >> 2) + 2u * (l % 4u) + (i & 1u);
+            float acc = (in->imm & WG_SCALE) ? cin[l * half + i] : 0.0f;
+            for (uint32_t k = 0; k < 16; k++) acc = (float)((double)acc + A[r][k] * B[k * n + c]);
+            d[l * half + i] = acc;
+        }
+    return record(w, in);
+}
+
+int emu_h_wgmma(emu_wave *w, const emu_ins *in) {
+    if (!whole_warpgroup(w, in, "tile.wgmma")) return EMU_STOP;
     if (!(in->imm & WG_CHAINED) && !w->wg_fenced)
         return emu_fail(w, in, -1, "tile.wgmma reads accumulators that other instructions wrote, with no "
                         "tile.wgmma_fence since the warp's last tile.wgmma_wait_group (or its start): the PTX ISA "
                         "leaves that undefined");
     wg_desc ga, gb;
     if (!decode(w, in, REF(in->b), "A", &ga) || !decode(w, in, REF(in->c), "B", &gb)) return EMU_STOP;
-    uint32_t n = in->m, half = n / 2u, row0 = 16u * (w->id & 3u);
-    bool bf = in->sa == RK_S_BF16, ta = in->imm & WG_TA, tb = in->imm & WG_TB;
+    uint32_t n = in->m, row0 = 16u * (w->id & 3u);
+    bool bf = in->sa == RK_S_BF16, ta = in->imm & WG_TA;
     double A[16][16], *B = rk_malloc(sizeof(double) * 16u * n);
     if (!B) return emu_fail(w, in, -1, "out of memory");
     bool ok = true;
     for (uint32_t r = 0; r < 16 && ok; r++)
         for (uint32_t k = 0; k < 16 && ok; k++) ok = load(w, in, &ga, row0 + r, k, ta, bf, 0, &A[r][k]);
-    for (uint32_t k = 0; k < 16 && ok; k++)
-        for (uint32_t c = 0; c < n && ok; c++) ok = load(w, in, &gb, c, k, tb, bf, 1, &B[k * n + c]);
-    if (ok) {
-        /* lane l, element i: row l/4 + 8·bit1(i), column 8·(i/4) + 2·(l%4) + bit0(i) (the m64nNk16 D fragment) */
-        const float *cin = REF(in->a);
-        float *d = REF(in->d);
-        for (uint32_t l = 0; l < w->W; l++)
-            for (uint32_t i = 0; i < half; i++) {
-                uint32_t r = l / 4u + 8u * ((i >> 1) & 1u), c = 8u * (i >> 2) + 2u * (l % 4u) + (i & 1u);
-                float acc = (in->imm & WG_SCALE) ? cin[l * half + i] : 0.0f;
-                for (uint32_t k = 0; k < 16; k++) acc = (float)((double)acc + A[r][k] * B[k * n + c]);
-                d[l * half + i] = acc;
-            }
-        ok = record(w, in);
-    }
+    ok = ok && load_b(w, in, &gb, n, B) && product(w, in, A, B, n);
     rk_free(B, sizeof(double) * 16u * n);
     return ok ? EMU_NEXT : EMU_STOP;
 }
@@ -176,4 +192,33 @@ int emu_h_wgmma_wait(emu_wave *w, const emu_ins *in) {
     }
     w->wg_fenced = false;
     return EMU_NEXT;
+}
+
+/* ---- tile.wgmma_rs ---------------------------------------------------------------------- */
+/* d = result, a = accumulators, b = the A fragment (vec<dtype x 8> per lane),
+ * c = B descriptor, aux = {unused, B's allocation}; m = n; imm bits as for
+ * tile.wgmma (trans_a unused). A is in registers: each warp multiplies its
+ * 16 rows, lane l slot s holding row l/4 + 8·bit1(s), k 2·(l%4) + bit0(s) +
+ * 8·(s/4) (the PTX ISA's register fragment of A for .f16/.bf16). Registers
+ * written since the last tile.wgmma_wait_group need a tile.wgmma_fence. */
+int emu_h_wgmma_rs(emu_wave *w, const emu_ins *in) {
+    if (!whole_warpgroup(w, in, "tile.wgmma_rs")) return EMU_STOP;
+    if (!w->wg_fenced)
+        return emu_fail(w, in, -1, "tile.wgmma_rs reads its A fragment from registers with no tile.wgmma_fence since "
+                        "the warp's last tile.wgmma_wait_group (or its start): the PTX ISA leaves that undefined");
+    wg_desc gb;
+    if (!decode(w, in, REF(in->c), "B", &gb)) return EMU_STOP;
+    uint32_t n = in->m;
+    bool bf = in->sa == RK_S_BF16;
+    double A[16][16], *B = rk_malloc(sizeof(double) * 16u * n);
+    if (!B) return emu_fail(w, in, -1, "out of memory");
+    const uint16_t *af = REF(in->b);
+    for (uint32_t l = 0; l < w->W; l++)
+        for (uint32_t s = 0; s < 8; s++) {
+            uint32_t r = l / 4u + 8u * ((s >> 1) & 1u), kk = 2u * (l % 4u) + (s & 1u) + 8u * (s >> 2);
+            A[r][kk] = bf ? emu_b2f(af[l * 8u + s]) : emu_h2f(af[l * 8u + s]);
+        }
+    bool ok = load_b(w, in, &gb, n, B) && product(w, in, A, B, n);
+    rk_free(B, sizeof(double) * 16u * n);
+    return ok ? EMU_NEXT : EMU_STOP;
 }

@@ -2013,3 +2013,20 @@ void rk_build_setmaxnreg(rk_kernel *k, const char *action, int64_t regs) {
     ir_arg_int(k, op, ir_key_regs, regs);
     ir_built_void(k, op);
 }
+
+/* tile.wgmma_rs */
+rk_value rk_build_wgmma_rs_ex(rk_kernel *k, const char *dtype, rk_value a, rk_value b, rk_value c, int64_t n, const rk_wgmma_rs_opts *opts) {
+    const rk_value in[] = {a, b, c};
+    const rk_type rt[] = {ir_vtype(k, a)};
+    rk_op *op = rk_emit(k, RK_OP_WGMMA_RS, in, 3, rt, 1);
+    ir_arg_int(k, op, ir_key_n, n);
+    ir_arg_str(k, op, ir_key_dtype, dtype);
+    if (opts) {
+        ir_opt_bool(k, op, "trans_b", opts->trans_b);
+        ir_opt_bool(k, op, "scale_d", opts->scale_d);
+    }
+    return ir_built(k, op);
+}
+rk_value rk_build_wgmma_rs(rk_kernel *k, const char *dtype, rk_value a, rk_value b, rk_value c, int64_t n) {
+    return rk_build_wgmma_rs_ex(k, dtype, a, b, c, n, NULL);
+}

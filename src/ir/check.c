@@ -178,12 +178,17 @@ static bool rule_sig(ck *c) {
     if (ni && no && il[0] == ol[0] && memcmp(ip[0], op[0], il[0]) == 0 && sig_is_one_of_several(ip[0], il[0]) &&
         !rk_type_eq(in_t(c, 0), out_t(c, 0)))
         return FAIL(c, "result type %s must equal operand 0 type %s", tn(c, out_t(c, 0)), tn(c, in_t(c, 0)));
-    /* "x*" on both sides: every vector involved has the same lane count */
+    /* "x*" on both sides: every vector at an "x*" position has the same lane count (a position with a fixed
+     * count, such as tile.wgmma_rs's A fragment, has its own) */
     if (strstr(sig, "x*")) {
         uint32_t lanes = 0;
         for (uint32_t i = 0; i < c->op->nin + c->op->nout; i++) {
             rk_type t = i < c->op->nin ? in_t(c, i) : out_t(c, i - c->op->nin);
-            if (!is_vec(c, t)) continue;
+            const char *piece = i < c->op->nin ? ip[i] : op[i - c->op->nin];
+            size_t plen = i < c->op->nin ? il[i] : ol[i - c->op->nin];
+            bool star = false;
+            for (size_t j = 0; j + 1 < plen && !star; j++) star = piece[j] == 'x' && piece[j + 1] == '*';
+            if (!is_vec(c, t) || !star) continue;
             if (lanes && count(c, t) != lanes)
                 return FAIL(c, "vector lane counts differ (%u vs %u)", lanes, count(c, t));
             lanes = count(c, t);
@@ -659,6 +664,19 @@ static bool check_wgmma(ck *c) {
     return true;
 }
 
+/* tile.wgmma_rs: the A fragment holds 8 values of dtype (4 x b32) */
+static bool check_wgmma_rs(ck *c) {
+    if (!check_wgmma(c)) return false;
+    const char *dt = attr_str(c, ir_key_dtype);
+    rk_type want = dt && !strcmp(dt, "bf16") ? RK_T_BF16 : RK_T_F16;
+    if (!rk_type_eq(elem(c, in_t(c, 1)), want))
+        return FAIL(c, "dtype = %s needs a vec<%s x 8> A fragment, got %s", dt ? dt : "f16", dt ? dt : "f16",
+                    tn(c, in_t(c, 1)));
+    if (!rk_type_eq(out_t(c, 0), in_t(c, 0)))
+        return FAIL(c, "result has type %s but the accumulators are %s", tn(c, out_t(c, 0)), tn(c, in_t(c, 0)));
+    return true;
+}
+
 static bool check_wgmma_desc(ck *c) {
     int64_t lbo = 0, sbo = 0;
     attr_int(c, ir_key_lbo, &lbo);
@@ -704,6 +722,7 @@ static const extra_fn extra_checks[RK_OP__COUNT] = {
     [RK_OP_BUFFER_LOAD_VN] = check_buffer_dwords3,
     [RK_OP_BUFFER_STORE_VN] = check_buffer_dwords3,
     [RK_OP_WGMMA] = check_wgmma,
+    [RK_OP_WGMMA_RS] = check_wgmma_rs,
     [RK_OP_WGMMA_DESC] = check_wgmma_desc,
     [RK_OP_WGMMA_WAIT_GROUP] = check_wgmma_wait,
     [RK_OP_MBARRIER_INIT] = check_mbarrier,

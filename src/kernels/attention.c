@@ -7,7 +7,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "attention_int.h"
+#include "attention_hopper.h"
 
 static const char *const mask_names[] = {"none", "causal", "window", NULL};
 static const char *const layout_names[] = {"bhsd", "bshd", "varlen", NULL};
@@ -29,6 +29,8 @@ static const uint32_t legal_rows[] = {1, 2, 4, 8, 16, 32, 64, 0};
 static const uint32_t legal_splits[] = {1, 2, 4, 8, 16, 32, 64, 0};
 static const char *const kv_names[] = {"same", "fp8", "fp8fnuz", NULL};
 static const char *const path_names[] = {"auto", "valu", "atom", NULL};
+static const char *const pf_names[] = {"auto", "mma", "wgmma", NULL};
+static const char *const sched_names[] = {"plain", "ws", "overlap", NULL};
 
 static const rk_knob knobs[] = {
     KN_DTYPE("dtype", "", u.attn.dtype, "Q, K, V and O element type (f16, bf16)"),
@@ -59,6 +61,13 @@ static const rk_knob knobs[] = {
     KN_ENUM("kv_path", "kp", u.attn.kv_path, path_names, true,
             "decode: the scores on lanes (valu, up to 16 rows) or on matrix atoms (atom, 16..64 rows); auto: atoms "
             "from 16 rows on"),
+    KN_ENUM("path", "pt", u.attn.path, pf_names, true,
+            "prefill's kernel: mma (mma.sync / MFMA, every target) or wgmma (sm_90a: TMA and warpgroup MMA, layout "
+            "bhsd); auto: wgmma where it applies"),
+    KN_ENUM("schedule", "sc", u.attn.schedule, sched_names, true,
+            "path=wgmma: plain (the consumers' thread 0 refills after a block barrier) or ws (a producer "
+            "warpgroup streams K and V on full/empty mbarriers) or overlap (ws, the softmax of one key block under "
+            "the previous block's P V)"),
 };
 _Static_assert(RK_COUNTOF(knobs) == KN_AK__COUNT, "knob indices follow the table");
 
@@ -121,6 +130,10 @@ void kn_attn_sig_of(const rk_attention_spec *s, kn_attn_sig *o) {
     bool win = s->mask == RK_ATTN_MASK_WINDOW;
     o->wl = win ? n++ : -1;
     o->wr = win ? n++ : -1;
+    bool maps = kn_attn_hopper(s);
+    o->qmap = maps ? n++ : -1;
+    o->kmap = maps ? n++ : -1;
+    o->vmap = maps ? n++ : -1;
 }
 
 static void signature(const rk_instance *in, rk_ksig *sg) {
@@ -152,6 +165,7 @@ static void signature(const rk_instance *in, rk_ksig *sg) {
         kn_sig_add(sg, "window_left", false, RK_S_I32, RK_KP_SCALAR, NULL);
         kn_sig_add(sg, "window_right", false, RK_S_I32, RK_KP_SCALAR, NULL);
     }
+    if (kn_attn_hopper(s)) kn_attn_hopper_signature(s, sg);
 }
 
 static void defaults(rk_instance *in) {
@@ -183,6 +197,20 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *s, uint64_
     /* D = 256 on mma.sync: 16-key steps keep S and P small beside O (0 spills at 64 they do not) */
     static const uint32_t nv256[][4] = {{64, 16, 4, 2}, {64, 16, 4, 1}, {32, 16, 2, 2}, {32, 16, 2, 1},
                                         {16, 16, 1, 1}};
+    /* sm_90a: the wgmma kernel wherever its plan takes the spec (path auto, or unset) */
+    int want = locked >> KN_AK_PFPATH & 1 ? a->path : RK_ATTN_PF_AUTO;
+    if (want == RK_ATTN_PF_WGMMA || (want == RK_ATTN_PF_AUTO && !(locked >> KN_AK_ATOM & 1))) {
+        rk_attention_spec w = *a;
+        w.path = RK_ATTN_PF_WGMMA;
+        kn_attn_hopper_tune(&w, locked);
+        kn_attn_hplan hp;
+        if (want == RK_ATTN_PF_WGMMA || kn_attn_hopper_plan(&w, t, &hp) == RK_OK) {
+            *a = w;   /* an explicit path=wgmma keeps its knobs even where the plan refuses them: validate says why */
+            return;
+        }
+    }
+    a->path = RK_ATTN_PF_MMA;
+    if (!(locked >> KN_AK_SCHED & 1)) a->schedule = RK_ATTN_SCHED_PLAIN;
     const uint32_t (*c)[4] = amd ? cd : a->head_dim == 256 ? nv256 : nv;
     for (size_t i = 0; i < 10; i++) {
         rk_attention_spec trial = *a;
@@ -208,6 +236,13 @@ static rk_status validate(const rk_instance *in, const rk_target *t) {
     if (s->mode == RK_ATTN_DECODE) return kn_attn_decode_validate(s, t);
     if (s->kv_dtype != RK_ATTN_KV_SAME)
         return rk_fail(RK_ERR_INVALID, "attention: kv_dtype = fp8 is decode only (--mode decode)");
+    if (kn_attn_hopper(s)) {
+        kn_attn_hplan h;
+        return kn_attn_hopper_plan(s, t, &h);
+    }
+    if (s->schedule != RK_ATTN_SCHED_PLAIN)
+        return rk_fail(RK_ERR_INVALID, "attention: knob 'schedule' = %s belongs to path=wgmma (sm_90a, layout bhsd); "
+                       "the mma kernel has schedule=plain only", s->schedule == RK_ATTN_SCHED_WS ? "ws" : "overlap");
     kn_attn_plan p;
     return kn_attn_plan_make(s, t, &p);
 }
@@ -230,6 +265,12 @@ static rk_status check_shape(const rk_instance *in, const rk_shape *s) {
     if (rows * dm(s, DSQ) > INT32_MAX || rows * dm(s, DSKV) > INT32_MAX)
         return rk_fail(RK_ERR_INVALID, "attention: Sq and Skv (varlen: B * Sq and B * Skv, the packed rows) must "
                        "each be below 2^31");
+    /* path=wgmma: the tensor maps' row coordinates (B * H * S rows) are i32 */
+    if (kn_attn_hopper(a) && (dm(s, DB) * dm(s, DHQ) * dm(s, DSQ) > INT32_MAX ||
+                              dm(s, DB) * dm(s, DHKV) * dm(s, DSKV) > INT32_MAX))
+        return rk_fail(RK_ERR_INVALID, "attention: path=wgmma addresses Q, K and V as B * H * S rows of TMA maps "
+                       "(i32 coordinates): B * Hq * Sq and B * Hkv * Skv must be below 2^31 (path=mma has no such "
+                       "limit)");
     return RK_OK;
 }
 
@@ -241,7 +282,7 @@ static void geometry(const rk_instance *in, rk_launch_geom *g) {
         kn_attn_decode_geometry(a, g);
         return;
     }
-    g->block[0] = a->warps * a->wave;
+    g->block[0] = a->warps * a->wave + (kn_attn_hopper(a) && a->schedule != RK_ATTN_SCHED_PLAIN ? 128 : 0);
     kn_geom_cdiv_dim(g, DSQ, a->block_m);
     kn_geom_axis(g);
     kn_geom_dim(g, DHQ);
@@ -290,14 +331,20 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
         kn_attn_decode_build(in, t, k, p);
         return;
     }
+    if (kn_attn_hopper(spec(in))) {
+        kn_attn_hopper_build(in, t, k, p);
+        return;
+    }
     kn_attn_build(in, t, k, p);
 }
 
 static const char *note(const rk_instance *in, const rk_target *t) {
     if (in->u.attn.mode == RK_ATTN_DECODE) return NULL;
-    if (t->vendor == RK_VENDOR_NVIDIA && t->sm_version >= 90)
-        return "attention on Hopper runs the mma.sync path in this slice (the TMA + wgmma FlashAttention-3 "
-               "schedule is a later slice)";
+    if (t->vendor == RK_VENDOR_NVIDIA && t->sm_version >= 90 && !kn_attn_hopper(&in->u.attn))
+        return (t->features & RK_FEAT_SM90A) ? "attention on sm_90a runs the mma.sync kernel here (path=mma): the TMA + "
+                                               "wgmma kernel takes layout bhsd (docs/attention.md, \"The Hopper path\")"
+                                             : "attention on sm_90 runs the mma.sync kernel: the TMA + wgmma kernel "
+                                               "(path=wgmma) needs sm_90a";
     return NULL;
 }
 
@@ -331,5 +378,5 @@ const kn_family kn_attention = {
     .scalars = scalars, .nscalars = RK_COUNTOF(scalars), .defaults = defaults, .tune = tune, .validate = validate,
     .check_shape = check_shape, .signature = signature, .geometry = geometry, .build = build, .cost = cost,
     .reference = reference, .input_range = input_range, .fix_inputs = fix_inputs, .check_inputs = check_inputs,
-    .problem_cost = problem_cost, .note = note,
+    .problem_cost = problem_cost, .note = note, .tensormap_box = kn_attn_hopper_tensormap_box,
 };

@@ -24,21 +24,7 @@
 
 static rk_value c32(rk_kernel *k, int64_t v) { return rk_const_i32(k, (int32_t)v); }
 
-typedef struct ak {
-    rk_kernel *k;
-    const kn_attn_plan *pl;
-    const rk_attention_spec *s;
-    rk_tile_warps w;
-    rk_value smem;
-    rk_tile_gview gk, gv;
-    rk_tile_copy_lanes lk, lv;
-    rk_value m0;                /* the block's first query row */
-    rk_value qlen, klen, off;   /* this sequence's lengths; off = klen - qlen */
-    rk_value wl, wr;            /* window bounds (window mask) */
-    rk_value row0;              /* this warp's first query row */
-    rk_value wrow;              /* its first row within the block */
-    rk_value scale_l2;          /* scale * log2(e), f32 */
-} ak;
+typedef kn_attn_ctx ak;
 
 /* i64 element offset b * sb + h * sh + start * ss of a tensor's view. */
 static rk_value view_off(rk_kernel *k, rk_value b, rk_value sb, rk_value h, rk_value sh, rk_value start,
@@ -197,8 +183,8 @@ static rk_value exp2_one(rk_kernel *k, rk_value x, void *ud) {
  * rescale alpha of O (o[i * on + dn]) and of the lane's partial row sum l,
  * and P = exp2(s - m) into pv; m, l and o are updated in place. The prefill
  * step and decode's atom path share it. */
-void kn_attn_softmax_step(rk_kernel *k, const kn_attn_plan *pl, const rk_value *masked, rk_value *m, rk_value *l,
-                          rk_value *o, rk_value *pv) {
+static void softmax_core(rk_kernel *k, const kn_attn_plan *pl, const rk_value *masked, rk_value *m, rk_value *l,
+                         rk_value *o, rk_value *pv, rk_value *alpha_out) {
     const rk_mma_atom *a = pl->atom;
     rk_value msub[MAXV], alpha[MAXV];   /* per row: what the exps subtract, the rescale of O and l */
     uint32_t nr = pl->rows.nrows;
@@ -239,9 +225,52 @@ void kn_attn_softmax_step(rk_kernel *k, const kn_attn_plan *pl, const rk_value *
             uint32_t x = i * nr + r;
             l[x] = rk_tile_fma(k, alpha[x], l[x], rs[r]);
         }
+        if (!o) continue;
         rk_value av = slots_of(k, pl, alpha, i);
         for (uint32_t dn = 0; dn < pl->on; dn++) o[i * pl->on + dn] = rk_tile_mul(k, o[i * pl->on + dn], av);
     }
+    for (uint32_t x = 0; alpha_out && x < pl->mi * nr; x++) alpha_out[x] = alpha[x];
+}
+
+void kn_attn_softmax_step(rk_kernel *k, const kn_attn_plan *pl, const rk_value *masked, rk_value *m, rk_value *l,
+                          rk_value *o, rk_value *pv) {
+    softmax_core(k, pl, masked, m, l, o, pv, NULL);
+}
+
+void kn_attn_softmax_rows(rk_kernel *k, const kn_attn_plan *pl, const rk_value *masked, rk_value *m, rk_value *l,
+                          rk_value *pv, rk_value *alpha) {
+    softmax_core(k, pl, masked, m, l, NULL, pv, alpha);
+}
+
+void kn_attn_rescale(rk_kernel *k, const kn_attn_plan *pl, const rk_value *alpha, rk_value *o) {
+    for (uint32_t i = 0; i < pl->mi; i++) {
+        rk_value av = slots_of(k, pl, alpha, i);
+        for (uint32_t dn = 0; dn < pl->on; dn++) o[i * pl->on + dn] = rk_tile_mul(k, o[i * pl->on + dn], av);
+    }
+}
+
+void kn_attn_scale_mask(kn_attn_ctx *g, rk_value j, rk_value *s, rk_value *masked) {
+    rk_kernel *k = g->k;
+    const kn_attn_plan *pl = g->pl;
+    uint32_t ns = pl->mi * pl->sn;
+    /* log2(e) folded into the scale: p = exp2(s * scale * log2e - m) */
+    for (uint32_t x = 0; x < ns; x++) {
+        rk_value sc = rk_tile_bcast(k, g->scale_l2, s[x]);
+        s[x] = rk_tile_mul(k, s[x], sc);
+    }
+    rk_value bn = c32(k, pl->bn);
+    rk_value key0 = rk_build_mul(k, j, bn);
+    rk_value need = needs_mask(g, j);
+    rk_type vt = rk_value_type(k, s[0]);
+    rk_type types[MAXV];
+    for (uint32_t x = 0; x < ns; x++) types[x] = vt;
+    rk_if_else_begin(k, need, ns, types, masked);
+    {
+        rk_value mv[MAXV];
+        apply_mask(g, key0, s, mv);
+        rk_else(k, mv, ns);
+    }
+    rk_if_end(k, s, ns);
 }
 
 /* One key block in stage `stage` (i32): S, mask, online softmax, O += P V. */
@@ -266,25 +295,8 @@ static void step(ak *g, rk_value j, rk_value stage, const rk_value *qf, state *s
                 s[i * pl->sn + jn] = rk_build_mma(k, a->op_id, qk[i], kf, s[i * pl->sn + jn]);
         }
     }
-    /* log2(e) folded into the scale: p = exp2(s * scale * log2e - m) */
-    for (uint32_t x = 0; x < ns; x++) {
-        rk_value sc = rk_tile_bcast(k, g->scale_l2, s[x]);
-        s[x] = rk_tile_mul(k, s[x], sc);
-    }
-    rk_value bn = c32(k, pl->bn);
-    rk_value key0 = rk_build_mul(k, j, bn);
-    rk_value need = needs_mask(g, j);
-    rk_type vt = rk_value_type(k, s[0]);
-    rk_type types[MAXV];
-    for (uint32_t x = 0; x < ns; x++) types[x] = vt;
     rk_value masked[MAXV];
-    rk_if_else_begin(k, need, ns, types, masked);
-    {
-        rk_value mv[MAXV];
-        apply_mask(g, key0, s, mv);
-        rk_else(k, mv, ns);
-    }
-    rk_if_end(k, s, ns);
+    kn_attn_scale_mask(g, j, s, masked);
     rk_value pv[MAXV];
     kn_attn_softmax_step(k, pl, masked, st->m, st->l, st->o, pv);
     /* P as A fragments, then O += P V */
@@ -341,6 +353,14 @@ static void block_range(ak *g, rk_value nblk, rk_value *lo, rk_value *hi) {
     rk_value blocks = rk_build_udiv(k, up, bn);
     rk_value h = rk_build_smin(k, blocks, nblk);
     *hi = rk_build_smax(k, h, *lo);
+}
+
+void kn_attn_kv_range(kn_attn_ctx *g, rk_value *lo, rk_value *hi) {
+    rk_kernel *k = g->k;
+    rk_value bn1 = c32(k, g->pl->bn - 1), bnv = c32(k, g->pl->bn);
+    rk_value kup = rk_build_add(k, g->klen, bn1);
+    rk_value nblk = rk_build_udiv(k, kup, bnv);
+    block_range(g, nblk, lo, hi);
 }
 
 /* O = acc / l (0 where l = 0) for the rows inside the sequence; LSE by the
@@ -415,6 +435,82 @@ static void epilogue(ak *g, state *st, rk_value O, rk_value oss, rk_value lse, r
     }
 }
 
+void kn_attn_begin(kn_attn_ctx *g, const rk_value *p, const kn_attn_sig *ixp, kn_attn_block *blk) {
+    rk_kernel *k = g->k;
+    const rk_attention_spec *s = g->s;
+    const kn_attn_sig ix = *ixp;
+    rk_value qb = rk_build_block_id(k, 0), h = rk_build_block_id(k, 1), b = rk_build_block_id(k, 2);
+    rk_value group = rk_build_udiv(k, p[ix.Hq], p[ix.Hkv]);
+    rk_value hk = rk_build_udiv(k, h, group);
+    rk_value qstart = c32(k, 0), kstart = c32(k, 0);
+    g->qlen = p[ix.Sq];
+    g->klen = p[ix.Skv];
+    if (s->layout == RK_ATTN_VARLEN) {
+        rk_value one = c32(k, 1);
+        rk_value b1 = rk_build_add(k, b, one);
+        qstart = rk_load_global(k, p[ix.cuq], b, 1);
+        rk_value qend = rk_load_global(k, p[ix.cuq], b1, 1);
+        g->qlen = rk_build_sub(k, qend, qstart);
+        kstart = rk_load_global(k, p[ix.cuk], b, 1);
+        rk_value kend = rk_load_global(k, p[ix.cuk], b1, 1);
+        g->klen = rk_build_sub(k, kend, kstart);
+    }
+    g->off = rk_build_sub(k, g->klen, g->qlen);
+    if (s->mask == RK_ATTN_MASK_WINDOW) {
+        g->wl = p[ix.wl];
+        g->wr = p[ix.wr];
+    }
+    rk_value l2e = rk_const_f32(k, (float)M_LOG2E);
+    g->scale_l2 = rk_build_fmul(k, p[ix.scale], l2e);
+    rk_value bm = c32(k, g->pl->bm);
+    g->m0 = rk_build_mul(k, qb, bm);
+    /* varlen: blocks past this sequence's queries have nothing to do (block uniform) */
+    rk_value live = rk_build_cmp(k, "lt", g->m0, g->qlen);
+    rk_if_begin(k, live);
+    const int *qs = ix.stride[0], *ks = ix.stride[1], *vs = ix.stride[2], *os = ix.stride[3];
+    rk_value qoff = view_off(k, b, p[qs[0]], h, p[qs[1]], qstart, p[qs[2]]);
+    rk_value koff = view_off(k, b, p[ks[0]], hk, p[ks[1]], kstart, p[ks[2]]);
+    rk_value voff = view_off(k, b, p[vs[0]], hk, p[vs[1]], kstart, p[vs[2]]);
+    rk_value ooff = view_off(k, b, p[os[0]], h, p[os[1]], qstart, p[os[2]]);
+    *blk = (kn_attn_block){.b = b, .h = h, .hk = hk, .qstart = qstart, .kstart = kstart};
+    blk->Q = move(k, p[ix.q], qoff, s->dtype);
+    blk->K = move(k, p[ix.k], koff, s->dtype);
+    blk->V = move(k, p[ix.v], voff, s->dtype);
+    blk->O = move(k, p[ix.o], ooff, s->dtype);
+}
+
+void kn_attn_finish(kn_attn_ctx *g, const rk_value *p, const kn_attn_sig *ixp, const kn_attn_block *blk,
+                    const rk_value *m, const rk_value *l, const rk_value *o) {
+    rk_kernel *k = g->k;
+    const rk_attention_spec *s = g->s;
+    const kn_attn_plan *pl = g->pl;
+    const kn_attn_sig ix = *ixp;
+    rk_value b = blk->b, h = blk->h, qstart = blk->qstart;
+    state fin;
+    uint32_t nm = pl->mi * pl->rows.nrows, no = pl->mi * pl->on;
+    for (uint32_t x = 0; x < nm; x++) fin.m[x] = m[x], fin.l[x] = l[x];
+    for (uint32_t x = 0; x < no; x++) fin.o[x] = o[x];
+    rk_value lse = ix.lse >= 0 ? p[ix.lse] : (rk_value){0}, lbase = rk_const_i64(k, 0), lstep = rk_const_i64(k, 1);
+    if (ix.lse >= 0) {
+        /* padded: [B, Hq, Sq]; varlen: [total, Hq] */
+        rk_value b64 = rk_build_sext(k, b, RK_T_I64);
+        rk_value h64 = rk_build_sext(k, h, RK_T_I64);
+        rk_value hq64 = rk_build_sext(k, p[ix.Hq], RK_T_I64);
+        if (s->layout == RK_ATTN_VARLEN) {
+            rk_value q64 = rk_build_sext(k, qstart, RK_T_I64);
+            rk_value qh = rk_build_mul(k, q64, hq64);
+            lbase = rk_build_add(k, qh, h64);
+            lstep = hq64;
+        } else {
+            rk_value sq64 = rk_build_sext(k, p[ix.Sq], RK_T_I64);
+            rk_value bh = rk_build_mul(k, b64, hq64);
+            rk_value bhh = rk_build_add(k, bh, h64);
+            lbase = rk_build_mul(k, bhh, sq64);
+        }
+    }
+    epilogue(g, &fin, blk->O, p[ix.stride[3][2]], lse, lbase, lstep);
+}
+
 void kn_attn_build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *p) {
     const rk_attention_spec *s = &in->u.attn;
     kn_attn_plan pl;
@@ -425,53 +521,19 @@ void kn_attn_build(const rk_instance *in, const rk_target *t, rk_kernel *k, cons
     ak g = {.k = k, .pl = &pl, .s = s};
     pst = rk_tile_warps_begin(k, pl.wave, pl.warps, 1, 1, &g.w);
     RK_ASSERT(pst == RK_OK, "attention: warp grid of a validated plan");
-    rk_value qb = rk_build_block_id(k, 0), h = rk_build_block_id(k, 1), b = rk_build_block_id(k, 2);
-    rk_value group = rk_build_udiv(k, p[ix.Hq], p[ix.Hkv]);
-    rk_value hk = rk_build_udiv(k, h, group);
-    rk_value qstart = c32(k, 0), kstart = c32(k, 0);
-    g.qlen = p[ix.Sq];
-    g.klen = p[ix.Skv];
-    if (s->layout == RK_ATTN_VARLEN) {
-        rk_value one = c32(k, 1);
-        rk_value b1 = rk_build_add(k, b, one);
-        qstart = rk_load_global(k, p[ix.cuq], b, 1);
-        rk_value qend = rk_load_global(k, p[ix.cuq], b1, 1);
-        g.qlen = rk_build_sub(k, qend, qstart);
-        kstart = rk_load_global(k, p[ix.cuk], b, 1);
-        rk_value kend = rk_load_global(k, p[ix.cuk], b1, 1);
-        g.klen = rk_build_sub(k, kend, kstart);
-    }
-    g.off = rk_build_sub(k, g.klen, g.qlen);
-    if (s->mask == RK_ATTN_MASK_WINDOW) {
-        g.wl = p[ix.wl];
-        g.wr = p[ix.wr];
-    }
-    rk_value l2e = rk_const_f32(k, (float)M_LOG2E);
-    g.scale_l2 = rk_build_fmul(k, p[ix.scale], l2e);
-    rk_value bm = c32(k, pl.bm);
-    g.m0 = rk_build_mul(k, qb, bm);
+    kn_attn_block blk;
+    kn_attn_begin(&g, p, &ix, &blk);
     rk_value wtm = c32(k, pl.wtm);
     rk_value wrow = rk_build_mul(k, g.w.wm, wtm);
     g.row0 = rk_build_add(k, g.m0, wrow);
     g.wrow = wrow;
-    /* varlen: blocks past this sequence's queries have nothing to do (block uniform) */
-    rk_value live = rk_build_cmp(k, "lt", g.m0, g.qlen);
-    rk_if_begin(k, live);
-
-    rk_value Q = p[ix.q], K = p[ix.k], V = p[ix.v], O = p[ix.o];
-    const int *qs = ix.stride[0], *ks = ix.stride[1], *vs = ix.stride[2], *os = ix.stride[3];
-    rk_value qoff = view_off(k, b, p[qs[0]], h, p[qs[1]], qstart, p[qs[2]]);
-    Q = move(k, Q, qoff, s->dtype);
-    rk_value koff = view_off(k, b, p[ks[0]], hk, p[ks[1]], kstart, p[ks[2]]);
-    K = move(k, K, koff, s->dtype);
-    rk_value voff = view_off(k, b, p[vs[0]], hk, p[vs[1]], kstart, p[vs[2]]);
-    V = move(k, V, voff, s->dtype);
-    rk_value ooff = view_off(k, b, p[os[0]], h, p[os[1]], qstart, p[os[2]]);
-    O = move(k, O, ooff, s->dtype);
+    rk_value Q = blk.Q;
+    const int *qs = ix.stride[0], *ks = ix.stride[1], *vs = ix.stride[2];
     rk_value dv = c32(k, pl.d);
-    g.gk = (rk_tile_gview){K, p[ks[2]], g.klen, dv};
-    g.gv = (rk_tile_gview){V, p[vs[2]], g.klen, dv};
+    g.gk = (rk_tile_gview){blk.K, p[ks[2]], g.klen, dv};
+    g.gv = (rk_tile_gview){blk.V, p[vs[2]], g.klen, dv};
     rk_tile_gview gq = {Q, p[qs[2]], g.qlen, dv};
+
 
     rk_smem_alloc_opts al = {.align = RK_SOME(128)};
     g.smem = rk_build_smem_alloc_ex(k, (rk_type){s->dtype}, &pl.lds_elems, 1, &al);
@@ -494,11 +556,8 @@ void kn_attn_build(const rk_instance *in, const rk_target *t, rk_kernel *k, cons
 
     rk_tile_copy_lanes_init(k, &pl.cpk, g.w.tid, &g.lk);
     rk_tile_copy_lanes_init(k, &pl.cpv, g.w.tid, &g.lv);
-    rk_value bn1 = c32(k, pl.bn - 1), bnv = c32(k, pl.bn);
-    rk_value kup = rk_build_add(k, g.klen, bn1);
-    rk_value nblk = rk_build_udiv(k, kup, bnv);
     rk_value lo, hi;
-    block_range(&g, nblk, &lo, &hi);
+    kn_attn_kv_range(&g, &lo, &hi);
     rk_value count = rk_build_sub(k, hi, lo);
     uint32_t S = pl.stages;
     for (uint32_t i = 0; i + 1 < S; i++) {
@@ -559,24 +618,6 @@ void kn_attn_build(const rk_instance *in, const rk_target *t, rk_kernel *k, cons
         fin.l[x] = res[nm + x];
     }
     for (uint32_t x = 0; x < no; x++) fin.o[x] = res[2 * nm + x];
-    rk_value lse = ix.lse >= 0 ? p[ix.lse] : (rk_value){0}, lbase = rk_const_i64(k, 0), lstep = rk_const_i64(k, 1);
-    if (ix.lse >= 0) {
-        /* padded: [B, Hq, Sq]; varlen: [total, Hq] */
-        rk_value b64 = rk_build_sext(k, b, RK_T_I64);
-        rk_value h64 = rk_build_sext(k, h, RK_T_I64);
-        rk_value hq64 = rk_build_sext(k, p[ix.Hq], RK_T_I64);
-        if (s->layout == RK_ATTN_VARLEN) {
-            rk_value q64 = rk_build_sext(k, qstart, RK_T_I64);
-            rk_value qh = rk_build_mul(k, q64, hq64);
-            lbase = rk_build_add(k, qh, h64);
-            lstep = hq64;
-        } else {
-            rk_value sq64 = rk_build_sext(k, p[ix.Sq], RK_T_I64);
-            rk_value bh = rk_build_mul(k, b64, hq64);
-            rk_value bhh = rk_build_add(k, bh, h64);
-            lbase = rk_build_mul(k, bhh, sq64);
-        }
-    }
-    epilogue(&g, &fin, O, p[os[2]], lse, lbase, lstep);
+    kn_attn_finish(&g, p, &ix, &blk, fin.m, fin.l, fin.o);
     rk_if_end(k, NULL, 0);
 }

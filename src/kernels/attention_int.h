@@ -9,7 +9,8 @@
 
 /* attention.c: knob indices (bits of `locked`) */
 enum { KN_AK_DT, KN_AK_HD, KN_AK_MASK, KN_AK_LSE, KN_AK_LAYOUT, KN_AK_BM, KN_AK_BN, KN_AK_WARPS, KN_AK_STAGES,
-       KN_AK_ATOM, KN_AK_WAVE, KN_AK_MODE, KN_AK_PAGE, KN_AK_ROWS, KN_AK_SPLITS, KN_AK_KV, KN_AK_PATH, KN_AK__COUNT };
+       KN_AK_ATOM, KN_AK_WAVE, KN_AK_MODE, KN_AK_PAGE, KN_AK_ROWS, KN_AK_SPLITS, KN_AK_KV, KN_AK_PATH, KN_AK_PFPATH,
+       KN_AK_SCHED, KN_AK__COUNT };
 
 /* What one block does: block_m query rows of one (batch, query head), the
  * warps stacked along the rows (each wtm rows, mi atoms), the keys in
@@ -45,12 +46,55 @@ typedef struct kn_attn_sig {
     int B, Hq, Hkv, Sq, Skv;
     int stride[4][3];                /* Q, K, V, O x (batch i64, head i64, seq i32) */
     int scale, wl, wr;
+    int qmap, kmap, vmap;            /* path = wgmma: the tensor maps of Q, K, V */
 } kn_attn_sig;
 void kn_attn_sig_of(const rk_attention_spec *s, kn_attn_sig *out);
 
-/* attention_build.c */
+/* attention_build.c: what one block knows while it runs (the mma.sync /
+ * MFMA kernel's and, for the fields the shared pieces read, the wgmma
+ * kernel's: k, pl, s, w.lane, smem-free geometry, lengths, window, scale). */
+typedef struct kn_attn_ctx {
+    rk_kernel *k;
+    const kn_attn_plan *pl;
+    const rk_attention_spec *s;
+    rk_tile_warps w;            /* w.lane: the lane the accumulator map is evaluated at */
+    rk_value smem;
+    rk_tile_gview gk, gv;
+    rk_tile_copy_lanes lk, lv;
+    rk_value m0;                /* the block's first query row */
+    rk_value qlen, klen, off;   /* this sequence's lengths; off = klen - qlen */
+    rk_value wl, wr;            /* window bounds (window mask) */
+    rk_value row0;              /* this warp's (warpgroup's) first query row */
+    rk_value wrow;              /* its first row within the block */
+    rk_value scale_l2;          /* scale * log2(e), f32 */
+} kn_attn_ctx;
+/* The block's (batch, query head, KV head), sequence starts and the four
+ * tensors' bases. */
+typedef struct kn_attn_block {
+    rk_value b, h, hk, qstart, kstart;
+    rk_value Q, K, V, O;
+} kn_attn_block;
+/* Lengths, window, scale, m0 into g and the bases into blk; opens the
+ * block-uniform "rows left in this sequence" branch that kn_attn_finish
+ * closes. g->k, g->pl, g->s must be set. */
+void kn_attn_begin(kn_attn_ctx *g, const rk_value *p, const kn_attn_sig *ix, kn_attn_block *blk);
+/* The key blocks [lo, hi) (i32, block uniform) the block's rows can see. */
+void kn_attn_kv_range(kn_attn_ctx *g, rk_value *lo, rk_value *hi);
+/* The scores s[i * sn + jn] of key block j scaled by scale * log2(e) in
+ * place, then masked (-inf) where the block needs it, into masked. */
+void kn_attn_scale_mask(kn_attn_ctx *g, rk_value j, rk_value *s, rk_value *masked);
+/* O = o / l and LSE from the final m, l, o (the row geometry of g->pl);
+ * the caller then closes kn_attn_begin's branch (rk_if_end). */
+void kn_attn_finish(kn_attn_ctx *g, const rk_value *p, const kn_attn_sig *ix, const kn_attn_block *blk,
+                    const rk_value *m, const rk_value *l, const rk_value *o);
 void kn_attn_softmax_step(rk_kernel *k, const kn_attn_plan *pl, const rk_value *masked, rk_value *m, rk_value *l,
                           rk_value *o, rk_value *pv);
+/* The same without O: m, l and P updated, the rescale of each row (i * nrows
+ * + r) into alpha, for a caller that multiplies O later (kn_attn_rescale),
+ * once its accumulators are back from an asynchronous product. */
+void kn_attn_softmax_rows(rk_kernel *k, const kn_attn_plan *pl, const rk_value *masked, rk_value *m, rk_value *l,
+                          rk_value *pv, rk_value *alpha);
+void kn_attn_rescale(rk_kernel *k, const kn_attn_plan *pl, const rk_value *alpha, rk_value *o);
 void kn_attn_build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *params);
 
 /* attention_reference.c */

@@ -192,7 +192,7 @@ static void lower_op(lw_ctx *cx, const rk_op *op) {
     case RK_OP_FENCE: fence(cx, op); break;
     case RK_OP_MMA: lw_nv_mma(cx, op); break;
     case RK_OP_WGMMA_DESC: case RK_OP_WGMMA: case RK_OP_WGMMA_FENCE: case RK_OP_WGMMA_COMMIT_GROUP:
-    case RK_OP_WGMMA_WAIT_GROUP: case RK_OP_SETMAXNREG:
+    case RK_OP_WGMMA_WAIT_GROUP: case RK_OP_SETMAXNREG: case RK_OP_WGMMA_RS:
         lw_nv_wgmma(cx, op);
         break;
     case RK_OP_FENCE_PROXY_ASYNC: case RK_OP_MBARRIER_INIT: case RK_OP_MBARRIER_ARRIVE: case RK_OP_MBARRIER_ARRIVE_EXPECT_TX:

@@ -281,6 +281,40 @@ static void from_struct(lw_ctx *cx, rk_value res, const char *sv, uint32_t n) {
     }
 }
 
+/* A register fragment v (8 16-bit values) as the four "i32 %x" operands of the asm, into ins */
+static void a_words(lw_ctx *cx, rk_value v, rk_buf *ins) {
+    const char *w = lw_tmp(cx, "wa");
+    lw_ins(cx, "%s = bitcast %V to <4 x i32>", w, v);
+    for (uint32_t i = 0; i < 4; i++) {
+        const char *x = lw_tmp(cx, "wa");
+        lw_ins(cx, "%s = extractelement <4 x i32> %s, i32 %u", x, w, i);
+        rk_buf_printf(ins, "%si32 %s", i ? ", " : "", x);
+    }
+}
+
+/* tile.wgmma_rs: wgmma.mma_async with A from registers (the fragment's 8
+ * 16-bit values as 4 b32) and B through its descriptor; with register A the
+ * instruction has no trans-a immediate */
+static void wgmma_rs_op(lw_ctx *cx, const rk_op *op) {
+    int64_t nn = lw_attr_int(op, "n", 8);
+    uint32_t k = (uint32_t)nn / 2;
+    const char *ty = lw_attr_str(op, "dtype", "f16");
+    const char *body = lw_printf(cx, "{\\0A.reg .pred p;\\0Asetp.ne.b32 p, $%u, 0;\\0A"
+                                     "wgmma.mma_async.sync.aligned.m64n%lldk16.f32.%s.%s %s, %s, $%u, p, 1, 1, %d;\\0A}",
+                                 k + 5, (long long)nn, ty, ty, reg_list(cx, 0, k), reg_list(cx, k, 4), k + 4,
+                                 lw_attr_bool(op, "trans_b", false));
+    rk_buf ins;
+    rk_buf_init(&ins);
+    a_words(cx, op->in[1], &ins);
+    rk_buf_printf(&ins, ", i64 %s, i32 %d", lw_val(cx, op->in[2]), lw_attr_bool(op, "scale_d", true) ? 1 : 0);
+    const char **acc = elements(cx, op->in[0], k), *sv = lw_tmp(cx, "wgmma");
+    if (acc) {
+        wgmma_asm(cx, sv, k, acc, body, "r,r,r,r,l,r", rk_buf_cstr(&ins));
+        from_struct(cx, op->out[0], sv, k);
+    }
+    rk_buf_free(&ins);
+}
+
 /* The warpgroup atoms (tile.mma, 128 lanes): the A fragment stays in
  * registers (the catalog's A map is wgmma's register-A layout, mma.sync's
  * m16n8k16 A per warp); each thread stores its B element (k = l & 15,
@@ -328,15 +362,9 @@ static void warpgroup_atom(lw_ctx *cx, const rk_op *op, const rk_mma_atom *a) {
     lw_ins(cx, "%s = lshr i64 %s, 4", sh, addr);
     lw_ins(cx, "%s = and i64 %s, 16383", lo, sh);
     lw_ins(cx, "%s = or i64 %s, %l", desc, lo, (int64_t)((128 >> 4) << 16 | (int64_t)(256 >> 4) << 32));
-    const char *w = lw_tmp(cx, "wa");
-    lw_ins(cx, "%s = bitcast %V to <4 x i32>", w, op->in[0]);
     rk_buf ins;
     rk_buf_init(&ins);
-    for (uint32_t i = 0; i < 4; i++) {
-        const char *x = lw_tmp(cx, "wa");
-        lw_ins(cx, "%s = extractelement <4 x i32> %s, i32 %u", x, w, i);
-        rk_buf_printf(&ins, "%si32 %s", i ? ", " : "", x);
-    }
+    a_words(cx, op->in[0], &ins);
     rk_buf_printf(&ins, ", i64 %s, i32 1", desc);
     const char *body = lw_printf(cx, "{\\0A.reg .pred p;\\0Asetp.ne.b32 p, $9, 0;\\0Awgmma.fence.sync.aligned;\\0A"
                                      "wgmma.mma_async.sync.aligned.%s %s, %s, $8, p, 1, 1, 0;\\0A"
@@ -449,6 +477,8 @@ void lw_nv_wgmma(lw_ctx *cx, const rk_op *op) {
         wgmma_desc(cx, op);
     } else if (op->code == RK_OP_WGMMA) {
         wgmma_op(cx, op);
+    } else if (op->code == RK_OP_WGMMA_RS) {
+        wgmma_rs_op(cx, op);
     } else if (op->code == RK_OP_WGMMA_FENCE) {
         nvvm0(cx, "wgmma.fence.sync.aligned");
     } else if (op->code == RK_OP_WGMMA_COMMIT_GROUP) {

@@ -446,6 +446,13 @@ static rk_value use(fx *x, rk_opcode code) {
         r = rk_build_wgmma_ex(k, "bf16", x->v4f32, x->i64, x->j64, 8, &o);
         break;
     }
+    case RK_OP_WGMMA_RS: {
+        const rk_value e[8] = {x->bf16, x->bf16, x->bf16, x->bf16, x->bf16, x->bf16, x->bf16, x->bf16};
+        rk_value a8 = rk_build_vpack(k, e, 8);
+        const rk_wgmma_rs_opts o = {.trans_b = RK_SOME(true)};
+        r = rk_build_wgmma_rs_ex(k, "bf16", x->v4f32, a8, x->i64, 8, &o);
+        break;
+    }
     case RK_OP_WGMMA_FENCE: rk_build_wgmma_fence(k); break;
     case RK_OP_WGMMA_COMMIT_GROUP: rk_build_wgmma_commit_group(k); break;
     case RK_OP_WGMMA_WAIT_GROUP: {
@@ -531,6 +538,19 @@ static void test_bad_operands(void **state) {
     rk_value r = rk_build_wgmma(x.k, "f16", x.i32, x.i64, x.j64, 8);   /* the accumulator is a vector */
     assert_false(rk_value_ok(r));
     expect_failure(&x, "tile.wgmma", "operand 0");
+
+    x = fixture(RK_OP_WGMMA_RS);   /* an f16 fragment under dtype = bf16 */
+    const rk_value e[8] = {x.f16, x.f16, x.f16, x.f16, x.f16, x.f16, x.f16, x.f16};
+    rk_value a8 = rk_build_vpack(x.k, e, 8);
+    r = rk_build_wgmma_rs(x.k, "bf16", x.v4f32, a8, x.i64, 8);
+    assert_false(rk_value_ok(r));
+    expect_failure(&x, "tile.wgmma_rs", "dtype = bf16 needs a vec<bf16 x 8> A fragment, got vec<f16x8>");
+
+    x = fixture(RK_OP_WGMMA_RS);   /* 16 accumulators are n = 32, not 8 */
+    rk_value a4 = rk_build_vpack(x.k, e, 8);
+    r = rk_build_wgmma_rs(x.k, "f16", x.v16f32, a4, x.i64, 8);
+    assert_false(rk_value_ok(r));
+    expect_failure(&x, "tile.wgmma_rs", "n = 8 needs vec<f32x4> accumulators");
 
     x = fixture(RK_OP_SMEM_LOAD);
     r = rk_build_smem_load(x.k, x.i32, &x.zero);

@@ -58,12 +58,15 @@ static void test_build_and_run(void **state) {
     expect_ok("grep -c '\"lse\": \"true\"' win/manifest.json", "1");   /* a bare boolean knob is true */
     expect_ok(ROCKE " run win/manifest.json --window 7,2 --lengths 37:45,1,20:0 --verify --seed 5", "bad=0/");
     expect_ok(ROCKE " run win/manifest.json --window -1,3 --verify --seed 6", "Perf: ");
-    rk_test_run r = run(ROCKE " build attention --mask causal --shape 1,4,2,20,33,128 --target sm_90a --ir-only -o c");
-    assert_int_equal(r.rc, 0);
-    assert_non_null(strstr(r.out, "mma.sync path in this slice"));
-    rk_test_run_free(&r);
-    expect_ok("grep -c 'TMA + wgmma FlashAttention-3 schedule is a later slice' c/manifest.json", "1");
+    /* sm_90a: bhsd takes the TMA + wgmma kernel, bshd keeps mma.sync and says so */
+    expect_ok(ROCKE " build attention --mask causal --shape 1,4,2,20,33,128 --target sm_90a --ir-only -o c", "_ptwgmma");
     expect_ok(ROCKE " run c/manifest.json --verify --seed 7", "bad=0/");
+    rk_test_run r = run(ROCKE " build attention --layout bshd --shape 1,4,2,20,33,128 --target sm_90a --ir-only -o d");
+    assert_int_equal(r.rc, 0);
+    assert_non_null(strstr(r.out, "runs the mma.sync kernel here (path=mma)"));
+    rk_test_run_free(&r);
+    expect_ok("grep -c 'the TMA + wgmma kernel takes layout bhsd' d/manifest.json", "1");
+    expect_ok(ROCKE " run d/manifest.json --verify --seed 8", "bad=0/");
 }
 
 static void test_bad_input(void **state) {

@@ -796,6 +796,29 @@ static void test_deterministic(void **state) {
     rk_kernel_free(k);
 }
 
+/* tile.wgmma_rs: register A as four b32 operands (the f16 fragment bitcast),
+ * B's descriptor, no trans-a immediate; ptxas takes it; sm_90 refuses it. */
+static void test_wgmma_rs_op(void **state) {
+    (void)state;
+    rk_kernel *k = op_sample_kernel(RK_OP_WGMMA_RS, "sm_90a");
+    assert_non_null(k);
+    char *ll = lower_ok(k, "sm_90a");
+    expect_has(ll, "to <4 x i32>");
+    expect_has(ll, "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {$0, $1, $2, $3}, {$4, $5, $6, $7}, $8, p, 1, 1, 0;");
+    expect_has(ll, "\"=f,=f,=f,=f,r,r,r,r,l,r,0,1,2,3\"");
+    rk_string_free(ll);
+    char *ptx = pipeline_ptx(k, "sm_90a");
+    if (ptx) {
+        expect_has(ptx, "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16");
+        free(ptx);
+    }
+    rk_kernel_free(k);
+    k = op_sample_kernel(RK_OP_WGMMA_RS, "sm_90");
+    assert_int_equal(rk_lower_llvm(k, tgt("sm_90"), RK_LLVM22, &ll), RK_ERR_VERIFY);
+    expect_has(rk_error_message(), "sm_90a");
+    rk_kernel_free(k);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_op_every_nv_target),
@@ -805,6 +828,7 @@ int main(void) {
         cmocka_unit_test(test_ptx_cp_async),
         cmocka_unit_test(test_gpu_check_kernels),
         cmocka_unit_test(test_wgmma_op),
+        cmocka_unit_test(test_wgmma_rs_op),
         cmocka_unit_test(test_tma_and_mbarrier),
         cmocka_unit_test(test_buffer_views),
         cmocka_unit_test(test_cross_lane),

@@ -575,6 +575,32 @@ static void wgmma_tile(smp *s) {
     output(s, done);
 }
 
+/* B as in wgmma_tile (16x8 f16 in core-matrix order, by the first 128
+ * threads); A from registers: each thread packs 8 inputs into its fragment;
+ * a fence, one wgmma_rs m64n8k16 and its wait */
+static void wgmma_rs_tile(smp *s) {
+    rk_kernel *k = s->k;
+    rk_value B = aligned_alloc1(s, RK_T_F16, 128, 128);
+    rk_value c128 = ci32(s, 128);
+    rk_value lo = rk_build_cmp(k, "lt", s->idx, c128), bv = input(s, RK_T_F16);
+    rk_if_begin(k, lo);
+    rk_store_smem(k, B, &s->idx, bv);
+    rk_if_end(k, NULL, 0);
+    rk_build_fence_proxy_async(k);
+    rk_build_sync(k);
+    rk_value e[8];
+    for (int i = 0; i < 8; i++) e[i] = input(s, RK_T_F16);
+    rk_value a = rk_build_vpack(k, e, 8);
+    rk_value zero = ci32(s, 0);
+    rk_value db = rk_build_wgmma_desc(k, B, zero, 128, 256);
+    rk_value acc0 = rk_build_constant_vec(k, vec(s, RK_T_F32, 4), 0.0);
+    rk_build_wgmma_fence(k);
+    rk_value acc = rk_build_wgmma_rs(k, "f16", acc0, a, db, 8), done;
+    rk_build_wgmma_commit_group(k);
+    rk_build_wgmma_wait_group(k, 0, &acc, 1, &done);
+    output(s, done);
+}
+
 /* the two warpgroups of the 256-thread block lower their register limit
  * (8 warps x 32 lanes x 240 fit the 65536-register file); values pass through */
 static void regs_hint(smp *s) {
@@ -869,6 +895,7 @@ static void build(smp *s) {
     case RK_OP_WGMMA_WAIT_GROUP:
         wgmma_tile(s);
         return;
+    case RK_OP_WGMMA_RS: wgmma_rs_tile(s); return;
     case RK_OP_FENCE_PROXY_ASYNC: proxy_fence(s); return;
     case RK_OP_MBARRIER_INIT: case RK_OP_MBARRIER_ARRIVE: case RK_OP_MBARRIER_WAIT: mbarrier(s); return;
     case RK_OP_MBARRIER_ARRIVE_EXPECT_TX: case RK_OP_TMA_LOAD_2D: tma(s); return;

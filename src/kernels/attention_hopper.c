@@ -1,0 +1,388 @@
+/* rocke — the attention kernel on Hopper (path = wgmma, sm_90a; the
+ * FlashAttention-3 data path): block (x, y, z) takes query rows
+ * [x*block_m, +block_m) of query head y of batch z, one consumer warpgroup
+ * per 64 rows.
+ *   Q          one TMA load (D / 64 boxes of block_m rows under the
+ *              128-byte swizzle) on its own mbarrier;
+ *   KV ring    key block j's K and V tiles (D / 64 boxes of block_n rows
+ *              each) into stage fill % stages, completing on the stage's
+ *              mbarrier (expect-tx of both tiles); the prologue issues
+ *              `stages` fills, the block refills a stage once every
+ *              warpgroup is done with it;
+ *   step       S = Q K^T by tile.wgmma (both K-major from descriptors), the
+ *              shared scale / mask / online softmax on the accumulator's
+ *              lane map (rows across the 4 lanes of a quad), P rounded to
+ *              16 bits as register A fragments (rk_tile_wgmma_acc_to_a), and
+ *              O += P V by tile.wgmma_rs with V [keys, D] an N-major B (the
+ *              transpose bit);
+ *   epilogue   the shared one: O = o / l, LSE.
+ * schedule = plain: every warpgroup consumes; thread 0 loads Q, issues the
+ * first `stages` fills and refills a stage after the block barrier that
+ * follows its last read. schedule = ws: warpgroup 0 is a producer
+ * (setmaxnreg.dec 24) whose thread 0 loads Q and streams every fill once
+ * the stage's "empty" mbarrier says its previous contents are read; the
+ * consumers (setmaxnreg.inc 240) release a stage by lane 0 of each warp
+ * arriving on it (4 arrivals per consumer warpgroup); no block barrier in
+ * the loop. schedule = overlap: ws, and the consumers issue S of block j
+ * with P V of block j - 1 and run block j's softmax while that P V is in
+ * flight (consume_overlap).
+ * The map rows of Q are (b * Hq + h) * Sq + s, of K and V (b * Hkv + hk) *
+ * Skv + s (layout bhsd, packed): a box that runs past a head's rows reads
+ * the next head's, which the key mask (keys) or the row test of the stores
+ * (queries) discards; TMA zero-fills past the tensor. Layer: kernels. */
+#include <math.h>
+
+#include "attention_hopper.h"
+
+static rk_value c32(rk_kernel *k, int64_t v) { return rk_const_i32(k, (int32_t)v); }
+
+typedef struct hk {
+    rk_kernel *k;
+    const kn_attn_hplan *hp;
+    const rk_attention_spec *s;
+    const char *dt;                /* "f16" or "bf16" */
+    rk_value qmap, kmap, vmap;
+    rk_value sQ, sK, sV;
+    rk_tile_tma_ring qring, ring;
+    rk_value krow0;                /* K / V map row of the sequence's first key */
+} hk;
+
+/* Thread 0: key block j (i32) into stage fill % stages (fill i32). */
+static void fill(hk *h, rk_value j, rk_value fillno) {
+    rk_kernel *k = h->k;
+    const kn_attn_plan *pl = &h->hp->pl;
+    rk_value S = c32(k, pl->stages);
+    rk_value st = rk_build_umod(k, fillno, S);
+    rk_value kv = c32(k, h->hp->kv_elems);
+    rk_value base = rk_build_mul(k, st, kv);
+    rk_value bn = c32(k, pl->bn);
+    rk_value jr = rk_build_mul(k, j, bn);
+    rk_value y = rk_build_add(k, h->krow0, jr);
+    rk_tile_tma_ring_expect(k, &h->ring, st);
+    for (uint32_t c = 0; c < h->hp->chunks; c++) {
+        rk_value off = c32(k, c * pl->bn * KN_AH_BOX), x = c32(k, c * KN_AH_BOX);
+        rk_value e = rk_build_add(k, base, off);
+        rk_tile_tma_box(k, &h->ring, h->kmap, h->sK, e, st, x, y);
+        rk_tile_tma_box(k, &h->ring, h->vmap, h->sV, e, st, x, y);
+    }
+}
+
+/* if (tid == 0 && fill < count) fill(lo + fill) */
+static void fill_if(hk *h, rk_value tid, rk_value lo, rk_value fillno, rk_value count) {
+    rk_kernel *k = h->k;
+    rk_value zero = c32(k, 0);
+    rk_value t0 = rk_build_cmp(k, "eq", tid, zero);
+    rk_value live = rk_build_cmp(k, "lt", fillno, count);
+    rk_value go = rk_build_and(k, t0, live);
+    rk_if_begin(k, go);
+    rk_value j = rk_build_add(k, lo, fillno);
+    fill(h, j, fillno);
+    rk_if_end(k, NULL, 0);
+}
+
+/* The m64nNk16 accumulator v as n / 8 pieces of the m64n8k16 atom (4 f32 each) and back. */
+static void split(rk_kernel *k, rk_value v, uint32_t pieces, rk_value *out) {
+    for (uint32_t i = 0; i < pieces; i++) {
+        int32_t mask[4] = {(int32_t)(4 * i), (int32_t)(4 * i + 1), (int32_t)(4 * i + 2), (int32_t)(4 * i + 3)};
+        out[i] = rk_build_vshuffle(k, v, v, mask, 4);
+    }
+}
+static rk_value join(rk_kernel *k, const rk_value *pieces, uint32_t n) {
+    rk_value v = pieces[0];
+    for (uint32_t i = 1; i < n; i++) v = rk_build_vconcat(k, v, pieces[i]);
+    return v;
+}
+
+/* S = Q K^T of stage st for warpgroup wg: D / 16 chained wgmmas, K-major
+ * slices 16 elements (32 bytes) apart inside the swizzled rows. */
+static rk_value scores(hk *h, rk_value st, rk_value wg, bool wait) {
+    rk_kernel *k = h->k;
+    const kn_attn_plan *pl = &h->hp->pl;
+    rk_value kv = c32(k, h->hp->kv_elems), wrows = c32(k, 64 * KN_AH_BOX);
+    rk_value kbase = rk_build_mul(k, st, kv);
+    rk_value qbase = rk_build_mul(k, wg, wrows);
+    rk_type acc_t = rk_type_vec(k, RK_T_F32, pl->bn / 2);
+    rk_value acc = rk_build_constant_vec(k, acc_t, 0.0);
+    rk_build_wgmma_fence(k);
+    for (uint32_t kk = 0; kk < pl->d / 16; kk++) {
+        uint32_t c = kk / 4, r = kk % 4;
+        rk_value qo = c32(k, c * pl->bm * KN_AH_BOX + 16 * r), ko = c32(k, c * pl->bn * KN_AH_BOX + 16 * r);
+        rk_value qe = rk_build_add(k, qbase, qo);
+        rk_value ke = rk_build_add(k, kbase, ko);
+        rk_value da = rk_tile_wgmma_desc_k128(k, h->sQ, qe);
+        rk_value db = rk_tile_wgmma_desc_k128(k, h->sK, ke);
+        const rk_wgmma_opts o = {.scale_d = {kk == 0, false}};   /* the first slice starts from zero */
+        acc = rk_build_wgmma_ex(k, h->dt, acc, da, db, pl->bn, kk ? NULL : &o);
+    }
+    rk_build_wgmma_commit_group(k);
+    if (!wait) return acc;   /* in flight: a later tile.wgmma_wait_group hands it on */
+    rk_value done;
+    rk_build_wgmma_wait_group(k, 0, &acc, 1, &done);
+    return done;
+}
+
+/* O += P V of stage st: block_n / 16 wgmma_rs, V's k16 slices 16 key rows
+ * (1024 elements) apart, its 64-column boxes block_n * 128 bytes apart. */
+static rk_value pv(hk *h, rk_value st, const rk_value *pf, rk_value o, bool wait) {
+    rk_kernel *k = h->k;
+    const kn_attn_plan *pl = &h->hp->pl;
+    rk_value kv = c32(k, h->hp->kv_elems);
+    rk_value vbase = rk_build_mul(k, st, kv);
+    rk_build_wgmma_fence(k);
+    const rk_wgmma_rs_opts opt = {.trans_b = RK_SOME(true)};
+    for (uint32_t q = 0; q < pl->bn / 16; q++) {
+        rk_value vo = c32(k, q * 16 * KN_AH_BOX);
+        rk_value ve = rk_build_add(k, vbase, vo);
+        rk_value dv = rk_tile_wgmma_desc_mn128(k, h->sV, ve, pl->bn * RK_TILE_WGMMA_ROW_BYTES);
+        o = rk_build_wgmma_rs_ex(k, h->dt, o, pf[q], dv, pl->d, &opt);
+    }
+    rk_build_wgmma_commit_group(k);
+    if (!wait) return o;
+    rk_value done;
+    rk_build_wgmma_wait_group(k, 0, &o, 1, &done);
+    return done;
+}
+
+/* Thread `who` (i32): the Q boxes on the Q barrier. */
+static void load_q(hk *h, rk_value who, rk_value qrow0) {
+    rk_kernel *k = h->k;
+    const kn_attn_plan *pl = &h->hp->pl;
+    rk_value zero = c32(k, 0);
+    rk_value t0 = rk_build_cmp(k, "eq", who, zero);
+    rk_if_begin(k, t0);
+    rk_tile_tma_ring_expect(k, &h->qring, zero);
+    for (uint32_t c = 0; c < h->hp->chunks; c++) {
+        rk_value e = c32(k, c * pl->bm * KN_AH_BOX), x = c32(k, c * KN_AH_BOX);
+        rk_tile_tma_box(k, &h->qring, h->qmap, h->sQ, e, zero, x, qrow0);
+    }
+    rk_if_end(k, NULL, 0);
+}
+
+/* schedule = ws, the producer warpgroup: its thread 0 loads Q, then streams
+ * every key block once its stage is free (the consumers' releases). */
+static void producer(hk *h, rk_value twg, rk_value qrow0, rk_value lo, rk_value count) {
+    rk_kernel *k = h->k;
+    rk_build_setmaxnreg(k, "dec", 24);
+    load_q(h, twg, qrow0);
+    rk_value zero = c32(k, 0), one = c32(k, 1);
+    rk_value t0 = rk_build_cmp(k, "eq", twg, zero);
+    rk_if_begin(k, t0);
+    rk_value f = rk_for_begin(k, zero, count, one, "fill", 0, NULL, NULL, NULL);
+    rk_tile_tma_ring_wait_free(k, &h->ring, f);
+    rk_value j = rk_build_add(k, lo, f);
+    fill(h, j, f);
+    rk_for_end(k, NULL, 0, NULL);
+    rk_if_end(k, NULL, 0);
+}
+
+/* ws: lane 0 of each consumer warp arrives on the empty barrier of fill `f`'s stage. */
+static void release(hk *h, rk_value tid, rk_value f) {
+    rk_kernel *k = h->k;
+    rk_value c31 = c32(k, 31), zero = c32(k, 0);
+    rk_value lane = rk_build_and(k, tid, c31);
+    rk_value l0 = rk_build_cmp(k, "eq", lane, zero);
+    rk_if_begin(k, l0);
+    rk_tile_tma_ring_release(k, &h->ring, f);
+    rk_if_end(k, NULL, 0);
+}
+
+/* S of key block j (fill f, its stage st) through the mask and the softmax
+ * without O: m, l updated, P as A fragments into pf, the rows' rescale into alpha. */
+static void probs(hk *h, kn_attn_ctx *g, rk_value j, rk_value sacc, rk_value *m, rk_value *l, rk_value *pf,
+                  rk_value *alpha) {
+    rk_kernel *k = h->k;
+    const kn_attn_plan *pl = &h->hp->pl;
+    rk_value sp[32], masked[32], pp[32];
+    split(k, sacc, pl->sn, sp);
+    kn_attn_scale_mask(g, j, sp, masked);
+    kn_attn_softmax_rows(k, pl, masked, m, l, pp, alpha);
+    rk_value pacc = join(k, pp, pl->sn);
+    rk_tile_wgmma_acc_to_a(k, pacc, pl->bn, h->s->dtype, pf);
+}
+
+/* schedule = overlap (the consumers; FlashAttention-3's intra-warpgroup
+ * pipelining): block 0's S and softmax first; then per block j >= 1 issue
+ * S_j and O += P_{j-1} V_{j-1} together, take S_j back with wait_group 1 (P V
+ * still in flight) and run its mask and softmax, then wait for O, rescale
+ * it and release stage j - 1; the last P V after the loop. Returns m, l, O
+ * as consume() does. */
+static void consume_overlap(hk *h, kn_attn_ctx *g, rk_value tid, rk_value wg, rk_value lo, rk_value count,
+                            rk_value *res) {
+    rk_kernel *k = h->k;
+    const kn_attn_plan *pl = &h->hp->pl;
+    rk_value zero = c32(k, 0), one = c32(k, 1), Sv = c32(k, pl->stages);
+    rk_tile_tma_ring_wait(k, &h->qring, zero);
+    uint32_t nr = pl->rows.nrows, nq = pl->bn / 16, nc = 2 * nr + 1 + nq;
+    rk_value ninf = rk_const_f32(k, -INFINITY), fz = rk_const_f32(k, 0.0f);
+    rk_type f_t = rk_type_vec(k, (rk_type){h->s->dtype}, 8), o_t = rk_type_vec(k, RK_T_F32, pl->d / 2);
+    rk_value pzero = rk_build_constant_vec(k, f_t, 0.0), ozero = rk_build_constant_vec(k, o_t, 0.0);
+    rk_type types[2 * RK_TILE_ACC_MAX_SLOTS + 9];
+    rk_value init[2 * RK_TILE_ACC_MAX_SLOTS + 9], cur[2 * RK_TILE_ACC_MAX_SLOTS + 9], y[2 * RK_TILE_ACC_MAX_SLOTS + 9];
+    for (uint32_t r = 0; r < 2 * nr; r++) types[r] = RK_T_F32, init[r] = r < nr ? ninf : fz;
+    types[2 * nr] = o_t, init[2 * nr] = ozero;
+    for (uint32_t q = 0; q < nq; q++) types[2 * nr + 1 + q] = f_t, init[2 * nr + 1 + q] = pzero;
+    /* block 0 (when there is one): S, softmax, P */
+    rk_value nonempty = rk_build_cmp(k, "gt", count, zero), pro[2 * RK_TILE_ACC_MAX_SLOTS + 9];
+    rk_if_else_begin(k, nonempty, nc, types, pro);
+    {
+        rk_tile_tma_ring_wait(k, &h->ring, zero);
+        rk_value sacc = scores(h, zero, wg, true), alpha[RK_TILE_ACC_MAX_SLOTS];
+        for (uint32_t x = 0; x < nc; x++) y[x] = init[x];
+        probs(h, g, lo, sacc, y, y + nr, y + 2 * nr + 1, alpha);   /* O is still zero: no rescale */
+        rk_else(k, y, nc);
+    }
+    rk_if_end(k, init, nc);
+    rk_value it = rk_for_begin(k, one, count, one, "kv", nc, pro, NULL, cur);
+    {
+        rk_value j = rk_build_add(k, lo, it);
+        rk_value prev = rk_build_sub(k, it, one);
+        rk_value st = rk_build_umod(k, it, Sv);
+        rk_value sp = rk_build_umod(k, prev, Sv);
+        rk_tile_tma_ring_wait(k, &h->ring, it);
+        rk_value s_fly = scores(h, st, wg, false);
+        rk_value o_fly = pv(h, sp, cur + 2 * nr + 1, cur[2 * nr], false);
+        rk_value sacc;
+        rk_build_wgmma_wait_group(k, 1, &s_fly, 1, &sacc);   /* S_j back; P V of block j - 1 still in flight */
+        for (uint32_t x = 0; x < 2 * nr; x++) y[x] = cur[x];
+        rk_value alpha[RK_TILE_ACC_MAX_SLOTS];
+        probs(h, g, j, sacc, y, y + nr, y + 2 * nr + 1, alpha);
+        rk_value o;
+        rk_build_wgmma_wait_group(k, 0, &o_fly, 1, &o);
+        rk_value op[32];
+        split(k, o, pl->on, op);
+        kn_attn_rescale(k, pl, alpha, op);
+        y[2 * nr] = join(k, op, pl->on);
+        release(h, tid, prev);   /* block j - 1's stage has been read by S and P V */
+        rk_for_end(k, y, nc, cur);
+    }
+    /* the last block's P V */
+    rk_value fin;
+    rk_if_else_begin(k, nonempty, 1, &o_t, &fin);
+    {
+        rk_value last = rk_build_sub(k, count, one);
+        rk_value st = rk_build_umod(k, last, Sv);
+        rk_value o = pv(h, st, cur + 2 * nr + 1, cur[2 * nr], true);
+        rk_else(k, &o, 1);
+    }
+    rk_if_end(k, &cur[2 * nr], 1);
+    for (uint32_t x = 0; x < 2 * nr; x++) res[x] = cur[x];
+    res[2 * nr] = fin;
+}
+
+/* The consumers' KV loop: per key block wait for its stage, S, softmax,
+ * P V; then the stage is released (ws: lane 0 of each warp on its empty
+ * barrier) or refilled (plain: a block barrier, then thread 0). Returns the
+ * final m, l (res[0 .. 2 nr)) and O (res[2 nr]). */
+static void consume(hk *h, kn_attn_ctx *g, rk_value tid, rk_value wg, rk_value lo, rk_value count, rk_value *res) {
+    rk_kernel *k = h->k;
+    const kn_attn_plan *pl = &h->hp->pl;
+    rk_value zero = c32(k, 0), one = c32(k, 1);
+    rk_tile_tma_ring_wait(k, &h->qring, zero);
+    /* loop-carried: m and l per row group, then O (the whole m64nDk16 accumulator) */
+    uint32_t nr = pl->rows.nrows;
+    rk_value init[2 * RK_TILE_ACC_MAX_SLOTS + 1], cur[2 * RK_TILE_ACC_MAX_SLOTS + 1];
+    rk_value ninf = rk_const_f32(k, -INFINITY), fz = rk_const_f32(k, 0.0f);
+    for (uint32_t r = 0; r < nr; r++) init[r] = ninf, init[nr + r] = fz;
+    rk_type o_t = rk_type_vec(k, RK_T_F32, pl->d / 2);
+    init[2 * nr] = rk_build_constant_vec(k, o_t, 0.0);
+    rk_value it = rk_for_begin(k, zero, count, one, "kv", 2 * nr + 1, init, NULL, cur);
+    rk_value m[RK_TILE_ACC_MAX_SLOTS], l[RK_TILE_ACC_MAX_SLOTS];
+    for (uint32_t r = 0; r < nr; r++) m[r] = cur[r], l[r] = cur[nr + r];
+    rk_value j = rk_build_add(k, lo, it);
+    rk_tile_tma_ring_wait(k, &h->ring, it);
+    rk_value Sv = c32(k, pl->stages);
+    rk_value st = rk_build_umod(k, it, Sv);
+    rk_value sacc = scores(h, st, wg, true);
+    rk_value sp[32], masked[32], pp[32], op[32];
+    split(k, sacc, pl->sn, sp);
+    kn_attn_scale_mask(g, j, sp, masked);
+    split(k, cur[2 * nr], pl->on, op);
+    kn_attn_softmax_step(k, pl, masked, m, l, op, pp);
+    rk_value pacc = join(k, pp, pl->sn);
+    rk_value pf[8];
+    rk_tile_wgmma_acc_to_a(k, pacc, pl->bn, h->s->dtype, pf);
+    rk_value o = join(k, op, pl->on);
+    o = pv(h, st, pf, o, true);
+    if (h->hp->ws) {
+        release(h, tid, it);
+    } else {
+        rk_build_sync(k);   /* every warpgroup is done with stage st: refill it */
+        rk_value ahead = c32(k, pl->stages);
+        rk_value nxt = rk_build_add(k, it, ahead);
+        fill_if(h, tid, lo, nxt, count);
+    }
+    rk_value y[2 * RK_TILE_ACC_MAX_SLOTS + 1];
+    for (uint32_t r = 0; r < nr; r++) y[r] = m[r], y[nr + r] = l[r];
+    y[2 * nr] = o;
+    rk_for_end(k, y, 2 * nr + 1, res);
+}
+
+void kn_attn_hopper_build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *p) {
+    const rk_attention_spec *s = &in->u.attn;
+    kn_attn_hplan hp;
+    rk_status pst = kn_attn_hopper_plan(s, t, &hp);
+    RK_ASSERT(pst == RK_OK, "attention: building a wgmma instance that does not validate");
+    const kn_attn_plan *pl = &hp.pl;
+    kn_attn_sig ix;
+    kn_attn_sig_of(s, &ix);
+    hk h = {.k = k, .hp = &hp, .s = s, .dt = s->dtype == RK_S_BF16 ? "bf16" : "f16"};
+    h.qmap = p[ix.qmap], h.kmap = p[ix.kmap], h.vmap = p[ix.vmap];
+    kn_attn_ctx g = {.k = k, .pl = pl, .s = s};
+    rk_value tid = rk_build_thread_id(k, 0);
+    rk_value c7 = c32(k, 7), c127 = c32(k, 127);
+    rk_value wgi = rk_build_lshr(k, tid, c7);    /* warpgroup; ws: 0 is the producer */
+    rk_value wg = wgi;
+    if (hp.ws) {
+        rk_value one = c32(k, 1);
+        wg = rk_build_sub(k, wgi, one);          /* the consumer's index (the producer's is unused) */
+    }
+    g.w.lane = rk_build_and(k, tid, c127);       /* the thread inside its warpgroup: the accumulator map's lane */
+    /* shared memory and barriers (with their block barrier) before any branch */
+    rk_smem_alloc_opts al = {.align = RK_SOME(1024)};
+    uint32_t nkv = pl->stages * hp.kv_elems;
+    h.sQ = rk_build_smem_alloc_ex(k, (rk_type){s->dtype}, &hp.q_elems, 1, &al);
+    h.sK = rk_build_smem_alloc_ex(k, (rk_type){s->dtype}, &nkv, 1, &al);
+    h.sV = rk_build_smem_alloc_ex(k, (rk_type){s->dtype}, &nkv, 1, &al);
+    rk_tile_tma_ring_init(k, &h.qring, 1, hp.q_elems * 2);
+    rk_tile_tma_ring_init_pair(k, &h.ring, pl->stages, 2 * hp.kv_elems * 2, hp.ws ? 4 * hp.wgs : 0);
+    kn_attn_block blk;
+    kn_attn_begin(&g, p, &ix, &blk);
+    rk_value w64 = c32(k, 64);
+    rk_value wrow = rk_build_mul(k, wg, w64);
+    g.row0 = rk_build_add(k, g.m0, wrow);
+    g.wrow = wrow;
+    /* map rows: Q (b * Hq + h) * Sq + m0, K and V (b * Hkv + hk) * Skv */
+    rk_value bq = rk_build_mul(k, blk.b, p[ix.Hq]);
+    rk_value bqh = rk_build_add(k, bq, blk.h);
+    rk_value qr = rk_build_mul(k, bqh, p[ix.Sq]);
+    rk_value qrow0 = rk_build_add(k, qr, g.m0);
+    rk_value bk = rk_build_mul(k, blk.b, p[ix.Hkv]);
+    rk_value bkh = rk_build_add(k, bk, blk.hk);
+    h.krow0 = rk_build_mul(k, bkh, p[ix.Skv]);
+    rk_value lo, hi;
+    kn_attn_kv_range(&g, &lo, &hi);
+    rk_value count = rk_build_sub(k, hi, lo);
+    rk_value res[2 * RK_TILE_ACC_MAX_SLOTS + 1];
+    uint32_t nr = pl->rows.nrows;
+    if (hp.ws) {
+        rk_value zero = c32(k, 0);
+        rk_value prod = rk_build_cmp(k, "eq", wgi, zero);
+        rk_if_else_begin(k, prod, 0, NULL, NULL);
+        producer(&h, g.w.lane, qrow0, lo, count);
+        rk_else(k, NULL, 0);
+        rk_build_setmaxnreg(k, "inc", 240);
+    } else {
+        load_q(&h, tid, qrow0);
+        for (uint32_t i = 0; i < pl->stages; i++) {
+            rk_value ci = c32(k, i);
+            fill_if(&h, tid, lo, ci, count);
+        }
+    }
+    if (hp.overlap) consume_overlap(&h, &g, tid, wg, lo, count, res);
+    else consume(&h, &g, tid, wg, lo, count, res);
+    rk_value op[32];
+    split(k, res[2 * nr], pl->on, op);
+    kn_attn_finish(&g, p, &ix, &blk, res, res + nr, op);
+    if (hp.ws) rk_if_end(k, NULL, 0);
+    rk_if_end(k, NULL, 0);   /* kn_attn_begin's branch */
+}

@@ -1,0 +1,45 @@
+/* rocke — the attention family's Hopper path (path = wgmma, sm_90a),
+ * private: the plan (warpgroups, TMA boxes, shared-memory stages, the
+ * accumulator geometry the shared softmax and epilogue read), the tensor
+ * maps of the signature, the kernel. Layer: kernels. */
+#ifndef ROCKE_ATTENTION_HOPPER_H
+#define ROCKE_ATTENTION_HOPPER_H
+
+#include "attention_int.h"
+#include "rocke/tile_hopper.h"
+
+/* Columns of one TMA box: a 128-byte swizzled row of 16-bit elements. */
+enum { KN_AH_BOX = 64 };
+
+/* pl is the view of the block that attention_build.c's shared pieces read:
+ * the m64n8k16 warpgroup atom (its accumulator map is the m64nNk16 one
+ * every 8 columns), mi = 1 (64 rows per warpgroup), sn = bn / 8 S pieces,
+ * on = D / 8 O pieces, the row geometry. */
+typedef struct kn_attn_hplan {
+    kn_attn_plan pl;
+    uint32_t wgs;                  /* consumer warpgroups: block_m / 64 */
+    uint32_t chunks;               /* D / 64 boxes across a row */
+    uint32_t q_elems, kv_elems;    /* elements of the Q tile, of one K (or V) stage */
+    uint32_t lds_bytes;            /* Q, the K and V stages, the barriers */
+    bool ws;                       /* a producer warpgroup 0 in front of the consumers (ws, overlap) */
+    bool overlap;                  /* softmax of block j under P V of block j - 1 (schedule = overlap) */
+} kn_attn_hplan;
+
+/* Whether the spec builds the wgmma kernel (path = wgmma; the heuristic
+ * resolves auto). */
+bool kn_attn_hopper(const rk_attention_spec *s);
+/* Check a path = wgmma spec against target t (sm_90a, prefill, layout bhsd,
+ * f16/bf16, block_m 64 or 128 with warps = block_m / 16, block_n a multiple
+ * of 16 up to 128, 2..3 stages, registers and shared memory) and fill the
+ * plan; RK_ERR_INVALID names the knob, the limit and path=mma. */
+rk_status kn_attn_hopper_plan(const rk_attention_spec *s, const rk_target *t, kn_attn_hplan *out);
+/* The heuristic's tiles for path = wgmma (unless locked: KN_AK_* bits). */
+void kn_attn_hopper_tune(rk_attention_spec *a, uint64_t locked);
+/* Q_map, K_map, V_map after the other entries. */
+void kn_attn_hopper_signature(const rk_attention_spec *s, rk_ksig *sg);
+void kn_attn_hopper_tensormap_box(const rk_instance *in, const rk_kparam *kp, uint32_t *box_rows, uint32_t *box_cols,
+                                  uint32_t *swizzle_bytes);
+/* attention_hopper.c */
+void kn_attn_hopper_build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *params);
+
+#endif
