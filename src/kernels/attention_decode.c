@@ -5,7 +5,7 @@
  * attention_decode_build.c emits the kernel. Layer: kernels. */
 #include <math.h>
 
-#include "attention_int.h"
+#include "attention_decode_int.h"
 
 enum { DB, DHQ, DHKV, DSQ, DSKV, DD };   /* the family's dimensions (attention.c) */
 
@@ -48,6 +48,10 @@ void kn_attn_decode_tune(rk_instance *in, const rk_target *t, const rk_shape *s,
         if (a->kv_rows >= 16 && kn_attn_decode_atom_plan(a, t, &da) == RK_OK)
             a->kv_path = RK_ATTN_PATH_ATOM;
     }
+    /* the lanes path's ring: 3 cp.async stages where the target has
+     * cp.async; the AMD lowering of tile.async_copy is a plain load and store,
+     * so there the keys come straight from global memory */
+    if (!(locked >> KN_AK_STAGES & 1)) a->stages = t->features & RK_FEAT_SM80 ? 3 : 1;
     if (!(locked >> KN_AK_SPLITS & 1)) {
         uint64_t blocks = s->dim[DB] * s->dim[DHKV], want = 2ull * (t->compute_units ? t->compute_units : 1);
         uint32_t n = 1;
@@ -128,6 +132,9 @@ rk_status kn_attn_decode_validate(const rk_attention_spec *s, const rk_target *t
         return rk_fail(RK_ERR_INVALID, "attention: kv_rows = %u on lanes (kv_path = valu) serves at most 16 rows; "
                        "use kv_path = atom (or auto) for 32 or 64", s->kv_rows);
     kn_decode_geom g = kn_attn_decode_geom(s, t);
+    if (s->stages < 1 || s->stages > 4)
+        return rk_fail(RK_ERR_INVALID, "attention: mode = decode takes stages = 1 (keys straight from global "
+                       "memory) or 2..4 (a ring of async-copy LDS stages), got %u", s->stages);
     if (g.lanes > t->wave_size)
         return rk_fail(RK_ERR_INVALID, "attention: head_dim = %u needs %u lanes per key, more than %s's %u-lane waves",
                        s->head_dim, g.lanes, t->name, t->wave_size);
@@ -135,6 +142,10 @@ rk_status kn_attn_decode_validate(const rk_attention_spec *s, const rk_target *t
         return rk_fail(RK_ERR_INVALID, "attention: decode with kv_rows = %u and head_dim = %u needs %u bytes of LDS "
                        "for the warp merge, more than %s's %u; lower kv_rows", s->kv_rows, s->head_dim,
                        g.lds_bytes, t->name, t->lds_bytes);
+    if (kn_dec_ring_on(s) && kn_dec_ring_bytes(s) > t->lds_bytes)
+        return rk_fail(RK_ERR_INVALID, "attention: decode with stages = %u needs %u bytes of LDS for its ring "
+                       "(%u keys of K and V a stage), more than %s's %u; use fewer stages", s->stages,
+                       kn_dec_ring_bytes(s), kn_dec_ring_keys(s), t->name, t->lds_bytes);
     return RK_OK;
 }
 

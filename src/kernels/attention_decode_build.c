@@ -29,7 +29,7 @@
 
 
 
-typedef struct state { rk_value m[MAXR], l[MAXR], acc[MAXR]; } state;
+typedef kn_dec_state state;
 
 /* i1: key j is visible to row r (the mask; rows past (Hq / Hkv) * Sq see nothing). */
 rk_value kn_dec_visible(dk *g, rk_value row_ok, rk_value diag, rk_value j, rk_value valid) {
@@ -65,25 +65,34 @@ rk_value kn_dec_fp8_to_f32(rk_kernel *k, rk_value v, uint32_t n) {
     return out;
 }
 
-static rk_value load_f32(dk *g, rk_value ptr, rk_value at) {
+/* A lane's slice of a key or value (vec cache elements) in f32. */
+rk_value kn_dec_to_f32(dk *g, rk_value v) {
     rk_kernel *k = g->k;
-    rk_value v = rk_load_global(k, ptr, at, g->g.vec);
     return g->s->kv_dtype == RK_ATTN_KV_SAME ? rk_tile_to_f32(k, v) : kn_dec_fp8_to_f32(k, v, g->g.vec);
 }
 
-#define CHUNK 4u   /* keys of a slot per online-softmax update */
+#define CHUNK KN_DEC_CHUNK
 
 /* n <= CHUNK keys of this slot: key x at element at[x] (i64) of both caches,
  * position j[x], valid[x] when inside the split (a clamped key is loaded
- * otherwise and masked). All loads first, then per row the n scores, one
- * max, one rescale of (l, acc) and the n exp2 weights. */
+ * otherwise and masked). All loads first, then the update. */
 static void keys_step(dk *g, uint32_t n, const rk_value *at, const rk_value *j, const rk_value *valid, state *st) {
     rk_kernel *k = g->k;
     rk_value kf[CHUNK], vf[CHUNK];
     for (uint32_t x = 0; x < n; x++) {
-        kf[x] = load_f32(g, g->K, at[x]);
-        vf[x] = load_f32(g, g->V, at[x]);
+        rk_value kv = rk_load_global(k, g->K, at[x], g->g.vec);
+        rk_value vv = rk_load_global(k, g->V, at[x], g->g.vec);
+        kf[x] = kn_dec_to_f32(g, kv);
+        vf[x] = kn_dec_to_f32(g, vv);
     }
+    kn_dec_keys_update(g, n, kf, vf, j, valid, st);
+}
+
+/* Per row the n scores of keys kf[x] (f32 slices), one max, one rescale of
+ * (l, acc) and the n exp2 weights of vf[x]. */
+void kn_dec_keys_update(dk *g, uint32_t n, const rk_value *kf, const rk_value *vf, const rk_value *j,
+                        const rk_value *valid, state *st) {
+    rk_kernel *k = g->k;
     rk_value ninf = rk_const_f32(k, -INFINITY), fz = rk_const_f32(k, 0.0f);
     for (uint32_t r = 0; r < g->R; r++) {
         rk_value sc[CHUNK], mnew = st->m[r];
@@ -386,6 +395,46 @@ static void warp_merge(dk *g, uint32_t wave, rk_value *m, rk_value *l, rk_value 
     }
 }
 
+/* The KV loop straight from global memory (stages = 1): page by page, the
+ * keys' loads of a page issued before its math. */
+static void direct_loop(dk *g, rk_value t0, rk_value t1, state *st) {
+    rk_kernel *k = g->k;
+    rk_value pcv = c32(k, g->piece), P1 = c32(k, g->piece - 1);
+    rk_value pfirst = rk_build_udiv(k, t0, pcv);
+    rk_value tu = rk_build_add(k, t1, P1);
+    rk_value pend = rk_build_udiv(k, tu, pcv);
+    uint32_t R = g->R, nc = 3 * R;
+    rk_value init[3 * MAXR], cur[3 * MAXR], res[3 * MAXR];
+    for (uint32_t r = 0; r < R; r++) {
+        init[r] = st->m[r];
+        init[R + r] = st->l[r];
+        init[2 * R + r] = st->acc[r];
+    }
+    rk_value one = c32(k, 1);
+    rk_value pg = rk_for_begin(k, pfirst, pend, one, "page", nc, init, NULL, cur);
+    {
+        state in;
+        for (uint32_t r = 0; r < R; r++) {
+            in.m[r] = cur[r];
+            in.l[r] = cur[R + r];
+            in.acc[r] = cur[2 * R + r];
+        }
+        piece_step(g, pg, t1, &in);
+        rk_value y[3 * MAXR];
+        for (uint32_t r = 0; r < R; r++) {
+            y[r] = in.m[r];
+            y[R + r] = in.l[r];
+            y[2 * R + r] = in.acc[r];
+        }
+        rk_for_end(k, y, nc, res);
+    }
+    for (uint32_t r = 0; r < R; r++) {
+        st->m[r] = res[r];
+        st->l[r] = res[R + r];
+        st->acc[r] = res[2 * R + r];
+    }
+}
+
 void kn_attn_decode_build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *p) {
     const rk_attention_spec *s = &in->u.attn;
     kn_attn_dsig ix;
@@ -450,41 +499,24 @@ void kn_attn_decode_build(const rk_instance *in, const rk_target *t, rk_kernel *
     /* the KV loop over this split's pieces, (m, l, acc) per row carried */
     rk_value t0, t1;
     kn_dec_split_range(&g, &t0, &t1);
-    rk_value pcv = c32(k, g.piece), P1 = c32(k, g.piece - 1);
-    rk_value pfirst = rk_build_udiv(k, t0, pcv);
-    rk_value tu = rk_build_add(k, t1, P1);
-    rk_value pend = rk_build_udiv(k, tu, pcv);
-    uint32_t R = g.R, nc = 3 * R;
-    rk_value init[3 * MAXR], cur[3 * MAXR], res[3 * MAXR];
+    uint32_t R = g.R;
+    state st;
     rk_value ninf = rk_const_f32(k, -INFINITY), fz = rk_const_f32(k, 0.0f);
     rk_value azero = rk_tile_f32s(k, 0.0f, g.g.vec);
     for (uint32_t r = 0; r < R; r++) {
-        init[r] = ninf;
-        init[R + r] = fz;
-        init[2 * R + r] = azero;
+        st.m[r] = ninf;
+        st.l[r] = fz;
+        st.acc[r] = azero;
     }
+    if (kn_dec_ring_on(s))
+        kn_dec_ring_loop(&g, t0, t1, &st);
+    else
+        direct_loop(&g, t0, t1, &st);
     rk_value one = c32(k, 1);
-    rk_value pg = rk_for_begin(k, pfirst, pend, one, "page", nc, init, NULL, cur);
-    {
-        state st;
-        for (uint32_t r = 0; r < R; r++) {
-            st.m[r] = cur[r];
-            st.l[r] = cur[R + r];
-            st.acc[r] = cur[2 * R + r];
-        }
-        piece_step(&g, pg, t1, &st);
-        rk_value y[3 * MAXR];
-        for (uint32_t r = 0; r < R; r++) {
-            y[r] = st.m[r];
-            y[R + r] = st.l[r];
-            y[2 * R + r] = st.acc[r];
-        }
-        rk_for_end(k, y, nc, res);
-    }
 
     /* the slots of a warp merged in registers, then each warp's state into
      * LDS (its first slot; lane 0 of the key writes m and l) */
-    rk_value *mf = res, *lf = res + R, *af = res + 2 * R;
+    rk_value *mf = st.m, *lf = st.l, *af = st.acc;
     warp_merge(&g, t->wave_size, mf, lf, af);
     uint32_t D = s->head_dim, lds_elems = g.g.lds_bytes / 4;
     rk_value smem = rk_build_smem_alloc(k, RK_T_F32, &lds_elems, 1);

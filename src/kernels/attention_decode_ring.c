@@ -1,0 +1,181 @@
+/* rocke — the attention decode kernel's lanes-path KV loop through a ring
+ * of `stages` LDS stages filled by tile.async_copy (cp.async on NVIDIA), so
+ * the loads of the next stages are in flight while a stage is scored. A
+ * stage holds kn_dec_ring_keys keys of K and V (about 16 KB, whatever the
+ * page size: several 16-token pages, or a part of a 128-token page); each
+ * thread copies exactly the chunks it later reads (key x * slots + slot of
+ * the stage, its lane's 16 bytes), so the ring needs no block barrier,
+ * only its own wait_group. Layer: kernels. */
+#include "attention_decode_int.h"
+
+#define RING_BYTES 16384u   /* K and V bytes of one stage */
+
+bool kn_dec_ring_on(const rk_attention_spec *s) { return s->stages >= 2 && !kn_attn_decode_atoms(s); }
+
+uint32_t kn_dec_ring_keys(const rk_attention_spec *s) {
+    uint32_t kvb = rk_tile_elem_bytes(kn_attn_decode_kv_type(s));
+    return RING_BYTES / (2 * s->head_dim * kvb);
+}
+
+uint32_t kn_dec_ring_bytes(const rk_attention_spec *s) { return s->stages * RING_BYTES; }
+
+typedef struct ring {
+    dk *g;
+    rk_value smem, t0, t1;
+    rk_value own;        /* i32: this thread's chunk of key `slot` in a stage, tid * vec */
+    rk_value lane_at;    /* i64: element c * vec of a cache, the address of a copy that is not made */
+    uint32_t keys, per;  /* keys of a stage; this thread's keys of a stage */
+    uint32_t bytes;      /* of one copy */
+} ring;
+
+/* Element (i32) of chunk x of K (kv 0) or V (1) in buffer `buf` (i32):
+ * [buf][K, V][key][D]. */
+static rk_value chunk_at(ring *r, rk_value buf, uint32_t kv, uint32_t x) {
+    rk_kernel *k = r->g->k;
+    uint32_t D = r->g->s->head_dim;
+    rk_value bsz = c32(k, 2 * r->keys * D);
+    rk_value b0 = rk_build_mul(k, buf, bsz);
+    rk_value xo = c32(k, (kv * r->keys + x * r->g->g.slots) * D);
+    rk_value b1 = rk_build_add(k, b0, xo);
+    return rk_build_add(k, b1, r->own);
+}
+
+/* Stage n's keys t0 + n * keys + [0, keys) into buffer n % stages: this
+ * thread's K and V chunks, zeros past the split (no read: the copy's source
+ * is then the cache's first key). t0 is a whole number of pages and slots
+ * divides the page, so this thread's key x * slots + slot lies in page
+ * (first + x * slots) / P: one block-table read per page of the stage (a
+ * page past the split reads entry 0 instead). */
+static void issue(ring *r, rk_value n) {
+    dk *g = r->g;
+    rk_kernel *k = g->k;
+    uint32_t P = g->piece, slots = g->g.slots;
+    rk_value kv = c32(k, r->keys), S = c32(k, g->s->stages), pcv = c32(k, P), zero = c32(k, 0);
+    rk_value no = rk_build_mul(k, n, kv);
+    rk_value first = rk_build_add(k, r->t0, no);
+    rk_value buf = rk_build_umod(k, n, S);
+    rk_value pg0 = rk_build_udiv(k, first, pcv);
+    rk_value base = {0};
+    uint32_t have = UINT32_MAX;
+    for (uint32_t x = 0; x < r->per; x++) {
+        uint32_t pi = x * slots / P;   /* the stage's page of key x (0 when a stage is part of a page) */
+        rk_value xo = c32(k, x * slots);
+        rk_value kx = rk_build_add(k, first, xo);
+        if (pi != have) {
+            rk_value po = c32(k, pi);
+            rk_value pg = rk_build_add(k, pg0, po);
+            rk_value pk = rk_build_mul(k, pg, pcv);
+            rk_value used = rk_build_cmp(k, "lt", pk, r->t1);
+            rk_value pgc = rk_build_select(k, used, pg, zero);
+            rk_value pb = kn_dec_piece_first(g, pgc);
+            rk_value pk64 = i64(k, pk);
+            rk_value pko = rk_build_mul(k, pk64, g->kstride);
+            base = rk_build_sub(k, pb, pko);   /* element of key 0 were the page's keys numbered from 0 */
+            have = pi;
+        }
+        rk_value key = rk_build_add(k, kx, g->slot);
+        rk_value valid = rk_build_cmp(k, "lt", key, r->t1);
+        rk_value key64 = i64(k, key);
+        rk_value ko = rk_build_mul(k, key64, g->kstride);
+        rk_value b1 = rk_build_add(k, base, ko);
+        rk_value at0 = rk_build_add(k, b1, r->lane_at);
+        rk_value at = rk_build_select(k, valid, at0, r->lane_at);
+        rk_value dk_ = chunk_at(r, buf, 0, x);
+        rk_build_async_copy(k, g->K, at, r->smem, dk_, valid, r->bytes);
+        rk_value dv = chunk_at(r, buf, 1, x);
+        rk_build_async_copy(k, g->V, at, r->smem, dv, valid, r->bytes);
+    }
+    rk_build_async_commit_group(k);
+}
+
+/* Score stage u (landed) from buffer u % stages, KN_DEC_CHUNK keys per update. */
+static void consume(ring *r, rk_value u, kn_dec_state *st) {
+    dk *g = r->g;
+    rk_kernel *k = g->k;
+    rk_value kv = c32(k, r->keys), S = c32(k, g->s->stages);
+    rk_value uo = rk_build_mul(k, u, kv);
+    rk_value first = rk_build_add(k, r->t0, uo);
+    rk_value buf = rk_build_umod(k, u, S);
+    for (uint32_t x0 = 0; x0 < r->per; x0 += KN_DEC_CHUNK) {
+        uint32_t n = r->per - x0 < KN_DEC_CHUNK ? r->per - x0 : KN_DEC_CHUNK;
+        rk_value kf[KN_DEC_CHUNK], vf[KN_DEC_CHUNK], j[KN_DEC_CHUNK], valid[KN_DEC_CHUNK];
+        for (uint32_t x = 0; x < n; x++) {
+            rk_value ka = chunk_at(r, buf, 0, x0 + x);
+            rk_value kr = rk_load_smem(k, r->smem, &ka, g->g.vec);
+            rk_value va = chunk_at(r, buf, 1, x0 + x);
+            rk_value vr = rk_load_smem(k, r->smem, &va, g->g.vec);
+            kf[x] = kn_dec_to_f32(g, kr);
+            vf[x] = kn_dec_to_f32(g, vr);
+            rk_value xo = c32(k, (x0 + x) * g->g.slots);
+            rk_value kx = rk_build_add(k, first, xo);
+            j[x] = rk_build_add(k, kx, g->slot);
+            valid[x] = rk_build_cmp(k, "lt", j[x], r->t1);
+        }
+        kn_dec_keys_update(g, n, kf, vf, j, valid, st);
+    }
+}
+
+void kn_dec_ring_loop(dk *g, rk_value t0, rk_value t1, kn_dec_state *st) {
+    rk_kernel *k = g->k;
+    const rk_attention_spec *s = g->s;
+    uint32_t S = s->stages, D = s->head_dim;
+    ring r = {.g = g, .t0 = t0, .t1 = t1, .keys = kn_dec_ring_keys(s)};
+    r.per = r.keys / g->g.slots;
+    r.bytes = g->g.vec * rk_tile_elem_bytes(kn_attn_decode_kv_type(s));
+    RK_ASSERT(r.per * g->g.slots == r.keys && g->piece % g->g.slots == 0,
+              "attention decode: a ring stage and a page are whole key slots");
+    uint32_t elems = S * 2 * r.keys * D;
+    rk_smem_alloc_opts al = {.align = RK_SOME(128)};
+    r.smem = rk_build_smem_alloc_ex(k, (rk_type){kn_attn_decode_kv_type(s)}, &elems, 1, &al);
+    rk_value vv = c32(k, g->g.vec);
+    r.own = rk_build_mul(k, g->tid, vv);
+    rk_value lo = rk_build_mul(k, g->c, vv);
+    r.lane_at = i64(k, lo);
+
+    /* stages 0 .. S-2 ahead; step u issues stage u + S - 1 (into the buffer
+     * step u - 1 read), then waits until stage u has landed */
+    for (uint32_t n = 0; n + 1 < S; n++) {
+        rk_value nv = c32(k, n);
+        issue(&r, nv);
+    }
+    rk_value K1 = c32(k, r.keys - 1), Kv = c32(k, r.keys);
+    rk_value span = rk_build_sub(k, t1, t0);
+    rk_value su = rk_build_add(k, span, K1);
+    rk_value nst = rk_build_udiv(k, su, Kv);
+    uint32_t R = g->R, nc = 3 * R;
+    rk_value init[3 * MAXR], cur[3 * MAXR], res[3 * MAXR];
+    for (uint32_t x = 0; x < R; x++) {
+        init[x] = st->m[x];
+        init[R + x] = st->l[x];
+        init[2 * R + x] = st->acc[x];
+    }
+    rk_value zero = c32(k, 0), one = c32(k, 1), ahead = c32(k, S - 1);
+    rk_value u = rk_for_begin(k, zero, nst, one, "stage", nc, init, NULL, cur);
+    {
+        kn_dec_state in;
+        for (uint32_t x = 0; x < R; x++) {
+            in.m[x] = cur[x];
+            in.l[x] = cur[R + x];
+            in.acc[x] = cur[2 * R + x];
+        }
+        rk_value nx = rk_build_add(k, u, ahead);
+        issue(&r, nx);
+        rk_build_async_wait_group(k, S - 1);
+        consume(&r, u, &in);
+        rk_value y[3 * MAXR];
+        for (uint32_t x = 0; x < R; x++) {
+            y[x] = in.m[x];
+            y[R + x] = in.l[x];
+            y[2 * R + x] = in.acc[x];
+        }
+        rk_for_end(k, y, nc, res);
+    }
+    for (uint32_t x = 0; x < R; x++) {
+        st->m[x] = res[x];
+        st->l[x] = res[R + x];
+        st->acc[x] = res[2 * R + x];
+    }
+    /* the trailing (zero-filled) stages land before the LDS is reused */
+    rk_build_async_wait_group(k, 0);
+    rk_build_sync(k);
+}
