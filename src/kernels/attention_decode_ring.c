@@ -40,20 +40,19 @@ static rk_value chunk_at(ring *r, rk_value buf, uint32_t kv, uint32_t x) {
     return rk_build_add(k, b1, r->own);
 }
 
-/* Stage n's keys t0 + n * keys + [0, keys) into buffer n % stages: this
+/* Stage n's keys t0 + n * keys + [0, keys) into buffer buf (n % stages): this
  * thread's K and V chunks, zeros past the split (no read: the copy's source
  * is then the cache's first key). t0 is a whole number of pages and slots
  * divides the page, so this thread's key x * slots + slot lies in page
  * (first + x * slots) / P: one block-table read per page of the stage (a
  * page past the split reads entry 0 instead). */
-static void issue(ring *r, rk_value n) {
+static void issue(ring *r, rk_value n, rk_value buf) {
     dk *g = r->g;
     rk_kernel *k = g->k;
     uint32_t P = g->piece, slots = g->g.slots;
-    rk_value kv = c32(k, r->keys), S = c32(k, g->s->stages), pcv = c32(k, P), zero = c32(k, 0);
+    rk_value kv = c32(k, r->keys), pcv = c32(k, P), zero = c32(k, 0);
     rk_value no = rk_build_mul(k, n, kv);
     rk_value first = rk_build_add(k, r->t0, no);
-    rk_value buf = rk_build_umod(k, n, S);
     rk_value pg0 = rk_build_udiv(k, first, pcv);
     rk_value base = {0};
     uint32_t have = UINT32_MAX;
@@ -88,14 +87,13 @@ static void issue(ring *r, rk_value n) {
     rk_build_async_commit_group(k);
 }
 
-/* Score stage u (landed) from buffer u % stages, KN_DEC_CHUNK keys per update. */
-static void consume(ring *r, rk_value u, kn_dec_state *st) {
+/* Score stage u (landed) from buffer buf (u % stages), KN_DEC_CHUNK keys per update. */
+static void consume(ring *r, rk_value u, rk_value buf, kn_dec_state *st) {
     dk *g = r->g;
     rk_kernel *k = g->k;
-    rk_value kv = c32(k, r->keys), S = c32(k, g->s->stages);
+    rk_value kv = c32(k, r->keys);
     rk_value uo = rk_build_mul(k, u, kv);
     rk_value first = rk_build_add(k, r->t0, uo);
-    rk_value buf = rk_build_umod(k, u, S);
     for (uint32_t x0 = 0; x0 < r->per; x0 += KN_DEC_CHUNK) {
         uint32_t n = r->per - x0 < KN_DEC_CHUNK ? r->per - x0 : KN_DEC_CHUNK;
         rk_value kf[KN_DEC_CHUNK], vf[KN_DEC_CHUNK], j[KN_DEC_CHUNK], valid[KN_DEC_CHUNK];
@@ -136,22 +134,24 @@ void kn_dec_ring_loop(dk *g, rk_value t0, rk_value t1, kn_dec_state *st) {
      * step u - 1 read), then waits until stage u has landed */
     for (uint32_t n = 0; n + 1 < S; n++) {
         rk_value nv = c32(k, n);
-        issue(&r, nv);
+        issue(&r, nv, nv);
     }
     rk_value K1 = c32(k, r.keys - 1), Kv = c32(k, r.keys);
     rk_value span = rk_build_sub(k, t1, t0);
     rk_value su = rk_build_add(k, span, K1);
     rk_value nst = rk_build_udiv(k, su, Kv);
     uint32_t R = g->R, nc = 3 * R;
-    rk_value init[3 * MAXR], cur[3 * MAXR], res[3 * MAXR];
+    rk_value init[3 * MAXR + 1], cur[3 * MAXR + 1], res[3 * MAXR + 1];
     for (uint32_t x = 0; x < R; x++) {
         init[x] = st->m[x];
         init[R + x] = st->l[x];
         init[2 * R + x] = st->acc[x];
     }
     rk_value zero = c32(k, 0), one = c32(k, 1), ahead = c32(k, S - 1);
-    rk_value u = rk_for_begin(k, zero, nst, one, "stage", nc, init, NULL, cur);
+    init[nc] = zero;   /* the buffer step u reads (u % S) is carried, so no division by S */
+    rk_value u = rk_for_begin(k, zero, nst, one, "stage", nc + 1, init, NULL, cur);
     {
+        rk_value buf = cur[nc];
         kn_dec_state in;
         for (uint32_t x = 0; x < R; x++) {
             in.m[x] = cur[x];
@@ -159,16 +159,22 @@ void kn_dec_ring_loop(dk *g, rk_value t0, rk_value t1, kn_dec_state *st) {
             in.acc[x] = cur[2 * R + x];
         }
         rk_value nx = rk_build_add(k, u, ahead);
-        issue(&r, nx);
+        rk_value first = rk_build_cmp(k, "eq", buf, zero);
+        rk_value prev = rk_build_sub(k, buf, one);
+        rk_value wbuf = rk_build_select(k, first, ahead, prev);   /* (u + S - 1) % S */
+        issue(&r, nx, wbuf);
         rk_build_async_wait_group(k, S - 1);
-        consume(&r, u, &in);
-        rk_value y[3 * MAXR];
+        consume(&r, u, buf, &in);
+        rk_value y[3 * MAXR + 1];
         for (uint32_t x = 0; x < R; x++) {
             y[x] = in.m[x];
             y[R + x] = in.l[x];
             y[2 * R + x] = in.acc[x];
         }
-        rk_for_end(k, y, nc, res);
+        rk_value last = rk_build_cmp(k, "eq", buf, ahead);
+        rk_value nb = rk_build_add(k, buf, one);
+        y[nc] = rk_build_select(k, last, zero, nb);
+        rk_for_end(k, y, nc + 1, res);
     }
     for (uint32_t x = 0; x < R; x++) {
         st->m[x] = res[x];
