@@ -2,7 +2,8 @@
  * rows of a KV head as the M side of the target's attention atom (padded
  * and masked), a bn-key piece as N of S = Q K^T and K of O += P V; the
  * warps split into row and key groups, each key group's pieces through its
- * own LDS stage, the online softmax shared with prefill, then the lanes
+ * own LDS stage (stages >= 2: a cp.async ring of them), Q in vector loads
+ * through LDS, the online softmax shared with prefill, then the lanes
  * path's merge and output (docs/attention.md, "Atom path"). Layer: kernels. */
 #include <math.h>
 

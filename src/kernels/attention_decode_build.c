@@ -4,9 +4,11 @@
  * each); the block's `slots` = threads / lanes keys are in flight together.
  *   range     the split's keys: [lo, len) of the sequence (lo: the window's
  *             first visible key) cut into kv_splits whole-page pieces;
- *   KV loop   page by page (the page id read once per page from the block
- *             table; contiguous caches step in 64-key pieces), each slot
- *             taking keys slot, slot + slots, ... of the page: every row's
+ *   KV loop   stages = 1: page by page (the page id read once per page from
+ *             the block table; contiguous caches step in 64-key pieces);
+ *             stages 2..4: through the cp.async ring of
+ *             attention_decode_ring.c. Each slot takes keys slot, slot +
+ *             slots, ... of the page (stage): every row's
  *             dot product in f32 (lane partials, a butterfly over the key's
  *             lanes), masked to -inf, online softmax per row in the slot,
  *             up to 4 keys per update (one max and one rescale for them);
@@ -405,34 +407,18 @@ static void direct_loop(dk *g, rk_value t0, rk_value t1, state *st) {
     rk_value pend = rk_build_udiv(k, tu, pcv);
     uint32_t R = g->R, nc = 3 * R;
     rk_value init[3 * MAXR], cur[3 * MAXR], res[3 * MAXR];
-    for (uint32_t r = 0; r < R; r++) {
-        init[r] = st->m[r];
-        init[R + r] = st->l[r];
-        init[2 * R + r] = st->acc[r];
-    }
+    kn_dec_state_pack(st, R, init);
     rk_value one = c32(k, 1);
     rk_value pg = rk_for_begin(k, pfirst, pend, one, "page", nc, init, NULL, cur);
     {
         state in;
-        for (uint32_t r = 0; r < R; r++) {
-            in.m[r] = cur[r];
-            in.l[r] = cur[R + r];
-            in.acc[r] = cur[2 * R + r];
-        }
+        kn_dec_state_unpack(cur, R, &in);
         piece_step(g, pg, t1, &in);
         rk_value y[3 * MAXR];
-        for (uint32_t r = 0; r < R; r++) {
-            y[r] = in.m[r];
-            y[R + r] = in.l[r];
-            y[2 * R + r] = in.acc[r];
-        }
+        kn_dec_state_pack(&in, R, y);
         rk_for_end(k, y, nc, res);
     }
-    for (uint32_t r = 0; r < R; r++) {
-        st->m[r] = res[r];
-        st->l[r] = res[R + r];
-        st->acc[r] = res[2 * R + r];
-    }
+    kn_dec_state_unpack(res, R, st);
 }
 
 void kn_attn_decode_build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *p) {

@@ -29,6 +29,13 @@ typedef struct dk {
 /* Per row: the running max m (log2 domain), the sum l and this lane's O slice acc (f32). */
 typedef struct kn_dec_state { rk_value m[MAXR], l[MAXR], acc[MAXR]; } kn_dec_state;
 #define KN_DEC_CHUNK 4u   /* keys of a slot per online-softmax update (the lanes path) */
+/* The state as 3 * R loop-carried values (m, then l, then acc) and back. */
+static inline void kn_dec_state_pack(const kn_dec_state *st, uint32_t R, rk_value *v) {
+    for (uint32_t r = 0; r < R; r++) v[r] = st->m[r], v[R + r] = st->l[r], v[2 * R + r] = st->acc[r];
+}
+static inline void kn_dec_state_unpack(const rk_value *v, uint32_t R, kn_dec_state *st) {
+    for (uint32_t r = 0; r < R; r++) st->m[r] = v[r], st->l[r] = v[R + r], st->acc[r] = v[2 * R + r];
+}
 
 /* i1: key j is visible to a row (row_ok: inside the group; diag: its key diagonal) and inside the split (valid). */
 rk_value kn_dec_visible(dk *g, rk_value row_ok, rk_value diag, rk_value j, rk_value valid);

@@ -142,22 +142,14 @@ void kn_dec_ring_loop(dk *g, rk_value t0, rk_value t1, kn_dec_state *st) {
     rk_value nst = rk_build_udiv(k, su, Kv);
     uint32_t R = g->R, nc = 3 * R;
     rk_value init[3 * MAXR + 1], cur[3 * MAXR + 1], res[3 * MAXR + 1];
-    for (uint32_t x = 0; x < R; x++) {
-        init[x] = st->m[x];
-        init[R + x] = st->l[x];
-        init[2 * R + x] = st->acc[x];
-    }
+    kn_dec_state_pack(st, R, init);
     rk_value zero = c32(k, 0), one = c32(k, 1), ahead = c32(k, S - 1);
     init[nc] = zero;   /* the buffer step u reads (u % S) is carried, so no division by S */
     rk_value u = rk_for_begin(k, zero, nst, one, "stage", nc + 1, init, NULL, cur);
     {
         rk_value buf = cur[nc];
         kn_dec_state in;
-        for (uint32_t x = 0; x < R; x++) {
-            in.m[x] = cur[x];
-            in.l[x] = cur[R + x];
-            in.acc[x] = cur[2 * R + x];
-        }
+        kn_dec_state_unpack(cur, R, &in);
         rk_value nx = rk_build_add(k, u, ahead);
         rk_value first = rk_build_cmp(k, "eq", buf, zero);
         rk_value prev = rk_build_sub(k, buf, one);
@@ -166,21 +158,13 @@ void kn_dec_ring_loop(dk *g, rk_value t0, rk_value t1, kn_dec_state *st) {
         rk_build_async_wait_group(k, S - 1);
         consume(&r, u, buf, &in);
         rk_value y[3 * MAXR + 1];
-        for (uint32_t x = 0; x < R; x++) {
-            y[x] = in.m[x];
-            y[R + x] = in.l[x];
-            y[2 * R + x] = in.acc[x];
-        }
+        kn_dec_state_pack(&in, R, y);
         rk_value last = rk_build_cmp(k, "eq", buf, ahead);
         rk_value nb = rk_build_add(k, buf, one);
         y[nc] = rk_build_select(k, last, zero, nb);
         rk_for_end(k, y, nc + 1, res);
     }
-    for (uint32_t x = 0; x < R; x++) {
-        st->m[x] = res[x];
-        st->l[x] = res[R + x];
-        st->acc[x] = res[2 * R + x];
-    }
+    kn_dec_state_unpack(res, R, st);
     /* the trailing (zero-filled) stages land before the LDS is reused */
     rk_build_async_wait_group(k, 0);
     rk_build_sync(k);
