@@ -40,43 +40,53 @@ static rk_value chunk_at(ring *r, rk_value buf, uint32_t kv, uint32_t x) {
     return rk_build_add(k, b1, r->own);
 }
 
-/* Stage n's keys t0 + n * keys + [0, keys) into buffer buf (n % stages): this
- * thread's K and V chunks, zeros past the split (no read: the copy's source
- * is then the cache's first key). t0 is a whole number of pages and slots
- * divides the page, so this thread's key x * slots + slot lies in page
- * (first + x * slots) / P: one block-table read per page of the stage (a
- * page past the split reads entry 0 instead). */
-static void issue(ring *r, rk_value n, rk_value buf) {
+#define RING_PAGES 8u   /* pages of a stage at most: 128 keys (D 64, fp8) of 16-token pages */
+
+/* The pages of this thread's keys of stage n (keys t0 + n * keys + [0,
+ * keys)): t0 is a whole number of pages and slots divides the page, so key x
+ * * slots + slot lies in page (first + x * slots) / P, page group x * slots /
+ * P of the stage (0 when a stage is part of a page). base[p]: the element
+ * (i64) of key 0 were the keys of group p's page numbered from 0; a page
+ * past the split reads block-table entry 0, which every row has. */
+static uint32_t page_groups(const ring *r) { return (r->per - 1) * r->g->g.slots / r->g->piece + 1; }
+
+static void lookup(ring *r, rk_value n, rk_value *base) {
     dk *g = r->g;
     rk_kernel *k = g->k;
-    uint32_t P = g->piece, slots = g->g.slots;
-    rk_value kv = c32(k, r->keys), pcv = c32(k, P), zero = c32(k, 0);
+    rk_value kv = c32(k, r->keys), pcv = c32(k, g->piece), zero = c32(k, 0);
     rk_value no = rk_build_mul(k, n, kv);
     rk_value first = rk_build_add(k, r->t0, no);
     rk_value pg0 = rk_build_udiv(k, first, pcv);
-    rk_value base = {0};
-    uint32_t have = UINT32_MAX;
+    for (uint32_t pi = 0; pi < page_groups(r); pi++) {
+        rk_value po = c32(k, pi);
+        rk_value pg = rk_build_add(k, pg0, po);
+        rk_value pk = rk_build_mul(k, pg, pcv);
+        rk_value used = rk_build_cmp(k, "lt", pk, r->t1);
+        rk_value pgc = rk_build_select(k, used, pg, zero);
+        rk_value pb = kn_dec_piece_first(g, pgc);
+        rk_value pk64 = i64(k, pk);
+        rk_value pko = rk_build_mul(k, pk64, g->kstride);
+        base[pi] = rk_build_sub(k, pb, pko);
+    }
+}
+
+/* Stage n's keys into buffer buf (n % stages), its pages' bases from
+ * lookup: this thread's K and V chunks, zeros past the split (no read: the
+ * copy's source is then the cache's first key). */
+static void issue(ring *r, rk_value n, rk_value buf, const rk_value *base) {
+    dk *g = r->g;
+    rk_kernel *k = g->k;
+    rk_value kv = c32(k, r->keys);
+    rk_value no = rk_build_mul(k, n, kv);
+    rk_value first = rk_build_add(k, r->t0, no);
     for (uint32_t x = 0; x < r->per; x++) {
-        uint32_t pi = x * slots / P;   /* the stage's page of key x (0 when a stage is part of a page) */
-        rk_value xo = c32(k, x * slots);
+        rk_value xo = c32(k, x * g->g.slots);
         rk_value kx = rk_build_add(k, first, xo);
-        if (pi != have) {
-            rk_value po = c32(k, pi);
-            rk_value pg = rk_build_add(k, pg0, po);
-            rk_value pk = rk_build_mul(k, pg, pcv);
-            rk_value used = rk_build_cmp(k, "lt", pk, r->t1);
-            rk_value pgc = rk_build_select(k, used, pg, zero);
-            rk_value pb = kn_dec_piece_first(g, pgc);
-            rk_value pk64 = i64(k, pk);
-            rk_value pko = rk_build_mul(k, pk64, g->kstride);
-            base = rk_build_sub(k, pb, pko);   /* element of key 0 were the page's keys numbered from 0 */
-            have = pi;
-        }
         rk_value key = rk_build_add(k, kx, g->slot);
         rk_value valid = rk_build_cmp(k, "lt", key, r->t1);
         rk_value key64 = i64(k, key);
         rk_value ko = rk_build_mul(k, key64, g->kstride);
-        rk_value b1 = rk_build_add(k, base, ko);
+        rk_value b1 = rk_build_add(k, base[x * g->g.slots / g->piece], ko);
         rk_value at0 = rk_build_add(k, b1, r->lane_at);
         rk_value at = rk_build_select(k, valid, at0, r->lane_at);
         rk_value dk_ = chunk_at(r, buf, 0, x);
@@ -131,38 +141,47 @@ void kn_dec_ring_loop(dk *g, rk_value t0, rk_value t1, kn_dec_state *st) {
     r.lane_at = i64(k, lo);
 
     /* stages 0 .. S-2 ahead; step u issues stage u + S - 1 (into the buffer
-     * step u - 1 read), then waits until stage u has landed */
+     * step u - 1 read), then waits until stage u has landed. The pages of
+     * stage u + S are read from the block table at step u and carried, so
+     * their latency hides behind the scoring, not in front of the copies. */
+    uint32_t np = page_groups(&r);
+    RK_ASSERT(np <= RING_PAGES, "attention decode: the pages of a ring stage");
+    rk_value base[RING_PAGES];
     for (uint32_t n = 0; n + 1 < S; n++) {
         rk_value nv = c32(k, n);
-        issue(&r, nv, nv);
+        lookup(&r, nv, base);
+        issue(&r, nv, nv, base);
     }
     rk_value K1 = c32(k, r.keys - 1), Kv = c32(k, r.keys);
     rk_value span = rk_build_sub(k, t1, t0);
     rk_value su = rk_build_add(k, span, K1);
     rk_value nst = rk_build_udiv(k, su, Kv);
     uint32_t R = g->R, nc = 3 * R;
-    rk_value init[3 * MAXR + 1], cur[3 * MAXR + 1], res[3 * MAXR + 1];
+    rk_value init[3 * MAXR + 1 + RING_PAGES], cur[3 * MAXR + 1 + RING_PAGES], res[3 * MAXR + 1 + RING_PAGES];
     kn_dec_state_pack(st, R, init);
     rk_value zero = c32(k, 0), one = c32(k, 1), ahead = c32(k, S - 1);
     init[nc] = zero;   /* the buffer step u reads (u % S) is carried, so no division by S */
-    rk_value u = rk_for_begin(k, zero, nst, one, "stage", nc + 1, init, NULL, cur);
+    lookup(&r, ahead, init + nc + 1);
+    rk_value u = rk_for_begin(k, zero, nst, one, "stage", nc + 1 + np, init, NULL, cur);
     {
-        rk_value buf = cur[nc];
         kn_dec_state in;
         kn_dec_state_unpack(cur, R, &in);
+        rk_value buf = cur[nc];
         rk_value nx = rk_build_add(k, u, ahead);
         rk_value first = rk_build_cmp(k, "eq", buf, zero);
         rk_value prev = rk_build_sub(k, buf, one);
         rk_value wbuf = rk_build_select(k, first, ahead, prev);   /* (u + S - 1) % S */
-        issue(&r, nx, wbuf);
+        issue(&r, nx, wbuf, cur + nc + 1);
+        rk_value y[3 * MAXR + 1 + RING_PAGES];
+        rk_value n2 = rk_build_add(k, nx, one);
+        lookup(&r, n2, y + nc + 1);
         rk_build_async_wait_group(k, S - 1);
         consume(&r, u, buf, &in);
-        rk_value y[3 * MAXR + 1];
         kn_dec_state_pack(&in, R, y);
         rk_value last = rk_build_cmp(k, "eq", buf, ahead);
         rk_value nb = rk_build_add(k, buf, one);
         y[nc] = rk_build_select(k, last, zero, nb);
-        rk_for_end(k, y, nc + 1, res);
+        rk_for_end(k, y, nc + 1 + np, res);
     }
     kn_dec_state_unpack(res, R, st);
     /* the trailing (zero-filled) stages land before the LDS is reused */
