@@ -90,6 +90,22 @@ static void keys_step(dk *g, uint32_t n, const rk_value *at, const rk_value *j, 
     kn_dec_keys_update(g, n, kf, vf, j, valid, st);
 }
 
+/* This lane's part of a dot product: one multiply and vec - 1 fused
+ * multiply-adds in element order (the loop is bound by issued instructions:
+ * a product vector and its sum would take 2 vec - 1). */
+static rk_value lane_dot(dk *g, rk_value q, rk_value kf) {
+    rk_kernel *k = g->k;
+    rk_value q0 = rk_build_vextract(k, q, 0);
+    rk_value k0 = rk_build_vextract(k, kf, 0);
+    rk_value acc = rk_build_fmul(k, q0, k0);
+    for (uint32_t e = 1; e < g->g.vec; e++) {
+        rk_value qe = rk_build_vextract(k, q, e);
+        rk_value ke = rk_build_vextract(k, kf, e);
+        acc = rk_build_fma(k, qe, ke, acc);
+    }
+    return acc;
+}
+
 /* Per row the n scores of keys kf[x] (f32 slices), one max, one rescale of
  * (l, acc) and the n exp2 weights of vf[x]. */
 void kn_dec_keys_update(dk *g, uint32_t n, const rk_value *kf, const rk_value *vf, const rk_value *j,
@@ -99,8 +115,7 @@ void kn_dec_keys_update(dk *g, uint32_t n, const rk_value *kf, const rk_value *v
     for (uint32_t r = 0; r < g->R; r++) {
         rk_value sc[CHUNK], mnew = st->m[r];
         for (uint32_t x = 0; x < n; x++) {
-            rk_value prod = rk_tile_mul(k, g->q[r], kf[x]);
-            rk_value part = rk_tile_vec_reduce(k, RK_RED_SUM, prod);
+            rk_value part = lane_dot(g, g->q[r], kf[x]);
             rk_value dot = rk_tile_wave_reduce(k, RK_RED_SUM, part, g->g.lanes);
             rk_value vis = kn_dec_visible(g, g->row_ok[r], g->diag[r], j[x], valid[x]);
             sc[x] = rk_build_select(k, vis, dot, ninf);
