@@ -141,19 +141,25 @@ void kn_dec_keys_update(dk *g, uint32_t n, const rk_value *kf, const rk_value *v
     }
 }
 
-/* First element (i64) of piece `pg` of head hk of this sequence: the block
- * table's page (paged) or the contiguous rows. */
-rk_value kn_dec_piece_first(dk *g, rk_value pg) {
+/* The page of piece `pg` of this sequence (i32): the block table's entry
+ * (paged) or pg itself (contiguous rows). */
+rk_value kn_dec_page_id(dk *g, rk_value pg) {
+    rk_kernel *k = g->k;
+    if (!g->s->page_size) return pg;
+    /* block_table[b, pg]; max_pages = ceil(Skv / P) per row */
+    rk_value P1 = c32(k, g->piece - 1), Pv = c32(k, g->piece);
+    rk_value up = rk_build_add(k, g->Skv, P1);
+    rk_value maxp = rk_build_udiv(k, up, Pv);
+    rk_value row = rk_build_mul(k, g->b, maxp);
+    rk_value ix = rk_build_add(k, row, pg);
+    return rk_load_global(k, g->bt, ix, 1);
+}
+
+/* First element (i64) of head hk in page `id` (kn_dec_page_id). */
+rk_value kn_dec_page_first(dk *g, rk_value id) {
     rk_kernel *k = g->k;
     rk_value D = rk_const_i64(k, g->s->head_dim);
     if (g->s->page_size) {
-        /* block_table[b, pg]; max_pages = ceil(Skv / P) per row */
-        rk_value P1 = c32(k, g->piece - 1), Pv = c32(k, g->piece);
-        rk_value up = rk_build_add(k, g->Skv, P1);
-        rk_value maxp = rk_build_udiv(k, up, Pv);
-        rk_value row = rk_build_mul(k, g->b, maxp);
-        rk_value ix = rk_build_add(k, row, pg);
-        rk_value id = rk_load_global(k, g->bt, ix, 1);
         rk_value id64 = i64(k, id);
         rk_value pkeys = rk_const_i64(k, g->piece);
         rk_value pstride = rk_build_mul(k, g->kstride, pkeys);
@@ -162,17 +168,22 @@ rk_value kn_dec_piece_first(dk *g, rk_value pg) {
         rk_value ho = rk_build_mul(k, hk64, D);
         return rk_build_add(k, pb, ho);
     }
-    /* [B, Hkv, Skv, D]: ((b * Hkv + hk) * Skv + pg * piece) * D */
+    /* [B, Hkv, Skv, D]: ((b * Hkv + hk) * Skv + id * piece) * D */
     rk_value bh = rk_build_mul(k, g->b, g->Hkv);
     rk_value bhk = rk_build_add(k, bh, g->hk);
     rk_value bhk64 = i64(k, bhk);
     rk_value skv64 = i64(k, g->Skv);
     rk_value rows = rk_build_mul(k, bhk64, skv64);
     rk_value pcv = c32(k, g->piece);
-    rk_value first = rk_build_mul(k, pg, pcv);
+    rk_value first = rk_build_mul(k, id, pcv);
     rk_value f64 = i64(k, first);
     rk_value r = rk_build_add(k, rows, f64);
     return rk_build_mul(k, r, D);
+}
+
+rk_value kn_dec_piece_first(dk *g, rk_value pg) {
+    rk_value id = kn_dec_page_id(g, pg);
+    return kn_dec_page_first(g, id);
 }
 
 /* piece_first plus this lane's offset within the key. */

@@ -47,8 +47,12 @@ rk_value kn_dec_to_f32(dk *g, rk_value v);
  * kf[x] and vf[x], positions j[x], valid[x] inside the split. */
 void kn_dec_keys_update(dk *g, uint32_t n, const rk_value *kf, const rk_value *vf, const rk_value *j,
                         const rk_value *valid, kn_dec_state *st);
-/* First element (i64) of piece pg of head hk of this sequence. */
+/* First element (i64) of piece pg of head hk of this sequence: the page id
+ * (i32: the block table's entry, or pg for contiguous caches), then its
+ * first element. */
 rk_value kn_dec_piece_first(dk *g, rk_value pg);
+rk_value kn_dec_page_id(dk *g, rk_value pg);
+rk_value kn_dec_page_first(dk *g, rk_value id);
 /* The split's keys [t0, t1) (i32, block uniform). */
 void kn_dec_split_range(dk *g, rk_value *t0, rk_value *t1);
 /* i64 element (b, i, hq, cc * vec) of Q or O. */

@@ -45,12 +45,12 @@ static rk_value chunk_at(ring *r, rk_value buf, uint32_t kv, uint32_t x) {
 /* The pages of this thread's keys of stage n (keys t0 + n * keys + [0,
  * keys)): t0 is a whole number of pages and slots divides the page, so key x
  * * slots + slot lies in page (first + x * slots) / P, page group x * slots /
- * P of the stage (0 when a stage is part of a page). base[p]: the element
- * (i64) of key 0 were the keys of group p's page numbered from 0; a page
+ * P of the stage (0 when a stage is part of a page). id[p]: group p's page
+ * (kn_dec_page_id, i32, so a carried lookup costs one register); a page
  * past the split reads block-table entry 0, which every row has. */
 static uint32_t page_groups(const ring *r) { return (r->per - 1) * r->g->g.slots / r->g->piece + 1; }
 
-static void lookup(ring *r, rk_value n, rk_value *base) {
+static void lookup(ring *r, rk_value n, rk_value *id) {
     dk *g = r->g;
     rk_kernel *k = g->k;
     rk_value kv = c32(k, r->keys), pcv = c32(k, g->piece), zero = c32(k, 0);
@@ -63,22 +63,31 @@ static void lookup(ring *r, rk_value n, rk_value *base) {
         rk_value pk = rk_build_mul(k, pg, pcv);
         rk_value used = rk_build_cmp(k, "lt", pk, r->t1);
         rk_value pgc = rk_build_select(k, used, pg, zero);
-        rk_value pb = kn_dec_piece_first(g, pgc);
+        id[pi] = kn_dec_page_id(g, pgc);
+    }
+}
+
+/* Stage n's keys into buffer buf (n % stages), its pages from lookup:
+ * this thread's K and V chunks, zeros past the split (no read: the copy's
+ * source is then the cache's first key). */
+static void issue(ring *r, rk_value n, rk_value buf, const rk_value *id) {
+    dk *g = r->g;
+    rk_kernel *k = g->k;
+    rk_value kv = c32(k, r->keys), pcv = c32(k, g->piece);
+    rk_value no = rk_build_mul(k, n, kv);
+    rk_value first = rk_build_add(k, r->t0, no);
+    rk_value pg0 = rk_build_udiv(k, first, pcv);
+    rk_value base[RING_PAGES];
+    for (uint32_t pi = 0; pi < page_groups(r); pi++) {
+        /* the element of key 0 were the page's keys numbered from 0 */
+        rk_value pb = kn_dec_page_first(g, id[pi]);
+        rk_value po = c32(k, pi);
+        rk_value pg = rk_build_add(k, pg0, po);
+        rk_value pk = rk_build_mul(k, pg, pcv);
         rk_value pk64 = i64(k, pk);
         rk_value pko = rk_build_mul(k, pk64, g->kstride);
         base[pi] = rk_build_sub(k, pb, pko);
     }
-}
-
-/* Stage n's keys into buffer buf (n % stages), its pages' bases from
- * lookup: this thread's K and V chunks, zeros past the split (no read: the
- * copy's source is then the cache's first key). */
-static void issue(ring *r, rk_value n, rk_value buf, const rk_value *base) {
-    dk *g = r->g;
-    rk_kernel *k = g->k;
-    rk_value kv = c32(k, r->keys);
-    rk_value no = rk_build_mul(k, n, kv);
-    rk_value first = rk_build_add(k, r->t0, no);
     for (uint32_t x = 0; x < r->per; x++) {
         rk_value xo = c32(k, x * g->g.slots);
         rk_value kx = rk_build_add(k, first, xo);
@@ -146,11 +155,11 @@ void kn_dec_ring_loop(dk *g, rk_value t0, rk_value t1, kn_dec_state *st) {
      * their latency hides behind the scoring, not in front of the copies. */
     uint32_t np = page_groups(&r);
     RK_ASSERT(np <= RING_PAGES, "attention decode: the pages of a ring stage");
-    rk_value base[RING_PAGES];
+    rk_value ids[RING_PAGES];
     for (uint32_t n = 0; n + 1 < S; n++) {
         rk_value nv = c32(k, n);
-        lookup(&r, nv, base);
-        issue(&r, nv, nv, base);
+        lookup(&r, nv, ids);
+        issue(&r, nv, nv, ids);
     }
     rk_value K1 = c32(k, r.keys - 1), Kv = c32(k, r.keys);
     rk_value span = rk_build_sub(k, t1, t0);
