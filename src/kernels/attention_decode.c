@@ -66,6 +66,8 @@ void kn_attn_decode_tune(rk_instance *in, const rk_target *t, const rk_shape *s,
     } else if (kn_attn_decode_atoms(a)) {
         atom_fits(a, t, free_stages);
     }
+    /* 16 rows on the lanes already spill; the ring's live values more than double that */
+    if (free_stages && !kn_attn_decode_atoms(a) && a->kv_rows >= 16) a->stages = 1;
     if (!(locked >> KN_AK_SPLITS & 1)) {
         uint64_t blocks = s->dim[DB] * s->dim[DHKV], want = 2ull * (t->compute_units ? t->compute_units : 1);
         uint32_t n = 1;

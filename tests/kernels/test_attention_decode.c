@@ -296,6 +296,8 @@ static void test_ring_choice(void **state) {
     assert_int_equal(in.u.attn.kv_path, RK_ATTN_PATH_ATOM);
     decode_instance("gfx942", (const uint64_t[]){2, 4, 1, 1, 64, 128}, "page_size=16", &in, &sh);
     assert_int_equal(in.u.attn.stages, 1);
+    decode_instance("sm_90", (const uint64_t[]){2, 16, 1, 1, 64, 128}, "page_size=16 kv_path=valu", &in, &sh);
+    assert_int_equal(in.u.attn.stages, 1);   /* 16 rows on the lanes: no ring */
     const rk_target *amd = rk_target_find("gfx942");
     decode_instance("gfx942", (const uint64_t[]){2, 16, 1, 1, 64, 128}, "page_size=16 kv_path=atom stages=4", &in, &sh);
     assert_int_not_equal(rk_instance_validate(&in, amd), RK_OK);
