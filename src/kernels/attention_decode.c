@@ -5,7 +5,7 @@
  * attention_decode_build.c emits the kernel. Layer: kernels. */
 #include <math.h>
 
-#include "attention_int.h"
+#include "attention_decode_int.h"
 
 enum { DB, DHQ, DHKV, DSQ, DSKV, DD };   /* the family's dimensions (attention.c) */
 
@@ -26,6 +26,17 @@ static uint32_t pow2_at_least(uint64_t x) {
     return p;
 }
 
+/* Whether the atom path's plan holds, with fewer stages (down to 1) when
+ * they are free and the LDS does not hold them. */
+static bool atom_fits(rk_attention_spec *a, const rk_target *t, bool free_stages) {
+    kn_decode_atom da;
+    while (kn_attn_decode_atom_plan(a, t, &da) != RK_OK) {
+        if (!free_stages || a->stages <= 1) return false;
+        a->stages--;
+    }
+    return true;
+}
+
 /* Rows: every query head of a KV head times Sq, rounded up to a power of
  * two. Splits: double while the grid (B * Hkv * splits blocks) stays under
  * two blocks per compute unit and every split keeps >= 256 keys of the
@@ -41,13 +52,22 @@ void kn_attn_decode_tune(rk_instance *in, const rk_target *t, const rk_shape *s,
         uint32_t r = pow2_at_least(G * s->dim[DSQ]);
         a->kv_rows = r > 64 ? 64 : r;
     }
+    /* K and V through a ring of 3 cp.async stages where the target has
+     * cp.async; the AMD lowering of tile.async_copy is a plain load and
+     * store, so there the keys come straight from global memory (1) */
+    bool free_stages = !(locked >> KN_AK_STAGES & 1);
+    uint32_t stages = t->features & RK_FEAT_SM80 ? 3 : 1;
+    if (free_stages) a->stages = stages;
     if (!(locked >> KN_AK_PATH & 1)) {
         /* atoms from 16 rows on where the atom path serves the instance, else the lanes */
-        kn_decode_atom da;
         a->kv_path = RK_ATTN_PATH_VALU;
-        if (a->kv_rows >= 16 && kn_attn_decode_atom_plan(a, t, &da) == RK_OK)
-            a->kv_path = RK_ATTN_PATH_ATOM;
+        if (a->kv_rows >= 16 && atom_fits(a, t, free_stages)) a->kv_path = RK_ATTN_PATH_ATOM;
+        if (free_stages && a->kv_path == RK_ATTN_PATH_VALU) a->stages = stages;
+    } else if (kn_attn_decode_atoms(a)) {
+        atom_fits(a, t, free_stages);
     }
+    /* 16 rows on the lanes already spill; the ring's live values more than double that */
+    if (free_stages && !kn_attn_decode_atoms(a) && a->kv_rows >= 16) a->stages = 1;
     if (!(locked >> KN_AK_SPLITS & 1)) {
         uint64_t blocks = s->dim[DB] * s->dim[DHKV], want = 2ull * (t->compute_units ? t->compute_units : 1);
         uint32_t n = 1;
@@ -76,21 +96,33 @@ rk_status kn_attn_decode_atom_plan(const rk_attention_spec *s, const rk_target *
     if (piece % out->bn)
         return rk_fail(RK_ERR_INVALID, "attention: kv_path = atom steps %u keys at a time (%s), but page_size = %u "
                        "(use page_size %u or more, or kv_path = valu)", out->bn, a->op_id, piece, out->bn);
+    /* fp8 pieces are converted on the way into LDS: synchronous copies, one stage */
+    out->stages = s->kv_dtype == RK_ATTN_KV_SAME && s->stages > 1 ? s->stages : 1;
     rk_attention_spec w = *s;
     w.mode = RK_ATTN_PREFILL, w.mask = RK_ATTN_MASK_NONE, w.lse = false, w.layout = RK_ATTN_BHSD;
-    w.block_m = out->wtm, w.block_n = out->bn, w.warps = 1, w.stages = 1, w.atom = (int)a->id;
+    w.block_m = out->wtm, w.block_n = out->bn, w.warps = 1, w.stages = out->stages > 1 ? 2 : 1;
+    w.atom = (int)a->id;
     rk_status st = kn_attn_plan_make(&w, t, &out->pl);
     if (st) return st;
     uint32_t eb = rk_tile_elem_bytes(s->dtype);
     out->kv_elems = out->pl.kv_stage;
-    out->p_base = out->nkg * out->kv_elems;
+    out->p_base = out->stages * out->nkg * out->kv_elems;
     out->lds_elems = out->p_base + W * out->pl.p_warp;
+    uint32_t q_all = out->nrg * out->pl.q_elems;
+    if (out->pl.q_in_regs) {
+        out->q_base = 0;
+        if (out->lds_elems < q_all) out->lds_elems = q_all;
+    } else {
+        out->q_base = out->lds_elems;
+        out->lds_elems += q_all;
+    }
     out->merge_bytes = out->nkg * rows * (s->head_dim + 2) * 4;
     uint64_t bytes = (uint64_t)out->lds_elems * eb + out->merge_bytes;
     if (bytes > t->lds_bytes)
-        return rk_fail(RK_ERR_INVALID, "attention: kv_path = atom with kv_rows = %u and head_dim = %u needs %llu bytes "
-                       "of LDS, more than %s's %u (use kv_path = valu, fewer rows or a smaller head_dim)", s->kv_rows,
-                       s->head_dim, (unsigned long long)bytes, t->name, t->lds_bytes);
+        return rk_fail(RK_ERR_INVALID, "attention: kv_path = atom with kv_rows = %u, head_dim = %u and stages = %u "
+                       "needs %llu bytes of LDS, more than %s's %u (use fewer stages, kv_path = valu, fewer rows or a "
+                       "smaller head_dim)", s->kv_rows, s->head_dim, out->stages, (unsigned long long)bytes, t->name,
+                       t->lds_bytes);
     return RK_OK;
 }
 
@@ -128,6 +160,9 @@ rk_status kn_attn_decode_validate(const rk_attention_spec *s, const rk_target *t
         return rk_fail(RK_ERR_INVALID, "attention: kv_rows = %u on lanes (kv_path = valu) serves at most 16 rows; "
                        "use kv_path = atom (or auto) for 32 or 64", s->kv_rows);
     kn_decode_geom g = kn_attn_decode_geom(s, t);
+    if (s->stages < 1 || s->stages > 4)
+        return rk_fail(RK_ERR_INVALID, "attention: mode = decode takes stages = 1 (keys straight from global "
+                       "memory) or 2..4 (a ring of async-copy LDS stages), got %u", s->stages);
     if (g.lanes > t->wave_size)
         return rk_fail(RK_ERR_INVALID, "attention: head_dim = %u needs %u lanes per key, more than %s's %u-lane waves",
                        s->head_dim, g.lanes, t->name, t->wave_size);
@@ -135,6 +170,11 @@ rk_status kn_attn_decode_validate(const rk_attention_spec *s, const rk_target *t
         return rk_fail(RK_ERR_INVALID, "attention: decode with kv_rows = %u and head_dim = %u needs %u bytes of LDS "
                        "for the warp merge, more than %s's %u; lower kv_rows", s->kv_rows, s->head_dim,
                        g.lds_bytes, t->name, t->lds_bytes);
+    /* counted beside the merge area (the NVPTX pool overlays the two, the emulator does not) */
+    if (kn_dec_ring_on(s) && kn_dec_ring_bytes(s) + g.lds_bytes > t->lds_bytes)
+        return rk_fail(RK_ERR_INVALID, "attention: decode with stages = %u needs %u bytes of LDS for its ring "
+                       "(%u keys of K and V a stage) and %u for the warp merge, more than %s's %u; use fewer stages",
+                       s->stages, kn_dec_ring_bytes(s), kn_dec_ring_keys(s), g.lds_bytes, t->name, t->lds_bytes);
     return RK_OK;
 }
 

@@ -2,7 +2,8 @@
  * rows of a KV head as the M side of the target's attention atom (padded
  * and masked), a bn-key piece as N of S = Q K^T and K of O += P V; the
  * warps split into row and key groups, each key group's pieces through its
- * own LDS stage, the online softmax shared with prefill, then the lanes
+ * own LDS stage (stages >= 2: a cp.async ring of them), Q in vector loads
+ * through LDS, the online softmax shared with prefill, then the lanes
  * path's merge and output (docs/attention.md, "Atom path"). Layer: kernels. */
 #include <math.h>
 
@@ -14,6 +15,7 @@ typedef struct ad {
     const kn_decode_atom *da;
     const rk_mma_atom *a;
     rk_value lane, rg, kg, smem;
+    rk_value qbase;                                                            /* i32: this row group's Q tile */
     rk_value rok[4][RK_TILE_ACC_MAX_SLOTS], rdiag[4][RK_TILE_ACC_MAX_SLOTS];   /* per (atom row, C slot) */
     rk_value ccol[RK_TILE_ACC_MAX_SLOTS];                                      /* C slot's column */
 } ad;
@@ -32,38 +34,62 @@ static rk_value atom_row(ad *x, uint32_t i, rk_frag f, uint32_t t, rk_value *col
     return rk_build_add(k, r1, fc.row);
 }
 
-/* Q as A fragments [i * dk + kk], read from global once (rows past the
- * group read row 0's and are masked), scaled by scale * log2(e) later. */
-static void atom_q(ad *x, rk_value Q, rk_value *qf) {
+/* Q into LDS: each row group's wtm x D tile at q_base + rg * q_elems, in
+ * 16-byte vector loads by the group's first warp (the rows of one KV head
+ * are not one stride apart when Sq > 1: each chunk finds its row's query
+ * head and token; rows past the group read row 0's and are masked). */
+static void stage_q(ad *x, rk_value Q) {
     dk *g = x->g;
     rk_kernel *k = g->k;
     const kn_attn_plan *pl = &x->da->pl;
-    rk_value zero = c32(k, 0);
+    const rk_tile_copy *c = &pl->cpq;
+    rk_tile_copy_lanes lq;
+    rk_tile_copy_lanes_init(k, c, x->lane, &lq);
+    rk_tile_copy_regs v;
+    rk_value zero = c32(k, 0), wt = c32(k, x->da->wtm);
+    rk_value r0 = rk_build_mul(k, x->rg, wt);
+    rk_value first = rk_build_cmp(k, "eq", x->kg, zero);
+    rk_if_begin(k, first);
+    for (uint32_t p = 0; p < c->passes; p++) {
+        rk_value row = rk_build_add(k, r0, lq.row[p]);
+        rk_value hq, qi, ok;
+        kn_dec_row_of(g, row, &hq, &qi, &ok);
+        rk_value base = kn_dec_qo_at(g, hq, qi, zero);
+        rk_value c64 = i64(k, lq.col[p]);
+        rk_value at = rk_build_add(k, base, c64);
+        v.v[p] = rk_load_global(k, Q, at, c->vec);
+    }
+    rk_tile_copy_put(k, c, &lq, &v, x->smem, x->qbase);
+    rk_if_end(k, NULL, 0);
+}
+
+/* Q's A fragments qf[i * dk + kk] of this warp's rows from its LDS tile:
+ * every K step (kk < 0) or K step kk alone. */
+static void q_frags(ad *x, int kk_only, rk_value *qf) {
+    rk_kernel *k = x->g->k;
+    const kn_attn_plan *pl = &x->da->pl;
     for (uint32_t i = 0; i < pl->mi; i++)
         for (uint32_t kk = 0; kk < pl->dk; kk++) {
-            rk_value e[RK_TILE_ACC_MAX_SLOTS];
-            for (uint32_t t = 0; t < x->a->a_len; t++) {
-                rk_value col, hq, qi, ok;
-                rk_value row = atom_row(x, i, RK_FRAG_A, t, &col);
-                kn_dec_row_of(g, row, &hq, &qi, &ok);
-                rk_value k0 = c32(k, kk * x->a->k);
-                rk_value d = rk_build_add(k, k0, col);
-                rk_value base = kn_dec_qo_at(g, hq, qi, zero);
-                rk_value d64 = i64(k, d);
-                rk_value at = rk_build_add(k, base, d64);
-                e[t] = rk_load_global(k, Q, at, 1);
-            }
-            qf[i * pl->dk + kk] = rk_build_vpack(k, e, x->a->a_len);
+            if (kk_only >= 0 && kk != (uint32_t)kk_only) continue;
+            rk_value ro = c32(k, i * x->a->m), k0 = c32(k, kk * x->a->k);
+            qf[i * pl->dk + kk] = rk_tile_frag_load(k, x->a, &pl->opq, x->smem, x->qbase, x->lane, ro, k0);
         }
 }
 
 /* acc[i * nn + jn] += af[i * nk + kk] * B (op's fragments from the stage at
- * `base`), over kk < nk steps of the atom's K and jn < nn atoms along N. */
+ * `base`), over kk < nk steps of the atom's K and jn < nn atoms along N;
+ * af NULL: Q's A fragments read from its LDS tile as each K step needs them. */
 static void atom_gemm(ad *x, const rk_tile_operand *op, rk_value base, uint32_t nk, uint32_t nn, const rk_value *af,
                       rk_value *acc) {
     rk_kernel *k = x->g->k;
     const rk_mma_atom *a = x->a;
+    rk_value qs[AMAXV];
+    bool from_lds = !af;
     for (uint32_t kk = 0; kk < nk; kk++) {
+        if (from_lds) {
+            q_frags(x, (int)kk, qs);
+            af = qs;
+        }
         rk_value k0 = c32(k, kk * a->k);
         for (uint32_t jn = 0; jn < nn; jn++) {
             rk_value n0 = c32(k, jn * a->n);
@@ -104,14 +130,12 @@ static void fp8_copy(ad *x, const rk_tile_copy *c, const rk_tile_copy_lanes *l, 
 
 /* One piece of bn keys from key `first` (i32) of the key group's stage:
  * S = Q K^T, the mask, online softmax, P to A fragments, O += P V. */
-static void atom_step(ad *x, rk_value first, rk_value t1, rk_value scale_l2, const rk_value *qf, rk_value *m,
-                      rk_value *l, rk_value *o) {
+static void atom_step(ad *x, rk_value kbase, rk_value first, rk_value t1, rk_value scale_l2, const rk_value *qf,
+                      rk_value *m, rk_value *l, rk_value *o) {
     dk *g = x->g;
     rk_kernel *k = g->k;
     const kn_attn_plan *pl = &x->da->pl;
     const rk_mma_atom *a = x->a;
-    rk_value kv = c32(k, x->da->kv_elems);
-    rk_value kbase = rk_build_mul(k, x->kg, kv);
     rk_value vb = c32(k, pl->v_base);
     rk_value vbase = rk_build_add(k, kbase, vb);
     uint32_t ns = pl->mi * pl->sn;
@@ -152,6 +176,76 @@ static void atom_step(ad *x, rk_value first, rk_value t1, rk_value scale_l2, con
     atom_gemm(x, &pl->opv, vbase, pl->pk, pl->on, pf, o);
 }
 
+/* The split's pieces as the key groups walk them: step n gives key group
+ * kg piece ufirst + n * nkg + kg, live while it is before uend. */
+typedef struct pieces {
+    rk_value ufirst, uend, t1;
+    rk_tile_copy_lanes lk, lv;
+} pieces;
+
+static void piece_of(ad *x, const pieces *pc, rk_value n, rk_value *um, rk_value *live) {
+    rk_kernel *k = x->g->k;
+    rk_value nkg = c32(k, x->da->nkg);
+    rk_value no = rk_build_mul(k, n, nkg);
+    rk_value u = rk_build_add(k, pc->ufirst, no);
+    *um = rk_build_add(k, u, x->kg);
+    *live = rk_build_cmp(k, "lt", *um, pc->uend);
+}
+
+/* Element (i32) of this key group's stage in ring buffer buf: [buf][kg]. */
+static rk_value stage_at(ad *x, rk_value buf) {
+    rk_kernel *k = x->g->k;
+    rk_value nkg = c32(k, x->da->nkg), kv = c32(k, x->da->kv_elems);
+    rk_value bk = rk_build_mul(k, buf, nkg);
+    rk_value slot = rk_build_add(k, bk, x->kg);
+    return rk_build_mul(k, slot, kv);
+}
+
+/* Step n's piece of K and V into ring buffer buf, by the key group's first warp
+ * (a piece past the split: zeros, its address that of page entry 0, which
+ * every block-table row has); async copies are committed (all threads). */
+static void copy_piece(ad *x, const pieces *pc, rk_value n, rk_value buf) {
+    dk *g = x->g;
+    rk_kernel *k = g->k;
+    const rk_attention_spec *s = g->s;
+    const kn_attn_plan *pl = &x->da->pl;
+    rk_value um, live;
+    piece_of(x, pc, n, &um, &live);
+    rk_value zero = c32(k, 0), bnv = c32(k, x->da->bn), pcv = c32(k, g->piece);
+    rk_value uc = rk_build_select(k, live, um, zero);
+    rk_value first = rk_build_mul(k, uc, bnv);
+    rk_value pg = rk_build_udiv(k, first, pcv);
+    rk_value inner = rk_build_umod(k, first, pcv);
+    rk_value base = kn_dec_piece_first(g, pg);
+    rk_value in64 = i64(k, inner);
+    rk_value io = rk_build_mul(k, in64, g->kstride);
+    rk_value at = rk_build_add(k, base, io);
+    rk_value left = rk_build_sub(k, pc->t1, first);
+    rk_value lcap = rk_build_smin(k, left, bnv);
+    rk_value nvalid = rk_build_select(k, live, lcap, zero);
+    rk_value eb = rk_const_i64(k, rk_tile_elem_bytes(kn_attn_decode_kv_type(s)));
+    rk_value bytes = rk_build_mul(k, at, eb);
+    rk_value kp = rk_build_global_ptr_add(k, g->K, bytes);
+    rk_value vp = rk_build_global_ptr_add(k, g->V, bytes);
+    rk_value ld = rk_build_trunc(k, g->kstride, RK_T_I32);
+    rk_value Dv = c32(k, s->head_dim);
+    rk_tile_gview gk = {kp, ld, nvalid, Dv}, gv = {vp, ld, nvalid, Dv};
+    rk_value kb = stage_at(x, buf);
+    rk_value vbo = c32(k, pl->v_base);
+    rk_value vb = rk_build_add(k, kb, vbo);
+    rk_value copier = rk_build_cmp(k, "eq", x->rg, zero);
+    rk_if_begin(k, copier);
+    if (s->kv_dtype == RK_ATTN_KV_SAME) {
+        rk_tile_copy_issue(k, &pl->cpk, &pc->lk, &gk, zero, zero, x->smem, kb);
+        rk_tile_copy_issue(k, &pl->cpv, &pc->lv, &gv, zero, zero, x->smem, vb);
+    } else {
+        fp8_copy(x, &pl->cpk, &pc->lk, &gk, kb);
+        fp8_copy(x, &pl->cpv, &pc->lv, &gv, vb);
+    }
+    rk_if_end(k, NULL, 0);
+    if (x->da->stages > 1) rk_build_async_commit_group(k);
+}
+
 void kn_dec_atom_build(dk *g, const rk_target *t, const rk_value *p, const kn_attn_dsig *ix, rk_value scale_l2) {
     rk_kernel *k = g->k;
     const rk_attention_spec *s = g->s;
@@ -179,81 +273,92 @@ void kn_dec_atom_build(dk *g, const rk_target *t, const rk_value *p, const kn_at
             x.rdiag[i][c] = rk_build_add(k, off, qi);
             x.ccol[c] = col;
         }
+    /* Q: vector loads into LDS, then (held) its fragments into registers */
+    rk_value qe = c32(k, pl->q_elems), qb0 = c32(k, da.q_base);
+    rk_value qo = rk_build_mul(k, x.rg, qe);
+    x.qbase = rk_build_add(k, qb0, qo);
+    stage_q(&x, p[ix->q]);
+    rk_build_sync(k);
     rk_value qf[AMAXV];
-    atom_q(&x, p[ix->q], qf);
+    if (pl->q_in_regs) {
+        q_frags(&x, -1, qf);
+        rk_build_sync(k);   /* the K/V stages overwrite Q */
+    }
 
     rk_value t0, t1;
     kn_dec_split_range(g, &t0, &t1);
-    rk_value bnv = c32(k, da.bn), bn1 = c32(k, da.bn - 1), nkg = c32(k, da.nkg);
-    rk_value ufirst = rk_build_udiv(k, t0, bnv);
+    rk_value bnv = c32(k, da.bn), bn1 = c32(k, da.bn - 1);
+    pieces pc = {.ufirst = rk_build_udiv(k, t0, bnv), .t1 = t1};
     rk_value tu = rk_build_add(k, t1, bn1);
-    rk_value uend = rk_build_udiv(k, tu, bnv);
+    pc.uend = rk_build_udiv(k, tu, bnv);
+    rk_value nkg = c32(k, da.nkg), nkg1 = c32(k, da.nkg - 1);
+    rk_value span = rk_build_sub(k, pc.uend, pc.ufirst);
+    rk_value su = rk_build_add(k, span, nkg1);
+    rk_value nit = rk_build_udiv(k, su, nkg);
     uint32_t nm = pl->mi * pl->rows.nrows, no = pl->mi * pl->on, nc = 2 * nm + no;
-    rk_value init[3 * AMAXV], cur[3 * AMAXV], res[3 * AMAXV];
+    rk_value init[3 * AMAXV + 1], cur[3 * AMAXV + 1], res[3 * AMAXV + 1];
     rk_value ninf = rk_const_f32(k, -INFINITY), fz = rk_const_f32(k, 0.0f);
     for (uint32_t y = 0; y < nm; y++) {
         init[y] = ninf;
         init[nm + y] = fz;
     }
     for (uint32_t y = 0; y < no; y++) init[2 * nm + y] = rk_tile_acc_zero(k, a);
-    rk_tile_copy_lanes lk, lv;
-    rk_tile_copy_lanes_init(k, &pl->cpk, x.lane, &lk);
-    rk_tile_copy_lanes_init(k, &pl->cpv, x.lane, &lv);
-    rk_value u = rk_for_begin(k, ufirst, uend, nkg, "piece", nc, init, NULL, cur);
+    rk_tile_copy_lanes_init(k, &pl->cpk, x.lane, &pc.lk);
+    rk_tile_copy_lanes_init(k, &pl->cpv, x.lane, &pc.lv);
+    uint32_t S = da.stages;
+    /* ring: pieces 0 .. S-2 ahead; step n waits for its piece, synchronizes
+     * (every warp is past step n - 1), then issues piece n + S - 1 into the
+     * stage step n - 1 read */
+    for (uint32_t n = 0; S > 1 && n + 1 < S; n++) {
+        rk_value nv = c32(k, n);
+        copy_piece(&x, &pc, nv, nv);
+    }
+    /* the buffer step n reads (n % S) is carried, so no division by S */
+    init[nc] = zero;
+    rk_value ahead = c32(k, S - 1);
+    rk_value n = rk_for_begin(k, zero, nit, one, "piece", nc + 1, init, NULL, cur);
     {
-        /* this key group's piece (past the split: the split's first, masked) */
-        rk_value um = rk_build_add(k, u, x.kg);
-        rk_value live = rk_build_cmp(k, "lt", um, uend);
-        rk_value uc = rk_build_select(k, live, um, ufirst);
-        rk_value first = rk_build_mul(k, uc, bnv);
-        rk_value pcv = c32(k, g->piece);
-        rk_value pg = rk_build_udiv(k, first, pcv);
-        rk_value inner = rk_build_umod(k, first, pcv);
-        rk_value base = kn_dec_piece_first(g, pg);
-        rk_value in64 = i64(k, inner);
-        rk_value io = rk_build_mul(k, in64, g->kstride);
-        rk_value at = rk_build_add(k, base, io);
-        rk_value left = rk_build_sub(k, t1, first);
-        rk_value lcap = rk_build_smin(k, left, bnv);
-        rk_value nvalid = rk_build_select(k, live, lcap, zero);
-        rk_value eb = rk_const_i64(k, rk_tile_elem_bytes(kn_attn_decode_kv_type(s)));
-        rk_value bytes = rk_build_mul(k, at, eb);
-        rk_value kp = rk_build_global_ptr_add(k, g->K, bytes);
-        rk_value vp = rk_build_global_ptr_add(k, g->V, bytes);
-        rk_value ld = rk_build_trunc(k, g->kstride, RK_T_I32);
-        rk_value Dv = c32(k, s->head_dim);
-        rk_tile_gview gk = {kp, ld, nvalid, Dv}, gv = {vp, ld, nvalid, Dv};
-        rk_value kvs = c32(k, da.kv_elems);
-        rk_value kb = rk_build_mul(k, x.kg, kvs);
-        rk_value vbo = c32(k, pl->v_base);
-        rk_value vb = rk_build_add(k, kb, vbo);
-        rk_value copier = rk_build_cmp(k, "eq", x.rg, zero);
-        rk_if_begin(k, copier);
-        if (s->kv_dtype == RK_ATTN_KV_SAME) {
-            rk_tile_copy_issue(k, &pl->cpk, &lk, &gk, zero, zero, x.smem, kb);
-            rk_tile_copy_issue(k, &pl->cpv, &lv, &gv, zero, zero, x.smem, vb);
+        rk_value buf = cur[nc];
+        if (S > 1) {
+            rk_build_async_wait_group(k, S - 2);
+            rk_build_sync(k);
+            rk_value nx = rk_build_add(k, n, ahead);
+            rk_value first = rk_build_cmp(k, "eq", buf, zero);
+            rk_value prev = rk_build_sub(k, buf, one);
+            rk_value wbuf = rk_build_select(k, first, ahead, prev);   /* (n + S - 1) % S */
+            copy_piece(&x, &pc, nx, wbuf);
         } else {
-            fp8_copy(&x, &pl->cpk, &lk, &gk, kb);
-            fp8_copy(&x, &pl->cpv, &lv, &gv, vb);
+            copy_piece(&x, &pc, n, zero);
+            rk_build_sync(k);
         }
-        rk_if_end(k, NULL, 0);
-        rk_build_sync(k);
         rk_value m[AMAXV], l[AMAXV], o[AMAXV];
         for (uint32_t y = 0; y < nm; y++) {
             m[y] = cur[y];
             l[y] = cur[nm + y];
         }
         for (uint32_t y = 0; y < no; y++) o[y] = cur[2 * nm + y];
+        rk_value um, live;
+        piece_of(&x, &pc, n, &um, &live);
         rk_value kfirst = rk_build_mul(k, um, bnv);
-        atom_step(&x, kfirst, t1, scale_l2, qf, m, l, o);
-        rk_build_sync(k);
-        rk_value yv[3 * AMAXV];
+        rk_value kb = stage_at(&x, buf);
+        /* Q too large to hold beside O: its fragments re-read at each K step */
+        atom_step(&x, kb, kfirst, t1, scale_l2, pl->q_in_regs ? qf : NULL, m, l, o);
+        if (S == 1) rk_build_sync(k);
+        rk_value yv[3 * AMAXV + 1];
         for (uint32_t y = 0; y < nm; y++) {
             yv[y] = m[y];
             yv[nm + y] = l[y];
         }
         for (uint32_t y = 0; y < no; y++) yv[2 * nm + y] = o[y];
-        rk_for_end(k, yv, nc, res);
+        rk_value last = rk_build_cmp(k, "eq", buf, ahead);
+        rk_value nb = rk_build_add(k, buf, one);
+        yv[nc] = rk_build_select(k, last, zero, nb);
+        rk_for_end(k, yv, nc + 1, res);
+    }
+    if (S > 1) {
+        /* the trailing (zero-filled) copies land before the LDS is reused */
+        rk_build_async_wait_group(k, 0);
+        rk_build_sync(k);
     }
 
     /* each key group's state into the merge area: [kg][row][D], then [kg][row][2] */

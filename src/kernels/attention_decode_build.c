@@ -4,9 +4,11 @@
  * each); the block's `slots` = threads / lanes keys are in flight together.
  *   range     the split's keys: [lo, len) of the sequence (lo: the window's
  *             first visible key) cut into kv_splits whole-page pieces;
- *   KV loop   page by page (the page id read once per page from the block
- *             table; contiguous caches step in 64-key pieces), each slot
- *             taking keys slot, slot + slots, ... of the page: every row's
+ *   KV loop   stages = 1: page by page (the page id read once per page from
+ *             the block table; contiguous caches step in 64-key pieces);
+ *             stages 2..4: through the cp.async ring of
+ *             attention_decode_ring.c. Each slot takes keys slot, slot +
+ *             slots, ... of the page (stage): every row's
  *             dot product in f32 (lane partials, a butterfly over the key's
  *             lanes), masked to -inf, online softmax per row in the slot,
  *             up to 4 keys per update (one max and one rescale for them);
@@ -29,7 +31,7 @@
 
 
 
-typedef struct state { rk_value m[MAXR], l[MAXR], acc[MAXR]; } state;
+typedef kn_dec_state state;
 
 /* i1: key j is visible to row r (the mask; rows past (Hq / Hkv) * Sq see nothing). */
 rk_value kn_dec_visible(dk *g, rk_value row_ok, rk_value diag, rk_value j, rk_value valid) {
@@ -65,31 +67,55 @@ rk_value kn_dec_fp8_to_f32(rk_kernel *k, rk_value v, uint32_t n) {
     return out;
 }
 
-static rk_value load_f32(dk *g, rk_value ptr, rk_value at) {
+/* A lane's slice of a key or value (vec cache elements) in f32. */
+rk_value kn_dec_to_f32(dk *g, rk_value v) {
     rk_kernel *k = g->k;
-    rk_value v = rk_load_global(k, ptr, at, g->g.vec);
     return g->s->kv_dtype == RK_ATTN_KV_SAME ? rk_tile_to_f32(k, v) : kn_dec_fp8_to_f32(k, v, g->g.vec);
 }
 
-#define CHUNK 4u   /* keys of a slot per online-softmax update */
+#define CHUNK KN_DEC_CHUNK
 
 /* n <= CHUNK keys of this slot: key x at element at[x] (i64) of both caches,
  * position j[x], valid[x] when inside the split (a clamped key is loaded
- * otherwise and masked). All loads first, then per row the n scores, one
- * max, one rescale of (l, acc) and the n exp2 weights. */
+ * otherwise and masked). All loads first, then the update. */
 static void keys_step(dk *g, uint32_t n, const rk_value *at, const rk_value *j, const rk_value *valid, state *st) {
     rk_kernel *k = g->k;
     rk_value kf[CHUNK], vf[CHUNK];
     for (uint32_t x = 0; x < n; x++) {
-        kf[x] = load_f32(g, g->K, at[x]);
-        vf[x] = load_f32(g, g->V, at[x]);
+        rk_value kv = rk_load_global(k, g->K, at[x], g->g.vec);
+        rk_value vv = rk_load_global(k, g->V, at[x], g->g.vec);
+        kf[x] = kn_dec_to_f32(g, kv);
+        vf[x] = kn_dec_to_f32(g, vv);
     }
+    kn_dec_keys_update(g, n, kf, vf, j, valid, st);
+}
+
+/* This lane's part of a dot product: one multiply and vec - 1 fused
+ * multiply-adds in element order (the loop is bound by issued instructions:
+ * a product vector and its sum would take 2 vec - 1). */
+static rk_value lane_dot(dk *g, rk_value q, rk_value kf) {
+    rk_kernel *k = g->k;
+    rk_value q0 = rk_build_vextract(k, q, 0);
+    rk_value k0 = rk_build_vextract(k, kf, 0);
+    rk_value acc = rk_build_fmul(k, q0, k0);
+    for (uint32_t e = 1; e < g->g.vec; e++) {
+        rk_value qe = rk_build_vextract(k, q, e);
+        rk_value ke = rk_build_vextract(k, kf, e);
+        acc = rk_build_fma(k, qe, ke, acc);
+    }
+    return acc;
+}
+
+/* Per row the n scores of keys kf[x] (f32 slices), one max, one rescale of
+ * (l, acc) and the n exp2 weights of vf[x]. */
+void kn_dec_keys_update(dk *g, uint32_t n, const rk_value *kf, const rk_value *vf, const rk_value *j,
+                        const rk_value *valid, state *st) {
+    rk_kernel *k = g->k;
     rk_value ninf = rk_const_f32(k, -INFINITY), fz = rk_const_f32(k, 0.0f);
     for (uint32_t r = 0; r < g->R; r++) {
         rk_value sc[CHUNK], mnew = st->m[r];
         for (uint32_t x = 0; x < n; x++) {
-            rk_value prod = rk_tile_mul(k, g->q[r], kf[x]);
-            rk_value part = rk_tile_vec_reduce(k, RK_RED_SUM, prod);
+            rk_value part = lane_dot(g, g->q[r], kf[x]);
             rk_value dot = rk_tile_wave_reduce(k, RK_RED_SUM, part, g->g.lanes);
             rk_value vis = kn_dec_visible(g, g->row_ok[r], g->diag[r], j[x], valid[x]);
             sc[x] = rk_build_select(k, vis, dot, ninf);
@@ -115,19 +141,25 @@ static void keys_step(dk *g, uint32_t n, const rk_value *at, const rk_value *j, 
     }
 }
 
-/* First element (i64) of piece `pg` of head hk of this sequence: the block
- * table's page (paged) or the contiguous rows. */
-rk_value kn_dec_piece_first(dk *g, rk_value pg) {
+/* The page of piece `pg` of this sequence (i32): the block table's entry
+ * (paged) or pg itself (contiguous rows). */
+rk_value kn_dec_page_id(dk *g, rk_value pg) {
+    rk_kernel *k = g->k;
+    if (!g->s->page_size) return pg;
+    /* block_table[b, pg]; max_pages = ceil(Skv / P) per row */
+    rk_value P1 = c32(k, g->piece - 1), Pv = c32(k, g->piece);
+    rk_value up = rk_build_add(k, g->Skv, P1);
+    rk_value maxp = rk_build_udiv(k, up, Pv);
+    rk_value row = rk_build_mul(k, g->b, maxp);
+    rk_value ix = rk_build_add(k, row, pg);
+    return rk_load_global(k, g->bt, ix, 1);
+}
+
+/* First element (i64) of head hk in page `id` (kn_dec_page_id). */
+rk_value kn_dec_page_first(dk *g, rk_value id) {
     rk_kernel *k = g->k;
     rk_value D = rk_const_i64(k, g->s->head_dim);
     if (g->s->page_size) {
-        /* block_table[b, pg]; max_pages = ceil(Skv / P) per row */
-        rk_value P1 = c32(k, g->piece - 1), Pv = c32(k, g->piece);
-        rk_value up = rk_build_add(k, g->Skv, P1);
-        rk_value maxp = rk_build_udiv(k, up, Pv);
-        rk_value row = rk_build_mul(k, g->b, maxp);
-        rk_value ix = rk_build_add(k, row, pg);
-        rk_value id = rk_load_global(k, g->bt, ix, 1);
         rk_value id64 = i64(k, id);
         rk_value pkeys = rk_const_i64(k, g->piece);
         rk_value pstride = rk_build_mul(k, g->kstride, pkeys);
@@ -136,17 +168,22 @@ rk_value kn_dec_piece_first(dk *g, rk_value pg) {
         rk_value ho = rk_build_mul(k, hk64, D);
         return rk_build_add(k, pb, ho);
     }
-    /* [B, Hkv, Skv, D]: ((b * Hkv + hk) * Skv + pg * piece) * D */
+    /* [B, Hkv, Skv, D]: ((b * Hkv + hk) * Skv + id * piece) * D */
     rk_value bh = rk_build_mul(k, g->b, g->Hkv);
     rk_value bhk = rk_build_add(k, bh, g->hk);
     rk_value bhk64 = i64(k, bhk);
     rk_value skv64 = i64(k, g->Skv);
     rk_value rows = rk_build_mul(k, bhk64, skv64);
     rk_value pcv = c32(k, g->piece);
-    rk_value first = rk_build_mul(k, pg, pcv);
+    rk_value first = rk_build_mul(k, id, pcv);
     rk_value f64 = i64(k, first);
     rk_value r = rk_build_add(k, rows, f64);
     return rk_build_mul(k, r, D);
+}
+
+rk_value kn_dec_piece_first(dk *g, rk_value pg) {
+    rk_value id = kn_dec_page_id(g, pg);
+    return kn_dec_page_first(g, id);
 }
 
 /* piece_first plus this lane's offset within the key. */
@@ -386,6 +423,30 @@ static void warp_merge(dk *g, uint32_t wave, rk_value *m, rk_value *l, rk_value 
     }
 }
 
+/* The KV loop straight from global memory (stages = 1): page by page, the
+ * keys' loads of a page issued before its math. */
+static void direct_loop(dk *g, rk_value t0, rk_value t1, state *st) {
+    rk_kernel *k = g->k;
+    rk_value pcv = c32(k, g->piece), P1 = c32(k, g->piece - 1);
+    rk_value pfirst = rk_build_udiv(k, t0, pcv);
+    rk_value tu = rk_build_add(k, t1, P1);
+    rk_value pend = rk_build_udiv(k, tu, pcv);
+    uint32_t R = g->R, nc = 3 * R;
+    rk_value init[3 * MAXR], cur[3 * MAXR], res[3 * MAXR];
+    kn_dec_state_pack(st, R, init);
+    rk_value one = c32(k, 1);
+    rk_value pg = rk_for_begin(k, pfirst, pend, one, "page", nc, init, NULL, cur);
+    {
+        state in;
+        kn_dec_state_unpack(cur, R, &in);
+        piece_step(g, pg, t1, &in);
+        rk_value y[3 * MAXR];
+        kn_dec_state_pack(&in, R, y);
+        rk_for_end(k, y, nc, res);
+    }
+    kn_dec_state_unpack(res, R, st);
+}
+
 void kn_attn_decode_build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *p) {
     const rk_attention_spec *s = &in->u.attn;
     kn_attn_dsig ix;
@@ -450,41 +511,24 @@ void kn_attn_decode_build(const rk_instance *in, const rk_target *t, rk_kernel *
     /* the KV loop over this split's pieces, (m, l, acc) per row carried */
     rk_value t0, t1;
     kn_dec_split_range(&g, &t0, &t1);
-    rk_value pcv = c32(k, g.piece), P1 = c32(k, g.piece - 1);
-    rk_value pfirst = rk_build_udiv(k, t0, pcv);
-    rk_value tu = rk_build_add(k, t1, P1);
-    rk_value pend = rk_build_udiv(k, tu, pcv);
-    uint32_t R = g.R, nc = 3 * R;
-    rk_value init[3 * MAXR], cur[3 * MAXR], res[3 * MAXR];
+    uint32_t R = g.R;
+    state st;
     rk_value ninf = rk_const_f32(k, -INFINITY), fz = rk_const_f32(k, 0.0f);
     rk_value azero = rk_tile_f32s(k, 0.0f, g.g.vec);
     for (uint32_t r = 0; r < R; r++) {
-        init[r] = ninf;
-        init[R + r] = fz;
-        init[2 * R + r] = azero;
+        st.m[r] = ninf;
+        st.l[r] = fz;
+        st.acc[r] = azero;
     }
+    if (kn_dec_ring_on(s))
+        kn_dec_ring_loop(&g, t0, t1, &st);
+    else
+        direct_loop(&g, t0, t1, &st);
     rk_value one = c32(k, 1);
-    rk_value pg = rk_for_begin(k, pfirst, pend, one, "page", nc, init, NULL, cur);
-    {
-        state st;
-        for (uint32_t r = 0; r < R; r++) {
-            st.m[r] = cur[r];
-            st.l[r] = cur[R + r];
-            st.acc[r] = cur[2 * R + r];
-        }
-        piece_step(&g, pg, t1, &st);
-        rk_value y[3 * MAXR];
-        for (uint32_t r = 0; r < R; r++) {
-            y[r] = st.m[r];
-            y[R + r] = st.l[r];
-            y[2 * R + r] = st.acc[r];
-        }
-        rk_for_end(k, y, nc, res);
-    }
 
     /* the slots of a warp merged in registers, then each warp's state into
      * LDS (its first slot; lane 0 of the key writes m and l) */
-    rk_value *mf = res, *lf = res + R, *af = res + 2 * R;
+    rk_value *mf = st.m, *lf = st.l, *af = st.acc;
     warp_merge(&g, t->wave_size, mf, lf, af);
     uint32_t D = s->head_dim, lds_elems = g.g.lds_bytes / 4;
     rk_value smem = rk_build_smem_alloc(k, RK_T_F32, &lds_elems, 1);

@@ -135,12 +135,15 @@ rk_scalar kn_attn_decode_kv_type(const rk_attention_spec *s);
  * into nrg row groups of wtm rows (kv_rows padded to the atom's M) and nkg
  * key groups, each key group taking every nkg-th bn-key piece; `pl` is one
  * warp's prefill plan (block_m = wtm, block_n = bn) for the operands, the
- * softmax rows and the P scratch. LDS: the key groups' K and V stages and the
- * warps' P scratch (dtype elements), then the key groups' merge (f32). */
+ * softmax rows and the P scratch. LDS: `stages` rings of the key groups' K
+ * and V stages, the warps' P scratch and the row groups' Q tiles (dtype
+ * elements; Q read into registers before the loop shares the stages), then
+ * the key groups' merge (f32). */
 typedef struct kn_decode_atom {
     kn_attn_plan pl;
     uint32_t nrg, nkg, wtm, bn;
     uint32_t kv_elems, p_base, lds_elems, merge_bytes;
+    uint32_t stages, q_base;         /* stages >= 2: cp.async ring (16-bit caches); Q tiles at q_base */
 } kn_decode_atom;
 bool kn_attn_decode_atoms(const rk_attention_spec *s);
 rk_status kn_attn_decode_atom_plan(const rk_attention_spec *s, const rk_target *t, kn_decode_atom *out);
