@@ -139,9 +139,12 @@ void kn_conv_build(const rk_instance *in, const rk_target *t, rk_kernel *k, cons
 
     kn_gemm_plan pl;
     kn_gemm_io io = {0};
-    kn_gemm_begin(k, &s, t, false, &pl, &io.w);
-    rk_status plain = kn_gemm_plan_plain(&pl);   /* the im2col gathers address every chunk */
-    RK_ASSERT(plain == RK_OK, "conv: building an instance that does not validate");
+    bool wgmma = s.path == RK_GEMM_PATH_WGMMA;
+    if (!wgmma) {
+        kn_gemm_begin(k, &s, t, false, &pl, &io.w);
+        rk_status plain = kn_gemm_plan_plain(&pl);   /* the im2col gathers address every chunk */
+        RK_ASSERT(plain == RK_OK, "conv: building an instance that does not validate");
+    }
     rk_value grp = rk_build_block_id(k, 2);
     rk_ix gi = rk_ix_v(grp);
     rk_ix cg = rk_ix_udiv(k, a.c, a.groups), kg = rk_ix_udiv(k, a.k, a.groups);
@@ -247,6 +250,10 @@ void kn_conv_build(const rk_instance *in, const rk_target *t, rk_kernel *k, cons
         }
         break;
     }
+    }
+    if (wgmma) {
+        kn_conv_hopper_build(k, in, t, &io, one ? NULL : &gt.v, ea.p, ne);
+        return;
     }
     io.c_shift.v = shift;
     io.c_shift.set = true;
