@@ -394,7 +394,7 @@ static rk_status check_shape(const rk_instance *in, const rk_shape *sh) {
 }
 
 /* ---- heuristic ------------------------------------------------------------------------------ */
-/* wgmma where it applies (sm_90a, fwd, the implicit GEMM) unless the path is
+/* wgmma where it applies (sm_90a, fwd and wgrad, the implicit GEMM) unless the path is
  * named: X gathered in vectors of 4 bytes or more (for 2-byte reads the
  * GEMM measured the gathered mma.sync kernel faster, and conv keeps that
  * rule until it is measured for conv), a problem the plan and the shape
@@ -403,7 +403,7 @@ static void tune_path(rk_instance *in, const rk_target *t, const kn_conv_geo *g,
                       uint64_t locked, bool path_free) {
     rk_conv_spec *c = &in->u.conv;
     if (path_free) {
-        bool fits = (t->features & RK_FEAT_SM90A) && c->direction == RK_CONV_FWD && c->algo != RK_CONV_DIRECT;
+        bool fits = (t->features & RK_FEAT_SM90A) && c->direction != RK_CONV_DGRAD && c->algo != RK_CONV_DIRECT;
         fits = fits && c->g.vec_a >= 2 && c->g.vec_b >= 2 && !(locked >> CK_ATOM & 1 && c->g.atom);
         if (!fits) return;
     } else if (c->g.path != RK_GEMM_PATH_WGMMA) {
@@ -413,7 +413,9 @@ static void tune_path(rk_instance *in, const rk_target *t, const kn_conv_geo *g,
     c->g.path = RK_GEMM_PATH_WGMMA;
     bool tile_free = !(locked >> CK_TILE & 1);
     if (tile_free || !(locked >> CK_WARPS & 1)) c->g.atom = 0;
-    kn_conv_hopper_tune(c, t, M, N, K, g->groups, tile_free, !(locked >> CK_STAGES & 1));
+    kn_conv_hopper_free fr = {.tile = tile_free, .stages = !(locked >> CK_STAGES & 1),
+                              .split = !(locked >> CK_SPLIT & 1)};
+    kn_conv_hopper_tune(c, t, M, N, K, g->groups, &fr);
     /* an explicit path=wgmma keeps its knobs even where they do not apply: validation says why */
     if (path_free && (kn_conv_hopper_check(in, t, "conv") || kn_conv_hopper_check_shape(in, g, "conv"))) *c = before;
 }

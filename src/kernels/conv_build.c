@@ -252,7 +252,9 @@ void kn_conv_build(const rk_instance *in, const rk_target *t, rk_kernel *k, cons
     }
     }
     if (wgmma) {
-        kn_conv_hopper_build(k, in, t, &io, one ? NULL : &gt.v, ea.p, ne);
+        kn_conv_hopper_io hio = {.io = &io, .view = one ? NULL : &gt.v, .epi = ea.p, .nepi = ne, .work = work,
+                                 .groups = rk_ix_value(k, a.groups)};
+        kn_conv_hopper_build(k, in, t, &hio);
         return;
     }
     io.c_shift.v = shift;

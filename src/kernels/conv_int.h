@@ -42,18 +42,24 @@ void kn_conv_build(const rk_instance *in, const rk_target *t, rk_kernel *k, cons
 #define KN_CONV_DIRECT_MAX_CPG 16
 void kn_conv_direct_build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *params);
 
-/* conv_hopper.c: path = wgmma (sm_90a, forward). check: the spec's rules
- * (direction fwd, algo igemm or gemm1x1, the GEMM Hopper plan, the gather
- * of X into the swizzled stage); check_shape: groups > 1 needs K/groups
- * even (paired stores); tune: tile, warps, stages (unless locked), plain
- * schedule, no split; build: the kernel from the direction's GEMM view
- * (view NULL: A is a plain matrix, gemm1x1) and the chain's operands. */
+/* conv_hopper.c: path = wgmma (sm_90a, fwd and wgrad). check: the spec's
+ * rules (direction, algo igemm or gemm1x1, the GEMM Hopper plan, the gather
+ * of X into the swizzled stage); check_shape: groups > 1 needs K/g even
+ * (paired stores); tune: tile, warps, stages, wgrad's split (those free),
+ * plain schedule; build: the kernel from the direction's GEMM view. */
+typedef struct kn_conv_hopper_free { bool tile, stages, split; } kn_conv_hopper_free;
+typedef struct kn_conv_hopper_io {
+    const kn_gemm_io *io;           /* the direction's GEMM view (pointers moved to the group) */
+    const rk_tile_im2col *view;     /* the im2col of X; NULL: every operand a plain matrix (gemm1x1) */
+    const rk_value *epi;            /* the chain's operands, moved to the group */
+    uint32_t nepi;
+    rk_value work, groups;          /* wgrad split-K: Work and the group count (i32) */
+} kn_conv_hopper_io;
 rk_status kn_conv_hopper_check(const rk_instance *in, const rk_target *t, const char *fam);
 rk_status kn_conv_hopper_check_shape(const rk_instance *in, const kn_conv_geo *g, const char *fam);
 void kn_conv_hopper_tune(rk_conv_spec *c, const rk_target *t, uint64_t M, uint64_t N, uint64_t K, uint64_t groups,
-                         bool tile_free, bool stages_free);
-void kn_conv_hopper_build(rk_kernel *k, const rk_instance *in, const rk_target *t, const kn_gemm_io *io,
-                          const rk_tile_im2col *view, const rk_value *epi, uint32_t nepi);
+                         const kn_conv_hopper_free *free_knobs);
+void kn_conv_hopper_build(rk_kernel *k, const rk_instance *in, const rk_target *t, const kn_conv_hopper_io *io);
 
 /* conv_reference.c: a direct convolution in double, every direction. */
 void kn_conv_reference(const rk_problem *p, double **want, double **tol);

@@ -233,10 +233,12 @@ void kn_gemm_hopper_build(const rk_instance *in, const rk_target *t, rk_kernel *
     }
     kn_hk h;
     kn_gemm_hopper_begin(&h, in, t, k, p, 0);
-    kn_gemm_hopper_run_plain(&h);
+    rk_value rbase, twg;
+    rk_value d = kn_gemm_hopper_run_plain(&h, &rbase, &twg);
+    kn_gemm_hopper_epilogue(&h, rbase, twg, d);
 }
 
-void kn_gemm_hopper_run_plain(kn_hk *h) {
+rk_value kn_gemm_hopper_run_plain(kn_hk *h, rk_value *rbase, rk_value *twg_out) {
     rk_kernel *k = h->k;
     const kn_gemm_plan *pl = &h->pl;
     rk_value pid = rk_build_block_id(k, 0);
@@ -275,6 +277,7 @@ void kn_gemm_hopper_run_plain(kn_hk *h) {
     rk_build_wgmma_wait_group(k, 0, &res, 1, &d);
     rk_value wg_rows = c32(k, 64);
     rk_value wrow = rk_build_mul(k, wg, wg_rows);
-    rk_value rbase = rk_build_add(k, h->m0, wrow);
-    kn_gemm_hopper_epilogue(h, rbase, twg, d);
+    *rbase = rk_build_add(k, h->m0, wrow);
+    *twg_out = twg;
+    return d;
 }

@@ -86,8 +86,11 @@ void kn_gemm_hopper_begin(kn_hk *h, const rk_instance *in, const rk_target *t, r
  * called by kn_gemm_hopper_fill_copies with the same arguments). */
 void kn_gemm_hopper_begin_ex(kn_hk *h, const rk_gemm_spec *s, const rk_target *t, rk_kernel *k, const rk_value *p,
                              const struct kn_hk_fill fill[2], uint32_t releases);
-/* schedule=plain after begin: the prologue, the K loop and the epilogue. */
-void kn_gemm_hopper_run_plain(kn_hk *h);
+/* schedule=plain after begin: the prologue and the loop over h->ktiles K
+ * tiles; returns the warpgroup's accumulators (all groups retired), with
+ * *rbase its first row in C and *twg the thread inside it, for
+ * kn_gemm_hopper_epilogue (or a caller's own reduction first). */
+rk_value kn_gemm_hopper_run_plain(kn_hk *h, rk_value *rbase, rk_value *twg);
 /* m0, n0 of C tile number `tile` (i32) in grouped-M order. */
 void kn_gemm_hopper_origin(kn_hk *h, rk_value tile);
 /* One thread: arm stage fill % stages and issue the TMA boxes of K tile kt

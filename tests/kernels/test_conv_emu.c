@@ -3,7 +3,7 @@
  * geometries (odd H, W, C, K; stride 2 and 3; dilation 2; padding wider than
  * the filter's half, asymmetric; groups 2 and depthwise; 3-D; 1x1 as a plain
  * GEMM; split-K wgrad; the direct depthwise / small-group kernel) on sm_90a,
- * sm_80 and gfx942; sm_90a's wgmma forward and its heuristic; the three kernels
+ * sm_80 and gfx942; sm_90a's wgmma forward and wgrad and the path heuristic; the three kernels
  * checked against each other through the adjoint identity <conv(X, W), dY>
  * = <X, dgrad(dY, W)> = <W, wgrad(dY, X)>, which needs no reference; one
  * binary run at several geometries; and bad input with its message. Fresh
@@ -112,11 +112,12 @@ static void test_paths(void **state) {
     run_case("conv3d", "sm_90a", v3, 9, "direction=wgrad stride=1x2x1 pad=1x1x1x1x1x1 split_k=2", NULL);
 }
 
-/* sm_90a's wgmma forward: channel vectors of 8, 4, 2 and single channels
- * (cp.async 16 / 8 / 4 bytes, element copies) gathered into the swizzled
- * stages; K tails (tile N 64 over 40 or 41 channels), M tails, K loops
- * longer than the stage ring, stride, asymmetric padding, dilation, groups,
- * a chain, 1x1 as a plain GEMM. */
+/* sm_90a's wgmma forward and wgrad: channel vectors of 8, 4, 2 and single
+ * channels (cp.async 16 / 8 / 4 bytes, element copies) gathered into the
+ * swizzled stages; K tails (tile N 64 over 40 or 41 channels), M tails, K
+ * loops longer than the stage ring, stride, asymmetric padding, dilation,
+ * groups, a chain, 1x1 as a plain GEMM, 3-D; wgrad's split-K reduction
+ * over whole and edge tiles. */
 static void test_wgmma(void **state) {
     (void)state;
     const struct { uint64_t ext[7]; const char *knobs; } cases[] = {
@@ -127,6 +128,13 @@ static void test_wgmma(void **state) {
         {{2, 5, 6, 9, 19, 3, 3}, "path=wgmma vec_a=1 vec_b=1 fuse=add"},     /* element gathers */
         {{1, 16, 9, 7, 36, 3, 3}, "groups=2 stride=2x2"},                    /* K/g = 18 */
         {{3, 24, 7, 6, 40, 1, 1}, "pad=0x0x0x0 fuse=bias"},                   /* gemm1x1 */
+        /* wgrad: dY^T copied, im2col(X) gathered in 64-column boxes, split over N*P*Q */
+        {{2, 16, 9, 7, 64, 3, 3}, "direction=wgrad split_k=3"},               /* whole and edge tiles */
+        {{2, 16, 17, 19, 24, 3, 3}, "direction=wgrad split_k=5 stride=2x2 pad=1x2x0x1 dilation=2x2"},
+        {{3, 6, 13, 11, 40, 3, 2}, "direction=wgrad out_dtype=f32 tile=128x128x64 warps=8x1 split_k=2"},
+        {{2, 16, 9, 11, 36, 3, 3}, "direction=wgrad groups=2 dtype=bf16 out_dtype=bf16"},   /* one split */
+        {{2, 5, 9, 9, 10, 3, 3}, "direction=wgrad path=wgmma vec_a=2 vec_b=1 split_k=4"},
+        {{4, 24, 8, 8, 40, 1, 1}, "direction=wgrad pad=0x0x0x0 split_k=6"},   /* gemm1x1 */
     };
     for (size_t c = 0; c < COUNT(cases); c++) {
         rk_instance in;
@@ -135,10 +143,13 @@ static void test_wgmma(void **state) {
         if (in.u.conv.g.path != RK_GEMM_PATH_WGMMA) fail_msg("case %zu: the heuristic kept path=mma", c);
         run_case("conv", "sm_90a", cases[c].ext, 7, cases[c].knobs, NULL);
     }
+    const uint64_t v3[9] = {2, 8, 4, 5, 6, 16, 3, 3, 2};
+    run_case("conv3d", "sm_90a", v3, 9, "direction=fwd stride=2x1x2 pad=1x1x1x0x0x1 dilation=1x2x1", NULL);
+    run_case("conv3d", "sm_90a", v3, 9, "direction=wgrad stride=1x2x1 pad=1x1x1x1x1x1 split_k=2", NULL);
     /* where wgmma does not apply, or is not asked for, the heuristic keeps mma */
     const uint64_t wide[7] = {2, 16, 7, 5, 24, 3, 3}, odd[7] = {1, 5, 7, 5, 8, 3, 3};
     const struct { const char *target, *knobs; const uint64_t *ext; int path; } keep[] = {
-        {"sm_90a", "direction=wgrad", wide, RK_GEMM_PATH_MMA}, {"sm_90a", "direction=dgrad", wide, RK_GEMM_PATH_MMA},
+        {"sm_90a", "direction=wgrad", wide, RK_GEMM_PATH_WGMMA}, {"sm_90a", "direction=dgrad", wide, RK_GEMM_PATH_MMA},
         {"sm_80", "", wide, RK_GEMM_PATH_MMA},                 {"sm_90a", "path=mma", wide, RK_GEMM_PATH_MMA},
         {"sm_90a", "", odd, RK_GEMM_PATH_MMA},                 {"sm_90a", "path=auto", wide, RK_GEMM_PATH_WGMMA},
     };
@@ -319,7 +330,7 @@ static void test_bad_input(void **state) {
         {"fuse=bias_row", "bias_row is not offered"},
         {"direction=sideways", "must be one of fwd|dgrad|wgrad"},
         {"direction=wgrad algo=direct", "algo direct computes the forward convolution only"},
-        {"path=wgmma direction=dgrad", "'path' = wgmma serves direction fwd"},
+        {"path=wgmma direction=dgrad", "'path' = wgmma serves directions fwd and wgrad"},
         {"path=wgmma algo=direct", "runs the implicit GEMM"},
         {"path=wgmma tile=128x64x32 warps=8x1", "tile K 64"},
         {"path=wgmma tile=128x64x64 warps=2x2", "runs 8x1 warps"},
