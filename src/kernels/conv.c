@@ -394,7 +394,7 @@ static rk_status check_shape(const rk_instance *in, const rk_shape *sh) {
 }
 
 /* ---- heuristic ------------------------------------------------------------------------------ */
-/* wgmma where it applies (sm_90a, fwd and wgrad, the implicit GEMM) unless the path is
+/* wgmma where it applies (sm_90a, every direction of the implicit GEMM) unless the path is
  * named: X gathered in vectors of 4 bytes or more (for 2-byte reads the
  * GEMM measured the gathered mma.sync kernel faster, and conv keeps that
  * rule until it is measured for conv), a problem the plan and the shape
@@ -403,7 +403,7 @@ static void tune_path(rk_instance *in, const rk_target *t, const kn_conv_geo *g,
                       uint64_t locked, bool path_free) {
     rk_conv_spec *c = &in->u.conv;
     if (path_free) {
-        bool fits = (t->features & RK_FEAT_SM90A) && c->direction != RK_CONV_DGRAD && c->algo != RK_CONV_DIRECT;
+        bool fits = (t->features & RK_FEAT_SM90A) && c->algo != RK_CONV_DIRECT;
         fits = fits && c->g.vec_a >= 2 && c->g.vec_b >= 2 && !(locked >> CK_ATOM & 1 && c->g.atom);
         if (!fits) return;
     } else if (c->g.path != RK_GEMM_PATH_WGMMA) {

@@ -1,14 +1,15 @@
-/* rocke — the convolution on Hopper (path = wgmma, sm_90a), forward and
- * weight gradient: the implicit GEMM on the GEMM's Hopper plain schedule
+/* rocke — the convolution on Hopper (path = wgmma, sm_90a), every
+ * direction: the implicit GEMM on the GEMM's Hopper plain schedule
  * (gemm_hopper.c), both operands filled by the block's threads into the
- * 128-byte-swizzled stages that wgmma reads. The im2col view of X (fwd: A,
- * K-major; wgrad: B, N-major in 64-column boxes) by rk_tile_im2col_issue
- * over a copy whose LDS layout is that swizzle (cp.async of channel
- * vectors, 16, 8 or 4 bytes, zero-filled in the padding and past the
- * tails; 2-byte loads and stores for single channels); the plain operand
- * (fwd: W rows; wgrad: dY, M-major) by the GEMM's copy. wgrad splits
- * N*P*Q over grid y and sums through Work in split order. Rules,
- * heuristic and the builder. Layer: kernels. */
+ * 128-byte-swizzled stages that wgmma reads. The im2col views (fwd: X as
+ * A, K-major; dgrad: dY as A, transposed; wgrad: X as B, N-major in
+ * 64-column boxes) by rk_tile_im2col_issue over a copy whose LDS layout is
+ * that swizzle (cp.async of channel vectors, 16, 8 or 4 bytes, zero-filled
+ * in the padding and past the tails; 2-byte loads and stores for single
+ * channels); dgrad's B (W's rows in (tap, k) order) by kn_conv_wrows_issue
+ * into the same boxes; a plain operand (fwd: W rows; wgrad: dY, M-major)
+ * by the GEMM's copy. wgrad splits N*P*Q over grid y and sums through Work
+ * in split order. Rules, heuristic and the builder. Layer: kernels. */
 #include "conv_int.h"
 #include "gemm_hopper.h"
 
@@ -18,12 +19,25 @@ enum { HOLD_ROWS_MAX_PASSES = 8 };
 
 static bool is_wgmma(const rk_conv_spec *c) { return c->g.path == RK_GEMM_PATH_WGMMA; }
 
+/* Which operands are gathered (im2col or dgrad's W rows) rather than plain
+ * matrices: fwd A, wgrad B, dgrad both; none for gemm1x1. */
+static bool gathered(const rk_conv_spec *c, int op) {
+    if (c->algo == RK_CONV_GEMM1X1) return false;
+    return c->direction == RK_CONV_DGRAD || (op ? c->direction == RK_CONV_WGRAD : c->direction == RK_CONV_FWD);
+}
+
+/* The copy of one box of a gathered operand into a swizzled stage: A tile M
+ * rows (K-major), B 64 K rows of one 64-column box (N-major). */
+static rk_status gather_copy(const kn_gemm_plan *pl, const rk_gemm_spec *s, int op, rk_tile_copy *out) {
+    uint32_t rows = op ? KN_WG_BK : pl->bm, vec = op ? s->vec_b : s->vec_a;
+    rk_lds_layout lds;
+    rk_status st = rk_lds_layout_hw_swizzle(rows, KN_WG_BK, 2, 128, &lds);
+    return st ? st : rk_tile_copy_make(rows, KN_WG_BK, vec, pl->threads, s->dtype, &lds, vec > 1, out);
+}
+
 rk_status kn_conv_hopper_check(const rk_instance *in, const rk_target *t, const char *fam) {
     const rk_conv_spec *c = &in->u.conv;
     if (!is_wgmma(c)) return RK_OK;
-    if (c->direction == RK_CONV_DGRAD)
-        return rk_fail(RK_ERR_INVALID, "%s: knob 'path' = wgmma serves directions fwd and wgrad (dgrad takes "
-                       "path=mma)", fam);
     if (c->algo == RK_CONV_DIRECT)
         return rk_fail(RK_ERR_INVALID, "%s: knob 'path' = wgmma runs the implicit GEMM (algo igemm or gemm1x1; algo "
                        "direct has no matrix unit: path=mma)", fam);
@@ -36,21 +50,25 @@ rk_status kn_conv_hopper_check(const rk_instance *in, const rk_target *t, const 
         if (!strncmp(m, "gemm: ", 6)) m += 6;   /* the GEMM plan's rules, told as this family's */
         return rk_fail(st, "%s: %s", fam, m);
     }
-    rk_lds_layout lds;
-    rk_tile_copy cp;
-    bool wgrad = c->direction == RK_CONV_WGRAD;
-    uint32_t rows = wgrad ? KN_WG_BK : pl.bm, vec = wgrad ? s.vec_b : s.vec_a;
-    st = rk_lds_layout_hw_swizzle(rows, KN_WG_BK, 2, 128, &lds);
-    if (!st) st = rk_tile_copy_make(rows, KN_WG_BK, vec, pl.threads, s.dtype, &lds, vec > 1, &cp);
-    if (st) return rk_fail(st, "%s: path=wgmma's gather of X: %s", fam, rk_error_message());
+    for (int op = 0; op < 2; op++) {
+        rk_tile_copy cp;
+        if (gathered(c, op) && (st = gather_copy(&pl, &s, op, &cp)))
+            return rk_fail(st, "%s: path=wgmma's gather of %s: %s", fam, op ? "B" : "A", rk_error_message());
+    }
     return RK_OK;
 }
 
 rk_status kn_conv_hopper_check_shape(const rk_instance *in, const kn_conv_geo *g, const char *fam) {
-    if (!is_wgmma(&in->u.conv) || g->groups == 1 || g->kg % 2 == 0) return RK_OK;
-    return rk_fail(RK_ERR_INVALID, "%s: path=wgmma stores pairs of output channels, so groups > 1 needs K / groups "
-                   "even; here K = %llu, groups = %llu: use --path mma", fam, (unsigned long long)g->k,
-                   (unsigned long long)g->groups);
+    /* the output's channels of a group start at g * (its channels per group): pairs stay aligned
+     * when that count is even (wgrad's rows are whole filters: ldc odd stores no pairs) */
+    const rk_conv_spec *c = &in->u.conv;
+    if (!is_wgmma(c) || g->groups == 1 || c->direction == RK_CONV_WGRAD) return RK_OK;
+    bool fwd = c->direction == RK_CONV_FWD;
+    uint64_t per = fwd ? g->kg : g->cg;
+    if (per % 2 == 0) return RK_OK;
+    return rk_fail(RK_ERR_INVALID, "%s: path=wgmma stores pairs of output channels, so groups > 1 needs %s / groups "
+                   "even; here %s = %llu, groups = %llu: use --path mma", fam, fwd ? "K" : "C", fwd ? "K" : "C",
+                   (unsigned long long)(fwd ? g->k : g->c), (unsigned long long)g->groups);
 }
 
 void kn_conv_hopper_tune(rk_conv_spec *c, const rk_target *t, uint64_t M, uint64_t N, uint64_t K, uint64_t groups,
@@ -91,43 +109,46 @@ static rk_value c32(rk_kernel *k, int64_t v) { return rk_const_i32(k, (int32_t)v
 static rk_value i64(rk_kernel *k, rk_value v) { return rk_build_sext(k, v, RK_T_I64); }
 
 typedef struct conv_fill {
-    rk_tile_im2col v;        /* the im2col view of X (fwd: A, wgrad: B) */
-    rk_tile_copy cp;         /* one 64-column box of it into a swizzled stage */
-    int op;                  /* the gathered operand; -1: none (gemm1x1) */
-    bool hold;               /* fwd: the pixel state held across the loop */
-    rk_tile_copy_lanes l;
-    rk_tile_im2col_rows rows;
-    rk_value kx0;            /* wgrad split: this split's first K column (i32); invalid: none */
+    rk_tile_im2col v;              /* the im2col view (fwd: X as A; dgrad: dY as A, transposed; wgrad: X as B) */
+    const kn_conv_wrows *wrows;    /* dgrad: B, W's rows in (tap, k) order */
+    bool ga, gb;                   /* A / B gathered (else the GEMM's copy) */
+    rk_tile_copy cpa, cpb;         /* A's tile, one 64-column box of B */
+    bool hold;                     /* A's pixel state held across the loop */
+    rk_tile_copy_lanes la, lb;
+    rk_tile_im2col_rows ra, rb;
+    rk_value kx0;                  /* wgrad split: this split's first K column (i32); invalid: none */
 } conv_fill;
 
-/* kn_hk's fill of both operands: the gathered one by rk_tile_im2col_issue,
- * the other by the GEMM's copy; K columns offset by the split's start. */
+/* kn_hk's fill of both operands: a gathered one by rk_tile_im2col_issue
+ * (or dgrad's W rows), a plain one by the GEMM's copy; K columns offset by
+ * the split's start. */
 static void fill(kn_hk *h, void *ud, int operand, rk_value tid, rk_value base, rk_value kx, rk_value mn0) {
     conv_fill *f = ud;
     rk_kernel *k = h->k;
     rk_value x = f->kx0.id ? rk_build_add(k, kx, f->kx0) : kx;
-    if (operand != f->op) {
+    if (!(operand ? f->gb : f->ga)) {
         kn_gemm_hopper_copy(h, operand, tid, base, x, mn0);
         return;
     }
     if (operand == 0) {
-        /* fwd: A's rows are the block's pixels, its columns (tap, channel) at K column x */
+        /* A (K-major): rows are the block's pixels, columns (tap, channel) from K column x */
         if (!f->hold) {
-            rk_tile_copy_lanes_init(k, &f->cp, tid, &f->l);
-            rk_tile_im2col_rows_init(k, &f->cp, &f->l, &f->v, mn0, &f->rows);
+            rk_tile_copy_lanes_init(k, &f->cpa, tid, &f->la);
+            rk_tile_im2col_rows_init(k, &f->cpa, &f->la, &f->v, mn0, &f->ra);
         }
-        rk_tile_im2col_issue(k, &f->cp, &f->l, &f->v, &f->rows, x, h->sA, base);
+        rk_tile_im2col_issue(k, &f->cpa, &f->la, &f->v, &f->ra, x, h->sA, base);
         return;
     }
-    /* wgrad: B is N-major, tile N / 64 boxes of 64 pixels (K) x 64 (tap, channel) columns side by
-     * side; the pixels (rows) move with K, the same for every box */
-    rk_tile_copy_lanes_init(k, &f->cp, tid, &f->l);
-    rk_tile_im2col_rows_init(k, &f->cp, &f->l, &f->v, x, &f->rows);
+    /* B (N-major): tile N / 64 boxes of 64 K rows x 64 columns side by side; wgrad's rows are
+     * pixels that move with K, the same for every box */
+    rk_tile_copy_lanes_init(k, &f->cpb, tid, &f->lb);
+    if (!f->wrows) rk_tile_im2col_rows_init(k, &f->cpb, &f->lb, &f->v, x, &f->rb);
     for (uint32_t j = 0; j < h->pl.bn / KN_WG_BK; j++) {
         rk_value dc = c32(k, j * KN_WG_BK), de = c32(k, j * KN_WG_BK * KN_WG_BK);
         rk_value c0 = rk_build_add(k, mn0, dc);
         rk_value e = rk_build_add(k, base, de);
-        rk_tile_im2col_issue(k, &f->cp, &f->l, &f->v, &f->rows, c0, h->sB, e);
+        if (f->wrows) kn_conv_wrows_issue(k, f->wrows, &f->cpb, &f->lb, x, c0, h->sB, e);
+        else rk_tile_im2col_issue(k, &f->cpb, &f->lb, &f->v, &f->rb, c0, h->sB, e);
     }
 }
 
@@ -280,33 +301,32 @@ static void split_finish(kn_hk *h, uint32_t splits, rk_value work, rk_value grou
 void kn_conv_hopper_build(rk_kernel *k, const rk_instance *in, const rk_target *t, const kn_conv_hopper_io *cio) {
     rk_gemm_spec s = kn_conv_gemm_spec(in);
     const kn_gemm_io *io = cio->io;
-    bool wgrad = in->u.conv.direction == RK_CONV_WGRAD;
     /* the values the GEMM's signature would hold: A, B, C, M, N, K, lda, ldb, ldc, the chain's operands */
     rk_value p[9 + RK_EPI_MAX_PARAMS];
     rk_value gp[9] = {io->A, io->B, io->C, io->M, io->N, io->K, io->lda, io->ldb, io->ldc};
     memcpy(p, gp, sizeof gp);
     for (uint32_t i = 0; i < cio->nepi; i++) p[9 + i] = cio->epi[i];
-    conv_fill f = {.op = !cio->view ? -1 : wgrad ? 1 : 0};
+    const rk_conv_spec *cs = &in->u.conv;
+    conv_fill f = {.ga = gathered(cs, 0), .gb = gathered(cs, 1), .wrows = cio->wrows};
     if (cio->view) f.v = *cio->view;
     struct kn_hk_fill fills[2] = {{fill, &f}, {fill, &f}};
     kn_hk h;
     s.split_k = 1;   /* the Hopper plan reduces in one block; the split is this file's */
     kn_gemm_hopper_begin_ex(&h, &s, t, k, p, fills, 0);
     rk_gemm_spec sk = kn_conv_gemm_spec(in);   /* with the split */
-    rk_lds_layout lds;
-    uint32_t rows = wgrad ? KN_WG_BK : h.pl.bm, vec = wgrad ? s.vec_b : s.vec_a;
-    rk_status st = rk_lds_layout_hw_swizzle(rows, KN_WG_BK, 2, 128, &lds);
-    if (!st) st = rk_tile_copy_make(rows, KN_WG_BK, vec, h.pl.threads, s.dtype, &lds, vec > 1, &f.cp);
-    RK_ASSERT(st == RK_OK, "conv: the wgmma gather of a validated instance");
-    f.hold = !wgrad && f.cp.passes <= HOLD_ROWS_MAX_PASSES;
-    if (f.op == 0 && f.hold) {
+    rk_status st = RK_OK;
+    if (f.ga) st = gather_copy(&h.pl, &s, 0, &f.cpa);
+    if (!st && f.gb) st = gather_copy(&h.pl, &s, 1, &f.cpb);
+    RK_ASSERT(st == RK_OK, "conv: the wgmma gathers of a validated instance");
+    f.hold = f.ga && f.cpa.passes <= HOLD_ROWS_MAX_PASSES;
+    if (f.hold) {
         /* the block's pixels do not move along K: decompose them once, ahead of the fills (their
          * values must dominate the loop; the main loop finds the same origin again) */
         rk_value pid = rk_build_block_id(k, 0);
         kn_gemm_hopper_origin(&h, pid);
         rk_value tid = rk_build_thread_id(k, 0);
-        rk_tile_copy_lanes_init(k, &f.cp, tid, &f.l);
-        rk_tile_im2col_rows_init(k, &f.cp, &f.l, &f.v, h.m0, &f.rows);
+        rk_tile_copy_lanes_init(k, &f.cpa, tid, &f.la);
+        rk_tile_im2col_rows_init(k, &f.cpa, &f.la, &f.v, h.m0, &f.ra);
     }
     if (sk.split_k > 1) {
         /* this split's K tiles: the loop runs over them, the fills add its first column */
