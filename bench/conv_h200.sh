@@ -4,8 +4,9 @@
 # bench/conv_shapes.txt into .devcarry/conv/): torch/cuDNN (channels_last,
 # bf16) in the same run, then every rocke kernel verified and timed, then the
 # rocke / cuDNN ratio per shape and direction (and rocke's GB/s over a copy's,
-# the ceiling of the depthwise forward). fwd and wgrad run three times on sm_90a:
-# the heuristic's kernel (fwd), and on each matrix path (fwd-mma, fwd-wgmma; wgrad the same).
+# the ceiling of the depthwise forward). Each direction runs three times on sm_90a:
+# the heuristic's kernel (fwd), and on each matrix path (fwd-mma, fwd-wgmma; the same for
+# dgrad and wgrad).
 # Logs go to $OUT (or ./out).
 set -uo pipefail
 D=.devcarry
@@ -21,7 +22,7 @@ echo "== rocke conv"
 : > "$OUT/rocke_conv.jsonl"
 grep -v '^#' bench/conv_shapes.txt | while read -r name n c h w k r s st pd g; do
   [ -n "$name" ] || continue
-  for dir in fwd fwd-mma fwd-wgmma dgrad wgrad wgrad-mma wgrad-wgmma; do
+  for dir in fwd fwd-mma fwd-wgmma dgrad dgrad-mma dgrad-wgmma wgrad wgrad-mma wgrad-wgmma; do
     m="$D/conv/$name-$dir/manifest.json"
     [ -f "$m" ] || continue   # -mma / -wgmma: sm_90a builds only (-wgmma: ungrouped shapes)
     echo "== $name $dir" >> "$OUT/rocke_conv.txt"

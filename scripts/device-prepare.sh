@@ -94,14 +94,14 @@ done
 # scripts/gpu-check-emu.sh .devcarry/bin .devcarry/checkemu)
 scripts/gpu-check-emu.sh --build-only "$B" "$T" "$D/checkemu"
 # Convolutions at the benchmark shapes (bench/conv_shapes.txt), every direction, bf16 (the
-# heuristic's kernel); on sm_90a fwd and wgrad also on each matrix path (-mma: mma.sync,
+# heuristic's kernel); on sm_90a every direction also on each matrix path (-mma: mma.sync,
 # -wgmma: wgmma, for ungrouped shapes) for bench/conv_h200.sh to time side by side
 mkdir -p "$D/conv"
 grep -v '^#' bench/conv_shapes.txt | while read -r name n c h w k r s st pd g; do
   [ -n "$name" ] || continue
   variants="fwd dgrad wgrad"
-  [ "$T" = sm_90a ] && variants="$variants fwd-mma wgrad-mma"
-  [ "$T" = sm_90a ] && [ "$g" = 1 ] && variants="$variants fwd-wgmma wgrad-wgmma"
+  [ "$T" = sm_90a ] && variants="$variants fwd-mma dgrad-mma wgrad-mma"
+  [ "$T" = sm_90a ] && [ "$g" = 1 ] && variants="$variants fwd-wgmma dgrad-wgmma wgrad-wgmma"
   for v in $variants; do
     dir=${v%%-*}
     path=()
