@@ -4,7 +4,10 @@
 # bench/conv_shapes.txt into .devcarry/conv/): torch/cuDNN (channels_last,
 # bf16) in the same run, then every rocke kernel verified and timed, then the
 # rocke / cuDNN ratio per shape and direction (and rocke's GB/s over a copy's,
-# the ceiling of the depthwise forward). Logs go to $OUT (or ./out).
+# the ceiling of the depthwise forward). Each direction runs three times on sm_90a:
+# the heuristic's kernel (fwd), and on each matrix path (fwd-mma, fwd-wgmma; the same for
+# dgrad and wgrad).
+# Logs go to $OUT (or ./out).
 set -uo pipefail
 D=.devcarry
 OUT=${OUT:-out}
@@ -19,8 +22,9 @@ echo "== rocke conv"
 : > "$OUT/rocke_conv.jsonl"
 grep -v '^#' bench/conv_shapes.txt | while read -r name n c h w k r s st pd g; do
   [ -n "$name" ] || continue
-  for dir in fwd dgrad wgrad; do
+  for dir in fwd fwd-mma fwd-wgmma dgrad dgrad-mma dgrad-wgmma wgrad wgrad-mma wgrad-wgmma; do
     m="$D/conv/$name-$dir/manifest.json"
+    [ -f "$m" ] || continue   # -mma / -wgmma: sm_90a builds only (-wgmma: ungrouped shapes)
     echo "== $name $dir" >> "$OUT/rocke_conv.txt"
     "$D/bin/rocke" run "$m" --shape "$n,$c,$h,$w,$k,$r,$s" --stride "$st" --pad "$pd" --groups "$g" --verify \
       --device cuda --warmup 20 --iters 100 > "$OUT/last.txt" 2>&1 || echo "FAILED $name $dir" >> "$OUT/last.txt"
@@ -34,7 +38,7 @@ import json, sys
 peer = {(r["name"], r["dir"]): r for r in map(json.loads, open(sys.argv[1])) if r}
 print(f'{"shape":12} {"dir":6} {"rocke TF/s":>11} {"cuDNN TF/s":>11} {"ratio":>6} {"GB/s / copy":>12}')
 for r in map(json.loads, open(sys.argv[2])):
-    p = peer.get((r["name"], r["dir"]))
+    p = peer.get((r["name"], r["dir"].split("-")[0]))   # fwd-mma, wgrad-wgmma, ...: against cuDNN's fwd, wgrad
     cp = peer.get((r["name"], "copy"))
     ratio = r["tflops"] / p["tflops"] if p and p["tflops"] else float("nan")
     bw = r["gbps"] / cp["gbps"] if cp and cp["gbps"] else float("nan")

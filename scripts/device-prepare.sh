@@ -93,13 +93,21 @@ done
 # Every family's default instance for the GPU-vs-emulator check (run there:
 # scripts/gpu-check-emu.sh .devcarry/bin .devcarry/checkemu)
 scripts/gpu-check-emu.sh --build-only "$B" "$T" "$D/checkemu"
-# Convolutions at the benchmark shapes (bench/conv_shapes.txt), every direction, bf16
+# Convolutions at the benchmark shapes (bench/conv_shapes.txt), every direction, bf16 (the
+# heuristic's kernel); on sm_90a every direction also on each matrix path (-mma: mma.sync,
+# -wgmma: wgmma, for ungrouped shapes) for bench/conv_h200.sh to time side by side
 mkdir -p "$D/conv"
 grep -v '^#' bench/conv_shapes.txt | while read -r name n c h w k r s st pd g; do
   [ -n "$name" ] || continue
-  for dir in fwd dgrad wgrad; do
-    "$B/rocke" build conv --direction "$dir" --dtype bf16 --target "$T" --shape "$n,$c,$h,$w,$k,$r,$s" \
-      --stride "${st}x$st" --pad "${pd}x${pd}x${pd}x$pd" --groups "$g" -o "$D/conv/$name-$dir" >/dev/null
+  variants="fwd dgrad wgrad"
+  [ "$T" = sm_90a ] && variants="$variants fwd-mma dgrad-mma wgrad-mma"
+  [ "$T" = sm_90a ] && [ "$g" = 1 ] && variants="$variants fwd-wgmma dgrad-wgmma wgrad-wgmma"
+  for v in $variants; do
+    dir=${v%%-*}
+    path=()
+    [ "$v" = "$dir" ] || path=(--path "${v#*-}")
+    "$B/rocke" build conv --direction "$dir" "${path[@]}" --dtype bf16 --target "$T" --shape "$n,$c,$h,$w,$k,$r,$s" \
+      --stride "${st}x$st" --pad "${pd}x${pd}x${pd}x$pd" --groups "$g" -o "$D/conv/$name-$v" >/dev/null
   done
 done
 # An ahead-of-time app (docs/aot.md): the example linked with its generated

@@ -10,6 +10,9 @@
 
 static const char *const dir_names[] = {"fwd", "dgrad", "wgrad", NULL};
 static const char *const algo_names[] = {"igemm", "gemm1x1", "direct", NULL};
+/* the GEMM's paths (RK_GEMM_PATH_*), then auto: the heuristic's choice */
+static const char *const path_names[] = {"mma", "wgmma", "auto", NULL};
+enum { CONV_PATH_AUTO = RK_GEMM_PATH__COUNT };
 static const char *const atom_names[] = {
     "auto",
 #define RK_ATOM(id, name, ...) name,
@@ -17,7 +20,7 @@ static const char *const atom_names[] = {
     NULL,
 };
 static const uint32_t legal_tile[] = {16, 32, 64, 128, 256, 0};
-static const uint32_t legal_warps[] = {1, 2, 4, 0};
+static const uint32_t legal_warps[] = {1, 2, 4, 8, 0};   /* 8: path=wgmma, tile M 128 */
 static const uint32_t legal_stages[] = {1, 2, 3, 4, 0};
 static const uint32_t legal_vec[] = {1, 2, 4, 8, 0};
 static const uint32_t legal_group[] = {1, 2, 4, 8, 16, 0};
@@ -44,7 +47,9 @@ static const uint32_t legal_split[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13
     KN_U32("wave", "wv", u.conv.g.wave, legal_wave, true, "target wave/warp size (64 CDNA, 32 NVIDIA)"),     \
     KN_U32("split_k", "sk", u.conv.g.split_k, legal_split, true,                                              \
            "wgrad: the N*P*Q reduction cut over grid y, summed exactly through Work"),                      \
-    KN_EPI("fuse", u.conv.g.fuse, "fwd epilogue chain, e.g. bias,relu or add (operands in out_dtype)")
+    KN_EPI("fuse", u.conv.g.fuse, "fwd epilogue chain, e.g. bias,relu or add (operands in out_dtype)"),       \
+    KN_ENUM("path", "p", u.conv.g.path, path_names, true,                                                      \
+            "matrix unit: mma (mma.sync/MFMA), wgmma (sm_90a fwd: gathered wgmma) or auto (the heuristic)")
 
 static const rk_knob conv_knobs[] = {
     CONV_KNOBS,
@@ -61,7 +66,7 @@ static const rk_knob conv3d_knobs[] = {
     KN_U32("groups", NULL, u.conv.groups, NULL, false, "run-time: groups (C and K multiples of it)"),
 };
 enum { CK_DIR, CK_ALGO, CK_DT, CK_ODT, CK_TILE, CK_WARPS, CK_ATOM, CK_STAGES, CK_VA, CK_VB, CK_GROUP, CK_WAVE,
-       CK_SPLIT };
+       CK_SPLIT, CK_FUSE, CK_PATH };
 
 static const rk_dim_decl dims2[] = {
     {"N", 8, "images"}, {"C", 64, "input channels"}, {"H", 56, "input height"}, {"W", 56, "input width"},
@@ -128,7 +133,9 @@ rk_gemm_spec kn_conv_gemm_spec(const rk_instance *in) {
     s.layout = (unsigned)in->u.conv.direction < RK_CONV__COUNT ? lay[in->u.conv.direction] : RK_GEMM_RC;
     s.split_reduce = RK_GEMM_SPLIT_WORKSPACE;
     s.epilogue = RK_GEMM_EPI_DIRECT;
-    s.path = RK_GEMM_PATH_MMA;
+    s.path = in->u.conv.g.path == RK_GEMM_PATH_WGMMA ? RK_GEMM_PATH_WGMMA : RK_GEMM_PATH_MMA;
+    s.schedule = RK_GEMM_SCHED_PLAIN;
+    s.blocks = 0;
     s.xcd = 0;
     return s;
 }
@@ -140,6 +147,7 @@ static void defaults(rk_instance *in) {
                                 .stride = {1, 1, 1}, .pad = {1, 1, 1, 1, 1, 1}, .dilation = {1, 1, 1}, .groups = 1};
     in->u.conv.g.tile[0] = in->u.conv.g.tile[1] = 64;
     in->u.conv.g.stages = 2;
+    in->u.conv.g.path = RK_GEMM_PATH_MMA;
 }
 
 /* ---- derived extents and scalars ---------------------------------------------------------- */
@@ -305,6 +313,10 @@ static rk_status validate(const rk_instance *in, const rk_target *t) {
     }
     if (nb > 2 || nd > 2)
         return rk_fail(RK_ERR_INVALID, "%s: knob 'fuse' takes at most 2 bias and 2 add/mul steps", fam);
+    if ((unsigned)c->g.path >= RK_GEMM_PATH__COUNT)
+        return rk_fail(RK_ERR_INVALID, "%s: knob 'path' must be mma or wgmma once built (auto is the heuristic's "
+                       "choice: build with --shape, or name the path)", fam);
+    if (c->g.path == RK_GEMM_PATH_WGMMA) return kn_conv_hopper_check(in, t, fam);
     rk_gemm_spec s = kn_conv_gemm_spec(in);
     kn_gemm_plan p;
     st = kn_gemm_plan_make(&s, t, false, &p);
@@ -339,6 +351,8 @@ static rk_status check_shape(const rk_instance *in, const rk_shape *sh) {
         M > INT32_MAX || N > INT32_MAX || K > INT32_MAX || g.groups > 65535)
         return rk_fail(RK_ERR_INVALID, "%s: every tensor must hold fewer than 2^31 elements (and groups <= 65535)",
                        fam);
+    st = kn_conv_hopper_check_shape(in, &g, fam);
+    if (st) return st;
     uint64_t tiles = (M + c->g.tile[0] - 1) / c->g.tile[0] * ((N + c->g.tile[1] - 1) / c->g.tile[1]);
     if (tiles > INT32_MAX) return rk_fail(RK_ERR_INVALID, "%s: more output tiles than a grid holds", fam);
     bool one = g.filt[0] * g.filt[1] * g.filt[2] == 1;
@@ -380,6 +394,32 @@ static rk_status check_shape(const rk_instance *in, const rk_shape *sh) {
 }
 
 /* ---- heuristic ------------------------------------------------------------------------------ */
+/* wgmma where it applies (sm_90a, every direction of the implicit GEMM) unless the path is
+ * named: X gathered in vectors of 4 bytes or more (for 2-byte reads the
+ * GEMM measured the gathered mma.sync kernel faster, and conv keeps that
+ * rule until it is measured for conv), a problem the plan and the shape
+ * rules take; otherwise the mma knobs tuned above stay. */
+static void tune_path(rk_instance *in, const rk_target *t, const kn_conv_geo *g, uint64_t M, uint64_t N, uint64_t K,
+                      uint64_t locked, bool path_free) {
+    rk_conv_spec *c = &in->u.conv;
+    if (path_free) {
+        bool fits = (t->features & RK_FEAT_SM90A) && c->algo != RK_CONV_DIRECT;
+        fits = fits && c->g.vec_a >= 2 && c->g.vec_b >= 2 && !(locked >> CK_ATOM & 1 && c->g.atom);
+        if (!fits) return;
+    } else if (c->g.path != RK_GEMM_PATH_WGMMA) {
+        return;
+    }
+    rk_conv_spec before = *c;
+    c->g.path = RK_GEMM_PATH_WGMMA;
+    bool tile_free = !(locked >> CK_TILE & 1);
+    if (tile_free || !(locked >> CK_WARPS & 1)) c->g.atom = 0;
+    kn_conv_hopper_free fr = {.tile = tile_free, .stages = !(locked >> CK_STAGES & 1),
+                              .split = !(locked >> CK_SPLIT & 1)};
+    kn_conv_hopper_tune(c, t, M, N, K, g->groups, &fr);
+    /* an explicit path=wgmma keeps its knobs even where they do not apply: validation says why */
+    if (path_free && (kn_conv_hopper_check(in, t, "conv") || kn_conv_hopper_check_shape(in, g, "conv"))) *c = before;
+}
+
 static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64_t locked) {
     rk_conv_spec *c = &in->u.conv;
     kn_conv_geo g;
@@ -389,6 +429,8 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64
     bool few = g.cg <= KN_CONV_DIRECT_MAX_CPG && g.kg <= KN_CONV_DIRECT_MAX_CPG;
     few = few && g.c % g.groups == 0 && g.k % g.groups == 0 && g.groups > 1 && c->direction == RK_CONV_FWD;
     if (!(locked >> CK_ALGO & 1)) c->algo = one ? RK_CONV_GEMM1X1 : few ? RK_CONV_DIRECT : RK_CONV_IGEMM;
+    bool path_free = !(locked >> CK_PATH & 1) || c->g.path == CONV_PATH_AUTO;
+    if (path_free || c->algo == RK_CONV_DIRECT) c->g.path = RK_GEMM_PATH_MMA;
     if (c->algo == RK_CONV_DIRECT) {
         /* channel vectors for depthwise, one channel otherwise */
         if (!(locked >> CK_VA & 1)) c->g.vec_a = g.cg == 1 && g.kg == 1 ? kn_gemm_vec_for(g.k) : 1;
@@ -429,6 +471,7 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64
         uint32_t sk = c->direction == RK_CONV_WGRAD ? kn_gemm_tune_split(&c->g, t, M, N, K, g.groups) : 1;
         c->g.split_k = sk > 4 ? 4 : sk;
     }
+    tune_path(in, t, &g, M, N, K, locked, path_free);
 }
 
 /* ---- launch and cost --------------------------------------------------------------------------- */

@@ -63,20 +63,10 @@ static void gather(rk_kernel *k, void *ud, const rk_tile_copy_lanes *l, rk_value
     rk_tile_im2col_issue(k, g->cp, l, &g->v, &g->rows, c0, smem, stage);
 }
 
-/* dgrad's B: W seen as [taps * Kg, Cg] with rows ordered (tap, k), so that
- * A's columns run along dY's channels: row kk is W[kg0 + kk % Kg, kk / Kg]. */
-typedef struct w_rows {
-    rk_value W;
-    rk_ix rows, cols, taps, cg, kg0;
-    rk_fastdiv kg;
-    const rk_tile_copy *cp;
-} w_rows;
-
-static void gather_w(rk_kernel *k, void *ud, const rk_tile_copy_lanes *l, rk_value r0, rk_value c0, rk_value smem,
-                     rk_value stage) {
-    const w_rows *w = ud;
-    for (uint32_t p = 0; p < w->cp->passes; p++) {
-        bool partial = rk_tile_copy_pass_begin(k, w->cp, p);
+void kn_conv_wrows_issue(rk_kernel *k, const kn_conv_wrows *w, const rk_tile_copy *cp, const rk_tile_copy_lanes *l,
+                         rk_value r0, rk_value c0, rk_value smem, rk_value stage) {
+    for (uint32_t p = 0; p < cp->passes; p++) {
+        bool partial = rk_tile_copy_pass_begin(k, cp, p);
         rk_ix row = rk_ix_add(k, rk_ix_v(r0), rk_ix_v(l->row[p]));
         rk_ix col = rk_ix_add(k, rk_ix_v(c0), rk_ix_v(l->col[p]));
         rk_ix rin = rk_ix_lt(k, row, w->rows);
@@ -96,9 +86,21 @@ static void gather_w(rk_kernel *k, void *ud, const rk_tile_copy_lanes *l, rk_val
         rk_value zero = rk_const_i64(k, 0);
         rk_value idx = rk_build_select(k, okv, at, zero);
         rk_value dst = rk_build_add(k, stage, l->dst[p]);
-        rk_tile_copy_chunk(k, w->cp, w->W, okv, idx, smem, dst);
+        rk_tile_copy_chunk(k, cp, w->W, okv, idx, smem, dst);
         if (partial) rk_if_end(k, NULL, 0);
     }
+}
+
+/* The mma path's gather hook over dgrad's B: the plan's copy of B. */
+typedef struct w_rows {
+    kn_conv_wrows w;
+    const rk_tile_copy *cp;
+} w_rows;
+
+static void gather_w(rk_kernel *k, void *ud, const rk_tile_copy_lanes *l, rk_value r0, rk_value c0, rk_value smem,
+                     rk_value stage) {
+    const w_rows *w = ud;
+    kn_conv_wrows_issue(k, &w->w, w->cp, l, r0, c0, smem, stage);
 }
 
 /* The im2col view over X (fwd A, wgrad B): rows = output pixels, columns =
@@ -139,9 +141,12 @@ void kn_conv_build(const rk_instance *in, const rk_target *t, rk_kernel *k, cons
 
     kn_gemm_plan pl;
     kn_gemm_io io = {0};
-    kn_gemm_begin(k, &s, t, false, &pl, &io.w);
-    rk_status plain = kn_gemm_plan_plain(&pl);   /* the im2col gathers address every chunk */
-    RK_ASSERT(plain == RK_OK, "conv: building an instance that does not validate");
+    bool wgmma = s.path == RK_GEMM_PATH_WGMMA;
+    if (!wgmma) {
+        kn_gemm_begin(k, &s, t, false, &pl, &io.w);
+        rk_status plain = kn_gemm_plan_plain(&pl);   /* the im2col gathers address every chunk */
+        RK_ASSERT(plain == RK_OK, "conv: building an instance that does not validate");
+    }
     rk_value grp = rk_build_block_id(k, 2);
     rk_ix gi = rk_ix_v(grp);
     rk_ix cg = rk_ix_udiv(k, a.c, a.groups), kg = rk_ix_udiv(k, a.k, a.groups);
@@ -221,8 +226,9 @@ void kn_conv_build(const rk_instance *in, const rk_target *t, rk_kernel *k, cons
             gt.fixed_rows = true;
             io.gather_a = (kn_gemm_gather){gather, &gt};
             /* B's rows follow A's columns: (tap, k) */
-            wr = (w_rows){.W = p[1], .rows = ktaps, .cols = cg, .taps = taps, .cg = cg, .kg = divisor(k, kg),
-                          .kg0 = kg0, .cp = &pl.cpb};
+            wr = (w_rows){.w = {.W = p[1], .rows = ktaps, .cols = cg, .taps = taps, .cg = cg, .kg = divisor(k, kg),
+                                .kg0 = kg0},
+                          .cp = &pl.cpb};
             io.gather_b = (kn_gemm_gather){gather_w, &wr};
         }
         break;
@@ -247,6 +253,13 @@ void kn_conv_build(const rk_instance *in, const rk_target *t, rk_kernel *k, cons
         }
         break;
     }
+    }
+    if (wgmma) {
+        kn_conv_hopper_io hio = {.io = &io, .view = one ? NULL : &gt.v, .epi = ea.p, .nepi = ne, .work = work,
+                                 .groups = rk_ix_value(k, a.groups),
+                                 .wrows = one || cs->direction != RK_CONV_DGRAD ? NULL : &wr.w};
+        kn_conv_hopper_build(k, in, t, &hio);
+        return;
     }
     io.c_shift.v = shift;
     io.c_shift.set = true;

@@ -34,6 +34,17 @@ typedef struct kn_conv_args {
 } kn_conv_args;
 kn_conv_args kn_conv_args_of(const rk_instance *in, const rk_value *p, uint32_t *next);
 void kn_conv_build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *params);
+/* dgrad's B: W seen as [taps * Kg, Cg] with rows ordered (tap, k), so that
+ * A's columns run along dY's channels: row kk is W[kg0 + kk % Kg, kk / Kg].
+ * kn_conv_wrows_issue copies its tile at (r0, c0) with copy cp and lanes l
+ * into the stage at element `stage` of smem, as rk_tile_copy_issue would. */
+typedef struct kn_conv_wrows {
+    rk_value W;
+    rk_ix rows, cols, taps, cg, kg0;
+    rk_fastdiv kg;
+} kn_conv_wrows;
+void kn_conv_wrows_issue(rk_kernel *k, const kn_conv_wrows *w, const rk_tile_copy *cp, const rk_tile_copy_lanes *l,
+                         rk_value r0, rk_value c0, rk_value smem, rk_value stage);
 
 /* conv_direct.c: the direct forward kernel for 1..16 channels per group,
  * one thread per output pixel and vec_a consecutive output channels (vec_a
@@ -41,6 +52,27 @@ void kn_conv_build(const rk_instance *in, const rk_target *t, rk_kernel *k, cons
 #define KN_CONV_DIRECT_THREADS 256
 #define KN_CONV_DIRECT_MAX_CPG 16
 void kn_conv_direct_build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *params);
+
+/* conv_hopper.c: path = wgmma (sm_90a, every direction). check: the spec's
+ * rules (algo igemm or gemm1x1, the GEMM Hopper plan, the gathers into the
+ * swizzled stages); check_shape: groups > 1 needs the output's channels per
+ * group even (fwd K/g, dgrad C/g: paired stores); tune: tile, warps,
+ * stages, wgrad's split (those free), plain schedule; build: the kernel
+ * from the direction's GEMM view. */
+typedef struct kn_conv_hopper_free { bool tile, stages, split; } kn_conv_hopper_free;
+typedef struct kn_conv_hopper_io {
+    const kn_gemm_io *io;           /* the direction's GEMM view (pointers moved to the group) */
+    const rk_tile_im2col *view;     /* the im2col view (X, or dgrad's dY); NULL: plain matrices (gemm1x1) */
+    const rk_value *epi;            /* the chain's operands, moved to the group */
+    uint32_t nepi;
+    rk_value work, groups;          /* wgrad split-K: Work and the group count (i32) */
+    const kn_conv_wrows *wrows;     /* dgrad: W's rows in (tap, k) order; NULL otherwise */
+} kn_conv_hopper_io;
+rk_status kn_conv_hopper_check(const rk_instance *in, const rk_target *t, const char *fam);
+rk_status kn_conv_hopper_check_shape(const rk_instance *in, const kn_conv_geo *g, const char *fam);
+void kn_conv_hopper_tune(rk_conv_spec *c, const rk_target *t, uint64_t M, uint64_t N, uint64_t K, uint64_t groups,
+                         const kn_conv_hopper_free *free_knobs);
+void kn_conv_hopper_build(rk_kernel *k, const rk_instance *in, const rk_target *t, const kn_conv_hopper_io *io);
 
 /* conv_reference.c: a direct convolution in double, every direction. */
 void kn_conv_reference(const rk_problem *p, double **want, double **tol);

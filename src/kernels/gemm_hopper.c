@@ -42,6 +42,9 @@ static void load_operand(kn_hk *h, rk_value map, rk_value dst, rk_value base, rk
     }
 }
 
+/* Whether the threads fill operand op (copied or the caller's own fill). */
+static bool copied(const kn_hk *h, int op) { return h->fill[op].fn || kn_gemm_hopper_copied(h->s, op); }
+
 void kn_gemm_hopper_issue(kn_hk *h, rk_value kt, rk_value fill) {
     rk_kernel *k = h->k;
     const kn_gemm_plan *pl = &h->pl;
@@ -53,8 +56,8 @@ void kn_gemm_hopper_issue(kn_hk *h, rk_value kt, rk_value fill) {
     rk_value ea = rk_build_mul(k, st, sza);
     rk_value eb = rk_build_mul(k, st, szb);
     rk_tile_tma_ring_expect(k, &h->ring, st);
-    if (!kn_gemm_hopper_copied(h->s, 0)) load_operand(h, h->amap, h->sA, ea, st, x, h->m0, pl->bm, h->ka);
-    if (!kn_gemm_hopper_copied(h->s, 1)) load_operand(h, h->bmap, h->sB, eb, st, x, h->n0, pl->bn, h->kb);
+    if (!copied(h, 0)) load_operand(h, h->amap, h->sA, ea, st, x, h->m0, pl->bm, h->ka);
+    if (!copied(h, 1)) load_operand(h, h->bmap, h->sB, eb, st, x, h->n0, pl->bn, h->kb);
 }
 
 void kn_gemm_hopper_fill_copies(kn_hk *h, rk_value tid, rk_value kt, rk_value fill) {
@@ -63,14 +66,16 @@ void kn_gemm_hopper_fill_copies(kn_hk *h, rk_value tid, rk_value kt, rk_value fi
     rk_value live = rk_build_cmp(k, "lt", kt, h->ktiles);
     rk_if_begin(k, live);
     for (int op = 0; op < 2; op++) {
-        if (!kn_gemm_hopper_copied(h->s, op)) continue;
+        if (!copied(h, op)) continue;
         rk_value S = c32(k, pl->stages);
         rk_value st = rk_build_umod(k, fill, S);
         rk_value sz = c32(k, op ? pl->stage_b : pl->stage_a);
         rk_value base = rk_build_mul(k, st, sz);
         rk_value bk = c32(k, KN_WG_BK);
         rk_value x = rk_build_mul(k, kt, bk);
-        kn_gemm_hopper_copy(h, op, tid, base, x, op ? h->n0 : h->m0);
+        rk_value mn0 = op ? h->n0 : h->m0;
+        if (h->fill[op].fn) h->fill[op].fn(h, h->fill[op].ud, op, tid, base, x, mn0);
+        else kn_gemm_hopper_copy(h, op, tid, base, x, mn0);
     }
     rk_if_end(k, NULL, 0);
     rk_build_async_commit_group(k);
@@ -82,7 +87,7 @@ void kn_gemm_hopper_copies_land(kn_hk *h, uint32_t ahead) {
     rk_build_sync(h->k);
 }
 
-static bool any_copied(const kn_hk *h) { return kn_gemm_hopper_copied(h->s, 0) || kn_gemm_hopper_copied(h->s, 1); }
+static bool any_copied(const kn_hk *h) { return copied(h, 0) || copied(h, 1); }
 
 /* Thread 0: fill stage kt % stages with K tile kt when kt < ktiles. */
 static void fill(kn_hk *h, rk_value tid, rk_value kt) {
@@ -178,8 +183,13 @@ void kn_gemm_hopper_epilogue(kn_hk *h, rk_value rbase, rk_value twg, rk_value d)
 
 void kn_gemm_hopper_begin(kn_hk *h, const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *p,
                           uint32_t releases) {
-    const rk_gemm_spec *s = &in->u.gemm;
+    kn_gemm_hopper_begin_ex(h, &in->u.gemm, t, k, p, NULL, releases);
+}
+
+void kn_gemm_hopper_begin_ex(kn_hk *h, const rk_gemm_spec *s, const rk_target *t, rk_kernel *k, const rk_value *p,
+                             const struct kn_hk_fill fill[2], uint32_t releases) {
     memset(h, 0, sizeof *h);
+    if (fill) h->fill[0] = fill[0], h->fill[1] = fill[1];
     rk_status st = kn_gemm_hopper_plan(s, t, false, &h->pl);
     RK_ASSERT(st == RK_OK, "gemm: building a wgmma instance that does not validate");
     h->k = k, h->s = s, h->p = p;
@@ -187,7 +197,7 @@ void kn_gemm_hopper_begin(kn_hk *h, const rk_instance *in, const rk_target *t, r
     rk_epi_param eps[RK_EPI_MAX_PARAMS];
     uint32_t ne = rk_epi_params(&s->fuse, s->out_dtype, eps);
     for (uint32_t i = 0; i < ne; i++) h->ea.p[i] = p[9 + i];
-    bool ca = kn_gemm_hopper_copied(s, 0), cb = kn_gemm_hopper_copied(s, 1);
+    bool ca = copied(h, 0), cb = copied(h, 1);
     if (!ca) h->amap = p[9 + ne];
     if (!cb) h->bmap = p[9 + ne + !ca];
     h->ka = kn_gemm_hopper_k_major(s, 0), h->kb = kn_gemm_hopper_k_major(s, 1);
@@ -223,36 +233,43 @@ void kn_gemm_hopper_build(const rk_instance *in, const rk_target *t, rk_kernel *
     }
     kn_hk h;
     kn_gemm_hopper_begin(&h, in, t, k, p, 0);
-    const kn_gemm_plan *pl = &h.pl;
+    rk_value rbase, twg;
+    rk_value d = kn_gemm_hopper_run_plain(&h, &rbase, &twg);
+    kn_gemm_hopper_epilogue(&h, rbase, twg, d);
+}
+
+rk_value kn_gemm_hopper_run_plain(kn_hk *h, rk_value *rbase, rk_value *twg_out) {
+    rk_kernel *k = h->k;
+    const kn_gemm_plan *pl = &h->pl;
     rk_value pid = rk_build_block_id(k, 0);
-    kn_gemm_hopper_origin(&h, pid);   /* the block's tile, in grouped-M order */
+    kn_gemm_hopper_origin(h, pid);   /* the block's tile, in grouped-M order */
 
     rk_value tid = rk_build_thread_id(k, 0);
     rk_value c7 = c32(k, 7), c127 = c32(k, 127);
     rk_value wg = rk_build_lshr(k, tid, c7);     /* consumer warpgroup */
     rk_value twg = rk_build_and(k, tid, c127);   /* thread inside it */
-    rk_value arow = kn_gemm_hopper_arow(&h, wg);
+    rk_value arow = kn_gemm_hopper_arow(h, wg);
     for (uint32_t i = 0; i + 1 < pl->stages; i++) {
         rk_value ci = c32(k, i);
-        fill(&h, tid, ci);
+        fill(h, tid, ci);
     }
     rk_type acc_t = rk_type_vec(k, RK_T_F32, pl->bn / 2);
     rk_value acc0 = rk_build_constant_vec(k, acc_t, 0.0), acc;
     rk_value lo = c32(k, 0), step = c32(k, 1);
-    rk_value kt = rk_for_begin(k, lo, h.ktiles, step, "kt", 1, &acc0, NULL, &acc);
+    rk_value kt = rk_for_begin(k, lo, h->ktiles, step, "kt", 1, &acc0, NULL, &acc);
     {
-        rk_tile_tma_ring_wait(k, &h.ring, kt);
+        rk_tile_tma_ring_wait(k, &h->ring, kt);
         /* the threads' copies of tile kt: fills kt+1 .. kt+stages-2 may stay in flight */
-        if (any_copied(&h)) kn_gemm_hopper_copies_land(&h, pl->stages - 2);
+        if (any_copied(h)) kn_gemm_hopper_copies_land(h, pl->stages - 2);
         rk_value S = c32(k, pl->stages);
         rk_value cur = rk_build_umod(k, kt, S);
-        acc = kn_gemm_hopper_mma(&h, cur, arow, acc);
+        acc = kn_gemm_hopper_mma(h, cur, arow, acc);
         /* tile kt-1's group has read its stage once at most this one is in flight */
         rk_build_wgmma_wait_group(k, 1, NULL, 0, NULL);
         rk_build_sync(k);
         rk_value ahead = c32(k, pl->stages - 1);
         rk_value nxt = rk_build_add(k, kt, ahead);
-        fill(&h, tid, nxt);
+        fill(h, tid, nxt);
     }
     rk_value res;
     rk_for_end(k, &acc, 1, &res);
@@ -260,6 +277,7 @@ void kn_gemm_hopper_build(const rk_instance *in, const rk_target *t, rk_kernel *
     rk_build_wgmma_wait_group(k, 0, &res, 1, &d);
     rk_value wg_rows = c32(k, 64);
     rk_value wrow = rk_build_mul(k, wg, wg_rows);
-    rk_value rbase = rk_build_add(k, h.m0, wrow);
-    kn_gemm_hopper_epilogue(&h, rbase, twg, d);
+    *rbase = rk_build_add(k, h->m0, wrow);
+    *twg_out = twg;
+    return d;
 }

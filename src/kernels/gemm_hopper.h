@@ -69,12 +69,28 @@ typedef struct kn_hk {
     bool ka, kb;               /* A / B K-major (else MN-major: wgmma's transpose bit) */
     const char *dt;            /* "f16" or "bf16" */
     uint32_t copies;           /* copy loops emitted so far (their unique IV names) */
+    struct kn_hk_fill {        /* an operand the caller's threads fill (conv's im2col), whatever its vec */
+        void (*fn)(struct kn_hk *h, void *ud, int operand, rk_value tid, rk_value base, rk_value kx, rk_value mn0);
+        void *ud;
+    } fill[2];
 } kn_hk;
 /* Plan, epilogue operands, tensor maps, the stages in shared memory and
  * the ring's barriers (with `releases` arrivals on each "empty" barrier,
  * or none when 0); ends with a block barrier. */
 void kn_gemm_hopper_begin(kn_hk *h, const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *p,
                           uint32_t releases);
+/* kn_gemm_hopper_begin for a caller that is not the GEMM family (conv):
+ * spec s, p laid out as the GEMM's signature (A, B, C, M, N, K, lda, ldb,
+ * ldc, the chain's operands, the tensor maps), and fill[op].fn set for each
+ * operand its threads fill in place of kn_gemm_hopper_copy (no tensor map;
+ * called by kn_gemm_hopper_fill_copies with the same arguments). */
+void kn_gemm_hopper_begin_ex(kn_hk *h, const rk_gemm_spec *s, const rk_target *t, rk_kernel *k, const rk_value *p,
+                             const struct kn_hk_fill fill[2], uint32_t releases);
+/* schedule=plain after begin: the prologue and the loop over h->ktiles K
+ * tiles; returns the warpgroup's accumulators (all groups retired), with
+ * *rbase its first row in C and *twg the thread inside it, for
+ * kn_gemm_hopper_epilogue (or a caller's own reduction first). */
+rk_value kn_gemm_hopper_run_plain(kn_hk *h, rk_value *rbase, rk_value *twg);
 /* m0, n0 of C tile number `tile` (i32) in grouped-M order. */
 void kn_gemm_hopper_origin(kn_hk *h, rk_value tile);
 /* One thread: arm stage fill % stages and issue the TMA boxes of K tile kt

@@ -3,7 +3,7 @@
  * geometries (odd H, W, C, K; stride 2 and 3; dilation 2; padding wider than
  * the filter's half, asymmetric; groups 2 and depthwise; 3-D; 1x1 as a plain
  * GEMM; split-K wgrad; the direct depthwise / small-group kernel) on sm_90a,
- * sm_80 and gfx942; the three kernels
+ * sm_80 and gfx942; sm_90a's wgmma kernels and the path heuristic; the three kernels
  * checked against each other through the adjoint identity <conv(X, W), dY>
  * = <X, dgrad(dY, W)> = <W, wgrad(dY, X)>, which needs no reference; one
  * binary run at several geometries; and bad input with its message. Fresh
@@ -96,7 +96,7 @@ static void test_geometries(void **state) {
 static void test_paths(void **state) {
     (void)state;
     const uint64_t wide[7] = {2, 16, 7, 5, 24, 3, 3}, dw[7] = {2, 8, 5, 7, 8, 3, 3};
-    run_case("conv", "sm_90a", wide, 7, "direction=fwd stride=2x1 pad=1x2x1x0 fuse=bias,relu", NULL);
+    run_case("conv", "sm_90a", wide, 7, "direction=fwd stride=2x1 pad=1x2x1x0 fuse=bias,relu path=mma", NULL);
     run_case("conv", "gfx942", wide, 7, "direction=fwd groups=2 fuse=add out_dtype=f32", NULL);
     run_case("conv", "sm_80", wide, 7, "direction=wgrad stride=2x2 split_k=3", NULL);
     run_case("conv", "gfx942", wide, 7, "direction=wgrad dilation=2x2 pad=2x2x2x2 split_k=2 dtype=bf16", NULL);
@@ -110,6 +110,66 @@ static void test_paths(void **state) {
     run_case("conv3d", "sm_90a", v3, 9, "direction=fwd stride=2x1x2 pad=1x1x1x0x0x1 dilation=1x2x1", NULL);
     run_case("conv3d", "gfx942", v3, 9, "direction=dgrad stride=2x1x2 pad=1x1x1x0x0x1", NULL);
     run_case("conv3d", "sm_90a", v3, 9, "direction=wgrad stride=1x2x1 pad=1x1x1x1x1x1 split_k=2", NULL);
+}
+
+/* sm_90a's wgmma kernels (fwd, wgrad, dgrad): channel vectors of 8, 4, 2
+ * and single channels (cp.async 16 / 8 / 4 bytes, element copies) gathered
+ * into the swizzled stages; K tails (tile N 64 over 40 or 41 channels), M
+ * and N tails, K loops longer than the stage ring, stride, asymmetric
+ * padding, dilation, groups, a chain, 1x1 as a plain GEMM, 3-D; wgrad's
+ * split-K reduction over whole and edge tiles. */
+static void test_wgmma(void **state) {
+    (void)state;
+    const struct { uint64_t ext[7]; const char *knobs; } cases[] = {
+        {{2, 32, 9, 11, 40, 3, 3}, "stride=2x2 pad=1x1x2x2 dilation=2x2"},   /* 5 K tiles, 4 stages */
+        {{1, 16, 7, 13, 41, 3, 3}, "pad=2x1x0x3 fuse=bias,relu dtype=bf16 out_dtype=bf16"},
+        {{2, 12, 5, 7, 24, 3, 2}, "stride=1x2 pad=2x2x1x1 out_dtype=f32"},   /* vec 4 */
+        {{1, 6, 11, 9, 16, 3, 3}, "stride=3x1 dilation=1x2 dtype=bf16"},      /* vec 2 */
+        {{2, 5, 6, 9, 19, 3, 3}, "path=wgmma vec_a=1 vec_b=1 fuse=add"},     /* element gathers */
+        {{1, 16, 9, 7, 36, 3, 3}, "groups=2 stride=2x2"},                    /* K/g = 18 */
+        {{3, 24, 7, 6, 40, 1, 1}, "pad=0x0x0x0 fuse=bias"},                   /* gemm1x1 */
+        /* wgrad: dY^T copied, im2col(X) gathered in 64-column boxes, split over N*P*Q */
+        {{2, 16, 9, 7, 64, 3, 3}, "direction=wgrad split_k=3"},               /* whole and edge tiles */
+        {{2, 16, 17, 19, 24, 3, 3}, "direction=wgrad split_k=5 stride=2x2 pad=1x2x0x1 dilation=2x2"},
+        {{3, 6, 13, 11, 40, 3, 2}, "direction=wgrad out_dtype=f32 tile=128x128x64 warps=8x1 split_k=2"},
+        {{2, 16, 9, 11, 36, 3, 3}, "direction=wgrad groups=2 dtype=bf16 out_dtype=bf16"},   /* one split */
+        {{2, 5, 9, 9, 10, 3, 3}, "direction=wgrad path=wgmma vec_a=2 vec_b=1 split_k=4"},
+        {{4, 24, 8, 8, 40, 1, 1}, "direction=wgrad pad=0x0x0x0 split_k=6"},   /* gemm1x1 */
+        /* dgrad: the transposed im2col of dY as A, W's (tap, k) rows in 64-column boxes */
+        {{2, 64, 9, 11, 24, 3, 3}, "direction=dgrad path=wgmma stride=2x2 pad=1x2x0x1 dilation=2x2"},
+        {{3, 40, 13, 11, 8, 3, 2}, "direction=dgrad path=wgmma stride=3x2 out_dtype=f32"},
+        {{2, 36, 15, 13, 16, 3, 3}, "direction=dgrad path=wgmma groups=2 dtype=bf16"},   /* C/g = 18 */
+        {{2, 10, 9, 9, 5, 3, 3}, "direction=dgrad path=wgmma vec_a=1 vec_b=2"},
+        {{2, 130, 7, 6, 16, 3, 3}, "direction=dgrad path=wgmma stride=2x2"},           /* N tail */
+        {{4, 40, 8, 8, 24, 1, 1}, "direction=dgrad path=wgmma pad=0x0x0x0"},           /* gemm1x1 */
+    };
+    for (size_t c = 0; c < COUNT(cases); c++) {
+        rk_instance in;
+        rk_shape sh;
+        make("conv", rk_target_find("sm_90a"), cases[c].ext, 7, cases[c].knobs, &in, &sh);
+        if (in.u.conv.g.path != RK_GEMM_PATH_WGMMA) fail_msg("case %zu: the heuristic kept path=mma", c);
+        run_case("conv", "sm_90a", cases[c].ext, 7, cases[c].knobs, NULL);
+    }
+    const uint64_t v3[9] = {2, 8, 4, 5, 6, 16, 3, 3, 2};
+    run_case("conv3d", "sm_90a", v3, 9, "direction=fwd stride=2x1x2 pad=1x1x1x0x0x1 dilation=1x2x1", NULL);
+    run_case("conv3d", "sm_90a", v3, 9, "direction=wgrad stride=1x2x1 pad=1x1x1x1x1x1 split_k=2", NULL);
+    /* where wgmma does not apply, or is not asked for, the heuristic keeps mma */
+    const uint64_t wide[7] = {2, 16, 7, 5, 24, 3, 3}, odd[7] = {1, 5, 7, 5, 8, 3, 3};
+    const struct { const char *target, *knobs; const uint64_t *ext; int path; } keep[] = {
+        {"sm_90a", "direction=wgrad", wide, RK_GEMM_PATH_WGMMA}, {"sm_90a", "direction=dgrad", wide, RK_GEMM_PATH_WGMMA},
+        {"sm_80", "", wide, RK_GEMM_PATH_MMA},                 {"sm_90a", "path=mma", wide, RK_GEMM_PATH_MMA},
+        {"sm_90a", "", odd, RK_GEMM_PATH_MMA},                 {"sm_90a", "path=auto", wide, RK_GEMM_PATH_WGMMA},
+    };
+    for (size_t i = 0; i < COUNT(keep); i++) {
+        rk_instance in;
+        rk_shape sh;
+        make("conv", rk_target_find(keep[i].target), keep[i].ext, 7, keep[i].knobs, &in, &sh);
+        char name[256];
+        assert_int_equal(rk_instance_name(&in, name, sizeof name), RK_OK);
+        const char *tag = keep[i].path == RK_GEMM_PATH_WGMMA ? "_pwgmma" : "_pmma";
+        if (in.u.conv.g.path != keep[i].path || !strstr(name, tag))
+            fail_msg("%s [%s]: got %s, wanted %s", keep[i].target, keep[i].knobs, name, tag);
+    }
 }
 
 /* Element i of a host buffer in device format, as a double. */
@@ -167,15 +227,13 @@ static void test_direct(void **state) {
 
 /* The three directions are adjoint: with X, W, dY shared, the three inner
  * products agree (f32 outputs). */
-static void test_adjoint(void **state) {
-    (void)state;
-    const uint64_t ext[7] = {2, 6, 9, 8, 4, 3, 3};
+static void adjoint(const uint64_t ext[7], const char *const knobs_of[3]) {
     const char *geo = "groups=2 stride=2x3 pad=2x1x1x2 dilation=1x2 out_dtype=f32";
     const rk_target *t = rk_target_find("sm_90a");
     rk_problem p[3];
     for (size_t d = 0; d < 3; d++) {
-        char knobs[128];
-        snprintf(knobs, sizeof knobs, "direction=%s %s", dirs[d], geo);
+        char knobs[160];
+        snprintf(knobs, sizeof knobs, "direction=%s %s %s", dirs[d], geo, knobs_of[d]);
         rk_instance in;
         rk_shape sh;
         make("conv", t, ext, 7, knobs, &in, &sh);
@@ -200,6 +258,19 @@ static void test_adjoint(void **state) {
     if (fabs(s0 - s1) > tol || fabs(s0 - s2) > tol || mag == 0)
         fail_msg("<Y,dY> = %.9g, <X,dX> = %.9g, <W,dW> = %.9g (tol %.3g)", s0, s1, s2, tol);
     for (size_t d = 0; d < 3; d++) rk_problem_free(&p[d]);
+}
+
+/* The three kernels on mma.sync; the forward on wgmma (element gathers,
+ * K/g = 2) against them; all three on wgmma (C/g = 4). */
+static void test_adjoint(void **state) {
+    (void)state;
+    const uint64_t odd[7] = {2, 6, 9, 8, 4, 3, 3}, even[7] = {2, 8, 9, 8, 4, 3, 3};
+    const char *const mma[3] = {"path=mma", "path=mma", "path=mma"};
+    const char *const fwd[3] = {"path=wgmma", "path=mma", "path=mma"};
+    const char *const all[3] = {"path=wgmma", "path=wgmma", "path=wgmma"};
+    adjoint(odd, mma);
+    adjoint(odd, fwd);
+    adjoint(even, all);
 }
 
 /* One binary, several geometries: the geometry knobs are not in the name. */
@@ -245,6 +316,9 @@ static void test_bad_input(void **state) {
                                                                "is not a multiple of vec_a = 4: build with --vec-a 2"},
         {"algo=direct groups=2 vec_a=1", {1, 40, 5, 5, 40, 3, 3}, "algo direct serves 1..16 channels per group"},
         {"algo=direct groups=4 vec_a=4", {1, 8, 5, 5, 8, 3, 3}, "needs a depthwise problem"},
+        {"path=wgmma tile=64x64x64 warps=4x1 groups=2", {1, 8, 5, 5, 6, 3, 3}, "groups > 1 needs K / groups even"},
+        {"direction=dgrad path=wgmma tile=64x64x64 warps=4x1 groups=2 vec_a=1 vec_b=1", {1, 6, 5, 5, 8, 3, 3},
+         "groups > 1 needs C / groups even"},
     };
     const rk_target *t = rk_target_find("sm_90a");
     for (size_t i = 0; i < COUNT(rows); i++) {
@@ -269,6 +343,12 @@ static void test_bad_input(void **state) {
         {"fuse=bias_row", "bias_row is not offered"},
         {"direction=sideways", "must be one of fwd|dgrad|wgrad"},
         {"direction=wgrad algo=direct", "algo direct computes the forward convolution only"},
+        {"path=wgmma algo=direct", "runs the implicit GEMM"},
+        {"direction=dgrad path=wgmma tile=64x32x64 warps=4x1", "tile N 64, 128, 192 or 256"},
+        {"path=wgmma tile=128x64x32 warps=8x1", "tile K 64"},
+        {"path=wgmma tile=128x64x64 warps=2x2", "runs 8x1 warps"},
+        {"path=auto", "auto is the heuristic's choice"},
+        {"path=fast", "must be one of mma|wgmma|auto"},
     };
     for (size_t i = 0; i < COUNT(specs); i++) {
         rk_instance in;
@@ -281,6 +361,13 @@ static void test_bad_input(void **state) {
         if (!strstr(rk_error_message(), specs[i].msg))
             fail_msg("spec %zu: message '%s' lacks '%s'", i, rk_error_message(), specs[i].msg);
     }
+    rk_instance in;
+    rk_instance_default(RK_FAMILY_CONV, &in);
+    in.u.conv.g.wave = 32;
+    uint64_t locked = 0;
+    assert_int_equal(problem_knobs_set(&in, "path=wgmma tile=64x64x64 warps=4x1", &locked), RK_OK);
+    assert_int_not_equal(rk_instance_validate(&in, rk_target_find("sm_80")), RK_OK);
+    if (!strstr(rk_error_message(), "needs sm_90a")) fail_msg("sm_80 wgmma: '%s'", rk_error_message());
 }
 
 int main(void) {
@@ -288,7 +375,8 @@ int main(void) {
     seed = env ? strtoull(env, NULL, 10) : (uint64_t)time(NULL);
     printf("test_conv_emu: seed %llu (ROCKE_SEED=%llu replays)\n", (unsigned long long)seed, (unsigned long long)seed);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_geometries), cmocka_unit_test(test_paths), cmocka_unit_test(test_direct),
+        cmocka_unit_test(test_geometries), cmocka_unit_test(test_paths), cmocka_unit_test(test_wgmma),
+        cmocka_unit_test(test_direct),
         cmocka_unit_test(test_adjoint),
         cmocka_unit_test(test_runtime_geometry), cmocka_unit_test(test_bad_input),
     };

@@ -1,0 +1,343 @@
+/* rocke — the convolution on Hopper (path = wgmma, sm_90a), every
+ * direction: the implicit GEMM on the GEMM's Hopper plain schedule
+ * (gemm_hopper.c), both operands filled by the block's threads into the
+ * 128-byte-swizzled stages that wgmma reads. The im2col views (fwd: X as
+ * A, K-major; dgrad: dY as A, transposed; wgrad: X as B, N-major in
+ * 64-column boxes) by rk_tile_im2col_issue over a copy whose LDS layout is
+ * that swizzle (cp.async of channel vectors, 16, 8 or 4 bytes, zero-filled
+ * in the padding and past the tails; 2-byte loads and stores for single
+ * channels); dgrad's B (W's rows in (tap, k) order) by kn_conv_wrows_issue
+ * into the same boxes; a plain operand (fwd: W rows; wgrad: dY, M-major)
+ * by the GEMM's copy. wgrad splits N*P*Q over grid y and sums through Work
+ * in split order. Rules, heuristic and the builder. Layer: kernels. */
+#include "conv_int.h"
+#include "gemm_hopper.h"
+
+/* Above this many copy passes the pixel state of every pass is recomputed
+ * per fill instead of held across the K loop (its registers). */
+enum { HOLD_ROWS_MAX_PASSES = 8 };
+
+static bool is_wgmma(const rk_conv_spec *c) { return c->g.path == RK_GEMM_PATH_WGMMA; }
+
+/* Which operands are gathered (im2col or dgrad's W rows) rather than plain
+ * matrices: fwd A, wgrad B, dgrad both; none for gemm1x1. */
+static bool gathered(const rk_conv_spec *c, int op) {
+    if (c->algo == RK_CONV_GEMM1X1) return false;
+    return c->direction == RK_CONV_DGRAD || (op ? c->direction == RK_CONV_WGRAD : c->direction == RK_CONV_FWD);
+}
+
+/* The copy of one box of a gathered operand into a swizzled stage: A tile M
+ * rows (K-major), B 64 K rows of one 64-column box (N-major). */
+static rk_status gather_copy(const kn_gemm_plan *pl, const rk_gemm_spec *s, int op, rk_tile_copy *out) {
+    uint32_t rows = op ? KN_WG_BK : pl->bm, vec = op ? s->vec_b : s->vec_a;
+    rk_lds_layout lds;
+    rk_status st = rk_lds_layout_hw_swizzle(rows, KN_WG_BK, 2, 128, &lds);
+    return st ? st : rk_tile_copy_make(rows, KN_WG_BK, vec, pl->threads, s->dtype, &lds, vec > 1, out);
+}
+
+rk_status kn_conv_hopper_check(const rk_instance *in, const rk_target *t, const char *fam) {
+    const rk_conv_spec *c = &in->u.conv;
+    if (!is_wgmma(c)) return RK_OK;
+    if (c->algo == RK_CONV_DIRECT)
+        return rk_fail(RK_ERR_INVALID, "%s: knob 'path' = wgmma runs the implicit GEMM (algo igemm or gemm1x1; algo "
+                       "direct has no matrix unit: path=mma)", fam);
+    rk_gemm_spec s = kn_conv_gemm_spec(in);
+    s.split_k = 1;   /* wgrad's split is conv_hopper.c's own, over the plan's K tiles */
+    kn_gemm_plan pl;
+    rk_status st = kn_gemm_hopper_plan(&s, t, false, &pl);
+    if (st) {
+        const char *m = rk_error_message();
+        if (!strncmp(m, "gemm: ", 6)) m += 6;   /* the GEMM plan's rules, told as this family's */
+        return rk_fail(st, "%s: %s", fam, m);
+    }
+    for (int op = 0; op < 2; op++) {
+        rk_tile_copy cp;
+        if (gathered(c, op) && (st = gather_copy(&pl, &s, op, &cp)))
+            return rk_fail(st, "%s: path=wgmma's gather of %s: %s", fam, op ? "B" : "A", rk_error_message());
+    }
+    return RK_OK;
+}
+
+rk_status kn_conv_hopper_check_shape(const rk_instance *in, const kn_conv_geo *g, const char *fam) {
+    /* the output's channels of a group start at g * (its channels per group): pairs stay aligned
+     * when that count is even (wgrad's rows are whole filters: ldc odd stores no pairs) */
+    const rk_conv_spec *c = &in->u.conv;
+    if (!is_wgmma(c) || g->groups == 1 || c->direction == RK_CONV_WGRAD) return RK_OK;
+    bool fwd = c->direction == RK_CONV_FWD;
+    uint64_t per = fwd ? g->kg : g->cg;
+    if (per % 2 == 0) return RK_OK;
+    return rk_fail(RK_ERR_INVALID, "%s: path=wgmma stores pairs of output channels, so groups > 1 needs %s / groups "
+                   "even; here %s = %llu, groups = %llu: use --path mma", fam, fwd ? "K" : "C", fwd ? "K" : "C",
+                   (unsigned long long)(fwd ? g->k : g->c), (unsigned long long)g->groups);
+}
+
+void kn_conv_hopper_tune(rk_conv_spec *c, const rk_target *t, uint64_t M, uint64_t N, uint64_t K, uint64_t groups,
+                         const kn_conv_hopper_free *free_knobs) {
+    bool tile_free = free_knobs->tile, stages_free = free_knobs->stages, split_free = free_knobs->split;
+    rk_gemm_spec *s = &c->g;
+    s->schedule = RK_GEMM_SCHED_PLAIN, s->blocks = 0, s->atom = 0;
+    bool wgrad = c->direction == RK_CONV_WGRAD;
+    if (tile_free) {
+        /* the largest tile that gives every SM a block (wgrad: counting the splits it may take),
+         * tile M and N no wider than the problem needs; wgrad's split sums keep tile N <= 128 */
+        static const uint32_t cand[][2] = {{128, 256}, {128, 128}, {128, 64}, {64, 256}, {64, 128}, {64, 64}};
+        uint64_t nmax = (N + 63) / 64 * 64, kq = (K + KN_WG_BK - 1) / KN_WG_BK / 4;
+        uint64_t reach = wgrad && split_free ? (kq > 16 ? 16 : kq ? kq : 1) : 1;
+        size_t pick = RK_COUNTOF(cand) - 1;
+        for (size_t i = 0; i < RK_COUNTOF(cand); i++) {
+            if ((cand[i][1] > nmax && cand[i][1] > 64) || (cand[i][0] > 64 && M <= 64)) continue;
+            if (wgrad && cand[i][1] > 128) continue;
+            uint64_t blocks = (M + cand[i][0] - 1) / cand[i][0] * ((N + cand[i][1] - 1) / cand[i][1]) * groups;
+            if (blocks * reach >= t->compute_units) { pick = i; break; }
+        }
+        s->tile[0] = cand[pick][0], s->tile[1] = cand[pick][1], s->tile[2] = KN_WG_BK;
+    }
+    s->warps[0] = s->tile[0] / 16, s->warps[1] = 1;
+    if (stages_free) {
+        /* deep enough to hide the gathers' latency, inside the shared memory */
+        uint32_t st = K > 2 * KN_WG_BK ? 4 : 2;
+        while (st > 2 && (uint64_t)st * ((s->tile[0] + s->tile[1]) * KN_WG_BK * 2 + 16) > t->lds_bytes) st--;
+        s->stages = st;
+    }
+    /* wgrad: the reduction over N*P*Q split until every SM has a block (the sum runs as a loop over
+     * the slices, so 16 is not a register cost) */
+    if (split_free) s->split_k = wgrad ? kn_gemm_tune_split(s, t, M, N, K, groups) : 1;
+}
+
+/* ---- the kernel --------------------------------------------------------------------------- */
+static rk_value c32(rk_kernel *k, int64_t v) { return rk_const_i32(k, (int32_t)v); }
+static rk_value i64(rk_kernel *k, rk_value v) { return rk_build_sext(k, v, RK_T_I64); }
+
+typedef struct conv_fill {
+    rk_tile_im2col v;              /* the im2col view (fwd: X as A; dgrad: dY as A, transposed; wgrad: X as B) */
+    const kn_conv_wrows *wrows;    /* dgrad: B, W's rows in (tap, k) order */
+    bool ga, gb;                   /* A / B gathered (else the GEMM's copy) */
+    rk_tile_copy cpa, cpb;         /* A's tile, one 64-column box of B */
+    bool hold;                     /* A's pixel state held across the loop */
+    rk_tile_copy_lanes la, lb;
+    rk_tile_im2col_rows ra, rb;
+    rk_value kx0;                  /* wgrad split: this split's first K column (i32); invalid: none */
+} conv_fill;
+
+/* kn_hk's fill of both operands: a gathered one by rk_tile_im2col_issue
+ * (or dgrad's W rows), a plain one by the GEMM's copy; K columns offset by
+ * the split's start. */
+static void fill(kn_hk *h, void *ud, int operand, rk_value tid, rk_value base, rk_value kx, rk_value mn0) {
+    conv_fill *f = ud;
+    rk_kernel *k = h->k;
+    rk_value x = f->kx0.id ? rk_build_add(k, kx, f->kx0) : kx;
+    if (!(operand ? f->gb : f->ga)) {
+        kn_gemm_hopper_copy(h, operand, tid, base, x, mn0);
+        return;
+    }
+    if (operand == 0) {
+        /* A (K-major): rows are the block's pixels, columns (tap, channel) from K column x */
+        if (!f->hold) {
+            rk_tile_copy_lanes_init(k, &f->cpa, tid, &f->la);
+            rk_tile_im2col_rows_init(k, &f->cpa, &f->la, &f->v, mn0, &f->ra);
+        }
+        rk_tile_im2col_issue(k, &f->cpa, &f->la, &f->v, &f->ra, x, h->sA, base);
+        return;
+    }
+    /* B (N-major): tile N / 64 boxes of 64 K rows x 64 columns side by side; wgrad's rows are
+     * pixels that move with K, the same for every box */
+    rk_tile_copy_lanes_init(k, &f->cpb, tid, &f->lb);
+    if (!f->wrows) rk_tile_im2col_rows_init(k, &f->cpb, &f->lb, &f->v, x, &f->rb);
+    for (uint32_t j = 0; j < h->pl.bn / KN_WG_BK; j++) {
+        rk_value dc = c32(k, j * KN_WG_BK), de = c32(k, j * KN_WG_BK * KN_WG_BK);
+        rk_value c0 = rk_build_add(k, mn0, dc);
+        rk_value e = rk_build_add(k, base, de);
+        if (f->wrows) kn_conv_wrows_issue(k, f->wrows, &f->cpb, &f->lb, x, c0, h->sB, e);
+        else rk_tile_im2col_issue(k, &f->cpb, &f->lb, &f->v, &f->rb, c0, h->sB, e);
+    }
+}
+
+/* wgrad split-K: Work holds split_k f32 slices of G x M x N, then one f32
+ * counter per (group, tile). Index of (row, col) of group z in slice sl. */
+static rk_value work_at(rk_kernel *k, const kn_hk *h, rk_value groups, rk_value z, rk_value sl, rk_value row,
+                        rk_value col) {
+    rk_value sg = rk_build_mul(k, sl, groups);
+    rk_value plane = rk_build_add(k, sg, z);
+    rk_value p64 = i64(k, plane), m64 = i64(k, h->p[3]);
+    rk_value pm = rk_build_mul(k, p64, m64);
+    rk_value r64 = i64(k, row);
+    rk_value pr = rk_build_add(k, pm, r64);
+    rk_value n64 = i64(k, h->p[4]);
+    rk_value rn = rk_build_mul(k, pr, n64);
+    rk_value c64 = i64(k, col);
+    return rk_build_add(k, rn, c64);
+}
+
+static rk_value counter_at(rk_kernel *k, const kn_hk *h, rk_value groups, uint32_t splits) {
+    rk_value S = c32(k, splits), zero = c32(k, 0);
+    rk_value base = work_at(k, h, groups, zero, S, zero, zero);
+    rk_value tile = rk_build_block_id(k, 0), z = rk_build_block_id(k, 2);
+    rk_value bm = c32(k, h->pl.bm), bn = c32(k, h->pl.bn), one = c32(k, 1);
+    rk_value m1 = rk_build_add(k, h->p[3], bm), n1 = rk_build_add(k, h->p[4], bn);
+    rk_value m2 = rk_build_sub(k, m1, one), n2 = rk_build_sub(k, n1, one);
+    rk_value tm = rk_build_udiv(k, m2, bm), tn = rk_build_udiv(k, n2, bn);
+    rk_value tiles = rk_build_mul(k, tm, tn);
+    rk_value zt = rk_build_mul(k, z, tiles);
+    rk_value id = rk_build_add(k, zt, tile);
+    rk_value id64 = i64(k, id);
+    return rk_build_add(k, base, id64);
+}
+
+/* Accumulator i of this thread: its row and column in C, and whether inside. */
+static rk_value acc_slot(kn_hk *h, rk_value rbase, rk_value twg, uint32_t i, rk_value *row, rk_value *col) {
+    rk_kernel *k = h->k;
+    rk_tile_frag_coord fc = rk_tile_wgmma_acc_coord(k, twg, i);
+    *row = rk_build_add(k, rbase, fc.row);
+    *col = rk_build_add(k, h->n0, fc.col);
+    rk_value rin = rk_build_cmp(k, "lt", *row, h->p[3]);
+    rk_value cin = rk_build_cmp(k, "lt", *col, h->p[4]);
+    return rk_build_and(k, rin, cin);
+}
+
+/* Where a whole tile is inside C, accumulator i lies 8 * ((i / 2) % 2) rows
+ * and 8 * (i / 4) + i % 2 columns from accumulator 0 (the m64nN map of
+ * rk_tile_wgmma_acc_coord): its Work index is one of two row bases plus a
+ * constant, so no per-element address lives across the slice loop. */
+typedef struct split_rows {
+    rk_value z, groups, row0, col0;   /* accumulator 0's row and column */
+    rk_value n8;                      /* 8 rows of Work (i64) */
+} split_rows;
+
+static rk_value whole_at(rk_kernel *k, const kn_hk *h, const split_rows *r, rk_value sl, uint32_t i) {
+    rk_value b = work_at(k, h, r->groups, r->z, sl, r->row0, r->col0);
+    if ((i / 2) % 2) b = rk_build_add(k, b, r->n8);
+    rk_value dc = rk_const_i64(k, 8 * (i / 4) + i % 2);
+    return rk_build_add(k, b, dc);
+}
+
+/* Every split stores its partial tile into its slice; the last of the tile
+ * to arrive sums the slices in split order, resets the counter and runs the
+ * epilogue. A tile inside C sums in one loop over the slices; an edge tile
+ * element by element (slower, few registers). */
+static void split_finish(kn_hk *h, uint32_t splits, rk_value work, rk_value groups, rk_value rbase, rk_value twg,
+                         rk_value d) {
+    rk_kernel *k = h->k;
+    uint32_t n = h->pl.bn / 2;
+    rk_value sid = rk_build_block_id(k, 1), zero = c32(k, 0), one = c32(k, 1);
+    rk_value S = rk_build_grid_dim(k, 1);   /* = splits, unknown to LLVM: the slice loops stay loops */
+    split_rows r = {.z = rk_build_block_id(k, 2), .groups = groups};
+    acc_slot(h, rbase, twg, 0, &r.row0, &r.col0);
+    rk_value eight = rk_const_i64(k, 8), n64 = i64(k, h->p[4]);
+    r.n8 = rk_build_mul(k, n64, eight);
+    rk_value bm = c32(k, h->pl.bm), bn = c32(k, h->pl.bn);
+    rk_value mend = rk_build_add(k, h->m0, bm), nend = rk_build_add(k, h->n0, bn);
+    rk_value min_ = rk_build_cmp(k, "le", mend, h->p[3]), nin = rk_build_cmp(k, "le", nend, h->p[4]);
+    rk_value whole = rk_build_and(k, min_, nin);
+    rk_if_begin(k, whole);
+    for (uint32_t i = 0; i < n; i++) {
+        rk_value at = whole_at(k, h, &r, sid, i);
+        rk_value x = rk_build_vextract(k, d, i);
+        rk_store_global(k, work, at, x);
+    }
+    rk_else(k, NULL, 0);
+    for (uint32_t i = 0; i < n; i++) {
+        rk_value row, col;
+        rk_value ok = acc_slot(h, rbase, twg, i, &row, &col);
+        rk_value x = rk_build_vextract(k, d, i);
+        rk_if_begin(k, ok);
+        rk_value at = work_at(k, h, groups, r.z, sid, row, col);
+        rk_store_global(k, work, at, x);
+        rk_if_end(k, NULL, 0);
+    }
+    rk_if_end(k, NULL, 0);
+    rk_value tid = rk_build_thread_id(k, 0);
+    rk_value cat = counter_at(k, h, groups, splits);
+    rk_value last = rk_tile_arrive_last(k, tid, work, cat, splits);
+    rk_if_begin(k, last);
+    {
+        rk_type vt = rk_value_type(k, d);
+        rk_value total;
+        rk_if_else_begin(k, whole, 1, &vt, &total);
+        {
+            rk_value sum0 = rk_build_constant_vec(k, vt, 0.0), sum;
+            rk_value sl = rk_for_begin(k, zero, S, one, "sk", 1, &sum0, NULL, &sum);
+            for (uint32_t i = 0; i < n; i++) {
+                rk_value at = whole_at(k, h, &r, sl, i);
+                rk_value v = rk_load_global(k, work, at, 1);
+                rk_value s0 = rk_build_vextract(k, sum, i);
+                rk_value s1 = rk_build_fadd(k, s0, v);
+                sum = rk_build_vinsert(k, sum, s1, i);
+            }
+            rk_value whole_sum;
+            rk_for_end(k, &sum, 1, &whole_sum);
+            rk_else(k, &whole_sum, 1);
+        }
+        {
+            rk_value edge = d;
+            for (uint32_t i = 0; i < n; i++) {
+                rk_value row, col;
+                rk_value ok = acc_slot(h, rbase, twg, i, &row, &col);
+                /* outside C: read (0, 0) instead; the epilogue stores nothing there */
+                rk_value rr = rk_build_select(k, ok, row, zero);
+                rk_value cc = rk_build_select(k, ok, col, zero);
+                rk_value x0 = rk_const_f32(k, 0.0f), x;
+                char ivn[16];
+                snprintf(ivn, sizeof ivn, "se%u", i);
+                rk_value sl = rk_for_begin(k, zero, S, one, ivn, 1, &x0, NULL, &x);
+                rk_value at = work_at(k, h, groups, r.z, sl, rr, cc);
+                rk_value v = rk_load_global(k, work, at, 1);
+                x = rk_build_fadd(k, x, v);
+                rk_value xs;
+                rk_for_end(k, &x, 1, &xs);
+                edge = rk_build_vinsert(k, edge, xs, i);
+            }
+            rk_if_end(k, &edge, 1);
+        }
+        rk_value first = rk_build_cmp(k, "eq", tid, zero);
+        rk_if_begin(k, first);
+        rk_value zf = rk_const_f32(k, 0.0f);
+        rk_store_global(k, work, cat, zf);   /* every split has arrived: ready for the next launch */
+        rk_if_end(k, NULL, 0);
+        kn_gemm_hopper_epilogue(h, rbase, twg, total);
+    }
+    rk_if_end(k, NULL, 0);
+}
+
+void kn_conv_hopper_build(rk_kernel *k, const rk_instance *in, const rk_target *t, const kn_conv_hopper_io *cio) {
+    rk_gemm_spec s = kn_conv_gemm_spec(in);
+    const kn_gemm_io *io = cio->io;
+    /* the values the GEMM's signature would hold: A, B, C, M, N, K, lda, ldb, ldc, the chain's operands */
+    rk_value p[9 + RK_EPI_MAX_PARAMS];
+    rk_value gp[9] = {io->A, io->B, io->C, io->M, io->N, io->K, io->lda, io->ldb, io->ldc};
+    memcpy(p, gp, sizeof gp);
+    for (uint32_t i = 0; i < cio->nepi; i++) p[9 + i] = cio->epi[i];
+    const rk_conv_spec *cs = &in->u.conv;
+    conv_fill f = {.ga = gathered(cs, 0), .gb = gathered(cs, 1), .wrows = cio->wrows};
+    if (cio->view) f.v = *cio->view;
+    struct kn_hk_fill fills[2] = {{fill, &f}, {fill, &f}};
+    kn_hk h;
+    s.split_k = 1;   /* the Hopper plan reduces in one block; the split is this file's */
+    kn_gemm_hopper_begin_ex(&h, &s, t, k, p, fills, 0);
+    rk_gemm_spec sk = kn_conv_gemm_spec(in);   /* with the split */
+    rk_status st = RK_OK;
+    if (f.ga) st = gather_copy(&h.pl, &s, 0, &f.cpa);
+    if (!st && f.gb) st = gather_copy(&h.pl, &s, 1, &f.cpb);
+    RK_ASSERT(st == RK_OK, "conv: the wgmma gathers of a validated instance");
+    f.hold = f.ga && f.cpa.passes <= HOLD_ROWS_MAX_PASSES;
+    if (f.hold) {
+        /* the block's pixels do not move along K: decompose them once, ahead of the fills (their
+         * values must dominate the loop; the main loop finds the same origin again) */
+        rk_value pid = rk_build_block_id(k, 0);
+        kn_gemm_hopper_origin(&h, pid);
+        rk_value tid = rk_build_thread_id(k, 0);
+        rk_tile_copy_lanes_init(k, &f.cpa, tid, &f.la);
+        rk_tile_im2col_rows_init(k, &f.cpa, &f.la, &f.v, h.m0, &f.ra);
+    }
+    if (sk.split_k > 1) {
+        /* this split's K tiles: the loop runs over them, the fills add its first column */
+        rk_value kbase, count;
+        kn_gemm_split_range(k, &sk, h.ktiles, &kbase, &count);
+        rk_value bk = c32(k, KN_WG_BK);
+        f.kx0 = rk_build_mul(k, kbase, bk);
+        h.ktiles = count;
+    }
+    rk_value rbase, twg;
+    rk_value d = kn_gemm_hopper_run_plain(&h, &rbase, &twg);
+    if (sk.split_k > 1) split_finish(&h, sk.split_k, cio->work, cio->groups, rbase, twg, d);
+    else kn_gemm_hopper_epilogue(&h, rbase, twg, d);
+}
