@@ -7,8 +7,13 @@
 #include "gemm_int.h"
 #include "rocke/tile_hopper.h"
 
-/* K elements of one stage: a 128-byte row of 16-bit elements. */
+/* K elements of one stage of 16-bit operands: a 128-byte row (fp8: 128,
+ * kn_gemm_hopper_bk). MN-major boxes are 64 x 64 of 16-bit elements. */
 enum { KN_WG_BK = 64 };
+/* Whether the inputs are OCP fp8 (e4m3, e5m2: wgmma m64nNk32, K-major only). */
+bool kn_gemm_hopper_f8(const rk_gemm_spec *s);
+/* K elements of one stage: one 128-byte swizzled row (64 16-bit, 128 fp8). */
+uint32_t kn_gemm_hopper_bk(const rk_gemm_spec *s);
 /* vec_a / vec_b of an operand TMA reads: 8 16-bit elements, its 16-byte row
  * stride rule; a smaller vec (the heuristic's, for rows that break the rule)
  * makes the block's threads fill that operand's stages instead. */
@@ -67,7 +72,10 @@ typedef struct kn_hk {
     rk_value ktiles;           /* K tiles of 64 (i32) */
     rk_value m0, n0;           /* the current C tile's origin */
     bool ka, kb;               /* A / B K-major (else MN-major: wgmma's transpose bit) */
-    const char *dt;            /* "f16" or "bf16" */
+    const char *dt;            /* "f16", "bf16", "e4m3" or "e5m2" (wgmma's dtype) */
+    uint32_t eb;               /* bytes of an input element */
+    rk_value sa, sb;           /* scale=tensor|block: the f32 scales Sa, Sb */
+    rk_value tscale;           /* scale=tensor: Sa[0] * Sb[0] (f32), applied before the chain */
     uint32_t copies;           /* copy loops emitted so far (their unique IV names) */
 } kn_hk;
 /* Plan, epilogue operands, tensor maps, the stages in shared memory and
@@ -91,8 +99,16 @@ void kn_gemm_hopper_fill_copies(kn_hk *h, rk_value tid, rk_value kt, rk_value fi
 void kn_gemm_hopper_copies_land(kn_hk *h, uint32_t ahead);
 /* First element of warpgroup wg's A rows inside a stage. */
 rk_value kn_gemm_hopper_arow(kn_hk *h, rk_value wg);
-/* Fence, the four wgmma k16 steps of stage st (i32) and a commit. */
+/* Fence, the four wgmma k16 steps (fp8: k32) of stage st (i32) and a commit. */
 rk_value kn_gemm_hopper_mma(kn_hk *h, rk_value st, rk_value arow, rk_value acc);
+/* The same from fresh accumulators (the first step does not read acc's
+ * values: scale-d off), for scale=block's per-128-K accumulators. */
+rk_value kn_gemm_hopper_mma_fresh(kn_hk *h, rk_value st, rk_value arow, rk_value acc);
+/* scale=block: acc + blk * Sa[row, kb] * Sb[col / 128, kb] for the m64nN
+ * fragment of warpgroup rows from rbase, thread twg (0..127); rows and
+ * columns past C read the last row / column's scales (their results are
+ * masked at the store). */
+rk_value kn_gemm_hopper_promote(kn_hk *h, rk_value rbase, rk_value twg, rk_value kb, rk_value acc, rk_value blk);
 /* The fused chain and the masked stores of the m64nN accumulators d of the
  * warpgroup whose rows start at rbase, for its thread twg (0..127). */
 void kn_gemm_hopper_epilogue(kn_hk *h, rk_value rbase, rk_value twg, rk_value d);
