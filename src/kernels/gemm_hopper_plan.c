@@ -144,7 +144,8 @@ void kn_gemm_hopper_tune(rk_gemm_spec *s, const rk_target *t, uint64_t M, uint64
     rk_gemm_spec w = *s;
     w.path = RK_GEMM_PATH_WGMMA;
     /* fp8 has no other path: TMA reads both operands, and the shape check names K's 16-byte rule */
-    if (f8) w.vec_a = w.vec_b = KN_WG_TMA_VEC;
+    if (f8 && !(locked >> KN_GK_VA & 1)) w.vec_a = KN_WG_TMA_VEC;
+    if (f8 && !(locked >> KN_GK_VB & 1)) w.vec_b = KN_WG_TMA_VEC;
     if (f8 && !(locked >> KN_GK_SPLIT & 1)) w.split_k = 1;   /* nor a split-K variant */
     if (!tile_locked) {
         /* the largest tile that still gives every SM a block (or the smallest); pingpong's
