@@ -161,8 +161,12 @@ typedef enum rk_gemm_split_reduce { RK_GEMM_SPLIT_WORKSPACE = 0, RK_GEMM_SPLIT_A
 typedef enum rk_gemm_path { RK_GEMM_PATH_MMA = 0, RK_GEMM_PATH_WGMMA, RK_GEMM_PATH__COUNT } rk_gemm_path;
 /* How C leaves the block: DIRECT stores each accumulator where the atom's
  * lane map holds it; CSHUFFLE stages the block tile in LDS (f32) and stores
- * whole 16-byte row chunks (docs/gemm.md, "The C-shuffle epilogue"). */
-typedef enum rk_gemm_epilogue { RK_GEMM_EPI_DIRECT = 0, RK_GEMM_EPI_CSHUFFLE, RK_GEMM_EPI__COUNT } rk_gemm_epilogue;
+ * whole 16-byte row chunks (docs/gemm.md, "The C-shuffle epilogue"); TMA
+ * (path=wgmma) stages each warpgroup's 64 rows in out_dtype in shared
+ * memory and stores them with one TMA box (C_map). */
+typedef enum rk_gemm_epilogue {
+    RK_GEMM_EPI_DIRECT = 0, RK_GEMM_EPI_CSHUFFLE, RK_GEMM_EPI_TMA, RK_GEMM_EPI__COUNT
+} rk_gemm_epilogue;
 /* Who does what on path=wgmma: PLAIN, every warpgroup consumes and thread 0
  * refills a stage after a block barrier; WS, a producer warpgroup issues
  * TMA and the consumer warpgroups release stages on "empty" mbarriers, with

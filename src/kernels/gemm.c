@@ -23,7 +23,7 @@ static const uint32_t legal_group[] = {1, 2, 4, 8, 16, 32, 64, 0};
 static const uint32_t legal_wave[] = {32, 64, 0};
 static const uint32_t legal_split[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 0};
 static const char *const split_reduce_names[] = {"workspace", "atomic", NULL};
-static const char *const epilogue_names[] = {"direct", "cshuffle", NULL};
+static const char *const epilogue_names[] = {"direct", "cshuffle", "tma", NULL};
 static const uint32_t legal_xcd[] = {0, 1, 2, 4, 8, 16, 0};
 static const char *const path_names[] = {"mma", "wgmma", NULL};
 static const char *const schedule_names[] = {"plain", "ws", "persistent", "pingpong", NULL};
@@ -47,7 +47,8 @@ const rk_knob kn_gemm_knobs[] = {
     KN_ENUM("split_reduce", "sr", u.gemm.split_reduce, split_reduce_names, false,
             "split-K: workspace (deterministic, any epilogue) or atomic (f32 adds into a zeroed C)"),
     KN_ENUM("epilogue", "ep", u.gemm.epilogue, epilogue_names, true,
-            "C stores: direct (from the accumulators) or cshuffle (staged in LDS, 16-byte row chunks)"),
+            "C stores: direct (from the accumulators), cshuffle (path=mma: staged in LDS, 16-byte row chunks) or "
+            "tma (path=wgmma: staged in shared memory, one TMA box per warpgroup)"),
     KN_U32("xcd", "x", u.gemm.xcd, legal_xcd, true,
            "AMD dies the block ids are remapped over (0: off; 8 on gfx942/gfx950)"),
     KN_EPI("fuse", u.gemm.fuse, "epilogue chain, e.g. bias,gelu (operands in out_dtype)"),

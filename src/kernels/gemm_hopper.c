@@ -139,9 +139,7 @@ rk_value kn_gemm_hopper_mma_fresh(kn_hk *h, rk_value st, rk_value arow, rk_value
     return mma_steps(h, st, arow, acc, true);
 }
 
-/* C[row, col] for an element known to be inside C: the fused chain, then the
- * store of x (f32 or a pair of f32). */
-static void put(kn_hk *h, rk_value C, rk_value ldc, rk_value x, rk_value row, rk_value col, rk_value ok) {
+rk_value kn_gemm_hopper_finish_value(kn_hk *h, rk_value x, rk_value row, rk_value col, rk_value ok) {
     rk_kernel *k = h->k;
     if (h->s->scale == RK_GEMM_SCALE_TENSOR) {   /* the per-tensor scales, before the chain */
         uint32_t lanes = rk_type_count(k, rk_value_type(k, x));
@@ -154,8 +152,14 @@ static void put(kn_hk *h, rk_value C, rk_value ldc, rk_value x, rk_value row, rk
         }
     }
     rk_value y = rk_tile_epi_apply(k, &h->ea, x, row, col, ok);
-    rk_scalar out_t = h->s->out_dtype;
-    rk_value o = rk_tile_from_f32(k, y, out_t);
+    return rk_tile_from_f32(k, y, h->s->out_dtype);
+}
+
+/* C[row, col] for an element known to be inside C: the fused chain, then the
+ * store of x (f32 or a pair of f32). */
+static void put(kn_hk *h, rk_value C, rk_value ldc, rk_value x, rk_value row, rk_value col, rk_value ok) {
+    rk_kernel *k = h->k;
+    rk_value o = kn_gemm_hopper_finish_value(h, x, row, col, ok);
     rk_value at = kn_gemm_c_index(k, row, col, ldc);
     rk_if_begin(k, ok);
     rk_store_global(k, C, at, o);
@@ -213,15 +217,21 @@ void kn_gemm_hopper_begin(kn_hk *h, const rk_instance *in, const rk_target *t, r
     h->ka = kn_gemm_hopper_k_major(s, 0), h->kb = kn_gemm_hopper_k_major(s, 1);
     h->dt = kn_gemm_hopper_f8(s) ? kn_dtype_name(s->dtype) : s->dtype == RK_S_BF16 ? "bf16" : "f16";
     h->eb = rk_tile_elem_bytes(s->dtype);
-    if (s->scale != RK_GEMM_SCALE_NONE) {   /* after the tensor maps */
-        uint32_t at = 9 + ne + !ca + !cb;
+    uint32_t at = 9 + ne + !ca + !cb;   /* after the operands' tensor maps */
+    if (s->scale != RK_GEMM_SCALE_NONE) {
         h->sa = p[at], h->sb = p[at + 1];
+        at += 2;
     }
+    if (s->epilogue == RK_GEMM_EPI_TMA) h->cmap = p[at];
     /* shared memory: every stage of A, then of B, each stage 1024-byte aligned for the swizzle */
     rk_smem_alloc_opts al = {.align = RK_SOME(1024)};
     uint32_t na = h->pl.stages * h->pl.stage_a, nb = h->pl.stages * h->pl.stage_b;
     h->sA = rk_build_smem_alloc_ex(k, (rk_type){s->dtype}, &na, 1, &al);
     h->sB = rk_build_smem_alloc_ex(k, (rk_type){s->dtype}, &nb, 1, &al);
+    if (s->epilogue == RK_GEMM_EPI_TMA) {   /* each consumer's 64 x tile N of C */
+        uint32_t nc = kn_gemm_hopper_cstage_bytes(s) / rk_tile_elem_bytes(s->out_dtype);
+        h->cstage = rk_build_smem_alloc_ex(k, (rk_type){s->out_dtype}, &nc, 1, &al);
+    }
     uint32_t tx = ((ca ? 0 : h->pl.stage_a) + (cb ? 0 : h->pl.stage_b)) * h->eb;   /* TMA's bytes of a fill */
     rk_tile_tma_ring_init_pair(k, &h->ring, h->pl.stages, tx, releases);
     rk_value K = p[5];
@@ -308,5 +318,10 @@ void kn_gemm_hopper_build(const rk_instance *in, const rk_target *t, rk_kernel *
         rk_build_wgmma_wait_group(k, 0, &res, 1, &d);
         rbase = row_base(&h, wg);
     }
-    kn_gemm_hopper_epilogue(&h, rbase, twg, d);
+    if (h.s->epilogue == RK_GEMM_EPI_TMA) {
+        kn_gemm_hopper_epilogue_tma(&h, rbase, twg, wg, d);
+        kn_gemm_hopper_store_drain(&h, twg);
+    } else {
+        kn_gemm_hopper_epilogue(&h, rbase, twg, d);
+    }
 }

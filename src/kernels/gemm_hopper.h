@@ -52,8 +52,14 @@ uint32_t kn_gemm_hopper_extra_threads(const rk_gemm_spec *s);
 /* Shape limits of the path: the row extent of A and B (K or M / N by the
  * layout) a multiple of vec_a / vec_b (8: TMA's 16-byte row stride). */
 rk_status kn_gemm_hopper_check_shape(const rk_gemm_spec *s, uint64_t M, uint64_t N, uint64_t K);
+/* Consumer warpgroups of a block (pingpong: 2, else tile M / 64), and the
+ * shared memory epilogue=tma stages C in (each consumer's 64 x tile N in
+ * out_dtype; 0 for the other epilogues). */
+uint32_t kn_gemm_hopper_consumers(const rk_gemm_spec *s);
+uint32_t kn_gemm_hopper_cstage_bytes(const rk_gemm_spec *s);
 /* The tensormap entries (A_map over A, B_map over B, each only where TMA
- * reads that operand) after the others. */
+ * reads that operand) after the others, then scale=tensor|block's Sa and Sb
+ * (f32), then epilogue=tma's C_map over C. */
 void kn_gemm_hopper_signature(const rk_gemm_spec *s, rk_ksig *sg);
 void kn_gemm_hopper_tensormap_box(const rk_instance *in, const rk_kparam *kp, uint32_t *box_rows, uint32_t *box_cols,
                                   uint32_t *swizzle_bytes);
@@ -76,6 +82,7 @@ typedef struct kn_hk {
     uint32_t eb;               /* bytes of an input element */
     rk_value sa, sb;           /* scale=tensor|block: the f32 scales Sa, Sb */
     rk_value tscale;           /* scale=tensor: Sa[0] * Sb[0] (f32), applied before the chain */
+    rk_value cmap, cstage;     /* epilogue=tma: C's tensor map and the staging tiles (out_dtype) */
     uint32_t copies;           /* copy loops emitted so far (their unique IV names) */
 } kn_hk;
 /* Plan, epilogue operands, tensor maps, the stages in shared memory and
@@ -112,6 +119,16 @@ rk_value kn_gemm_hopper_promote(kn_hk *h, rk_value rbase, rk_value twg, rk_value
 /* The fused chain and the masked stores of the m64nN accumulators d of the
  * warpgroup whose rows start at rbase, for its thread twg (0..127). */
 void kn_gemm_hopper_epilogue(kn_hk *h, rk_value rbase, rk_value twg, rk_value d);
+/* epilogue=tma (gemm_hopper_store.c): the same chain into consumer cw's
+ * staging tile, then one TMA store of its 64 rows by thread twg 0; before
+ * the tile is rewritten, the consumer's previous store must have read it.
+ * kn_gemm_hopper_store_drain: thread twg 0 waits for its stores (the
+ * block's end). */
+void kn_gemm_hopper_epilogue_tma(kn_hk *h, rk_value rbase, rk_value twg, rk_value cw, rk_value d);
+void kn_gemm_hopper_store_drain(kn_hk *h, rk_value twg);
+/* The element (f32 or a pair) x of C[row, col] through the per-tensor scale
+ * (scale=tensor) and the fused chain, rounded to out_dtype. */
+rk_value kn_gemm_hopper_finish_value(kn_hk *h, rk_value x, rk_value row, rk_value col, rk_value ok);
 /* gemm_hopper_copy.c: whether operand 0 (A) / 1 (B) is filled by the
  * threads (vec below KN_WG_TMA_VEC) rather than TMA. */
 bool kn_gemm_hopper_copied(const rk_gemm_spec *s, int operand);

@@ -72,12 +72,12 @@ rk_status kn_gemm_hopper_plan(const rk_gemm_spec *s, const rk_target *t, bool ba
     if (s->stages < 2 || s->stages > 6)
         return rk_fail(RK_ERR_INVALID, "gemm: knob 'stages' = %u: path=wgmma runs a ring of 2..6 TMA stages",
                        s->stages);
-    /* every stage: its A and B tiles, a full and (ws, persistent) an empty mbarrier */
-    uint64_t lds = (uint64_t)s->stages * ((bm + bn) * RK_TILE_WGMMA_ROW_BYTES + 16);
+    /* every stage: its A and B tiles, a full and (ws, persistent) an empty mbarrier; epilogue=tma: the C staging */
+    uint64_t lds = (uint64_t)s->stages * ((bm + bn) * RK_TILE_WGMMA_ROW_BYTES + 16) + kn_gemm_hopper_cstage_bytes(s);
     if (lds > t->lds_bytes)
         return rk_fail(RK_ERR_INVALID, "gemm: %u stages of a %ux%ux%u tile need %llu bytes of shared memory, %s has "
-                       "%u: use fewer stages or a smaller tile", s->stages, bm, bn, bk, (unsigned long long)lds,
-                       t->name, t->lds_bytes);
+                       "%u: use fewer stages or a smaller tile%s", s->stages, bm, bn, bk, (unsigned long long)lds,
+                       t->name, t->lds_bytes, s->epilogue == RK_GEMM_EPI_TMA ? " (epilogue=tma stages C there too)" : "");
     for (int op = 0; op < 2; op++) {
         uint32_t v = op ? s->vec_b : s->vec_a;
         if (v != 1 && v != 2 && v != 4 && v != 8)
@@ -185,6 +185,11 @@ uint32_t kn_gemm_hopper_extra_threads(const rk_gemm_spec *s) {
 }
 
 rk_status kn_gemm_hopper_check_shape(const rk_gemm_spec *s, uint64_t M, uint64_t N, uint64_t K) {
+    uint32_t ob = rk_tile_elem_bytes(s->out_dtype);
+    if (s->epilogue == RK_GEMM_EPI_TMA && N * ob % 16)
+        return rk_fail(RK_ERR_INVALID, "gemm: epilogue=tma stores C with TMA, whose rows (N = %llu %s elements, %llu "
+                       "bytes) must be a multiple of 16 bytes: N a multiple of %u, or build with epilogue=direct",
+                       (unsigned long long)N, kn_dtype_name(s->out_dtype), (unsigned long long)(N * ob), 16 / ob);
     if (kn_gemm_hopper_f8(s) && K % 16)
         return rk_fail(RK_ERR_INVALID, "gemm: dtype %s: TMA reads A and B in rows of K bytes, and a row stride must "
                        "be a multiple of 16 bytes, so K must be a multiple of 16 (got K = %llu; pad K with zeros to "
@@ -203,6 +208,15 @@ rk_status kn_gemm_hopper_check_shape(const rk_gemm_spec *s, uint64_t M, uint64_t
     return RK_OK;
 }
 
+uint32_t kn_gemm_hopper_consumers(const rk_gemm_spec *s) {
+    return s->schedule == RK_GEMM_SCHED_PINGPONG ? 2 : s->tile[0] / 64;
+}
+
+uint32_t kn_gemm_hopper_cstage_bytes(const rk_gemm_spec *s) {
+    if (s->epilogue != RK_GEMM_EPI_TMA) return 0;
+    return kn_gemm_hopper_consumers(s) * 64 * s->tile[1] * rk_tile_elem_bytes(s->out_dtype);
+}
+
 void kn_gemm_hopper_signature(const rk_gemm_spec *s, rk_ksig *sg) {
     if (!kn_gemm_hopper_copied(s, 0)) kn_sig_add(sg, "A_map", false, s->dtype, RK_KP_TENSORMAP, "A");
     if (!kn_gemm_hopper_copied(s, 1)) kn_sig_add(sg, "B_map", false, s->dtype, RK_KP_TENSORMAP, "B");
@@ -213,11 +227,18 @@ void kn_gemm_hopper_signature(const rk_gemm_spec *s, rk_ksig *sg) {
         kn_sig_add(sg, "Sa", true, RK_S_F32, RK_KP_IN, "M,K/128");
         kn_sig_add(sg, "Sb", true, RK_S_F32, RK_KP_IN, "N/128,K/128");
     }
+    if (s->epilogue == RK_GEMM_EPI_TMA) kn_sig_add(sg, "C_map", false, s->out_dtype, RK_KP_TENSORMAP, "C");
 }
 
 void kn_gemm_hopper_tensormap_box(const rk_instance *in, const rk_kparam *kp, uint32_t *box_rows, uint32_t *box_cols,
                                   uint32_t *swizzle_bytes) {
     const rk_gemm_spec *s = &in->u.gemm;
+    if (!strcmp(kp->name, "C_map")) {   /* a warpgroup's 64 rows of the C tile, no swizzle */
+        *box_rows = 64;
+        *box_cols = s->tile[1];
+        *swizzle_bytes = 0;
+        return;
+    }
     int op = strcmp(kp->name, "A_map") != 0;
     /* K-major: tile-M (or N) rows of 64 K; MN-major: 64 K rows of 64 M (or N), several boxes a stage */
     *box_rows = kn_gemm_hopper_k_major(s, op) ? s->tile[op] : KN_WG_BK;

@@ -172,9 +172,11 @@ static void consumer(kn_hk *h, const walk *w, rk_value tid, rk_value wg, rk_valu
             release(h, lane0, last);
             rbase = rk_build_add(k, h->m0, wrow);
         }
-        kn_gemm_hopper_epilogue(h, rbase, twg, d);
+        if (h->s->epilogue == RK_GEMM_EPI_TMA) kn_gemm_hopper_epilogue_tma(h, rbase, twg, cw, d);
+        else kn_gemm_hopper_epilogue(h, rbase, twg, d);
     }
     rk_for_end(k, NULL, 0, NULL);
+    if (h->s->epilogue == RK_GEMM_EPI_TMA) kn_gemm_hopper_store_drain(h, twg);
 }
 
 void kn_gemm_hopper_build_ws(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *p) {
