@@ -166,6 +166,11 @@ void kn_gemm_hopper_tune(rk_gemm_spec *s, const rk_target *t, uint64_t M, uint64
     }
     if (!warps_locked) w.warps[0] = w.tile[0] / 16, w.warps[1] = 1;
     if (!stages_locked) w.stages = K > 2 * w.tile[2] ? 4 : 2;
+    /* epilogue=tma stages C beside the ring: fewer stages where both would not fit */
+    while (!stages_locked && w.stages > 2 &&
+           (uint64_t)w.stages * ((w.tile[0] + w.tile[1]) * RK_TILE_WGMMA_ROW_BYTES + 16) +
+                   kn_gemm_hopper_cstage_bytes(&w) > t->lds_bytes)
+        w.stages--;
     kn_gemm_hopper_tune_schedule(&w, t, M, N, locked);
     /* an operand TMA cannot read (vec_a / vec_b below 8, from its row stride) is copied by the threads */
     bool copies = w.vec_a < KN_WG_TMA_VEC || w.vec_b < KN_WG_TMA_VEC;

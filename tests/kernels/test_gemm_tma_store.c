@@ -88,6 +88,12 @@ static void test_bad_specs(void **state) {
     assert_int_equal(problem_tuned("gemm", t, oddn, 3, "path=wgmma epilogue=tma dtype=bf16", &in, &sh), RK_OK);
     assert_int_equal(rk_instance_check_shape(&in, &sh), RK_ERR_INVALID);
     if (!strstr(rk_error_message(), "N a multiple of 8")) fail_msg("%s", rk_error_message());
+    /* asked for at the default tile, the ring drops to 3 stages so C's 64 KiB of staging fits */
+    const uint64_t big[3] = {4096, 4096, 4096};
+    assert_int_equal(problem_tuned("gemm", t, big, 3, "epilogue=tma dtype=bf16", &in, &sh), RK_OK);
+    assert_int_equal(in.u.gemm.path, RK_GEMM_PATH_WGMMA);
+    assert_int_equal(in.u.gemm.stages, 3);
+    assert_int_equal(rk_instance_validate(&in, t), RK_OK);
     /* the heuristic keeps the direct stores (the measured ones) unless tma is asked for */
     assert_int_equal(problem_tuned("gemm", t, sh3, 3, "dtype=bf16", &in, &sh), RK_OK);
     assert_int_equal(in.u.gemm.epilogue, RK_GEMM_EPI_DIRECT);
