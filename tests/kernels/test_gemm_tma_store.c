@@ -17,32 +17,25 @@
 
 #include "rocke/compile.h"
 #include "rocke/kernels.h"
+#include "../support/gemm_cases.h"
 #include "../support/problem_emu.h"
 
 static uint64_t seed;
 static unsigned runs;
 
 static void run_case(uint64_t M, uint64_t N, uint64_t K, const char *knobs) {
-    const rk_target *t = rk_target_find("sm_90a");
-    const uint64_t ext[3] = {M, N, K};
     rk_instance in;
-    rk_shape sh;
-    rk_kernel *k = NULL;
-    char name[256];
-    if (problem_emu_build(RK_FAMILY_GEMM, t, ext, 3, knobs, &in, &sh, &k, name, sizeof name))
-        fail_msg("%s: %s", knobs, rk_error_message());
-    assert_int_equal(in.u.gemm.epilogue, RK_GEMM_EPI_TMA);
     rk_problem p;
     rk_problem_diff c;
+    char name[256];
     uint64_t s = seed ^ (runs++ * 0x9e3779b97f4a7c15ull);
-    assert_int_equal(rk_problem_init(&p, &in, &sh, s), RK_OK);
-    if (problem_emu_verify(t, k, &p, &sh, &c)) fail_msg("%s: %s", name, rk_error_message());
+    if (gemm_emu_case(M, N, K, knobs, s, &in, &p, &c, name, sizeof name)) fail_msg("%s: %s", knobs, rk_error_message());
+    assert_int_equal(in.u.gemm.epilogue, RK_GEMM_EPI_TMA);
     if (c.bad)
         fail_msg("%s %llux%llux%llu seed %llu: %llu/%llu bad, %s", name, (unsigned long long)M, (unsigned long long)N,
                  (unsigned long long)K, (unsigned long long)s, (unsigned long long)c.bad,
                  (unsigned long long)c.total, c.first_bad);
     rk_problem_free(&p);
-    rk_kernel_free(k);
 }
 
 static void test_schedules(void **state) {
@@ -101,29 +94,20 @@ static void test_bad_specs(void **state) {
 
 static void test_ptx(void **state) {
     (void)state;
-    const rk_target *t = rk_target_find("sm_90a");
     const uint64_t big[3] = {4096, 4096, 4096};
     rk_instance in;
-    rk_shape sh;
-    assert_int_equal(problem_tuned("gemm", t, big, 3, "path=wgmma epilogue=tma stages=3 schedule=persistent", &in,
-                                   &sh), RK_OK);
-    rk_kernel *k = NULL;
-    assert_int_equal(rk_instance_build(&in, t, &k), RK_OK);
-    rk_compile_options o;
-    assert_int_equal(rk_compile_options_default(t, &o), RK_OK);
-    o.cache = false;
     rk_artifact *a = NULL;
-    if (rk_compile(k, t, &o, &a)) {
+    rk_status st = gemm_ptx("sm_90a", big, "path=wgmma epilogue=tma stages=3 schedule=persistent", &in, &a);
+    if (st == RK_ERR_UNSUPPORTED) {
         print_message("SKIP PTX: %s\n", rk_error_message());
-        rk_kernel_free(k);
         return;
     }
+    if (st) fail_msg("%s", rk_error_message());
     const char *ptx = (const char *)a->binary;
     assert_non_null(strstr(ptx, "cp.async.bulk.tensor.2d.global.shared::cta"));
     assert_non_null(strstr(ptx, "cp.async.bulk.commit_group"));
     assert_non_null(strstr(ptx, "cp.async.bulk.wait_group.read"));
     rk_artifact_free(a);
-    rk_kernel_free(k);
 }
 
 int main(void) {
