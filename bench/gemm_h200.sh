@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # GEMM on the device machine (run from the repo root after
 # `scripts/device-prepare.sh build sm_90a` here, which builds the kernels of
-# bench/gemm_shapes.txt and every wgmma schedule at the anchors into
-# .devcarry/gemm/): torch.matmul and the fp8 torch._scaled_mm in the same run,
-# then every rocke kernel verified and timed, then the SASS evidence of each
-# cubin when a disassembler is present. Logs go to $OUT (or ./out).
+# bench/gemm_shapes.txt, every wgmma schedule at the anchors, the fp8 rows of
+# bench/gemm_fp8_shapes.txt (per-tensor and per-128-block scales) and the
+# epilogue=tma variants into .devcarry/gemm/): torch.matmul and the fp8
+# torch._scaled_mm with the same scales in the same run, then every rocke
+# kernel verified and timed, then the SASS evidence of each cubin when a
+# disassembler is present (UTMASTG: TMA stores). Logs go to $OUT (or ./out).
 set -uo pipefail
 D=.devcarry
 OUT=${OUT:-out}
@@ -14,7 +16,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,power.limit --fo
 echo "== torch.matmul"
 PYTHONUNBUFFERED=1 python3 bench/peers_gemm.py bench/gemm_shapes.txt > "$OUT/gemm_peers.jsonl" 2> "$OUT/gemm_peers.err" \
   || tail -5 "$OUT/gemm_peers.err"
-echo "== torch._scaled_mm (fp8 e4m3, per-tensor scales, bf16 out)"
+echo "== torch._scaled_mm (fp8, per-tensor and 1x128 / 128x128 block scales, bf16 out; fp32 dequant where refused)"
 PYTHONUNBUFFERED=1 python3 bench/peers_gemm.py bench/gemm_fp8_shapes.txt > "$OUT/gemm_fp8_peers.jsonl" \
   2> "$OUT/gemm_fp8_peers.err" || tail -5 "$OUT/gemm_fp8_peers.err"
 echo "== rocke gemm"
@@ -27,16 +29,17 @@ for m in "$D"/gemm/*/manifest.json; do
     >> "$OUT/rocke_gemm.txt" 2>&1 || echo "FAILED $dir" >> "$OUT/rocke_gemm.txt"
 done
 grep -h 'PerfJSON' "$OUT/rocke_gemm.txt" | sed 's/^PerfJSON: //' > "$OUT/rocke_gemm.jsonl"
-cat "$OUT/gemm_peers.jsonl" "$OUT/rocke_gemm.jsonl"
-# SASS evidence: HGMMA (wgmma), UTMALDG (TMA loads), SYNCS (mbarriers), USETMAXREG (setmaxnreg)
+cat "$OUT/gemm_peers.jsonl" "$OUT/gemm_fp8_peers.jsonl" "$OUT/rocke_gemm.jsonl"
+# SASS evidence: HGMMA (wgmma), UTMALDG / UTMASTG (TMA loads / stores), SYNCS (mbarriers), USETMAXREG (setmaxnreg)
 # per cubin, and the registers the driver tool reports
 DIS=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
 if [ -x "$DIS" ]; then
   : > "$OUT/gemm_sass.txt"
   for c in "$D"/gemm/*/*.cubin; do
     sass=$("$DIS" -sass "$c" 2>/dev/null)
-    printf '%s HGMMA=%s UTMALDG=%s SYNCS=%s USETMAXREG=%s %s\n' "$(basename "$(dirname "$c")")" \
-      "$(grep -c HGMMA <<<"$sass")" "$(grep -c UTMALDG <<<"$sass")" "$(grep -c SYNCS <<<"$sass")" \
+    printf '%s HGMMA=%s UTMALDG=%s UTMASTG=%s SYNCS=%s USETMAXREG=%s %s\n' "$(basename "$(dirname "$c")")" \
+      "$(grep -c HGMMA <<<"$sass")" "$(grep -c UTMALDG <<<"$sass")" "$(grep -c UTMASTG <<<"$sass")" \
+      "$(grep -c SYNCS <<<"$sass")" \
       "$(grep -c USETMAXREG <<<"$sass")" "$("$DIS" -res-usage "$c" 2>/dev/null | grep -o 'REG:[0-9]*' | head -1)" \
       >> "$OUT/gemm_sass.txt"
   done

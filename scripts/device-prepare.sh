@@ -156,6 +156,21 @@ done
 # The odd K itself: A and B copied by the threads (cp.async or 2-byte stores), schedule=plain only
 "$B/rocke" build gemm --layout rc --dtype bf16 --target "$T" --shape 2047,3001,4093 --path wgmma \
   --schedule plain -o "$D/gemm/rc-bf16-plain@2047,3001,4093" >/dev/null
+# fp8 (bench/gemm_fp8_shapes.txt): the heuristic's pick per row, and the persistent schedule at the anchors
+grep -v '^#' bench/gemm_fp8_shapes.txt | while read -r M N K layout dtype scale; do
+  [ -n "$M" ] || continue
+  "$B/rocke" build gemm --layout "$layout" --dtype "$dtype" --scale "$scale" --target "$T" --shape "$M,$N,$K" \
+    -o "$D/gemm/$layout-$dtype-$scale@$M,$N,$K" >/dev/null
+  "$B/rocke" build gemm --layout "$layout" --dtype "$dtype" --scale "$scale" --target "$T" --shape "$M,$N,$K" \
+    --schedule persistent -o "$D/gemm/$layout-$dtype-$scale-persistent@$M,$N,$K" >/dev/null
+done
+# The TMA-store epilogue (epilogue=tma) on the plain and persistent schedules at the bf16 anchors
+for shape in 4096,4096,4096 8192,8192,8192; do
+  for sched in plain persistent; do
+    "$B/rocke" build gemm --layout rc --dtype bf16 --target "$T" --shape "$shape" --path wgmma \
+      --schedule "$sched" --epilogue tma -o "$D/gemm/rc-bf16-$sched-tma@$shape" >/dev/null
+  done
+done
 # The device needs the code objects and manifests, not the LLVM IR, nor the kernel IR except for the
 # GPU-vs-emulator check: dropped so the folder fits what a device call carries (64 MiB)
 find "$D" -name '*.ll' -delete

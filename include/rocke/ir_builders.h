@@ -845,7 +845,7 @@ rk_value rk_build_wgmma_desc_ex(rk_kernel *k, rk_value a, rk_value b, int64_t lb
 
 /* tile.wgmma  vec<f32 x*>,i64,i64->vec<f32 x*>  (sm_90a)
  *   n [8, 256]
- *   dtype {f16|bf16} */
+ *   dtype {f16|bf16|e4m3|e5m2} */
 typedef struct rk_wgmma_opts {
     rk_opt_bool trans_a;
     rk_opt_bool trans_b;

@@ -161,8 +161,12 @@ typedef enum rk_gemm_split_reduce { RK_GEMM_SPLIT_WORKSPACE = 0, RK_GEMM_SPLIT_A
 typedef enum rk_gemm_path { RK_GEMM_PATH_MMA = 0, RK_GEMM_PATH_WGMMA, RK_GEMM_PATH__COUNT } rk_gemm_path;
 /* How C leaves the block: DIRECT stores each accumulator where the atom's
  * lane map holds it; CSHUFFLE stages the block tile in LDS (f32) and stores
- * whole 16-byte row chunks (docs/gemm.md, "The C-shuffle epilogue"). */
-typedef enum rk_gemm_epilogue { RK_GEMM_EPI_DIRECT = 0, RK_GEMM_EPI_CSHUFFLE, RK_GEMM_EPI__COUNT } rk_gemm_epilogue;
+ * whole 16-byte row chunks (docs/gemm.md, "The C-shuffle epilogue"); TMA
+ * (path=wgmma) stages each warpgroup's 64 rows in out_dtype in shared
+ * memory and stores them with one TMA box (C_map). */
+typedef enum rk_gemm_epilogue {
+    RK_GEMM_EPI_DIRECT = 0, RK_GEMM_EPI_CSHUFFLE, RK_GEMM_EPI_TMA, RK_GEMM_EPI__COUNT
+} rk_gemm_epilogue;
 /* Who does what on path=wgmma: PLAIN, every warpgroup consumes and thread 0
  * refills a stage after a block barrier; WS, a producer warpgroup issues
  * TMA and the consumer warpgroups release stages on "empty" mbarriers, with
@@ -173,9 +177,14 @@ typedef enum rk_gemm_epilogue { RK_GEMM_EPI_DIRECT = 0, RK_GEMM_EPI_CSHUFFLE, RK
 typedef enum rk_gemm_schedule {
     RK_GEMM_SCHED_PLAIN = 0, RK_GEMM_SCHED_WS, RK_GEMM_SCHED_PERSISTENT, RK_GEMM_SCHED_PINGPONG, RK_GEMM_SCHED__COUNT
 } rk_gemm_schedule;
+/* fp8 inputs (path=wgmma): NONE, C = A·B; TENSOR, one f32 per operand (Sa,
+ * Sb [1]) multiplied in the epilogue; BLOCK, DeepSeek-style per-128 scales
+ * (Sa [M, K/128], Sb [N/128, K/128], rounded up): each 128-deep K block is
+ * accumulated alone and added as acc += block * Sa[m, kb] * Sb[n/128, kb]. */
+typedef enum rk_gemm_scale { RK_GEMM_SCALE_NONE = 0, RK_GEMM_SCALE_TENSOR, RK_GEMM_SCALE_BLOCK, RK_GEMM_SCALE__COUNT } rk_gemm_scale;
 typedef struct rk_gemm_spec {
     rk_gemm_layout layout;
-    rk_scalar dtype, out_dtype;    /* f16 or bf16 in; f16, bf16 or f32 out */
+    rk_scalar dtype, out_dtype;    /* f16, bf16, e4m3 or e5m2 (wgmma) in; f16, bf16 or f32 out */
     uint32_t tile[3];              /* M, N, K */
     uint32_t warps[2];             /* M, N */
     int atom;                      /* rk_atom_id; RK_ATOM_NONE: the target's default for dtype */
@@ -192,6 +201,7 @@ typedef struct rk_gemm_spec {
     int path;                      /* rk_gemm_path; the heuristic picks wgmma where it applies */
     int schedule;                  /* rk_gemm_schedule (path=wgmma) */
     uint32_t blocks;               /* persistent, pingpong: the grid (0: the heuristic sets the SM count) */
+    int scale;                     /* rk_gemm_scale (fp8 inputs) */
 } rk_gemm_spec;
 
 /* Convolution (conv: 2-D, conv3d: 3-D), channels-last: X [N, (D,) H, W, C],
@@ -365,7 +375,10 @@ typedef struct rk_knob {
     const uint32_t *legal;      /* U32 legal values, 0-terminated (NULL: any) */
     bool perf;                  /* a performance knob the heuristic chooses */
     const char *help;
-    uint32_t count;             /* TUPLE: elements (each checked against `legal`) */
+    uint32_t count;             /* TUPLE: elements (each checked against `legal`); DTYPE: 1 when the OCP
+                                 * 8-bit floats e4m3 and e5m2 are legal too (GEMM inputs); ENUM: 1
+                                 * when kernel names leave the knob out at value 0 (a knob added later:
+                                 * the names of older instances stay as they were) */
 } rk_knob;
 const rk_knob *rk_family_knobs(rk_family_id f, uint32_t *n);
 /* "64|128|256" / "f16|bf16|f32" / "true|false" / "add|sub|..." */

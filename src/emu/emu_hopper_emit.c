@@ -111,7 +111,8 @@ static bool wgmma(emu_cc *c, const rk_op *op) {
     I->b = R(c, op->in[1]);
     I->c = R(c, op->in[2]);
     I->m = (uint32_t)n;
-    I->sa = dt && !strcmp(dt, "bf16") ? RK_S_BF16 : RK_S_F16;
+    I->sa = !dt ? RK_S_F16 : !strcmp(dt, "bf16") ? RK_S_BF16 : !strcmp(dt, "e4m3") ? RK_S_FP8E4M3
+          : !strcmp(dt, "e5m2") ? RK_S_BF8E5M2 : RK_S_F16;
     I->imm = (!rs && rk_attrs_bool(&op->attrs, "trans_a", false) ? 1 : 0) |
              (rk_attrs_bool(&op->attrs, "trans_b", false) ? 2 : 0) | (rk_attrs_bool(&op->attrs, "scale_d", true) ? 4 : 0) |
              (!rs && c->wg_src[op->in[0].id] ? 8 : 0);

@@ -1,5 +1,6 @@
 /* rocke — warpgroup MMA (tile.wgmma and its descriptor, fence, commit and
- * wait): D = A·B (+ D) for m64nNk16 with A and B read from shared memory
+ * wait): D = A·B (+ D) for m64nNk16 (f16, bf16) and m64nNk32 (OCP e4m3,
+ * e5m2: decoded exactly, K-major only) with A and B read from shared memory
  * through matrix descriptors in the PTX ISA's canonical layouts (K-major or
  * MN-major, no swizzle or the 32/64/128-byte swizzle), f32 accumulation.
  * Each warp of the warpgroup computes its own 16 rows (A and B are in LDS,
@@ -46,14 +47,15 @@ static bool decode(emu_wave *w, const emu_ins *in, const uint64_t *dv, const cha
     return true;
 }
 
-/* Shared address of element (mn, k) of a 16-bit operand: mn along M (A) or N
- * (B), k along K; the PTX ISA's canonical layouts with T = 8 elements per 16
- * bytes, then the swizzle on the address bits. */
-static uint32_t elem_addr(const wg_desc *g, uint32_t mn, uint32_t k, bool mn_major) {
-    uint32_t a;
-    if (!mn_major) {   /* K-major: 8-row groups SBO apart; no swizzle: 8-k core matrices LBO apart */
-        a = g->span ? g->start + (mn % 8u) * g->span + (mn / 8u) * g->sbo + k * 2u
-                    : g->start + (mn % 8u) * 16u + (mn / 8u) * g->sbo + (k % 8u) * 2u + (k / 8u) * g->lbo;
+/* Shared address of element (mn, k) of an operand of eb-byte elements: mn
+ * along M (A) or N (B), k along K; the PTX ISA's canonical layouts with
+ * T = 16 / eb elements per 16 bytes, then the swizzle on the address bits.
+ * (8-bit operands are K-major only: the verifier refuses their transposes.) */
+static uint32_t elem_addr(const wg_desc *g, uint32_t mn, uint32_t k, bool mn_major, uint32_t eb) {
+    uint32_t a, t = 16u / eb;
+    if (!mn_major) {   /* K-major: 8-row groups SBO apart; no swizzle: T-k core matrices LBO apart */
+        a = g->span ? g->start + (mn % 8u) * g->span + (mn / 8u) * g->sbo + k * eb
+                    : g->start + (mn % 8u) * 16u + (mn / 8u) * g->sbo + (k % t) * eb + (k / t) * g->lbo;
     } else if (g->span) {   /* MN-major swizzled: span/2 mn per row, atoms LBO apart along MN, 8-k groups SBO apart */
         uint32_t per = g->span / 2u;
         a = g->start + (mn % per) * 2u + (mn / per) * g->lbo + (k % 8u) * g->span + (k / 8u) * g->sbo;
@@ -63,23 +65,29 @@ static uint32_t elem_addr(const wg_desc *g, uint32_t mn, uint32_t k, bool mn_maj
     return (uint32_t)emu_swizzle(a, g->span);
 }
 
-static bool load(emu_wave *w, const emu_ins *in, const wg_desc *g, uint32_t mn, uint32_t k, bool mn_major, bool bf16,
-                 int which, double *v) {
+/* Element (mn, k) of an operand of type ty (f16, bf16, or an 8-bit float), exactly. */
+static bool load(emu_wave *w, const emu_ins *in, const wg_desc *g, uint32_t mn, uint32_t k, bool mn_major,
+                 rk_scalar ty, int which, double *v) {
     const emu_smem *const *from = in->aux;
-    uint32_t a = elem_addr(g, mn, k, mn_major);
-    if (!emu_lds_within(w, in, 0, from[which], a, 2, which ? "the B operand's read" : "the A operand's read"))
+    uint32_t eb = emu_sbytes(ty), a = elem_addr(g, mn, k, mn_major, eb);
+    if (!emu_lds_within(w, in, 0, from[which], a, eb, which ? "the B operand's read" : "the A operand's read"))
         return false;
-    if (!emu_lds_touch(w, in, 0, a, 2, 0)) return false;
+    if (!emu_lds_touch(w, in, 0, a, eb, 0)) return false;
+    if (eb == 1) {
+        *v = rk_fp8_to_f32(w->lds[a], emu_fp8_format(ty));
+        return true;
+    }
     uint16_t h;
     memcpy(&h, w->lds + a, 2);
-    *v = bf16 ? emu_b2f(h) : emu_h2f(h);
+    *v = ty == RK_S_BF16 ? emu_b2f(h) : emu_h2f(h);
     return true;
 }
 
 /* ---- tile.wgmma ---------------------------------------------------------------------- */
 /* d = result, a = accumulators (vec<f32 x n/2>), b / c = A / B descriptors;
  * m = n; imm bits: 1 trans_a, 2 trans_b, 4 scale_d, 8 the accumulators come
- * from a tile.wgmma (no fence needed); sa = f16 or bf16. */
+ * from a tile.wgmma (no fence needed); sa = f16, bf16, fp8e4m3 or bf8e5m2
+ * (K = 32 for the 8-bit types, 16 otherwise). */
 enum { WG_TA = 1, WG_TB = 2, WG_SCALE = 4, WG_CHAINED = 8 };
 
 static bool record(emu_wave *w, const emu_ins *in) {
@@ -109,25 +117,29 @@ static bool whole_warpgroup(emu_wave *w, const emu_ins *in, const char *op) {
     return true;
 }
 
-/* B (16 x n) through its descriptor into B[k * n + c]. */
+/* K of one instruction: 32 for the 8-bit types, 16 otherwise. */
+static uint32_t k_depth(const emu_ins *in) { return emu_sbytes(in->sa) == 1 ? 32u : 16u; }
+
+/* B (kd x n) through its descriptor into B[k * n + c]. */
 static bool load_b(emu_wave *w, const emu_ins *in, const wg_desc *gb, uint32_t n, double *B) {
-    bool ok = true, bf = in->sa == RK_S_BF16, tb = in->imm & WG_TB;
-    for (uint32_t k = 0; k < 16 && ok; k++)
-        for (uint32_t c = 0; c < n && ok; c++) ok = load(w, in, gb, c, k, tb, bf, 1, &B[k * n + c]);
+    bool ok = true, tb = in->imm & WG_TB;
+    uint32_t kd = k_depth(in);
+    for (uint32_t k = 0; k < kd && ok; k++)
+        for (uint32_t c = 0; c < n && ok; c++) ok = load(w, in, gb, c, k, tb, in->sa, 1, &B[k * n + c]);
     return ok;
 }
 
 /* D = A·B (+ C) for the warp's 16 rows, recorded as in flight. */
-static bool product(emu_wave *w, const emu_ins *in, double A[16][16], const double *B, uint32_t n) {
+static bool product(emu_wave *w, const emu_ins *in, double A[16][32], const double *B, uint32_t n) {
     /* lane l, element i: row l/4 + 8·bit1(i), column 8·(i/4) + 2·(l%4) + bit0(i) (the m64nNk16 D fragment) */
-    uint32_t half = n / 2u;
+    uint32_t half = n / 2u, kd = k_depth(in);
     const float *cin = REF(in->a);
     float *d = REF(in->d);
     for (uint32_t l = 0; l < w->W; l++)
         for (uint32_t i = 0; i < half; i++) {
             uint32_t r = l / 4u + 8u * ((i >> 1) & 1u), c = 8u * (i >> 2) + 2u * (l % 4u) + (i & 1u);
             float acc = (in->imm & WG_SCALE) ? cin[l * half + i] : 0.0f;
-            for (uint32_t k = 0; k < 16; k++) acc = (float)((double)acc + A[r][k] * B[k * n + c]);
+            for (uint32_t k = 0; k < kd; k++) acc = (float)((double)acc + A[r][k] * B[k * n + c]);
             d[l * half + i] = acc;
         }
     return record(w, in);
@@ -141,15 +153,15 @@ int emu_h_wgmma(emu_wave *w, const emu_ins *in) {
                         "leaves that undefined");
     wg_desc ga, gb;
     if (!decode(w, in, REF(in->b), "A", &ga) || !decode(w, in, REF(in->c), "B", &gb)) return EMU_STOP;
-    uint32_t n = in->m, row0 = 16u * (w->id & 3u);
-    bool bf = in->sa == RK_S_BF16, ta = in->imm & WG_TA;
-    double A[16][16], *B = rk_malloc(sizeof(double) * 16u * n);
+    uint32_t n = in->m, row0 = 16u * (w->id & 3u), kd = k_depth(in);
+    bool ta = in->imm & WG_TA;
+    double A[16][32], *B = rk_malloc(sizeof(double) * kd * n);
     if (!B) return emu_fail(w, in, -1, "out of memory");
     bool ok = true;
     for (uint32_t r = 0; r < 16 && ok; r++)
-        for (uint32_t k = 0; k < 16 && ok; k++) ok = load(w, in, &ga, row0 + r, k, ta, bf, 0, &A[r][k]);
+        for (uint32_t k = 0; k < kd && ok; k++) ok = load(w, in, &ga, row0 + r, k, ta, in->sa, 0, &A[r][k]);
     ok = ok && load_b(w, in, &gb, n, B) && product(w, in, A, B, n);
-    rk_free(B, sizeof(double) * 16u * n);
+    rk_free(B, sizeof(double) * kd * n);
     return ok ? EMU_NEXT : EMU_STOP;
 }
 
@@ -210,7 +222,7 @@ int emu_h_wgmma_rs(emu_wave *w, const emu_ins *in) {
     if (!decode(w, in, REF(in->c), "B", &gb)) return EMU_STOP;
     uint32_t n = in->m;
     bool bf = in->sa == RK_S_BF16;
-    double A[16][16], *B = rk_malloc(sizeof(double) * 16u * n);
+    double A[16][32], *B = rk_malloc(sizeof(double) * 16u * n);
     if (!B) return emu_fail(w, in, -1, "out of memory");
     const uint16_t *af = REF(in->b);
     for (uint32_t l = 0; l < w->W; l++)

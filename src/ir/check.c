@@ -661,6 +661,15 @@ static bool check_wgmma(ck *c) {
     if (count(c, in_t(c, 0)) != (uint32_t)n / 2)
         return FAIL(c, "n = %lld needs vec<f32x%lld> accumulators (n/2 per thread), got %s", (long long)n,
                     (long long)n / 2, tn(c, in_t(c, 0)));
+    /* fp8 wgmma (m64nNk32) has no transpose immediates: both operands are read K-major */
+    const char *dt = attr_str(c, ir_key_dtype);
+    bool f8 = dt && (!strcmp(dt, "e4m3") || !strcmp(dt, "e5m2"));
+    int64_t ta = 0, tb = 0;
+    attr_int(c, "trans_a", &ta);
+    attr_int(c, "trans_b", &tb);
+    if (f8 && (ta || tb))
+        return FAIL(c, "dtype = %s reads A and B K-major only (wgmma has no transpose for 8-bit types): trans_a and "
+                    "trans_b must be false (legal with transposes: f16, bf16)", dt);
     return true;
 }
 

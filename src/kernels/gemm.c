@@ -23,16 +23,17 @@ static const uint32_t legal_group[] = {1, 2, 4, 8, 16, 32, 64, 0};
 static const uint32_t legal_wave[] = {32, 64, 0};
 static const uint32_t legal_split[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 0};
 static const char *const split_reduce_names[] = {"workspace", "atomic", NULL};
-static const char *const epilogue_names[] = {"direct", "cshuffle", NULL};
+static const char *const epilogue_names[] = {"direct", "cshuffle", "tma", NULL};
 static const uint32_t legal_xcd[] = {0, 1, 2, 4, 8, 16, 0};
 static const char *const path_names[] = {"mma", "wgmma", NULL};
 static const char *const schedule_names[] = {"plain", "ws", "persistent", "pingpong", NULL};
+static const char *const scale_names[] = {"none", "tensor", "block", NULL};
 static const uint32_t legal_blocks[] = {0, 1, 2, 3, 4, 6, 8, 16, 32, 64, 66, 108, 114, 128, 132, 256, 264, 0};
 
 const rk_knob kn_gemm_knobs[] = {
     KN_ENUM("layout", "l", u.gemm.layout, layout_names, false,
             "A row/column-major, then B (rr: A [M,K], B [K,N]; rc: B stored [N,K]; cr: A stored [K,M]; cc)"),
-    KN_DTYPE("dtype", "", u.gemm.dtype, "A and B element type (f16, bf16)"),
+    KN_DTYPE_F8("dtype", "", u.gemm.dtype, "A and B element type (f16, bf16; e4m3, e5m2 on path=wgmma, layout rc)"),
     KN_DTYPE("out_dtype", "o", u.gemm.out_dtype, "C element type (f16, bf16, f32)"),
     KN_TUPLE("tile", "t", u.gemm.tile, 3, legal_tile, true, "block tile MxNxK"),
     KN_TUPLE("warps", "w", u.gemm.warps, 2, legal_warps, true, "warps per block MxN"),
@@ -46,7 +47,8 @@ const rk_knob kn_gemm_knobs[] = {
     KN_ENUM("split_reduce", "sr", u.gemm.split_reduce, split_reduce_names, false,
             "split-K: workspace (deterministic, any epilogue) or atomic (f32 adds into a zeroed C)"),
     KN_ENUM("epilogue", "ep", u.gemm.epilogue, epilogue_names, true,
-            "C stores: direct (from the accumulators) or cshuffle (staged in LDS, 16-byte row chunks)"),
+            "C stores: direct (from the accumulators), cshuffle (path=mma: staged in LDS, 16-byte row chunks) or "
+            "tma (path=wgmma: staged in shared memory, one TMA box per warpgroup)"),
     KN_U32("xcd", "x", u.gemm.xcd, legal_xcd, true,
            "AMD dies the block ids are remapped over (0: off; 8 on gfx942/gfx950)"),
     KN_EPI("fuse", u.gemm.fuse, "epilogue chain, e.g. bias,gelu (operands in out_dtype)"),
@@ -57,6 +59,9 @@ const rk_knob kn_gemm_knobs[] = {
             "(ws over `blocks` blocks walking the tiles) or pingpong (persistent, two consumers on alternate tiles)"),
     KN_U32("blocks", "pb", u.gemm.blocks, legal_blocks, true,
            "schedule=persistent|pingpong: blocks in the grid (0: the heuristic sets the target's SM count)"),
+    KN_ENUM_QUIET("scale", "fs", u.gemm.scale, scale_names, false,
+            "fp8 inputs: none, tensor (one f32 per operand, Sa and Sb) or block (f32 per row and 128-K block of A, "
+            "per 128 x 128 block of B)"),
 };
 _Static_assert(RK_COUNTOF(kn_gemm_knobs) == KN_GEMM_NKNOBS, "KN_GEMM_NKNOBS counts kn_gemm_knobs");
 
@@ -167,7 +172,8 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64
     if (!(locked >> KN_GK_PATH & 1)) {
         bool skinny = M <= 64 && !split_locked;
         bool shuffle = (locked >> KN_GK_EPI & 1) && s->epilogue == RK_GEMM_EPI_CSHUFFLE;   /* an mma epilogue */
-        if ((split_locked && s->split_k > 1) || skinny || shuffle) {
+        bool f8 = kn_gemm_hopper_f8(s);   /* fp8 has only the wgmma path */
+        if (!f8 && ((split_locked && s->split_k > 1) || skinny || shuffle)) {
             s->path = RK_GEMM_PATH_MMA;
         } else {
             rk_gemm_spec before = *s;
@@ -295,10 +301,10 @@ static void cost(const rk_instance *in, const rk_shape *sh, double *bytes, doubl
 }
 
 static void input_range(const rk_instance *in, const rk_kparam *kp, double *lo, double *hi, double *away) {
-    (void)in;
-    (void)kp;
-    *lo = -1.0;
-    *hi = 1.0;
+    bool scale = in->u.gemm.scale != RK_GEMM_SCALE_NONE && (!strcmp(kp->name, "Sa") || !strcmp(kp->name, "Sb"));
+    /* fp8 scales: positive, spread over 3 binades so a misplaced one shows */
+    *lo = scale ? 0.25 : -1.0;
+    *hi = scale ? 2.0 : 1.0;
     *away = 0;
 }
 

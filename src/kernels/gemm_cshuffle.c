@@ -50,14 +50,17 @@ rk_lds_layout kn_gemm_cshuffle_layout(const kn_gemm_plan *pl, rk_scalar out) {
  * the buffer is the larger of the two. */
 rk_status kn_gemm_check_epilogue(const rk_gemm_spec *s, const rk_target *t, kn_gemm_plan *p) {
     if ((unsigned)s->epilogue >= RK_GEMM_EPI__COUNT)
-        return rk_fail(RK_ERR_INVALID, "gemm: knob 'epilogue' out of range (legal: direct, cshuffle)");
+        return rk_fail(RK_ERR_INVALID, "gemm: knob 'epilogue' out of range (legal: direct, cshuffle, tma)");
+    if (s->epilogue == RK_GEMM_EPI_TMA && s->path != RK_GEMM_PATH_WGMMA)
+        return rk_fail(RK_ERR_INVALID, "gemm: knob 'epilogue' = tma stores C with TMA boxes from path=wgmma "
+                       "(sm_90a); path=mma takes direct or cshuffle");
     if (s->xcd > 0 && t->vendor != RK_VENDOR_AMD)
         return rk_fail(RK_ERR_INVALID, "gemm: knob 'xcd' = %u remaps blocks over AMD dies; %s has none: use xcd=0",
                        s->xcd, t->name);
     if (s->epilogue != RK_GEMM_EPI_CSHUFFLE) return RK_OK;
     if (s->path == RK_GEMM_PATH_WGMMA)
-        return rk_fail(RK_ERR_INVALID, "gemm: knob 'epilogue' = cshuffle is for path=mma; path=wgmma stores from its "
-                       "own epilogue (use epilogue=direct)");
+        return rk_fail(RK_ERR_INVALID, "gemm: knob 'epilogue' = cshuffle is for path=mma; path=wgmma takes "
+                       "epilogue=direct or tma");
     rk_lds_layout l = kn_gemm_cshuffle_layout(p, s->out_dtype);
     uint32_t bytes = rk_lds_layout_bytes(&l);
     if (bytes > t->lds_bytes)

@@ -50,7 +50,7 @@ void kn_gemm_hopper_issue(kn_hk *h, rk_value kt, rk_value fill) {
     const kn_gemm_plan *pl = &h->pl;
     rk_value S = c32(k, pl->stages);
     rk_value st = rk_build_umod(k, fill, S);
-    rk_value bk = c32(k, KN_WG_BK);
+    rk_value bk = c32(k, pl->bk);
     rk_value x = rk_build_mul(k, kt, bk);
     rk_value sza = c32(k, pl->stage_a), szb = c32(k, pl->stage_b);
     rk_value ea = rk_build_mul(k, st, sza);
@@ -71,7 +71,7 @@ void kn_gemm_hopper_fill_copies(kn_hk *h, rk_value tid, rk_value kt, rk_value fi
         rk_value st = rk_build_umod(k, fill, S);
         rk_value sz = c32(k, op ? pl->stage_b : pl->stage_a);
         rk_value base = rk_build_mul(k, st, sz);
-        rk_value bk = c32(k, KN_WG_BK);
+        rk_value bk = c32(k, pl->bk);
         rk_value x = rk_build_mul(k, kt, bk);
         rk_value mn0 = op ? h->n0 : h->m0;
         if (h->fill[op].fn) h->fill[op].fn(h, h->fill[op].ud, op, tid, base, x, mn0);
@@ -102,20 +102,22 @@ static void fill(kn_hk *h, rk_value tid, rk_value kt) {
     if (any_copied(h)) kn_gemm_hopper_fill_copies(h, tid, kt, kt);   /* the copies take every thread */
 }
 
-/* The descriptor of the k16 slice kk of an operand tile from element e0:
- * K-major slices are 32 bytes apart inside the swizzled rows, MN-major ones
- * 16 rows (2048 bytes) apart; MN-major atoms are a box (8192 bytes) apart. */
-static rk_value slice_desc(rk_kernel *k, rk_value smem, rk_value e0, uint32_t kk, bool kmaj) {
-    rk_value off = c32(k, kmaj ? 16 * kk : 16 * KN_WG_BK * kk);
+/* The descriptor of the k16 (fp8: k32) slice kk of an operand tile from
+ * element e0 (eb-byte elements): K-major slices are 32 bytes apart inside
+ * the swizzled rows, MN-major ones 16 rows (2048 bytes) apart; MN-major
+ * atoms are a box (8192 bytes) apart. */
+static rk_value slice_desc(rk_kernel *k, rk_value smem, rk_value e0, uint32_t kk, bool kmaj, uint32_t eb) {
+    rk_value off = c32(k, kmaj ? 32 / eb * kk : 16 * KN_WG_BK * kk);
     rk_value e = rk_build_add(k, e0, off);
     return kmaj ? rk_tile_wgmma_desc_k128(k, smem, e)
                 : rk_tile_wgmma_desc_mn128(k, smem, e, KN_WG_BK * RK_TILE_WGMMA_ROW_BYTES);
 }
 
-/* The four k16 steps of stage `st` for the warpgroup whose A rows start at
- * element `arow` of a stage (64 rows of 64 K, or the warpgroup's 64 x 64 box:
- * the same 4096 elements either way). */
-rk_value kn_gemm_hopper_mma(kn_hk *h, rk_value st, rk_value arow, rk_value acc) {
+/* The four k16 (fp8: k32) steps of stage `st` for the warpgroup whose A
+ * rows start at element `arow` of a stage (64 rows of one 128-byte K row, or
+ * the warpgroup's 64 x 64 box: the same 8 KiB either way); fresh: the first
+ * step ignores acc's values. */
+static rk_value mma_steps(kn_hk *h, rk_value st, rk_value arow, rk_value acc, bool fresh) {
     rk_kernel *k = h->k;
     const kn_gemm_plan *pl = &h->pl;
     rk_value sza = c32(k, pl->stage_a), szb = c32(k, pl->stage_b);
@@ -124,21 +126,45 @@ rk_value kn_gemm_hopper_mma(kn_hk *h, rk_value st, rk_value arow, rk_value acc) 
     rk_value b0 = rk_build_mul(k, st, szb);
     rk_build_wgmma_fence(k);
     rk_wgmma_opts o = {.trans_a = {!h->ka, true}, .trans_b = {!h->kb, true}};   /* set only where MN-major */
-    for (uint32_t kk = 0; kk < KN_WG_BK / 16; kk++) {
-        rk_value da = slice_desc(k, h->sA, a0, kk, h->ka);
-        rk_value db = slice_desc(k, h->sB, b0, kk, h->kb);
+    for (uint32_t kk = 0; kk < RK_TILE_WGMMA_ROW_BYTES / 32; kk++) {
+        rk_value da = slice_desc(k, h->sA, a0, kk, h->ka, h->eb);
+        rk_value db = slice_desc(k, h->sB, b0, kk, h->kb, h->eb);
+        o.scale_d = (rk_opt_bool){fresh && kk == 0, false};   /* set (to false) only on a fresh start */
         acc = rk_build_wgmma_ex(k, h->dt, acc, da, db, pl->bn, &o);
     }
     rk_build_wgmma_commit_group(k);
     return acc;
 }
 
+rk_value kn_gemm_hopper_mma(kn_hk *h, rk_value st, rk_value arow, rk_value acc) {
+    return mma_steps(h, st, arow, acc, false);
+}
+
+rk_value kn_gemm_hopper_mma_fresh(kn_hk *h, rk_value st, rk_value arow, rk_value acc) {
+    return mma_steps(h, st, arow, acc, true);
+}
+
+rk_value kn_gemm_hopper_finish_value(kn_hk *h, rk_value x, rk_value row, rk_value col, rk_value ok) {
+    rk_kernel *k = h->k;
+    if (h->s->scale == RK_GEMM_SCALE_TENSOR) {   /* the per-tensor scales, before the chain */
+        uint32_t lanes = rk_type_count(k, rk_value_type(k, x));
+        if (lanes == 1) {
+            x = rk_build_fmul(k, x, h->tscale);
+        } else {   /* x * s + 0: one rounding, as the scalar product */
+            rk_value sc = rk_build_vsplat(k, h->tscale, lanes);
+            rk_value z = rk_build_constant_vec(k, rk_value_type(k, x), 0.0);
+            x = rk_build_vfma(k, x, sc, z);
+        }
+    }
+    rk_value y = rk_tile_epi_apply(k, &h->ea, x, row, col, ok);
+    return rk_tile_from_f32(k, y, h->s->out_dtype);
+}
+
 /* C[row, col] for an element known to be inside C: the fused chain, then the
  * store of x (f32 or a pair of f32). */
-static void put(rk_kernel *k, const rk_epi_args *ea, rk_scalar out_t, rk_value C, rk_value ldc, rk_value x,
-                rk_value row, rk_value col, rk_value ok) {
-    rk_value y = rk_tile_epi_apply(k, ea, x, row, col, ok);
-    rk_value o = rk_tile_from_f32(k, y, out_t);
+static void put(kn_hk *h, rk_value C, rk_value ldc, rk_value x, rk_value row, rk_value col, rk_value ok) {
+    rk_kernel *k = h->k;
+    rk_value o = kn_gemm_hopper_finish_value(h, x, row, col, ok);
     rk_value at = kn_gemm_c_index(k, row, col, ldc);
     rk_if_begin(k, ok);
     rk_store_global(k, C, at, o);
@@ -147,8 +173,6 @@ static void put(rk_kernel *k, const rk_epi_args *ea, rk_scalar out_t, rk_value C
 
 void kn_gemm_hopper_epilogue(kn_hk *h, rk_value rbase, rk_value twg, rk_value d) {
     rk_kernel *k = h->k;
-    const rk_gemm_spec *s = h->s;
-    const rk_epi_args *ea = &h->ea;
     rk_value C = h->p[2], M = h->p[3], N = h->p[4], ldc = h->p[8];
     rk_value one = c32(k, 1), zero = c32(k, 0);
     rk_value odd = rk_build_and(k, ldc, one);
@@ -168,14 +192,14 @@ void kn_gemm_hopper_epilogue(kn_hk *h, rk_value rbase, rk_value twg, rk_value d)
         {
             int32_t mask[2] = {(int32_t)i, (int32_t)i + 1};
             rk_value x = rk_build_vshuffle(k, d, d, mask, 2);
-            put(k, ea, s->out_dtype, C, ldc, x, row, col, whole);
+            put(h, C, ldc, x, row, col, whole);
         }
         rk_else(k, NULL, 0);
         {
             rk_value x0 = rk_build_vextract(k, d, i);
-            put(k, ea, s->out_dtype, C, ldc, x0, row, col, in0);
+            put(h, C, ldc, x0, row, col, in0);
             rk_value x1 = rk_build_vextract(k, d, i + 1);
-            put(k, ea, s->out_dtype, C, ldc, x1, row, col1, in1);
+            put(h, C, ldc, x1, row, col1, in1);
         }
         rk_if_end(k, NULL, 0);
     }
@@ -201,17 +225,34 @@ void kn_gemm_hopper_begin_ex(kn_hk *h, const rk_gemm_spec *s, const rk_target *t
     if (!ca) h->amap = p[9 + ne];
     if (!cb) h->bmap = p[9 + ne + !ca];
     h->ka = kn_gemm_hopper_k_major(s, 0), h->kb = kn_gemm_hopper_k_major(s, 1);
-    h->dt = s->dtype == RK_S_BF16 ? "bf16" : "f16";
+    h->dt = kn_gemm_hopper_f8(s) ? kn_dtype_name(s->dtype) : s->dtype == RK_S_BF16 ? "bf16" : "f16";
+    h->eb = rk_tile_elem_bytes(s->dtype);
+    uint32_t at = 9 + ne + !ca + !cb;   /* after the operands' tensor maps */
+    if (s->scale != RK_GEMM_SCALE_NONE) {
+        h->sa = p[at], h->sb = p[at + 1];
+        at += 2;
+    }
+    if (s->epilogue == RK_GEMM_EPI_TMA) h->cmap = p[at];
     /* shared memory: every stage of A, then of B, each stage 1024-byte aligned for the swizzle */
     rk_smem_alloc_opts al = {.align = RK_SOME(1024)};
     uint32_t na = h->pl.stages * h->pl.stage_a, nb = h->pl.stages * h->pl.stage_b;
     h->sA = rk_build_smem_alloc_ex(k, (rk_type){s->dtype}, &na, 1, &al);
     h->sB = rk_build_smem_alloc_ex(k, (rk_type){s->dtype}, &nb, 1, &al);
-    uint32_t tx = ((ca ? 0 : h->pl.stage_a) + (cb ? 0 : h->pl.stage_b)) * 2;   /* TMA's bytes of a fill */
+    if (s->epilogue == RK_GEMM_EPI_TMA) {   /* each consumer's 64 x tile N of C */
+        uint32_t nc = kn_gemm_hopper_cstage_bytes(s) / rk_tile_elem_bytes(s->out_dtype);
+        h->cstage = rk_build_smem_alloc_ex(k, (rk_type){s->out_dtype}, &nc, 1, &al);
+    }
+    uint32_t tx = ((ca ? 0 : h->pl.stage_a) + (cb ? 0 : h->pl.stage_b)) * h->eb;   /* TMA's bytes of a fill */
     rk_tile_tma_ring_init_pair(k, &h->ring, h->pl.stages, tx, releases);
     rk_value K = p[5];
-    rk_ix ktn = rk_ix_udiv(k, rk_ix_add(k, rk_ix_v(K), rk_ix_c(KN_WG_BK - 1)), rk_ix_c(KN_WG_BK));
+    rk_ix ktn = rk_ix_udiv(k, rk_ix_add(k, rk_ix_v(K), rk_ix_c(h->pl.bk - 1)), rk_ix_c(h->pl.bk));
     h->ktiles = rk_ix_value(k, ktn);
+    if (s->scale == RK_GEMM_SCALE_TENSOR) {
+        rk_value z = c32(k, 0);
+        rk_value xa = rk_load_global(k, h->sa, z, 1);
+        rk_value xb = rk_load_global(k, h->sb, z, 1);
+        h->tscale = rk_build_fmul(k, xa, xb);
+    }
 }
 
 void kn_gemm_hopper_origin(kn_hk *h, rk_value tile) {
@@ -222,8 +263,15 @@ void kn_gemm_hopper_origin(kn_hk *h, rk_value tile) {
 rk_value kn_gemm_hopper_arow(kn_hk *h, rk_value wg) {
     rk_value wg_rows = c32(h->k, 64);
     rk_value wrow = rk_build_mul(h->k, wg, wg_rows);
-    rk_value row_elems = c32(h->k, KN_WG_BK);
+    rk_value row_elems = c32(h->k, h->pl.bk);
     return rk_build_mul(h->k, wrow, row_elems);
+}
+
+/* The first C row of warpgroup wg's 64. */
+static rk_value row_base(kn_hk *h, rk_value wg) {
+    rk_value wg_rows = c32(h->k, 64);
+    rk_value wrow = rk_build_mul(h->k, wg, wg_rows);
+    return rk_build_add(h->k, h->m0, wrow);
 }
 
 void kn_gemm_hopper_build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *p) {
@@ -235,7 +283,15 @@ void kn_gemm_hopper_build(const rk_instance *in, const rk_target *t, rk_kernel *
     kn_gemm_hopper_begin(&h, in, t, k, p, 0);
     rk_value rbase, twg;
     rk_value d = kn_gemm_hopper_run_plain(&h, &rbase, &twg);
-    kn_gemm_hopper_epilogue(&h, rbase, twg, d);
+    if (h.s->epilogue == RK_GEMM_EPI_TMA) {
+        rk_value tid = rk_build_thread_id(k, 0);
+        rk_value c7 = c32(k, 7);
+        rk_value wg = rk_build_lshr(k, tid, c7);   /* consumer warpgroup */
+        kn_gemm_hopper_epilogue_tma(&h, rbase, twg, wg, d);
+        kn_gemm_hopper_store_drain(&h, twg);
+    } else {
+        kn_gemm_hopper_epilogue(&h, rbase, twg, d);
+    }
 }
 
 rk_value kn_gemm_hopper_run_plain(kn_hk *h, rk_value *rbase, rk_value *twg_out) {
@@ -255,6 +311,8 @@ rk_value kn_gemm_hopper_run_plain(kn_hk *h, rk_value *rbase, rk_value *twg_out) 
     }
     rk_type acc_t = rk_type_vec(k, RK_T_F32, pl->bn / 2);
     rk_value acc0 = rk_build_constant_vec(k, acc_t, 0.0), acc;
+    bool blocks = h->s->scale == RK_GEMM_SCALE_BLOCK;
+    rk_value rb = blocks ? row_base(h, wg) : (rk_value){0};   /* the promotion's rows */
     rk_value lo = c32(k, 0), step = c32(k, 1);
     rk_value kt = rk_for_begin(k, lo, h->ktiles, step, "kt", 1, &acc0, NULL, &acc);
     {
@@ -263,9 +321,16 @@ rk_value kn_gemm_hopper_run_plain(kn_hk *h, rk_value *rbase, rk_value *twg_out) 
         if (any_copied(h)) kn_gemm_hopper_copies_land(h, pl->stages - 2);
         rk_value S = c32(k, pl->stages);
         rk_value cur = rk_build_umod(k, kt, S);
-        acc = kn_gemm_hopper_mma(h, cur, arow, acc);
-        /* tile kt-1's group has read its stage once at most this one is in flight */
-        rk_build_wgmma_wait_group(k, 1, NULL, 0, NULL);
+        if (blocks) {
+            /* this 128-K block alone, retired at once and promoted with its scales */
+            rk_value blk = kn_gemm_hopper_mma_fresh(h, cur, arow, acc0), d;
+            rk_build_wgmma_wait_group(k, 0, &blk, 1, &d);
+            acc = kn_gemm_hopper_promote(h, rb, twg, kt, acc, d);
+        } else {
+            acc = kn_gemm_hopper_mma(h, cur, arow, acc);
+            /* tile kt-1's group has read its stage once at most this one is in flight */
+            rk_build_wgmma_wait_group(k, 1, NULL, 0, NULL);
+        }
         rk_build_sync(k);
         rk_value ahead = c32(k, pl->stages - 1);
         rk_value nxt = rk_build_add(k, kt, ahead);
@@ -273,11 +338,12 @@ rk_value kn_gemm_hopper_run_plain(kn_hk *h, rk_value *rbase, rk_value *twg_out) 
     }
     rk_value res;
     rk_for_end(k, &acc, 1, &res);
-    rk_value d;
-    rk_build_wgmma_wait_group(k, 0, &res, 1, &d);
-    rk_value wg_rows = c32(k, 64);
-    rk_value wrow = rk_build_mul(k, wg, wg_rows);
-    *rbase = rk_build_add(k, h->m0, wrow);
+    rk_value d = res;
+    if (!blocks) {
+        rk_build_wgmma_wait_group(k, 0, &res, 1, &d);
+        rb = row_base(h, wg);
+    }
+    *rbase = rb;
     *twg_out = twg;
     return d;
 }

@@ -7,8 +7,13 @@
 #include "gemm_int.h"
 #include "rocke/tile_hopper.h"
 
-/* K elements of one stage: a 128-byte row of 16-bit elements. */
+/* K elements of one stage of 16-bit operands: a 128-byte row (fp8: 128,
+ * kn_gemm_hopper_bk). MN-major boxes are 64 x 64 of 16-bit elements. */
 enum { KN_WG_BK = 64 };
+/* Whether the inputs are OCP fp8 (e4m3, e5m2: wgmma m64nNk32, K-major only). */
+bool kn_gemm_hopper_f8(const rk_gemm_spec *s);
+/* K elements of one stage: one 128-byte swizzled row (64 16-bit, 128 fp8). */
+uint32_t kn_gemm_hopper_bk(const rk_gemm_spec *s);
 /* vec_a / vec_b of an operand TMA reads: 8 16-bit elements, its 16-byte row
  * stride rule; a smaller vec (the heuristic's, for rows that break the rule)
  * makes the block's threads fill that operand's stages instead. */
@@ -47,8 +52,14 @@ uint32_t kn_gemm_hopper_extra_threads(const rk_gemm_spec *s);
 /* Shape limits of the path: the row extent of A and B (K or M / N by the
  * layout) a multiple of vec_a / vec_b (8: TMA's 16-byte row stride). */
 rk_status kn_gemm_hopper_check_shape(const rk_gemm_spec *s, uint64_t M, uint64_t N, uint64_t K);
+/* Consumer warpgroups of a block (pingpong: 2, else tile M / 64), and the
+ * shared memory epilogue=tma stages C in (each consumer's 64 x tile N in
+ * out_dtype; 0 for the other epilogues). */
+uint32_t kn_gemm_hopper_consumers(const rk_gemm_spec *s);
+uint32_t kn_gemm_hopper_cstage_bytes(const rk_gemm_spec *s);
 /* The tensormap entries (A_map over A, B_map over B, each only where TMA
- * reads that operand) after the others. */
+ * reads that operand) after the others, then scale=tensor|block's Sa and Sb
+ * (f32), then epilogue=tma's C_map over C. */
 void kn_gemm_hopper_signature(const rk_gemm_spec *s, rk_ksig *sg);
 void kn_gemm_hopper_tensormap_box(const rk_instance *in, const rk_kparam *kp, uint32_t *box_rows, uint32_t *box_cols,
                                   uint32_t *swizzle_bytes);
@@ -67,7 +78,11 @@ typedef struct kn_hk {
     rk_value ktiles;           /* K tiles of 64 (i32) */
     rk_value m0, n0;           /* the current C tile's origin */
     bool ka, kb;               /* A / B K-major (else MN-major: wgmma's transpose bit) */
-    const char *dt;            /* "f16" or "bf16" */
+    const char *dt;            /* "f16", "bf16", "e4m3" or "e5m2" (wgmma's dtype) */
+    uint32_t eb;               /* bytes of an input element */
+    rk_value sa, sb;           /* scale=tensor|block: the f32 scales Sa, Sb */
+    rk_value tscale;           /* scale=tensor: Sa[0] * Sb[0] (f32), applied before the chain */
+    rk_value cmap, cstage;     /* epilogue=tma: C's tensor map and the staging tiles (out_dtype) */
     uint32_t copies;           /* copy loops emitted so far (their unique IV names) */
     struct kn_hk_fill {        /* an operand the caller's threads fill (conv's im2col), whatever its vec */
         void (*fn)(struct kn_hk *h, void *ud, int operand, rk_value tid, rk_value base, rk_value kx, rk_value mn0);
@@ -107,11 +122,29 @@ void kn_gemm_hopper_fill_copies(kn_hk *h, rk_value tid, rk_value kt, rk_value fi
 void kn_gemm_hopper_copies_land(kn_hk *h, uint32_t ahead);
 /* First element of warpgroup wg's A rows inside a stage. */
 rk_value kn_gemm_hopper_arow(kn_hk *h, rk_value wg);
-/* Fence, the four wgmma k16 steps of stage st (i32) and a commit. */
+/* Fence, the four wgmma k16 steps (fp8: k32) of stage st (i32) and a commit. */
 rk_value kn_gemm_hopper_mma(kn_hk *h, rk_value st, rk_value arow, rk_value acc);
+/* The same from fresh accumulators (the first step does not read acc's
+ * values: scale-d off), for scale=block's per-128-K accumulators. */
+rk_value kn_gemm_hopper_mma_fresh(kn_hk *h, rk_value st, rk_value arow, rk_value acc);
+/* scale=block: acc + blk * Sa[row, kb] * Sb[col / 128, kb] for the m64nN
+ * fragment of warpgroup rows from rbase, thread twg (0..127); rows and
+ * columns past C read the last row / column's scales (their results are
+ * masked at the store). */
+rk_value kn_gemm_hopper_promote(kn_hk *h, rk_value rbase, rk_value twg, rk_value kb, rk_value acc, rk_value blk);
 /* The fused chain and the masked stores of the m64nN accumulators d of the
  * warpgroup whose rows start at rbase, for its thread twg (0..127). */
 void kn_gemm_hopper_epilogue(kn_hk *h, rk_value rbase, rk_value twg, rk_value d);
+/* epilogue=tma (gemm_hopper_store.c): the same chain into consumer cw's
+ * staging tile, then one TMA store of its 64 rows by thread twg 0; before
+ * the tile is rewritten, the consumer's previous store must have read it.
+ * kn_gemm_hopper_store_drain: thread twg 0 waits for its stores (the
+ * block's end). */
+void kn_gemm_hopper_epilogue_tma(kn_hk *h, rk_value rbase, rk_value twg, rk_value cw, rk_value d);
+void kn_gemm_hopper_store_drain(kn_hk *h, rk_value twg);
+/* The element (f32 or a pair) x of C[row, col] through the per-tensor scale
+ * (scale=tensor) and the fused chain, rounded to out_dtype. */
+rk_value kn_gemm_hopper_finish_value(kn_hk *h, rk_value x, rk_value row, rk_value col, rk_value ok);
 /* gemm_hopper_copy.c: whether operand 0 (A) / 1 (B) is filled by the
  * threads (vec below KN_WG_TMA_VEC) rather than TMA. */
 bool kn_gemm_hopper_copied(const rk_gemm_spec *s, int operand);

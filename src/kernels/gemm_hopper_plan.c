@@ -10,6 +10,10 @@ bool kn_gemm_hopper_k_major(const rk_gemm_spec *s, int operand) {
     return operand ? !row : row;   /* A row-major [M, K], B column-major [N, K] */
 }
 
+bool kn_gemm_hopper_f8(const rk_gemm_spec *s) { return s->dtype == RK_S_FP8E4M3 || s->dtype == RK_S_BF8E5M2; }
+
+uint32_t kn_gemm_hopper_bk(const rk_gemm_spec *s) { return RK_TILE_WGMMA_ROW_BYTES / rk_tile_elem_bytes(s->dtype); }
+
 static const char *layout_name(rk_gemm_layout l) {
     static const char *const names[RK_GEMM__COUNT] = {"rr", "rc", "cr", "cc"};
     return names[l];
@@ -29,20 +33,35 @@ rk_status kn_gemm_hopper_plan(const rk_gemm_spec *s, const rk_target *t, bool ba
     if (batched)
         return rk_fail(RK_ERR_INVALID, "batched_gemm: knob 'path' = wgmma is offered for single problems only; "
                        "legal here: path=mma");
-    if (s->dtype != RK_S_F16 && s->dtype != RK_S_BF16)
-        return rk_fail(RK_ERR_INVALID, "gemm: knob 'dtype' must be f16 or bf16, got %s", kn_dtype_name(s->dtype));
+    bool f8 = kn_gemm_hopper_f8(s);
+    if (s->dtype != RK_S_F16 && s->dtype != RK_S_BF16 && !f8)
+        return rk_fail(RK_ERR_INVALID, "gemm: knob 'dtype' must be f16, bf16, e4m3 or e5m2, got %s",
+                       kn_dtype_name(s->dtype));
     if (!kn_dtype_ok(s->out_dtype)) return rk_fail(RK_ERR_INVALID, "gemm: knob 'out_dtype' must be f16, bf16 or f32");
+    if (f8 && s->layout != RK_GEMM_RC)
+        return rk_fail(RK_ERR_INVALID, "gemm: dtype %s with layout %s: wgmma reads 8-bit operands K-major only (it "
+                       "has no transpose for them), so path=wgmma takes layout rc (A [M, K], B [N, K])",
+                       kn_dtype_name(s->dtype), layout_name(s->layout));
+    if ((unsigned)s->scale >= RK_GEMM_SCALE__COUNT)
+        return rk_fail(RK_ERR_INVALID, "gemm: knob 'scale' out of range (legal: none, tensor, block)");
+    if (s->scale != RK_GEMM_SCALE_NONE && !f8)
+        return rk_fail(RK_ERR_INVALID, "gemm: knob 'scale' = %s is for fp8 inputs (dtype e4m3 or e5m2); %s takes "
+                       "scale=none", s->scale == RK_GEMM_SCALE_TENSOR ? "tensor" : "block", kn_dtype_name(s->dtype));
     if (s->split_k != 1)
         return rk_fail(RK_ERR_INVALID, "gemm: knob 'split_k' = %u is for path=mma; path=wgmma reduces the whole K "
                        "in one block (split_k=1)", s->split_k);
     if (s->atom)
         return rk_fail(RK_ERR_INVALID, "gemm: knob 'atom' is for path=mma; path=wgmma runs wgmma m64nNk16 (leave "
                        "atom=auto)");
-    uint32_t bm = s->tile[0], bn = s->tile[1], bk = s->tile[2];
-    if ((bm != 64 && bm != 128) || bn % 8 || bn > 256 || bk != KN_WG_BK)
+    uint32_t bm = s->tile[0], bn = s->tile[1], bk = s->tile[2], wbk = kn_gemm_hopper_bk(s);
+    if ((bm != 64 && bm != 128) || bn % 8 || bn > 256 || bk != wbk)
         return rk_fail(RK_ERR_INVALID, "gemm: knob 'tile' = %ux%ux%u: path=wgmma takes tile M 64 (one consumer "
-                       "warpgroup) or 128 (two), tile N a multiple of 8 up to 256, tile K 64 (one 128-byte row)", bm,
-                       bn, bk);
+                       "warpgroup) or 128 (two), tile N a multiple of 8 up to 256, tile K %u (one 128-byte row of "
+                       "%s)", bm, bn, bk, wbk, kn_dtype_name(s->dtype));
+    if (s->scale == RK_GEMM_SCALE_BLOCK && bn > 128)
+        return rk_fail(RK_ERR_INVALID, "gemm: knob 'tile' = %ux%ux%u with scale=block: each thread holds the "
+                       "running sum and the 128-K block's accumulators (2 x N/2 f32), so tile N must be at most 128",
+                       bm, bn, bk);
     if (!kn_gemm_hopper_k_major(s, 1) && bn % KN_WG_BK)
         return rk_fail(RK_ERR_INVALID, "gemm: knob 'tile' = %ux%ux%u: with layout %s B is N-major, read in TMA boxes "
                        "of 64 columns, so path=wgmma takes tile N 64, 128, 192 or 256", bm, bn, bk,
@@ -53,17 +72,20 @@ rk_status kn_gemm_hopper_plan(const rk_gemm_spec *s, const rk_target *t, bool ba
     if (s->stages < 2 || s->stages > 6)
         return rk_fail(RK_ERR_INVALID, "gemm: knob 'stages' = %u: path=wgmma runs a ring of 2..6 TMA stages",
                        s->stages);
-    /* every stage: its A and B tiles, a full and (ws, persistent) an empty mbarrier */
-    uint64_t lds = (uint64_t)s->stages * ((bm + bn) * KN_WG_BK * 2 + 16);
+    /* every stage: its A and B tiles, a full and (ws, persistent) an empty mbarrier; epilogue=tma: the C staging */
+    uint64_t lds = (uint64_t)s->stages * ((bm + bn) * RK_TILE_WGMMA_ROW_BYTES + 16) + kn_gemm_hopper_cstage_bytes(s);
     if (lds > t->lds_bytes)
         return rk_fail(RK_ERR_INVALID, "gemm: %u stages of a %ux%ux%u tile need %llu bytes of shared memory, %s has "
-                       "%u: use fewer stages or a smaller tile", s->stages, bm, bn, bk, (unsigned long long)lds,
-                       t->name, t->lds_bytes);
+                       "%u: use fewer stages or a smaller tile%s", s->stages, bm, bn, bk, (unsigned long long)lds,
+                       t->name, t->lds_bytes, s->epilogue == RK_GEMM_EPI_TMA ? " (epilogue=tma stages C there too)" : "");
     for (int op = 0; op < 2; op++) {
         uint32_t v = op ? s->vec_b : s->vec_a;
         if (v != 1 && v != 2 && v != 4 && v != 8)
             return rk_fail(RK_ERR_INVALID, "gemm: knob '%s' = %u must be 1, 2, 4 or 8 (8: TMA reads %s; less: the "
                            "threads copy it)", op ? "vec_b" : "vec_a", v, op ? "B" : "A");
+        if (v < KN_WG_TMA_VEC && f8)
+            return rk_fail(RK_ERR_INVALID, "gemm: knob '%s' = %u: fp8 operands arrive by TMA only (vec 8; K a "
+                           "multiple of 16, TMA's 16-byte rows)", op ? "vec_b" : "vec_a", v);
         if (v < KN_WG_TMA_VEC && s->schedule != RK_GEMM_SCHED_PLAIN)
             return rk_fail(RK_ERR_INVALID, "gemm: knob '%s' = %u (%s copied by the threads, not TMA) is offered "
                            "with schedule=plain only", op ? "vec_b" : "vec_a", v, op ? "B" : "A");
@@ -90,7 +112,7 @@ rk_status kn_gemm_hopper_plan(const rk_gemm_spec *s, const rk_target *t, bool ba
     p.wave = 32, p.threads = bm * 2 + (s->schedule != RK_GEMM_SCHED_PLAIN ? 128 : 0), p.stages = s->stages;
     if (s->schedule == RK_GEMM_SCHED_PINGPONG) p.threads = 3 * 128;
     p.a_row = kn_gemm_hopper_k_major(s, 0), p.b_row = !kn_gemm_hopper_k_major(s, 1);
-    p.stage_a = bm * KN_WG_BK, p.stage_b = bn * KN_WG_BK;
+    p.stage_a = bm * bk, p.stage_b = bn * bk;
     p.lds_bytes = (uint32_t)lds;
     *out = p;
     return RK_OK;
@@ -117,9 +139,14 @@ void kn_gemm_hopper_tune(rk_gemm_spec *s, const rk_target *t, uint64_t M, uint64
      * gathered mma.sync kernel (76.0 TFLOP/s) beats wgmma with copied operands (66.6): keep mma
      * unless the path is asked for */
     uint32_t eb = rk_tile_elem_bytes(s->dtype);
-    if (!(locked >> KN_GK_PATH & 1) && (s->vec_a * eb < 4 || s->vec_b * eb < 4)) return;
+    bool f8 = kn_gemm_hopper_f8(s);
+    if (!f8 && !(locked >> KN_GK_PATH & 1) && (s->vec_a * eb < 4 || s->vec_b * eb < 4)) return;
     rk_gemm_spec w = *s;
     w.path = RK_GEMM_PATH_WGMMA;
+    /* fp8 has no other path: TMA reads both operands, and the shape check names K's 16-byte rule */
+    if (f8 && !(locked >> KN_GK_VA & 1)) w.vec_a = KN_WG_TMA_VEC;
+    if (f8 && !(locked >> KN_GK_VB & 1)) w.vec_b = KN_WG_TMA_VEC;
+    if (f8 && !(locked >> KN_GK_SPLIT & 1)) w.split_k = 1;   /* nor a split-K variant */
     if (!tile_locked) {
         /* the largest tile that still gives every SM a block (or the smallest); pingpong's
          * consumers each take whole tiles of 64 rows */
@@ -133,10 +160,17 @@ void kn_gemm_hopper_tune(rk_gemm_spec *s, const rk_target *t, uint64_t M, uint64
                 break;
             }
         }
-        w.tile[0] = cand[pick][0], w.tile[1] = cand[pick][1], w.tile[2] = KN_WG_BK;
+        w.tile[0] = cand[pick][0], w.tile[1] = cand[pick][1], w.tile[2] = kn_gemm_hopper_bk(s);
+        /* block scales keep a second set of accumulators: at most 128 columns */
+        if (s->scale == RK_GEMM_SCALE_BLOCK && w.tile[1] > 128) w.tile[1] = 128;
     }
     if (!warps_locked) w.warps[0] = w.tile[0] / 16, w.warps[1] = 1;
-    if (!stages_locked) w.stages = K > 2 * KN_WG_BK ? 4 : 2;
+    if (!stages_locked) w.stages = K > 2 * w.tile[2] ? 4 : 2;
+    /* epilogue=tma stages C beside the ring: fewer stages where both would not fit */
+    while (!stages_locked && w.stages > 2 &&
+           (uint64_t)w.stages * ((w.tile[0] + w.tile[1]) * RK_TILE_WGMMA_ROW_BYTES + 16) +
+                   kn_gemm_hopper_cstage_bytes(&w) > t->lds_bytes)
+        w.stages--;
     kn_gemm_hopper_tune_schedule(&w, t, M, N, locked);
     /* an operand TMA cannot read (vec_a / vec_b below 8, from its row stride) is copied by the threads */
     bool copies = w.vec_a < KN_WG_TMA_VEC || w.vec_b < KN_WG_TMA_VEC;
@@ -156,6 +190,15 @@ uint32_t kn_gemm_hopper_extra_threads(const rk_gemm_spec *s) {
 }
 
 rk_status kn_gemm_hopper_check_shape(const rk_gemm_spec *s, uint64_t M, uint64_t N, uint64_t K) {
+    uint32_t ob = rk_tile_elem_bytes(s->out_dtype);
+    if (s->epilogue == RK_GEMM_EPI_TMA && N * ob % 16)
+        return rk_fail(RK_ERR_INVALID, "gemm: epilogue=tma stores C with TMA, whose rows (N = %llu %s elements, %llu "
+                       "bytes) must be a multiple of 16 bytes: N a multiple of %u, or build with epilogue=direct",
+                       (unsigned long long)N, kn_dtype_name(s->out_dtype), (unsigned long long)(N * ob), 16 / ob);
+    if (kn_gemm_hopper_f8(s) && K % 16)
+        return rk_fail(RK_ERR_INVALID, "gemm: dtype %s: TMA reads A and B in rows of K bytes, and a row stride must "
+                       "be a multiple of 16 bytes, so K must be a multiple of 16 (got K = %llu; pad K with zeros to "
+                       "%llu)", kn_dtype_name(s->dtype), (unsigned long long)K, (unsigned long long)((K + 15) / 16 * 16));
     for (int op = 0; op < 2; op++) {
         uint64_t ext = row_extent(s, op, M, N, K);
         uint32_t v = op ? s->vec_b : s->vec_a;
@@ -170,17 +213,40 @@ rk_status kn_gemm_hopper_check_shape(const rk_gemm_spec *s, uint64_t M, uint64_t
     return RK_OK;
 }
 
+uint32_t kn_gemm_hopper_consumers(const rk_gemm_spec *s) {
+    return s->schedule == RK_GEMM_SCHED_PINGPONG ? 2 : s->tile[0] / 64;
+}
+
+uint32_t kn_gemm_hopper_cstage_bytes(const rk_gemm_spec *s) {
+    if (s->epilogue != RK_GEMM_EPI_TMA) return 0;
+    return kn_gemm_hopper_consumers(s) * 64 * s->tile[1] * rk_tile_elem_bytes(s->out_dtype);
+}
+
 void kn_gemm_hopper_signature(const rk_gemm_spec *s, rk_ksig *sg) {
     if (!kn_gemm_hopper_copied(s, 0)) kn_sig_add(sg, "A_map", false, s->dtype, RK_KP_TENSORMAP, "A");
     if (!kn_gemm_hopper_copied(s, 1)) kn_sig_add(sg, "B_map", false, s->dtype, RK_KP_TENSORMAP, "B");
+    if (s->scale == RK_GEMM_SCALE_TENSOR) {
+        kn_sig_add(sg, "Sa", true, RK_S_F32, RK_KP_IN, "1");
+        kn_sig_add(sg, "Sb", true, RK_S_F32, RK_KP_IN, "1");
+    } else if (s->scale == RK_GEMM_SCALE_BLOCK) {
+        kn_sig_add(sg, "Sa", true, RK_S_F32, RK_KP_IN, "M,K/128");
+        kn_sig_add(sg, "Sb", true, RK_S_F32, RK_KP_IN, "N/128,K/128");
+    }
+    if (s->epilogue == RK_GEMM_EPI_TMA) kn_sig_add(sg, "C_map", false, s->out_dtype, RK_KP_TENSORMAP, "C");
 }
 
 void kn_gemm_hopper_tensormap_box(const rk_instance *in, const rk_kparam *kp, uint32_t *box_rows, uint32_t *box_cols,
                                   uint32_t *swizzle_bytes) {
     const rk_gemm_spec *s = &in->u.gemm;
+    if (!strcmp(kp->name, "C_map")) {   /* a warpgroup's 64 rows of the C tile, no swizzle */
+        *box_rows = 64;
+        *box_cols = s->tile[1];
+        *swizzle_bytes = 0;
+        return;
+    }
     int op = strcmp(kp->name, "A_map") != 0;
     /* K-major: tile-M (or N) rows of 64 K; MN-major: 64 K rows of 64 M (or N), several boxes a stage */
     *box_rows = kn_gemm_hopper_k_major(s, op) ? s->tile[op] : KN_WG_BK;
-    *box_cols = KN_WG_BK;
+    *box_cols = kn_gemm_hopper_bk(s);
     *swizzle_bytes = WG_SWIZZLE;
 }

@@ -113,7 +113,7 @@ static void wait_turn(rk_kernel *k, rk_value turn, rk_value c, rk_value j) {
 static void consumer(kn_hk *h, const walk *w, rk_value tid, rk_value wg, rk_value turn) {
     rk_kernel *k = h->k;
     const kn_gemm_plan *pl = &h->pl;
-    bool pp = h->s->schedule == RK_GEMM_SCHED_PINGPONG;
+    bool pp = h->s->schedule == RK_GEMM_SCHED_PINGPONG, blocks = h->s->scale == RK_GEMM_SCALE_BLOCK;
     rk_build_setmaxnreg(k, "inc", CONSUMER_REGS);
     rk_value zero = c32(k, 0), one = c32(k, 1), c31 = c32(k, 31), c127 = c32(k, 127), c64 = c32(k, 64);
     rk_value cw = rk_build_sub(k, wg, one);   /* consumer index */
@@ -133,19 +133,28 @@ static void consumer(kn_hk *h, const walk *w, rk_value tid, rk_value wg, rk_valu
         kn_gemm_hopper_origin(h, tile);
         rk_value base = rk_build_mul(k, j, h->ktiles);
         rk_value acc0 = rk_build_constant_vec(k, acc_t, 0.0), acc;
+        rk_value rbase = blocks ? rk_build_add(k, h->m0, wrow) : (rk_value){0};   /* the promotion's rows */
         rk_value kt = rk_for_begin(k, zero, h->ktiles, one, "ckt", 1, &acc0, NULL, &acc);
         {
             rk_value fill = rk_build_add(k, base, kt);
             rk_tile_tma_ring_wait(k, &h->ring, fill);
             rk_value S = c32(k, pl->stages);
             rk_value st = rk_build_umod(k, fill, S);
-            acc = kn_gemm_hopper_mma(h, st, arow, acc);
-            /* at most this group in flight: the previous fill's stage is read */
-            rk_build_wgmma_wait_group(k, 1, NULL, 0, NULL);
-            rk_value later = rk_build_cmp(k, "gt", kt, zero);
-            rk_value go = rk_build_and(k, later, lane0);
-            rk_value prev = rk_build_sub(k, fill, one);
-            release(h, go, prev);
+            if (blocks) {
+                /* the 128-K block alone, retired at once (its stage is free), then promoted */
+                rk_value blk = kn_gemm_hopper_mma_fresh(h, st, arow, acc0), d;
+                rk_build_wgmma_wait_group(k, 0, &blk, 1, &d);
+                release(h, lane0, fill);
+                acc = kn_gemm_hopper_promote(h, rbase, twg, kt, acc, d);
+            } else {
+                acc = kn_gemm_hopper_mma(h, st, arow, acc);
+                /* at most this group in flight: the previous fill's stage is read */
+                rk_build_wgmma_wait_group(k, 1, NULL, 0, NULL);
+                rk_value later = rk_build_cmp(k, "gt", kt, zero);
+                rk_value go = rk_build_and(k, later, lane0);
+                rk_value prev = rk_build_sub(k, fill, one);
+                release(h, go, prev);
+            }
         }
         rk_value res;
         rk_for_end(k, &acc, 1, &res);
@@ -155,15 +164,19 @@ static void consumer(kn_hk *h, const walk *w, rk_value tid, rk_value wg, rk_valu
             rk_build_mbarrier_arrive(k, turn, other);
             rk_if_end(k, NULL, 0);
         }
-        rk_value d;
-        rk_build_wgmma_wait_group(k, 0, &res, 1, &d);
-        rk_value last0 = rk_build_add(k, base, h->ktiles);
-        rk_value last = rk_build_sub(k, last0, one);
-        release(h, lane0, last);
-        rk_value rbase = rk_build_add(k, h->m0, wrow);
-        kn_gemm_hopper_epilogue(h, rbase, twg, d);
+        rk_value d = res;
+        if (!blocks) {   /* the last group, and the last stage it read */
+            rk_build_wgmma_wait_group(k, 0, &res, 1, &d);
+            rk_value last0 = rk_build_add(k, base, h->ktiles);
+            rk_value last = rk_build_sub(k, last0, one);
+            release(h, lane0, last);
+            rbase = rk_build_add(k, h->m0, wrow);
+        }
+        if (h->s->epilogue == RK_GEMM_EPI_TMA) kn_gemm_hopper_epilogue_tma(h, rbase, twg, cw, d);
+        else kn_gemm_hopper_epilogue(h, rbase, twg, d);
     }
     rk_for_end(k, NULL, 0, NULL);
+    if (h->s->epilogue == RK_GEMM_EPI_TMA) kn_gemm_hopper_store_drain(h, twg);
 }
 
 void kn_gemm_hopper_build_ws(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *p) {

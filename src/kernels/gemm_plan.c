@@ -103,6 +103,17 @@ rk_status kn_gemm_plan_make(const rk_gemm_spec *s, const rk_target *t, bool batc
     memset(out, 0, sizeof *out);
     kn_gemm_plan p = {0};
     p.batched = batched;
+    if ((s->dtype == RK_S_FP8E4M3 || s->dtype == RK_S_BF8E5M2) && (t->features & RK_FEAT_SM90A) &&
+        s->layout != RK_GEMM_RC)
+        return rk_fail(RK_ERR_INVALID, "gemm: dtype %s takes layout rc only (A [M, K], B [N, K]): wgmma reads 8-bit "
+                       "operands K-major and has no transpose for them", kn_dtype_name(s->dtype));
+    if (s->dtype == RK_S_FP8E4M3 || s->dtype == RK_S_BF8E5M2)
+        return rk_fail(RK_ERR_INVALID, "gemm: dtype %s runs on path=wgmma only (sm_90a: TMA + wgmma m64nNk32, layout "
+                       "rc, single problems: the gemm family); path=mma (mma.sync, MFMA) has no fp8 GEMM yet, so %s%s "
+                       "cannot take it (targets that serve fp8: sm_90a)", kn_dtype_name(s->dtype), t->name,
+                       batched ? " with a batched problem" : "");
+    if (s->scale != RK_GEMM_SCALE_NONE)
+        return rk_fail(RK_ERR_INVALID, "gemm: knob 'scale' is for fp8 inputs on path=wgmma; path=mma takes scale=none");
     if (s->dtype != RK_S_F16 && s->dtype != RK_S_BF16)
         return rk_fail(RK_ERR_INVALID, "gemm: knob 'dtype' must be f16 or bf16, got %s", kn_dtype_name(s->dtype));
     if (!kn_dtype_ok(s->out_dtype))

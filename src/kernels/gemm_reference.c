@@ -36,6 +36,37 @@ void kn_gemm_ref_one(const rk_gemm_spec *s, const kn_gemm_refmat *a, const kn_ge
     *tol = 2 * err + (s->fuse.n ? 1e-5 * fabs(w) + 1e-6 : 0) + kn_ulp(s->out_dtype, w);
 }
 
+/* fp8 inputs: sum_kb Sa[m, kb] * Sb[n / 128, kb] * sum over the 128-K block
+ * kb of a*b (scale=block), Sa[0] * Sb[0] * sum a*b (tensor) or the plain sum
+ * (none), in double from the decoded inputs. Tolerance: the f32 bound on the
+ * scaled magnitudes, plus 2^-14 of a block's magnitude per 128-K block, an
+ * allowance for the tensor core's fp8 accumulation (kept shorter than f32 on
+ * Hopper; the bound is not yet checked on an H200). */
+static void ref_fp8_one(const rk_gemm_spec *s, const kn_gemm_refmat *a, const kn_gemm_refmat *b,
+                        const rk_host_buf *sa, const rk_host_buf *sb, uint64_t m, uint64_t n, uint64_t K,
+                        const double *ops, double *want, double *tol) {
+    uint64_t kblocks = (K + 127) / 128;
+    double acc = 0, mag = 0, short_acc = 0;
+    for (uint64_t kb = 0; kb < kblocks; kb++) {
+        double part = 0, pmag = 0;
+        for (uint64_t kk = kb * 128; kk < K && kk < kb * 128 + 128; kk++) {
+            double av = kn_get(a->buf, a->off + m * a->ld + kk), bv = kn_get(b->buf, b->off + n * b->ld + kk);
+            part += av * bv;
+            pmag += fabs(av * bv);
+        }
+        double f = s->scale == RK_GEMM_SCALE_BLOCK  ? kn_get(sa, m * kblocks + kb) * kn_get(sb, n / 128 * kblocks + kb)
+                 : s->scale == RK_GEMM_SCALE_TENSOR ? kn_get(sa, 0) * kn_get(sb, 0) : 1.0;
+        acc += f * part;
+        mag += fabs(f) * pmag;
+        short_acc += 0x1p-14 * fabs(f) * pmag;
+    }
+    double err = mag * (double)K * 0x1p-24 + short_acc + 0x1p-22 * fabs(acc);
+    for (uint32_t i = 0; i < s->fuse.n; i++) err = err * slope(&s->fuse.s[i], ops[i]);
+    double w = rk_epi_ref(&s->fuse, acc, ops);
+    *want = w;
+    *tol = 2 * err + (s->fuse.n ? 1e-5 * fabs(w) + 1e-6 : 0) + kn_ulp(s->out_dtype, w);
+}
+
 void kn_gemm_ref_chain_of(const rk_problem *p, kn_gemm_ref_chain *out) {
     const rk_gemm_spec *s = &p->inst.u.gemm;
     rk_epi_param ps[RK_EPI_MAX_PARAMS];
@@ -65,10 +96,10 @@ void kn_gemm_ref_operands(const rk_gemm_spec *s, const kn_gemm_ref_chain *ch, ui
 typedef struct gemm_ref_rows {
     const rk_gemm_spec *s;
     const kn_gemm_ref_chain *ch;
-    const rk_host_buf *A, *B;
+    const rk_host_buf *A, *B, *sa, *sb;   /* sa, sb: fp8 scales, NULL without */
     double *want, *tol;
     uint64_t M, N, K, rows, lda, ldb, ldc;
-    bool ar, br;
+    bool ar, br, f8;
 } gemm_ref_rows;
 
 static void gemm_ref_row(void *ctx, uint64_t chunk, uint64_t lo, uint64_t hi) {
@@ -85,7 +116,8 @@ static void gemm_ref_row(void *ctx, uint64_t chunk, uint64_t lo, uint64_t hi) {
             for (uint32_t i = 0; i < s->fuse.n; i++) d_at[i] = m * (uint64_t)j->ch->ldd[i] + n;
             kn_gemm_ref_operands(s, j->ch, n, m, d_at, ops);
             uint64_t at = b * M * N + m * j->ldc + n;
-            kn_gemm_ref_one(s, &am, &bm, m, n, K, ops, &j->want[at], &j->tol[at]);
+            if (j->f8) ref_fp8_one(s, &am, &bm, j->sa, j->sb, m, n, K, ops, &j->want[at], &j->tol[at]);
+            else kn_gemm_ref_one(s, &am, &bm, m, n, K, ops, &j->want[at], &j->tol[at]);
         }
     }
 }
@@ -101,6 +133,8 @@ void kn_gemm_reference(const rk_problem *p, double **want, double **tol) {
     int c = kn_buf_index(p, "C");
     kn_gemm_ref_chain ch;
     kn_gemm_ref_chain_of(p, &ch);
+    bool f8 = s->dtype == RK_S_FP8E4M3 || s->dtype == RK_S_BF8E5M2;   /* layout rc: A [M, K], B [N, K] */
+    const rk_host_buf *sa = s->scale ? kn_buf(p, "Sa") : NULL, *sb = s->scale ? kn_buf(p, "Sb") : NULL;
     uint64_t work = N * K, rows = M;
     if (M * work > (1ull << 30)) rows = (1ull << 30) / work < 16 ? 16 : (1ull << 30) / work;
     if (rows > M) rows = M;
@@ -110,7 +144,8 @@ void kn_gemm_reference(const rk_problem *p, double **want, double **tol) {
                 want[c][b * M * N + m * ldc + n] = 0;
                 tol[c][b * M * N + m * ldc + n] = INFINITY;
             }
-    gemm_ref_rows j = {.s = s, .ch = &ch, .A = A, .B = B, .want = want[c], .tol = tol[c], .M = M, .N = N, .K = K,
-                       .rows = rows, .lda = lda, .ldb = ldb, .ldc = ldc, .ar = ar, .br = br};
+    gemm_ref_rows j = {.s = s, .ch = &ch, .A = A, .B = B, .sa = sa, .sb = sb, .want = want[c], .tol = tol[c],
+                       .M = M, .N = N, .K = K, .rows = rows, .lda = lda, .ldb = ldb, .ldc = ldc, .ar = ar, .br = br,
+                       .f8 = f8};
     rk_par_for(batch * rows, 1, gemm_ref_row, &j);
 }

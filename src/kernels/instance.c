@@ -123,7 +123,11 @@ const rk_knob *rk_family_knobs(rk_family_id f, uint32_t *n) {
 const char *const kn_dtype_names[] = {"f16", "bf16", "f32", NULL};
 
 bool kn_dtype_ok(rk_scalar s) { return s == RK_S_F16 || s == RK_S_BF16 || s == RK_S_F32; }
-const char *kn_dtype_name(rk_scalar s) { return kn_dtype_ok(s) ? rk_scalar_name(s) : "?"; }
+static bool dtype_f8(rk_scalar s) { return s == RK_S_FP8E4M3 || s == RK_S_BF8E5M2; }
+const char *kn_dtype_name(rk_scalar s) {
+    if (dtype_f8(s)) return s == RK_S_FP8E4M3 ? "e4m3" : "e5m2";   /* the knob's spelling */
+    return kn_dtype_ok(s) ? rk_scalar_name(s) : "?";
+}
 
 static void *field(rk_instance *in, const rk_knob *kb) { return (char *)in + kb->offset; }
 static const void *cfield(const rk_instance *in, const rk_knob *kb) { return (const char *)in + kb->offset; }
@@ -144,7 +148,7 @@ void rk_knob_legal_text(const rk_knob *kb, char *buf, size_t n) {
             off += (size_t)snprintf(buf + off, n - off, "%s%u", i ? "|" : "", kb->legal[i]);
         return;
     case RK_KNOB_BOOL: snprintf(buf, n, "true|false"); return;
-    case RK_KNOB_DTYPE: snprintf(buf, n, "f16|bf16|f32"); return;
+    case RK_KNOB_DTYPE: snprintf(buf, n, kb->count ? "f16|bf16|f32|e4m3|e5m2" : "f16|bf16|f32"); return;
     case RK_KNOB_ENUM:
         for (uint32_t i = 0; kb->names[i] && off < n; i++)
             off += (size_t)snprintf(buf + off, n - off, "%s%s", i ? "|" : "", kb->names[i]);
@@ -206,8 +210,10 @@ static rk_status bad_value(const kn_family *fam, const rk_knob *kb, const char *
                    legal, value);
 }
 
-static bool parse_dtype(const char *s, rk_scalar *out) {
-    if (!strcmp(s, "f16") || !strcmp(s, "fp16") || !strcmp(s, "half")) *out = RK_S_F16;
+static bool parse_dtype(const char *s, bool f8, rk_scalar *out) {
+    if (f8 && (!strcmp(s, "e4m3") || !strcmp(s, "fp8e4m3"))) *out = RK_S_FP8E4M3;
+    else if (f8 && (!strcmp(s, "e5m2") || !strcmp(s, "bf8e5m2"))) *out = RK_S_BF8E5M2;
+    else if (!strcmp(s, "f16") || !strcmp(s, "fp16") || !strcmp(s, "half")) *out = RK_S_F16;
     else if (!strcmp(s, "bf16")) *out = RK_S_BF16;
     else if (!strcmp(s, "f32") || !strcmp(s, "fp32") || !strcmp(s, "float")) *out = RK_S_F32;
     else return false;
@@ -239,11 +245,11 @@ rk_status rk_instance_set(rk_instance *in, const char *knob, const char *value, 
         return RK_OK;
     case RK_KNOB_DTYPE: {
         rk_scalar s;
-        if (!parse_dtype(value, &s)) return bad_value(fam, kb, value);
+        if (!parse_dtype(value, kb->count == 1, &s)) return bad_value(fam, kb, value);
         rk_scalar *dst = (rk_scalar *)field(in, kb);
-        /* out_dtype follows dtype until it is set to something else */
+        /* out_dtype follows dtype until it is set to something else (bf16 for 8-bit inputs) */
         const rk_knob *out = !strcmp(kb->name, "dtype") ? find_knob(fam, "out_dtype", NULL) : NULL;
-        if (out && *(rk_scalar *)field(in, out) == *dst) *(rk_scalar *)field(in, out) = s;
+        if (out && *(rk_scalar *)field(in, out) == *dst) *(rk_scalar *)field(in, out) = dtype_f8(s) ? RK_S_BF16 : s;
         *dst = s;
         return RK_OK;
     }
@@ -345,7 +351,11 @@ rk_status rk_instance_validate(const rk_instance *in, const rk_target *t) {
         switch (kb->kind) {
         case RK_KNOB_U32: ok = u32_legal(kb, *(const uint32_t *)cfield(in, kb)); break;
         case RK_KNOB_BOOL: break;
-        case RK_KNOB_DTYPE: ok = kn_dtype_ok(*(const rk_scalar *)cfield(in, kb)); break;
+        case RK_KNOB_DTYPE: {
+            rk_scalar v = *(const rk_scalar *)cfield(in, kb);
+            ok = kn_dtype_ok(v) || (kb->count == 1 && dtype_f8(v));
+            break;
+        }
         case RK_KNOB_ENUM: {
             int v = *(const int *)cfield(in, kb);
             ok = v >= 0 && (uint32_t)v < enum_count(kb);
@@ -386,6 +396,7 @@ rk_status rk_instance_name(const rk_instance *in, char *buf, size_t n) {
             off += (size_t)snprintf(buf + off, n - off, "%s", tag);
             continue;
         }
+        if (kb->kind == RK_KNOB_ENUM && kb->count == 1 && *(const int *)cfield(in, kb) == 0) continue;
         char txt[64];
         knob_text(in, kb, txt, sizeof txt);
         off += (size_t)snprintf(buf + off, n - off, "_%s%s", kb->tag, txt);

@@ -130,8 +130,13 @@ extern const char *const kn_dtype_names[];   /* legal dtype names, NULL-terminat
 #define KN_BOOL(nm, tg, field, help) {nm, tg, RK_KNOB_BOOL, offsetof(rk_instance, field), NULL, NULL, false, help}
 #define KN_PBOOL(nm, tg, field, help) {nm, tg, RK_KNOB_BOOL, offsetof(rk_instance, field), NULL, NULL, true, help}
 #define KN_DTYPE(nm, tg, field, help) {nm, tg, RK_KNOB_DTYPE, offsetof(rk_instance, field), NULL, NULL, false, help}
+/* a dtype knob that also takes e4m3 and e5m2 (OCP fp8) */
+#define KN_DTYPE_F8(nm, tg, field, help) {nm, tg, RK_KNOB_DTYPE, offsetof(rk_instance, field), NULL, NULL, false, help, 1}
 #define KN_ENUM(nm, tg, field, names, perf, help) \
     {nm, tg, RK_KNOB_ENUM, offsetof(rk_instance, field), names, NULL, perf, help, 0}
+/* an enum knob kernel names leave out at its first value (added after names were published) */
+#define KN_ENUM_QUIET(nm, tg, field, names, perf, help) \
+    {nm, tg, RK_KNOB_ENUM, offsetof(rk_instance, field), names, NULL, perf, help, 1}
 #define KN_TUPLE(nm, tg, field, count, legal, perf, help) \
     {nm, tg, RK_KNOB_TUPLE, offsetof(rk_instance, field), NULL, legal, perf, help, count}
 #define KN_EPI(nm, field, help) {nm, "f", RK_KNOB_EPILOGUE, offsetof(rk_instance, field), NULL, NULL, false, help, 0}

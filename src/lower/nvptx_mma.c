@@ -390,15 +390,18 @@ static void wgmma_desc(lw_ctx *cx, const rk_op *op) {
 }
 
 /* tile.wgmma: wgmma.mma_async on two descriptors; the result stays in
- * flight until tile.wgmma_wait_group hands it on */
+ * flight until tile.wgmma_wait_group hands it on. The 8-bit types run
+ * m64nNk32 and take no transpose immediates (K-major only). */
 static void wgmma_op(lw_ctx *cx, const rk_op *op) {
     int64_t nn = lw_attr_int(op, "n", 8);
     uint32_t k = (uint32_t)nn / 2;
     const char *ty = lw_attr_str(op, "dtype", "f16");
+    bool f8 = !strcmp(ty, "e4m3") || !strcmp(ty, "e5m2");
+    const char *trans = f8 ? "" : lw_printf(cx, ", %d, %d", lw_attr_bool(op, "trans_a", false),
+                                             lw_attr_bool(op, "trans_b", false));
     const char *body = lw_printf(cx, "{\\0A.reg .pred p;\\0Asetp.ne.b32 p, $%u, 0;\\0A"
-                                     "wgmma.mma_async.sync.aligned.m64n%lldk16.f32.%s.%s %s, $%u, $%u, p, 1, 1, %d, %d;\\0A}",
-                                 k + 2, (long long)nn, ty, ty, reg_list(cx, 0, k), k, k + 1,
-                                 lw_attr_bool(op, "trans_a", false), lw_attr_bool(op, "trans_b", false));
+                                     "wgmma.mma_async.sync.aligned.m64n%lldk%d.f32.%s.%s %s, $%u, $%u, p, 1, 1%s;\\0A}",
+                                 k + 2, (long long)nn, f8 ? 32 : 16, ty, ty, reg_list(cx, 0, k), k, k + 1, trans);
     const char *ins = lw_printf(cx, "i64 %s, i64 %s, i32 %d", lw_val(cx, op->in[1]), lw_val(cx, op->in[2]),
                                 lw_attr_bool(op, "scale_d", true) ? 1 : 0);
     const char **acc = elements(cx, op->in[0], k), *sv = lw_tmp(cx, "wgmma");
