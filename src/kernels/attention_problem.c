@@ -3,7 +3,7 @@
  * field and what is legal. Layer: kernels. */
 #include <math.h>
 
-#include "attention_int.h"
+#include "attention_unified_int.h"
 
 static uint64_t next_rand(uint64_t *s) {
     uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
@@ -36,6 +36,8 @@ void kn_attn_fix_inputs(rk_problem *p) {
 }
 
 rk_status rk_problem_set_lengths(rk_problem *p, const uint64_t *lq, const uint64_t *lk, uint32_t n) {
+    if (p->inst.family == RK_FAMILY_ATTENTION && p->inst.u.attn.mode == RK_ATTN_UNIFIED)
+        return kn_attn_unified_set_lengths(p, lq, lk, n);
     int cq = kn_buf_index(p, "cu_seqlens_q"), ck = kn_buf_index(p, "cu_seqlens_k");
     if (p->inst.family != RK_FAMILY_ATTENTION || cq < 0)
         return rk_fail(RK_ERR_INVALID, "sequence lengths are for attention instances built with --layout varlen");
