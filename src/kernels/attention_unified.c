@@ -11,10 +11,8 @@
 enum { DB, DHQ, DHKV, DSQ, DSKV, DD };   /* the family's dimensions (attention.c) */
 
 rk_status kn_attn_unified_plan(const rk_attention_spec *s, const rk_target *t, kn_attn_plan *out) {
-    if (s->page_size == 0 || s->page_size % s->block_n)
-        return rk_fail(RK_ERR_INVALID, "attention: mode = unified steps block_n = %u keys inside one page, but "
-                       "page_size = %u (legal page sizes: 16, 32, 64, 128, a multiple of block_n)", s->block_n,
-                       s->page_size);
+    if (s->page_size == 0)
+        return rk_fail(RK_ERR_INVALID, "attention: mode = unified reads a paged cache (page_size 16, 32, 64 or 128)");
     rk_attention_spec w = *s;
     w.mode = RK_ATTN_PREFILL, w.mask = RK_ATTN_MASK_NONE, w.lse = false, w.layout = RK_ATTN_BHSD;
     w.kv_dtype = RK_ATTN_KV_SAME;
@@ -22,8 +20,9 @@ rk_status kn_attn_unified_plan(const rk_attention_spec *s, const rk_target *t, k
 }
 
 /* Rows: 64 (query tokens x the G heads of a KV head; the tokens a block
- * takes are 64 / G); the first candidate (block_n, stages) that fits the
- * page and two blocks per compute unit's LDS, else the first that fits. */
+ * takes are 64 / G); the first candidate (block_n, stages) that fits two
+ * blocks per compute unit's LDS, else the first that fits (a key block may
+ * span pages: each chunk finds its own). */
 void kn_attn_unified_tune(rk_instance *in, const rk_target *t, const rk_shape *s, uint64_t locked) {
     rk_attention_spec *a = &in->u.attn;
     if (!(locked >> KN_AK_WAVE & 1)) a->wave = t->wave_size;
@@ -32,7 +31,7 @@ void kn_attn_unified_tune(rk_instance *in, const rk_target *t, const rk_shape *s
     if (!(locked >> KN_AK_MASK & 1) && a->mask == RK_ATTN_MASK_NONE) a->mask = RK_ATTN_MASK_CAUSAL;
     if (!(locked >> KN_AK_SPLITS & 1)) a->kv_splits = 8;
     bool amd = t->vendor == RK_VENDOR_AMD;
-    static const uint32_t nv[][3] = {{64, 64, 2}, {64, 32, 2}, {64, 16, 2}, {64, 32, 1}, {64, 16, 1}};
+    static const uint32_t nv[][3] = {{64, 64, 2}, {64, 32, 2}, {64, 32, 1}, {64, 16, 2}, {64, 16, 1}};
     static const uint32_t nv256[][3] = {{64, 16, 2}, {64, 16, 1}, {64, 16, 2}, {64, 16, 1}, {64, 16, 1}};
     static const uint32_t cd[][3] = {{64, 64, 1}, {64, 32, 1}, {64, 16, 1}, {64, 32, 1}, {64, 16, 1}};
     const uint32_t (*c)[3] = amd ? cd : a->head_dim == 256 ? nv256 : nv;

@@ -112,16 +112,15 @@ static rk_value find_sequence(ub *g, rk_value x) {
     return res[0];
 }
 
-/* Q rows into the LDS tile along the Q copy's chunks: each chunk's row
- * gathered from its (token, head); rows past the sequence become zeros. */
+/* Q rows into the LDS tile along the Q copy's chunks (async where the
+ * copy is): each chunk's row gathered from its (token, head); rows past the
+ * sequence become zeros. */
 static void gather_q(ub *g, rk_value stage) {
     rk_kernel *k = g->k;
     const rk_tile_copy *c = &g->pl->cpq;
     rk_tile_copy_lanes l;
     rk_tile_copy_lanes_init(k, c, g->w.tid, &l);
-    rk_value zero = c32(k, 0);
-    rk_value hz = rk_tile_f32s(k, 0.0f, c->vec);
-    rk_value hzd = rk_tile_from_f32(k, hz, g->s->dtype);
+    rk_value zero = c32(k, 0), zero64 = rk_const_i64(k, 0);
     for (uint32_t p = 0; p < c->passes; p++) {
         bool partial = rk_tile_copy_pass_begin(k, c, p);
         rk_value in = rk_build_cmp(k, "lt", l.row[p], g->nrows);
@@ -129,58 +128,63 @@ static void gather_q(ub *g, rk_value stage) {
         rk_value base = row_at(g, row, g->s->head_dim);
         rk_value c64 = i64(k, l.col[p]);
         rk_value at = rk_build_add(k, base, c64);
-        rk_value v = rk_load_global(k, g->p[g->ix->q], at, c->vec);
-        rk_value h = rk_build_select(k, in, v, hzd);
+        rk_value idx = rk_build_select(k, in, at, zero64);
         rk_value dst = rk_build_add(k, stage, l.dst[p]);
-        rk_store_smem(k, g->smem, &dst, h);
+        rk_tile_copy_chunk(k, c, g->p[g->ix->q], in, idx, g->smem, dst);
         if (partial) rk_if_end(k, NULL, 0);
     }
+    rk_build_async_commit_group(k);
+    rk_build_async_wait_group(k, 0);
 }
 
-/* Key block j's K and V (one page's block_n keys through the block table)
- * into stage st, one async group; j past the split reads nothing. */
+/* Key block j's K and V into stage st, one async group: each chunk's key
+ * looked up through the block table (block_n keys may span pages); keys
+ * past the sequence, and every key of a j past the split, read nothing and
+ * land as zeros. */
 static void issue(ub *g, rk_value j, rk_value st) {
     rk_kernel *k = g->k;
     const kn_attn_plan *pl = g->pl;
+    const rk_tile_copy *ck = &pl->cpk, *cv = &pl->cpv;
+    RK_ASSERT(ck->passes == cv->passes && ck->rows == cv->rows && ck->cols == cv->cols && ck->vec == cv->vec,
+              "attention unified: K and V copies of one geometry");
     uint32_t P = g->s->page_size;
-    rk_value zero = c32(k, 0);
+    rk_value zero = c32(k, 0), zero64 = rk_const_i64(k, 0);
     rk_value valid = rk_build_cmp(k, "lt", j, g->khi);
     rk_value bn = c32(k, pl->bn), Pv = c32(k, P);
     rk_value key0 = rk_build_mul(k, j, bn);
-    rk_value pg0 = rk_build_udiv(k, key0, Pv);
-    rk_value pg = rk_build_select(k, valid, pg0, zero);
-    rk_value inner = rk_build_umod(k, key0, Pv);
-    rk_value row = rk_build_mul(k, g->b, g->maxp);
-    rk_value ti = rk_build_add(k, row, pg);
-    rk_value id0 = rk_load_global(k, g->p[g->ix->bt], ti, 1);
-    rk_value id = rk_build_select(k, valid, id0, zero);
-    /* the page's keys [0, min(P, kv_len - page * P)) are real */
-    rk_value pfirst = rk_build_mul(k, pg, Pv);
-    rk_value left = rk_build_sub(k, g->kvlen, pfirst);
-    rk_value lc = rk_build_smin(k, left, Pv);
-    rk_value lpos = rk_build_smax(k, lc, zero);
-    rk_value keys = rk_build_select(k, valid, lpos, zero);
-    rk_value id64 = i64(k, id);
-    rk_value pkeys = rk_const_i64(k, P);
-    rk_value ks64 = i64(k, g->kstride);
-    rk_value pstride = rk_build_mul(k, ks64, pkeys);
-    rk_value pb = rk_build_mul(k, id64, pstride);
-    rk_value hk64 = i64(k, g->hk);
-    rk_value D64 = rk_const_i64(k, g->s->head_dim);
-    rk_value ho = rk_build_mul(k, hk64, D64);
-    rk_value el = rk_build_add(k, pb, ho);
-    rk_value eb = rk_const_i64(k, rk_tile_elem_bytes(g->s->dtype));
-    rk_value bytes = rk_build_mul(k, el, eb);
-    rk_value kp = rk_build_global_ptr_add(k, g->p[g->ix->kc], bytes);
-    rk_value vp = rk_build_global_ptr_add(k, g->p[g->ix->vc], bytes);
-    rk_value Dv = c32(k, g->s->head_dim);
-    rk_tile_gview gk = {kp, g->kstride, keys, Dv}, gv = {vp, g->kstride, keys, Dv};
     rk_value size = c32(k, pl->kv_stage);
-    rk_value base = rk_build_mul(k, st, size);
+    rk_value kbase = rk_build_mul(k, st, size);
     rk_value vb = c32(k, pl->v_base);
-    rk_value vbase = rk_build_add(k, base, vb);
-    rk_tile_copy_issue(k, &pl->cpk, &g->lk, &gk, inner, zero, g->smem, base);
-    rk_tile_copy_issue(k, &pl->cpv, &g->lv, &gv, inner, zero, g->smem, vbase);
+    rk_value vbase = rk_build_add(k, kbase, vb);
+    rk_value trow = rk_build_mul(k, g->b, g->maxp);
+    rk_value ks64 = i64(k, g->kstride), P64 = rk_const_i64(k, P);
+    rk_value hk64 = i64(k, g->hk), D64 = rk_const_i64(k, g->s->head_dim);
+    rk_value head = rk_build_mul(k, hk64, D64);
+    for (uint32_t p = 0; p < ck->passes; p++) {
+        bool partial = rk_tile_copy_pass_begin(k, ck, p);
+        rk_value key = rk_build_add(k, key0, g->lk.row[p]);
+        rk_value in = rk_build_cmp(k, "lt", key, g->kvlen);
+        rk_value ok = rk_build_and(k, in, valid);
+        rk_value kc = rk_build_select(k, ok, key, zero);
+        rk_value pg = rk_build_udiv(k, kc, Pv);
+        rk_value inner = rk_build_umod(k, kc, Pv);
+        rk_value ti = rk_build_add(k, trow, pg);
+        rk_value id = rk_load_global(k, g->p[g->ix->bt], ti, 1);
+        rk_value id64 = i64(k, id);
+        rk_value in64 = i64(k, inner);
+        rk_value slot = rk_build_mul(k, id64, P64);
+        rk_value sl = rk_build_add(k, slot, in64);
+        rk_value ro = rk_build_mul(k, sl, ks64);
+        rk_value rh = rk_build_add(k, ro, head);
+        rk_value c64 = i64(k, g->lk.col[p]);
+        rk_value at = rk_build_add(k, rh, c64);
+        rk_value idx = rk_build_select(k, ok, at, zero64);
+        rk_value kd = rk_build_add(k, kbase, g->lk.dst[p]);
+        rk_value vd = rk_build_add(k, vbase, g->lv.dst[p]);
+        rk_tile_copy_chunk(k, ck, g->p[g->ix->kc], ok, idx, g->smem, kd);
+        rk_tile_copy_chunk(k, cv, g->p[g->ix->vc], ok, idx, g->smem, vd);
+        if (partial) rk_if_end(k, NULL, 0);
+    }
     rk_build_async_commit_group(k);
 }
 

@@ -286,9 +286,13 @@ static void test_bad_spec(void **state) {
     assert_int_not_equal(rk_instance_validate(&bad, t), RK_OK);
     assert_non_null(strstr(rk_error_message(), "paged cache"));
     bad = in;
-    bad.u.attn.block_n = 32;
+    bad.u.attn.dtype = RK_S_F32;
     assert_int_not_equal(rk_instance_validate(&bad, t), RK_OK);
-    assert_non_null(strstr(rk_error_message(), "page_size = 16"));
+    assert_non_null(strstr(rk_error_message(), "f16 or bf16"));
+    bad = in;
+    bad.u.attn.layout = RK_ATTN_VARLEN;
+    assert_int_not_equal(rk_instance_validate(&bad, t), RK_OK);
+    assert_non_null(strstr(rk_error_message(), "[total_q, Hq, D]"));
     bad = in;
     bad.u.attn.mode = RK_ATTN_PREFILL;
     bad.u.attn.sinks = true;
