@@ -160,18 +160,18 @@ static const char output_text[] =
     "first differing element of each output. Exit 1 when --verify finds a bad element,\n"
     "--check-emu a difference, or on errors, 2 on misuse.\n";
 
-/* --window L,R */
+/* --window L,R (L alone: R = 0) */
 static bool set_window(rk_problem *p, const char *text) {
     char *end;
     long long l = strtoll(text, &end, 10), r = 0;
-    bool ok = end != text && *end == ',';
-    if (ok) {
+    bool ok = end != text && (*end == ',' || !*end);
+    if (ok && *end) {
         const char *rs = end + 1;
         r = strtoll(rs, &end, 10);
         ok = end != rs && *end == 0;
     }
     if (!ok) {
-        fprintf(stderr, "rocke run: --window '%s': expected two integers L,R (negative: unbounded)\n", text);
+        fprintf(stderr, "rocke run: --window '%s': expected L or L,R (integers; negative: unbounded)\n", text);
         return false;
     }
     if (rk_problem_set_window(p, l, r)) {
@@ -246,14 +246,18 @@ int cmd_run(int argc, char **argv) {
          .help = "conv, conv3d: the dilation, one value or one per axis"},
         {.name = "--window", .kind = CLI_STRING, .dst = &window_text, .meta = "L,R",
          .help = "attention built with --mask window: keys visible before and after the\n"
-                 "diagonal (negative: unbounded; default: the manifest's)"},
+                 "diagonal (negative: unbounded; L alone: R = 0; default: the manifest's);\n"
+                 "--mode unified takes L alone"},
         {.name = "--lengths", .kind = CLI_STRING, .dst = &lengths_text, .meta = "L",
          .help = "attention, varlen prefill: LQ[:LK],... each sequence's query (and key)\n"
                  "length, B of them, at most the shape's Sq (Skv); default: random.\n"
+                 "attention unified: Q:K,... each sequence's new query tokens and KV length\n"
+                 "(including them), or random:N (a mixed batch of N from the seed); they\n"
+                 "set B, Sq (the total) and Skv (the longest): --shape Hq,Hkv,D\n"
                  "attention decode: the context lengths, random (default: the first at\n"
                  "CTX, the others in [1, CTX]), equal (all CTX) or a FILE of B integers"},
         {.name = "--page-size", .kind = CLI_U32, .dst = &page_size, .meta = "P",
-         .help = "attention decode: the KV cache's tokens per page; must be the\n"
+         .help = "attention decode and unified: the KV cache's tokens per page; must be the\n"
                  "instance's page_size (0: a contiguous cache)"},
         {.name = "--device", .kind = CLI_STRING, .dst = &device, .meta = "D",
          .help = "auto (first GPU, else the emulator; default), emu, cuda, hip\n"

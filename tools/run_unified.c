@@ -66,6 +66,13 @@ bool run_batch_parse(const char *text, uint64_t seed, uint32_t page_size, run_ba
             out->lk[i] = strtoull(k, &end, 10);
             ok = end != k && *k != '-' && (*end == ',' || !*end);
         }
+        if (ok && out->lq[i] > out->lk[i]) {
+            fprintf(stderr, "rocke run: --lengths: sequence %u has %llu new queries over %llu keys; the KV length "
+                    "counts the new tokens too (Q <= K)\n", i, (unsigned long long)out->lq[i],
+                    (unsigned long long)out->lk[i]);
+            run_batch_free(out);
+            return false;
+        }
         if (!ok) {
             fprintf(stderr, "rocke run: --lengths '%s': sequence %u: expected Q:K (new query tokens : KV length "
                     "including them) per sequence, separated by ',', or random:N\n", text, i);

@@ -70,6 +70,14 @@ rk_status rk_problem_set_window(rk_problem *p, int64_t left, int64_t right) {
                            : "");
     if (left < INT32_MIN / 2 || left > INT32_MAX / 2 || right < INT32_MIN / 2 || right > INT32_MAX / 2)
         return rk_fail(RK_ERR_INVALID, "attention: window bounds must lie within +-2^30 (negative: unbounded)");
+    if (p->inst.u.attn.mode == RK_ATTN_UNIFIED) {
+        /* causal inside each sequence: the window bounds the left side only */
+        if (right != 0)
+            return rk_fail(RK_ERR_INVALID, "attention unified: the window is causal, window_right = %lld is not "
+                           "legal (pass --window L: the L keys before the diagonal, negative: unbounded)",
+                           (long long)right);
+        return rk_problem_set_scalar(p, "window_left", (double)left);
+    }
     rk_status st = rk_problem_set_scalar(p, "window_left", (double)left);
     return st ? st : rk_problem_set_scalar(p, "window_right", (double)right);
 }

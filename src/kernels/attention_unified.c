@@ -74,7 +74,7 @@ rk_status kn_attn_unified_check_shape(const rk_attention_spec *a, const rk_shape
                        Skv = s->dim[DSKV];
     if (D != a->head_dim)
         return rk_fail(RK_ERR_INVALID, "attention: the shape's D = %llu, but the instance serves head_dim = %u "
-                       "(build with --head-dim %llu)", D, a->head_dim, D);
+                       "(build with --head-dim %llu, or pass --shape B,Hq,Hkv,Sq,Skv,%u)", D, a->head_dim, D, a->head_dim);
     if (Hq % Hkv)
         return rk_fail(RK_ERR_INVALID, "attention: Hq = %llu is not a multiple of Hkv = %llu (each KV head serves "
                        "Hq / Hkv query heads: MHA Hkv = Hq, GQA a divisor, MQA 1)", Hq, Hkv);
@@ -82,6 +82,9 @@ rk_status kn_attn_unified_check_shape(const rk_attention_spec *a, const rk_shape
         return rk_fail(RK_ERR_INVALID, "attention: Hq / Hkv = %llu query heads per KV head, but a block of the instance "
                        "holds block_m = %u rows (query tokens x heads); rebuild with a larger --block-m", Hq / Hkv,
                        a->block_m);
+    if (Sq > B * Skv)
+        return rk_fail(RK_ERR_INVALID, "attention: Sq = %llu query tokens cannot fit B = %llu sequences of at most Skv = "
+                       "%llu keys each (every sequence's new tokens are among its keys)", Sq, B, Skv);
     if (Hkv > 65535 || B > 65535)
         return rk_fail(RK_ERR_INVALID, "attention: B and Hkv must each be at most 65535");
     uint64_t pages = (Skv + a->page_size - 1) / a->page_size;

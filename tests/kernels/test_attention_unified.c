@@ -307,6 +307,10 @@ static void test_bad_spec(void **state) {
     assert_int_not_equal(rk_instance_check_shape(&in, &s2), RK_OK);
     assert_non_null(strstr(rk_error_message(), "not a multiple"));
     s2 = sh;
+    s2.dim[3] = 61;   /* 2 sequences of at most 30 keys */
+    assert_int_not_equal(rk_instance_check_shape(&in, &s2), RK_OK);
+    assert_non_null(strstr(rk_error_message(), "cannot fit"));
+    s2 = sh;
     s2.dim[5] = 128;
     assert_int_not_equal(rk_instance_check_shape(&in, &s2), RK_OK);
     assert_non_null(strstr(rk_error_message(), "head_dim = 64"));
