@@ -60,9 +60,14 @@ rk_status kn_attn_unified_validate(const rk_attention_spec *s, const rk_target *
     if (s->mask != RK_ATTN_MASK_CAUSAL && s->mask != RK_ATTN_MASK_WINDOW)
         return rk_fail(RK_ERR_INVALID, "attention: mode = unified is causal inside each sequence (mask = causal, or "
                        "window for a sliding window of window_left keys); mask = none is prefill only");
-    if (s->kv_dtype != RK_ATTN_KV_SAME)
-        return rk_fail(RK_ERR_INVALID, "attention: mode = unified reads caches of dtype (kv_dtype = same); fp8 caches "
-                       "are served by --mode decode in this slice");
+    if (s->kv_dtype != RK_ATTN_KV_SAME) {
+        /* the e4m3 dialect the target converts natively */
+        bool fnuz = !strcmp(t->name, "gfx942");
+        if ((s->kv_dtype == RK_ATTN_KV_FP8FNUZ) != fnuz)
+            return rk_fail(RK_ERR_INVALID, "attention: kv_dtype = %s, but %s's e4m3 is %s (use kv_dtype = %s)",
+                           s->kv_dtype == RK_ATTN_KV_FP8 ? "fp8" : "fp8fnuz", t->name, fnuz ? "FNUZ" : "OCP e4m3fn",
+                           fnuz ? "fp8fnuz" : "fp8");
+    }
     if (s->page_size == 0)
         return rk_fail(RK_ERR_INVALID, "attention: mode = unified reads a paged cache (page_size 16, 32, 64 or 128)");
     kn_attn_plan p;

@@ -22,14 +22,13 @@
  * Layer: kernels. */
 #include <math.h>
 
+#include "attention_decode_int.h"
 #include "attention_unified_int.h"
 
 #define MAXV 256   /* accumulators / fragments of one kind per thread */
 #define MAXMI 8    /* atoms along a warp's rows */
 #define SEARCH_STEPS 17u   /* binary search over B + 1 <= 65536 query starts */
 
-static rk_value c32(rk_kernel *k, int64_t v) { return rk_const_i32(k, (int32_t)v); }
-static rk_value i64(rk_kernel *k, rk_value v) { return rk_build_sext(k, v, RK_T_I64); }
 
 typedef struct ub {
     rk_kernel *k;
@@ -45,6 +44,7 @@ typedef struct ub {
     rk_value maxp, kstride, wl;            /* block table row length; i32 elements between keys */
     rk_value scale_l2;                     /* what S is multiplied by: scale * log2(e), or scale with softcap */
     rk_value rcap, cap_l2;                 /* softcap: 1 / cap, cap * log2(e) */
+    rk_value vscale;                       /* e4m3 caches: V's scale of head hk, on 1 / l; else 1 */
     rk_value klo, khi;                     /* this split's key blocks [klo, khi) */
     rk_tile_copy_lanes lk, lv;
     rk_value rok[MAXMI][RK_TILE_ACC_MAX_SLOTS], rdiag[MAXMI][RK_TILE_ACC_MAX_SLOTS];
@@ -137,6 +137,19 @@ static void gather_q(ub *g, rk_value stage) {
     rk_build_async_wait_group(k, 0);
 }
 
+/* An e4m3 chunk of n keys' elements into the dtype stage: loaded (8 bytes
+ * for the 16-byte chunks of the 16-bit stage), converted exactly (e4m3
+ * fits f16 and bf16), zeros where !ok; the scales stay on S and 1 / l. */
+static void fp8_chunk(ub *g, uint32_t n, rk_value ptr, rk_value ok, rk_value idx, rk_value dst) {
+    rk_kernel *k = g->k;
+    rk_value v = rk_load_global(k, ptr, idx, n);
+    rk_value f = kn_dec_fp8_to_f32(k, v, n);
+    rk_value fz = rk_tile_f32s(k, 0.0f, n);
+    rk_value fs = rk_build_select(k, ok, f, fz);
+    rk_value h = rk_tile_from_f32(k, fs, g->s->dtype);
+    rk_store_smem(k, g->smem, &dst, h);
+}
+
 /* Key block j's K and V into stage st, one async group: each chunk's key
  * looked up through the block table (block_n keys may span pages); keys
  * past the sequence, and every key of a j past the split, read nothing and
@@ -181,8 +194,13 @@ static void issue(ub *g, rk_value j, rk_value st) {
         rk_value idx = rk_build_select(k, ok, at, zero64);
         rk_value kd = rk_build_add(k, kbase, g->lk.dst[p]);
         rk_value vd = rk_build_add(k, vbase, g->lv.dst[p]);
-        rk_tile_copy_chunk(k, ck, g->p[g->ix->kc], ok, idx, g->smem, kd);
-        rk_tile_copy_chunk(k, cv, g->p[g->ix->vc], ok, idx, g->smem, vd);
+        if (g->s->kv_dtype == RK_ATTN_KV_SAME) {
+            rk_tile_copy_chunk(k, ck, g->p[g->ix->kc], ok, idx, g->smem, kd);
+            rk_tile_copy_chunk(k, cv, g->p[g->ix->vc], ok, idx, g->smem, vd);
+        } else {
+            fp8_chunk(g, ck->vec, g->p[g->ix->kc], ok, idx, kd);
+            fp8_chunk(g, cv->vec, g->p[g->ix->vc], ok, idx, vd);
+        }
         if (partial) rk_if_end(k, NULL, 0);
     }
     rk_build_async_commit_group(k);
@@ -427,7 +445,8 @@ static void write_output(ub *g, const rk_value *m, const rk_value *l, const rk_v
         for (uint32_t r = 0; r < nr; r++) {
             f[r] = finish_row(g, i, r, m[i * nr + r], l[i * nr + r], true);
             rk_value iv = inv_of(k, f[r].l);
-            scl[r] = rk_build_fmul(k, iv, f[r].alpha);
+            rk_value ia = rk_build_fmul(k, iv, f[r].alpha);
+            scl[r] = rk_build_fmul(k, ia, g->vscale);
         }
         rk_value e[RK_TILE_ACC_MAX_SLOTS];
         for (uint32_t t = 0; t < pl->atom->c_len; t++) e[t] = scl[pl->rows.row_of_slot[t]];
@@ -544,7 +563,8 @@ static void merge_splits(ub *g) {
             m = mx;
         }
         rk_value iv = inv_of(k, l);
-        rk_value sc = rk_build_fmul(k, iv, alpha);
+        rk_value ia = rk_build_fmul(k, iv, alpha);
+        rk_value sc = rk_build_fmul(k, ia, g->vscale);
         rk_value sv = rk_tile_bcast(k, sc, res[2]);
         rk_value ov = rk_tile_mul(k, res[2], sv);
         rk_value oh = rk_tile_from_f32(k, ov, g->s->dtype);
@@ -634,6 +654,13 @@ void kn_attn_unified_build(const rk_instance *in, const rk_target *t, rk_kernel 
         g.scale_l2 = p[ix.scale];   /* the cap applies in natural units */
         g.rcap = rk_build_fdiv(k, f1, p[ix.cap]);
         g.cap_l2 = rk_build_fmul(k, p[ix.cap], l2e);
+    }
+    g.vscale = rk_const_f32(k, 1.0f);
+    if (ix.kscale >= 0) {
+        /* (q . ks k) = ks (q . k): K's scale rides on S's multiplier, V's on 1 / l */
+        rk_value ks = rk_load_global(k, p[ix.kscale], g.hk, 1);
+        g.scale_l2 = rk_build_fmul(k, g.scale_l2, ks);
+        g.vscale = rk_load_global(k, p[ix.vscale], g.hk, 1);
     }
     /* a block past its sequence's queries (the one spare block) has nothing to do */
     rk_value live = rk_build_cmp(k, "lt", g.q0, g.qlen);

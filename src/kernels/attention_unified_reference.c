@@ -26,11 +26,13 @@ bool kn_attn_unified_sees(int64_t i, int64_t q_len, int64_t kv_len, int64_t left
     return j >= 0 && j <= pos && (left < 0 || j >= pos - left);
 }
 
-/* Element e of key j of KV head hk of sequence b. */
-static double cache_at(const ushape *d, const rk_host_buf *c, const rk_host_buf *bt, uint64_t b, uint64_t hk,
-                       uint64_t j, uint64_t e) {
+/* Element e of key j of KV head hk of sequence b, times the head's scale
+ * (sc NULL: none). */
+static double cache_at(const ushape *d, const rk_host_buf *c, const rk_host_buf *sc, const rk_host_buf *bt,
+                       uint64_t b, uint64_t hk, uint64_t j, uint64_t e) {
     uint64_t page = (uint64_t)kn_get(bt, b * d->maxp + j / d->P);
-    return kn_get(c, ((page * d->P + j % d->P) * d->Hkv + hk) * d->D + e);
+    double s = sc ? kn_get(sc, hk) : 1.0;
+    return s * kn_get(c, ((page * d->P + j % d->P) * d->Hkv + hk) * d->D + e);
 }
 
 void kn_attn_unified_reference(const rk_problem *p, double **want, double **tol) {
@@ -39,6 +41,7 @@ void kn_attn_unified_reference(const rk_problem *p, double **want, double **tol)
     const rk_host_buf *q = kn_buf(p, "Q"), *kc = kn_buf(p, "K_cache"), *vc = kn_buf(p, "V_cache");
     const rk_host_buf *bt = kn_buf(p, "block_table"), *qs = kn_buf(p, "query_start"), *lens = kn_buf(p, "kv_lens");
     const rk_host_buf *sinks = kn_buf(p, "sinks"), *slopes = kn_buf(p, "alibi_slopes");
+    const rk_host_buf *ks = kn_buf(p, "K_scale"), *vs = kn_buf(p, "V_scale");
     int io = kn_buf_index(p, "O"), il = kn_buf_index(p, "LSE");
     double scale = (double)(float)kn_scalar(p, "scale"), cap = (double)(float)kn_scalar(p, "softcap");
     int64_t left = window_of(p);
@@ -70,7 +73,7 @@ void kn_attn_unified_reference(const rk_problem *p, double **want, double **tol)
                     if (!kn_attn_unified_sees(i, qlen, kvlen, left, j)) continue;
                     double x = 0;
                     for (uint64_t e = 0; e < d.D; e++)
-                        x += kn_get(q, qrow + e) * cache_at(&d, kc, bt, b, h / G, (uint64_t)j, e);
+                        x += kn_get(q, qrow + e) * cache_at(&d, kc, ks, bt, b, h / G, (uint64_t)j, e);
                     x *= scale;
                     if (s->softcap) x = cap * tanh(x / cap);
                     x += slope * (double)(j - pos);
@@ -85,7 +88,7 @@ void kn_attn_unified_reference(const rk_problem *p, double **want, double **tol)
                     double acc = 0, mag = 0;
                     for (int64_t j = 0; j < kvlen; j++) {
                         if (!kn_attn_unified_sees(i, qlen, kvlen, left, j)) continue;
-                        double w = exp(sc[j] - mx) / sum, x = cache_at(&d, vc, bt, b, h / G, (uint64_t)j, e);
+                        double w = exp(sc[j] - mx) / sum, x = cache_at(&d, vc, vs, bt, b, h / G, (uint64_t)j, e);
                         acc += w * x;
                         mag += w * fabs(x);
                     }
@@ -157,6 +160,11 @@ void kn_attn_unified_fix_inputs(rk_problem *p) {
         kn_set(&p->buf[ib], x - 1, c);
         kn_set(&p->buf[ib], y, a);
     }
+    /* e4m3 caches: per-head scales in [1/4, 2) */
+    int isc[2] = {kn_buf_index(p, "K_scale"), kn_buf_index(p, "V_scale")};
+    for (int x = 0; x < 2; x++)
+        for (uint64_t h = 0; isc[x] >= 0 && h < d.Hkv; h++)
+            kn_set(&p->buf[isc[x]], h, 0.25 + 1.75 * (double)(kn_splitmix(&rng) >> 11) * 0x1.0p-53);
     int is = kn_buf_index(p, "sinks"), ia = kn_buf_index(p, "alibi_slopes");
     for (uint64_t h = 0; is >= 0 && h < d.Hq; h++)
         kn_set(&p->buf[is], h, -2.0 + 4.0 * (double)(kn_splitmix(&rng) >> 11) * 0x1.0p-53);
@@ -211,7 +219,8 @@ void kn_attn_unified_problem_cost(const rk_problem *p, double *bytes, double *fl
     ushape d = shape_of(p);
     const rk_host_buf *qs = kn_buf(p, "query_start"), *lens = kn_buf(p, "kv_lens");
     int64_t left = window_of(p);
-    double pairs = 0, keys = 0, eb = rk_tile_elem_bytes(p->inst.u.attn.dtype);
+    double pairs = 0, keys = 0, eb = rk_tile_elem_bytes(p->inst.u.attn.dtype),
+           kvb = rk_tile_elem_bytes(kn_attn_decode_kv_type(&p->inst.u.attn));
     for (uint64_t b = 0; b < d.B; b++) {
         int64_t qlen = (int64_t)(kn_get(qs, b + 1) - kn_get(qs, b)), kvlen = (int64_t)kn_get(lens, b);
         keys += (double)kvlen;
@@ -221,7 +230,7 @@ void kn_attn_unified_problem_cost(const rk_problem *p, double *bytes, double *fl
         }
     }
     *flops = 4.0 * (double)(d.Hq * d.D) * pairs;
-    *bytes = 2 * keys * (double)(d.Hkv * d.D) * eb + 2 * (double)(d.Sq * d.Hq * d.D) * eb +
+    *bytes = 2 * keys * (double)(d.Hkv * d.D) * kvb + 2 * (double)(d.Sq * d.Hq * d.D) * eb +
              ceil(keys / (double)d.P) * 4;
 }
 

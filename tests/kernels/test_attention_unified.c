@@ -3,7 +3,8 @@
  * query lengths 1, 2, page_size - 1, page_size + 1 and about 200 over KV
  * lengths 1 to about 600, random page permutations, the 2-D path and the
  * split-KV path (all and some of the splits), every option on and off
- * (sliding window, softcap, sinks, ALiBi, LSE), page sizes 16 to 128, D 64,
+ * (sliding window, softcap, sinks, ALiBi, LSE, e4m3 caches with per-head
+ * scales), page sizes 16 to 128, D 64,
  * 128 and 256, GQA 1, 4 and 16, f16 and bf16, sm_90a and gfx942 (one case
  * each on sm_80 and gfx950); the split heuristic; the input checks and the
  * out-of-range page caught by the emulator; bad specs and shapes. Fresh
@@ -175,6 +176,14 @@ static void test_shapes(void **state) {
     run_case("gfx942", 2, 1, 256, &small, "page_size=16 kv_splits=1", "");
 }
 
+/* e4m3 caches with per-KV-head scales: OCP on NVIDIA, FNUZ on gfx942. */
+static void test_fp8(void **state) {
+    (void)state;
+    run_case("sm_90a", 4, 1, 64, &mixed, "kv_dtype=fp8 page_size=16 kv_splits=1", "");
+    const batch b = {3, {1, 33, 2}, {70, 65, 129}};
+    run_case("gfx942", 8, 2, 128, &b, "kv_dtype=fp8fnuz page_size=32 kv_splits=2 sinks=true", "num_splits=2");
+}
+
 /* A problem (no kernel) for the heuristic and the input checks. */
 static void problem_of(const char *target, uint64_t Hq, uint64_t Hkv, const batch *b, const char *knobs,
                        rk_problem *p) {
@@ -278,9 +287,9 @@ static void test_bad_spec(void **state) {
     assert_int_not_equal(rk_instance_validate(&bad, t), RK_OK);
     assert_non_null(strstr(rk_error_message(), "causal inside each sequence"));
     bad = in;
-    bad.u.attn.kv_dtype = RK_ATTN_KV_FP8;
+    bad.u.attn.kv_dtype = RK_ATTN_KV_FP8FNUZ;
     assert_int_not_equal(rk_instance_validate(&bad, t), RK_OK);
-    assert_non_null(strstr(rk_error_message(), "kv_dtype = same"));
+    assert_non_null(strstr(rk_error_message(), "use kv_dtype = fp8"));
     bad = in;
     bad.u.attn.page_size = 0;
     assert_int_not_equal(rk_instance_validate(&bad, t), RK_OK);
@@ -334,7 +343,8 @@ int main(void) {
            (unsigned long long)seed);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mixed_paths), cmocka_unit_test(test_options),  cmocka_unit_test(test_shapes),
-        cmocka_unit_test(test_heuristic),   cmocka_unit_test(test_bad_batch), cmocka_unit_test(test_bad_spec),
+        cmocka_unit_test(test_fp8),         cmocka_unit_test(test_heuristic), cmocka_unit_test(test_bad_batch),
+        cmocka_unit_test(test_bad_spec),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
