@@ -160,18 +160,19 @@ static const char output_text[] =
     "first differing element of each output. Exit 1 when --verify finds a bad element,\n"
     "--check-emu a difference, or on errors, 2 on misuse.\n";
 
-/* --window L,R (L alone: R = 0) */
-static bool set_window(rk_problem *p, const char *text) {
+/* --window L,R (unified: L alone, R = 0) */
+static bool set_window(rk_problem *p, const char *text, bool left_alone) {
     char *end;
     long long l = strtoll(text, &end, 10), r = 0;
-    bool ok = end != text && (*end == ',' || !*end);
+    bool ok = end != text && (*end == ',' || (left_alone && !*end));
     if (ok && *end) {
         const char *rs = end + 1;
         r = strtoll(rs, &end, 10);
         ok = end != rs && *end == 0;
     }
     if (!ok) {
-        fprintf(stderr, "rocke run: --window '%s': expected L or L,R (integers; negative: unbounded)\n", text);
+        fprintf(stderr, "rocke run: --window '%s': expected %s (negative: unbounded)\n", text,
+                left_alone ? "L (keys before the diagonal)" : "two integers L,R");
         return false;
     }
     if (rk_problem_set_window(p, l, r)) {
@@ -246,8 +247,8 @@ int cmd_run(int argc, char **argv) {
          .help = "conv, conv3d: the dilation, one value or one per axis"},
         {.name = "--window", .kind = CLI_STRING, .dst = &window_text, .meta = "L,R",
          .help = "attention built with --mask window: keys visible before and after the\n"
-                 "diagonal (negative: unbounded; L alone: R = 0; default: the manifest's);\n"
-                 "--mode unified takes L alone"},
+                 "diagonal (negative: unbounded; default: the manifest's); --mode\n"
+                 "unified takes L alone"},
         {.name = "--lengths", .kind = CLI_STRING, .dst = &lengths_text, .meta = "L",
          .help = "attention, varlen prefill: LQ[:LK],... each sequence's query (and key)\n"
                  "length, B of them, at most the shape's Sq (Skv); default: random.\n"
@@ -406,7 +407,7 @@ int cmd_run(int argc, char **argv) {
     }
     for (uint32_t i = 0; i < ngiven; i++)
         if (rk_problem_set_scalar(&r.p, given[i].name, given[i].value)) { rc = cli_fail("run"); goto out; }
-    if (window_text && !set_window(&r.p, window_text)) { rc = 2; goto out; }
+    if (window_text && !set_window(&r.p, window_text, unified)) { rc = 2; goto out; }
     bool decode = r.in.family == RK_FAMILY_ATTENTION && r.in.u.attn.mode == RK_ATTN_DECODE;
     /* --lengths: an attention prefill's query/key lengths (varlen; others say so), else per-sequence
      * context lengths (decode; other families refuse) */

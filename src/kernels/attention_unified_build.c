@@ -337,6 +337,22 @@ static void split_range(ub *g) {
     g->khi = rk_build_smax(k, hi1, lo);
 }
 
+/* The sink of query head h joins a row's (m, l): m* = max(m, sink log2 e),
+ * l = l exp2(m - m*) + exp2(sink log2 e - m*); *alpha = exp2(m - m*) rescales O. */
+static void join_sink(ub *g, rk_value h, rk_value *m, rk_value *l, rk_value *alpha) {
+    rk_kernel *k = g->k;
+    rk_value sv = rk_load_global(k, g->p[g->ix->sinks], h, 1);
+    rk_value l2e = rk_const_f32(k, (float)M_LOG2E);
+    rk_value s2 = rk_build_fmul(k, sv, l2e);
+    rk_value mx = rk_build_fmax(k, *m, s2);
+    rk_value dm = rk_build_fsub(k, *m, mx);
+    *alpha = rk_build_exp2(k, dm);
+    rk_value ds = rk_build_fsub(k, s2, mx);
+    rk_value ws = rk_build_exp2(k, ds);
+    *l = rk_build_fma(k, *l, *alpha, ws);
+    *m = mx;
+}
+
 /* Per-row values of the epilogue from the loop's (m, l): l summed across
  * the row's lanes, the sink joined (m = max(m, sink), l rescaled + its
  * weight), and the row's rescale of O. */
@@ -354,16 +370,7 @@ static rowfin finish_row(ub *g, uint32_t i, uint32_t r, rk_value m, rk_value lpa
     rk_value in = rk_build_cmp(k, "lt", row, g->nrows);
     rk_value rc = rk_build_select(k, in, row, zero);
     rk_value h = row_head(g, rc);
-    rk_value sv = rk_load_global(k, g->p[g->ix->sinks], h, 1);
-    rk_value l2e = rk_const_f32(k, (float)M_LOG2E);
-    rk_value s2 = rk_build_fmul(k, sv, l2e);
-    rk_value mx = rk_build_fmax(k, m, s2);
-    rk_value dm = rk_build_fsub(k, m, mx);
-    f.alpha = rk_build_exp2(k, dm);
-    rk_value ds = rk_build_fsub(k, s2, mx);
-    rk_value ws = rk_build_exp2(k, ds);
-    f.l = rk_build_fma(k, f.l, f.alpha, ws);
-    f.m = mx;
+    join_sink(g, h, &f.m, &f.l, &f.alpha);
     return f;
 }
 
@@ -551,16 +558,7 @@ static void merge_splits(ub *g) {
         rk_value m = res[0], l = res[1], alpha = f1;
         if (g->s->sinks) {
             rk_value h = row_head(g, row);
-            rk_value sv = rk_load_global(k, g->p[g->ix->sinks], h, 1);
-            rk_value l2e = rk_const_f32(k, (float)M_LOG2E);
-            rk_value s2 = rk_build_fmul(k, sv, l2e);
-            rk_value mx = rk_build_fmax(k, m, s2);
-            rk_value dm = rk_build_fsub(k, m, mx);
-            alpha = rk_build_exp2(k, dm);
-            rk_value ds = rk_build_fsub(k, s2, mx);
-            rk_value ws = rk_build_exp2(k, ds);
-            l = rk_build_fma(k, l, alpha, ws);
-            m = mx;
+            join_sink(g, h, &m, &l, &alpha);
         }
         rk_value iv = inv_of(k, l);
         rk_value ia = rk_build_fmul(k, iv, alpha);
