@@ -53,6 +53,13 @@ void kn_attn_sig_of(const rk_attention_spec *s, kn_attn_sig *out);
 void kn_attn_softmax_step(rk_kernel *k, const kn_attn_plan *pl, const rk_value *masked, rk_value *m, rk_value *l,
                           rk_value *o, rk_value *pv);
 void kn_attn_build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *params);
+/* S = Q K^T of one K stage into s, and O += P V of one V stage (P from the
+ * softmax's pv through rk_tile_acc_to_a): prefill's products, shared with
+ * the unified mode (attention_unified_build.c). */
+void kn_attn_qk(rk_kernel *k, const kn_attn_plan *pl, rk_value smem, rk_value lane, rk_value wrow, rk_value kbase,
+                const rk_value *qf, rk_value *s);
+void kn_attn_pv(rk_kernel *k, const kn_attn_plan *pl, rk_value smem, rk_value lane, rk_value wm, rk_value vbase,
+                rk_scalar dtype, const rk_value *pv, rk_value *o);
 
 /* attention_reference.c */
 void kn_attn_reference(const rk_problem *p, double **want, double **tol);

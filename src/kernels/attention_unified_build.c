@@ -257,53 +257,17 @@ static void scores(ub *g, rk_value j, rk_value *s) {
 static void step(ub *g, rk_value j, rk_value stage, const rk_value *qf, rk_value *m, rk_value *l, rk_value *o) {
     rk_kernel *k = g->k;
     const kn_attn_plan *pl = g->pl;
-    const rk_mma_atom *a = pl->atom;
     rk_value size = c32(k, pl->kv_stage);
     rk_value kbase = rk_build_mul(k, stage, size);
     rk_value vb = c32(k, pl->v_base);
     rk_value vbase = rk_build_add(k, kbase, vb);
-    uint32_t ns = pl->mi * pl->sn;
-    rk_value s[MAXV];
-    for (uint32_t x = 0; x < ns; x++) s[x] = rk_tile_acc_zero(k, a);
-    for (uint32_t kk = 0; kk < pl->dk; kk++) {
-        rk_value k0 = c32(k, kk * a->k), qk[MAXMI];
-        for (uint32_t i = 0; i < pl->mi; i++) {
-            if (pl->q_in_regs) {
-                qk[i] = qf[i * pl->dk + kk];
-                continue;
-            }
-            rk_value ro = c32(k, i * a->m), qb = c32(k, pl->q_base), wt = c32(k, pl->wtm);
-            rk_value wrow = rk_build_mul(k, g->w.wm, wt);
-            rk_value mn = rk_build_add(k, wrow, ro);
-            qk[i] = rk_tile_frag_load(k, a, &pl->opq, g->smem, qb, g->w.lane, mn, k0);
-        }
-        for (uint32_t jn = 0; jn < pl->sn; jn++) {
-            rk_value n0 = c32(k, jn * a->n);
-            rk_value kf = rk_tile_frag_load(k, a, &pl->opk, g->smem, kbase, g->w.lane, n0, k0);
-            for (uint32_t i = 0; i < pl->mi; i++)
-                s[i * pl->sn + jn] = rk_build_mma(k, a->op_id, qk[i], kf, s[i * pl->sn + jn]);
-        }
-    }
+    rk_value wt = c32(k, pl->wtm);
+    rk_value wrow = rk_build_mul(k, g->w.wm, wt);
+    rk_value s[MAXV], pv[MAXV];
+    kn_attn_qk(k, pl, g->smem, g->w.lane, wrow, kbase, qf, s);
     scores(g, j, s);
-    rk_value pv[MAXV];
     kn_attn_softmax_step(k, pl, s, m, l, o, pv);
-    rk_value pf[MAXV];
-    rk_tile_acc_scratch sc = {0};
-    if (!pl->p_in_regs) {
-        rk_value pw = c32(k, pl->p_warp), pb = c32(k, pl->p_base);
-        rk_value wo = rk_build_mul(k, g->w.wm, pw);
-        sc = (rk_tile_acc_scratch){g->smem, rk_build_add(k, pb, wo), pl->lp};
-    }
-    rk_tile_acc_to_a(k, a, a, pl->wtm, pl->bn, pv, g->s->dtype, g->w.lane, pl->p_in_regs ? NULL : &sc, pf);
-    for (uint32_t kk = 0; kk < pl->pk; kk++) {
-        rk_value k0 = c32(k, kk * a->k);
-        for (uint32_t dn = 0; dn < pl->on; dn++) {
-            rk_value n0 = c32(k, dn * a->n);
-            rk_value vf = rk_tile_frag_load(k, a, &pl->opv, g->smem, vbase, g->w.lane, n0, k0);
-            for (uint32_t i = 0; i < pl->mi; i++)
-                o[i * pl->on + dn] = rk_build_mma(k, a->op_id, pf[i * pl->pk + kk], vf, o[i * pl->on + dn]);
-        }
-    }
+    kn_attn_pv(k, pl, g->smem, g->w.lane, g->w.wm, vbase, g->s->dtype, pv, o);
 }
 
 /* The key blocks of this split: [first visible, last row's diagonal] of
