@@ -46,6 +46,7 @@ typedef struct ub {
     rk_value rcap, cap_l2;                 /* softcap: 1 / cap, cap * log2(e) */
     rk_value vscale;                       /* e4m3 caches: V's scale of head hk, on 1 / l; else 1 */
     rk_value klo, khi;                     /* this split's key blocks [klo, khi) */
+    rk_value d0, dlast;                    /* the first and the last row's diagonal (key position) */
     rk_tile_copy_lanes lk, lv;
     rk_value rok[MAXMI][RK_TILE_ACC_MAX_SLOTS], rdiag[MAXMI][RK_TILE_ACC_MAX_SLOTS];
     rk_value rslope[MAXMI][RK_TILE_ACC_MAX_SLOTS];   /* ALiBi: the row's slope times log2(e) */
@@ -206,21 +207,66 @@ static void issue(ub *g, rk_value j, rk_value st) {
     rk_build_async_commit_group(k);
 }
 
-/* Scores of key block j (slot t of atom (i, jn)) into the exp2 domain:
- * scale, softcap (cap * tanh(x / cap)), ALiBi (slope * (key - query
- * position)), then -inf where the key is not visible. */
+/* Key of slot t of atom (i, jn) of key block key0. */
+static rk_value slot_key(ub *g, rk_value key0, uint32_t jn, uint32_t t) {
+    rk_kernel *k = g->k;
+    rk_value co = c32(k, jn * g->pl->atom->n);
+    rk_value c0 = rk_build_add(k, key0, co);
+    return rk_build_add(k, c0, g->ccol[t]);
+}
+
+/* -inf where slot t of atom row i does not see `key`: past its diagonal,
+ * before its window, or a row past the sequence. */
+static rk_value mask_one(ub *g, uint32_t i, uint32_t t, rk_value key, rk_value x) {
+    rk_kernel *k = g->k;
+    rk_value zero = c32(k, 0), ninf = rk_const_f32(k, -INFINITY);
+    rk_value le = rk_build_cmp(k, "le", key, g->rdiag[i][t]);
+    rk_value vis = rk_build_and(k, le, g->rok[i][t]);
+    if (g->s->mask == RK_ATTN_MASK_WINDOW) {
+        rk_value lo = rk_build_sub(k, g->rdiag[i][t], g->wl);
+        rk_value ge = rk_build_cmp(k, "ge", key, lo);
+        rk_value lneg = rk_build_cmp(k, "lt", g->wl, zero);
+        rk_value lok = rk_build_or(k, ge, lneg);
+        vis = rk_build_and(k, vis, lok);
+    }
+    return rk_build_select(k, vis, x, ninf);
+}
+
+/* i1, block uniform: key block key0 is not wholly visible to every row of
+ * the block (it crosses the first row's diagonal or the last row's window
+ * start); rows past the sequence are never stored and need no mask. */
+static rk_value needs_mask(ub *g, rk_value key0) {
+    rk_kernel *k = g->k;
+    rk_value bn1 = c32(k, g->pl->bn - 1), zero = c32(k, 0);
+    rk_value last = rk_build_add(k, key0, bn1);
+    rk_value need = rk_build_cmp(k, "gt", last, g->d0);
+    if (g->s->mask != RK_ATTN_MASK_WINDOW) return need;
+    rk_value lo = rk_build_sub(k, g->dlast, g->wl);
+    rk_value before = rk_build_cmp(k, "lt", key0, lo);
+    rk_value bounded = rk_build_cmp(k, "ge", g->wl, zero);
+    rk_value cut = rk_build_and(k, before, bounded);
+    return rk_build_or(k, need, cut);
+}
+
+/* Scores of key block j into the exp2 domain: scale, softcap (cap *
+ * tanh(x / cap)), ALiBi (slope * (key - query position)); then, only in a
+ * block the mask cuts, -inf where the key is not visible. */
 static void scores(ub *g, rk_value j, rk_value *s) {
     rk_kernel *k = g->k;
     const kn_attn_plan *pl = g->pl;
     const rk_mma_atom *a = pl->atom;
-    rk_value bn = c32(k, pl->bn), zero = c32(k, 0);
+    rk_value bn = c32(k, pl->bn);
     rk_value key0 = rk_build_mul(k, j, bn);
-    rk_value ninf = rk_const_f32(k, -INFINITY);
+    uint32_t ns = pl->mi * pl->sn;
     for (uint32_t i = 0; i < pl->mi; i++)
         for (uint32_t jn = 0; jn < pl->sn; jn++) {
             rk_value v = s[i * pl->sn + jn];
             rk_value sc = rk_tile_bcast(k, g->scale_l2, v);
             v = rk_tile_mul(k, v, sc);
+            if (!g->s->softcap && !g->s->alibi) {
+                s[i * pl->sn + jn] = v;
+                continue;
+            }
             rk_value e[RK_TILE_ACC_MAX_SLOTS];
             for (uint32_t t = 0; t < a->c_len; t++) {
                 rk_value x = rk_build_vextract(k, v, t);
@@ -230,44 +276,98 @@ static void scores(ub *g, rk_value j, rk_value *s) {
                     rk_value th = rk_build_tanh(k, xr);
                     x = rk_build_fmul(k, th, g->cap_l2);
                 }
-                rk_value co = c32(k, jn * a->n);
-                rk_value c0 = rk_build_add(k, key0, co);
-                rk_value key = rk_build_add(k, c0, g->ccol[t]);
                 if (g->s->alibi) {
+                    rk_value key = slot_key(g, key0, jn, t);
                     rk_value dist = rk_build_sub(k, key, g->rdiag[i][t]);
                     rk_value df = rk_build_sitofp(k, dist, RK_T_F32);
                     x = rk_build_fma(k, g->rslope[i][t], df, x);
                 }
-                rk_value le = rk_build_cmp(k, "le", key, g->rdiag[i][t]);
-                rk_value vis = rk_build_and(k, le, g->rok[i][t]);
-                if (g->s->mask == RK_ATTN_MASK_WINDOW) {
-                    rk_value lo = rk_build_sub(k, g->rdiag[i][t], g->wl);
-                    rk_value ge = rk_build_cmp(k, "ge", key, lo);
-                    rk_value lneg = rk_build_cmp(k, "lt", g->wl, zero);
-                    rk_value lok = rk_build_or(k, ge, lneg);
-                    vis = rk_build_and(k, vis, lok);
-                }
-                e[t] = rk_build_select(k, vis, x, ninf);
+                e[t] = x;
             }
             s[i * pl->sn + jn] = rk_build_vpack(k, e, a->c_len);
         }
+    rk_value need = needs_mask(g, key0);
+    rk_type vt = rk_value_type(k, s[0]);
+    rk_type types[MAXV];
+    for (uint32_t x = 0; x < ns; x++) types[x] = vt;
+    rk_value masked[MAXV];
+    rk_if_else_begin(k, need, ns, types, masked);
+    {
+        rk_value mv[MAXV];
+        for (uint32_t i = 0; i < pl->mi; i++)
+            for (uint32_t jn = 0; jn < pl->sn; jn++) {
+                rk_value e[RK_TILE_ACC_MAX_SLOTS];
+                for (uint32_t t = 0; t < a->c_len; t++) {
+                    rk_value x = rk_build_vextract(k, s[i * pl->sn + jn], t);
+                    rk_value key = slot_key(g, key0, jn, t);
+                    e[t] = mask_one(g, i, t, key, x);
+                }
+                mv[i * pl->sn + jn] = rk_build_vpack(k, e, a->c_len);
+            }
+        rk_else(k, mv, ns);
+    }
+    rk_if_end(k, s, ns);
+    for (uint32_t x = 0; x < ns; x++) s[x] = masked[x];
 }
 
 /* One key block in stage `stage`: S, scores, online softmax, O += P V. */
-static void step(ub *g, rk_value j, rk_value stage, const rk_value *qf, rk_value *m, rk_value *l, rk_value *o) {
+static void compute(ub *g, rk_value j, rk_value stage, rk_value wrow, const rk_value *qf, rk_value *m, rk_value *l,
+                    rk_value *o) {
     rk_kernel *k = g->k;
     const kn_attn_plan *pl = g->pl;
     rk_value size = c32(k, pl->kv_stage);
     rk_value kbase = rk_build_mul(k, stage, size);
     rk_value vb = c32(k, pl->v_base);
     rk_value vbase = rk_build_add(k, kbase, vb);
-    rk_value wt = c32(k, pl->wtm);
-    rk_value wrow = rk_build_mul(k, g->w.wm, wt);
     rk_value s[MAXV], pv[MAXV];
     kn_attn_qk(k, pl, g->smem, g->w.lane, wrow, kbase, qf, s);
     scores(g, j, s);
     kn_attn_softmax_step(k, pl, s, m, l, o, pv);
     kn_attn_pv(k, pl, g->smem, g->w.lane, g->w.wm, vbase, g->s->dtype, pv, o);
+}
+
+/* compute, skipped by a warp whose rows all lie past the sequence (a
+ * decode's block fills G of its rows) where P stays in registers; with P
+ * through LDS (MFMA) the block synchronises inside, so every warp runs it. */
+static void step(ub *g, rk_value j, rk_value stage, const rk_value *qf, rk_value *m, rk_value *l, rk_value *o) {
+    rk_kernel *k = g->k;
+    const kn_attn_plan *pl = g->pl;
+    rk_value wt = c32(k, pl->wtm);
+    rk_value wrow = rk_build_mul(k, g->w.wm, wt);
+    if (!pl->p_in_regs) {
+        compute(g, j, stage, wrow, qf, m, l, o);
+        return;
+    }
+    uint32_t nm = pl->mi * pl->rows.nrows, no = pl->mi * pl->on, nc = 2 * nm + no;
+    rk_value old[3 * MAXV], now[3 * MAXV], res[3 * MAXV];
+    rk_type types[3 * MAXV];
+    for (uint32_t y = 0; y < nm; y++) {
+        old[y] = m[y];
+        old[nm + y] = l[y];
+    }
+    for (uint32_t y = 0; y < no; y++) old[2 * nm + y] = o[y];
+    for (uint32_t y = 0; y < nc; y++) types[y] = rk_value_type(k, old[y]);
+    rk_value live = rk_build_cmp(k, "lt", wrow, g->nrows);
+    rk_if_else_begin(k, live, nc, types, res);
+    {
+        rk_value m2[MAXV], l2[MAXV], o2[MAXV];
+        memcpy(m2, m, nm * sizeof *m2);
+        memcpy(l2, l, nm * sizeof *l2);
+        memcpy(o2, o, no * sizeof *o2);
+        compute(g, j, stage, wrow, qf, m2, l2, o2);
+        for (uint32_t y = 0; y < nm; y++) {
+            now[y] = m2[y];
+            now[nm + y] = l2[y];
+        }
+        for (uint32_t y = 0; y < no; y++) now[2 * nm + y] = o2[y];
+        rk_else(k, now, nc);
+    }
+    rk_if_end(k, old, nc);
+    for (uint32_t y = 0; y < nm; y++) {
+        m[y] = res[y];
+        l[y] = res[nm + y];
+    }
+    for (uint32_t y = 0; y < no; y++) o[y] = res[2 * nm + y];
 }
 
 /* The key blocks of this split: [first visible, last row's diagonal] of
@@ -279,6 +379,8 @@ static void split_range(ub *g) {
     rk_value tokens = rk_build_smin(k, left, g->bq);
     rk_value d0 = rk_build_add(k, g->off, g->q0);
     rk_value kend = rk_build_add(k, d0, tokens);   /* the last row's diagonal + 1 */
+    g->d0 = d0;
+    g->dlast = rk_build_sub(k, kend, one);
     rk_value up = rk_build_add(k, kend, bn1);
     rk_value bhi = rk_build_udiv(k, up, bn);
     rk_value blo = zero;
