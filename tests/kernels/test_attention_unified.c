@@ -163,7 +163,8 @@ static void test_options(void **state) {
     run_case("gfx942", 8, 2, 64, &b, "mask=window page_size=16 kv_splits=1", "window_left=-1");
 }
 
-/* Page sizes 32, 64, 128; D 128 and 256; GQA 1 and 16; f16; sm_80 and gfx950. */
+/* Page sizes 32, 64, 128; D 128 and 256; GQA 1 and 16; f16; a 16-row block
+ * of one warp; sm_80 and gfx950. */
 static void test_shapes(void **state) {
     (void)state;
     const batch b = {3, {1, 33, 2}, {70, 65, 129}};
@@ -171,6 +172,7 @@ static void test_shapes(void **state) {
     run_case("gfx942", 16, 1, 64, &b, "page_size=64 kv_splits=2", "num_splits=2");
     run_case("sm_80", 16, 1, 128, &b, "page_size=128 kv_splits=1", "");
     run_case("gfx950", 4, 2, 128, &b, "page_size=32 kv_splits=2 dtype=f16", "num_splits=2");
+    run_case("sm_90a", 8, 2, 64, &b, "page_size=16 kv_splits=2 block_m=16 warps=1", "num_splits=2");
     const batch small = {2, {1, 17}, {40, 17}};
     run_case("sm_90a", 2, 1, 256, &small, "page_size=16 kv_splits=2", "num_splits=2");
     run_case("gfx942", 2, 1, 256, &small, "page_size=16 kv_splits=1", "");
