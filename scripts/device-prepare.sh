@@ -138,6 +138,20 @@ grep -v '^#' bench/attention_decode_shapes.txt | while read -r name nb Hq Hkv Sq
   "$B/rocke" build attention --mode decode --dtype bf16 --head-dim "$Dh" --page-size "$page" $knobs --target "$T" \
     --shape "$nb,$Hq,$Hkv,$Sq,$ctx,$Dh" -o "$D/attn_decode/$name" >/dev/null
 done
+# Unified attention at the benchmark batches (bench/attention_unified_shapes.txt;
+# bench/attention_unified_h200.sh runs them), and the mixed batch's parts with the
+# prefill (varlen, causal) and decode kernels for the back-to-back baseline
+mkdir -p "$D/attn_unified" "$D/attn_unified_parts"
+grep -v '^#' bench/attention_unified_shapes.txt | while read -r name Hq Hkv Dh page batch knobs; do
+  [ -n "$name" ] || continue
+  # shellcheck disable=SC2086
+  "$B/rocke" build attention --mode unified --dtype bf16 --head-dim "$Dh" --page-size "$page" $knobs --target "$T" \
+    --shape "1,$Hq,$Hkv,1,1,$Dh" -o "$D/attn_unified/$name" >/dev/null
+done
+"$B/rocke" build attention --dtype bf16 --head-dim 128 --mask causal --layout varlen --target "$T" \
+  --shape 4,32,8,512,4096,128 -o "$D/attn_unified_parts/prefill" >/dev/null
+"$B/rocke" build attention --mode decode --dtype bf16 --head-dim 128 --page-size 16 --target "$T" \
+  --shape 124,32,8,1,16384,128 -o "$D/attn_unified_parts/decode" >/dev/null
 # kv_append at the benchmark shapes (bench/kv_append_shapes.txt; bench/kv_append_h200.sh runs them)
 mkdir -p "$D/kv_append"
 grep -v '^#' bench/kv_append_shapes.txt | while read -r name ntok Hq Hkv Dh pages psize rope kv; do

@@ -166,18 +166,19 @@ static const char output_text[] =
     "first differing element of each output. Exit 1 when --verify finds a bad element,\n"
     "--check-emu a difference, or on errors, 2 on misuse.\n";
 
-/* --window L,R */
-static bool set_window(rk_problem *p, const char *text) {
+/* --window L,R (unified: L alone, R = 0) */
+static bool set_window(rk_problem *p, const char *text, bool left_alone) {
     char *end;
     long long l = strtoll(text, &end, 10), r = 0;
-    bool ok = end != text && *end == ',';
-    if (ok) {
+    bool ok = end != text && (*end == ',' || (left_alone && !*end));
+    if (ok && *end) {
         const char *rs = end + 1;
         r = strtoll(rs, &end, 10);
         ok = end != rs && *end == 0;
     }
     if (!ok) {
-        fprintf(stderr, "rocke run: --window '%s': expected two integers L,R (negative: unbounded)\n", text);
+        fprintf(stderr, "rocke run: --window '%s': expected %s (negative: unbounded)\n", text,
+                left_alone ? "L (keys before the diagonal)" : "two integers L,R");
         return false;
     }
     if (rk_problem_set_window(p, l, r)) {
@@ -185,6 +186,13 @@ static bool set_window(rk_problem *p, const char *text) {
         return false;
     }
     return true;
+}
+
+/* The num_splits scalar the problem holds (given with --arg). */
+static double given_splits(const rk_problem *p) {
+    for (uint32_t i = 0; i < p->sig.n; i++)
+        if (!strcmp(p->sig.p[i].name, "num_splits")) return p->scalar[i];
+    return 1;
 }
 
 /* --lengths LQ[:LK],... (LK defaults to LQ) */
@@ -245,14 +253,18 @@ int cmd_run(int argc, char **argv) {
          .help = "conv, conv3d: the dilation, one value or one per axis"},
         {.name = "--window", .kind = CLI_STRING, .dst = &window_text, .meta = "L,R",
          .help = "attention built with --mask window: keys visible before and after the\n"
-                 "diagonal (negative: unbounded; default: the manifest's)"},
+                 "diagonal (negative: unbounded; default: the manifest's); --mode\n"
+                 "unified takes L alone"},
         {.name = "--lengths", .kind = CLI_STRING, .dst = &lengths_text, .meta = "L",
          .help = "attention, varlen prefill: LQ[:LK],... each sequence's query (and key)\n"
                  "length, B of them, at most the shape's Sq (Skv); default: random.\n"
+                 "attention unified: Q:K,... each sequence's new query tokens and KV length\n"
+                 "(including them), or random:N (a mixed batch of N from the seed); they\n"
+                 "set B, Sq (the total) and Skv (the longest): --shape Hq,Hkv,D\n"
                  "attention decode: the context lengths, random (default: the first at\n"
                  "CTX, the others in [1, CTX]), equal (all CTX) or a FILE of B integers"},
         {.name = "--page-size", .kind = CLI_U32, .dst = &page_size, .meta = "P",
-         .help = "attention decode: the KV cache's tokens per page; must be the\n"
+         .help = "attention decode and unified: the KV cache's tokens per page; must be the\n"
                  "instance's page_size (0: a contiguous cache)"},
         {.name = "--device", .kind = CLI_STRING, .dst = &device, .meta = "D",
          .help = "auto (first GPU, else the emulator; default), emu, cuda, hip\n"
@@ -298,6 +310,7 @@ int cmd_run(int argc, char **argv) {
     if (!cli_given(&cmd, "--seed")) seed = (uint64_t)time(NULL);
 
     run_state r = {0};
+    run_batch batch = {0};
     int rc = 1;
     if (rk_manifest_read(manifest, &r.m)) return cli_fail("run");
     if (!(r.dir = dir_of(manifest))) return fail("out of memory%s%s", "", "");
@@ -306,6 +319,19 @@ int cmd_run(int argc, char **argv) {
     char probe[64];
     if (rk_manifest_check(&r.m, r.dir, &r.in, &sh)) { rc = cli_fail("run"); goto out; }
     const rk_target *t = rk_target_find(r.m.target);
+    /* attention --mode unified: the batch (--lengths) sets B, Sq (total queries) and Skv (the longest) */
+    bool unified = r.in.family == RK_FAMILY_ATTENTION && r.in.u.attn.mode == RK_ATTN_UNIFIED;
+    if (unified && lengths_text) {
+        bool short_shape = shape && run_batch_short_shape(shape);
+        if (!run_batch_parse(lengths_text, seed, r.in.u.attn.page_size, &batch)) { rc = 2; goto out; }
+        if (shape && !short_shape && !cli_shape_parse("run", r.in.family, shape, &sh)) { rc = 2; goto out; }
+        if (!run_batch_shape(&batch, short_shape ? shape : NULL, &sh, &sh)) { rc = 2; goto out; }
+        shape = NULL;
+    } else if (unified && shape && run_batch_short_shape(shape)) {
+        fail("--shape %s: the Hq,Hkv,D form needs --lengths Q1:K1,... or random:N (the batch)%s", shape, "");
+        rc = 2;
+        goto out;
+    }
     if (shape && !cli_shape_parse("run", r.in.family, shape, &sh)) { rc = 2; goto out; }
     /* run-time geometry knobs (conv): they change the problem, not the code */
     bool conv_groups = groups_text && rk_instance_get(&r.in, "groups", probe, sizeof probe) == RK_OK;
@@ -388,13 +414,19 @@ int cmd_run(int argc, char **argv) {
     }
     for (uint32_t i = 0; i < ngiven; i++)
         if (rk_problem_set_scalar(&r.p, given[i].name, given[i].value)) { rc = cli_fail("run"); goto out; }
-    if (window_text && !set_window(&r.p, window_text)) { rc = 2; goto out; }
+    if (window_text && !set_window(&r.p, window_text, unified)) { rc = 2; goto out; }
     bool decode = r.in.family == RK_FAMILY_ATTENTION && r.in.u.attn.mode == RK_ATTN_DECODE;
     /* --lengths: an attention prefill's query/key lengths (varlen; others say so), else per-sequence
      * context lengths (decode; other families refuse) */
     bool varlen = r.in.family == RK_FAMILY_ATTENTION && !decode;
-    if (lengths_text && varlen && !set_lengths(&r.p, lengths_text)) { rc = 2; goto out; }
+    if (batch.n && rk_problem_set_lengths(&r.p, batch.lq, batch.lk, batch.n)) { rc = cli_fail("run"); goto out; }
+    if (lengths_text && varlen && !unified && !set_lengths(&r.p, lengths_text)) { rc = 2; goto out; }
     if (lengths_text && !varlen && rk_problem_set_context_lengths(&r.p, lengths_text)) { rc = cli_fail("run"); goto out; }
+    uint32_t splits = 1;
+    bool splits_given = false;
+    for (uint32_t i = 0; i < ngiven; i++) splits_given |= !strcmp(given[i].name, "num_splits");
+    if (unified && !splits_given && rk_problem_attention_splits(&r.p, t, &splits)) { rc = cli_fail("run"); goto out; }
+    if (unified && splits_given) splits = (uint32_t)given_splits(&r.p);
     if (rk_problem_check_inputs(&r.p)) { rc = cli_fail("run"); goto out; }
     void *init[RK_KSIG_MAX] = {0};
     for (uint32_t i = 0; i < r.p.sig.n; i++) {
@@ -418,6 +450,13 @@ int cmd_run(int argc, char **argv) {
     if (decode && !rk_instance_get(&r.in, "kv_splits", knob, sizeof knob))
         printf("split-KV: %s splits per (sequence, KV head): grid %ux%ux%u blocks for %s's %u compute units\n", knob,
                l.grid[0], l.grid[1], l.grid[2], t->name, t->compute_units);
+    if (unified) {
+        /* one split: the blocks past split 0 would return at once */
+        if (splits == 1) l.grid[2] = 1;
+        printf("unified: %s path, %u split%s per (query block, KV head): grid %ux%ux%u blocks for %s's %u compute "
+               "units\n", splits == 1 ? "2-D" : "split-KV", splits, splits == 1 ? "" : "s", l.grid[0], l.grid[1],
+               l.grid[2], t->name, t->compute_units);
+    }
     if (launch_once(&l, NULL) || rk_device_synchronize(r.dev.dev)) { rc = cli_fail("run"); goto out; }
     int check_rc = 0;
     if (check_emu) {
@@ -464,6 +503,7 @@ int cmd_run(int argc, char **argv) {
            shape_list, (unsigned long long)seed, verify ? "true" : "false");
     rc = (verify && c.bad) || check_rc ? 1 : 0;
 out:
+    run_batch_free(&batch);
     cleanup(&r);
     return rc;
 }

@@ -37,4 +37,18 @@ void run_side_element_name(const rk_problem *p, uint32_t entry, uint64_t i, char
 int run_check_emu(const rk_problem *p, const rk_kernel *k, const char *target, const rk_emu_options *eo,
                   const uint32_t grid[3], const uint32_t block[3], void *const *init, void *const *dev_out);
 
+/* run_unified.c: attention --mode unified. A batch of n sequences, each lq
+ * new query tokens over lk keys (the context including them), from
+ * "Q1:K1,Q2:K2,..." or "random:N" (a mixed batch drawn from seed: prefill
+ * chunks of page_size - 1, page_size + 1 and about 200 tokens, decodes of 1
+ * and 2, contexts up to about 1000 keys before them). */
+typedef struct run_batch { uint32_t n; uint64_t *lq, *lk; } run_batch;
+bool run_batch_parse(const char *text, uint64_t seed, uint32_t page_size, run_batch *out);
+void run_batch_free(run_batch *b);
+/* The problem's shape for a batch: Hq, Hkv, D from "Hq,Hkv,D" (NULL: from
+ * base), B = n, Sq = the total query tokens, Skv = the longest KV length. */
+bool run_batch_shape(const run_batch *b, const char *text, const rk_shape *base, rk_shape *out);
+/* Is `text` the three-number Hq,Hkv,D form of a unified --shape? */
+bool run_batch_short_shape(const char *text);
+
 #endif

@@ -254,8 +254,13 @@ typedef struct rk_attention_spec {
     int kv_path;                   /* rk_attn_kv_path: the scores on lanes or on matrix atoms */
     int path;                      /* rk_attn_prefill_path: prefill's kernel (wgmma: sm_90a, TMA + wgmma) */
     int schedule;                  /* rk_attn_schedule (path = wgmma): who loads K and V */
+    /* unified (mode = unified, docs/attention.md "Unified attention"): a
+     * mixed batch of prefill chunks and decodes over one paged cache */
+    bool sinks;                    /* a per-query-head f32 logit joins each row's softmax denominator */
+    bool softcap;                  /* scores s -> softcap * tanh(s / softcap) (the scalar softcap) */
+    bool alibi;                    /* + slope[h] * (j - i) per (query head, key j, query position i) */
 } rk_attention_spec;
-typedef enum rk_attn_mode { RK_ATTN_PREFILL = 0, RK_ATTN_DECODE, RK_ATTN_MODE__COUNT } rk_attn_mode;
+typedef enum rk_attn_mode { RK_ATTN_PREFILL = 0, RK_ATTN_DECODE, RK_ATTN_UNIFIED, RK_ATTN_MODE__COUNT } rk_attn_mode;
 /* Decode caches: dtype's, or e4m3 with a per-KV-head f32 scale each for K and
  * V (OCP e4m3fn on NVIDIA and gfx950, FNUZ on gfx942: the target's own). */
 typedef enum rk_attn_kv { RK_ATTN_KV_SAME = 0, RK_ATTN_KV_FP8, RK_ATTN_KV_FP8FNUZ, RK_ATTN_KV__COUNT } rk_attn_kv;
@@ -590,6 +595,12 @@ rk_status rk_problem_check_inputs(const rk_problem *p);
  * maximum, the others in [1, max]), "equal" (all at the maximum) or a file
  * of B whitespace- or comma-separated integers. */
 rk_status rk_problem_set_context_lengths(rk_problem *p, const char *how);
+/* attention --mode unified: the path for the batch the problem holds (its
+ * query and KV lengths) on target t: 1 split (the 2-D path, one block per
+ * query block x KV head) or 2..kv_splits (split-KV, partials merged by the
+ * last block to arrive); sets the scalar num_splits and returns the count.
+ * Other instances fail naming the mode that has it. */
+rk_status rk_problem_attention_splits(rk_problem *p, const rk_target *t, uint32_t *splits);
 /* Bytes moved and flops of the problem as filled: rk_instance_cost of its
  * shape, or what its inputs say (attention decode: the keys of every
  * sequence's context length, not the shape's CTX). */

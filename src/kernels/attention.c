@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "attention_hopper.h"
+#include "attention_unified_int.h"
 
 static const char *const mask_names[] = {"none", "causal", "window", NULL};
 static const char *const layout_names[] = {"bhsd", "bshd", "varlen", NULL};
@@ -23,7 +24,7 @@ static const uint32_t legal_bn[] = {16, 32, 64, 128, 0};
 static const uint32_t legal_warps[] = {1, 2, 4, 8, 0};
 static const uint32_t legal_stages[] = {1, 2, 3, 4, 0};   /* 4: decode only */
 static const uint32_t legal_wave[] = {32, 64, 0};
-static const char *const mode_names[] = {"prefill", "decode", NULL};
+static const char *const mode_names[] = {"prefill", "decode", "unified", NULL};
 static const uint32_t legal_page[] = {0, 16, 32, 64, 128, 0};
 static const uint32_t legal_rows[] = {1, 2, 4, 8, 16, 32, 64, 0};
 static const uint32_t legal_splits[] = {1, 2, 4, 8, 16, 32, 64, 0};
@@ -68,6 +69,10 @@ static const rk_knob knobs[] = {
             "path=wgmma: plain (the consumers' thread 0 refills after a block barrier) or ws (a producer "
             "warpgroup streams K and V on full/empty mbarriers) or overlap (ws, the softmax of one key block under "
             "the previous block's P V)"),
+    KN_BOOL("sinks", "snk", u.attn.sinks, "unified: a per-query-head f32 logit (sinks[Hq]) joins the softmax "
+            "denominator"),
+    KN_BOOL("softcap", "cap", u.attn.softcap, "unified: scores s -> softcap * tanh(s / softcap), the scalar softcap"),
+    KN_BOOL("alibi", "alibi", u.attn.alibi, "unified: + alibi_slopes[h] * (j - i), key j, query position i"),
 };
 _Static_assert(RK_COUNTOF(knobs) == KN_AK__COUNT, "knob indices follow the table");
 
@@ -114,7 +119,11 @@ static const rk_scalar_decl scalars[] = {
     {"scale", RK_S_F32, RK_SC_GIVEN, NULL, NULL, 0, "softmax scale (0: 1/sqrt(D), resolved by the problem)"},
     {"window_left", RK_S_I32, RK_SC_GIVEN, NULL, NULL, 128, "mask=window: keys before the diagonal (<0: all)"},
     {"window_right", RK_S_I32, RK_SC_GIVEN, NULL, NULL, 0, "mask=window: keys after the diagonal (<0: all)"},
+    {"num_splits", RK_S_I32, RK_SC_GIVEN, NULL, NULL, 1,
+     "unified with kv_splits > 1: the splits this batch uses, 1..kv_splits (rk_problem_attention_splits)"},
+    {"softcap", RK_S_F32, RK_SC_GIVEN, NULL, NULL, 30, "unified with softcap: the cap of softcap * tanh(s / softcap)"},
 };
+enum { SC_WINDOW_LEFT = 18, SC_WINDOW_RIGHT = 19 };   /* indices of the window's defaults in scalars[] */
 
 void kn_attn_sig_of(const rk_attention_spec *s, kn_attn_sig *o) {
     int n = 0;
@@ -140,6 +149,10 @@ static void signature(const rk_instance *in, rk_ksig *sg) {
     const rk_attention_spec *s = spec(in);
     if (s->mode == RK_ATTN_DECODE) {
         kn_attn_decode_signature(s, sg);
+        return;
+    }
+    if (s->mode == RK_ATTN_UNIFIED) {
+        kn_attn_unified_signature(s, sg);
         return;
     }
     bool vl = s->layout == RK_ATTN_VARLEN, bhsd = s->layout == RK_ATTN_BHSD;
@@ -184,6 +197,10 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *s, uint64_
     rk_attention_spec *a = &in->u.attn;
     if (a->mode == RK_ATTN_DECODE) {
         kn_attn_decode_tune(in, t, s, locked);
+        return;
+    }
+    if (a->mode == RK_ATTN_UNIFIED) {
+        kn_attn_unified_tune(in, t, s, locked);
         return;
     }
     if (!(locked >> KN_AK_WAVE & 1)) a->wave = t->wave_size;
@@ -234,6 +251,9 @@ static rk_status validate(const rk_instance *in, const rk_target *t) {
         return rk_fail(RK_ERR_INVALID, "attention: knob 'wave' = %u, but %s runs %u-lane waves", s->wave, t->name,
                        t->wave_size);
     if (s->mode == RK_ATTN_DECODE) return kn_attn_decode_validate(s, t);
+    if (s->mode == RK_ATTN_UNIFIED) return kn_attn_unified_validate(s, t);
+    if (s->sinks || s->softcap || s->alibi)
+        return rk_fail(RK_ERR_INVALID, "attention: sinks, softcap and alibi are unified only (--mode unified)");
     if (s->kv_dtype != RK_ATTN_KV_SAME)
         return rk_fail(RK_ERR_INVALID, "attention: kv_dtype = fp8 is decode only (--mode decode)");
     if (kn_attn_hopper(s)) {
@@ -250,6 +270,7 @@ static rk_status validate(const rk_instance *in, const rk_target *t) {
 static rk_status check_shape(const rk_instance *in, const rk_shape *s) {
     const rk_attention_spec *a = spec(in);
     if (a->mode == RK_ATTN_DECODE) return kn_attn_decode_check_shape(a, s);
+    if (a->mode == RK_ATTN_UNIFIED) return kn_attn_unified_check_shape(a, s);
     if (s->dim[DD] != a->head_dim)
         return rk_fail(RK_ERR_INVALID, "attention: the shape's D = %llu, but the instance serves head_dim = %u "
                        "(build with --head-dim %llu, or pass --shape B,Hq,Hkv,Sq,Skv,%u)",
@@ -282,6 +303,10 @@ static void geometry(const rk_instance *in, rk_launch_geom *g) {
         kn_attn_decode_geometry(a, g);
         return;
     }
+    if (a->mode == RK_ATTN_UNIFIED) {
+        kn_attn_unified_geometry(a, g);
+        return;
+    }
     g->block[0] = a->warps * a->wave + (kn_attn_hopper(a) && a->schedule != RK_ATTN_SCHED_PLAIN ? 128 : 0);
     kn_geom_cdiv_dim(g, DSQ, a->block_m);
     kn_geom_axis(g);
@@ -299,8 +324,8 @@ static double pairs(const rk_attention_spec *a, const rk_shape *s) {
     double n = 0;
     for (int64_t i = 0; i < Sq; i++) {
         int64_t lo, hi;
-        kn_attn_visible(a->mask, i, Sq, Skv, (int64_t)scalars[RK_COUNTOF(scalars) - 2].def,
-                        (int64_t)scalars[RK_COUNTOF(scalars) - 1].def, &lo, &hi);
+        kn_attn_visible(a->mask, i, Sq, Skv, (int64_t)scalars[SC_WINDOW_LEFT].def,
+                        (int64_t)scalars[SC_WINDOW_RIGHT].def, &lo, &hi);
         n += hi > lo ? (double)(hi - lo) : 0;
     }
     return n;
@@ -310,6 +335,10 @@ static void cost(const rk_instance *in, const rk_shape *s, double *bytes, double
     const rk_attention_spec *a = spec(in);
     if (a->mode == RK_ATTN_DECODE) {
         kn_attn_decode_cost(a, s, bytes, flops);
+        return;
+    }
+    if (a->mode == RK_ATTN_UNIFIED) {
+        kn_attn_unified_cost(a, s, bytes, flops);
         return;
     }
     double B = dm(s, DB), Hq = dm(s, DHQ), Hkv = dm(s, DHKV), D = dm(s, DD);
@@ -331,6 +360,10 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
         kn_attn_decode_build(in, t, k, p);
         return;
     }
+    if (spec(in)->mode == RK_ATTN_UNIFIED) {
+        kn_attn_unified_build(in, t, k, p);
+        return;
+    }
     if (kn_attn_hopper(spec(in))) {
         kn_attn_hopper_build(in, t, k, p);
         return;
@@ -339,7 +372,7 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
 }
 
 static const char *note(const rk_instance *in, const rk_target *t) {
-    if (in->u.attn.mode == RK_ATTN_DECODE) return NULL;
+    if (in->u.attn.mode != RK_ATTN_PREFILL) return NULL;
     if (t->vendor == RK_VENDOR_NVIDIA && t->sm_version >= 90 && !kn_attn_hopper(&in->u.attn))
         return (t->features & RK_FEAT_SM90A) ? "attention on sm_90a runs the mma.sync kernel here (path=mma): the TMA + "
                                                "wgmma kernel takes layout bhsd (docs/attention.md, \"The Hopper path\")"
@@ -353,21 +386,31 @@ static void reference(const rk_problem *p, double **want, double **tol) {
         kn_attn_decode_reference(p, want, tol);
         return;
     }
+    if (p->inst.u.attn.mode == RK_ATTN_UNIFIED) {
+        kn_attn_unified_reference(p, want, tol);
+        return;
+    }
     kn_attn_reference(p, want, tol);
 }
 
 static void fix_inputs(rk_problem *p) {
     kn_attn_fix_inputs(p);
     if (p->inst.u.attn.mode == RK_ATTN_DECODE) kn_attn_decode_fix_inputs(p);
+    if (p->inst.u.attn.mode == RK_ATTN_UNIFIED) kn_attn_unified_fix_inputs(p);
 }
 
 static rk_status check_inputs(const rk_problem *p) {
+    if (p->inst.u.attn.mode == RK_ATTN_UNIFIED) return kn_attn_unified_check_inputs(p);
     return p->inst.u.attn.mode == RK_ATTN_DECODE ? kn_attn_decode_check_inputs(p) : RK_OK;
 }
 
 static void problem_cost(const rk_problem *p, double *bytes, double *flops) {
     if (p->inst.u.attn.mode == RK_ATTN_DECODE) {
         kn_attn_decode_problem_cost(p, bytes, flops);
+        return;
+    }
+    if (p->inst.u.attn.mode == RK_ATTN_UNIFIED) {
+        kn_attn_unified_problem_cost(p, bytes, flops);
         return;
     }
     cost(&p->inst, &p->shape, bytes, flops);

@@ -163,14 +163,16 @@ static rk_value slots_of(rk_kernel *k, const kn_attn_plan *pl, const rk_value *x
 }
 static rk_value per_slot(ak *g, const rk_value *x, uint32_t i) { return slots_of(g->k, g->pl, x, i); }
 
-/* Q fragment (atom row i, K step kk) of this warp from the Q tile in LDS. */
-static rk_value q_frag(ak *g, uint32_t i, uint32_t kk) {
-    rk_kernel *k = g->k;
-    const kn_attn_plan *pl = g->pl;
+/* Q fragment (atom row i, K step kk) of the warp whose first row is wrow, from the Q tile in LDS. */
+static rk_value q_frag_at(rk_kernel *k, const kn_attn_plan *pl, rk_value smem, rk_value lane, rk_value wrow,
+                          uint32_t i, uint32_t kk) {
     const rk_mma_atom *a = pl->atom;
     rk_value ro = c32(k, i * a->m), k0 = c32(k, kk * a->k), qb = c32(k, pl->q_base);
-    rk_value mn = rk_build_add(k, g->wrow, ro);
-    return rk_tile_frag_load(k, a, &pl->opq, g->smem, qb, g->w.lane, mn, k0);
+    rk_value mn = rk_build_add(k, wrow, ro);
+    return rk_tile_frag_load(k, a, &pl->opq, smem, qb, lane, mn, k0);
+}
+static rk_value q_frag(ak *g, uint32_t i, uint32_t kk) {
+    return q_frag_at(g->k, g->pl, g->smem, g->w.lane, g->wrow, i, kk);
 }
 
 static rk_value exp2_one(rk_kernel *k, rk_value x, void *ud) {
@@ -273,50 +275,66 @@ void kn_attn_scale_mask(kn_attn_ctx *g, rk_value j, rk_value *s, rk_value *maske
     rk_if_end(k, s, ns);
 }
 
-/* One key block in stage `stage` (i32): S, mask, online softmax, O += P V. */
-static void step(ak *g, rk_value j, rk_value stage, const rk_value *qf, state *st) {
-    rk_kernel *k = g->k;
-    const kn_attn_plan *pl = g->pl;
+/* S = Q K^T of one stage (K at kbase) into s[i * sn + jn]: Q fragments from
+ * qf (q_in_regs) or read from the Q tile at each K step for the warp whose
+ * first row in the block is wrow. Prefill and the unified mode share it. */
+void kn_attn_qk(rk_kernel *k, const kn_attn_plan *pl, rk_value smem, rk_value lane, rk_value wrow, rk_value kbase,
+                const rk_value *qf, rk_value *s) {
     const rk_mma_atom *a = pl->atom;
-    rk_value size = c32(k, pl->kv_stage);
-    rk_value kbase = rk_build_mul(k, stage, size);
-    rk_value vb = c32(k, pl->v_base);
-    rk_value vbase = rk_build_add(k, kbase, vb);
     uint32_t ns = pl->mi * pl->sn;
-    rk_value s[MAXV];
     for (uint32_t x = 0; x < ns; x++) s[x] = rk_tile_acc_zero(k, a);
     for (uint32_t kk = 0; kk < pl->dk; kk++) {
         rk_value k0 = c32(k, kk * a->k), qk[MAXV];
-        for (uint32_t i = 0; i < pl->mi; i++) qk[i] = pl->q_in_regs ? qf[i * pl->dk + kk] : q_frag(g, i, kk);
+        for (uint32_t i = 0; i < pl->mi; i++)
+            qk[i] = pl->q_in_regs ? qf[i * pl->dk + kk] : q_frag_at(k, pl, smem, lane, wrow, i, kk);
         for (uint32_t jn = 0; jn < pl->sn; jn++) {
             rk_value n0 = c32(k, jn * a->n);
-            rk_value kf = rk_tile_frag_load(k, a, &pl->opk, g->smem, kbase, g->w.lane, n0, k0);
+            rk_value kf = rk_tile_frag_load(k, a, &pl->opk, smem, kbase, lane, n0, k0);
             for (uint32_t i = 0; i < pl->mi; i++)
                 s[i * pl->sn + jn] = rk_build_mma(k, a->op_id, qk[i], kf, s[i * pl->sn + jn]);
         }
     }
-    rk_value masked[MAXV];
-    kn_attn_scale_mask(g, j, s, masked);
-    rk_value pv[MAXV];
-    kn_attn_softmax_step(k, pl, masked, st->m, st->l, st->o, pv);
-    /* P as A fragments, then O += P V */
+}
+
+/* P (pv, the softmax's exp2 values) to A fragments (registers, or the
+ * warp's LDS scratch at p_base + wm * p_warp), then O += P V (V at vbase). */
+void kn_attn_pv(rk_kernel *k, const kn_attn_plan *pl, rk_value smem, rk_value lane, rk_value wm, rk_value vbase,
+                rk_scalar dtype, const rk_value *pv, rk_value *o) {
+    const rk_mma_atom *a = pl->atom;
     rk_value pf[MAXV];
     rk_tile_acc_scratch sc = {0};
     if (!pl->p_in_regs) {
         rk_value pw = c32(k, pl->p_warp), pb = c32(k, pl->p_base);
-        rk_value wo = rk_build_mul(k, g->w.wm, pw);
-        sc = (rk_tile_acc_scratch){g->smem, rk_build_add(k, pb, wo), pl->lp};
+        rk_value wo = rk_build_mul(k, wm, pw);
+        sc = (rk_tile_acc_scratch){smem, rk_build_add(k, pb, wo), pl->lp};
     }
-    rk_tile_acc_to_a(k, a, a, pl->wtm, pl->bn, pv, g->s->dtype, g->w.lane, pl->p_in_regs ? NULL : &sc, pf);
+    rk_tile_acc_to_a(k, a, a, pl->wtm, pl->bn, pv, dtype, lane, pl->p_in_regs ? NULL : &sc, pf);
     for (uint32_t kk = 0; kk < pl->pk; kk++) {
         rk_value k0 = c32(k, kk * a->k);
         for (uint32_t dn = 0; dn < pl->on; dn++) {
             rk_value n0 = c32(k, dn * a->n);
-            rk_value vf = rk_tile_frag_load(k, a, &pl->opv, g->smem, vbase, g->w.lane, n0, k0);
+            rk_value vf = rk_tile_frag_load(k, a, &pl->opv, smem, vbase, lane, n0, k0);
             for (uint32_t i = 0; i < pl->mi; i++)
-                st->o[i * pl->on + dn] = rk_build_mma(k, a->op_id, pf[i * pl->pk + kk], vf, st->o[i * pl->on + dn]);
+                o[i * pl->on + dn] = rk_build_mma(k, a->op_id, pf[i * pl->pk + kk], vf, o[i * pl->on + dn]);
         }
     }
+}
+
+/* One key block in stage `stage` (i32): S, mask, online softmax, O += P V. */
+static void step(ak *g, rk_value j, rk_value stage, const rk_value *qf, state *st) {
+    rk_kernel *k = g->k;
+    const kn_attn_plan *pl = g->pl;
+    rk_value size = c32(k, pl->kv_stage);
+    rk_value kbase = rk_build_mul(k, stage, size);
+    rk_value vb = c32(k, pl->v_base);
+    rk_value vbase = rk_build_add(k, kbase, vb);
+    rk_value s[MAXV];
+    kn_attn_qk(k, pl, g->smem, g->w.lane, g->wrow, kbase, qf, s);
+    rk_value masked[MAXV];
+    kn_attn_scale_mask(g, j, s, masked);
+    rk_value pv[MAXV];
+    kn_attn_softmax_step(k, pl, masked, st->m, st->l, st->o, pv);
+    kn_attn_pv(k, pl, g->smem, g->w.lane, g->w.wm, vbase, g->s->dtype, pv, st->o);
 }
 
 /* First and end key blocks (i32, block uniform) the block's rows can see. */

@@ -10,7 +10,8 @@
 /* attention.c: knob indices (bits of `locked`) */
 enum { KN_AK_DT, KN_AK_HD, KN_AK_MASK, KN_AK_LSE, KN_AK_LAYOUT, KN_AK_BM, KN_AK_BN, KN_AK_WARPS, KN_AK_STAGES,
        KN_AK_ATOM, KN_AK_WAVE, KN_AK_MODE, KN_AK_PAGE, KN_AK_ROWS, KN_AK_SPLITS, KN_AK_KV, KN_AK_PATH, KN_AK_PFPATH,
-       KN_AK_SCHED, KN_AK__COUNT };
+       KN_AK_SCHED, KN_AK_SINKS, KN_AK_SOFTCAP,
+       KN_AK_ALIBI, KN_AK__COUNT };
 
 /* What one block does: block_m query rows of one (batch, query head), the
  * warps stacked along the rows (each wtm rows, mi atoms), the keys in
@@ -96,6 +97,13 @@ void kn_attn_softmax_rows(rk_kernel *k, const kn_attn_plan *pl, const rk_value *
                           rk_value *pv, rk_value *alpha);
 void kn_attn_rescale(rk_kernel *k, const kn_attn_plan *pl, const rk_value *alpha, rk_value *o);
 void kn_attn_build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *params);
+/* S = Q K^T of one K stage into s, and O += P V of one V stage (P from the
+ * softmax's pv through rk_tile_acc_to_a): prefill's products, shared with
+ * the unified mode (attention_unified_build.c). */
+void kn_attn_qk(rk_kernel *k, const kn_attn_plan *pl, rk_value smem, rk_value lane, rk_value wrow, rk_value kbase,
+                const rk_value *qf, rk_value *s);
+void kn_attn_pv(rk_kernel *k, const kn_attn_plan *pl, rk_value smem, rk_value lane, rk_value wm, rk_value vbase,
+                rk_scalar dtype, const rk_value *pv, rk_value *o);
 
 /* attention_reference.c */
 void kn_attn_reference(const rk_problem *p, double **want, double **tol);

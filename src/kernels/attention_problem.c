@@ -3,7 +3,7 @@
  * field and what is legal. Layer: kernels. */
 #include <math.h>
 
-#include "attention_int.h"
+#include "attention_unified_int.h"
 
 static uint64_t next_rand(uint64_t *s) {
     uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
@@ -36,6 +36,8 @@ void kn_attn_fix_inputs(rk_problem *p) {
 }
 
 rk_status rk_problem_set_lengths(rk_problem *p, const uint64_t *lq, const uint64_t *lk, uint32_t n) {
+    if (p->inst.family == RK_FAMILY_ATTENTION && p->inst.u.attn.mode == RK_ATTN_UNIFIED)
+        return kn_attn_unified_set_lengths(p, lq, lk, n);
     int cq = kn_buf_index(p, "cu_seqlens_q"), ck = kn_buf_index(p, "cu_seqlens_k");
     if (p->inst.family != RK_FAMILY_ATTENTION || cq < 0)
         return rk_fail(RK_ERR_INVALID, "sequence lengths are for attention instances built with --layout varlen");
@@ -68,6 +70,14 @@ rk_status rk_problem_set_window(rk_problem *p, int64_t left, int64_t right) {
                            : "");
     if (left < INT32_MIN / 2 || left > INT32_MAX / 2 || right < INT32_MIN / 2 || right > INT32_MAX / 2)
         return rk_fail(RK_ERR_INVALID, "attention: window bounds must lie within +-2^30 (negative: unbounded)");
+    if (p->inst.u.attn.mode == RK_ATTN_UNIFIED) {
+        /* causal inside each sequence: the window bounds the left side only */
+        if (right != 0)
+            return rk_fail(RK_ERR_INVALID, "attention unified: the window is causal, window_right = %lld is not "
+                           "legal (pass --window L: the L keys before the diagonal, negative: unbounded)",
+                           (long long)right);
+        return rk_problem_set_scalar(p, "window_left", (double)left);
+    }
     rk_status st = rk_problem_set_scalar(p, "window_left", (double)left);
     return st ? st : rk_problem_set_scalar(p, "window_right", (double)right);
 }

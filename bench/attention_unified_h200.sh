@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Unified attention on the device machine (run from the repo root after
+# `scripts/device-prepare.sh build sm_90a` here, which builds the kernels of
+# bench/attention_unified_shapes.txt into .devcarry/attn_unified/ and the
+# prefill (varlen) and decode kernels of the earlier issues for the mixed
+# batch's parts into .devcarry/attn_unified_parts/): per batch the torch
+# peers (bench/attention_unified_peers.py: SDPA per sequence on the gathered
+# cache, FlexAttention with a paged block mask), then rocke's one launch,
+# verified and timed, and for the mixed batches the prefill and decode
+# kernels back to back on the same work. Logs go to $OUT (or ./out).
+set -uo pipefail
+D=.devcarry
+OUT=${OUT:-out}
+mkdir -p "$OUT"
+export ROCKE_DEVICE=cuda
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,power.limit --format=csv 2>&1 | tee "$OUT/gpu.txt"
+# the batches' lengths, one Q:K,... line per shape (seed 25)
+grep -v '^#' bench/attention_unified_shapes.txt | while read -r name Hq Hkv Dh page batch knobs; do
+  [ -n "$name" ] || continue
+  python3 - "$batch" > "$OUT/$name.lengths" <<'PY'
+import random, sys
+r = random.Random(25)
+kind = sys.argv[1]
+if kind == "mixed":
+    pairs = [(512, 4096)] * 4 + [(1, r.randint(1, 16384)) for _ in range(124)]
+elif kind == "decode":
+    pairs = [(1, r.randint(1, 8192)) for _ in range(256)]
+elif kind == "few":
+    pairs = [(1, 32768)] * 8
+else:
+    pairs = [(8192, 8192)]
+print(",".join(f"{q}:{k}" for q, k in pairs))
+PY
+done
+echo "== peers (torch SDPA per sequence, FlexAttention paged)"
+PYTHONUNBUFFERED=1 python3 bench/attention_unified_peers.py bench/attention_unified_shapes.txt "$OUT" \
+  > "$OUT/unified_peers.jsonl" 2> "$OUT/unified_peers.err" || tail -5 "$OUT/unified_peers.err"
+echo "== rocke unified attention"
+: > "$OUT/rocke_unified.txt"
+grep -v '^#' bench/attention_unified_shapes.txt | while read -r name Hq Hkv Dh page batch knobs; do
+  [ -n "$name" ] || continue
+  echo "== $name" >> "$OUT/rocke_unified.txt"
+  "$D/bin/rocke" run "$D/attn_unified/$name/manifest.json" --shape "$Hq,$Hkv,$Dh" --page-size "$page" \
+    --lengths "$(cat "$OUT/$name.lengths")" --verify --device cuda --warmup 20 --iters 100 \
+    >> "$OUT/rocke_unified.txt" 2>&1 || echo "FAILED $name" >> "$OUT/rocke_unified.txt"
+done
+# the mixed batch's parts with the earlier kernels: 4 x 512 causal over 4096 keys (prefill, varlen,
+# contiguous) and the 124 decodes (paged, page 16): their times added give the back-to-back baseline
+echo "== parts (prefill + decode kernels)"
+: > "$OUT/rocke_parts.txt"
+if [ -d "$D/attn_unified_parts" ]; then
+  tr ',' '\n' < "$OUT/mixed-p16.lengths" | awk -F: '$1 == 1 {print $2}' > "$OUT/mixed-decode.lengths"
+  echo "== parts-prefill" >> "$OUT/rocke_parts.txt"
+  "$D/bin/rocke" run "$D/attn_unified_parts/prefill/manifest.json" --shape 4,32,8,512,4096,128 \
+    --lengths 512:4096,512:4096,512:4096,512:4096 --verify --device cuda --warmup 20 --iters 100 \
+    >> "$OUT/rocke_parts.txt" 2>&1 || echo "FAILED parts-prefill" >> "$OUT/rocke_parts.txt"
+  echo "== parts-decode" >> "$OUT/rocke_parts.txt"
+  "$D/bin/rocke" run "$D/attn_unified_parts/decode/manifest.json" --shape 124,32,8,1,16384,128 --page-size 16 \
+    --lengths "$OUT/mixed-decode.lengths" --verify --device cuda --warmup 20 --iters 100 \
+    >> "$OUT/rocke_parts.txt" 2>&1 || echo "FAILED parts-decode" >> "$OUT/rocke_parts.txt"
+fi
+awk '/^== /{n=$2} /^PerfJSON: /{sub(/^PerfJSON: \{/, "{\"name\": \"" n "\", \"impl\": \"rocke\", "); print}' \
+  "$OUT/rocke_unified.txt" "$OUT/rocke_parts.txt" > "$OUT/rocke_unified.jsonl"
+grep -h '^unified:' "$OUT/rocke_unified.txt" > "$OUT/rocke_paths.txt" || true
+python3 - "$OUT/unified_peers.jsonl" "$OUT/rocke_unified.jsonl" <<'PY' | tee "$OUT/summary.txt"
+import json, sys
+rows = [json.loads(l) for f in sys.argv[1:] for l in open(f) if l.strip().startswith("{")]
+by = {}
+for r in rows:
+    by.setdefault(r["name"], []).append(r)
+for r in rows:
+    if r["name"] == "gpu":
+        continue
+    if "ms" not in r:
+        print(f"{r['name']:16s} {r.get('impl', '?'):28s} {r.get('error', 'no time')}")
+        continue
+    tf = f"{r['tflops']:7.1f} TFLOP/s" if r.get("tflops") else ""
+    gb = f"{r['gbps']:7.0f} GB/s KV" if r.get("gbps") else ""
+    print(f"{r['name']:16s} {r['impl']:28s} {r['ms']:9.4f} ms {tf} {gb}")
+parts = [r["ms"] for n in ("parts-prefill", "parts-decode") for r in by.get(n, []) if "ms" in r]
+one = [r["ms"] for r in by.get("mixed-p16", []) if r.get("impl") == "rocke" and "ms" in r]
+if len(parts) == 2 and one:
+    print(f"mixed-p16: one launch {one[0]:.4f} ms vs prefill + decode back to back {sum(parts):.4f} ms "
+          f"({sum(parts) / one[0]:.2f}x)")
+flex = [r["ms"] for r in by.get("mixed-p16", []) if r.get("impl", "").startswith("flex") and "ms" in r]
+if flex and one:
+    print(f"mixed-p16: FlexAttention paged / rocke = {flex[0] / one[0]:.2f}x (the issue asks >= 2x)")
+PY

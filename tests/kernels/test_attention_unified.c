@@ -1,0 +1,354 @@
+/* rocke tests — unified attention (mode = unified) on the emulator against
+ * the double reference over each sequence's gathered keys: mixed batches of
+ * query lengths 1, 2, page_size - 1, page_size + 1 and 200 over KV
+ * lengths 1 to 997, random page permutations, the 2-D path and the
+ * split-KV path (all and some of the splits), every option on and off
+ * (sliding window, softcap, sinks, ALiBi, LSE, e4m3 caches with per-head
+ * scales), page sizes 16 to 128, D 64,
+ * 128 and 256, GQA 1, 4 and 16, f16 and bf16, sm_90a and gfx942 (one case
+ * each on sm_80 and gfx950); the split heuristic; the input checks and the
+ * out-of-range page caught by the emulator; bad specs and shapes. Fresh
+ * random data; ROCKE_SEED=N replays. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "rocke/emu.h"
+#include "rocke/kernels.h"
+#include "../support/problem_emu.h"
+
+static uint64_t seed;
+static unsigned runs;
+
+/* A batch: n sequences of q[i] new tokens over k[i] keys. */
+typedef struct batch { uint32_t n; uint64_t q[16], k[16]; } batch;
+
+/* The unified instance for (Hq, Hkv, D) and batch b on target, knobs locked. */
+static void unified_instance(const char *target, uint64_t Hq, uint64_t Hkv, uint64_t D, const batch *b,
+                             const char *knobs, rk_instance *in, rk_shape *sh) {
+    rk_family_id f;
+    assert_int_equal(rk_family_parse("attention", &f), RK_OK);
+    rk_instance_default(f, in);
+    char all[256];
+    snprintf(all, sizeof all, "mode=unified %s", knobs);
+    uint64_t locked;
+    if (problem_knobs_set(in, all, &locked)) fail_msg("%s: %s", all, rk_error_message());
+    uint64_t total = 0, longest = 1;
+    for (uint32_t i = 0; i < b->n; i++) {
+        total += b->q[i];
+        longest = b->k[i] > longest ? b->k[i] : longest;
+    }
+    const uint64_t ext[6] = {b->n, Hq, Hkv, total, longest, D};
+    assert_int_equal(rk_shape_default(f, sh), RK_OK);
+    assert_int_equal(rk_shape_update(f, sh, NULL, ext, 6, false), RK_OK);
+    if (rk_instance_tune(in, rk_target_find(target), sh, locked)) fail_msg("%s: %s", all, rk_error_message());
+}
+
+static void *buf_of(rk_problem *p, const char *name) {
+    for (uint32_t i = 0; i < p->sig.n; i++)
+        if (!strcmp(p->sig.p[i].name, name)) return p->buf[i].data;
+    return NULL;
+}
+
+/* Scalars: "name=value ..." (num_splits, softcap, window_left). */
+static void set_scalars(rk_problem *p, const char *text) {
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", text);
+    for (char *tok = strtok(buf, " "); tok; tok = strtok(NULL, " ")) {
+        char *eq = strchr(tok, '=');
+        assert_non_null(eq);
+        *eq = 0;
+        if (rk_problem_set_scalar(p, tok, strtod(eq + 1, NULL))) fail_msg("%s: %s", tok, rk_error_message());
+    }
+}
+
+/* A second launch over a cleared O gives the same bytes (the merge order
+ * does not depend on which block arrived last; Arrivals were reset). */
+static void relaunch_same(rk_problem *p, const rk_target *t, rk_kernel *k, const rk_shape *sh, const char *name) {
+    for (uint32_t i = 0; i < p->sig.n; i++) {
+        if (strcmp(p->sig.p[i].name, "O")) continue;
+        void *first = malloc(p->buf[i].bytes);
+        assert_non_null(first);
+        memcpy(first, p->buf[i].data, p->buf[i].bytes);
+        memset(p->buf[i].data, 0, p->buf[i].bytes);
+        if (problem_emu_launch(t, k, p, sh)) fail_msg("%s: relaunch: %s", name, rk_error_message());
+        if (memcmp(first, p->buf[i].data, p->buf[i].bytes)) fail_msg("%s: O differs on the second launch", name);
+        free(first);
+    }
+}
+
+/* Build, fill, set the batch and scalars, run, verify; the check must also
+ * catch O with one element changed. */
+static void run_case(const char *target, uint64_t Hq, uint64_t Hkv, uint64_t D, const batch *b, const char *knobs,
+                     const char *scalars) {
+    const rk_target *t = rk_target_find(target);
+    assert_non_null(t);
+    rk_instance in;
+    rk_shape sh;
+    unified_instance(target, Hq, Hkv, D, b, knobs, &in, &sh);
+    char name[256];
+    assert_int_equal(rk_instance_name(&in, name, sizeof name), RK_OK);
+    rk_kernel *k;
+    rk_problem p;
+    uint64_t s = seed ^ (runs++ * 0x9e3779b97f4a7c15ull);
+    if (problem_emu_prepare(t, &in, &sh, s, &k, &p)) fail_msg("%s %s: %s", target, name, rk_error_message());
+    if (rk_problem_set_lengths(&p, b->q, b->k, b->n)) fail_msg("%s %s: %s", target, name, rk_error_message());
+    set_scalars(&p, scalars);
+    if (rk_problem_check_inputs(&p)) fail_msg("%s %s: %s", target, name, rk_error_message());
+    rk_problem_diff c;
+    if (problem_emu_verify(t, k, &p, &sh, &c)) fail_msg("%s %s: launch: %s", target, name, rk_error_message());
+    if (c.bad)
+        fail_msg("%s %s [%s] seed %llu: bad=%llu/%llu max_abs_diff=%g, first %s", target, name, scalars,
+                 (unsigned long long)s, (unsigned long long)c.bad, (unsigned long long)c.total, c.max_abs_diff,
+                 c.first_bad);
+    if (strstr(scalars, "num_splits") && !strstr(scalars, "num_splits=1")) relaunch_same(&p, t, k, &sh, name);
+    uint16_t *o = buf_of(&p, "O");
+    uint64_t count = sh.dim[3] * Hq * D, big = 0;
+    for (uint64_t x = 1; x < count; x++)
+        if ((o[x] & 0x7fff) > (o[big] & 0x7fff)) big = x;   /* 16-bit magnitudes order as their bits */
+    o[big] ^= 0x0100;
+    assert_int_equal(rk_problem_check(&p, &c), RK_OK);
+    if (c.bad != 1) fail_msg("%s %s: a corrupted O gave bad=%llu", target, name, (unsigned long long)c.bad);
+    rk_problem_free(&p);
+    rk_kernel_free(k);
+}
+
+static const char *const targets[] = {"sm_90a", "gfx942"};
+
+/* Decodes of 1 and 2 tokens (one over a single key), chunks of P - 1, P + 1
+ * and 200 tokens over contexts, a query as long as its keys. */
+static const batch mixed = {6, {1, 2, 15, 17, 200, 1}, {1, 37, 15, 60, 200, 997}};
+
+/* The 2-D path and split-KV with every split and with some of them. */
+static void test_mixed_paths(void **state) {
+    (void)state;
+    for (int t = 0; t < 2; t++) {
+        run_case(targets[t], 4, 1, 64, &mixed, "page_size=16 kv_splits=1", "");
+        run_case(targets[t], 4, 1, 64, &mixed, "page_size=16 kv_splits=4", t ? "num_splits=3" : "num_splits=4");
+    }
+    const batch b = {3, {1, 17, 2}, {70, 17, 99}};
+    run_case("sm_90a", 4, 1, 64, &b, "page_size=16 kv_splits=4", "num_splits=1");
+}
+
+/* Each option alone, then all together, on the 2-D and the split path. */
+static void test_options(void **state) {
+    (void)state;
+    const batch b = {4, {1, 17, 20, 2}, {60, 17, 90, 99}};
+    static const char *const opts[][2] = {
+        {"sinks=true", ""},
+        {"softcap=true", "softcap=0.2"},
+        {"alibi=true", ""},
+        {"mask=window", "window_left=20"},
+        {"lse=true", ""},
+    };
+    for (int i = 0; i < 5; i++) {
+        char knobs[96], sc[64];
+        snprintf(knobs, sizeof knobs, "page_size=16 kv_splits=2 %s", opts[i][0]);
+        snprintf(sc, sizeof sc, "num_splits=1 %s", opts[i][1]);
+        run_case(targets[i % 2], 8, 2, 64, &b, knobs, sc);
+        snprintf(sc, sizeof sc, "num_splits=2 %s", opts[i][1]);
+        run_case(targets[(i + 1) % 2], 8, 2, 64, &b, knobs, sc);
+    }
+    const char *all = "page_size=16 kv_splits=2 sinks=true softcap=true alibi=true mask=window lse=true";
+    const batch c = {5, {1, 2, 15, 17, 70}, {1, 37, 15, 60, 90}};
+    run_case("sm_90a", 4, 1, 64, &c, all, "num_splits=1 softcap=0.5 window_left=33");
+    run_case("gfx942", 4, 1, 64, &c, all, "num_splits=2 softcap=0.5 window_left=33");
+    /* a window that reaches back past the start and an unbounded one */
+    run_case("sm_90a", 8, 2, 64, &b, "mask=window page_size=16 kv_splits=1", "window_left=1000");
+    run_case("gfx942", 8, 2, 64, &b, "mask=window page_size=16 kv_splits=1", "window_left=-1");
+}
+
+/* Page sizes 32, 64, 128; D 128 and 256; GQA 1 and 16; f16; a 16-row block
+ * of one warp; sm_80 and gfx950. */
+static void test_shapes(void **state) {
+    (void)state;
+    const batch b = {3, {1, 33, 2}, {70, 65, 129}};
+    run_case("sm_90a", 4, 4, 64, &b, "page_size=32 kv_splits=1 dtype=f16", "");
+    run_case("gfx942", 16, 1, 64, &b, "page_size=64 kv_splits=2", "num_splits=2");
+    run_case("sm_80", 16, 1, 128, &b, "page_size=128 kv_splits=1", "");
+    run_case("gfx950", 4, 2, 128, &b, "page_size=32 kv_splits=2 dtype=f16", "num_splits=2");
+    run_case("sm_90a", 8, 2, 64, &b, "page_size=16 kv_splits=2 block_m=16 warps=1", "num_splits=2");
+    const batch small = {2, {1, 17}, {40, 17}};
+    run_case("sm_90a", 2, 1, 256, &small, "page_size=16 kv_splits=2", "num_splits=2");
+    run_case("gfx942", 2, 1, 256, &small, "page_size=16 kv_splits=1", "");
+}
+
+/* e4m3 caches with per-KV-head scales: OCP on NVIDIA, FNUZ on gfx942. */
+static void test_fp8(void **state) {
+    (void)state;
+    run_case("sm_90a", 4, 1, 64, &mixed, "kv_dtype=fp8 page_size=16 kv_splits=1", "");
+    const batch b = {3, {1, 33, 2}, {70, 65, 129}};
+    run_case("gfx942", 8, 2, 128, &b, "kv_dtype=fp8fnuz page_size=32 kv_splits=2 sinks=true", "num_splits=2");
+}
+
+/* A problem (no kernel) for the heuristic and the input checks. */
+static void problem_of(const char *target, uint64_t Hq, uint64_t Hkv, const batch *b, const char *knobs,
+                       rk_problem *p) {
+    rk_instance in;
+    rk_shape sh;
+    unified_instance(target, Hq, Hkv, 64, b, knobs, &in, &sh);
+    assert_int_equal(rk_instance_check_shape(&in, &sh), RK_OK);
+    assert_int_equal(rk_problem_init(p, &in, &sh, seed), RK_OK);
+    assert_int_equal(rk_problem_set_lengths(p, b->q, b->k, b->n), RK_OK);
+}
+
+/* Few decodes over long contexts split; a long prefill and many sequences
+ * stay 2-D; a kv_splits = 1 instance is always 2-D. */
+static void test_heuristic(void **state) {
+    (void)state;
+    const rk_target *t = rk_target_find("sm_90a");
+    rk_problem p;
+    uint32_t n;
+    const batch few = {2, {1, 1}, {8000, 3000}};
+    problem_of("sm_90a", 32, 8, &few, "page_size=16 kv_splits=8", &p);
+    assert_int_equal(rk_problem_attention_splits(&p, t, &n), RK_OK);
+    assert_int_equal(n, 8);
+    rk_problem_free(&p);
+    const batch shortkv = {2, {1, 1}, {300, 20}};
+    problem_of("sm_90a", 32, 8, &shortkv, "page_size=16 kv_splits=8", &p);
+    assert_int_equal(rk_problem_attention_splits(&p, t, &n), RK_OK);
+    assert_int_equal(n, 1);   /* 256 keys a split at least */
+    rk_problem_free(&p);
+    const batch prefill = {1, {4096}, {4096}};
+    problem_of("sm_90a", 8, 8, &prefill, "page_size=16 kv_splits=2", &p);
+    assert_int_equal(rk_problem_attention_splits(&p, t, &n), RK_OK);
+    assert_int_equal(n, 1);   /* 64 query blocks x 8 KV heads fill the 132 SMs */
+    rk_problem_free(&p);
+    problem_of("sm_90a", 32, 8, &few, "page_size=16 kv_splits=1", &p);
+    assert_int_equal(rk_problem_attention_splits(&p, t, &n), RK_OK);
+    assert_int_equal(n, 1);
+    rk_problem_free(&p);
+}
+
+/* Offsets, lengths and page ids are checked before a launch, naming the
+ * sequence; a page id outside the cache that reaches the emulator stops at
+ * the read. */
+static void test_bad_batch(void **state) {
+    (void)state;
+    const rk_target *t = rk_target_find("sm_90a");
+    rk_instance in;
+    rk_shape sh;
+    const batch b = {3, {2, 17, 1}, {40, 40, 40}};
+    unified_instance("sm_90a", 4, 2, 64, &b, "page_size=16 kv_splits=2", &in, &sh);
+    rk_kernel *k;
+    rk_problem p;
+    assert_int_equal(problem_emu_prepare(t, &in, &sh, seed, &k, &p), RK_OK);
+    assert_int_equal(rk_problem_set_lengths(&p, b.q, b.k, b.n), RK_OK);
+    assert_int_equal(rk_problem_check_inputs(&p), RK_OK);
+    int32_t *qs = buf_of(&p, "query_start"), *lens = buf_of(&p, "kv_lens"), *bt = buf_of(&p, "block_table");
+    qs[2] = 1;   /* below query_start[1] = 2 */
+    assert_int_not_equal(rk_problem_check_inputs(&p), RK_OK);
+    assert_non_null(strstr(rk_error_message(), "sequence 1"));
+    qs[2] = 19;
+    qs[3] = 21;   /* total_q is 20 */
+    assert_int_not_equal(rk_problem_check_inputs(&p), RK_OK);
+    assert_non_null(strstr(rk_error_message(), "total_q"));
+    qs[3] = 20;
+    lens[1] = 16;   /* 17 new queries */
+    assert_int_not_equal(rk_problem_check_inputs(&p), RK_OK);
+    assert_non_null(strstr(rk_error_message(), "sequence 1 has 17 new queries"));
+    lens[1] = 49;   /* 3 pages hold 48 keys */
+    assert_int_not_equal(rk_problem_check_inputs(&p), RK_OK);
+    assert_non_null(strstr(rk_error_message(), "sequence 1: kv_len = 49"));
+    lens[1] = 40;
+    assert_int_equal(rk_problem_set_scalar(&p, "num_splits", 3), RK_OK);
+    assert_int_not_equal(rk_problem_check_inputs(&p), RK_OK);
+    assert_non_null(strstr(rk_error_message(), "num_splits = 3, legal 1..2"));
+    assert_int_equal(rk_problem_set_scalar(&p, "num_splits", 1), RK_OK);
+    bt[2 * 3 + 1] = 9 + 4096;   /* 3 pages per sequence, 9 in the cache */
+    assert_int_not_equal(rk_problem_check_inputs(&p), RK_OK);
+    assert_non_null(strstr(rk_error_message(), "sequence 2: block_table[2][1]"));
+    assert_int_not_equal(problem_emu_launch(t, k, &p, &sh), RK_OK);
+    assert_non_null(strstr(rk_error_message(), "out-of-bounds global read"));
+    const uint64_t q2[3] = {2, 17, 2}, k2[3] = {40, 40, 40}, q3[3] = {2, 17, 1}, k3[3] = {40, 10, 40};
+    assert_int_not_equal(rk_problem_set_lengths(&p, q2, k2, 3), RK_OK);
+    assert_non_null(strstr(rk_error_message(), "21 query tokens"));
+    assert_int_not_equal(rk_problem_set_lengths(&p, q3, k3, 3), RK_OK);
+    assert_non_null(strstr(rk_error_message(), "sequence 1 has 17 new queries over 10 keys"));
+    rk_problem_free(&p);
+    rk_kernel_free(k);
+}
+
+/* Specs and shapes the unified mode does not serve, each named. */
+static void test_bad_spec(void **state) {
+    (void)state;
+    const rk_target *t = rk_target_find("sm_90a");
+    rk_instance in;
+    rk_shape sh;
+    const batch b = {2, {1, 3}, {20, 30}};
+    unified_instance("sm_90a", 4, 2, 64, &b, "page_size=16", &in, &sh);
+    assert_int_equal(in.u.attn.mask, RK_ATTN_MASK_CAUSAL);   /* the default for unified */
+    assert_int_equal(rk_instance_validate(&in, t), RK_OK);
+    rk_instance bad = in;
+    bad.u.attn.mask = RK_ATTN_MASK_NONE;
+    assert_int_not_equal(rk_instance_validate(&bad, t), RK_OK);
+    assert_non_null(strstr(rk_error_message(), "causal inside each sequence"));
+    bad = in;
+    bad.u.attn.kv_dtype = RK_ATTN_KV_FP8FNUZ;
+    assert_int_not_equal(rk_instance_validate(&bad, t), RK_OK);
+    assert_non_null(strstr(rk_error_message(), "use kv_dtype = fp8"));
+    bad = in;
+    bad.u.attn.page_size = 0;
+    assert_int_not_equal(rk_instance_validate(&bad, t), RK_OK);
+    assert_non_null(strstr(rk_error_message(), "paged cache"));
+    bad = in;
+    bad.u.attn.dtype = RK_S_F32;
+    assert_int_not_equal(rk_instance_validate(&bad, t), RK_OK);
+    assert_non_null(strstr(rk_error_message(), "f16 or bf16"));
+    bad = in;
+    bad.u.attn.layout = RK_ATTN_VARLEN;
+    assert_int_not_equal(rk_instance_validate(&bad, t), RK_OK);
+    assert_non_null(strstr(rk_error_message(), "[total_q, Hq, D]"));
+    bad = in;
+    bad.u.attn.mode = RK_ATTN_PREFILL;
+    bad.u.attn.sinks = true;
+    assert_int_not_equal(rk_instance_validate(&bad, t), RK_OK);
+    assert_non_null(strstr(rk_error_message(), "unified only"));
+    rk_shape s2 = sh;
+    s2.dim[1] = 128, s2.dim[2] = 1;   /* 128 heads per KV head, block_m 64 */
+    assert_int_not_equal(rk_instance_check_shape(&in, &s2), RK_OK);
+    assert_non_null(strstr(rk_error_message(), "block_m = 64"));
+    s2 = sh;
+    s2.dim[1] = 6, s2.dim[2] = 4;
+    assert_int_not_equal(rk_instance_check_shape(&in, &s2), RK_OK);
+    assert_non_null(strstr(rk_error_message(), "not a multiple"));
+    s2 = sh;
+    s2.dim[3] = 61;   /* 2 sequences of at most 30 keys */
+    assert_int_not_equal(rk_instance_check_shape(&in, &s2), RK_OK);
+    assert_non_null(strstr(rk_error_message(), "cannot fit"));
+    s2 = sh;
+    s2.dim[5] = 128;
+    assert_int_not_equal(rk_instance_check_shape(&in, &s2), RK_OK);
+    assert_non_null(strstr(rk_error_message(), "head_dim = 64"));
+    rk_problem p;
+    rk_instance pre;
+    rk_family_id f;
+    assert_int_equal(rk_family_parse("attention", &f), RK_OK);
+    rk_instance_default(f, &pre);
+    pre.u.attn.head_dim = 64;
+    assert_int_equal(rk_problem_init(&p, &pre, &sh, seed), RK_OK);
+    uint32_t n;
+    assert_int_not_equal(rk_problem_attention_splits(&p, t, &n), RK_OK);
+    assert_non_null(strstr(rk_error_message(), "--mode unified"));
+    rk_problem_free(&p);
+}
+
+int main(void) {
+    const char *env = getenv("ROCKE_SEED");
+    seed = env ? strtoull(env, NULL, 0) : (uint64_t)time(NULL) ^ ((uint64_t)clock() << 32);
+    printf("test_attention_unified: seed = %llu (ROCKE_SEED=%llu replays)\n", (unsigned long long)seed,
+           (unsigned long long)seed);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_mixed_paths), cmocka_unit_test(test_options),  cmocka_unit_test(test_shapes),
+        cmocka_unit_test(test_fp8),         cmocka_unit_test(test_heuristic), cmocka_unit_test(test_bad_batch),
+        cmocka_unit_test(test_bad_spec),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

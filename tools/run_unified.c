@@ -1,0 +1,120 @@
+/* rocke run — the batch of an attention --mode unified run: --lengths as
+ * Q:K pairs or a random mixed batch, and the problem shape it implies
+ * (--shape Hq,Hkv,D). Layer: tools. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/base_int.h"
+#include "run_side.h"
+
+enum { DB, DHQ, DHKV, DSQ, DSKV, DD };   /* attention's dimensions */
+
+static uint64_t next(uint64_t *s) {
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static bool alloc_batch(run_batch *b, uint32_t n) {
+    b->n = n;
+    b->lq = calloc(n ? 2 * (size_t)n : 2, sizeof *b->lq);
+    b->lk = b->lq ? b->lq + n : NULL;
+    if (!b->lq) fprintf(stderr, "rocke run: --lengths: out of memory\n");
+    return b->lq != NULL;
+}
+
+/* One sequence in eight a prefill chunk of about 200 tokens, one of
+ * page_size - 1, one of page_size + 1, one a 2-token decode, the rest 1. */
+static void draw(run_batch *b, uint64_t seed, uint32_t page) {
+    uint64_t rng = seed ^ 0x6d1c3dbau;
+    for (uint32_t i = 0; i < b->n; i++) {
+        uint64_t kind = next(&rng) % 8, q = 1;
+        if (kind == 0) q = 192 + next(&rng) % 32;
+        if (kind == 1) q = page > 1 ? page - 1 : 1;
+        if (kind == 2) q = page + 1;
+        if (kind == 3) q = 2;
+        b->lq[i] = q;
+        b->lk[i] = q + next(&rng) % 1000;
+    }
+}
+
+bool run_batch_parse(const char *text, uint64_t seed, uint32_t page_size, run_batch *out) {
+    memset(out, 0, sizeof *out);
+    if (!strncmp(text, "random:", 7)) {
+        char *end;
+        unsigned long long n = strtoull(text + 7, &end, 10);
+        if (end == text + 7 || *end || n == 0 || n > 65535) {
+            fprintf(stderr, "rocke run: --lengths '%s': expected random:N with N in 1..65535 sequences\n", text);
+            return false;
+        }
+        if (!alloc_batch(out, (uint32_t)n)) return false;
+        draw(out, seed, page_size);
+        return true;
+    }
+    uint32_t n = 1;
+    for (const char *c = text; *c; c++) n += *c == ',';
+    if (!alloc_batch(out, n)) return false;
+    const char *c = text;
+    for (uint32_t i = 0; i < n; i++) {
+        char *end;
+        out->lq[i] = strtoull(c, &end, 10);
+        bool ok = end != c && *c != '-' && *end == ':';
+        if (ok) {
+            const char *k = end + 1;
+            out->lk[i] = strtoull(k, &end, 10);
+            ok = end != k && *k != '-' && (*end == ',' || !*end);
+        }
+        if (ok && out->lq[i] > out->lk[i]) {
+            fprintf(stderr, "rocke run: --lengths: sequence %u has %llu new queries over %llu keys; the KV length "
+                    "counts the new tokens too (Q <= K)\n", i, (unsigned long long)out->lq[i],
+                    (unsigned long long)out->lk[i]);
+            run_batch_free(out);
+            return false;
+        }
+        if (!ok) {
+            fprintf(stderr, "rocke run: --lengths '%s': sequence %u: expected Q:K (new query tokens : KV length "
+                    "including them) per sequence, separated by ',', or random:N\n", text, i);
+            run_batch_free(out);
+            return false;
+        }
+        c = *end ? end + 1 : end;
+    }
+    return true;
+}
+
+void run_batch_free(run_batch *b) {
+    free(b->lq);
+    memset(b, 0, sizeof *b);
+}
+
+bool run_batch_short_shape(const char *text) {
+    uint32_t commas = 0;
+    for (const char *c = text; *c; c++) {
+        if (*c == '=') return false;
+        commas += *c == ',';
+    }
+    return commas == 2;
+}
+
+bool run_batch_shape(const run_batch *b, const char *text, const rk_shape *base, rk_shape *out) {
+    *out = *base;
+    if (text) {
+        unsigned long long v[3];
+        char tail;
+        if (sscanf(text, "%llu,%llu,%llu%c", &v[0], &v[1], &v[2], &tail) != 3 || !v[0] || !v[1] || !v[2]) {
+            fprintf(stderr, "rocke run: --shape '%s': attention --mode unified takes Hq,Hkv,D (positive) with "
+                    "--lengths, or the six dimensions B,Hq,Hkv,Sq,Skv,D\n", text);
+            return false;
+        }
+        out->dim[DHQ] = v[0], out->dim[DHKV] = v[1], out->dim[DD] = v[2];
+    }
+    uint64_t total = 0, longest = 1;
+    for (uint32_t i = 0; i < b->n; i++) {
+        total += b->lq[i];
+        longest = b->lk[i] > longest ? b->lk[i] : longest;
+    }
+    out->dim[DB] = b->n, out->dim[DSQ] = total ? total : 1, out->dim[DSKV] = longest;
+    return true;
+}
