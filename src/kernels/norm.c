@@ -42,6 +42,13 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64
     kn_row_tune(&s->k, t, w, sh, locked, FIRST_ROW_KNOB, 4, nv ? 16 : 0);
     kn_row_tune_slices(&s->k, t, sh, locked, FIRST_ROW_KNOB, SLICES_KNOB);
     kn_row_tune_occupancy(&s->k, t, s->dtype, locked, FIRST_ROW_KNOB, NORM_BASE_REGS);
+    /* NVIDIA looped LayerNorm rows of 1024 threads (64 registers): x, gamma
+     * and beta of 4 vectors of 8 16-bit elements spill (bf16, ptxas -v:
+     * 96 bytes at 1000 x 151936, measured at half of f16's bandwidth), 2 do
+     * not (55 registers); f32 (vec 4) fits at 4 (58) */
+    bool unroll_locked = (locked >> (FIRST_ROW_KNOB + 5)) & 1u;
+    if (nv && !s->rms && !s->k.chunks && s->k.slices < 2 && !unroll_locked && s->k.vec * s->k.unroll > 16)
+        s->k.unroll = 16 / s->k.vec;
 }
 
 static rk_status validate(const rk_instance *in, const rk_target *t) {
