@@ -190,7 +190,9 @@ uint32_t kn_row_param_align(const rk_row_knobs *k, const rk_kparam *kp);
 void kn_row_tune_slices(rk_row_knobs *k, const rk_target *t, const rk_shape *s, uint64_t locked, uint32_t first_knob,
                         uint32_t slices_knob);
 
-/* row_slices.c: the split-row path. Block (x, y) takes slice y of row x:
+/* row_slices.c: the split-row path. Block (x, y), launch index x + y*M,
+ * takes slice (index mod S) of row (index / S), so a row's slices start
+ * together (kn_slices_rows sets g->row; call it after rk_tile_rows_begin):
  * pass 1 over [lo, hi) reduces nstat f32 statistics, which the block
  * publishes into Work; the last block of the row to arrive (an f32 counter
  * per row) merges the slices in slice order (deterministic); reduce writes
@@ -199,6 +201,7 @@ void kn_row_tune_slices(rk_row_knobs *k, const rk_target *t, const rk_shape *s, 
 typedef struct kn_slices {
     uint32_t n, nstat;
     rk_value work, sync, row, M, tid;
+    rk_value sid;         /* i32: this block's slice */
     rk_value lo, hi;      /* this block's loop range of the row view */
     rk_value per, len;    /* elements per slice (whole loop steps), the view's length */
 } kn_slices;
@@ -209,6 +212,7 @@ void kn_slices_signature(rk_ksig *s, const rk_row_knobs *k, uint32_t nstat, bool
 /* The slice of a row view [0, len) for block y: `stride` (elements one
  * loop step covers) divides every slice but the last. sync: the Sync
  * parameter (spread families; else unused). */
+void kn_slices_rows(rk_kernel *k, const rk_row_knobs *kn, rk_tile_rows *g, rk_value M);
 kn_slices kn_slices_begin(rk_kernel *k, const rk_row_knobs *kn, uint32_t nstat, rk_value work, rk_value sync,
                           const rk_tile_rows *g, rk_value M, rk_value len, uint32_t stride);
 /* Store this block's stats (identical in every thread), count its arrival;

@@ -446,6 +446,7 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
     c.io = io_of(c.s, p);
     rk_value M = p[c.io.M], N = p[c.io.N];
     c.g = rk_tile_rows_begin(k, kn->block_size, kn->rows_per_block, kn->wave, M);
+    kn_slices_rows(k, kn, &c.g, M);
     c.cfg = (rk_tile_block_cfg){.wave = kn->wave, .group = c.g.tpr, .groups = c.g.rpb, .shuffle_fold = true};
     rk_scalar dt = c.s->dtype;
     c.xr = kn_row_view(k, kn, p[c.io.x], dt, c.g.row, N, c.g.active, NULL);

@@ -293,6 +293,7 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
     const rk_softmax_spec *s = &in->u.softmax;
     const rk_row_knobs *kn = &s->k;
     rk_tile_rows g = rk_tile_rows_begin(k, kn->block_size, kn->rows_per_block, kn->wave, p[2]);
+    kn_slices_rows(k, kn, &g, p[2]);
     rk_tile_row xr = kn_row_view(k, kn, p[0], s->dtype, g.row, p[3], g.active, NULL);
     rk_tile_row yr = kn_row_view(k, kn, p[1], s->out_dtype, g.row, p[3], g.active, &xr);
     kn_row_attrs(k, kn, t);
