@@ -167,11 +167,17 @@ void kn_row_tune_occupancy(rk_row_knobs *k, const rk_target *t, rk_scalar elem, 
 /* Launch-bound attributes from the knobs (min_blocks_per_sm / waves_per_eu). */
 void kn_row_attrs(rk_kernel *kern, const rk_row_knobs *k, const rk_target *t);
 rk_status kn_row_validate(const rk_row_knobs *k, const rk_target *t, rk_scalar a, rk_scalar b);
+/* The same, also taking slices > 1 with chunks > 0 (a cached slice a block:
+ * rows_per_block 1, masked tails): the families whose cached path splits. */
+rk_status kn_row_validate_cached_slices(const rk_row_knobs *k, const rk_target *t, rk_scalar a, rk_scalar b);
 rk_status kn_row_check_shape(const rk_row_knobs *k, const rk_shape *s);
 void kn_row_geometry(const rk_row_knobs *k, rk_launch_geom *g);
 static inline uint32_t kn_row_tpr(const rk_row_knobs *k) { return k->block_size / k->rows_per_block; }
-/* Elements a cached row holds (0: looped, any length). */
-static inline uint32_t kn_row_cap(const rk_row_knobs *k) { return kn_row_tpr(k) * k->vec * k->chunks; }
+/* Elements a cached row holds (0: looped, any length): over its slices
+ * when a cached row is split over blocks. */
+static inline uint32_t kn_row_cap(const rk_row_knobs *k) {
+    return kn_row_tpr(k) * k->vec * k->chunks * (k->slices > 1 ? k->slices : 1);
+}
 /* The view of row `row` of tensor ptr (stride and length N) for the row
  * families: a split view (lead when like is NULL) when the knob says so. */
 rk_tile_row kn_row_view(rk_kernel *k, const rk_row_knobs *kn, rk_value ptr, rk_scalar elem, rk_value row,
@@ -189,6 +195,12 @@ uint32_t kn_row_param_align(const rk_row_knobs *k, const rk_kparam *kp);
  * locked): looped rows, one per block, a block size for the slice. */
 void kn_row_tune_slices(rk_row_knobs *k, const rk_target *t, const rk_shape *s, uint64_t locked, uint32_t first_knob,
                         uint32_t slices_knob);
+/* Rows too long for one block's registers (or, NVIDIA, cached at fewer than
+ * two blocks an SM) and not already split: the row over slices of
+ * KN_CSLICE_BLOCK threads, each slice cached (LayerNorm, RMSNorm). Then
+ * kn_row_tune_occupancy again. No-op when a geometry knob is locked. */
+void kn_row_tune_cached_slices(rk_row_knobs *k, const rk_target *t, const rk_shape *s, uint64_t locked,
+                               uint32_t first_knob, uint32_t slices_knob);
 
 /* row_slices.c: the split-row path. Block (x, y), launch index x + y*M,
  * takes slice (index mod S) of row (index / S), so a row's slices start

@@ -84,18 +84,19 @@ uint32_t rk_instance_variants(const rk_instance *in, const rk_target *t, uint64_
         n++;
     }
     /* cached rows: one variant per distinct pick of the heuristic over the
-     * row lengths it caches (from N = 1 up), each serving the lengths that
+     * row lengths it caches (from N = 1 up; the norms' cached slices of
+     * rows too long for one block included), each serving the lengths that
      * pick it, so a shape runs the kernel a build for it would (with split
      * views: any base) */
     uint64_t l2 = lk;
     rk_instance one = base;
-    lock(&one, &l2, "slices", "1");
     char name[256];
     for (uint64_t from = 1; n < max && pick_at(&one, t, l2, from, &v, name, sizeof name);) {
         const rk_row_knobs *k = row_knobs(&v);
         uint64_t hi = class_end(&one, t, l2, from, kn_row_cap(k), name);
         out[n] = (rk_variant){.inst = v, .ndims = 1, .dim = {"N"}, .lo = {from}, .hi = {hi}};
-        snprintf(out[n].tag, sizeof out[n].tag, "t%uc%u", kn_row_tpr(k), k->chunks);
+        if (k->slices > 1) snprintf(out[n].tag, sizeof out[n].tag, "t%uc%us%u", kn_row_tpr(k), k->chunks, k->slices);
+        else snprintf(out[n].tag, sizeof out[n].tag, "t%uc%u", kn_row_tpr(k), k->chunks);
         n++;
         from = hi + 1;
     }
