@@ -89,6 +89,10 @@ layernorm-b1024-sl5 1000,151936 layernorm --block_size 1024 --chunks 4 --slices 
 rmsnorm-looped 1000,151936 rmsnorm --slices 1
 layernorm-k7 1024,50257 layernorm --slices 1
 rmsnorm-k7 1024,50257 rmsnorm --slices 1
+softmax-looped 1000,151936 softmax --slices 1
+softmax-k7 1024,50257 softmax --slices 1
+softmax-f32-k8 4096,32768 softmax --dtype f32 --slices 1
+layernorm-f32-k8 4096,32768 layernorm --dtype f32 --slices 1
 VARIANTS
 # GEMM at the benchmark shapes (bench/gemm_shapes.txt), the heuristic's pick
 mkdir -p "$D/gemm"

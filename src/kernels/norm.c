@@ -311,16 +311,18 @@ static void group_offsets(rk_kernel *k, rk_value base, uint32_t u, uint32_t step
     for (uint32_t i = 0; i < u; i++) offs[i] = i ? rk_build_add(k, base, kn_i32(k, (int32_t)(i * step))) : base;
 }
 
-/* The looped output pass over [from, len of x's view): x (and r) read
- * again, h rounded again (H is write-only in the ABI). */
-static void output_looped(rk_kernel *k, norm_ctx *c, rk_value from, rk_value mean, rk_value rstd) {
+/* The looped output pass over [from, to) (from invalid: 0; to invalid: the
+ * end of x's view): x (and r) read again, h rounded again (H is write-only
+ * in the ABI). */
+static void output_looped(rk_kernel *k, norm_ctx *c, rk_value from, rk_value to, rk_value mean, rk_value rstd) {
     const rk_row_knobs *kn = &c->s->k;
     uint32_t u = kn->unroll, step = c->g.tpr * kn->vec;
     bool rms = c->s->rms;
     rk_value start = rk_build_mul(k, c->g.lt, kn_i32(k, (int32_t)kn->vec));
     rk_value stride = kn_i32(k, (int32_t)(step * u));
     rk_value from2 = rk_value_ok(from) ? rk_build_add(k, from, start) : start;
-    rk_value b2 = rk_for_begin(k, from2, c->xr.len, stride, NULL, 0, NULL, NULL, NULL);
+    rk_value end = rk_value_ok(to) ? to : c->xr.len;
+    rk_value b2 = rk_for_begin(k, from2, end, stride, NULL, 0, NULL, NULL, NULL);
     rk_value offs[8], v[8], gam[8], bet[8];
     group_offsets(k, b2, u, step, offs);
     rk_tile_row_load_f32(k, &c->xr, offs, u, 0.0, v);
@@ -427,7 +429,7 @@ static void build_cached(rk_kernel *k, norm_ctx *c) {
     kn_slices_pass_begin(k, &sp, &sl, &from, &to);
     rk_if_begin(k, rk_build_cmp(k, "ne", from, sl.lo));
     clip_views(&full, to);
-    output_looped(k, &full, from, mean, rstd);
+    output_looped(k, &full, from, to, mean, rstd);
     rk_if_end(k, NULL, 0);
     kn_slices_pass_end(k);
     rk_if_begin(k, sp.last);
@@ -491,14 +493,9 @@ static void build_looped(rk_kernel *k, norm_ctx *c) {
     rk_value rstd = rstd_of(k, c, var);
     /* pass 2: re-read x (and r): H is write-only in the ABI; the whole row
      * or the slices this block writes */
-    norm_ctx pass = *c;
-    rk_value from2 = {0};   /* the row from its start */
-    if (kn->slices > 1) {
-        rk_value to2;
-        kn_slices_pass_begin(k, &sp, &sl, &from2, &to2);
-        pass.xr.len = to2;
-    }
-    output_looped(k, &pass, from2, mean, rstd);
+    rk_value from2 = {0}, to2 = {0};   /* the row from its start to its end */
+    if (kn->slices > 1) kn_slices_pass_begin(k, &sp, &sl, &from2, &to2);
+    output_looped(k, c, from2, to2, mean, rstd);
     if (kn->slices < 2) {
         store_stats(k, c, mean, rstd);
         return;

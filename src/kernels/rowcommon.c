@@ -246,9 +246,9 @@ rk_status kn_row_validate_cached_slices(const rk_row_knobs *k, const rk_target *
     if (k->slices < 2 || !k->chunks) return kn_row_validate(k, t, a, b);
     if (k->rows_per_block != 1 || k->tail != RK_TAIL_MASKED)
         return rk_fail(RK_ERR_INVALID,
-                       "knobs 'slices' > 1 with chunks > 0 cache a slice of a row per block: they need "
-                       "rows_per_block=1 and tail=masked, got rows_per_block=%u tail=%s", k->rows_per_block,
-                       kn_tail_names[k->tail]);
+                       "knob 'slices' > 1 splits a row over blocks: a looped row (chunks=0) or a cached slice per "
+                       "block (chunks > 0, tail=masked), both with rows_per_block=1; got chunks=%u rows_per_block=%u "
+                       "tail=%s", k->chunks, k->rows_per_block, kn_tail_names[k->tail]);
     /* the other checks as for any row kernel */
     rk_row_knobs one = *k;
     one.slices = 1;

@@ -267,7 +267,7 @@ static void test_heuristic(void **state) {
         }
 }
 
-/* LayerNorm and RMSNorm cache a slice of the row per block (chunks > 0):
+/* Softmax, LayerNorm and RMSNorm cache a slice of the row per block (chunks > 0):
  * odd rows (split views, the head in slice 0, the tail in the last, a
  * short last slice), fused residual and statistics, every dtype, both
  * targets, launched twice; the claims path writes the waiters' slices from
@@ -275,24 +275,25 @@ static void test_heuristic(void **state) {
  * gives up) has the last block loop over theirs. */
 static void test_cached_slices(void **state) {
     (void)state;
-    static const char *const norms[] = {"layernorm", "rmsnorm"};
+    static const char *const norms[] = {"layernorm", "rmsnorm", "softmax"};
+    static const char *const fused[] = {"residual=true save_stats=true", "residual=true save_stats=true", ""};
     const char *const sliced = "slices=3 chunks=2 block_size=64 vec=4 unroll=2 tail=masked";
-    for (size_t f = 0; f < 2; f++)
+    for (size_t f = 0; f < 3; f++)
         for (size_t t = 0; t < 2; t++) {
             for (size_t d = 0; d < 3; d++) {
                 char kn[256];
-                snprintf(kn, sizeof kn, "dtype=%s residual=true save_stats=true %s", dtypes[d], sliced);
+                snprintf(kn, sizeof kn, "dtype=%s %s %s", dtypes[d], fused[f], sliced);
                 run_case(norms[f], targets[t], 5, 1501, kn, 3);
                 snprintf(kn, sizeof kn, "dtype=%s %s", dtypes[d], sliced);
                 run_case(norms[f], targets[t], 2, 1100, kn, 3);   /* aligned rows, the last slice short */
             }
             char kn[256];
-            snprintf(kn, sizeof kn, "dtype=bf16 residual=true save_stats=true %s", sliced);
+            snprintf(kn, sizeof kn, "dtype=bf16 %s %s", fused[f], sliced);
             spread_same(norms[f], targets[t], 2, 1499, kn);
             spread_claims(norms[f], targets[t], 3, 1533, kn);
         }
     /* the heuristic: rows too long for one block's registers, many of them */
-    for (size_t f = 0; f < 2; f++)
+    for (size_t f = 0; f < 3; f++)
         for (size_t d = 0; d < 3; d++) {
             rk_instance in;
             rk_shape sh;
