@@ -82,6 +82,17 @@ softmax-packed 32768,4096 softmax --keep_exps false
 layernorm-mb1 4096,32768 layernorm --min_blocks_per_sm 1
 layernorm-f32 32768,4096 layernorm --dtype f32
 layernorm-f32-mb4 32768,4096 layernorm --dtype f32 --min_blocks_per_sm 4
+layernorm-looped 1000,151936 layernorm --slices 1
+layernorm-looped-u4 1000,151936 layernorm --slices 1 --unroll 4
+layernorm-f16-looped-u4 1000,151936 layernorm --dtype f16 --slices 1 --unroll 4
+layernorm-b1024-sl5 1000,151936 layernorm --block_size 1024 --chunks 4 --slices 5 --rows_per_block 1 --tail masked --unroll 1
+rmsnorm-looped 1000,151936 rmsnorm --slices 1
+layernorm-k7 1024,50257 layernorm --slices 1
+rmsnorm-k7 1024,50257 rmsnorm --slices 1
+softmax-looped 1000,151936 softmax --slices 1
+softmax-k7 1024,50257 softmax --slices 1
+softmax-f32-k8 4096,32768 softmax --dtype f32 --slices 1
+layernorm-f32-k8 4096,32768 layernorm --dtype f32 --slices 1
 VARIANTS
 # GEMM at the benchmark shapes (bench/gemm_shapes.txt), the heuristic's pick
 mkdir -p "$D/gemm"

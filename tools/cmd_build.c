@@ -308,14 +308,14 @@ int cmd_build(int argc, char **argv) {
     rk_manifest_init(&top);
     for (uint32_t i = 0; i < nv; i++) {
         char file[64];
-        snprintf(file, sizeof file, "manifest.%s.json", var[i].tag);
+        snprintf(file, sizeof file, "manifest.%.23s.json", var[i].tag);
         rk_shape vs;
         if (variant_shape(&var[i], &vs)) return cli_fail("build");
         /* each variant's stage files in a folder of its own: DIR/TAG */
         char vdir[4096];
         cli_stages vd = dmp;
         if (dmp.dir) {
-            snprintf(vdir, sizeof vdir, "%s/%s", dmp.dir, var[i].tag);
+            snprintf(vdir, sizeof vdir, "%s/%.23s", dmp.dir, var[i].tag);
             vd.dir = vdir;
         }
         int rc = emit(&var[i].inst, t, &vs, out, ir_only, file, NULL, &c, &vd);

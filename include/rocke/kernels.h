@@ -438,7 +438,7 @@ rk_status rk_instance_check_shape(const rk_instance *in, const rk_shape *s);
  * instance for every other shape (looped rows). Knobs in `locked` keep
  * in's values. Returns the count (0: the family has no variants). */
 typedef struct rk_variant {
-    const char *tag;              /* "split", "short", "medium", "wide": manifest.<tag>.json */
+    char tag[24];                 /* "split", or "t<threads per row>c<chunks>" of a cached row: manifest.<tag>.json */
     rk_instance inst;
     uint32_t ndims;
     const char *dim[4];

@@ -71,7 +71,7 @@ typedef struct rk_manifest_arg {
 
 /* rocke: a shape variant, another manifest in the same folder serving the
  * launch shapes whose named dimensions all lie in [lo, hi] (docs/manifest.md). */
-#define RK_MANIFEST_MAX_VARIANTS 8
+#define RK_MANIFEST_MAX_VARIANTS 64   /* the message in manifest.c read_variants says 64 */
 #define RK_MANIFEST_VARIANT_DIMS 4
 typedef struct rk_manifest_variant {
     char manifest[64];                                 /* "manifest.split.json" */

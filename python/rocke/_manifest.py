@@ -42,7 +42,7 @@ class RkManifest(ctypes.Structure):
                 ("is_binary", c_int), ("block_m", c_uint32), ("block_n", c_uint32),
                 ("grid_explicit", c_uint32 * 3), ("eps", c_double), ("has_eps", c_bool),
                 ("family", c_char * 32), ("spec", _Spec * 32), ("nspec", c_uint32),
-                ("variants", _Variant * 8), ("nvariants", c_uint32)]
+                ("variants", _Variant * 64), ("nvariants", c_uint32)]
 
 
 check_layout(RkManifest, "rk_manifest", lib.rk_manifest_struct_size())

@@ -172,11 +172,17 @@ void kn_row_tune_occupancy(rk_row_knobs *k, const rk_target *t, rk_scalar elem, 
 /* Launch-bound attributes from the knobs (min_blocks_per_sm / waves_per_eu). */
 void kn_row_attrs(rk_kernel *kern, const rk_row_knobs *k, const rk_target *t);
 rk_status kn_row_validate(const rk_row_knobs *k, const rk_target *t, rk_scalar a, rk_scalar b);
+/* The same, also taking slices > 1 with chunks > 0 (a cached slice a block:
+ * rows_per_block 1, masked tails): the families whose cached path splits. */
+rk_status kn_row_validate_cached_slices(const rk_row_knobs *k, const rk_target *t, rk_scalar a, rk_scalar b);
 rk_status kn_row_check_shape(const rk_row_knobs *k, const rk_shape *s);
 void kn_row_geometry(const rk_row_knobs *k, rk_launch_geom *g);
 static inline uint32_t kn_row_tpr(const rk_row_knobs *k) { return k->block_size / k->rows_per_block; }
-/* Elements a cached row holds (0: looped, any length). */
-static inline uint32_t kn_row_cap(const rk_row_knobs *k) { return kn_row_tpr(k) * k->vec * k->chunks; }
+/* Elements a cached row holds (0: looped, any length): over its slices
+ * when a cached row is split over blocks. */
+static inline uint32_t kn_row_cap(const rk_row_knobs *k) {
+    return kn_row_tpr(k) * k->vec * k->chunks * (k->slices > 1 ? k->slices : 1);
+}
 /* The view of row `row` of tensor ptr (stride and length N) for the row
  * families: a split view (lead when like is NULL) when the knob says so. */
 rk_tile_row kn_row_view(rk_kernel *k, const rk_row_knobs *kn, rk_value ptr, rk_scalar elem, rk_value row,
@@ -194,8 +200,16 @@ uint32_t kn_row_param_align(const rk_row_knobs *k, const rk_kparam *kp);
  * locked): looped rows, one per block, a block size for the slice. */
 void kn_row_tune_slices(rk_row_knobs *k, const rk_target *t, const rk_shape *s, uint64_t locked, uint32_t first_knob,
                         uint32_t slices_knob);
+/* Rows too long for one block's registers (or, NVIDIA, cached at fewer than
+ * two blocks an SM) and not already split: the row over slices of
+ * KN_CSLICE_BLOCK threads, each slice cached (LayerNorm, RMSNorm). Then
+ * kn_row_tune_occupancy again. No-op when a geometry knob is locked. */
+void kn_row_tune_cached_slices(rk_row_knobs *k, const rk_target *t, const rk_shape *s, uint64_t locked,
+                               uint32_t first_knob, uint32_t slices_knob);
 
-/* row_slices.c: the split-row path. Block (x, y) takes slice y of row x:
+/* row_slices.c: the split-row path. Block (x, y), launch index x + y*M,
+ * takes slice (index mod S) of row (index / S), so a row's slices start
+ * together (kn_slices_rows sets g->row; call it after rk_tile_rows_begin):
  * pass 1 over [lo, hi) reduces nstat f32 statistics, which the block
  * publishes into Work; the last block of the row to arrive (an f32 counter
  * per row) merges the slices in slice order (deterministic); reduce writes
@@ -204,6 +218,7 @@ void kn_row_tune_slices(rk_row_knobs *k, const rk_target *t, const rk_shape *s, 
 typedef struct kn_slices {
     uint32_t n, nstat;
     rk_value work, sync, row, M, tid;
+    rk_value sid;         /* i32: this block's slice */
     rk_value lo, hi;      /* this block's loop range of the row view */
     rk_value per, len;    /* elements per slice (whole loop steps), the view's length */
 } kn_slices;
@@ -214,6 +229,7 @@ void kn_slices_signature(rk_ksig *s, const rk_row_knobs *k, uint32_t nstat, bool
 /* The slice of a row view [0, len) for block y: `stride` (elements one
  * loop step covers) divides every slice but the last. sync: the Sync
  * parameter (spread families; else unused). */
+void kn_slices_rows(rk_kernel *k, const rk_row_knobs *kn, rk_tile_rows *g, rk_value M);
 kn_slices kn_slices_begin(rk_kernel *k, const rk_row_knobs *kn, uint32_t nstat, rk_value work, rk_value sync,
                           const rk_tile_rows *g, rk_value M, rk_value len, uint32_t stride);
 /* Store this block's stats (identical in every thread), count its arrival;

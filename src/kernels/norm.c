@@ -23,6 +23,9 @@ static const rk_knob rms_knobs[] = {NORM_KNOBS(0)};
 /* registers besides the packed row (ptxas -v, sm_90a; docs/kernels.md), the
  * same for both norms since LayerNorm's padding needs no masks */
 #define NORM_BASE_REGS 16u
+/* a cached slice: + the merge across blocks and the loop over slices taken
+ * from waiters (ptxas -v, sm_90a, docs/kernels.md) */
+#define SLICED_BASE_REGS 40u
 
 static void defaults_common(rk_instance *in, bool rms) {
     rk_norm_spec *s = &in->u.norm;
@@ -42,6 +45,15 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64
     kn_row_tune(&s->k, t, w, sh, locked, FIRST_ROW_KNOB, 4, nv ? 16 : 0);
     kn_row_tune_slices(&s->k, t, sh, locked, FIRST_ROW_KNOB, SLICES_KNOB);
     kn_row_tune_occupancy(&s->k, t, s->dtype, locked, FIRST_ROW_KNOB, NORM_BASE_REGS);
+    /* NVIDIA looped LayerNorm rows of 1024 threads (64 registers): x, gamma
+     * and beta of 4 vectors of 8 16-bit elements spill (bf16, ptxas -v:
+     * 96 bytes at 1000 x 151936, measured at half of f16's bandwidth), 2 do
+     * not (55 registers); f32 (vec 4) fits at 4 (58) */
+    kn_row_tune_cached_slices(&s->k, t, sh, locked, FIRST_ROW_KNOB, SLICES_KNOB);
+    if (s->k.slices > 1 && s->k.chunks) kn_row_tune_occupancy(&s->k, t, s->dtype, locked, FIRST_ROW_KNOB, SLICED_BASE_REGS);
+    bool unroll_locked = (locked >> (FIRST_ROW_KNOB + 5)) & 1u;
+    if (nv && !s->rms && !s->k.chunks && s->k.slices < 2 && !unroll_locked && s->k.vec * s->k.unroll > 16)
+        s->k.unroll = 16 / s->k.vec;
 }
 
 static rk_status validate(const rk_instance *in, const rk_target *t) {
@@ -49,7 +61,7 @@ static rk_status validate(const rk_instance *in, const rk_target *t) {
     if (s->rms != (in->family == RK_FAMILY_RMSNORM))
         return rk_fail(RK_ERR_INVALID, "spec field 'rms' must be %s for family %s",
                        in->family == RK_FAMILY_RMSNORM ? "true" : "false", rk_family_name(in->family));
-    return kn_row_validate(&s->k, t, s->dtype, s->out_dtype);
+    return kn_row_validate_cached_slices(&s->k, t, s->dtype, s->out_dtype);
 }
 
 static rk_status check_shape(const rk_instance *in, const rk_shape *s) {
@@ -281,6 +293,46 @@ static rk_value all_aligned(rk_kernel *k, norm_ctx *c, rk_value whole) {
     return whole;
 }
 
+/* The views x, r, y and h end at `end` (a slice's end): chunks past it read
+ * the fill and write nothing (masked tails). */
+static void clip_views(norm_ctx *c, rk_value end) {
+    c->xr.len = c->yr.len = end;
+    if (c->s->residual) c->rr.len = c->hr.len = end;
+}
+
+/* Publish the block's sums, merge the slices' (every slice sums about the
+ * same shift: an ordered sum). */
+static kn_spread merge_slices(rk_kernel *k, const kn_slices *sl, rk_value *sums) {
+    rk_value last = kn_slices_publish(k, sl, sums);
+    return kn_slices_merge(k, sl, last, NULL, RK_RED_SUM, sums);
+}
+
+static void group_offsets(rk_kernel *k, rk_value base, uint32_t u, uint32_t step, rk_value *offs) {
+    for (uint32_t i = 0; i < u; i++) offs[i] = i ? rk_build_add(k, base, kn_i32(k, (int32_t)(i * step))) : base;
+}
+
+/* The looped output pass over [from, to) (from invalid: 0; to invalid: the
+ * end of x's view): x (and r) read again, h rounded again (H is write-only
+ * in the ABI). */
+static void output_looped(rk_kernel *k, norm_ctx *c, rk_value from, rk_value to, rk_value mean, rk_value rstd) {
+    const rk_row_knobs *kn = &c->s->k;
+    uint32_t u = kn->unroll, step = c->g.tpr * kn->vec;
+    bool rms = c->s->rms;
+    rk_value start = rk_build_mul(k, c->g.lt, kn_i32(k, (int32_t)kn->vec));
+    rk_value stride = kn_i32(k, (int32_t)(step * u));
+    rk_value from2 = rk_value_ok(from) ? rk_build_add(k, from, start) : start;
+    rk_value end = rk_value_ok(to) ? to : c->xr.len;
+    rk_value b2 = rk_for_begin(k, from2, end, stride, NULL, 0, NULL, NULL, NULL);
+    rk_value offs[8], v[8], gam[8], bet[8];
+    group_offsets(k, b2, u, step, offs);
+    rk_tile_row_load_f32(k, &c->xr, offs, u, 0.0, v);
+    fuse_residual(k, c, offs, u, v, false);
+    rk_tile_row_load(k, &c->gr, offs, u, 0.0, gam);
+    if (!rms) rk_tile_row_load(k, &c->br, offs, u, 0.0, bet);
+    normalize_store(k, c, offs, u, v, gam, rms ? NULL : bet, mean, rstd);
+    rk_for_end(k, NULL, 0, NULL);
+}
+
 /* The row (h when fused: also the storage type) stays in registers in its
  * storage type, so a chunk of 8 16-bit elements costs 4 registers. Pass 1
  * converts it for the shifted sums (one paired reduction, as the looped
@@ -288,9 +340,22 @@ static rk_value all_aligned(rk_kernel *k, norm_ctx *c, rk_value whole) {
  * output code: whole vectors from the registers, or the tail loop. */
 static void build_cached(rk_kernel *k, norm_ctx *c) {
     const rk_row_knobs *kn = &c->s->k;
-    bool rms = c->s->rms;
+    bool rms = c->s->rms, sliced = kn->slices > 1;
     rk_tile_regs x;
-    rk_tile_regs_load_packed(k, &c->xr, c->g.lt, c->g.tpr, kn->chunks, 0.0, &x);
+    norm_ctx full = *c;
+    kn_slices sl = {0};
+    rk_value lt = c->g.lt;
+    if (sliced) {
+        /* this block's slice: whole cached slices, the views ending at its end */
+        uint32_t stride = c->g.tpr * kn->vec * kn->chunks;
+        sl = kn_slices_begin(k, kn, 2, c->io.p[c->io.work], c->io.p[c->io.sync], &c->g, c->io.p[c->io.M], c->xr.len,
+                             stride);
+        clip_views(c, sl.hi);
+        rk_value vc = kn_i32(k, (int32_t)kn->vec);
+        rk_value lo_vecs = rk_build_udiv(k, sl.lo, vc);
+        lt = rk_build_add(k, lt, lo_vecs);
+    }
+    rk_tile_regs_load_packed(k, &c->xr, lt, c->g.tpr, kn->chunks, 0.0, &x);
     rk_value h0 = rms ? (rk_value){0} : first_h(k, c);
     if (c->s->residual) {
         rk_value r[RK_TILE_MAX_CHUNKS];
@@ -309,17 +374,24 @@ static void build_cached(rk_kernel *k, norm_ctx *c) {
         pad_with(k, c, &x, h0, whole);
         shift = rk_tile_to_f32(k, h0);
     }
-    chunk_sums(k, c, &x, shift, !rms, sums);
+    chunk_sums(k, c, &x, shift, !rms || sliced, sums);
     rk_value mean = {0}, var;
     /* 1/N by the hardware reciprocal (exact for powers of two, 1 ulp
      * otherwise): an IEEE division is a subroutine call on NVIDIA, and the
      * call makes ptxas spill the live row around it */
     rk_value inv_n = rk_build_rcp_fast(k, rk_build_sitofp(k, c->io.p[c->io.N], RK_T_F32));
-    if (rms) {
+    kn_spread sp = {0};
+    if (rms && !sliced) {
         var = rk_build_fmul(k, rk_tile_block_reduce(k, RK_RED_SUM, &c->cfg, c->g.tid, sums[1]), inv_n);
+    } else if (rms) {
+        rk_tile_reducer red = {.n = 2, .op = RK_RED_SUM};
+        rk_tile_block_reduce_n(k, &red, &c->cfg, c->g.tid, sums);
+        sp = merge_slices(k, &sl, sums);
+        var = rk_build_fmul(k, sums[1], inv_n);
     } else {
         rk_tile_reducer red = {.n = 2, .op = RK_RED_SUM};
         rk_tile_block_reduce_n(k, &red, &c->cfg, c->g.tid, sums);
+        if (sliced) sp = merge_slices(k, &sl, sums);
         rk_value m1 = rk_build_fmul(k, sums[0], inv_n);        /* mean of (h - shift) */
         rk_value m2 = rk_build_fmul(k, sums[1], inv_n);
         mean = rk_build_fadd(k, shift, m1);
@@ -329,6 +401,10 @@ static void build_cached(rk_kernel *k, norm_ctx *c) {
     rk_value rstd = rstd_of(k, c, var);
     /* (-h - -mean) * -rstd = (h - mean) * rstd exactly */
     rk_value nmean = rms ? (rk_value){0} : rk_build_fneg(k, mean), nrstd = rk_build_fneg(k, rstd);
+    /* split: its own slice (the last block, or a waiter that claimed it)
+     * from the registers, outside the loop over slices below (inside it,
+     * LICM would hoist every chunk's conversion and gamma/beta loads) */
+    if (sliced) rk_if_begin(k, rk_build_or(k, sp.last, sp.mine));
     rk_if_begin(k, whole);
     for (uint32_t i = 0; i < x.n; i++) {
         /* always true (-rstd is <= 0 or NaN, never i + 1), but no compiler
@@ -342,11 +418,24 @@ static void build_cached(rk_kernel *k, norm_ctx *c) {
     rk_else(k, NULL, 0);
     for (uint32_t i = 0; i < x.n; i++) output_tail(k, c, x.off[i], nmean, nrstd);
     rk_if_end(k, NULL, 0);
+    if (!sliced) {
+        store_stats(k, c, mean, rstd);
+        return;
+    }
+    rk_if_end(k, NULL, 0);
+    /* the slices the last block takes from waiters that gave up: the looped
+     * output over the row (x and r read again) */
+    rk_value from, to;
+    kn_slices_pass_begin(k, &sp, &sl, &from, &to);
+    rk_if_begin(k, rk_build_cmp(k, "ne", from, sl.lo));
+    clip_views(&full, to);
+    output_looped(k, &full, from, to, mean, rstd);
+    rk_if_end(k, NULL, 0);
+    kn_slices_pass_end(k);
+    rk_if_begin(k, sp.last);
     store_stats(k, c, mean, rstd);
-}
-
-static void group_offsets(rk_kernel *k, rk_value base, uint32_t u, uint32_t step, rk_value *offs) {
-    for (uint32_t i = 0; i < u; i++) offs[i] = i ? rk_build_add(k, base, kn_i32(k, (int32_t)(i * step))) : base;
+    kn_slices_finish(k, &sl);
+    rk_if_end(k, NULL, 0);
 }
 
 static void build_looped(rk_kernel *k, norm_ctx *c) {
@@ -392,11 +481,7 @@ static void build_looped(rk_kernel *k, norm_ctx *c) {
     rk_tile_reducer red = {.n = 2, .op = RK_RED_SUM};
     rk_tile_block_reduce_n(k, &red, &c->cfg, c->g.tid, sums);
     kn_spread sp = {0};
-    if (kn->slices > 1) {
-        /* every slice sums about the same shift: the merge is an ordered sum */
-        rk_value last = kn_slices_publish(k, &sl, sums);
-        sp = kn_slices_merge(k, &sl, last, NULL, RK_RED_SUM, sums);
-    }
+    if (kn->slices > 1) sp = merge_slices(k, &sl, sums);
     rk_value m1 = rk_build_fdiv(k, sums[0], c->nf);        /* mean of (h - shift) */
     rk_value m2 = rk_build_fdiv(k, sums[1], c->nf);
     rk_value mean = {0}, var = m2;
@@ -408,20 +493,9 @@ static void build_looped(rk_kernel *k, norm_ctx *c) {
     rk_value rstd = rstd_of(k, c, var);
     /* pass 2: re-read x (and r): H is write-only in the ABI; the whole row
      * or the slices this block writes */
-    rk_value from2 = start, to2 = c->xr.len;
-    if (kn->slices > 1) {
-        kn_slices_pass_begin(k, &sp, &sl, &from2, &to2);
-        from2 = rk_build_add(k, from2, start);
-    }
-    rk_value b2 = rk_for_begin(k, from2, to2, stride, NULL, 0, NULL, NULL, NULL);
-    group_offsets(k, b2, u, step, offs);
-    rk_value gam[8], bet[8];
-    rk_tile_row_load_f32(k, &c->xr, offs, u, 0.0, v);
-    fuse_residual(k, c, offs, u, v, false);
-    rk_tile_row_load(k, &c->gr, offs, u, 0.0, gam);
-    if (!rms) rk_tile_row_load(k, &c->br, offs, u, 0.0, bet);
-    normalize_store(k, c, offs, u, v, gam, rms ? NULL : bet, mean, rstd);
-    rk_for_end(k, NULL, 0, NULL);
+    rk_value from2 = {0}, to2 = {0};   /* the row from its start to its end */
+    if (kn->slices > 1) kn_slices_pass_begin(k, &sp, &sl, &from2, &to2);
+    output_looped(k, c, from2, to2, mean, rstd);
     if (kn->slices < 2) {
         store_stats(k, c, mean, rstd);
         return;
@@ -439,6 +513,7 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
     c.io = io_of(c.s, p);
     rk_value M = p[c.io.M], N = p[c.io.N];
     c.g = rk_tile_rows_begin(k, kn->block_size, kn->rows_per_block, kn->wave, M);
+    kn_slices_rows(k, kn, &c.g, M);
     c.cfg = (rk_tile_block_cfg){.wave = kn->wave, .group = c.g.tpr, .groups = c.g.rpb, .shuffle_fold = true};
     rk_scalar dt = c.s->dtype;
     c.xr = kn_row_view(k, kn, p[c.io.x], dt, c.g.row, N, c.g.active, NULL);

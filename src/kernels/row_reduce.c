@@ -74,6 +74,7 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
     rk_tile_red op = red_of(s->op);
     double id = rk_tile_red_identity(op);
     rk_tile_rows g = rk_tile_rows_begin(k, kn->block_size, kn->rows_per_block, kn->wave, p[2]);
+    kn_slices_rows(k, kn, &g, p[2]);
     rk_tile_row xr = kn_row_view(k, kn, p[0], s->dtype, g.row, p[3], g.active, NULL);
     kn_row_attrs(k, kn, t);
     rk_value acc;

@@ -1,5 +1,5 @@
 /* rocke — the split-row path of the row families: a row over `slices` blocks
- * (grid y), partial statistics through a Work buffer, a per-row arrival
+ * (adjacent in launch order), partial statistics through a Work buffer, a per-row arrival
  * counter, the last block merging the slices in slice order. Layer: kernels. */
 #include "kern_int.h"
 
@@ -41,6 +41,27 @@ static rk_value cdiv(rk_kernel *k, rk_value a, rk_value b) {
     return rk_build_udiv(k, ab1, b);
 }
 
+/* The block's place in launch order, x + y*M (grid x: the M rows, y: the
+ * slices). GPUs start blocks in about that order, so numbering the (row,
+ * slice) pairs by it starts the slices of a row together and they wait on
+ * each other briefly; (x, y) taking slice y of row x would start every
+ * row's slice 0 before any slice 1, and with more rows than fit on the
+ * device at once every waiter would give up. */
+static rk_value launch_index(rk_kernel *k, rk_value M) {
+    rk_value bx = rk_build_block_id(k, 0);
+    rk_value by = rk_build_block_id(k, 1);
+    rk_value yM = rk_build_mul(k, by, M);
+    return rk_build_add(k, yM, bx);
+}
+
+void kn_slices_rows(rk_kernel *k, const rk_row_knobs *kn, rk_tile_rows *g, rk_value M) {
+    if (kn->slices < 2) return;
+    rk_value lin = launch_index(k, M);
+    rk_value S = c32(k, kn->slices);
+    g->row = rk_build_udiv(k, lin, S);
+    g->active = rk_build_cmp(k, "lt", g->row, M);
+}
+
 kn_slices kn_slices_begin(rk_kernel *k, const rk_row_knobs *kn, uint32_t nstat, rk_value work, rk_value sync,
                           const rk_tile_rows *g, rk_value M, rk_value len, uint32_t stride) {
     kn_slices sl = {.n = kn->slices, .nstat = nstat, .work = work, .sync = sync, .row = g->row, .M = M,
@@ -51,7 +72,11 @@ kn_slices kn_slices_begin(rk_kernel *k, const rk_row_knobs *kn, uint32_t nstat, 
     rk_value steps = cdiv(k, each, st);
     rk_value per = rk_build_mul(k, steps, st);
     sl.per = per;
-    rk_value sid = rk_build_block_id(k, 1);
+    /* the slice: launch index - row * S (kn_slices_rows) */
+    rk_value lin = launch_index(k, M);
+    rk_value rS = rk_build_mul(k, g->row, S);
+    rk_value sid = rk_build_sub(k, lin, rS);
+    sl.sid = sid;
     sl.lo = rk_build_mul(k, sid, per);
     rk_value end = rk_build_add(k, sl.lo, per);
     sl.hi = rk_build_smin(k, end, len);
@@ -75,7 +100,7 @@ static rk_value counter_at(rk_kernel *k, const kn_slices *sl) {
 rk_value kn_slices_publish(rk_kernel *k, const kn_slices *sl, const rk_value *stats) {
     rk_value zero = c32(k, 0);
     rk_value first = rk_build_cmp(k, "eq", sl->tid, zero);
-    rk_value sid = rk_build_block_id(k, 1);
+    rk_value sid = sl->sid;
     rk_value nstat = c32(k, sl->nstat);
     rk_value base = rk_build_mul(k, sid, nstat);
     rk_if_begin(k, first);
@@ -192,7 +217,7 @@ kn_spread kn_slices_merge(rk_kernel *k, const kn_slices *sl, rk_value last, rk_t
     rk_value seen = spin_until(k, sl, fat, 1, 2);
     rk_value own = c32(k, CL_OWN), gave = c32(k, CL_GAVE_UP), open = c32(k, CL_OPEN);
     rk_value want = rk_build_select(k, seen, own, gave);
-    rk_value sid = rk_build_block_id(k, 1);
+    rk_value sid = sl->sid;
     rk_value cbase = c32(k, SY_CLAIM);
     rk_value cj = rk_build_add(k, cbase, sid);
     rk_value cat = sync_at(k, sl, cj);
@@ -234,7 +259,7 @@ void kn_slices_pass_begin(rk_kernel *k, kn_spread *sp, const kn_slices *sl, rk_v
     rk_value mine = rk_build_select(k, sp->mine, one, zero);
     rk_value count = rk_build_select(k, sp->last, all, mine);
     rk_value t = rk_for_begin(k, zero, count, one, NULL, 0, NULL, NULL, NULL);
-    rk_value sid = rk_build_block_id(k, 1);
+    rk_value sid = sl->sid;
     rk_value jt = rk_build_add(k, sid, t);
     rk_value wrap = rk_build_sub(k, jt, all);
     rk_value over = rk_build_cmp(k, "ge", jt, all);

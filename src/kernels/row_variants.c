@@ -1,11 +1,16 @@
-/* rocke — shape variants of a row kernel built without a shape: one kernel
- * per shape class (split long rows, short, medium and wide cached rows) and
- * a looped kernel for every other shape, each with the ranges it serves, so
- * one manifest dispatches well across shapes (docs/kernels.md). Layer:
+/* rocke — shape variants of a row kernel built without a shape: split long
+ * rows, one cached kernel per row-length class of the heuristic, a looped
+ * kernel for every other shape, each with the ranges it serves, so one
+ * manifest dispatches as a per-shape build would (docs/kernels.md). Layer:
  * kernels. */
+#include <stdio.h>
 #include <string.h>
 
 #include "kern_int.h"
+
+/* The row count the cached variants are tuned at: enough rows that the
+ * heuristic keeps its full block (few rows halve it). */
+#define KN_VARIANT_ROWS 65536u
 
 static rk_row_knobs *row_knobs(rk_instance *in) {
     switch (in->family) {
@@ -41,6 +46,27 @@ static bool tuned(const rk_instance *in, const rk_target *t, uint64_t locked, ui
     return true;
 }
 
+/* Knobs and their name under the heuristic at M x N (split on, slices 1). */
+static bool pick_at(const rk_instance *one, const rk_target *t, uint64_t locked, uint64_t N, rk_instance *v,
+                    char *name, size_t n) {
+    return tuned(one, t, locked, KN_VARIANT_ROWS, N, v) && row_knobs(v)->chunks && !rk_instance_name(v, name, n);
+}
+
+/* The largest row length in [lo, cap] whose heuristic pick is named `name`:
+ * each pick serves one interval of lengths (threads per row and chunks grow
+ * with N), so a bisection finds its end. */
+static uint64_t class_end(const rk_instance *one, const rk_target *t, uint64_t locked, uint64_t lo, uint64_t cap,
+                          const char *name) {
+    rk_instance v;
+    char other[256];
+    while (lo < cap) {
+        uint64_t mid = lo + (cap - lo + 1) / 2;
+        if (pick_at(one, t, locked, mid, &v, other, sizeof other) && !strcmp(other, name)) lo = mid;
+        else cap = mid - 1;
+    }
+    return lo;
+}
+
 uint32_t rk_instance_variants(const rk_instance *in, const rk_target *t, uint64_t locked, rk_instance *general,
                               rk_variant *out, uint32_t max) {
     rk_instance base = *in;
@@ -53,23 +79,26 @@ uint32_t rk_instance_variants(const rk_instance *in, const rk_target *t, uint64_
     rk_instance v;
     uint64_t units = t->compute_units ? t->compute_units : 1;
     if (n < max && tuned(&base, t, lk, 1, 262144, &v) && row_knobs(&v)->slices > 1) {
-        out[n] = (rk_variant){.tag = "split", .inst = v, .ndims = 2, .dim = {"M", "N"}, .lo = {1, 16384},
-                              .hi = {units - 1, INT32_MAX}};
+        out[n] = (rk_variant){.inst = v, .ndims = 2, .dim = {"M", "N"}, .lo = {1, 16384}, .hi = {units - 1, INT32_MAX}};
+        snprintf(out[n].tag, sizeof out[n].tag, "split");
         n++;
     }
-    /* cached rows of growing width: each serves the widths up to its capacity */
-    static const struct { const char *tag; uint64_t N; } cached[] = {{"short", 64}, {"medium", 1024}, {"wide", 8192}};
-    uint64_t from = 1;
-    for (size_t i = 0; i < RK_COUNTOF(cached) && n < max; i++) {
-        uint64_t l2 = lk;
-        rk_instance one = base;
-        lock(&one, &l2, "slices", "1");
-        if (!tuned(&one, t, l2, 65536, cached[i].N, &v)) continue;
-        uint64_t cap = kn_row_cap(row_knobs(&v));
-        if (!cap || cap < from) continue;
-        out[n] = (rk_variant){.tag = cached[i].tag, .inst = v, .ndims = 1, .dim = {"N"}, .lo = {from}, .hi = {cap}};
+    /* cached rows: one variant per distinct pick of the heuristic over the
+     * row lengths it caches (from N = 1 up; the norms' cached slices of
+     * rows too long for one block included), each serving the lengths that
+     * pick it, so a shape runs the kernel a build for it would (with split
+     * views: any base) */
+    uint64_t l2 = lk;
+    rk_instance one = base;
+    char name[256];
+    for (uint64_t from = 1; n < max && pick_at(&one, t, l2, from, &v, name, sizeof name);) {
+        const rk_row_knobs *k = row_knobs(&v);
+        uint64_t hi = class_end(&one, t, l2, from, kn_row_cap(k), name);
+        out[n] = (rk_variant){.inst = v, .ndims = 1, .dim = {"N"}, .lo = {from}, .hi = {hi}};
+        if (k->slices > 1) snprintf(out[n].tag, sizeof out[n].tag, "t%uc%us%u", kn_row_tpr(k), k->chunks, k->slices);
+        else snprintf(out[n].tag, sizeof out[n].tag, "t%uc%u", kn_row_tpr(k), k->chunks);
         n++;
-        from = cap + 1;
+        from = hi + 1;
     }
     /* the rest: looped rows, one kernel for any shape */
     if (general) {

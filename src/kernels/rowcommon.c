@@ -155,6 +155,40 @@ void kn_row_tune_slices(rk_row_knobs *k, const rk_target *t, const rk_shape *s, 
         k->slices = (uint32_t)cdiv(span, per);
     }
 }
+
+/* A cached slice: 512 threads of 4 chunks (32 16-bit or 16 f32 elements a
+ * thread, 16 packed registers), 8 chunks for rows past 16 such slices. */
+#define KN_CSLICE_BLOCK 512u
+#define KN_CSLICE_MAX 16u
+
+void kn_row_tune_cached_slices(rk_row_knobs *k, const rk_target *t, const rk_shape *s, uint64_t locked, uint32_t first,
+                               uint32_t slices_knob) {
+    const uint64_t N = s->dim[1];     /* kn_row_dims */
+    if (LOCKED(RK_B) || LOCKED(RK_R) || LOCKED(RK_K) || ((locked >> slices_knob) & 1u) || k->slices > 1) return;
+    /* one block a row: looped (the row read twice), or on NVIDIA cached at one
+     * block an SM (its load phase and its reduction do not overlap another) */
+    bool nv = t->vendor == RK_VENDOR_NVIDIA;
+    if (k->chunks && !(nv && k->min_blocks == 1)) return;
+    uint32_t block = KN_CSLICE_BLOCK < t->max_workgroup ? KN_CSLICE_BLOCK : t->max_workgroup;
+    uint64_t span = N + (k->split ? k->vec - 1 : 0), chunks = 4;
+    uint64_t per = (uint64_t)block * k->vec * chunks, S = cdiv(span, per);
+    if (S > KN_CSLICE_MAX) {
+        chunks = 8;
+        per = (uint64_t)block * k->vec * chunks;
+        S = cdiv(span, per);
+    }
+    if (S < 2 || S > KN_CSLICE_MAX || chunks * k->vec > KN_MAX_CACHED / 2) return;
+    k->slices = (uint32_t)S;
+    k->chunks = (uint32_t)chunks;
+    k->block_size = block;
+    k->rows_per_block = 1;
+    /* the slice views end inside the row: masked tails (a buffer view
+     * covers the row) */
+    if (!LOCKED(RK_T)) k->tail = RK_TAIL_MASKED;
+    /* the last block's loop over slices it takes from waiters that gave up */
+    if (!LOCKED(RK_U)) k->unroll = 1;
+    if (!LOCKED(RK_M)) k->min_blocks = 0;
+}
 #undef LOCKED
 
 void kn_row_attrs(rk_kernel *kern, const rk_row_knobs *k, const rk_target *t) {
@@ -208,17 +242,31 @@ rk_status kn_row_validate(const rk_row_knobs *k, const rk_target *t, rk_scalar a
     return RK_OK;
 }
 
+rk_status kn_row_validate_cached_slices(const rk_row_knobs *k, const rk_target *t, rk_scalar a, rk_scalar b) {
+    if (k->slices < 2 || !k->chunks) return kn_row_validate(k, t, a, b);
+    if (k->rows_per_block != 1 || k->tail != RK_TAIL_MASKED)
+        return rk_fail(RK_ERR_INVALID,
+                       "knob 'slices' > 1 splits a row over blocks: a looped row (chunks=0) or a cached slice per "
+                       "block (chunks > 0, tail=masked), both with rows_per_block=1; got chunks=%u rows_per_block=%u "
+                       "tail=%s", k->chunks, k->rows_per_block, kn_tail_names[k->tail]);
+    /* the other checks as for any row kernel */
+    rk_row_knobs one = *k;
+    one.slices = 1;
+    return kn_row_validate(&one, t, a, b);
+}
+
 rk_status kn_row_check_shape(const rk_row_knobs *k, const rk_shape *s) {
     const uint64_t M = s->dim[0], N = s->dim[1];     /* kn_row_dims */
     if (M > INT32_MAX || N * 4 > INT32_MAX)
         return rk_fail(RK_ERR_INVALID, "shape %llu,%llu: rows must be < 2^31 and a row < 2 GiB",
                        (unsigned long long)M, (unsigned long long)N);
-    uint64_t cap = (uint64_t)kn_row_tpr(k) * k->vec * k->chunks;
+    uint64_t cap = kn_row_cap(k);
     if (k->chunks && N > cap)
         return rk_fail(RK_ERR_INVALID,
                        "shape N=%llu exceeds this kernel's row capacity %llu (block_size/rows_per_block x vec x "
-                       "chunks = %u x %u x %u); build with chunks=0 (looped) or for this shape",
-                       (unsigned long long)N, (unsigned long long)cap, kn_row_tpr(k), k->vec, k->chunks);
+                       "chunks x slices = %u x %u x %u x %u); build with chunks=0 (looped) or for this shape",
+                       (unsigned long long)N, (unsigned long long)cap, kn_row_tpr(k), k->vec, k->chunks,
+                       k->slices);
     return RK_OK;
 }
 

@@ -24,6 +24,9 @@ static const rk_knob knobs[] = {
 #define SLICES_KNOB (KEEP_KNOB + 1)
 /* registers besides the cached row (ptxas -v, sm_90a; docs/kernels.md) */
 #define SOFTMAX_BASE_REGS 16
+/* a cached slice: + the merge across blocks and the loop over the slices
+ * taken from waiters */
+#define SLICED_BASE_REGS 40
 
 static void defaults(rk_instance *in) {
     in->u.softmax.dtype = in->u.softmax.out_dtype = RK_S_F16;
@@ -50,13 +53,23 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64
     if (!((locked >> KEEP_KNOB) & 1u)) s->keep_exps = nv && s->k.chunks && s->k.chunks * s->k.vec <= 16;
     rk_scalar held = s->keep_exps ? RK_S_F32 : s->dtype;
     kn_row_tune_occupancy(&s->k, t, held, locked, FIRST_ROW_KNOB, SOFTMAX_BASE_REGS);
+    /* rows too long for a block: cached slices, the exps formed twice */
+    if (((locked >> KEEP_KNOB) & 1u) && s->keep_exps) return;
+    kn_row_tune_cached_slices(&s->k, t, sh, lk, FIRST_ROW_KNOB, SLICES_KNOB);
+    if (s->k.slices > 1 && s->k.chunks) {
+        s->keep_exps = false;
+        kn_row_tune_occupancy(&s->k, t, s->dtype, locked, FIRST_ROW_KNOB, SLICED_BASE_REGS);
+    }
 }
 
 static rk_status validate(const rk_instance *in, const rk_target *t) {
     if (in->u.softmax.keep_exps && !in->u.softmax.k.chunks)
         return rk_fail(RK_ERR_INVALID, "knob 'keep_exps' needs a cached row (chunks > 0); the looped path (chunks=0) "
                                        "reads the row twice and keeps nothing");
-    return kn_row_validate(&in->u.softmax.k, t, in->u.softmax.dtype, in->u.softmax.out_dtype);
+    if (in->u.softmax.keep_exps && in->u.softmax.k.slices > 1)
+        return rk_fail(RK_ERR_INVALID, "knob 'keep_exps' needs a row in one block (slices=1); a cached slice "
+                                       "(slices > 1) forms its exps again after the merge");
+    return kn_row_validate_cached_slices(&in->u.softmax.k, t, in->u.softmax.dtype, in->u.softmax.out_dtype);
 }
 
 static rk_status check_shape(const rk_instance *in, const rk_shape *s) {
@@ -145,6 +158,33 @@ static void online_step(rk_kernel *k, rk_value *cur, const rk_value *v, uint32_t
     cur[0] = mnew;
 }
 
+/* Offsets of the `u` chunks at loop position `base`. */
+static void group_offsets(rk_kernel *k, rk_value base, uint32_t u, uint32_t step, rk_value *offs) {
+    for (uint32_t i = 0; i < u; i++) offs[i] = i ? rk_build_add(k, base, kn_i32(k, (int32_t)(i * step))) : base;
+}
+
+/* Pass 2 of the looped path over [from, to) (from invalid: 0; to invalid:
+ * the end of x's view): exp(x - max) / sum, x read again. */
+static void output_looped(const rk_softmax_spec *s, rk_kernel *k, const rk_tile_rows *g, const rk_tile_row *xr,
+                          const rk_tile_row *yr, rk_value from, rk_value to, rk_value gnml, rk_value inv) {
+    const rk_row_knobs *kn = &s->k;
+    uint32_t u = kn->unroll, step = g->tpr * kn->vec;
+    rk_value start = rk_build_mul(k, g->lt, kn_i32(k, (int32_t)kn->vec));
+    rk_value stride = kn_i32(k, (int32_t)(step * u));
+    rk_value from2 = rk_value_ok(from) ? rk_build_add(k, from, start) : start;
+    rk_value end = rk_value_ok(to) ? to : xr->len;
+    rk_value b2 = rk_for_begin(k, from2, end, stride, NULL, 0, NULL, NULL, NULL);
+    rk_value offs[8], v[8], e[8];
+    group_offsets(k, b2, u, step, offs);
+    rk_tile_row_load_f32(k, xr, offs, u, -INFINITY, v);
+    for (uint32_t i = 0; i < u; i++) {
+        rk_value ex = exp_shifted(k, v[i], gnml);
+        e[i] = rk_tile_mul(k, ex, rk_tile_bcast(k, inv, ex));
+    }
+    rk_tile_row_store_f32(k, yr, offs, u, e);
+    rk_for_end(k, NULL, 0, NULL);
+}
+
 /* The row stays in registers in its storage type. Phase 1 forms the
  * thread's (max, sum): the max on the storage type (exact, no conversion),
  * then one running sum of exp(x - max) element by element (one f32 value
@@ -153,11 +193,24 @@ static void online_step(rk_kernel *k, rk_value *cur, const rk_value *v, uint32_t
  * negated (bit-identical), so no f32 copy of the row lives across the
  * barrier. */
 static void build_cached(const rk_softmax_spec *s, rk_kernel *k, const rk_tile_rows *g, const rk_tile_row *xr,
-                         const rk_tile_row *yr) {
+                         const rk_tile_row *yr, rk_value work, rk_value sync, rk_value M) {
     const rk_row_knobs *kn = &s->k;
     rk_tile_block_cfg cfg = {.wave = kn->wave, .group = g->tpr, .groups = g->rpb, .shuffle_fold = true};
     rk_tile_regs x;
-    rk_tile_regs_load_packed(k, xr, g->lt, g->tpr, kn->chunks, -INFINITY, &x);
+    bool sliced = kn->slices > 1;
+    rk_tile_row xs = *xr, ys = *yr;
+    rk_value lt = g->lt;
+    kn_slices sl = {0};
+    if (sliced) {
+        /* this block's slice (whole cached slices), the views ending at its
+         * end: chunks past it read -inf and write nothing (masked tails) */
+        sl = kn_slices_begin(k, kn, 2, work, sync, g, M, xr->len, g->tpr * kn->vec * kn->chunks);
+        xs.len = ys.len = sl.hi;
+        rk_value vc = kn_i32(k, (int32_t)kn->vec);
+        rk_value lo_vecs = rk_build_udiv(k, sl.lo, vc);
+        lt = rk_build_add(k, lt, lo_vecs);
+    }
+    rk_tile_regs_load_packed(k, &xs, lt, g->tpr, kn->chunks, -INFINITY, &x);
     rk_value cur[2] = {rk_tile_to_f32(k, row_max(k, x.v, x.n)), {0}};
     rk_value nml0 = neg_max_log2e(k, cur[0]);
     for (uint32_t c = 0; c < x.n; c++) {
@@ -169,16 +222,40 @@ static void build_cached(const rk_softmax_spec *s, rk_kernel *k, const rk_tile_r
     }
     rk_tile_reducer red = {.n = 2, .fn = online_combine};
     rk_tile_block_reduce_n(k, &red, &cfg, g->tid, cur);
+    kn_spread sp = {0};
+    if (sliced) {
+        rk_value last = kn_slices_publish(k, &sl, cur);
+        sp = kn_slices_merge(k, &sl, last, online_combine, RK_RED_MAX, cur);
+    }
     rk_value nml = neg_max_log2e(k, cur[0]);
     rk_value inv = rk_build_fdiv(k, rk_const_f32(k, 1.0f), cur[1]);
+    /* split: its own slice (the last block, or a waiter that claimed it)
+     * from the registers, outside the loop over slices below (inside it,
+     * LICM would hoist every chunk's conversion out of the loop) */
+    if (sliced) rk_if_begin(k, rk_build_or(k, sp.last, sp.mine));
     /* chunk by chunk: each stored as soon as it is formed */
     for (uint32_t c = 0; c < x.n; c++) {
         rk_value nx = rk_tile_to_f32_neg(k, x.v[c]);
         rk_value l = rk_tile_bcast(k, rk_const_f32(k, (float)-LOG2E), nx);
         rk_value ex = rk_tile_map(k, rk_tile_fma(k, nx, l, rk_tile_bcast(k, nml, nx)), exp2_fn, NULL);
         rk_value y = rk_tile_mul(k, ex, rk_tile_bcast(k, inv, ex));
-        rk_tile_row_store_f32(k, yr, &x.off[c], 1, &y);
+        rk_tile_row_store_f32(k, &ys, &x.off[c], 1, &y);
     }
+    if (!sliced) return;
+    rk_if_end(k, NULL, 0);
+    /* the slices the last block takes from waiters that gave up: the looped
+     * output (x read again) */
+    rk_value from, to;
+    kn_slices_pass_begin(k, &sp, &sl, &from, &to);
+    rk_if_begin(k, rk_build_cmp(k, "ne", from, sl.lo));
+    rk_tile_row xf = *xr, yf = *yr;
+    xf.len = yf.len = to;
+    output_looped(s, k, g, &xf, &yf, from, to, nml, inv);
+    rk_if_end(k, NULL, 0);
+    kn_slices_pass_end(k);
+    rk_if_begin(k, sp.last);
+    kn_slices_finish(k, &sl);
+    rk_if_end(k, NULL, 0);
 }
 
 /* v * 2^((own - all)·log2e): a sum of exps at the lane's max expressed at
@@ -220,10 +297,6 @@ static void build_cached_keep(const rk_softmax_spec *s, rk_kernel *k, const rk_t
     }
 }
 
-/* Offsets of the `u` chunks at loop position `base`. */
-static void group_offsets(rk_kernel *k, rk_value base, uint32_t u, uint32_t step, rk_value *offs) {
-    for (uint32_t i = 0; i < u; i++) offs[i] = i ? rk_build_add(k, base, kn_i32(k, (int32_t)(i * step))) : base;
-}
 
 /* work, sync: the Work and Sync parameters of the split path (slices > 1):
  * pass 1 covers the block's slice, the last block to arrive merges the
@@ -263,20 +336,9 @@ static void build_looped(const rk_softmax_spec *s, rk_kernel *k, const rk_tile_r
     rk_value gnml = neg_max_log2e(k, res[0]);
     rk_value inv = rk_build_fdiv(k, rk_const_f32(k, 1.0f), res[1]);
     /* pass 2: the whole row, or the slices this block writes */
-    rk_value e[8], from2 = start, to2 = xr->len;
-    if (kn->slices > 1) {
-        kn_slices_pass_begin(k, &sp, &sl, &from2, &to2);
-        from2 = rk_build_add(k, from2, start);
-    }
-    rk_value b2 = rk_for_begin(k, from2, to2, stride, NULL, 0, NULL, NULL, NULL);
-    group_offsets(k, b2, u, step, offs);
-    rk_tile_row_load_f32(k, xr, offs, u, -INFINITY, v);
-    for (uint32_t i = 0; i < u; i++) {
-        rk_value ex = exp_shifted(k, v[i], gnml);
-        e[i] = rk_tile_mul(k, ex, rk_tile_bcast(k, inv, ex));
-    }
-    rk_tile_row_store_f32(k, yr, offs, u, e);
-    rk_for_end(k, NULL, 0, NULL);
+    rk_value from2 = {0}, to2 = {0};
+    if (kn->slices > 1) kn_slices_pass_begin(k, &sp, &sl, &from2, &to2);
+    output_looped(s, k, g, xr, yr, from2, to2, gnml, inv);
     if (kn->slices > 1) {
         kn_slices_pass_end(k);
         rk_if_begin(k, sp.last);
@@ -293,12 +355,15 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
     const rk_softmax_spec *s = &in->u.softmax;
     const rk_row_knobs *kn = &s->k;
     rk_tile_rows g = rk_tile_rows_begin(k, kn->block_size, kn->rows_per_block, kn->wave, p[2]);
+    kn_slices_rows(k, kn, &g, p[2]);
     rk_tile_row xr = kn_row_view(k, kn, p[0], s->dtype, g.row, p[3], g.active, NULL);
     rk_tile_row yr = kn_row_view(k, kn, p[1], s->out_dtype, g.row, p[3], g.active, &xr);
     kn_row_attrs(k, kn, t);
+    /* Work and Sync follow M and N when the row is split */
+    rk_value work = kn->slices > 1 ? p[4] : p[2], sync = kn->slices > 1 ? p[5] : p[2];
     if (kn->chunks && s->keep_exps) build_cached_keep(s, k, &g, &xr, &yr);
-    else if (kn->chunks) build_cached(s, k, &g, &xr, &yr);
-    else build_looped(s, k, &g, &xr, &yr, kn->slices > 1 ? p[4] : p[2], kn->slices > 1 ? p[5] : p[2], p[2]);
+    else if (kn->chunks) build_cached(s, k, &g, &xr, &yr, work, sync, p[2]);
+    else build_looped(s, k, &g, &xr, &yr, work, sync, p[2]);
 }
 
 const kn_family kn_softmax = {

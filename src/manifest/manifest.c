@@ -245,7 +245,7 @@ static rk_status read_variants(const rk_json *root, rk_manifest *m) {
     const rk_json *v = rk_json_get(root, "variants");
     if (!v) return RK_OK;
     if (v->kind != RK_JSON_ARRAY || v->n > RK_MANIFEST_MAX_VARIANTS)
-        return bad("variants", "must be a list of at most 8 {manifest, when} objects");
+        return bad("variants", "must be a list of at most 64 {manifest, when} objects");
     for (uint32_t i = 0; i < v->n; i++) {
         const rk_json *e = v->items[i];
         rk_manifest_variant *mv = &m->variants[i];

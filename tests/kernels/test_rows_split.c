@@ -267,6 +267,47 @@ static void test_heuristic(void **state) {
         }
 }
 
+/* Softmax, LayerNorm and RMSNorm cache a slice of the row per block (chunks > 0):
+ * odd rows (split views, the head in slice 0, the tail in the last, a
+ * short last slice), fused residual and statistics, every dtype, both
+ * targets, launched twice; the claims path writes the waiters' slices from
+ * their registers, the first launch (one emulator thread: every waiter
+ * gives up) has the last block loop over theirs. */
+static void test_cached_slices(void **state) {
+    (void)state;
+    static const char *const norms[] = {"layernorm", "rmsnorm", "softmax"};
+    static const char *const fused[] = {"residual=true save_stats=true", "residual=true save_stats=true", ""};
+    const char *const sliced = "slices=3 chunks=2 block_size=64 vec=4 unroll=2 tail=masked";
+    for (size_t f = 0; f < 3; f++)
+        for (size_t t = 0; t < 2; t++) {
+            for (size_t d = 0; d < 3; d++) {
+                char kn[256];
+                snprintf(kn, sizeof kn, "dtype=%s %s %s", dtypes[d], fused[f], sliced);
+                run_case(norms[f], targets[t], 5, 1501, kn, 3);
+                snprintf(kn, sizeof kn, "dtype=%s %s", dtypes[d], sliced);
+                run_case(norms[f], targets[t], 2, 1100, kn, 3);   /* aligned rows, the last slice short */
+            }
+            char kn[256];
+            snprintf(kn, sizeof kn, "dtype=bf16 %s %s", fused[f], sliced);
+            spread_same(norms[f], targets[t], 2, 1499, kn);
+            spread_claims(norms[f], targets[t], 3, 1533, kn);
+        }
+    /* the heuristic: rows too long for one block's registers, many of them */
+    for (size_t f = 0; f < 3; f++)
+        for (size_t d = 0; d < 3; d++) {
+            rk_instance in;
+            rk_shape sh;
+            char kn[64], c[16];
+            snprintf(kn, sizeof kn, "dtype=%s", dtypes[d]);
+            tuned(norms[f], "sm_90a", 1000, 151936, kn, &in, &sh);
+            assert_int_equal(rk_instance_get(&in, "chunks", c, sizeof c), RK_OK);
+            if (slices_of(&in) < 2 || !strcmp(c, "0")) fail_msg("%s %s 1000x151936: slices %u chunks %s", norms[f],
+                                                                dtypes[d], slices_of(&in), c);
+            assert_int_equal(rk_instance_validate(&in, rk_target_find("sm_90a")), RK_OK);
+            assert_int_equal(rk_instance_check_shape(&in, &sh), RK_OK);
+        }
+}
+
 /* slices > 1 with a cached row or several rows a block is refused, naming the knobs. */
 static void test_bad_knobs(void **state) {
     (void)state;
@@ -294,7 +335,7 @@ int main(void) {
         cmocka_unit_test(test_one_long_row),
         cmocka_unit_test(test_spread_output_pass), cmocka_unit_test(test_forced_slices),
         cmocka_unit_test(test_empty_slices), cmocka_unit_test(test_heuristic),
-        cmocka_unit_test(test_bad_knobs),
+        cmocka_unit_test(test_bad_knobs), cmocka_unit_test(test_cached_slices),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,113 @@
+/* rocke tests — shape variants of the row families: for a grid of shapes the
+ * kernel a build without --shape runs (rk_manifest_pick over the variants'
+ * ranges, as `rocke run` picks) is the kernel the heuristic picks for that
+ * shape (split views on: a variant takes any base), for every row family,
+ * dtype and a warp32 and a wave64 target. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "rocke/kernels.h"
+#include "rocke/manifest.h"
+#include "rocke/target.h"
+
+#define COUNT(a) (sizeof(a) / sizeof *(a))
+
+static rk_variant var[RK_MANIFEST_MAX_VARIANTS];
+static rk_manifest top;
+
+/* The instance of fam for dtype, split views locked on (a variant's promise). */
+static void base_of(rk_family_id fam, const char *dtype, rk_instance *in, uint64_t *locked) {
+    uint32_t ix;
+    assert_int_equal(rk_instance_default(fam, in), RK_OK);
+    assert_int_equal(rk_instance_set(in, "dtype", dtype, NULL), RK_OK);
+    if (fam != RK_FAMILY_REDUCE) assert_int_equal(rk_instance_set(in, "out_dtype", dtype, NULL), RK_OK);
+    assert_int_equal(rk_instance_set(in, "split", "true", &ix), RK_OK);
+    *locked = 1ull << ix;
+}
+
+static void name_of(const rk_instance *in, char *buf) { assert_int_equal(rk_instance_name(in, buf, 256), RK_OK); }
+
+/* The heuristic's kernel for M x N. */
+static void heuristic(const rk_instance *base, uint64_t locked, const rk_target *t, uint64_t M, uint64_t N,
+                      char *name) {
+    rk_instance in = *base;
+    rk_shape s;
+    const uint64_t ext[2] = {M, N};
+    assert_int_equal(rk_shape_default(in.family, &s), RK_OK);
+    assert_int_equal(rk_shape_update(in.family, &s, NULL, ext, 2, false), RK_OK);
+    assert_int_equal(rk_instance_tune(&in, t, &s, locked), RK_OK);
+    assert_int_equal(rk_instance_validate(&in, t), RK_OK);
+    name_of(&in, name);
+}
+
+static void check_family(rk_family_id fam, const char *dtype, const char *target) {
+    const rk_target *t = rk_target_find(target);
+    assert_non_null(t);
+    rk_instance base, general;
+    uint64_t locked;
+    base_of(fam, dtype, &base, &locked);
+    uint32_t n = rk_instance_variants(&base, t, locked, &general, var, RK_MANIFEST_MAX_VARIANTS);
+    assert_true(n >= 3 && n < RK_MANIFEST_MAX_VARIANTS);
+    /* the variants' ranges as the build writes them into the manifest */
+    rk_manifest_init(&top);
+    for (uint32_t i = 0; i < n; i++) {
+        rk_manifest_variant *mv = &top.variants[top.nvariants++];
+        snprintf(mv->manifest, sizeof mv->manifest, "%u", i);
+        mv->ndims = var[i].ndims;
+        for (uint32_t j = 0; j < var[i].ndims; j++) {
+            snprintf(mv->dim[j], sizeof mv->dim[j], "%s", var[i].dim[j]);
+            mv->lo[j] = var[i].lo[j];
+            mv->hi[j] = var[i].hi[j];
+        }
+        /* tags name distinct files */
+        for (uint32_t j = 0; j < i; j++) assert_string_not_equal(var[i].tag, var[j].tag);
+    }
+    /* rows enough that the heuristic keeps its full block (M >= 4097 for
+     * rows of at least 1000, 65 536 for shorter ones), lengths from 1
+     * to past every cached variant, odd and powers of two */
+    static const uint64_t Ns[] = {1,    3,    8,    17,    63,    64,    100,   127,   128,    255,   1000,
+                                  1024, 2047, 2048, 4095,  4096,  4097,  5000,  8191,  8192,   16384, 32000,
+                                  32768, 50257, 65536, 65537, 100000, 151936};
+    static const uint64_t Ms[] = {4097, 65536};
+    char want[256], got[256];
+    const char *const dims[2] = {"M", "N"};
+    for (size_t mi = 0; mi < COUNT(Ms); mi++)
+        for (size_t ni = 0; ni < COUNT(Ns); ni++) {
+            uint64_t M = Ms[mi], N = Ns[ni];
+            if (M < 65536 && N < 1000) continue;
+            const uint64_t ext[2] = {M, N};
+            const rk_manifest_variant *mv = rk_manifest_pick(&top, dims, ext, 2);
+            name_of(mv ? &var[atoi(mv->manifest)].inst : &general, got);
+            heuristic(&base, locked, t, M, N, want);
+            if (strcmp(got, want))
+                fail_msg("%s %s %llux%llu: the variants run %s, the heuristic picks %s", target, dtype,
+                         (unsigned long long)M, (unsigned long long)N, got, want);
+        }
+    /* few long rows take the split variant, whose row is over several blocks */
+    const uint64_t few[2] = {1, 262144};
+    const rk_manifest_variant *mv = rk_manifest_pick(&top, dims, few, 2);
+    assert_non_null(mv);
+    assert_string_equal(var[atoi(mv->manifest)].tag, "split");
+}
+
+static void test_picker_is_heuristic(void **state) {
+    (void)state;
+    static const rk_family_id fams[] = {RK_FAMILY_SOFTMAX, RK_FAMILY_LAYERNORM, RK_FAMILY_RMSNORM, RK_FAMILY_REDUCE};
+    static const char *const dtypes[] = {"bf16", "f16", "f32"};
+    static const char *const targets[] = {"sm_90a", "gfx942"};
+    for (size_t f = 0; f < COUNT(fams); f++)
+        for (size_t d = 0; d < COUNT(dtypes); d++)
+            for (size_t i = 0; i < COUNT(targets); i++) check_family(fams[f], dtypes[d], targets[i]);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_picker_is_heuristic)};
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
