@@ -13,19 +13,24 @@ OUT=${OUT:-out}
 mkdir -p "$OUT"
 export ROCKE_DEVICE=cuda
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,power.limit --format=csv 2>&1 | tee "$OUT/gpu.txt"
+# GEMM_SHAPES / GEMM_FP8_SHAPES: the peers' shape files; GEMM_DIRS: a regex of the kernel folders to
+# run (all by default), so the list can be split over calls
+SHAPES=${GEMM_SHAPES:-bench/gemm_shapes.txt}
+FP8_SHAPES=${GEMM_FP8_SHAPES:-bench/gemm_fp8_shapes.txt}
 echo "== torch.matmul"
-PYTHONUNBUFFERED=1 python3 bench/peers_gemm.py bench/gemm_shapes.txt > "$OUT/gemm_peers.jsonl" 2> "$OUT/gemm_peers.err" \
+PYTHONUNBUFFERED=1 python3 bench/peers_gemm.py "$SHAPES" > "$OUT/gemm_peers.jsonl" 2> "$OUT/gemm_peers.err" \
   || tail -5 "$OUT/gemm_peers.err"
 echo "== torch._scaled_mm (fp8, per-tensor and 1x128 / 128x128 block scales, bf16 out; fp32 dequant where refused)"
-PYTHONUNBUFFERED=1 python3 bench/peers_gemm.py bench/gemm_fp8_shapes.txt > "$OUT/gemm_fp8_peers.jsonl" \
+PYTHONUNBUFFERED=1 python3 bench/peers_gemm.py "$FP8_SHAPES" > "$OUT/gemm_fp8_peers.jsonl" \
   2> "$OUT/gemm_fp8_peers.err" || tail -5 "$OUT/gemm_fp8_peers.err"
 echo "== rocke gemm"
 : > "$OUT/rocke_gemm.txt"
 for m in "$D"/gemm/*/manifest.json; do
   dir=$(basename "$(dirname "$m")")
+  [[ $dir =~ ${GEMM_DIRS:-.} ]] || continue
   shape=${dir#*@}
   echo "== $dir" >> "$OUT/rocke_gemm.txt"
-  "$D/bin/rocke" run "$m" --shape "$shape" --verify --device cuda --warmup 20 --iters 100 \
+  timeout 45 "$D/bin/rocke" run "$m" --shape "$shape" --verify --device cuda --warmup 20 --iters 100 \
     >> "$OUT/rocke_gemm.txt" 2>&1 || echo "FAILED $dir" >> "$OUT/rocke_gemm.txt"
 done
 grep -h 'PerfJSON' "$OUT/rocke_gemm.txt" | sed 's/^PerfJSON: //' > "$OUT/rocke_gemm.jsonl"

@@ -33,4 +33,14 @@ for m in "$D"/ops/*/manifest.json; do
   "$D/bin/rocke" run "$m" --shape "$shape" $verify --device cuda --warmup 20 --iters 100 \
     >> "$OUT/rocke_ops.txt" 2>&1 || echo "FAILED $op $shape" >> "$OUT/rocke_ops.txt"
 done
+# the shape-variant manifests (built without --shape) at every grid shape, named NAME-any@SHAPE
+for m in "$D"/any/*/manifest.json; do
+  [ -f "$m" ] || continue
+  op=$(basename "$(dirname "$m")")-any
+  for shape in $(cat "$D/any/shapes.txt"); do
+    echo "== $op $shape" >> "$OUT/rocke_ops.txt"
+    timeout 60 "$D/bin/rocke" run "$m" --shape "$shape" --verify --device cuda --warmup 20 --iters 100 \
+      >> "$OUT/rocke_ops.txt" 2>&1 || echo "FAILED $op $shape" >> "$OUT/rocke_ops.txt"
+  done
+done
 python3 bench/report_small_ops.py "$OUT/peers.jsonl" "$OUT/rocke_ops.txt" | tee "$OUT/table.md"

@@ -40,69 +40,102 @@ static view view_of(const rk_problem *p, const char *name, const char *t) {
     return v;
 }
 
+/* One (batch, query head) pair per chunk, in parallel (rk_par_for): each writes only its own rows. */
+typedef struct attn_ref {
+    const rk_attention_spec *s;
+    uint64_t Hq, Hkv, Sq, Skv, D, stride;
+    const uint64_t *flat0;   /* per batch: the running row number of its first row */
+    view q, kk, v, o;
+    int io, il;
+    const rk_host_buf *cuq, *cuk;
+    double scale, prel;
+    int64_t wl, wr;
+    double **want, **tol;
+} attn_ref;
+
+static void attn_ref_pair(void *ctx, uint64_t chunk, uint64_t lo_pair, uint64_t hi_pair) {
+    (void)chunk;
+    const attn_ref *r = ctx;
+    uint64_t D = r->D, Hq = r->Hq, Sq = r->Sq;
+    int io = r->io, il = r->il;
+    const view *o = &r->o;
+    double *sc = malloc((2 * (r->Skv ? r->Skv : 1) + 2 * D) * sizeof *sc), *w = sc + (r->Skv ? r->Skv : 1),
+           *acc = w + (r->Skv ? r->Skv : 1), *mag = acc + D;
+    RK_ASSERT(sc, "attention reference: out of memory");
+    for (uint64_t pair = lo_pair; pair < hi_pair; pair++) {
+        uint64_t b = pair / Hq, h = pair % Hq, q0 = 0, k0 = 0, ql = Sq, kl = r->Skv;
+        if (r->cuq) {
+            q0 = (uint64_t)kn_get(r->cuq, b), ql = (uint64_t)kn_get(r->cuq, b + 1) - q0;
+            k0 = (uint64_t)kn_get(r->cuk, b), kl = (uint64_t)kn_get(r->cuk, b + 1) - k0;
+        }
+        uint64_t hk = h / (Hq / r->Hkv), flat = r->flat0[b] + h * ql;
+        for (uint64_t i = 0; i < ql; i++, flat++) {
+            if (flat % r->stride) {
+                for (uint64_t e = 0; e < D; e++) r->tol[io][b * o->sb + h * o->sh + (q0 + i) * o->ss + e] = INFINITY;
+                if (il >= 0) r->tol[il][r->cuq ? (q0 + i) * Hq + h : (b * Hq + h) * Sq + i] = INFINITY;
+                continue;
+            }
+            int64_t lo, hi;
+            kn_attn_visible(r->s->mask, (int64_t)i, (int64_t)ql, (int64_t)kl, r->wl, r->wr, &lo, &hi);
+            double mx = -INFINITY, sum = 0;
+            for (int64_t j = lo; j < hi; j++) {
+                double d = 0;
+                for (uint64_t e = 0; e < D; e++) d += at(&r->q, b, h, q0 + i, e) * at(&r->kk, b, hk, k0 + j, e);
+                sc[j] = d * r->scale;
+                mx = sc[j] > mx ? sc[j] : mx;
+            }
+            for (int64_t j = lo; j < hi; j++) sum += exp(sc[j] - mx);
+            for (uint64_t e = 0; e < D; e++) acc[e] = 0, mag[e] = 0;
+            for (int64_t j = lo; j < hi; j++) {
+                w[j] = exp(sc[j] - mx) / sum;
+                for (uint64_t e = 0; e < D; e++) {
+                    double x = at(&r->v, b, hk, k0 + j, e);
+                    acc[e] += w[j] * x;
+                    mag[e] += w[j] * fabs(x);
+                }
+            }
+            for (uint64_t e = 0; e < D; e++) {
+                uint64_t ix = b * o->sb + h * o->sh + (q0 + i) * o->ss + e;
+                r->want[io][ix] = hi > lo ? acc[e] : 0;
+                /* P rounded to 16 bits, f32 scores and sums, the output's ulp */
+                r->tol[io][ix] = 2 * r->prel * mag[e] + 1e-5 * mag[e] + kn_ulp(r->s->dtype, acc[e]) + 1e-6;
+            }
+            if (il >= 0) {
+                uint64_t ix = r->cuq ? (q0 + i) * Hq + h : (b * Hq + h) * Sq + i;
+                r->want[il][ix] = hi > lo ? mx + log(sum) : -INFINITY;
+                r->tol[il][ix] = hi > lo ? 1e-4 * (1 + fabs(mx)) : 0;
+            }
+        }
+    }
+    free(sc);
+}
+
 void kn_attn_reference(const rk_problem *p, double **want, double **tol) {
     const rk_attention_spec *s = &p->inst.u.attn;
-    uint64_t B = rk_problem_dim(p, "B"), Hq = rk_problem_dim(p, "Hq"), Hkv = rk_problem_dim(p, "Hkv"),
-             Sq = rk_problem_dim(p, "Sq"), Skv = rk_problem_dim(p, "Skv"), D = rk_problem_dim(p, "D");
-    view q = view_of(p, "Q", "q"), kk = view_of(p, "K", "k"), v = view_of(p, "V", "v"), o = view_of(p, "O", "o");
-    int io = kn_buf_index(p, "O"), il = kn_buf_index(p, "LSE");
-    const rk_host_buf *cuq = kn_buf(p, "cu_seqlens_q"), *cuk = kn_buf(p, "cu_seqlens_k");
-    double scale = (double)(float)kn_scalar(p, "scale");
-    int64_t wl = (int64_t)kn_scalar(p, "window_left"), wr = (int64_t)kn_scalar(p, "window_right");
-    double prel = s->dtype == RK_S_BF16 ? 0x1p-8 : 0x1p-11;
+    uint64_t B = rk_problem_dim(p, "B");
+    attn_ref r = {.s = s, .Hq = rk_problem_dim(p, "Hq"), .Hkv = rk_problem_dim(p, "Hkv"), .Sq = rk_problem_dim(p, "Sq"),
+                  .Skv = rk_problem_dim(p, "Skv"), .D = rk_problem_dim(p, "D"), .q = view_of(p, "Q", "q"),
+                  .kk = view_of(p, "K", "k"), .v = view_of(p, "V", "v"), .o = view_of(p, "O", "o"),
+                  .io = kn_buf_index(p, "O"), .il = kn_buf_index(p, "LSE"), .cuq = kn_buf(p, "cu_seqlens_q"),
+                  .cuk = kn_buf(p, "cu_seqlens_k"), .scale = (double)(float)kn_scalar(p, "scale"),
+                  .wl = (int64_t)kn_scalar(p, "window_left"), .wr = (int64_t)kn_scalar(p, "window_right"),
+                  .prel = s->dtype == RK_S_BF16 ? 0x1p-8 : 0x1p-11, .want = want, .tol = tol};
+    int io = r.io, il = r.il;
     /* untouched output elements (varlen rows past a sequence) stay 0 */
     for (uint64_t x = 0; x < p->buf[io].count; x++) want[io][x] = 0, tol[io][x] = 0;
     if (il >= 0)
         for (uint64_t x = 0; x < p->buf[il].count; x++) want[il][x] = 0, tol[il][x] = 0;
     /* past 2^30 multiply-adds the check takes every stride-th query row (odd, so the rows checked move
      * from head to head); the others get an infinite tolerance, which still fails a NaN */
-    double work = (double)B * Hq * Sq * Skv * D;
-    uint64_t stride = work > 0x1p30 ? (uint64_t)ceil(work / 0x1p30) | 1 : 1, flat = 0;
-    double *sc = malloc(Skv * sizeof *sc);
-    RK_ASSERT(sc, "attention reference: out of memory");
+    double work = (double)B * r.Hq * r.Sq * r.Skv * r.D;
+    r.stride = work > 0x1p30 ? (uint64_t)ceil(work / 0x1p30) | 1 : 1;
+    uint64_t *flat0 = malloc((B ? B : 1) * sizeof *flat0), flat = 0;
+    RK_ASSERT(flat0, "attention reference: out of memory");
     for (uint64_t b = 0; b < B; b++) {
-        uint64_t q0 = 0, k0 = 0, ql = Sq, kl = Skv;
-        if (cuq) {
-            q0 = (uint64_t)kn_get(cuq, b), ql = (uint64_t)kn_get(cuq, b + 1) - q0;
-            k0 = (uint64_t)kn_get(cuk, b), kl = (uint64_t)kn_get(cuk, b + 1) - k0;
-        }
-        for (uint64_t h = 0; h < Hq; h++) {
-            uint64_t hk = h / (Hq / Hkv);
-            for (uint64_t i = 0; i < ql; i++, flat++) {
-                if (flat % stride) {
-                    for (uint64_t e = 0; e < D; e++) tol[io][b * o.sb + h * o.sh + (q0 + i) * o.ss + e] = INFINITY;
-                    if (il >= 0) tol[il][cuq ? (q0 + i) * Hq + h : (b * Hq + h) * Sq + i] = INFINITY;
-                    continue;
-                }
-                int64_t lo, hi;
-                kn_attn_visible(s->mask, (int64_t)i, (int64_t)ql, (int64_t)kl, wl, wr, &lo, &hi);
-                double mx = -INFINITY, sum = 0;
-                for (int64_t j = lo; j < hi; j++) {
-                    double d = 0;
-                    for (uint64_t e = 0; e < D; e++) d += at(&q, b, h, q0 + i, e) * at(&kk, b, hk, k0 + j, e);
-                    sc[j] = d * scale;
-                    mx = sc[j] > mx ? sc[j] : mx;
-                }
-                for (int64_t j = lo; j < hi; j++) sum += exp(sc[j] - mx);
-                for (uint64_t e = 0; e < D; e++) {
-                    double acc = 0, mag = 0;
-                    for (int64_t j = lo; j < hi; j++) {
-                        double w = exp(sc[j] - mx) / sum, x = at(&v, b, hk, k0 + j, e);
-                        acc += w * x;
-                        mag += w * fabs(x);
-                    }
-                    uint64_t ix = b * o.sb + h * o.sh + (q0 + i) * o.ss + e;
-                    want[io][ix] = hi > lo ? acc : 0;
-                    /* P rounded to 16 bits, f32 scores and sums, the output's ulp */
-                    tol[io][ix] = 2 * prel * mag + 1e-5 * mag + kn_ulp(s->dtype, acc) + 1e-6;
-                }
-                if (il >= 0) {
-                    uint64_t ix = cuq ? (q0 + i) * Hq + h : (b * Hq + h) * Sq + i;
-                    want[il][ix] = hi > lo ? mx + log(sum) : -INFINITY;
-                    tol[il][ix] = hi > lo ? 1e-4 * (1 + fabs(mx)) : 0;
-                }
-            }
-        }
+        flat0[b] = flat;
+        flat += r.Hq * (r.cuq ? (uint64_t)kn_get(r.cuq, b + 1) - (uint64_t)kn_get(r.cuq, b) : r.Sq);
     }
-    free(sc);
+    r.flat0 = flat0;
+    rk_par_for(B * r.Hq, 1, attn_ref_pair, &r);
+    free(flat0);
 }
