@@ -116,6 +116,20 @@ void kn_attn_decode_fix_inputs(rk_problem *p) {
     }
 }
 
+/* The first `used` block-table entries of sequence b point inside a cache of `pages` pages. */
+rk_status kn_attn_check_pages(const char *who, const rk_host_buf *bt, uint64_t b, uint64_t maxp, uint64_t used,
+                              uint64_t pages) {
+    for (uint64_t pg = 0; pg < used; pg++) {
+        double id = kn_get(bt, b * maxp + pg);
+        if (id < 0 || id >= (double)pages)
+            return rk_fail(RK_ERR_INVALID, "%s: sequence %llu: block_table[%llu][%llu] = %.0f points outside the "
+                           "cache's %llu pages (0..%llu)", who, (unsigned long long)b, (unsigned long long)b,
+                           (unsigned long long)pg, id, (unsigned long long)pages,
+                           (unsigned long long)(pages ? pages - 1 : 0));
+    }
+    return RK_OK;
+}
+
 rk_status kn_attn_decode_check_inputs(const rk_problem *p) {
     dshape d = shape_of(p);
     const rk_host_buf *bt = kn_buf(p, "block_table"), *lens = kn_buf(p, "context_lens");
@@ -127,15 +141,8 @@ rk_status kn_attn_decode_check_inputs(const rk_problem *p) {
                            "(%s)", (unsigned long long)b, len, (unsigned long long)cap,
                            d.P ? "its block_table row holds ceil(CTX / page_size) pages" : "the cache's CTX keys");
         if (!d.P) continue;
-        uint64_t used = ((uint64_t)len + d.P - 1) / d.P;
-        for (uint64_t pg = 0; pg < used; pg++) {
-            double id = kn_get(bt, b * d.maxp + pg);
-            if (id < 0 || id >= (double)pages)
-                return rk_fail(RK_ERR_INVALID, "attention decode: sequence %llu: block_table[%llu][%llu] = %.0f points "
-                               "outside the cache's %llu pages (0..%llu)", (unsigned long long)b,
-                               (unsigned long long)b, (unsigned long long)pg, id, (unsigned long long)pages,
-                               (unsigned long long)(pages ? pages - 1 : 0));
-        }
+        rk_status st = kn_attn_check_pages("attention decode", bt, b, d.maxp, ((uint64_t)len + d.P - 1) / d.P, pages);
+        if (st) return st;
     }
     return RK_OK;
 }

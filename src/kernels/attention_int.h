@@ -165,6 +165,10 @@ void kn_attn_decode_build(const rk_instance *in, const rk_target *t, rk_kernel *
 void kn_attn_decode_reference(const rk_problem *p, double **want, double **tol);
 void kn_attn_decode_fix_inputs(rk_problem *p);
 rk_status kn_attn_decode_check_inputs(const rk_problem *p);
+/* The first `used` block-table entries of sequence b (rows of maxp) point inside a cache of `pages` pages;
+ * else a message naming who, the sequence and the entry. */
+rk_status kn_attn_check_pages(const char *who, const rk_host_buf *bt, uint64_t b, uint64_t maxp, uint64_t used,
+                              uint64_t pages);
 /* Cost at the problem's context lengths: the keys each (sequence, KV head) reads. */
 void kn_attn_decode_problem_cost(const rk_problem *p, double *bytes, double *flops);
 

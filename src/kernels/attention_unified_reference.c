@@ -192,15 +192,8 @@ rk_status kn_attn_unified_check_inputs(const rk_problem *p) {
             return rk_fail(RK_ERR_INVALID, "attention unified: sequence %llu: kv_len = %.0f needs %llu pages, but its "
                            "block_table row holds %llu (ceil(Skv / page_size))", (unsigned long long)b, len,
                            (unsigned long long)(((uint64_t)len + d.P - 1) / d.P), (unsigned long long)d.maxp);
-        uint64_t used = ((uint64_t)len + d.P - 1) / d.P;
-        for (uint64_t pg = 0; pg < used; pg++) {
-            double id = kn_get(bt, b * d.maxp + pg);
-            if (id < 0 || id >= (double)pages)
-                return rk_fail(RK_ERR_INVALID, "attention unified: sequence %llu: block_table[%llu][%llu] = %.0f points "
-                               "outside the cache's %llu pages (0..%llu)", (unsigned long long)b,
-                               (unsigned long long)b, (unsigned long long)pg, id, (unsigned long long)pages,
-                               (unsigned long long)(pages ? pages - 1 : 0));
-        }
+        rk_status st = kn_attn_check_pages("attention unified", bt, b, d.maxp, ((uint64_t)len + d.P - 1) / d.P, pages);
+        if (st) return st;
     }
     if (kn_get(qs, d.B) != (double)d.Sq)
         return rk_fail(RK_ERR_INVALID, "attention unified: query_start[%llu] = %.0f, but total_q (Sq) = %llu: the last "
