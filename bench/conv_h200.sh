@@ -22,11 +22,12 @@ echo "== rocke conv"
 : > "$OUT/rocke_conv.jsonl"
 grep -v '^#' bench/conv_shapes.txt | while read -r name n c h w k r s st pd g; do
   [ -n "$name" ] || continue
+  [[ $name =~ ${CONV_ROWS:-.} ]] || continue   # CONV_ROWS: a regex of the shape names to run
   for dir in fwd fwd-mma fwd-wgmma dgrad dgrad-mma dgrad-wgmma wgrad wgrad-mma wgrad-wgmma; do
     m="$D/conv/$name-$dir/manifest.json"
     [ -f "$m" ] || continue   # -mma / -wgmma: sm_90a builds only (-wgmma: ungrouped shapes)
     echo "== $name $dir" >> "$OUT/rocke_conv.txt"
-    "$D/bin/rocke" run "$m" --shape "$n,$c,$h,$w,$k,$r,$s" --stride "$st" --pad "$pd" --groups "$g" --verify \
+    timeout 45 "$D/bin/rocke" run "$m" --shape "$n,$c,$h,$w,$k,$r,$s" --stride "$st" --pad "$pd" --groups "$g" --verify \
       --device cuda --warmup 20 --iters 100 > "$OUT/last.txt" 2>&1 || echo "FAILED $name $dir" >> "$OUT/last.txt"
     cat "$OUT/last.txt" >> "$OUT/rocke_conv.txt"
     grep -h 'PerfJSON' "$OUT/last.txt" | sed "s/^PerfJSON: {/{\"name\": \"$name\", \"dir\": \"$dir\", /" \

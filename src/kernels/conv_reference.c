@@ -57,7 +57,7 @@ static void finish(const rk_gemm_spec *s, double acc, double mag, uint64_t terms
     *tol = 2 * err + (s->fuse.n ? 1e-5 * fabs(w) + 1e-6 : 0) + kn_ulp(s->out_dtype, w);
 }
 
-static void forward(const ref *r, double *want, double *tol) {
+static void forward(const ref *r, double *want, double *tol, uint64_t lo, uint64_t hi) {
     const kn_conv_geo *g = &r->g;
     const rk_gemm_spec *s = &r->p->inst.u.conv.g;
     rk_epi_param ps[RK_EPI_MAX_PARAMS];
@@ -69,7 +69,7 @@ static void forward(const ref *r, double *want, double *tol) {
         else if (ps[i].type == RK_S_F32) opval[ps[i].step] = (double)(float)kn_scalar(r->p, ps[i].name);
     }
     uint64_t taps = g->filt[0] * g->filt[1] * g->filt[2];
-    for (uint64_t n = 0; n < g->n; n++) {
+    for (uint64_t n = lo; n < hi; n++) {
         uint64_t o[3] = {0, 0, 0};
         do {
             for (uint64_t k = 0; k < g->k; k++) {
@@ -97,11 +97,11 @@ static void forward(const ref *r, double *want, double *tol) {
     }
 }
 
-static void data_grad(const ref *r, double *want, double *tol) {
+static void data_grad(const ref *r, double *want, double *tol, uint64_t lo, uint64_t hi) {
     const kn_conv_geo *g = &r->g;
     const rk_gemm_spec *s = &r->p->inst.u.conv.g;
     uint64_t terms = g->kg * g->filt[0] * g->filt[1] * g->filt[2];
-    for (uint64_t n = 0; n < g->n; n++) {
+    for (uint64_t n = lo; n < hi; n++) {
         uint64_t x[3] = {0, 0, 0};
         do {
             for (uint64_t c = 0; c < g->c; c++) {
@@ -130,11 +130,11 @@ static void data_grad(const ref *r, double *want, double *tol) {
     }
 }
 
-static void weight_grad(const ref *r, double *want, double *tol) {
+static void weight_grad(const ref *r, double *want, double *tol, uint64_t lo, uint64_t hi) {
     const kn_conv_geo *g = &r->g;
     const rk_gemm_spec *s = &r->p->inst.u.conv.g;
     uint64_t terms = g->n * g->out[0] * g->out[1] * g->out[2];
-    for (uint64_t k = 0; k < g->k; k++) {
+    for (uint64_t k = lo; k < hi; k++) {
         uint64_t grp = k / g->kg, t[3] = {0, 0, 0};
         do {
             for (uint64_t c = 0; c < g->cg; c++) {
@@ -155,6 +155,26 @@ static void weight_grad(const ref *r, double *want, double *tol) {
     }
 }
 
+/* The images (forward, data gradient) or output channels (weight gradient) in parallel
+ * (rk_par_for): each writes only its own outputs. */
+typedef struct conv_ref_job {
+    const ref *r;
+    double *want, *tol;
+    void (*fn)(const ref *r, double *want, double *tol, uint64_t lo, uint64_t hi);
+} conv_ref_job;
+
+static void conv_ref_chunk(void *ctx, uint64_t chunk, uint64_t lo, uint64_t hi) {
+    (void)chunk;
+    const conv_ref_job *j = ctx;
+    j->fn(j->r, j->want, j->tol, lo, hi);
+}
+
+static void run_par(const ref *r, double *want, double *tol, uint64_t n,
+                    void (*fn)(const ref *, double *, double *, uint64_t, uint64_t)) {
+    conv_ref_job j = {r, want, tol, fn};
+    rk_par_for(n, 1, conv_ref_chunk, &j);
+}
+
 void kn_conv_reference(const rk_problem *p, double **want, double **tol) {
     ref r = {.p = p};
     kn_conv_geo_of(&p->inst, &p->shape, &r.g);
@@ -164,18 +184,18 @@ void kn_conv_reference(const rk_problem *p, double **want, double **tol) {
     switch ((rk_conv_dir)p->inst.u.conv.direction) {
     case RK_CONV_FWD: {
         int o = kn_buf_index(p, "Y");
-        forward(&r, want[o], tol[o]);
+        run_par(&r, want[o], tol[o], r.g.n, forward);
         return;
     }
     case RK_CONV_DGRAD: {
         int o = kn_buf_index(p, "dX");
-        data_grad(&r, want[o], tol[o]);
+        run_par(&r, want[o], tol[o], r.g.n, data_grad);
         return;
     }
     case RK_CONV_WGRAD:
     case RK_CONV__COUNT: {
         int o = kn_buf_index(p, "dW");
-        weight_grad(&r, want[o], tol[o]);
+        run_par(&r, want[o], tol[o], r.g.k, weight_grad);
         return;
     }
     }
