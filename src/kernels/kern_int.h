@@ -200,12 +200,6 @@ uint32_t kn_row_param_align(const rk_row_knobs *k, const rk_kparam *kp);
  * locked): looped rows, one per block, a block size for the slice. */
 void kn_row_tune_slices(rk_row_knobs *k, const rk_target *t, const rk_shape *s, uint64_t locked, uint32_t first_knob,
                         uint32_t slices_knob);
-/* Rows too long for one block's registers (or, NVIDIA, cached at fewer than
- * two blocks an SM) and not already split: the row over slices of
- * KN_CSLICE_BLOCK threads, each slice cached (LayerNorm, RMSNorm). Then
- * kn_row_tune_occupancy again. No-op when a geometry knob is locked. */
-void kn_row_tune_cached_slices(rk_row_knobs *k, const rk_target *t, const rk_shape *s, uint64_t locked,
-                               uint32_t first_knob, uint32_t slices_knob);
 
 /* row_slices.c: the split-row path. Block (x, y), launch index x + y*M,
  * takes slice (index mod S) of row (index / S), so a row's slices start

@@ -49,7 +49,9 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64
      * and beta of 4 vectors of 8 16-bit elements spill (bf16, ptxas -v:
      * 96 bytes at 1000 x 151936, measured at half of f16's bandwidth), 2 do
      * not (55 registers); f32 (vec 4) fits at 4 (58) */
-    kn_row_tune_cached_slices(&s->k, t, sh, locked, FIRST_ROW_KNOB, SLICES_KNOB);
+    /* cached slices (slices > 1 with chunks) stay a knob, not the heuristic's pick: measured on the H200
+     * (bf16 LayerNorm 1000 x 151936: 1662 GB/s against 2445 looped with 2 vectors; 1024 x 50257: 1109
+     * against 1742 for one block of 7 chunks; RMSNorm likewise, bench/RESULTS.md session 5) */
     if (s->k.slices > 1 && s->k.chunks) kn_row_tune_occupancy(&s->k, t, s->dtype, locked, FIRST_ROW_KNOB, SLICED_BASE_REGS);
     bool unroll_locked = (locked >> (FIRST_ROW_KNOB + 5)) & 1u;
     if (nv && !s->rms && !s->k.chunks && s->k.slices < 2 && !unroll_locked && s->k.vec * s->k.unroll > 16)

@@ -156,39 +156,6 @@ void kn_row_tune_slices(rk_row_knobs *k, const rk_target *t, const rk_shape *s, 
     }
 }
 
-/* A cached slice: 512 threads of 4 chunks (32 16-bit or 16 f32 elements a
- * thread, 16 packed registers), 8 chunks for rows past 16 such slices. */
-#define KN_CSLICE_BLOCK 512u
-#define KN_CSLICE_MAX 16u
-
-void kn_row_tune_cached_slices(rk_row_knobs *k, const rk_target *t, const rk_shape *s, uint64_t locked, uint32_t first,
-                               uint32_t slices_knob) {
-    const uint64_t N = s->dim[1];     /* kn_row_dims */
-    if (LOCKED(RK_B) || LOCKED(RK_R) || LOCKED(RK_K) || ((locked >> slices_knob) & 1u) || k->slices > 1) return;
-    /* one block a row: looped (the row read twice), or on NVIDIA cached at one
-     * block an SM (its load phase and its reduction do not overlap another) */
-    bool nv = t->vendor == RK_VENDOR_NVIDIA;
-    if (k->chunks && !(nv && k->min_blocks == 1)) return;
-    uint32_t block = KN_CSLICE_BLOCK < t->max_workgroup ? KN_CSLICE_BLOCK : t->max_workgroup;
-    uint64_t span = N + (k->split ? k->vec - 1 : 0), chunks = 4;
-    uint64_t per = (uint64_t)block * k->vec * chunks, S = cdiv(span, per);
-    if (S > KN_CSLICE_MAX) {
-        chunks = 8;
-        per = (uint64_t)block * k->vec * chunks;
-        S = cdiv(span, per);
-    }
-    if (S < 2 || S > KN_CSLICE_MAX || chunks * k->vec > KN_MAX_CACHED / 2) return;
-    k->slices = (uint32_t)S;
-    k->chunks = (uint32_t)chunks;
-    k->block_size = block;
-    k->rows_per_block = 1;
-    /* the slice views end inside the row: masked tails (a buffer view
-     * covers the row) */
-    if (!LOCKED(RK_T)) k->tail = RK_TAIL_MASKED;
-    /* the last block's loop over slices it takes from waiters that gave up */
-    if (!LOCKED(RK_U)) k->unroll = 1;
-    if (!LOCKED(RK_M)) k->min_blocks = 0;
-}
 #undef LOCKED
 
 void kn_row_attrs(rk_kernel *kern, const rk_row_knobs *k, const rk_target *t) {

@@ -53,9 +53,9 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64
     if (!((locked >> KEEP_KNOB) & 1u)) s->keep_exps = nv && s->k.chunks && s->k.chunks * s->k.vec <= 16;
     rk_scalar held = s->keep_exps ? RK_S_F32 : s->dtype;
     kn_row_tune_occupancy(&s->k, t, held, locked, FIRST_ROW_KNOB, SOFTMAX_BASE_REGS);
-    /* rows too long for a block: cached slices, the exps formed twice */
+    /* cached slices (slices > 1 with chunks: the exps formed twice) only when the knobs ask: the norms'
+     * measured slower than their looped / one-block picks on the H200 (norm.c) */
     if (((locked >> KEEP_KNOB) & 1u) && s->keep_exps) return;
-    kn_row_tune_cached_slices(&s->k, t, sh, lk, FIRST_ROW_KNOB, SLICES_KNOB);
     if (s->k.slices > 1 && s->k.chunks) {
         s->keep_exps = false;
         kn_row_tune_occupancy(&s->k, t, s->dtype, locked, FIRST_ROW_KNOB, SLICED_BASE_REGS);

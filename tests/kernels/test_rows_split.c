@@ -292,7 +292,8 @@ static void test_cached_slices(void **state) {
             spread_same(norms[f], targets[t], 2, 1499, kn);
             spread_claims(norms[f], targets[t], 3, 1533, kn);
         }
-    /* the heuristic: rows too long for one block's registers, many of them */
+    /* the heuristic does not pick cached slices (measured slower on the H200 than its looped and
+     * one-block picks): 1000 x 151936 keeps one block a row */
     for (size_t f = 0; f < 3; f++)
         for (size_t d = 0; d < 3; d++) {
             rk_instance in;
@@ -301,7 +302,7 @@ static void test_cached_slices(void **state) {
             snprintf(kn, sizeof kn, "dtype=%s", dtypes[d]);
             tuned(norms[f], "sm_90a", 1000, 151936, kn, &in, &sh);
             assert_int_equal(rk_instance_get(&in, "chunks", c, sizeof c), RK_OK);
-            if (slices_of(&in) < 2 || !strcmp(c, "0")) fail_msg("%s %s 1000x151936: slices %u chunks %s", norms[f],
+            if (slices_of(&in) > 1 && strcmp(c, "0")) fail_msg("%s %s 1000x151936: slices %u chunks %s", norms[f],
                                                                 dtypes[d], slices_of(&in), c);
             assert_int_equal(rk_instance_validate(&in, rk_target_find("sm_90a")), RK_OK);
             assert_int_equal(rk_instance_check_shape(&in, &sh), RK_OK);
