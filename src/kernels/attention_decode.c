@@ -59,9 +59,12 @@ void kn_attn_decode_tune(rk_instance *in, const rk_target *t, const rk_shape *s,
     uint32_t stages = t->features & RK_FEAT_SM80 ? 3 : 1;
     if (free_stages) a->stages = stages;
     if (!(locked >> KN_AK_PATH & 1)) {
-        /* atoms from 16 rows on where the atom path serves the instance, else the lanes */
+        /* atoms from 16 rows on where the atom path serves the instance, else the lanes; on NVIDIA
+         * with 16-bit caches from 4 rows: measured on the H200 (bench/RESULTS.md, session 5) at B32
+         * Hq32 Hkv8 CTX8192 D128 page 16, 4008 GB/s of KV (94% of copy) against 3651 on the lanes */
         a->kv_path = RK_ATTN_PATH_VALU;
-        if (a->kv_rows >= 16 && atom_fits(a, t, free_stages)) a->kv_path = RK_ATTN_PATH_ATOM;
+        uint32_t from = t->vendor == RK_VENDOR_NVIDIA && a->kv_dtype == RK_ATTN_KV_SAME ? 4 : 16;
+        if (a->kv_rows >= from && atom_fits(a, t, free_stages)) a->kv_path = RK_ATTN_PATH_ATOM;
         if (free_stages && a->kv_path == RK_ATTN_PATH_VALU) a->stages = stages;
     } else if (kn_attn_decode_atoms(a)) {
         atom_fits(a, t, free_stages);

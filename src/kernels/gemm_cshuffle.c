@@ -80,6 +80,7 @@ void kn_gemm_tune_epilogue(rk_gemm_spec *s, const rk_target *t, uint64_t locked)
     if (!(locked >> KN_GK_XCD & 1))
         s->xcd = t->vendor == RK_VENDOR_AMD && (!strcmp(t->name, "gfx942") || !strcmp(t->name, "gfx950")) ? 8 : 0;
     if (locked >> KN_GK_EPI & 1) return;
+    if (s->path == RK_GEMM_PATH_WGMMA && s->epilogue == RK_GEMM_EPI_TMA) return;   /* kn_gemm_hopper_tune's pick */
     s->epilogue = RK_GEMM_EPI_DIRECT;
     kn_gemm_plan p;
     if (s->path != RK_GEMM_PATH_MMA || rk_tile_elem_bytes(s->out_dtype) != 2 || kn_gemm_plan_make(s, t, false, &p))

@@ -166,6 +166,12 @@ void kn_gemm_hopper_tune(rk_gemm_spec *s, const rk_target *t, uint64_t M, uint64
     }
     if (!warps_locked) w.warps[0] = w.tile[0] / 16, w.warps[1] = 1;
     if (!stages_locked) w.stages = K > 2 * w.tile[2] ? 4 : 2;
+    /* C through shared memory and TMA stores where its rows keep TMA's 16-byte rule: measured on the
+     * H200 (bench/RESULTS.md, session 5) at 4096^3 bf16, 727.6 TFLOP/s against 688 with direct stores;
+     * only the measured 128x256 tile for now */
+    if (!(locked >> KN_GK_EPI & 1) && w.tile[0] == 128 && w.tile[1] == 256 &&
+        N * rk_tile_elem_bytes(s->out_dtype) % 16 == 0)
+        w.epilogue = RK_GEMM_EPI_TMA;
     /* epilogue=tma stages C beside the ring: fewer stages where both would not fit */
     while (!stages_locked && w.stages > 2 &&
            (uint64_t)w.stages * ((w.tile[0] + w.tile[1]) * RK_TILE_WGMMA_ROW_BYTES + 16) +

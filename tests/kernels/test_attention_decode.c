@@ -174,11 +174,14 @@ static int path_for(const char *target, const uint64_t ext[6], const char *knobs
     return in.u.attn.kv_path;
 }
 
-/* Atoms from 16 rows on where they serve the instance; refusals name the way out. */
+/* Atoms from 16 rows on where they serve the instance (NVIDIA, 16-bit caches: from 4 rows); refusals
+ * name the way out. */
 static void test_atom_choice(void **state) {
     (void)state;
     assert_int_equal(path_for("sm_90", (const uint64_t[]){2, 16, 1, 1, 64, 128}, "page_size=16"), RK_ATTN_PATH_ATOM);
-    assert_int_equal(path_for("sm_90", (const uint64_t[]){2, 8, 1, 1, 64, 128}, "page_size=16"), RK_ATTN_PATH_VALU);
+    assert_int_equal(path_for("sm_90", (const uint64_t[]){2, 8, 1, 1, 64, 128}, "page_size=16"), RK_ATTN_PATH_ATOM);
+    assert_int_equal(path_for("sm_90", (const uint64_t[]){2, 2, 1, 1, 64, 128}, "page_size=16"), RK_ATTN_PATH_VALU);
+    assert_int_equal(path_for("gfx942", (const uint64_t[]){2, 8, 1, 1, 64, 128}, "page_size=32"), RK_ATTN_PATH_VALU);
     /* gfx950's 16x16x32 atom steps 32 keys: 16-token pages stay on the lanes */
     assert_int_equal(path_for("gfx950", (const uint64_t[]){2, 16, 1, 1, 64, 128}, "page_size=16"), RK_ATTN_PATH_VALU);
     assert_int_equal(path_for("gfx950", (const uint64_t[]){2, 16, 1, 1, 64, 128}, "page_size=32"), RK_ATTN_PATH_ATOM);

@@ -227,13 +227,18 @@ static void test_dispatch(void **state) {
     assert_false(is_wgmma(&in));
     instance_for("gfx950", big, "wave=64", &in, &sh);
     assert_false(is_wgmma(&in));
-    /* the signature ends with the two maps */
-    instance_for("sm_90a", big, "fuse=bias", &in, &sh);
+    /* the signature ends with the two maps (direct stores), or three with the TMA-store epilogue the
+     * heuristic picks at 128x256 tiles */
+    instance_for("sm_90a", big, "fuse=bias epilogue=direct", &in, &sh);
     rk_ksig sig;
     assert_int_equal(rk_instance_signature(&in, &sig), RK_OK);
     assert_string_equal(sig.p[sig.n - 2].name, "A_map");
     assert_int_equal(sig.p[sig.n - 1].role, RK_KP_TENSORMAP);
     assert_string_equal(sig.p[sig.n - 1].dims, "B");
+    instance_for("sm_90a", big, "fuse=bias", &in, &sh);
+    assert_int_equal(in.u.gemm.epilogue, RK_GEMM_EPI_TMA);
+    assert_int_equal(rk_instance_signature(&in, &sig), RK_OK);
+    assert_string_equal(sig.p[sig.n - 1].name, "C_map");
 }
 
 static void test_bad_specs(void **state) {
