@@ -13,7 +13,7 @@ _FP8 = {"fp8": "fp8", "fp8fnuz": "fp8fnuz"}      # torch's float8 dtypes name th
 
 def kit_for(opname, arrays, device):
     """The numpy kit (emulator) or the torch kit (CUDA tensors) for the arrays."""
-    given = [a for a in arrays if a is not None]
+    given = [a for a in arrays if hasattr(a, "shape")]          # numbers (scales) take either path
     ops._check_same(opname, given)
     if ops._is_numpy(given[0]):
         return NumpyKit(device)

@@ -2,16 +2,21 @@
 arrays and scalar values, work buffers are zeroed here; the numpy kit runs
 on the emulator. Shared by the attention, serving and fp8 GEMM ops. Layer:
 python bindings."""
-from ctypes import c_float, c_int32, c_int64, c_uint64
+from ctypes import c_float, c_int32, c_int64, c_uint8, c_uint64
 
 from ._lib import RockeError
 
 _EMU_CTYPES = {"i32": c_int32, "i64": c_int64}
 
 
-def param_ctype(ptr, t):
+TENSORMAP_BYTES = 128
+
+
+def param_ctype(ptr, t, role="scalar"):
     if ptr:
         return c_uint64
+    if role == "tensormap":
+        return c_uint8 * TENSORMAP_BYTES
     return _EMU_CTYPES.get(t, c_float)
 
 
@@ -68,6 +73,9 @@ class NumpyKit:
         import numpy as np
         return np.ascontiguousarray(x)
 
+    def transpose(self, x):
+        return x.T
+
     def is_contiguous(self, x):
         return x.flags["C_CONTIGUOUS"]
 
@@ -77,6 +85,12 @@ class NumpyKit:
 
     def empty(self, shape, dt, like):
         import numpy as np
+        if dt == "bf16":
+            try:
+                import ml_dtypes
+            except ImportError:
+                raise RockeError("rocke.ops: a bfloat16 result needs ml_dtypes for numpy (or ask for f16 / f32)")
+            return np.empty(shape, dtype=ml_dtypes.bfloat16)
         return np.empty(shape, dtype={"f32": np.float32, "f16": np.float16}.get(dt, like.dtype))
 
     def full(self, shape, value, like):
@@ -90,10 +104,10 @@ class NumpyKit:
         import numpy as np
         from . import _emu
         if p.launcher is None:
-            params = [(param_ctype(ptr, t), n) for n, ptr, t, _, _ in p.sig]
+            params = [(param_ctype(ptr, t, role), n) for n, ptr, t, role, _ in p.sig]
             p.launcher = _emu.EmuLauncher(self.target, kernel_for(p), params, p.grid, p.block)
         args = _pointer_args(opname, p, arrays, ext, lambda n: np.zeros(n, np.float32))   # alive until the launch returns
-        p.launcher.launch([strided_span(a) for a in args], _scalar_args(opname, p, values))
+        p.launcher.launch([strided_span(a) for a in args], _scalar_args(opname, p, values), getattr(p, "tmaps", None))
 
 
 def _pointer_args(opname, p, arrays, ext, zeros):
@@ -112,8 +126,8 @@ def _pointer_args(opname, p, arrays, ext, zeros):
 
 def _scalar_args(opname, p, values):
     scalars = {}
-    for i, (name, ptr, _, _, _) in enumerate(p.sig):
-        if ptr:
+    for i, (name, ptr, _, role, _) in enumerate(p.sig):
+        if ptr or role == "tensormap":
             continue
         if name not in values:
             raise RockeError("rocke.ops.%s: no value for scalar parameter %s of %s" % (opname, name, p.inst.name))

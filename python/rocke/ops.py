@@ -382,3 +382,4 @@ def conv2d(x, w, *, stride=1, padding=0, dilation=1, groups=1, device=None, **kn
 # the attention family and the KV cache writer (their own files; they use this module's caches)
 from ._attention import attention, attention_decode, unified_attention  # noqa: E402
 from ._kv_append import kv_append  # noqa: E402
+from ._gemm_fp8 import gemm  # noqa: E402
