@@ -8,7 +8,7 @@ from ._sig_launch import NumpyKit
 
 _DIMS = ("B", "Hq", "Hkv", "Sq", "Skv", "D")
 _HALF = ("f16", "bf16")
-_FP8 = {"fp8": "fp8", "fp8fnuz": "fp8fnuz"}      # torch's float8 dtypes name the cache's encoding
+_FP8 = {"e4m3": "fp8", "e4m3fnuz": "fp8fnuz"}    # torch's float8 dtypes -> the kv_dtype knob
 
 
 def kit_for(opname, arrays, device):
@@ -147,9 +147,9 @@ def _cache_dtype(kit, opname, k_cache, v_cache, dt, kv_dtype):
             raise RockeError("rocke.ops.%s: kv_dtype=%r but the caches are %s (fp8 caches are uint8 arrays or "
                              "torch float8 tensors)" % (opname, kv_dtype, kd))
         return "same"
-    if kd in _FP8 and kv_dtype in (None, kd):
-        return kd
-    if kd == "u8" and kv_dtype in _FP8:
+    if kd in _FP8 and kv_dtype in (None, _FP8[kd]):
+        return _FP8[kd]
+    if kd == "u8" and kv_dtype in _FP8.values():
         return kv_dtype
     raise RockeError("rocke.ops.%s: the caches are %s: legal are q's dtype %s, or e4m3 bytes (uint8 with "
                      "kv_dtype='fp8' or 'fp8fnuz')" % (opname, kd, dt))
