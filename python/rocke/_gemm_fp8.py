@@ -69,6 +69,14 @@ def gemm(a, b, *, a_dtype=None, b_dtype=None, scale="none", a_scale=None, b_scal
     if device in (None, "emu") and ops._is_numpy(a):
         device = "emu:sm_90a"
     kit = kit_for("gemm", [a, b, a_scale, b_scale], device)
+    if not kit.emu:
+        if kit.dtype(a) in ("f16", "bf16", "f32"):
+            raise RockeError("rocke.ops.gemm: 16-bit torch tensors are not served yet (numpy arrays run on the "
+                             "emulator; fp8 tensors run here)")
+        if kit.cc != 90:
+            raise RockeError("rocke.ops.gemm: fp8 runs sm_90a's wgmma kernel: this device has compute capability "
+                             "%d.%d" % divmod(kit.cc, 10))
+        kit.target = "sm_90a"                # the arch-specific target of a 9.0 device
     fmt = []
     for x, name, tag in ((a, "a", a_dtype), (b, "b", b_dtype)):
         dt = kit.dtype(x)

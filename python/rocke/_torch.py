@@ -168,6 +168,8 @@ class TorchKit:
         self.device = x.device
         self.index = x.device.index if x.device.index is not None else torch.cuda.current_device()
         self.target = _target_for(torch, self.index)
+        major, minor = torch.cuda.get_device_capability(self.index)
+        self.cc = major * 10 + minor
         self.names = {torch.float16: "f16", torch.bfloat16: "bf16", torch.float32: "f32", torch.uint8: "u8",
                       torch.int32: "i32", torch.int64: "i64"}
         for attr, name in (("float8_e4m3fn", "e4m3"), ("float8_e5m2", "e5m2"), ("float8_e4m3fnuz", "e4m3fnuz")):
