@@ -73,3 +73,29 @@ class Function:
                           stream, params, None)
         if rc != 0:
             _call(rc, "cuLaunchKernel")
+
+
+# CU_TENSOR_MAP_DATA_TYPE_* by rk_scalar: i16 u16, i32, i64, f16, f32, f64, bf16; bytes (i8, fp8) are UINT8
+_TMAP_TYPE = {4: 1, 5: 3, 6: 5, 7: 6, 8: 9, 9: 7, 10: 8}
+_SWIZZLE = {0: 0, 32: 1, 64: 2, 128: 3}          # CU_TENSOR_MAP_SWIZZLE_*
+
+
+def tensormap_encode_2d(base, t, out):
+    """A CUtensorMap (128 bytes) into out for a rocke rk_problem_tmap t over the
+    device address base, as librocke's CUDA runtime encodes it (no
+    interleave, no L2 promotion, zero fill)."""
+    cu = _driver()
+    f = cu.cuTensorMapEncodeTiled
+    if f.argtypes is None:
+        u64p, u32p = POINTER(ctypes.c_uint64), POINTER(ctypes.c_uint32)
+        f.restype = c_int
+        f.argtypes = [c_void_p, c_int, c_uint, c_void_p, u64p, u64p, u32p, u32p, c_int, c_int, c_int, c_int]
+    scratch = ctypes.create_string_buffer(128 + 64)          # the driver wants a 64-byte aligned map
+    aligned = (ctypes.addressof(scratch) + 63) // 64 * 64
+    dims = (ctypes.c_uint64 * 2)(t.cols, t.rows)
+    strides = (ctypes.c_uint64 * 1)(t.row_stride_bytes)
+    box = (ctypes.c_uint32 * 2)(t.box_cols, t.box_rows)
+    ones = (ctypes.c_uint32 * 2)(1, 1)
+    _call(f(aligned, _TMAP_TYPE.get(t.elem, 0), 2, base, dims, strides, box, ones, 0, _SWIZZLE[t.swizzle_bytes], 0, 0),
+          "cuTensorMapEncodeTiled")
+    ctypes.memmove(out, aligned, 128)

@@ -143,6 +143,93 @@ def run(opname, family, knobs, inputs, out_spec, device, eps):
     return outs[0] if len(outs) == 1 else tuple(outs)
 
 
+# ---- the attention, serving and fp8 GEMM ops: a kit with the numpy kit's methods ------------------
+class TorchKit:
+    """CUDA torch tensors for the ops launched by parameter name (rocke/_attention.py,
+    _kv_append.py, _gemm_fp8.py): dtype names, element strides, allocation, and
+    the launch on torch's current stream. Host-side checks of offsets and page
+    ids are left out here (they would synchronise); the shape checks stay."""
+    emu = False
+
+    def __init__(self, opname, arrays, device):
+        torch = self.torch = _torch()
+        x = arrays[0]
+        for i, t in enumerate(arrays):
+            if not isinstance(t, torch.Tensor):
+                raise RockeError("rocke.ops.%s: argument %d is %s: this op takes torch tensors (torch.as_tensor "
+                                 "views CuPy and JAX arrays)" % (opname, i, type(t).__name__))
+            if not t.is_cuda:
+                raise RockeError("rocke.ops.%s: argument %d is a CPU tensor: rocke runs torch tensors on CUDA (move "
+                                 "it with .cuda(), or pass numpy arrays to run on the emulator)" % (opname, i))
+            if t.device != x.device:
+                raise RockeError("rocke.ops.%s: tensors on two devices (%s and %s)" % (opname, x.device, t.device))
+        if device not in (None, "cuda", str(x.device)) and device != x.device:
+            raise RockeError("rocke.ops.%s: device=%r but the tensors are on %s" % (opname, device, x.device))
+        self.device = x.device
+        self.index = x.device.index if x.device.index is not None else torch.cuda.current_device()
+        self.target = _target_for(torch, self.index)
+        major, minor = torch.cuda.get_device_capability(self.index)
+        self.cc = major * 10 + minor
+        self.names = {torch.float16: "f16", torch.bfloat16: "bf16", torch.float32: "f32", torch.uint8: "u8",
+                      torch.int32: "i32", torch.int64: "i64"}
+        for attr, name in (("float8_e4m3fn", "e4m3"), ("float8_e5m2", "e5m2"), ("float8_e4m3fnuz", "e4m3fnuz")):
+            if hasattr(torch, attr):
+                self.names[getattr(torch, attr)] = name
+        self.types = {v: k for k, v in self.names.items()}
+
+    def dtype(self, x):
+        return self.names.get(x.dtype, str(x.dtype))
+
+    def strides(self, x):
+        return tuple(x.stride())
+
+    def contiguous(self, x):
+        return x.contiguous()
+
+    def is_contiguous(self, x):
+        return x.is_contiguous()
+
+    def transpose(self, x):
+        return x.t()
+
+    def host(self, x):
+        return x.cpu().numpy()                    # a synchronisation: only where the op asks for it
+
+    def empty(self, shape, dt, like):
+        return self.torch.empty(shape, dtype=self.types[dt], device=self.device)
+
+    def full(self, shape, value, like):
+        return self.torch.full(shape, value, dtype=self.torch.float32, device=self.device)
+
+    def launch(self, opname, p, kernel_for, arrays, values, ext):
+        from ._sig_launch import _pointer_args, _scalar_args, param_ctype
+        torch = self.torch
+        fkey = (p.inst.name, p.target, self.index)
+        fn = _functions.get(fkey)
+        if fn is None:
+            art = rk_compile(kernel_for(p), p.target)
+            _cuda.use_primary_context(self.index)
+            fn = _functions[fkey] = _cuda.Function(art.cubin or art.binary, art.kernel_name, art.dyn_smem_min)
+        zeros = lambda n: torch.zeros(n, dtype=torch.float32, device=self.device)      # noqa: E731
+        ptrs = iter(_pointer_args(opname, p, arrays, ext, zeros))                      # alive until launched
+        scalars = _scalar_args(opname, p, values)
+        slots = [param_ctype(ptr, t, role)() for _, ptr, t, role, _ in p.sig]
+        held = []
+        for i, (_, ptr, _, role, _) in enumerate(p.sig):
+            if ptr:
+                a = next(ptrs)
+                held.append(a)
+                slots[i].value = a.data_ptr()
+            elif role != "tensormap":
+                slots[i].value = scalars[i]
+        if any(role == "tensormap" for _, _, _, role, _ in p.sig):
+            from ._gemm_fp8 import _tensor_maps
+            for i, t in _tensor_maps(p).items():
+                _cuda.tensormap_encode_2d(slots[t.buf].value, t, slots[i])
+        params = (c_void_p * max(len(slots), 1))(*[ctypes.cast(ctypes.pointer(s), c_void_p) for s in slots])
+        fn.launch(p.grid, p.block, torch.cuda.current_stream(self.device).cuda_stream, params)
+
+
 # ---- torch.library custom ops and the torch.compile backend ---------------------------------
 _registered = False
 

@@ -6,10 +6,11 @@ __cuda_array_interface__ / DLPack) run on the GPU on torch's current stream
 (rocke/_torch.py). Kernels are tuned and built once per (family, knobs,
 dtype, shape, device); the built kernel is shared by every shape that tunes to
 the same instance (its shape class). Layer: python bindings."""
-from ctypes import c_float, c_int32, c_int64, c_uint64
+from ctypes import c_float, c_int32, c_uint64
 
 from . import _shape_api
 from ._lib import RockeError
+from ._sig_launch import param_ctype
 from .families import Instance
 
 _NP_DTYPES = {"float16": "f16", "float32": "f32", "bfloat16": "bf16"}
@@ -308,79 +309,6 @@ def matmul(a, b, *, device=None, out_dtype=None, **knobs):
     return c
 
 
-# ---- attention ---------------------------------------------------------------------------------
-def _ctype(ptr, t):
-    if ptr:
-        return c_uint64
-    return {"i32": c_int32, "i64": c_int64}.get(t, c_float)
-
-
-def _strided_span(x):
-    """(address, bytes) from x's first element to its last (non-negative strides)."""
-    last = sum((n - 1) * s for n, s in zip(x.shape, x.strides))
-    return x.ctypes.data, last + x.itemsize
-
-
-def attention(q, k, v, *, causal=False, scale=None, device=None, **knobs):
-    """O = softmax(scale * q k^T [+ causal mask]) v through the attention
-    family (forward). q [B, Hq, Sq, D], k and v [B, Hkv, Skv, D] with Hq a
-    multiple of Hkv (GQA, MQA); any batch / head / sequence strides with D
-    contiguous, so q.transpose(0, 2, 1, 3)-style views of [B, S, H, D] run in
-    place. causal: bottom-right aligned (key j visible to query i iff
-    j <= i + Skv - Sq). scale: 1/sqrt(D) by default. numpy arrays run on the
-    emulator; the result is a new [B, Hq, Sq, D] array of q's dtype."""
-    _check_same("attention", [q, k, v])
-    if not _is_numpy(q):
-        raise RockeError("rocke.ops.attention: only numpy arrays (the emulator) are served so far; torch "
-                         "tensors come with the attention benchmark")
-    import numpy as np
-    for x, name in ((q, "q"), (k, "k"), (v, "v")):
-        if x.ndim != 4:
-            raise RockeError("rocke.ops.attention: %s must be [B, H, S, D], got %d dimensions" % (name, x.ndim))
-        if x.strides[3] != x.itemsize or min(x.strides) < 0:
-            raise RockeError("rocke.ops.attention: %s's last dimension (D) must be contiguous, with "
-                             "non-negative strides (got strides %s)" % (name, x.strides))
-        if x.dtype != q.dtype:
-            raise RockeError("rocke.ops.attention: dtypes %s and %s differ" % (q.dtype.name, x.dtype.name))
-    dt = _np_dtype(q, "attention")
-    if dt == "f32":
-        raise RockeError("rocke.ops.attention: float32 inputs are not served (legal: float16, bfloat16)")
-    B, Hq, Sq, D = q.shape
-    if k.shape != v.shape or k.shape[0] != B or k.shape[3] != D:
-        raise RockeError("rocke.ops.attention: k and v must both be [B=%d, Hkv, Skv, D=%d], got %s and %s"
-                         % (B, D, k.shape, v.shape))
-    Hkv, Skv = k.shape[1], k.shape[2]
-    if Hq % Hkv:
-        raise RockeError("rocke.ops.attention: Hq = %d is not a multiple of Hkv = %d" % (Hq, Hkv))
-    # path=mma: views with any strides run in place (path=wgmma reads packed tensors through TMA maps)
-    knobs = dict({"path": "mma"}, **knobs)
-    knobs = dict(knobs, dtype=dt, head_dim=D, mask="causal" if causal else "none")
-    from . import _emu
-    target = _emu.parse_device(device)
-    p = _prepare("attention", knobs, (B, Hq, Hkv, Sq, Skv, D), target)
-    o = np.empty((B, Hq, Sq, D), dtype=q.dtype)
-    if p.launcher is None:
-        params = [(_ctype(ptr, t), n) for n, ptr, t, _, _ in p.sig]
-        p.launcher = _emu.EmuLauncher(target, _kernel_for(p), params, p.grid, p.block)
-    e = q.itemsize
-    values = {"B": B, "Hq": Hq, "Hkv": Hkv, "Sq": Sq, "Skv": Skv,
-              "scale": float(scale) if scale is not None else 1.0 / float(D) ** 0.5}
-    for x, pre in ((q, "q"), (k, "k"), (v, "v"), (o, "o")):
-        values[pre + "_sb"], values[pre + "_sh"], values[pre + "_ss"] = (s // e for s in x.strides[:3])
-    scalars = {}
-    for i, (name, ptr, _, _, _) in enumerate(p.sig):
-        if ptr:
-            continue
-        if name not in values:
-            raise RockeError("rocke.ops.attention: no value for scalar parameter %s (knobs %s)" % (name, knobs))
-        scalars[i] = values[name]
-    bufs = [_strided_span(x) for x in (q, k, v, o)]
-    if len(bufs) != sum(1 for s in p.sig if s[1]):
-        raise RockeError("rocke.ops.attention: lse, varlen and window instances are not offered from Python yet")
-    p.launcher.launch(bufs, scalars)
-    return o
-
-
 # ---- convolution -------------------------------------------------------------------------------
 def _pair(v, what):
     t = (v, v) if isinstance(v, int) else tuple(v)
@@ -432,7 +360,7 @@ def conv2d(x, w, *, stride=1, padding=0, dilation=1, groups=1, device=None, **kn
     xs, ws = np.ascontiguousarray(x), np.ascontiguousarray(w)
     y = np.empty((N, P, Q, K), dtype=x.dtype)
     if p.launcher is None:
-        params = [(_ctype(ptr, t), n) for n, ptr, t, _, _ in p.sig]
+        params = [(param_ctype(ptr, t), n) for n, ptr, t, _, _ in p.sig]
         p.launcher = _emu.EmuLauncher(target, _kernel_for(p), params, p.grid, p.block)
     values = {"N": N, "C": C, "H": H, "W": W, "K": K, "R": R, "S": S, "P": P, "Q": Q, "stride_h": sh,
               "stride_w": sw, "pad_h": pad[0], "pad_w": pad[2], "dil_h": dh, "dil_w": dw, "groups": groups}
@@ -449,3 +377,9 @@ def conv2d(x, w, *, stride=1, padding=0, dilation=1, groups=1, device=None, **kn
                          "Python yet")
     p.launcher.launch(bufs, scalars)
     return y
+
+
+# the attention family and the KV cache writer (their own files; they use this module's caches)
+from ._attention import attention, attention_decode, unified_attention  # noqa: E402
+from ._kv_append import kv_append  # noqa: E402
+from ._gemm_fp8 import gemm  # noqa: E402

@@ -1,5 +1,6 @@
 """GPU check for the Python package (run on a CUDA machine with torch):
-every op against torch on CUDA tensors (f16, bf16, f32; odd shapes), the bad
+every op against torch on CUDA tensors (f16, bf16, f32; odd shapes; attention
+against SDPA and a gathered-cache reference, kv_append, fp8 gemm), the bad
 inputs (CPU tensor, float64, non-contiguous, two devices), launches on the
 current stream without a sync, the custom ops inside torch.compile without
 graph breaks, and a small block compiled with rocke.torch_backend against
@@ -144,6 +145,155 @@ def _():
             f()
         print("  %.2f us per call" % ((time.perf_counter() - t) / 5000 * 1e6))
     torch.cuda.synchronize()
+
+
+def attn_rows(q, k, v, scale, off, left=-1, right=0, softcap=None, sink=None, slope=None):
+    """float32 reference for q [S, D] over k, v [L, D], query i at key i + off
+    (bottom-right); (O, LSE); a row that sees nothing gives O = 0."""
+    s = scale * q.float() @ k.float().t()
+    if softcap is not None:
+        s = softcap * torch.tanh(s / softcap)
+    i = torch.arange(q.shape[0], device=q.device)[:, None] + off
+    j = torch.arange(k.shape[0], device=q.device)[None, :]
+    if slope is not None:
+        s = s + slope * (j - i)
+    vis = torch.ones_like(s, dtype=torch.bool)
+    if right >= 0:
+        vis &= j <= i + right
+    if left >= 0:
+        vis &= j >= i - left
+    s = s.masked_fill(~vis, float("-inf"))
+    if sink is not None:
+        s = torch.cat([s, torch.full((s.shape[0], 1), float(sink), device=s.device)], 1)
+    lse = torch.logsumexp(s, 1)
+    p = torch.nan_to_num(torch.exp(s - lse[:, None]), nan=0.0)
+    return p[:, :k.shape[0]] @ v.float(), lse
+
+
+@check("attention: dense vs SDPA, varlen + LSE, window")
+def _():
+    for dt in (torch.float16, torch.bfloat16):
+        q, k, v = rnd(2, 8, 77, 128, dt=dt), rnd(2, 2, 77, 128, dt=dt), rnd(2, 2, 77, 128, dt=dt)
+        ref = F.scaled_dot_product_attention(q, k.repeat_interleave(4, 1), v.repeat_interleave(4, 1), is_causal=True)
+        close(ops.attention(q, k, v, causal=True), ref, dt, 2)
+        lq, lk = [37, 1, 100], [50, 9, 100]
+        cq = torch.tensor([0] + list(torch.tensor(lq).cumsum(0)), dtype=torch.int32, device="cuda")
+        ck = torch.tensor([0] + list(torch.tensor(lk).cumsum(0)), dtype=torch.int32, device="cuda")
+        q, k, v = rnd(sum(lq), 4, 64, dt=dt), rnd(sum(lk), 2, 64, dt=dt), rnd(sum(lk), 2, 64, dt=dt)
+        for window in (None, (16, 0)):
+            o, lse = ops.attention(q, k, v, causal=True, lse=True, window=window, cu_seqlens_q=cq, cu_seqlens_k=ck)
+            for b in range(3):
+                for h in range(4):
+                    qs, ks = slice(int(cq[b]), int(cq[b + 1])), slice(int(ck[b]), int(ck[b + 1]))
+                    ro, rl = attn_rows(q[qs, h], k[ks, h // 2], v[ks, h // 2], 64 ** -0.5, lk[b] - lq[b],
+                                       left=window[0] if window else -1)
+                    close(o[qs, h], ro, dt, 2)
+                    torch.testing.assert_close(lse[qs, h], rl, rtol=1e-3, atol=1e-3)
+
+
+def paged(B, Hkv, D, P, lens, dt, fp8=False):
+    nblk = max((max(lens) + P - 1) // P, 1)
+    pages = B * nblk + 5
+    kc, vc = rnd(pages, P, Hkv, D, dt=dt), rnd(pages, P, Hkv, D, dt=dt)
+    if fp8:
+        kc, vc = kc.to(torch.float8_e4m3fn), vc.to(torch.float8_e4m3fn)
+    bt = torch.randperm(pages, device="cuda")[:B * nblk].view(B, nblk).to(torch.int32)
+    return kc, vc, bt, torch.tensor(lens, dtype=torch.int32, device="cuda")
+
+
+def gathered(c, bt, b, n, P):
+    """The first n tokens of sequence b's cache rows [n, Hkv, D] (the gathered-cache reference)."""
+    idx = torch.arange(n, device="cuda")
+    return c[bt[b, idx // P].long(), idx % P].float()
+
+
+@check("attention_decode: paged, contiguous, fp8 vs the gathered cache")
+def _():
+    P, D, Hq, Hkv = 16, 128, 32, 8
+    lens = [1, 15, 17, 1000, 513]
+    for fp8 in (False, True):
+        kc, vc, bt, cl = paged(5, Hkv, D, P, lens, torch.bfloat16, fp8)
+        q = rnd(5, 2, Hq, D, dt=torch.bfloat16)
+        ks, vs = (torch.rand(Hkv, device="cuda") + 0.5, torch.rand(Hkv, device="cuda") + 0.5) if fp8 else (None, None)
+        o = ops.attention_decode(q, kc, vc, bt, cl, k_scale=ks, v_scale=vs)
+        for b, n in enumerate(lens):
+            kk, vv = gathered(kc, bt, b, n, P), gathered(vc, bt, b, n, P)
+            if fp8:
+                kk, vv = kk * ks[None, :, None], vv * vs[None, :, None]
+            for h in range(Hq):
+                ref = attn_rows(q[b, :, h], kk[:, h // 4], vv[:, h // 4], D ** -0.5, n - 2)[0]
+                close(o[b, :, h], ref, torch.bfloat16, 2)
+    kc, vc = rnd(3, Hkv, 300, D, dt=torch.float16), rnd(3, Hkv, 300, D, dt=torch.float16)
+    q, cl = rnd(3, 1, Hq, D, dt=torch.float16), torch.tensor([300, 1, 77], dtype=torch.int32, device="cuda")
+    o = ops.attention_decode(q, kc, vc, None, cl)
+    for b, n in enumerate((300, 1, 77)):
+        ref = F.scaled_dot_product_attention(q[b].transpose(0, 1), kc[b, :, :n].repeat_interleave(4, 0),
+                                             vc[b, :, :n].repeat_interleave(4, 0))
+        close(o[b].transpose(0, 1), ref, torch.float16, 2)
+
+
+@check("unified_attention: mixed batch, every option, vs the gathered cache")
+def _():
+    P, D, Hq, Hkv = 16, 128, 8, 2
+    seqs = [(300, 700), (1, 1), (1, 5000), (4, 40), (17, 17)]
+    kc, vc, bt, kl = paged(len(seqs), Hkv, D, P, [k for _, k in seqs], torch.bfloat16)
+    qs = torch.tensor([0] + list(torch.tensor([q for q, _ in seqs]).cumsum(0)), dtype=torch.int32, device="cuda")
+    q = rnd(int(qs[-1]), Hq, D, dt=torch.bfloat16)
+    sinks, slopes = rnd(Hq), torch.rand(Hq, device="cuda") * 0.1
+    for opt in ({}, dict(window=128, softcap=20.0, sinks=sinks, alibi_slopes=slopes)):
+        o, lse = ops.unified_attention(q, kc, vc, bt, qs, kl, lse=True, **opt)
+        for b, (nq, nk) in enumerate(seqs):
+            kk, vv = gathered(kc, bt, b, nk, P), gathered(vc, bt, b, nk, P)
+            rows = slice(int(qs[b]), int(qs[b + 1]))
+            for h in range(Hq):
+                ro, rl = attn_rows(q[rows, h], kk[:, h // 4], vv[:, h // 4], D ** -0.5, nk - nq,
+                                   left=opt.get("window", -1), softcap=opt.get("softcap"),
+                                   sink=sinks[h] if opt else None, slope=slopes[h] if opt else None)
+                close(o[rows, h], ro, torch.bfloat16, 2)
+                torch.testing.assert_close(lse[rows, h], rl, rtol=1e-3, atol=1e-3)
+
+
+@check("kv_append: rope neox into bf16 and fp8 caches")
+def _():
+    T, Hq, Hkv, D, pages, P = 37, 32, 8, 128, 64, 16
+    for fp8 in (False, True):
+        k, v, q = rnd(T, Hkv, D, dt=torch.bfloat16), rnd(T, Hkv, D, dt=torch.bfloat16), rnd(T, Hq, D, dt=torch.bfloat16)
+        q0 = q.clone()
+        cdt = torch.float8_e4m3fn if fp8 else torch.bfloat16
+        kc = torch.zeros(pages, P, Hkv, D, device="cuda").to(cdt)
+        vc = kc.clone()
+        slots = torch.randperm(pages * P, device="cuda")[:T]
+        slots[5] = -1
+        pos = torch.randint(0, 4096, (T,), device="cuda", dtype=torch.int32)
+        ang = torch.arange(4096, device="cuda")[:, None] * 10000.0 ** (-torch.arange(D // 2, device="cuda") / (D // 2))
+        cos, sin = torch.cos(ang).float().contiguous(), torch.sin(ang).float().contiguous()
+        sc = torch.rand(Hkv, device="cuda") * 0.05 + 0.01 if fp8 else None
+        ops.kv_append(k, v, kc, vc, slots, rope="neox", q=q, positions=pos, cos=cos, sin=sin, k_scale=sc, v_scale=sc)
+
+        def rot(x):
+            a, b_ = x.float()[..., :D // 2], x.float()[..., D // 2:]
+            c, s = cos[pos.long()][:, None], sin[pos.long()][:, None]
+            return torch.cat([a * c - b_ * s, b_ * c + a * s], -1)
+        keep = slots >= 0
+        got_k = kc.view(-1, Hkv, D)[slots[keep]].float()
+        want_k = rot(k)[keep] / (sc[None, :, None] if fp8 else 1)
+        torch.testing.assert_close(got_k, want_k, rtol=7e-2 if fp8 else 1e-2, atol=2e-2)
+        close(q, rot(q0), torch.bfloat16, 2)
+
+
+@check("gemm: fp8 e4m3 with tensor and block scales vs dequantized matmul")
+def _():
+    M, N, K = 300, 520, 1024
+    a = (rnd(M, K) * 2).to(torch.float8_e4m3fn)
+    w = (rnd(N, K) * 2).to(torch.float8_e4m3fn)
+    sa, sb = torch.tensor([0.5], device="cuda"), torch.tensor([1.5], device="cuda")
+    ref = (a.float() @ w.float().t()) * 0.75
+    close(ops.gemm(a, w.t(), scale="tensor", a_scale=sa, b_scale=sb), ref, torch.bfloat16, 4)
+    sa, sb = torch.rand(M, K // 128, device="cuda") + 0.5, torch.rand((N + 127) // 128, K // 128, device="cuda") + 0.5
+    af = a.float().view(M, K // 128, 128) * sa[:, :, None]
+    wf = w.float().view(N, K // 128, 128) * sb.repeat_interleave(128, 0)[:N, :, None]
+    close(ops.gemm(a, w.t(), scale="block", a_scale=sa, b_scale=sb), af.view(M, K) @ wf.view(N, K).t(),
+          torch.bfloat16, 4)
 
 
 print("torch", torch.__version__, "device", torch.cuda.get_device_name(), "library", rocke.lib_path)
