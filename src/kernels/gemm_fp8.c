@@ -85,9 +85,10 @@ void kn_gemm_fp8_tune(rk_gemm_spec *s, const rk_target *t, uint64_t M, uint64_t 
     /* 64 (none, tensor) or 128 (block) bytes of K per row, as 16-bit GEMMs take 32 or 64 elements */
     s->tile[2] = s->scale == RK_GEMM_SCALE_BLOCK ? 128 : 64;
     if (s->scale == RK_GEMM_SCALE_BLOCK && 128 % s->tile[1]) s->tile[1] = 128;
-    /* block scales hold two accumulator sets: 32-lane warps then take 64 x 32 warp tiles */
-    if (s->scale == RK_GEMM_SCALE_BLOCK && t->wave_size == 32 && !(locked >> KN_GK_WARPS & 1) && s->tile[0] == 128 &&
-        s->tile[1] == 128 && s->warps[0] * s->warps[1] == 4)
+    /* 32-lane warps take 64 x 32 warp tiles (ptxas for sm_90 at 4096^3: 2x2 warps of 64 x 64 use 254
+     * registers and spill, 2x4 use 191 without spills; block scales hold two accumulator sets) */
+    if (t->wave_size == 32 && !(locked >> KN_GK_WARPS & 1) && s->tile[0] == 128 && s->tile[1] == 128 &&
+        s->warps[0] * s->warps[1] == 4)
         s->warps[0] = 2, s->warps[1] = 4;
     (void)M;
     /* halve tile N until the stages fit the LDS */
