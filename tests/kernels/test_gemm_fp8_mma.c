@@ -63,34 +63,37 @@ static void run_case(const char *target, uint64_t M, uint64_t N, uint64_t K, con
     rk_problem_free(&p);
 }
 
+typedef struct fcase { uint64_t M, N, K; const char *knobs; } fcase;
+
+static void run_all(const fcase *cs, size_t n) {
+    for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++)
+        for (size_t j = 0; j < n; j++) run_case(targets[i], cs[j].M, cs[j].N, cs[j].K, cs[j].knobs);
+}
+
 /* Every target: both formats, the three scale modes, out types, tails in M,
  * N and K (a last 128-K block of 80), a single row. */
 static void test_scales(void **state) {
     (void)state;
-    for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++) {
-        const char *t = targets[i];
-        run_case(t, 72, 136, 256, "dtype=e4m3 scale=none");
-        run_case(t, 72, 136, 256, "dtype=e4m3 scale=tensor");
-        run_case(t, 72, 136, 256, "dtype=e4m3 scale=block");
-        run_case(t, 65, 100, 384, "dtype=e5m2 scale=tensor out_dtype=f32");
-        run_case(t, 65, 100, 384, "dtype=e5m2 scale=block out_dtype=f16");
-        run_case(t, 65, 100, 208, "dtype=e4m3 scale=block");
-        run_case(t, 1, 8, 32, "dtype=e4m3 scale=tensor");
-        run_case(t, 1, 8, 32, "dtype=e5m2 scale=none");
-    }
+    static const fcase cs[] = {
+        {72, 136, 256, "dtype=e4m3 scale=none"},           {72, 136, 256, "dtype=e4m3 scale=tensor"},
+        {72, 136, 256, "dtype=e4m3 scale=block"},          {65, 100, 384, "dtype=e5m2 scale=tensor out_dtype=f32"},
+        {65, 100, 384, "dtype=e5m2 scale=block out_dtype=f16"}, {65, 100, 208, "dtype=e4m3 scale=block"},
+        {1, 8, 32, "dtype=e4m3 scale=tensor"},             {1, 8, 32, "dtype=e5m2 scale=none"},
+    };
+    run_all(cs, sizeof cs / sizeof cs[0]);
 }
 
 /* Several warps and stages, split-K (workspace) with each scale, a chain
- * after the scale, a K with 8-element vectors. */
+ * after the scale, a K of 8-element vectors. */
 static void test_tiles(void **state) {
     (void)state;
-    for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++) {
-        const char *t = targets[i];
-        run_case(t, 130, 136, 512, "dtype=e4m3 scale=block tile=64x64x128 warps=2x2 stages=3");
-        run_case(t, 100, 72, 512, "dtype=e5m2 scale=tensor tile=64x32x64 warps=2x1 split_k=2");
-        run_case(t, 40, 40, 640, "dtype=e4m3 scale=block tile=32x32x128 warps=1x1 split_k=3");
-        run_case(t, 72, 100, 264, "dtype=e4m3 scale=tensor fuse=bias,relu");
-    }
+    static const fcase cs[] = {
+        {130, 136, 512, "dtype=e4m3 scale=block tile=64x64x128 warps=2x2 stages=3"},
+        {100, 72, 512, "dtype=e5m2 scale=tensor tile=64x32x64 warps=2x1 split_k=2"},
+        {40, 40, 640, "dtype=e4m3 scale=block tile=32x32x128 warps=1x1 split_k=3"},
+        {72, 100, 264, "dtype=e4m3 scale=tensor fuse=bias,relu"},
+    };
+    run_all(cs, sizeof cs / sizeof cs[0]);
     /* the 16x16 MFMA fp8 atom on both AMD targets */
     run_case("gfx942", 70, 50, 256, "dtype=e5m2 scale=block atom=mfma_f32_16x16x32_bf8 tile=32x32x128 warps=2x1");
     run_case("gfx950", 70, 50, 256, "dtype=e4m3 scale=tensor atom=mfma_f32_16x16x32_fp8 tile=32x32x64 warps=1x2");
