@@ -35,14 +35,16 @@ rk_status kn_gemm_fp8_check(const rk_gemm_spec *s, const rk_target *t, bool batc
         return rk_fail(RK_ERR_INVALID, "batched_gemm: dtype %s is offered for single problems only (the gemm family)",
                        dt);
     if (!kn_gemm_fp8_atom(t, s->dtype))
-        return rk_fail(RK_ERR_INVALID, "gemm: dtype %s: %s has no fp8 matrix atom (mma.sync e4m3/e5m2 needs sm_89+); "
-                       "targets that serve fp8: gfx942 (FNUZ), gfx950 (OCP) through MFMA, sm_90 and sm_90a (OCP) "
-                       "through mma.sync m16n8k32 (sm_90a also wgmma)", dt, t->name);
+        return rk_fail(RK_ERR_INVALID, "gemm: dtype %s: %s has no fp8 matrix atom (%s); targets that serve fp8: "
+                       "gfx942 (FNUZ), gfx950 (OCP) through MFMA, sm_90 and sm_90a (OCP) through mma.sync m16n8k32 "
+                       "(sm_90a also wgmma)", dt, t->name,
+                       t->vendor == RK_VENDOR_AMD ? "MFMA takes fp8 from CDNA3" : "mma.sync e4m3/e5m2 needs sm_89+");
     rk_scalar native = kn_gemm_fp8_native(t, s->dtype);
+    bool fnuz = native == RK_S_FP8E4M3FNUZ || native == RK_S_BF8E5M2FNUZ;
     if (native != s->dtype)
         return rk_fail(RK_ERR_INVALID, "gemm: dtype %s on %s: its matrix unit multiplies %s 8-bit floats, so use "
                        "dtype %s (the heuristic maps the format to the target's own)", dt, t->name,
-                       native == RK_S_FP8E4M3FNUZ || native == RK_S_BF8E5M2FNUZ ? "FNUZ" : "OCP", kn_dtype_name(native));
+                       fnuz ? "FNUZ" : "OCP", kn_dtype_name(native));
     if (s->layout != RK_GEMM_RC)
         return rk_fail(RK_ERR_INVALID, "gemm: dtype %s takes layout rc only (A [M, K], B [N, K]: both K-major, as the "
                        "fp8 scales and the wgmma path read them)", dt);

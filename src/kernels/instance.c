@@ -129,7 +129,9 @@ static bool dtype_f8(rk_scalar s) {
 const char *kn_dtype_name(rk_scalar s) {
     /* the knob's spelling */
     if (dtype_f8(s))
-        return s == RK_S_FP8E4M3 ? "e4m3" : s == RK_S_BF8E5M2 ? "e5m2" : s == RK_S_FP8E4M3FNUZ ? "e4m3fnuz" : "e5m2fnuz";
+        return s == RK_S_FP8E4M3 ? "e4m3"
+             : s == RK_S_BF8E5M2 ? "e5m2"
+             : s == RK_S_FP8E4M3FNUZ ? "e4m3fnuz" : "e5m2fnuz";
     return kn_dtype_ok(s) ? rk_scalar_name(s) : "?";
 }
 
@@ -152,7 +154,9 @@ void rk_knob_legal_text(const rk_knob *kb, char *buf, size_t n) {
             off += (size_t)snprintf(buf + off, n - off, "%s%u", i ? "|" : "", kb->legal[i]);
         return;
     case RK_KNOB_BOOL: snprintf(buf, n, "true|false"); return;
-    case RK_KNOB_DTYPE: snprintf(buf, n, kb->count ? "f16|bf16|f32|e4m3|e5m2|e4m3fnuz|e5m2fnuz" : "f16|bf16|f32"); return;
+    case RK_KNOB_DTYPE:
+        snprintf(buf, n, kb->count ? "f16|bf16|f32|e4m3|e5m2|e4m3fnuz|e5m2fnuz" : "f16|bf16|f32");
+        return;
     case RK_KNOB_ENUM:
         for (uint32_t i = 0; kb->names[i] && off < n; i++)
             off += (size_t)snprintf(buf + off, n - off, "%s%s", i ? "|" : "", kb->names[i]);
