@@ -161,7 +161,7 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64
         s->warps[1] = 4;
     if (!(locked >> KN_GK_STAGES & 1)) s->stages = amd ? 2 : (K > 2 * s->tile[2] ? 4 : 2);
     if (!(locked >> KN_GK_GROUP & 1)) s->group_m = 8;
-    if (kn_gemm_hopper_f8(s)) kn_gemm_fp8_tune(s, t, M, K, locked);
+    if (kn_gemm_hopper_f8(s)) kn_gemm_fp8_tune(s, t, M, N, K, locked);
     if (M <= 64)
         kn_gemm_tune_skinny(s, t, M, (kn_gemm_locks){.tile = locked >> KN_GK_TILE & 1,
                                                      .warps = locked >> KN_GK_WARPS & 1,

@@ -1,5 +1,5 @@
 /* rocke — fp8 (e4m3 / e5m2) on the GEMM mma path (mma.sync m16n8k32 on
- * sm_89+, MFMA fp8/bf8 on gfx942 (FNUZ) and gfx950 (OCP)): the rules, the
+ * sm_89+, MFMA fp8/bf8 on gfx942 (FNUZ) and gfx950 (OCP)), every layout: the rules, the
  * heuristic's choices, the per-tensor scale applied before the epilogue
  * chain and the per-128-K block promotion of the main loop, with the scale
  * layouts of the Hopper path (one reference serves both). Layer: kernels. */
@@ -45,9 +45,6 @@ rk_status kn_gemm_fp8_check(const rk_gemm_spec *s, const rk_target *t, bool batc
         return rk_fail(RK_ERR_INVALID, "gemm: dtype %s on %s: its matrix unit multiplies %s 8-bit floats, so use "
                        "dtype %s (the heuristic maps the format to the target's own)", dt, t->name,
                        fnuz ? "FNUZ" : "OCP", kn_dtype_name(native));
-    if (s->layout != RK_GEMM_RC)
-        return rk_fail(RK_ERR_INVALID, "gemm: dtype %s takes layout rc only (A [M, K], B [N, K]: both K-major, as the "
-                       "fp8 scales and the wgmma path read them)", dt);
     if (s->epilogue == RK_GEMM_EPI_CSHUFFLE)
         return rk_fail(RK_ERR_INVALID, "gemm: epilogue=cshuffle stages f32 C in pairs of the 16-bit operand type; "
                        "dtype %s takes epilogue=direct", dt);
@@ -78,10 +75,12 @@ static uint32_t vec16_for(uint64_t extent) {
     return v;
 }
 
-void kn_gemm_fp8_tune(rk_gemm_spec *s, const rk_target *t, uint64_t M, uint64_t K, uint64_t locked) {
+void kn_gemm_fp8_tune(rk_gemm_spec *s, const rk_target *t, uint64_t M, uint64_t N, uint64_t K, uint64_t locked) {
     s->dtype = kn_gemm_fp8_native(t, s->dtype);
-    if (!(locked >> KN_GK_VA & 1)) s->vec_a = vec16_for(K);   /* rc: A and B run along K */
-    if (!(locked >> KN_GK_VB & 1)) s->vec_b = vec16_for(K);
+    bool a_row = s->layout == RK_GEMM_RR || s->layout == RK_GEMM_RC;
+    bool b_row = s->layout == RK_GEMM_RR || s->layout == RK_GEMM_CR;
+    if (!(locked >> KN_GK_VA & 1)) s->vec_a = vec16_for(a_row ? K : M);   /* along each operand's contiguous extent */
+    if (!(locked >> KN_GK_VB & 1)) s->vec_b = vec16_for(b_row ? N : K);
     if (!(locked >> KN_GK_EPI & 1)) s->epilogue = RK_GEMM_EPI_DIRECT;
     if (locked >> KN_GK_TILE & 1) return;
     /* 64 (none, tensor) or 128 (block) bytes of K per row, as 16-bit GEMMs take 32 or 64 elements */
@@ -92,7 +91,6 @@ void kn_gemm_fp8_tune(rk_gemm_spec *s, const rk_target *t, uint64_t M, uint64_t 
     if (t->wave_size == 32 && !(locked >> KN_GK_WARPS & 1) && s->tile[0] == 128 && s->tile[1] == 128 &&
         s->warps[0] * s->warps[1] == 4)
         s->warps[0] = 2, s->warps[1] = 4;
-    (void)M;
     /* halve tile N until the stages fit the LDS */
     kn_gemm_plan p;
     while (s->tile[1] > 32 && kn_gemm_plan_make(s, t, false, &p) != RK_OK) s->tile[1] /= 2;

@@ -159,7 +159,7 @@ void kn_gemm_tune_skinny(rk_gemm_spec *s, const rk_target *t, uint64_t M, kn_gem
 
 /* gemm_fp8.c: fp8 on path=mma. The target's own encoding of an fp8 dtype
  * (FNUZ on gfx942), its default atom (NULL: none), the rules (scale knob,
- * targets, layout rc, scale=block's tile), the heuristic's vectors (16 one-byte
+ * targets, scale=block's tile), the heuristic's vectors (16 one-byte
  * elements), tile K and warps. */
 rk_scalar kn_gemm_fp8_native(const rk_target *t, rk_scalar dtype);
 const rk_mma_atom *kn_gemm_fp8_atom(const rk_target *t, rk_scalar dtype);
@@ -167,7 +167,7 @@ rk_status kn_gemm_fp8_check(const rk_gemm_spec *s, const rk_target *t, bool batc
 /* The scales' parameters (appended last; both paths): Sa, Sb of "1" (tensor)
  * or "M,K/128" and "N/128,K/128" (block). */
 void kn_gemm_fp8_signature(const rk_gemm_spec *s, rk_ksig *sg);
-void kn_gemm_fp8_tune(rk_gemm_spec *s, const rk_target *t, uint64_t M, uint64_t K, uint64_t locked);
+void kn_gemm_fp8_tune(rk_gemm_spec *s, const rk_target *t, uint64_t M, uint64_t N, uint64_t K, uint64_t locked);
 /* scale=tensor: out[i] = acc[i] * Sa[0] * Sb[0] for the mi * ni accumulators. */
 void kn_gemm_fp8_tensor(rk_kernel *k, const kn_gemm_plan *pl, const kn_gemm_io *io, const rk_value *acc,
                         rk_value *out);

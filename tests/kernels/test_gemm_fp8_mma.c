@@ -92,6 +92,10 @@ static void test_tiles(void **state) {
         {100, 72, 512, "dtype=e5m2 scale=tensor tile=64x32x64 warps=2x1 split_k=2"},
         {40, 40, 640, "dtype=e4m3 scale=block tile=32x32x128 warps=1x1 split_k=3"},
         {72, 100, 264, "dtype=e4m3 scale=tensor fuse=bias,relu"},
+        /* the other layouts: 8-bit operands stored with K outer read the lane map's runs */
+        {72, 136, 256, "dtype=e4m3 scale=block layout=rr"},
+        {65, 100, 384, "dtype=e5m2 scale=tensor layout=cr out_dtype=f32"},
+        {70, 72, 136, "dtype=e4m3 scale=none layout=cc"},
     };
     run_all(cs, sizeof cs / sizeof cs[0]);
     /* the 16x16 MFMA fp8 atom on both AMD targets */
@@ -155,8 +159,6 @@ static void test_bad_specs(void **state) {
     const struct { const char *family, *target, *knobs, *msg; } rows[] = {
         {"gemm", "sm_80", "dtype=e4m3", "needs sm_89+"},
         {"gemm", "gfx90a", "dtype=e5m2", "targets that serve fp8: gfx942"},
-        {"gemm", "gfx950", "dtype=e4m3 layout=rr", "layout rc only"},
-        {"gemm", "sm_90", "dtype=e4m3 layout=cc", "layout rc only"},
         {"gemm", "gfx942", "dtype=e4m3 scale=block tile=64x64x64", "tile K 128"},
         {"gemm", "sm_90", "dtype=e4m3 scale=block tile=64x96x128 warps=2x2", "tile N 8, 16, 32, 64 or 128"},
         {"gemm", "sm_90", "dtype=e4m3 scale=block tile=128x128x128 warps=2x2", "holds two sets"},
