@@ -459,7 +459,13 @@ static bool rule_smem_load(ck *c) {
     if (c->op->code == RK_OP_LDMATRIX) {
         int64_t num = 0;
         attr_int(c, ir_key_num, &num);
-        if (ir_tbits(c->k, e) != 16) return FAIL(c, "ldmatrix reads 16-bit elements, not %s", tn(c, e));
+        int64_t trans = 0;
+        attr_int(c, "trans", &trans);
+        /* rows of 16 bytes: 8 16-bit or (without .trans, which moves 16-bit halves) 16 8-bit elements */
+        uint32_t bits = ir_tbits(c->k, e);
+        if (bits != 16 && (bits != 8 || trans))
+            return FAIL(c, "ldmatrix reads 16-bit elements (8-bit ones without .trans), not %s%s", tn(c, e),
+                        trans ? " with .trans" : "");
         if (!is_vec(c, r) || !rk_type_eq(elem(c, r), RK_T_I32) || count(c, r) != (uint64_t)num)
             return FAIL(c, "result must be vec<i32x%lld>", (long long)num);
         return true;

@@ -18,7 +18,7 @@ static const char *const atom_names[] = {
 static const uint32_t legal_tile[] = {8, 16, 32, 48, 64, 96, 128, 192, 256, 0};
 static const uint32_t legal_warps[] = {1, 2, 4, 8, 0};
 static const uint32_t legal_stages[] = {1, 2, 3, 4, 5, 6, 0};
-static const uint32_t legal_vec[] = {1, 2, 4, 8, 0};
+static const uint32_t legal_vec[] = {1, 2, 4, 8, 16, 0};   /* 16: one-byte (fp8) elements */
 static const uint32_t legal_group[] = {1, 2, 4, 8, 16, 32, 64, 0};
 static const uint32_t legal_wave[] = {32, 64, 0};
 static const uint32_t legal_split[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 0};
@@ -33,7 +33,9 @@ static const uint32_t legal_blocks[] = {0, 1, 2, 3, 4, 6, 8, 16, 32, 64, 66, 108
 const rk_knob kn_gemm_knobs[] = {
     KN_ENUM("layout", "l", u.gemm.layout, layout_names, false,
             "A row/column-major, then B (rr: A [M,K], B [K,N]; rc: B stored [N,K]; cr: A stored [K,M]; cc)"),
-    KN_DTYPE_F8("dtype", "", u.gemm.dtype, "A and B element type (f16, bf16; e4m3, e5m2 on path=wgmma, layout rc)"),
+    KN_DTYPE_F8("dtype", "", u.gemm.dtype,
+                "A and B element type (f16, bf16; fp8, layout rc: e4m3, e5m2 on gfx950 and sm_90+, e4m3fnuz, "
+                "e5m2fnuz on gfx942)"),
     KN_DTYPE("out_dtype", "o", u.gemm.out_dtype, "C element type (f16, bf16, f32)"),
     KN_TUPLE("tile", "t", u.gemm.tile, 3, legal_tile, true, "block tile MxNxK"),
     KN_TUPLE("warps", "w", u.gemm.warps, 2, legal_warps, true, "warps per block MxN"),
@@ -159,6 +161,7 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64
         s->warps[1] = 4;
     if (!(locked >> KN_GK_STAGES & 1)) s->stages = amd ? 2 : (K > 2 * s->tile[2] ? 4 : 2);
     if (!(locked >> KN_GK_GROUP & 1)) s->group_m = 8;
+    if (kn_gemm_hopper_f8(s)) kn_gemm_fp8_tune(s, t, M, N, K, locked);
     if (M <= 64)
         kn_gemm_tune_skinny(s, t, M, (kn_gemm_locks){.tile = locked >> KN_GK_TILE & 1,
                                                      .warps = locked >> KN_GK_WARPS & 1,
@@ -264,6 +267,7 @@ static void signature_any(const rk_instance *in, rk_ksig *sg, bool batched) {
     }
     kn_gemm_split_signature(s, sg, batched);
     if (s->path == RK_GEMM_PATH_WGMMA) kn_gemm_hopper_signature(s, sg);
+    else kn_gemm_fp8_signature(s, sg);
 }
 static void signature(const rk_instance *in, rk_ksig *sg) { signature_any(in, sg, false); }
 static void signature_b(const rk_instance *in, rk_ksig *sg) { signature_any(in, sg, true); }

@@ -119,6 +119,22 @@ static void compute(gk *g, rk_value stage, rk_value *acc) {
     }
 }
 
+/* One K tile's atoms into acc, or (fp8 scale=block) into fresh f32
+ * accumulators promoted into acc with the tile's 128-K block scales. */
+static void compute_tile(gk *g, const kn_gemm_io *io, rk_value stage, rk_value kt, rk_value kblocks, bool block,
+                         rk_value *acc) {
+    if (!block) {
+        compute(g, stage, acc);
+        return;
+    }
+    rk_kernel *k = g->k;
+    rk_value blk[192];
+    for (uint32_t i = 0; i < g->pl->mi * g->pl->ni; i++) blk[i] = rk_tile_acc_zero(k, g->pl->atom);
+    compute(g, stage, blk);
+    rk_value kb = g->s->split_k > 1 ? rk_build_add(k, g->kbase, kt) : kt;
+    kn_gemm_fp8_promote(k, g->pl, io, kb, kblocks, blk, acc);
+}
+
 rk_value kn_gemm_c_index(rk_kernel *k, rk_value row, rk_value col, rk_value ldc) {
     rk_value r64 = rk_build_sext(k, row, RK_T_I64);
     rk_value l64 = rk_build_sext(k, ldc, RK_T_I64);
@@ -264,7 +280,9 @@ void kn_gemm_mainloop(rk_kernel *k, const kn_gemm_plan *plp, const rk_gemm_spec 
 
     rk_ix kt_n = rk_ix_udiv(k, rk_ix_add(k, rk_ix_v(io->K), rk_ix_c(pl.bk - 1)), rk_ix_c(pl.bk));
     rk_value ktiles = rk_ix_value(k, kt_n);
+    rk_value kblocks = ktiles;   /* scale=block: tile K is 128, so K tiles are the scales' K blocks */
     if (s->split_k > 1) kn_gemm_split_range(k, s, ktiles, &g.kbase, &ktiles);
+    bool block = s->scale == RK_GEMM_SCALE_BLOCK;
     uint32_t S = pl.stages;
     for (uint32_t i = 0; i + 1 < S; i++) {
         rk_value ci = c32(k, i);
@@ -286,7 +304,7 @@ void kn_gemm_mainloop(rk_kernel *k, const kn_gemm_plan *plp, const rk_gemm_spec 
             held h;
             issue(&g, nxt, nst, &h);
             rk_value cur = rk_build_umod(k, kt, Sv);
-            compute(&g, cur, acc);
+            compute_tile(&g, io, cur, kt, kblocks, block, acc);
             finish_copies(&g, &h);
         } else {
             rk_build_sync(k);
@@ -294,7 +312,7 @@ void kn_gemm_mainloop(rk_kernel *k, const kn_gemm_plan *plp, const rk_gemm_spec 
             issue(&g, kt, z, NULL);
             rk_build_async_wait_group(k, 0);
             rk_build_sync(k);
-            compute(&g, z, acc);
+            compute_tile(&g, io, z, kt, kblocks, block, acc);
         }
     }
     rk_for_end(k, acc, nacc, res);
@@ -302,7 +320,13 @@ void kn_gemm_mainloop(rk_kernel *k, const kn_gemm_plan *plp, const rk_gemm_spec 
 }
 
 void kn_gemm_epilogue(rk_kernel *k, const kn_gemm_plan *pl, const rk_gemm_spec *s, const kn_gemm_io *io,
-                      const rk_epi_args *ea, const rk_value *acc) {
+                      const rk_epi_args *ea, const rk_value *acc_in) {
+    rk_value scaled[192];
+    const rk_value *acc = acc_in;
+    if (s->scale == RK_GEMM_SCALE_TENSOR) {   /* fp8: Sa[0] * Sb[0] before the chain */
+        kn_gemm_fp8_tensor(k, pl, io, acc_in, scaled);
+        acc = scaled;
+    }
     if (s->epilogue == RK_GEMM_EPI_CSHUFFLE) {
         kn_gemm_cshuffle(k, pl, s, io, ea, acc);
         return;
@@ -348,9 +372,14 @@ void kn_gemm_build(const rk_instance *in, const rk_target *t, rk_kernel *k, cons
     io.A = A;
     io.B = B;
     io.C = C;
+    bool ws = s->split_k > 1 && s->split_reduce == RK_GEMM_SPLIT_WORKSPACE;
+    if (s->scale != RK_GEMM_SCALE_NONE) {   /* fp8 scales, after Work */
+        io.sa = p[next + ne + ws];
+        io.sb = p[next + ne + ws + 1];
+    }
     rk_value res[192];
     kn_gemm_mainloop(k, &pl, s, &io, res);
-    rk_value work = s->split_k > 1 && s->split_reduce == RK_GEMM_SPLIT_WORKSPACE ? p[next + ne] : (rk_value){0};
+    rk_value work = ws ? p[next + ne] : (rk_value){0};
     kn_gemm_finish(k, &pl, s, &io, &ea, res, pid, tm, tn, batched, work);
 }
 

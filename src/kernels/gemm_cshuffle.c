@@ -83,7 +83,8 @@ void kn_gemm_tune_epilogue(rk_gemm_spec *s, const rk_target *t, uint64_t locked)
     if (s->path == RK_GEMM_PATH_WGMMA && s->epilogue == RK_GEMM_EPI_TMA) return;   /* kn_gemm_hopper_tune's pick */
     s->epilogue = RK_GEMM_EPI_DIRECT;
     kn_gemm_plan p;
-    if (s->path != RK_GEMM_PATH_MMA || rk_tile_elem_bytes(s->out_dtype) != 2 || kn_gemm_plan_make(s, t, false, &p))
+    if (s->path != RK_GEMM_PATH_MMA || rk_tile_elem_bytes(s->out_dtype) != 2 || kn_gemm_hopper_f8(s) ||
+        kn_gemm_plan_make(s, t, false, &p))
         return;
     rk_lane_coord c0 = rk_lane_map_eval(p.atom->c_map, 0, 0), c1 = rk_lane_map_eval(p.atom->c_map, 0, 1);
     bool down_columns = p.atom->c_len > 1 && c0.col == c1.col && c1.row != c0.row;

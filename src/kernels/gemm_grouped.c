@@ -7,7 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "gemm_int.h"
+#include "gemm_hopper.h"
 
 /* One i64 row of the table per group. The epilogue's operands are placed
  * like the group's output: a bias (per column) at element VOFF of its
@@ -83,6 +83,9 @@ static rk_status validate(const rk_instance *in, const rk_target *t) {
                        s->split_k);
     if (s->path != RK_GEMM_PATH_MMA)
         return rk_fail(RK_ERR_INVALID, "grouped_gemm: knob 'path' = wgmma is not supported (legal: mma)");
+    if (kn_gemm_hopper_f8(s))
+        return rk_fail(RK_ERR_INVALID, "grouped_gemm: dtype %s is offered by the gemm family only (legal here: f16, "
+                       "bf16)", kn_dtype_name(s->dtype));
     if (s->schedule != RK_GEMM_SCHED_PLAIN || s->blocks)
         return rk_fail(RK_ERR_INVALID, "grouped_gemm: knobs 'schedule' and 'blocks' are for path=wgmma (legal: "
                        "schedule=plain blocks=0)");

@@ -10,7 +10,10 @@ bool kn_gemm_hopper_k_major(const rk_gemm_spec *s, int operand) {
     return operand ? !row : row;   /* A row-major [M, K], B column-major [N, K] */
 }
 
-bool kn_gemm_hopper_f8(const rk_gemm_spec *s) { return s->dtype == RK_S_FP8E4M3 || s->dtype == RK_S_BF8E5M2; }
+bool kn_gemm_hopper_f8(const rk_gemm_spec *s) {
+    return s->dtype == RK_S_FP8E4M3 || s->dtype == RK_S_BF8E5M2 || s->dtype == RK_S_FP8E4M3FNUZ ||
+           s->dtype == RK_S_BF8E5M2FNUZ;
+}
 
 uint32_t kn_gemm_hopper_bk(const rk_gemm_spec *s) { return RK_TILE_WGMMA_ROW_BYTES / rk_tile_elem_bytes(s->dtype); }
 
@@ -231,13 +234,7 @@ uint32_t kn_gemm_hopper_cstage_bytes(const rk_gemm_spec *s) {
 void kn_gemm_hopper_signature(const rk_gemm_spec *s, rk_ksig *sg) {
     if (!kn_gemm_hopper_copied(s, 0)) kn_sig_add(sg, "A_map", false, s->dtype, RK_KP_TENSORMAP, "A");
     if (!kn_gemm_hopper_copied(s, 1)) kn_sig_add(sg, "B_map", false, s->dtype, RK_KP_TENSORMAP, "B");
-    if (s->scale == RK_GEMM_SCALE_TENSOR) {
-        kn_sig_add(sg, "Sa", true, RK_S_F32, RK_KP_IN, "1");
-        kn_sig_add(sg, "Sb", true, RK_S_F32, RK_KP_IN, "1");
-    } else if (s->scale == RK_GEMM_SCALE_BLOCK) {
-        kn_sig_add(sg, "Sa", true, RK_S_F32, RK_KP_IN, "M,K/128");
-        kn_sig_add(sg, "Sb", true, RK_S_F32, RK_KP_IN, "N/128,K/128");
-    }
+    kn_gemm_fp8_signature(s, sg);
     if (s->epilogue == RK_GEMM_EPI_TMA) kn_sig_add(sg, "C_map", false, s->out_dtype, RK_KP_TENSORMAP, "C");
 }
 

@@ -83,6 +83,7 @@ typedef struct kn_gemm_io {
      * aligned base: the direct epilogue then pairs stores only when
      * ldc and v are both even */
     struct { rk_value v; bool set; } c_shift;
+    rk_value sa, sb;                 /* fp8 scale=tensor|block: the f32 scales Sa, Sb */
 } kn_gemm_io;
 /* Tile `id` (i32) of an M x N problem in grouped-M order: the tile grid
  * (tm x tn) and the tile's origin in C (i32). */
@@ -155,6 +156,25 @@ uint32_t kn_gemm_tune_split(const rk_gemm_spec *s, const rk_target *t, uint64_t 
  * the caller fixed. */
 typedef struct kn_gemm_locks { bool tile, warps, atom, stages; } kn_gemm_locks;
 void kn_gemm_tune_skinny(rk_gemm_spec *s, const rk_target *t, uint64_t M, kn_gemm_locks locks);
+
+/* gemm_fp8.c: fp8 on path=mma. The target's own encoding of an fp8 dtype
+ * (FNUZ on gfx942), its default atom (NULL: none), the rules (scale knob,
+ * targets, scale=block's tile), the heuristic's vectors (16 one-byte
+ * elements), tile K and warps. */
+rk_scalar kn_gemm_fp8_native(const rk_target *t, rk_scalar dtype);
+const rk_mma_atom *kn_gemm_fp8_atom(const rk_target *t, rk_scalar dtype);
+rk_status kn_gemm_fp8_check(const rk_gemm_spec *s, const rk_target *t, bool batched);
+/* The scales' parameters (appended last; both paths): Sa, Sb of "1" (tensor)
+ * or "M,K/128" and "N/128,K/128" (block). */
+void kn_gemm_fp8_signature(const rk_gemm_spec *s, rk_ksig *sg);
+void kn_gemm_fp8_tune(rk_gemm_spec *s, const rk_target *t, uint64_t M, uint64_t N, uint64_t K, uint64_t locked);
+/* scale=tensor: out[i] = acc[i] * Sa[0] * Sb[0] for the mi * ni accumulators. */
+void kn_gemm_fp8_tensor(rk_kernel *k, const kn_gemm_plan *pl, const kn_gemm_io *io, const rk_value *acc,
+                        rk_value *out);
+/* scale=block: acc += blk * Sa[row, kb] * Sb[n0 / 128, kb] (f32 fma) for the
+ * 128-K block kb (i32) of the kblocks = ceil(K / 128). */
+void kn_gemm_fp8_promote(rk_kernel *k, const kn_gemm_plan *pl, const kn_gemm_io *io, rk_value kb, rk_value kblocks,
+                         const rk_value *blk, rk_value *acc);
 
 /* gemm_reference.c */
 void kn_gemm_reference(const rk_problem *p, double **want, double **tol);

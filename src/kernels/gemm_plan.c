@@ -23,6 +23,7 @@ const rk_mma_atom *kn_gemm_default_atom(const rk_target *t, rk_scalar dtype) {
                                      RK_ATOM_MFMA_F32_32X32X8_F16};
     static const rk_atom_id bf16[] = {RK_ATOM_MMA_M16N8K16_F32_BF16, RK_ATOM_MFMA_F32_32X32X16_BF16,
                                       RK_ATOM_MFMA_F32_32X32X8_BF16};
+    if (dtype != RK_S_F16 && dtype != RK_S_BF16) return kn_gemm_fp8_atom(t, dtype);
     return kn_first_atom(t, dtype == RK_S_BF16 ? bf16 : f16, 3);
 }
 
@@ -68,7 +69,8 @@ rk_status kn_gemm_choose_layout(const rk_mma_atom *a, rk_frag f, bool k_inner, u
     for (uint32_t b = 1; b <= 3; b++)
         if (row_bytes >= (16u << b) && vec * eb <= 16 && rk_lds_layout_make(rows, cols, eb, 0, b, 4, 3, &cand[n]) == RK_OK)
             n++;
-    if (rk_lds_layout_make(rows, cols, eb, 8, 0, 0, 0, &cand[n]) == RK_OK) n++;
+    /* 8 elements of padding (16 bytes for 8-bit elements, so rows stay 16-byte aligned) */
+    if (rk_lds_layout_make(rows, cols, eb, eb == 1 ? 16 : 8, 0, 0, 0, &cand[n]) == RK_OK) n++;
     rk_tile_copy trial;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t sc = score(a, f, k_inner, &cand[i], vec, gvec, threads, e, async, wave, &trial);
@@ -103,19 +105,12 @@ rk_status kn_gemm_plan_make(const rk_gemm_spec *s, const rk_target *t, bool batc
     memset(out, 0, sizeof *out);
     kn_gemm_plan p = {0};
     p.batched = batched;
-    if ((s->dtype == RK_S_FP8E4M3 || s->dtype == RK_S_BF8E5M2) && (t->features & RK_FEAT_SM90A) &&
-        s->layout != RK_GEMM_RC)
-        return rk_fail(RK_ERR_INVALID, "gemm: dtype %s takes layout rc only (A [M, K], B [N, K]): wgmma reads 8-bit "
-                       "operands K-major and has no transpose for them", kn_dtype_name(s->dtype));
-    if (s->dtype == RK_S_FP8E4M3 || s->dtype == RK_S_BF8E5M2)
-        return rk_fail(RK_ERR_INVALID, "gemm: dtype %s runs on path=wgmma only (sm_90a: TMA + wgmma m64nNk32, layout "
-                       "rc, single problems: the gemm family); path=mma (mma.sync, MFMA) has no fp8 GEMM yet, so %s%s "
-                       "cannot take it (targets that serve fp8: sm_90a)", kn_dtype_name(s->dtype), t->name,
-                       batched ? " with a batched problem" : "");
-    if (s->scale != RK_GEMM_SCALE_NONE)
-        return rk_fail(RK_ERR_INVALID, "gemm: knob 'scale' is for fp8 inputs on path=wgmma; path=mma takes scale=none");
-    if (s->dtype != RK_S_F16 && s->dtype != RK_S_BF16)
-        return rk_fail(RK_ERR_INVALID, "gemm: knob 'dtype' must be f16 or bf16, got %s", kn_dtype_name(s->dtype));
+    bool f8 = kn_gemm_hopper_f8(s), block = s->scale == RK_GEMM_SCALE_BLOCK;
+    rk_status fs = kn_gemm_fp8_check(s, t, batched);
+    if (fs) return fs;
+    if (s->dtype != RK_S_F16 && s->dtype != RK_S_BF16 && !f8)
+        return rk_fail(RK_ERR_INVALID, "gemm: knob 'dtype' must be f16 or bf16 (or fp8: e4m3, e5m2), got %s",
+                       kn_dtype_name(s->dtype));
     if (!kn_dtype_ok(s->out_dtype))
         return rk_fail(RK_ERR_INVALID, "gemm: knob 'out_dtype' must be f16, bf16 or f32");
     if ((unsigned)s->layout >= RK_GEMM__COUNT) return rk_fail(RK_ERR_INVALID, "gemm: knob 'layout' out of range");
@@ -127,7 +122,8 @@ rk_status kn_gemm_plan_make(const rk_gemm_spec *s, const rk_target *t, bool batc
     if (a->unit == RK_ATOM_UNIT_WGMMA)
         return rk_fail(RK_ERR_INVALID, "gemm: knob 'atom' = %s is a warpgroup atom; this GEMM runs mma.sync and MFMA "
                        "atoms (warp or wave wide)", a->op_id);
-    if (a->a_elem != s->dtype || a->b_elem != s->dtype || a->batch != 1 || a->scaled || a->c_elem != RK_S_F32)
+    rk_scalar ae = kn_gemm_fp8_native(t, a->a_elem), be = kn_gemm_fp8_native(t, a->b_elem);   /* FNUZ on gfx942 */
+    if (ae != s->dtype || be != s->dtype || a->batch != 1 || a->scaled || a->c_elem != RK_S_F32)
         return rk_fail(RK_ERR_INVALID, "gemm: knob 'atom' = %s does not multiply %s inputs into f32 one block at a time",
                        a->op_id, kn_dtype_name(s->dtype));
     p.atom = a;
@@ -151,10 +147,12 @@ rk_status kn_gemm_plan_make(const rk_gemm_spec *s, const rk_target *t, bool batc
                        a->k, a->op_id);
     p.wtm = p.bm / p.wm, p.wtn = p.bn / p.wn;
     p.mi = p.wtm / a->m, p.ni = p.wtn / a->n, p.ki = p.bk / a->k;
-    uint32_t acc_regs = p.mi * p.ni * a->c_len;
+    /* scale=block keeps the running sums and the 128-K block's accumulators */
+    uint32_t acc_regs = p.mi * p.ni * a->c_len * (block ? 2 : 1);
     if (acc_regs > 192)
         return rk_fail(RK_ERR_INVALID, "gemm: a warp tile of %ux%u keeps %u f32 accumulators per thread (at most 192 of "
-                       "the 255 registers): use more warps or a smaller tile", p.wtm, p.wtn, acc_regs);
+                       "the 255 registers%s): use more warps or a smaller tile", p.wtm, p.wtn, acc_regs,
+                       block ? "; scale=block holds two sets" : "");
     p.stages = s->stages;
     if (p.stages < 1 || p.stages > 6) return rk_fail(RK_ERR_INVALID, "gemm: knob 'stages' must be 1..6, got %u", p.stages);
     p.a_row = s->layout == RK_GEMM_RR || s->layout == RK_GEMM_RC;

@@ -7,7 +7,7 @@
  * tolerance, which still fails a NaN. Layer: kernels. */
 #include <math.h>
 
-#include "gemm_int.h"
+#include "gemm_hopper.h"
 
 /* Largest |f'(x)| of a step, to carry the accumulation error through it. */
 static double slope(const rk_epi_step *s, double operand) {
@@ -50,7 +50,8 @@ static void ref_fp8_one(const rk_gemm_spec *s, const kn_gemm_refmat *a, const kn
     for (uint64_t kb = 0; kb < kblocks; kb++) {
         double part = 0, pmag = 0;
         for (uint64_t kk = kb * 128; kk < K && kk < kb * 128 + 128; kk++) {
-            double av = kn_get(a->buf, a->off + m * a->ld + kk), bv = kn_get(b->buf, b->off + n * b->ld + kk);
+            double av = kn_get(a->buf, a->off + (a->row ? m * a->ld + kk : kk * a->ld + m));
+            double bv = kn_get(b->buf, b->off + (b->row ? kk * b->ld + n : n * b->ld + kk));
             part += av * bv;
             pmag += fabs(av * bv);
         }
@@ -133,7 +134,7 @@ void kn_gemm_reference(const rk_problem *p, double **want, double **tol) {
     int c = kn_buf_index(p, "C");
     kn_gemm_ref_chain ch;
     kn_gemm_ref_chain_of(p, &ch);
-    bool f8 = s->dtype == RK_S_FP8E4M3 || s->dtype == RK_S_BF8E5M2;   /* layout rc: A [M, K], B [N, K] */
+    bool f8 = kn_gemm_hopper_f8(s);
     const rk_host_buf *sa = s->scale ? kn_buf(p, "Sa") : NULL, *sb = s->scale ? kn_buf(p, "Sb") : NULL;
     uint64_t work = N * K, rows = M;
     if (M * work > (1ull << 30)) rows = (1ull << 30) / work < 16 ? 16 : (1ull << 30) / work;

@@ -14,7 +14,10 @@
 static const rk_mma_atom *mfma16(const rk_target *t, rk_scalar dtype) {
     static const rk_atom_id f16[] = {RK_ATOM_MFMA_F32_16X16X32_F16, RK_ATOM_MFMA_F32_16X16X16_F16};
     static const rk_atom_id bf16[] = {RK_ATOM_MFMA_F32_16X16X32_BF16, RK_ATOM_MFMA_F32_16X16X16_BF16};
-    const rk_atom_id *ids = dtype == RK_S_BF16 ? bf16 : f16;
+    static const rk_atom_id fp8[] = {RK_ATOM_MFMA_F32_16X16X32_FP8, RK_ATOM_MFMA_F32_16X16X32_FP8};
+    static const rk_atom_id bf8[] = {RK_ATOM_MFMA_F32_16X16X32_BF8, RK_ATOM_MFMA_F32_16X16X32_BF8};
+    bool e5m2 = dtype == RK_S_BF8E5M2 || dtype == RK_S_BF8E5M2FNUZ;
+    const rk_atom_id *ids = dtype == RK_S_BF16 ? bf16 : dtype == RK_S_F16 ? f16 : e5m2 ? bf8 : fp8;
     for (size_t i = 0; i < 2; i++) {
         const rk_mma_atom *a = rk_mma_atom_get(ids[i]);
         if (a && rk_target_has_atom(t, a)) return a;
@@ -36,7 +39,7 @@ void kn_gemm_tune_skinny(rk_gemm_spec *s, const rk_target *t, uint64_t M, kn_gem
         tm = (tm + a->m - 1) / a->m * a->m;
         s->tile[0] = tm;
         s->tile[1] = 128;
-        s->tile[2] = 64;
+        s->tile[2] = s->scale == RK_GEMM_SCALE_BLOCK ? 128 : 64;   /* fp8 block scales: one 128-K block a tile */
     }
     if (!locks.warps) {
         s->warps[0] = 1;

@@ -123,9 +123,15 @@ const rk_knob *rk_family_knobs(rk_family_id f, uint32_t *n) {
 const char *const kn_dtype_names[] = {"f16", "bf16", "f32", NULL};
 
 bool kn_dtype_ok(rk_scalar s) { return s == RK_S_F16 || s == RK_S_BF16 || s == RK_S_F32; }
-static bool dtype_f8(rk_scalar s) { return s == RK_S_FP8E4M3 || s == RK_S_BF8E5M2; }
+static bool dtype_f8(rk_scalar s) {
+    return s == RK_S_FP8E4M3 || s == RK_S_BF8E5M2 || s == RK_S_FP8E4M3FNUZ || s == RK_S_BF8E5M2FNUZ;
+}
 const char *kn_dtype_name(rk_scalar s) {
-    if (dtype_f8(s)) return s == RK_S_FP8E4M3 ? "e4m3" : "e5m2";   /* the knob's spelling */
+    /* the knob's spelling */
+    if (dtype_f8(s))
+        return s == RK_S_FP8E4M3 ? "e4m3"
+             : s == RK_S_BF8E5M2 ? "e5m2"
+             : s == RK_S_FP8E4M3FNUZ ? "e4m3fnuz" : "e5m2fnuz";
     return kn_dtype_ok(s) ? rk_scalar_name(s) : "?";
 }
 
@@ -148,7 +154,9 @@ void rk_knob_legal_text(const rk_knob *kb, char *buf, size_t n) {
             off += (size_t)snprintf(buf + off, n - off, "%s%u", i ? "|" : "", kb->legal[i]);
         return;
     case RK_KNOB_BOOL: snprintf(buf, n, "true|false"); return;
-    case RK_KNOB_DTYPE: snprintf(buf, n, kb->count ? "f16|bf16|f32|e4m3|e5m2" : "f16|bf16|f32"); return;
+    case RK_KNOB_DTYPE:
+        snprintf(buf, n, kb->count ? "f16|bf16|f32|e4m3|e5m2|e4m3fnuz|e5m2fnuz" : "f16|bf16|f32");
+        return;
     case RK_KNOB_ENUM:
         for (uint32_t i = 0; kb->names[i] && off < n; i++)
             off += (size_t)snprintf(buf + off, n - off, "%s%s", i ? "|" : "", kb->names[i]);
@@ -213,6 +221,8 @@ static rk_status bad_value(const kn_family *fam, const rk_knob *kb, const char *
 static bool parse_dtype(const char *s, bool f8, rk_scalar *out) {
     if (f8 && (!strcmp(s, "e4m3") || !strcmp(s, "fp8e4m3"))) *out = RK_S_FP8E4M3;
     else if (f8 && (!strcmp(s, "e5m2") || !strcmp(s, "bf8e5m2"))) *out = RK_S_BF8E5M2;
+    else if (f8 && (!strcmp(s, "e4m3fnuz") || !strcmp(s, "fp8e4m3fnuz"))) *out = RK_S_FP8E4M3FNUZ;
+    else if (f8 && (!strcmp(s, "e5m2fnuz") || !strcmp(s, "bf8e5m2fnuz"))) *out = RK_S_BF8E5M2FNUZ;
     else if (!strcmp(s, "f16") || !strcmp(s, "fp16") || !strcmp(s, "half")) *out = RK_S_F16;
     else if (!strcmp(s, "bf16")) *out = RK_S_BF16;
     else if (!strcmp(s, "f32") || !strcmp(s, "fp32") || !strcmp(s, "float")) *out = RK_S_F32;

@@ -12,7 +12,8 @@
 
 /* ---- element access ------------------------------------------------------------------ */
 static rk_fp8_format fp8_format(rk_scalar t) {
-    return t == RK_S_FP8E4M3FNUZ ? RK_FP8_E4M3_FNUZ : t == RK_S_BF8E5M2 ? RK_FP8_E5M2 : RK_FP8_E4M3;
+    return t == RK_S_FP8E4M3FNUZ ? RK_FP8_E4M3_FNUZ : t == RK_S_BF8E5M2 ? RK_FP8_E5M2
+         : t == RK_S_BF8E5M2FNUZ ? RK_FP8_E5M2_FNUZ : RK_FP8_E4M3;
 }
 
 /* int8 as the device's saturating conversion: rint (half even), clamp. */
@@ -29,7 +30,7 @@ double kn_get(const rk_host_buf *b, uint64_t i) {
     case RK_S_I32: return ((const int32_t *)b->data)[i];
     case RK_S_I64: return (double)((const int64_t *)b->data)[i];
     case RK_S_I8: return ((const int8_t *)b->data)[i];
-    case RK_S_FP8E4M3: case RK_S_FP8E4M3FNUZ: case RK_S_BF8E5M2:
+    case RK_S_FP8E4M3: case RK_S_FP8E4M3FNUZ: case RK_S_BF8E5M2: case RK_S_BF8E5M2FNUZ:
         return rk_fp8_to_f32(((const uint8_t *)b->data)[i], fp8_format(b->param->type));
     default: rk_bug("kn_get: buffer type is not f16, bf16, f32, i32, i64, i8, fp8 e4m3 or e5m2");
     }
@@ -43,7 +44,7 @@ void kn_set(rk_host_buf *b, uint64_t i, double v) {
     case RK_S_I32: ((int32_t *)b->data)[i] = (int32_t)floor(v); return;   /* random indices: [lo, hi) */
     case RK_S_I64: ((int64_t *)b->data)[i] = (int64_t)floor(v); return;
     case RK_S_I8: ((int8_t *)b->data)[i] = (int8_t)round_i8(v); return;
-    case RK_S_FP8E4M3: case RK_S_FP8E4M3FNUZ: case RK_S_BF8E5M2:
+    case RK_S_FP8E4M3: case RK_S_FP8E4M3FNUZ: case RK_S_BF8E5M2: case RK_S_BF8E5M2FNUZ:
         ((uint8_t *)b->data)[i] = rk_f64_to_fp8(v, fp8_format(b->param->type));
         return;
     default: rk_bug("kn_set: buffer type is not f16, bf16, f32, i32, i64, i8, fp8 e4m3 or e5m2");
@@ -56,7 +57,7 @@ double kn_round(rk_scalar t, double v) {
     case RK_S_BF16: return rk_bf16_to_f32(rk_f64_to_bf16(v));
     case RK_S_F32: return (double)(float)v;
     case RK_S_I8: return round_i8(v);
-    case RK_S_FP8E4M3: case RK_S_FP8E4M3FNUZ: case RK_S_BF8E5M2:
+    case RK_S_FP8E4M3: case RK_S_FP8E4M3FNUZ: case RK_S_BF8E5M2: case RK_S_BF8E5M2FNUZ:
         return rk_fp8_to_f32(rk_f64_to_fp8(v, fp8_format(t)), fp8_format(t));
     default: return v;
     }
@@ -71,6 +72,7 @@ double kn_ulp(rk_scalar t, double v) {
     case RK_S_FP8E4M3: mant = 3; emin = -6; break;
     case RK_S_FP8E4M3FNUZ: mant = 3; emin = -7; break;
     case RK_S_BF8E5M2: mant = 2; emin = -14; break;
+    case RK_S_BF8E5M2FNUZ: mant = 2; emin = -15; break;
     case RK_S_I8: return 1;
     default: return 0;
     }

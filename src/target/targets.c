@@ -35,22 +35,25 @@ static const rk_target gfx950 = {
 
 #define RK_NV_COMMON                                                             \
     .vendor = RK_VENDOR_NVIDIA, .wave_size = 32, .max_workgroup = 1024,          \
-    .triple = "nvptx64-nvidia-cuda", .llvm_features = "+ptx80",                  \
+    .triple = "nvptx64-nvidia-cuda",                                             \
     .fp8 = RK_S_FP8E4M3, .bf8 = RK_S_BF8E5M2, .regs_per_sm = 65536,              \
     .max_regs_per_thread = 255, .max_threads_per_sm = 2048
 
 static const rk_target sm_80 = {
     RK_NV_COMMON, .name = "sm_80", .family = "Ampere", .compute_units = 108, .cpu = "sm_80", .sm_version = 80,
+    .llvm_features = "+ptx80",
     .features = RK_FEAT_NV | RK_FEAT_SM80,
     .lds_bytes = 166912, .lds_per_cu = 167936, .max_blocks_per_sm = 32,
 };
 static const rk_target sm_90 = {
     RK_NV_COMMON, .name = "sm_90", .family = "Hopper", .compute_units = 132, .cpu = "sm_90", .sm_version = 90,
+    .llvm_features = "+ptx84",   /* PTX 8.4: mma.sync m16n8k32 e4m3 / e5m2 */
     .features = RK_FEAT_NV | RK_FEAT_SM80 | RK_FEAT_SM90,
     .lds_bytes = 232448, .lds_per_cu = 233472, .max_blocks_per_sm = 32,
 };
 static const rk_target sm_90a = {
     RK_NV_COMMON, .name = "sm_90a", .family = "Hopper", .compute_units = 132, .cpu = "sm_90a", .sm_version = 90,
+    .llvm_features = "+ptx84",
     .features = RK_FEAT_NV | RK_FEAT_SM80 | RK_FEAT_SM90 | RK_FEAT_SM90A,
     .lds_bytes = 232448, .lds_per_cu = 233472, .max_blocks_per_sm = 32,
 };

@@ -85,11 +85,26 @@ static void source(rk_kernel *k, const rk_tile_gview *g, rk_value r, rk_value c,
     *idx = rk_build_select(k, *ok, at, zero);
 }
 
+/* Zeros of type t (n > 1: a vector of n); 8-bit floats, which have no
+ * constants, as the bits of i8 zeros (0x00 is +0 in every fp8 format). */
+static rk_value zeros(rk_kernel *k, rk_type t, uint32_t n) {
+    rk_scalar e = rk_type_scalar(n > 1 ? rk_type_elem(k, t) : t);
+    bool f8 = e == RK_S_FP8E4M3 || e == RK_S_BF8E5M2 || e == RK_S_FP8E4M3FNUZ || e == RK_S_BF8E5M2FNUZ;
+    if (!f8) return n > 1 ? rk_build_constant_vec(k, t, 0.0) : rk_const_float(k, t, 0.0);
+    if (n == 1) {
+        rk_value zi = rk_const_int(k, RK_T_I8, 0);
+        return rk_build_bitcast(k, zi, t);
+    }
+    rk_type ti = rk_type_vec(k, RK_T_I8, n);
+    rk_value zi = rk_build_constant_vec(k, ti, 0.0);
+    return rk_build_vbitcast(k, zi, t);
+}
+
 /* n elements from idx, or zeros where !ok. */
 static rk_value load_or_zero(rk_kernel *k, rk_value ptr, rk_value ok, rk_value idx, uint32_t n) {
     rk_value v = rk_load_global(k, ptr, idx, n);
     rk_type t = rk_value_type(k, v);
-    rk_value z = n > 1 ? rk_build_constant_vec(k, t, 0.0) : rk_const_float(k, t, 0.0);
+    rk_value z = zeros(k, t, n);
     return rk_build_select(k, ok, v, z);
 }
 
@@ -132,7 +147,7 @@ static rk_value gather_chunk(rk_kernel *k, const rk_tile_copy *c, const rk_tile_
     }
     if (!inside) return v;
     rk_type t = rk_value_type(k, v);
-    rk_value z = rk_build_constant_vec(k, t, 0.0);
+    rk_value z = zeros(k, t, c->vec);
     return rk_build_select(k, rin, v, z);
 }
 

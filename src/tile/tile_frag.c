@@ -2,18 +2,31 @@
  * tile_mma.h). NVIDIA's 16-bit m16n8k16 atoms read each operand with one
  * ldmatrix: the x4 (A) or x2 (B) form hands lane l of each 8x8 matrix the
  * element pair (row l/4, cols 2(l%4), +1), which is the mma.sync fragment
- * order; the .trans form serves operands stored with K outer. Every other
- * atom reads the lane map's runs of LDS-consecutive elements as vectors.
+ * order; the .trans form serves operands stored with K outer. The 8-bit
+ * m16n8k32 atoms read K-inner operands with the same non-transposed forms:
+ * a 16-byte matrix row is 16 K values, and lane l's word (row l/4, bytes
+ * 4(l%4)..+3) is its 4 consecutive K of the fragment. .trans would move
+ * 16-bit halves, so 8-bit operands stored K outer read the lane map's runs.
+ * Every other atom reads the lane map's runs of LDS-consecutive elements as
+ * vectors.
  * Layer: tile. */
 #include "rocke/tile_mma.h"
 #include "../base/base_int.h"
 
 static bool is16(rk_scalar s) { return s == RK_S_F16 || s == RK_S_BF16; }
+static bool is8(rk_scalar s) { return rk_scalar_bits(s) == 8; }
 
 bool rk_tile_frag_uses_ldmatrix(const rk_mma_atom *a, const rk_tile_operand *op) {
-    (void)op;
-    return a->unit == RK_ATOM_UNIT_MMA_SYNC && a->m == 16 && a->n == 8 && a->k == 16 && is16(a->a_elem) &&
-           is16(a->b_elem) && a->a_len == 8 && a->b_len == 4;
+    if (a->unit != RK_ATOM_UNIT_MMA_SYNC || a->m != 16 || a->n != 8) return false;
+    if (a->k == 32 && is8(a->a_elem) && is8(a->b_elem) && a->a_len == 16 && a->b_len == 8)
+        return op->k_inner && op->lds.elem_bytes == 1;
+    return a->k == 16 && is16(a->a_elem) && is16(a->b_elem) && a->a_len == 8 && a->b_len == 4;
+}
+
+/* Elements in one 16-byte ldmatrix row of the atom's operand: the K step between matrices. */
+static uint32_t row_elems(const rk_mma_atom *a, const rk_tile_operand *op) {
+    rk_scalar e = op->frag == RK_FRAG_A ? a->a_elem : a->b_elem;
+    return 128 / rk_scalar_bits(e);
 }
 
 /* The LDS (row, col) of fragment coordinate (mn, kk) of an operand. */
@@ -37,16 +50,16 @@ static rk_value lds_index(rk_kernel *k, const rk_tile_operand *op, rk_value stag
 
 /* ---- ldmatrix -------------------------------------------------------------------------- */
 /* Lane i's row address, as (mn, kk) offsets from (mn0, k0), for x4 A / x2 B. */
-static void ldm_lane(const rk_tile_operand *op, uint32_t i, uint32_t *mn, uint32_t *kk) {
-    uint32_t j = i / 8 % 4, r = i % 8;
+static void ldm_lane(const rk_mma_atom *a, const rk_tile_operand *op, uint32_t i, uint32_t *mn, uint32_t *kk) {
+    uint32_t j = i / 8 % 4, r = i % 8, re = row_elems(a, op);
     if (op->frag == RK_FRAG_A) {
-        /* matrices: (m 0-7, k 0-7), (m 8-15, k 0-7), (m 0-7, k 8-15), (m 8-15, k 8-15) */
-        if (op->k_inner) { *mn = r + 8 * (j & 1); *kk = 8 * (j >> 1); }
+        /* matrices (16-bit; 8-bit K doubles): (m 0-7, k 0-7), (m 8-15, k 0-7), (m 0-7, k 8-15), (m 8-15, k 8-15) */
+        if (op->k_inner) { *mn = r + 8 * (j & 1); *kk = re * (j >> 1); }
         else { *mn = 8 * (j & 1); *kk = r + 8 * (j >> 1); }
     } else {
         /* matrices: (n 0-7, k 0-7), (n 0-7, k 8-15) */
         j &= 1;
-        if (op->k_inner) { *mn = r; *kk = 8 * j; }
+        if (op->k_inner) { *mn = r; *kk = re * j; }
         else { *mn = 0; *kk = r + 8 * j; }
     }
 }
@@ -57,6 +70,8 @@ static rk_value frag_ldmatrix(rk_kernel *k, const rk_mma_atom *a, const rk_tile_
     uint32_t num = is_a ? 4 : 2;
     /* lane -> (j, r): mn / kk offsets from the lane's bits, as IR */
     rk_value c8 = rk_const_i32(k, 8), c7 = rk_const_i32(k, 7), c3 = rk_const_i32(k, 3);
+    /* the K step between matrices (k_inner): 8 16-bit or 16 8-bit elements */
+    rk_value cre = row_elems(a, op) == 8 ? c8 : rk_const_i32(k, (int32_t)row_elems(a, op));
     rk_value r = rk_build_and(k, lane, c7);
     rk_value j = rk_build_lshr(k, lane, c3);
     rk_value one = rk_const_i32(k, 1);
@@ -66,11 +81,17 @@ static rk_value frag_ldmatrix(rk_kernel *k, const rk_mma_atom *a, const rk_tile_
     rk_value mn, kk;
     if (is_a) {
         rk_value lo8 = rk_build_mul(k, jlo, c8);
-        rk_value hi8 = rk_build_mul(k, jhi, c8);
-        if (op->k_inner) { mn = rk_build_add(k, r, lo8); kk = hi8; }
-        else { mn = lo8; kk = rk_build_add(k, r, hi8); }
+        if (op->k_inner) {
+            rk_value hik = rk_build_mul(k, jhi, cre);
+            mn = rk_build_add(k, r, lo8);
+            kk = hik;
+        } else {
+            rk_value hi8 = rk_build_mul(k, jhi, c8);
+            mn = lo8;
+            kk = rk_build_add(k, r, hi8);
+        }
     } else {
-        rk_value lo8 = rk_build_mul(k, jlo, c8);
+        rk_value lo8 = rk_build_mul(k, jlo, op->k_inner ? cre : c8);
         if (op->k_inner) { mn = r; kk = lo8; }
         else { mn = rk_const_i32(k, 0); kk = rk_build_add(k, r, lo8); }
     }
@@ -79,7 +100,7 @@ static rk_value frag_ldmatrix(rk_kernel *k, const rk_mma_atom *a, const rk_tile_
     rk_ldmatrix_opts o = {.trans = RK_SOME(!op->k_inner)};
     rk_value raw = rk_build_ldmatrix_ex(k, smem, &at, ti, num, &o);
     rk_scalar e = is_a ? a->a_elem : a->b_elem;
-    rk_type tv = rk_type_vec(k, (rk_type){e}, 2 * num);
+    rk_type tv = rk_type_vec(k, (rk_type){e}, num * 32 / rk_scalar_bits(e));
     return rk_build_vbitcast(k, raw, tv);
 }
 
@@ -157,7 +178,7 @@ uint32_t rk_tile_frag_conflicts(const rk_mma_atom *a, const rk_tile_operand *op)
         uint32_t lanes = op->frag == RK_FRAG_A ? 32 : 16;
         for (uint32_t i = 0; i < lanes; i++) {
             uint32_t mn, kk, r, c;
-            ldm_lane(op, i, &mn, &kk);
+            ldm_lane(a, op, i, &mn, &kk);
             lds_rc(op, mn, kk, &r, &c);
             off[i] = rk_lds_offset(&op->lds, r, c);
         }

@@ -17,6 +17,10 @@ static rc layout(const rk_mma_atom *a, int which, uint32_t l, uint32_t s) {
         uint32_t g = l / 4, t = l % 4;
         bool tf32 = a->a_elem == RK_S_F32;
         if (which == 2) return (rc){g + 8 * (s / 2), 2 * t + s % 2, 0};
+        if (a->k == 32) {   /* 8-bit m16n8k32: four K per register */
+            if (which == 0) return (rc){g + 8 * ((s / 4) % 2), 4 * t + s % 4 + 16 * (s / 8), 0};
+            return (rc){4 * t + s % 4 + 16 * (s / 4), g, 0};
+        }
         if (which == 0) {
             if (tf32) return (rc){g + 8 * (s % 2), t + 4 * (s / 2), 0};
             return (rc){g + 8 * ((s / 2) % 2), 2 * t + s % 2 + 8 * (s / 4), 0};

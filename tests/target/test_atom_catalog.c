@@ -52,7 +52,8 @@ static rk_scalar type_of(const char *t) {
     if (!strcmp(t, "bf16")) return RK_S_BF16;
     if (!strcmp(t, "f32") || !strcmp(t, "xf32") || !strcmp(t, "tf32")) return RK_S_F32;
     if (!strcmp(t, "fp8") || !strcmp(t, "f8f6f4")) return RK_S_FP8E4M3;
-    if (!strcmp(t, "bf8")) return RK_S_BF8E5M2;
+    if (!strcmp(t, "bf8") || !strcmp(t, "e5m2")) return RK_S_BF8E5M2;
+    if (!strcmp(t, "e4m3")) return RK_S_FP8E4M3;
     fail_msg("unknown input type '%s'", t);
     return RK_S_NONE;
 }
@@ -79,9 +80,9 @@ static void test_ids_and_names(void **state) {
 
 /* The chips that have an atom, from the CDNA2/3/4 ISA guides and the PTX
  * ISA: xf32 only on CDNA3; fp8/bf8 from CDNA3; the K-packed f16/bf16 shapes
- * and 16x16x128 on CDNA4 only; mma.sync from sm_80; wgmma on sm_90a only. */
+ * and 16x16x128 on CDNA4 only; mma.sync from sm_80 (8-bit floats from sm_89); wgmma on sm_90a only. */
 static const char *chips_of(const named *p) {
-    if (p->unit == 'm') return "sm_80 sm_90 sm_90a";
+    if (p->unit == 'm') return p->k == 32 ? "sm_90 sm_90a" : "sm_80 sm_90 sm_90a";   /* fp8 mma.sync: sm_89+ */
     if (p->unit == 'w') return "sm_90a";
     if (!strcmp(p->type, "xf32")) return "gfx942";
     if (p->k == 128) return "gfx950";
@@ -169,6 +170,12 @@ static elem ptx_element(const rk_mma_atom *a, rk_frag f, uint32_t lane, uint32_t
         if (f == RK_FRAG_A)
             return (elem){base + ((i < 2 || (i >= 4 && i < 6)) ? g : g + 8), t * 2 + (i & 1) + (i >= 4 ? 8 : 0), 0};
         return (elem){t * 2 + (i & 1) + (i >= 2 ? 8 : 0), g, 0};
+    }
+    if (a->k == 32) {
+        /* 8-bit m16n8k32: A rows g for a0-a3 and a8-a11, K 4t + i % 4 (+16 from a8); B K 4t + i % 4 (+16 from b4) */
+        if (f == RK_FRAG_A)
+            return (elem){(i < 4 || (i >= 8 && i < 12)) ? g : g + 8, t * 4 + (i & 3) + (i >= 8 ? 16 : 0), 0};
+        return (elem){t * 4 + (i & 3) + (i >= 4 ? 16 : 0), g, 0};
     }
     if (tf32) {
         if (f == RK_FRAG_A) return (elem){(i == 0 || i == 2) ? g : g + 8, (i < 2) ? t : t + 4, 0};
