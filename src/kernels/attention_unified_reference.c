@@ -35,75 +35,109 @@ static double cache_at(const ushape *d, const rk_host_buf *c, const rk_host_buf 
     return s * kn_get(c, ((page * d->P + j % d->P) * d->Hkv + hk) * d->D + e);
 }
 
-void kn_attn_unified_reference(const rk_problem *p, double **want, double **tol) {
-    const rk_attention_spec *s = &p->inst.u.attn;
-    ushape d = shape_of(p);
-    const rk_host_buf *q = kn_buf(p, "Q"), *kc = kn_buf(p, "K_cache"), *vc = kn_buf(p, "V_cache");
-    const rk_host_buf *bt = kn_buf(p, "block_table"), *qs = kn_buf(p, "query_start"), *lens = kn_buf(p, "kv_lens");
-    const rk_host_buf *sinks = kn_buf(p, "sinks"), *slopes = kn_buf(p, "alibi_slopes");
-    const rk_host_buf *ks = kn_buf(p, "K_scale"), *vs = kn_buf(p, "V_scale");
-    int io = kn_buf_index(p, "O"), il = kn_buf_index(p, "LSE");
-    double scale = (double)(float)kn_scalar(p, "scale"), cap = (double)(float)kn_scalar(p, "softcap");
-    int64_t left = window_of(p);
-    uint64_t G = d.Hq / d.Hkv;
-    /* P is rounded to 16 bits for P V (relative 2^-8 bf16, 2^-11 f16) */
-    double prel = s->dtype == RK_S_BF16 ? 0x1p-8 : 0x1p-11;
-    double work = 0;
-    for (uint64_t b = 0; b < d.B; b++)
-        work += (kn_get(qs, b + 1) - kn_get(qs, b)) * kn_get(lens, b) * (double)(d.Hq * d.D);
-    /* past 2^30 multiply-adds every stride-th row is checked (odd stride); the others only must be finite */
-    uint64_t stride = work > 0x1p30 ? (uint64_t)ceil(work / 0x1p30) | 1 : 1, flat = 0;
-    double *sc = malloc((d.Skv ? d.Skv : 1) * sizeof *sc);
+/* One sequence per chunk, in parallel (rk_par_for): each writes only its own rows; the sampled rows follow
+ * the running row number (flat0[b] + i * Hq + h), so the result does not depend on the thread count. */
+typedef struct uref {
+    const rk_attention_spec *s;
+    ushape d;
+    const rk_host_buf *q, *kc, *vc, *bt, *qs, *lens, *sinks, *slopes, *ks, *vs;
+    int io, il;
+    double scale, cap, prel;
+    int64_t left;
+    uint64_t stride;
+    const uint64_t *flat0;
+    double **want, **tol;
+} uref;
+
+static void uref_seq(void *ctx, uint64_t chunk, uint64_t lo_b, uint64_t hi_b) {
+    (void)chunk;
+    const uref *r = ctx;
+    const ushape *d = &r->d;
+    const rk_attention_spec *s = r->s;
+    int io = r->io, il = r->il;
+    uint64_t G = d->Hq / d->Hkv, n = d->Skv ? d->Skv : 1;
+    double *sc = malloc((2 * n + 3 * d->D) * sizeof *sc), *w = sc + n, *qv = w + n, *acc = qv + d->D, *mag = acc + d->D;
     RK_ASSERT(sc, "attention unified reference: out of memory");
-    for (uint64_t b = 0; b < d.B; b++) {
-        int64_t q0 = (int64_t)kn_get(qs, b), qlen = (int64_t)kn_get(qs, b + 1) - q0;
-        int64_t kvlen = (int64_t)kn_get(lens, b);
+    for (uint64_t b = lo_b; b < hi_b; b++) {
+        int64_t q0 = (int64_t)kn_get(r->qs, b), qlen = (int64_t)kn_get(r->qs, b + 1) - q0;
+        int64_t kvlen = (int64_t)kn_get(r->lens, b);
+        uint64_t flat = r->flat0[b];
         for (int64_t i = 0; i < qlen; i++)
-            for (uint64_t h = 0; h < d.Hq; h++, flat++) {
-                uint64_t row = (uint64_t)(q0 + i) * d.Hq + h, qrow = row * d.D;
-                if (flat % stride) {
-                    for (uint64_t e = 0; e < d.D; e++) want[io][qrow + e] = 0, tol[io][qrow + e] = INFINITY;
-                    if (il >= 0) want[il][row] = 0, tol[il][row] = INFINITY;
+            for (uint64_t h = 0; h < d->Hq; h++, flat++) {
+                uint64_t row = (uint64_t)(q0 + i) * d->Hq + h, qrow = row * d->D;
+                if (flat % r->stride) {
+                    for (uint64_t e = 0; e < d->D; e++) r->want[io][qrow + e] = 0, r->tol[io][qrow + e] = INFINITY;
+                    if (il >= 0) r->want[il][row] = 0, r->tol[il][row] = INFINITY;
                     continue;
                 }
-                double mx = sinks ? kn_get(sinks, h) : -INFINITY, sum = 0;
-                double slope = slopes ? kn_get(slopes, h) : 0;
+                double mx = r->sinks ? kn_get(r->sinks, h) : -INFINITY, sum = 0;
+                double slope = r->slopes ? kn_get(r->slopes, h) : 0;
                 int64_t pos = kvlen - qlen + i;
+                for (uint64_t e = 0; e < d->D; e++) qv[e] = kn_get(r->q, qrow + e), acc[e] = 0, mag[e] = 0;
                 for (int64_t j = 0; j < kvlen; j++) {
-                    if (!kn_attn_unified_sees(i, qlen, kvlen, left, j)) continue;
+                    if (!kn_attn_unified_sees(i, qlen, kvlen, r->left, j)) continue;
                     double x = 0;
-                    for (uint64_t e = 0; e < d.D; e++)
-                        x += kn_get(q, qrow + e) * cache_at(&d, kc, ks, bt, b, h / G, (uint64_t)j, e);
-                    x *= scale;
-                    if (s->softcap) x = cap * tanh(x / cap);
+                    for (uint64_t e = 0; e < d->D; e++)
+                        x += qv[e] * cache_at(d, r->kc, r->ks, r->bt, b, h / G, (uint64_t)j, e);
+                    x *= r->scale;
+                    if (s->softcap) x = r->cap * tanh(x / r->cap);
                     x += slope * (double)(j - pos);
                     sc[j] = x;
                     mx = x > mx ? x : mx;
                 }
                 bool any = false;
                 for (int64_t j = 0; j < kvlen; j++)
-                    if (kn_attn_unified_sees(i, qlen, kvlen, left, j)) sum += exp(sc[j] - mx), any = true;
-                if (sinks) sum += exp(kn_get(sinks, h) - mx);
-                for (uint64_t e = 0; e < d.D; e++) {
-                    double acc = 0, mag = 0;
-                    for (int64_t j = 0; j < kvlen; j++) {
-                        if (!kn_attn_unified_sees(i, qlen, kvlen, left, j)) continue;
-                        double w = exp(sc[j] - mx) / sum, x = cache_at(&d, vc, vs, bt, b, h / G, (uint64_t)j, e);
-                        acc += w * x;
-                        mag += w * fabs(x);
+                    if (kn_attn_unified_sees(i, qlen, kvlen, r->left, j)) sum += exp(sc[j] - mx), any = true;
+                if (r->sinks) sum += exp(kn_get(r->sinks, h) - mx);
+                for (int64_t j = 0; j < kvlen; j++) {
+                    if (!kn_attn_unified_sees(i, qlen, kvlen, r->left, j)) continue;
+                    w[j] = exp(sc[j] - mx) / sum;
+                    for (uint64_t e = 0; e < d->D; e++) {
+                        double x = cache_at(d, r->vc, r->vs, r->bt, b, h / G, (uint64_t)j, e);
+                        acc[e] += w[j] * x;
+                        mag[e] += w[j] * fabs(x);
                     }
-                    want[io][qrow + e] = any ? acc : 0;
+                }
+                for (uint64_t e = 0; e < d->D; e++) {
+                    r->want[io][qrow + e] = any ? acc[e] : 0;
                     /* f32 scores, exp2 and sums, P's rounding, the output's ulp */
-                    tol[io][qrow + e] = 2 * prel * mag + 1e-4 * mag + kn_ulp(s->dtype, acc) + 1e-6;
+                    r->tol[io][qrow + e] = 2 * r->prel * mag[e] + 1e-4 * mag[e] + kn_ulp(s->dtype, acc[e]) + 1e-6;
                 }
                 if (il >= 0) {
                     double lse = sum > 0 ? mx + log(sum) : -INFINITY;
-                    want[il][row] = lse;
-                    tol[il][row] = isinf(lse) ? 0 : 1e-4 * (1 + fabs(lse));
+                    r->want[il][row] = lse;
+                    r->tol[il][row] = isinf(lse) ? 0 : 1e-4 * (1 + fabs(lse));
                 }
             }
     }
     free(sc);
+}
+
+void kn_attn_unified_reference(const rk_problem *p, double **want, double **tol) {
+    const rk_attention_spec *s = &p->inst.u.attn;
+    uref r = {.s = s, .d = shape_of(p), .q = kn_buf(p, "Q"), .kc = kn_buf(p, "K_cache"), .vc = kn_buf(p, "V_cache"),
+              .bt = kn_buf(p, "block_table"), .qs = kn_buf(p, "query_start"), .lens = kn_buf(p, "kv_lens"),
+              .sinks = kn_buf(p, "sinks"), .slopes = kn_buf(p, "alibi_slopes"), .ks = kn_buf(p, "K_scale"),
+              .vs = kn_buf(p, "V_scale"), .io = kn_buf_index(p, "O"), .il = kn_buf_index(p, "LSE"),
+              .scale = (double)(float)kn_scalar(p, "scale"), .cap = (double)(float)kn_scalar(p, "softcap"),
+              .left = window_of(p), .want = want, .tol = tol};
+    /* P is rounded to 16 bits for P V (relative 2^-8 bf16, 2^-11 f16) */
+    r.prel = s->dtype == RK_S_BF16 ? 0x1p-8 : 0x1p-11;
+    const ushape *d = &r.d;
+    double work = 0;
+    for (uint64_t b = 0; b < d->B; b++)
+        work += (kn_get(r.qs, b + 1) - kn_get(r.qs, b)) * kn_get(r.lens, b) * (double)(d->Hq * d->D);
+    /* past 2^30 multiply-adds every stride-th row is checked (odd stride); the others only must be finite */
+    r.stride = work > 0x1p30 ? (uint64_t)ceil(work / 0x1p30) | 1 : 1;
+    uint64_t *flat0 = malloc((d->B ? d->B : 1) * sizeof *flat0), flat = 0;
+    RK_ASSERT(flat0, "attention unified reference: out of memory");
+    for (uint64_t b = 0; b < d->B; b++) {
+        flat0[b] = flat;
+        flat += (uint64_t)(kn_get(r.qs, b + 1) - kn_get(r.qs, b)) * d->Hq;
+    }
+    r.flat0 = flat0;
+    rk_par_for(d->B, 1, uref_seq, &r);
+    free(flat0);
 }
 
 rk_status kn_attn_unified_set_lengths(rk_problem *p, const uint64_t *lq, const uint64_t *lk, uint32_t n) {
