@@ -118,7 +118,7 @@ def run(name, Hq, Hkv, D, P, pairs):
               "maxrel": err})
 
     try:
-        err = maxrel(lambda b: sdpa_one(b, *pre[b])[0].transpose(0, 1))
+        err = maxrel(lambda b: sdpa_one(b, *pre[b])[0])   # [Hq, ql, D], as ref() and the flex output
         report("sdpa per sequence + gather", bench(lambda: [sdpa_one(b, *gathered(b)) for b in range(B)]), err)
         report("sdpa per sequence (gathered)", bench(lambda: [sdpa_one(b, *pre[b]) for b in range(B)]), err)
     except Exception as e:
