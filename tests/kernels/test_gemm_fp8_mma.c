@@ -124,12 +124,14 @@ static void rotate(float *v, uint64_t rows, uint64_t kb) {
     }
 }
 
-static void expect_mostly_bad(rk_problem *p, const char *what, const char *target) {
+/* Caught at all is what matters: how many elements move depends on how far apart the seed's random scales
+ * happen to be (test_gemm_fp8.c saw one seed leave 81% of them inside the tolerance). */
+static void expect_caught(rk_problem *p, const char *what, const char *target) {
     rk_problem_diff c;
     assert_int_equal(rk_problem_check(p, &c), RK_OK);
-    if (c.bad * 2 < c.total)
-        fail_msg("%s on %s: a planted %s left %llu of %llu elements good", what, target, what,
-                 (unsigned long long)(c.total - c.bad), (unsigned long long)c.total);
+    if (!c.bad)
+        fail_msg("%s on %s: a planted %s left all %llu elements good", what, target, what,
+                 (unsigned long long)c.total);
 }
 
 static void test_planted_scale_error(void **state) {
@@ -141,14 +143,14 @@ static void test_planted_scale_error(void **state) {
             run_kept(targets[i], 72, 136, 384, "dtype=e4m3 scale=block", &p, &c);
             uint64_t rows = which ? 2 : 72;
             rotate(scales(&p, which ? "Sb" : "Sa", rows * 3), rows, 3);
-            expect_mostly_bad(&p, which ? "Sb rotation" : "Sa rotation", targets[i]);
+            expect_caught(&p, which ? "Sb rotation" : "Sa rotation", targets[i]);
             rk_problem_free(&p);
         }
         rk_problem p;
         rk_problem_diff c;
         run_kept(targets[i], 40, 24, 96, "dtype=e5m2 scale=tensor out_dtype=f32", &p, &c);
         scales(&p, "Sa", 1)[0] *= 2;
-        expect_mostly_bad(&p, "doubled Sa", targets[i]);
+        expect_caught(&p, "doubled Sa", targets[i]);
         rk_problem_free(&p);
     }
 }
