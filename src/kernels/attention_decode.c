@@ -207,17 +207,8 @@ rk_status kn_attn_decode_check_shape(const rk_attention_spec *a, const rk_shape 
     return RK_OK;
 }
 
-#define PAGED(p) "B,Skv/" #p "," #p ",Hkv,D"
-#define TABLE(p) "B,Skv/" #p
-#define SPLITS(X) X(2) X(4) X(8) X(16) X(32) X(64)
 #define WORK_O(n) "B,Hq,Sq," #n ",D",
 #define WORK_ML(n) "B,Hq,Sq," #n ",2",
-
-static int log2_of(uint32_t x) {
-    int l = 0;
-    while (x > 1) x >>= 1, l++;
-    return l;
-}
 
 void kn_attn_decode_sig_of(const rk_attention_spec *s, kn_attn_dsig *o) {
     int n = 0;
@@ -240,11 +231,11 @@ void kn_attn_decode_sig_of(const rk_attention_spec *s, kn_attn_dsig *o) {
 }
 
 void kn_attn_decode_signature(const rk_attention_spec *s, rk_ksig *sg) {
-    static const char *const paged[] = {PAGED(16), PAGED(32), PAGED(64), PAGED(128)};
-    static const char *const table[] = {TABLE(16), TABLE(32), TABLE(64), TABLE(128)};
-    static const char *const work_o[] = {SPLITS(WORK_O)};
-    static const char *const work_ml[] = {SPLITS(WORK_ML)};
-    int pi = s->page_size ? log2_of(s->page_size / 16) : 0;
+    static const char *const paged[] = {KN_ATTN_PAGED(16), KN_ATTN_PAGED(32), KN_ATTN_PAGED(64), KN_ATTN_PAGED(128)};
+    static const char *const table[] = {KN_ATTN_TABLE(16), KN_ATTN_TABLE(32), KN_ATTN_TABLE(64), KN_ATTN_TABLE(128)};
+    static const char *const work_o[] = {KN_ATTN_SPLITS(WORK_O)};
+    static const char *const work_ml[] = {KN_ATTN_SPLITS(WORK_ML)};
+    int pi = s->page_size ? kn_attn_log2(s->page_size / 16) : 0;
     const char *cache = s->page_size ? paged[pi] : "B,Hkv,Skv,D";
     kn_sig_add(sg, "Q", true, s->dtype, RK_KP_IN, "B,Sq,Hq,D");
     rk_scalar kv = kn_attn_decode_kv_type(s);
@@ -258,7 +249,7 @@ void kn_attn_decode_signature(const rk_attention_spec *s, rk_ksig *sg) {
     }
     kn_sig_add(sg, "O", true, s->dtype, RK_KP_OUT, "B,Sq,Hq,D");
     if (s->kv_splits > 1) {
-        int si = log2_of(s->kv_splits) - 1;
+        int si = kn_attn_log2(s->kv_splits) - 1;
         kn_sig_add(sg, "Work_o", true, RK_S_F32, RK_KP_WORK, work_o[si]);
         kn_sig_add(sg, "Work_ml", true, RK_S_F32, RK_KP_WORK, work_ml[si]);
         kn_sig_add(sg, "Arrivals", true, RK_S_F32, RK_KP_WORK, "B,Hkv");

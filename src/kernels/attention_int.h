@@ -172,4 +172,15 @@ rk_status kn_attn_check_pages(const char *who, const rk_host_buf *bt, uint64_t b
 /* Cost at the problem's context lengths: the keys each (sequence, KV head) reads. */
 void kn_attn_decode_problem_cost(const rk_problem *p, double *bytes, double *flops);
 
+/* Layout strings of the paged caches and block tables (page size p), the split counts the signature
+ * tables list, and log2 of a power of two (their index): shared by decode and unified. */
+#define KN_ATTN_PAGED(p) "B,Skv/" #p "," #p ",Hkv,D"
+#define KN_ATTN_TABLE(p) "B,Skv/" #p
+#define KN_ATTN_SPLITS(X) X(2) X(4) X(8) X(16) X(32) X(64)
+static inline int kn_attn_log2(uint32_t x) {
+    int l = 0;
+    while (x > 1) x >>= 1, l++;
+    return l;
+}
+
 #endif
