@@ -32,13 +32,20 @@ else:
 print(",".join(f"{q}:{k}" for q, k in pairs))
 PY
 done
-echo "== peers (torch SDPA per sequence, FlexAttention paged)"
-PYTHONUNBUFFERED=1 python3 bench/attention_unified_peers.py bench/attention_unified_shapes.txt "$OUT" \
-  > "$OUT/unified_peers.jsonl" 2> "$OUT/unified_peers.err" || tail -5 "$OUT/unified_peers.err"
+# UNIFIED_PEERS=0 skips the peers (torch.compile of FlexAttention can take a whole call: run them in
+# their own call and keep their jsonl), UNIFIED_ROWS (a regex on NAME) runs some batches only
+if [ "${UNIFIED_PEERS:-1}" = 1 ]; then
+  echo "== peers (torch SDPA per sequence, FlexAttention paged)"
+  PYTHONUNBUFFERED=1 python3 bench/attention_unified_peers.py bench/attention_unified_shapes.txt "$OUT" \
+    > "$OUT/unified_peers.jsonl" 2> "$OUT/unified_peers.err" || tail -5 "$OUT/unified_peers.err"
+else
+  : > "$OUT/unified_peers.jsonl"
+fi
 echo "== rocke unified attention"
 : > "$OUT/rocke_unified.txt"
 grep -v '^#' bench/attention_unified_shapes.txt | while read -r name Hq Hkv Dh page batch knobs; do
   [ -n "$name" ] || continue
+  [[ "$name" =~ ${UNIFIED_ROWS:-.} ]] || continue
   echo "== $name" >> "$OUT/rocke_unified.txt"
   "$D/bin/rocke" run "$D/attn_unified/$name/manifest.json" --shape "$Hq,$Hkv,$Dh" --page-size "$page" \
     --lengths "$(cat "$OUT/$name.lengths")" --verify --device cuda --warmup 20 --iters 100 \

@@ -19,11 +19,14 @@ case "$mode" in
 esac
 KNOBS=(--knob path=wgmma --knob tile=128x256x64,256x128x64,128x128x64,128x192x64
        --knob stages=3,4,5 --knob schedule=plain,persistent,pingpong --knob group_m=8,16)
-for shape in 4096,4096,4096 8192,8192,8192 6144,5120,3072; do
+# SWEEP_SHAPES: the shapes to run (all three by default; a call can split them)
+for shape in ${SWEEP_SHAPES:-4096,4096,4096 8192,8192,8192 6144,5120,3072}; do
   name=rc-bf16@$shape
   echo "== sweep gemm $name ($mode)"
   "$ROCKE" sweep gemm --target "$T" --dtype bf16 --knob layout=rc --shapes "$shape" "${KNOBS[@]}" \
     --with-heuristic "${extra[@]}" -q -o "$D/$name" 2>&1 | tail -2
+  # each shape's records into $OUT at once: a call that ends at its time limit keeps what was measured
+  [ "$mode" = run ] && cp "$D/$name/results.jsonl" "$OUT/$name.jsonl" 2>/dev/null
 done
 [ "$mode" = prepare ] && exit 0
 printf '4096 4096 4096 rc bf16\n8192 8192 8192 rc bf16\n6144 5120 3072 rc bf16\n' > "$OUT/shapes.txt"
