@@ -425,8 +425,11 @@ int cmd_run(int argc, char **argv) {
     uint32_t splits = 1;
     bool splits_given = false;
     for (uint32_t i = 0; i < ngiven; i++) splits_given |= !strcmp(given[i].name, "num_splits");
-    if (unified && !splits_given && rk_problem_attention_splits(&r.p, t, &splits)) { rc = cli_fail("run"); goto out; }
-    if (unified && splits_given) splits = (uint32_t)given_splits(&r.p);
+    if ((unified || decode) && !splits_given && rk_problem_attention_splits(&r.p, t, &splits)) {
+        rc = cli_fail("run");
+        goto out;
+    }
+    if ((unified || decode) && splits_given) splits = (uint32_t)given_splits(&r.p);
     if (rk_problem_check_inputs(&r.p)) { rc = cli_fail("run"); goto out; }
     void *init[RK_KSIG_MAX] = {0};
     for (uint32_t i = 0; i < r.p.sig.n; i++) {
@@ -447,9 +450,12 @@ int cmd_run(int argc, char **argv) {
     t_upload = host_seconds() - t_upload;
     launch_ud l = {.fn = r.dev.fn, .args = r.dev.args};
     rk_instance_grid(&r.in, &sh, l.grid, l.block);
-    if (decode && !rk_instance_get(&r.in, "kv_splits", knob, sizeof knob))
-        printf("split-KV: %s splits per (sequence, KV head): grid %ux%ux%u blocks for %s's %u compute units\n", knob,
-               l.grid[0], l.grid[1], l.grid[2], t->name, t->compute_units);
+    if (decode && !rk_instance_get(&r.in, "kv_splits", knob, sizeof knob)) {
+        /* the blocks past the batch's splits would return at once */
+        l.grid[0] = splits;
+        printf("split-KV: %u of %s splits per (sequence, KV head) for this batch: grid %ux%ux%u blocks for %s's %u "
+               "compute units\n", splits, knob, l.grid[0], l.grid[1], l.grid[2], t->name, t->compute_units);
+    }
     if (unified) {
         /* one split: the blocks past split 0 would return at once */
         if (splits == 1) l.grid[2] = 1;

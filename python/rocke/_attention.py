@@ -256,7 +256,11 @@ def attention_decode(q, k_cache, v_cache, block_table, context_lens, *, scale=No
     values = dict(zip(_DIMS, (B, Hq, Hkv, Sq, Skv)), scale=_scale(scale, D))
     if lr:
         values["window_left"], values["window_right"] = lr
-    _run(kit, op, knobs, (B, Hq, Hkv, Sq, Skv, D), arrays, values)
+    dims = (B, Hq, Hkv, Sq, Skv, D)
+    p = ops._prepare("attention", knobs, dims, kit.target)
+    # every split the instance has (short sequences leave most of them empty)
+    values["num_splits"] = int(p.inst.get("kv_splits"))
+    kit.launch(op, p, ops._kernel_for, arrays, values, dict(zip(_DIMS, dims)))
     return o
 
 

@@ -120,7 +120,7 @@ static const rk_scalar_decl scalars[] = {
     {"window_left", RK_S_I32, RK_SC_GIVEN, NULL, NULL, 128, "mask=window: keys before the diagonal (<0: all)"},
     {"window_right", RK_S_I32, RK_SC_GIVEN, NULL, NULL, 0, "mask=window: keys after the diagonal (<0: all)"},
     {"num_splits", RK_S_I32, RK_SC_GIVEN, NULL, NULL, 1,
-     "unified with kv_splits > 1: the splits this batch uses, 1..kv_splits (rk_problem_attention_splits)"},
+     "decode or unified with kv_splits > 1: the splits this batch uses, 1..kv_splits (rk_problem_attention_splits)"},
     {"softcap", RK_S_F32, RK_SC_GIVEN, NULL, NULL, 30, "unified with softcap: the cap of softcap * tanh(s / softcap)"},
 };
 enum { SC_WINDOW_LEFT = 18, SC_WINDOW_RIGHT = 19 };   /* indices of the window's defaults in scalars[] */

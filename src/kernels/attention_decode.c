@@ -72,7 +72,9 @@ void kn_attn_decode_tune(rk_instance *in, const rk_target *t, const rk_shape *s,
     /* 16 rows on the lanes already spill; the ring's live values more than double that */
     if (free_stages && !kn_attn_decode_atoms(a) && a->kv_rows >= 16) a->stages = 1;
     if (!(locked >> KN_AK_SPLITS & 1)) {
-        uint64_t blocks = s->dim[DB] * s->dim[DHKV], want = 2ull * (t->compute_units ? t->compute_units : 1);
+        /* the most splits a run may use (each run picks its own from the batch's lengths,
+         * rk_problem_attention_splits): room for 8 blocks a compute unit, 256 keys a split */
+        uint64_t blocks = s->dim[DB] * s->dim[DHKV], want = 8ull * (t->compute_units ? t->compute_units : 1);
         uint32_t n = 1;
         while (n < 64 && blocks * n < want && s->dim[DSKV] / (2ull * n) >= 256) n *= 2;
         a->kv_splits = n;
@@ -228,6 +230,7 @@ void kn_attn_decode_sig_of(const rk_attention_spec *s, kn_attn_dsig *o) {
     bool win = s->mask == RK_ATTN_MASK_WINDOW;
     o->wl = win ? n++ : -1;
     o->wr = win ? n++ : -1;
+    o->nsplit = split ? n++ : -1;
 }
 
 void kn_attn_decode_signature(const rk_attention_spec *s, rk_ksig *sg) {
@@ -261,6 +264,7 @@ void kn_attn_decode_signature(const rk_attention_spec *s, rk_ksig *sg) {
         kn_sig_add(sg, "window_left", false, RK_S_I32, RK_KP_SCALAR, NULL);
         kn_sig_add(sg, "window_right", false, RK_S_I32, RK_KP_SCALAR, NULL);
     }
+    if (s->kv_splits > 1) kn_sig_add(sg, "num_splits", false, RK_S_I32, RK_KP_SCALAR, NULL);
 }
 
 void kn_attn_decode_geometry(const rk_attention_spec *a, rk_launch_geom *g) {

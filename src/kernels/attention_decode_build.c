@@ -241,9 +241,10 @@ void kn_dec_split_range(dk *g, rk_value *t0, rk_value *t1) {
     }
     rk_value span0 = rk_build_sub(k, g->len, lo);
     rk_value span = rk_build_smax(k, span0, zero);
-    rk_value S = c32(k, g->s->kv_splits), S1 = c32(k, g->s->kv_splits - 1), P1 = c32(k, g->piece - 1);
+    rk_value one = c32(k, 1), P1 = c32(k, g->piece - 1);
+    rk_value S1 = rk_build_sub(k, g->nsplit, one);
     rk_value su = rk_build_add(k, span, S1);
-    rk_value per_keys = rk_build_udiv(k, su, S);
+    rk_value per_keys = rk_build_udiv(k, su, g->nsplit);
     rk_value pu = rk_build_add(k, per_keys, P1);
     rk_value per_pc = rk_build_udiv(k, pu, pcv);
     /* at least 4 pieces a split: a short sequence of a mixed batch takes
@@ -251,8 +252,7 @@ void kn_dec_split_range(dk *g, rk_value *t0, rk_value *t1) {
     rk_value min_pc = c32(k, 4);
     rk_value per_pc4 = rk_build_smax(k, per_pc, min_pc);
     rk_value per = rk_build_mul(k, per_pc4, pcv);
-    rk_value split = rk_build_block_id(k, 0);
-    rk_value off = rk_build_mul(k, split, per);
+    rk_value off = rk_build_mul(k, g->split, per);
     *t0 = rk_build_add(k, lo, off);
     rk_value end = rk_build_add(k, *t0, per);
     rk_value e = rk_build_smin(k, end, g->len);
@@ -339,8 +339,15 @@ static void get_split(dk *g, uint32_t i, rk_value *m, rk_value *l, rk_value *acc
     rk_value mb = work_at(g, it->hq, it->qi, sp, 2);
     rk_value one = rk_const_i64(k, 1);
     rk_value lb = rk_build_add(k, mb, one);
-    *m = rk_load_global(k, it->wml, mb, 1);
-    *l = rk_load_global(k, it->wml, lb, 1);
+    rk_value m0 = rk_load_global(k, it->wml, mb, 1);
+    rk_value l0 = rk_load_global(k, it->wml, lb, 1);
+    /* a split past the run's num_splits wrote nothing: a dead state */
+    rk_value used = rk_build_cmp(k, "lt", sp, g->nsplit);
+    rk_value ninf = rk_const_f32(k, -INFINITY), fz = rk_const_f32(k, 0.0f);
+    rk_value azero = rk_tile_f32s(k, 0.0f, g->g.vec);
+    *m = rk_build_select(k, used, m0, ninf);
+    *l = rk_build_select(k, used, l0, fz);
+    *acc = rk_build_select(k, used, *acc, azero);
 }
 
 /* i64 element (b, i, hq, cc * vec) of Q or O ([B, Sq, Hq, D]). */
@@ -460,6 +467,8 @@ void kn_attn_decode_build(const rk_instance *in, const rk_target *t, rk_kernel *
     g.c = rk_build_umod(k, g.tid, lanes);
     g.hk = rk_build_block_id(k, 1);
     g.b = rk_build_block_id(k, 2);
+    g.split = rk_build_block_id(k, 0);
+    g.nsplit = ix.nsplit >= 0 ? p[ix.nsplit] : c32(k, 1);
     g.Sq = p[ix.Sq];
     g.Hq = p[ix.Hq];
     g.Skv = p[ix.Skv];
@@ -490,8 +499,12 @@ void kn_attn_decode_build(const rk_instance *in, const rk_target *t, rk_kernel *
         scale_l2 = rk_build_fmul(k, scale_l2, ks);
         g.vscale = rk_load_global(k, p[ix.vscale], g.hk, 1);
     }
+    /* blocks past the run's num_splits (kv_splits is the most a run may use) leave at once */
+    rk_value live = rk_build_cmp(k, "lt", g.split, g.nsplit);
+    rk_if_begin(k, live);
     if (kn_attn_decode_atoms(s)) {
         kn_dec_atom_build(&g, t, p, &ix, scale_l2);
+        rk_if_end(k, NULL, 0);
         return;
     }
     rk_value off = rk_build_sub(k, g.len, g.Sq);
@@ -560,6 +573,7 @@ void kn_attn_decode_build(const rk_instance *in, const rk_target *t, rk_kernel *
     }
     rk_build_sync(k);
     kn_dec_finish(&g, p, &ix, smem, g.g.warps);
+    rk_if_end(k, NULL, 0);
 }
 
 /* After the block's nst states ([state][row][D] partial O, then
@@ -579,7 +593,7 @@ void kn_dec_finish(dk *gp, const rk_value *p, const kn_attn_dsig *ixp, rk_value 
     rk_value O = p[ix.o];
     rk_value it_r[MAXR * 32 / KN_DECODE_THREADS + 1], it_cc[MAXR * 32 / KN_DECODE_THREADS + 1];
     rk_value it_ok[MAXR * 32 / KN_DECODE_THREADS + 1];
-    rk_value split_id = rk_build_block_id(k, 0);
+    rk_value split_id = g.split;
     for (uint32_t n = 0; n < rounds; n++) {
         rk_value nb = c32(k, n * KN_DECODE_THREADS);
         rk_value x = rk_build_add(k, g.tid, nb);
@@ -619,7 +633,7 @@ void kn_dec_finish(dk *gp, const rk_value *p, const kn_attn_dsig *ixp, rk_value 
     /* the last split of (b, hk) to arrive merges the partials in split order */
     rk_value bh = rk_build_mul(k, g.b, g.Hkv);
     rk_value cnt = rk_build_add(k, bh, g.hk);
-    rk_value last = rk_tile_arrive_last(k, g.tid, p[ix.arrivals], cnt, s->kv_splits);
+    rk_value last = rk_tile_arrive_last_n(k, g.tid, p[ix.arrivals], cnt, g.nsplit);
     rk_if_begin(k, last);
     for (uint32_t n = 0; n < rounds; n++) {
         rk_value hq, qi, rok;

@@ -19,6 +19,7 @@ typedef struct dk {
     rk_value tid, slot, c;          /* thread; its key slot; its lane within the key */
     rk_value b, hk, len, Sq, Hq, Hkv, Skv, group;
     rk_value wl, wr;
+    rk_value split, nsplit;         /* this block's split; the splits of the run (1 without kv_splits) */
     rk_value row_ok[MAXR], diag[MAXR], hq[MAXR], qi[MAXR];
     rk_value q[MAXR];               /* this lane's slice of every row, f32, times scale * log2(e) */
     rk_value K, V, bt;              /* caches; the block table */

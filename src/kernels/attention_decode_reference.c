@@ -100,6 +100,8 @@ void kn_attn_decode_fix_inputs(rk_problem *p) {
     uint64_t rng = p->seed ^ 0xdec0de5eedull;
     int il = kn_buf_index(p, "context_lens"), ib = kn_buf_index(p, "block_table");
     for (uint64_t b = 0; b < d.B; b++) kn_set(&p->buf[il], b, (double)(b == 0 ? d.Skv : 1 + kn_splitmix(&rng) % d.Skv));
+    /* every split the instance has, until a run chooses (rk_problem_attention_splits) */
+    if (p->inst.u.attn.kv_splits > 1) (void)rk_problem_set_scalar(p, "num_splits", p->inst.u.attn.kv_splits);
     /* fp8 caches: per-head scales in [1/4, 2) */
     int isc[2] = {kn_buf_index(p, "K_scale"), kn_buf_index(p, "V_scale")};
     for (int x = 0; x < 2; x++)
@@ -144,7 +146,34 @@ rk_status kn_attn_decode_check_inputs(const rk_problem *p) {
         rk_status st = kn_attn_check_pages("attention decode", bt, b, d.maxp, ((uint64_t)len + d.P - 1) / d.P, pages);
         if (st) return st;
     }
+    double ns = kn_scalar(p, "num_splits");
+    if (p->inst.u.attn.kv_splits > 1 && (ns < 1 || ns > p->inst.u.attn.kv_splits))
+        return rk_fail(RK_ERR_INVALID, "attention decode: num_splits = %.0f, legal 1..%u (the instance's kv_splits)",
+                       ns, p->inst.u.attn.kv_splits);
     return RK_OK;
+}
+
+/* The splits of this batch, at most kv_splits: enough that the blocks give
+ * every compute unit two (fill), and that the longest sequence's split is
+ * at most a quarter of one compute unit's share of all the keys (balance:
+ * one long sequence among short ones must not finish last alone); each
+ * split keeps at least 256 keys of the longest sequence. */
+rk_status kn_attn_decode_splits(rk_problem *p, const rk_target *t, uint32_t *splits) {
+    dshape d = shape_of(p);
+    const rk_host_buf *lens = kn_buf(p, "context_lens");
+    uint32_t most = p->inst.u.attn.kv_splits;
+    double keys = 0, maxlen = 0, cu = t->compute_units ? t->compute_units : 1;
+    for (uint64_t b = 0; b < d.B; b++) {
+        double len = kn_get(lens, b);
+        keys += len;
+        maxlen = len > maxlen ? len : maxlen;
+    }
+    double blocks = (double)(d.B * d.Hkv), share = keys * (double)d.Hkv / cu;
+    uint32_t n = 1;
+    while (n < most && maxlen / (n + 1) >= 256 && (blocks * n < 2 * cu || maxlen / n > share / 4)) n++;
+    *splits = n;
+    if (most == 1) return RK_OK;
+    return rk_problem_set_scalar(p, "num_splits", n);
 }
 
 void kn_attn_decode_problem_cost(const rk_problem *p, double *bytes, double *flops) {

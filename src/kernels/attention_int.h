@@ -134,6 +134,7 @@ typedef struct kn_attn_dsig {
     int q, kc, vc, bt, lens, kscale, vscale, o, work_o, work_ml, arrivals;
     int B, Hq, Hkv, Sq, Skv;
     int scale, wl, wr;
+    int nsplit;                    /* num_splits (kv_splits > 1): the splits this batch uses */
 } kn_attn_dsig;
 void kn_attn_decode_sig_of(const rk_attention_spec *s, kn_attn_dsig *out);
 /* The caches' element type (dtype, or the fp8 kind). */
@@ -165,6 +166,8 @@ void kn_attn_decode_build(const rk_instance *in, const rk_target *t, rk_kernel *
 void kn_attn_decode_reference(const rk_problem *p, double **want, double **tol);
 void kn_attn_decode_fix_inputs(rk_problem *p);
 rk_status kn_attn_decode_check_inputs(const rk_problem *p);
+/* The batch's split count from its lengths and t's compute units (rk_problem_attention_splits). */
+rk_status kn_attn_decode_splits(rk_problem *p, const rk_target *t, uint32_t *splits);
 /* The first `used` block-table entries of sequence b (rows of maxp) point inside a cache of `pages` pages;
  * else a message naming who, the sequence and the entry. */
 rk_status kn_attn_check_pages(const char *who, const rk_host_buf *bt, uint64_t b, uint64_t maxp, uint64_t used,

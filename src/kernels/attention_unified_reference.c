@@ -265,8 +265,11 @@ void kn_attn_unified_problem_cost(const rk_problem *p, double *bytes, double *fl
  * block; else splits double while the grid stays under two blocks per
  * compute unit and each split keeps >= 256 keys of the longest sequence. */
 rk_status rk_problem_attention_splits(rk_problem *p, const rk_target *t, uint32_t *splits) {
+    if (p->inst.family == RK_FAMILY_ATTENTION && p->inst.u.attn.mode == RK_ATTN_DECODE)
+        return kn_attn_decode_splits(p, t, splits);
     if (p->inst.family != RK_FAMILY_ATTENTION || p->inst.u.attn.mode != RK_ATTN_UNIFIED)
-        return rk_fail(RK_ERR_INVALID, "the split-KV choice is for attention instances built with --mode unified");
+        return rk_fail(RK_ERR_INVALID, "the split-KV choice is for attention instances built with --mode decode or "
+                       "unified");
     ushape d = shape_of(p);
     const rk_host_buf *qs = kn_buf(p, "query_start"), *lens = kn_buf(p, "kv_lens");
     uint64_t G = d.Hq / d.Hkv, bq = p->inst.u.attn.block_m / G, blocks = 0, maxkv = 0;

@@ -40,7 +40,11 @@ static void test_build_and_run(void **state) {
               "--shape 3,8,2,2,50,64 --ir-only -o dec"), 0, "manifest.json");
     expect(cli_sh(ROCKE " run dec/manifest.json --shape 3,8,2,2,50,64 --page-size 16 --lengths random --verify"), 0,
            "bad=0/");
-    expect(0, 0, "split-KV: 2 splits");   /* the same run's output */
+    /* the same run's output: 50 keys are too few to split (256 a split at least) */
+    expect(0, 0, "split-KV: 1 of 2 splits");
+    expect(cli_sh(ROCKE " run dec/manifest.json --shape 3,8,2,2,50,64 --page-size 16 --lengths random --arg "
+              "num_splits=2 --verify"), 0, "bad=0/");
+    expect(0, 0, "split-KV: 2 of 2 splits");
     expect(cli_sh(ROCKE " run dec/manifest.json --shape 3,8,2,2,50,64 --lengths equal --verify"), 0, "bad=0/");
     expect(cli_sh("printf '1, 17\\n49\\n' > lens.txt && " ROCKE " run dec/manifest.json --shape 3,8,2,2,50,64 "
               "--lengths lens.txt --verify"), 0, "bad=0/");
@@ -54,6 +58,8 @@ static void test_refusals(void **state) {
     expect(cli_sh("printf '3 4 65' > long.txt && " ROCKE " run dec/manifest.json --shape 3,8,2,2,50,64 "
               "--lengths long.txt"), 1, "sequence 2 has context length 65");
     expect(cli_sh(ROCKE " run dec/manifest.json --shape 3,8,2,9,50,64"), 1, "Sq = 1..8");
+    expect(cli_sh(ROCKE " run dec/manifest.json --shape 3,8,2,2,50,64 --arg num_splits=3"), 1,
+           "num_splits = 3, legal 1..2");
     expect(cli_sh(ROCKE " build softmax --target sm_90 --ir-only -o sm"), 0, "manifest.json");
     expect(cli_sh(ROCKE " run sm/manifest.json --lengths equal"), 1, "no per-sequence lengths");
     expect(cli_sh(ROCKE " run sm/manifest.json --page-size 16"), 1, "no paged cache");

@@ -336,7 +336,7 @@ static void test_bad_spec(void **state) {
     assert_int_equal(rk_problem_init(&p, &pre, &sh, seed), RK_OK);
     uint32_t n;
     assert_int_not_equal(rk_problem_attention_splits(&p, t, &n), RK_OK);
-    assert_non_null(strstr(rk_error_message(), "--mode unified"));
+    assert_non_null(strstr(rk_error_message(), "--mode decode or unified"));
     rk_problem_free(&p);
 }
 
