@@ -5,7 +5,8 @@
 # same run, then every rocke kernel verified (the host reference samples
 # rows at these sizes) and timed, then rocke / SDPA per shape. The issue's
 # bars: the mma.sync path (rows -mma) >= 0.5x SDPA, path=wgmma (the plain
-# rows: the heuristic's schedule=ws; -plain, -overlap: those schedules) >= 1.1x.
+# rows: the heuristic's schedule=ws; -plain, -overlap: those schedules) >= 1.1x; the
+# layout=bshd and layout=varlen rows against SDPA on the same views / lengths.
 # Logs go to $OUT (or ./out).
 set -uo pipefail
 D=.devcarry
@@ -18,13 +19,15 @@ PYTHONUNBUFFERED=1 python3 bench/peers_attention.py bench/attention_shapes.txt >
   2> "$OUT/attention_peers.err" || tail -5 "$OUT/attention_peers.err"
 echo "== rocke attention"
 : > "$OUT/rocke_attention.txt"
-grep -v '^#' bench/attention_shapes.txt | while read -r name B Hq Hkv Sq Skv Dh mask _knobs; do
+grep -v '^#' bench/attention_shapes.txt | while read -r name B Hq Hkv Sq Skv Dh mask knobs; do
   [ -n "$name" ] || continue
   m="$D/attention/$name/manifest.json"
   echo "== $name" >> "$OUT/rocke_attention.txt"
+  lens=()   # varlen rows: lengths=L1/L2/... -> --lengths L1,L2,...
+  for kv in ${knobs//,/ }; do [ "${kv%%=*}" = lengths ] && lens=(--lengths "$(echo "${kv#*=}" | tr / ,)"); done
   # a timeout per kernel: the wgmma kernels have not run on a GPU before, a hang costs one row
-  timeout 60 "$D/bin/rocke" run "$m" --shape "$B,$Hq,$Hkv,$Sq,$Skv,$Dh" --verify --device cuda --warmup 10 --iters 50 \
-    >> "$OUT/rocke_attention.txt" 2>&1 || echo "FAILED($?) $name" >> "$OUT/rocke_attention.txt"
+  timeout 60 "$D/bin/rocke" run "$m" --shape "$B,$Hq,$Hkv,$Sq,$Skv,$Dh" "${lens[@]}" --verify --device cuda \
+    --warmup 10 --iters 50 >> "$OUT/rocke_attention.txt" 2>&1 || echo "FAILED($?) $name" >> "$OUT/rocke_attention.txt"
 done
 awk '/^== /{n=$2} /^PerfJSON: /{sub(/^PerfJSON: \{/, "{\"name\": \"" n "\", "); print}' "$OUT/rocke_attention.txt" \
   > "$OUT/rocke_attention.jsonl"

@@ -135,7 +135,7 @@ mkdir -p "$D/attention"
 grep -v '^#' bench/attention_shapes.txt | while read -r name nb hq hkv sq skv dh mask knobs; do
   [ -n "$name" ] || continue
   extra=()   # column 9: knobs over the heuristic's pick, "path=mma,schedule=plain" -> --path mma --schedule plain
-  for kv in ${knobs//,/ }; do extra+=("--${kv%%=*}" "${kv#*=}"); done
+  for kv in ${knobs//,/ }; do [ "${kv%%=*}" = lengths ] || extra+=("--${kv%%=*}" "${kv#*=}"); done   # lengths: run's
   "$B/rocke" build attention --dtype bf16 --head-dim "$dh" --mask "$mask" --target "$T" \
     --shape "$nb,$hq,$hkv,$sq,$skv,$dh" "${extra[@]}" -o "$D/attention/$name" >/dev/null
 done

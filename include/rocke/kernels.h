@@ -556,10 +556,12 @@ rk_status rk_problem_set_scalar(rk_problem *p, const char *name, double value);
 rk_status rk_problem_scalar(const rk_problem *p, uint32_t i, rk_scalar_value *out);
 /* A tensormap entry of the signature as the 2-D map to encode: the buffer
  * (signature index `buf`, element type `elem`) seen as rows x cols
- * row-major (its layout's innermost dimension is cols, the product of the
- * others rows; packed, so row_stride_bytes = cols * element bytes), read in
- * box_rows x box_cols boxes with a swizzle of swizzle_bytes (0, 32, 64,
- * 128). Fails naming the entry when i is not a tensormap. */
+ * row-major, rows row_stride_bytes apart (packed: its layout's innermost
+ * dimension is cols, the product of the others rows; a family with strides
+ * views it through them: attention's maps have a token per row, and a view
+ * TMA cannot follow is refused naming the stride), read in box_rows x
+ * box_cols boxes with a swizzle of swizzle_bytes (0, 32, 64, 128). Fails
+ * naming the entry when i is not a tensormap. */
 typedef struct rk_problem_tmap {
     uint32_t buf;
     rk_scalar elem;
@@ -573,6 +575,13 @@ rk_status rk_problem_tensormap(const rk_problem *p, uint32_t i, rk_problem_tmap 
  * empty sequence). Other instances fail naming what the call needs. */
 rk_status rk_problem_set_window(rk_problem *p, int64_t left, int64_t right);
 rk_status rk_problem_set_lengths(rk_problem *p, const uint64_t *lq, const uint64_t *lk, uint32_t n);
+/* attention prefill: Q, K, V and O as strided views whose token rows are
+ * `pad` elements (0..4096) longer than the layout's packed rows, e.g. the
+ * q.transpose(1, 2) view of a [B, S, H * D + pad] projection (bhsd: rows of
+ * D + pad): the stride scalars grow, the buffers are re-laid with the same
+ * elements, the inputs' padding is NaN (a kernel that read it would show it
+ * in O) and the outputs' zero (a kernel must not write it). */
+rk_status rk_problem_set_row_padding(rk_problem *p, uint32_t pad);
 /* Extent of dimension `name` (0 when the family has none). */
 uint64_t rk_problem_dim(const rk_problem *p, const char *name);
 

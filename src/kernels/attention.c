@@ -63,8 +63,8 @@ static const rk_knob knobs[] = {
             "decode: the scores on lanes (valu, up to 16 rows) or on matrix atoms (atom, 16..64 rows); auto: atoms "
             "from 16 rows on"),
     KN_ENUM("path", "pt", u.attn.path, pf_names, true,
-            "prefill's kernel: mma (mma.sync / MFMA, every target) or wgmma (sm_90a: TMA and warpgroup MMA, layout "
-            "bhsd); auto: wgmma where it applies"),
+            "prefill's kernel: mma (mma.sync / MFMA, every target) or wgmma (sm_90a: TMA and warpgroup MMA, every "
+            "layout); auto: wgmma where it applies"),
     KN_ENUM("schedule", "sc", u.attn.schedule, sched_names, true,
             "path=wgmma: plain (the consumers' thread 0 refills after a block barrier) or ws (a producer "
             "warpgroup streams K and V on full/empty mbarriers) or overlap (ws, the softmax of one key block under "
@@ -261,7 +261,7 @@ static rk_status validate(const rk_instance *in, const rk_target *t) {
         return kn_attn_hopper_plan(s, t, &h);
     }
     if (s->schedule != RK_ATTN_SCHED_PLAIN)
-        return rk_fail(RK_ERR_INVALID, "attention: knob 'schedule' = %s belongs to path=wgmma (sm_90a, layout bhsd); "
+        return rk_fail(RK_ERR_INVALID, "attention: knob 'schedule' = %s belongs to path=wgmma (sm_90a); "
                        "the mma kernel has schedule=plain only", s->schedule == RK_ATTN_SCHED_WS ? "ws" : "overlap");
     kn_attn_plan p;
     return kn_attn_plan_make(s, t, &p);
@@ -286,12 +286,13 @@ static rk_status check_shape(const rk_instance *in, const rk_shape *s) {
     if (rows * dm(s, DSQ) > INT32_MAX || rows * dm(s, DSKV) > INT32_MAX)
         return rk_fail(RK_ERR_INVALID, "attention: Sq and Skv (varlen: B * Sq and B * Skv, the packed rows) must "
                        "each be below 2^31");
-    /* path=wgmma: the tensor maps' row coordinates (B * H * S rows) are i32 */
-    if (kn_attn_hopper(a) && (dm(s, DB) * dm(s, DHQ) * dm(s, DSQ) > INT32_MAX ||
-                              dm(s, DB) * dm(s, DHKV) * dm(s, DSKV) > INT32_MAX))
-        return rk_fail(RK_ERR_INVALID, "attention: path=wgmma addresses Q, K and V as B * H * S rows of TMA maps "
-                       "(i32 coordinates): B * Hq * Sq and B * Hkv * Skv must be below 2^31 (path=mma has no such "
-                       "limit)");
+    /* path=wgmma: the tensor maps' row coordinates are i32: B * H * S rows (bhsd), B * S (bshd, varlen) */
+    double hq = a->layout == RK_ATTN_BHSD ? dm(s, DHQ) : 1, hkv = a->layout == RK_ATTN_BHSD ? dm(s, DHKV) : 1;
+    if (kn_attn_hopper(a) && (dm(s, DB) * hq * dm(s, DSQ) > INT32_MAX || dm(s, DB) * hkv * dm(s, DSKV) > INT32_MAX))
+        return rk_fail(RK_ERR_INVALID, "attention: path=wgmma addresses Q, K and V as %s rows of TMA maps (i32 "
+                       "coordinates): %s must be below 2^31 (path=mma has no such limit)",
+                       a->layout == RK_ATTN_BHSD ? "B * H * S" : "B * S",
+                       a->layout == RK_ATTN_BHSD ? "B * Hq * Sq and B * Hkv * Skv" : "B * Sq and B * Skv");
     return RK_OK;
 }
 
@@ -318,17 +319,19 @@ static void geometry(const rk_instance *in, rk_launch_geom *g) {
 
 /* Visible (query, key) pairs of one head: causal and window count them
  * (the window at its default bounds; varlen: at the maxima). */
-static double pairs(const rk_attention_spec *a, const rk_shape *s) {
-    int64_t Sq = (int64_t)s->dim[DSQ], Skv = (int64_t)s->dim[DSKV];
+static double pairs_of(const rk_attention_spec *a, int64_t Sq, int64_t Skv, int64_t wl, int64_t wr) {
     if (a->mask == RK_ATTN_MASK_NONE) return (double)Sq * (double)Skv;
     double n = 0;
     for (int64_t i = 0; i < Sq; i++) {
         int64_t lo, hi;
-        kn_attn_visible(a->mask, i, Sq, Skv, (int64_t)scalars[SC_WINDOW_LEFT].def,
-                        (int64_t)scalars[SC_WINDOW_RIGHT].def, &lo, &hi);
+        kn_attn_visible(a->mask, i, Sq, Skv, wl, wr, &lo, &hi);
         n += hi > lo ? (double)(hi - lo) : 0;
     }
     return n;
+}
+static double pairs(const rk_attention_spec *a, const rk_shape *s) {
+    return pairs_of(a, (int64_t)s->dim[DSQ], (int64_t)s->dim[DSKV], (int64_t)scalars[SC_WINDOW_LEFT].def,
+                    (int64_t)scalars[SC_WINDOW_RIGHT].def);
 }
 
 static void cost(const rk_instance *in, const rk_shape *s, double *bytes, double *flops) {
@@ -374,8 +377,9 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
 static const char *note(const rk_instance *in, const rk_target *t) {
     if (in->u.attn.mode != RK_ATTN_PREFILL) return NULL;
     if (t->vendor == RK_VENDOR_NVIDIA && t->sm_version >= 90 && !kn_attn_hopper(&in->u.attn))
-        return (t->features & RK_FEAT_SM90A) ? "attention on sm_90a runs the mma.sync kernel here (path=mma): the TMA + "
-                                               "wgmma kernel takes layout bhsd (docs/attention.md, \"The Hopper path\")"
+        return (t->features & RK_FEAT_SM90A) ? "attention on sm_90a runs the mma.sync kernel here (path=mma, or knobs "
+                                               "the TMA + wgmma kernel does not take: docs/attention.md, \"The Hopper "
+                                               "path\")"
                                              : "attention on sm_90 runs the mma.sync kernel: the TMA + wgmma kernel "
                                                "(path=wgmma) needs sm_90a";
     return NULL;
@@ -413,7 +417,23 @@ static void problem_cost(const rk_problem *p, double *bytes, double *flops) {
         kn_attn_unified_problem_cost(p, bytes, flops);
         return;
     }
-    cost(&p->inst, &p->shape, bytes, flops);
+    const rk_attention_spec *a = spec(&p->inst);
+    const rk_host_buf *cq = kn_buf(p, "cu_seqlens_q"), *ck = kn_buf(p, "cu_seqlens_k");
+    if (a->layout != RK_ATTN_VARLEN || !cq || !ck) {
+        cost(&p->inst, &p->shape, bytes, flops);
+        return;
+    }
+    /* varlen: every sequence at its own lengths (the window at the problem's bounds) */
+    const rk_shape *s = &p->shape;
+    double Hq = dm(s, DHQ), Hkv = dm(s, DHKV), D = dm(s, DD), eb = rk_tile_elem_bytes(a->dtype), n = 0, tq = 0, tk = 0;
+    int64_t wl = (int64_t)kn_scalar(p, "window_left"), wr = (int64_t)kn_scalar(p, "window_right");
+    for (uint64_t b = 0; b < s->dim[DB]; b++) {
+        int64_t lq = (int64_t)(kn_get(cq, b + 1) - kn_get(cq, b)), lk = (int64_t)(kn_get(ck, b + 1) - kn_get(ck, b));
+        n += pairs_of(a, lq, lk, wl, wr);
+        tq += (double)lq, tk += (double)lk;
+    }
+    *flops = 4.0 * Hq * n * D;
+    *bytes = D * eb * (2 * Hq * tq + 2 * Hkv * tk) + (a->lse ? Hq * tq * 4 : 0);
 }
 
 const kn_family kn_attention = {
@@ -422,4 +442,5 @@ const kn_family kn_attention = {
     .check_shape = check_shape, .signature = signature, .geometry = geometry, .build = build, .cost = cost,
     .reference = reference, .input_range = input_range, .fix_inputs = fix_inputs, .check_inputs = check_inputs,
     .problem_cost = problem_cost, .note = note, .tensormap_box = kn_attn_hopper_tensormap_box,
+    .tensormap_view = kn_attn_hopper_tensormap_view,
 };

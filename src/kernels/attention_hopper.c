@@ -26,10 +26,12 @@
  * the loop. schedule = overlap: ws, and the consumers issue S of block j
  * with P V of block j - 1 and run block j's softmax while that P V is in
  * flight (consume_overlap).
- * The map rows of Q are (b * Hq + h) * Sq + s, of K and V (b * Hkv + hk) *
- * Skv + s (layout bhsd, packed): a box that runs past a head's rows reads
- * the next head's, which the key mask (keys) or the row test of the stores
- * (queries) discards; TMA zero-fills past the tensor. Layer: kernels. */
+ * Each map has a token per row (map_coords): bhsd rows (b * H + h) * S + s;
+ * bshd rows b * S + s and varlen rows cu_seqlens[b] + s, with head h's D at
+ * column h * sh. A box that runs past the sequence reads the next head's,
+ * batch's or sequence's rows, which the key mask (keys) or the row test of
+ * the stores (queries) discards; TMA zero-fills past the tensor. Layer:
+ * kernels. */
 #include <math.h>
 
 #include "attention_hopper.h"
@@ -45,7 +47,52 @@ typedef struct hk {
     rk_value sQ, sK, sV;
     rk_tile_tma_ring qring, ring;
     rk_value krow0;                /* K / V map row of the sequence's first key */
+    bool head_cols;                /* bshd, varlen: a head's D starts at map column h * sh */
+    rk_value qx0, kx0, vx0;        /* (head_cols) the block's head's first column in Q, K, V */
 } hk;
+
+/* Map column of box c of a head starting at column x0 (head_cols), else c * 64. */
+static rk_value box_x(const hk *h, rk_value x0, uint32_t c) {
+    rk_value x = c32(h->k, c * KN_AH_BOX);
+    return h->head_cols ? rk_build_add(h->k, x0, x) : x;
+}
+
+/* The block's map coordinates (the maps: kn_attn_hopper_tensormap_view).
+ * bhsd: rows (b * H + h) * S + s, D at column 0; bshd: rows b * S + s,
+ * varlen: rows cu_seqlens[b] + s, both with head h's D at column h * sh.
+ * Sets krow0 and the heads' columns; returns Q's row of query m0. */
+static rk_value map_coords(hk *h, const kn_attn_ctx *g, const rk_value *p, const kn_attn_sig *ix,
+                           const kn_attn_block *blk) {
+    rk_kernel *k = h->k;
+    int lay = h->s->layout;   /* rk_attn_layout */
+    h->head_cols = lay != RK_ATTN_BHSD;
+    rk_value qr, kr;
+    if (lay == RK_ATTN_BHSD) {
+        rk_value bq = rk_build_mul(k, blk->b, p[ix->Hq]);
+        rk_value bqh = rk_build_add(k, bq, blk->h);
+        qr = rk_build_mul(k, bqh, p[ix->Sq]);
+        rk_value bk = rk_build_mul(k, blk->b, p[ix->Hkv]);
+        rk_value bkh = rk_build_add(k, bk, blk->hk);
+        kr = rk_build_mul(k, bkh, p[ix->Skv]);
+    } else if (lay == RK_ATTN_BSHD) {
+        qr = rk_build_mul(k, blk->b, p[ix->Sq]);
+        kr = rk_build_mul(k, blk->b, p[ix->Skv]);
+    } else {
+        qr = blk->qstart;
+        kr = blk->kstart;
+    }
+    h->krow0 = kr;
+    if (h->head_cols) {
+        /* head strides are i64 arguments; the map's columns (one token row) are below 2^31 */
+        const rk_value heads[3] = {blk->h, blk->hk, blk->hk};
+        rk_value *x0[3] = {&h->qx0, &h->kx0, &h->vx0};
+        for (int t = 0; t < 3; t++) {
+            rk_value sh = rk_build_trunc(k, p[ix->stride[t][1]], RK_T_I32);
+            *x0[t] = rk_build_mul(k, heads[t], sh);
+        }
+    }
+    return rk_build_add(k, qr, g->m0);
+}
 
 /* Thread 0: key block j (i32) into stage fill % stages (fill i32). */
 static void fill(hk *h, rk_value j, rk_value fillno) {
@@ -60,10 +107,12 @@ static void fill(hk *h, rk_value j, rk_value fillno) {
     rk_value y = rk_build_add(k, h->krow0, jr);
     rk_tile_tma_ring_expect(k, &h->ring, st);
     for (uint32_t c = 0; c < h->hp->chunks; c++) {
-        rk_value off = c32(k, c * pl->bn * KN_AH_BOX), x = c32(k, c * KN_AH_BOX);
+        rk_value off = c32(k, c * pl->bn * KN_AH_BOX);
         rk_value e = rk_build_add(k, base, off);
-        rk_tile_tma_box(k, &h->ring, h->kmap, h->sK, e, st, x, y);
-        rk_tile_tma_box(k, &h->ring, h->vmap, h->sV, e, st, x, y);
+        rk_value xk = box_x(h, h->kx0, c);
+        rk_tile_tma_box(k, &h->ring, h->kmap, h->sK, e, st, xk, y);
+        rk_value xv = box_x(h, h->vx0, c);
+        rk_tile_tma_box(k, &h->ring, h->vmap, h->sV, e, st, xv, y);
     }
 }
 
@@ -152,7 +201,8 @@ static void load_q(hk *h, rk_value who, rk_value qrow0) {
     rk_if_begin(k, t0);
     rk_tile_tma_ring_expect(k, &h->qring, zero);
     for (uint32_t c = 0; c < h->hp->chunks; c++) {
-        rk_value e = c32(k, c * pl->bm * KN_AH_BOX), x = c32(k, c * KN_AH_BOX);
+        rk_value e = c32(k, c * pl->bm * KN_AH_BOX);
+        rk_value x = box_x(h, h->qx0, c);
         rk_tile_tma_box(k, &h->qring, h->qmap, h->sQ, e, zero, x, qrow0);
     }
     rk_if_end(k, NULL, 0);
@@ -351,14 +401,7 @@ void kn_attn_hopper_build(const rk_instance *in, const rk_target *t, rk_kernel *
     rk_value wrow = rk_build_mul(k, wg, w64);
     g.row0 = rk_build_add(k, g.m0, wrow);
     g.wrow = wrow;
-    /* map rows: Q (b * Hq + h) * Sq + m0, K and V (b * Hkv + hk) * Skv */
-    rk_value bq = rk_build_mul(k, blk.b, p[ix.Hq]);
-    rk_value bqh = rk_build_add(k, bq, blk.h);
-    rk_value qr = rk_build_mul(k, bqh, p[ix.Sq]);
-    rk_value qrow0 = rk_build_add(k, qr, g.m0);
-    rk_value bk = rk_build_mul(k, blk.b, p[ix.Hkv]);
-    rk_value bkh = rk_build_add(k, bk, blk.hk);
-    h.krow0 = rk_build_mul(k, bkh, p[ix.Skv]);
+    rk_value qrow0 = map_coords(&h, &g, p, &ix, &blk);
     rk_value lo, hi;
     kn_attn_kv_range(&g, &lo, &hi);
     rk_value count = rk_build_sub(k, hi, lo);

@@ -28,8 +28,7 @@ typedef struct kn_attn_hplan {
 /* Whether the spec builds the wgmma kernel (path = wgmma; the heuristic
  * resolves auto). */
 bool kn_attn_hopper(const rk_attention_spec *s);
-/* Check a path = wgmma spec against target t (sm_90a, prefill, layout bhsd,
- * f16/bf16, block_m 64 or 128 with warps = block_m / 16, block_n a multiple
+/* Check a path = wgmma spec against target t (sm_90a, prefill, f16/bf16, block_m 64 or 128 with warps = block_m / 16, block_n a multiple
  * of 16 up to 128, 2..3 stages, registers and shared memory) and fill the
  * plan; RK_ERR_INVALID names the knob, the limit and path=mma. */
 rk_status kn_attn_hopper_plan(const rk_attention_spec *s, const rk_target *t, kn_attn_hplan *out);
@@ -39,6 +38,10 @@ void kn_attn_hopper_tune(rk_attention_spec *a, uint64_t locked);
 void kn_attn_hopper_signature(const rk_attention_spec *s, rk_ksig *sg);
 void kn_attn_hopper_tensormap_box(const rk_instance *in, const rk_kparam *kp, uint32_t *box_rows, uint32_t *box_cols,
                                   uint32_t *swizzle_bytes);
+/* The 2-D view of Q, K or V that entry kp's map takes, from the problem's
+ * strides (the family's tensormap_view hook); refuses strides TMA or the
+ * kernel's coordinates cannot follow, naming the stride. */
+rk_status kn_attn_hopper_tensormap_view(const rk_problem *p, const rk_kparam *kp, rk_problem_tmap *out);
 /* attention_hopper.c */
 void kn_attn_hopper_build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *params);
 

@@ -2,6 +2,9 @@
  * spec a TMA + wgmma block can serve (messages name the knob, the limit and
  * path=mma, which takes the rest), the heuristic's tiles, the tensor maps of
  * the signature and their boxes. Layer: kernels. */
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "attention_hopper.h"
@@ -17,8 +20,6 @@ rk_status kn_attn_hopper_plan(const rk_attention_spec *s, const rk_target *t, kn
     char why[256];
     if (!(t->features & RK_FEAT_SM90A))
         return snprintf(why, sizeof why, "needs sm_90a (wgmma, TMA), not %s", t->name), refuse(why);
-    if (s->layout != RK_ATTN_BHSD)
-        return refuse("reads Q, K and V through 2-D TMA maps of [B*H*S, D] rows: layout bhsd only, not bshd or varlen");
     if (s->dtype != RK_S_F16 && s->dtype != RK_S_BF16) return refuse("multiplies f16 or bf16");
     if (s->atom) return refuse("takes no 'atom' knob (it runs wgmma m64nNk16)");
     kn_attn_hplan h = {0};
@@ -89,4 +90,73 @@ void kn_attn_hopper_tensormap_box(const rk_instance *in, const rk_kparam *kp, ui
     *box_rows = strcmp(kp->name, "Q_map") == 0 ? s->block_m : s->block_n;
     *box_cols = KN_AH_BOX;
     *swizzle_bytes = 128;
+}
+
+/* The map of Q, K or V over its buffer (docs/attention.md, "The Hopper
+ * path"): rows are tokens `ss` elements apart, columns one token row's
+ * elements. bhsd: cols = D, the heads' and batches' rows abutting, so token
+ * s of head h of batch b is row (b * H + h) * S + s; bshd: cols = (H - 1) *
+ * sh + D, row b * S + s (batches abutting), head h's D at column h * sh;
+ * varlen: as bshd with the buffer's rows (cu_seqlens[b] + s). TMA's rules
+ * (cuTensorMapEncodeTiled; the encoders check them again): the base
+ * 16-byte aligned (allocations are), the row stride a multiple of 16 bytes
+ * below 2^40 and at least a row, a box row of 64 elements = the 128-byte
+ * swizzle span. The kernel's own: a head starts on a 16-byte boundary, so a
+ * box never straddles two heads. Each refusal names the stride. */
+rk_status kn_attn_hopper_tensormap_view(const rk_problem *p, const rk_kparam *kp, rk_problem_tmap *out) {
+    const rk_attention_spec *s = &p->inst.u.attn;
+    const char *tn = kp->dims;   /* "Q", "K" or "V" */
+    char t = (char)tolower((unsigned char)tn[0]), n[8];
+    double B = (double)rk_problem_dim(p, "B"), D = (double)rk_problem_dim(p, "D");
+    double H = (double)rk_problem_dim(p, t == 'q' ? "Hq" : "Hkv"), S = (double)rk_problem_dim(p, t == 'q' ? "Sq" : "Skv");
+    snprintf(n, sizeof n, "%c_sb", t);
+    double sb = kn_scalar(p, n);
+    snprintf(n, sizeof n, "%c_sh", t);
+    double sh = kn_scalar(p, n);
+    snprintf(n, sizeof n, "%c_ss", t);
+    double ss = kn_scalar(p, n);
+    double eb = rk_tile_elem_bytes(out->elem), count = (double)p->buf[out->buf].count;
+#define VIEW_FAIL(...) rk_fail(RK_ERR_INVALID, "attention path=wgmma: " __VA_ARGS__)
+    if (ss <= 0 || fmod(ss * eb, 16) != 0 || ss * eb >= 0x1p40)
+        return VIEW_FAIL("%s's sequence stride %c_ss = %.0f elements (%.0f bytes) is the row stride of its TMA map, "
+                         "which must be a positive multiple of 16 bytes (%.0f elements) below 2^40: pad the rows to "
+                         "a multiple of %.0f elements", tn, t, ss, ss * eb, 16 / eb, 16 / eb);
+    double rows, cols;
+    if (s->layout == RK_ATTN_BHSD) {
+        cols = D;
+        rows = B * H * S;
+        if (ss < D)
+            return VIEW_FAIL("%s's rows overlap: %c_ss = %.0f elements is less than D = %.0f", tn, t, ss, D);
+        if ((H > 1 && sh != S * ss) || (B > 1 && sb != H * S * ss))
+            return VIEW_FAIL("layout bhsd reads %s as one TMA map of B * H * S token rows, so its heads' and batches' "
+                             "rows must abut: %c_sh = %.0f must be S * %c_ss = %.0f and %c_sb = %.0f must be H * S * "
+                             "%c_ss = %.0f (path=mma takes any strides)", tn, t, sh, t, S * ss, t, sb, t,
+                             H * S * ss);
+    } else {
+        cols = (H - 1) * sh + D;
+        if (sh < 0 || fmod(sh * eb, 16) != 0)
+            return VIEW_FAIL("%s's head stride %c_sh = %.0f elements must be a multiple of 16 bytes (%.0f elements): "
+                             "each head's D starts a TMA box column (path=mma takes other head strides)", tn, t, sh,
+                             16 / eb);
+        if (cols > ss)
+            return VIEW_FAIL("%s's heads do not fit one token row: (H - 1) * %c_sh + D = %.0f elements, but %c_ss = "
+                             "%.0f", tn, t, cols, t, ss);
+        if (s->layout == RK_ATTN_BSHD) {
+            rows = B * S;
+            if (B > 1 && sb != S * ss)
+                return VIEW_FAIL("layout bshd reads %s as one TMA map of B * S token rows, so its batches' rows must "
+                                 "abut: %c_sb = %.0f must be S * %c_ss = %.0f (path=mma takes any batch stride)", tn,
+                                 t, sb, t, S * ss);
+        } else {
+            rows = count >= cols ? floor((count - cols) / ss) + 1 : 0;
+        }
+    }
+    if (rows < 1 || (rows - 1) * ss + cols > count)
+        return VIEW_FAIL("%s's buffer holds %.0f elements, but its map of %.0f rows %.0f apart needs %.0f", tn, count,
+                         rows, ss, (rows - 1) * ss + cols);
+#undef VIEW_FAIL
+    out->rows = (uint64_t)rows;
+    out->cols = (uint64_t)cols;
+    out->row_stride_bytes = (uint64_t)(ss * eb);
+    return RK_OK;
 }

@@ -81,3 +81,55 @@ rk_status rk_problem_set_window(rk_problem *p, int64_t left, int64_t right) {
     rk_status st = rk_problem_set_scalar(p, "window_left", (double)left);
     return st ? st : rk_problem_set_scalar(p, "window_right", (double)right);
 }
+
+/* The entry named `name`'s scalar slot (the signature has it: prefill declares every stride). */
+static double *scalar_slot(rk_problem *p, const char *name) {
+    for (uint32_t i = 0; i < p->sig.n; i++)
+        if (!p->sig.p[i].ptr && !strcmp(p->sig.p[i].name, name)) return &p->scalar[i];
+    RK_ASSERT(0, "attention prefill declares every stride scalar");
+    return NULL;
+}
+
+rk_status rk_problem_set_row_padding(rk_problem *p, uint32_t pad) {
+    if (p->inst.family != RK_FAMILY_ATTENTION || p->inst.u.attn.mode != RK_ATTN_PREFILL)
+        return rk_fail(RK_ERR_INVALID, "row padding is for attention prefill instances (mode prefill: their Q, K, V "
+                       "and O are strided views)");
+    if (pad > 4096) return rk_fail(RK_ERR_INVALID, "attention: row padding %u is more than 4096 elements", pad);
+    int lay = p->inst.u.attn.layout;
+    static const char *const tensors[4] = {"Q", "K", "V", "O"}, letters[4] = {'q', 'k', 'v', 'o'};
+    /* check every tensor first, then re-lay: nothing half-done on failure */
+    for (int t = 0; t < 4; t++) {
+        char n[8];
+        snprintf(n, sizeof n, "%c_ss", letters[t]);
+        double ss = *scalar_slot(p, n) + pad;
+        if (ss > INT32_MAX) return rk_fail(RK_ERR_INVALID, "attention: %s's padded rows (%.0f elements) do not fit the "
+                                           "i32 sequence stride", tensors[t], ss);
+    }
+    for (int t = 0; t < 4; t++) {
+        rk_host_buf *b = &p->buf[kn_buf_index(p, tensors[t])];
+        char nb[8], nh[8], ns[8];
+        snprintf(nb, sizeof nb, "%c_sb", letters[t]);
+        snprintf(nh, sizeof nh, "%c_sh", letters[t]);
+        snprintf(ns, sizeof ns, "%c_ss", letters[t]);
+        double *sb = scalar_slot(p, nb), *sh = scalar_slot(p, nh), *ss = scalar_slot(p, ns);
+        /* every layout's rows lie ss apart from the start (bhsd: sh = S ss, sb = H sh; bshd: sb = S ss) */
+        uint64_t old = (uint64_t)*ss, neu = old + pad, rows = old ? b->count / old : 0;
+        size_t eb = rk_tile_elem_bytes(b->param->type), bytes = (size_t)(rows * neu) * eb;
+        unsigned char *data = rk_calloc(bytes ? bytes : 1, 1);
+        if (!data) return rk_fail(RK_ERR_NOMEM, "out of memory for the padded %s (%zu bytes)", tensors[t], bytes);
+        bool in = b->param->role == RK_KP_IN;
+        for (uint64_t r = 0; r < rows; r++) {
+            memcpy(data + r * neu * eb, (unsigned char *)b->data + r * old * eb, old * eb);
+            /* inputs' padding NaN (all ones): a read of it would show in O; outputs' stays zero */
+            if (in) memset(data + (r * neu + old) * eb, 0xff, pad * eb);
+        }
+        rk_free(b->data, b->bytes ? b->bytes : 1);
+        b->data = data, b->bytes = bytes, b->count = rows * neu;
+        double S = (double)rk_problem_dim(p, t == 1 || t == 2 ? "Skv" : "Sq");
+        double H = (double)rk_problem_dim(p, t == 1 || t == 2 ? "Hkv" : "Hq");
+        *ss = (double)neu;
+        if (lay == RK_ATTN_BHSD) *sh = S * *ss, *sb = H * *sh;
+        if (lay == RK_ATTN_BSHD) *sb = S * *ss;
+    }
+    return RK_OK;
+}

@@ -42,6 +42,11 @@ typedef struct kn_family {
      * entry; NULL for families without tensor maps */
     void (*tensormap_box)(const rk_instance *in, const rk_kparam *kp, uint32_t *box_rows, uint32_t *box_cols,
                           uint32_t *swizzle_bytes);
+    /* the 2-D view a tensormap entry's map takes of its buffer (rows, cols,
+     * row_stride_bytes in out, filled for a packed buffer before the call),
+     * from the problem's strides; a view TMA cannot address fails naming
+     * the stride and the rule. NULL: the packed view */
+    rk_status (*tensormap_view)(const rk_problem *p, const rk_kparam *kp, rk_problem_tmap *out);
     /* after the random fill: bring inputs whose legal range depends on the
      * shape into it (index arrays: positions < max_pos). NULL: none */
     void (*fix_inputs)(rk_problem *p);

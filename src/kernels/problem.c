@@ -336,7 +336,7 @@ rk_status rk_problem_tensormap(const rk_problem *p, uint32_t i, rk_problem_tmap 
     out->rows = out->cols ? total / out->cols : 0;
     out->row_stride_bytes = out->cols * rk_tile_elem_bytes(out->elem);
     fam->tensormap_box(&p->inst, kp, &out->box_rows, &out->box_cols, &out->swizzle_bytes);
-    return RK_OK;
+    return fam->tensormap_view ? fam->tensormap_view(p, kp, out) : RK_OK;
 }
 
 rk_status rk_problem_check_inputs(const rk_problem *p) {

@@ -58,14 +58,17 @@ static void test_build_and_run(void **state) {
     expect_ok("grep -c '\"lse\": \"true\"' win/manifest.json", "1");   /* a bare boolean knob is true */
     expect_ok(ROCKE " run win/manifest.json --window 7,2 --lengths 37:45,1,20:0 --verify --seed 5", "bad=0/");
     expect_ok(ROCKE " run win/manifest.json --window -1,3 --verify --seed 6", "Perf: ");
-    /* sm_90a: bhsd takes the TMA + wgmma kernel, bshd keeps mma.sync and says so */
+    /* sm_90a: every layout takes the TMA + wgmma kernel; path=mma keeps mma.sync and says so */
     expect_ok(ROCKE " build attention --mask causal --shape 1,4,2,20,33,128 --target sm_90a --ir-only -o c", "_ptwgmma");
     expect_ok(ROCKE " run c/manifest.json --verify --seed 7", "bad=0/");
-    rk_test_run r = run(ROCKE " build attention --layout bshd --shape 1,4,2,20,33,128 --target sm_90a --ir-only -o d");
+    expect_ok(ROCKE " build attention --layout bshd --shape 1,4,2,20,33,128 --target sm_90a --ir-only -o b", "_ptwgmma");
+    expect_ok(ROCKE " run b/manifest.json --verify --seed 9", "bad=0/");
+    rk_test_run r = run(ROCKE " build attention --layout bshd --path mma --shape 1,4,2,20,33,128 --target sm_90a "
+                        "--ir-only -o d");
     assert_int_equal(r.rc, 0);
-    assert_non_null(strstr(r.out, "runs the mma.sync kernel here (path=mma)"));
+    assert_non_null(strstr(r.out, "runs the mma.sync kernel here (path=mma"));
     rk_test_run_free(&r);
-    expect_ok("grep -c 'the TMA + wgmma kernel takes layout bhsd' d/manifest.json", "1");
+    expect_ok("grep -c 'knobs the TMA + wgmma kernel does not take' d/manifest.json", "1");
     expect_ok(ROCKE " run d/manifest.json --verify --seed 8", "bad=0/");
 }
 

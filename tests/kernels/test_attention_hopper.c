@@ -155,9 +155,10 @@ static void test_heuristic(void **state) {
     assert_int_equal(in.u.attn.block_m, 128);
     assert_int_equal(in.u.attn.block_n, 128);
     assert_int_equal(in.u.attn.warps, 8);
-    /* bshd and varlen, sm_80 and sm_90 (no wgmma), an explicit atom: the mma kernel */
+    /* bshd and varlen take it too (test_attention_hopper_layouts.c); sm_80 and sm_90 (no wgmma), an explicit
+     * atom: the mma kernel */
     tuned("sm_90a", e, "dtype=bf16 layout=bshd", &in);
-    assert_int_equal(in.u.attn.path, RK_ATTN_PF_MMA);
+    assert_int_equal(in.u.attn.path, RK_ATTN_PF_WGMMA);
     tuned("sm_90", e, "dtype=bf16", &in);
     assert_int_equal(in.u.attn.path, RK_ATTN_PF_MMA);
     tuned("sm_80", e, "dtype=f16", &in);
@@ -177,8 +178,6 @@ static void test_heuristic(void **state) {
 static void test_refusals(void **state) {
     (void)state;
     static const struct { const char *target, *knobs, *msg; } rows[] = {
-        {"sm_90a", "path=wgmma layout=bshd", "layout bhsd only"},
-        {"sm_90a", "path=wgmma layout=varlen", "layout bhsd only"},
         {"sm_90", "path=wgmma", "needs sm_90a"},
         {"sm_90a", "path=wgmma block_m=32", "'block_m' = 32, legal 64, 128"},
         {"sm_90a", "path=wgmma block_m=64 warps=8", "'warps' = 8, with block_m 64 it is 4"},
