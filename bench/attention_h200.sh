@@ -5,8 +5,9 @@
 # same run, then every rocke kernel verified (the host reference samples
 # rows at these sizes) and timed, then rocke / SDPA per shape. The issue's
 # bars: the mma.sync path (rows -mma) >= 0.5x SDPA, path=wgmma (the plain
-# rows: the heuristic's schedule=ws; -plain, -overlap: those schedules) >= 1.1x; the
-# layout=bshd and layout=varlen rows against SDPA on the same views / lengths.
+# rows: the heuristic's schedule=ws; -plain, -overlap, -pingpong: those schedules; -bn176, -bm192:
+# FlashAttention-3's tiles) >= 1.1x; the layout=bshd and layout=varlen rows against SDPA on the
+# same views / lengths.
 # Logs go to $OUT (or ./out).
 set -uo pipefail
 D=.devcarry

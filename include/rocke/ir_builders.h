@@ -760,6 +760,11 @@ void rk_build_sync_half_block(rk_kernel *k, rk_value a);
  *   count [32, 1024] */
 void rk_build_named_barrier(rk_kernel *k, int64_t id, int64_t count);
 
+/* tile.named_barrier_arrive  ->  (NVPTX)
+ *   id [1, 15]
+ *   count [32, 1024] */
+void rk_build_named_barrier_arrive(rk_kernel *k, int64_t id, int64_t count);
+
 /* gpu.fence  ->
  *   scope {block|device|system} */
 void rk_build_fence(rk_kernel *k, const char *scope);

@@ -274,9 +274,11 @@ typedef enum rk_attn_prefill_path { RK_ATTN_PF_AUTO = 0, RK_ATTN_PF_MMA, RK_ATTN
  * block barrier; WS, a producer warpgroup (setmaxnreg.dec) streams the K/V
  * fills on full/empty mbarriers while the consumers (setmaxnreg.inc) compute;
  * OVERLAP, ws with the softmax of key block j run while P V of block j - 1
- * is in flight (S of j is issued first). */
+ * is in flight (S of j is issued first); PINGPONG, overlap with the
+ * consumer warpgroups taking turns on named barriers to issue their
+ * products, so one's softmax runs under the other's (FlashAttention-3). */
 typedef enum rk_attn_schedule { RK_ATTN_SCHED_PLAIN = 0, RK_ATTN_SCHED_WS, RK_ATTN_SCHED_OVERLAP,
-                                RK_ATTN_SCHED__COUNT } rk_attn_schedule;
+                                RK_ATTN_SCHED_PINGPONG, RK_ATTN_SCHED__COUNT } rk_attn_schedule;
 typedef enum rk_attn_kv_path { RK_ATTN_PATH_AUTO = 0, RK_ATTN_PATH_VALU, RK_ATTN_PATH_ATOM, RK_ATTN_PATH__COUNT } rk_attn_kv_path;
 
 /* kv_append: each new token's K and V [T, Hkv, D] written into paged caches

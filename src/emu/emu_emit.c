@@ -276,7 +276,7 @@ static bool barrier(emu_cc *c, const rk_op *op, int kind) {
     if (!I) return false;
     I->imm = kind;
     if (kind == 3) I->a = R(c, op->in[0]);
-    if (kind == 4) {
+    if (kind >= 4) {
         int64_t id = 0, count = 0;
         rk_attrs_int(&op->attrs, "id", &id);
         rk_attrs_int(&op->attrs, "count", &count);
@@ -897,6 +897,7 @@ static bool emit_op(emu_cc *c, const rk_op *op) {
     case RK_OP_S_BARRIER_BARE: return barrier(c, op, 2);
     case RK_OP_SYNC_HALF_BLOCK: return barrier(c, op, 3);
     case RK_OP_NAMED_BARRIER: return barrier(c, op, 4);
+    case RK_OP_NAMED_BARRIER_ARRIVE: return barrier(c, op, 5);
     case RK_OP_FENCE: return add(c, op, emu_h_fence) != NULL;
     case RK_OP_S_WAITCNT: {
         emu_ins *I = add(c, op, emu_h_waitcnt);

@@ -270,7 +270,9 @@ int emu_h_ids(emu_wave *w, const emu_ins *in) {
 /* ---- barriers -------------------------------------------------------------------------------------- */
 /* imm: 0 tile.sync (drain VMEM first), 1 sync_lds_only, 2 s_barrier_bare,
  * 3 sync_half_block (a = selector; lanes with selector 0 skip it),
- * 4 named barrier (imm2 = id, m = waves that must arrive). */
+ * 4 named barrier (imm2 = id, m = waves that must arrive), 5 named
+ * arrive: counts toward barrier imm2 like 4 but the wave runs on (the
+ * waves waiting there are released when it completes the count). */
 int emu_h_barrier(emu_wave *w, const emu_ins *in) {
     emu_worker *wk = w->wk;
     if (in->imm == 3) {
@@ -287,15 +289,18 @@ int emu_h_barrier(emu_wave *w, const emu_ins *in) {
                         "a barrier inside divergent control flow", (unsigned long long)w->exec,
                         (unsigned long long)w->alive);
     if (in->imm == 0) emu_async_complete_dma(w, UINT64_MAX);
-    uint32_t id = in->imm == 4 ? (uint32_t)in->imm2 : 0;
-    uint32_t need = in->imm == 4 ? in->m : wk->L->nwaves;
+    bool named = in->imm >= 4, arrive = in->imm == 5;
+    uint32_t id = named ? (uint32_t)in->imm2 : 0;
+    uint32_t need = named ? in->m : wk->L->nwaves;
     if (wk->bar_arrived[id] && wk->bar_needed[id] != need)
         return emu_fail(w, in, -1, "barrier %u expects %u waves here but %u at the wave that arrived first", id,
                         need, wk->bar_needed[id]);
     wk->bar_needed[id] = need;
-    w->state = EMU_BAR;
-    w->bar_in = in;
-    w->bar_id = id;
+    if (!arrive) {
+        w->state = EMU_BAR;
+        w->bar_in = in;
+        w->bar_id = id;
+    }
     if (++wk->bar_arrived[id] >= need) {
         for (uint32_t i = 0; i < wk->L->nwaves; i++) {
             emu_wave *o = &wk->waves[i];
@@ -304,7 +309,7 @@ int emu_h_barrier(emu_wave *w, const emu_ins *in) {
         wk->bar_arrived[id] = 0;
         wk->epoch++;
     }
-    return EMU_STOP;
+    return arrive ? EMU_NEXT : EMU_STOP;
 }
 
 /* ---- running -------------------------------------------------------------------------------------- */

@@ -1753,6 +1753,14 @@ void rk_build_named_barrier(rk_kernel *k, int64_t id, int64_t count) {
     ir_built_void(k, op);
 }
 
+/* tile.named_barrier_arrive */
+void rk_build_named_barrier_arrive(rk_kernel *k, int64_t id, int64_t count) {
+    rk_op *op = rk_emit(k, RK_OP_NAMED_BARRIER_ARRIVE, NULL, 0, NULL, 0);
+    ir_arg_int(k, op, "id", id);
+    ir_arg_int(k, op, "count", count);
+    ir_built_void(k, op);
+}
+
 /* gpu.fence */
 void rk_build_fence(rk_kernel *k, const char *scope) {
     rk_op *op = rk_emit(k, RK_OP_FENCE, NULL, 0, NULL, 0);

@@ -19,9 +19,9 @@ static const char *const atom_names[] = {
     NULL,
 };
 static const uint32_t legal_hd[] = {64, 128, 256, 0};
-static const uint32_t legal_bm[] = {16, 32, 64, 128, 256, 0};
-static const uint32_t legal_bn[] = {16, 32, 64, 128, 0};
-static const uint32_t legal_warps[] = {1, 2, 4, 8, 0};
+static const uint32_t legal_bm[] = {16, 32, 64, 128, 192, 256, 0};   /* 192: path=wgmma only */
+static const uint32_t legal_bn[] = {16, 32, 64, 128, 176, 0};        /* 176: path=wgmma only */
+static const uint32_t legal_warps[] = {1, 2, 4, 8, 12, 0};   /* 12: path=wgmma block_m 192 only */
 static const uint32_t legal_stages[] = {1, 2, 3, 4, 0};   /* 4: decode only */
 static const uint32_t legal_wave[] = {32, 64, 0};
 static const char *const mode_names[] = {"prefill", "decode", "unified", NULL};
@@ -31,7 +31,9 @@ static const uint32_t legal_splits[] = {1, 2, 4, 8, 16, 32, 64, 0};
 static const char *const kv_names[] = {"same", "fp8", "fp8fnuz", NULL};
 static const char *const path_names[] = {"auto", "valu", "atom", NULL};
 static const char *const pf_names[] = {"auto", "mma", "wgmma", NULL};
-static const char *const sched_names[] = {"plain", "ws", "overlap", NULL};
+static const char *const sched_names[] = {"plain", "ws", "overlap", "pingpong", NULL};
+
+const char *kn_attn_sched_name(int s) { return s >= 0 && s < RK_ATTN_SCHED__COUNT ? sched_names[s] : "?"; }
 
 static const rk_knob knobs[] = {
     KN_DTYPE("dtype", "", u.attn.dtype, "Q, K, V and O element type (f16, bf16)"),
@@ -68,7 +70,8 @@ static const rk_knob knobs[] = {
     KN_ENUM("schedule", "sc", u.attn.schedule, sched_names, true,
             "path=wgmma: plain (the consumers' thread 0 refills after a block barrier) or ws (a producer "
             "warpgroup streams K and V on full/empty mbarriers) or overlap (ws, the softmax of one key block under "
-            "the previous block's P V)"),
+            "the previous block's P V) or pingpong (overlap, the consumer warpgroups taking turns on named barriers to "
+            "issue their products)"),
     KN_BOOL("sinks", "snk", u.attn.sinks, "unified: a per-query-head f32 logit (sinks[Hq]) joins the softmax "
             "denominator"),
     KN_BOOL("softcap", "cap", u.attn.softcap, "unified: scores s -> softcap * tanh(s / softcap), the scalar softcap"),
@@ -250,6 +253,11 @@ static rk_status validate(const rk_instance *in, const rk_target *t) {
     if (s->wave != t->wave_size)
         return rk_fail(RK_ERR_INVALID, "attention: knob 'wave' = %u, but %s runs %u-lane waves", s->wave, t->name,
                        t->wave_size);
+    /* FlashAttention-3's tiles: three consumer warpgroups, 11 k16 slices of P V */
+    if ((s->block_m == 192 || s->block_n == 176 || s->warps == 12) && !kn_attn_hopper(s))
+        return rk_fail(RK_ERR_INVALID, "attention: knob 'block_m' = %u, 'block_n' = %u, 'warps' = %u: 192 rows, 176 "
+                       "keys and 12 warps are path=wgmma tiles (prefill, sm_90a); this kernel takes block_m 16, 32, "
+                       "64, 128, 256, block_n 16, 32, 64, 128 and warps 1, 2, 4, 8", s->block_m, s->block_n, s->warps);
     if (s->mode == RK_ATTN_DECODE) return kn_attn_decode_validate(s, t);
     if (s->mode == RK_ATTN_UNIFIED) return kn_attn_unified_validate(s, t);
     if (s->sinks || s->softcap || s->alibi)
@@ -262,7 +270,7 @@ static rk_status validate(const rk_instance *in, const rk_target *t) {
     }
     if (s->schedule != RK_ATTN_SCHED_PLAIN)
         return rk_fail(RK_ERR_INVALID, "attention: knob 'schedule' = %s belongs to path=wgmma (sm_90a); "
-                       "the mma kernel has schedule=plain only", s->schedule == RK_ATTN_SCHED_WS ? "ws" : "overlap");
+                       "the mma kernel has schedule=plain only", kn_attn_sched_name(s->schedule));
     kn_attn_plan p;
     return kn_attn_plan_make(s, t, &p);
 }

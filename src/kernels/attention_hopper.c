@@ -212,7 +212,7 @@ static void load_q(hk *h, rk_value who, rk_value qrow0) {
  * every key block once its stage is free (the consumers' releases). */
 static void producer(hk *h, rk_value twg, rk_value qrow0, rk_value lo, rk_value count) {
     rk_kernel *k = h->k;
-    rk_build_setmaxnreg(k, "dec", 24);
+    rk_build_setmaxnreg(k, "dec", KN_AH_PRODUCER_REGS);
     load_q(h, twg, qrow0);
     rk_value zero = c32(k, 0), one = c32(k, 1);
     rk_value t0 = rk_build_cmp(k, "eq", twg, zero);
@@ -250,35 +250,95 @@ static void probs(hk *h, kn_attn_ctx *g, rk_value j, rk_value sacc, rk_value *m,
     rk_tile_wgmma_acc_to_a(k, pacc, pl->bn, h->s->dtype, pf);
 }
 
-/* schedule = overlap (the consumers; FlashAttention-3's intra-warpgroup
- * pipelining): block 0's S and softmax first; then per block j >= 1 issue
- * S_j and O += P_{j-1} V_{j-1} together, take S_j back with wait_group 1 (P V
- * still in flight) and run its mask and softmax, then wait for O, rescale
- * it and release stage j - 1; the last P V after the loop. Returns m, l, O
- * as consume() does. */
+/* schedule = pingpong: consumer warpgroup c waits on named barrier
+ * KN_AH_TURN_BAR0 + c before it issues its products and arrives on the next
+ * warpgroup's (round robin) once they are issued, so the warpgroups issue in
+ * turn and each one's softmax runs while the next one's products occupy the
+ * tensor cores. Count 256: the 128 threads that wait and the 128 that arrive.
+ * Barrier ids are immediates, so each warpgroup takes its own branch (the
+ * index is uniform across a warpgroup). */
+enum { KN_AH_TURN_BAR0 = 4, KN_AH_TURN_COUNT = 256 };
+
+static void turn_wait(hk *h, rk_value wg) {
+    rk_kernel *k = h->k;
+    if (!h->hp->pingpong) return;
+    for (uint32_t c = 0; c < h->hp->wgs; c++) {
+        rk_value cv = c32(k, c);
+        rk_value mine = rk_build_cmp(k, "eq", wg, cv);
+        rk_if_begin(k, mine);
+        rk_build_named_barrier(k, KN_AH_TURN_BAR0 + c, KN_AH_TURN_COUNT);
+        rk_if_end(k, NULL, 0);
+    }
+}
+
+/* Hand the turn on: warpgroup c arrives on c + 1's barrier. `last` (the
+ * final turn): the last warpgroup does not, so no arrival outlives the block. */
+static void turn_pass(hk *h, rk_value wg, bool last) {
+    rk_kernel *k = h->k;
+    uint32_t n = h->hp->wgs;
+    if (!h->hp->pingpong) return;
+    for (uint32_t c = 0; c < n - (last ? 1 : 0); c++) {
+        rk_value cv = c32(k, c);
+        rk_value mine = rk_build_cmp(k, "eq", wg, cv);
+        rk_if_begin(k, mine);
+        rk_build_named_barrier_arrive(k, KN_AH_TURN_BAR0 + (c + 1) % n, KN_AH_TURN_COUNT);
+        rk_if_end(k, NULL, 0);
+    }
+}
+
+/* The first turn goes to warpgroup 0: the last one arrives on its barrier
+ * (when the block has key blocks at all; every consumer sees the same count). */
+static void turn_open(hk *h, rk_value wg, rk_value nonempty) {
+    rk_kernel *k = h->k;
+    if (!h->hp->pingpong) return;
+    rk_value lastwg = c32(k, h->hp->wgs - 1);
+    rk_value is_last = rk_build_cmp(k, "eq", wg, lastwg);
+    rk_value go = rk_build_and(k, is_last, nonempty);
+    rk_if_begin(k, go);
+    rk_build_named_barrier_arrive(k, KN_AH_TURN_BAR0, KN_AH_TURN_COUNT);
+    rk_if_end(k, NULL, 0);
+}
+
+/* schedule = overlap and pingpong (the consumers; FlashAttention-3's
+ * intra-warpgroup pipelining): block 0's S and softmax first; then per
+ * block j >= 1 issue S_j, rescale O by the previous softmax's alpha while
+ * S_j runs, issue O += P_{j-1} V_{j-1}, take S_j back with wait_group 1 (P V
+ * still in flight) and run its mask and softmax, then wait for O and
+ * release stage j - 1; after the loop the last rescale and P V. O is not
+ * touched between the issue of P V and its wait, so nothing but the next
+ * issue waits on it (alpha rides along in the loop instead). pingpong adds
+ * the turns around each issue. Returns m, l, O as consume() does. */
 static void consume_overlap(hk *h, kn_attn_ctx *g, rk_value tid, rk_value wg, rk_value lo, rk_value count,
                             rk_value *res) {
     rk_kernel *k = h->k;
     const kn_attn_plan *pl = &h->hp->pl;
     rk_value zero = c32(k, 0), one = c32(k, 1), Sv = c32(k, pl->stages);
     rk_tile_tma_ring_wait(k, &h->qring, zero);
-    uint32_t nr = pl->rows.nrows, nq = pl->bn / 16, nc = 2 * nr + 1 + nq;
-    rk_value ninf = rk_const_f32(k, -INFINITY), fz = rk_const_f32(k, 0.0f);
+    /* carried: m, l, alpha per row group, O, the P fragments */
+    uint32_t nr = pl->rows.nrows, nq = pl->bn / 16, io = 3 * nr, ip = io + 1, nc = ip + nq;
+    rk_value ninf = rk_const_f32(k, -INFINITY), fz = rk_const_f32(k, 0.0f), f1 = rk_const_f32(k, 1.0f);
     rk_type f_t = rk_type_vec(k, (rk_type){h->s->dtype}, 8), o_t = rk_type_vec(k, RK_T_F32, pl->d / 2);
     rk_value pzero = rk_build_constant_vec(k, f_t, 0.0), ozero = rk_build_constant_vec(k, o_t, 0.0);
-    rk_type types[2 * RK_TILE_ACC_MAX_SLOTS + 9];
-    rk_value init[2 * RK_TILE_ACC_MAX_SLOTS + 9], cur[2 * RK_TILE_ACC_MAX_SLOTS + 9], y[2 * RK_TILE_ACC_MAX_SLOTS + 9];
-    for (uint32_t r = 0; r < 2 * nr; r++) types[r] = RK_T_F32, init[r] = r < nr ? ninf : fz;
-    types[2 * nr] = o_t, init[2 * nr] = ozero;
-    for (uint32_t q = 0; q < nq; q++) types[2 * nr + 1 + q] = f_t, init[2 * nr + 1 + q] = pzero;
-    /* block 0 (when there is one): S, softmax, P */
-    rk_value nonempty = rk_build_cmp(k, "gt", count, zero), pro[2 * RK_TILE_ACC_MAX_SLOTS + 9];
+    enum { CMAX = 3 * RK_TILE_ACC_MAX_SLOTS + 12 };
+    rk_type types[CMAX];
+    rk_value init[CMAX], cur[CMAX], y[CMAX];
+    RK_ASSERT(nc <= CMAX, "attention: the overlap loop's carries fit");
+    for (uint32_t r = 0; r < io; r++) types[r] = RK_T_F32, init[r] = r < nr ? ninf : r < 2 * nr ? fz : f1;
+    types[io] = o_t, init[io] = ozero;
+    for (uint32_t q = 0; q < nq; q++) types[ip + q] = f_t, init[ip + q] = pzero;
+    rk_value nonempty = rk_build_cmp(k, "gt", count, zero), pro[CMAX];
+    turn_open(h, wg, nonempty);
+    /* block 0 (when there is one): S, softmax, P; O is still zero, alpha stays 1 */
     rk_if_else_begin(k, nonempty, nc, types, pro);
     {
         rk_tile_tma_ring_wait(k, &h->ring, zero);
-        rk_value sacc = scores(h, zero, wg, true), alpha[RK_TILE_ACC_MAX_SLOTS];
+        turn_wait(h, wg);
+        rk_value s_fly = scores(h, zero, wg, false);
+        turn_pass(h, wg, false);
+        rk_value sacc, alpha[RK_TILE_ACC_MAX_SLOTS];
+        rk_build_wgmma_wait_group(k, 0, &s_fly, 1, &sacc);
         for (uint32_t x = 0; x < nc; x++) y[x] = init[x];
-        probs(h, g, lo, sacc, y, y + nr, y + 2 * nr + 1, alpha);   /* O is still zero: no rescale */
+        probs(h, g, lo, sacc, y, y + nr, y + ip, alpha);
         rk_else(k, y, nc);
     }
     rk_if_end(k, init, nc);
@@ -289,32 +349,40 @@ static void consume_overlap(hk *h, kn_attn_ctx *g, rk_value tid, rk_value wg, rk
         rk_value st = rk_build_umod(k, it, Sv);
         rk_value sp = rk_build_umod(k, prev, Sv);
         rk_tile_tma_ring_wait(k, &h->ring, it);
+        turn_wait(h, wg);
         rk_value s_fly = scores(h, st, wg, false);
-        rk_value o_fly = pv(h, sp, cur + 2 * nr + 1, cur[2 * nr], false);
+        rk_value op[32];
+        split(k, cur[io], pl->on, op);
+        kn_attn_rescale(k, pl, cur + 2 * nr, op);   /* to block j - 1's row maxima, under S_j */
+        rk_value o_in = join(k, op, pl->on);
+        rk_value o_fly = pv(h, sp, cur + ip, o_in, false);
+        turn_pass(h, wg, false);
         rk_value sacc;
         rk_build_wgmma_wait_group(k, 1, &s_fly, 1, &sacc);   /* S_j back; P V of block j - 1 still in flight */
         for (uint32_t x = 0; x < 2 * nr; x++) y[x] = cur[x];
-        rk_value alpha[RK_TILE_ACC_MAX_SLOTS];
-        probs(h, g, j, sacc, y, y + nr, y + 2 * nr + 1, alpha);
-        rk_value o;
-        rk_build_wgmma_wait_group(k, 0, &o_fly, 1, &o);
-        rk_value op[32];
-        split(k, o, pl->on, op);
-        kn_attn_rescale(k, pl, alpha, op);
-        y[2 * nr] = join(k, op, pl->on);
+        probs(h, g, j, sacc, y, y + nr, y + ip, y + 2 * nr);
+        rk_build_wgmma_wait_group(k, 0, &o_fly, 1, &y[io]);
         release(h, tid, prev);   /* block j - 1's stage has been read by S and P V */
         rk_for_end(k, y, nc, cur);
     }
-    /* the last block's P V */
+    /* the last block's rescale and P V */
     rk_value fin;
     rk_if_else_begin(k, nonempty, 1, &o_t, &fin);
     {
         rk_value last = rk_build_sub(k, count, one);
         rk_value st = rk_build_umod(k, last, Sv);
-        rk_value o = pv(h, st, cur + 2 * nr + 1, cur[2 * nr], true);
+        rk_value op[32];
+        split(k, cur[io], pl->on, op);
+        kn_attn_rescale(k, pl, cur + 2 * nr, op);
+        rk_value o_in = join(k, op, pl->on);
+        turn_wait(h, wg);
+        rk_value o_fly = pv(h, st, cur + ip, o_in, false);
+        turn_pass(h, wg, true);
+        rk_value o;
+        rk_build_wgmma_wait_group(k, 0, &o_fly, 1, &o);
         rk_else(k, &o, 1);
     }
-    rk_if_end(k, &cur[2 * nr], 1);
+    rk_if_end(k, &cur[io], 1);
     for (uint32_t x = 0; x < 2 * nr; x++) res[x] = cur[x];
     res[2 * nr] = fin;
 }
@@ -413,7 +481,7 @@ void kn_attn_hopper_build(const rk_instance *in, const rk_target *t, rk_kernel *
         rk_if_else_begin(k, prod, 0, NULL, NULL);
         producer(&h, g.w.lane, qrow0, lo, count);
         rk_else(k, NULL, 0);
-        rk_build_setmaxnreg(k, "inc", 240);
+        rk_build_setmaxnreg(k, "inc", hp.regs);
     } else {
         load_q(&h, tid, qrow0);
         for (uint32_t i = 0; i < pl->stages; i++) {

@@ -21,15 +21,23 @@ typedef struct kn_attn_hplan {
     uint32_t chunks;               /* D / 64 boxes across a row */
     uint32_t q_elems, kv_elems;    /* elements of the Q tile, of one K (or V) stage */
     uint32_t lds_bytes;            /* Q, the K and V stages, the barriers */
-    bool ws;                       /* a producer warpgroup 0 in front of the consumers (ws, overlap) */
-    bool overlap;                  /* softmax of block j under P V of block j - 1 (schedule = overlap) */
+    bool ws;                       /* a producer warpgroup 0 in front of the consumers (ws, overlap, pingpong) */
+    bool overlap;                  /* softmax of block j under P V of block j - 1 (overlap, pingpong) */
+    bool pingpong;                 /* the consumers take turns to issue their products (named barriers) */
+    uint32_t regs;                 /* ws: the consumers' setmaxnreg.inc; plain: the launch's share per thread */
 } kn_attn_hplan;
+
+/* ws: the producer warpgroup's setmaxnreg.dec. */
+enum { KN_AH_PRODUCER_REGS = 24 };
+/* Registers a consumer thread keeps beside O, S and P (the plan's check). */
+enum { KN_AH_REG_REST = 32 };
 
 /* Whether the spec builds the wgmma kernel (path = wgmma; the heuristic
  * resolves auto). */
 bool kn_attn_hopper(const rk_attention_spec *s);
-/* Check a path = wgmma spec against target t (sm_90a, prefill, f16/bf16, block_m 64 or 128 with warps = block_m / 16, block_n a multiple
- * of 16 up to 128, 2..3 stages, registers and shared memory) and fill the
+/* Check a path = wgmma spec against target t (sm_90a, prefill,
+ * f16/bf16, block_m 64, 128 or 192 with warps = block_m / 16, block_n a
+ * multiple of 16 up to 176, 2..3 stages, registers and shared memory) and fill the
  * plan; RK_ERR_INVALID names the knob, the limit and path=mma. */
 rk_status kn_attn_hopper_plan(const rk_attention_spec *s, const rk_target *t, kn_attn_hplan *out);
 /* The heuristic's tiles for path = wgmma (unless locked: KN_AK_* bits). */

@@ -25,32 +25,45 @@ rk_status kn_attn_hopper_plan(const rk_attention_spec *s, const rk_target *t, kn
     kn_attn_hplan h = {0};
     kn_attn_plan *p = &h.pl;
     p->bm = s->block_m, p->bn = s->block_n, p->d = s->head_dim, p->stages = s->stages, p->wave = 32;
-    if (p->bm != 64 && p->bm != 128)
+    if (p->bm != 64 && p->bm != 128 && p->bm != 192)
         return snprintf(why, sizeof why, "runs one consumer warpgroup per 64 query rows: knob 'block_m' = %u, legal "
-                        "64, 128", p->bm), refuse(why);
+                        "64, 128, 192", p->bm), refuse(why);
     h.wgs = p->bm / 64;
     if (s->warps != p->bm / 16)
         return snprintf(why, sizeof why, "runs 4 warps per 64 rows: knob 'warps' = %u, with block_m %u it is %u",
                         s->warps, p->bm, p->bm / 16), refuse(why);
-    if (p->bn % 16 || p->bn > 128)
-        return snprintf(why, sizeof why, "steps keys in k16 slices of P V: knob 'block_n' = %u, legal 16, 32, 64, 128",
-                        p->bn), refuse(why);
+    if (p->bn % 16 || p->bn > 176)
+        return snprintf(why, sizeof why, "steps keys in k16 slices of P V: knob 'block_n' = %u, legal 16, 32, 64, 128, "
+                        "176", p->bn), refuse(why);
     if (p->stages < 2 || p->stages > 3)
         return snprintf(why, sizeof why, "keeps 2 or 3 K/V stages on mbarriers: knob 'stages' = %u", p->stages),
                refuse(why);
-    /* f32 registers per thread: O and S accumulators, P as 16-bit pairs */
+    h.ws = s->schedule != RK_ATTN_SCHED_PLAIN;
+    h.overlap = s->schedule == RK_ATTN_SCHED_OVERLAP || s->schedule == RK_ATTN_SCHED_PINGPONG;
+    h.pingpong = s->schedule == RK_ATTN_SCHED_PINGPONG;
+    if (h.pingpong && h.wgs < 2)
+        return snprintf(why, sizeof why, "schedule=pingpong takes turns between consumer warpgroups: knob 'block_m' = "
+                        "%u runs one, legal 128, 192", p->bm), refuse(why);
+    uint32_t threads = 128 * h.wgs + (h.ws ? 128 : 0);
+    /* the consumers' registers: ws hands them what the producer gives back (setmaxnreg, multiples of 8, the
+     * register file is 64 K); plain leaves every thread its share (at most 255) */
+    if (h.ws) h.regs = ((65536 - 128 * KN_AH_PRODUCER_REGS) / (128 * h.wgs)) / 8 * 8;
+    else h.regs = 65536 / threads;
+    if (h.regs > 240) h.regs = 240;
+    /* f32 registers per thread: O and S accumulators, P as 16-bit pairs; the rest (addresses, m, l, the
+     * loop) measured at up to KN_AH_REG_REST under ptxas with no spill (docs/attention.md) */
     uint32_t regs = p->d / 2 + p->bn / 2 + p->bn / 4;
-    if (regs > 192)
-        return snprintf(why, sizeof why, "keeps %u registers of O, S and P per thread with head_dim %u and block_n %u "
-                        "(at most 192): a smaller block_n", regs, p->d, p->bn), refuse(why);
+    if (regs + KN_AH_REG_REST > h.regs)
+        return snprintf(why, sizeof why, "keeps %u registers of O, S and P per thread with head_dim %u and block_n %u, "
+                        "at most %u with block_m %u and schedule %s (%u registers a consumer thread): a smaller "
+                        "block_n or block_m", regs, p->d, p->bn, h.regs - KN_AH_REG_REST, p->bm,
+                        kn_attn_sched_name(s->schedule), h.regs), refuse(why);
     const rk_mma_atom *a = rk_mma_atom_get(s->dtype == RK_S_BF16 ? RK_ATOM_WGMMA_M64N8K16_F32_BF16
                                                                  : RK_ATOM_WGMMA_M64N8K16_F32_F16);
     rk_status st = rk_tile_acc_rows_make(a, &p->rows);
     if (st) return st;
     p->atom = a;
-    h.ws = s->schedule != RK_ATTN_SCHED_PLAIN;
-    h.overlap = s->schedule == RK_ATTN_SCHED_OVERLAP;
-    p->warps = s->warps, p->threads = 32 * s->warps + (h.ws ? 128 : 0), p->wtm = 64, p->mi = 1;
+    p->warps = s->warps, p->threads = threads, p->wtm = 64, p->mi = 1;
     p->sn = p->bn / 8, p->on = p->d / 8, p->dk = p->d / 16, p->pk = p->bn / 16;
     p->p_in_regs = true, p->q_in_regs = false;
     h.chunks = p->d / KN_AH_BOX;

@@ -155,6 +155,8 @@ typedef struct kn_decode_atom {
     uint32_t stages, q_base;         /* stages >= 2: cp.async ring (16-bit caches); Q tiles at q_base */
 } kn_decode_atom;
 bool kn_attn_decode_atoms(const rk_attention_spec *s);
+/* The knob spelling of schedule s (attention.c). */
+const char *kn_attn_sched_name(int s);
 rk_status kn_attn_decode_atom_plan(const rk_attention_spec *s, const rk_target *t, kn_decode_atom *out);
 rk_status kn_attn_decode_atom_validate(const rk_attention_spec *s, const rk_target *t);
 

@@ -148,6 +148,20 @@ static void named_barrier(lw_ctx *cx, const rk_op *op) {
                   lw_printf(cx, "%lld", (long long)lw_attr_int(op, "count", 32)));
 }
 
+/* bar.arrive id, count: this warp counts toward the barrier's completion
+ * and runs on (the producer side of a named-barrier hand-off). LLVM 20 has
+ * no intrinsic for it: the instruction itself. */
+static void named_barrier_arrive(lw_ctx *cx, const rk_op *op) {
+    const char *id = lw_printf(cx, "%lld", (long long)lw_attr_int(op, "id", 1));
+    const char *count = lw_printf(cx, "%lld", (long long)lw_attr_int(op, "count", 32));
+    if (cx->flavor == RK_LLVM20) {
+        lw_ins(cx, "call void asm sideeffect \"bar.arrive $0, $1;\", \"r,r,~{memory}\"(i32 %s, i32 %s)", id, count);
+        return;
+    }
+    lw_declare(cx, NV_D_BARRIER, "declare void @llvm.nvvm.barrier.cta.arrive.aligned.count(i32, i32)");
+    lw_ins(cx, "call void @llvm.nvvm.barrier.cta.arrive.aligned.count(i32 %s, i32 %s)", id, count);
+}
+
 static void fence(lw_ctx *cx, const rk_op *op) {
     /* seq_cst: fence.sc.{cta,gpu,sys}, ordering both ways as the op promises */
     lw_ins(cx, "fence%s seq_cst", lw_syncscope(cx, lw_attr_str(op, "scope", NULL), LW_SCOPE_SYSTEM));
@@ -189,6 +203,7 @@ static void lower_op(lw_ctx *cx, const rk_op *op) {
      * the three flavours of block barrier are one instruction here */
     case RK_OP_SYNC: case RK_OP_SYNC_LDS_ONLY: case RK_OP_S_BARRIER_BARE: lw_nv_barrier(cx, "0", NULL); break;
     case RK_OP_NAMED_BARRIER: named_barrier(cx, op); break;
+    case RK_OP_NAMED_BARRIER_ARRIVE: named_barrier_arrive(cx, op); break;
     case RK_OP_FENCE: fence(cx, op); break;
     case RK_OP_MMA: lw_nv_mma(cx, op); break;
     case RK_OP_WGMMA_DESC: case RK_OP_WGMMA: case RK_OP_WGMMA_FENCE: case RK_OP_WGMMA_COMMIT_GROUP:

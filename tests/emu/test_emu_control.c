@@ -315,6 +315,70 @@ static void t_named_barriers(void **state) {
     rk_emu_free(e);
 }
 
+/* bar.arrive hand-off between the two warps of 64 threads, `rounds` times
+ * in turn: warp w waits on barrier 1 + w, writes its round into shared
+ * memory, arrives on the other's barrier; warp 1 is let in first by warp 0's
+ * opening arrival. out[tid] = what the thread read of the other warp's last
+ * write before its own (the ordering the hand-off promises). */
+static rk_kernel *arrive_kernel(int64_t count, bool opening) {
+    rk_kernel *k = rk_kernel_new("arrive_handoff");
+    rk_value out = et_ptr_param(k, "out", RK_T_I32);
+    uint32_t d = 64;
+    rk_value sm = rk_build_smem_alloc(k, RK_T_I32, &d, 1);
+    rk_value tid = rk_build_thread_id(k, 0);
+    rk_value c5 = rk_const_i32(k, 5), c31 = rk_const_i32(k, 31);
+    rk_value w = rk_build_lshr(k, tid, c5), lane = rk_build_and(k, tid, c31);
+    rk_value w0 = rk_build_cmp(k, "eq", w, rk_const_i32(k, 0));
+    rk_if_begin(k, w0);
+    if (opening) rk_build_named_barrier_arrive(k, 2, count);   /* warp 1 goes first */
+    rk_if_end(k, NULL, 0);
+    rk_value zero = rk_const_i32(k, 0), one = rk_const_i32(k, 1);
+    rk_value init = rk_const_i32(k, -1), seen;
+    rk_value r = rk_for_begin(k, zero, rk_const_i32(k, 3), one, "round", 1, &init, NULL, &seen);
+    for (int me = 0; me < 2; me++) {
+        rk_value mine = me ? rk_build_xor(k, w0, rk_const_bool(k, true)) : w0;
+        rk_value other = rk_const_i32(k, 32 * (1 - me)), self = rk_const_i32(k, 32 * me);
+        rk_type t = RK_T_I32;
+        rk_value got;
+        rk_if_else_begin(k, mine, 1, &t, &got);
+        rk_build_named_barrier(k, 1 + me, count);
+        rk_value oi = rk_build_add(k, other, lane);
+        rk_value v = rk_load_smem(k, sm, &oi, 1);
+        rk_value si = rk_build_add(k, self, lane);
+        rk_value tag = rk_build_add(k, r, rk_const_i32(k, 100 * (me + 1)));
+        rk_store_smem(k, sm, &si, tag);
+        rk_build_named_barrier_arrive(k, 2 - me, count);
+        rk_else(k, &v, 1);
+        rk_if_end(k, &seen, 1);
+        seen = got;
+    }
+    rk_value y = seen, fin;
+    rk_for_end(k, &y, 1, &fin);
+    rk_store_global(k, out, tid, fin);
+    rk_build_return(k);
+    et_finish(k);
+    return k;
+}
+
+static void t_named_barrier_arrive(void **state) {
+    (void)state;
+    int32_t o[64];
+    rk_emu *e = et_emu("sm_90", 1);
+    uint64_t ob = et_buf(e, o, sizeof o, "out");
+    void *args[] = {&ob};
+    rk_kernel *k = arrive_kernel(64, true);
+    for (int i = 0; i < 64; i++) o[i] = -7;
+    assert_int_equal(et_launch(e, k, 1, 1, 1, 64, 1, 1, args), RK_OK);
+    /* warp 1 runs round r first and reads warp 0's round r - 1 (nothing, 0 from the fresh
+     * shared memory, in round 0); warp 0 then reads warp 1's round r */
+    for (int i = 0; i < 64; i++) assert_int_equal(o[i], i < 32 ? 200 + 2 : 100 + 1);
+    rk_kernel_free(k);
+    k = arrive_kernel(64, false);   /* no opening arrival: both warps wait forever */
+    et_expect_error(et_launch(e, k, 1, 1, 1, 64, 1, 1, args), RK_ERR_DEVICE, "barrier deadlock", NULL);
+    rk_kernel_free(k);
+    rk_emu_free(e);
+}
+
 /* A loop whose step is not positive would never end: a fault, not a hang. */
 static void t_bad_loops(void **state) {
     (void)state;
@@ -364,6 +428,7 @@ int main(void) {
         cmocka_unit_test(t_multiwave_barriers),
         cmocka_unit_test(t_grids),
         cmocka_unit_test(t_named_barriers),
+        cmocka_unit_test(t_named_barrier_arrive),
         cmocka_unit_test(t_bad_loops),
         cmocka_unit_test(t_bad_launch),
     };

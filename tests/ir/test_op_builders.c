@@ -388,6 +388,7 @@ static rk_value use(fx *x, rk_opcode code) {
     case RK_OP_S_BARRIER_BARE: rk_build_s_barrier_bare(k); break;
     case RK_OP_SYNC_HALF_BLOCK: rk_build_sync_half_block(k, x->zero); break;
     case RK_OP_NAMED_BARRIER: rk_build_named_barrier(k, 3, 128); break;
+    case RK_OP_NAMED_BARRIER_ARRIVE: rk_build_named_barrier_arrive(k, 4, 256); break;
     case RK_OP_FENCE: rk_build_fence(k, "device"); break;
     case RK_OP_S_WAITCNT: rk_build_s_waitcnt(k, 0, 3, -1); break;
     case RK_OP_S_WAIT_ASYNCCNT: rk_build_s_wait_asynccnt(k, 2); break;

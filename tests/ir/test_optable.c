@@ -192,7 +192,7 @@ static void test_flags(void **state) {
     }
     /* landmine: barrier-like ops are never pure (a DCE would delete them) */
     static const rk_opcode barriers[] = {RK_OP_SYNC, RK_OP_SYNC_LDS_ONLY, RK_OP_S_BARRIER_BARE, RK_OP_SYNC_HALF_BLOCK,
-                                         RK_OP_NAMED_BARRIER, RK_OP_S_WAITCNT, RK_OP_SCHED_BARRIER, RK_OP_MMA,
+                                         RK_OP_NAMED_BARRIER, RK_OP_NAMED_BARRIER_ARRIVE, RK_OP_S_WAITCNT, RK_OP_SCHED_BARRIER, RK_OP_MMA,
                                          RK_OP_INLINE_ASM};
     for (size_t i = 0; i < RK_COUNTOF(barriers); i++)
         assert_int_equal(rk_op_info_of(barriers[i])->flags & RK_F_PURE, 0);

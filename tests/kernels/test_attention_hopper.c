@@ -1,8 +1,8 @@
 /* rocke tests — attention path=wgmma (sm_90a: TMA + wgmma, P in registers)
  * on the CPU emulator against the double host reference: odd Sq / Skv tails
  * (1, 45, 70, 130, 333), causal with Sq != Skv both ways, a window, GQA 4/2
- * and MQA, D = 64, 128 and 256, LSE, every schedule (plain, ws, overlap), one and two
- * consumer warpgroups, 2 and 3 stages, several key blocks, the overlapped
+ * and MQA, D = 64, 128 and 256, LSE, every schedule (plain, ws, overlap,
+ * pingpong), one, two and three consumer warpgroups, block_n 176, 2 and 3 stages, several key blocks, the overlapped
  * schedule (blocks with no visible key among them); a tensor map
  * planted with the wrong swizzle or box must fail; the heuristic's choice;
  * and the specs the path refuses, each with its message. Fresh random data;
@@ -118,6 +118,29 @@ static void test_masks(void **state) {
     ok(w, "dtype=bf16 mask=window path=wgmma schedule=overlap", finite);
 }
 
+/* schedule = pingpong (the consumer warpgroups take turns on named barriers
+ * around overlap's issues) and FlashAttention-3's tiles: three consumer
+ * warpgroups (block_m 192) at D 64, 176-key steps at D 128. The emulator
+ * runs the barriers with their counts: a turn handed on wrongly deadlocks. */
+static void test_pingpong(void **state) {
+    (void)state;
+    const uint64_t gqa[6] = {1, 4, 2, 45, 70, 128}, many[6] = {1, 2, 2, 70, 333, 64};
+    ok(gqa, "dtype=bf16 lse=true path=wgmma schedule=pingpong block_n=32 stages=3", NULL);
+    ok(many, "dtype=f16 path=wgmma schedule=pingpong block_n=64", NULL);
+    const uint64_t tall[6] = {1, 2, 1, 130, 70, 64}, wide[6] = {2, 4, 2, 70, 130, 128};
+    ok(tall, "dtype=f16 mask=causal lse=true path=wgmma schedule=pingpong block_n=32", NULL);   /* blocks with no key */
+    ok(wide, "dtype=bf16 mask=causal path=wgmma schedule=pingpong block_n=64", NULL);
+    /* three consumer warpgroups, a query tail inside the last one */
+    const uint64_t d64[6] = {1, 2, 1, 200, 150, 64};
+    ok(d64, "dtype=bf16 lse=true path=wgmma schedule=pingpong block_m=192 warps=12", NULL);
+    ok(d64, "dtype=f16 mask=causal path=wgmma schedule=ws block_m=192 warps=12 block_n=64", NULL);
+    /* 176 keys a step: 11 k16 slices of P V, a key tail in the third block */
+    const uint64_t d128[6] = {1, 1, 1, 70, 400, 128};
+    ok(d128, "dtype=bf16 path=wgmma schedule=pingpong block_n=176", NULL);
+    const uint64_t d256[6] = {1, 1, 1, 20, 45, 256};
+    ok(d256, "dtype=f16 lse=true path=wgmma schedule=pingpong block_n=32", NULL);
+}
+
 /* A tensor map without the swizzle lands the tiles where the descriptors do
  * not look (wrong results); a K box of fewer rows brings fewer bytes than the
  * stage's expect-tx (the phase never completes: the emulator reports it). */
@@ -182,8 +205,13 @@ static void test_refusals(void **state) {
         {"sm_90a", "path=wgmma block_m=32", "'block_m' = 32, legal 64, 128"},
         {"sm_90a", "path=wgmma block_m=64 warps=8", "'warps' = 8, with block_m 64 it is 4"},
         {"sm_90a", "path=wgmma block_n=16 stages=1", "'stages' = 1"},
-        {"sm_90a", "path=wgmma head_dim=256 block_n=128", "at most 192"},
+        {"sm_90a", "path=wgmma head_dim=256 block_n=128", "at most 208"},
         {"sm_90a", "path=mma schedule=ws", "'schedule' = ws belongs to path=wgmma"},
+        {"sm_90", "path=mma block_n=176", "176 keys and 12 warps are path=wgmma tiles"},
+        {"sm_90a", "path=mma schedule=pingpong", "'schedule' = pingpong belongs to path=wgmma"},
+        {"sm_90a", "path=wgmma schedule=pingpong block_m=64 warps=4", "schedule=pingpong takes turns"},
+        {"sm_90a", "path=wgmma head_dim=256 block_n=176", "head_dim 256 and block_n 176"},
+        {"sm_90a", "path=wgmma schedule=pingpong block_m=192 warps=12 block_n=176", "block_m 192"},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         const uint64_t e[6] = {1, 2, 2, 64, 64, strstr(rows[i].knobs, "256") ? 256 : 64};
@@ -212,6 +240,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tails),
         cmocka_unit_test(test_masks),
+        cmocka_unit_test(test_pingpong),
         cmocka_unit_test(test_planted),
         cmocka_unit_test(test_heuristic),
         cmocka_unit_test(test_refusals),

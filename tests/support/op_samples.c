@@ -245,7 +245,7 @@ static void sig(smp *s) {
     rk_op *op = gen(s, s->code, in, ni, out, no);
     switch (s->code) {
     case RK_OP_SHUFFLE: rk_op_set_str(k, op, "mode", "xor"); break;
-    case RK_OP_NAMED_BARRIER:
+    case RK_OP_NAMED_BARRIER: case RK_OP_NAMED_BARRIER_ARRIVE:
         rk_op_set_int(k, op, "id", 1);          /* 0 is the block barrier */
         rk_op_set_int(k, op, "count", 256);
         break;
