@@ -614,6 +614,11 @@ typedef struct rk_attention_unified_launch {
 } rk_attention_unified_launch;
 rk_status rk_problem_attention_unified_launch(rk_problem *p, const rk_target *t, uint64_t work_limit,
                                               rk_attention_unified_launch *out);
+/* The same from the lengths alone (n sequences of lq new tokens over lk
+ * keys; window_left for mask = window, negative: unbounded). */
+rk_status rk_attention_unified_launch_for(const rk_instance *in, const rk_target *t, const uint64_t *lq,
+                                          const uint64_t *lk, uint32_t n, uint64_t Hq, uint64_t Hkv,
+                                          int64_t window_left, uint64_t work_limit, rk_attention_unified_launch *out);
 /* attention --mode unified built with row variants (docs/attention.md, "Row
  * variants"): the index into block_m[0..nc) of the rows that serve the batch
  * (n sequences of lq new tokens over lk keys, G = Hq / Hkv query heads per KV

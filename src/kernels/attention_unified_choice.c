@@ -3,6 +3,7 @@
  * query lengths, and the split count with the blocks and workspace it
  * launches. Layer: kernels. */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "attention_unified_int.h"
 
@@ -59,16 +60,19 @@ uint32_t rk_attention_unified_pick(const uint64_t *lq, const uint64_t *lk, uint3
     return best;
 }
 
-typedef struct batch_of { uint64_t B, Hq, Hkv, Sq, D; const rk_host_buf *qs, *lens; int64_t left; } batch_of;
+typedef struct batch_of {
+    uint64_t n, Hq, Hkv, Sq, D;
+    const uint64_t *lq, *lk;
+    int64_t left;
+} batch_of;
 
 /* Blocks that read keys with `splits` (each query block takes keys /
  * KN_ATTN_SPLIT_KEYS of them, 1..splits: the kernel's rule, split_range);
  * *qblocks: the non-empty (query block, KV head) pairs. */
 static uint64_t blocks_at(const batch_of *d, const rk_attention_spec *a, uint32_t splits, uint64_t *qblocks) {
     uint64_t G = d->Hq / d->Hkv, bq = a->block_m / G, bn = a->block_n, blocks = 0, qb = 0;
-    for (uint64_t b = 0; b < d->B; b++) {
-        uint64_t q = (uint64_t)(kn_get(d->qs, b + 1) - kn_get(d->qs, b)), kv = (uint64_t)kn_get(d->lens, b);
-        uint64_t off = kv - q;
+    for (uint64_t b = 0; b < d->n; b++) {
+        uint64_t q = d->lq[b], off = d->lk[b] - q;
         for (uint64_t q0 = 0; q0 < q; q0 += bq) {
             uint64_t d0 = off + q0, kend = d0 + (q0 + bq < q ? bq : q - q0);
             uint64_t lo = d->left >= 0 && (int64_t)d0 > d->left ? (d0 - (uint64_t)d->left) / bn : 0;
@@ -90,26 +94,57 @@ static uint64_t work_at(const batch_of *d, uint32_t splits) {
  * block; else splits double while the blocks stay under two per compute
  * unit, the doubling adds blocks (some query block still has 256 keys a
  * split) and the workspace stays within the limit. */
+rk_status rk_attention_unified_launch_for(const rk_instance *in, const rk_target *t, const uint64_t *lq,
+                                          const uint64_t *lk, uint32_t n, uint64_t Hq, uint64_t Hkv,
+                                          int64_t window_left, uint64_t work_limit, rk_attention_unified_launch *out) {
+    if (in->family != RK_FAMILY_ATTENTION || in->u.attn.mode != RK_ATTN_UNIFIED)
+        return rk_fail(RK_ERR_INVALID, "the split-KV choice is for attention instances built with --mode unified");
+    if (!Hkv || Hq % Hkv || Hq / Hkv > in->u.attn.block_m)
+        return rk_fail(RK_ERR_INVALID, "attention unified: Hq = %llu over Hkv = %llu does not fit block_m = %u",
+                       (unsigned long long)Hq, (unsigned long long)Hkv, in->u.attn.block_m);
+    const rk_attention_spec *a = &in->u.attn;
+    uint64_t Sq = 0;
+    for (uint32_t b = 0; b < n; b++) {
+        if (lq[b] > lk[b])
+            return rk_fail(RK_ERR_INVALID, "attention unified: sequence %u has %llu new queries over %llu keys "
+                           "(q_len <= kv_len)", b, (unsigned long long)lq[b], (unsigned long long)lk[b]);
+        Sq += lq[b];
+    }
+    batch_of d = {n, Hq, Hkv, Sq, a->head_dim, lq, lk, a->mask == RK_ATTN_MASK_WINDOW ? window_left : -1};
+    uint64_t limit = work_limit ? work_limit : RK_ATTN_UNIFIED_WORK_LIMIT, cu = t->compute_units ? t->compute_units : 1;
+    uint64_t qblocks, blocks = blocks_at(&d, a, 1, &qblocks), more, unused;
+    uint32_t s = 1;
+    while (s * 2 <= a->kv_splits && qblocks < cu && blocks < 2 * cu && work_at(&d, s * 2) <= limit &&
+           (more = blocks_at(&d, a, s * 2, &unused)) > blocks) {
+        s *= 2;
+        blocks = more;
+    }
+    *out = (rk_attention_unified_launch){.splits = s, .query_blocks = qblocks, .blocks = blocks,
+                                         .work_bytes = work_at(&d, s)};
+    return RK_OK;
+}
+
 rk_status rk_problem_attention_unified_launch(rk_problem *p, const rk_target *t, uint64_t work_limit,
                                               rk_attention_unified_launch *out) {
     if (p->inst.family != RK_FAMILY_ATTENTION || p->inst.u.attn.mode != RK_ATTN_UNIFIED)
         return rk_fail(RK_ERR_INVALID, "the split-KV choice is for attention instances built with --mode unified");
-    const rk_attention_spec *a = &p->inst.u.attn;
-    batch_of d = {rk_problem_dim(p, "B"), rk_problem_dim(p, "Hq"), rk_problem_dim(p, "Hkv"), rk_problem_dim(p, "Sq"),
-                  rk_problem_dim(p, "D"), kn_buf(p, "query_start"), kn_buf(p, "kv_lens"),
-                  a->mask == RK_ATTN_MASK_WINDOW ? (int64_t)kn_scalar(p, "window_left") : -1};
-    uint64_t limit = work_limit ? work_limit : RK_ATTN_UNIFIED_WORK_LIMIT, cu = t->compute_units ? t->compute_units : 1;
-    uint64_t qblocks, blocks = blocks_at(&d, a, 1, &qblocks), more, unused;
-    uint32_t n = 1;
-    while (n * 2 <= a->kv_splits && qblocks < cu && blocks < 2 * cu && work_at(&d, n * 2) <= limit &&
-           (more = blocks_at(&d, a, n * 2, &unused)) > blocks) {
-        n *= 2;
-        blocks = more;
+    uint64_t B = rk_problem_dim(p, "B");
+    const rk_host_buf *qs = kn_buf(p, "query_start"), *lens = kn_buf(p, "kv_lens");
+    uint64_t *lq = malloc((B ? 2 * B : 2) * sizeof *lq);
+    if (!lq) return rk_fail(RK_ERR_NOMEM, "attention unified: out of memory for the batch's lengths");
+    uint64_t *lk = lq + B;
+    for (uint64_t b = 0; b < B; b++) {
+        double q0 = kn_get(qs, b), q1 = kn_get(qs, b + 1), kv = kn_get(lens, b);
+        lq[b] = q1 > q0 ? (uint64_t)(q1 - q0) : 0;
+        lk[b] = kv > 0 ? (uint64_t)kv : 0;
+        if (lk[b] < lq[b]) lk[b] = lq[b];   /* rk_problem_check_inputs names this sequence */
     }
-    *out = (rk_attention_unified_launch){.splits = n, .query_blocks = qblocks, .blocks = blocks,
-                                         .work_bytes = work_at(&d, n)};
-    if (a->kv_splits == 1) return RK_OK;
-    return rk_problem_set_scalar(p, "num_splits", n);
+    int64_t left = p->inst.u.attn.mask == RK_ATTN_MASK_WINDOW ? (int64_t)kn_scalar(p, "window_left") : -1;
+    rk_status st = rk_attention_unified_launch_for(&p->inst, t, lq, lk, (uint32_t)B, rk_problem_dim(p, "Hq"),
+                                                   rk_problem_dim(p, "Hkv"), left, work_limit, out);
+    free(lq);
+    if (st || p->inst.u.attn.kv_splits == 1) return st;
+    return rk_problem_set_scalar(p, "num_splits", out->splits);
 }
 
 rk_status rk_problem_attention_splits(rk_problem *p, const rk_target *t, uint32_t *splits) {
