@@ -68,7 +68,7 @@ if [ -d "$D/attn_unified_parts" ]; then
 fi
 awk '/^== /{n=$2} /^PerfJSON: /{sub(/^PerfJSON: \{/, "{\"name\": \"" n "\", \"impl\": \"rocke\", "); print}' \
   "$OUT/rocke_unified.txt" "$OUT/rocke_parts.txt" > "$OUT/rocke_unified.jsonl"
-grep -h '^unified:' "$OUT/rocke_unified.txt" > "$OUT/rocke_paths.txt" || true
+grep -h '^== \|^unified:' "$OUT/rocke_unified.txt" > "$OUT/rocke_paths.txt" || true
 python3 - "$OUT/unified_peers.jsonl" "$OUT/rocke_unified.jsonl" <<'PY' | tee "$OUT/summary.txt"
 import json, sys
 rows = [json.loads(l) for f in sys.argv[1:] for l in open(f) if l.strip().startswith("{")]
@@ -89,6 +89,13 @@ one = [r["ms"] for r in by.get("mixed-p16", []) if r.get("impl") == "rocke" and 
 if len(parts) == 2 and one:
     print(f"mixed-p16: one launch {one[0]:.4f} ms vs prefill + decode back to back {sum(parts):.4f} ms "
           f"({sum(parts) / one[0]:.2f}x)")
+# the row variants: the per-batch pick (NAME) against each locked variant (NAME-bm64, NAME-bm16)
+for base in ("mixed-p16", "decode-p16", "decode-g8-p16", "prefill-p16"):
+    t = {n: r["ms"] for n in (base, base + "-bm64", base + "-bm16", base + "-s3")
+         for r in by.get(n, []) if r.get("impl") == "rocke" and "ms" in r}
+    if base in t and len(t) > 1:
+        print(f"{base}: rows pick {t[base]:.4f} ms; " +
+              ", ".join(f"{n[len(base) + 1:]} {ms:.4f} ms" for n, ms in t.items() if n != base))
 flex = [r["ms"] for r in by.get("mixed-p16", []) if r.get("impl", "").startswith("flex") and "ms" in r]
 if flex and one:
     print(f"mixed-p16: FlexAttention paged / rocke = {flex[0] / one[0]:.2f}x (the issue asks >= 2x)")

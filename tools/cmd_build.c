@@ -299,10 +299,13 @@ int cmd_build(int argc, char **argv) {
         if (errno) fprintf(stderr, "rocke build: cannot create '%s': %s\n", out, strerror(errno));
         return 1;
     }
-    /* without --shape, a row family builds its shape variants behind one manifest */
+    /* without --shape, a row family builds its shape variants behind one manifest; unified attention
+     * builds its row variants with or without it (rocke run picks one per batch) */
     rk_variant var[RK_MANIFEST_MAX_VARIANTS];
     rk_instance general;
-    uint32_t nv = shape_text ? 0 : rk_instance_variants(&in, t, locked, &general, var, RK_MANIFEST_MAX_VARIANTS);
+    bool per_batch = in.family == RK_FAMILY_ATTENTION && in.u.attn.mode == RK_ATTN_UNIFIED;
+    uint32_t nv = shape_text && !per_batch ? 0
+                                           : rk_instance_variants(&in, t, locked, &general, var, RK_MANIFEST_MAX_VARIANTS);
     rk_manifest top;
     if (!nv) return emit(&in, t, &shape, out, ir_only, "manifest.json", NULL, &c, &dmp);
     rk_manifest_init(&top);
@@ -311,6 +314,7 @@ int cmd_build(int argc, char **argv) {
         snprintf(file, sizeof file, "manifest.%.23s.json", var[i].tag);
         rk_shape vs;
         if (variant_shape(&var[i], &vs)) return cli_fail("build");
+        if (per_batch) vs = shape;   /* a row variant serves the build's shape too */
         /* each variant's stage files in a folder of its own: DIR/TAG */
         char vdir[4096];
         cli_stages vd = dmp;

@@ -354,7 +354,14 @@ int cmd_run(int argc, char **argv) {
             goto out;
         }
     }
-    if (pick_variant(&r, &sh)) { rc = cli_fail("run"); goto out; }
+    char rows_line[512] = "";
+    if (unified && run_batch_pick_rows(r.dir, &r.m, &batch, &sh, rows_line, sizeof rows_line)) {
+        rc = cli_fail("run");
+        goto out;
+    }
+    rk_shape variant_shape;
+    if (*rows_line && rk_manifest_check(&r.m, r.dir, &r.in, &variant_shape)) { rc = cli_fail("run"); goto out; }
+    if (!unified && pick_variant(&r, &sh)) { rc = cli_fail("run"); goto out; }
     if (rk_instance_check_shape(&r.in, &sh)) { rc = cli_fail("run"); goto out; }
     char knob[32];
     if (cli_given(&cmd, "--page-size")) {
@@ -422,14 +429,16 @@ int cmd_run(int argc, char **argv) {
     if (batch.n && rk_problem_set_lengths(&r.p, batch.lq, batch.lk, batch.n)) { rc = cli_fail("run"); goto out; }
     if (lengths_text && varlen && !unified && !set_lengths(&r.p, lengths_text)) { rc = 2; goto out; }
     if (lengths_text && !varlen && rk_problem_set_context_lengths(&r.p, lengths_text)) { rc = cli_fail("run"); goto out; }
-    uint32_t splits = 1;
     bool splits_given = false;
     for (uint32_t i = 0; i < ngiven; i++) splits_given |= !strcmp(given[i].name, "num_splits");
-    if ((unified || decode) && !splits_given && rk_problem_attention_splits(&r.p, t, &splits)) {
-        rc = cli_fail("run");
-        goto out;
-    }
-    if ((unified || decode) && splits_given) splits = (uint32_t)given_splits(&r.p);
+    /* unified: the split count (or the given one) and the blocks and workspace it launches */
+    rk_attention_unified_launch ul = {.splits = 1};
+    double given_n = given_splits(&r.p);
+    if (unified && rk_problem_attention_unified_launch(&r.p, t, 0, &ul)) { rc = cli_fail("run"); goto out; }
+    if (unified && splits_given && rk_problem_set_scalar(&r.p, "num_splits", given_n)) { rc = cli_fail("run"); goto out; }
+    uint32_t splits = unified && splits_given ? (uint32_t)given_n : ul.splits;
+    if (decode && !splits_given && rk_problem_attention_splits(&r.p, t, &splits)) { rc = cli_fail("run"); goto out; }
+    if (decode && splits_given) splits = (uint32_t)given_n;
     if (rk_problem_check_inputs(&r.p)) { rc = cli_fail("run"); goto out; }
     void *init[RK_KSIG_MAX] = {0};
     for (uint32_t i = 0; i < r.p.sig.n; i++) {
@@ -459,9 +468,15 @@ int cmd_run(int argc, char **argv) {
     if (unified) {
         /* one split: the blocks past split 0 would return at once */
         if (splits == 1) l.grid[2] = 1;
+        if (*rows_line) printf("%s\n", rows_line);
         printf("unified: %s path, %u split%s per (query block, KV head): grid %ux%ux%u blocks for %s's %u compute "
                "units\n", splits == 1 ? "2-D" : "split-KV", splits, splits == 1 ? "" : "s", l.grid[0], l.grid[1],
                l.grid[2], t->name, t->compute_units);
+        uint64_t cu = t->compute_units ? t->compute_units : 1;
+        if (!splits_given)
+            printf("unified: %llu query blocks x KV heads, %llu blocks read keys (%.2f per compute unit); split-KV "
+                   "workspace %llu bytes\n", (unsigned long long)ul.query_blocks, (unsigned long long)ul.blocks,
+                   (double)ul.blocks / (double)cu, (unsigned long long)ul.work_bytes);
     }
     if (launch_once(&l, NULL) || rk_device_synchronize(r.dev.dev)) { rc = cli_fail("run"); goto out; }
     int check_rc = 0;

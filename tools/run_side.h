@@ -48,6 +48,12 @@ void run_batch_free(run_batch *b);
 /* The problem's shape for a batch: Hq, Hkv, D from "Hq,Hkv,D" (NULL: from
  * base), B = n, Sq = the total query tokens, Skv = the longest KV length. */
 bool run_batch_shape(const run_batch *b, const char *text, const rk_shape *base, rk_shape *out);
+/* A manifest with row variants (block_m 64 and 16): the one serving batch b
+ * of shape sh cheapest (rk_attention_unified_pick) replaces m, and line
+ * gets the choice and every candidate's row units ("" without variants or
+ * a batch). */
+rk_status run_batch_pick_rows(const char *dir, rk_manifest *m, const run_batch *b, const rk_shape *sh, char *line,
+                              size_t n);
 /* Is `text` the three-number Hq,Hkv,D form of a unified --shape? */
 bool run_batch_short_shape(const char *text);
 

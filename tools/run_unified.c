@@ -118,3 +118,52 @@ bool run_batch_shape(const run_batch *b, const char *text, const rk_shape *base,
     out->dim[DB] = b->n, out->dim[DSQ] = total ? total : 1, out->dim[DSKV] = longest;
     return true;
 }
+
+/* One candidate's block_m (its manifest file in dir; "" = m itself). */
+static bool candidate_rows(const char *dir, const char *file, const rk_manifest *m, rk_manifest *tmp, uint32_t *bm) {
+    if (*file) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, file);
+        if (rk_manifest_read(path, tmp)) return false;
+        m = tmp;
+    }
+    rk_instance in;
+    rk_shape unused;
+    if (rk_manifest_check(m, dir, &in, &unused)) return false;
+    *bm = in.u.attn.block_m;
+    return true;
+}
+
+rk_status run_batch_pick_rows(const char *dir, rk_manifest *m, const run_batch *b, const rk_shape *sh, char *line,
+                              size_t n) {
+    *line = 0;
+    if (!m->nvariants || !b->n) return RK_OK;
+    uint32_t nc = m->nvariants + 1, bm[RK_MANIFEST_MAX_VARIANTS + 1];
+    char files[RK_MANIFEST_MAX_VARIANTS + 1][64];
+    rk_manifest *tmp = malloc(sizeof *tmp);
+    if (!tmp) return rk_fail(RK_ERR_NOMEM, "out of memory");
+    rk_status st = RK_OK;
+    for (uint32_t i = 0; i < nc && !st; i++) {
+        snprintf(files[i], sizeof files[i], "%s", i ? m->variants[i - 1].manifest : "");
+        if (!candidate_rows(dir, files[i], m, tmp, &bm[i]))
+            st = rk_fail(RK_ERR_INVALID, "variant %s: %s", i ? files[i] : "manifest.json", rk_error_message());
+    }
+    uint32_t G = (uint32_t)(sh->dim[DHQ] / (sh->dim[DHKV] ? sh->dim[DHKV] : 1));
+    double cost[RK_MANIFEST_MAX_VARIANTS + 1];
+    uint32_t pick = st ? 0 : rk_attention_unified_pick(b->lq, b->lk, b->n, G, bm, nc, cost);
+    if (!st && pick) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, files[pick]);
+        st = rk_manifest_read(path, tmp);
+        if (!st && tmp->nvariants) st = rk_fail(RK_ERR_INVALID, "variant %s lists variants itself", files[pick]);
+        if (!st) *m = *tmp;
+    }
+    if (!st) {
+        size_t at = (size_t)snprintf(line, n, "unified: rows %u per block (%s) for G = %u: row units", bm[pick],
+                                     pick ? files[pick] : "manifest.json", G);
+        for (uint32_t i = 0; i < nc && at < n; i++)
+            at += (size_t)snprintf(line + at, n - at, "%s block_m %u %.3g", i ? "," : "", bm[i], cost[i]);
+    }
+    free(tmp);
+    return st;
+}

@@ -610,8 +610,38 @@ rk_status rk_problem_set_context_lengths(rk_problem *p, const char *how);
  * query and KV lengths) on target t: 1 split (the 2-D path, one block per
  * query block x KV head) or 2..kv_splits (split-KV, partials merged by the
  * last block to arrive); sets the scalar num_splits and returns the count.
- * Other instances fail naming the mode that has it. */
+ * attention --mode decode: the splits of the batch's context lengths, at most
+ * the instance's kv_splits (fill the compute units, and keep a lone long
+ * sequence's split small against its share). Other instances fail naming
+ * the mode that has it. */
 rk_status rk_problem_attention_splits(rk_problem *p, const rk_target *t, uint32_t *splits);
+/* The same with what the run launches: `work_limit` bounds the split-KV
+ * workspace in bytes (0: RK_ATTN_UNIFIED_WORK_LIMIT); a batch whose
+ * workspace would pass it gets fewer splits, never a failure. */
+#define RK_ATTN_UNIFIED_WORK_LIMIT ((uint64_t)1 << 30)
+typedef struct rk_attention_unified_launch {
+    uint32_t splits;          /* num_splits (1: the 2-D path) */
+    uint64_t query_blocks;    /* non-empty (query block, KV head) pairs of the batch */
+    uint64_t blocks;          /* blocks that read keys: each query block's splits (short ones split less) */
+    uint64_t work_bytes;      /* the workspace these splits touch: Work_o, Work_ml over total_q x Hq x splits, and
+                               * Arrivals; 0 on the 2-D path */
+} rk_attention_unified_launch;
+rk_status rk_problem_attention_unified_launch(rk_problem *p, const rk_target *t, uint64_t work_limit,
+                                              rk_attention_unified_launch *out);
+/* The same from the lengths alone (n sequences of lq new tokens over lk
+ * keys; window_left for mask = window, negative: unbounded). */
+rk_status rk_attention_unified_launch_for(const rk_instance *in, const rk_target *t, const uint64_t *lq,
+                                          const uint64_t *lk, uint32_t n, uint64_t Hq, uint64_t Hkv,
+                                          int64_t window_left, uint64_t work_limit, rk_attention_unified_launch *out);
+/* attention --mode unified built with row variants (docs/attention.md, "Row
+ * variants"): the index into block_m[0..nc) of the rows that serve the batch
+ * (n sequences of lq new tokens over lk keys, G = Hq / Hkv query heads per KV
+ * head) cheapest, where a block's key step costs max(block_m, 32) row units
+ * (the products grow with the rows, the K/V copy of a key does not); ties go
+ * to the earlier candidate, candidates with block_m < G are skipped (0 when
+ * none fits). cost (may be NULL) receives each candidate's units (0: skipped). */
+uint32_t rk_attention_unified_pick(const uint64_t *lq, const uint64_t *lk, uint32_t n, uint32_t G,
+                                   const uint32_t *block_m, uint32_t nc, double *cost);
 /* Bytes moved and flops of the problem as filled: rk_instance_cost of its
  * shape, or what its inputs say (attention decode: the keys of every
  * sequence's context length, not the shape's CTX). */

@@ -253,7 +253,7 @@ rk_tile_frag_coord rk_tile_atom_coord(rk_kernel *k, rk_atom_id atom, rk_frag f, 
  * it; the partials of all blocks are visible to it, acquire). Resetting the
  * counter for the next launch is the caller's. */
 rk_value rk_tile_arrive_last(rk_kernel *k, rk_value tid, rk_value counters, rk_value at, uint32_t arrivals);
-/* The same with the count of arrivals a run-time i32 (block uniform). */
+/* The same with a block-uniform i32 count of arrivals. */
 rk_value rk_tile_arrive_last_n(rk_kernel *k, rk_value tid, rk_value counters, rk_value at, rk_value arrivals);
 
 #ifdef __cplusplus

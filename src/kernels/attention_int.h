@@ -182,6 +182,8 @@ void kn_attn_decode_problem_cost(const rk_problem *p, double *bytes, double *flo
 #define KN_ATTN_PAGED(p) "B,Skv/" #p "," #p ",Hkv,D"
 #define KN_ATTN_TABLE(p) "B,Skv/" #p
 #define KN_ATTN_SPLITS(X) X(2) X(4) X(8) X(16) X(32) X(64)
+/* unified split-KV: a (query block, KV head) takes one split per this many keys it reads (1..num_splits) */
+#define KN_ATTN_SPLIT_KEYS 256u
 static inline int kn_attn_log2(uint32_t x) {
     int l = 0;
     while (x > 1) x >>= 1, l++;

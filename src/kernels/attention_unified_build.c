@@ -16,9 +16,10 @@
  *             and ALiBi on the scores, the causal / window mask, the online
  *             softmax shared with prefill, O += P V;
  *   output    one split: O = acc / l (the sink joining l), LSE; several: the
- *             split's (acc, m, l) to Work and the last of the kv_splits
- *             blocks to arrive merges the num_splits partials in split
- *             order (bits independent of which block finished last).
+ *             split's (acc, m, l) to Work and the last of the query
+ *             block's nb splits (by its keys, at most num_splits) to arrive
+ *             merges the nb partials in split order (bits independent of
+ *             which block finished last).
  * Layer: kernels. */
 #include <math.h>
 
@@ -39,6 +40,7 @@ typedef struct ub {
     rk_tile_warps w;
     rk_value smem;
     rk_value b, hk, split, nsplit, G, bq;
+    rk_value nb;                           /* this query block's splits: 1..nsplit by its keys */
     rk_value q0, qlen, kvlen, off, tok0;   /* the block's first token (in the sequence, in the packed rows) */
     rk_value nrows;                        /* rows inside the sequence: tokens x G */
     rk_value maxp, kstride, wl;            /* block table row length; i32 elements between keys */
@@ -66,9 +68,9 @@ static rk_value slot_row(ub *g, uint32_t i, rk_frag f, uint32_t t, rk_value *col
     return rk_build_add(k, r1, fc.row);
 }
 
-/* i64 element of block row r (column 0) in a [total_q, Hq, per] tensor:
- * ((tok0 + r / G) * Hq + hk * G + r % G) * per. */
-static rk_value row_at(ub *g, rk_value r, uint32_t per) {
+/* i64 element of block row r (column 0) in a [total_q, Hq, per] tensor
+ * (per: i64): ((tok0 + r / G) * Hq + hk * G + r % G) * per. */
+static rk_value row_at_v(ub *g, rk_value r, rk_value per) {
     rk_kernel *k = g->k;
     rk_value t = rk_build_udiv(k, r, g->G);
     rk_value h = rk_build_umod(k, r, g->G);
@@ -78,8 +80,12 @@ static rk_value row_at(ub *g, rk_value r, uint32_t per) {
     rk_value hh = rk_build_add(k, h0, h);
     rk_value x = rk_build_add(k, tq, hh);
     rk_value x64 = i64(k, x);
-    rk_value pv = rk_const_i64(k, per);
-    return rk_build_mul(k, x64, pv);
+    return rk_build_mul(k, x64, per);
+}
+
+static rk_value row_at(ub *g, rk_value r, uint32_t per) {
+    rk_value pv = rk_const_i64(g->k, per);
+    return row_at_v(g, r, pv);
 }
 
 /* Query head (i32) of block row r. */
@@ -371,7 +377,9 @@ static void step(ub *g, rk_value j, rk_value stage, const rk_value *qf, rk_value
 }
 
 /* The key blocks of this split: [first visible, last row's diagonal] of
- * the block cut into num_splits equal shares. */
+ * the block cut into nb equal shares, nb = its keys / KN_ATTN_SPLIT_KEYS
+ * within 1..num_splits (a short sequence of a mixed batch does not split:
+ * no partials, no merge; splits past nb return at once). */
 static void split_range(ub *g) {
     rk_kernel *k = g->k;
     rk_value zero = c32(k, 0), one = c32(k, 1), bn = c32(k, g->pl->bn), bn1 = c32(k, g->pl->bn - 1);
@@ -392,9 +400,17 @@ static void split_range(ub *g) {
         blo = rk_build_udiv(k, lo_key, bn);
     }
     rk_value n = rk_build_sub(k, bhi, blo);
-    rk_value S1 = rk_build_sub(k, g->nsplit, one);
+    g->nb = one;
+    if (g->s->kv_splits > 1) {
+        rk_value keys = rk_build_mul(k, n, bn);
+        rk_value sk = c32(k, KN_ATTN_SPLIT_KEYS);
+        rk_value want = rk_build_udiv(k, keys, sk);
+        rk_value cap = rk_build_smin(k, want, g->nsplit);
+        g->nb = rk_build_smax(k, cap, one);
+    }
+    rk_value S1 = rk_build_sub(k, g->nb, one);
     rk_value nu = rk_build_add(k, n, S1);
-    rk_value per = rk_build_udiv(k, nu, g->nsplit);
+    rk_value per = rk_build_udiv(k, nu, g->nb);
     rk_value so = rk_build_mul(k, g->split, per);
     rk_value lo = rk_build_add(k, blo, so);
     rk_value hi0 = rk_build_add(k, lo, per);
@@ -442,7 +458,7 @@ static rowfin finish_row(ub *g, uint32_t i, uint32_t r, rk_value m, rk_value lpa
 
 /* Each slot's element(s) of accumulator `v` (atom row i, N atom dn) to
  * dst[row_at(row, per) + split * D + column] for the rows inside the sequence. */
-static void store_acc(ub *g, uint32_t i, uint32_t dn, rk_value v, rk_value dst, rk_value extra, uint32_t per) {
+static void store_acc(ub *g, uint32_t i, uint32_t dn, rk_value v, rk_value dst, rk_value extra, rk_value per) {
     rk_kernel *k = g->k;
     const rk_mma_atom *a = g->pl->atom;
     uint32_t run = rk_tile_acc_col_run(a);
@@ -453,7 +469,7 @@ static void store_acc(ub *g, uint32_t i, uint32_t dn, rk_value v, rk_value dst, 
         rk_value cc = rk_build_add(k, col, d0);
         rk_value in = rk_build_cmp(k, "lt", row, g->nrows);
         rk_if_begin(k, in);
-        rk_value base = row_at(g, row, per);
+        rk_value base = row_at_v(g, row, per);
         rk_value b2 = rk_build_add(k, base, extra);
         rk_value c64 = i64(k, cc);
         rk_value at = rk_build_add(k, b2, c64);
@@ -511,7 +527,7 @@ static void write_output(ub *g, const rk_value *m, const rk_value *l, const rk_v
     rk_kernel *k = g->k;
     const kn_attn_plan *pl = g->pl;
     uint32_t nr = pl->rows.nrows;
-    rk_value zero64 = rk_const_i64(k, 0);
+    rk_value zero64 = rk_const_i64(k, 0), dper = rk_const_i64(k, g->s->head_dim);
     for (uint32_t i = 0; i < pl->mi; i++) {
         rk_value scl[MAXV / 4];
         rowfin f[RK_TILE_ACC_MAX_SLOTS];
@@ -527,7 +543,7 @@ static void write_output(ub *g, const rk_value *m, const rk_value *l, const rk_v
         for (uint32_t dn = 0; dn < pl->on; dn++) {
             rk_value ov = rk_tile_mul(k, o[i * pl->on + dn], sv);
             rk_value oh = rk_tile_from_f32(k, ov, g->s->dtype);
-            store_acc(g, i, dn, oh, g->p[g->ix->o], zero64, g->s->head_dim);
+            store_acc(g, i, dn, oh, g->p[g->ix->o], zero64, dper);
         }
         if (!g->s->lse) continue;
         for (uint32_t r = 0; r < nr; r++) {
@@ -541,23 +557,26 @@ static void write_output(ub *g, const rk_value *m, const rk_value *l, const rk_v
 }
 
 /* Several splits: the split's (acc, m, l) to Work_o [token, head, split, D]
- * and Work_ml [token, head, split, 2]. */
+ * and Work_ml [token, head, split, 2], split strides of the run's
+ * num_splits (the workspace a run touches grows with the splits it uses). */
 static void write_partial(ub *g, const rk_value *m, const rk_value *l, const rk_value *o) {
     rk_kernel *k = g->k;
     const kn_attn_plan *pl = g->pl;
-    uint32_t nr = pl->rows.nrows, D = g->s->head_dim, S = g->s->kv_splits;
+    uint32_t nr = pl->rows.nrows, D = g->s->head_dim;
     rk_value sp64 = i64(k, g->split);
     rk_value D64 = rk_const_i64(k, D), two = rk_const_i64(k, 2), one = rk_const_i64(k, 1);
     rk_value oextra = rk_build_mul(k, sp64, D64);
     rk_value mextra = rk_build_mul(k, sp64, two);
+    rk_value ns64 = i64(k, g->nsplit);
+    rk_value operrow = rk_build_mul(k, ns64, D64), mperrow = rk_build_mul(k, ns64, two);
     for (uint32_t i = 0; i < pl->mi; i++) {
-        for (uint32_t dn = 0; dn < pl->on; dn++) store_acc(g, i, dn, o[i * pl->on + dn], g->p[g->ix->work_o], oextra, S * D);
+        for (uint32_t dn = 0; dn < pl->on; dn++) store_acc(g, i, dn, o[i * pl->on + dn], g->p[g->ix->work_o], oextra, operrow);
         for (uint32_t r = 0; r < nr; r++) {
             rowfin f = finish_row(g, i, r, m[i * nr + r], l[i * nr + r], false);
             rk_value row;
             rk_value w = row_leader(g, i, r, &row);
             rk_if_begin(k, w);
-            rk_value base = row_at(g, row, S * 2);
+            rk_value base = row_at_v(g, row, mperrow);
             rk_value mi = rk_build_add(k, base, mextra);
             rk_value li = rk_build_add(k, mi, one);
             rk_store_global(k, g->p[g->ix->work_ml], mi, f.m);
@@ -568,12 +587,12 @@ static void write_partial(ub *g, const rk_value *m, const rk_value *l, const rk_
 }
 
 /* The last block to arrive: every (row, 4 columns) item of the block merges
- * splits 0 .. num_splits-1 in order (m* = running max, weights exp2(m - m*)),
+ * splits 0 .. nb-1 (this block's share count) in order (m* = running max, weights exp2(m - m*)),
  * joins the sink, writes O and LSE. */
 static void merge_splits(ub *g) {
     rk_kernel *k = g->k;
     const kn_attn_plan *pl = g->pl;
-    uint32_t D = g->s->head_dim, S = g->s->kv_splits, vec = 4, per_row = D / vec;
+    uint32_t D = g->s->head_dim, vec = 4, per_row = D / vec;
     uint32_t items = pl->bm * per_row, rounds = (items + pl->threads - 1) / pl->threads;
     rk_value zero = c32(k, 0), one = c32(k, 1), fz = rk_const_f32(k, 0.0f), ninf = rk_const_f32(k, -INFINITY);
     rk_value f1 = rk_const_f32(k, 1.0f);
@@ -586,13 +605,15 @@ static void merge_splits(ub *g) {
         rk_value cc = rk_build_umod(k, x, prv);
         rk_value in = rk_build_cmp(k, "lt", row, g->nrows);
         rk_if_begin(k, in);
-        rk_value ob = row_at(g, row, S * D), mb = row_at(g, row, S * 2);
+        rk_value ns64 = i64(k, g->nsplit), Dw = rk_const_i64(k, D), two2 = rk_const_i64(k, 2);
+        rk_value operrow = rk_build_mul(k, ns64, Dw), mperrow = rk_build_mul(k, ns64, two2);
+        rk_value ob = row_at_v(g, row, operrow), mb = row_at_v(g, row, mperrow);
         rk_value cv = rk_build_mul(k, cc, vv);
         rk_value c64 = i64(k, cv);
         rk_value ob2 = rk_build_add(k, ob, c64);
         rk_value azero = rk_tile_f32s(k, 0.0f, vec);
         rk_value init[3] = {ninf, fz, azero}, cur[3], res[3];
-        rk_value sp = rk_for_begin(k, zero, g->nsplit, one, "split", 3, init, NULL, cur);
+        rk_value sp = rk_for_begin(k, zero, g->nb, one, "split", 3, init, NULL, cur);
         {
             rk_value sp64 = i64(k, sp);
             rk_value D64 = rk_const_i64(k, D), two = rk_const_i64(k, 2), o64 = rk_const_i64(k, 1);
@@ -726,8 +747,12 @@ void kn_attn_unified_build(const rk_instance *in, const rk_target *t, rk_kernel 
         g.scale_l2 = rk_build_fmul(k, g.scale_l2, ks);
         g.vscale = rk_load_global(k, p[ix.vscale], g.hk, 1);
     }
-    /* a block past its sequence's queries (the one spare block) has nothing to do */
-    rk_value live = rk_build_cmp(k, "lt", g.q0, g.qlen);
+    split_range(&g);
+    /* a block past its sequence's queries (the one spare block), or a split
+     * past its query block's share count, has nothing to do */
+    rk_value has_q = rk_build_cmp(k, "lt", g.q0, g.qlen);
+    rk_value has_s = rk_build_cmp(k, "lt", g.split, g.nb);
+    rk_value live = rk_build_and(k, has_q, has_s);
     rk_if_begin(k, live);
 
     rk_smem_alloc_opts al = {.align = RK_SOME(128)};
@@ -749,7 +774,6 @@ void kn_attn_unified_build(const rk_instance *in, const rk_target *t, rk_kernel 
         rk_build_sync(k);   /* the K/V stages overwrite Q */
     }
     row_values(&g);
-    split_range(&g);
 
     rk_tile_copy_lanes_init(k, &pl.cpk, g.w.tid, &g.lk);
     rk_tile_copy_lanes_init(k, &pl.cpv, g.w.tid, &g.lv);
@@ -808,20 +832,16 @@ void kn_attn_unified_build(const rk_instance *in, const rk_target *t, rk_kernel 
     if (s->kv_splits == 1) {
         write_output(&g, mf, lf, of);
     } else {
-        rk_value single = rk_build_cmp(k, "eq", g.nsplit, one);
+        /* nb = 1: split 0 is the only live block of its query block */
+        rk_value single = rk_build_cmp(k, "eq", g.nb, one);
         rk_if_else_begin(k, single, 0, NULL, NULL);
-        {
-            rk_value first = rk_build_cmp(k, "eq", g.split, zero);
-            rk_if_begin(k, first);
-            write_output(&g, mf, lf, of);
-            rk_if_end(k, NULL, 0);
-        }
+        write_output(&g, mf, lf, of);
         rk_else(k, NULL, 0);
         {
             write_partial(&g, mf, lf, of);
             rk_value tq = rk_build_mul(k, g.tok0, p[ix.Hkv]);
             rk_value cnt = rk_build_add(k, tq, g.hk);
-            rk_value last = rk_tile_arrive_last(k, g.w.tid, p[ix.arrivals], cnt, s->kv_splits);
+            rk_value last = rk_tile_arrive_last_n(k, g.w.tid, p[ix.arrivals], cnt, g.nb);
             rk_if_begin(k, last);
             merge_splits(&g);
             /* every split has arrived: the counter back to 0 for the next launch */

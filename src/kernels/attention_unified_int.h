@@ -25,6 +25,11 @@ void kn_attn_unified_cost(const rk_attention_spec *a, const rk_shape *s, double 
  * query heads of one KV head), block_n keys a step (a divisor of the page). */
 rk_status kn_attn_unified_plan(const rk_attention_spec *s, const rk_target *t, kn_attn_plan *out);
 
+/* attention_unified_choice.c: the row variants of a build without --block-m / --warps (block_m 16 on one
+ * warp beside in's 64; *general = in), 0 when none applies. */
+uint32_t kn_attn_unified_variants(const rk_instance *in, const rk_target *t, uint64_t locked, rk_instance *general,
+                                  rk_variant *out, uint32_t max);
+
 /* attention_unified_build.c */
 void kn_attn_unified_build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *params);
 

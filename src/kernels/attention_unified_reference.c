@@ -1,7 +1,8 @@
 /* rocke — unified attention on the host: the reference in double over each
  * sequence's keys gathered through its block table, the batch's lengths
  * (query starts, KV lengths) and block table, their checks before a launch,
- * the cost at the real lengths and the per-batch split choice.
+ * the cost at the real lengths (the per-batch choices:
+ * attention_unified_choice.c).
  * Layer: kernels. */
 #include <math.h>
 #include <stdlib.h>
@@ -259,31 +260,4 @@ void kn_attn_unified_problem_cost(const rk_problem *p, double *bytes, double *fl
     *flops = 4.0 * (double)(d.Hq * d.D) * pairs;
     *bytes = 2 * keys * (double)(d.Hkv * d.D) * kvb + 2 * (double)(d.Sq * d.Hq * d.D) * eb +
              ceil(keys / (double)d.P) * 4;
-}
-
-/* 2-D while the query blocks x KV heads already give every compute unit a
- * block; else splits double while the grid stays under two blocks per
- * compute unit and each split keeps >= 256 keys of the longest sequence. */
-rk_status rk_problem_attention_splits(rk_problem *p, const rk_target *t, uint32_t *splits) {
-    if (p->inst.family == RK_FAMILY_ATTENTION && p->inst.u.attn.mode == RK_ATTN_DECODE)
-        return kn_attn_decode_splits(p, t, splits);
-    if (p->inst.family != RK_FAMILY_ATTENTION || p->inst.u.attn.mode != RK_ATTN_UNIFIED)
-        return rk_fail(RK_ERR_INVALID, "the split-KV choice is for attention instances built with --mode decode or "
-                       "unified");
-    ushape d = shape_of(p);
-    const rk_host_buf *qs = kn_buf(p, "query_start"), *lens = kn_buf(p, "kv_lens");
-    uint64_t G = d.Hq / d.Hkv, bq = p->inst.u.attn.block_m / G, blocks = 0, maxkv = 0;
-    for (uint64_t b = 0; b < d.B; b++) {
-        uint64_t qlen = (uint64_t)(kn_get(qs, b + 1) - kn_get(qs, b)), kv = (uint64_t)kn_get(lens, b);
-        blocks += (qlen + bq - 1) / bq;
-        maxkv = kv > maxkv ? kv : maxkv;
-    }
-    blocks *= d.Hkv;
-    uint64_t cu = t->compute_units ? t->compute_units : 1;
-    uint32_t n = 1;
-    while (n * 2 <= p->inst.u.attn.kv_splits && blocks < cu && blocks * n < 2 * cu && maxkv / (2ull * n) >= 256)
-        n *= 2;
-    *splits = n;
-    if (p->inst.u.attn.kv_splits == 1) return RK_OK;
-    return rk_problem_set_scalar(p, "num_splits", n);
 }

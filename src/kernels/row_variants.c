@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "attention_unified_int.h"
 #include "kern_int.h"
 
 /* The row count the cached variants are tuned at: enough rows that the
@@ -69,6 +70,8 @@ static uint64_t class_end(const rk_instance *one, const rk_target *t, uint64_t l
 
 uint32_t rk_instance_variants(const rk_instance *in, const rk_target *t, uint64_t locked, rk_instance *general,
                               rk_variant *out, uint32_t max) {
+    if (in->family == RK_FAMILY_ATTENTION && in->u.attn.mode == RK_ATTN_UNIFIED)
+        return kn_attn_unified_variants(in, t, locked, general, out, max);
     rk_instance base = *in;
     if (!row_knobs(&base) || !t) return 0;
     uint64_t lk = locked;

@@ -7,8 +7,8 @@
  * Layer: tile. */
 #include "rocke/tile.h"
 
-/* The counter's value before this block's arrival (i32, every thread). */
-static rk_value arrive_seen(rk_kernel *k, rk_value tid, rk_value counters, rk_value at) {
+/* The arrivals before this block's (i32, every thread). */
+static rk_value arrive(rk_kernel *k, rk_value tid, rk_value counters, rk_value at) {
     /* release the partials, then one thread counts the block's arrival */
     rk_build_fence(k, "device");
     rk_build_sync(k);
@@ -29,14 +29,14 @@ static rk_value arrive_seen(rk_kernel *k, rk_value tid, rk_value counters, rk_va
 }
 
 rk_value rk_tile_arrive_last(rk_kernel *k, rk_value tid, rk_value counters, rk_value at, uint32_t arrivals) {
-    rk_value seen = arrive_seen(k, tid, counters, at);
+    rk_value seen_i = arrive(k, tid, counters, at);
     rk_value before = rk_const_i32(k, (int32_t)arrivals - 1);
-    return rk_build_cmp(k, "eq", seen, before);
+    return rk_build_cmp(k, "eq", seen_i, before);
 }
 
 rk_value rk_tile_arrive_last_n(rk_kernel *k, rk_value tid, rk_value counters, rk_value at, rk_value arrivals) {
-    rk_value seen = arrive_seen(k, tid, counters, at);
+    rk_value seen_i = arrive(k, tid, counters, at);
     rk_value one = rk_const_i32(k, 1);
     rk_value before = rk_build_sub(k, arrivals, one);
-    return rk_build_cmp(k, "eq", seen, before);
+    return rk_build_cmp(k, "eq", seen_i, before);
 }

@@ -227,6 +227,72 @@ static void test_heuristic(void **state) {
     rk_problem_free(&p);
 }
 
+/* The row variants on odd lengths: the 16-row block of one warp (G 8, two
+ * tokens a block) and the 64-row block, each with query blocks that split by
+ * their keys (700 keys: 2 of the 4 splits; 3 and 130: none). */
+static void test_rows(void **state) {
+    (void)state;
+    const batch b = {4, {1, 3, 17, 130}, {700, 3, 400, 130}};
+    run_case("sm_90a", 8, 1, 64, &b, "page_size=64 kv_splits=4 block_m=16 warps=1", "num_splits=4");
+    run_case("gfx942", 4, 1, 128, &b, "page_size=16 kv_splits=4", "num_splits=4");
+    run_case("sm_90a", 4, 4, 64, &b, "page_size=16 kv_splits=1 block_m=16 warps=1", "");
+}
+
+/* The pick: a decode batch takes 16 rows (units = its keys x 32, not x 64),
+ * a prefill 64 (four times the blocks, each copying its keys), G above 16
+ * only the 64-row block. */
+static void test_rows_pick(void **state) {
+    (void)state;
+    const uint32_t bm[2] = {64, 16};
+    double cost[2];
+    const uint64_t dq[3] = {1, 1, 2}, dk[3] = {700, 300, 50};
+    assert_int_equal(rk_attention_unified_pick(dq, dk, 3, 4, bm, 2, cost), 1);
+    assert_true(cost[0] == 1050.0 * 64 && cost[1] == 1050.0 * 32);
+    const uint64_t pq[1] = {130}, pk[1] = {130};
+    assert_int_equal(rk_attention_unified_pick(pq, pk, 1, 4, bm, 2, cost), 0);
+    assert_true(cost[0] == 706.0 * 64 && cost[1] == 2242.0 * 32);   /* 9 blocks of 16 tokens, 33 of 4 */
+    assert_int_equal(rk_attention_unified_pick(dq, dk, 3, 32, bm, 2, cost), 0);
+    assert_true(cost[1] == 0);
+}
+
+/* What a 132-SM GPU gets (Hq 32, Hkv 8, D 128, 64 rows): one 8192-token
+ * prefill, 256 decodes over 2k..8k and their mix fill it on the 2-D path;
+ * 8 decodes over 32k take 8 splits (512 blocks), fewer under a workspace
+ * limit; a short sequence beside long ones does not split. */
+static void test_launch(void **state) {
+    (void)state;
+    const rk_target *t = rk_target_find("sm_90a");
+    rk_instance in;
+    rk_shape sh;
+    const batch one = {1, {1}, {1}};
+    unified_instance("sm_90a", 32, 8, 128, &one, "page_size=16 kv_splits=8", &in, &sh);
+    static uint64_t lq[257], lk[257];
+    rk_attention_unified_launch l;
+    lq[0] = lk[0] = 8192;
+    assert_int_equal(rk_attention_unified_launch_for(&in, t, lq, lk, 1, 32, 8, -1, 0, &l), RK_OK);
+    assert_true(l.splits == 1 && l.query_blocks == 512 * 8 && l.blocks == 4096 && l.work_bytes == 0);
+    uint64_t rng = seed | 1;
+    for (int i = 1; i < 257; i++) {
+        rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+        lq[i] = 1, lk[i] = 2048 + (rng >> 33) % 6145;
+    }
+    assert_int_equal(rk_attention_unified_launch_for(&in, t, lq + 1, lk + 1, 256, 32, 8, -1, 0, &l), RK_OK);
+    assert_true(l.splits == 1 && l.query_blocks == 2048 && l.blocks == 2048);
+    assert_int_equal(rk_attention_unified_launch_for(&in, t, lq, lk, 257, 32, 8, -1, 0, &l), RK_OK);
+    assert_true(l.splits == 1 && l.blocks == 4096 + 2048);
+    for (int i = 0; i < 8; i++) lq[i] = 1, lk[i] = 32768;
+    assert_int_equal(rk_attention_unified_launch_for(&in, t, lq, lk, 8, 32, 8, -1, 0, &l), RK_OK);
+    assert_true(l.splits == 8 && l.query_blocks == 64 && l.blocks == 512);
+    assert_true(l.work_bytes == 4 * (8ull * 32 * 8 * 130 + 8 * 8));
+    assert_int_equal(rk_attention_unified_launch_for(&in, t, lq, lk, 8, 32, 8, -1, 600000, &l), RK_OK);
+    assert_true(l.splits == 4 && l.blocks == 256 && l.work_bytes <= 600000);
+    lk[2] = lk[3] = 100;
+    assert_int_equal(rk_attention_unified_launch_for(&in, t, lq, lk, 4, 32, 8, -1, 0, &l), RK_OK);
+    assert_true(l.splits == 8 && l.blocks == 2 * 8 * 8 + 2 * 8);
+    assert_int_not_equal(rk_attention_unified_launch_for(&in, t, lq, lk, 4, 32, 6, -1, 0, &l), RK_OK);
+    assert_non_null(strstr(rk_error_message(), "Hkv = 6"));
+}
+
 /* Offsets, lengths and page ids are checked before a launch, naming the
  * sequence; a page id outside the cache that reaches the emulator stops at
  * the read. */
@@ -336,7 +402,7 @@ static void test_bad_spec(void **state) {
     assert_int_equal(rk_problem_init(&p, &pre, &sh, seed), RK_OK);
     uint32_t n;
     assert_int_not_equal(rk_problem_attention_splits(&p, t, &n), RK_OK);
-    assert_non_null(strstr(rk_error_message(), "--mode decode or unified"));
+    assert_non_null(strstr(rk_error_message(), "--mode unified"));
     rk_problem_free(&p);
 }
 
@@ -348,7 +414,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mixed_paths), cmocka_unit_test(test_options),  cmocka_unit_test(test_shapes),
         cmocka_unit_test(test_fp8),         cmocka_unit_test(test_heuristic), cmocka_unit_test(test_bad_batch),
-        cmocka_unit_test(test_bad_spec),
+        cmocka_unit_test(test_bad_spec),    cmocka_unit_test(test_rows),      cmocka_unit_test(test_rows_pick),
+        cmocka_unit_test(test_launch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
