@@ -175,8 +175,9 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64
     bool split_locked = locked >> KN_GK_SPLIT & 1;
     bool path_locked = locked >> KN_GK_PATH & 1;
     /* Decode shapes in layout rc on NVIDIA stream the weights without LDS
-     * (gemm_stream.c); an odd K or another layout keeps the skinny mma choice. */
-    if ((!path_locked && M <= 64 && !amd) || (path_locked && s->path == RK_GEMM_PATH_STREAM)) {
+     * (gemm_stream.c) unless split_k is given, like the skinny rule below; an
+     * odd K or another layout keeps the skinny mma choice. */
+    if ((!path_locked && !split_locked && M <= 64 && !amd) || (path_locked && s->path == RK_GEMM_PATH_STREAM)) {
         if (kn_gemm_tune_stream(s, t, M, N, K, batch, locked)) {
             kn_gemm_tune_epilogue(s, t, locked);
             return;
