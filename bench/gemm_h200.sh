@@ -3,7 +3,8 @@
 # `scripts/device-prepare.sh build sm_90a` here, which builds the kernels of
 # bench/gemm_shapes.txt, every wgmma schedule at the anchors, the fp8 rows of
 # bench/gemm_fp8_shapes.txt (per-tensor and per-128-block scales) and the
-# epilogue=tma variants into .devcarry/gemm/): torch.matmul and the fp8
+# epilogue=tma variants, and session 6's path rows (rc-bf16-stream@M,8192,8192 next to
+# rc-bf16-mma@..., rc-bf16-mma-TILE@4096,4096,4096) into .devcarry/gemm/): torch.matmul and the fp8
 # torch._scaled_mm with the same scales in the same run, then every rocke
 # kernel verified and timed, then the SASS evidence of each cubin when a
 # disassembler is present (UTMASTG: TMA stores). Logs go to $OUT (or ./out).

@@ -180,6 +180,27 @@ done
 # The odd K itself: A and B copied by the threads (cp.async or 2-byte stores), schedule=plain only
 "$B/rocke" build gemm --layout rc --dtype bf16 --target "$T" --shape 2047,3001,4093 --path wgmma \
   --schedule plain -o "$D/gemm/rc-bf16-plain@2047,3001,4093" >/dev/null
+# Session 6 variant rows next to the heuristic's picks: the decode shapes on each path
+# (stream: weights read straight into mma.sync fragments; mma: the skinny LDS kernel), the
+# unaligned shape on the gathered mma.sync kernel, and wider mma.sync tiles at 4096^3
+for shape in 1,8192,8192 16,8192,8192 64,8192,8192; do
+  for path in stream mma; do
+    "$B/rocke" build gemm --layout rc --dtype bf16 --target "$T" --shape "$shape" --path "$path" \
+      -o "$D/gemm/rc-bf16-$path@$shape" >/dev/null
+  done
+done
+"$B/rocke" build gemm --layout rc --dtype bf16 --target "$T" --shape 2047,3001,4093 --path mma \
+  -o "$D/gemm/rc-bf16-mma@2047,3001,4093" >/dev/null
+while read -r tag knobs; do
+  # shellcheck disable=SC2086
+  "$B/rocke" build gemm --layout rc --dtype bf16 --target "$T" --shape 4096,4096,4096 --path mma $knobs \
+    -o "$D/gemm/rc-bf16-mma-$tag@4096,4096,4096" >/dev/null
+done <<'MMA'
+t128x128s4 --tile 128x128x32 --warps 2x2 --stages 4
+t128x256s4 --tile 128x256x32 --warps 2x4 --stages 4
+t128x256s3 --tile 128x256x32 --warps 2x4 --stages 3
+t256x128s4 --tile 256x128x32 --warps 4x2 --stages 4
+MMA
 # fp8 (bench/gemm_fp8_shapes.txt): the heuristic's pick per row, and the persistent schedule at the anchors
 grep -v '^#' bench/gemm_fp8_shapes.txt | while read -r M N K layout dtype scale; do
   [ -n "$M" ] || continue

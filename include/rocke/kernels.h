@@ -156,9 +156,13 @@ typedef enum rk_gemm_layout { RK_GEMM_RR = 0, RK_GEMM_RC, RK_GEMM_CR, RK_GEMM_CC
  * arrive sums the slices in split order (deterministic) and applies the
  * epilogue; ATOMIC: f32 atomic adds into a zeroed f32 C (no epilogue chain). */
 typedef enum rk_gemm_split_reduce { RK_GEMM_SPLIT_WORKSPACE = 0, RK_GEMM_SPLIT_ATOMIC } rk_gemm_split_reduce;
-/* The main loop: mma.sync / MFMA warp atoms with cp.async copies, or (sm_90a)
- * TMA boxes on mbarriers feeding wgmma (docs/gemm.md, "The Hopper path"). */
-typedef enum rk_gemm_path { RK_GEMM_PATH_MMA = 0, RK_GEMM_PATH_WGMMA, RK_GEMM_PATH__COUNT } rk_gemm_path;
+/* The main loop: mma.sync / MFMA warp atoms with cp.async copies, (sm_90a)
+ * TMA boxes on mbarriers feeding wgmma (docs/gemm.md, "The Hopper path"), or
+ * (NVIDIA, layout rc, decode) mma.sync fragments loaded straight from global
+ * memory in 16-byte pieces, no LDS ("The weight-streaming path"). */
+typedef enum rk_gemm_path {
+    RK_GEMM_PATH_MMA = 0, RK_GEMM_PATH_WGMMA, RK_GEMM_PATH_STREAM, RK_GEMM_PATH__COUNT
+} rk_gemm_path;
 /* How C leaves the block: DIRECT stores each accumulator where the atom's
  * lane map holds it; CSHUFFLE stages the block tile in LDS (f32) and stores
  * whole 16-byte row chunks (docs/gemm.md, "The C-shuffle epilogue"); TMA

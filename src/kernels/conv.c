@@ -10,9 +10,10 @@
 
 static const char *const dir_names[] = {"fwd", "dgrad", "wgrad", NULL};
 static const char *const algo_names[] = {"igemm", "gemm1x1", "direct", NULL};
-/* the GEMM's paths (RK_GEMM_PATH_*), then auto: the heuristic's choice */
+/* the GEMM's paths conv takes (RK_GEMM_PATH_MMA, _WGMMA; not stream), then
+ * auto: the heuristic's choice */
 static const char *const path_names[] = {"mma", "wgmma", "auto", NULL};
-enum { CONV_PATH_AUTO = RK_GEMM_PATH__COUNT };
+enum { CONV_PATH_AUTO = RK_GEMM_PATH_WGMMA + 1 };
 static const char *const atom_names[] = {
     "auto",
 #define RK_ATOM(id, name, ...) name,
@@ -313,7 +314,7 @@ static rk_status validate(const rk_instance *in, const rk_target *t) {
     }
     if (nb > 2 || nd > 2)
         return rk_fail(RK_ERR_INVALID, "%s: knob 'fuse' takes at most 2 bias and 2 add/mul steps", fam);
-    if ((unsigned)c->g.path >= RK_GEMM_PATH__COUNT)
+    if ((unsigned)c->g.path >= CONV_PATH_AUTO)
         return rk_fail(RK_ERR_INVALID, "%s: knob 'path' must be mma or wgmma once built (auto is the heuristic's "
                        "choice: build with --shape, or name the path)", fam);
     if (c->g.path == RK_GEMM_PATH_WGMMA) return kn_conv_hopper_check(in, t, fam);

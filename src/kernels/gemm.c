@@ -25,7 +25,7 @@ static const uint32_t legal_split[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13
 static const char *const split_reduce_names[] = {"workspace", "atomic", NULL};
 static const char *const epilogue_names[] = {"direct", "cshuffle", "tma", NULL};
 static const uint32_t legal_xcd[] = {0, 1, 2, 4, 8, 16, 0};
-static const char *const path_names[] = {"mma", "wgmma", NULL};
+static const char *const path_names[] = {"mma", "wgmma", "stream", NULL};
 static const char *const schedule_names[] = {"plain", "ws", "persistent", "pingpong", NULL};
 static const char *const scale_names[] = {"none", "tensor", "block", NULL};
 static const uint32_t legal_blocks[] = {0, 1, 2, 3, 4, 6, 8, 16, 32, 64, 66, 108, 114, 128, 132, 256, 264, 0};
@@ -55,7 +55,8 @@ const rk_knob kn_gemm_knobs[] = {
            "AMD dies the block ids are remapped over (0: off; 8 on gfx942/gfx950)"),
     KN_EPI("fuse", u.gemm.fuse, "epilogue chain, e.g. bias,gelu (operands in out_dtype)"),
     KN_ENUM("path", "p", u.gemm.path, path_names, true,
-            "main loop: mma (mma.sync/MFMA, cp.async) or wgmma (sm_90a: TMA + mbarriers + wgmma)"),
+            "main loop: mma (mma.sync/MFMA, cp.async), wgmma (sm_90a: TMA + mbarriers + wgmma) or stream "
+            "(NVIDIA, layout rc: mma.sync fragments read from global memory in 16-byte pieces, no LDS)"),
     KN_ENUM("schedule", "sc", u.gemm.schedule, schedule_names, true,
             "path=wgmma: plain (all warpgroups consume), ws (a TMA producer warpgroup, setmaxnreg), persistent "
             "(ws over `blocks` blocks walking the tiles) or pingpong (persistent, two consumers on alternate tiles)"),
@@ -172,7 +173,18 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64
      * keep the skinny split-K mma choice (more blocks streaming the weights);
      * elsewhere wgmma wins where it applies, and then nothing is split. */
     bool split_locked = locked >> KN_GK_SPLIT & 1;
-    if (!(locked >> KN_GK_PATH & 1)) {
+    bool path_locked = locked >> KN_GK_PATH & 1;
+    /* Decode shapes in layout rc on NVIDIA stream the weights without LDS
+     * (gemm_stream.c) unless split_k is given, like the skinny rule below; an
+     * odd K or another layout keeps the skinny mma choice. */
+    if ((!path_locked && !split_locked && M <= 64 && !amd) || (path_locked && s->path == RK_GEMM_PATH_STREAM)) {
+        if (kn_gemm_tune_stream(s, t, M, N, K, batch, locked)) {
+            kn_gemm_tune_epilogue(s, t, locked);
+            return;
+        }
+        if (path_locked) return;   /* validation names the rule */
+    }
+    if (!path_locked) {
         bool skinny = M <= 64 && !split_locked;
         bool shuffle = (locked >> KN_GK_EPI & 1) && s->epilogue == RK_GEMM_EPI_CSHUFFLE;   /* an mma epilogue */
         bool f8 = kn_gemm_hopper_f8(s);   /* fp8 has only the wgmma path */

@@ -258,6 +258,10 @@ static gk gk_of(rk_kernel *k, const kn_gemm_plan *pl, const rk_gemm_spec *s, con
 
 void kn_gemm_mainloop(rk_kernel *k, const kn_gemm_plan *plp, const rk_gemm_spec *s, kn_gemm_io *io,
                       rk_value *res) {
+    if (s->path == RK_GEMM_PATH_STREAM) {
+        kn_gemm_stream_mainloop(k, plp, s, io, res);
+        return;
+    }
     const kn_gemm_plan pl = *plp;
     gk g = gk_of(k, plp, s, io);
     g.ga = pl.a_row ? (rk_tile_gview){io->A, io->lda, io->M, io->K} : (rk_tile_gview){io->A, io->lda, io->K, io->M};

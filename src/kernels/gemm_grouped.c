@@ -82,7 +82,8 @@ static rk_status validate(const rk_instance *in, const rk_target *t) {
         return rk_fail(RK_ERR_INVALID, "grouped_gemm: knob 'split_k' = %u, but groups are not split (legal: 1)",
                        s->split_k);
     if (s->path != RK_GEMM_PATH_MMA)
-        return rk_fail(RK_ERR_INVALID, "grouped_gemm: knob 'path' = wgmma is not supported (legal: mma)");
+        return rk_fail(RK_ERR_INVALID, "grouped_gemm: knob 'path' = %s is not supported (legal: mma)",
+                       s->path == RK_GEMM_PATH_STREAM ? "stream" : "wgmma");
     if (kn_gemm_hopper_f8(s))
         return rk_fail(RK_ERR_INVALID, "grouped_gemm: dtype %s is offered by the gemm family only (legal here: f16, "
                        "bf16)", kn_dtype_name(s->dtype));

@@ -157,6 +157,18 @@ uint32_t kn_gemm_tune_split(const rk_gemm_spec *s, const rk_target *t, uint64_t 
 typedef struct kn_gemm_locks { bool tile, warps, atom, stages; } kn_gemm_locks;
 void kn_gemm_tune_skinny(rk_gemm_spec *s, const rk_target *t, uint64_t M, kn_gemm_locks locks);
 
+/* gemm_stream.c: path=stream (NVIDIA, layout rc, decode): the rules and
+ * the plan (no LDS; mi x ni m16n8k16 atoms per warp, ki per K tile); the
+ * heuristic's choice (tile M = M rounded up to 16, 1x4 warps, 128 x 128
+ * (M <= 32) or 64 x 64 columns x K chunks, the split count), which keeps *s and
+ * returns false where the path does not apply; and the main loop (mi * ni
+ * accumulators into res, the layout kn_gemm_finish reads). */
+rk_status kn_gemm_stream_plan(const rk_gemm_spec *s, const rk_target *t, bool batched, kn_gemm_plan *out);
+bool kn_gemm_tune_stream(rk_gemm_spec *s, const rk_target *t, uint64_t M, uint64_t N, uint64_t K, uint64_t batch,
+                         uint64_t locked);
+void kn_gemm_stream_mainloop(rk_kernel *k, const kn_gemm_plan *pl, const rk_gemm_spec *s, kn_gemm_io *io,
+                             rk_value *res);
+
 /* gemm_fp8.c: fp8 on path=mma. The target's own encoding of an fp8 dtype
  * (FNUZ on gfx942), its default atom (NULL: none), the rules (scale knob,
  * targets, scale=block's tile), the heuristic's vectors (16 one-byte

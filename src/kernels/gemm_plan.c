@@ -102,6 +102,7 @@ rk_status kn_gemm_plan_make(const rk_gemm_spec *s, const rk_target *t, bool batc
         rk_status hs = kn_gemm_check_epilogue(s, t, out);
         return hs ? hs : kn_gemm_hopper_plan(s, t, batched, out);
     }
+    if (s->path == RK_GEMM_PATH_STREAM) return kn_gemm_stream_plan(s, t, batched, out);
     memset(out, 0, sizeof *out);
     kn_gemm_plan p = {0};
     p.batched = batched;

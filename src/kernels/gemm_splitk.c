@@ -123,29 +123,45 @@ rk_value kn_gemm_split_publish(rk_kernel *k, const kn_gemm_plan *pl, const rk_ge
     return rk_tile_arrive_last(k, io->tid, io->dst, at, s->split_k);
 }
 
-void kn_gemm_split_gather(rk_kernel *k, const kn_gemm_plan *pl, const rk_gemm_spec *s, const kn_gemm_split_io *io,
-                          const rk_value *acc, rk_value *sum) {
+/* Slice `sp` (i32) of Work at this lane's slots, added to base (or, base
+ * NULL, as is) into out; tmpl gives the fragments' types. */
+static void add_slice(rk_kernel *k, const kn_gemm_plan *pl, const kn_gemm_split_io *io, rk_value sp,
+                      const rk_value *tmpl, const rk_value *base, rk_value *out) {
     rk_value zero = c32(k, 0);
     for (uint32_t i = 0; i < pl->mi; i++)
         for (uint32_t j = 0; j < pl->ni; j++) {
-            rk_value d = acc[i * pl->ni + j];
+            rk_value d = tmpl[i * pl->ni + j];
             for (uint32_t sl = 0; sl < pl->atom->c_len; sl++) {
                 rk_value row, col;
                 rk_value ok = slot(k, pl, io, i, j, sl, &row, &col);
                 /* outside C: read (0, 0) instead; the epilogue stores nothing there */
                 rk_value r = rk_build_select(k, ok, row, zero);
                 rk_value c = rk_build_select(k, ok, col, zero);
-                rk_value x = rk_const_f32(k, 0.0f);
-                for (uint32_t sp = 0; sp < s->split_k; sp++) {
-                    rk_value spv = c32(k, sp);
-                    rk_value at = work_at(k, io, spv, r, c);
-                    rk_value v = rk_load_global(k, io->dst, at, 1);
-                    x = sp ? rk_build_fadd(k, x, v) : v;
+                rk_value at = work_at(k, io, sp, r, c);
+                rk_value v = rk_load_global(k, io->dst, at, 1);
+                if (base) {
+                    rk_value was = rk_build_vextract(k, base[i * pl->ni + j], sl);
+                    v = rk_build_fadd(k, was, v);
                 }
-                d = rk_build_vinsert(k, d, x, sl);
+                d = rk_build_vinsert(k, d, v, sl);
             }
-            sum[i * pl->ni + j] = d;
+            out[i * pl->ni + j] = d;
         }
+}
+
+void kn_gemm_split_gather(rk_kernel *k, const kn_gemm_plan *pl, const rk_gemm_spec *s, const kn_gemm_split_io *io,
+                          const rk_value *acc, rk_value *sum) {
+    /* slice 0, then slices 1 .. S-1 added in order by a device loop: one
+     * slice's loads in flight at a time (unrolled, every slice's loads were
+     * hoisted together and set the kernel's register count) */
+    uint32_t n = pl->mi * pl->ni;
+    rk_value zero = c32(k, 0);
+    rk_value head[192], cur[192], next[192];
+    add_slice(k, pl, io, zero, acc, NULL, head);
+    rk_value lo = c32(k, 1), hi = c32(k, s->split_k), step = c32(k, 1);
+    rk_value sp = rk_for_begin(k, lo, hi, step, "split", n, head, NULL, cur);
+    add_slice(k, pl, io, sp, cur, cur, next);
+    rk_for_end(k, next, n, sum);
     /* every split has arrived: reset the tile's counter for the next launch */
     rk_value first = rk_build_cmp(k, "eq", io->tid, zero);
     rk_if_begin(k, first);

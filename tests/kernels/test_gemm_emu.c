@@ -224,18 +224,76 @@ static void test_skinny(void **state) {
     }
 }
 
+/* ---- the weight-streaming path (path=stream) ------------------------------------------------- */
+/* The tuned spec of gemm M x N x K on target (knobs locked). */
+static rk_gemm_spec tuned_spec(const char *target, uint64_t M, uint64_t N, uint64_t K, const char *knobs) {
+    const rk_target *t = rk_target_find(target);
+    rk_instance in;
+    rk_instance_default(RK_FAMILY_GEMM, &in);
+    uint64_t locked = 0;
+    set_knobs(&in, knobs, &locked);
+    rk_shape sh;
+    uint64_t ext[3] = {M, N, K};
+    rk_shape_default(RK_FAMILY_GEMM, &sh);
+    rk_shape_update(RK_FAMILY_GEMM, &sh, NULL, ext, 3, false);
+    assert_int_equal(rk_instance_tune(&in, t, &sh, locked), RK_OK);
+    if (rk_instance_validate(&in, t)) fail_msg("%s %s: %s", target, knobs, rk_error_message());
+    return in.u.gemm;
+}
+
+/* The heuristic's choice (decode shapes in layout rc on NVIDIA, nothing
+ * else), then runs: M and N tails, every 16-row count, one and several K
+ * tiles, a K tail inside the last tile, split-K both ways, chains, bf16 and
+ * f16 in, every output type, batches, explicit warps and chunk counts. */
+static void test_stream(void **state) {
+    (void)state;
+    const char *nv[] = {"sm_80", "sm_90a"};
+    for (int i = 0; i < 2; i++) {
+        const uint64_t ms[] = {1, 16, 17, 40, 64};
+        for (size_t j = 0; j < 5; j++) {
+            rk_gemm_spec g = tuned_spec(nv[i], ms[j], 8192, 8192, "");
+            assert_int_equal(g.path, RK_GEMM_PATH_STREAM);
+            assert_int_equal(g.tile[0], (ms[j] + 15) / 16 * 16);
+            assert_true(g.split_k > 1 && g.stages == 1 && g.warps[0] == 1);
+        }
+        assert_int_equal(tuned_spec(nv[i], 65, 8192, 8192, "").path != RK_GEMM_PATH_STREAM, true);
+        assert_int_equal(tuned_spec(nv[i], 16, 8192, 8191, "").path, RK_GEMM_PATH_MMA);   /* odd K: gathered */
+        assert_int_equal(tuned_spec(nv[i], 16, 8192, 8192, "layout=rr").path, RK_GEMM_PATH_MMA);
+        assert_int_equal(tuned_spec(nv[i], 16, 8192, 8192, "path=mma").path, RK_GEMM_PATH_MMA);
+    }
+    assert_int_equal(tuned_spec("gfx950", 16, 8192, 8192, "").path, RK_GEMM_PATH_MMA);
+    const struct { const char *target; uint64_t m, n, k; const char *knobs; } rows[] = {
+        {"sm_80", 1, 1, 8, "path=stream"},
+        {"sm_90a", 17, 33, 72, "path=stream dtype=bf16 out_dtype=f32"},
+        {"sm_90a", 5, 136, 520, "path=stream"},
+        {"sm_80", 40, 100, 264, "path=stream dtype=bf16 out_dtype=bf16"},
+        {"sm_90a", 64, 37, 1000, "path=stream split_k=3 fuse=bias,gelu"},
+        {"sm_80", 13, 77, 136, "path=stream dtype=bf16 split_k=2 split_reduce=atomic out_dtype=f32"},
+        {"sm_90a", 29, 71, 328, "path=stream tile=32x64x96 warps=1x2 split_k=4 fuse=bias_row,silu"},
+        {"sm_80", 3, 131, 200, "path=stream tile=16x16x256 warps=1x2"},
+    };
+    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+        const uint64_t ext[3] = {rows[r].m, rows[r].n, rows[r].k};
+        run_case("gemm", rows[r].target, ext, 3, rows[r].knobs);
+    }
+    const uint64_t b[4] = {3, 9, 41, 96};
+    run_case("batched_gemm", "sm_90a", b, 4, "path=stream fuse=bias");
+}
+
 /* ---- leading dimensions larger than the matrix ------------------------------------------------ */
 static void test_leading_dims(void **state) {
     (void)state;
-    const char *tg[] = {"sm_90a", "gfx942"};
-    for (int ti = 0; ti < 2; ti++)
+    const char *tg[] = {"sm_90a", "gfx942", "sm_80"};
+    for (int ti = 0; ti < 3; ti++)
         for (int l = 0; l < 4; l++) {
+            if (ti == 2 && l != RK_GEMM_RC) continue;   /* sm_80: path=stream (layout rc) */
             const rk_target *t = rk_target_find(tg[ti]);
             rk_instance in;
             rk_instance_default(RK_FAMILY_GEMM, &in);
             uint64_t locked = 0;
             char knobs[64];
-            snprintf(knobs, sizeof knobs, "layout=%s out_dtype=f32 path=mma", layouts[l]);   /* pitches are lda/ldb */
+            snprintf(knobs, sizeof knobs, "layout=%s out_dtype=f32 path=%s", layouts[l],
+                     ti == 2 ? "stream" : "mma");   /* pitches are lda/ldb */
             set_knobs(&in, knobs, &locked);
             const uint32_t M = 45, N = 38, K = 56;
             rk_shape sh;
@@ -342,6 +400,15 @@ static void test_bad_specs(void **state) {
         {"gfx942", "wave=64 xcd=3", "must be one of 0|1|2|4|8|16"},
         {"sm_90a", "path=wgmma layout=rc epilogue=cshuffle xcd=0", "cshuffle is for path=mma"},
         {"gfx942", "wave=64 tile=256x256x32 warps=4x4 stages=1 epilogue=cshuffle", "stages the 256x256 tile as f32"},
+        {"gfx950", "wave=64 path=stream stages=1", "takes path=mma"},
+        {"sm_90a", "path=stream stages=1 layout=rr", "layout rc"},
+        {"sm_90a", "path=stream stages=1 layout=rc vec_a=4", "vec_a and vec_b must be 8"},
+        {"sm_90a", "path=stream stages=3 layout=rc", "stages must be 1"},
+        {"sm_90a", "path=stream stages=1 layout=rc warps=2x2", "warps must be 1xW"},
+        {"sm_90a", "path=stream stages=1 layout=rc tile=16x128x48 warps=1x4", "32-K chunks"},
+        {"sm_90a", "path=stream stages=1 layout=rc tile=64x256x256 warps=1x4", "registers of loads"},
+        {"sm_90a", "path=stream stages=1 layout=rc tile=16x128x64 warps=1x4 epilogue=cshuffle", "epilogue must be direct"},
+        {"sm_90a", "path=stream stages=1 layout=rc tile=128x128x64 warps=1x4", "tile M 16, 32, 48 or 64"},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         const rk_target *t = rk_target_find(rows[i].target);
@@ -382,7 +449,8 @@ int main(void) {
         cmocka_unit_test(test_gathered_pipelines),
         cmocka_unit_test(test_epilogues),    cmocka_unit_test(test_batched),
         cmocka_unit_test(test_leading_dims), cmocka_unit_test(test_split_k),
-        cmocka_unit_test(test_skinny),       cmocka_unit_test(test_cshuffle),
+        cmocka_unit_test(test_skinny),       cmocka_unit_test(test_stream),
+        cmocka_unit_test(test_cshuffle),
         cmocka_unit_test(test_bad_specs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
