@@ -71,15 +71,16 @@ rk_status kn_conv_hopper_check_shape(const rk_instance *in, const kn_conv_geo *g
                    (unsigned long long)(fwd ? g->k : g->c), (unsigned long long)g->groups);
 }
 
-/* wgrad's split of N*P*Q: enough blocks for two per SM. One block is one warpgroup whose gathers'
- * address arithmetic runs back to back with no other warp to hide its latency (PTX of N8 C64 56^2
- * K64 3x3 at 64x64x64: ~340 instructions of copy per 64-deep K tile for 4 wgmma); a second block
- * per SM (64 KiB of stages, 72 registers: three fit) overlaps them. At most a quarter of the K
- * tiles per split and KN_CONV_WG_SPLIT_MAX: the last arriver's sum reads one slice per split. */
+/* wgrad's split of N*P*Q: enough blocks for every SM, two per SM at tile M 64. There a block is
+ * one warpgroup whose gathers' address arithmetic runs back to back with no other warp to hide its
+ * latency (PTX of N8 C64 56^2 K64 3x3 at 64x64x64: ~340 instructions of copy per 64-deep K tile
+ * for 4 wgmma); a second block per SM (64 KiB of stages, 96 registers: three fit) overlaps them.
+ * At most a quarter of the K tiles per split and KN_CONV_WG_SPLIT_MAX: the last arriver's sum
+ * reads one slice per split. */
 static uint32_t wgrad_split(const rk_gemm_spec *s, const rk_target *t, uint64_t M, uint64_t N, uint64_t K,
                             uint64_t groups) {
     uint64_t blocks = (M + s->tile[0] - 1) / s->tile[0] * ((N + s->tile[1] - 1) / s->tile[1]) * groups;
-    uint64_t ktiles = (K + s->tile[2] - 1) / s->tile[2], want = 2 * (uint64_t)t->compute_units;
+    uint64_t ktiles = (K + s->tile[2] - 1) / s->tile[2], want = (uint64_t)t->compute_units * (s->tile[0] == 64 ? 2 : 1);
     if (blocks >= want) return 1;
     uint64_t split = (want + blocks - 1) / blocks;
     if (split > ktiles / 4) split = ktiles / 4;
