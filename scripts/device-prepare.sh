@@ -111,11 +111,15 @@ grep -v '^#' bench/conv_shapes.txt | while read -r name n c h w k r s st pd g; d
   [ -n "$name" ] || continue
   variants="fwd dgrad wgrad"
   [ "$T" = sm_90a ] && variants="$variants fwd-mma dgrad-mma wgrad-mma"
-  [ "$T" = sm_90a ] && [ "$g" = 1 ] && variants="$variants fwd-wgmma dgrad-wgmma wgrad-wgmma"
+  # wgrad-sk16: the heuristic's wgrad at session 5's cap of 16 splits (against its 2 blocks per SM)
+  [ "$T" = sm_90a ] && [ "$g" = 1 ] && variants="$variants fwd-wgmma dgrad-wgmma wgrad-wgmma wgrad-sk16"
   for v in $variants; do
     dir=${v%%-*}
     path=()
-    [ "$v" = "$dir" ] || path=(--path "${v#*-}")
+    case $v in
+      *-sk*) path=(--split-k "${v#*-sk}") ;;
+      *-*) path=(--path "${v#*-}") ;;
+    esac
     "$B/rocke" build conv --direction "$dir" "${path[@]}" --dtype bf16 --target "$T" --shape "$n,$c,$h,$w,$k,$r,$s" \
       --stride "${st}x$st" --pad "${pd}x${pd}x${pd}x$pd" --groups "$g" -o "$D/conv/$name-$v" >/dev/null
   done

@@ -26,7 +26,9 @@ static const uint32_t legal_stages[] = {1, 2, 3, 4, 0};
 static const uint32_t legal_vec[] = {1, 2, 4, 8, 0};
 static const uint32_t legal_group[] = {1, 2, 4, 8, 16, 0};
 static const uint32_t legal_wave[] = {32, 64, 0};
-static const uint32_t legal_split[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 0};
+/* wgrad's splits: 1..16 on path mma (its sum holds every split's partials), 1..32 on wgmma */
+static const uint32_t legal_split[] = {1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15, 16, 17,
+                                       18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 0};
 
 /* The knobs both families share, then the geometry (tag NULL: not in the
  * kernel name; 2-D knobs start at index 1 of the (d, h, w) arrays). */
@@ -264,9 +266,12 @@ static void signature(const rk_instance *in, rk_ksig *sg) {
     /* wgrad split-K: split_k slices of every group's dW, then the counters */
 #define WS(n) #n ",G,GM,GN"
     static const char *const work_dims[] = {WS(2),  WS(3),  WS(4),  WS(5),  WS(6),  WS(7),  WS(8),  WS(9),
-                                            WS(10), WS(11), WS(12), WS(13), WS(14), WS(15), WS(16), WS(17)};
+                                            WS(10), WS(11), WS(12), WS(13), WS(14), WS(15), WS(16), WS(17),
+                                            WS(18), WS(19), WS(20), WS(21), WS(22), WS(23), WS(24), WS(25),
+                                            WS(26), WS(27), WS(28), WS(29), WS(30), WS(31), WS(32), WS(33)};
 #undef WS
-    if (c->g.split_k > 1 && c->g.split_k <= 16)
+    _Static_assert(RK_COUNTOF(work_dims) == KN_CONV_WG_SPLIT_MAX, "one Work shape per split count");
+    if (c->g.split_k > 1 && c->g.split_k <= KN_CONV_WG_SPLIT_MAX)
         kn_sig_add(sg, "Work", true, RK_S_F32, RK_KP_WORK, work_dims[c->g.split_k - 1]);
 }
 
@@ -318,6 +323,10 @@ static rk_status validate(const rk_instance *in, const rk_target *t) {
         return rk_fail(RK_ERR_INVALID, "%s: knob 'path' must be mma or wgmma once built (auto is the heuristic's "
                        "choice: build with --shape, or name the path)", fam);
     if (c->g.path == RK_GEMM_PATH_WGMMA) return kn_conv_hopper_check(in, t, fam);
+    if (c->g.split_k > KN_CONV_MMA_SPLIT_MAX)
+        return rk_fail(RK_ERR_INVALID, "%s: knob 'split_k' = %u: path=mma splits wgrad at most %u ways (its sum holds "
+                       "every split's partials; path=wgmma takes up to %u)", fam, c->g.split_k, KN_CONV_MMA_SPLIT_MAX,
+                       KN_CONV_WG_SPLIT_MAX);
     rk_gemm_spec s = kn_conv_gemm_spec(in);
     kn_gemm_plan p;
     st = kn_gemm_plan_make(&s, t, false, &p);

@@ -71,6 +71,23 @@ rk_status kn_conv_hopper_check_shape(const rk_instance *in, const kn_conv_geo *g
                    (unsigned long long)(fwd ? g->k : g->c), (unsigned long long)g->groups);
 }
 
+/* wgrad's split of N*P*Q: enough blocks for every SM, two per SM at tile M 64. There a block is
+ * one warpgroup whose gathers' address arithmetic runs back to back with no other warp to hide its
+ * latency (PTX of N8 C64 56^2 K64 3x3 at 64x64x64: ~340 instructions of copy per 64-deep K tile
+ * for 4 wgmma); a second block per SM (64 KiB of stages, 96 registers: three fit) overlaps them.
+ * At most a quarter of the K tiles per split and KN_CONV_WG_SPLIT_MAX: the last arriver's sum
+ * reads one slice per split. */
+static uint32_t wgrad_split(const rk_gemm_spec *s, const rk_target *t, uint64_t M, uint64_t N, uint64_t K,
+                            uint64_t groups) {
+    uint64_t blocks = (M + s->tile[0] - 1) / s->tile[0] * ((N + s->tile[1] - 1) / s->tile[1]) * groups;
+    uint64_t ktiles = (K + s->tile[2] - 1) / s->tile[2], want = (uint64_t)t->compute_units * (s->tile[0] == 64 ? 2 : 1);
+    if (blocks >= want) return 1;
+    uint64_t split = (want + blocks - 1) / blocks;
+    if (split > ktiles / 4) split = ktiles / 4;
+    if (split > KN_CONV_WG_SPLIT_MAX) split = KN_CONV_WG_SPLIT_MAX;
+    return split < 2 ? 1 : (uint32_t)split;
+}
+
 void kn_conv_hopper_tune(rk_conv_spec *c, const rk_target *t, uint64_t M, uint64_t N, uint64_t K, uint64_t groups,
                          const kn_conv_hopper_free *free_knobs) {
     bool tile_free = free_knobs->tile, stages_free = free_knobs->stages, split_free = free_knobs->split;
@@ -99,9 +116,7 @@ void kn_conv_hopper_tune(rk_conv_spec *c, const rk_target *t, uint64_t M, uint64
         while (st > 2 && (uint64_t)st * ((s->tile[0] + s->tile[1]) * KN_WG_BK * 2 + 16) > t->lds_bytes) st--;
         s->stages = st;
     }
-    /* wgrad: the reduction over N*P*Q split until every SM has a block (the sum runs as a loop over
-     * the slices, so 16 is not a register cost) */
-    if (split_free) s->split_k = wgrad ? kn_gemm_tune_split(s, t, M, N, K, groups) : 1;
+    if (split_free) s->split_k = wgrad ? wgrad_split(s, t, M, N, K, groups) : 1;
 }
 
 /* ---- the kernel --------------------------------------------------------------------------- */
@@ -210,6 +225,42 @@ static rk_value whole_at(rk_kernel *k, const kn_hk *h, const split_rows *r, rk_v
     return rk_build_add(k, b, dc);
 }
 
+/* The slices the last arriver of a whole tile reads per loop step: their
+ * loads are issued before the adds (one L2 round trip per step instead of
+ * per slice), the adds still in split order. */
+enum { SLICES_PER_STEP = 2, TILE_N_MAX = 256 };
+
+/* sum + slices [step * lo, step * hi) of a whole tile, step at a time,
+ * added in split order. */
+static rk_value sum_slices(kn_hk *h, const split_rows *r, rk_value work, rk_value lo, rk_value hi, uint32_t step,
+                           rk_value sum0) {
+    rk_kernel *k = h->k;
+    uint32_t n = h->pl.bn / 2;
+    rk_value one = c32(k, 1), st = c32(k, step), sum;
+    char ivn[16];
+    snprintf(ivn, sizeof ivn, "sk%u", step);
+    rk_value j = rk_for_begin(k, lo, hi, one, ivn, 1, &sum0, NULL, &sum);
+    rk_value first = rk_build_mul(k, j, st);
+    rk_value v[SLICES_PER_STEP][TILE_N_MAX / 2];
+    for (uint32_t u = 0; u < step; u++) {
+        rk_value du = c32(k, u);
+        rk_value sl = rk_build_add(k, first, du);
+        for (uint32_t i = 0; i < n; i++) {
+            rk_value at = whole_at(k, h, r, sl, i);
+            v[u][i] = rk_load_global(k, work, at, 1);
+        }
+    }
+    for (uint32_t u = 0; u < step; u++)
+        for (uint32_t i = 0; i < n; i++) {
+            rk_value s0 = rk_build_vextract(k, sum, i);
+            rk_value s1 = rk_build_fadd(k, s0, v[u][i]);
+            sum = rk_build_vinsert(k, sum, s1, i);
+        }
+    rk_value out;
+    rk_for_end(k, &sum, 1, &out);
+    return out;
+}
+
 /* Every split stores its partial tile into its slice; the last of the tile
  * to arrive sums the slices in split order, resets the counter and runs the
  * epilogue. A tile inside C sums in one loop over the slices; an edge tile
@@ -254,17 +305,13 @@ static void split_finish(kn_hk *h, uint32_t splits, rk_value work, rk_value grou
         rk_value total;
         rk_if_else_begin(k, whole, 1, &vt, &total);
         {
-            rk_value sum0 = rk_build_constant_vec(k, vt, 0.0), sum;
-            rk_value sl = rk_for_begin(k, zero, S, one, "sk", 1, &sum0, NULL, &sum);
-            for (uint32_t i = 0; i < n; i++) {
-                rk_value at = whole_at(k, h, &r, sl, i);
-                rk_value v = rk_load_global(k, work, at, 1);
-                rk_value s0 = rk_build_vextract(k, sum, i);
-                rk_value s1 = rk_build_fadd(k, s0, v);
-                sum = rk_build_vinsert(k, sum, s1, i);
-            }
-            rk_value whole_sum;
-            rk_for_end(k, &sum, 1, &whole_sum);
+            /* pairs of slices, then the odd one: the same additions in the same order */
+            rk_value sum0 = rk_build_constant_vec(k, vt, 0.0);
+            rk_value half = rk_build_lshr(k, S, one);
+            rk_value two = c32(k, 2);
+            rk_value even = rk_build_mul(k, half, two);
+            rk_value pairs = sum_slices(h, &r, work, zero, half, SLICES_PER_STEP, sum0);
+            rk_value whole_sum = sum_slices(h, &r, work, even, S, 1, pairs);
             rk_else(k, &whole_sum, 1);
         }
         {

@@ -59,6 +59,10 @@ void kn_conv_direct_build(const rk_instance *in, const rk_target *t, rk_kernel *
  * group even (fwd K/g, dgrad C/g: paired stores); tune: tile, warps,
  * stages, wgrad's split (those free), plain schedule; build: the kernel
  * from the direction's GEMM view. */
+/* wgrad's split-K limits: path mma (the GEMM's workspace sum, every split's partials held at
+ * once) and path wgmma (a loop over the slices). */
+#define KN_CONV_MMA_SPLIT_MAX 16u
+#define KN_CONV_WG_SPLIT_MAX 32u
 typedef struct kn_conv_hopper_free { bool tile, stages, split; } kn_conv_hopper_free;
 typedef struct kn_conv_hopper_io {
     const kn_gemm_io *io;           /* the direction's GEMM view (pointers moved to the group) */

@@ -135,6 +135,10 @@ static void test_wgmma(void **state) {
         {{2, 16, 9, 11, 36, 3, 3}, "direction=wgrad groups=2 dtype=bf16 out_dtype=bf16"},   /* one split */
         {{2, 5, 9, 9, 10, 3, 3}, "direction=wgrad path=wgmma vec_a=2 vec_b=1 split_k=4"},
         {{4, 24, 8, 8, 40, 1, 1}, "direction=wgrad pad=0x0x0x0 split_k=6"},   /* gemm1x1 */
+        /* more than 16 splits, odd (the pair loop's tail) and not dividing the 18 K tiles; then more
+         * splits than K tiles (empty splits add zeros) at stride 2, dilation 2 */
+        {{1, 8, 37, 31, 64, 3, 3}, "direction=wgrad split_k=17 pad=1x1x1x1"},
+        {{2, 8, 29, 27, 64, 3, 3}, "direction=wgrad split_k=22 stride=2x2 pad=1x1x1x1 dilation=2x1"},
         /* dgrad: the transposed im2col of dY as A, W's (tap, k) rows in 64-column boxes */
         {{2, 64, 9, 11, 24, 3, 3}, "direction=dgrad path=wgmma stride=2x2 pad=1x2x0x1 dilation=2x2"},
         {{3, 40, 13, 11, 8, 3, 2}, "direction=dgrad path=wgmma stride=3x2 out_dtype=f32"},
@@ -153,6 +157,18 @@ static void test_wgmma(void **state) {
     const uint64_t v3[9] = {2, 8, 4, 5, 6, 16, 3, 3, 2};
     run_case("conv3d", "sm_90a", v3, 9, "direction=fwd stride=2x1x2 pad=1x1x1x0x0x1 dilation=1x2x1", NULL);
     run_case("conv3d", "sm_90a", v3, 9, "direction=wgrad stride=1x2x1 pad=1x1x1x1x1x1 split_k=2", NULL);
+    /* wgrad's split at the benchmark's N8 C64 56x56 K64 3x3: two blocks per SM at least */
+    {
+        const uint64_t big[7] = {8, 64, 56, 56, 64, 3, 3};
+        rk_instance in;
+        rk_shape sh;
+        const rk_target *t = rk_target_find("sm_90a");
+        make("conv", t, big, 7, "direction=wgrad dtype=bf16", &in, &sh);
+        const rk_gemm_spec *g = &in.u.conv.g;
+        uint64_t tiles = (64 + g->tile[0] - 1) / g->tile[0] * ((576 + g->tile[1] - 1) / g->tile[1]);
+        if (g->path != RK_GEMM_PATH_WGMMA || tiles * g->split_k < 2 * t->compute_units)
+            fail_msg("wgrad N8 C64 56x56: %llu tiles x %u splits", (unsigned long long)tiles, g->split_k);
+    }
     /* where wgmma does not apply, or is not asked for, the heuristic keeps mma */
     const uint64_t wide[7] = {2, 16, 7, 5, 24, 3, 3}, odd[7] = {1, 5, 7, 5, 8, 3, 3};
     const struct { const char *target, *knobs; const uint64_t *ext; int path; } keep[] = {
@@ -338,6 +354,8 @@ static void test_bad_input(void **state) {
     const struct { const char *knobs, *msg; } specs[] = {
         {"direction=dgrad fuse=relu", "applies to the forward output only"},
         {"split_k=2", "splits the wgrad reduction only"},
+        {"direction=wgrad path=mma split_k=17", "path=mma splits wgrad at most 16 ways"},
+        {"direction=wgrad split_k=33", "split_k"},
         {"stride=0x1", "'stride' and 'dilation' must be >= 1"},
         {"groups=0", "'groups' must be >= 1"},
         {"fuse=bias_row", "bias_row is not offered"},
