@@ -2,7 +2,8 @@
 # GEMM on the device machine (run from the repo root after
 # `scripts/device-prepare.sh build sm_90a` here, which builds the kernels of
 # bench/gemm_shapes.txt, every wgmma schedule at the anchors, the fp8 rows of
-# bench/gemm_fp8_shapes.txt (per-tensor and per-128-block scales) and the
+# bench/gemm_fp8_shapes.txt (per-tensor and per-128-block scales; block rows with
+# promote=overlap and promote=serial side by side: folders ...-block-serial@) and the
 # epilogue=tma variants into .devcarry/gemm/): torch.matmul and the fp8
 # torch._scaled_mm with the same scales in the same run, then every rocke
 # kernel verified and timed, then the SASS evidence of each cubin when a

@@ -180,13 +180,25 @@ done
 # The odd K itself: A and B copied by the threads (cp.async or 2-byte stores), schedule=plain only
 "$B/rocke" build gemm --layout rc --dtype bf16 --target "$T" --shape 2047,3001,4093 --path wgmma \
   --schedule plain -o "$D/gemm/rc-bf16-plain@2047,3001,4093" >/dev/null
-# fp8 (bench/gemm_fp8_shapes.txt): the heuristic's pick per row, and the persistent schedule at the anchors
+# fp8 (bench/gemm_fp8_shapes.txt): the heuristic's pick per row, and the persistent schedule at the anchors;
+# block-scale rows also with promote=serial (plain, persistent) and on ws and pingpong
 grep -v '^#' bench/gemm_fp8_shapes.txt | while read -r M N K layout dtype scale; do
   [ -n "$M" ] || continue
   "$B/rocke" build gemm --layout "$layout" --dtype "$dtype" --scale "$scale" --target "$T" --shape "$M,$N,$K" \
     -o "$D/gemm/$layout-$dtype-$scale@$M,$N,$K" >/dev/null
   "$B/rocke" build gemm --layout "$layout" --dtype "$dtype" --scale "$scale" --target "$T" --shape "$M,$N,$K" \
     --schedule persistent -o "$D/gemm/$layout-$dtype-$scale-persistent@$M,$N,$K" >/dev/null
+  [ "$scale" = block ] || continue
+  # block scales: the promotion overlapped with the next block's wgmmas (promote=overlap, the default, above)
+  # against session 5's serial one (promote=serial), and the other two schedules overlapped
+  for sched in plain persistent; do
+    "$B/rocke" build gemm --layout "$layout" --dtype "$dtype" --scale "$scale" --target "$T" --shape "$M,$N,$K" \
+      --schedule "$sched" --promote serial -o "$D/gemm/$layout-$dtype-$scale-$sched-serial@$M,$N,$K" >/dev/null
+  done
+  for sched in ws pingpong; do
+    "$B/rocke" build gemm --layout "$layout" --dtype "$dtype" --scale "$scale" --target "$T" --shape "$M,$N,$K" \
+      --schedule "$sched" -o "$D/gemm/$layout-$dtype-$scale-$sched@$M,$N,$K" >/dev/null
+  done
 done
 # The TMA-store epilogue (epilogue=tma) on the plain and persistent schedules at the bf16 anchors
 for shape in 4096,4096,4096 8192,8192,8192; do
