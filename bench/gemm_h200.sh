@@ -2,7 +2,8 @@
 # GEMM on the device machine (run from the repo root after
 # `scripts/device-prepare.sh build sm_90a` here, which builds the kernels of
 # bench/gemm_shapes.txt, every wgmma schedule at the anchors, the fp8 rows of
-# bench/gemm_fp8_shapes.txt (per-tensor and per-128-block scales) and the
+# bench/gemm_fp8_shapes.txt (per-tensor and per-128-block scales; block rows with
+# promote=overlap and promote=serial side by side: folders ...-block-serial@), the
 # epilogue=tma variants, and session 6's path rows (rc-bf16-stream@M,8192,8192 next to
 # rc-bf16-mma@..., rc-bf16-mma-TILE@4096,4096,4096) into .devcarry/gemm/): torch.matmul and the fp8
 # torch._scaled_mm with the same scales in the same run, then every rocke

@@ -205,13 +205,25 @@ t128x256s4 --tile 128x256x32 --warps 2x4 --stages 4
 t128x256s3 --tile 128x256x32 --warps 2x4 --stages 3
 t256x128s4 --tile 256x128x32 --warps 4x2 --stages 4
 MMA
-# fp8 (bench/gemm_fp8_shapes.txt): the heuristic's pick per row, and the persistent schedule at the anchors
+# fp8 (bench/gemm_fp8_shapes.txt): the heuristic's pick per row, and the persistent schedule at the anchors;
+# block-scale rows also with promote=serial (plain, persistent) and on ws and pingpong
 grep -v '^#' bench/gemm_fp8_shapes.txt | while read -r M N K layout dtype scale; do
   [ -n "$M" ] || continue
   "$B/rocke" build gemm --layout "$layout" --dtype "$dtype" --scale "$scale" --target "$T" --shape "$M,$N,$K" \
     -o "$D/gemm/$layout-$dtype-$scale@$M,$N,$K" >/dev/null
   "$B/rocke" build gemm --layout "$layout" --dtype "$dtype" --scale "$scale" --target "$T" --shape "$M,$N,$K" \
     --schedule persistent -o "$D/gemm/$layout-$dtype-$scale-persistent@$M,$N,$K" >/dev/null
+  [ "$scale" = block ] || continue
+  # block scales: the promotion overlapped with the next block's wgmmas (promote=overlap, the default, above)
+  # against session 5's serial one (promote=serial), and the other two schedules overlapped
+  for sched in plain persistent; do
+    "$B/rocke" build gemm --layout "$layout" --dtype "$dtype" --scale "$scale" --target "$T" --shape "$M,$N,$K" \
+      --schedule "$sched" --promote serial -o "$D/gemm/$layout-$dtype-$scale-$sched-serial@$M,$N,$K" >/dev/null
+  done
+  for sched in ws pingpong; do
+    "$B/rocke" build gemm --layout "$layout" --dtype "$dtype" --scale "$scale" --target "$T" --shape "$M,$N,$K" \
+      --schedule "$sched" -o "$D/gemm/$layout-$dtype-$scale-$sched@$M,$N,$K" >/dev/null
+  done
 done
 # The TMA-store epilogue (epilogue=tma) on the plain and persistent schedules at the bf16 anchors
 for shape in 4096,4096,4096 8192,8192,8192; do

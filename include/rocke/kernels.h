@@ -186,6 +186,12 @@ typedef enum rk_gemm_schedule {
  * (Sa [M, K/128], Sb [N/128, K/128], rounded up): each 128-deep K block is
  * accumulated alone and added as acc += block * Sa[m, kb] * Sb[n/128, kb]. */
 typedef enum rk_gemm_scale { RK_GEMM_SCALE_NONE = 0, RK_GEMM_SCALE_TENSOR, RK_GEMM_SCALE_BLOCK, RK_GEMM_SCALE__COUNT } rk_gemm_scale;
+/* scale=block on path=wgmma, how a block's accumulators reach the sum:
+ * OVERLAP, two sets of block accumulators, so block b+1's wgmmas run while
+ * block b (retired by wgmma.wait_group 1) is promoted with scales loaded
+ * when it was issued; SERIAL, one set, each block retired by wait_group 0
+ * and promoted before the next is issued (session 5's schedule). */
+typedef enum rk_gemm_promote { RK_GEMM_PROMOTE_OVERLAP = 0, RK_GEMM_PROMOTE_SERIAL, RK_GEMM_PROMOTE__COUNT } rk_gemm_promote;
 typedef struct rk_gemm_spec {
     rk_gemm_layout layout;
     rk_scalar dtype, out_dtype;    /* f16, bf16, e4m3 or e5m2 (wgmma) in; f16, bf16 or f32 out */
@@ -206,6 +212,7 @@ typedef struct rk_gemm_spec {
     int schedule;                  /* rk_gemm_schedule (path=wgmma) */
     uint32_t blocks;               /* persistent, pingpong: the grid (0: the heuristic sets the SM count) */
     int scale;                     /* rk_gemm_scale (fp8 inputs) */
+    int promote;                   /* rk_gemm_promote (scale=block, path=wgmma) */
 } rk_gemm_spec;
 
 /* Convolution (conv: 2-D, conv3d: 3-D), channels-last: X [N, (D,) H, W, C],

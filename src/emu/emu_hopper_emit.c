@@ -18,8 +18,11 @@ static const emu_smem *smem_of(emu_cc *c, const rk_op *op, uint32_t i) {
 }
 
 /* ---- in-flight wgmma results ------------------------------------------------------------ */
+/* A value fed by several wgmmas (a loop argument whose init and yield are
+ * different ones) keeps the first found, so the fixpoint ends; the wait's
+ * pending check then looks at that source. */
 static bool mark(uint32_t *src, rk_value v, uint32_t s) {
-    if (!s || src[v.id] == s) return false;
+    if (!s || src[v.id]) return false;
     src[v.id] = s;
     return true;
 }

@@ -28,6 +28,7 @@ static const uint32_t legal_xcd[] = {0, 1, 2, 4, 8, 16, 0};
 static const char *const path_names[] = {"mma", "wgmma", "stream", NULL};
 static const char *const schedule_names[] = {"plain", "ws", "persistent", "pingpong", NULL};
 static const char *const scale_names[] = {"none", "tensor", "block", NULL};
+static const char *const promote_names[] = {"overlap", "serial", NULL};
 static const uint32_t legal_blocks[] = {0, 1, 2, 3, 4, 6, 8, 16, 32, 64, 66, 108, 114, 128, 132, 256, 264, 0};
 
 const rk_knob kn_gemm_knobs[] = {
@@ -65,6 +66,9 @@ const rk_knob kn_gemm_knobs[] = {
     KN_ENUM_QUIET("scale", "fs", u.gemm.scale, scale_names, false,
             "fp8 inputs: none, tensor (one f32 per operand, Sa and Sb) or block (f32 per row and 128-K block of A, "
             "per 128 x 128 block of B)"),
+    KN_ENUM_QUIET("promote", "pr", u.gemm.promote, promote_names, true,
+            "scale=block, path=wgmma: overlap (two block accumulator sets: the next block's wgmmas run while one is "
+            "promoted) or serial (each block retired and promoted before the next is issued)"),
 };
 _Static_assert(RK_COUNTOF(kn_gemm_knobs) == KN_GEMM_NKNOBS, "KN_GEMM_NKNOBS counts kn_gemm_knobs");
 

@@ -24,6 +24,11 @@ const rk_mma_atom *kn_gemm_fp8_atom(const rk_target *t, rk_scalar dtype) {
 rk_status kn_gemm_fp8_check(const rk_gemm_spec *s, const rk_target *t, bool batched) {
     if ((unsigned)s->scale >= RK_GEMM_SCALE__COUNT)
         return rk_fail(RK_ERR_INVALID, "gemm: knob 'scale' out of range (legal: none, tensor, block)");
+    if ((unsigned)s->promote >= RK_GEMM_PROMOTE__COUNT)
+        return rk_fail(RK_ERR_INVALID, "gemm: knob 'promote' out of range (legal: overlap, serial)");
+    if (s->promote != RK_GEMM_PROMOTE_OVERLAP)
+        return rk_fail(RK_ERR_INVALID, "gemm: knob 'promote' = serial is for path=wgmma with scale=block (mma.sync "
+                       "and MFMA finish each block before it is promoted); leave it at its default");
     if (!kn_gemm_hopper_f8(s)) {
         if (s->scale != RK_GEMM_SCALE_NONE)
             return rk_fail(RK_ERR_INVALID, "gemm: knob 'scale' is for fp8 inputs (dtype e4m3 or e5m2); dtype %s on "

@@ -294,6 +294,26 @@ void kn_gemm_hopper_build(const rk_instance *in, const rk_target *t, rk_kernel *
     }
 }
 
+/* schedule=plain's hooks for the block-scale loop: thread `tid` of the block. */
+typedef struct plain_ud { rk_value tid; } plain_ud;
+
+static rk_value plain_full(kn_hk *h, void *ud, rk_value kt) {
+    (void)ud;
+    rk_tile_tma_ring_wait(h->k, &h->ring, kt);
+    rk_value S = c32(h->k, h->pl.stages);
+    return rk_build_umod(h->k, kt, S);
+}
+
+/* Tile kt's reads are done: after a block barrier, thread 0 refills its stage with tile kt + stages (the
+ * prologue filled every stage). */
+static void plain_retired(kn_hk *h, void *ud, rk_value kt) {
+    const plain_ud *u = ud;
+    rk_build_sync(h->k);
+    rk_value S = c32(h->k, h->pl.stages);
+    rk_value nxt = rk_build_add(h->k, kt, S);
+    fill(h, u->tid, nxt);
+}
+
 rk_value kn_gemm_hopper_run_plain(kn_hk *h, rk_value *rbase, rk_value *twg_out) {
     rk_kernel *k = h->k;
     const kn_gemm_plan *pl = &h->pl;
@@ -309,10 +329,19 @@ rk_value kn_gemm_hopper_run_plain(kn_hk *h, rk_value *rbase, rk_value *twg_out) 
         rk_value ci = c32(k, i);
         fill(h, tid, ci);
     }
+    *twg_out = twg;
+    if (h->s->scale == RK_GEMM_SCALE_BLOCK) {   /* fp8: TMA fills every stage, no copies to wait for */
+        RK_ASSERT(!any_copied(h), "gemm: scale=block with operands the threads copy");
+        /* the ring's last stage too: a block's stage is refilled once its own wgmmas retire (plain_retired) */
+        rk_value last = c32(k, pl->stages - 1);
+        fill(h, tid, last);
+        plain_ud u = {tid};
+        kn_hk_blocks b = {.full = plain_full, .retired = plain_retired, .ud = &u, .arow = arow, .twg = twg};
+        b.rbase = *rbase = row_base(h, wg);
+        return kn_gemm_hopper_run_blocks(h, &b);
+    }
     rk_type acc_t = rk_type_vec(k, RK_T_F32, pl->bn / 2);
     rk_value acc0 = rk_build_constant_vec(k, acc_t, 0.0), acc;
-    bool blocks = h->s->scale == RK_GEMM_SCALE_BLOCK;
-    rk_value rb = blocks ? row_base(h, wg) : (rk_value){0};   /* the promotion's rows */
     rk_value lo = c32(k, 0), step = c32(k, 1);
     rk_value kt = rk_for_begin(k, lo, h->ktiles, step, "kt", 1, &acc0, NULL, &acc);
     {
@@ -321,16 +350,9 @@ rk_value kn_gemm_hopper_run_plain(kn_hk *h, rk_value *rbase, rk_value *twg_out) 
         if (any_copied(h)) kn_gemm_hopper_copies_land(h, pl->stages - 2);
         rk_value S = c32(k, pl->stages);
         rk_value cur = rk_build_umod(k, kt, S);
-        if (blocks) {
-            /* this 128-K block alone, retired at once and promoted with its scales */
-            rk_value blk = kn_gemm_hopper_mma_fresh(h, cur, arow, acc0), d;
-            rk_build_wgmma_wait_group(k, 0, &blk, 1, &d);
-            acc = kn_gemm_hopper_promote(h, rb, twg, kt, acc, d);
-        } else {
-            acc = kn_gemm_hopper_mma(h, cur, arow, acc);
-            /* tile kt-1's group has read its stage once at most this one is in flight */
-            rk_build_wgmma_wait_group(k, 1, NULL, 0, NULL);
-        }
+        acc = kn_gemm_hopper_mma(h, cur, arow, acc);
+        /* tile kt-1's group has read its stage once at most this one is in flight */
+        rk_build_wgmma_wait_group(k, 1, NULL, 0, NULL);
         rk_build_sync(k);
         rk_value ahead = c32(k, pl->stages - 1);
         rk_value nxt = rk_build_add(k, kt, ahead);
@@ -338,12 +360,8 @@ rk_value kn_gemm_hopper_run_plain(kn_hk *h, rk_value *rbase, rk_value *twg_out) 
     }
     rk_value res;
     rk_for_end(k, &acc, 1, &res);
-    rk_value d = res;
-    if (!blocks) {
-        rk_build_wgmma_wait_group(k, 0, &res, 1, &d);
-        rb = row_base(h, wg);
-    }
-    *rbase = rb;
-    *twg_out = twg;
+    rk_value d;
+    rk_build_wgmma_wait_group(k, 0, &res, 1, &d);
+    *rbase = row_base(h, wg);
     return d;
 }

@@ -127,11 +127,29 @@ rk_value kn_gemm_hopper_mma(kn_hk *h, rk_value st, rk_value arow, rk_value acc);
 /* The same from fresh accumulators (the first step does not read acc's
  * values: scale-d off), for scale=block's per-128-K accumulators. */
 rk_value kn_gemm_hopper_mma_fresh(kn_hk *h, rk_value st, rk_value arow, rk_value acc);
-/* scale=block: acc + blk * Sa[row, kb] * Sb[col / 128, kb] for the m64nN
- * fragment of warpgroup rows from rbase, thread twg (0..127); rows and
+/* scale=block (gemm_hopper_scale.c): the scales of K block kb for the m64nN
+ * fragment of warpgroup rows from rbase, thread twg (0..127), as one f32
+ * vector: Sa of the thread's two rows, then Sb of its columns' 128-blocks
+ * (one value where tile N divides 128, else one per 8 columns); rows and
  * columns past C read the last row / column's scales (their results are
  * masked at the store). */
-rk_value kn_gemm_hopper_promote(kn_hk *h, rk_value rbase, rk_value twg, rk_value kb, rk_value acc, rk_value blk);
+rk_value kn_gemm_hopper_block_scales(kn_hk *h, rk_value rbase, rk_value twg, rk_value kb);
+/* acc + blk * Sa * Sb per element, with the scales of kn_gemm_hopper_block_scales. */
+rk_value kn_gemm_hopper_promote(kn_hk *h, rk_value scales, rk_value acc, rk_value blk);
+/* scale=block's main loop over the current C tile's K blocks
+ * (gemm_hopper_blocks.c; promote=overlap or serial), for a consumer
+ * warpgroup whose A rows start at element arow of a stage and C rows at
+ * rbase, thread twg inside it. Hooks: `full` waits until K tile kt's stage
+ * is filled and returns its index (i32); `retired` runs once the wgmmas
+ * that read K tile kt have retired (its stage may be refilled). Returns
+ * the sum, every group retired. */
+typedef struct kn_hk_blocks {
+    rk_value (*full)(kn_hk *h, void *ud, rk_value kt);
+    void (*retired)(kn_hk *h, void *ud, rk_value kt);
+    void *ud;
+    rk_value arow, rbase, twg;
+} kn_hk_blocks;
+rk_value kn_gemm_hopper_run_blocks(kn_hk *h, const kn_hk_blocks *b);
 /* The fused chain and the masked stores of the m64nN accumulators d of the
  * warpgroup whose rows start at rbase, for its thread twg (0..127). */
 void kn_gemm_hopper_epilogue(kn_hk *h, rk_value rbase, rk_value twg, rk_value d);

@@ -50,6 +50,11 @@ rk_status kn_gemm_hopper_plan(const rk_gemm_spec *s, const rk_target *t, bool ba
     if (s->scale != RK_GEMM_SCALE_NONE && !f8)
         return rk_fail(RK_ERR_INVALID, "gemm: knob 'scale' = %s is for fp8 inputs (dtype e4m3 or e5m2); %s takes "
                        "scale=none", s->scale == RK_GEMM_SCALE_TENSOR ? "tensor" : "block", kn_dtype_name(s->dtype));
+    if ((unsigned)s->promote >= RK_GEMM_PROMOTE__COUNT)
+        return rk_fail(RK_ERR_INVALID, "gemm: knob 'promote' out of range (legal: overlap, serial)");
+    if (s->promote != RK_GEMM_PROMOTE_OVERLAP && s->scale != RK_GEMM_SCALE_BLOCK)
+        return rk_fail(RK_ERR_INVALID, "gemm: knob 'promote' = serial schedules the promotion of per-128-block "
+                       "scales: it needs scale=block (leave promote=overlap)");
     if (s->split_k != 1)
         return rk_fail(RK_ERR_INVALID, "gemm: knob 'split_k' = %u is for path=mma; path=wgmma reduces the whole K "
                        "in one block (split_k=1)", s->split_k);
@@ -63,8 +68,9 @@ rk_status kn_gemm_hopper_plan(const rk_gemm_spec *s, const rk_target *t, bool ba
                        "%s)", bm, bn, bk, wbk, kn_dtype_name(s->dtype));
     if (s->scale == RK_GEMM_SCALE_BLOCK && bn > 128)
         return rk_fail(RK_ERR_INVALID, "gemm: knob 'tile' = %ux%ux%u with scale=block: each thread holds the "
-                       "running sum and the 128-K block's accumulators (2 x N/2 f32), so tile N must be at most 128",
-                       bm, bn, bk);
+                       "running sum and %s (%s x N/2 f32 of a 255-register budget), so tile N must be at most 128",
+                       bm, bn, bk, s->promote == RK_GEMM_PROMOTE_SERIAL ? "one block's accumulators" :
+                       "two blocks' accumulators (promote=overlap)", s->promote == RK_GEMM_PROMOTE_SERIAL ? "2" : "3");
     if (!kn_gemm_hopper_k_major(s, 1) && bn % KN_WG_BK)
         return rk_fail(RK_ERR_INVALID, "gemm: knob 'tile' = %ux%ux%u: with layout %s B is N-major, read in TMA boxes "
                        "of 64 columns, so path=wgmma takes tile N 64, 128, 192 or 256", bm, bn, bk,

@@ -110,6 +110,34 @@ static void wait_turn(rk_kernel *k, rk_value turn, rk_value c, rk_value j) {
     rk_build_mbarrier_wait(k, turn, c, parity);
 }
 
+/* The consumers' hooks for the block-scale loop (the current tile's first
+ * fill, lane 0 of each warp), and pingpong's turn (its barriers, the
+ * consumer index, the constant 1). */
+typedef struct ws_ud { rk_value base, lane0, turn, cw, one; } ws_ud;
+
+static rk_value ws_full(kn_hk *h, void *ud, rk_value kt) {
+    const ws_ud *u = ud;
+    rk_value fill = rk_build_add(h->k, u->base, kt);
+    rk_tile_tma_ring_wait(h->k, &h->ring, fill);
+    rk_value S = c32(h->k, h->pl.stages);
+    return rk_build_umod(h->k, fill, S);
+}
+
+static void ws_retired(kn_hk *h, void *ud, rk_value kt) {
+    const ws_ud *u = ud;
+    rk_value fill = rk_build_add(h->k, u->base, kt);
+    release(h, u->lane0, fill);
+}
+
+/* pingpong: the other consumer's turn, once this one has issued the tile's wgmmas */
+static void pass_turn(kn_hk *h, const ws_ud *u) {
+    rk_kernel *k = h->k;
+    rk_value other = rk_build_sub(k, u->one, u->cw);
+    rk_if_begin(k, u->lane0);
+    rk_build_mbarrier_arrive(k, u->turn, other);
+    rk_if_end(k, NULL, 0);
+}
+
 static void consumer(kn_hk *h, const walk *w, rk_value tid, rk_value wg, rk_value turn) {
     rk_kernel *k = h->k;
     const kn_gemm_plan *pl = &h->pl;
@@ -132,21 +160,24 @@ static void consumer(kn_hk *h, const walk *w, rk_value tid, rk_value wg, rk_valu
         rk_value tile = rk_build_add(k, w->first, js);
         kn_gemm_hopper_origin(h, tile);
         rk_value base = rk_build_mul(k, j, h->ktiles);
-        rk_value acc0 = rk_build_constant_vec(k, acc_t, 0.0), acc;
-        rk_value rbase = blocks ? rk_build_add(k, h->m0, wrow) : (rk_value){0};   /* the promotion's rows */
-        rk_value kt = rk_for_begin(k, zero, h->ktiles, one, "ckt", 1, &acc0, NULL, &acc);
-        {
-            rk_value fill = rk_build_add(k, base, kt);
-            rk_tile_tma_ring_wait(k, &h->ring, fill);
-            rk_value S = c32(k, pl->stages);
-            rk_value st = rk_build_umod(k, fill, S);
-            if (blocks) {
-                /* the 128-K block alone, retired at once (its stage is free), then promoted */
-                rk_value blk = kn_gemm_hopper_mma_fresh(h, st, arow, acc0), d;
-                rk_build_wgmma_wait_group(k, 0, &blk, 1, &d);
-                release(h, lane0, fill);
-                acc = kn_gemm_hopper_promote(h, rbase, twg, kt, acc, d);
-            } else {
+        rk_value rbase, d;
+        ws_ud u = {.base = base, .lane0 = lane0, .turn = turn, .cw = cw, .one = one};
+        if (blocks) {   /* the 128-K blocks, each promoted with its scales (gemm_hopper_blocks.c) */
+            rbase = rk_build_add(k, h->m0, wrow);
+            kn_hk_blocks b = {.full = ws_full, .retired = ws_retired, .ud = &u, .arow = arow, .rbase = rbase,
+                              .twg = twg};
+            d = kn_gemm_hopper_run_blocks(h, &b);
+            /* the other consumer's turn after the last promotion: an arrive beside the two sets in flight (right
+             * after the last issue) made ptxas spill 3 registers (64x128 tiles) */
+            if (pp) pass_turn(h, &u);
+        } else {
+            rk_value acc0 = rk_build_constant_vec(k, acc_t, 0.0), acc;
+            rk_value kt = rk_for_begin(k, zero, h->ktiles, one, "ckt", 1, &acc0, NULL, &acc);
+            {
+                rk_value fill = rk_build_add(k, base, kt);
+                rk_tile_tma_ring_wait(k, &h->ring, fill);
+                rk_value S = c32(k, pl->stages);
+                rk_value st = rk_build_umod(k, fill, S);
                 acc = kn_gemm_hopper_mma(h, st, arow, acc);
                 /* at most this group in flight: the previous fill's stage is read */
                 rk_build_wgmma_wait_group(k, 1, NULL, 0, NULL);
@@ -155,17 +186,10 @@ static void consumer(kn_hk *h, const walk *w, rk_value tid, rk_value wg, rk_valu
                 rk_value prev = rk_build_sub(k, fill, one);
                 release(h, go, prev);
             }
-        }
-        rk_value res;
-        rk_for_end(k, &acc, 1, &res);
-        if (pp) {   /* the other consumer's turn */
-            rk_value other = rk_build_sub(k, one, cw);
-            rk_if_begin(k, lane0);
-            rk_build_mbarrier_arrive(k, turn, other);
-            rk_if_end(k, NULL, 0);
-        }
-        rk_value d = res;
-        if (!blocks) {   /* the last group, and the last stage it read */
+            rk_value res;
+            rk_for_end(k, &acc, 1, &res);
+            if (pp) pass_turn(h, &u);
+            /* the last group, and the last stage it read */
             rk_build_wgmma_wait_group(k, 0, &res, 1, &d);
             rk_value last0 = rk_build_add(k, base, h->ktiles);
             rk_value last = rk_build_sub(k, last0, one);

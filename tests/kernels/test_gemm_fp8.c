@@ -2,8 +2,9 @@
  * m64nNk32 from 128-byte rows of 128 K) on the CPU emulator against the
  * double reference over the decoded inputs: no scales, per-tensor scales
  * and per-128 block scales (DeepSeek-style promotion), M, N and K tails,
- * every schedule, every output type, a fused chain; a misplaced scale
- * (planted after the launch) must fail the check; the refusals; the PTX.
+ * every schedule, every output type, a fused chain; both promotion
+ * schedules of block scales (the same bits); a misplaced scale (planted
+ * after the launch) must fail the check; the refusals; the PTX.
  * Fresh random data; the seed is printed (ROCKE_SEED=N replays). Layer: tests. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -72,6 +73,59 @@ static void test_schedules(void **state) {
     run_case(72, 100, 256, "dtype=e4m3 scale=tensor fuse=bias,relu out_dtype=bf16");
 }
 
+/* promote=overlap (the default: two block accumulator sets, wait_group 1)
+ * on every schedule at odd M and N, K = 128 k + a tail with odd and even
+ * block counts (the pair loop's two endings), a tile N that does not
+ * divide 128 (per-column-group Sb), both formats. */
+static void test_promote_overlap(void **state) {
+    (void)state;
+    run_case(130, 136, 400, "dtype=e4m3 scale=block tile=128x128x128 warps=8x1 stages=3");        /* 4 blocks */
+    run_case(70, 72, 272, "dtype=e5m2 scale=block tile=64x64x128 warps=4x1 stages=2");           /* 3 blocks */
+    run_case(70, 130, 144, "dtype=e4m3 scale=block tile=64x128x128 warps=4x1 schedule=ws");      /* 2 blocks */
+    run_case(200, 72, 528, "dtype=e5m2 scale=block tile=64x64x128 warps=4x1 schedule=persistent blocks=3");
+    run_case(200, 136, 400, "dtype=e4m3 scale=block tile=64x128x128 warps=4x1 schedule=pingpong blocks=2");
+    run_case(70, 200, 272, "dtype=e4m3 scale=block tile=64x96x128 warps=4x1 stages=4");          /* Sb per 8 columns */
+}
+
+/* C of a run, as bytes. */
+static const rk_host_buf *c_of(const rk_problem *p) {
+    for (uint32_t i = 0; i < p->sig.n; i++)
+        if (!strcmp(p->sig.p[i].name, "C")) return &p->buf[i];
+    fail_msg("no buffer C");
+    return NULL;
+}
+
+/* The two promotion schedules add the same blocks in the same order: the
+ * same inputs give the same bits. */
+static void test_promote_bits(void **state) {
+    (void)state;
+    static const struct { uint64_t M, N, K; const char *knobs; } rows[] = {
+        {130, 136, 400, "dtype=e4m3 scale=block tile=128x128x128 warps=8x1 out_dtype=f32"},
+        {200, 72, 528, "dtype=e5m2 scale=block tile=64x64x128 warps=4x1 schedule=persistent blocks=3 out_dtype=f32"},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        rk_problem p[2];
+        rk_problem_diff c[2];
+        char knobs[256];
+        uint64_t s = seed ^ (runs++ * 0x9e3779b97f4a7c15ull);
+        for (int serial = 0; serial < 2; serial++) {
+            rk_instance in;
+            char name[256];
+            snprintf(knobs, sizeof knobs, "%s promote=%s", rows[i].knobs, serial ? "serial" : "overlap");
+            if (gemm_emu_case(rows[i].M, rows[i].N, rows[i].K, knobs, s, &in, &p[serial], &c[serial], name, sizeof name))
+                fail_msg("%s: %s", knobs, rk_error_message());
+            if (c[serial].bad) fail_msg("%s seed %llu: %llu bad, %s", name, (unsigned long long)s,
+                                        (unsigned long long)c[serial].bad, c[serial].first_bad);
+        }
+        const rk_host_buf *a = c_of(&p[0]), *b = c_of(&p[1]);
+        assert_int_equal(a->bytes, b->bytes);
+        if (memcmp(a->data, b->data, a->bytes)) fail_msg("%s: overlap and serial differ (seed %llu)", knobs,
+                                                         (unsigned long long)s);
+        rk_problem_free(&p[0]);
+        rk_problem_free(&p[1]);
+    }
+}
+
 /* Overwrite Sa (or Sb) of a finished run by a permutation of its 128-K
  * blocks (as if the kernel had read block kb + 1 for kb): the check must
  * then find bad elements, so it is sensitive to the scales' indexing. */
@@ -115,6 +169,9 @@ static void test_bad_specs(void **state) {
         {"sm_90a", "dtype=e4m3 layout=rr path=wgmma", "path=wgmma takes layout rc"},
         {"sm_90a", "dtype=e4m3 path=wgmma tile=64x64x64 warps=4x1", "tile K 128"},
         {"sm_90a", "dtype=e4m3 scale=block path=wgmma tile=64x256x128 warps=4x1", "at most 128"},
+        {"sm_90a", "dtype=e4m3 scale=block promote=serial path=wgmma tile=64x256x128 warps=4x1", "at most 128"},
+        {"sm_90a", "dtype=e4m3 scale=tensor promote=serial path=wgmma", "needs scale=block"},
+        {"sm_90", "dtype=e4m3 scale=block promote=serial", "is for path=wgmma"},
         {"sm_90a", "dtype=bf16 scale=tensor path=wgmma", "is for fp8 inputs"},
         {"sm_90a", "dtype=bf16 scale=tensor path=mma", "path=mma takes scale=none"},
         {"sm_90a", "dtype=e4m3 path=wgmma vec_a=4", "TMA only"},
@@ -169,14 +226,42 @@ static void test_ptx(void **state) {
     check_ptx("dtype=e5m2 scale=block", "wgmma.mma_async.sync.aligned.m64n128k32.f32.e5m2.e5m2");
 }
 
+/* The promotion schedules in the PTX: overlap retires a block with
+ * wait_group 1 (the next block's group stays in flight) on every schedule;
+ * serial only ever waits for all (wait_group 0). */
+static void test_ptx_promote(void **state) {
+    (void)state;
+    static const char *const scheds[] = {"plain", "ws", "persistent", "pingpong"};
+    const uint64_t big[3] = {4096, 4096, 4096};
+    for (int serial = 0; serial < 2; serial++)
+        for (size_t i = 0; i < 4; i++) {
+            char knobs[128];
+            snprintf(knobs, sizeof knobs, "dtype=e4m3 scale=block schedule=%s promote=%s", scheds[i],
+                     serial ? "serial" : "overlap");
+            rk_instance in;
+            rk_artifact *a = NULL;
+            rk_status st = gemm_ptx("sm_90a", big, knobs, &in, &a);
+            if (st == RK_ERR_UNSUPPORTED) {
+                print_message("SKIP PTX: %s\n", rk_error_message());
+                return;
+            }
+            if (st) fail_msg("%s: %s", knobs, rk_error_message());
+            bool one = strstr((const char *)a->binary, "wgmma.wait_group.sync.aligned 1;") != NULL;
+            rk_artifact_free(a);
+            if (one == (bool)serial) fail_msg("%s: wait_group 1 %s", knobs, one ? "present" : "missing");
+        }
+}
+
 int main(void) {
     const char *env = getenv("ROCKE_SEED");
     seed = env ? strtoull(env, NULL, 10) : (uint64_t)time(NULL);
     fprintf(stderr, "test_gemm_fp8: seed %llu (ROCKE_SEED=%llu replays)\n", (unsigned long long)seed,
             (unsigned long long)seed);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_scales),   cmocka_unit_test(test_schedules), cmocka_unit_test(test_planted_scale_error),
-        cmocka_unit_test(test_bad_specs), cmocka_unit_test(test_ptx),
+        cmocka_unit_test(test_scales),          cmocka_unit_test(test_schedules),
+        cmocka_unit_test(test_promote_overlap), cmocka_unit_test(test_promote_bits),
+        cmocka_unit_test(test_planted_scale_error), cmocka_unit_test(test_bad_specs),
+        cmocka_unit_test(test_ptx),             cmocka_unit_test(test_ptx_promote),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
