@@ -827,6 +827,19 @@ static void test_cluster_ops(void **state) {
     rk_kernel *k = op_sample_kernel(RK_OP_TMA_LOAD_2D_MULTICAST, "sm_90a");
     assert_non_null(k);
     rk_kernel_set_cluster_dims(k, 2, 1, 1);
+    /* text round trip: the attribute and the op survive it byte for byte */
+    char *txt = rk_serialize(k);
+    rk_kernel *back = NULL;
+    assert_int_equal(rk_parse(txt, strlen(txt), &back), RK_OK);
+    char *txt2 = rk_serialize(back);
+    assert_string_equal(txt, txt2);
+    expect_has(txt, "cluster_dims");
+    expect_has(txt, "tile.tma_load_2d_multicast");
+    uint32_t cd[3];
+    assert_true(rk_kernel_cluster_dims(back, cd) && cd[0] == 2 && cd[1] == 1 && cd[2] == 1);
+    rk_string_free(txt);
+    rk_string_free(txt2);
+    rk_kernel_free(back);
     char *ll = lower_ok(k, "sm_90a");
     expect_has(ll, "\"nvvm.cluster_dim\"=\"2,1,1\"");
     expect_has(ll, ".multicast::cluster [$0], [$1, {$2, $3}], [$4], $5;");
