@@ -131,6 +131,7 @@ static int load_module(run_state *r) {
         img.data = r->file;
         img.size = r->file_n;
         img.dyn_smem_min = r->m.dyn_smem_min;   /* an NVIDIA LDS pool over 48 KiB */
+        memcpy(img.cluster_dims, r->m.cluster_dims, sizeof img.cluster_dims);   /* 0, 0, 0: none */
     }
     if (rk_module_load_image(r->dev.dev, &img, &r->dev.mod)) return cli_fail("run");
     return 0;

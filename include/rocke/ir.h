@@ -259,6 +259,13 @@ void rk_kernel_set_attr_int(rk_kernel *k, const char *key, int64_t v);
 void rk_kernel_set_attr_str(rk_kernel *k, const char *key, const char *v);
 void rk_kernel_set_attr_pair(rk_kernel *k, const char *key, int64_t lo, int64_t hi);
 int64_t rk_kernel_max_workgroup_size(const rk_kernel *k);
+/* cluster_dims (a list of three ints, NVIDIA sm_90+): blocks per thread-block
+ * cluster along x, y, z; the grid must be a multiple of it. Without the
+ * attribute every block is a cluster of one (1, 1, 1). */
+void rk_kernel_set_cluster_dims(rk_kernel *k, uint32_t x, uint32_t y, uint32_t z);
+/* The kernel's cluster dims into out; false (out = 1, 1, 1) when the
+ * attribute is absent or not a list of three ints in [1, 8]. */
+bool rk_kernel_cluster_dims(const rk_kernel *k, uint32_t out[3]);
 
 /* Number of ops (recursively) — for statistics and benchmarks. */
 uint64_t rk_kernel_op_count(const rk_kernel *k);

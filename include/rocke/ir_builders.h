@@ -912,4 +912,34 @@ typedef struct rk_wgmma_rs_opts {
 rk_value rk_build_wgmma_rs(rk_kernel *k, const char *dtype, rk_value a, rk_value b, rk_value c, int64_t n);
 rk_value rk_build_wgmma_rs_ex(rk_kernel *k, const char *dtype, rk_value a, rk_value b, rk_value c, int64_t n, const rk_wgmma_rs_opts *opts);
 
+/* gpu.cluster_id  ->i32  (sm_90+)
+ *   axis {x|y|z} */
+rk_value rk_build_cluster_id(rk_kernel *k, const char *axis);
+
+/* gpu.cluster_dim  ->i32  (sm_90+)
+ *   axis {x|y|z} */
+rk_value rk_build_cluster_dim(rk_kernel *k, const char *axis);
+
+/* gpu.cluster_rank  ->i32  (sm_90+) */
+rk_value rk_build_cluster_rank(rk_kernel *k);
+
+/* tile.cluster_arrive  ->  (sm_90+) */
+typedef struct rk_cluster_arrive_opts {
+    rk_opt_bool relaxed;
+} rk_cluster_arrive_opts;
+void rk_build_cluster_arrive(rk_kernel *k);
+void rk_build_cluster_arrive_ex(rk_kernel *k, const rk_cluster_arrive_opts *opts);
+
+/* tile.cluster_wait  ->  (sm_90+) */
+void rk_build_cluster_wait(rk_kernel *k);
+
+/* tile.fence_mbarrier_init  ->  (sm_90+) */
+void rk_build_fence_mbarrier_init(rk_kernel *k);
+
+/* tile.mbarrier_arrive_cluster  smem,i32,i32->  (sm_90+) */
+void rk_build_mbarrier_arrive_cluster(rk_kernel *k, rk_value a, rk_value b, rk_value c);
+
+/* tile.tma_load_2d_multicast  ptr,smem,i32,smem,i32,i32,i32,i32->  (sm_90a) */
+void rk_build_tma_load_2d_multicast(rk_kernel *k, rk_value a, rk_value b, rk_value c, rk_value d, rk_value e, rk_value f, rk_value g, rk_value h);
+
 #endif

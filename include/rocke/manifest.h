@@ -95,6 +95,8 @@ typedef struct rk_manifest {
     uint32_t threads_per_block;
     uint32_t dyn_smem_min;       /* rocke: dynamic shared memory every launch needs (an NVIDIA LDS pool
                                     over 48 KiB; rk_artifact.dyn_smem_min); 0 = none / absent */
+    uint32_t cluster_dims[3];    /* rocke: blocks per thread-block cluster (kernel attribute cluster_dims),
+                                    written when more than one; absent (older manifests) = 0, 0, 0: 1, 1, 1 */
     rk_manifest_arg args[RK_MANIFEST_MAX_ARGS];
     uint32_t nargs;
     bool sig_has_bytes;

@@ -110,6 +110,9 @@ typedef struct rk_module_image {
      * kernel). 0 = none, or unknown; when the module knows the kernel's rocke
      * IR (`kernel`, or IR text from an artifact) a CUDA module computes it. */
     uint32_t dyn_smem_min;
+    /* Blocks per thread-block cluster (the manifest's cluster_dims); 0, 0, 0
+     * = take them from the kernel's IR when the module has it, else none. */
+    uint32_t cluster_dims[3];
 } rk_module_image;
 
 /* Load an artifact: the cubin over PTX on CUDA, the HSACO on HIP, the IR on
@@ -124,6 +127,9 @@ rk_device *rk_function_device(const rk_function *f);
 /* Dynamic shared memory every launch of f passes before the caller's bytes:
  * its LDS pool when that is dynamic shared memory (CUDA, pools over 48 KiB). */
 uint32_t rk_function_dyn_smem_min(const rk_function *f);
+/* Blocks per cluster every launch of f uses (1, 1, 1: no clusters); a grid
+ * must be a whole number of them. */
+void rk_function_cluster_dims(const rk_function *f, uint32_t out[3]);
 
 /* ---- kernel arguments --------------------------------------------------------- */
 /* The kernel-argument ABI: every argument at the next offset aligned to its

@@ -22,7 +22,8 @@ class _DeviceOpts(ctypes.Structure):
 
 class _ModuleImage(ctypes.Structure):
     _fields_ = [("kind", c_int), ("data", c_void_p), ("size", c_size_t), ("kernel", c_void_p),
-                ("target", c_char_p), ("dyn_smem_min", c_uint32)]
+                ("target", c_char_p), ("dyn_smem_min", c_uint32),
+                ("cluster_dims", c_uint32 * 3)]
 
 
 class _TimeOpts(ctypes.Structure):

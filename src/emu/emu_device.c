@@ -222,6 +222,13 @@ static rk_status check_launch(const rk_emu *emu, const rk_kernel *k, const uint3
     if (threads > emu->t->max_workgroup)
         return rk_fail(RK_ERR_INVALID, "rk_emu_launch: a workgroup of %llu threads exceeds %s's limit of %u",
                        (unsigned long long)threads, emu->t->name, emu->t->max_workgroup);
+    uint32_t cd[3];
+    rk_kernel_cluster_dims(k, cd);
+    for (int i = 0; i < 3; i++)
+        if (grid[i] % cd[i])
+            return rk_fail(RK_ERR_INVALID, "rk_emu_launch: grid.%c = %u is not a multiple of kernel '%s's cluster_dims "
+                           "%c = %u (the grid is made of whole clusters)", "xyz"[i], grid[i], rk_kernel_name(k), "xyz"[i],
+                           cd[i]);
     int64_t maxwg = rk_kernel_max_workgroup_size(k);
     if (maxwg > 0 && threads > (uint64_t)maxwg)
         return rk_fail(RK_ERR_INVALID, "rk_emu_launch: a workgroup of %llu threads exceeds kernel '%s's "
@@ -264,26 +271,31 @@ rk_status rk_emu_launch(rk_emu *emu, const rk_kernel *k, const uint32_t grid[3],
     memcpy(L.grid, grid, sizeof L.grid);
     memcpy(L.block, block, sizeof L.block);
     L.nwg = (uint64_t)grid[0] * grid[1] * grid[2];
+    rk_kernel_cluster_dims(k, L.cluster);
+    L.csize = L.cluster[0] * L.cluster[1] * L.cluster[2];
+    L.nunits = L.nwg / L.csize;
     uint32_t threads = block[0] * block[1] * block[2];
     L.nwaves = (threads + P->W - 1) / P->W;
     pthread_mutex_init(&L.lock, NULL);
-    uint32_t nt = emu->nthreads;
-    if (nt > L.nwg) nt = (uint32_t)L.nwg;
-    emu_worker *wk = rk_calloc(nt, sizeof *wk);
+    uint32_t nt = emu->nthreads, cs = L.csize;
+    if (nt > L.nunits) nt = (uint32_t)L.nunits;
+    /* each host thread runs one cluster at a time: cs blocks, in rank order */
+    emu_worker *wk = rk_calloc((size_t)nt * cs, sizeof *wk);
     pthread_t *th = rk_calloc(nt, sizeof *th);
     bool ok = wk && th;
     uint32_t ninit = 0;
-    for (; ok && ninit < nt; ninit++) {
+    for (; ok && ninit < nt * cs; ninit++) {
         if (!worker_init(&wk[ninit], &L, &emu->opt)) {
             worker_free(&wk[ninit]);
             ok = false;
             break;
         }
+        if (cs > 1) wk[ninit].peers = &wk[ninit - ninit % cs];
     }
     uint32_t started = 0;
     if (ok) {
         for (uint32_t i = 1; i < nt; i++, started++)
-            if (pthread_create(&th[i], NULL, worker_main, &wk[i])) break;
+            if (pthread_create(&th[i], NULL, worker_main, &wk[(size_t)i * cs])) break;
         emu_worker_run(&wk[0]);
         for (uint32_t i = 1; i <= started; i++) pthread_join(th[i], NULL);
     }

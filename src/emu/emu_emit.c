@@ -708,6 +708,9 @@ static bool emit_op(emu_cc *c, const rk_op *op) {
     case RK_OP_BLOCK_DIM: return id_op(c, op, 2);
     case RK_OP_GRID_DIM: return id_op(c, op, 3);
     case RK_OP_LANE_ID: return id_op(c, op, 4);
+    case RK_OP_CLUSTER_ID: return id_op(c, op, 5);
+    case RK_OP_CLUSTER_DIM: return id_op(c, op, 6);
+    case RK_OP_CLUSTER_RANK: return id_op(c, op, 7);
     case RK_OP_GLOBAL_LOAD: case RK_OP_GLOBAL_LOAD_TYPED: case RK_OP_GLOBAL_LOAD_VN: return gload(c, op);
     case RK_OP_GLOBAL_STORE: case RK_OP_GLOBAL_STORE_TYPED: case RK_OP_GLOBAL_STORE_VN: return gstore(c, op);
     case RK_OP_GLOBAL_PTR_ADD: {
@@ -927,6 +930,8 @@ static bool emit_op(emu_cc *c, const rk_op *op) {
     case RK_OP_WGMMA_WAIT_GROUP: case RK_OP_FENCE_PROXY_ASYNC: case RK_OP_MBARRIER_INIT: case RK_OP_MBARRIER_ARRIVE:
     case RK_OP_MBARRIER_ARRIVE_EXPECT_TX: case RK_OP_MBARRIER_WAIT: case RK_OP_TMA_LOAD_2D: case RK_OP_SETMAXNREG:
     case RK_OP_TMA_STORE_2D: case RK_OP_BULK_COMMIT_GROUP: case RK_OP_BULK_WAIT_GROUP: case RK_OP_WGMMA_RS:
+    case RK_OP_CLUSTER_ARRIVE: case RK_OP_CLUSTER_WAIT: case RK_OP_FENCE_MBARRIER_INIT:
+    case RK_OP_MBARRIER_ARRIVE_CLUSTER: case RK_OP_TMA_LOAD_2D_MULTICAST:
         return emu_cc_hopper(c, op);
     case RK_OP_FOR: return emit_for(c, op);
     case RK_OP_IF: case RK_OP_IF_ELSE: return emit_if(c, op);

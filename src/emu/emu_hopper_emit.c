@@ -185,9 +185,11 @@ static bool tma_store(emu_cc *c, const rk_op *op) {
     return true;
 }
 
+/* multicast: args[1] = the CTA mask */
 static bool tma_load(emu_cc *c, const rk_op *op) {
+    bool mc = op->code == RK_OP_TMA_LOAD_2D_MULTICAST;
     emu_tma_op *t = tma_map(c, op);
-    uint32_t *a = t ? emu_cc_refs(c, 1) : NULL;
+    uint32_t *a = t ? emu_cc_refs(c, mc ? 2 : 1) : NULL;
     if (!a) return t ? emu_cc_fail(c, RK_ERR_NOMEM, "out of memory compiling for the emulator") : false;
     t->dst = smem_of(c, op, 1);
     t->bars = t->dst ? smem_of(c, op, 3) : NULL;
@@ -198,8 +200,9 @@ static bool tma_load(emu_cc *c, const rk_op *op) {
     I->b = R(c, op->in[4]);
     I->c = R(c, op->in[5]);
     a[0] = R(c, op->in[6]);
+    if (mc) a[1] = R(c, op->in[7]);
     I->args = a;
-    I->nargs = 1;
+    I->nargs = mc ? 2 : 1;
     c->P->has_mbar = true;
     return true;
 }
@@ -232,6 +235,14 @@ bool emu_cc_hopper(emu_cc *c, const rk_op *op) {
     if (k == RK_OP_TMA_STORE_2D) return tma_store(c, op);
     /* a TMA store is done at issue (emu_tma.c): nothing is pending, so groups need no bookkeeping */
     if (k == RK_OP_BULK_COMMIT_GROUP || k == RK_OP_BULK_WAIT_GROUP) return emu_cc_add(c, op, emu_h_fence) != NULL;
-    RK_ASSERT(k == RK_OP_TMA_LOAD_2D, "emu_cc_hopper called for an op outside the Hopper family");
+    /* mbarrier inits are visible to the whole cluster at once in the emulator */
+    if (k == RK_OP_FENCE_MBARRIER_INIT) return emu_cc_add(c, op, emu_h_fence) != NULL;
+    if (k == RK_OP_MBARRIER_ARRIVE_CLUSTER) return mbarrier(c, op, emu_h_mbar_arrive_cluster, 0);
+    if (k == RK_OP_CLUSTER_ARRIVE || k == RK_OP_CLUSTER_WAIT) {
+        emu_ins *I = emu_cc_add(c, op, k == RK_OP_CLUSTER_WAIT ? emu_h_cluster_wait : emu_h_cluster_arrive);
+        return I != NULL;
+    }
+    RK_ASSERT(k == RK_OP_TMA_LOAD_2D || k == RK_OP_TMA_LOAD_2D_MULTICAST,
+              "emu_cc_hopper called for an op outside the Hopper family");
     return tma_load(c, op);
 }

@@ -157,7 +157,9 @@ typedef struct emu_wgrec { uint32_t wave, opidx, group; } emu_wgrec;
 /* ---- waves and workers ------------------------------------------------------------ */
 /* EMU_MBAR: blocked in tile.mbarrier_wait (pc on the wait), runnable again
  * once some mbarrier phase completed after it blocked. */
-typedef enum emu_state { EMU_RUN, EMU_BAR, EMU_MBAR, EMU_DONE } emu_state;
+/* EMU_CLUSTER: blocked in tile.cluster_wait until the cluster barrier's
+ * phase it arrived in completes. */
+typedef enum emu_state { EMU_RUN, EMU_BAR, EMU_MBAR, EMU_CLUSTER, EMU_DONE } emu_state;
 
 struct emu_wave {
     uint8_t *R;                /* register file */
@@ -183,6 +185,7 @@ struct emu_wave {
     uint64_t mbar_seen;        /* EMU_MBAR: the worker's mbar_events when it blocked */
     uint32_t mbar_wait;        /* EMU_MBAR: LDS offset of the mbarrier, its parity in bit 31 */
     uint64_t steps;            /* instructions executed so far (the watchdog's count) */
+    uint64_t cl_arrivals;      /* tile.cluster_arrive executed (phase k's arrival is the k-th) */
     uint32_t tid[3][EMU_MAXW]; /* thread coordinates of each lane */
 };
 
@@ -191,6 +194,9 @@ typedef struct emu_launch {
     const emu_prog *P;
     uint32_t grid[3], block[3];
     uint64_t nwg;
+    uint32_t cluster[3];       /* blocks per cluster (1, 1, 1 without clusters) */
+    uint32_t csize;            /* their product: the blocks one work unit runs together */
+    uint64_t nunits;           /* clusters (= nwg / csize): the units workers take in order */
     uint32_t nwaves;
     uint64_t next_wg;          /* atomic: next workgroup to take */
     uint64_t stop_wg;          /* atomic: workgroups at or past this one are skipped */
@@ -217,7 +223,13 @@ struct emu_worker {
     size_t pdata_len, pdata_cap;
     uint32_t epoch;
     uint32_t wg[3];
-    uint64_t wg_lin;
+    uint64_t wg_lin;           /* the work unit (cluster; the workgroup without clusters) */
+    /* clusters: the unit's blocks in rank order, this one at peers[cl_rank];
+     * the cluster barrier's state lives in peers[0] */
+    emu_worker *peers;
+    uint32_t cl_rank, cl_id[3];
+    uint32_t cl_arrived;       /* waves arrived in the barrier's current phase */
+    uint64_t cl_phase;         /* cluster barrier phases completed */
     uint32_t bar_arrived[EMU_MAX_BARRIERS], bar_needed[EMU_MAX_BARRIERS];
     emu_mbar *mbar;            /* programs with mbarriers: one per 8 LDS bytes */
     uint64_t mbar_events;      /* mbarrier phases completed so far */
@@ -445,6 +457,14 @@ static inline uint64_t emu_swizzle(uint64_t a, uint32_t span) {
 int emu_h_mbar_init(emu_wave *w, const emu_ins *in);
 int emu_h_mbar_arrive(emu_wave *w, const emu_ins *in);       /* imm 1: arrive.expect_tx (c = tx bytes) */
 int emu_h_mbar_wait(emu_wave *w, const emu_ins *in);
+/* tile.mbarrier_arrive_cluster: a = index, b = the target block's rank */
+int emu_h_mbar_arrive_cluster(emu_wave *w, const emu_ins *in);
+/* emu_cluster.c: the cluster barrier, and the block of rank `rank` of w's
+ * cluster (NULL after emu_fail naming what, when rank is not in it) */
+int emu_h_cluster_arrive(emu_wave *w, const emu_ins *in);
+int emu_h_cluster_wait(emu_wave *w, const emu_ins *in);
+emu_worker *emu_cluster_peer(emu_wave *w, const emu_ins *in, int lane, int64_t rank, const char *what);
+void emu_cluster_describe(const emu_worker *wk, char *buf, size_t n);
 /* The mbarrier at LDS offset off after tx bytes completed on it (TMA
  * landing); false after emu_fail. */
 bool emu_mbar_complete_tx(emu_wave *w, const emu_ins *in, uint32_t off, uint32_t bytes);

@@ -10,60 +10,98 @@
 
 #include "emu_int.h"
 
-/* aux = the decoded map and both allocations; a = dst_idx, b = bar_idx,
- * c = x (column), args[0] = y (row), all i32. */
-int emu_h_tma_load(emu_wave *w, const emu_ins *in) {
+/* One box of lane l into block tgt's LDS (w's own, or a cluster peer's for
+ * multicast), completing on the barrier at the same offset there; the
+ * messages name the issuing wave. false after emu_fail. */
+static bool issue_box(emu_wave *w, const emu_ins *in, uint32_t l, emu_worker *tgt) {
     const emu_tma_op *t = in->aux;
     const emu_tmap *m = &t->map;
     const emu_smem *d = t->dst, *bs = t->bars;
     const int32_t *di = REF(in->a), *bi = REF(in->b), *xs = REF(in->c), *ys = REF(in->args[0]);
-    emu_worker *wk = w->wk;
     uint32_t row_bytes = m->box_cols * m->eb, bytes = row_bytes * m->box_rows;
-    FOR_ACTIVE(w, l) {
-        int64_t de = di[l];
-        if (de < 0 || (uint64_t)de * d->es + bytes > d->bytes)
-            return emu_fail(w, in, (int)l, "the %u x %u box (%u bytes) at element %lld does not fit in %s %s (%u bytes)",
-                            m->box_rows, m->box_cols, bytes, (long long)de, d->name, d->type, d->bytes);
-        uint32_t dst = d->offset + (uint32_t)de * d->es;
-        if (dst % 128)
-            return emu_fail(w, in, (int)l, "the TMA destination LDS 0x%x (%s element %lld) is not 128-byte aligned", dst,
-                            d->name, (long long)de);
-        if (bi[l] < 0 || (uint32_t)bi[l] >= bs->elems)
-            return emu_fail(w, in, (int)l, "mbarrier index %d is outside %s %s (%u barriers)", bi[l], bs->name, bs->type,
-                            bs->elems);
-        uint32_t bar = bs->offset + (uint32_t)bi[l] * 8u;
-        if (!wk->mbar[bar / 8u].init_op)
-            return emu_fail(w, in, (int)l, "the TMA completes on %s[%d], which no tile.mbarrier_init initialized",
-                            bs->name, bi[l]);
-        for (uint32_t i = 0; wk->pmark && i < bytes; i++)
-            if (wk->pmark[dst + i]) {
-                char by[256];
-                emu_op_desc(wk->pend[wk->pmark[dst + i] - 1].in, by, sizeof by);
-                return emu_fail(w, in, (int)l, "the TMA into LDS 0x%x overwrites bytes that %s still has in flight",
-                                dst + i, by);
-            }
-        uint8_t *data;
-        emu_pend *p = emu_pend_new(w, in, (uint32_t)l, dst, bytes, &data);
-        if (!p) return EMU_STOP;
-        p->kind = EMU_PEND_TMA;
-        p->bar = bar;
-        memset(data, 0, bytes);
-        for (uint32_t r = 0; r < m->box_rows; r++) {
-            int64_t gy = (int64_t)ys[l] + r;
-            for (uint32_t c = 0; c < m->box_cols; c++) {
-                int64_t gx = (int64_t)xs[l] + c;
-                uint32_t at = (uint32_t)emu_swizzle(dst + r * row_bytes + c * m->eb, m->swizzle) - dst;
-                if (at + m->eb > bytes)
-                    return emu_fail(w, in, (int)l, "the %u-byte swizzle moves box element (%u, %u) to LDS 0x%x, past "
-                                    "the box's %u bytes (make the box a whole number of %u-byte rows)", m->swizzle, r,
-                                    c, dst + at, bytes, m->swizzle);
-                if (gy < 0 || gx < 0 || (uint64_t)gy >= m->rows || (uint64_t)gx >= m->cols) continue;   /* zeros */
-                uint64_t src = m->base + (uint64_t)gy * m->row_stride + (uint64_t)gx * m->eb;
-                const void *h = emu_gmem(w, in, (uint32_t)l, src, m->eb, t->prov, false);
-                if (!h) return EMU_STOP;
-                memcpy(data + at, h, m->eb);
-            }
+    const char *peer = tgt == w->wk ? "" : " (multicast to a cluster peer)";
+    int64_t de = di[l];
+    if (de < 0 || (uint64_t)de * d->es + bytes > d->bytes) {
+        emu_fail(w, in, (int)l, "the %u x %u box (%u bytes) at element %lld does not fit in %s %s (%u bytes)",
+                 m->box_rows, m->box_cols, bytes, (long long)de, d->name, d->type, d->bytes);
+        return false;
+    }
+    uint32_t dst = d->offset + (uint32_t)de * d->es;
+    if (dst % 128) {
+        emu_fail(w, in, (int)l, "the TMA destination LDS 0x%x (%s element %lld) is not 128-byte aligned", dst, d->name,
+                 (long long)de);
+        return false;
+    }
+    if (bi[l] < 0 || (uint32_t)bi[l] >= bs->elems) {
+        emu_fail(w, in, (int)l, "mbarrier index %d is outside %s %s (%u barriers)", bi[l], bs->name, bs->type, bs->elems);
+        return false;
+    }
+    uint32_t bar = bs->offset + (uint32_t)bi[l] * 8u;
+    if (!tgt->mbar[bar / 8u].init_op) {
+        emu_fail(w, in, (int)l, "the TMA completes on %s[%d]%s, which no tile.mbarrier_init initialized", bs->name,
+                 bi[l], peer);
+        return false;
+    }
+    for (uint32_t i = 0; tgt->pmark && i < bytes; i++)
+        if (tgt->pmark[dst + i]) {
+            char by[256];
+            emu_op_desc(tgt->pend[tgt->pmark[dst + i] - 1].in, by, sizeof by);
+            emu_fail(w, in, (int)l, "the TMA into LDS 0x%x%s overwrites bytes that %s still has in flight", dst + i,
+                     peer, by);
+            return false;
         }
+    uint8_t *data;
+    /* the record lives with the destination block, which lands it */
+    emu_pend *p = emu_pend_new(tgt == w->wk ? w : &tgt->waves[0], in, l, dst, bytes, &data);
+    if (!p) {
+        if (tgt != w->wk) emu_fail(w, in, (int)l, "%s", tgt->msg);
+        return false;
+    }
+    p->kind = EMU_PEND_TMA;
+    p->bar = bar;
+    memset(data, 0, bytes);
+    for (uint32_t r = 0; r < m->box_rows; r++) {
+        int64_t gy = (int64_t)ys[l] + r;
+        for (uint32_t c = 0; c < m->box_cols; c++) {
+            int64_t gx = (int64_t)xs[l] + c;
+            uint32_t at = (uint32_t)emu_swizzle(dst + r * row_bytes + c * m->eb, m->swizzle) - dst;
+            if (at + m->eb > bytes) {
+                emu_fail(w, in, (int)l, "the %u-byte swizzle moves box element (%u, %u) to LDS 0x%x, past the box's %u "
+                         "bytes (make the box a whole number of %u-byte rows)", m->swizzle, r, c, dst + at, bytes,
+                         m->swizzle);
+                return false;
+            }
+            if (gy < 0 || gx < 0 || (uint64_t)gy >= m->rows || (uint64_t)gx >= m->cols) continue;   /* zeros */
+            uint64_t src = m->base + (uint64_t)gy * m->row_stride + (uint64_t)gx * m->eb;
+            const void *h = emu_gmem(w, in, l, src, m->eb, t->prov, false);
+            if (!h) return false;
+            memcpy(data + at, h, m->eb);
+        }
+    }
+    return true;
+}
+
+/* aux = the decoded map and both allocations; a = dst_idx, b = bar_idx,
+ * c = x (column), args[0] = y (row), all i32; multicast (nargs 2):
+ * args[1] = the CTA mask, one box per rank whose bit is set, in rank order. */
+int emu_h_tma_load(emu_wave *w, const emu_ins *in) {
+    const int32_t *mask = in->nargs > 1 ? REF(in->args[1]) : NULL;
+    uint32_t cs = w->wk->L->csize;
+    FOR_ACTIVE(w, l) {
+        if (!mask) {
+            if (!issue_box(w, in, (uint32_t)l, w->wk)) return EMU_STOP;
+            continue;
+        }
+        uint32_t mk = (uint32_t)mask[l] & 0xffffu;
+        if (!mk || mk >> cs)
+            return emu_fail(w, in, (int)l, "multicast CTA mask 0x%x %s the cluster's %u block%s (legal: a nonzero mask "
+                            "within 0x%x)", mk, mk ? "names ranks outside" : "names none of", cs, cs == 1 ? "" : "s",
+                            (1u << cs) - 1u);
+        for (uint32_t r = 0; r < cs; r++)
+            if ((mk >> r) & 1u) {
+                emu_worker *tgt = emu_cluster_peer(w, in, (int)l, r, "the multicast CTA mask");
+                if (!tgt || !issue_box(w, in, (uint32_t)l, tgt)) return EMU_STOP;
+            }
     }
     return EMU_NEXT;
 }

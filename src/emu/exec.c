@@ -252,7 +252,8 @@ int emu_h_return(emu_wave *w, const emu_ins *in) {
 }
 
 /* ---- identity ---------------------------------------------------------------------------------- */
-/* imm: 0 thread_id, 1 block_id, 2 block_dim, 3 grid_dim, 4 lane_id; imm2 = axis. */
+/* imm: 0 thread_id, 1 block_id, 2 block_dim, 3 grid_dim, 4 lane_id,
+ * 5 cluster_id, 6 cluster_dim, 7 cluster_rank; imm2 = axis. */
 int emu_h_ids(emu_wave *w, const emu_ins *in) {
     uint32_t *d = REF(in->d), v = 0;
     const emu_launch *L = w->wk->L;
@@ -261,6 +262,9 @@ int emu_h_ids(emu_wave *w, const emu_ins *in) {
     case 4: for (uint32_t l = 0; l < w->W; l++) d[l] = l; return EMU_NEXT;
     case 1: v = w->wk->wg[in->imm2]; break;
     case 2: v = L->block[in->imm2]; break;
+    case 5: v = w->wk->cl_id[in->imm2]; break;
+    case 6: v = L->cluster[in->imm2]; break;
+    case 7: v = w->wk->cl_rank; break;
     default: v = L->grid[in->imm2]; break;
     }
     for (uint32_t l = 0; l < w->W; l++) d[l] = v;
@@ -401,6 +405,8 @@ static void deadlock(emu_worker *wk) {
                                 ? "emulator: mbarrier deadlock in workgroup (%u,%u,%u): a tile.mbarrier_wait can never complete"
                                 : "emulator: barrier deadlock in workgroup (%u,%u,%u): not every wave reaches the barrier",
                                 wk->wg[0], wk->wg[1], wk->wg[2]);
+    if (wk->L->csize > 1 && k < sizeof wk->msg)
+        k += (size_t)snprintf(wk->msg + k, sizeof wk->msg - k, " (cluster rank %u of %u)", wk->cl_rank, wk->L->csize);
     for (uint32_t i = 0; i < wk->L->nwaves && k < sizeof wk->msg; i++) {
         const emu_wave *w = &wk->waves[i];
         char where[300], what[300] = "";
@@ -408,6 +414,9 @@ static void deadlock(emu_worker *wk) {
         if (w->state == EMU_MBAR) {
             what[0] = ' ';
             emu_mbar_describe(wk, w, what + 1, sizeof what - 1);
+        } else if (w->state == EMU_CLUSTER) {
+            what[0] = ' ';
+            emu_cluster_describe(wk, what + 1, sizeof what - 1);
         }
         k += (size_t)snprintf(wk->msg + k, sizeof wk->msg - k, "; wave %u %s %s%s", i,
                               w->state == EMU_DONE ? "finished at" : "waits at", where, what);
@@ -442,6 +451,7 @@ static void init_waves(emu_worker *wk) {
         w->wg_fenced = false;
         w->maxnreg = w->maxnreg_n = w->maxnreg_op = 0;
         w->steps = 0;
+        w->cl_arrivals = 0;
         uint64_t m = 0;
         for (uint32_t l = 0; l < P->W; l++) {
             uint32_t t = i * P->W + l;
@@ -454,12 +464,21 @@ static void init_waves(emu_worker *wk) {
     }
 }
 
-static void run_workgroup(emu_worker *wk, uint64_t g) {
+/* Block rank of work unit (cluster) u: its coordinates, and a fresh start. */
+static void start_block(emu_worker *wk, uint64_t u, uint32_t rank) {
     const emu_launch *L = wk->L;
-    wk->wg[0] = (uint32_t)(g % L->grid[0]);
-    wk->wg[1] = (uint32_t)((g / L->grid[0]) % L->grid[1]);
-    wk->wg[2] = (uint32_t)(g / ((uint64_t)L->grid[0] * L->grid[1]));
-    wk->wg_lin = g;
+    const uint32_t *cd = L->cluster;
+    uint32_t gc[3] = {L->grid[0] / cd[0], L->grid[1] / cd[1], L->grid[2] / cd[2]};
+    wk->cl_id[0] = (uint32_t)(u % gc[0]);
+    wk->cl_id[1] = (uint32_t)((u / gc[0]) % gc[1]);
+    wk->cl_id[2] = (uint32_t)(u / ((uint64_t)gc[0] * gc[1]));
+    wk->cl_rank = rank;
+    wk->wg[0] = wk->cl_id[0] * cd[0] + rank % cd[0];
+    wk->wg[1] = wk->cl_id[1] * cd[1] + (rank / cd[0]) % cd[1];
+    wk->wg[2] = wk->cl_id[2] * cd[2] + rank / (cd[0] * cd[1]);
+    wk->wg_lin = u;
+    wk->cl_arrived = 0;
+    wk->cl_phase = 0;
     /* LDS is not zeroed on hardware: fill it with 0xff bytes (NaN as f16/f32,
      * -1 as ints) so a kernel reading LDS it never wrote shows it */
     if (wk->P->lds_total) memset(wk->lds, 0xff, wk->P->lds_total);
@@ -476,36 +495,71 @@ static void run_workgroup(emu_worker *wk, uint64_t g) {
     init_waves(wk);
     wk->workgroups++;
     wk->nwaves_run += L->nwaves;
+}
+
+/* The first failed block of the unit (NULL: none). */
+static emu_worker *failed_block(emu_worker *b, uint32_t n) {
+    for (uint32_t r = 0; r < n; r++)
+        if (b[r].failed) return &b[r];
+    return NULL;
+}
+
+/* Run the unit's n blocks (b[0..n): a cluster, or one workgroup) as one pool
+ * of waves, in rank then wave order, until all are done or none can run. */
+static void run_unit(emu_worker *b, uint32_t n, uint64_t u) {
+    const emu_launch *L = b[0].L;
+    for (uint32_t r = 0; r < n; r++) start_block(&b[r], u, r);
     for (;;) {
         bool ran = false, all_done = true;
-        for (uint32_t i = 0; i < L->nwaves; i++) {
-            emu_wave *w = &wk->waves[i];
-            /* a wave blocked on an mbarrier retries once some phase completed */
-            if (w->state == EMU_MBAR && w->mbar_seen != wk->mbar_events) w->state = EMU_RUN;
-            if (w->state == EMU_RUN) {
-                run_wave(w);
-                ran = true;
-                if (wk->failed) return;
+        for (uint32_t r = 0; r < n; r++) {
+            emu_worker *wk = &b[r];
+            for (uint32_t i = 0; i < L->nwaves; i++) {
+                emu_wave *w = &wk->waves[i];
+                /* a wave blocked on an mbarrier retries once some phase completed */
+                if (w->state == EMU_MBAR && w->mbar_seen != wk->mbar_events) w->state = EMU_RUN;
+                if (w->state == EMU_RUN) {
+                    run_wave(w);
+                    ran = true;
+                    if (failed_block(b, n)) return;
+                }
+                if (w->state != EMU_DONE) all_done = false;
             }
-            if (w->state != EMU_DONE) all_done = false;
         }
         if (all_done) return;
-        if (!ran) {
-            /* nothing can run: TMA bytes still in flight land now, then retry */
-            if (wk->mbar && emu_tma_land(&wk->waves[0], UINT32_MAX) && !wk->failed) continue;
-            if (!wk->failed) deadlock(wk);
-            return;
+        if (ran) continue;
+        /* nothing can run: TMA bytes still in flight land now, then retry */
+        bool landed = false;
+        for (uint32_t r = 0; r < n; r++)
+            if (b[r].mbar) landed |= emu_tma_land(&b[r].waves[0], UINT32_MAX);
+        if (failed_block(b, n)) return;
+        if (landed) continue;
+        for (uint32_t r = 0; r < n; r++) {
+            bool stuck = false;
+            for (uint32_t i = 0; i < L->nwaves; i++) stuck |= b[r].waves[i].state != EMU_DONE;
+            if (stuck) {
+                deadlock(&b[r]);
+                return;
+            }
         }
+        return;
     }
 }
 
+/* wk: the first of the thread's L->csize blocks (a cluster's, in rank
+ * order); it takes work units (clusters) in order. */
 void emu_worker_run(emu_worker *wk) {
     emu_launch *L = wk->L;
     for (;;) {
         uint64_t g = __atomic_fetch_add(&L->next_wg, 1, __ATOMIC_RELAXED);
-        if (g >= L->nwg || g >= __atomic_load_n(&L->stop_wg, __ATOMIC_RELAXED)) return;
-        run_workgroup(wk, g);
-        if (!wk->failed) continue;
+        if (g >= L->nunits || g >= __atomic_load_n(&L->stop_wg, __ATOMIC_RELAXED)) return;
+        run_unit(wk, L->csize, g);
+        emu_worker *bad = failed_block(wk, L->csize);
+        if (!bad) continue;
+        if (bad != wk) {
+            memcpy(wk->msg, bad->msg, sizeof wk->msg);
+            wk->fail_status = bad->fail_status;
+            wk->failed = true;
+        }
         /* keep the error of the lowest failing workgroup: every lower one was
          * taken before this one and still runs to completion */
         pthread_mutex_lock(&L->lock);

@@ -2038,3 +2038,64 @@ rk_value rk_build_wgmma_rs_ex(rk_kernel *k, const char *dtype, rk_value a, rk_va
 rk_value rk_build_wgmma_rs(rk_kernel *k, const char *dtype, rk_value a, rk_value b, rk_value c, int64_t n) {
     return rk_build_wgmma_rs_ex(k, dtype, a, b, c, n, NULL);
 }
+
+/* gpu.cluster_id */
+rk_value rk_build_cluster_id(rk_kernel *k, const char *axis) {
+    const rk_type rt[] = {RK_T_I32};
+    rk_op *op = rk_emit(k, RK_OP_CLUSTER_ID, NULL, 0, rt, 1);
+    ir_arg_str(k, op, ir_key_axis, axis);
+    return ir_built(k, op);
+}
+
+/* gpu.cluster_dim */
+rk_value rk_build_cluster_dim(rk_kernel *k, const char *axis) {
+    const rk_type rt[] = {RK_T_I32};
+    rk_op *op = rk_emit(k, RK_OP_CLUSTER_DIM, NULL, 0, rt, 1);
+    ir_arg_str(k, op, ir_key_axis, axis);
+    return ir_built(k, op);
+}
+
+/* gpu.cluster_rank */
+rk_value rk_build_cluster_rank(rk_kernel *k) {
+    const rk_type rt[] = {RK_T_I32};
+    rk_op *op = rk_emit(k, RK_OP_CLUSTER_RANK, NULL, 0, rt, 1);
+    return ir_built(k, op);
+}
+
+/* tile.cluster_arrive */
+void rk_build_cluster_arrive_ex(rk_kernel *k, const rk_cluster_arrive_opts *opts) {
+    rk_op *op = rk_emit(k, RK_OP_CLUSTER_ARRIVE, NULL, 0, NULL, 0);
+    if (opts) {
+        ir_opt_bool(k, op, "relaxed", opts->relaxed);
+    }
+    ir_built_void(k, op);
+}
+void rk_build_cluster_arrive(rk_kernel *k) {
+    rk_build_cluster_arrive_ex(k, NULL);
+}
+
+/* tile.cluster_wait */
+void rk_build_cluster_wait(rk_kernel *k) {
+    rk_op *op = rk_emit(k, RK_OP_CLUSTER_WAIT, NULL, 0, NULL, 0);
+    ir_built_void(k, op);
+}
+
+/* tile.fence_mbarrier_init */
+void rk_build_fence_mbarrier_init(rk_kernel *k) {
+    rk_op *op = rk_emit(k, RK_OP_FENCE_MBARRIER_INIT, NULL, 0, NULL, 0);
+    ir_built_void(k, op);
+}
+
+/* tile.mbarrier_arrive_cluster */
+void rk_build_mbarrier_arrive_cluster(rk_kernel *k, rk_value a, rk_value b, rk_value c) {
+    const rk_value in[] = {a, b, c};
+    rk_op *op = rk_emit(k, RK_OP_MBARRIER_ARRIVE_CLUSTER, in, 3, NULL, 0);
+    ir_built_void(k, op);
+}
+
+/* tile.tma_load_2d_multicast */
+void rk_build_tma_load_2d_multicast(rk_kernel *k, rk_value a, rk_value b, rk_value c, rk_value d, rk_value e, rk_value f, rk_value g, rk_value h) {
+    const rk_value in[] = {a, b, c, d, e, f, g, h};
+    rk_op *op = rk_emit(k, RK_OP_TMA_LOAD_2D_MULTICAST, in, 8, NULL, 0);
+    ir_built_void(k, op);
+}

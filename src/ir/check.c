@@ -747,6 +747,8 @@ static const extra_fn extra_checks[RK_OP__COUNT] = {
     [RK_OP_TMA_LOAD_2D] = check_tma_load,
     [RK_OP_SETMAXNREG] = check_setmaxnreg,
     [RK_OP_TMA_STORE_2D] = tensormap_operand,
+    [RK_OP_TMA_LOAD_2D_MULTICAST] = check_tma_load,
+    [RK_OP_MBARRIER_ARRIVE_CLUSTER] = check_mbarrier,
 };
 
 /* ---- entry ------------------------------------------------------------------------------- */

@@ -234,6 +234,27 @@ void rk_kernel_set_attr_pair(rk_kernel *k, const char *key, int64_t lo, int64_t 
     a->u.list = items;
 }
 
+void rk_kernel_set_cluster_dims(rk_kernel *k, uint32_t x, uint32_t y, uint32_t z) {
+    rk_attr_val *a = ir_attrs_put(k, &k->attrs, "cluster_dims");
+    rk_attr_val *items = rk_arena_alloc(&k->arena, 3 * sizeof *items);
+    if (!a || !items) { ir_fail(k, RK_ERR_NOMEM, NULL, "out of memory"); return; }
+    const uint32_t d[3] = {x, y, z};
+    for (int i = 0; i < 3; i++) items[i] = (rk_attr_val){.kind = RK_AK_INT, .u.i = d[i]};
+    a->kind = RK_AK_LIST;
+    a->n = 3;
+    a->u.list = items;
+}
+
+bool rk_kernel_cluster_dims(const rk_kernel *k, uint32_t out[3]) {
+    out[0] = out[1] = out[2] = 1;
+    const rk_attr_val *a = rk_attrs_get(&k->attrs, "cluster_dims");
+    if (!a || a->kind != RK_AK_LIST || a->n != 3) return false;
+    for (uint32_t i = 0; i < 3; i++)
+        if (a->u.list[i].kind != RK_AK_INT || a->u.list[i].u.i < 1 || a->u.list[i].u.i > 8) return false;
+    for (uint32_t i = 0; i < 3; i++) out[i] = (uint32_t)a->u.list[i].u.i;
+    return true;
+}
+
 int64_t rk_kernel_max_workgroup_size(const rk_kernel *k) {
     int64_t v;
     return rk_attrs_int(&k->attrs, "max_workgroup_size", &v) ? v : 256;

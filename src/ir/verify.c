@@ -455,6 +455,22 @@ static void check_params(vctx *c) {
     }
 }
 
+/* cluster_dims: three ints in [1, 8] whose product is at most 8 (the portable
+ * cluster size), on a target with clusters */
+static void check_cluster_dims(vctx *c) {
+    const rk_attr_val *a = rk_attrs_get(&c->k->attrs, "cluster_dims");
+    uint32_t d[3];
+    if (!a) return;
+    if (!rk_kernel_cluster_dims(c->k, d) || d[0] * d[1] * d[2] > 8) {
+        ERR(c, NULL, NO_IDX, "kernel attribute cluster_dims must be [x, y, z], each 1..8, at most 8 blocks in all "
+            "(e.g. [2, 1, 1])");
+        return;
+    }
+    if (c->tgt && !(c->tgt->features & RK_FEAT_SM90) && d[0] * d[1] * d[2] > 1)
+        ERR(c, NULL, NO_IDX, "kernel attribute cluster_dims [%u, %u, %u] needs thread-block clusters, which target "
+            "'%s' lacks (offered by %s)", d[0], d[1], d[2], c->tgt->name, offered_by(RK_FEAT_SM90));
+}
+
 rk_status rk_verify(const rk_kernel *k, const rk_verify_target *target, rk_diags *out) {
     if (!k) return rk_fail(RK_ERR_INVALID, "rk_verify: kernel is NULL");
     rk_diags local;
@@ -480,6 +496,7 @@ rk_status rk_verify(const rk_kernel *k, const rk_verify_target *target, rk_diags
         if (k->depth)
             ERR(&c, NULL, NO_IDX, "%u regions are still open (missing rk_for_end/rk_if_end)", k->depth);
         check_params(&c);
+        check_cluster_dims(&c);
         if (k->body.nops == 0) WARN(&c, NULL, NO_IDX, "the kernel body is empty");
         walk_region(&c, &k->body, NULL, NO_IDX);
     }

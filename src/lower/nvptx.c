@@ -36,7 +36,9 @@ static bool tm_scan(void *ud, rk_op *op, uint32_t depth) {
     (void)depth;
     tm_use *u = ud;
     for (uint32_t i = 0; i < op->nin && !u->bad; i++) {
-        if ((op->code == RK_OP_TMA_LOAD_2D || op->code == RK_OP_TMA_STORE_2D) && i == 0) continue;
+        if ((op->code == RK_OP_TMA_LOAD_2D || op->code == RK_OP_TMA_LOAD_2D_MULTICAST || op->code == RK_OP_TMA_STORE_2D) &&
+            i == 0)
+            continue;
         if (rk_value_kind_of(u->k, op->in[i]) != RK_VK_PARAM) continue;
         for (uint32_t p = 0; p < rk_kernel_nparams(u->k); p++) {
             const rk_param *pr = rk_kernel_param(u->k, p);
@@ -79,7 +81,7 @@ static bool check_kernel(lw_ctx *cx) {
     if (any) ir_walk(rk_kernel_body(cx->k), tm_scan, &u, 0);
     if (u.bad)
         return lw_error(cx, u.bad, RK_ERR_INVALID, "a tensormap parameter is an opaque CUtensorMap: only "
-                        "tile.tma_load_2d and tile.tma_store_2d (operand 0) may use it");
+                        "tile.tma_load_2d, tile.tma_load_2d_multicast and tile.tma_store_2d (operand 0) may use it");
     return true;
 }
 
@@ -88,6 +90,9 @@ static void fn_attrs(lw_ctx *cx, rk_buf *out) {
     rk_buf_printf(out, "\"nvvm.maxntid\"=\"%lld\"", (long long)rk_kernel_max_workgroup_size(cx->k));
     if (rk_attrs_int(rk_kernel_attrs(cx->k), "min_blocks_per_sm", &minb))
         rk_buf_printf(out, " \"nvvm.minctasm\"=\"%lld\"", (long long)minb);
+    uint32_t cl[3];
+    if (rk_kernel_cluster_dims(cx->k, cl) && cl[0] * cl[1] * cl[2] > 1)   /* .reqnctapercluster x, y, z */
+        rk_buf_printf(out, " \"nvvm.cluster_dim\"=\"%u,%u,%u\"", cl[0], cl[1], cl[2]);
     rk_buf_puts(out, " norecurse nounwind");
 }
 
@@ -167,6 +172,15 @@ static void fence(lw_ctx *cx, const rk_op *op) {
     lw_ins(cx, "fence%s seq_cst", lw_syncscope(cx, lw_attr_str(op, "scope", NULL), LW_SCOPE_SYSTEM));
 }
 
+/* barrier.cluster.arrive is .release and barrier.cluster.wait .acquire by
+ * default; relaxed drops the arrive's ordering (an arrive that only says
+ * "this block has started"). Not .aligned: a warp may arrive divergently. */
+static void cluster_barrier(lw_ctx *cx, const rk_op *op) {
+    const char *name = op->code == RK_OP_CLUSTER_WAIT ? "wait" : lw_attr_bool(op, "relaxed", false) ? "arrive.relaxed" : "arrive";
+    lw_declare(cx, NV_D_BARRIER, lw_printf(cx, "declare void @llvm.nvvm.barrier.cluster.%s()", name));
+    lw_ins(cx, "call void @llvm.nvvm.barrier.cluster.%s()", name);
+}
+
 /* ---- the switch ----------------------------------------------------------------------------------------- */
 static void lower_op(lw_ctx *cx, const rk_op *op) {
     switch (op->code) {
@@ -212,9 +226,14 @@ static void lower_op(lw_ctx *cx, const rk_op *op) {
         break;
     case RK_OP_FENCE_PROXY_ASYNC: case RK_OP_MBARRIER_INIT: case RK_OP_MBARRIER_ARRIVE: case RK_OP_MBARRIER_ARRIVE_EXPECT_TX:
     case RK_OP_MBARRIER_WAIT: case RK_OP_TMA_LOAD_2D: case RK_OP_TMA_STORE_2D: case RK_OP_BULK_COMMIT_GROUP:
-    case RK_OP_BULK_WAIT_GROUP:
+    case RK_OP_BULK_WAIT_GROUP: case RK_OP_FENCE_MBARRIER_INIT: case RK_OP_MBARRIER_ARRIVE_CLUSTER:
+    case RK_OP_TMA_LOAD_2D_MULTICAST:
         lw_nv_hopper_mem(cx, op);
         break;
+    case RK_OP_CLUSTER_ID: id_op(cx, op, "clusterid"); break;
+    case RK_OP_CLUSTER_DIM: id_op(cx, op, "cluster.nctaid"); break;
+    case RK_OP_CLUSTER_RANK: sreg_call(cx, lw_val(cx, op->out[0]), "cluster.ctarank"); break;
+    case RK_OP_CLUSTER_ARRIVE: case RK_OP_CLUSTER_WAIT: cluster_barrier(cx, op); break;
     case RK_OP_CVT_SCALEF32_PK_F32_FP8: case RK_OP_CVT_SCALEF32_PK_F32_BF8: case RK_OP_CVT_SCALEF32_PK_FP8_F32:
     case RK_OP_CVT_SCALEF32_PK_BF8_F32: case RK_OP_ASYNC_BUFFER_LOAD_LDS: case RK_OP_ASYNC_BUFFER_LOAD_LDS_ADDR:
     case RK_OP_GLOBAL_LOAD_LDS: case RK_OP_DS_READ_TR16_B64: case RK_OP_DS_READ_TR16_B128: case RK_OP_DS_READ_TR_B8:

@@ -258,7 +258,7 @@ static void mbarrier_wait(lw_ctx *cx, const rk_op *op) {
 
 /* the destination must be 128-byte aligned: the pool must be (some
  * allocation asks align >= 128) and the offset, where it is known, too */
-static void tma_load_2d(lw_ctx *cx, const rk_op *op) {
+static bool tma_dst_aligned(lw_ctx *cx, const rk_op *op) {
     rk_value dst = op->in[1];
     int64_t idx = 0;
     uint64_t at = cx->smem_off[dst.id];
@@ -266,9 +266,14 @@ static void tma_load_2d(lw_ctx *cx, const rk_op *op) {
     if (at % 128 || cx->pool_align < 128) {
         lw_error(cx, op, RK_ERR_INVALID, "the TMA destination is at shared offset %llu, not 128-byte aligned (give the "
                  "allocation align = 128 and a multiple-of-128-byte index)", (unsigned long long)at);
-        return;
+        return false;
     }
-    const char *d = lw_nv_smem_elem(cx, dst, op->in[2]), *b = mbar(cx, op, 3);
+    return true;
+}
+
+static void tma_load_2d(lw_ctx *cx, const rk_op *op) {
+    if (!tma_dst_aligned(cx, op)) return;
+    const char *d = lw_nv_smem_elem(cx, op->in[1], op->in[2]), *b = mbar(cx, op, 3);
     lw_ins(cx, "call void asm sideeffect \"cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
                "[$0], [$1, {$2, $3}], [$4];\", \"l,l,r,r,l,~{memory}\"(ptr addrspace(3) %s, ptr %v, %V, %V, ptr addrspace(3) %s)",
            d, op->in[0], op->in[5], op->in[6], b);
@@ -296,6 +301,28 @@ static void bulk_wait(lw_ctx *cx, const rk_op *op) {
     lw_ins(cx, "call void @llvm.nvvm.cp.async.bulk.wait.group%s(i32 %l)", rd, lw_attr_int(op, "n", 0));
 }
 
+/* The CTA mask is the low 16 bits of the i32 operand (.b16: "h"). Every
+ * destination block gets the box at dst's offset and the complete_tx at the
+ * mbarrier's offset in its own shared memory. */
+static void tma_load_2d_multicast(lw_ctx *cx, const rk_op *op) {
+    if (!tma_dst_aligned(cx, op)) return;
+    const char *d = lw_nv_smem_elem(cx, op->in[1], op->in[2]), *b = mbar(cx, op, 3), *m = lw_tmp(cx, "ctamask");
+    lw_ins(cx, "%s = trunc %V to i16", m, op->in[7]);
+    lw_ins(cx, "call void asm sideeffect \"cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+               ".multicast::cluster [$0], [$1, {$2, $3}], [$4], $5;\", \"l,l,r,r,l,h,~{memory}\"(ptr addrspace(3) %s, ptr %v, "
+               "%V, %V, ptr addrspace(3) %s, i16 %s)", d, op->in[0], op->in[5], op->in[6], b, m);
+}
+
+/* mapa turns this block's shared address into the same offset in the block
+ * of rank r; the arrival there releases at cluster scope (no state comes
+ * back from a remote barrier: the sink '_'). */
+static void mbarrier_arrive_cluster(lw_ctx *cx, const rk_op *op) {
+    const char *b = mbar(cx, op, 0);
+    lw_ins(cx, "call void asm sideeffect \"{\\0A.reg .b64 ra;\\0Amapa.shared::cluster.u64 ra, $0, $1;\\0A"
+               "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [ra];\\0A}\", \"l,r,~{memory}\"(ptr addrspace(3) %s, %V)",
+           b, op->in[2]);
+}
+
 void lw_nv_hopper_mem(lw_ctx *cx, const rk_op *op) {
     if (op->code == RK_OP_FENCE_PROXY_ASYNC) {
         lw_ins(cx, "call void asm sideeffect \"fence.proxy.async.shared::cta;\", \"~{memory}\"()");
@@ -320,6 +347,13 @@ void lw_nv_hopper_mem(lw_ctx *cx, const rk_op *op) {
         lw_ins(cx, "call void @llvm.nvvm.cp.async.bulk.commit.group()");
     } else if (op->code == RK_OP_BULK_WAIT_GROUP) {
         bulk_wait(cx, op);
+    } else if (op->code == RK_OP_FENCE_MBARRIER_INIT) {
+        lw_declare(cx, NV_D_MBAR, "declare void @llvm.nvvm.fence.mbarrier_init.release.cluster()");
+        lw_ins(cx, "call void @llvm.nvvm.fence.mbarrier_init.release.cluster()");
+    } else if (op->code == RK_OP_MBARRIER_ARRIVE_CLUSTER) {
+        mbarrier_arrive_cluster(cx, op);
+    } else if (op->code == RK_OP_TMA_LOAD_2D_MULTICAST) {
+        tma_load_2d_multicast(cx, op);
     } else {
         RK_ASSERT(op->code == RK_OP_TMA_LOAD_2D, "lw_nv_hopper_mem called for an op outside the Hopper memory family");
         tma_load_2d(cx, op);

@@ -93,6 +93,22 @@ static rk_status get_flag(const rk_json *root, const char *field, int *dst) {
     return bad(field, "must be true, false, 0 or 1");
 }
 
+/* [x, y, z], each 1..8, at most 8 blocks; absent: left 0, 0, 0 */
+static rk_status get_cluster_dims(const rk_json *root, uint32_t d[3]) {
+    const rk_json *v = rk_json_get(root, "cluster_dims");
+    if (!v) return RK_OK;
+    const char *want = "must be [x, y, z], each an integer in 1..8, at most 8 blocks in all";
+    if (v->kind != RK_JSON_ARRAY || v->n != 3) return bad("cluster_dims", want);
+    uint64_t prod = 1;
+    for (uint32_t i = 0; i < 3; i++) {
+        const rk_json *e = v->items[i];
+        if (e->kind != RK_JSON_NUMBER || !e->is_int || e->i < 1 || e->i > 8) return bad("cluster_dims", want);
+        d[i] = (uint32_t)e->i;
+        prod *= d[i];
+    }
+    return prod > 8 ? bad("cluster_dims", want) : RK_OK;
+}
+
 /* A plain file name in the manifest's folder: no separators, not "." or "..". */
 static rk_status check_file_name(const char *field, const char *s) {
     if (!s[0]) return RK_OK;
@@ -365,6 +381,7 @@ static rk_status read_root(const rk_json *root, rk_manifest *m) {
     TRY(get_u32(root, "threads_per_block", true, 1024, &m->threads_per_block));
     if (!m->threads_per_block) return bad("threads_per_block", "must be an integer in 1..1024");
     TRY(get_u32(root, "dyn_smem_min", false, UINT32_MAX, &m->dyn_smem_min));
+    TRY(get_cluster_dims(root, m->cluster_dims));
     TRY(read_args(root, m));
     int flag = 0;
     TRY(get_flag(root, "sig_has_bytes", &flag));
@@ -462,6 +479,10 @@ static rk_json *build_json(const rk_manifest *m) {
     if (m->llvm[0]) put_str(&b, "llvm", m->llvm);
     put_int(&b, "threads_per_block", m->threads_per_block);
     if (m->dyn_smem_min) put_int(&b, "dyn_smem_min", m->dyn_smem_min);
+    if ((uint64_t)m->cluster_dims[0] * m->cluster_dims[1] * m->cluster_dims[2] > 1) {
+        const uint64_t cd[3] = {m->cluster_dims[0], m->cluster_dims[1], m->cluster_dims[2]};
+        put(&b, "cluster_dims", int_list(cd, 3));
+    }
     rk_json *args = rk_json_array();
     for (uint32_t i = 0; args && i < m->nargs; i++) {
         rk_json *e = rk_json_object();

@@ -40,6 +40,7 @@ typedef struct cu_api {
     CU_GRAPH(CU_FIELD)
     CU_FIELD(cuEventElapsedTime)
     CU_FIELD(cuTensorMapEncodeTiled)   /* CUDA 12.0+; NULL when absent */
+    CU_FIELD(cuLaunchKernelEx)         /* CUDA 12.0+, for cluster launches; NULL when absent */
 #undef CU_FIELD
 } cu_api;
 
@@ -246,6 +247,26 @@ static rk_status cu_function(rk_function *f) {
     return RK_OK;
 }
 
+/* A kernel with cluster dims launches through cuLaunchKernelEx with the
+ * CLUSTER_DIMENSION attribute (rk_launch checked the grid is whole clusters). */
+static rk_status cluster_launch(cu_dev *c, rk_function *f, const uint32_t g[3], const uint32_t b[3], uint32_t dyn,
+                                rk_stream *s, void **args) {
+    if (!c->api.cuLaunchKernelEx)
+        return rk_fail(RK_ERR_UNSUPPORTED, "kernel '%s' has cluster_dims [%u, %u, %u], launched through "
+                       "cuLaunchKernelEx, which %s lacks (CUDA 12.0 or newer has it)", f->name, f->cluster[0],
+                       f->cluster[1], f->cluster[2], rt_cuda_lib_name());
+    CUlaunchAttribute at = {.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION};
+    at.value.clusterDim.x = f->cluster[0];
+    at.value.clusterDim.y = f->cluster[1];
+    at.value.clusterDim.z = f->cluster[2];
+    CUlaunchConfig cfg = {.gridDimX = g[0], .gridDimY = g[1], .gridDimZ = g[2], .blockDimX = b[0], .blockDimY = b[1],
+                          .blockDimZ = b[2], .sharedMemBytes = dyn, .hStream = cs(s), .attrs = &at, .numAttrs = 1};
+    CU_CALL(c, c->api.cuLaunchKernelEx(&cfg, (CUfunction)f->handle, args, NULL),
+            "cuLaunchKernelEx('%s', grid %ux%ux%u, block %ux%ux%u, cluster %ux%ux%u, %u bytes dynamic shared memory)",
+            f->name, g[0], g[1], g[2], b[0], b[1], b[2], f->cluster[0], f->cluster[1], f->cluster[2], dyn);
+    return RK_OK;
+}
+
 static rk_status cu_launch(rk_function *f, const uint32_t g[3], const uint32_t b[3], uint32_t dyn, rk_stream *s,
                            void **args) {
     cu_dev *c = impl(f->mod->dev);
@@ -257,6 +278,7 @@ static rk_status cu_launch(rk_function *f, const uint32_t g[3], const uint32_t b
                 "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES = %u) for '%s'", dyn, f->name);
         f->dyn_smem_set = dyn;
     }
+    if (f->cluster[0] * f->cluster[1] * f->cluster[2] > 1) return cluster_launch(c, f, g, b, dyn, s, args);
     CU_CALL(c, c->api.cuLaunchKernel(fn, g[0], g[1], g[2], b[0], b[1], b[2], dyn, cs(s), args, NULL),
             "cuLaunchKernel('%s', grid %ux%ux%u, block %ux%ux%u, %u bytes dynamic shared memory)", f->name, g[0],
             g[1], g[2], b[0], b[1], b[2], dyn);
@@ -518,6 +540,8 @@ rk_status rt_cuda_open(rk_device *d, int index) {
         c->graphs = resolve(c, graph_syms, RK_COUNTOF(graph_syms), &missing);
         p = sym(c->lib, CU_STR(cuTensorMapEncodeTiled));
         memcpy(&c->api.cuTensorMapEncodeTiled, &p, sizeof p);
+        p = sym(c->lib, CU_STR(cuLaunchKernelEx));
+        memcpy(&c->api.cuLaunchKernelEx, &p, sizeof p);
     }
     if (s == RK_OK) {
         CUresult r = c->api.cuInit(0);

@@ -121,6 +121,7 @@ rk_status rk_module_load_image(rk_device *d, const rk_module_image *img, rk_modu
     m->kind = img->kind;
     m->kernel = img->kernel;
     m->dyn_smem_min = img->dyn_smem_min;
+    memcpy(m->cluster, img->cluster_dims, sizeof m->cluster);
     if (img->target && !(m->target = rk_strdup(img->target))) {
         rk_free(m, sizeof *m);
         return rk_fail(RK_ERR_NOMEM, "out of memory loading a module");
@@ -191,6 +192,18 @@ static uint32_t dyn_pool_of(const rk_function *f) {
     return pool > n ? pool : n;
 }
 
+/* The image's cluster dims when it gave them, else the IR's (when the
+ * module holds this kernel), else none. */
+static void cluster_of(rk_function *f) {
+    const rk_module *m = f->mod;
+    if (m->cluster[0] && m->cluster[1] && m->cluster[2]) {
+        memcpy(f->cluster, m->cluster, sizeof f->cluster);
+        return;
+    }
+    f->cluster[0] = f->cluster[1] = f->cluster[2] = 1;
+    if (m->kernel && !strcmp(rk_kernel_name(m->kernel), f->name)) rk_kernel_cluster_dims(m->kernel, f->cluster);
+}
+
 rk_status rk_module_function(rk_module *m, const char *name, rk_function **out) {
     if (!m || !name || !out) return rk_fail(RK_ERR_INVALID, "rk_module_function: NULL module, name or out");
     *out = NULL;
@@ -212,6 +225,7 @@ rk_status rk_module_function(rk_module *m, const char *name, rk_function **out) 
         rk_argsig_from_kernel(m->kernel, &f->sig) != RK_OK)
         f->sig = NULL;
     if (s == RK_OK) f->dyn_smem_min = dyn_pool_of(f);
+    if (s == RK_OK) cluster_of(f);
     if (s != RK_OK) {
         if (s == RK_ERR_NOT_FOUND && m->kernel)
             rt_fail_prefix(s, "the module holds '%s'", rk_kernel_name(m->kernel));
@@ -229,6 +243,9 @@ rk_status rk_module_function(rk_module *m, const char *name, rk_function **out) 
 const char *rk_function_name(const rk_function *f) { return f ? f->name : ""; }
 uint32_t rk_function_dyn_smem_min(const rk_function *f) { return f ? f->dyn_smem_min : 0; }
 rk_device *rk_function_device(const rk_function *f) { return f ? f->mod->dev : NULL; }
+void rk_function_cluster_dims(const rk_function *f, uint32_t out[3]) {
+    for (int i = 0; i < 3; i++) out[i] = f ? f->cluster[i] : 1;
+}
 
 rk_status rk_launch(rk_function *f, const uint32_t grid[3], const uint32_t block[3], uint32_t dyn_smem,
                     rk_stream *s, void **args) {
@@ -244,6 +261,15 @@ rk_status rk_launch(rk_function *f, const uint32_t grid[3], const uint32_t block
         return rk_fail(RK_ERR_INVALID, "rk_launch '%s': a block of %llu threads (%ux%ux%u) exceeds the limit of %u "
                        "for this kernel on %s", f->name, (unsigned long long)threads, block[0], block[1], block[2],
                        limit, d->name);
+    for (int i = 0; i < 3; i++)
+        if (grid[i] % f->cluster[i])
+            return rk_fail(RK_ERR_INVALID, "rk_launch '%s': grid.%c = %u is not a multiple of the kernel's cluster_dims "
+                           "%c = %u (cluster_dims [%u, %u, %u]: the grid is made of whole clusters)", f->name, "xyz"[i],
+                           grid[i], "xyz"[i], f->cluster[i], f->cluster[0], f->cluster[1], f->cluster[2]);
+    if (f->cluster[0] * f->cluster[1] * f->cluster[2] > 1 && d->info.kind == RK_DEVICE_HIP)
+        return rk_fail(RK_ERR_UNSUPPORTED, "rk_launch '%s': cluster_dims [%u, %u, %u] needs thread-block clusters "
+                       "(CUDA sm_90+ or the emulator); %s has none", f->name, f->cluster[0], f->cluster[1],
+                       f->cluster[2], d->name);
     /* the kernel's pool sits at the start of the dynamic window, the caller's bytes after it */
     uint64_t dyn = (uint64_t)f->dyn_smem_min + dyn_smem, smem = dyn + f->static_smem;
     if ((d->info.smem_per_block_optin && smem > d->info.smem_per_block_optin) || dyn > UINT32_MAX) {

@@ -31,6 +31,7 @@ struct rk_function {
     uint32_t static_smem;      /* bytes */
     uint32_t dyn_smem_set;     /* dynamic shared memory opted into so far */
     uint32_t dyn_smem_min;     /* the kernel's dynamic LDS pool, added to every launch */
+    uint32_t cluster[3];       /* blocks per cluster (1, 1, 1: none) */
 };
 
 struct rk_module {
@@ -43,6 +44,7 @@ struct rk_module {
     rk_kernel *owned_kernel;   /* parsed here, freed with the module */
     rk_function *fns;
     uint32_t dyn_smem_min;     /* from the image (0 = compute from the IR on CUDA) */
+    uint32_t cluster[3];       /* from the image (0, 0, 0 = from the IR, else none) */
 };
 
 struct rk_stream {

@@ -474,6 +474,20 @@ static rk_value use(fx *x, rk_opcode code) {
     case RK_OP_TMA_STORE_2D: rk_build_tma_store_2d(k, x->tmap, x->s_tile, x->zero, x->i32, x->j32); break;
     case RK_OP_BULK_COMMIT_GROUP: rk_build_bulk_commit_group(k); break;
     case RK_OP_BULK_WAIT_GROUP: rk_build_bulk_wait_group(k, 1); break;
+    case RK_OP_CLUSTER_ID: r = rk_build_cluster_id(k, "y"); break;
+    case RK_OP_CLUSTER_DIM: r = rk_build_cluster_dim(k, "x"); break;
+    case RK_OP_CLUSTER_RANK: r = rk_build_cluster_rank(k); break;
+    case RK_OP_CLUSTER_ARRIVE: {
+        const rk_cluster_arrive_opts o = {.relaxed = RK_SOME(true)};
+        rk_build_cluster_arrive_ex(k, &o);
+        break;
+    }
+    case RK_OP_CLUSTER_WAIT: rk_build_cluster_wait(k); break;
+    case RK_OP_FENCE_MBARRIER_INIT: rk_build_fence_mbarrier_init(k); break;
+    case RK_OP_MBARRIER_ARRIVE_CLUSTER: rk_build_mbarrier_arrive_cluster(k, x->s_bars, x->zero, x->i32); break;
+    case RK_OP_TMA_LOAD_2D_MULTICAST:
+        rk_build_tma_load_2d_multicast(k, x->tmap, x->s_tile, x->zero, x->s_bars, x->zero, x->i32, x->j32, x->i32);
+        break;
     }
     return r;
 }

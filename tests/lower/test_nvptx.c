@@ -619,7 +619,7 @@ static void test_tma_and_mbarrier(void **state) {
     rk_store_global(k, o, zero, rk_load_global(k, map, zero, 1));
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     assert_int_equal(rk_lower_llvm(k, tgt("sm_90"), RK_LLVM22, &ll), RK_ERR_INVALID);
-    expect_has(rk_error_message(), "only tile.tma_load_2d and tile.tma_store_2d");
+    expect_has(rk_error_message(), "only tile.tma_load_2d, tile.tma_load_2d_multicast and tile.tma_store_2d");
     rk_kernel_free(k);
 }
 
@@ -819,6 +819,60 @@ static void test_wgmma_rs_op(void **state) {
     rk_kernel_free(k);
 }
 
+/* Clusters: cluster_dims becomes .reqnctapercluster; the multicast TMA takes
+ * the 16-bit CTA mask, the remote arrive maps the barrier with mapa; a
+ * target without clusters refuses cluster_dims, an oversize cluster too. */
+static void test_cluster_ops(void **state) {
+    (void)state;
+    rk_kernel *k = op_sample_kernel(RK_OP_TMA_LOAD_2D_MULTICAST, "sm_90a");
+    assert_non_null(k);
+    rk_kernel_set_cluster_dims(k, 2, 1, 1);
+    /* text round trip: the attribute and the op survive it byte for byte */
+    char *txt = rk_serialize(k);
+    rk_kernel *back = NULL;
+    assert_int_equal(rk_parse(txt, strlen(txt), &back), RK_OK);
+    char *txt2 = rk_serialize(back);
+    assert_string_equal(txt, txt2);
+    expect_has(txt, "cluster_dims");
+    expect_has(txt, "tile.tma_load_2d_multicast");
+    uint32_t cd[3];
+    assert_true(rk_kernel_cluster_dims(back, cd) && cd[0] == 2 && cd[1] == 1 && cd[2] == 1);
+    rk_string_free(txt);
+    rk_string_free(txt2);
+    rk_kernel_free(back);
+    char *ll = lower_ok(k, "sm_90a");
+    expect_has(ll, "\"nvvm.cluster_dim\"=\"2,1,1\"");
+    expect_has(ll, ".multicast::cluster [$0], [$1, {$2, $3}], [$4], $5;");
+    expect_has(ll, "trunc i32");
+    rk_string_free(ll);
+    char *ptx = pipeline_ptx(k, "sm_90a");
+    if (ptx) {
+        expect_has(ptx, ".reqnctapercluster 2, 1, 1");
+        free(ptx);
+    }
+    rk_kernel_free(k);
+    k = op_sample_kernel(RK_OP_MBARRIER_ARRIVE_CLUSTER, "sm_90");
+    ll = lower_ok(k, "sm_90");
+    expect_has(ll, "mapa.shared::cluster.u64 ra, $0, $1;");
+    expect_has(ll, "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [ra];");
+    expect_has(ll, "@llvm.nvvm.barrier.cluster.arrive()");
+    expect_has(ll, "@llvm.nvvm.barrier.cluster.wait()");
+    expect_has(ll, "@llvm.nvvm.fence.mbarrier_init.release.cluster()");
+    expect_has(ll, "@llvm.nvvm.read.ptx.sreg.cluster.ctarank()");
+    rk_string_free(ll);
+    rk_kernel_free(k);
+    k = op_sample_kernel(RK_OP_CLUSTER_RANK, "sm_80");
+    rk_kernel_set_cluster_dims(k, 1, 2, 1);
+    assert_int_equal(rk_lower_llvm(k, tgt("sm_80"), RK_LLVM22, &ll), RK_ERR_VERIFY);
+    expect_has(rk_error_message(), "sm_90");
+    rk_kernel_free(k);
+    k = op_sample_kernel(RK_OP_CLUSTER_RANK, "sm_90");
+    rk_kernel_set_cluster_dims(k, 4, 4, 1);
+    assert_int_equal(rk_lower_llvm(k, tgt("sm_90"), RK_LLVM22, &ll), RK_ERR_VERIFY);
+    expect_has(rk_error_message(), "cluster_dims must be [x, y, z]");
+    rk_kernel_free(k);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_op_every_nv_target),
@@ -828,6 +882,7 @@ int main(void) {
         cmocka_unit_test(test_ptx_cp_async),
         cmocka_unit_test(test_gpu_check_kernels),
         cmocka_unit_test(test_wgmma_op),
+        cmocka_unit_test(test_cluster_ops),
         cmocka_unit_test(test_wgmma_rs_op),
         cmocka_unit_test(test_tma_and_mbarrier),
         cmocka_unit_test(test_buffer_views),

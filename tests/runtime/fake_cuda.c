@@ -41,7 +41,10 @@ typedef struct fake_graph { rec *recs; int nrec; } fake_graph;
 
 static int primary_ctx;
 static _Thread_local CUcontext current;
-static struct { int launches, set_attr, ctx_set, graph_launches, loads, allocs, frees, syncs; unsigned last_smem; } stats;
+static struct {
+    int launches, set_attr, ctx_set, graph_launches, loads, allocs, frees, syncs, ex_launches;
+    unsigned last_smem, last_cluster[3];
+} stats;
 
 /* A tensor map as the fake encodes it (the real layout is opaque). */
 typedef struct fake_tmap {
@@ -83,6 +86,8 @@ int fake_cuda_stat(const char *what) {
     if (!strcmp(what, "live_allocs")) return stats.allocs - stats.frees;
     if (!strcmp(what, "last_smem")) return (int)stats.last_smem;
     if (!strcmp(what, "syncs")) return stats.syncs;
+    if (!strcmp(what, "ex_launches")) return stats.ex_launches;
+    if (!strcmp(what, "last_cluster")) return (int)(stats.last_cluster[0] * 100 + stats.last_cluster[1] * 10 + stats.last_cluster[2]);
     return -1;
 }
 
@@ -444,6 +449,27 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned
         return CUDA_SUCCESS;
     }
     return run(ff, g, b, params);
+}
+
+/* The cluster launch: the CLUSTER_DIMENSION attribute is recorded and must
+ * divide the grid (the driver's own rule), then it runs as cuLaunchKernel. */
+CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *cfg, CUfunction f, void **params, void **extra) {
+    NEED_CTX();
+    if (!cfg || (cfg->numAttrs && !cfg->attrs)) return CUDA_ERROR_INVALID_VALUE;
+    unsigned cl[3] = {1, 1, 1};
+    for (unsigned i = 0; i < cfg->numAttrs; i++) {
+        if (cfg->attrs[i].id != CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) return CUDA_ERROR_NOT_SUPPORTED;
+        cl[0] = cfg->attrs[i].value.clusterDim.x;
+        cl[1] = cfg->attrs[i].value.clusterDim.y;
+        cl[2] = cfg->attrs[i].value.clusterDim.z;
+    }
+    if (!cl[0] || !cl[1] || !cl[2] || cfg->gridDimX % cl[0] || cfg->gridDimY % cl[1] || cfg->gridDimZ % cl[2] ||
+        cl[0] * cl[1] * cl[2] > 8)
+        return CUDA_ERROR_INVALID_VALUE;   /* the real driver: CUDA_ERROR_INVALID_CLUSTER_SIZE */
+    memcpy(stats.last_cluster, cl, sizeof cl);
+    stats.ex_launches++;
+    return cuLaunchKernel(f, cfg->gridDimX, cfg->gridDimY, cfg->gridDimZ, cfg->blockDimX, cfg->blockDimY,
+                          cfg->blockDimZ, cfg->sharedMemBytes, cfg->hStream, params, extra);
 }
 
 /* ---- streams, events, graphs ------------------------------------------------------------------------ */

@@ -263,6 +263,28 @@ static void test_launch(void **state) {
     /* a missing kernel */
     assert_int_equal(rk_module_function(m, "nope", &f), RK_ERR_NOT_FOUND);
     has("no kernel named 'nope'");
+    /* cluster dims from the image: cuLaunchKernelEx with CLUSTER_DIMENSION; a
+     * grid that is not whole clusters is refused before the driver */
+    rk_module *mc = NULL;
+    rk_module_image cimg = img;
+    cimg.cluster_dims[0] = 2;
+    cimg.cluster_dims[1] = cimg.cluster_dims[2] = 1;
+    assert_int_equal(rk_module_load_image(d, &cimg, &mc), RK_OK);
+    assert_int_equal(rk_module_function(mc, "fill", &f), RK_OK);
+    uint32_t cd[3];
+    rk_function_cluster_dims(f, cd);
+    assert_true(cd[0] == 2 && cd[1] == 1 && cd[2] == 1);
+    const rk_arg ok[] = {rk_arg_ptr(dC), rk_arg_i32(5), rk_arg_i32(10)};
+    assert_int_equal(rk_args_pack(fs, ok, 3, &p), RK_OK);
+    const uint32_t g4[3] = {4, 1, 1}, g3[3] = {3, 1, 1};
+    int ex = fake_stat("ex_launches");
+    assert_int_equal(rk_launch(f, g4, b, 0, NULL, p.params), RK_OK);
+    assert_int_equal(fake_stat("ex_launches"), ex + 1);
+    assert_int_equal(fake_stat("last_cluster"), 211);
+    assert_int_equal(rk_launch(f, g3, b, 0, NULL, p.params), RK_ERR_INVALID);
+    has("grid.x = 3 is not a multiple of the kernel's cluster_dims x = 2");
+    assert_int_equal(fake_stat("ex_launches"), ex + 1);
+    rk_module_unload(mc);
     /* a failure inside the driver names the call and the error */
     assert_int_equal(rk_module_function(m, "fill", &f), RK_OK);
     const rk_arg bad[] = {rk_arg_ptr(0), rk_arg_i32(5), rk_arg_i32(10)};

@@ -631,6 +631,22 @@ static void mbarrier(smp *s) {
     output(s, input(s, RK_T_F32));
 }
 
+/* the remote form aimed at this block's own rank: init, the cluster-scope
+ * init fence and a cluster barrier (what makes a peer's barrier usable),
+ * then everyone arrives through mapa and waits */
+static void mbarrier_cluster(smp *s) {
+    rk_kernel *k = s->k;
+    rk_value bars = alloc1(s, RK_T_I64, 2), zero = ci32(s, 0);
+    init_bar0(s, bars, zero, 256);
+    rk_build_fence_mbarrier_init(k);
+    rk_build_cluster_arrive(k);
+    rk_build_cluster_wait(k);
+    rk_value rank = rk_build_cluster_rank(k);
+    rk_build_mbarrier_arrive_cluster(k, bars, zero, rank);
+    rk_build_mbarrier_wait(k, bars, zero, zero);
+    output(s, input(s, RK_T_F32));
+}
+
 /* TMA: thread 0 expects 8 KiB on the mbarrier and loads the 32 x 64 f32 box
  * at (0, 0) of the tensor map; everyone waits, then reads the tile */
 static void tma(smp *s) {
@@ -644,7 +660,14 @@ static void tma(smp *s) {
     rk_if_begin(k, first);
     rk_value tx = ci32(s, 8192);
     rk_build_mbarrier_arrive_expect_tx(k, bars, zero, tx);
-    rk_build_tma_load_2d(k, map, dst, zero, bars, zero, zero, zero);
+    if (s->code == RK_OP_TMA_LOAD_2D_MULTICAST) {
+        /* to this block alone (its rank's bit): a cluster of one */
+        rk_value rank = rk_build_cluster_rank(k), one = ci32(s, 1);
+        rk_value mask = rk_build_shl(k, one, rank);
+        rk_build_tma_load_2d_multicast(k, map, dst, zero, bars, zero, zero, zero, mask);
+    } else {
+        rk_build_tma_load_2d(k, map, dst, zero, bars, zero, zero, zero);
+    }
     rk_if_end(k, NULL, 0);
     rk_build_mbarrier_wait(k, bars, zero, zero);
     rk_value j = masked(s, 255, 8);
@@ -900,6 +923,11 @@ static void build(smp *s) {
     case RK_OP_MBARRIER_INIT: case RK_OP_MBARRIER_ARRIVE: case RK_OP_MBARRIER_WAIT: mbarrier(s); return;
     case RK_OP_MBARRIER_ARRIVE_EXPECT_TX: case RK_OP_TMA_LOAD_2D: tma(s); return;
     case RK_OP_SETMAXNREG: regs_hint(s); return;
+    case RK_OP_TMA_LOAD_2D_MULTICAST: tma(s); return;
+    case RK_OP_CLUSTER_ARRIVE: case RK_OP_CLUSTER_WAIT: case RK_OP_FENCE_MBARRIER_INIT:
+    case RK_OP_MBARRIER_ARRIVE_CLUSTER:
+        mbarrier_cluster(s);
+        return;
     case RK_OP_TMA_STORE_2D: case RK_OP_BULK_COMMIT_GROUP: case RK_OP_BULK_WAIT_GROUP: tma_store(s); return;
     /* atoms, asm, control flow */
     case RK_OP_MMA: mma(s); return;
