@@ -4,10 +4,6 @@
 # matches OPS_ROWS (a regex over NAME@SHAPE in .devcarry/ops) and the shape-variant manifests
 # (.devcarry/any) at ANY_SHAPES, each verified and timed; the full grid with its torch/Triton
 # peers is bench/h200_session.sh. Logs go to $OUT (or ./out).
-# Odd rows (issue 15: gamma/beta skewed loads, the picks next to their mb6/mb0 variants), f32,
-# bf16 and f16 in one call:
-#   OPS_ROWS='^(layernorm|rmsnorm)(-f16|-f32)?(-mb[0-9])?@(16384,2047|65536,127)$' \
-#   ANY_SHAPES='16384,2047 65536,127' bench/small_ops_focus.sh
 set -uo pipefail
 D=.devcarry
 OUT=${OUT:-out}

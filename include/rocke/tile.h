@@ -122,20 +122,6 @@ rk_value rk_tile_row_whole(rk_kernel *k, const rk_tile_row *r, rk_value first, r
 void rk_tile_row_load_whole(rk_kernel *k, const rk_tile_row *r, const rk_value *offs, uint32_t n, rk_value *out);
 void rk_tile_row_store_whole(rk_kernel *k, const rk_tile_row *r, const rk_value *offs, uint32_t n,
                              const rk_value *vals);
-/* A split view that shares another's shift but not its alignment (gamma and
- * beta under x's: vec_ok false) still reads full-width aligned vectors: its
- * skew (i32, 0..vec-1: elements that view element 0 sits past a vector
- * boundary, from the address; uniform per row) picks, through a branch tree,
- * a constant shuffle of the two aligned vectors around each chunk.
- * rk_tile_row_skew_ok: every such vector of the chunks first..last is inside
- * the row. _whole: only where skew_ok holds; rk_tile_row_load_skewed tests
- * it and falls back to rk_tile_row_load. Split views only. */
-rk_value rk_tile_row_skew(rk_kernel *k, const rk_tile_row *r);
-rk_value rk_tile_row_skew_ok(rk_kernel *k, const rk_tile_row *r, rk_value skew, rk_value first, rk_value last);
-void rk_tile_row_load_skewed_whole(rk_kernel *k, const rk_tile_row *r, rk_value skew, const rk_value *offs,
-                                   uint32_t n, rk_value *out);
-void rk_tile_row_load_skewed(rk_kernel *k, const rk_tile_row *r, rk_value skew, const rk_value *offs, uint32_t n,
-                             double fill, rk_value *out);
 /* The storage-type form of rk_tile_row_load1_f32. */
 rk_value rk_tile_row_load1(rk_kernel *k, const rk_tile_row *r, rk_value idx, double fill);
 /* One scalar element (f32) at offset idx, fill past len; and one guarded

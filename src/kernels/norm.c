@@ -148,7 +148,6 @@ typedef struct norm_ctx {
     norm_io io;
     rk_tile_rows g;
     rk_tile_row xr, rr, gr, br, yr, hr;
-    rk_value gskew, bskew;   /* split: gamma's and beta's skew under x's shift (rk_tile_row_skew) */
     rk_tile_block_cfg cfg;
     rk_value nf;     /* N as f32 */
 } norm_ctx;
@@ -250,13 +249,8 @@ static void output_whole(rk_kernel *k, norm_ctx *c, const rk_tile_regs *x, uint3
                          rk_value nrstd) {
     bool rms = c->s->rms;
     rk_value gam, bet = {0}, nh = rk_tile_to_f32_neg(k, x->v[i]);
-    if (c->s->k.split) {
-        rk_tile_row_load_skewed_whole(k, &c->gr, c->gskew, &x->off[i], 1, &gam);
-        if (!rms) rk_tile_row_load_skewed_whole(k, &c->br, c->bskew, &x->off[i], 1, &bet);
-    } else {
-        rk_tile_row_load_whole(k, &c->gr, &x->off[i], 1, &gam);
-        if (!rms) rk_tile_row_load_whole(k, &c->br, &x->off[i], 1, &bet);
-    }
+    rk_tile_row_load_whole(k, &c->gr, &x->off[i], 1, &gam);
+    if (!rms) rk_tile_row_load_whole(k, &c->br, &x->off[i], 1, &bet);
     rk_value d = rms ? nh : rk_tile_sub(k, nh, rk_tile_bcast(k, nmean, nh));
     rk_value t = rk_tile_mul(k, d, rk_tile_bcast(k, nrstd, d));
     rk_value gf = rk_tile_to_f32(k, gam);
@@ -289,16 +283,10 @@ static void output_tail(rk_kernel *k, norm_ctx *c, rk_value off, rk_value nmean,
 }
 
 /* whole and every other view of the output phase aligned under x's split
- * (an unsplit view shares x's alignment: the same stride, aligned bases);
- * gamma and beta need only their aligned vectors inside the row (skewed
- * loads: their alignment differs from x's on most rows of an odd N). */
-static rk_value all_aligned(rk_kernel *k, norm_ctx *c, rk_value whole, rk_value first, rk_value last) {
-    rk_value g_ok = rk_tile_row_skew_ok(k, &c->gr, c->gskew, first, last);
-    whole = rk_build_and(k, whole, g_ok);
-    if (!c->s->rms) {
-        rk_value b_ok = rk_tile_row_skew_ok(k, &c->br, c->bskew, first, last);
-        whole = rk_build_and(k, whole, b_ok);
-    }
+ * (an unsplit view shares x's alignment: the same stride, aligned bases). */
+static rk_value all_aligned(rk_kernel *k, norm_ctx *c, rk_value whole) {
+    whole = rk_build_and(k, whole, c->gr.vec_ok);
+    if (!c->s->rms) whole = rk_build_and(k, whole, c->br.vec_ok);
     whole = rk_build_and(k, whole, c->yr.vec_ok);
     if (c->s->residual) {
         whole = rk_build_and(k, whole, c->rr.vec_ok);
@@ -341,13 +329,8 @@ static void output_looped(rk_kernel *k, norm_ctx *c, rk_value from, rk_value to,
     group_offsets(k, b2, u, step, offs);
     rk_tile_row_load_f32(k, &c->xr, offs, u, 0.0, v);
     fuse_residual(k, c, offs, u, v, false);
-    if (kn->split) {
-        rk_tile_row_load_skewed(k, &c->gr, c->gskew, offs, u, 0.0, gam);
-        if (!rms) rk_tile_row_load_skewed(k, &c->br, c->bskew, offs, u, 0.0, bet);
-    } else {
-        rk_tile_row_load(k, &c->gr, offs, u, 0.0, gam);
-        if (!rms) rk_tile_row_load(k, &c->br, offs, u, 0.0, bet);
-    }
+    rk_tile_row_load(k, &c->gr, offs, u, 0.0, gam);
+    if (!rms) rk_tile_row_load(k, &c->br, offs, u, 0.0, bet);
     normalize_store(k, c, offs, u, v, gam, rms ? NULL : bet, mean, rstd);
     rk_for_end(k, NULL, 0, NULL);
 }
@@ -387,7 +370,7 @@ static void build_cached(rk_kernel *k, norm_ctx *c) {
         rk_tile_row_store(k, &c->hr, x.off, x.n, x.v);
     }
     rk_value whole = rk_tile_row_whole(k, &c->xr, x.off[0], x.off[x.n - 1]);
-    if (kn->split) whole = all_aligned(k, c, whole, x.off[0], x.off[x.n - 1]);
+    if (kn->split) whole = all_aligned(k, c, whole);
     rk_value shift = {0}, sums[2];
     if (!rms) {
         pad_with(k, c, &x, h0, whole);
@@ -542,16 +525,12 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
         c.hr = kn_row_view(k, kn, p[c.io.h], dt, c.g.row, N, c.g.active, &c.xr);
     }
     rk_value zero = kn_i32(k, 0), yes = rk_const_bool(k, true);
-    /* gamma and beta take x's split; aligned under it only on rows whose
-     * shift matches their base, so the output phase assembles their chunks
-     * from aligned vectors (skewed loads) */
+    /* gamma and beta take x's split: aligned under it only when x's row is
+     * (vec_ok), else their chunks load per element (cache-resident) */
     if (kn->split) {
         c.gr = rk_tile_row_view_split(k, p[c.io.gamma], dt, zero, zero, N, yes, kn->vec, kn->tail, &c.xr, 0);
-        c.gskew = rk_tile_row_skew(k, &c.gr);
-        if (!c.s->rms) {
+        if (!c.s->rms)
             c.br = rk_tile_row_view_split(k, p[c.io.beta], dt, zero, zero, N, yes, kn->vec, kn->tail, &c.xr, 0);
-            c.bskew = rk_tile_row_skew(k, &c.br);
-        }
     } else {
         c.gr = rk_tile_row_view(k, p[c.io.gamma], dt, zero, zero, N, yes, kn->vec, kn->tail);
         if (!c.s->rms) c.br = rk_tile_row_view(k, p[c.io.beta], dt, zero, zero, N, yes, kn->vec, kn->tail);
