@@ -22,6 +22,7 @@ echo "== rocke attention"
 : > "$OUT/rocke_attention.txt"
 grep -v '^#' bench/attention_shapes.txt | while read -r name B Hq Hkv Sq Skv Dh mask knobs; do
   [ -n "$name" ] || continue
+  [[ $name =~ ${ATTN_ROWS:-.} ]] || continue   # ATTN_ROWS: a regex of the row names to run
   m="$D/attention/$name/manifest.json"
   echo "== $name" >> "$OUT/rocke_attention.txt"
   lens=()   # varlen rows: lengths=L1/L2/... -> --lengths L1,L2,...

@@ -73,8 +73,8 @@ void kn_attn_decode_tune(rk_instance *in, const rk_target *t, const rk_shape *s,
     if (free_stages && !kn_attn_decode_atoms(a) && a->kv_rows >= 16) a->stages = 1;
     if (!(locked >> KN_AK_SPLITS & 1)) {
         /* the most splits a run may use (each run picks its own from the batch's lengths,
-         * rk_problem_attention_splits): room for 8 blocks a compute unit, 256 keys a split */
-        uint64_t blocks = s->dim[DB] * s->dim[DHKV], want = 8ull * (t->compute_units ? t->compute_units : 1);
+         * rk_problem_attention_splits): room for 16 blocks a compute unit, 256 keys a split */
+        uint64_t blocks = s->dim[DB] * s->dim[DHKV], want = 16ull * (t->compute_units ? t->compute_units : 1);
         uint32_t n = 1;
         while (n < 64 && blocks * n < want && s->dim[DSKV] / (2ull * n) >= 256) n *= 2;
         a->kv_splits = n;

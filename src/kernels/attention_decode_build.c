@@ -329,7 +329,11 @@ typedef struct witem { rk_value wo, wml, hq, qi, cc; } witem;
 static void get_split(dk *g, uint32_t i, rk_value *m, rk_value *l, rk_value *acc, void *ud) {
     rk_kernel *k = g->k;
     const witem *it = ud;
-    rk_value sp = c32(k, i);
+    /* a split past the run's num_splits wrote nothing: it reads the last split's slots (cached) and is dead */
+    rk_value iv = c32(k, i), one32 = c32(k, 1);
+    rk_value used = rk_build_cmp(k, "lt", iv, g->nsplit);
+    rk_value lastsp = rk_build_sub(k, g->nsplit, one32);
+    rk_value sp = rk_build_select(k, used, iv, lastsp);
     rk_value ob = work_at(g, it->hq, it->qi, sp, g->s->head_dim);
     rk_value vv = c32(k, g->g.vec);
     rk_value co = rk_build_mul(k, it->cc, vv);
@@ -341,8 +345,6 @@ static void get_split(dk *g, uint32_t i, rk_value *m, rk_value *l, rk_value *acc
     rk_value lb = rk_build_add(k, mb, one);
     rk_value m0 = rk_load_global(k, it->wml, mb, 1);
     rk_value l0 = rk_load_global(k, it->wml, lb, 1);
-    /* a split past the run's num_splits wrote nothing: a dead state */
-    rk_value used = rk_build_cmp(k, "lt", sp, g->nsplit);
     rk_value ninf = rk_const_f32(k, -INFINITY), fz = rk_const_f32(k, 0.0f);
     rk_value azero = rk_tile_f32s(k, 0.0f, g->g.vec);
     *m = rk_build_select(k, used, m0, ninf);

@@ -153,24 +153,63 @@ rk_status kn_attn_decode_check_inputs(const rk_problem *p) {
     return RK_OK;
 }
 
-/* The splits of this batch, at most kv_splits: enough that the blocks give
- * every compute unit two (fill), and that the longest sequence's split is
- * at most a quarter of one compute unit's share of all the keys (balance:
- * one long sequence among short ones must not finish last alone); each
- * split keeps at least 256 keys of the longest sequence. */
+/* Keys of split i of a sequence of len keys cut n ways, the kernel's rule
+ * (kn_dec_split_range): whole pieces, at least four a split. */
+static double split_keys(double len, uint32_t n, uint32_t i, uint32_t piece) {
+    double per_pc = ceil(ceil(len / n) / piece), per = (per_pc > 4 ? per_pc : 4) * piece;
+    double t0 = i * per, t1 = t0 + per < len ? t0 + per : len;
+    return t1 > t0 ? t1 - t0 : 0;
+}
+
+enum { SPLIT_SETUP_KEYS = 128, SLOTS_PER_CU = 2, MAX_SIM_BLOCKS = 1 << 20 };
+
+/* The batch's time in keys with n splits: its blocks, in grid order (split
+ * fastest, then KV head, then sequence), each to the first free of `slots`
+ * resident blocks; a block costs its keys plus a fixed setup. */
+static double makespan(const rk_host_buf *lens, uint64_t B, uint64_t Hkv, uint32_t n, uint32_t piece, double *heap,
+                       uint32_t slots) {
+    for (uint32_t s = 0; s < slots; s++) heap[s] = 0;   /* a min-heap of the slots' finish times */
+    double end = 0;
+    for (uint64_t b = 0; b < B; b++)
+        for (uint64_t h = 0; h < Hkv; h++)
+            for (uint32_t i = 0; i < n; i++) {
+                double t = heap[0] + split_keys(kn_get(lens, b), n, i, piece) + SPLIT_SETUP_KEYS;
+                end = t > end ? t : end;
+                uint32_t x = 0;   /* replace the root, sift down */
+                for (;;) {
+                    uint32_t c = 2 * x + 1;
+                    if (c >= slots) break;
+                    if (c + 1 < slots && heap[c + 1] < heap[c]) c++;
+                    if (heap[c] >= t) break;
+                    heap[x] = heap[c];
+                    x = c;
+                }
+                heap[x] = t;
+            }
+    return end;
+}
+
+/* The splits of this batch: of 1, 2, 4, ... up to kv_splits (each keeping
+ * at least 256 keys of the longest sequence), the count whose blocks finish
+ * first when the device's resident blocks take them in grid order; a
+ * smaller count wins within 2%. Fills the GPU with one long sequence, keeps
+ * a lone long sequence among short ones from finishing last, and leaves
+ * equal ones that already fill the device unsplit. */
 rk_status kn_attn_decode_splits(rk_problem *p, const rk_target *t, uint32_t *splits) {
     dshape d = shape_of(p);
     const rk_host_buf *lens = kn_buf(p, "context_lens");
-    uint32_t most = p->inst.u.attn.kv_splits;
-    double keys = 0, maxlen = 0, cu = t->compute_units ? t->compute_units : 1;
-    for (uint64_t b = 0; b < d.B; b++) {
-        double len = kn_get(lens, b);
-        keys += len;
-        maxlen = len > maxlen ? len : maxlen;
+    uint32_t most = p->inst.u.attn.kv_splits, piece = d.P ? (uint32_t)d.P : 64;
+    double maxlen = 0;
+    for (uint64_t b = 0; b < d.B; b++) maxlen = kn_get(lens, b) > maxlen ? kn_get(lens, b) : maxlen;
+    uint32_t slots = SLOTS_PER_CU * (t->compute_units ? t->compute_units : 1), n = 1;
+    double *heap = rk_calloc(slots, sizeof *heap);
+    if (!heap) return rk_fail(RK_ERR_NOMEM, "attention decode: out of memory choosing the splits");
+    double best = makespan(lens, d.B, d.Hkv, 1, piece, heap, slots);
+    for (uint32_t c = 2; c <= most && maxlen / c >= 256 && d.B * d.Hkv * c <= MAX_SIM_BLOCKS; c *= 2) {
+        double m = makespan(lens, d.B, d.Hkv, c, piece, heap, slots);
+        if (m < 0.98 * best) best = m, n = c;
     }
-    double blocks = (double)(d.B * d.Hkv), share = keys * (double)d.Hkv / cu;
-    uint32_t n = 1;
-    while (n < most && maxlen / (n + 1) >= 256 && (blocks * n < 2 * cu || maxlen / n > share / 4)) n++;
+    rk_free(heap, slots * sizeof *heap);
     *splits = n;
     if (most == 1) return RK_OK;
     return rk_problem_set_scalar(p, "num_splits", n);

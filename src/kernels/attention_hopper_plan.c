@@ -84,10 +84,14 @@ void kn_attn_hopper_tune(rk_attention_spec *a, uint64_t locked) {
     if (!(locked >> KN_AK_BM & 1)) a->block_m = 128;
     if (!(locked >> KN_AK_BN & 1)) a->block_n = a->head_dim == 256 ? 64 : 128;
     if (!(locked >> KN_AK_WARPS & 1)) a->warps = a->block_m / 16;
-    if (!(locked >> KN_AK_STAGES & 1)) a->stages = 2;
-    /* measured on the H200 (bench/RESULTS.md, session 5): ws ahead at D 128 (502 against 488 TFLOP/s,
-     * causal 478 / 450, GQA 505 / 477), plain at D 64 (404 against 304) */
-    if (!(locked >> KN_AK_SCHED & 1)) a->schedule = a->head_dim <= 64 ? RK_ATTN_SCHED_PLAIN : RK_ATTN_SCHED_WS;
+    /* measured on the H200 (bench/RESULTS.md, session 6): at D 128 pingpong with 3 stages ahead of ws
+     * (573 against 513 TFLOP/s, causal 525 / 476; pingpong on 2 stages 431: the turns need the deeper
+     * ring), plain at D 64 (401; pingpong 260, 383 with block_m 192 and 3 stages), ws at D 256
+     * (session 5; pingpong not measured there) */
+    bool d128 = a->head_dim == 128 && a->block_m == 128 && a->block_n <= 128;
+    if (!(locked >> KN_AK_STAGES & 1)) a->stages = d128 ? 3 : 2;
+    if (!(locked >> KN_AK_SCHED & 1))
+        a->schedule = a->head_dim <= 64 ? RK_ATTN_SCHED_PLAIN : d128 ? RK_ATTN_SCHED_PINGPONG : RK_ATTN_SCHED_WS;
 }
 
 void kn_attn_hopper_signature(const rk_attention_spec *s, rk_ksig *sg) {

@@ -178,10 +178,10 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64
      * elsewhere wgmma wins where it applies, and then nothing is split. */
     bool split_locked = locked >> KN_GK_SPLIT & 1;
     bool path_locked = locked >> KN_GK_PATH & 1;
-    /* Decode shapes in layout rc on NVIDIA stream the weights without LDS
-     * (gemm_stream.c) unless split_k is given, like the skinny rule below; an
-     * odd K or another layout keeps the skinny mma choice. */
-    if ((!path_locked && !split_locked && M <= 64 && !amd) || (path_locked && s->path == RK_GEMM_PATH_STREAM)) {
+    /* path=stream (gemm_stream.c: the weights straight into mma.sync fragments, no LDS) only when
+     * asked for: on the H200 (session 6) it streamed 1991 GB/s at 16x8192x8192 where the skinny
+     * split-K mma kernel streamed 2963 (M 1: 2081 / 3383; M 64: 56.6 / 105.3 TFLOP/s) */
+    if (path_locked && s->path == RK_GEMM_PATH_STREAM) {
         if (kn_gemm_tune_stream(s, t, M, N, K, batch, locked)) {
             kn_gemm_tune_epilogue(s, t, locked);
             return;

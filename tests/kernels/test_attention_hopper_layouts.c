@@ -209,7 +209,7 @@ static void test_heuristic(void **state) {
     for (int i = 0; i < 2; i++) {
         tuned(e, layouts[i], &in);
         assert_int_equal(in.u.attn.path, RK_ATTN_PF_WGMMA);
-        assert_int_equal(in.u.attn.schedule, RK_ATTN_SCHED_WS);
+        assert_int_equal(in.u.attn.schedule, RK_ATTN_SCHED_PINGPONG);
         assert_int_equal(in.u.attn.block_m, 128);
         tuned(d64, layouts[i], &in);
         assert_int_equal(in.u.attn.path, RK_ATTN_PF_WGMMA);
