@@ -10,7 +10,11 @@
 enum { DB, DHQ, DHKV, DSQ, DSKV, DD };   /* the family's dimensions (attention.c) */
 
 #define SMALL_ROWS 16u   /* the decode-heavy variant: one warp (wave) of one atom's rows */
-#define COPY_ROWS 32.0   /* a key step's K/V copy costs what this many rows of products do */
+/* A key step's K/V copy costs what this many rows of products do. Measured on the H200 (session 6,
+ * bench/RESULTS.md): the 16-row block was slower on every batch (256 decodes 1.148 against 1.095 ms,
+ * the mixed batch 2.69 against 1.73, 8 long decodes 0.396 against 0.280), so the copy costs a whole
+ * 64-row block's products and the 16-row variant wins only where it needs fewer key steps. */
+#define COPY_ROWS 64.0
 
 uint32_t kn_attn_unified_variants(const rk_instance *in, const rk_target *t, uint64_t locked, rk_instance *general,
                                   rk_variant *out, uint32_t max) {

@@ -238,19 +238,19 @@ static void test_rows(void **state) {
     run_case("sm_90a", 4, 4, 64, &b, "page_size=16 kv_splits=1 block_m=16 warps=1", "");
 }
 
-/* The pick: a decode batch takes 16 rows (units = its keys x 32, not x 64),
- * a prefill 64 (four times the blocks, each copying its keys), G above 16
- * only the 64-row block. */
+/* The pick: a key step costs a 64-row block whatever its rows (measured,
+ * COPY_ROWS), so a decode batch ties and keeps 64 rows, a prefill takes 64
+ * (four times the blocks), G above 16 only the 64-row block. */
 static void test_rows_pick(void **state) {
     (void)state;
     const uint32_t bm[2] = {64, 16};
     double cost[2];
     const uint64_t dq[3] = {1, 1, 2}, dk[3] = {700, 300, 50};
-    assert_int_equal(rk_attention_unified_pick(dq, dk, 3, 4, bm, 2, cost), 1);
-    assert_true(cost[0] == 1050.0 * 64 && cost[1] == 1050.0 * 32);
+    assert_int_equal(rk_attention_unified_pick(dq, dk, 3, 4, bm, 2, cost), 0);
+    assert_true(cost[0] == 1050.0 * 64 && cost[1] == 1050.0 * 64);
     const uint64_t pq[1] = {130}, pk[1] = {130};
     assert_int_equal(rk_attention_unified_pick(pq, pk, 1, 4, bm, 2, cost), 0);
-    assert_true(cost[0] == 706.0 * 64 && cost[1] == 2242.0 * 32);   /* 9 blocks of 16 tokens, 33 of 4 */
+    assert_true(cost[0] == 706.0 * 64 && cost[1] == 2242.0 * 64);   /* 9 blocks of 16 tokens, 33 of 4 */
     assert_int_equal(rk_attention_unified_pick(dq, dk, 3, 32, bm, 2, cost), 0);
     assert_true(cost[1] == 0);
 }

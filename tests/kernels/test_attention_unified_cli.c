@@ -44,8 +44,8 @@ static void test_build_and_run(void **state) {
     expect(0, 0, "unified: 2-D path, 1 split per (query block, KV head)");
     expect(cli_sh(ROCKE " run uni/manifest.json --shape 8,2,64 --lengths 1:600,1:700 --verify"), 0, "bad=0/");
     expect(0, 0, "unified: split-KV path, 2 splits");   /* 2 x 2 blocks, 600 keys: 2 splits of 300 */
-    /* the row variants: decodes take the 16-row kernel, a prefill the 64-row one */
-    expect(0, 0, "unified: rows 16 per block (manifest.rows16.json) for G = 4");
+    /* the row variants: a batch of decodes ties (a key step costs a 64-row block) and keeps 64 rows */
+    expect(0, 0, "unified: rows 64 per block (manifest.json) for G = 4");
     expect(0, 0, "4 query blocks x KV heads, 8 blocks read keys");
     expect(cli_sh(ROCKE " run uni/manifest.json --shape 8,2,64 --lengths 130:130 --verify"), 0, "bad=0/");
     expect(0, 0, "unified: rows 64 per block (manifest.json) for G = 4");
