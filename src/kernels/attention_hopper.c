@@ -417,7 +417,7 @@ static void consume(hk *h, kn_attn_ctx *g, rk_value tid, rk_value wg, rk_value l
     split(k, cur[2 * nr], pl->on, op);
     kn_attn_softmax_step(k, pl, masked, m, l, op, pp);
     rk_value pacc = join(k, pp, pl->sn);
-    rk_value pf[8];
+    rk_value pf[KN_AH_PF_MAX];
     rk_tile_wgmma_acc_to_a(k, pacc, pl->bn, h->s->dtype, pf);
     rk_value o = join(k, op, pl->on);
     o = pv(h, st, pf, o, true);

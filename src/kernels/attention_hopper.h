@@ -10,6 +10,9 @@
 
 /* Columns of one TMA box: a 128-byte swizzled row of 16-bit elements. */
 enum { KN_AH_BOX = 64 };
+/* The largest block_n (the plan's limit) and the P fragments it makes
+ * (one per k16 slice of P V): the size of every P array. */
+enum { KN_AH_BN_MAX = 176, KN_AH_PF_MAX = KN_AH_BN_MAX / 16 };
 
 /* pl is the view of the block that attention_build.c's shared pieces read:
  * the m64n8k16 warpgroup atom (its accumulator map is the m64nNk16 one

@@ -32,7 +32,7 @@ rk_status kn_attn_hopper_plan(const rk_attention_spec *s, const rk_target *t, kn
     if (s->warps != p->bm / 16)
         return snprintf(why, sizeof why, "runs 4 warps per 64 rows: knob 'warps' = %u, with block_m %u it is %u",
                         s->warps, p->bm, p->bm / 16), refuse(why);
-    if (p->bn % 16 || p->bn > 176)
+    if (p->bn % 16 || p->bn > KN_AH_BN_MAX)
         return snprintf(why, sizeof why, "steps keys in k16 slices of P V: knob 'block_n' = %u, legal 16, 32, 64, 128, "
                         "176", p->bn), refuse(why);
     if (p->stages < 2 || p->stages > 3)

@@ -137,6 +137,9 @@ static void test_pingpong(void **state) {
     /* 176 keys a step: 11 k16 slices of P V, a key tail in the third block */
     const uint64_t d128[6] = {1, 1, 1, 70, 400, 128};
     ok(d128, "dtype=bf16 path=wgmma schedule=pingpong block_n=176", NULL);
+    /* schedule=ws at 176 keys: its loop's P fragments (11) once overran an 8-entry array, which
+     * broke the build with LSE ("a value used outside its region") */
+    ok(d128, "dtype=f16 lse=true path=wgmma schedule=ws block_n=176", NULL);
     const uint64_t d256[6] = {1, 1, 1, 20, 45, 256};
     ok(d256, "dtype=f16 lse=true path=wgmma schedule=pingpong block_n=32", NULL);
 }
