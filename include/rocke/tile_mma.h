@@ -147,6 +147,14 @@ typedef struct rk_tile_operand {
  * others: the lane map's runs of consecutive elements as vector LDS reads. */
 rk_value rk_tile_frag_load(rk_kernel *k, const rk_mma_atom *atom, const rk_tile_operand *op, rk_value smem,
                            rk_value stage, rk_value lane, rk_value mn0, rk_value k0);
+/* Two B fragments at once, of the n-adjacent atoms at n0 and n0 + atom N:
+ * one ldmatrix.x4 (.trans when !k_inner) whose matrices 0, 1 are atom n0's
+ * k halves and 2, 3 atom n0 + 8's, so a lane receives exactly both
+ * fragments' registers (half the ldmatrix instructions of two single loads).
+ * Only where rk_tile_frag_uses_ldmatrix holds for op (a B operand); returns
+ * false and builds nothing otherwise. */
+bool rk_tile_frag_load_b_pair(rk_kernel *k, const rk_mma_atom *atom, const rk_tile_operand *op, rk_value smem,
+                              rk_value stage, rk_value lane, rk_value n0, rk_value k0, rk_value out[2]);
 /* Whether rk_tile_frag_load uses ldmatrix for this atom and operand. */
 bool rk_tile_frag_uses_ldmatrix(const rk_mma_atom *atom, const rk_tile_operand *op);
 /* A zero accumulator: vec<c_elem x c_len>. */
@@ -161,6 +169,9 @@ uint32_t rk_tile_acc_col_run(const rk_mma_atom *atom);
  * load of `op` for lanes 0..lanes-1 at mn0 = k0 = 0: what a layout choice
  * is scored on. */
 uint32_t rk_tile_frag_conflicts(const rk_mma_atom *atom, const rk_tile_operand *op);
+/* The same for the B pair load (rk_tile_frag_load_b_pair: 32 lanes, the
+ * single load's 16 first); rk_tile_frag_conflicts where it does not apply. */
+uint32_t rk_tile_frag_pair_conflicts(const rk_mma_atom *atom, const rk_tile_operand *op);
 /* The same for one pass of a copy into its layout. */
 uint32_t rk_tile_copy_conflicts(const rk_tile_copy *c, uint32_t wave);
 

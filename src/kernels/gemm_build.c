@@ -109,10 +109,15 @@ static void compute(gk *g, rk_value stage, rk_value *acc) {
             rk_value mn = rk_build_add(k, wm0, off);
             fa[i] = rk_tile_frag_load(k, a, &pl->opa, g->sA, sta, g->w.lane, mn, k0);
         }
-        for (uint32_t j = 0; j < pl->ni; j++) {
+        /* B two atoms at a time (one ldmatrix.x4) where it can be, else one */
+        for (uint32_t j = 0; j < pl->ni;) {
             rk_value off = c32(k, j * a->n);
             rk_value mn = rk_build_add(k, wn0, off);
-            fb[j] = rk_tile_frag_load(k, a, &pl->opb, g->sB, stb, g->w.lane, mn, k0);
+            if (j + 1 < pl->ni && rk_tile_frag_load_b_pair(k, a, &pl->opb, g->sB, stb, g->w.lane, mn, k0, &fb[j])) {
+                j += 2;
+                continue;
+            }
+            fb[j++] = rk_tile_frag_load(k, a, &pl->opb, g->sB, stb, g->w.lane, mn, k0);
         }
         for (uint32_t i = 0; i < pl->mi; i++)
             for (uint32_t j = 0; j < pl->ni; j++) acc[i * pl->ni + j] = rk_build_mma(k, a->op_id, fa[i], fb[j], acc[i * pl->ni + j]);

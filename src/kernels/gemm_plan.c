@@ -53,7 +53,8 @@ static uint32_t score(const rk_mma_atom *a, rk_frag f, bool k_inner, const rk_ld
     if (!rk_lds_layout_is_bijective(l)) return UINT32_MAX;
     if (make_copy(l, vec, gvec, threads, e, async, cp)) return UINT32_MAX;
     rk_tile_operand op = {f, k_inner, *l};
-    return rk_tile_frag_conflicts(a, &op) + rk_tile_copy_conflicts(cp, wave);
+    /* B is read in pairs of atoms where it can be (one ldmatrix.x4): score that read */
+    return rk_tile_frag_pair_conflicts(a, &op) + rk_tile_copy_conflicts(cp, wave);
 }
 
 rk_status kn_gemm_choose_layout(const rk_mma_atom *a, rk_frag f, bool k_inner, uint32_t rows, uint32_t cols,

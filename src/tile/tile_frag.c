@@ -49,26 +49,30 @@ static rk_value lds_index(rk_kernel *k, const rk_tile_operand *op, rk_value stag
 }
 
 /* ---- ldmatrix -------------------------------------------------------------------------- */
-/* Lane i's row address, as (mn, kk) offsets from (mn0, k0), for x4 A / x2 B. */
-static void ldm_lane(const rk_mma_atom *a, const rk_tile_operand *op, uint32_t i, uint32_t *mn, uint32_t *kk) {
-    uint32_t j = i / 8 % 4, r = i % 8, re = row_elems(a, op);
-    if (op->frag == RK_FRAG_A) {
-        /* matrices (16-bit; 8-bit K doubles): (m 0-7, k 0-7), (m 8-15, k 0-7), (m 0-7, k 8-15), (m 8-15, k 8-15) */
-        if (op->k_inner) { *mn = r + 8 * (j & 1); *kk = re * (j >> 1); }
-        else { *mn = 8 * (j & 1); *kk = r + 8 * (j >> 1); }
-    } else {
-        /* matrices: (n 0-7, k 0-7), (n 0-7, k 8-15) */
-        j &= 1;
-        if (op->k_inner) { *mn = r; *kk = re * j; }
-        else { *mn = 0; *kk = r + 8 * j; }
-    }
+/* Which 8x8 matrix lane group j (lane / 8) of an ldmatrix reads: its MN half
+ * (0, 1: +8 along M or N) and its K half (+1 row of 16 bytes when K inner,
+ * +8 rows when K outer). x4 A: (m 0-7, k 0-7), (m 8-15, k 0-7), (m 0-7,
+ * k 8-15), (m 8-15, k 8-15); x2 B: (n 0-7, k 0-7), (n 0-7, k 8-15); x4 B
+ * pair: those of atom n0, then of atom n0 + 8. */
+static void ldm_halves(rk_frag f, bool pair, uint32_t j, uint32_t *mn_half, uint32_t *k_half) {
+    if (f == RK_FRAG_A) { *mn_half = j & 1; *k_half = j >> 1 & 1; }
+    else { *k_half = j & 1; *mn_half = pair ? j >> 1 & 1 : 0; }
 }
 
-static rk_value frag_ldmatrix(rk_kernel *k, const rk_mma_atom *a, const rk_tile_operand *op, rk_value smem,
-                              rk_value stage, rk_value lane, rk_value mn0, rk_value k0) {
-    bool is_a = op->frag == RK_FRAG_A;
-    uint32_t num = is_a ? 4 : 2;
-    /* lane -> (j, r): mn / kk offsets from the lane's bits, as IR */
+/* Lane i's row address, as (mn, kk) offsets from (mn0, k0). */
+static void ldm_lane(const rk_mma_atom *a, const rk_tile_operand *op, bool pair, uint32_t i, uint32_t *mn,
+                     uint32_t *kk) {
+    uint32_t r = i % 8, re = row_elems(a, op), mh, kh;
+    ldm_halves(op->frag, pair, i / 8 % 4, &mh, &kh);
+    if (op->k_inner) { *mn = r + 8 * mh; *kk = re * kh; }
+    else { *mn = 8 * mh; *kk = r + 8 * kh; }
+}
+
+/* One ldmatrix of `num` matrices (x4 A, x2 B, x4 B pair) as raw i32 words. */
+static rk_value ldmatrix_words(rk_kernel *k, const rk_mma_atom *a, const rk_tile_operand *op, bool pair,
+                               rk_value smem, rk_value stage, rk_value lane, rk_value mn0, rk_value k0) {
+    uint32_t num = op->frag == RK_FRAG_A || pair ? 4 : 2;
+    /* lane -> (j, r): the matrix's halves from j's bits, as IR (ldm_halves) */
     rk_value c8 = rk_const_i32(k, 8), c7 = rk_const_i32(k, 7), c3 = rk_const_i32(k, 3);
     /* the K step between matrices (k_inner): 8 16-bit or 16 8-bit elements */
     rk_value cre = row_elems(a, op) == 8 ? c8 : rk_const_i32(k, (int32_t)row_elems(a, op));
@@ -78,30 +82,46 @@ static rk_value frag_ldmatrix(rk_kernel *k, const rk_mma_atom *a, const rk_tile_
     rk_value jlo = rk_build_and(k, j, one);
     rk_value jhi0 = rk_build_lshr(k, j, one);
     rk_value jhi = rk_build_and(k, jhi0, one);
+    bool is_a = op->frag == RK_FRAG_A;
+    rk_value mh = is_a ? jlo : pair ? jhi : (rk_value){0}, kh = is_a ? jhi : jlo;
+    rk_value kstep = rk_build_mul(k, kh, op->k_inner ? cre : c8);
     rk_value mn, kk;
-    if (is_a) {
-        rk_value lo8 = rk_build_mul(k, jlo, c8);
-        if (op->k_inner) {
-            rk_value hik = rk_build_mul(k, jhi, cre);
-            mn = rk_build_add(k, r, lo8);
-            kk = hik;
-        } else {
-            rk_value hi8 = rk_build_mul(k, jhi, c8);
-            mn = lo8;
-            kk = rk_build_add(k, r, hi8);
+    if (op->k_inner) {
+        mn = r;
+        if (mh.id) {
+            rk_value m8 = rk_build_mul(k, mh, c8);
+            mn = rk_build_add(k, r, m8);
         }
+        kk = kstep;
     } else {
-        rk_value lo8 = rk_build_mul(k, jlo, op->k_inner ? cre : c8);
-        if (op->k_inner) { mn = r; kk = lo8; }
-        else { mn = rk_const_i32(k, 0); kk = rk_build_add(k, r, lo8); }
+        mn = mh.id ? rk_build_mul(k, mh, c8) : rk_const_i32(k, 0);
+        kk = rk_build_add(k, r, kstep);
     }
     rk_value at = lds_index(k, op, stage, mn0, mn, k0, kk);
     rk_type ti = rk_type_vec(k, RK_T_I32, num);
     rk_ldmatrix_opts o = {.trans = RK_SOME(!op->k_inner)};
-    rk_value raw = rk_build_ldmatrix_ex(k, smem, &at, ti, num, &o);
-    rk_scalar e = is_a ? a->a_elem : a->b_elem;
-    rk_type tv = rk_type_vec(k, (rk_type){e}, num * 32 / rk_scalar_bits(e));
-    return rk_build_vbitcast(k, raw, tv);
+    return rk_build_ldmatrix_ex(k, smem, &at, ti, num, &o);
+}
+
+/* Words [w0, w0 + n) of an ldmatrix result as the operand's element vector. */
+static rk_value words_as_frag(rk_kernel *k, const rk_mma_atom *a, const rk_tile_operand *op, rk_value raw,
+                              uint32_t w0, uint32_t n, uint32_t of) {
+    rk_value w = raw;
+    if (n != of) {
+        int32_t mask[4];
+        for (uint32_t i = 0; i < n; i++) mask[i] = (int32_t)(w0 + i);
+        w = rk_build_vshuffle(k, raw, raw, mask, n);
+    }
+    rk_scalar e = op->frag == RK_FRAG_A ? a->a_elem : a->b_elem;
+    rk_type tv = rk_type_vec(k, (rk_type){e}, n * 32 / rk_scalar_bits(e));
+    return rk_build_vbitcast(k, w, tv);
+}
+
+static rk_value frag_ldmatrix(rk_kernel *k, const rk_mma_atom *a, const rk_tile_operand *op, rk_value smem,
+                              rk_value stage, rk_value lane, rk_value mn0, rk_value k0) {
+    uint32_t num = op->frag == RK_FRAG_A ? 4 : 2;
+    rk_value raw = ldmatrix_words(k, a, op, false, smem, stage, lane, mn0, k0);
+    return words_as_frag(k, a, op, raw, 0, num, num);
 }
 
 /* ---- lane-map driven reads ------------------------------------------------------------------ */
@@ -157,6 +177,15 @@ rk_value rk_tile_frag_load(rk_kernel *k, const rk_mma_atom *a, const rk_tile_ope
     return frag_runs(k, a, op, smem, stage, lane, mn0, k0);
 }
 
+bool rk_tile_frag_load_b_pair(rk_kernel *k, const rk_mma_atom *a, const rk_tile_operand *op, rk_value smem,
+                              rk_value stage, rk_value lane, rk_value n0, rk_value k0, rk_value out[2]) {
+    if (op->frag != RK_FRAG_B || !rk_tile_frag_uses_ldmatrix(a, op)) return false;
+    rk_value raw = ldmatrix_words(k, a, op, true, smem, stage, lane, n0, k0);
+    out[0] = words_as_frag(k, a, op, raw, 0, 2, 4);
+    out[1] = words_as_frag(k, a, op, raw, 2, 2, 4);
+    return true;
+}
+
 rk_value rk_tile_acc_zero(rk_kernel *k, const rk_mma_atom *a) {
     rk_type t = rk_type_vec(k, (rk_type){a->c_elem}, a->c_len);
     return rk_build_constant_vec(k, t, 0.0);
@@ -172,18 +201,26 @@ uint32_t rk_tile_acc_col_run(const rk_mma_atom *a) {
     return 2;
 }
 
+/* Ways of one ldmatrix (single or B pair) over its address-giving lanes. */
+static uint32_t ldm_conflicts(const rk_mma_atom *a, const rk_tile_operand *op, bool pair) {
+    uint32_t off[32], lanes = op->frag == RK_FRAG_A || pair ? 32 : 16;
+    for (uint32_t i = 0; i < lanes; i++) {
+        uint32_t mn, kk, r, c;
+        ldm_lane(a, op, pair, i, &mn, &kk);
+        lds_rc(op, mn, kk, &r, &c);
+        off[i] = rk_lds_offset(&op->lds, r, c);
+    }
+    return rk_lds_conflict_ways(off, lanes, 16, 32, NULL);
+}
+
+uint32_t rk_tile_frag_pair_conflicts(const rk_mma_atom *a, const rk_tile_operand *op) {
+    if (op->frag == RK_FRAG_B && rk_tile_frag_uses_ldmatrix(a, op)) return ldm_conflicts(a, op, true);
+    return rk_tile_frag_conflicts(a, op);
+}
+
 uint32_t rk_tile_frag_conflicts(const rk_mma_atom *a, const rk_tile_operand *op) {
     uint32_t off[128], eb = op->lds.elem_bytes, n = a->lanes > 128 ? 128 : a->lanes;
-    if (rk_tile_frag_uses_ldmatrix(a, op)) {
-        uint32_t lanes = op->frag == RK_FRAG_A ? 32 : 16;
-        for (uint32_t i = 0; i < lanes; i++) {
-            uint32_t mn, kk, r, c;
-            ldm_lane(a, op, i, &mn, &kk);
-            lds_rc(op, mn, kk, &r, &c);
-            off[i] = rk_lds_offset(&op->lds, r, c);
-        }
-        return rk_lds_conflict_ways(off, lanes, 16, 32, NULL);
-    }
+    if (rk_tile_frag_uses_ldmatrix(a, op)) return ldm_conflicts(a, op, false);
     /* the first run of the fragment, every lane */
     uint32_t len = rk_mma_atom_len(a, op->frag), run = run_at(a, op, 0, len);
     const rk_lane_map *m = rk_mma_atom_map(a, op->frag);

@@ -230,8 +230,9 @@ static void test_code(void **state) {
     (void)state;
     check_code("sm_90", "dtype=e4m3 scale=block", "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32",
                "ldmatrix.sync.aligned.m8n8.x4.shared.b16");
+    /* B of two atoms per ldmatrix.x4 (rk_tile_frag_load_b_pair), as A */
     check_code("sm_90a", "dtype=e5m2 scale=tensor path=mma", "mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32",
-               "ldmatrix.sync.aligned.m8n8.x2.shared.b16");
+               "ldmatrix.sync.aligned.m8n8.x4.shared.b16");
     check_code("gfx942", "dtype=e4m3 scale=block", "llvm.amdgcn.mfma.f32.32x32x16.fp8.fp8", NULL);
     check_code("gfx950", "dtype=e5m2", "llvm.amdgcn.mfma.f32.32x32x16.bf8.bf8", NULL);
 }

@@ -169,10 +169,11 @@ static void test_copies(void **state) {
 static uint32_t sw_for(uint32_t bytes) { return bytes >= 128 ? 3 : bytes >= 64 ? 2 : bytes >= 32 ? 1 : 0; }
 
 /* ---- one atom product from LDS fragments ---------------------------------------------------------- */
-static void run_atom(const char *target, rk_atom_id id, bool a_kin, bool b_kin, uint32_t sw_bits) {
+/* pair: B for two n-adjacent atoms (N = 2 atom N) through rk_tile_frag_load_b_pair. */
+static void run_atom(const char *target, rk_atom_id id, bool a_kin, bool b_kin, uint32_t sw_bits, bool pair) {
     const rk_mma_atom *a = rk_mma_atom_get(id);
     assert_non_null(a);
-    uint32_t M = a->m, N = a->n, K = a->k;
+    uint32_t M = a->m, N = a->n * (pair ? 2 : 1), K = a->k;
     rk_scalar ea = a->a_elem, eb = a->b_elem;
     /* A as [M][K] (K inner) or [K][M]; B as [N][K] or [K][N]; row bytes >= 16 needed for the swizzle */
     uint32_t ar = a_kin ? M : K, ac = a_kin ? K : M, br = b_kin ? N : K, bc = b_kin ? K : N;
@@ -205,16 +206,22 @@ static void run_atom(const char *target, rk_atom_id id, bool a_kin, bool b_kin, 
     rk_build_sync(k);
     rk_tile_operand oa = {RK_FRAG_A, a_kin, la}, ob = {RK_FRAG_B, b_kin, lb};
     rk_value fa = rk_tile_frag_load(k, a, &oa, sA, zero, tid, zero, zero);
-    rk_value fb = rk_tile_frag_load(k, a, &ob, sB, zero, tid, zero, zero);
-    rk_value acc = rk_tile_acc_zero(k, a);
-    rk_value d = rk_build_mma(k, a->op_id, fa, fb, acc);
-    for (uint32_t s = 0; s < a->c_len; s++) {
-        rk_tile_frag_coord fc = rk_tile_atom_coord(k, a->id, RK_FRAG_C, tid, s);
-        rk_value nv = c32(k, (int32_t)N);
-        rk_value ro = rk_build_mul(k, fc.row, nv);
-        rk_value at = rk_build_add(k, ro, fc.col);
-        rk_value v = rk_build_vextract(k, d, s);
-        rk_store_global(k, D, at, v);
+    rk_value fb[2];
+    if (pair) assert_true(rk_tile_frag_load_b_pair(k, a, &ob, sB, zero, tid, zero, zero, fb));
+    else fb[0] = rk_tile_frag_load(k, a, &ob, sB, zero, tid, zero, zero);
+    for (uint32_t j = 0; j < (pair ? 2u : 1u); j++) {
+        rk_value acc = rk_tile_acc_zero(k, a);
+        rk_value d = rk_build_mma(k, a->op_id, fa, fb[j], acc);
+        for (uint32_t s = 0; s < a->c_len; s++) {
+            rk_tile_frag_coord fc = rk_tile_atom_coord(k, a->id, RK_FRAG_C, tid, s);
+            rk_value nv = c32(k, (int32_t)N);
+            rk_value ro = rk_build_mul(k, fc.row, nv);
+            rk_value cj = c32(k, (int32_t)(j * a->n));
+            rk_value col = rk_build_add(k, fc.col, cj);
+            rk_value at = rk_build_add(k, ro, col);
+            rk_value v = rk_build_vextract(k, d, s);
+            rk_store_global(k, D, at, v);
+        }
     }
     rk_build_return(k);
     double *Am = malloc(sizeof(double) * M * K), *Bm = malloc(sizeof(double) * K * N);
@@ -240,8 +247,8 @@ static void run_atom(const char *target, rk_atom_id id, bool a_kin, bool b_kin, 
             double want = 0;
             for (uint32_t kk = 0; kk < K; kk++) want += Am[m * K + kk] * Bm[kk * N + n];
             if (Dg[m * N + n] != want)
-                fail_msg("%s %s A %s B %s sw %u: D[%u,%u] = %g want %g", target, a->op_id, a_kin ? "MxK" : "KxM",
-                         b_kin ? "NxK" : "KxN", sw_bits, m, n, Dg[m * N + n], want);
+                fail_msg("%s %s A %s B %s sw %u%s: D[%u,%u] = %g want %g", target, a->op_id, a_kin ? "MxK" : "KxM",
+                         b_kin ? "NxK" : "KxN", sw_bits, pair ? " (B pair)" : "", m, n, Dg[m * N + n], want);
         }
     free(Am); free(Bm); free(Ag); free(Bg); free(Dg);
 }
@@ -257,7 +264,12 @@ static void test_atoms_from_lds(void **state) {
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         for (int a_kin = 0; a_kin < 2; a_kin++)
             for (int b_kin = 0; b_kin < 2; b_kin++)
-                for (uint32_t sw = 0; sw <= 3; sw += 3) run_atom(cases[i].target, cases[i].id, a_kin, b_kin, sw);
+                for (uint32_t sw = 0; sw <= 3; sw += 3) run_atom(cases[i].target, cases[i].id, a_kin, b_kin, sw, false);
+    /* B two atoms per ldmatrix.x4 (.trans for K x N), plain and swizzled */
+    static const rk_atom_id pairs[] = {RK_ATOM_MMA_M16N8K16_F32_F16, RK_ATOM_MMA_M16N8K16_F32_BF16};
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++)
+        for (int b_kin = 0; b_kin < 2; b_kin++)
+            for (uint32_t sw = 0; sw <= 3; sw += 3) run_atom("sm_90", pairs[i], i == 0, b_kin, sw, true);
     const rk_mma_atom *m = rk_mma_atom_get(RK_ATOM_MMA_M16N8K16_F32_F16);
     rk_tile_operand op = {RK_FRAG_A, true, {0}};
     assert_true(rk_tile_frag_uses_ldmatrix(m, &op));
@@ -276,6 +288,18 @@ static void test_conflict_scores(void **state) {
     rk_tile_operand p = {RK_FRAG_A, true, plain}, s = {RK_FRAG_A, true, sw};
     assert_int_equal(rk_tile_frag_conflicts(m, &p), 4);
     assert_int_equal(rk_tile_frag_conflicts(m, &s), 1);
+    /* B's pair load (x4: n 0-15) on the same kind of layouts: rows of 64 bytes K inner, of 128 bytes K outer */
+    rk_lds_layout bp, bs, tp, ts;
+    assert_int_equal(rk_lds_layout_make(128, 32, 2, 0, 0, 0, 0, &bp), RK_OK);
+    assert_int_equal(rk_lds_layout_make(128, 32, 2, 0, 2, 4, 3, &bs), RK_OK);
+    assert_int_equal(rk_lds_layout_make(32, 64, 2, 0, 0, 0, 0, &tp), RK_OK);
+    assert_int_equal(rk_lds_layout_make(32, 64, 2, 0, 3, 4, 3, &ts), RK_OK);
+    rk_tile_operand obp = {RK_FRAG_B, true, bp}, obs = {RK_FRAG_B, true, bs};
+    rk_tile_operand otp = {RK_FRAG_B, false, tp}, ots = {RK_FRAG_B, false, ts};
+    assert_int_equal(rk_tile_frag_pair_conflicts(m, &obp), 4);
+    assert_int_equal(rk_tile_frag_pair_conflicts(m, &obs), 1);
+    assert_int_equal(rk_tile_frag_pair_conflicts(m, &otp), 8);
+    assert_int_equal(rk_tile_frag_pair_conflicts(m, &ots), 1);
     rk_tile_copy cp;
     assert_int_equal(rk_tile_copy_make(128, 32, 8, 128, RK_S_F16, &sw, true, &cp), RK_OK);
     assert_int_equal(rk_tile_copy_conflicts(&cp, 32), 1);
