@@ -53,6 +53,15 @@ rk_status rk_tile_copy_make(uint32_t rows, uint32_t cols, uint32_t vec, uint32_t
  * gvec (not vec). */
 rk_status rk_tile_copy_make_gathered(uint32_t rows, uint32_t cols, uint32_t vec, uint32_t gvec, uint32_t threads,
                                      rk_scalar elem, const rk_lds_layout *lds, rk_tile_copy *out);
+/* Eight 2-byte elements (f16, bf16) from element idx (i64) of ptr at any
+ * element alignment: two aligned 16-byte loads of the granules around them
+ * and a shift in registers (tile_shift.c), in place of eight 2-byte loads.
+ * Both loads must lie in the buffer: rk_tile_shifted_window_ok(ptr, idx,
+ * total) is true (i1) when they do for a buffer of `total` elements (i64)
+ * from ptr. Gathered copies of 8 x 2-byte chunks take this path. */
+rk_value rk_tile_load_unit_shifted(rk_kernel *k, rk_value ptr, rk_value idx);
+rk_value rk_tile_shifted_window_ok(rk_kernel *k, rk_value ptr, rk_value idx, rk_value total);
+
 /* Per-thread chunk coordinates, computed once (outside the K loop). */
 typedef struct rk_tile_copy_lanes {
     rk_value row[RK_TILE_COPY_MAX_PASSES], col[RK_TILE_COPY_MAX_PASSES];   /* i32 in the tile */

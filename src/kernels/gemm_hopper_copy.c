@@ -85,15 +85,31 @@ void kn_gemm_hopper_copy(kn_hk *h, int operand, rk_value tid, rk_value base, rk_
                 rk_value x[8];
                 rk_if_begin(k, inside);
                 {
-                    /* a row outside reads the matrix's first row (its inner extent holds the unit) */
+                    /* two aligned 16-byte loads and a shift where the unit's granules lie in the matrix
+                     * (all but its first and last units); else eight 2-byte loads, where a row outside
+                     * reads the matrix's first row (its inner extent holds the unit) */
+                    rk_value o64 = rk_build_sext(k, o_lim, RK_T_I64);
+                    rk_value ld64 = rk_build_sext(k, ld, RK_T_I64);
+                    rk_value i64 = rk_build_sext(k, i_lim, RK_T_I64);
+                    rk_value one = rk_const_i64(k, 1);
+                    rk_value last = rk_build_sub(k, o64, one);
+                    rk_value body = rk_build_mul(k, last, ld64);
+                    rk_value total = rk_build_add(k, body, i64);
+                    rk_value win = rk_tile_shifted_window_ok(k, ptr, at, total);
+                    rk_value fast = rk_build_and(k, oin, win);
+                    rk_type ut = rk_type_vec(k, (rk_type){s->dtype}, 8);
+                    rk_value u;
+                    rk_if_else_begin(k, fast, 1, &ut, &u);
+                    rk_value sh = rk_tile_load_unit_shifted(k, ptr, at);
+                    rk_else(k, &sh, 1);
                     rk_value base_at = rk_build_select(k, oin, at, z64);
                     for (uint32_t j = 0; j < 8; j++) {
                         rk_value oj = rk_const_i64(k, j);
                         rk_value aj = rk_build_add(k, base_at, oj);
                         x[j] = rk_load_global(k, ptr, aj, 1);
                     }
-                    rk_value u = rk_build_vpack(k, x, 8);
-                    rk_type ut = rk_value_type(k, u);
+                    rk_value pieces = rk_build_vpack(k, x, 8);
+                    rk_if_end(k, &pieces, 1);
                     rk_value uz = rk_build_constant_vec(k, ut, 0.0);
                     rk_value y = rk_build_select(k, oin, u, uz);
                     rk_store_smem(k, smem, &e, y);

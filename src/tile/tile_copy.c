@@ -112,8 +112,8 @@ static rk_value load_or_zero(rk_kernel *k, rk_value ptr, rk_value ok, rk_value i
  * tile's columns are known to lie inside the view, so only the row is
  * checked (once) and the pieces are constant offsets from one address;
  * otherwise every piece is checked on its own. */
-static rk_value gather_chunk(rk_kernel *k, const rk_tile_copy *c, const rk_tile_gview *g, rk_value r, rk_value col,
-                             rk_value live, bool inside) {
+static rk_value gather_pieces(rk_kernel *k, const rk_tile_copy *c, const rk_tile_gview *g, rk_value r, rk_value col,
+                              rk_value live, bool inside) {
     uint32_t n = c->vec / c->gvec;
     rk_value rin = rk_build_cmp(k, "lt", r, g->rows);
     if (rk_value_ok(live)) rin = rk_build_and(k, rin, live);
@@ -149,6 +149,41 @@ static rk_value gather_chunk(rk_kernel *k, const rk_tile_copy *c, const rk_tile_
     rk_type t = rk_value_type(k, v);
     rk_value z = zeros(k, t, c->vec);
     return rk_build_select(k, rin, v, z);
+}
+
+/* A gathered chunk of eight 2-byte pieces as one shifted unit where its aligned
+ * window lies inside the view's buffer (rows - 1 rows of ld elements and one of
+ * cols), else piece by piece (the view's first and last elements, column
+ * tails, rows outside). */
+static rk_value gather_chunk(rk_kernel *k, const rk_tile_copy *c, const rk_tile_gview *g, rk_value r, rk_value col,
+                             rk_value live, bool inside) {
+    if (c->gvec != 1 || c->vec != 8 || rk_tile_elem_bytes(c->elem) != 2) return gather_pieces(k, c, g, r, col, live, inside);
+    rk_value ok = rk_build_cmp(k, "lt", r, g->rows);
+    if (rk_value_ok(live)) ok = rk_build_and(k, ok, live);
+    if (!inside) {
+        rk_value v8 = rk_const_i32(k, 8);
+        rk_value end = rk_build_add(k, col, v8);
+        rk_value cin = rk_build_cmp(k, "le", end, g->cols);
+        ok = rk_build_and(k, ok, cin);
+    }
+    rk_value at = view_index(k, g, r, col);
+    rk_value rows64 = rk_build_sext(k, g->rows, RK_T_I64);
+    rk_value ld64 = rk_build_sext(k, g->ld, RK_T_I64);
+    rk_value cols64 = rk_build_sext(k, g->cols, RK_T_I64);
+    rk_value one = rk_const_i64(k, 1);
+    rk_value last = rk_build_sub(k, rows64, one);
+    rk_value body = rk_build_mul(k, last, ld64);
+    rk_value total = rk_build_add(k, body, cols64);
+    rk_value win = rk_tile_shifted_window_ok(k, g->ptr, at, total);
+    rk_value fast = rk_build_and(k, ok, win);
+    rk_type vt = rk_type_vec(k, (rk_type){c->elem}, 8);
+    rk_value res;
+    rk_if_else_begin(k, fast, 1, &vt, &res);
+    rk_value v = rk_tile_load_unit_shifted(k, g->ptr, at);
+    rk_else(k, &v, 1);
+    rk_value p = gather_pieces(k, c, g, r, col, live, false);
+    rk_if_end(k, &p, 1);
+    return res;
 }
 
 /* The chunk at (r, col) of a synchronous copy, zeros outside the view (and

@@ -24,6 +24,8 @@
 #include "../src/base/fp.h"
 #include "../support/problem_emu.h"
 
+#define COUNT(a) (sizeof(a) / sizeof *(a))
+
 static uint64_t seed;
 static unsigned runs;
 
@@ -145,6 +147,23 @@ static void test_gathered_pipelines(void **state) {
     run_case("gemm", "gfx942", colmajor, 3, "layout=cr tile=32x32x32 warps=1x1 stages=2");
     const uint64_t b[4] = {3, 19, 23, 101};
     run_case("batched_gemm", "sm_80", b, 4, "layout=rc stages=3");
+}
+
+/* Gathered 16-bit chunks read as two aligned 16-byte loads and a shift
+ * (tile_shift.c) wherever the aligned window lies in the matrix, piece by
+ * piece elsewhere: matrices smaller than one window, the first and last
+ * units of a matrix, every row shift 0..7 (odd and even K), on the mma.sync
+ * gathered copy and on the wgmma kernel's copied operands. */
+static void test_shifted_units(void **state) {
+    (void)state;
+    const uint64_t shapes[][3] = {{1, 1, 3}, {2, 3, 5}, {3, 5, 23}, {9, 7, 77}, {17, 40, 131}, {8, 8, 4093}};
+    for (size_t i = 0; i < COUNT(shapes); i++) {
+        run_case("gemm", "sm_90a", shapes[i], 3, "layout=rc dtype=bf16 path=mma tile=32x32x32 warps=1x2 stages=3");
+        run_case("gemm", "sm_80", shapes[i], 3, "layout=rr dtype=f16 tile=32x32x32 warps=1x2 stages=1");
+        run_case("gemm", "sm_90a", shapes[i], 3, "layout=rc dtype=f16 path=wgmma schedule=plain tile=64x64x64");
+    }
+    const uint64_t cm[3] = {37, 29, 64};   /* column-major A: the shift runs along M */
+    run_case("gemm", "sm_90a", cm, 3, "layout=cc dtype=bf16 path=wgmma schedule=plain tile=64x64x64");
 }
 
 static void test_epilogues(void **state) {
@@ -449,7 +468,7 @@ int main(void) {
     printf("test_gemm_emu: seed %llu (ROCKE_SEED=%llu replays)\n", (unsigned long long)seed, (unsigned long long)seed);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_odd_shapes),   cmocka_unit_test(test_aligned_pipelines),
-        cmocka_unit_test(test_gathered_pipelines),
+        cmocka_unit_test(test_gathered_pipelines), cmocka_unit_test(test_shifted_units),
         cmocka_unit_test(test_epilogues),    cmocka_unit_test(test_batched),
         cmocka_unit_test(test_leading_dims), cmocka_unit_test(test_split_k),
         cmocka_unit_test(test_skinny),       cmocka_unit_test(test_stream),
