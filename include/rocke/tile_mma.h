@@ -61,6 +61,12 @@ rk_status rk_tile_copy_make_gathered(uint32_t rows, uint32_t cols, uint32_t vec,
  * from ptr. Gathered copies of 8 x 2-byte chunks take this path. */
 rk_value rk_tile_load_unit_shifted(rk_kernel *k, rk_value ptr, rk_value idx);
 rk_value rk_tile_shifted_window_ok(rk_kernel *k, rk_value ptr, rk_value idx, rk_value total);
+/* The two halves of rk_tile_load_unit_shifted, for a pipeline that holds the
+ * loads in registers and uses them later (the shift reads the loaded words):
+ * the aligned pair and the element shift (i32, 0..7), then the unit. A
+ * shift of 0 returns v0 (a unit loaded some other way passes through). */
+void rk_tile_load_unit_pair(rk_kernel *k, rk_value ptr, rk_value idx, rk_value *v0, rk_value *v1, rk_value *shift);
+rk_value rk_tile_unit_shift(rk_kernel *k, rk_value v0, rk_value v1, rk_value shift);
 
 /* Per-thread chunk coordinates, computed once (outside the K loop). */
 typedef struct rk_tile_copy_lanes {
@@ -83,6 +89,9 @@ void rk_tile_copy_issue(rk_kernel *k, const rk_tile_copy *c, const rk_tile_copy_
  * put. Not for async copies. */
 typedef struct rk_tile_copy_regs {
     rk_value v[RK_TILE_COPY_MAX_PASSES];
+    /* gathered 8 x 2-byte chunks: v and v1 are a shifted unit's aligned pair and sh its
+     * shift (i32), made into the chunk by put (rk_tile_unit_shift) */
+    rk_value v1[RK_TILE_COPY_MAX_PASSES], sh[RK_TILE_COPY_MAX_PASSES];
 } rk_tile_copy_regs;
 void rk_tile_copy_fetch(rk_kernel *k, const rk_tile_copy *c, const rk_tile_copy_lanes *l, const rk_tile_gview *g,
                         rk_value r0, rk_value c0, rk_tile_copy_regs *out);

@@ -151,13 +151,23 @@ static rk_value gather_pieces(rk_kernel *k, const rk_tile_copy *c, const rk_tile
     return rk_build_select(k, rin, v, z);
 }
 
+/* Whether a copy's chunks are shifted units (eight 2-byte pieces). */
+static bool shifted(const rk_tile_copy *c) {
+    return c->gvec == 1 && c->vec == 8 && rk_tile_elem_bytes(c->elem) == 2;
+}
+
+/* A held chunk: the vector, or for shifted units the aligned pair and the shift. */
+typedef struct chunk_regs {
+    rk_value v, v1, sh;
+} chunk_regs;
+
 /* A gathered chunk of eight 2-byte pieces as one shifted unit where its aligned
  * window lies inside the view's buffer (rows - 1 rows of ld elements and one of
  * cols), else piece by piece (the view's first and last elements, column
- * tails, rows outside). */
-static rk_value gather_chunk(rk_kernel *k, const rk_tile_copy *c, const rk_tile_gview *g, rk_value r, rk_value col,
-                             rk_value live, bool inside) {
-    if (c->gvec != 1 || c->vec != 8 || rk_tile_elem_bytes(c->elem) != 2) return gather_pieces(k, c, g, r, col, live, inside);
+ * tails, rows outside) with shift 0. The shift itself waits for put, so the
+ * loads stay in flight across the math. */
+static chunk_regs shifted_chunk(rk_kernel *k, const rk_tile_copy *c, const rk_tile_gview *g, rk_value r, rk_value col,
+                                rk_value live, bool inside) {
     rk_value ok = rk_build_cmp(k, "lt", r, g->rows);
     if (rk_value_ok(live)) ok = rk_build_and(k, ok, live);
     if (!inside) {
@@ -177,20 +187,24 @@ static rk_value gather_chunk(rk_kernel *k, const rk_tile_copy *c, const rk_tile_
     rk_value win = rk_tile_shifted_window_ok(k, g->ptr, at, total);
     rk_value fast = rk_build_and(k, ok, win);
     rk_type vt = rk_type_vec(k, (rk_type){c->elem}, 8);
-    rk_value res;
-    rk_if_else_begin(k, fast, 1, &vt, &res);
-    rk_value v = rk_tile_load_unit_shifted(k, g->ptr, at);
-    rk_else(k, &v, 1);
-    rk_value p = gather_pieces(k, c, g, r, col, live, false);
-    rk_if_end(k, &p, 1);
-    return res;
+    rk_type ty[3] = {vt, vt, RK_T_I32};
+    rk_value res[3], y[3];
+    rk_if_else_begin(k, fast, 3, ty, res);
+    rk_tile_load_unit_pair(k, g->ptr, at, &y[0], &y[1], &y[2]);
+    rk_else(k, y, 3);
+    y[0] = gather_pieces(k, c, g, r, col, live, false);
+    y[1] = y[0];
+    y[2] = rk_const_i32(k, 0);
+    rk_if_end(k, y, 3);
+    return (chunk_regs){res[0], res[1], res[2]};
 }
 
 /* The chunk at (r, col) of a synchronous copy, zeros outside the view (and
  * where live, when given, is false). */
-static rk_value fetch_chunk(rk_kernel *k, const rk_tile_copy *c, const rk_tile_gview *g, rk_value r, rk_value col,
-                            rk_value live, bool inside) {
-    if (c->gvec < c->vec) return gather_chunk(k, c, g, r, col, live, inside);
+static chunk_regs fetch_chunk(rk_kernel *k, const rk_tile_copy *c, const rk_tile_gview *g, rk_value r, rk_value col,
+                              rk_value live, bool inside) {
+    if (shifted(c)) return shifted_chunk(k, c, g, r, col, live, inside);
+    if (c->gvec < c->vec) return (chunk_regs){gather_pieces(k, c, g, r, col, live, inside), {0}, {0}};
     rk_value ok, idx;
     source(k, g, r, col, &ok, &idx);
     if (rk_value_ok(live)) {
@@ -198,7 +212,7 @@ static rk_value fetch_chunk(rk_kernel *k, const rk_tile_copy *c, const rk_tile_g
         rk_value zero = rk_const_i64(k, 0);
         idx = rk_build_select(k, ok, idx, zero);
     }
-    return load_or_zero(k, g->ptr, ok, idx, c->vec);
+    return (chunk_regs){load_or_zero(k, g->ptr, ok, idx, c->vec), {0}, {0}};
 }
 
 void rk_tile_copy_chunk(rk_kernel *k, const rk_tile_copy *c, rk_value ptr, rk_value ok, rk_value idx, rk_value smem,
@@ -262,22 +276,39 @@ void rk_tile_copy_issue(rk_kernel *k, const rk_tile_copy *c, const rk_tile_copy_
     }
 }
 
-static void fetch_passes(rk_kernel *k, const rk_tile_copy *c, const rk_tile_copy_lanes *l, const rk_tile_gview *g,
-                         rk_value r0, rk_value c0, bool inside, rk_value *v) {
-    for (uint32_t p = 0; p < c->passes; p++) {
+/* The held values of every pass, in the order of an if's results: the vectors, then for shifted units
+ * the second vectors and the shifts. */
+static uint32_t fetch_passes(rk_kernel *k, const rk_tile_copy *c, const rk_tile_copy_lanes *l, const rk_tile_gview *g,
+                             rk_value r0, rk_value c0, bool inside, rk_value *v) {
+    uint32_t n = c->passes;
+    for (uint32_t p = 0; p < n; p++) {
         rk_value live = {0};
         if (pass_partial(c, p)) live = pass_live(k, c, p);
         rk_value r = rk_build_add(k, r0, l->row[p]);
         rk_value cc = rk_build_add(k, c0, l->col[p]);
-        v[p] = fetch_chunk(k, c, g, r, cc, live, inside);
+        chunk_regs h = fetch_chunk(k, c, g, r, cc, live, inside);
+        v[p] = h.v;
+        if (shifted(c)) v[n + p] = h.v1, v[2 * n + p] = h.sh;
+    }
+    return shifted(c) ? 3 * n : n;
+}
+
+static void regs_from(const rk_tile_copy *c, const rk_value *v, rk_tile_copy_regs *out) {
+    uint32_t n = c->passes;
+    for (uint32_t p = 0; p < n; p++) {
+        out->v[p] = v[p];
+        out->v1[p] = shifted(c) ? v[n + p] : (rk_value){0};
+        out->sh[p] = shifted(c) ? v[2 * n + p] : (rk_value){0};
     }
 }
 
 void rk_tile_copy_fetch(rk_kernel *k, const rk_tile_copy *c, const rk_tile_copy_lanes *l, const rk_tile_gview *g,
                         rk_value r0, rk_value c0, rk_tile_copy_regs *out) {
     if (c->async) rk_bug("rk_tile_copy_fetch: an async copy has no register half");
+    rk_value fast[3 * RK_TILE_COPY_MAX_PASSES], slow[3 * RK_TILE_COPY_MAX_PASSES], res[3 * RK_TILE_COPY_MAX_PASSES];
     if (c->gvec == c->vec) {
-        fetch_passes(k, c, l, g, r0, c0, false, out->v);
+        fetch_passes(k, c, l, g, r0, c0, false, fast);
+        regs_from(c, fast, out);
         return;
     }
     /* Gathered: every tile but the last along the columns lies inside the
@@ -285,15 +316,16 @@ void rk_tile_copy_fetch(rk_kernel *k, const rk_tile_copy *c, const rk_tile_copy_
     rk_value cols = rk_const_i32(k, (int32_t)c->cols);
     rk_value end = rk_build_add(k, c0, cols);
     rk_value inside = rk_build_cmp(k, "le", end, g->cols);
-    rk_type ty[RK_TILE_COPY_MAX_PASSES];
+    rk_type ty[3 * RK_TILE_COPY_MAX_PASSES];
     rk_type vt = rk_type_vec(k, (rk_type){c->elem}, c->vec);
-    for (uint32_t p = 0; p < c->passes; p++) ty[p] = vt;
-    rk_value fast[RK_TILE_COPY_MAX_PASSES], slow[RK_TILE_COPY_MAX_PASSES];
-    rk_if_else_begin(k, inside, c->passes, ty, out->v);
+    uint32_t n = c->passes, nres = shifted(c) ? 3 * n : n;
+    for (uint32_t i = 0; i < nres; i++) ty[i] = i < 2 * n || !shifted(c) ? vt : RK_T_I32;
+    rk_if_else_begin(k, inside, nres, ty, res);
     fetch_passes(k, c, l, g, r0, c0, true, fast);
-    rk_else(k, fast, c->passes);
+    rk_else(k, fast, nres);
     fetch_passes(k, c, l, g, r0, c0, false, slow);
-    rk_if_end(k, slow, c->passes);
+    rk_if_end(k, slow, nres);
+    regs_from(c, res, out);
 }
 
 void rk_tile_copy_put(rk_kernel *k, const rk_tile_copy *c, const rk_tile_copy_lanes *l, const rk_tile_copy_regs *v,
@@ -301,7 +333,8 @@ void rk_tile_copy_put(rk_kernel *k, const rk_tile_copy *c, const rk_tile_copy_la
     for (uint32_t p = 0; p < c->passes; p++) {
         bool partial = rk_tile_copy_pass_begin(k, c, p);
         rk_value dst = rk_build_add(k, stage, l->dst[p]);
-        rk_store_smem(k, smem, &dst, v->v[p]);
+        rk_value u = shifted(c) ? rk_tile_unit_shift(k, v->v[p], v->v1[p], v->sh[p]) : v->v[p];
+        rk_store_smem(k, smem, &dst, u);
         pass_end(k, partial);
     }
 }

@@ -31,15 +31,19 @@ rk_value rk_tile_shifted_window_ok(rk_kernel *k, rk_value ptr, rk_value idx, rk_
     return rk_build_and(k, lo_in, hi_ok);
 }
 
-rk_value rk_tile_load_unit_shifted(rk_kernel *k, rk_value ptr, rk_value idx) {
+void rk_tile_load_unit_pair(rk_kernel *k, rk_value ptr, rk_value idx, rk_value *v0, rk_value *v1, rk_value *shift) {
     rk_value s = unit_shift(k, ptr, idx);
     rk_value lo = rk_build_sub(k, idx, s);
     rk_value z = rk_const_i64(k, 0), c8 = rk_const_i64(k, 8);
     rk_value aligned = rk_build_cmp(k, "eq", s, z);
     rk_value next = rk_build_add(k, lo, c8);
     rk_value hi = rk_build_select(k, aligned, lo, next);
-    rk_value v0 = rk_load_global(k, ptr, lo, 8);
-    rk_value v1 = rk_load_global(k, ptr, hi, 8);
+    *v0 = rk_load_global(k, ptr, lo, 8);
+    *v1 = rk_load_global(k, ptr, hi, 8);
+    *shift = rk_build_trunc(k, s, RK_T_I32);
+}
+
+rk_value rk_tile_unit_shift(rk_kernel *k, rk_value v0, rk_value v1, rk_value s32) {
     rk_type et = rk_value_type(k, v0);
     rk_type wt = rk_type_vec(k, RK_T_I32, 4);
     rk_value w0 = rk_build_vbitcast(k, v0, wt);
@@ -47,8 +51,7 @@ rk_value rk_tile_load_unit_shifted(rk_kernel *k, rk_value ptr, rk_value idx) {
     rk_value w[8];
     for (int i = 0; i < 4; i++) w[i] = rk_build_vextract(k, w0, i);
     for (int i = 0; i < 4; i++) w[4 + i] = rk_build_vextract(k, w1, i);
-    /* word q = s / 2 on: two select levels on q's bits, shared by the five picks */
-    rk_value s32 = rk_build_trunc(k, s, RK_T_I32);
+    /* word q = s / 2 on: two select levels on q's bits, shared by the five picks (j + q <= 7) */
     rk_value one = c32(k, 1), two = c32(k, 2), zero = c32(k, 0);
     rk_value q = rk_build_lshr(k, s32, one);
     rk_value q1 = rk_build_and(k, q, one);
@@ -73,4 +76,10 @@ rk_value rk_tile_load_unit_shifted(rk_kernel *k, rk_value ptr, rk_value idx) {
     }
     rk_value u = rk_build_vpack(k, out, 4);
     return rk_build_vbitcast(k, u, et);
+}
+
+rk_value rk_tile_load_unit_shifted(rk_kernel *k, rk_value ptr, rk_value idx) {
+    rk_value v0, v1, s;
+    rk_tile_load_unit_pair(k, ptr, idx, &v0, &v1, &s);
+    return rk_tile_unit_shift(k, v0, v1, s);
 }
