@@ -161,13 +161,31 @@ typedef struct chunk_regs {
     rk_value v, v1, sh;
 } chunk_regs;
 
+/* What a fetch knows of its tile: nothing (each chunk checked), its columns inside the view, or (shifted
+ * units) every chunk's aligned window inside the matrix. */
+enum { FETCH_EDGE, FETCH_INSIDE, FETCH_INTERIOR };
+
 /* A gathered chunk of eight 2-byte pieces as one shifted unit where its aligned
  * window lies inside the view's buffer (rows - 1 rows of ld elements and one of
  * cols), else piece by piece (the view's first and last elements, column
  * tails, rows outside) with shift 0. The shift itself waits for put, so the
  * loads stay in flight across the math. */
 static chunk_regs shifted_chunk(rk_kernel *k, const rk_tile_copy *c, const rk_tile_gview *g, rk_value r, rk_value col,
-                                rk_value live, bool inside) {
+                                rk_value live, int mode) {
+    bool inside = mode != FETCH_EDGE;
+    if (mode == FETCH_INTERIOR) {
+        /* every window of the tile lies in the matrix: no checks; an idle thread of a partial pass
+         * reads its first row's unit */
+        rk_value at = view_index(k, g, r, col);
+        if (rk_value_ok(live)) {
+            rk_value z32 = rk_const_i32(k, 0);
+            rk_value first = view_index(k, g, r, z32);
+            at = rk_build_select(k, live, at, first);
+        }
+        chunk_regs h;
+        rk_tile_load_unit_pair(k, g->ptr, at, &h.v, &h.v1, &h.sh);
+        return h;
+    }
     rk_value ok = rk_build_cmp(k, "lt", r, g->rows);
     if (rk_value_ok(live)) ok = rk_build_and(k, ok, live);
     if (!inside) {
@@ -202,9 +220,9 @@ static chunk_regs shifted_chunk(rk_kernel *k, const rk_tile_copy *c, const rk_ti
 /* The chunk at (r, col) of a synchronous copy, zeros outside the view (and
  * where live, when given, is false). */
 static chunk_regs fetch_chunk(rk_kernel *k, const rk_tile_copy *c, const rk_tile_gview *g, rk_value r, rk_value col,
-                              rk_value live, bool inside) {
-    if (shifted(c)) return shifted_chunk(k, c, g, r, col, live, inside);
-    if (c->gvec < c->vec) return (chunk_regs){gather_pieces(k, c, g, r, col, live, inside), {0}, {0}};
+                              rk_value live, int mode) {
+    if (shifted(c)) return shifted_chunk(k, c, g, r, col, live, mode);
+    if (c->gvec < c->vec) return (chunk_regs){gather_pieces(k, c, g, r, col, live, mode != FETCH_EDGE), {0}, {0}};
     rk_value ok, idx;
     source(k, g, r, col, &ok, &idx);
     if (rk_value_ok(live)) {
@@ -279,14 +297,14 @@ void rk_tile_copy_issue(rk_kernel *k, const rk_tile_copy *c, const rk_tile_copy_
 /* The held values of every pass, in the order of an if's results: the vectors, then for shifted units
  * the second vectors and the shifts. */
 static uint32_t fetch_passes(rk_kernel *k, const rk_tile_copy *c, const rk_tile_copy_lanes *l, const rk_tile_gview *g,
-                             rk_value r0, rk_value c0, bool inside, rk_value *v) {
+                             rk_value r0, rk_value c0, int mode, rk_value *v) {
     uint32_t n = c->passes;
     for (uint32_t p = 0; p < n; p++) {
         rk_value live = {0};
         if (pass_partial(c, p)) live = pass_live(k, c, p);
         rk_value r = rk_build_add(k, r0, l->row[p]);
         rk_value cc = rk_build_add(k, c0, l->col[p]);
-        chunk_regs h = fetch_chunk(k, c, g, r, cc, live, inside);
+        chunk_regs h = fetch_chunk(k, c, g, r, cc, live, mode);
         v[p] = h.v;
         if (shifted(c)) v[n + p] = h.v1, v[2 * n + p] = h.sh;
     }
@@ -307,7 +325,7 @@ void rk_tile_copy_fetch(rk_kernel *k, const rk_tile_copy *c, const rk_tile_copy_
     if (c->async) rk_bug("rk_tile_copy_fetch: an async copy has no register half");
     rk_value fast[3 * RK_TILE_COPY_MAX_PASSES], slow[3 * RK_TILE_COPY_MAX_PASSES], res[3 * RK_TILE_COPY_MAX_PASSES];
     if (c->gvec == c->vec) {
-        fetch_passes(k, c, l, g, r0, c0, false, fast);
+        fetch_passes(k, c, l, g, r0, c0, FETCH_EDGE, fast);
         regs_from(c, fast, out);
         return;
     }
@@ -320,11 +338,36 @@ void rk_tile_copy_fetch(rk_kernel *k, const rk_tile_copy *c, const rk_tile_copy_
     rk_type vt = rk_type_vec(k, (rk_type){c->elem}, c->vec);
     uint32_t n = c->passes, nres = shifted(c) ? 3 * n : n;
     for (uint32_t i = 0; i < nres; i++) ty[i] = i < 2 * n || !shifted(c) ? vt : RK_T_I32;
-    rk_if_else_begin(k, inside, nres, ty, res);
-    fetch_passes(k, c, l, g, r0, c0, true, fast);
+    if (!shifted(c)) {
+        rk_if_else_begin(k, inside, nres, ty, res);
+        fetch_passes(k, c, l, g, r0, c0, FETCH_INSIDE, fast);
+        rk_else(k, fast, nres);
+        fetch_passes(k, c, l, g, r0, c0, FETCH_EDGE, slow);
+        rk_if_end(k, slow, nres);
+        regs_from(c, res, out);
+        return;
+    }
+    /* Shifted units: a tile whose columns lie inside the view and whose rows end before the view's last
+     * row (and that is not the view's first tile, whose first unit may start before an aligned
+     * granule of an unaligned base) has every aligned window inside the matrix: no per-chunk test. */
+    rk_value rows = rk_const_i32(k, (int32_t)c->rows);
+    rk_value rend = rk_build_add(k, r0, rows);
+    rk_value below = rk_build_cmp(k, "lt", rend, g->rows);
+    rk_value origin = rk_build_or(k, r0, c0);
+    rk_value z32 = rk_const_i32(k, 0);
+    rk_value not_first = rk_build_cmp(k, "ne", origin, z32);
+    rk_value in_rows = rk_build_and(k, below, not_first);
+    rk_value interior = rk_build_and(k, inside, in_rows);
+    rk_value mid[3 * RK_TILE_COPY_MAX_PASSES];
+    rk_if_else_begin(k, interior, nres, ty, res);
+    fetch_passes(k, c, l, g, r0, c0, FETCH_INTERIOR, fast);
     rk_else(k, fast, nres);
-    fetch_passes(k, c, l, g, r0, c0, false, slow);
+    rk_if_else_begin(k, inside, nres, ty, mid);
+    fetch_passes(k, c, l, g, r0, c0, FETCH_INSIDE, slow);
+    rk_else(k, slow, nres);
+    fetch_passes(k, c, l, g, r0, c0, FETCH_EDGE, slow);
     rk_if_end(k, slow, nres);
+    rk_if_end(k, mid, nres);
     regs_from(c, res, out);
 }
 
