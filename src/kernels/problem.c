@@ -1,7 +1,8 @@
 /* rocke — host problems for verification: buffers in device format sized
  * from the signature, inputs filled from a seed (splitmix64; ranges chosen
- * per family so results stay in range and divisors away from 0), and the
- * comparison of outputs against the family's double reference. Layer: kernels. */
+ * per family so results stay in range and divisors away from 0), and one
+ * problem re-aimed at another instance of the same math (rk_problem_retarget).
+ * The comparison with the reference: problem_check.c. Layer: kernels. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
