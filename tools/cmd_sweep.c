@@ -43,7 +43,7 @@ void sw_opts_table(sw_opts *o, cli_opt *opts, uint32_t max) {
          .help = "untimed launches before timing (default 5; 1 on the emulator)"},
         {.name = "--iters", .kind = CLI_U32, .dst = &o->iters, .meta = "N",
          .help = "timed launches (default 20; 1 on the emulator)"},
-        {.name = "--seed", .kind = CLI_U64, .dst = &o->seed, .meta = "S", .help = "input seed (item i uses S + i)"},
+        {.name = "--seed", .kind = CLI_U64, .dst = &o->seed, .meta = "S", .help = "input seed (shape i uses S + i)"},
         {.name = "--build-only", .kind = CLI_FLAG, .dst = &o->build_only,
          .help = "compile every kernel into DIR/kernels and stop: the same command on a\n"
                  "machine without LLVM (a GPU box) then only runs them"},

@@ -1,7 +1,8 @@
 /* rocke sweep — one item's work: the build job (compile through the shared
  * cache, registers and spills from the code object or ptxas -v) and the run
- * job on a worker's device (fresh inputs, one verified launch, timed
- * launches, a device copy of the same bytes as the yardstick). Layer: tools. */
+ * job on a worker's device (the shape's inputs, one launch checked against
+ * the shape's reference, timed launches, a device copy of the same bytes as
+ * the yardstick). Layer: tools. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -185,6 +186,8 @@ typedef struct run_ctx {
     rk_device *dev;
     char device[160], driver[160];
     double copy_gbps[SW_MAX_SHAPES];   /* per shape, measured once */
+    sw_problem prob;                   /* the inputs and reference of the shape in hand */
+    const char *fault;                 /* $ROCKE_SWEEP_FAULT: the key whose checked launch is skipped */
 } run_ctx;
 
 /* The device's own target, or an older NVIDIA one of the same major
@@ -218,11 +221,13 @@ void *sw_run_open(const sw_opts *o, const char *device, char *err, size_t n) {
     const rk_device_info *info = rk_device_info_of(c->dev);
     snprintf(c->device, sizeof c->device, "%s", rk_device_name(c->dev));
     snprintf(c->driver, sizeof c->driver, "%s", info && info->driver ? info->driver : "");
+    c->fault = getenv("ROCKE_SWEEP_FAULT");
     return c;
 }
 
 void sw_run_close(void *ctx) {
     run_ctx *c = ctx;
+    sw_problem_free(&c->prob);
     rk_device_close(c->dev);
     free(c);
 }
@@ -260,8 +265,7 @@ static double copy_gbps(run_ctx *c, const rk_time_opts *to, double bytes) {
 }
 
 typedef struct run_bufs {
-    rk_problem p;
-    bool have_p;
+    rk_problem *p;                 /* the worker's, shared by the configs of a shape */
     rk_devptr d[RK_KSIG_MAX];
     rk_scalar_value sv[RK_KSIG_MAX];
     unsigned char maps[RK_KSIG_MAX][RK_TENSORMAP_BYTES];
@@ -272,23 +276,23 @@ typedef struct run_bufs {
 static rk_status stage_args(rk_device *dev, run_bufs *b) {
     static const rk_tensormap_swizzle swz[] = {RK_TENSORMAP_SWIZZLE_NONE, RK_TENSORMAP_SWIZZLE_32B,
                                                RK_TENSORMAP_SWIZZLE_64B, RK_TENSORMAP_SWIZZLE_128B};
-    for (uint32_t i = 0; i < b->p.sig.n; i++) {
-        const rk_kparam *kp = &b->p.sig.p[i];
+    for (uint32_t i = 0; i < b->p->sig.n; i++) {
+        const rk_kparam *kp = &b->p->sig.p[i];
         rk_status st = RK_OK;
         if (kp->ptr) {
-            st = rk_mem_alloc(dev, b->p.buf[i].bytes, &b->d[i]);
-            if (!st) st = rk_mem_copy_htod(dev, b->d[i], b->p.buf[i].data, b->p.buf[i].bytes);
+            st = rk_mem_alloc(dev, b->p->buf[i].bytes, &b->d[i]);
+            if (!st) st = rk_mem_copy_htod(dev, b->d[i], b->p->buf[i].data, b->p->buf[i].bytes);
             b->args[i] = &b->d[i];
         } else if (kp->role != RK_KP_TENSORMAP) {
-            st = rk_problem_scalar(&b->p, i, &b->sv[i]);
+            st = rk_problem_scalar(b->p, i, &b->sv[i]);
             b->args[i] = &b->sv[i];
         }
         if (st) return st;
     }
-    for (uint32_t i = 0; i < b->p.sig.n; i++) {   /* maps last: they need their buffer's address */
+    for (uint32_t i = 0; i < b->p->sig.n; i++) {   /* maps last: they need their buffer's address */
         rk_problem_tmap m;
-        if (b->p.sig.p[i].role != RK_KP_TENSORMAP) continue;
-        rk_status st = rk_problem_tensormap(&b->p, i, &m);
+        if (b->p->sig.p[i].role != RK_KP_TENSORMAP) continue;
+        rk_status st = rk_problem_tensormap(b->p, i, &m);
         uint32_t sw = m.swizzle_bytes >= 128 ? 3 : m.swizzle_bytes / 32;
         if (!st) st = rk_tensormap_encode_2d(dev, b->d[m.buf], m.elem, m.rows, m.cols, m.row_stride_bytes, m.box_rows,
                                              m.box_cols, swz[sw > 3 ? 3 : sw], b->maps[i]);
@@ -299,10 +303,10 @@ static rk_status stage_args(rk_device *dev, run_bufs *b) {
 }
 
 static rk_status fetch_outputs(rk_device *dev, run_bufs *b) {
-    for (uint32_t i = 0; i < b->p.sig.n; i++) {
-        rk_kparam_role role = b->p.sig.p[i].role;
+    for (uint32_t i = 0; i < b->p->sig.n; i++) {
+        rk_kparam_role role = b->p->sig.p[i].role;
         if (role != RK_KP_OUT && role != RK_KP_ACCUM && role != RK_KP_INOUT) continue;
-        rk_status st = rk_mem_copy_dtoh(dev, b->p.buf[i].data, b->d[i], b->p.buf[i].bytes);
+        rk_status st = rk_mem_copy_dtoh(dev, b->p->buf[i].data, b->d[i], b->p->buf[i].bytes);
         if (st) return st;
     }
     return RK_OK;
@@ -345,18 +349,26 @@ bool sw_run_job(void *ctx, const sw_opts *o, const sw_space *sp, uint32_t w, uin
     run_bufs *b = calloc(1, sizeof *b);
     rk_problem_diff diff = {0};
     rk_time_result tr = {0};
+    /* every config of a shape gets the same inputs (seed + shape), so one reference serves them all */
+    uint64_t seed = o->seed + it->shape;
+    bool reused = false;
+    double prep_ms = 0, check_ms = 0;
     rk_status st = b ? rk_instance_build(&it->in, o->t, &k) : RK_ERR_NOMEM;
     if (!st) st = load_module(c, o, k, &mod);
     if (!st) st = rk_module_function(mod, it->kernel, &fn);
-    if (!st) st = rk_problem_init(&b->p, &it->in, s, o->seed + item);
-    if (!st) b->have_p = true;
+    if (!st) st = sw_problem_get(&c->prob, &it->in, s, it->shape, seed, &reused, &prep_ms);
+    if (!st) b->p = &c->prob.p;
     if (!st) st = stage_args(c->dev, b);
     launch_ud l = {.fn = fn, .args = b ? b->args : NULL};
     if (!st) rk_instance_grid(&it->in, s, l.grid, l.block);
-    if (!st) st = launch_kernel(&l, NULL);
+    /* fault injection for tests: this item's outputs stay as staged (zeros), as a kernel writing nothing */
+    bool skip = c->fault && !strcmp(c->fault, it->key);
+    if (!st && !skip) st = launch_kernel(&l, NULL);
     if (!st) st = rk_device_synchronize(c->dev);
     if (!st) st = fetch_outputs(c->dev, b);
-    if (!st) st = rk_problem_check(&b->p, &diff);
+    double t0 = now_ms();
+    if (!st) st = rk_problem_check_ref(b->p, &c->prob.ref, &diff);
+    check_ms = now_ms() - t0;
     if (!st) st = rk_time_launches(c->dev, launch_kernel, &l, &to, &tr);
     rk_json *r = sw_record_new(sp, o, it);
     rk_json_set(r, "status", rk_json_str(st ? "failed" : diff.bad ? "wrong" : "ok"));
@@ -376,17 +388,20 @@ bool sw_run_job(void *ctx, const sw_opts *o, const sw_space *sp, uint32_t w, uin
         rk_json_set(r, "of_copy", rk_json_num(c->copy_gbps[it->shape] > 0 ? gbps / c->copy_gbps[it->shape] : 0));
         rk_json_set(r, "clock", rk_json_str(rk_clock_name(tr.clock)));
     }
+    /* the host side of verifying: inputs + reference (or re-staging the held ones), then the comparison */
+    rk_json_set(r, "reference", rk_json_str(reused ? "reused" : b && b->p ? "computed" : "none"));
+    rk_json_set(r, "inputs_ms", rk_json_num(prep_ms));
+    rk_json_set(r, "check_ms", rk_json_num(check_ms));
     rk_json_set(r, "device", rk_json_str(c->device));
     rk_json_set(r, "driver", rk_json_str(c->driver));
     rk_json_set(r, "worker", rk_json_int(w));
-    rk_json_set(r, "seed", rk_json_int((int64_t)(o->seed + item)));
+    rk_json_set(r, "seed", rk_json_int((int64_t)seed));
     char *text = rk_json_write(r, false);
     rk_buf_puts(line, text ? text : "{}");
     rk_string_free(text);
     rk_json_free(r);
     if (b) {
         for (uint32_t i = 0; i < RK_KSIG_MAX; i++) rk_mem_free(c->dev, b->d[i]);
-        if (b->have_p) rk_problem_free(&b->p);
         free(b);
     }
     if (mod) rk_module_unload(mod);

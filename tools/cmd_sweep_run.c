@@ -208,6 +208,20 @@ bad:
     return false;
 }
 
+/* The run queue in shape order (items of a shape in their own order): each
+ * worker then takes a shape's configs one after another and fills its
+ * inputs and reference once per shape (cmd_sweep_problem.c). */
+static bool by_shape(const sw_space *sp, uint32_t *todo, uint32_t n) {
+    uint32_t *sorted = malloc((n + 1) * sizeof *sorted), start[SW_MAX_SHAPES + 1] = {0};
+    if (!sorted) return false;
+    for (uint32_t i = 0; i < n; i++) start[sp->items[todo[i]].shape + 1]++;
+    for (uint32_t k = 0; k < SW_MAX_SHAPES; k++) start[k + 1] += start[k];
+    for (uint32_t i = 0; i < n; i++) sorted[start[sp->items[todo[i]].shape]++] = todo[i];
+    memcpy(todo, sorted, n * sizeof *todo);
+    free(sorted);
+    return true;
+}
+
 static void print_pruning(const sweep *s) {
     const sw_space *sp = &s->sp;
     printf("rocke %s: %s for %s: %u configs x %u shapes; %u pruned before compiling%s\n", s->o->cmd,
@@ -286,6 +300,7 @@ int sw_sweep(sw_opts *o) {
             s->ran++;
         }
     }
+    if (ok && !by_shape(&s->sp, todo, nrun)) { fprintf(stderr, "rocke %s: out of memory\n", o->cmd); ok = false; }
     char pids[4200];
     snprintf(pids, sizeof pids, "%s/workers.json", o->out);
     run.pid_file = pids;

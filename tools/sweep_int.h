@@ -127,6 +127,22 @@ bool sw_run_job(void *ctx, const sw_opts *o, const sw_space *sp, uint32_t w, uin
 /* The record fields every record has (key, config, shape, kernel, knobs, build). */
 rk_json *sw_record_new(const sw_space *sp, const sw_opts *o, const sw_item *it);
 
+/* ---- the run worker's problem (cmd_sweep_problem.c) ---------------------------- */
+typedef struct sw_problem {
+    bool have;
+    uint32_t shape;               /* index into sw_space.shape */
+    uint64_t seed;
+    rk_problem p;                 /* the inputs, staged for each config */
+    rk_problem_ref ref;           /* computed once from them */
+    uint32_t computed;            /* references this worker computed */
+} sw_problem;
+/* The problem of an item: the held one when it is of the same shape and
+ * seed and rk_problem_retarget takes the instance (*reused), else a fresh
+ * fill and its reference. *ms: the host time this took. */
+rk_status sw_problem_get(sw_problem *c, const rk_instance *in, const rk_shape *s, uint32_t shape, uint64_t seed,
+                         bool *reused, double *ms);
+void sw_problem_free(sw_problem *c);
+
 /* ---- results (cmd_sweep_results.c) ---------------------------------------------- */
 typedef struct sw_records {
     uint32_t n, cap, skipped;     /* skipped: lines that were not records */

@@ -607,6 +607,25 @@ typedef struct rk_problem_diff {
  * tolerance per element is atol + rtol*|ref| + 1 ulp of the output type at ref
  * (see docs/kernels.md for atol/rtol per op). */
 rk_status rk_problem_check(const rk_problem *p, rk_problem_diff *out);
+/* The same in two steps, for many runs over one problem's inputs (a sweep's
+ * configs of one shape): the reference once, each run's outputs against it. */
+typedef struct rk_problem_ref {
+    double *want[RK_KSIG_MAX], *tol[RK_KSIG_MAX];   /* per output entry of the signature; NULL for the others */
+    uint64_t count[RK_KSIG_MAX];                    /* elements of each */
+} rk_problem_ref;
+rk_status rk_problem_reference(const rk_problem *p, rk_problem_ref *out);
+void rk_problem_ref_free(rk_problem_ref *r);
+/* Fails naming the entry when r does not have p's outputs (another signature or shape). */
+rk_status rk_problem_check_ref(const rk_problem *p, const rk_problem_ref *r, rk_problem_diff *out);
+/* Aim a filled problem at another instance `in` of its family at the same
+ * shape, keeping its inputs (and so a reference computed from them): the
+ * outputs and workspaces are zeroed again, in-out buffers get their initial
+ * contents back. Allowed when the family's inputs and reference read no
+ * performance knob (softmax, layernorm, rmsnorm, reduce, elementwise,
+ * transpose) and `in` has the problem's non-performance knobs, signature,
+ * derived scalars and input ranges; otherwise RK_ERR_INVALID naming the
+ * first difference, p unchanged (fill a fresh one with rk_problem_init). */
+rk_status rk_problem_retarget(rk_problem *p, const rk_instance *in);
 /* The inputs' contents against the family's rules before a launch (attention
  * decode: every page id a sequence uses inside the cache, every context
  * length inside its pages); the message names the sequence. RK_OK for

@@ -191,4 +191,5 @@ const kn_family kn_elementwise = {
     .scalars = scalars, .nscalars = 1, .defaults = defaults, .tune = tune, .validate = validate,
     .check_shape = check_shape, .signature = signature, .geometry = geometry, .build = build, .cost = cost,
     .reference = kn_elementwise_reference, .input_range = input_range,
+    .shared_problem = true,
 };

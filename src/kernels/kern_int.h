@@ -71,6 +71,10 @@ typedef struct kn_family {
     rk_status (*check_inputs)(const rk_problem *p);
     /* bytes and flops of a filled problem (per-sequence lengths); NULL: cost of the shape */
     void (*problem_cost)(const rk_problem *p, double *bytes, double *flops);
+    /* the inputs (range, fix-ups) and the reference read no performance
+     * knob, so the configs of one shape may share one filled problem and its
+     * reference (rk_problem_retarget); false: every instance fills its own */
+    bool shared_problem;
 } kn_family;
 
 /* instance.c: the registry. Register a family table (kept by pointer, must

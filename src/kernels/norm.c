@@ -550,10 +550,12 @@ const kn_family kn_layernorm = {
     .scalars = scalars, .nscalars = RK_COUNTOF(scalars), .defaults = ln_defaults, .tune = tune,
     .validate = validate, .check_shape = check_shape, .signature = signature, .geometry = geometry, .build = build,
     .cost = cost, .reference = kn_norm_reference, .input_range = input_range, .param_align = param_align,
+    .shared_problem = true,
 };
 const kn_family kn_rmsnorm = {
     .name = "rmsnorm", .knobs = rms_knobs, .nknobs = RK_COUNTOF(rms_knobs), .dims = kn_row_dims, .ndims = 2,
     .scalars = scalars, .nscalars = RK_COUNTOF(scalars), .defaults = rms_defaults, .tune = tune,
     .validate = validate, .check_shape = check_shape, .signature = signature, .geometry = geometry, .build = build,
     .cost = cost, .reference = kn_norm_reference, .input_range = input_range, .param_align = param_align,
+    .shared_problem = true,
 };

@@ -1,7 +1,8 @@
 /* rocke — host problems for verification: buffers in device format sized
  * from the signature, inputs filled from a seed (splitmix64; ranges chosen
- * per family so results stay in range and divisors away from 0), and the
- * comparison of outputs against the family's double reference. Layer: kernels. */
+ * per family so results stay in range and divisors away from 0), and one
+ * problem re-aimed at another instance of the same math (rk_problem_retarget).
+ * The comparison with the reference: problem_check.c. Layer: kernels. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -357,97 +358,65 @@ uint64_t rk_problem_dim(const rk_problem *p, const char *name) {
     return fam->extent ? fam->extent(&p->inst, &p->shape, name, strlen(name)) : 0;
 }
 
-/* ---- checking -------------------------------------------------------------------------- */
-/* "Y[3,17]": the flat index i as coordinates of the parameter's layout. */
-static void where(const rk_problem *p, const rk_host_buf *b, uint64_t i, char *buf, size_t n) {
-    uint64_t ext[RK_SHAPE_MAX_DIMS], coord[RK_SHAPE_MAX_DIMS];
-    uint32_t r = 0;
-    for (const char *d = b->param->dims ? b->param->dims : ""; *d && r < RK_SHAPE_MAX_DIMS; r++) {
-        size_t len = strcspn(d, ",");
-        char nm[32];
-        size_t nlen = len > 2 && !strncmp(d + len - 2, "+1", 2) ? len - 2 : len;
-        snprintf(nm, sizeof nm, "%.*s", (int)(nlen < 31 ? nlen : 31), d);
-        ext[r] = rk_problem_dim(p, nm) + (nlen != len);
-        d += len + (d[len] == ',');
-    }
-    for (uint32_t k = r; k-- > 0;) {
-        coord[k] = ext[k] ? i % ext[k] : 0;
-        i = ext[k] ? i / ext[k] : 0;
-    }
-    size_t off = (size_t)snprintf(buf, n, "%s[", b->param->name);
-    for (uint32_t k = 0; k < r && off < n; k++)
-        off += (size_t)snprintf(buf + off, n - off, "%s%llu", k ? "," : "", (unsigned long long)coord[k]);
-    if (off < n) snprintf(buf + off, n - off, "]");
-}
+/* ---- one problem for several instances ------------------------------------------------ */
+static bool same_text(const char *a, const char *b) { return a == b || (a && b && !strcmp(a, b)); }
 
-/* The check of one output buffer, in parallel chunks (CHECK_GRAIN elements). */
-#define CHECK_GRAIN ((uint64_t)1 << 18)
-typedef struct check_part {
-    double max_abs_diff;
-    uint64_t bad, first_bad;
-} check_part;
-typedef struct check_job {
-    const rk_host_buf *b;
-    const double *want, *tol;
-    check_part *part;
-} check_job;
-
-static void check_chunk(void *ctx, uint64_t chunk, uint64_t lo, uint64_t hi) {
-    const check_job *c = ctx;
-    check_part *q = &c->part[chunk];
-    for (uint64_t j = lo; j < hi; j++) {
-        double got = kn_get(c->b, j), w = kn_round(c->b->param->type, c->want[j]);
-        double diff = (got == w || (isnan(got) && isnan(w))) ? 0.0 : fabs(got - w);
-        if (isnan(diff)) diff = INFINITY;
-        if (diff > q->max_abs_diff) q->max_abs_diff = diff;
-        if (diff > c->tol[j] && !q->bad++) q->first_bad = j;
+/* The first way instance `in` would fill another problem than p holds: "" when none. */
+static void problem_difference(const rk_problem *p, const rk_instance *in, const kn_family *fam, char *why, size_t n) {
+    why[0] = 0;
+    if (in->family != p->inst.family) { snprintf(why, n, "another family"); return; }
+    if (!fam->shared_problem) { snprintf(why, n, "%s fills a problem per instance", fam->name); return; }
+    for (uint32_t k = 0; k < fam->nknobs; k++) {
+        char a[128], b[128];
+        if (fam->knobs[k].perf) continue;
+        rk_instance_get(&p->inst, fam->knobs[k].name, a, sizeof a);
+        rk_instance_get(in, fam->knobs[k].name, b, sizeof b);
+        if (strcmp(a, b)) { snprintf(why, n, "knob %s is %.40s, the problem's %.40s", fam->knobs[k].name, b, a); return; }
     }
-}
-
-rk_status rk_problem_check(const rk_problem *p, rk_problem_diff *out) {
-    memset(out, 0, sizeof *out);
-    double *want[RK_KSIG_MAX] = {0}, *tol[RK_KSIG_MAX] = {0};
-    rk_status st = RK_OK;
-    for (uint32_t i = 0; i < p->sig.n; i++) {
-        rk_kparam_role role = p->sig.p[i].role;
-        if (role != RK_KP_OUT && role != RK_KP_ACCUM && role != RK_KP_INOUT) continue;
-        size_t n = (size_t)(p->buf[i].count ? p->buf[i].count : 1);
-        want[i] = rk_calloc(n, sizeof(double));
-        tol[i] = rk_calloc(n, sizeof(double));
-        if (!want[i] || !tol[i]) { st = rk_fail(RK_ERR_NOMEM, "out of memory for the reference"); goto done; }
+    rk_ksig sig;
+    rk_instance_signature(in, &sig);
+    bool same = sig.n == p->sig.n;
+    for (uint32_t i = 0; same && i < sig.n; i++) {
+        const rk_kparam *x = &sig.p[i], *y = &p->sig.p[i];
+        same = same_text(x->name, y->name) && x->ptr == y->ptr && x->type == y->type && x->role == y->role &&
+               same_text(x->dims, y->dims);
     }
-    kn_family_of(p->inst.family)->reference(p, want, tol);
-    for (uint32_t i = 0; i < p->sig.n && !st; i++) {
-        if (!want[i]) continue;
-        const rk_host_buf *b = &p->buf[i];
-        check_job j = {.b = b, .want = want[i], .tol = tol[i]};
-        uint64_t nc = rk_par_chunks(b->count, CHECK_GRAIN);
-        if (!(j.part = rk_calloc(nc ? nc : 1, sizeof *j.part))) {
-            st = rk_fail(RK_ERR_NOMEM, "out of memory for the check");
-            break;
-        }
-        rk_par_for(b->count, CHECK_GRAIN, check_chunk, &j);
-        for (uint64_t c = 0; c < nc; c++) {   /* in element order: the first bad one is the lowest index */
-            const check_part *q = &j.part[c];
-            if (q->max_abs_diff > out->max_abs_diff) out->max_abs_diff = q->max_abs_diff;
-            if (q->bad && !out->bad) {
-                uint64_t x = q->first_bad;
-                double got = kn_get(b, x), w = kn_round(b->param->type, want[i][x]);
-                char at[64];
-                where(p, b, x, at, sizeof at);
-                snprintf(out->first_bad, sizeof out->first_bad, "%s: got %.9g want %.9g (tol %.3g)", at, got, w,
-                         tol[i][x]);
+    if (!same) { snprintf(why, n, "another kernel signature"); return; }
+    for (uint32_t i = 0; i < sig.n; i++) {
+        const rk_kparam *kp = &sig.p[i];
+        if (!kp->ptr && kp->role != RK_KP_TENSORMAP) {
+            const rk_scalar_decl *d = scalar_decl(fam, kp->name);
+            if (d && d->src != RK_SC_GIVEN && scalar_value(fam, in, &p->shape, d) != p->scalar[i]) {
+                snprintf(why, n, "scalar %s differs", kp->name);
+                return;
             }
-            out->bad += q->bad;
         }
-        out->total += b->count;
-        rk_free(j.part, (nc ? nc : 1) * sizeof *j.part);
+        if (!kp->ptr || (kp->role != RK_KP_IN && kp->role != RK_KP_INOUT) || !fam->input_range) continue;
+        double lo[2] = {-4.0, -4.0}, hi[2] = {4.0, 4.0}, away[2] = {0, 0};
+        fam->input_range(&p->inst, kp, &lo[0], &hi[0], &away[0]);
+        fam->input_range(in, kp, &lo[1], &hi[1], &away[1]);
+        if (lo[0] != lo[1] || hi[0] != hi[1] || away[0] != away[1]) {
+            snprintf(why, n, "input %s has another range", kp->name);
+            return;
+        }
     }
-done:
-    for (uint32_t i = 0; i < RK_KSIG_MAX; i++) {
-        size_t n = (size_t)(p->buf[i].count ? p->buf[i].count : 1);
-        if (want[i]) rk_free(want[i], n * sizeof(double));
-        if (tol[i]) rk_free(tol[i], n * sizeof(double));
+}
+
+rk_status rk_problem_retarget(rk_problem *p, const rk_instance *in) {
+    const kn_family *fam = kn_family_find(in->family);
+    if (!fam) return rk_fail(RK_ERR_INVALID, "rk_problem_retarget: family id %d is not registered", (int)in->family);
+    rk_status st = rk_instance_check_shape(in, &p->shape);
+    if (st) return st;
+    char why[200];
+    problem_difference(p, in, fam, why, sizeof why);
+    if (why[0]) return rk_fail(RK_ERR_INVALID, "rk_problem_retarget: the instance needs its own inputs (%s)", why);
+    p->inst = *in;
+    for (uint32_t i = 0; i < p->sig.n; i++) {   /* the outputs as rk_problem_init leaves them */
+        rk_host_buf *b = &p->buf[i];
+        rk_kparam_role role = p->sig.p[i].role;
+        if (!p->sig.p[i].ptr || !b->data || role == RK_KP_IN) continue;
+        if (role == RK_KP_INOUT) memcpy(b->data, (char *)b->data + alloc_bytes(b) / 2, b->bytes);
+        else memset(b->data, 0, b->bytes);
     }
-    return st;
+    return RK_OK;
 }

@@ -3,10 +3,31 @@
  * Linear ops are computed the way the device rounds (f32 math, one RNE
  * rounding) so they compare bit-exactly; transcendental and reduction results
  * get atol + rtol*|ref| + 1 ulp of the output type (docs/kernels.md).
- * Layer: kernels. */
+ * Rows (elementwise: blocks of elements) are independent, so each runs in
+ * parallel (rk_par_for) and writes only its own entries: the same bits at
+ * any thread count. Layer: kernels. */
 #include <math.h>
 
 #include "kern_int.h"
+
+/* About this many elements per parallel chunk: big enough to amortise a
+ * chunk, small enough to spread a few long rows over the threads. */
+#define REF_GRAIN_ELEMS ((uint64_t)1 << 16)
+static uint64_t row_grain(uint64_t row_len) {
+    return row_len >= REF_GRAIN_ELEMS ? 1 : REF_GRAIN_ELEMS / (row_len ? row_len : 1);
+}
+
+typedef struct ref_job {
+    const rk_problem *p;
+    double **want, **tol;
+    uint64_t M, N;
+} ref_job;
+
+/* One job over the rows of an M x N problem. */
+static void by_rows(const rk_problem *p, double **want, double **tol, rk_par_fn fn) {
+    ref_job j = {.p = p, .want = want, .tol = tol, .M = rk_problem_dim(p, "M"), .N = rk_problem_dim(p, "N")};
+    rk_par_for(j.M, row_grain(j.N), fn, &j);
+}
 
 static double ulp_tol(rk_scalar out, double want, double atol, double rtol) {
     return atol + rtol * fabs(want) + kn_ulp(out, want);
@@ -35,26 +56,37 @@ static double ew_exact(rk_ew_op op, double da, double db, bool *exact) {
     return 0;
 }
 
-void kn_elementwise_reference(const rk_problem *p, double **want, double **tol) {
+static void ew_chunk(void *ctx, uint64_t chunk, uint64_t lo, uint64_t hi) {
+    (void)chunk;
+    const ref_job *job = ctx;
+    const rk_problem *p = job->p;
     const rk_elementwise_spec *s = &p->inst.u.ew;
-    const uint64_t N = rk_problem_dim(p, "N");
     const rk_host_buf *A = kn_buf(p, "A"), *B = kn_buf(p, "B");
     int c = kn_buf_index(p, "C");
-    for (uint64_t i = 0; i < N; i++) {
+    for (uint64_t i = lo; i < hi; i++) {
         bool exact;
         double w = ew_exact(s->op, kn_get(A, i), B ? kn_get(B, i) : 0.0, &exact);
-        want[c][i] = w;
-        tol[c][i] = exact ? 0.0 : ulp_tol(s->out_dtype, w, 1e-6, 2e-4);
+        job->want[c][i] = w;
+        job->tol[c][i] = exact ? 0.0 : ulp_tol(s->out_dtype, w, 1e-6, 2e-4);
     }
 }
 
+void kn_elementwise_reference(const rk_problem *p, double **want, double **tol) {
+    ref_job j = {.p = p, .want = want, .tol = tol, .N = rk_problem_dim(p, "N")};
+    rk_par_for(j.N, REF_GRAIN_ELEMS, ew_chunk, &j);
+}
+
 /* ---- reduce -------------------------------------------------------------------------- */
-void kn_reduce_reference(const rk_problem *p, double **want, double **tol) {
-    const uint64_t M = rk_problem_dim(p, "M"), N = rk_problem_dim(p, "N");
+static void reduce_rows(void *ctx, uint64_t chunk, uint64_t lo, uint64_t hi) {
+    (void)chunk;
+    const ref_job *job = ctx;
+    const rk_problem *p = job->p;
+    const uint64_t N = job->N;
+    double **want = job->want, **tol = job->tol;
     const rk_reduce_spec *s = &p->inst.u.reduce;
     const rk_host_buf *X = kn_buf(p, "X");
     int y = kn_buf_index(p, "Y");
-    for (uint64_t r = 0; r < M; r++) {
+    for (uint64_t r = lo; r < hi; r++) {
         double sum = 0, mag = 0, mx = -INFINITY;
         for (uint64_t j = 0; j < N; j++) {
             double x = kn_get(X, r * N + j);
@@ -69,13 +101,19 @@ void kn_reduce_reference(const rk_problem *p, double **want, double **tol) {
     }
 }
 
+void kn_reduce_reference(const rk_problem *p, double **want, double **tol) { by_rows(p, want, tol, reduce_rows); }
+
 /* ---- softmax --------------------------------------------------------------------------- */
-void kn_softmax_reference(const rk_problem *p, double **want, double **tol) {
-    const uint64_t M = rk_problem_dim(p, "M"), N = rk_problem_dim(p, "N");
+static void softmax_rows(void *ctx, uint64_t chunk, uint64_t lo, uint64_t hi) {
+    (void)chunk;
+    const ref_job *job = ctx;
+    const rk_problem *p = job->p;
+    const uint64_t N = job->N;
+    double **want = job->want, **tol = job->tol;
     const rk_softmax_spec *s = &p->inst.u.softmax;
     const rk_host_buf *X = kn_buf(p, "X");
     int y = kn_buf_index(p, "Y");
-    for (uint64_t r = 0; r < M; r++) {
+    for (uint64_t r = lo; r < hi; r++) {
         const uint64_t o = r * N;
         double mx = -INFINITY, sum = 0;
         for (uint64_t j = 0; j < N; j++) mx = fmax(mx, kn_get(X, o + j));
@@ -88,16 +126,22 @@ void kn_softmax_reference(const rk_problem *p, double **want, double **tol) {
     }
 }
 
+void kn_softmax_reference(const rk_problem *p, double **want, double **tol) { by_rows(p, want, tol, softmax_rows); }
+
 /* ---- layernorm / rmsnorm ------------------------------------------------------------------- */
-void kn_norm_reference(const rk_problem *p, double **want, double **tol) {
-    const uint64_t M = rk_problem_dim(p, "M"), N = rk_problem_dim(p, "N");
+static void norm_rows(void *ctx, uint64_t chunk, uint64_t lo, uint64_t hi) {
+    (void)chunk;
+    const ref_job *job = ctx;
+    const rk_problem *p = job->p;
+    const uint64_t N = job->N;
+    double **want = job->want, **tol = job->tol;
     const rk_norm_spec *s = &p->inst.u.norm;
     const rk_host_buf *X = kn_buf(p, "X"), *R = kn_buf(p, "R"), *G = kn_buf(p, "Gamma"), *Bt = kn_buf(p, "Beta");
     int y = kn_buf_index(p, "Y"), h = kn_buf_index(p, "H"), mean_i = kn_buf_index(p, "Mean"),
         rstd_i = kn_buf_index(p, "Rstd");
     double *hv = rk_malloc(N * sizeof *hv);
     RK_ASSERT(hv, "kn_norm_reference: out of memory");
-    for (uint64_t r = 0; r < M; r++) {
+    for (uint64_t r = lo; r < hi; r++) {
         const uint64_t o = r * N;
         double sum = 0, sq = 0;
         for (uint64_t j = 0; j < N; j++) {
@@ -121,14 +165,22 @@ void kn_norm_reference(const rk_problem *p, double **want, double **tol) {
     rk_free(hv, N * sizeof *hv);
 }
 
+void kn_norm_reference(const rk_problem *p, double **want, double **tol) { by_rows(p, want, tol, norm_rows); }
+
 /* ---- transpose ------------------------------------------------------------------------------ */
-void kn_transpose_reference(const rk_problem *p, double **want, double **tol) {
-    const uint64_t M = rk_problem_dim(p, "M"), N = rk_problem_dim(p, "N");
-    const rk_host_buf *X = kn_buf(p, "X");
-    int y = kn_buf_index(p, "Y");
-    for (uint64_t i = 0; i < M; i++)
+static void transpose_rows(void *ctx, uint64_t chunk, uint64_t lo, uint64_t hi) {
+    (void)chunk;
+    const ref_job *job = ctx;
+    const uint64_t M = job->M, N = job->N;
+    const rk_host_buf *X = kn_buf(job->p, "X");
+    int y = kn_buf_index(job->p, "Y");
+    for (uint64_t i = lo; i < hi; i++)
         for (uint64_t j = 0; j < N; j++) {
-            want[y][j * M + i] = kn_get(X, i * N + j);
-            tol[y][j * M + i] = 0;
+            job->want[y][j * M + i] = kn_get(X, i * N + j);
+            job->tol[y][j * M + i] = 0;
         }
+}
+
+void kn_transpose_reference(const rk_problem *p, double **want, double **tol) {
+    by_rows(p, want, tol, transpose_rows);
 }

@@ -371,4 +371,5 @@ const kn_family kn_softmax = {
     .scalars = kn_row_scalars, .nscalars = 2, .defaults = defaults, .tune = tune, .validate = validate,
     .check_shape = check_shape, .signature = signature, .geometry = geometry, .build = build, .cost = cost,
     .reference = kn_softmax_reference, .input_range = input_range, .param_align = param_align,
+    .shared_problem = true,
 };

@@ -179,4 +179,5 @@ const kn_family kn_transpose = {
     .scalars = kn_row_scalars, .nscalars = 2, .defaults = defaults, .tune = tune, .validate = validate,
     .check_shape = check_shape, .signature = signature, .geometry = geometry, .build = build, .cost = cost,
     .reference = kn_transpose_reference, .param_align = kn_transpose_param_align,
+    .shared_problem = true,
 };
