@@ -181,6 +181,19 @@ void cc_cache_put(const char *dir, const cc_key *k, const cc_output *in);
 /* The entry file of key k under dir. */
 /* false when the entry's path would not fit RK_PATH_MAX (a too long cache_dir) */
 bool cc_cache_path(const char *dir, const cc_key *k, char out[RK_PATH_MAX]);
+/* mkdir -p of a path we may write in place (it is restored); false on failure. */
+bool cc_mkdirs(char *path);
+
+/* ---- cache_ship.c: the index a machine without a compiler reads ------------------ */
+/* The key without the toolchain identity (and flavor): what a machine with
+ * no LLVM can compute. */
+cc_key cc_ship_key(const char *ll, size_t ll_len, const char *kernel, const rk_target *t,
+                   const rk_compile_options *o);
+/* Record that `entry` (produced by the toolchain `identity`) serves `ship`. */
+void cc_ship_put(const char *dir, const cc_key *ship, const cc_key *entry, const char *identity);
+bool cc_ship_present(const char *dir, const cc_key *ship);
+/* The entry the ship index names for `ship` (its key in *entry), read like cc_cache_get. */
+bool cc_ship_get(const char *dir, const cc_key *ship, cc_key *entry, cc_output *out);
 
 /* ---- options.c -------------------------------------------------------------------- */
 rk_status cc_options_validate(const rk_compile_options *o, const rk_target *t);
