@@ -35,16 +35,50 @@ def _as_tensor(torch, x, opname):
                      "got %s" % (opname, type(x).__name__))
 
 
+def target_for_cc(cc, where="this device"):
+    """The target the GPU path compiles most families for on a device of
+    compute capability cc (major * 10 + minor): the newest portable sm_NN not
+    above it (an H200, 9.0: sm_90; the wgmma kernels ask for sm_90a)."""
+    sm = [t for t in targets() if t.startswith("sm_") and t[3:].isdigit() and int(t[3:]) <= cc]
+    if not sm:
+        raise RockeError("rocke.ops: %s (compute capability %d.%d) is older than every rocke target (%s)"
+                         % (where, cc // 10, cc % 10, ", ".join(targets())))
+    return max(sm, key=lambda t: int(t[3:]))
+
+
 def _target_for(torch, index):
     if getattr(torch.version, "hip", None):
         raise RockeError("rocke.ops: ROCm torch tensors are not served yet (CUDA only)")
     major, minor = torch.cuda.get_device_capability(index)
-    cc = major * 10 + minor
-    sm = [t for t in targets() if t.startswith("sm_") and t[3:].isdigit() and int(t[3:]) <= cc]
-    if not sm:
-        raise RockeError("rocke.ops: device cuda:%d (compute capability %d.%d) is older than every rocke "
-                         "target (%s)" % (index, major, minor, ", ".join(targets())))
-    return max(sm, key=lambda t: int(t[3:]))
+    return target_for_cc(major * 10 + minor, "device cuda:%d" % index)
+
+
+def _compile_for(p, kernel_for=None):
+    """The code object of a prepared call for its target (rk_compile, through
+    the on-disk cache). On a machine without LLVM the cache must hold it; the
+    error then also names the warm line for this kernel, and with
+    ROCKE_WARM_MISSES=FILE the line is appended to FILE."""
+    try:
+        return rk_compile((kernel_for or ops._kernel_for)(p), p.target)
+    except RockeError as e:
+        from . import _warm
+        raise _warm.missed(p, e)
+
+
+def _load(index, art):
+    """A cuda Function for the artifact: the cubin, else (or when the driver
+    refuses the cubin, e.g. one from a newer ptxas) the PTX, which it JITs."""
+    _cuda.use_primary_context(index)
+    if art.cubin:
+        try:
+            return _cuda.Function(art.cubin, art.kernel_name, art.dyn_smem_min)
+        except RockeError as e:
+            cubin_error = e
+            try:
+                return _cuda.Function(art.binary, art.kernel_name, art.dyn_smem_min)
+            except RockeError as e2:
+                raise RockeError("%s (the PTX fallback failed too: %s)" % (cubin_error, e2))
+    return _cuda.Function(art.binary, art.kernel_name, art.dyn_smem_min)
 
 
 _DTYPES = None
@@ -89,11 +123,7 @@ def _prepare(torch, opname, family, knobs, x, index):
         fkey = (p.inst.name, target, index)
         fn = _functions.get(fkey)
         if fn is None:
-            art = rk_compile(ops._kernel_for(p), target)
-            image = art.cubin or art.binary
-            _cuda.use_primary_context(index)
-            fn = _cuda.Function(image, art.kernel_name, art.dyn_smem_min)
-            _functions[fkey] = fn
+            fn = _functions[fkey] = _load(index, _compile_for(p))
         ln = _launches[key] = _Launch(p, fn, len(p.counts))
     return ln
 
@@ -207,9 +237,7 @@ class TorchKit:
         fkey = (p.inst.name, p.target, self.index)
         fn = _functions.get(fkey)
         if fn is None:
-            art = rk_compile(kernel_for(p), p.target)
-            _cuda.use_primary_context(self.index)
-            fn = _functions[fkey] = _cuda.Function(art.cubin or art.binary, art.kernel_name, art.dyn_smem_min)
+            fn = _functions[fkey] = _load(self.index, _compile_for(p, kernel_for))
         zeros = lambda n: torch.zeros(n, dtype=torch.float32, device=self.device)      # noqa: E731
         ptrs = iter(_pointer_args(opname, p, arrays, ext, zeros))                      # alive until launched
         scalars = _scalar_args(opname, p, values)

@@ -19,13 +19,15 @@ _EW_BINARY = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "maximum":
 
 _prepared = {}      # (family, knobs, dtype, dims, device) -> _Prepared
 _built = {}         # (kernel name, target) -> rocke.Kernel: one per shape class
+_RECORDER = None    # rocke._warm.Recorder while warming: calls compile for a GPU instead of running
 
 
 class _Prepared:
     """What a call needs once shape and device are known."""
 
-    def __init__(self, inst, target, dims):
+    def __init__(self, inst, target, dims, knobs=None):
         self.inst, self.target, self.dims = inst, target, dims
+        self.knobs = dict(knobs or {})      # as the op asked (python -m rocke warm's "kernel" lines)
         self.sig = inst.signature()
         self.grid, self.block = inst.grid(dims)
         fam = inst.family
@@ -71,7 +73,7 @@ def _prepare(family, knobs, dims, target):
         inst = Instance(family, **knobs)
         inst.tune(target, dims)
         inst.check_shape(dims)
-        p = _Prepared(inst, target, dims)
+        p = _Prepared(inst, target, dims, knobs)
         _prepared[key] = p
     return p
 
@@ -129,6 +131,8 @@ def _run(opname, family, knobs, inputs, out_spec, device=None, eps=None):
     """out_spec(dims, dtype_name) -> [(shape, dtype)] for the outputs in signature order."""
     _check_same(opname, inputs)
     x = inputs[0]
+    if _RECORDER is not None and _RECORDER.takes(x):
+        return _RECORDER.run_simple(opname, family, knobs, inputs, out_spec)
     if _is_numpy(x):
         import numpy as np
         dt = _np_dtype(x, opname)
