@@ -197,19 +197,26 @@ def recording(target):
 
 # ---- list files -------------------------------------------------------------------------------
 _SPEC = re.compile(r"^([a-z0-9]+)\[([0-9,]*)\](\.T)?$")
+_VALUES = re.compile(r"^(i32|i64|f32)\{([-0-9.e,]*)\}$")
 
 
 def parse_value(tok):
-    """f16[37,1000] (a Spec), f16[64,32].T (its transpose), else a Python literal."""
+    """f16[37,1000] (a Spec), f16[64,32].T (its transpose), i32{0,37,138} (a
+    numpy array with those values: offsets an op reads), else a Python literal."""
     m = _SPEC.match(tok)
     if m:
         s = Spec(m.group(1), [int(d) for d in m.group(2).split(",") if d])
         return s.t() if m.group(3) else s
+    m = _VALUES.match(tok)
+    if m:
+        import numpy as np
+        return np.array([float(v) for v in m.group(2).split(",") if v],
+                        {"i32": np.int32, "i64": np.int64, "f32": np.float32}[m.group(1)])
     try:
         return ast.literal_eval(tok)
     except (ValueError, SyntaxError):
-        raise RockeError("rocke.warm: %r is neither an array (DTYPE[d0,d1,...], optionally .T) nor a Python "
-                         "literal" % tok)
+        raise RockeError("rocke.warm: %r is neither an array (DTYPE[d0,d1,...], optionally .T), nor values "
+                         "(i32{0,5,9}), nor a Python literal" % tok)
 
 
 def run_line(rec, line):

@@ -3,7 +3,9 @@ a temporary cache; then, in a process with toolchain none (a machine
 without LLVM), the same ops run on the emulator against a numpy reference,
 their GPU-path compiles are served from the cache, and an op that was not
 warmed fails naming the kernel and the warm command, and leaves its warm
-line in $ROCKE_WARM_MISSES; that line, warmed as a list, then serves it."""
+line in $ROCKE_WARM_MISSES; that line, warmed as a list, then serves it.
+bench/python_h200.sh's CPU side: prepare (a one-line list and a small
+block) and run --dry-run, which finds every kernel with compiling off."""
 import os
 import random
 import subprocess
@@ -132,6 +134,32 @@ class WarmCache(unittest.TestCase):
         r = self.py(["-m", "rocke", "warm", "--target", "sm_90a", "--cache", self.cache])
         self.assertEqual(r.returncode, 2)
         self.assertIn("give --script FILE or --list FILE", r.stderr)
+
+    def test_bench_h200_prepare_and_dry_run(self):
+        root = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+        calls = self.write("small.calls", "softmax f16[%s,%s]\n" % tuple(self.shape))
+        block = "--d 256 --heads 2 --seq %d --batch 2" % random.choice([64, 96])
+        env = dict(os.environ, PYTHON=sys.executable, ROCKE_H200_CALLS=calls, BLOCK_ARGS=block,
+                   OUT=os.path.join(self.tmp.name, "out"))
+        d = os.path.join(self.tmp.name, "carry")
+        sh = lambda *a: subprocess.run(["sh", "bench/python_h200.sh"] + list(a), cwd=root, env=env,  # noqa: E731
+                                       capture_output=True, text=True, timeout=600)
+        r = sh("prepare", "--dir", d)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("warm: 3 kernels (3 compiled", r.stdout)
+        self.assertRegex(r.stdout, r"carried: librocke.so \d+ KiB \+ cache \d+ KiB .* MiB \(limit 64 MiB\)")
+        self.assertTrue(os.path.isfile(os.path.join(d, "lib", "librocke.so")))
+        r = sh("run", "--dir", d, "--dry-run")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("warm: 3 kernels (0 compiled, 3 already in the cache)", r.stdout)
+        self.assertIn("dry run: would run", r.stdout)
+        env["BLOCK_ARGS"] = block + " --dtype f16"          # another block: its kernels are not warm
+        r = sh("run", "--dir", d, "--dry-run")
+        self.assertEqual(r.returncode, 1)
+        self.assertRegex(r.stderr, "warm line: kernel rmsnorm 2x[0-9]+x256 sm_90 dtype=f16")
+        r = sh("nonsense")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("usage", r.stdout)
 
 
 if __name__ == "__main__":
