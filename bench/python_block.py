@@ -30,11 +30,15 @@ def options(argv):
 
 def calls(a):
     """The rocke.ops calls the rocke backend makes for this block (both
-    RMSNorms share one kernel; the attention is q, k, v [B, H, S, D/H])."""
+    RMSNorms share one kernel; the attention is q, k, v [B, H, S, D/H]; each
+    linear is x [B*S, K] @ W[N, K]^T)."""
     t, B, S, D, H = a.dtype, a.batch, a.seq, a.d, a.heads
     qkv = "%s[%d,%d,%d,%d]" % (t, B, H, S, D // H)
-    return ["rms_norm %s[%d,%d,%d] %s[%d] 1e-6" % (t, B, S, D, t, D),
-            "attention %s %s %s causal=True" % (qkv, qkv, qkv)]
+    lines = ["rms_norm %s[%d,%d,%d] %s[%d] 1e-6" % (t, B, S, D, t, D),
+             "attention %s %s %s causal=True" % (qkv, qkv, qkv)]
+    for k, n in ((D, 3 * D), (D, D), (D, 4 * D), (4 * D, D)):
+        lines.append("matmul %s[%d,%d] %s[%d,%d].T" % (t, B * S, k, t, n, k))
+    return lines
 
 
 def run(a):

@@ -337,6 +337,27 @@ def register_custom_ops():
     def _(q, k, v, causal, scale):
         return q.new_empty(q.shape)
 
+    @torch.library.custom_op("rocke::matmul", mutates_args=())
+    def matmul(a: Tensor, b: Tensor) -> Tensor:
+        """a [M, K] @ b [K, N], float16 / bfloat16, row- or column-major operands read in place."""
+        return _or_aten(ops.matmul, torch.mm, "matmul")(a, b)
+
+    @matmul.register_fake
+    def _(a, b):
+        return a.new_empty((a.shape[0], b.shape[1]))
+
+    def _linear(x, w):
+        return ops.matmul(x.reshape(-1, x.shape[-1]), w.t()).view(*x.shape[:-1], w.shape[0])
+
+    @torch.library.custom_op("rocke::linear", mutates_args=())
+    def linear(x: Tensor, weight: Tensor) -> Tensor:
+        """x [..., K] @ weight [N, K]^T (torch.nn.functional.linear without a bias)."""
+        return _or_aten(_linear, torch.nn.functional.linear, "linear")(x, weight)
+
+    @linear.register_fake
+    def _(x, weight):
+        return x.new_empty((*x.shape[:-1], weight.shape[0]))
+
     _registered = True
 
 
@@ -346,9 +367,19 @@ def _last_dim(node, dim):
     return dim == -1 or (nd is not None and dim == nd - 1)
 
 
+def _example(node):
+    return node.meta.get("example_value") if hasattr(node, "meta") else None
+
+
 def _example_dim(node):
-    meta = node.meta.get("example_value") if hasattr(node, "meta") else None
+    meta = _example(node)
     return meta.dim() if hasattr(meta, "dim") else None
+
+
+def _half_2d(torch, *nodes):
+    """Every node's example value is a 2-D float16 / bfloat16 tensor."""
+    metas = [_example(n) for n in nodes]
+    return all(hasattr(m, "dim") and m.dim() == 2 and m.dtype in (torch.float16, torch.bfloat16) for m in metas)
 
 
 def _arg(args, kw, i, name, default):
@@ -356,11 +387,14 @@ def _arg(args, kw, i, name, default):
 
 
 def _rewrite(gm):
-    """Replace softmax / layer_norm / rms_norm over the last dim and plain
-    scaled_dot_product_attention (no mask, no dropout, no enable_gqa) with
+    """Replace softmax / layer_norm / rms_norm over the last dim, plain
+    scaled_dot_product_attention (no mask, no dropout, no enable_gqa), 2-D
+    16-bit mm / matmul / @, and linear without a bias (16-bit 2-D weight) with
     rocke's custom ops; returns {op: count}."""
+    import operator
     torch = _torch()
     F = torch.nn.functional
+    matmuls = (torch.mm, torch.matmul, operator.matmul)
     done = {}
     layer_norms = tuple(f for f in (F.layer_norm, getattr(torch, "layer_norm", None)) if f is not None)
     rms_norms = tuple(f for f in (getattr(F, "rms_norm", None), getattr(torch, "rms_norm", None)) if f is not None)
@@ -386,6 +420,11 @@ def _rewrite(gm):
                     and (scale is None or isinstance(scale, (int, float))) and _example_dim(args[0]) in (None, 4)):
                 replace(node, "attention", (args[0], args[1], args[2], causal,
                                             float(scale) if scale is not None else -1.0))
+        elif fn and tgt in matmuls and len(args) == 2 and not kw and _half_2d(torch, *args):
+            replace(node, "matmul", (args[0], args[1]))
+        elif (fn and tgt is F.linear and len(args) >= 2 and _arg(args, kw, 2, "bias", None) is None
+              and _half_2d(torch, args[1]) and _example_dim(args[0]) not in (None, 0, 1)):
+            replace(node, "linear", (args[0], args[1]))
         elif fn and tgt in layer_norms:
             a = list(args) + [None] * (5 - len(args))
             x, shape, w, bias = a[0], kw.get("normalized_shape", a[1]), kw.get("weight", a[2]), kw.get("bias", a[3])

@@ -140,6 +140,24 @@ class TorchKitFake(unittest.TestCase):
         a, _, _ = self.args()
         self.assertEqual((a["block_table"], a["context_lens"], a["Skv"]), (bt.data_ptr(), cl.data_ptr(), 32))
 
+    def test_matmul_layouts(self):
+        a = Tensor(np.zeros((77, 130), np.float16))
+        w = Tensor(np.zeros((33, 130), np.float16))              # b = w.t(): column-major, read in place
+        c = ops.matmul(a, w.t())
+        self.assertEqual(c.shape, (77, 33))
+        args, grid, p = self.args()
+        self.assertEqual((args["A"], args["B"], args["C"]), (a.data_ptr(), w.data_ptr(), c.data_ptr()))
+        self.assertEqual([args[n] for n in ("M", "N", "K", "lda", "ldb", "ldc")], [77, 33, 130, 130, 130, 33])
+        self.assertEqual(p.inst.get("layout"), "rc")
+        b = Tensor(np.zeros((260, 33), np.float16)[::2])           # rows two apart: a padded pitch
+        ops.gemm(a, b)
+        args, _, p = self.args()
+        self.assertEqual((args["B"], args["ldb"], p.inst.get("layout")), (b.data_ptr(), 66, "rr"))
+        with self.assertRaisesRegex(rocke.RockeError, "float32 is not served|dtype f32 is not served"):
+            ops.matmul(Tensor(np.zeros((4, 4), np.float32)), Tensor(np.zeros((4, 4), np.float32)))
+        with self.assertRaisesRegex(rocke.RockeError, r"needs \[M, K\] @ \[K, N\]"):
+            ops.matmul(a, a)
+
     def test_refusals(self):
         x = Tensor(np.zeros((1, 2, 8, 64), np.float16))
         with self.assertRaisesRegex(rocke.RockeError, "argument 1 is a CPU tensor"):
