@@ -69,15 +69,16 @@ def main(argv):
             for path in a.list:
                 _warm.run_list(rec, path)
             if a.script:
-                saved = sys.argv
+                saved = sys.argv, list(sys.path)
                 sys.argv = [a.script] + script_args
+                sys.path.insert(0, os.path.dirname(os.path.abspath(a.script)))    # as `python FILE` has it
                 try:
                     runpy.run_path(a.script, run_name="__main__")
                 except SystemExit as e:
                     if e.code not in (None, 0):
                         raise RockeError("%s exited with %s" % (a.script, e.code))
                 finally:
-                    sys.argv = saved
+                    sys.argv, sys.path[:] = saved
     except RockeError as e:
         print("rocke warm: %s" % e, file=sys.stderr)
         return 1
