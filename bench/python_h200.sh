@@ -56,13 +56,19 @@ case $mode in
     [ -f build/librocke.so ] || { echo "python_h200.sh: build/librocke.so is missing (make build)" >&2; exit 1; }
     mkdir -p "$cache" "$dir/lib"
     cp -L build/librocke.so "$dir/lib/librocke.so.tmp" && mv "$dir/lib/librocke.so.tmp" "$dir/lib/librocke.so"
+    # the shared libraries librocke needs beyond glibc and zlib (xxhash, msgpack-c, libelf): the GPU
+    # machine may have none of them; run puts D/lib on LD_LIBRARY_PATH
+    ldd "$dir/lib/librocke.so" | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' | while read -r name path; do
+      case $name in libc.so*|libm.so*|libpthread.so*|libdl.so*|librt.so*|libz.so*|ld-linux*) continue ;; esac
+      cp -L "$path" "$dir/lib/$name"
+    done
     export ROCKE_LIB_DIR=$dir/lib
     # shellcheck disable=SC2046
     "$py" -m rocke warm --target sm_90a --cache "$cache" $(lists)
     rm -f "${TMPDIR:-/tmp}"/rocke-block-calls.$$
     lib=$(kib "$dir/lib"); pyk=$(kib python bench); ck=$(kib "$cache")
     total=$((lib + pyk + ck))
-    printf "carried: librocke.so %d KiB + cache %d KiB (+ python/ and bench/ %d KiB) = %.2f MiB (limit %d MiB)\n" \
+    printf "carried: librocke.so and its libraries %d KiB + cache %d KiB (+ python/ and bench/ %d KiB) = %.2f MiB (limit %d MiB)\n" \
       "$lib" "$ck" "$pyk" "$(echo "$total" | awk '{print $1 / 1024}')" "$limit_mib"
     [ "$total" -le $((limit_mib * 1024)) ] || { echo "python_h200.sh: over the carry limit" >&2; exit 1; }
     echo "carry: [\"${dir#"$PWD"/}\"]; then: bench/python_h200.sh run --dir ${dir#"$PWD"/}"
@@ -73,6 +79,7 @@ case $mode in
     out=${OUT:-out/python_h200}
     mkdir -p "$out"
     export ROCKE_LIB_DIR=$dir/lib ROCKE_CACHE_DIR=$cache ROCKE_WARM_MISSES=$out/misses.calls
+    export LD_LIBRARY_PATH=$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
     : > "$ROCKE_WARM_MISSES"
     if [ $dry = 1 ]; then
       "$py" -c 'import ast, sys; [ast.parse(open(f).read(), f) for f in sys.argv[1:]]' \

@@ -151,8 +151,9 @@ class WarmCache(unittest.TestCase):
         self.assertIsNotNone(n, r.stdout)
         self.assertEqual(n.group(1), n.group(2))
         self.assertGreaterEqual(int(n.group(1)), 4)          # softmax, rms_norm, attention, matmuls
-        self.assertRegex(r.stdout, r"carried: librocke.so \d+ KiB \+ cache \d+ KiB .* MiB \(limit 64 MiB\)")
+        self.assertRegex(r.stdout, r"carried: librocke.so and its libraries \d+ KiB \+ cache \d+ KiB .* MiB \(limit 64 MiB\)")
         self.assertTrue(os.path.isfile(os.path.join(d, "lib", "librocke.so")))
+        self.assertTrue(any(n.startswith("libxxhash") for n in os.listdir(os.path.join(d, "lib"))))
         r = sh("run", "--dir", d, "--dry-run")
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertIn("warm: %s kernels (0 compiled, %s already in the cache)" % (n.group(1), n.group(1)), r.stdout)
