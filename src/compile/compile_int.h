@@ -67,10 +67,12 @@ typedef struct cc_toolchain {
     char opt[RK_PATH_MAX], llc[RK_PATH_MAX], lld[RK_PATH_MAX], ptxas[RK_PATH_MAX];
     unsigned major, minor, patch; /* LLVM version (0 = not known yet) */
     char identity[2048];         /* paths + sizes + mtimes: part of the cache key */
+    bool bad_override;           /* set when resolving failed on an override that is set but unusable */
 } cc_toolchain;
 /* Pick the toolchain for `want` and target t (AUTO: comgr, llvm, tools). Cheap:
  * finds and stats files, loads nothing unless the version cannot be told
- * from a file name. The message of a failure lists everything tried. */
+ * from a file name. The message of a failure lists everything tried; a
+ * failure caused by a bad override sets out->bad_override. */
 rk_status cc_toolchain_resolve(rk_toolchain want, const rk_target *t, cc_toolchain *out);
 /* Make sure the LLVM version is known (loads the library or runs llc --version). */
 rk_status cc_toolchain_version(cc_toolchain *tc);

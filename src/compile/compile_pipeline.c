@@ -74,7 +74,7 @@ static void take_output(rk_artifact *a, cc_output *out, bool amd) {
     a->kind = amd ? RK_BINARY_HSACO : RK_BINARY_PTX;
 }
 
-/* No usable compiler (none installed, or toolchain none): the kernel comes
+/* No compiler found (none installed, or toolchain none): the kernel comes
  * from the cache's ship index or not at all. k is the kernel to lower (each
  * flavor in turn, the explicit one only when set), or NULL when a->llvm_ir
  * is the input. The message names the kernel, the target, the cache and how
@@ -242,7 +242,7 @@ rk_status rk_compile_llvm_ir(const char *ll, const char *kernel_name, const rk_t
     if (!(a->kernel_name = dup_str(kernel_name)) || !(a->llvm_ir = dup_str(ll))) return finish(RK_ERR_NOMEM, a, out);
     cc_toolchain tc;
     s = cc_toolchain_resolve(opts.toolchain, t, &tc);
-    if (s == RK_ERR_TOOLCHAIN) return finish(from_ship_index(a, NULL, t, &opts, t0), a, out);
+    if (s == RK_ERR_TOOLCHAIN && !tc.bad_override) return finish(from_ship_index(a, NULL, t, &opts, t0), a, out);
     if (s == RK_OK) s = pick_flavor(&opts, &tc, &a->flavor);
     if (s == RK_OK) s = compile_llir(a, t, &opts, &tc, t0);
     return finish(s, a, out);
@@ -322,7 +322,7 @@ rk_status rk_compile(const rk_kernel *k, const rk_target *t, const rk_compile_op
     cc_toolchain tc;
     if (s == RK_OK) {
         s = cc_toolchain_resolve(opts.toolchain, t, &tc);
-        if (s == RK_ERR_TOOLCHAIN) {
+        if (s == RK_ERR_TOOLCHAIN && !tc.bad_override) {   /* a bad override is the user's to fix */
             s = from_ship_index(a, use, t, &opts, t0);
             if (copy) rk_kernel_free(copy);
             return finish(s, a, out);

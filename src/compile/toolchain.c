@@ -260,6 +260,7 @@ static rk_status resolve(rk_toolchain want, const rk_target *t, cc_toolchain *tc
                               "fix or unset it", t->name, rk_buf_cstr(&all));
         rk_buf_free(&all);
         memset(tc, 0, sizeof *tc);
+        tc->bad_override = true;
         return s;
     }
     static const char *const hint[] = {

@@ -512,6 +512,17 @@ static void test_ship_index(void **state) {
     }
     assert_int_equal(served, 1);
     assert_int_equal(count_files(ship_dir, ""), 1);
+    /* an override that is set but unusable is an error to fix, never answered from the cache */
+    rk_compile_options o;
+    assert_int_equal(rk_compile_options_default(rk_target_find("sm_90a"), &o), RK_OK);
+    o.toolchain = RK_TOOLCHAIN_LLVM;
+    snprintf(o.cache_dir, sizeof o.cache_dir, "%s", dir);
+    setenv("ROCKE_LLVM_LIB", "/nonexistent/libLLVM.so.22.1", 1);
+    rk_artifact *c = NULL;
+    assert_int_equal(rk_compile_llvm_ir(nv_ll, "vadd_nv", rk_target_find("sm_90a"), &o, &c), RK_ERR_TOOLCHAIN);
+    assert_non_null(strstr(rk_error_message(), "an override is set but unusable"));
+    assert_null(strstr(rk_error_message(), "is not in the cache"));
+    unsetenv("ROCKE_LLVM_LIB");
     rk_free(nv_ll, nn + 1);
 }
 
