@@ -15,12 +15,15 @@ extern "C" {
 #endif
 
 /* Which compiler turns LLVM IR into a code object. AUTO tries comgr, then
- * libLLVM in process, then the external tools (NVIDIA: libLLVM, then tools). */
+ * libLLVM in process, then the external tools (NVIDIA: libLLVM, then tools).
+ * When none is usable (or NONE), rk_compile serves the kernel from the
+ * cache's ship index (docs/compile.md §6b) or fails naming how to warm it. */
 typedef enum rk_toolchain {
     RK_TOOLCHAIN_AUTO,
     RK_TOOLCHAIN_COMGR,   /* libamd_comgr (ROCm 6/7), AMD only */
     RK_TOOLCHAIN_LLVM,    /* libLLVM via dlopen (+ ld.lld for AMD) */
-    RK_TOOLCHAIN_TOOLS    /* opt + llc (+ ld.lld) as processes */
+    RK_TOOLCHAIN_TOOLS,   /* opt + llc (+ ld.lld) as processes */
+    RK_TOOLCHAIN_NONE     /* compile nothing: kernels come from the cache only (a machine without LLVM) */
 } rk_toolchain;
 
 const char *rk_toolchain_name(rk_toolchain tc);                 /* "auto", "comgr", ... */

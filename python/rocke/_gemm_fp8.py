@@ -70,9 +70,10 @@ def gemm(a, b, *, a_dtype=None, b_dtype=None, scale="none", a_scale=None, b_scal
         device = "emu:sm_90a"
     kit = kit_for("gemm", [a, b, a_scale, b_scale], device)
     if not kit.emu:
-        if kit.dtype(a) in ("f16", "bf16", "f32"):
-            raise RockeError("rocke.ops.gemm: 16-bit torch tensors are not served yet (numpy arrays run on the "
-                             "emulator; fp8 tensors run here)")
+        if kit.dtype(a) in ("f16", "bf16") and a_dtype is None and b_dtype is None:
+            if scale != "none":
+                raise RockeError("rocke.ops.gemm: scale=%r is for fp8 inputs" % scale)
+            return ops.matmul(a, b, device=device, out_dtype=out_dtype, **knobs)
         if kit.cc != 90:
             raise RockeError("rocke.ops.gemm: fp8 runs sm_90a's wgmma kernel: this device has compute capability "
                              "%d.%d" % divmod(kit.cc, 10))

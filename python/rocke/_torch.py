@@ -35,16 +35,50 @@ def _as_tensor(torch, x, opname):
                      "got %s" % (opname, type(x).__name__))
 
 
+def target_for_cc(cc, where="this device"):
+    """The target the GPU path compiles most families for on a device of
+    compute capability cc (major * 10 + minor): the newest portable sm_NN not
+    above it (an H200, 9.0: sm_90; the wgmma kernels ask for sm_90a)."""
+    sm = [t for t in targets() if t.startswith("sm_") and t[3:].isdigit() and int(t[3:]) <= cc]
+    if not sm:
+        raise RockeError("rocke.ops: %s (compute capability %d.%d) is older than every rocke target (%s)"
+                         % (where, cc // 10, cc % 10, ", ".join(targets())))
+    return max(sm, key=lambda t: int(t[3:]))
+
+
 def _target_for(torch, index):
     if getattr(torch.version, "hip", None):
         raise RockeError("rocke.ops: ROCm torch tensors are not served yet (CUDA only)")
     major, minor = torch.cuda.get_device_capability(index)
-    cc = major * 10 + minor
-    sm = [t for t in targets() if t.startswith("sm_") and t[3:].isdigit() and int(t[3:]) <= cc]
-    if not sm:
-        raise RockeError("rocke.ops: device cuda:%d (compute capability %d.%d) is older than every rocke "
-                         "target (%s)" % (index, major, minor, ", ".join(targets())))
-    return max(sm, key=lambda t: int(t[3:]))
+    return target_for_cc(major * 10 + minor, "device cuda:%d" % index)
+
+
+def _compile_for(p, kernel_for=None):
+    """The code object of a prepared call for its target (rk_compile, through
+    the on-disk cache). On a machine without LLVM the cache must hold it; the
+    error then also names the warm line for this kernel, and with
+    ROCKE_WARM_MISSES=FILE the line is appended to FILE."""
+    try:
+        return rk_compile((kernel_for or ops._kernel_for)(p), p.target)
+    except RockeError as e:
+        from . import _warm
+        raise _warm.missed(p, e)
+
+
+def _load(index, art):
+    """A cuda Function for the artifact: the cubin, else (or when the driver
+    refuses the cubin, e.g. one from a newer ptxas) the PTX, which it JITs."""
+    _cuda.use_primary_context(index)
+    if art.cubin:
+        try:
+            return _cuda.Function(art.cubin, art.kernel_name, art.dyn_smem_min)
+        except RockeError as e:
+            cubin_error = e
+            try:
+                return _cuda.Function(art.binary, art.kernel_name, art.dyn_smem_min)
+            except RockeError as e2:
+                raise RockeError("%s (the PTX fallback failed too: %s)" % (cubin_error, e2))
+    return _cuda.Function(art.binary, art.kernel_name, art.dyn_smem_min)
 
 
 _DTYPES = None
@@ -89,11 +123,7 @@ def _prepare(torch, opname, family, knobs, x, index):
         fkey = (p.inst.name, target, index)
         fn = _functions.get(fkey)
         if fn is None:
-            art = rk_compile(ops._kernel_for(p), target)
-            image = art.cubin or art.binary
-            _cuda.use_primary_context(index)
-            fn = _cuda.Function(image, art.kernel_name, art.dyn_smem_min)
-            _functions[fkey] = fn
+            fn = _functions[fkey] = _load(index, _compile_for(p))
         ln = _launches[key] = _Launch(p, fn, len(p.counts))
     return ln
 
@@ -207,9 +237,7 @@ class TorchKit:
         fkey = (p.inst.name, p.target, self.index)
         fn = _functions.get(fkey)
         if fn is None:
-            art = rk_compile(kernel_for(p), p.target)
-            _cuda.use_primary_context(self.index)
-            fn = _functions[fkey] = _cuda.Function(art.cubin or art.binary, art.kernel_name, art.dyn_smem_min)
+            fn = _functions[fkey] = _load(self.index, _compile_for(p, kernel_for))
         zeros = lambda n: torch.zeros(n, dtype=torch.float32, device=self.device)      # noqa: E731
         ptrs = iter(_pointer_args(opname, p, arrays, ext, zeros))                      # alive until launched
         scalars = _scalar_args(opname, p, values)
@@ -232,6 +260,16 @@ class TorchKit:
 
 # ---- torch.library custom ops and the torch.compile backend ---------------------------------
 _registered = False
+fallbacks = {}       # custom op name -> [calls that fell back to torch, the first reason]
+rewrite_log = []     # per torch_backend call: {replaced op: count}
+
+
+def print_fallbacks(file=None):
+    """One line per custom op that handed calls back to torch, with the first reason."""
+    import sys
+    for name, (n, why) in sorted(fallbacks.items()):
+        print("rocke: torch.ops.rocke.%s fell back to torch %d times; first reason: %s" % (name, n, why),
+              file=file or sys.stdout)
 
 
 def register_custom_ops():
@@ -244,17 +282,19 @@ def register_custom_ops():
     torch = _torch()
     from torch import Tensor
 
-    def _or_aten(f, fallback):
+    def _or_aten(f, fallback, name):
         def impl(*a):
             try:
                 return f(*a)
-            except RockeError:
-                return fallback(*a)
+            except RockeError as e:
+                fb = fallbacks.setdefault(name, [0, str(e)])
+                fb[0] += 1
+                return fallback(*a).contiguous()     # the fake implementations promise dense outputs
         return impl
 
     @torch.library.custom_op("rocke::softmax", mutates_args=())
     def softmax(x: Tensor) -> Tensor:
-        return _or_aten(ops.softmax, lambda t: torch.softmax(t, -1))(x)
+        return _or_aten(ops.softmax, lambda t: torch.softmax(t, -1), "softmax")(x)
 
     @softmax.register_fake
     def _(x):
@@ -262,8 +302,8 @@ def register_custom_ops():
 
     @torch.library.custom_op("rocke::rms_norm", mutates_args=())
     def rms_norm(x: Tensor, weight: Tensor, eps: float) -> Tensor:
-        return _or_aten(ops.rms_norm, lambda t, w, e: torch.nn.functional.rms_norm(t, (t.shape[-1],), w, e))(
-            x, weight, eps)
+        return _or_aten(ops.rms_norm, lambda t, w, e: torch.nn.functional.rms_norm(t, (t.shape[-1],), w, e),
+                        "rms_norm")(x, weight, eps)
 
     @rms_norm.register_fake
     def _(x, weight, eps):
@@ -272,11 +312,51 @@ def register_custom_ops():
     @torch.library.custom_op("rocke::layer_norm", mutates_args=())
     def layer_norm(x: Tensor, weight: Tensor, bias: Tensor, eps: float) -> Tensor:
         return _or_aten(ops.layer_norm, lambda t, w, b, e: torch.nn.functional.layer_norm(
-            t, (t.shape[-1],), w, b, e))(x, weight, bias, eps)
+            t, (t.shape[-1],), w, b, e), "layer_norm")(x, weight, bias, eps)
 
     @layer_norm.register_fake
     def _(x, weight, bias, eps):
         return torch.empty_like(x)
+
+    def _attention(q, k, v, causal, scale):
+        if causal and q.shape[-2] != k.shape[-2]:
+            # torch's is_causal is top-left aligned, rocke's bottom-right: the same only for square scores
+            raise RockeError("causal attention with %d queries over %d keys" % (q.shape[-2], k.shape[-2]))
+        return ops.attention(q, k, v, causal=causal, scale=None if scale <= 0 else scale)
+
+    def _sdpa(q, k, v, causal, scale):
+        return torch.nn.functional.scaled_dot_product_attention(
+            q, k, v, is_causal=causal, scale=None if scale <= 0 else scale, enable_gqa=k.shape[1] != q.shape[1])
+
+    @torch.library.custom_op("rocke::attention", mutates_args=())
+    def attention(q: Tensor, k: Tensor, v: Tensor, causal: bool, scale: float) -> Tensor:
+        """q [B, Hq, S, D], k, v [B, Hkv, S, D]; scale <= 0 means 1/sqrt(D)."""
+        return _or_aten(_attention, _sdpa, "attention")(q, k, v, causal, scale)
+
+    @attention.register_fake
+    def _(q, k, v, causal, scale):
+        return q.new_empty(q.shape)
+
+    @torch.library.custom_op("rocke::matmul", mutates_args=())
+    def matmul(a: Tensor, b: Tensor) -> Tensor:
+        """a [M, K] @ b [K, N], float16 / bfloat16, row- or column-major operands read in place."""
+        return _or_aten(ops.matmul, torch.mm, "matmul")(a, b)
+
+    @matmul.register_fake
+    def _(a, b):
+        return a.new_empty((a.shape[0], b.shape[1]))
+
+    def _linear(x, w):
+        return ops.matmul(x.reshape(-1, x.shape[-1]), w.t()).view(*x.shape[:-1], w.shape[0])
+
+    @torch.library.custom_op("rocke::linear", mutates_args=())
+    def linear(x: Tensor, weight: Tensor) -> Tensor:
+        """x [..., K] @ weight [N, K]^T (torch.nn.functional.linear without a bias)."""
+        return _or_aten(_linear, torch.nn.functional.linear, "linear")(x, weight)
+
+    @linear.register_fake
+    def _(x, weight):
+        return x.new_empty((*x.shape[:-1], weight.shape[0]))
 
     _registered = True
 
@@ -287,51 +367,85 @@ def _last_dim(node, dim):
     return dim == -1 or (nd is not None and dim == nd - 1)
 
 
+def _example(node):
+    return node.meta.get("example_value") if hasattr(node, "meta") else None
+
+
+def _example_dim(node):
+    meta = _example(node)
+    return meta.dim() if hasattr(meta, "dim") else None
+
+
+def _half_2d(torch, *nodes):
+    """Every node's example value is a 2-D float16 / bfloat16 tensor."""
+    metas = [_example(n) for n in nodes]
+    return all(hasattr(m, "dim") and m.dim() == 2 and m.dtype in (torch.float16, torch.bfloat16) for m in metas)
+
+
+def _arg(args, kw, i, name, default):
+    return kw[name] if name in kw else args[i] if len(args) > i else default
+
+
 def _rewrite(gm):
-    """Replace softmax / layer_norm / rms_norm over the last dim with rocke's ops."""
+    """Replace softmax / layer_norm / rms_norm over the last dim, plain
+    scaled_dot_product_attention (no mask, no dropout, no enable_gqa), 2-D
+    16-bit mm / matmul / @, and linear without a bias (16-bit 2-D weight) with
+    rocke's custom ops; returns {op: count}."""
+    import operator
     torch = _torch()
     F = torch.nn.functional
-    n = 0
+    matmuls = (torch.mm, torch.matmul, operator.matmul)
+    done = {}
+    layer_norms = tuple(f for f in (F.layer_norm, getattr(torch, "layer_norm", None)) if f is not None)
+    rms_norms = tuple(f for f in (getattr(F, "rms_norm", None), getattr(torch, "rms_norm", None)) if f is not None)
+
+    def replace(node, op, new_args):
+        with gm.graph.inserting_before(node):
+            new = gm.graph.call_function(getattr(torch.ops.rocke, op), new_args)
+        node.replace_all_uses_with(new)
+        gm.graph.erase_node(node)
+        done[op] = done.get(op, 0) + 1
+
     for node in list(gm.graph.nodes):
         tgt, args, kw = node.target, node.args, node.kwargs
-        if node.op == "call_function" and tgt in (torch.softmax, F.softmax) or (
-                node.op == "call_method" and tgt == "softmax"):
+        fn = node.op == "call_function"
+        if fn and tgt in (torch.softmax, F.softmax) or (node.op == "call_method" and tgt == "softmax"):
             dim = kw.get("dim", args[1] if len(args) > 1 else None)
             if dim is not None and kw.get("dtype") is None and _last_dim(node, dim):
-                with gm.graph.inserting_before(node):
-                    new = gm.graph.call_function(torch.ops.rocke.softmax, (args[0],))
-                node.replace_all_uses_with(new)
-                gm.graph.erase_node(node)
-                n += 1
-        elif node.op == "call_function" and tgt is F.layer_norm:
+                replace(node, "softmax", (args[0],))
+        elif fn and tgt is F.scaled_dot_product_attention and len(args) >= 3:
+            mask, drop = _arg(args, kw, 3, "attn_mask", None), _arg(args, kw, 4, "dropout_p", 0.0)
+            causal, scale = _arg(args, kw, 5, "is_causal", False), _arg(args, kw, 6, "scale", None)
+            if (mask is None and drop == 0.0 and isinstance(causal, bool) and not kw.get("enable_gqa", False)
+                    and (scale is None or isinstance(scale, (int, float))) and _example_dim(args[0]) in (None, 4)):
+                replace(node, "attention", (args[0], args[1], args[2], causal,
+                                            float(scale) if scale is not None else -1.0))
+        elif fn and tgt in matmuls and len(args) == 2 and not kw and _half_2d(torch, *args):
+            replace(node, "matmul", (args[0], args[1]))
+        elif (fn and tgt is F.linear and len(args) >= 2 and _arg(args, kw, 2, "bias", None) is None
+              and _half_2d(torch, args[1]) and _example_dim(args[0]) not in (None, 0, 1)):
+            replace(node, "linear", (args[0], args[1]))
+        elif fn and tgt in layer_norms:
             a = list(args) + [None] * (5 - len(args))
             x, shape, w, bias = a[0], kw.get("normalized_shape", a[1]), kw.get("weight", a[2]), kw.get("bias", a[3])
             eps = kw.get("eps", a[4] if a[4] is not None else 1e-5)
             if w is not None and bias is not None and isinstance(shape, (tuple, list)) and len(shape) == 1:
-                with gm.graph.inserting_before(node):
-                    new = gm.graph.call_function(torch.ops.rocke.layer_norm, (x, w, bias, float(eps)))
-                node.replace_all_uses_with(new)
-                gm.graph.erase_node(node)
-                n += 1
-        elif node.op == "call_function" and tgt is getattr(F, "rms_norm", None):
+                replace(node, "layer_norm", (x, w, bias, float(eps)))
+        elif fn and tgt in rms_norms:
             a = list(args) + [None] * (4 - len(args))
             x, shape, w, eps = a[0], kw.get("normalized_shape", a[1]), kw.get("weight", a[2]), kw.get("eps", a[3])
             if w is not None and eps is not None and isinstance(shape, (tuple, list)) and len(shape) == 1:
-                with gm.graph.inserting_before(node):
-                    new = gm.graph.call_function(torch.ops.rocke.rms_norm, (x, w, float(eps)))
-                node.replace_all_uses_with(new)
-                gm.graph.erase_node(node)
-                n += 1
-    if n:
+                replace(node, "rms_norm", (x, w, float(eps)))
+    if done:
         gm.graph.lint()
         gm.recompile()
-    return n
+    return done
 
 
 def torch_backend(gm, example_inputs):
     """torch.compile(model, backend=rocke.torch_backend): rocke's kernels for
     the ops it has, inductor for the rest."""
     register_custom_ops()
-    _rewrite(gm)
+    rewrite_log.append(_rewrite(gm))
     from torch._inductor.compile_fx import compile_fx
     return compile_fx(gm, example_inputs)

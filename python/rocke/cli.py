@@ -216,10 +216,14 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if not argv or argv[0] in ("-h", "--help"):
         print("usage: python -m rocke run DIR/manifest.json [--shape ROWS,COLS] [--verify] [--device D]\n"
-              "                          [--warmup N] [--iters N] [--seed S]")
+              "                          [--warmup N] [--iters N] [--seed S]\n"
+              "       python -m rocke warm --target T --cache DIR (--script FILE [ARGS...] | --list FILE) [--check]")
         return 0 if argv else 2
+    if argv[0] == "warm":
+        from .cli_warm import main as warm
+        return warm(argv[1:])
     if argv[0] != "run":
-        print("python -m rocke: unknown command '%s' (legal: run)" % argv[0], file=sys.stderr)
+        print("python -m rocke: unknown command '%s' (legal: run, warm)" % argv[0], file=sys.stderr)
         return 2
     try:
         return run(argv[1:])

@@ -19,13 +19,15 @@ _EW_BINARY = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "maximum":
 
 _prepared = {}      # (family, knobs, dtype, dims, device) -> _Prepared
 _built = {}         # (kernel name, target) -> rocke.Kernel: one per shape class
+_RECORDER = None    # rocke._warm.Recorder while warming: calls compile for a GPU instead of running
 
 
 class _Prepared:
     """What a call needs once shape and device are known."""
 
-    def __init__(self, inst, target, dims):
+    def __init__(self, inst, target, dims, knobs=None):
         self.inst, self.target, self.dims = inst, target, dims
+        self.knobs = dict(knobs or {})      # as the op asked (python -m rocke warm's "kernel" lines)
         self.sig = inst.signature()
         self.grid, self.block = inst.grid(dims)
         fam = inst.family
@@ -71,7 +73,7 @@ def _prepare(family, knobs, dims, target):
         inst = Instance(family, **knobs)
         inst.tune(target, dims)
         inst.check_shape(dims)
-        p = _Prepared(inst, target, dims)
+        p = _Prepared(inst, target, dims, knobs)
         _prepared[key] = p
     return p
 
@@ -120,6 +122,8 @@ def _run_emu(opname, family, knobs, inputs, out_shapes, device, eps=None):
 
 # ---- dispatch ---------------------------------------------------------------------------
 def _check_same(opname, arrays):
+    if _RECORDER is not None and all(_RECORDER.takes(a) for a in arrays):
+        return                      # record mode: numpy arrays (values) and Specs (shapes) mix
     kinds = {_is_numpy(a) for a in arrays}
     if len(kinds) > 1:
         raise RockeError("rocke.ops.%s: mixes numpy arrays and device tensors" % opname)
@@ -129,6 +133,8 @@ def _run(opname, family, knobs, inputs, out_spec, device=None, eps=None):
     """out_spec(dims, dtype_name) -> [(shape, dtype)] for the outputs in signature order."""
     _check_same(opname, inputs)
     x = inputs[0]
+    if _RECORDER is not None and _RECORDER.takes(x):
+        return _RECORDER.run_simple(opname, family, knobs, inputs, out_spec)
     if _is_numpy(x):
         import numpy as np
         dt = _np_dtype(x, opname)
@@ -252,11 +258,11 @@ def _widest_vec(*vals):
 def matmul(a, b, *, device=None, out_dtype=None, **knobs):
     """C = a @ b for 2-D arrays through the gemm family. numpy arrays run on the
     emulator: row-major arrays and transposed views (column-major) are read in
-    place, padded pitches included; anything else is copied first."""
+    place, padded pitches included; anything else is copied first. CUDA torch
+    tensors (float16, bfloat16) run the same way on torch's current stream."""
     _check_same("matmul", [a, b])
-    if not _is_numpy(a):
-        raise RockeError("rocke.ops.matmul: only numpy arrays (the emulator) are served so far; the GPU "
-                         "path for torch tensors comes with the GEMM benchmark")
+    if not _is_numpy(a) or (_RECORDER is not None and _RECORDER.takes(a)):
+        return _matmul_device(a, b, device, out_dtype, knobs)
     import numpy as np
     if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
         raise RockeError("rocke.ops.matmul: needs [M, K] @ [K, N], got %s @ %s" % (a.shape, b.shape))
@@ -306,6 +312,47 @@ def matmul(a, b, *, device=None, out_dtype=None, **knobs):
     if len(bufs) != sum(1 for s in p.sig if s[1]):
         raise RockeError("rocke.ops.matmul: epilogue operands are not passed from Python yet")
     p.launcher.launch(bufs, scalars)
+    return c
+
+
+def _matmul_device(a, b, device, out_dtype, knobs):
+    """matmul on CUDA torch tensors (or record mode's stand-ins): the numpy
+    path's layout and vector choices from element strides, launched by
+    parameter name through the tensors' kit."""
+    from ._attention import kit_for
+    kit = kit_for("matmul", [a, b], device)
+    dt = kit.dtype(a)
+    if kit.dtype(b) != dt:
+        raise RockeError("rocke.ops.matmul: dtypes %s and %s differ" % (dt, kit.dtype(b)))
+    if dt not in ("f16", "bf16"):
+        raise RockeError("rocke.ops.matmul: dtype %s is not served (legal: float16, bfloat16)" % dt)
+    if len(a.shape) != 2 or len(b.shape) != 2 or a.shape[1] != b.shape[0]:
+        raise RockeError("rocke.ops.matmul: needs [M, K] @ [K, N], got %s @ %s" % (tuple(a.shape), tuple(b.shape)))
+    M, K = a.shape
+    N = b.shape[1]
+    operands, lds = [], []
+    for x in (a, b):
+        st, sh = kit.strides(x), tuple(x.shape)
+        if st[1] == 1 and st[0] >= sh[1]:
+            lay = ("r", st[0])
+        elif st[0] == 1 and st[1] >= sh[0]:
+            lay = ("c", st[1])
+        else:
+            x = kit.contiguous(x)
+            lay = ("r", sh[1])
+        operands.append(x)
+        lds.append(lay)
+    (la, lda), (lb, ldb) = lds
+    base = [x.data_ptr() // 2 if hasattr(x, "data_ptr") else 0 for x in operands]    # element alignment
+    out = out_dtype or dt
+    knobs = dict(knobs, dtype=dt, out_dtype=out, layout=la + lb)
+    knobs.setdefault("vec_a", _widest_vec(K if la == "r" else M, lda, base[0]))
+    knobs.setdefault("vec_b", _widest_vec(N if lb == "r" else K, ldb, base[1]))
+    p = _prepare("gemm", knobs, (M, N, K), kit.target)
+    c = kit.empty((M, N), out, a)
+    arrays = {"A": operands[0], "B": operands[1], "C": c}
+    values = {"M": M, "N": N, "K": K, "lda": lda, "ldb": ldb, "ldc": N}
+    kit.launch("matmul", p, _kernel_for, arrays, values, {"M": M, "N": N, "K": K})
     return c
 
 

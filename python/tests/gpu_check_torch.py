@@ -1,10 +1,11 @@
 """GPU check for the Python package (run on a CUDA machine with torch):
 every op against torch on CUDA tensors (f16, bf16, f32; odd shapes; attention
-against SDPA and a gathered-cache reference, kv_append, fp8 gemm), the bad
+against SDPA and a gathered-cache reference, kv_append, fp8 and 16-bit gemm), the bad
 inputs (CPU tensor, float64, non-contiguous, two devices), launches on the
 current stream without a sync, the custom ops inside torch.compile without
-graph breaks, and a small block compiled with rocke.torch_backend against
-eager. Prints PASS/FAIL per check; exit 1 on any failure.
+graph breaks, and a small block and an sdpa + linear graph compiled with
+rocke.torch_backend against eager (the kernels come from the compile cache
+on a machine without LLVM: bench/python_h200.sh). Prints PASS/FAIL per check; exit 1 on any failure.
 usage: ROCKE_LIB_DIR=build PYTHONPATH=python python3 python/tests/gpu_check_torch.py"""
 import sys
 import traceback
@@ -131,6 +132,32 @@ def _():
     x = rnd(2, 64, 256, dt=torch.float16)
     with torch.no_grad():
         close(torch.compile(m, backend=rocke.torch_backend)(x), m(x), torch.float16, 10)
+
+
+@check("matmul / gemm f16, bf16: transposed and row-major operands vs torch")
+def _():
+    for dt in (torch.float16, torch.bfloat16):
+        a, w, b = rnd(300, 520, dt=dt), rnd(1000, 520, dt=dt), rnd(520, 333, dt=dt)
+        close(ops.matmul(a, w.t()), a.float() @ w.float().t(), dt, 8)
+        close(ops.gemm(a, b), a.float() @ b.float(), dt, 8)
+
+
+@check("rocke backend replaces sdpa and linear, matches eager")
+def _():
+    rocke._torch.register_custom_ops()
+
+    def f(q, k, v, w):
+        o = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return F.linear(o.transpose(1, 2).reshape(2, 128, 256), w)
+    q, k, v, w = rnd(2, 4, 128, 64, dt=torch.float16), rnd(2, 4, 128, 64, dt=torch.float16), \
+        rnd(2, 4, 128, 64, dt=torch.float16), rnd(256, 256, dt=torch.float16)
+    rocke._torch.rewrite_log.clear()
+    with torch.no_grad():
+        close(torch.compile(f, backend=rocke.torch_backend)(q, k, v, w), f(q, k, v, w), torch.float16, 10)
+    done = rocke._torch.rewrite_log[-1]
+    assert done.get("attention") == 1 and done.get("linear") == 1, done
+    fell = {n: v for n, v in rocke._torch.fallbacks.items() if n in ("attention", "linear")}
+    assert not fell, fell
 
 
 @check("per-call host overhead (cached), next to torch")
@@ -297,6 +324,7 @@ def _():
 
 
 print("torch", torch.__version__, "device", torch.cuda.get_device_name(), "library", rocke.lib_path)
+rocke._torch.print_fallbacks()
 for name, st, note in results:
     print("%-4s %s%s" % (st, name, "  -- " + note if note else ""))
 sys.exit(1 if any(st != "PASS" for _, st, _ in results) else 0)

@@ -140,6 +140,24 @@ class TorchKitFake(unittest.TestCase):
         a, _, _ = self.args()
         self.assertEqual((a["block_table"], a["context_lens"], a["Skv"]), (bt.data_ptr(), cl.data_ptr(), 32))
 
+    def test_matmul_layouts(self):
+        a = Tensor(np.zeros((77, 130), np.float16))
+        w = Tensor(np.zeros((33, 130), np.float16))              # b = w.t(): column-major, read in place
+        c = ops.matmul(a, w.t())
+        self.assertEqual(c.shape, (77, 33))
+        args, grid, p = self.args()
+        self.assertEqual((args["A"], args["B"], args["C"]), (a.data_ptr(), w.data_ptr(), c.data_ptr()))
+        self.assertEqual([args[n] for n in ("M", "N", "K", "lda", "ldb", "ldc")], [77, 33, 130, 130, 130, 33])
+        self.assertEqual(p.inst.get("layout"), "rc")
+        b = Tensor(np.zeros((260, 33), np.float16)[::2])           # rows two apart: a padded pitch
+        ops.gemm(a, b)
+        args, _, p = self.args()
+        self.assertEqual((args["B"], args["ldb"], p.inst.get("layout")), (b.data_ptr(), 66, "rr"))
+        with self.assertRaisesRegex(rocke.RockeError, "float32 is not served|dtype f32 is not served"):
+            ops.matmul(Tensor(np.zeros((4, 4), np.float32)), Tensor(np.zeros((4, 4), np.float32)))
+        with self.assertRaisesRegex(rocke.RockeError, r"needs \[M, K\] @ \[K, N\]"):
+            ops.matmul(a, a)
+
     def test_refusals(self):
         x = Tensor(np.zeros((1, 2, 8, 64), np.float16))
         with self.assertRaisesRegex(rocke.RockeError, "argument 1 is a CPU tensor"):
@@ -149,6 +167,108 @@ class TorchKitFake(unittest.TestCase):
         with self.assertRaisesRegex(rocke.RockeError, "mixes numpy arrays and device tensors"):
             ops.kv_append(Tensor(np.zeros((2, 2, 64), np.float16)), Tensor(np.zeros((2, 2, 64), np.float16)),
                           np.zeros((1, 16, 2, 64), np.float16), None, None)
+
+
+class Meta:
+    """An FX node's example value: dims and dtype only."""
+
+    def __init__(self, nd, dtype):
+        self.nd, self.dtype = nd, dtype
+
+    def dim(self):
+        return self.nd
+
+
+class Node:
+    def __init__(self, op, target, args=(), kwargs=None, meta=None):
+        self.op, self.target, self.args, self.kwargs = op, target, tuple(args), dict(kwargs or {})
+        self.meta = {"example_value": meta} if meta is not None else {}
+        self.users = []
+
+    def replace_all_uses_with(self, new):
+        self.replaced_by = new
+
+
+class Graph:
+    """The part of torch.fx.Graph the rewrite uses."""
+
+    def __init__(self, nodes):
+        self.nodes, self.inserted, self.erased, self.linted = list(nodes), [], [], False
+
+    def inserting_before(self, node):
+        import contextlib
+        return contextlib.nullcontext()
+
+    def call_function(self, target, args):
+        n = Node("call_function", target, args)
+        self.inserted.append(n)
+        return n
+
+    def erase_node(self, node):
+        self.erased.append(node)
+
+    def lint(self):
+        self.linted = True
+
+
+class BackendRewrite(unittest.TestCase):
+    """rocke.torch_backend's graph rewrite on a stand-in FX graph: which calls
+    become torch.ops.rocke.* and with which arguments, and which stay."""
+
+    def setUp(self):
+        self.saved = sys.modules.get("torch")
+        t = fake_torch()
+        fns = {n: (lambda *a, **k: None) for n in ("softmax", "layer_norm", "rms_norm",
+                                                 "scaled_dot_product_attention", "linear", "mm", "matmul")}
+        for n in fns:
+            fns[n].__name__ = n
+        t.softmax, t.mm, t.matmul, t.layer_norm, t.rms_norm = (fns[n] for n in ("softmax", "mm", "matmul",
+                                                                              "layer_norm", "rms_norm"))
+        F = types.SimpleNamespace(softmax=lambda *a, **k: None, layer_norm=lambda *a, **k: None,
+                                  rms_norm=fns["rms_norm"], linear=fns["linear"],
+                                  scaled_dot_product_attention=fns["scaled_dot_product_attention"])
+        t.nn = types.SimpleNamespace(functional=F)
+        t.ops = types.SimpleNamespace(rocke=types.SimpleNamespace(
+            **{n: "rocke::" + n for n in ("softmax", "rms_norm", "layer_norm", "attention", "matmul", "linear")}))
+        sys.modules["torch"] = t
+        self.t = t
+
+    def tearDown(self):
+        if self.saved is None:
+            del sys.modules["torch"]
+        else:
+            sys.modules["torch"] = self.saved
+
+    def test_rewrite(self):
+        import operator
+        t, F = self.t, self.t.nn.functional
+        h = t.float16
+        x3, q, w2, w1, x2 = (Node("placeholder", n, meta=m) for n, m in (
+            ("x3", Meta(3, h)), ("q", Meta(4, h)), ("w2", Meta(2, h)), ("w1", Meta(1, h)), ("x2", Meta(2, h))))
+        f32 = Node("placeholder", "f", meta=Meta(2, t.float32))
+        nodes = [
+            Node("call_function", F.scaled_dot_product_attention, (q, q, q), {"is_causal": True}),   # -> attention
+            Node("call_function", F.scaled_dot_product_attention, (q, q, q, w2)),                    # a mask: stays
+            Node("call_function", F.scaled_dot_product_attention, (q, q, q), {"dropout_p": 0.1}),    # dropout: stays
+            Node("call_function", F.linear, (x3, w2)),                                               # -> linear
+            Node("call_function", F.linear, (x3, w2, w1)),                                           # a bias: stays
+            Node("call_function", operator.matmul, (x2, w2)),                                        # -> matmul
+            Node("call_function", t.matmul, (x3, w2)),                                               # 3-D: stays
+            Node("call_function", t.mm, (f32, f32)),                                                 # f32: stays
+            Node("call_function", t.rms_norm, (x3, (256,), w1, 1e-6)),                               # -> rms_norm
+            Node("call_method", "softmax", (x3, -1), meta=Meta(3, h)),                               # -> softmax
+        ]
+        gm = types.SimpleNamespace(graph=Graph([x3, q, w2, w1, x2, f32] + nodes), recompile=lambda: None)
+        done = _torch._rewrite(gm)
+        self.assertEqual(done, {"attention": 1, "linear": 1, "matmul": 1, "rms_norm": 1, "softmax": 1})
+        self.assertEqual(gm.graph.erased, [nodes[0], nodes[3], nodes[5], nodes[8], nodes[9]])
+        got = {n.target: n.args for n in gm.graph.inserted}
+        self.assertEqual(got["rocke::attention"], (q, q, q, True, -1.0))
+        self.assertEqual(got["rocke::linear"], (x3, w2))
+        self.assertEqual(got["rocke::matmul"], (x2, w2))
+        self.assertEqual(got["rocke::rms_norm"], (x3, w1, 1e-6))
+        self.assertEqual(got["rocke::softmax"], (x3,))
+        self.assertTrue(gm.graph.linted)
 
 
 if __name__ == "__main__":

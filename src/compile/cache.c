@@ -188,7 +188,7 @@ bool cc_cache_get(const char *dir, const cc_key *k, cc_output *out) {
     return true;
 }
 
-static bool mkdirs(char *path) {
+bool cc_mkdirs(char *path) {
     for (char *p = path + 1; *p; p++)
         if (*p == '/') {
             *p = '\0';
@@ -208,7 +208,7 @@ void cc_cache_put(const char *dir, const cc_key *k, const cc_output *in) {
     }
     char *slash = strrchr(path, '/');
     *slash = '\0';
-    bool dir_ok = mkdirs(path);
+    bool dir_ok = cc_mkdirs(path);
     *slash = '/';
     if (!dir_ok) {
         cc_debug("cache: cannot create the folder for %s: %s (not caching)", path, strerror(errno));

@@ -67,10 +67,12 @@ typedef struct cc_toolchain {
     char opt[RK_PATH_MAX], llc[RK_PATH_MAX], lld[RK_PATH_MAX], ptxas[RK_PATH_MAX];
     unsigned major, minor, patch; /* LLVM version (0 = not known yet) */
     char identity[2048];         /* paths + sizes + mtimes: part of the cache key */
+    bool bad_override;           /* set when resolving failed on an override that is set but unusable */
 } cc_toolchain;
 /* Pick the toolchain for `want` and target t (AUTO: comgr, llvm, tools). Cheap:
  * finds and stats files, loads nothing unless the version cannot be told
- * from a file name. The message of a failure lists everything tried. */
+ * from a file name. The message of a failure lists everything tried; a
+ * failure caused by a bad override sets out->bad_override. */
 rk_status cc_toolchain_resolve(rk_toolchain want, const rk_target *t, cc_toolchain *out);
 /* Make sure the LLVM version is known (loads the library or runs llc --version). */
 rk_status cc_toolchain_version(cc_toolchain *tc);
@@ -181,6 +183,19 @@ void cc_cache_put(const char *dir, const cc_key *k, const cc_output *in);
 /* The entry file of key k under dir. */
 /* false when the entry's path would not fit RK_PATH_MAX (a too long cache_dir) */
 bool cc_cache_path(const char *dir, const cc_key *k, char out[RK_PATH_MAX]);
+/* mkdir -p of a path we may write in place (it is restored); false on failure. */
+bool cc_mkdirs(char *path);
+
+/* ---- cache_ship.c: the index a machine without a compiler reads ------------------ */
+/* The key without the toolchain identity (and flavor): what a machine with
+ * no LLVM can compute. */
+cc_key cc_ship_key(const char *ll, size_t ll_len, const char *kernel, const rk_target *t,
+                   const rk_compile_options *o);
+/* Record that `entry` (produced by the toolchain `identity`) serves `ship`. */
+void cc_ship_put(const char *dir, const cc_key *ship, const cc_key *entry, const char *identity);
+bool cc_ship_present(const char *dir, const cc_key *ship);
+/* The entry the ship index names for `ship` (its key in *entry), read like cc_cache_get. */
+bool cc_ship_get(const char *dir, const cc_key *ship, cc_key *entry, cc_output *out);
 
 /* ---- options.c -------------------------------------------------------------------- */
 rk_status cc_options_validate(const rk_compile_options *o, const rk_target *t);

@@ -54,9 +54,83 @@ static rk_status run_toolchain(cc_toolchain *tc, const cc_job *job, cc_output *o
     case RK_TOOLCHAIN_COMGR: return cc_comgr_compile(tc, job, out);
     case RK_TOOLCHAIN_LLVM: return cc_llvm_compile(tc, job, out);
     case RK_TOOLCHAIN_TOOLS: return cc_tools_compile(tc, job, out);
-    case RK_TOOLCHAIN_AUTO: break;
+    case RK_TOOLCHAIN_AUTO:
+    case RK_TOOLCHAIN_NONE: break;
     }
     rk_bug("unresolved toolchain");
+}
+
+/* The compiler's (or the cache's) output becomes the artifact's. */
+static void take_output(rk_artifact *a, cc_output *out, bool amd) {
+    a->binary = out->binary.data;
+    a->binary_size = out->binary.size;
+    a->cubin = out->cubin.data;
+    a->cubin_size = out->cubin.size;
+    a->isa = out->isa;
+    snprintf(a->toolchain, sizeof a->toolchain, "%s", out->toolchain_id);
+    a->ms.compile = out->compile_ms;
+    a->ms.link = out->link_ms;
+    a->ms.fork = out->fork_ms;
+    a->kind = amd ? RK_BINARY_HSACO : RK_BINARY_PTX;
+}
+
+/* No compiler found (none installed, or toolchain none): the kernel comes
+ * from the cache's ship index or not at all. k is the kernel to lower (each
+ * flavor in turn, the explicit one only when set), or NULL when a->llvm_ir
+ * is the input. The message names the kernel, the target, the cache and how
+ * to warm it, then why nothing can compile here. */
+static rk_status from_ship_index(rk_artifact *a, const rk_kernel *k, const rk_target *t,
+                                 const rk_compile_options *o, double t_start) {
+    char why[1024];
+    snprintf(why, sizeof why, "%s", rk_error_message());
+    rk_clear_error();
+    if (!o->cache || !o->cache_dir[0])
+        return rk_fail(RK_ERR_TOOLCHAIN, "%s (the cache is off, so no compiled kernel can be served either)", why);
+    rk_llvm_flavor flavors[] = {RK_LLVM22, RK_LLVM23, RK_LLVM20};
+    unsigned nf = k ? RK_COUNTOF(flavors) : 1;
+    if (o->flavor_set) {
+        flavors[0] = o->flavor;
+        nf = 1;
+    }
+    for (unsigned i = 0; i < nf; i++) {
+        if (k) {
+            double t1 = cc_now_ms();
+            char *ll = NULL;
+            rk_lower_info info;
+            rk_status s = rk_lower_llvm_ex(k, t, flavors[i], &ll, &info);
+            if (s != RK_OK) return s;
+            rk_free(a->llvm_ir, a->llvm_ir ? strlen(a->llvm_ir) + 1 : 0);
+            a->llvm_ir = rk_strdup(ll);
+            rk_string_free(ll);
+            if (!a->llvm_ir) return rk_fail(RK_ERR_NOMEM, "out of memory");
+            a->dyn_smem_min = info.dyn_smem_min;
+            a->ms.lower = cc_now_ms() - t1;
+            cc_stage(a, "lower", a->ms.lower);
+        }
+        a->flavor = o->flavor_set ? o->flavor : flavors[i];
+        double t1 = cc_now_ms();
+        cc_key ship = cc_ship_key(a->llvm_ir, strlen(a->llvm_ir), a->kernel_name, t, o), entry;
+        cc_output out;
+        memset(&out, 0, sizeof out);
+        if (cc_ship_get(o->cache_dir, &ship, &entry, &out)) {
+            if (cc_check_output(&out, t, a->kernel_name) == RK_OK) {
+                take_output(a, &out, t->vendor == RK_VENDOR_AMD);
+                cc_key_hex(&entry, a->cache_key);
+                a->cache_hit = true;
+                cc_stage(a, "cache (ship index)", cc_now_ms() - t1);
+                a->ms.total = cc_now_ms() - t_start + a->ms.build;
+                return RK_OK;
+            }
+            cc_debug("cache: the shipped entry for '%s' fails its checks: %s", a->kernel_name, rk_error_message());
+            rk_clear_error();
+            cc_output_free(&out);
+        }
+    }
+    return rk_fail(RK_ERR_TOOLCHAIN, "kernel '%s' for %s is not in the cache %s and this machine cannot compile it: "
+                   "warm the cache on a machine with LLVM 22 (python -m rocke warm --target %s --cache DIR "
+                   "--script FILE | --list FILE; or any rocke compile with ROCKE_CACHE_DIR=DIR) and set "
+                   "ROCKE_CACHE_DIR=DIR here. Why no compiler: %s",
+                   a->kernel_name, t->name, o->cache_dir, t->name, why);
 }
 
 /* LLVM IR in a->llvm_ir -> binary, through the cache. */
@@ -87,6 +161,9 @@ static rk_status compile_llir(rk_artifact *a, const rk_target *t, const rk_compi
              * (planted, or left by an older rocke) is removed and rebuilt */
             if (cc_check_output(&out, t, job.kernel) == RK_OK) {
                 a->cache_hit = true;
+                /* an entry stored before the ship index existed gets its index line now */
+                cc_key ship = cc_ship_key(a->llvm_ir, ll_len, a->kernel_name, t, o);
+                if (!cc_ship_present(o->cache_dir, &ship)) cc_ship_put(o->cache_dir, &ship, &key, out.toolchain_id);
             } else {
                 cc_cache_drop(o->cache_dir, &key, rk_error_message());
                 rk_clear_error();
@@ -105,6 +182,8 @@ static rk_status compile_llir(rk_artifact *a, const rk_target *t, const rk_compi
         }
         if (use_cache) {
             cc_cache_put(o->cache_dir, &key, &out);
+            cc_key ship = cc_ship_key(a->llvm_ir, ll_len, a->kernel_name, t, o);
+            cc_ship_put(o->cache_dir, &ship, &key, out.toolchain_id);
             cc_recompile_note(o->cache_dir, a->llvm_ir, ll_len, a->kernel_name, t, tc, o, a->flavor,
                               a->recompile_note, sizeof a->recompile_note);
         }
@@ -116,16 +195,7 @@ static rk_status compile_llir(rk_artifact *a, const rk_target *t, const rk_compi
     } else {
         cc_stage(a, "cache", t_look);
     }
-    a->binary = out.binary.data;
-    a->binary_size = out.binary.size;
-    a->cubin = out.cubin.data;
-    a->cubin_size = out.cubin.size;
-    a->isa = out.isa;
-    snprintf(a->toolchain, sizeof a->toolchain, "%s", out.toolchain_id);
-    a->ms.compile = out.compile_ms;
-    a->ms.link = out.link_ms;
-    a->ms.fork = out.fork_ms;
-    a->kind = amd ? RK_BINARY_HSACO : RK_BINARY_PTX;
+    take_output(a, &out, amd);
     if (a->isa && (o->dump & RK_DUMP_ISA)) dump(o, "isa", a, a->isa, strlen(a->isa));
     if (!amd && (o->dump & RK_DUMP_PTX)) dump(o, "ptx", a, (const char *)a->binary, a->binary_size);
     a->ms.total = cc_now_ms() - t_start + a->ms.build;
@@ -172,6 +242,7 @@ rk_status rk_compile_llvm_ir(const char *ll, const char *kernel_name, const rk_t
     if (!(a->kernel_name = dup_str(kernel_name)) || !(a->llvm_ir = dup_str(ll))) return finish(RK_ERR_NOMEM, a, out);
     cc_toolchain tc;
     s = cc_toolchain_resolve(opts.toolchain, t, &tc);
+    if (s == RK_ERR_TOOLCHAIN && !tc.bad_override) return finish(from_ship_index(a, NULL, t, &opts, t0), a, out);
     if (s == RK_OK) s = pick_flavor(&opts, &tc, &a->flavor);
     if (s == RK_OK) s = compile_llir(a, t, &opts, &tc, t0);
     return finish(s, a, out);
@@ -249,7 +320,14 @@ rk_status rk_compile(const rk_kernel *k, const rk_target *t, const rk_compile_op
     a->ms.passes = cc_now_ms() - t1;
     if (s == RK_OK && !(a->ir_text = rk_serialize(use))) s = rk_fail(RK_ERR_NOMEM, "out of memory");
     cc_toolchain tc;
-    if (s == RK_OK) s = cc_toolchain_resolve(opts.toolchain, t, &tc);
+    if (s == RK_OK) {
+        s = cc_toolchain_resolve(opts.toolchain, t, &tc);
+        if (s == RK_ERR_TOOLCHAIN && !tc.bad_override) {   /* a bad override is the user's to fix */
+            s = from_ship_index(a, use, t, &opts, t0);
+            if (copy) rk_kernel_free(copy);
+            return finish(s, a, out);
+        }
+    }
     if (s == RK_OK) s = pick_flavor(&opts, &tc, &a->flavor);
     if (s == RK_OK) {
         t1 = cc_now_ms();

@@ -6,7 +6,7 @@
 
 #include "compile_int.h"
 
-static const char *const tc_names[] = {"auto", "comgr", "llvm", "tools"};
+static const char *const tc_names[] = {"auto", "comgr", "llvm", "tools", "none"};
 static const cc_name_bit dump_names[] = {{"llir", RK_DUMP_LLIR}, {"isa", RK_DUMP_ISA}, {"ptx", RK_DUMP_PTX}};
 
 const char *rk_toolchain_name(rk_toolchain tc) {
@@ -16,7 +16,7 @@ const char *rk_toolchain_name(rk_toolchain tc) {
 rk_status rk_toolchain_parse(const char *s, rk_toolchain *out) {
     for (unsigned i = 0; s && i < RK_COUNTOF(tc_names); i++)
         if (!strcmp(s, tc_names[i])) { *out = (rk_toolchain)i; return RK_OK; }
-    return rk_fail(RK_ERR_INVALID, "unknown toolchain '%s' (legal: auto (default), comgr, llvm, tools)",
+    return rk_fail(RK_ERR_INVALID, "unknown toolchain '%s' (legal: auto (default), comgr, llvm, tools, none)",
                    s ? s : "");
 }
 
@@ -99,7 +99,7 @@ rk_status rk_compile_options_default(const rk_target *t, rk_compile_options *o) 
 rk_status cc_options_validate(const rk_compile_options *o, const rk_target *t) {
     if (o->opt_level > 3) return rk_fail(RK_ERR_INVALID, "opt level %u (legal: 0..3)", o->opt_level);
     if ((unsigned)o->toolchain >= RK_COUNTOF(tc_names))
-        return rk_fail(RK_ERR_INVALID, "toolchain %d (legal: auto, comgr, llvm, tools)", (int)o->toolchain);
+        return rk_fail(RK_ERR_INVALID, "toolchain %d (legal: auto, comgr, llvm, tools, none)", (int)o->toolchain);
     if (o->flavor_set && o->flavor != RK_LLVM20 && o->flavor != RK_LLVM22 && o->flavor != RK_LLVM23)
         return rk_fail(RK_ERR_INVALID, "LLVM flavor %d (legal: %s)", (int)o->flavor, rk_llvm_flavor_names());
     if (o->dump & ~(uint32_t)(RK_DUMP_LLIR | RK_DUMP_ISA | RK_DUMP_PTX))

@@ -214,6 +214,9 @@ static rk_status resolve(rk_toolchain want, const rk_target *t, cc_toolchain *tc
     bool amd = t->vendor == RK_VENDOR_AMD;
     cc_linker linker;
     if (linker_from_env(&linker) != RK_OK) return RK_ERR_INVALID;
+    if (want == RK_TOOLCHAIN_NONE)
+        return rk_fail(RK_ERR_TOOLCHAIN, "toolchain none (ROCKE_TOOLCHAIN=none): compiling is off, kernels for %s "
+                       "come from the cache only", t->name);
     rk_toolchain order[3];
     int n = 0;
     if (want == RK_TOOLCHAIN_AUTO) {
@@ -236,7 +239,8 @@ static rk_status resolve(rk_toolchain want, const rk_target *t, cc_toolchain *tc
         case RK_TOOLCHAIN_COMGR: f = cc_comgr_find(tc, &tried); break;
         case RK_TOOLCHAIN_LLVM: f = probe_llvm(tc, t, &tried); break;
         case RK_TOOLCHAIN_TOOLS: f = probe_tools(tc, t, &tried); break;
-        case RK_TOOLCHAIN_AUTO: rk_bug("AUTO is not a toolchain");
+        case RK_TOOLCHAIN_AUTO:
+        case RK_TOOLCHAIN_NONE: rk_bug("AUTO / NONE is not a toolchain");
         }
         if (f == CC_FOUND && !amd &&
             cc_find_tool("ROCKE_PTXAS", ptxas_names, ptxas_dirs, tc->ptxas, &tried) == CC_BAD_OVERRIDE)
@@ -256,6 +260,7 @@ static rk_status resolve(rk_toolchain want, const rk_target *t, cc_toolchain *tc
                               "fix or unset it", t->name, rk_buf_cstr(&all));
         rk_buf_free(&all);
         memset(tc, 0, sizeof *tc);
+        tc->bad_override = true;
         return s;
     }
     static const char *const hint[] = {
@@ -264,7 +269,8 @@ static rk_status resolve(rk_toolchain want, const rk_target *t, cc_toolchain *tc
         [RK_TOOLCHAIN_LLVM] = "install llvm-22 and lld-22 or set ROCKE_LLVM_LIB and ROCKE_LLD "
                               "(ld.lld is needed only with ROCKE_LINKER=lld)",
         [RK_TOOLCHAIN_TOOLS] = "install llvm-22 and lld-22 or set ROCKE_LLC, ROCKE_OPT and ROCKE_LLD "
-                               "(ld.lld is needed only with ROCKE_LINKER=lld)"};
+                               "(ld.lld is needed only with ROCKE_LINKER=lld)",
+        [RK_TOOLCHAIN_NONE] = ""};
     rk_status s = rk_fail(RK_ERR_TOOLCHAIN, "no %s toolchain for %s found (tried %s); %s%s",
                           want == RK_TOOLCHAIN_AUTO ? "usable" : rk_toolchain_name(want), t->name, rk_buf_cstr(&all),
                           hint[want],

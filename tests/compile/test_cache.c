@@ -3,7 +3,10 @@
  * checksum, removed and rebuilt (reported at debug level), ROCKE_CACHE=0,
  * several processes writing and reading one key at once; issue 20: a hit is
  * checked like a miss (another kernel name fails the same way), and an entry
- * that is a FIFO, a link or a folder is never waited on or served. */
+ * that is a FIFO, a link or a folder is never waited on or served; the ship
+ * index serves a machine without a compiler (toolchain none): the same
+ * bytes for a warmed kernel, a clear error naming how to warm an unwarmed
+ * one, a damaged index file removed. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -415,6 +418,114 @@ static void test_hit_checks_like_miss(void **state) {
     rk_free(nv_ll, nn + 1);
 }
 
+/* A compile with toolchain none (a machine without LLVM) into msg. */
+static rk_status compile_none(const char *ll, const char *name, const char *target, const char *dir,
+                              rk_artifact **a, char *msg, size_t n) {
+    rk_compile_options o;
+    assert_int_equal(rk_compile_options_default(rk_target_find(target), &o), RK_OK);
+    o.toolchain = RK_TOOLCHAIN_NONE;
+    o.cache = dir != NULL;
+    snprintf(o.cache_dir, sizeof o.cache_dir, "%s", dir ? dir : "");
+    *a = NULL;
+    rk_status s = rk_compile_llvm_ir(ll, name, rk_target_find(target), &o, a);
+    snprintf(msg, n, "%s", s == RK_OK ? "" : rk_error_message());
+    return s;
+}
+
+static void test_ship_index(void **state) {
+    (void)state;
+    char nv_path[512], dir[128], msg[4096];
+    snprintf(nv_path, sizeof nv_path, "%s/tests/compile/fixtures/nv_vadd.ll", ROCKE_SOURCE_DIR);
+    snprintf(dir, sizeof dir, "%s/ship", cache_dir);
+    char *nv_ll;
+    size_t nn;
+    assert_int_equal(rk_read_file(nv_path, &nv_ll, &nn), RK_OK);
+    struct { const char *ll, *name, *target; } cases[] = {{vadd_ll, "vadd", "gfx942"}, {nv_ll, "vadd_nv", "sm_90a"}};
+    for (unsigned c = 0; c < 2; c++) {
+        rk_artifact *a = NULL, *b = NULL;
+        /* not warmed yet: the error names the kernel, the target, the cache and the way to warm it */
+        assert_int_equal(compile_none(cases[c].ll, cases[c].name, cases[c].target, dir, &b, msg, sizeof msg),
+                         RK_ERR_TOOLCHAIN);
+        assert_null(b);
+        assert_non_null(strstr(msg, "is not in the cache"));
+        assert_non_null(strstr(msg, cases[c].name));
+        assert_non_null(strstr(msg, cases[c].target));
+        assert_non_null(strstr(msg, dir));
+        assert_non_null(strstr(msg, "python -m rocke warm"));
+        assert_non_null(strstr(msg, "toolchain none"));
+        /* warm it with LLVM: the entry plus its ship index file */
+        rk_compile_options o;
+        assert_int_equal(rk_compile_options_default(rk_target_find(cases[c].target), &o), RK_OK);
+        o.toolchain = RK_TOOLCHAIN_LLVM;
+        o.inprocess = true;
+        snprintf(o.cache_dir, sizeof o.cache_dir, "%s", dir);
+        assert_int_equal(rk_compile_llvm_ir(cases[c].ll, cases[c].name, rk_target_find(cases[c].target), &o, &a),
+                         RK_OK);
+        assert_false(a->cache_hit);
+        assert_int_equal(count_files(dir, ".tmp."), 0);
+        /* no compiler: the same bytes, from the cache, with the producing toolchain's name */
+        assert_int_equal(compile_none(cases[c].ll, cases[c].name, cases[c].target, dir, &b, msg, sizeof msg), RK_OK);
+        assert_true(b->cache_hit);
+        assert_string_equal(b->cache_key, a->cache_key);
+        assert_string_equal(b->toolchain, a->toolchain);
+        assert_int_equal(b->binary_size, a->binary_size);
+        assert_memory_equal(b->binary, a->binary, a->binary_size);
+        assert_int_equal(b->cubin_size, a->cubin_size);
+        if (a->cubin_size) assert_memory_equal(b->cubin, a->cubin, a->cubin_size);
+        rk_artifact_free(b);
+        /* another kernel text (one more comment line) was never warmed */
+        size_t len = strlen(cases[c].ll);
+        char *other = malloc(len + 32);
+        snprintf(other, len + 32, "%s\n; another kernel\n", cases[c].ll);
+        assert_int_equal(compile_none(other, cases[c].name, cases[c].target, dir, &b, msg, sizeof msg),
+                         RK_ERR_TOOLCHAIN);
+        free(other);
+        /* with the cache off there is nothing to serve, and the message says so */
+        assert_int_equal(compile_none(cases[c].ll, cases[c].name, cases[c].target, NULL, &b, msg, sizeof msg),
+                         RK_ERR_TOOLCHAIN);
+        assert_non_null(strstr(msg, "cache is off"));
+        rk_artifact_free(a);
+    }
+    /* a damaged ship index file is removed and is a miss; a compile with LLVM writes it again */
+    char ship_dir[256];
+    snprintf(ship_dir, sizeof ship_dir, "%s/v1/ship", dir);
+    int before = count_files(ship_dir, "");
+    assert_int_equal(before, 2);
+    DIR *d = opendir(ship_dir);
+    struct dirent *e;
+    char sub[512] = "", file[1024] = "";
+    while ((e = readdir(d)))
+        if (e->d_name[0] != '.') snprintf(sub, sizeof sub, "%s/%s", ship_dir, e->d_name);
+    closedir(d);
+    d = opendir(sub);
+    while ((e = readdir(d)))
+        if (e->d_name[0] != '.') snprintf(file, sizeof file, "%s/%s", sub, e->d_name);
+    closedir(d);
+    FILE *f = fopen(file, "w");
+    fputs("rocke-ship 1 not a key\n", f);
+    fclose(f);
+    unsigned served = 0;
+    for (unsigned c = 0; c < 2; c++) {
+        rk_artifact *b = NULL;
+        if (compile_none(cases[c].ll, cases[c].name, cases[c].target, dir, &b, msg, sizeof msg) == RK_OK) served++;
+        rk_artifact_free(b);
+    }
+    assert_int_equal(served, 1);
+    assert_int_equal(count_files(ship_dir, ""), 1);
+    /* an override that is set but unusable is an error to fix, never answered from the cache */
+    rk_compile_options o;
+    assert_int_equal(rk_compile_options_default(rk_target_find("sm_90a"), &o), RK_OK);
+    o.toolchain = RK_TOOLCHAIN_LLVM;
+    snprintf(o.cache_dir, sizeof o.cache_dir, "%s", dir);
+    setenv("ROCKE_LLVM_LIB", "/nonexistent/libLLVM.so.22.1", 1);
+    rk_artifact *c = NULL;
+    assert_int_equal(rk_compile_llvm_ir(nv_ll, "vadd_nv", rk_target_find("sm_90a"), &o, &c), RK_ERR_TOOLCHAIN);
+    assert_non_null(strstr(rk_error_message(), "an override is set but unusable"));
+    assert_null(strstr(rk_error_message(), "is not in the cache"));
+    unsetenv("ROCKE_LLVM_LIB");
+    rk_free(nv_ll, nn + 1);
+}
+
 /* Replace the entry of the vadd compile by something else, compile again in
  * a child with a watchdog: it must not hang, must compile (a miss) and leave
  * a regular entry behind (except for a folder, which stays a miss). */
@@ -487,6 +598,7 @@ int main(void) {
         cmocka_unit_test(test_concurrent_writers),
         cmocka_unit_test(test_hit_checks_like_miss),
         cmocka_unit_test(test_entry_not_a_file),
+        cmocka_unit_test(test_ship_index),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
