@@ -95,8 +95,11 @@ static rk_value taps_loop(dctx *d, int axis, rk_ix *tap, rk_value acc) {
 }
 
 void kn_conv_direct_build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *p) {
-    (void)t;
     const rk_conv_spec *cs = &in->u.conv;
+    if (cs->dw_pix) {
+        kn_conv_dw_build(in, t, k, p);
+        return;
+    }
     const rk_gemm_spec *s = &cs->g;
     uint32_t next;
     kn_conv_args a = kn_conv_args_of(in, p, &next);
