@@ -40,7 +40,7 @@ static const uint32_t legal_split[] = {1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 1
             "wgrad (dW from dY, X)"),                                                                            \
     KN_ENUM("algo", "al", u.conv.algo, algo_names, true,                                                        \
             "igemm (implicit GEMM, im2col gathered), gemm1x1 (1x1, stride 1, unpadded: a plain GEMM) or direct "  \
-            "(fwd, 1..16 channels per group; vec_a output channels per thread)"),                                \
+            "(fwd, 1..16 channels per group; vec_a output channels per thread; depthwise: see dw_pix)"),                                \
     KN_DTYPE("dtype", "", u.conv.g.dtype, "input and weight element type (f16, bf16)"),                        \
     KN_DTYPE("out_dtype", "o", u.conv.g.out_dtype, "output element type (f16, bf16, f32)"),                    \
     KN_TUPLE("tile", "t", u.conv.g.tile, 3, legal_tile, true, "block tile of the implicit GEMM, MxNxK"),      \

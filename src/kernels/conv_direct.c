@@ -5,7 +5,9 @@
  * take consecutive channel vectors of a pixel, so the input reads
  * coalesce), f32 accumulation over the taps and the group's channels, the
  * fwd epilogue chain, one vector store. vec > 1 needs C/g = K/g = 1: the
- * input is then read as channel vectors. Layer: kernels. */
+ * input is then read as channel vectors. With dw_pix set, depthwise
+ * problems go to conv_depthwise.c instead (weights in LDS, several pixels
+ * per thread). Layer: kernels. */
 #include "conv_int.h"
 
 /* i64 of an index term. */
