@@ -8,7 +8,9 @@
  * a tap is one vector read that serves the thread's pix outputs. At stride
  * and dilation 1 along W a filter row is a sliding window: pix + S - 1
  * input vectors per row and pix outputs instead of pix * S loads (the
- * window moves in registers); other geometries load each tap's input.
+ * window moves in registers; on NVIDIA a 3-tap row is unrolled instead,
+ * docs/conv.md says why not on AMD); other geometries load each tap's
+ * input.
  * f32 accumulation, the fwd epilogue chain, Q tails masked. Layer: kernels. */
 #include "conv_int.h"
 
@@ -23,6 +25,7 @@ typedef struct dwk {
     rk_value in_w;                 /* W, the input width (i32) */
     rk_value sw, dw;               /* stride and dilation along W (i32) */
     rk_ix n, o, p, ok, cb0, lane;  /* lane: the thread's channel offset in the block (ct * vec) */
+    bool fixed3;                   /* S = 3 rows unrolled (row_fixed3) */
 } dwk;
 
 static rk_value c32(rk_kernel *k, int32_t v) { return rk_const_i32(k, v); }
@@ -68,6 +71,7 @@ static rk_value wload(dwk *d, rk_value wt0, rk_value s) {
 static void row_window(dwk *d, rk_value base, rk_value rowok, rk_value wt0, rk_value *acc) {
     rk_kernel *k = d->k;
     uint32_t pix = d->pix, nw = pix - 1, nc = pix + nw + 1;
+    RK_ASSERT(pix >= 1 && pix <= 8, "conv depthwise: dw_pix is 1..8");
     rk_value carry[16], inner[16], out[16];
     for (uint32_t j = 0; j < pix; j++) carry[j] = acc[j];
     for (uint32_t j = 0; j < nw; j++) {
@@ -119,13 +123,72 @@ static void row_taps(dwk *d, rk_value base, rk_value rowok, rk_value wt0, rk_val
     rk_for_end(k, next, pix, acc);
 }
 
+/* One filter row of width 3 at stride and dilation 1 along W: its pix + 2
+ * input columns loaded at once (all in flight together, no window to move),
+ * then each column, converted once, feeds the outputs whose taps cover it. */
+static void row_fixed3(dwk *d, rk_value base, rk_value rowok, rk_value wt0, rk_value *acc) {
+    rk_kernel *k = d->k;
+    uint32_t pix = d->pix, ncol = pix + 2;
+    rk_value raw[10], wf[3];
+    for (uint32_t i = 0; i < ncol; i++) {
+        rk_value iv = c32(k, (int32_t)i);
+        rk_value w = rk_build_add(k, d->wq0, iv);
+        raw[i] = xraw(d, base, rowok, w);
+    }
+    for (uint32_t s = 0; s < 3; s++) {
+        rk_value sv = c32(k, (int32_t)s);
+        wf[s] = wload(d, wt0, sv);
+    }
+    for (uint32_t i = 0; i < ncol; i++) {
+        rk_value x = rk_tile_to_f32(k, raw[i]);
+        for (uint32_t j = 0; j < pix; j++)
+            if (i >= j && i - j < 3) acc[j] = rk_tile_fma(k, x, wf[i - j], acc[j]);
+    }
+}
+
+typedef struct row_args { rk_value base, rowok, wt0; } row_args;
+typedef enum row_kind { ROW_FIXED3, ROW_WINDOW, ROW_TAPS, ROW_WINDOW_OR_TAPS } row_kind;
+
+static void branch(dwk *d, rk_value cond, row_kind then_k, row_kind else_k, rk_value slide, const row_args *ra,
+                   rk_value *acc);
+
+/* One row of kind `kind` on the accumulators (ROW_WINDOW_OR_TAPS: a branch on `slide`). */
+static void row_of(dwk *d, row_kind kind, rk_value slide, const row_args *ra, rk_value *acc) {
+    switch (kind) {
+    case ROW_FIXED3: row_fixed3(d, ra->base, ra->rowok, ra->wt0, acc); return;
+    case ROW_WINDOW: row_window(d, ra->base, ra->rowok, ra->wt0, acc); return;
+    case ROW_TAPS: row_taps(d, ra->base, ra->rowok, ra->wt0, acc); return;
+    case ROW_WINDOW_OR_TAPS: branch(d, slide, ROW_WINDOW, ROW_TAPS, slide, ra, acc); return;
+    }
+}
+
+/* if (cond) row then_k else row else_k, the accumulators carried through. */
+static void branch(dwk *d, rk_value cond, row_kind then_k, row_kind else_k, rk_value slide, const row_args *ra,
+                   rk_value *acc) {
+    rk_kernel *k = d->k;
+    uint32_t pix = d->pix;
+    rk_type types[8];
+    rk_value res[8], a1[8], a2[8];
+    RK_ASSERT(pix >= 1 && pix <= 8, "conv depthwise: dw_pix is 1..8");
+    for (uint32_t j = 0; j < pix; j++) {
+        types[j] = rk_value_type(k, acc[j]);
+        a1[j] = a2[j] = acc[j];
+    }
+    rk_if_else_begin(k, cond, pix, types, res);
+    row_of(d, then_k, slide, ra, a1);
+    rk_else(k, a1, pix);
+    row_of(d, else_k, slide, ra, a2);
+    rk_if_end(k, a2, pix);
+    for (uint32_t j = 0; j < pix; j++) acc[j] = res[j];
+}
+
 /* Rows row0 .. row0 + nrows - 1 of the filter (row = t * R + r), their
  * weights in LDS from row 0. */
 static void rows_loop(dwk *d, rk_value row0, rk_value nrows, rk_value *acc) {
     rk_kernel *k = d->k;
     const kn_conv_args *a = d->a;
     uint32_t pix = d->pix;
-    rk_value inner[8], next[8], types_src[8];
+    rk_value inner[8], next[8];
     rk_value lo = c32(k, 0), one = c32(k, 1);
     rk_value rr = rk_for_begin(k, lo, nrows, one, "rr", pix, acc, NULL, inner);
     rk_ix row = rk_ix_add(k, rk_ix_v(row0), rk_ix_v(rr));
@@ -158,27 +221,19 @@ static void rows_loop(dwk *d, rk_value row0, rk_value nrows, rk_value *acc) {
     rk_value sv = rk_ix_value(k, a->filt[2]);
     rk_value wt0 = rk_build_mul(k, rr, sv);
     for (uint32_t j = 0; j < pix; j++) next[j] = inner[j];
-    if (pix == 1) {
-        row_taps(d, base, rowok, wt0, next);
+    /* stride and dilation 1 along W: a sliding window (S = 3: unrolled where fixed3) */
+    rk_value one_s = rk_build_cmp(k, "eq", d->sw, one);
+    rk_value one_d = rk_build_cmp(k, "eq", d->dw, one);
+    rk_value slide = rk_build_and(k, one_s, one_d);
+    row_args ra = {base, rowok, wt0};
+    row_kind other = pix > 1 ? ROW_WINDOW_OR_TAPS : ROW_TAPS;
+    if (d->fixed3) {
+        rk_value three = c32(k, 3);
+        rk_value s3 = rk_build_cmp(k, "eq", sv, three);
+        rk_value fixed = rk_build_and(k, slide, s3);
+        branch(d, fixed, ROW_FIXED3, other, slide, &ra, next);
     } else {
-        /* stride and dilation 1 along W: the sliding window */
-        rk_value one_s = rk_build_cmp(k, "eq", d->sw, one);
-        rk_value one_d = rk_build_cmp(k, "eq", d->dw, one);
-        rk_value slide = rk_build_and(k, one_s, one_d);
-        rk_type types[8];
-        for (uint32_t j = 0; j < pix; j++) {
-            types_src[j] = next[j];
-            types[j] = rk_value_type(k, types_src[j]);
-        }
-        rk_value res[8];
-        rk_if_else_begin(k, slide, pix, types, res);
-        rk_value a1[8], a2[8];
-        for (uint32_t j = 0; j < pix; j++) a1[j] = a2[j] = types_src[j];
-        row_window(d, base, rowok, wt0, a1);
-        rk_else(k, a1, pix);
-        row_taps(d, base, rowok, wt0, a2);
-        rk_if_end(k, a2, pix);
-        for (uint32_t j = 0; j < pix; j++) next[j] = res[j];
+        row_of(d, other, slide, &ra, next);
     }
     rk_for_end(k, next, pix, acc);
 }
@@ -215,7 +270,6 @@ static void stage(dwk *d, rk_value tap0, rk_value ntaps, rk_value taps) {
 }
 
 void kn_conv_dw_build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *p) {
-    (void)t;
     const rk_conv_spec *cs = &in->u.conv;
     const rk_gemm_spec *s = &cs->g;
     uint32_t next;
@@ -228,6 +282,12 @@ void kn_conv_dw_build(const rk_instance *in, const rk_target *t, rk_kernel *k, c
     uint32_t pt = KN_CONV_DIRECT_THREADS / cvecs;
     dwk d = {.k = k, .a = &a, .d3 = kn_conv_is_3d(in), .vec = vec, .pix = pix, .cb = cvecs * vec,
              .X = p[0], .W = p[1]};
+    /* NVIDIA: the unrolled 3-tap row, two blocks per SM (128 registers) where
+     * the accumulators leave room. Not on AMD: LLVM keeps every column live
+     * there (gfx942, N32 C512 28x28: 162 VGPRs, 3 waves per SIMD; under
+     * waves_per_eu 4, 27 VGPRs spilled), where the window alone takes 126. */
+    d.fixed3 = t->vendor == RK_VENDOR_NVIDIA;
+    if (d.fixed3 && pix * vec <= 32) rk_kernel_set_attr_int(k, "min_blocks_per_sm", 2);
     uint32_t lds = KN_CONV_DW_TAPS * d.cb;
     rk_smem_alloc_opts al = {.align = RK_SOME(16)};
     d.smem = rk_build_smem_alloc_ex(k, (rk_type){s->dtype}, &lds, 1, &al);
