@@ -10,8 +10,8 @@
  * input vectors per row and pix outputs instead of pix * S loads (the
  * window moves in registers; on NVIDIA a 3-tap row is unrolled instead,
  * docs/conv.md says why not on AMD); other geometries load each tap's
- * input.
- * f32 accumulation, the fwd epilogue chain, Q tails masked. Layer: kernels. */
+ * input. f32 accumulation, the fwd epilogue chain, Q and channel tails
+ * masked. Layer: kernels. */
 #include "conv_int.h"
 
 typedef struct dwk {
@@ -313,7 +313,7 @@ void kn_conv_dw_build(const rk_instance *in, const rk_target *t, rk_kernel *k, c
     rk_ix pok = rk_ix_lt(k, pg, groups);
     rk_value qgsv = rk_ix_value(k, qgs);
     rk_fastdiv fq = rk_fastdiv_compute(k, qgsv);
-    rk_ix qg, pr;
+    rk_ix qg;
     rk_ix orow = rk_fastdiv_divmod(k, pg, &fq, &qg);   /* (n * O + o) * P + p */
     rk_ix np = rk_ix_udiv(k, orow, a.out[1]);
     rk_ix pp = rk_ix_umod(k, orow, a.out[1]);
@@ -325,8 +325,7 @@ void kn_conv_dw_build(const rk_instance *in, const rk_target *t, rk_kernel *k, c
         d.o = rk_ix_c(0);
     }
     d.p = pp;
-    pr = rk_ix_and(k, pok, kok);
-    d.ok = pr;
+    d.ok = rk_ix_and(k, pok, kok);
     rk_ix q0 = rk_ix_mul(k, qg, rk_ix_c(pix));
     rk_ix wq = rk_ix_mul(k, q0, a.stride[2]);
     wq = rk_ix_sub(k, wq, a.pad[2]);
@@ -366,7 +365,7 @@ void kn_conv_dw_build(const rk_instance *in, const rk_target *t, rk_kernel *k, c
     rk_value K64 = rk_build_sext(k, rk_ix_value(k, a.k), RK_T_I64);
     for (uint32_t j = 0; j < pix; j++) {
         rk_ix qj = rk_ix_add(k, q0, rk_ix_c(j));
-        rk_ix okj = rk_ix_and(k, pr, rk_ix_lt(k, qj, a.out[2]));
+        rk_ix okj = rk_ix_and(k, d.ok, rk_ix_lt(k, qj, a.out[2]));
         rk_value okv = rk_ix_bool_value(k, okj);
         rk_ix mj = rk_ix_add(k, m0, rk_ix_c(j));
         rk_value mv = rk_ix_value(k, mj);
