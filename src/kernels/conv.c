@@ -40,7 +40,7 @@ static const uint32_t legal_split[] = {1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 1
             "wgrad (dW from dY, X)"),                                                                            \
     KN_ENUM("algo", "al", u.conv.algo, algo_names, true,                                                        \
             "igemm (implicit GEMM, im2col gathered), gemm1x1 (1x1, stride 1, unpadded: a plain GEMM) or direct "  \
-            "(fwd, 1..16 channels per group; vec_a output channels per thread; depthwise: see dw_pix)"),                                \
+            "(fwd, 1..16 channels per group; vec_a output channels per thread; depthwise: see dw_pix)"),         \
     KN_DTYPE("dtype", "", u.conv.g.dtype, "input and weight element type (f16, bf16)"),                        \
     KN_DTYPE("out_dtype", "o", u.conv.g.out_dtype, "output element type (f16, bf16, f32)"),                    \
     KN_TUPLE("tile", "t", u.conv.g.tile, 3, legal_tile, true, "block tile of the implicit GEMM, MxNxK"),      \
@@ -368,8 +368,8 @@ static rk_status dw_shape_ok(const rk_conv_spec *c, const kn_conv_geo *g, const 
     uint64_t pgroups = g->n * g->out[0] * g->out[1] * ((g->out[2] + pix - 1) / pix);
     uint64_t pblocks = (pgroups + KN_CONV_DIRECT_THREADS / cv - 1) / (KN_CONV_DIRECT_THREADS / cv);
     if (cblocks > 65535 || pblocks > INT32_MAX)
-        return rk_fail(RK_ERR_INVALID, "%s: algo direct's depthwise kernel: a grid of %llu x %llu blocks is larger than "
-                       "2^31 - 1 x 65535 (raise dw_cvecs or dw_pix)", fam, (unsigned long long)pblocks,
+        return rk_fail(RK_ERR_INVALID, "%s: algo direct's depthwise kernel: a grid of %llu x %llu blocks is larger "
+                       "than 2^31 - 1 x 65535 (raise dw_cvecs or dw_pix)", fam, (unsigned long long)pblocks,
                        (unsigned long long)cblocks);
     return RK_OK;
 }
