@@ -113,11 +113,18 @@ grep -v '^#' bench/conv_shapes.txt | while read -r name n c h w k r s st pd g; d
   [ "$T" = sm_90a ] && variants="$variants fwd-mma dgrad-mma wgrad-mma"
   # wgrad-sk16: the heuristic's wgrad at session 5's cap of 16 splits (against its 2 blocks per SM)
   [ "$T" = sm_90a ] && [ "$g" = 1 ] && variants="$variants fwd-wgmma dgrad-wgmma wgrad-wgmma wgrad-sk16"
+  # depthwise (C = K = groups): the direct kernel's knobs around the heuristic's pick, and the
+  # small-group kernel (-sg, the one it replaced) as the baseline
+  [ "$g" = "$c" ] && [ "$g" = "$k" ] && variants="$variants fwd-px1 fwd-px2 fwd-px8v4 fwd-cv8 fwd-sg"
   for v in $variants; do
     dir=${v%%-*}
     path=()
     case $v in
       *-sk*) path=(--split-k "${v#*-sk}") ;;
+      *-px8v4) path=(--dw-pix 8 --vec-a 4) ;;
+      *-px*) path=(--dw-pix "${v#*-px}") ;;
+      *-cv*) path=(--dw-cvecs "${v#*-cv}") ;;
+      *-sg) path=(--dw-pix off --dw-cvecs off) ;;
       *-*) path=(--path "${v#*-}") ;;
     esac
     "$B/rocke" build conv --direction "$dir" "${path[@]}" --dtype bf16 --target "$T" --shape "$n,$c,$h,$w,$k,$r,$s" \

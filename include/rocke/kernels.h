@@ -232,6 +232,8 @@ typedef struct rk_conv_spec {
     int direction;                 /* rk_conv_dir */
     int algo;                      /* rk_conv_algo; the heuristic picks per problem */
     uint32_t stride[3], pad[6], dilation[3], groups;
+    int dw_pix, dw_cvecs;          /* algo direct, depthwise: log2 of outputs per thread + 1, of channel
+                                    * vectors per block + 1 (0: off, the small-group kernel) */
 } rk_conv_spec;
 
 /* Attention, forward: O = softmax(scale * Q K^T + mask) V per (batch, query

@@ -26,6 +26,9 @@ static const uint32_t legal_stages[] = {1, 2, 3, 4, 0};
 static const uint32_t legal_vec[] = {1, 2, 4, 8, 0};
 static const uint32_t legal_group[] = {1, 2, 4, 8, 16, 0};
 static const uint32_t legal_wave[] = {32, 64, 0};
+/* algo direct's depthwise kernel: value i > 0 is 2^(i-1) (0: off, the small-group kernel) */
+static const char *const dw_pix_names[] = {"off", "1", "2", "4", "8", NULL};
+static const char *const dw_cvec_names[] = {"off", "1", "2", "4", "8", "16", "32", "64", NULL};
 /* wgrad's splits: 1..16 on path mma (its sum holds every split's partials), 1..32 on wgmma */
 static const uint32_t legal_split[] = {1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15, 16, 17,
                                        18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 0};
@@ -37,7 +40,7 @@ static const uint32_t legal_split[] = {1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 1
             "wgrad (dW from dY, X)"),                                                                            \
     KN_ENUM("algo", "al", u.conv.algo, algo_names, true,                                                        \
             "igemm (implicit GEMM, im2col gathered), gemm1x1 (1x1, stride 1, unpadded: a plain GEMM) or direct "  \
-            "(fwd, 1..16 channels per group; vec_a output channels per thread)"),                                \
+            "(fwd, 1..16 channels per group; vec_a output channels per thread; depthwise: see dw_pix)"),         \
     KN_DTYPE("dtype", "", u.conv.g.dtype, "input and weight element type (f16, bf16)"),                        \
     KN_DTYPE("out_dtype", "o", u.conv.g.out_dtype, "output element type (f16, bf16, f32)"),                    \
     KN_TUPLE("tile", "t", u.conv.g.tile, 3, legal_tile, true, "block tile of the implicit GEMM, MxNxK"),      \
@@ -52,7 +55,12 @@ static const uint32_t legal_split[] = {1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 1
            "wgrad: the N*P*Q reduction cut over grid y, summed exactly through Work"),                      \
     KN_EPI("fuse", u.conv.g.fuse, "fwd epilogue chain, e.g. bias,relu or add (operands in out_dtype)"),       \
     KN_ENUM("path", "p", u.conv.g.path, path_names, true,                                                      \
-            "matrix unit: mma (mma.sync/MFMA), wgmma (sm_90a fwd: gathered wgmma) or auto (the heuristic)")
+            "matrix unit: mma (mma.sync/MFMA), wgmma (sm_90a fwd: gathered wgmma) or auto (the heuristic)"),   \
+    KN_ENUM_QUIET("dw_pix", "px", u.conv.dw_pix, dw_pix_names, true,                                          \
+                  "algo direct, depthwise: output pixels per thread along Q (weights staged in LDS, a sliding "   \
+                  "window at stride 1); off: the small-group kernel"),                                            \
+    KN_ENUM_QUIET("dw_cvecs", "cv", u.conv.dw_cvecs, dw_cvec_names, true,                                     \
+                  "algo direct, depthwise: channel vectors per block of 256 threads (the rest: pixel groups)")
 
 static const rk_knob conv_knobs[] = {
     CONV_KNOBS,
@@ -69,7 +77,7 @@ static const rk_knob conv3d_knobs[] = {
     KN_U32("groups", NULL, u.conv.groups, NULL, false, "run-time: groups (C and K multiples of it)"),
 };
 enum { CK_DIR, CK_ALGO, CK_DT, CK_ODT, CK_TILE, CK_WARPS, CK_ATOM, CK_STAGES, CK_VA, CK_VB, CK_GROUP, CK_WAVE,
-       CK_SPLIT, CK_FUSE, CK_PATH };
+       CK_SPLIT, CK_FUSE, CK_PATH, CK_DWPIX, CK_DWCV };
 
 static const rk_dim_decl dims2[] = {
     {"N", 8, "images"}, {"C", 64, "input channels"}, {"H", 56, "input height"}, {"W", 56, "input width"},
@@ -82,6 +90,9 @@ static const rk_dim_decl dims3[] = {
 };
 
 bool kn_conv_is_3d(const rk_instance *in) { return in->family == RK_FAMILY_CONV3D; }
+
+uint32_t kn_conv_dw_pix(const rk_conv_spec *c) { return c->dw_pix > 0 ? 1u << (c->dw_pix - 1) : 0; }
+uint32_t kn_conv_dw_cvecs(const rk_conv_spec *c) { return c->dw_cvecs > 0 ? 1u << (c->dw_cvecs - 1) : 0; }
 
 void kn_conv_geo_of(const rk_instance *in, const rk_shape *s, kn_conv_geo *g) {
     const rk_conv_spec *c = &in->u.conv;
@@ -297,6 +308,13 @@ static rk_status validate(const rk_instance *in, const rk_target *t) {
     if (c->algo == RK_CONV_DIRECT && c->direction != RK_CONV_FWD)
         return rk_fail(RK_ERR_INVALID, "%s: algo direct computes the forward convolution only (direction fwd; "
                        "dgrad and wgrad run as igemm)", fam);
+    if ((c->dw_pix || c->dw_cvecs) && c->algo != RK_CONV_DIRECT)
+        return rk_fail(RK_ERR_INVALID, "%s: knobs 'dw_pix' and 'dw_cvecs' shape algo direct's depthwise kernel; "
+                       "with algo %s leave them off", fam, algo_names[c->algo]);
+    if (!c->dw_pix != !c->dw_cvecs)
+        return rk_fail(RK_ERR_INVALID, "%s: knobs 'dw_pix' = %s and 'dw_cvecs' = %s go together: both off (the "
+                       "small-group kernel) or both set (the depthwise kernel)", fam, dw_pix_names[c->dw_pix],
+                       dw_cvec_names[c->dw_cvecs]);
     if (c->g.wave != t->wave_size)
         return rk_fail(RK_ERR_INVALID, "%s: knob 'wave' = %u, but %s runs %u-lane waves", fam, c->g.wave, t->name,
                        t->wave_size);
@@ -331,6 +349,29 @@ static rk_status validate(const rk_instance *in, const rk_target *t) {
     kn_gemm_plan p;
     st = kn_gemm_plan_make(&s, t, false, &p);
     return st ? st : kn_gemm_plan_plain(&p);
+}
+
+/* The depthwise kernel's limits: one channel per group, K in whole
+ * vectors, filter rows that fit the LDS stage, the grid's extents. */
+static rk_status dw_shape_ok(const rk_conv_spec *c, const kn_conv_geo *g, const char *fam) {
+    uint32_t vec = c->g.vec_a, pix = kn_conv_dw_pix(c), cv = kn_conv_dw_cvecs(c);
+    if (g->cg != 1 || g->kg != 1 || g->k % vec)
+        return rk_fail(RK_ERR_INVALID, "%s: algo direct's depthwise kernel (dw_pix %u) needs C/groups = K/groups = 1 "
+                       "with K a multiple of vec_a = %u; here C/groups = %llu, K/groups = %llu, K = %llu: build with "
+                       "--dw-pix off --dw-cvecs off --vec-a 1 (the small-group kernel), or with --shape", fam, pix, vec,
+                       (unsigned long long)g->cg, (unsigned long long)g->kg, (unsigned long long)g->k);
+    if (g->filt[2] > KN_CONV_DW_TAPS)
+        return rk_fail(RK_ERR_INVALID, "%s: filter width S = %llu: algo direct's depthwise kernel stages whole filter "
+                       "rows of at most %u taps in LDS; build with --dw-pix off --dw-cvecs off --vec-a 1", fam,
+                       (unsigned long long)g->filt[2], KN_CONV_DW_TAPS);
+    uint64_t cblocks = (g->k / vec + cv - 1) / cv;
+    uint64_t pgroups = g->n * g->out[0] * g->out[1] * ((g->out[2] + pix - 1) / pix);
+    uint64_t pblocks = (pgroups + KN_CONV_DIRECT_THREADS / cv - 1) / (KN_CONV_DIRECT_THREADS / cv);
+    if (cblocks > 65535 || pblocks > INT32_MAX)
+        return rk_fail(RK_ERR_INVALID, "%s: algo direct's depthwise kernel: a grid of %llu x %llu blocks is larger "
+                       "than 2^31 - 1 x 65535 (raise dw_cvecs or dw_pix)", fam, (unsigned long long)pblocks,
+                       (unsigned long long)cblocks);
+    return RK_OK;
 }
 
 static rk_status check_shape(const rk_instance *in, const rk_shape *sh) {
@@ -375,6 +416,7 @@ static rk_status check_shape(const rk_instance *in, const rk_shape *sh) {
             return rk_fail(RK_ERR_INVALID, "%s: algo direct serves 1..%d channels per group, this problem has C/groups "
                            "= %llu and K/groups = %llu: use algo igemm", fam, KN_CONV_DIRECT_MAX_CPG,
                            (unsigned long long)g.cg, (unsigned long long)g.kg);
+        if (c->dw_pix) return dw_shape_ok(c, &g, fam);
         if (c->g.vec_a > 1 && (g.cg != 1 || g.kg != 1 || g.k % c->g.vec_a))
             return rk_fail(RK_ERR_INVALID, "%s: algo direct with vec_a = %u reads channel vectors, which needs a "
                            "depthwise problem (C/groups = K/groups = 1) with K a multiple of %u; here C/groups = %llu, "
@@ -430,6 +472,34 @@ static void tune_path(rk_instance *in, const rk_target *t, const kn_conv_geo *g,
     if (path_free && (kn_conv_hopper_check(in, t, "conv") || kn_conv_hopper_check_shape(in, g, "conv"))) *c = before;
 }
 
+/* algo direct, depthwise: channel vectors per block the largest power of two
+ * dividing K / vec up to 32 (no channel tail; a warp's reads of one pixel
+ * span up to 512 bytes), then the most pixels per thread (8, 4, 2, 1; at
+ * most 32 accumulators) that waste at most a quarter of Q in the tail and
+ * still give every compute unit 1024 threads. Other problems: off. */
+static void tune_dw(rk_conv_spec *c, const rk_target *t, const kn_conv_geo *g, bool dwise, uint64_t locked) {
+    uint32_t vec = c->g.vec_a ? c->g.vec_a : 1;
+    uint64_t nv = g->k / vec ? g->k / vec : 1;
+    if (!(locked >> CK_DWCV & 1)) {
+        int cv = 1;
+        while (cv < 6 && nv % (1u << cv) == 0) cv++;
+        c->dw_cvecs = dwise ? cv : 0;
+    }
+    if (locked >> CK_DWPIX & 1) return;
+    c->dw_pix = 0;
+    if (!dwise) return;
+    uint64_t q = g->out[2], rows = g->n * g->out[0] * g->out[1];
+    for (int i = 4; i >= 1; i--) {
+        uint64_t pix = 1u << (i - 1), qg = (q + pix - 1) / pix;
+        bool fits = pix * vec <= 32 && 4 * (qg * pix - q) <= q;
+        fits = fits && rows * qg * nv >= (uint64_t)t->compute_units * 1024;
+        if (fits || i == 1) {
+            c->dw_pix = i;
+            break;
+        }
+    }
+}
+
 static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64_t locked) {
     rk_conv_spec *c = &in->u.conv;
     kn_conv_geo g;
@@ -443,11 +513,15 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64
     if (path_free || c->algo == RK_CONV_DIRECT) c->g.path = RK_GEMM_PATH_MMA;
     if (c->algo == RK_CONV_DIRECT) {
         /* channel vectors for depthwise, one channel otherwise */
-        if (!(locked >> CK_VA & 1)) c->g.vec_a = g.cg == 1 && g.kg == 1 ? kn_gemm_vec_for(g.k) : 1;
+        bool dwise = g.cg == 1 && g.kg == 1;
+        if (!(locked >> CK_VA & 1)) c->g.vec_a = dwise ? kn_gemm_vec_for(g.k) : 1;
         if (!(locked >> CK_WAVE & 1)) c->g.wave = t->wave_size;
         if (!(locked >> CK_SPLIT & 1)) c->g.split_k = 1;
+        tune_dw(c, t, &g, dwise, locked);
         return;
     }
+    if (!(locked >> CK_DWPIX & 1)) c->dw_pix = 0;
+    if (!(locked >> CK_DWCV & 1)) c->dw_cvecs = 0;
     if (!(locked >> CK_WAVE & 1)) c->g.wave = t->wave_size;
     uint64_t M, N, K;
     kn_conv_gemm_extents(in, &g, &M, &N, &K);
@@ -550,6 +624,30 @@ static void geometry(const rk_instance *in, rk_launch_geom *g) {
     kn_conv_geo geo;   /* the knobs' stride, padding, dilation, groups (extents unused) */
     kn_conv_geo_of(in, &probe, &geo);
     uint32_t dk = d3 ? 5 : 4;
+    if (c->algo == RK_CONV_DIRECT && c->dw_pix) {
+        /* depthwise: (x) pixel groups / (256 / dw_cvecs), (y) channel vectors / dw_cvecs */
+        uint32_t pix = kn_conv_dw_pix(c), cv = kn_conv_dw_cvecs(c) ? kn_conv_dw_cvecs(c) : 1;
+        g->block[0] = KN_CONV_DIRECT_THREADS;
+        kn_geom_dim(g, 0);
+        for (int i = d3 ? 0 : 1; i < 2; i++) {
+            geom_out(g, &geo, d3, i);
+            kn_geom_op(g, RK_GEOM_MUL);
+        }
+        geom_out(g, &geo, d3, 2);
+        kn_geom_const(g, pix);
+        kn_geom_op(g, RK_GEOM_CDIV);
+        kn_geom_op(g, RK_GEOM_MUL);
+        kn_geom_const(g, KN_CONV_DIRECT_THREADS / cv);
+        kn_geom_op(g, RK_GEOM_CDIV);
+        kn_geom_axis(g);
+        kn_geom_dim(g, dk);
+        kn_geom_const(g, c->g.vec_a ? c->g.vec_a : 1);
+        kn_geom_op(g, RK_GEOM_DIV);
+        kn_geom_const(g, cv);
+        kn_geom_op(g, RK_GEOM_CDIV);
+        kn_geom_axis(g);
+        return;
+    }
     if (c->algo == RK_CONV_DIRECT) {
         g->block[0] = KN_CONV_DIRECT_THREADS;
         geom_pixels(g, &geo, d3, false);

@@ -5,7 +5,9 @@
  * take consecutive channel vectors of a pixel, so the input reads
  * coalesce), f32 accumulation over the taps and the group's channels, the
  * fwd epilogue chain, one vector store. vec > 1 needs C/g = K/g = 1: the
- * input is then read as channel vectors. Layer: kernels. */
+ * input is then read as channel vectors. With dw_pix set, depthwise
+ * problems go to conv_depthwise.c instead (weights in LDS, several pixels
+ * per thread). Layer: kernels. */
 #include "conv_int.h"
 
 /* i64 of an index term. */
@@ -95,8 +97,11 @@ static rk_value taps_loop(dctx *d, int axis, rk_ix *tap, rk_value acc) {
 }
 
 void kn_conv_direct_build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *p) {
-    (void)t;
     const rk_conv_spec *cs = &in->u.conv;
+    if (cs->dw_pix) {
+        kn_conv_dw_build(in, t, k, p);
+        return;
+    }
     const rk_gemm_spec *s = &cs->g;
     uint32_t next;
     kn_conv_args a = kn_conv_args_of(in, p, &next);

@@ -53,6 +53,16 @@ void kn_conv_wrows_issue(rk_kernel *k, const kn_conv_wrows *w, const rk_tile_cop
 #define KN_CONV_DIRECT_MAX_CPG 16
 void kn_conv_direct_build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *params);
 
+/* conv_depthwise.c: the depthwise kernel of algo direct (dw_pix not off):
+ * 256 threads, dw_cvecs channel vectors by 256 / dw_cvecs groups of dw_pix
+ * output pixels along Q; the weights staged in LDS, KN_CONV_DW_TAPS taps
+ * (whole filter rows, so S <= KN_CONV_DW_TAPS) at a time. conv.c: the
+ * knobs' values (1, 2, 4, 8 pixels; 1 .. 64 vectors; 0 when off). */
+#define KN_CONV_DW_TAPS 32u
+uint32_t kn_conv_dw_pix(const rk_conv_spec *c);
+uint32_t kn_conv_dw_cvecs(const rk_conv_spec *c);
+void kn_conv_dw_build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *params);
+
 /* conv_hopper.c: path = wgmma (sm_90a, every direction). check: the spec's
  * rules (algo igemm or gemm1x1, the GEMM Hopper plan, the gathers into the
  * swizzled stages); check_shape: groups > 1 needs the output's channels per
