@@ -52,7 +52,8 @@ void kn_row_tune(rk_row_knobs *k, const rk_target *t, rk_scalar widest, const rk
      * shapes stays as it was); others peel a head of up to vec-1 elements,
      * so a cached row must hold N + vec - 1 */
     if (!LOCKED(RK_S)) k->split = N % k->vec != 0;
-    uint64_t span = N + (k->split ? k->vec - 1 : 0);
+    /* a span stage reads rows from LDS: no head to make room for */
+    uint64_t span = N + (k->split && k->stage != RK_STAGE_SPAN ? k->vec - 1 : 0);
     /* more threads per row rather than more elements per thread: fewer
      * registers, more blocks resident, more bytes in flight per SM */
     if (max_elems && max_elems / k->vec < kmax) kmax = max_elems / k->vec ? max_elems / k->vec : 1;
@@ -67,6 +68,10 @@ void kn_row_tune(rk_row_knobs *k, const rk_target *t, rk_scalar widest, const rk
     else tpr = np2(cdiv(nvec, kmax));
     if (tpr > 1024) tpr = 1024;
     if (tpr < 1) tpr = 1;
+    /* a locked rows_per_block caps the threads a row gets (the block is at
+     * most 1024): size the chunks for that, or the row would not fit */
+    if (LOCKED(RK_R) && !LOCKED(RK_B) && k->rows_per_block && tpr * k->rows_per_block > 1024)
+        tpr = 1024 / k->rows_per_block ? 1024 / k->rows_per_block : 1;
     if (!LOCKED(RK_K)) {
         uint64_t c = cdiv(nvec, tpr);
         k->chunks = c * k->vec <= KN_MAX_CACHED / 2 ? (uint32_t)c : 0;
@@ -244,7 +249,43 @@ rk_tile_row kn_row_view(rk_kernel *k, const rk_row_knobs *kn, rk_value ptr, rk_s
 }
 
 uint32_t kn_row_param_align(const rk_row_knobs *k, const rk_kparam *kp) {
-    return k->split && k->vec > 1 && kp->role != RK_KP_WORK ? rk_tile_elem_bytes(kp->type) : 16;
+    bool any = (k->split && k->vec > 1) || k->stage == RK_STAGE_SPAN;
+    return any && kp->role != RK_KP_WORK ? rk_tile_elem_bytes(kp->type) : 16;
+}
+
+void kn_row_tune_stage(rk_row_knobs *k, const rk_target *t, rk_scalar widest, const rk_shape *s, uint64_t locked,
+                       uint32_t first, uint32_t kmax, uint32_t max_elems, uint32_t slices_knob, uint32_t stage_knob,
+                       const rk_scalar *elems, uint32_t n) {
+    const uint64_t N = s->dim[1];     /* kn_row_dims */
+    bool pinned = (locked >> stage_knob) & 1u;
+    if (!pinned) {
+        uint32_t vec = ((locked >> (first + RK_V)) & 1u) ? k->vec : 16 / rk_tile_elem_bytes(widest);
+        k->stage = vec > 1 && N % vec != 0 ? RK_STAGE_SPAN : RK_STAGE_DIRECT;
+    }
+    kn_row_tune(k, t, widest, s, locked, first, kmax, max_elems);
+    kn_row_tune_slices(k, t, s, locked, first, slices_knob);
+    if (pinned || k->stage == RK_STAGE_DIRECT) return;
+    if (k->chunks && k->slices == 1 && kn_span_bytes(k, elems, n) <= kn_span_budget(t)) return;
+    /* the span does not fit (or the row is looped or split): direct, tuned as before */
+    k->stage = RK_STAGE_DIRECT;
+    kn_row_tune(k, t, widest, s, locked, first, kmax, max_elems);
+    kn_row_tune_slices(k, t, s, locked, first, slices_knob);
+}
+
+rk_status kn_row_validate_stage(const rk_row_knobs *k, const rk_target *t, const rk_scalar *elems, uint32_t n) {
+    if (k->stage != RK_STAGE_SPAN) return RK_OK;
+    if (!k->chunks || k->slices > 1)
+        return rk_fail(RK_ERR_INVALID,
+                       "knob 'stage' span stages a cached row held by one block: it needs chunks > 0 and slices=1, "
+                       "got chunks=%u slices=%u (use stage=direct)", k->chunks, k->slices);
+    uint64_t b = kn_span_bytes(k, elems, n);
+    if (b > kn_span_limit(t))
+        return rk_fail(RK_ERR_INVALID,
+                       "knob 'stage' span: rows_per_block x row capacity (%u x %u elements) needs %llu bytes of LDS, "
+                       "at most %u on %s; use fewer rows_per_block or chunks, or stage=direct",
+                       k->rows_per_block, kn_row_tpr(k) * k->vec * k->chunks, (unsigned long long)b,
+                       kn_span_limit(t), t->name);
+    return RK_OK;
 }
 
 /* x: ceil(M / rows_per_block) (M is dimension 0); y: the slices of a row */
