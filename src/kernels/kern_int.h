@@ -184,8 +184,10 @@ rk_status kn_row_check_shape(const rk_row_knobs *k, const rk_shape *s);
 void kn_row_geometry(const rk_row_knobs *k, rk_launch_geom *g);
 static inline uint32_t kn_row_tpr(const rk_row_knobs *k) { return k->block_size / k->rows_per_block; }
 /* Elements a cached row holds (0: looped, any length): over its slices
- * when a cached row is split over blocks. */
+ * when a cached row is split over blocks; a span (stage=span) holds
+ * `chunks` elements a thread, not vectors. */
 static inline uint32_t kn_row_cap(const rk_row_knobs *k) {
+    if (k->stage == RK_STAGE_SPAN) return kn_row_tpr(k) * k->chunks;
     return kn_row_tpr(k) * k->vec * k->chunks * (k->slices > 1 ? k->slices : 1);
 }
 /* The view of row `row` of tensor ptr (stride and length N) for the row
@@ -270,7 +272,7 @@ extern const char *const kn_stage_names[];
     KN_ENUM_QUIET("stage", "st", spec.k.stage, kn_stage_names, true,                                     \
                   "direct: rows read and written in place; span: the block's rows staged through LDS "     \
                   "with aligned 16-byte accesses (cached rows, slices=1)")
-#define KN_SPAN_MAX_ELEMS 128   /* elements a thread holds (chunks x vec, the validator's limit) */
+#define KN_SPAN_MAX_CHUNKS 32   /* elements a span thread holds (chunks, its largest legal value) */
 typedef struct kn_span {
     rk_scalar elem;
     uint32_t V, iters, block;   /* elements a 16-byte vector; vectors a thread copies; threads */
@@ -313,8 +315,10 @@ void kn_span_write_f32(rk_kernel *k, const kn_span *sp, const kn_span_row *r, ui
 void kn_row_tune_stage(rk_row_knobs *k, const rk_target *t, rk_scalar widest, const rk_shape *s, uint64_t locked,
                        uint32_t first_knob, uint32_t max_chunks, uint32_t max_elems, uint32_t slices_knob,
                        uint32_t stage_knob, const rk_scalar *elems, uint32_t n);
-/* stage=span: a cached row (chunks > 0) in one block (slices = 1) whose
- * spans fit kn_span_limit. */
+/* The row checks of kn_row_validate_cached_slices (elems[0], elems[n-1]:
+ * the input and output types), and for stage=span: a cached row (chunks
+ * > 0 elements a thread) in one block (slices = 1) whose spans fit
+ * kn_span_limit. */
 rk_status kn_row_validate_stage(const rk_row_knobs *k, const rk_target *t, const rk_scalar *elems, uint32_t n);
 
 /* transpose_split.c: the split tile of transpose and permute. A block's

@@ -21,7 +21,7 @@ static uint32_t span_v(rk_scalar e) { return 16 / rk_tile_elem_bytes(e); }
  * head of up to V - 1 (rows longer than cap are refused by check_shape). */
 static uint64_t span_nvmax(const rk_row_knobs *k, rk_scalar e) {
     uint64_t V = span_v(e);
-    uint64_t elems = (uint64_t)k->rows_per_block * kn_row_tpr(k) * k->vec * k->chunks;
+    uint64_t elems = (uint64_t)k->rows_per_block * kn_row_cap(k);
     return (elems + 2 * (V - 1)) / V;
 }
 

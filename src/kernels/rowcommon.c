@@ -60,7 +60,8 @@ void kn_row_tune(rk_row_knobs *k, const rk_target *t, rk_scalar widest, const rk
     uint64_t nvec = cdiv(span ? span : 1, k->vec);
     uint32_t tpr;
     if (LOCKED(RK_B) && LOCKED(RK_R)) tpr = k->block_size / (k->rows_per_block ? k->rows_per_block : 1);
-    else if (LOCKED(RK_K) && k->chunks) tpr = np2(cdiv(nvec, k->chunks));
+    /* a locked chunk count: vectors a thread, elements for a span */
+    else if (LOCKED(RK_K) && k->chunks) tpr = np2(cdiv(k->stage == RK_STAGE_SPAN ? N : nvec, k->chunks));
     /* short rows (a wave or less of vectors): one vector per lane, so
      * consecutive lanes read consecutive 16 bytes, several rows per wave
      * reduced by butterflies of width tpr */
@@ -82,6 +83,8 @@ void kn_row_tune(rk_row_knobs *k, const rk_target *t, rk_scalar widest, const rk
     if (!LOCKED(RK_B)) {
         uint32_t b = LOCKED(RK_R) ? tpr * k->rows_per_block : (tpr > 256 ? tpr : 256);
         if (b > 1024) b = 1024;
+        /* at least a wave (a locked row count of short rows) */
+        if (b < k->wave) b = k->wave;
         /* keep enough blocks to fill the machine when there are few rows */
         while (!LOCKED(RK_R) && b > tpr && b > k->wave && cdiv(M ? M : 1, b / tpr) < 256) b /= 2;
         k->block_size = b;
@@ -98,7 +101,8 @@ void kn_row_tune(rk_row_knobs *k, const rk_target *t, rk_scalar widest, const rk
  * what every row kernel keeps besides it (pointers, offsets, accumulators,
  * the reduction), measured with ptxas -v on sm_90a (docs/kernels.md). */
 static uint32_t est_regs(const rk_row_knobs *k, rk_scalar elem, uint32_t base) {
-    return k->chunks * k->vec * rk_tile_elem_bytes(elem) / 4 + base;
+    uint32_t elems = k->stage == RK_STAGE_SPAN ? k->chunks : k->chunks * k->vec;
+    return elems * rk_tile_elem_bytes(elem) / 4 + base;
 }
 
 void kn_row_tune_occupancy(rk_row_knobs *k, const rk_target *t, rk_scalar elem, uint64_t locked, uint32_t first,
@@ -264,7 +268,13 @@ void kn_row_tune_stage(rk_row_knobs *k, const rk_target *t, rk_scalar widest, co
     }
     kn_row_tune(k, t, widest, s, locked, first, kmax, max_elems);
     kn_row_tune_slices(k, t, s, locked, first, slices_knob);
-    if (pinned || k->stage == RK_STAGE_DIRECT) return;
+    if (k->stage == RK_STAGE_DIRECT) return;
+    /* a span thread holds elements, not vectors: as many as its row needs */
+    if (k->chunks && !((locked >> (first + RK_K)) & 1u)) {
+        uint64_t c = (N + kn_row_tpr(k) - 1) / kn_row_tpr(k);
+        k->chunks = c <= KN_SPAN_MAX_CHUNKS ? (uint32_t)c : 0;
+    }
+    if (pinned) return;
     if (k->chunks && k->slices == 1 && kn_span_bytes(k, elems, n) <= kn_span_budget(t)) return;
     /* the span does not fit (or the row is looped or split): direct, tuned as before */
     k->stage = RK_STAGE_DIRECT;
@@ -273,7 +283,7 @@ void kn_row_tune_stage(rk_row_knobs *k, const rk_target *t, rk_scalar widest, co
 }
 
 rk_status kn_row_validate_stage(const rk_row_knobs *k, const rk_target *t, const rk_scalar *elems, uint32_t n) {
-    if (k->stage != RK_STAGE_SPAN) return RK_OK;
+    if (k->stage != RK_STAGE_SPAN) return kn_row_validate_cached_slices(k, t, elems[0], elems[n - 1]);
     if (!k->chunks || k->slices > 1)
         return rk_fail(RK_ERR_INVALID,
                        "knob 'stage' span stages a cached row held by one block: it needs chunks > 0 and slices=1, "
@@ -283,9 +293,13 @@ rk_status kn_row_validate_stage(const rk_row_knobs *k, const rk_target *t, const
         return rk_fail(RK_ERR_INVALID,
                        "knob 'stage' span: rows_per_block x row capacity (%u x %u elements) needs %llu bytes of LDS, "
                        "at most %u on %s; use fewer rows_per_block or chunks, or stage=direct",
-                       k->rows_per_block, kn_row_tpr(k) * k->vec * k->chunks, (unsigned long long)b,
+                       k->rows_per_block, kn_row_cap(k), (unsigned long long)b,
                        kn_span_limit(t), t->name);
-    return RK_OK;
+    /* the other checks as for a cached row of as many vectors */
+    rk_row_knobs v = *k;
+    v.stage = RK_STAGE_DIRECT;
+    v.chunks = (k->chunks + k->vec - 1) / k->vec;
+    return kn_row_validate(&v, t, elems[0], elems[n - 1]);
 }
 
 /* x: ceil(M / rows_per_block) (M is dimension 0); y: the slices of a row */

@@ -79,9 +79,7 @@ static rk_status validate(const rk_instance *in, const rk_target *t) {
         return rk_fail(RK_ERR_INVALID, "knob 'keep_exps' applies to stage=direct; a span (stage=span) holds its "
                                        "elements in f32 and forms each exp once");
     const rk_scalar spans[2] = {in->u.softmax.dtype, in->u.softmax.out_dtype};
-    rk_status st = kn_row_validate_stage(&in->u.softmax.k, t, spans, 2);
-    if (st) return st;
-    return kn_row_validate_cached_slices(&in->u.softmax.k, t, in->u.softmax.dtype, in->u.softmax.out_dtype);
+    return kn_row_validate_stage(&in->u.softmax.k, t, spans, 2);
 }
 
 static rk_status check_shape(const rk_instance *in, const rk_shape *s) {
@@ -316,14 +314,14 @@ static void build_cached_keep(const rk_softmax_spec *s, rk_kernel *k, const rk_t
 static void build_span(const rk_softmax_spec *s, rk_kernel *k, const rk_tile_rows *g, rk_value X, rk_value Y,
                        rk_value M, rk_value N) {
     const rk_row_knobs *kn = &s->k;
-    uint32_t n = kn->chunks * kn->vec;
-    RK_ASSERT(n <= KN_SPAN_MAX_ELEMS, "softmax span: elements a thread");
+    uint32_t n = kn->chunks;
+    RK_ASSERT(n <= KN_SPAN_MAX_CHUNKS, "softmax span: elements a thread");
     kn_span xs = kn_span_open(k, kn, X, s->dtype, M, N);
     kn_span ys = kn_span_open(k, kn, Y, s->out_dtype, M, N);
     kn_span_load(k, &xs, g->tid);
     rk_build_sync_lds_only(k);
     kn_span_row xr = kn_span_row_of(k, &xs, g), yr = kn_span_row_of(k, &ys, g);
-    rk_value e[KN_SPAN_MAX_ELEMS];
+    rk_value e[KN_SPAN_MAX_CHUNKS];
     kn_span_read_f32(k, &xs, &xr, n, -INFINITY, e);
     rk_value own = e[0];
     for (uint32_t j = 1; j < n; j++) own = rk_build_fmax(k, own, e[j]);
