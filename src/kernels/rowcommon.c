@@ -237,6 +237,11 @@ rk_status kn_row_check_shape(const rk_row_knobs *k, const rk_shape *s) {
         return rk_fail(RK_ERR_INVALID, "shape %llu,%llu: rows must be < 2^31 and a row < 2 GiB",
                        (unsigned long long)M, (unsigned long long)N);
     uint64_t cap = kn_row_cap(k);
+    if (k->chunks && N > cap && k->stage == RK_STAGE_SPAN)
+        return rk_fail(RK_ERR_INVALID,
+                       "shape N=%llu exceeds this kernel's row capacity %llu (stage=span: block_size/rows_per_block "
+                       "x chunks elements = %u x %u); build with chunks=0 (looped) or for this shape",
+                       (unsigned long long)N, (unsigned long long)cap, kn_row_tpr(k), k->chunks);
     if (k->chunks && N > cap)
         return rk_fail(RK_ERR_INVALID,
                        "shape N=%llu exceeds this kernel's row capacity %llu (block_size/rows_per_block x vec x "
@@ -263,8 +268,10 @@ void kn_row_tune_stage(rk_row_knobs *k, const rk_target *t, rk_scalar widest, co
     const uint64_t N = s->dim[1];     /* kn_row_dims */
     bool pinned = (locked >> stage_knob) & 1u;
     if (!pinned) {
+        /* a locked chunk count is in vectors: it asks for direct rows */
         uint32_t vec = ((locked >> (first + RK_V)) & 1u) ? k->vec : 16 / rk_tile_elem_bytes(widest);
-        k->stage = vec > 1 && N % vec != 0 ? RK_STAGE_SPAN : RK_STAGE_DIRECT;
+        bool free_chunks = !((locked >> (first + RK_K)) & 1u);
+        k->stage = free_chunks && vec > 1 && N % vec != 0 ? RK_STAGE_SPAN : RK_STAGE_DIRECT;
     }
     kn_row_tune(k, t, widest, s, locked, first, kmax, max_elems);
     kn_row_tune_slices(k, t, s, locked, first, slices_knob);

@@ -50,6 +50,11 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64
         s->k.slices = 1;
         lk |= 1ull << SLICES_KNOB;
     }
+    /* and kept exps are a direct row's */
+    if (((locked >> KEEP_KNOB) & 1u) && s->keep_exps && !((locked >> STAGE_KNOB) & 1u)) {
+        s->k.stage = RK_STAGE_DIRECT;
+        lk |= 1ull << STAGE_KNOB;
+    }
     const rk_scalar spans[2] = {s->dtype, s->out_dtype};
     kn_row_tune_stage(&s->k, t, w, sh, lk, FIRST_ROW_KNOB, 4, nv ? 16 : 0, SLICES_KNOB, STAGE_KNOB, spans, 2);
     bool span = s->k.stage == RK_STAGE_SPAN;
