@@ -269,7 +269,7 @@ void kn_slices_finish(rk_kernel *k, const kn_slices *sl);
  * aligned address at or below its first element (index mis). */
 extern const char *const kn_stage_names[];
 #define KN_STAGE_KNOB(spec)                                                                              \
-    KN_ENUM_QUIET("stage", "st", spec.k.stage, kn_stage_names, true,                                     \
+    KN_ENUM_QUIET("stage", "sg", spec.k.stage, kn_stage_names, true,                                     \
                   "direct: rows read and written in place; span: the block's rows staged through LDS "     \
                   "with aligned 16-byte accesses (cached rows, slices=1)")
 #define KN_SPAN_MAX_CHUNKS 32   /* elements a span thread holds (chunks, its largest legal value) */

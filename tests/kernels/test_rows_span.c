@@ -1,5 +1,6 @@
-/* rocke tests — the span stage of the row kernels (stage=span): a block's
- * rows staged through LDS as one span with aligned 16-byte accesses. Odd
+/* rocke tests — the span stage of the row kernels (stage=span: softmax,
+ * layernorm, rmsnorm): a block's rows staged through LDS as one span with
+ * aligned 16-byte accesses. Odd
  * row lengths (1 .. 4097), one row and a prime number of rows, 1, 2 and 4
  * rows a block, every dtype, tensors 1 and 3 elements into their buffers
  * (the emulator fails a misaligned vector access), on a wave32 and a
@@ -67,7 +68,7 @@ static uint32_t build_span(const char *fam, const rk_target *t, uint64_t M, uint
         if (st) fail_msg("%s %s %s at %llux%llu: %s", t->name, fam, kn, (unsigned long long)M, (unsigned long long)N,
                          rk_error_message());
         assert_int_equal(rk_instance_name(in, name, n), RK_OK);
-        assert_non_null(strstr(name, "_stspan"));
+        assert_non_null(strstr(name, "_sgspan"));
         if (rk_instance_build(in, t, k)) fail_msg("%s %s: %s", t->name, name, rk_error_message());
         return R;
     }
@@ -105,6 +106,35 @@ static void test_softmax_lengths(void **state) {
     each_length("softmax", "");
 }
 
+static void test_layernorm_lengths(void **state) {
+    (void)state;
+    each_length("layernorm", "");
+}
+
+static void test_rmsnorm_lengths(void **state) {
+    (void)state;
+    each_length("rmsnorm", "");
+}
+
+/* The fused residual (h through its own span) and the statistics. */
+static void test_norms_residual(void **state) {
+    (void)state;
+    const char *const fams[] = {"layernorm", "rmsnorm"};
+    const uint64_t shapes[][2] = {{7, 127}, {1, 2047}, {13, 3}};
+    for (size_t f = 0; f < COUNT(fams); f++)
+        for (size_t it = 0; it < COUNT(targets); it++)
+            for (size_t i = 0; i < COUNT(shapes); i++) {
+                const rk_target *t = rk_target_find(targets[it]);
+                rk_instance in;
+                rk_kernel *k = NULL;
+                char name[256], kn[128];
+                snprintf(kn, sizeof kn, "dtype=%s residual=true save_stats=true", dtypes[(i + it) % 3]);
+                build_span(fams[f], t, shapes[i][0], shapes[i][1], kn, (uint32_t)(1u << i), &in, &k, name, sizeof name);
+                run_at(t, &in, k, name, shapes[i][0], shapes[i][1], (uint32_t)(1 + 2 * (i % 2)));
+                rk_kernel_free(k);
+            }
+}
+
 /* A mixed output type: the output's span has its own vectors and head. */
 static void test_softmax_out_dtype(void **state) {
     (void)state;
@@ -115,6 +145,9 @@ static void test_softmax_out_dtype(void **state) {
         char name[256];
         build_span("softmax", t, 5, 333, "dtype=bf16 out_dtype=f32", 2, &in, &k, name, sizeof name);
         run_at(t, &in, k, name, 5, 333, 3);
+        rk_kernel_free(k);
+        build_span("layernorm", t, 3, 1001, "dtype=f32 out_dtype=bf16", 1, &in, &k, name, sizeof name);
+        run_at(t, &in, k, name, 3, 1001, 1);
         rk_kernel_free(k);
     }
 }
@@ -160,24 +193,30 @@ static void test_heuristic(void **state) {
     char name[256];
     /* odd rows that fit: span; rows of a multiple of vec keep their names */
     pick("softmax", "sm_90a", 16384, 2047, "dtype=bf16", name, sizeof name);
-    assert_non_null(strstr(name, "_stspan"));
+    assert_non_null(strstr(name, "_sgspan"));
     pick("softmax", "sm_90a", 65536, 127, "dtype=bf16", name, sizeof name);
-    assert_non_null(strstr(name, "_stspan"));
+    assert_non_null(strstr(name, "_sgspan"));
     pick("softmax", "sm_90a", 32768, 4096, "dtype=bf16", name, sizeof name);
-    assert_null(strstr(name, "_st"));
+    assert_null(strstr(name, "_sg"));
     /* a vocabulary row does not fit a block's LDS: direct */
     pick("softmax", "sm_90a", 1000, 151936, "dtype=bf16", name, sizeof name);
-    assert_null(strstr(name, "_st"));
+    assert_null(strstr(name, "_sg"));
     /* gfx942's 64 KiB LDS: a quarter of it per block */
     pick("softmax", "gfx942", 4096, 4097, "dtype=f16", name, sizeof name);
-    assert_null(strstr(name, "_st"));
+    assert_null(strstr(name, "_sg"));
     pick("softmax", "gfx942", 4096, 2047, "dtype=f16", name, sizeof name);
-    assert_null(strstr(name, "_st"));
+    assert_null(strstr(name, "_sg"));
     pick("softmax", "gfx942", 65536, 127, "dtype=f16", name, sizeof name);
-    assert_non_null(strstr(name, "_stspan"));
+    assert_non_null(strstr(name, "_sgspan"));
     /* locked direct: the split views as before */
+    pick("layernorm", "sm_90a", 16384, 2047, "dtype=bf16", name, sizeof name);
+    assert_non_null(strstr(name, "_sgspan"));
+    pick("rmsnorm", "sm_90a", 65536, 127, "dtype=bf16 residual=true", name, sizeof name);
+    assert_non_null(strstr(name, "_sgspan"));
+    pick("rmsnorm", "sm_90a", 1000, 151936, "dtype=bf16", name, sizeof name);
+    assert_null(strstr(name, "_sg"));
     pick("softmax", "sm_90a", 16384, 2047, "dtype=bf16 stage=direct", name, sizeof name);
-    assert_null(strstr(name, "_st"));
+    assert_null(strstr(name, "_sg"));
     assert_non_null(strstr(name, "_sp_"));
 }
 
@@ -216,6 +255,9 @@ int main(void) {
            (unsigned long long)seed);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_softmax_lengths),
+        cmocka_unit_test(test_layernorm_lengths),
+        cmocka_unit_test(test_rmsnorm_lengths),
+        cmocka_unit_test(test_norms_residual),
         cmocka_unit_test(test_softmax_out_dtype),
         cmocka_unit_test(test_other_shapes),
         cmocka_unit_test(test_heuristic),
