@@ -28,7 +28,10 @@ static const rk_knob rms_knobs[] = {NORM_KNOBS(0)};
 /* a cached slice: + the merge across blocks and the loop over slices taken
  * from waiters (ptxas -v, sm_90a, docs/kernels.md) */
 #define SLICED_BASE_REGS 40u
-/* a span: + its addresses and LDS copies (as softmax's) */
+/* a span: + its addresses and LDS copies (as softmax's); LayerNorm's in-row
+ * flags of 12 or more elements a thread take about half a register each
+ * (ptxas -v, sm_90a: 16384 x 2047, 16 elements, spilled at 40 registers;
+ * 9 elements fit 32) */
 #define SPAN_BASE_REGS 20u
 
 static void defaults_common(rk_instance *in, bool rms) {
@@ -62,7 +65,8 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64
     uint32_t ns = span_types(s, spans);
     kn_row_tune_stage(&s->k, t, w, sh, locked, FIRST_ROW_KNOB, 4, nv ? 16 : 0, SLICES_KNOB, STAGE_KNOB, spans, ns);
     if (s->k.stage == RK_STAGE_SPAN)
-        kn_row_tune_occupancy(&s->k, t, RK_S_F32, locked, FIRST_ROW_KNOB, SPAN_BASE_REGS);
+        kn_row_tune_occupancy(&s->k, t, RK_S_F32, locked, FIRST_ROW_KNOB,
+                              SPAN_BASE_REGS + (!s->rms && s->k.chunks >= 12 ? s->k.chunks / 2 : 0));
     else
         kn_row_tune_occupancy(&s->k, t, s->dtype, locked, FIRST_ROW_KNOB, NORM_BASE_REGS);
     /* NVIDIA looped LayerNorm rows of 1024 threads (64 registers): x, gamma
