@@ -273,7 +273,9 @@ void kn_row_tune_stage(rk_row_knobs *k, const rk_target *t, rk_scalar widest, co
         bool free_chunks = !((locked >> (first + RK_K)) & 1u);
         k->stage = free_chunks && vec > 1 && N % vec != 0 ? RK_STAGE_SPAN : RK_STAGE_DIRECT;
     }
-    kn_row_tune(k, t, widest, s, locked, first, kmax, max_elems);
+    /* a span holds f32 elements, not packed vectors: at most 16 a thread
+     * on every target (AMD's 32 took 130 VGPRs in LayerNorm, gfx950) */
+    kn_row_tune(k, t, widest, s, locked, first, kmax, k->stage == RK_STAGE_SPAN && !max_elems ? 16 : max_elems);
     kn_row_tune_slices(k, t, s, locked, first, slices_knob);
     if (k->stage == RK_STAGE_DIRECT) return;
     /* a span thread holds elements, not vectors: as many as its row needs */
