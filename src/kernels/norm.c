@@ -638,6 +638,11 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
     c.g = rk_tile_rows_begin(k, kn->block_size, kn->rows_per_block, kn->wave, M);
     kn_slices_rows(k, kn, &c.g, M);
     c.cfg = (rk_tile_block_cfg){.wave = kn->wave, .group = c.g.tpr, .groups = c.g.rpb, .shuffle_fold = true};
+    if (kn->stage == RK_STAGE_SPAN) {
+        kn_row_attrs(k, kn, t);
+        build_span(k, &c);
+        return;
+    }
     rk_scalar dt = c.s->dtype;
     c.xr = kn_row_view(k, kn, p[c.io.x], dt, c.g.row, N, c.g.active, NULL);
     c.yr = kn_row_view(k, kn, p[c.io.y], c.s->out_dtype, c.g.row, N, c.g.active, &c.xr);
@@ -658,8 +663,7 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
     }
     c.nf = rk_build_sitofp(k, N, RK_T_F32);
     kn_row_attrs(k, kn, t);
-    if (kn->stage == RK_STAGE_SPAN) build_span(k, &c);
-    else if (kn->chunks) build_cached(k, &c);
+    if (kn->chunks) build_cached(k, &c);
     else build_looped(k, &c);
 }
 

@@ -180,27 +180,30 @@ kn_span_row kn_span_row_of(rk_kernel *k, const kn_span *sp, const rk_tile_rows *
     return r;
 }
 
-/* Element j of the thread (row element lt + j*tpr): its LDS index in the
- * span r was made for, whether it is in the row, and (e) the element. */
-static rk_value row_elem(rk_kernel *k, const kn_span_row *r, uint32_t j, rk_value *valid, rk_value *e) {
+/* Element j of the thread in its row (lt + j*tpr) and whether it is
+ * inside the row (and the row inside the matrix). */
+static rk_value elem_of(rk_kernel *k, const kn_span_row *r, uint32_t j, rk_value *valid) {
     rk_value el = j ? rk_build_add(k, r->lt, kn_i32(k, (int32_t)(j * r->tpr))) : r->lt;
     rk_value in = rk_build_cmp(k, "lt", el, r->N);
     *valid = rk_build_and(k, in, r->active);
-    if (e) *e = el;
+    return el;
+}
+
+/* Its LDS index in the span r was made for. */
+static rk_value row_elem(rk_kernel *k, const kn_span_row *r, uint32_t j, rk_value *valid) {
+    elem_of(k, r, j, valid);
     return j ? rk_build_add(k, r->first, kn_i32(k, (int32_t)(j * r->tpr))) : r->first;
 }
 
 rk_value kn_span_elem(rk_kernel *k, const kn_span_row *r, uint32_t j, rk_value *valid) {
-    rk_value e;
-    row_elem(k, r, j, valid, &e);
-    return e;
+    return elem_of(k, r, j, valid);
 }
 
 void kn_span_read_f32(rk_kernel *k, const kn_span *sp, const kn_span_row *r, uint32_t n, double fill,
                       rk_value *out) {
     rk_value fillv = rk_const_f32(k, (float)fill);
     for (uint32_t j = 0; j < n; j++) {
-        rk_value valid, idx = row_elem(k, r, j, &valid, NULL);
+        rk_value valid, idx = row_elem(k, r, j, &valid);
         /* outside the row: read the span's first element (always loaded) */
         rk_value safe = rk_build_select(k, valid, idx, sp->mis);
         rk_value at[1] = {safe};
@@ -211,7 +214,7 @@ void kn_span_read_f32(rk_kernel *k, const kn_span *sp, const kn_span_row *r, uin
 
 void kn_span_write_f32(rk_kernel *k, const kn_span *sp, const kn_span_row *r, uint32_t n, const rk_value *vals) {
     for (uint32_t j = 0; j < n; j++) {
-        rk_value valid, idx = row_elem(k, r, j, &valid, NULL);
+        rk_value valid, idx = row_elem(k, r, j, &valid);
         rk_value y = rk_tile_from_f32(k, vals[j], sp->elem);
         rk_if_begin(k, valid);
         rk_value at[1] = {idx};

@@ -83,8 +83,8 @@ void kn_row_tune(rk_row_knobs *k, const rk_target *t, rk_scalar widest, const rk
     if (!LOCKED(RK_B)) {
         uint32_t b = LOCKED(RK_R) ? tpr * k->rows_per_block : (tpr > 256 ? tpr : 256);
         if (b > 1024) b = 1024;
-        /* at least a wave (a locked row count of short rows) */
-        if (b < k->wave) b = k->wave;
+        /* a legal block (a locked row count of short rows) */
+        if (b < kn_legal_block[0]) b = kn_legal_block[0];
         /* keep enough blocks to fill the machine when there are few rows */
         while (!LOCKED(RK_R) && b > tpr && b > k->wave && cdiv(M ? M : 1, b / tpr) < 256) b /= 2;
         k->block_size = b;

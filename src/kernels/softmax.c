@@ -405,13 +405,17 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
     const rk_row_knobs *kn = &s->k;
     rk_tile_rows g = rk_tile_rows_begin(k, kn->block_size, kn->rows_per_block, kn->wave, p[2]);
     kn_slices_rows(k, kn, &g, p[2]);
+    if (kn->stage == RK_STAGE_SPAN) {
+        kn_row_attrs(k, kn, t);
+        build_span(s, k, &g, p[0], p[1], p[2], p[3]);
+        return;
+    }
     rk_tile_row xr = kn_row_view(k, kn, p[0], s->dtype, g.row, p[3], g.active, NULL);
     rk_tile_row yr = kn_row_view(k, kn, p[1], s->out_dtype, g.row, p[3], g.active, &xr);
     kn_row_attrs(k, kn, t);
     /* Work and Sync follow M and N when the row is split */
     rk_value work = kn->slices > 1 ? p[4] : p[2], sync = kn->slices > 1 ? p[5] : p[2];
-    if (kn->stage == RK_STAGE_SPAN) build_span(s, k, &g, p[0], p[1], p[2], p[3]);
-    else if (kn->chunks && s->keep_exps) build_cached_keep(s, k, &g, &xr, &yr);
+    if (kn->chunks && s->keep_exps) build_cached_keep(s, k, &g, &xr, &yr);
     else if (kn->chunks) build_cached(s, k, &g, &xr, &yr, work, sync, p[2]);
     else build_looped(s, k, &g, &xr, &yr, work, sync, p[2]);
 }
