@@ -1,5 +1,5 @@
 /* rocke tests — the span stage of the row kernels (stage=span: softmax,
- * layernorm, rmsnorm): a block's rows staged through LDS as one span with
+ * layernorm, rmsnorm, reduce): a block's rows staged through LDS as one span with
  * aligned 16-byte accesses. Odd
  * row lengths (1 .. 4097), one row and a prime number of rows, 1, 2 and 4
  * rows a block, every dtype, tensors 1 and 3 elements into their buffers
@@ -116,6 +116,26 @@ static void test_rmsnorm_lengths(void **state) {
     each_length("rmsnorm", "");
 }
 
+static void test_reduce_lengths(void **state) {
+    (void)state;
+    each_length("reduce", "op=sum");
+    /* max and mean at a few lengths */
+    const char *const ops[] = {"op=max", "op=mean"};
+    const uint64_t Ns[] = {3, 2047};
+    for (size_t o = 0; o < COUNT(ops); o++)
+        for (size_t it = 0; it < COUNT(targets); it++)
+            for (size_t i = 0; i < COUNT(Ns); i++) {
+                const rk_target *t = rk_target_find(targets[it]);
+                rk_instance in;
+                rk_kernel *k = NULL;
+                char name[256], kn[64];
+                snprintf(kn, sizeof kn, "dtype=%s %s", dtypes[(o + i) % 3], ops[o]);
+                build_span("reduce", t, 7, Ns[i], kn, 2, &in, &k, name, sizeof name);
+                run_at(t, &in, k, name, 7, Ns[i], 3);
+                rk_kernel_free(k);
+            }
+}
+
 /* The fused residual (h through its own span) and the statistics. */
 static void test_norms_residual(void **state) {
     (void)state;
@@ -213,6 +233,8 @@ static void test_heuristic(void **state) {
     assert_non_null(strstr(name, "_sgspan"));
     pick("rmsnorm", "sm_90a", 65536, 127, "dtype=bf16 residual=true", name, sizeof name);
     assert_non_null(strstr(name, "_sgspan"));
+    pick("reduce", "sm_90a", 65536, 127, "dtype=bf16 op=sum", name, sizeof name);
+    assert_non_null(strstr(name, "_sgspan"));
     pick("rmsnorm", "sm_90a", 1000, 151936, "dtype=bf16", name, sizeof name);
     assert_null(strstr(name, "_sg"));
     pick("softmax", "sm_90a", 16384, 2047, "dtype=bf16 stage=direct", name, sizeof name);
@@ -258,6 +280,7 @@ int main(void) {
         cmocka_unit_test(test_layernorm_lengths),
         cmocka_unit_test(test_rmsnorm_lengths),
         cmocka_unit_test(test_norms_residual),
+        cmocka_unit_test(test_reduce_lengths),
         cmocka_unit_test(test_softmax_out_dtype),
         cmocka_unit_test(test_other_shapes),
         cmocka_unit_test(test_heuristic),
