@@ -107,6 +107,10 @@ rmsnorm-span 16384,2047 rmsnorm --stage span
 rmsnorm-direct 16384,2047 rmsnorm --stage direct
 rmsnorm-span 65536,127 rmsnorm --stage span
 rmsnorm-direct 65536,127 rmsnorm --stage direct
+sum-span 16384,2047 reduce --op sum --stage span
+sum-direct 16384,2047 reduce --op sum --stage direct
+sum-span 65536,127 reduce --op sum --stage span
+sum-direct 65536,127 reduce --op sum --stage direct
 VARIANTS
 # GEMM at the benchmark shapes (bench/gemm_shapes.txt), the heuristic's pick
 mkdir -p "$D/gemm"
