@@ -73,6 +73,7 @@ permute 16,2048,2048 permute
 permute 64,1000,257 permute
 FUSED
 # Variants measured next to the heuristic's pick: NAME SHAPE KNOBS...
+# (-span / -direct: the two stages of the row kernels at odd rows, docs/kernels.md "Span stage")
 while read -r name shape spec; do
   [ -n "$name" ] || continue
   "$B/rocke" build $spec $(dtype_of $spec) --target "$T" --shape "$shape" -o "$D/ops/$name@$shape" >/dev/null
@@ -92,6 +93,24 @@ softmax-looped 1000,151936 softmax --slices 1
 softmax-k7 1024,50257 softmax --slices 1
 softmax-f32-k8 4096,32768 softmax --dtype f32 --slices 1
 layernorm-f32-k8 4096,32768 layernorm --dtype f32 --slices 1
+softmax-span 16384,2047 softmax --stage span
+softmax-direct 16384,2047 softmax --stage direct
+softmax-span 65536,127 softmax --stage span
+softmax-direct 65536,127 softmax --stage direct
+softmax-span 4096,4097 softmax --stage span
+softmax-direct 4096,4097 softmax --stage direct
+layernorm-span 16384,2047 layernorm --stage span
+layernorm-direct 16384,2047 layernorm --stage direct
+layernorm-span 65536,127 layernorm --stage span
+layernorm-direct 65536,127 layernorm --stage direct
+rmsnorm-span 16384,2047 rmsnorm --stage span
+rmsnorm-direct 16384,2047 rmsnorm --stage direct
+rmsnorm-span 65536,127 rmsnorm --stage span
+rmsnorm-direct 65536,127 rmsnorm --stage direct
+sum-span 16384,2047 reduce --op sum --stage span
+sum-direct 16384,2047 reduce --op sum --stage direct
+sum-span 65536,127 reduce --op sum --stage span
+sum-direct 65536,127 reduce --op sum --stage direct
 VARIANTS
 # GEMM at the benchmark shapes (bench/gemm_shapes.txt), the heuristic's pick
 mkdir -p "$D/gemm"

@@ -35,6 +35,12 @@ typedef enum rk_family_id {
  * elements per thread, valid for N <= block_size/rows_per_block * vec * chunks
  * (one read of every input byte); chunks == 0: a runtime loop over the row
  * (any N) with `unroll` vector loads in flight per thread. */
+/* direct: each thread reads and writes its row's chunks in global memory
+ * (split views at odd rows); span: the block's consecutive rows, one
+ * contiguous span of the packed [M, N] tensor, go through LDS with aligned
+ * 16-byte accesses (only the span's first and last vector partial). */
+typedef enum rk_row_stage { RK_STAGE_DIRECT = 0, RK_STAGE_SPAN = 1 } rk_row_stage;
+
 typedef struct rk_row_knobs {
     uint32_t wave;            /* target wave/warp size: 64 (CDNA) or 32 (NVIDIA) */
     uint32_t block_size;      /* threads: 32..1024, power of two */
@@ -50,6 +56,8 @@ typedef struct rk_row_knobs {
     uint32_t slices;          /* blocks per row (grid y), 1..16: >1 spreads a long row over several
                                * blocks merging their statistics through a Work buffer
                                * (looped rows, one row per block; docs/kernels.md) */
+    rk_row_stage stage;       /* how a block's rows reach the threads: direct (row views) or span
+                               * (the block's rows staged through LDS as one aligned span) */
 } rk_row_knobs;
 
 typedef enum rk_ew_op {

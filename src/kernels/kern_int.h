@@ -188,8 +188,10 @@ rk_status kn_row_check_shape(const rk_row_knobs *k, const rk_shape *s);
 void kn_row_geometry(const rk_row_knobs *k, rk_launch_geom *g);
 static inline uint32_t kn_row_tpr(const rk_row_knobs *k) { return k->block_size / k->rows_per_block; }
 /* Elements a cached row holds (0: looped, any length): over its slices
- * when a cached row is split over blocks. */
+ * when a cached row is split over blocks; a span (stage=span) holds
+ * `chunks` elements a thread, not vectors. */
 static inline uint32_t kn_row_cap(const rk_row_knobs *k) {
+    if (k->stage == RK_STAGE_SPAN) return kn_row_tpr(k) * k->chunks;
     return kn_row_tpr(k) * k->vec * k->chunks * (k->slices > 1 ? k->slices : 1);
 }
 /* The view of row `row` of tensor ptr (stride and length N) for the row
@@ -264,6 +266,64 @@ kn_spread kn_slices_merge(rk_kernel *k, const kn_slices *sl, rk_value last, rk_t
 void kn_slices_pass_begin(rk_kernel *k, kn_spread *sp, const kn_slices *sl, rk_value *from, rk_value *to);
 void kn_slices_pass_end(rk_kernel *k);
 void kn_slices_finish(rk_kernel *k, const kn_slices *sl);
+
+/* row_span.c: the span stage (stage=span; docs/kernels.md, "Span stage").
+ * Block b's rows [b*R, b*R + R) (R = rows_per_block, fewer in the last
+ * block) of a packed [M, N] tensor are one span; LDS holds it from the
+ * aligned address at or below its first element (index mis). */
+extern const char *const kn_stage_names[];
+#define KN_STAGE_KNOB(spec)                                                                              \
+    KN_ENUM_QUIET("stage", "sg", spec.k.stage, kn_stage_names, true,                                     \
+                  "direct: rows read and written in place; span: the block's rows staged through LDS "     \
+                  "with aligned 16-byte accesses (cached rows, slices=1)")
+#define KN_SPAN_MAX_CHUNKS 32   /* elements a span thread holds (chunks, its largest legal value) */
+typedef struct kn_span {
+    rk_scalar elem;
+    uint32_t V, iters, block;   /* elements a 16-byte vector; vectors a thread copies; threads */
+    rk_value lds;               /* elem[]: LDS element i is global element base + i */
+    rk_value base;              /* global ptr: the aligned address at or below the span's start */
+    rk_value mis, end, nv;      /* i32: LDS index of the span's first element, of its end; vectors */
+    rk_value N;
+} kn_span;
+/* A thread's view of its row in one span: element lt + j*tpr at LDS index
+ * first + j*tpr. */
+typedef struct kn_span_row {
+    uint32_t tpr;
+    rk_value first, lt, N, active;
+} kn_span_row;
+/* LDS bytes of the spans of tensors elems[0..n) for these knobs. */
+uint64_t kn_span_bytes(const rk_row_knobs *k, const rk_scalar *elems, uint32_t n);
+/* The most LDS the spans of a block may take on t (static shared memory,
+ * less the reductions' slots), and the heuristic's budget (a quarter of an
+ * SM's or CU's LDS at most, so several blocks stay resident). */
+uint32_t kn_span_limit(const rk_target *t);
+uint32_t kn_span_budget(const rk_target *t);
+/* The span of this block in tensor ptr (allocates its LDS). */
+kn_span kn_span_open(rk_kernel *k, const rk_row_knobs *kn, rk_value ptr, rk_scalar elem, rk_value M, rk_value N);
+/* Global -> LDS (no barrier: the caller syncs once after its loads), and
+ * LDS -> global (after the caller's barrier). */
+void kn_span_load(rk_kernel *k, const kn_span *sp, rk_value tid);
+void kn_span_store(rk_kernel *k, const kn_span *sp, rk_value tid);
+kn_span_row kn_span_row_of(rk_kernel *k, const kn_span *sp, const rk_tile_rows *g);
+/* Element j of the thread's row (i32) and whether it is inside the row. */
+rk_value kn_span_elem(rk_kernel *k, const kn_span_row *r, uint32_t j, rk_value *valid);
+/* The thread's n elements as f32 (fill outside the row); n results into
+ * the span (elements outside the row are not written). */
+void kn_span_read_f32(rk_kernel *k, const kn_span *sp, const kn_span_row *r, uint32_t n, double fill,
+                      rk_value *out);
+void kn_span_write_f32(rk_kernel *k, const kn_span *sp, const kn_span_row *r, uint32_t n, const rk_value *vals);
+/* kn_row_tune and kn_row_tune_slices with the stage chosen (unless
+ * locked; elems[0..n): the tensors a kernel stages): span when N % vec != 0,
+ * the row is cached in one block and the spans fit the budget, its geometry
+ * sized without a split view's head; else direct, tuned as before. */
+void kn_row_tune_stage(rk_row_knobs *k, const rk_target *t, rk_scalar widest, const rk_shape *s, uint64_t locked,
+                       uint32_t first_knob, uint32_t max_chunks, uint32_t max_elems, uint32_t slices_knob,
+                       uint32_t stage_knob, const rk_scalar *elems, uint32_t n);
+/* The row checks of kn_row_validate_cached_slices (elems[0], elems[n-1]:
+ * the input and output types), and for stage=span: a cached row (chunks
+ * > 0 elements a thread) in one block (slices = 1) whose spans fit
+ * kn_span_limit. */
+rk_status kn_row_validate_stage(const rk_row_knobs *k, const rk_target *t, const rk_scalar *elems, uint32_t n);
 
 /* transpose_split.c: the split tile of transpose and permute. A block's
  * tile: its first row and column inside the matrix, and the first row of

@@ -15,17 +15,24 @@
     KN_BOOL("residual", "res", u.norm.residual, "fused residual add: h = x + r, also written"), \
     KN_BOOL("save_stats", "st", u.norm.save_stats, ln ? "write f32 mean and rstd per row" : "write f32 rstd per row"), \
     KN_ROW_KNOBS(u.norm.k), \
-    KN_SLICES_KNOB(u.norm)
+    KN_SLICES_KNOB(u.norm), \
+    KN_STAGE_KNOB(u.norm)
 static const rk_knob ln_knobs[] = {NORM_KNOBS(1)};
 static const rk_knob rms_knobs[] = {NORM_KNOBS(0)};
 #define FIRST_ROW_KNOB 4
 #define SLICES_KNOB (FIRST_ROW_KNOB + 9)
+#define STAGE_KNOB (SLICES_KNOB + 1)
 /* registers besides the packed row (ptxas -v, sm_90a; docs/kernels.md), the
  * same for both norms since LayerNorm's padding needs no masks */
 #define NORM_BASE_REGS 16u
 /* a cached slice: + the merge across blocks and the loop over slices taken
  * from waiters (ptxas -v, sm_90a, docs/kernels.md) */
 #define SLICED_BASE_REGS 40u
+/* a span: + its addresses and LDS copies (as softmax's); LayerNorm's in-row
+ * flags of 12 or more elements a thread take about half a register each
+ * (ptxas -v, sm_90a: 16384 x 2047, 16 elements, spilled at 40 registers;
+ * 9 elements fit 32) */
+#define SPAN_BASE_REGS 20u
 
 static void defaults_common(rk_instance *in, bool rms) {
     rk_norm_spec *s = &in->u.norm;
@@ -38,13 +45,30 @@ static void defaults_common(rk_instance *in, bool rms) {
 static void ln_defaults(rk_instance *in) { defaults_common(in, false); }
 static void rms_defaults(rk_instance *in) { defaults_common(in, true); }
 
+/* The tensors a span stages: x, [r, h], then y (the output type last). */
+static uint32_t span_types(const rk_norm_spec *s, rk_scalar *out) {
+    uint32_t n = 0;
+    out[n++] = s->dtype;
+    if (s->residual) {
+        out[n++] = s->dtype;
+        out[n++] = s->dtype;
+    }
+    out[n++] = s->out_dtype;
+    return n;
+}
+
 static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64_t locked) {
     rk_norm_spec *s = &in->u.norm;
     rk_scalar w = rk_tile_elem_bytes(s->dtype) >= rk_tile_elem_bytes(s->out_dtype) ? s->dtype : s->out_dtype;
     bool nv = t->vendor == RK_VENDOR_NVIDIA;
-    kn_row_tune(&s->k, t, w, sh, locked, FIRST_ROW_KNOB, 4, nv ? 16 : 0);
-    kn_row_tune_slices(&s->k, t, sh, locked, FIRST_ROW_KNOB, SLICES_KNOB);
-    kn_row_tune_occupancy(&s->k, t, s->dtype, locked, FIRST_ROW_KNOB, NORM_BASE_REGS);
+    rk_scalar spans[4];
+    uint32_t ns = span_types(s, spans);
+    kn_row_tune_stage(&s->k, t, w, sh, locked, FIRST_ROW_KNOB, 4, nv ? 16 : 0, SLICES_KNOB, STAGE_KNOB, spans, ns);
+    if (s->k.stage == RK_STAGE_SPAN)
+        kn_row_tune_occupancy(&s->k, t, RK_S_F32, locked, FIRST_ROW_KNOB,
+                              SPAN_BASE_REGS + (!s->rms && s->k.chunks >= 12 ? s->k.chunks / 2 : 0));
+    else
+        kn_row_tune_occupancy(&s->k, t, s->dtype, locked, FIRST_ROW_KNOB, NORM_BASE_REGS);
     /* NVIDIA looped LayerNorm rows of 1024 threads (64 registers): x, gamma
      * and beta of 4 vectors of 8 16-bit elements spill (bf16, ptxas -v:
      * 96 bytes at 1000 x 151936, measured at half of f16's bandwidth), 2 do
@@ -63,7 +87,9 @@ static rk_status validate(const rk_instance *in, const rk_target *t) {
     if (s->rms != (in->family == RK_FAMILY_RMSNORM))
         return rk_fail(RK_ERR_INVALID, "spec field 'rms' must be %s for family %s",
                        in->family == RK_FAMILY_RMSNORM ? "true" : "false", rk_family_name(in->family));
-    return kn_row_validate_cached_slices(&s->k, t, s->dtype, s->out_dtype);
+    rk_scalar spans[4];
+    uint32_t ns = span_types(s, spans);
+    return kn_row_validate_stage(&s->k, t, spans, ns);
 }
 
 static rk_status check_shape(const rk_instance *in, const rk_shape *s) {
@@ -509,6 +535,101 @@ static void build_looped(rk_kernel *k, norm_ctx *c) {
     rk_if_end(k, NULL, 0);
 }
 
+/* stage=span: x (and r) through LDS (row_span.c); each thread holds its
+ * elements of h in f32, sums d = h - h[0] and d^2 (LayerNorm) or h^2
+ * (RMSNorm) with padding at 0, one reduction, then y (gamma, beta per
+ * element from L1/L2) into y's span and h into its own, stored after one
+ * barrier. */
+static void build_span(rk_kernel *k, norm_ctx *c) {
+    const rk_norm_spec *s = c->s;
+    const rk_row_knobs *kn = &s->k;
+    const rk_value *p = c->io.p;
+    rk_value M = p[c->io.M], N = p[c->io.N];
+    bool rms = s->rms, res = s->residual;
+    uint32_t n = kn->chunks;
+    RK_ASSERT(n <= KN_SPAN_MAX_CHUNKS, "norm span: elements a thread");
+    kn_span xs = kn_span_open(k, kn, p[c->io.x], s->dtype, M, N), rs = {0}, hs = {0};
+    if (res) rs = kn_span_open(k, kn, p[c->io.r], s->dtype, M, N);
+    kn_span ys = kn_span_open(k, kn, p[c->io.y], s->out_dtype, M, N);
+    if (res) hs = kn_span_open(k, kn, p[c->io.h], s->dtype, M, N);
+    kn_span_load(k, &xs, c->g.tid);
+    if (res) kn_span_load(k, &rs, c->g.tid);
+    rk_build_sync_lds_only(k);
+    kn_span_row xr = kn_span_row_of(k, &xs, &c->g), rr = {0}, hr = {0};
+    if (res) {
+        rr = kn_span_row_of(k, &rs, &c->g);
+        hr = kn_span_row_of(k, &hs, &c->g);
+    }
+    rk_value h[KN_SPAN_MAX_CHUNKS], v[KN_SPAN_MAX_CHUNKS], ok[KN_SPAN_MAX_CHUNKS], e[KN_SPAN_MAX_CHUNKS];
+    kn_span_read_f32(k, &xs, &xr, n, 0.0, h);
+    for (uint32_t j = 0; j < n; j++) e[j] = kn_span_elem(k, &xr, j, &ok[j]);
+    if (res) {
+        kn_span_read_f32(k, &rs, &rr, n, 0.0, v);
+        for (uint32_t j = 0; j < n; j++) {
+            rk_value sum = rk_build_fadd(k, h[j], v[j]);
+            h[j] = rk_tile_to_f32(k, rk_tile_from_f32(k, sum, s->dtype));
+        }
+        kn_span_write_f32(k, &hs, &hr, n, h);
+    }
+    /* LayerNorm's shift: h[0] of the row (every lane reads the same LDS word) */
+    rk_value shift = {0}, f0 = rk_const_f32(k, 0.0f);
+    if (!rms) {
+        kn_span_row r0 = xr;
+        r0.lt = kn_i32(k, 0);
+        r0.first = rk_build_sub(k, xr.first, c->g.lt);
+        rk_value x0;
+        kn_span_read_f32(k, &xs, &r0, 1, 0.0, &x0);
+        shift = x0;
+        if (res) {
+            kn_span_row q0 = rr;
+            q0.lt = r0.lt;
+            q0.first = rk_build_sub(k, rr.first, c->g.lt);
+            rk_value y0;
+            kn_span_read_f32(k, &rs, &q0, 1, 0.0, &y0);
+            shift = rk_tile_to_f32(k, rk_tile_from_f32(k, rk_build_fadd(k, x0, y0), s->dtype));
+        }
+    }
+    rk_value s1 = {0}, s2 = {0};
+    for (uint32_t j = 0; j < n; j++) {
+        rk_value d = rms ? h[j] : rk_build_select(k, ok[j], rk_build_fsub(k, h[j], shift), f0);
+        if (!rms) s1 = j ? rk_build_fadd(k, s1, d) : d;
+        s2 = j ? rk_build_fma(k, d, d, s2) : rk_build_fmul(k, d, d);
+    }
+    rk_value inv_n = rk_build_rcp_fast(k, rk_build_sitofp(k, N, RK_T_F32));
+    rk_value mean = {0}, var;
+    if (rms) {
+        var = rk_build_fmul(k, rk_tile_block_reduce(k, RK_RED_SUM, &c->cfg, c->g.tid, s2), inv_n);
+    } else {
+        rk_value sums[2] = {s1, s2};
+        rk_tile_reducer red = {.n = 2, .op = RK_RED_SUM};
+        rk_tile_block_reduce_n(k, &red, &c->cfg, c->g.tid, sums);
+        rk_value m1 = rk_build_fmul(k, sums[0], inv_n);        /* mean of (h - shift) */
+        rk_value m2 = rk_build_fmul(k, sums[1], inv_n);
+        mean = rk_build_fadd(k, shift, m1);
+        var = rk_build_fmax(k, rk_build_fsub(k, m2, rk_build_fmul(k, m1, m1)), f0);
+    }
+    rk_value rstd = rstd_of(k, c, var);
+    for (uint32_t j = 0; j < n; j++) {
+        /* gamma (beta) of element e, outside the row element 0 */
+        rk_value at = rk_build_select(k, ok[j], e[j], kn_i32(k, 0));
+        rk_value gf = rk_tile_to_f32(k, rk_load_global(k, p[c->io.gamma], at, 1));
+        rk_value d = rms ? h[j] : rk_build_fsub(k, h[j], mean);
+        rk_value t = rk_build_fmul(k, d, rstd);
+        if (rms) {
+            v[j] = rk_build_fmul(k, t, gf);
+        } else {
+            rk_value bf = rk_tile_to_f32(k, rk_load_global(k, p[c->io.beta], at, 1));
+            v[j] = rk_build_fma(k, t, gf, bf);
+        }
+    }
+    kn_span_row yr = kn_span_row_of(k, &ys, &c->g);
+    kn_span_write_f32(k, &ys, &yr, n, v);
+    rk_build_sync_lds_only(k);
+    kn_span_store(k, &ys, c->g.tid);
+    if (res) kn_span_store(k, &hs, c->g.tid);
+    store_stats(k, c, mean, rstd);
+}
+
 static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *p) {
     norm_ctx c = {.s = &in->u.norm};
     const rk_row_knobs *kn = &c.s->k;
@@ -517,6 +638,11 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
     c.g = rk_tile_rows_begin(k, kn->block_size, kn->rows_per_block, kn->wave, M);
     kn_slices_rows(k, kn, &c.g, M);
     c.cfg = (rk_tile_block_cfg){.wave = kn->wave, .group = c.g.tpr, .groups = c.g.rpb, .shuffle_fold = true};
+    if (kn->stage == RK_STAGE_SPAN) {
+        kn_row_attrs(k, kn, t);
+        build_span(k, &c);
+        return;
+    }
     rk_scalar dt = c.s->dtype;
     c.xr = kn_row_view(k, kn, p[c.io.x], dt, c.g.row, N, c.g.active, NULL);
     c.yr = kn_row_view(k, kn, p[c.io.y], c.s->out_dtype, c.g.row, N, c.g.active, &c.xr);

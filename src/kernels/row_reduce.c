@@ -16,9 +16,11 @@ static const rk_knob knobs[] = {
     KN_DTYPE("out_dtype", "o", u.reduce.out_dtype, "output element type"),
     KN_ROW_KNOBS(u.reduce.k),
     KN_SLICES_KNOB(u.reduce),
+    KN_STAGE_KNOB(u.reduce),
 };
 #define FIRST_ROW_KNOB 3
 #define SLICES_KNOB (FIRST_ROW_KNOB + 9)
+#define STAGE_KNOB (SLICES_KNOB + 1)
 
 static void defaults(rk_instance *in) {
     in->u.reduce.op = RK_REDUCE_SUM;
@@ -28,12 +30,17 @@ static void defaults(rk_instance *in) {
 
 static void tune(rk_instance *in, const rk_target *t, const rk_shape *s, uint64_t locked) {
     /* vec follows the input: the output is one value per row */
-    kn_row_tune(&in->u.reduce.k, t, in->u.reduce.dtype, s, locked, FIRST_ROW_KNOB, 8, 0);
-    kn_row_tune_slices(&in->u.reduce.k, t, s, locked, FIRST_ROW_KNOB, SLICES_KNOB);
+    const rk_scalar spans[1] = {in->u.reduce.dtype};
+    kn_row_tune_stage(&in->u.reduce.k, t, in->u.reduce.dtype, s, locked, FIRST_ROW_KNOB, 8, 0, SLICES_KNOB, STAGE_KNOB,
+                      spans, 1);
 }
 
 static rk_status validate(const rk_instance *in, const rk_target *t) {
-    return kn_row_validate(&in->u.reduce.k, t, in->u.reduce.dtype, in->u.reduce.dtype);
+    const rk_scalar spans[1] = {in->u.reduce.dtype};
+    /* direct rows: no cached slices here (a split row is looped) */
+    if (in->u.reduce.k.stage != RK_STAGE_SPAN)
+        return kn_row_validate(&in->u.reduce.k, t, in->u.reduce.dtype, in->u.reduce.dtype);
+    return kn_row_validate_stage(&in->u.reduce.k, t, spans, 1);
 }
 
 static rk_status check_shape(const rk_instance *in, const rk_shape *s) {
@@ -75,16 +82,29 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
     double id = rk_tile_red_identity(op);
     rk_tile_rows g = rk_tile_rows_begin(k, kn->block_size, kn->rows_per_block, kn->wave, p[2]);
     kn_slices_rows(k, kn, &g, p[2]);
-    rk_tile_row xr = kn_row_view(k, kn, p[0], s->dtype, g.row, p[3], g.active, NULL);
     kn_row_attrs(k, kn, t);
     rk_value acc;
     kn_slices sl = {0};
-    if (kn->chunks) {
+    rk_tile_row xr = {0};
+    if (kn->stage == RK_STAGE_SPAN) {
+        /* the block's rows through LDS (row_span.c), the thread's elements folded */
+        kn_span xs = kn_span_open(k, kn, p[0], s->dtype, p[2], p[3]);
+        kn_span_load(k, &xs, g.tid);
+        rk_build_sync_lds_only(k);
+        kn_span_row row = kn_span_row_of(k, &xs, &g);
+        rk_value v[KN_SPAN_MAX_CHUNKS];
+        RK_ASSERT(kn->chunks <= KN_SPAN_MAX_CHUNKS, "reduce span: elements a thread");
+        kn_span_read_f32(k, &xs, &row, kn->chunks, id, v);
+        acc = v[0];
+        for (uint32_t j = 1; j < kn->chunks; j++) acc = fold(k, op, acc, v[j]);
+    } else if (kn->chunks) {
+        xr = kn_row_view(k, kn, p[0], s->dtype, g.row, p[3], g.active, NULL);
         rk_tile_regs x;
         rk_tile_regs_load(k, &xr, g.lt, g.tpr, kn->chunks, id, &x);
         acc = x.v[0];
         for (uint32_t c = 1; c < x.n; c++) acc = fold(k, op, acc, x.v[c]);
     } else {
+        xr = kn_row_view(k, kn, p[0], s->dtype, g.row, p[3], g.active, NULL);
         uint32_t u = kn->unroll, step = g.tpr * kn->vec;
         rk_value start = rk_build_mul(k, g.lt, kn_i32(k, (int32_t)kn->vec));
         rk_value init = rk_tile_f32s(k, (float)id, kn->vec), cur, res;

@@ -77,6 +77,9 @@ uint32_t rk_instance_variants(const rk_instance *in, const rk_target *t, uint64_
     uint64_t lk = locked;
     /* every variant takes any row length and any base */
     lock(&base, &lk, "split", "true");
+    /* and keep to direct rows: a span kernel's pick alternates with N % vec,
+     * which would cut the row lengths into classes of a few each */
+    lock(&base, &lk, "stage", "direct");
     uint32_t n = 0;
     /* few long rows: split over blocks (rows fewer than compute units) */
     rk_instance v;

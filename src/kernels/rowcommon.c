@@ -52,14 +52,16 @@ void kn_row_tune(rk_row_knobs *k, const rk_target *t, rk_scalar widest, const rk
      * shapes stays as it was); others peel a head of up to vec-1 elements,
      * so a cached row must hold N + vec - 1 */
     if (!LOCKED(RK_S)) k->split = N % k->vec != 0;
-    uint64_t span = N + (k->split ? k->vec - 1 : 0);
+    /* a span stage reads rows from LDS: no head to make room for */
+    uint64_t span = N + (k->split && k->stage != RK_STAGE_SPAN ? k->vec - 1 : 0);
     /* more threads per row rather than more elements per thread: fewer
      * registers, more blocks resident, more bytes in flight per SM */
     if (max_elems && max_elems / k->vec < kmax) kmax = max_elems / k->vec ? max_elems / k->vec : 1;
     uint64_t nvec = cdiv(span ? span : 1, k->vec);
     uint32_t tpr;
     if (LOCKED(RK_B) && LOCKED(RK_R)) tpr = k->block_size / (k->rows_per_block ? k->rows_per_block : 1);
-    else if (LOCKED(RK_K) && k->chunks) tpr = np2(cdiv(nvec, k->chunks));
+    /* a locked chunk count: vectors a thread, elements for a span */
+    else if (LOCKED(RK_K) && k->chunks) tpr = np2(cdiv(k->stage == RK_STAGE_SPAN ? N : nvec, k->chunks));
     /* short rows (a wave or less of vectors): one vector per lane, so
      * consecutive lanes read consecutive 16 bytes, several rows per wave
      * reduced by butterflies of width tpr */
@@ -67,6 +69,10 @@ void kn_row_tune(rk_row_knobs *k, const rk_target *t, rk_scalar widest, const rk
     else tpr = np2(cdiv(nvec, kmax));
     if (tpr > 1024) tpr = 1024;
     if (tpr < 1) tpr = 1;
+    /* a locked rows_per_block caps the threads a row gets (the block is at
+     * most 1024): size the chunks for that, or the row would not fit */
+    if (LOCKED(RK_R) && !LOCKED(RK_B) && k->rows_per_block && tpr * k->rows_per_block > 1024)
+        tpr = 1024 / k->rows_per_block ? 1024 / k->rows_per_block : 1;
     if (!LOCKED(RK_K)) {
         uint64_t c = cdiv(nvec, tpr);
         k->chunks = c * k->vec <= KN_MAX_CACHED / 2 ? (uint32_t)c : 0;
@@ -77,6 +83,8 @@ void kn_row_tune(rk_row_knobs *k, const rk_target *t, rk_scalar widest, const rk
     if (!LOCKED(RK_B)) {
         uint32_t b = LOCKED(RK_R) ? tpr * k->rows_per_block : (tpr > 256 ? tpr : 256);
         if (b > 1024) b = 1024;
+        /* a legal block (a locked row count of short rows) */
+        if (b < kn_legal_block[0]) b = kn_legal_block[0];
         /* keep enough blocks to fill the machine when there are few rows */
         while (!LOCKED(RK_R) && b > tpr && b > k->wave && cdiv(M ? M : 1, b / tpr) < 256) b /= 2;
         k->block_size = b;
@@ -93,7 +101,8 @@ void kn_row_tune(rk_row_knobs *k, const rk_target *t, rk_scalar widest, const rk
  * what every row kernel keeps besides it (pointers, offsets, accumulators,
  * the reduction), measured with ptxas -v on sm_90a (docs/kernels.md). */
 static uint32_t est_regs(const rk_row_knobs *k, rk_scalar elem, uint32_t base) {
-    return k->chunks * k->vec * rk_tile_elem_bytes(elem) / 4 + base;
+    uint32_t elems = k->stage == RK_STAGE_SPAN ? k->chunks : k->chunks * k->vec;
+    return elems * rk_tile_elem_bytes(elem) / 4 + base;
 }
 
 void kn_row_tune_occupancy(rk_row_knobs *k, const rk_target *t, rk_scalar elem, uint64_t locked, uint32_t first,
@@ -228,6 +237,11 @@ rk_status kn_row_check_shape(const rk_row_knobs *k, const rk_shape *s) {
         return rk_fail(RK_ERR_INVALID, "shape %llu,%llu: rows must be < 2^31 and a row < 2 GiB",
                        (unsigned long long)M, (unsigned long long)N);
     uint64_t cap = kn_row_cap(k);
+    if (k->chunks && N > cap && k->stage == RK_STAGE_SPAN)
+        return rk_fail(RK_ERR_INVALID,
+                       "shape N=%llu exceeds this kernel's row capacity %llu (stage=span: block_size/rows_per_block "
+                       "x chunks elements = %u x %u); build with chunks=0 (looped) or for this shape",
+                       (unsigned long long)N, (unsigned long long)cap, kn_row_tpr(k), k->chunks);
     if (k->chunks && N > cap)
         return rk_fail(RK_ERR_INVALID,
                        "shape N=%llu exceeds this kernel's row capacity %llu (block_size/rows_per_block x vec x "
@@ -244,7 +258,57 @@ rk_tile_row kn_row_view(rk_kernel *k, const rk_row_knobs *kn, rk_value ptr, rk_s
 }
 
 uint32_t kn_row_param_align(const rk_row_knobs *k, const rk_kparam *kp) {
-    return k->split && k->vec > 1 && kp->role != RK_KP_WORK ? rk_tile_elem_bytes(kp->type) : 16;
+    bool any = (k->split && k->vec > 1) || k->stage == RK_STAGE_SPAN;
+    return any && kp->role != RK_KP_WORK ? rk_tile_elem_bytes(kp->type) : 16;
+}
+
+void kn_row_tune_stage(rk_row_knobs *k, const rk_target *t, rk_scalar widest, const rk_shape *s, uint64_t locked,
+                       uint32_t first, uint32_t kmax, uint32_t max_elems, uint32_t slices_knob, uint32_t stage_knob,
+                       const rk_scalar *elems, uint32_t n) {
+    const uint64_t N = s->dim[1];     /* kn_row_dims */
+    bool pinned = (locked >> stage_knob) & 1u;
+    if (!pinned) {
+        /* a locked chunk count is in vectors: it asks for direct rows */
+        uint32_t vec = ((locked >> (first + RK_V)) & 1u) ? k->vec : 16 / rk_tile_elem_bytes(widest);
+        bool free_chunks = !((locked >> (first + RK_K)) & 1u);
+        k->stage = free_chunks && vec > 1 && N % vec != 0 ? RK_STAGE_SPAN : RK_STAGE_DIRECT;
+    }
+    /* a span holds f32 elements, not packed vectors: at most 16 a thread
+     * on every target (AMD's 32 took 130 VGPRs in LayerNorm, gfx950) */
+    kn_row_tune(k, t, widest, s, locked, first, kmax, k->stage == RK_STAGE_SPAN && !max_elems ? 16 : max_elems);
+    kn_row_tune_slices(k, t, s, locked, first, slices_knob);
+    if (k->stage == RK_STAGE_DIRECT) return;
+    /* a span thread holds elements, not vectors: as many as its row needs */
+    if (k->chunks && !((locked >> (first + RK_K)) & 1u)) {
+        uint64_t c = (N + kn_row_tpr(k) - 1) / kn_row_tpr(k);
+        k->chunks = c <= KN_SPAN_MAX_CHUNKS ? (uint32_t)c : 0;
+    }
+    if (pinned) return;
+    if (k->chunks && k->slices == 1 && kn_span_bytes(k, elems, n) <= kn_span_budget(t)) return;
+    /* the span does not fit (or the row is looped or split): direct, tuned as before */
+    k->stage = RK_STAGE_DIRECT;
+    kn_row_tune(k, t, widest, s, locked, first, kmax, max_elems);
+    kn_row_tune_slices(k, t, s, locked, first, slices_knob);
+}
+
+rk_status kn_row_validate_stage(const rk_row_knobs *k, const rk_target *t, const rk_scalar *elems, uint32_t n) {
+    if (k->stage != RK_STAGE_SPAN) return kn_row_validate_cached_slices(k, t, elems[0], elems[n - 1]);
+    if (!k->chunks || k->slices > 1)
+        return rk_fail(RK_ERR_INVALID,
+                       "knob 'stage' span stages a cached row held by one block: it needs chunks > 0 and slices=1, "
+                       "got chunks=%u slices=%u (use stage=direct)", k->chunks, k->slices);
+    uint64_t b = kn_span_bytes(k, elems, n);
+    if (b > kn_span_limit(t))
+        return rk_fail(RK_ERR_INVALID,
+                       "knob 'stage' span: rows_per_block x row capacity (%u x %u elements) needs %llu bytes of LDS, "
+                       "at most %u on %s; use fewer rows_per_block or chunks, or stage=direct",
+                       k->rows_per_block, kn_row_cap(k), (unsigned long long)b,
+                       kn_span_limit(t), t->name);
+    /* the other checks as for a cached row of as many vectors */
+    rk_row_knobs v = *k;
+    v.stage = RK_STAGE_DIRECT;
+    v.chunks = (k->chunks + k->vec - 1) / k->vec;
+    return kn_row_validate(&v, t, elems[0], elems[n - 1]);
 }
 
 /* x: ceil(M / rows_per_block) (M is dimension 0); y: the slices of a row */

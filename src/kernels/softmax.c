@@ -18,12 +18,16 @@ static const rk_knob knobs[] = {
     KN_PBOOL("keep_exps", "ke", u.softmax.keep_exps,
              "cached rows: keep each exp in f32 registers (one exp per element) instead of the packed row"),
     KN_SLICES_KNOB(u.softmax),
+    KN_STAGE_KNOB(u.softmax),
 };
 #define FIRST_ROW_KNOB 2
 #define KEEP_KNOB (FIRST_ROW_KNOB + 9)
 #define SLICES_KNOB (KEEP_KNOB + 1)
+#define STAGE_KNOB (SLICES_KNOB + 1)
 /* registers besides the cached row (ptxas -v, sm_90a; docs/kernels.md) */
 #define SOFTMAX_BASE_REGS 16
+/* a span: + the span's addresses and the LDS copies (ptxas -v, sm_90a) */
+#define SPAN_BASE_REGS 20
 /* a cached slice: + the merge across blocks and the loop over the slices
  * taken from waiters */
 #define SLICED_BASE_REGS 40
@@ -40,19 +44,26 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64
     rk_softmax_spec *s = &in->u.softmax;
     rk_scalar w = widest(s->dtype, s->out_dtype);
     bool nv = t->vendor == RK_VENDOR_NVIDIA;
-    kn_row_tune(&s->k, t, w, sh, locked, FIRST_ROW_KNOB, 4, nv ? 16 : 0);
     /* kept exps need a cached row: a locked keep_exps=true rules the split out */
     uint64_t lk = locked;
     if (((locked >> KEEP_KNOB) & 1u) && s->keep_exps && !((locked >> SLICES_KNOB) & 1u)) {
         s->k.slices = 1;
         lk |= 1ull << SLICES_KNOB;
     }
-    kn_row_tune_slices(&s->k, t, sh, lk, FIRST_ROW_KNOB, SLICES_KNOB);
+    /* and kept exps are a direct row's */
+    if (((locked >> KEEP_KNOB) & 1u) && s->keep_exps && !((locked >> STAGE_KNOB) & 1u)) {
+        s->k.stage = RK_STAGE_DIRECT;
+        lk |= 1ull << STAGE_KNOB;
+    }
+    const rk_scalar spans[2] = {s->dtype, s->out_dtype};
+    kn_row_tune_stage(&s->k, t, w, sh, lk, FIRST_ROW_KNOB, 4, nv ? 16 : 0, SLICES_KNOB, STAGE_KNOB, spans, 2);
+    bool span = s->k.stage == RK_STAGE_SPAN;
     /* NVIDIA: at most 16 elements a thread are 16 f32 registers, which still
-     * leave a full SM (docs/kernels.md); longer rows stay packed */
-    if (!((locked >> KEEP_KNOB) & 1u)) s->keep_exps = nv && s->k.chunks && s->k.chunks * s->k.vec <= 16;
-    rk_scalar held = s->keep_exps ? RK_S_F32 : s->dtype;
-    kn_row_tune_occupancy(&s->k, t, held, locked, FIRST_ROW_KNOB, SOFTMAX_BASE_REGS);
+     * leave a full SM (docs/kernels.md); longer rows stay packed. A span
+     * holds its elements in f32 whatever keep_exps says (it does not apply) */
+    if (!((locked >> KEEP_KNOB) & 1u)) s->keep_exps = !span && nv && s->k.chunks && s->k.chunks * s->k.vec <= 16;
+    rk_scalar held = s->keep_exps || span ? RK_S_F32 : s->dtype;
+    kn_row_tune_occupancy(&s->k, t, held, locked, FIRST_ROW_KNOB, span ? SPAN_BASE_REGS : SOFTMAX_BASE_REGS);
     /* cached slices (slices > 1 with chunks: the exps formed twice) only when the knobs ask: the norms'
      * measured slower than their looped / one-block picks on the H200 (norm.c) */
     if (((locked >> KEEP_KNOB) & 1u) && s->keep_exps) return;
@@ -69,7 +80,11 @@ static rk_status validate(const rk_instance *in, const rk_target *t) {
     if (in->u.softmax.keep_exps && in->u.softmax.k.slices > 1)
         return rk_fail(RK_ERR_INVALID, "knob 'keep_exps' needs a row in one block (slices=1); a cached slice "
                                        "(slices > 1) forms its exps again after the merge");
-    return kn_row_validate_cached_slices(&in->u.softmax.k, t, in->u.softmax.dtype, in->u.softmax.out_dtype);
+    if (in->u.softmax.keep_exps && in->u.softmax.k.stage == RK_STAGE_SPAN)
+        return rk_fail(RK_ERR_INVALID, "knob 'keep_exps' applies to stage=direct; a span (stage=span) holds its "
+                                       "elements in f32 and forms each exp once");
+    const rk_scalar spans[2] = {in->u.softmax.dtype, in->u.softmax.out_dtype};
+    return kn_row_validate_stage(&in->u.softmax.k, t, spans, 2);
 }
 
 static rk_status check_shape(const rk_instance *in, const rk_shape *s) {
@@ -297,6 +312,40 @@ static void build_cached_keep(const rk_softmax_spec *s, rk_kernel *k, const rk_t
     }
 }
 
+/* stage=span: the block's rows go through LDS (row_span.c); each thread
+ * holds its elements of the row in f32, forms every exp once (as
+ * keep_exps), reduces (max, sum) with one rescale per thread, and writes
+ * exp * 2^((max_thread - max)·log2e) / sum into the output's span. */
+static void build_span(const rk_softmax_spec *s, rk_kernel *k, const rk_tile_rows *g, rk_value X, rk_value Y,
+                       rk_value M, rk_value N) {
+    const rk_row_knobs *kn = &s->k;
+    uint32_t n = kn->chunks;
+    RK_ASSERT(n <= KN_SPAN_MAX_CHUNKS, "softmax span: elements a thread");
+    kn_span xs = kn_span_open(k, kn, X, s->dtype, M, N);
+    kn_span ys = kn_span_open(k, kn, Y, s->out_dtype, M, N);
+    kn_span_load(k, &xs, g->tid);
+    rk_build_sync_lds_only(k);
+    kn_span_row xr = kn_span_row_of(k, &xs, g), yr = kn_span_row_of(k, &ys, g);
+    rk_value e[KN_SPAN_MAX_CHUNKS];
+    kn_span_read_f32(k, &xs, &xr, n, -INFINITY, e);
+    rk_value own = e[0];
+    for (uint32_t j = 1; j < n; j++) own = rk_build_fmax(k, own, e[j]);
+    rk_value nml = neg_max_log2e(k, own);
+    rk_value l = rk_const_f32(k, (float)LOG2E);
+    rk_value cur[2] = {own, {0}};
+    for (uint32_t j = 0; j < n; j++) {
+        e[j] = rk_build_exp2(k, rk_build_fma(k, e[j], l, nml));
+        cur[1] = j ? rk_build_fadd(k, cur[1], e[j]) : e[j];
+    }
+    rk_tile_block_cfg cfg = {.wave = kn->wave, .group = g->tpr, .groups = g->rpb, .shuffle_fold = true};
+    rk_tile_reducer red = {.n = 2, .op = RK_RED_MAX, .rescale = rescale_sum};
+    rk_tile_block_reduce_n(k, &red, &cfg, g->tid, cur);
+    rk_value f = rk_build_fdiv(k, rescale_sum(k, rk_const_f32(k, 1.0f), own, cur[0], NULL), cur[1]);
+    for (uint32_t j = 0; j < n; j++) e[j] = rk_build_fmul(k, e[j], f);
+    kn_span_write_f32(k, &ys, &yr, n, e);
+    rk_build_sync_lds_only(k);
+    kn_span_store(k, &ys, g->tid);
+}
 
 /* work, sync: the Work and Sync parameters of the split path (slices > 1):
  * pass 1 covers the block's slice, the last block to arrive merges the
@@ -356,6 +405,11 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
     const rk_row_knobs *kn = &s->k;
     rk_tile_rows g = rk_tile_rows_begin(k, kn->block_size, kn->rows_per_block, kn->wave, p[2]);
     kn_slices_rows(k, kn, &g, p[2]);
+    if (kn->stage == RK_STAGE_SPAN) {
+        kn_row_attrs(k, kn, t);
+        build_span(s, k, &g, p[0], p[1], p[2], p[3]);
+        return;
+    }
     rk_tile_row xr = kn_row_view(k, kn, p[0], s->dtype, g.row, p[3], g.active, NULL);
     rk_tile_row yr = kn_row_view(k, kn, p[1], s->out_dtype, g.row, p[3], g.active, &xr);
     kn_row_attrs(k, kn, t);

@@ -196,6 +196,9 @@ rk_status rk_tuning_apply(const rk_tuning *db, const char *device, rk_instance *
     const rk_knob *kb = rk_family_knobs(in->family, &nk);
     for (uint32_t k = 0; k < nk; k++) {
         const char *v = entry_knob(best, kb[k].name);
+        /* a knob added after the entry was written (kernel names leave it
+         * out at its first value): the entry's kernel ran that value */
+        if (!v && kb[k].kind == RK_KNOB_ENUM && kb[k].count == 1) v = kb[k].names[0];
         if (!kb[k].perf || !v || (locked >> k & 1u)) continue;
         if (rk_instance_set(&tuned, kb[k].name, v, NULL)) return RK_OK;   /* checked at load */
     }

@@ -30,6 +30,9 @@ static void base_of(rk_family_id fam, const char *dtype, rk_instance *in, uint64
     if (fam != RK_FAMILY_REDUCE) assert_int_equal(rk_instance_set(in, "out_dtype", dtype, NULL), RK_OK);
     assert_int_equal(rk_instance_set(in, "split", "true", &ix), RK_OK);
     *locked = 1ull << ix;
+    /* variants keep to direct rows (row_variants.c): the heuristic's pick
+     * at a shape with the stage locked so */
+    if (rk_instance_set(in, "stage", "direct", &ix) == RK_OK) *locked |= 1ull << ix;
 }
 
 static void name_of(const rk_instance *in, char *buf) { assert_int_equal(rk_instance_name(in, buf, 256), RK_OK); }

@@ -47,7 +47,17 @@ static void run_short(const char *fam, const char *target, uint64_t M, uint64_t 
     char split[8];
     assert_int_equal(rk_instance_get(&in, "split", split, sizeof split), RK_OK);
     uint64_t span = C + (strcmp(split, "true") == 0 ? vec - 1 : 0), lanes = (span + vec - 1) / vec;
-    if (packed && (tpr >= t->wave_size || tpr < lanes || tpr >= 2 * lanes || knob_u32(&in, "chunks") != 1))
+    /* a span (stage=span: rows read from LDS) packs rows as well: tpr lanes
+     * of ceil(C / tpr) elements each */
+    char stage[16] = "direct";
+    if (rk_instance_get(&in, "stage", stage, sizeof stage) != RK_OK) strcpy(stage, "direct");
+    bool staged = !strcmp(stage, "span");
+    uint32_t per = (uint32_t)((C + tpr - 1) / tpr);
+    if (packed && staged && (tpr >= t->wave_size || knob_u32(&in, "chunks") != per))
+        fail_msg("%s %s: C=%llu spans %u threads per row (wave %u)", target, name, (unsigned long long)C, tpr,
+                 t->wave_size);
+    if (packed && !staged &&
+        (tpr >= t->wave_size || tpr < lanes || tpr >= 2 * lanes || knob_u32(&in, "chunks") != 1))
         fail_msg("%s %s: C=%llu packs %u threads per row (wave %u)", target, name, (unsigned long long)C, tpr,
                  t->wave_size);
     rk_kernel *k = NULL;

@@ -21,7 +21,7 @@
 #define FAKE_DEFAULT_SMEM (48u * 1024u)
 
 typedef struct fake_fn {
-    char name[64];
+    char name[256];   /* kernel names run past 64 characters (knob tags) */
     unsigned static_smem, max_dyn, max_threads;
 } fake_fn;
 typedef struct fake_mod { fake_fn fns[8]; int n; } fake_mod;

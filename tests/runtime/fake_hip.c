@@ -15,7 +15,7 @@ typedef int hipError_t;
 enum { hipSuccess = 0, hipErrorInvalidValue = 1, hipErrorNoDevice = 100, hipErrorInvalidImage = 200,
        hipErrorNotFound = 500, hipErrorIllegalAddress = 700 };
 
-typedef struct fake_fn { char name[64]; const unsigned char *image; } fake_fn;
+typedef struct fake_fn { char name[256]; const unsigned char *image; } fake_fn;
 typedef struct fake_mod { fake_fn fns[8]; int n; } fake_mod;
 
 static int current = -1;
