@@ -46,18 +46,23 @@ static void feed_str(XXH3_state_t *st, const char *s) {
  * the output of a hit (cc_check_output) against a planted or stale entry. */
 cc_key cc_cache_key(const char *ll, size_t ll_len, const char *kernel, const rk_target *t, const cc_toolchain *tc,
                     const rk_compile_options *o, rk_llvm_flavor flavor) {
-    XXH3_state_t st;
-    XXH3_128bits_reset(&st);
     char opts[96];
     snprintf(opts, sizeof opts, "rocke-cache-%u;rocke %s;O%u;%s", CACHE_VERSION, RK_VERSION_STRING, o->opt_level,
              rk_llvm_flavor_name(flavor));
-    feed_str(&st, opts);
+    return cc_key_hash(opts, kernel, t, tc->identity, ll, ll_len);
+}
+
+cc_key cc_key_hash(const char *head, const char *kernel, const rk_target *t, const char *identity, const char *ll,
+                   size_t ll_len) {
+    XXH3_state_t st;
+    XXH3_128bits_reset(&st);
+    feed_str(&st, head);
     feed_str(&st, kernel);
     feed_str(&st, t->name);
     feed_str(&st, t->triple);
     feed_str(&st, t->cpu);
     feed_str(&st, t->llvm_features);
-    feed_str(&st, tc->identity);
+    if (identity) feed_str(&st, identity);
     XXH3_128bits_update(&st, ll, ll_len);
     XXH128_hash_t h = XXH3_128bits_digest(&st);
     XXH128_canonical_t c;

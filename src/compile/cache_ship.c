@@ -10,40 +10,19 @@
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#define XXH_STATIC_LINKING_ONLY /* XXH3_state_t on the stack */
-#include <xxhash.h>
 
 #include "compile_int.h"
 
 #define SHIP_MAGIC "rocke-ship 1 "
 #define SHIP_MAX_BYTES 8192 /* a header line plus one toolchain identity */
 
-static void feed_str(XXH3_state_t *st, const char *s) {
-    size_t n = s ? strlen(s) + 1 : 1;
-    XXH3_128bits_update(st, s ? s : "", n);
-}
-
 /* The full key's inputs less the toolchain identity and the flavor (the LLVM
  * IR already carries the flavor's datalayout). */
 cc_key cc_ship_key(const char *ll, size_t ll_len, const char *kernel, const rk_target *t,
                    const rk_compile_options *o) {
-    XXH3_state_t st;
-    XXH3_128bits_reset(&st);
     char head[96];
     snprintf(head, sizeof head, "rocke-ship-1;rocke %s;O%u", RK_VERSION_STRING, o->opt_level);
-    feed_str(&st, head);
-    feed_str(&st, kernel);
-    feed_str(&st, t->name);
-    feed_str(&st, t->triple);
-    feed_str(&st, t->cpu);
-    feed_str(&st, t->llvm_features);
-    XXH3_128bits_update(&st, ll, ll_len);
-    XXH128_hash_t h = XXH3_128bits_digest(&st);
-    XXH128_canonical_t c;
-    XXH128_canonicalFromHash(&c, h);
-    cc_key k;
-    memcpy(k.b, c.digest, 16);
-    return k;
+    return cc_key_hash(head, kernel, t, NULL, ll, ll_len);
 }
 
 static bool ship_path(const char *dir, const cc_key *ship, char out[RK_PATH_MAX]) {

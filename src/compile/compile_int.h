@@ -171,6 +171,10 @@ rk_status cc_check_output(const cc_output *out, const rk_target *t, const char *
 typedef struct cc_key { uint8_t b[16]; } cc_key;
 void cc_key_hex(const cc_key *k, char hex[33]);
 /* Key over the LLVM IR, kernel name, target, toolchain identity and options. */
+/* The key of (head, kernel, target, toolchain identity or NULL, LLVM IR): the
+ * cache's full key and the ship key both hash their fields through it. */
+cc_key cc_key_hash(const char *head, const char *kernel, const rk_target *t, const char *identity, const char *ll,
+                   size_t ll_len);
 cc_key cc_cache_key(const char *ll, size_t ll_len, const char *kernel, const rk_target *t, const cc_toolchain *tc,
                     const rk_compile_options *o, rk_llvm_flavor flavor);
 /* A hit fills binary, cubin and toolchain_id; false on miss (a corrupt entry

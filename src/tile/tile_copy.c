@@ -320,13 +320,25 @@ static void regs_from(const rk_tile_copy *c, const rk_value *v, rk_tile_copy_reg
     }
 }
 
+/* if (cond) fetch in `mode` else fetch checking every chunk (FETCH_EDGE): the held values as res. */
+static void fetch_either(rk_kernel *k, const rk_tile_copy *c, const rk_tile_copy_lanes *l, const rk_tile_gview *g,
+                         rk_value r0, rk_value c0, rk_value cond, int mode, const rk_type *ty, rk_value *res) {
+    rk_value then_v[3 * RK_TILE_COPY_MAX_PASSES], else_v[3 * RK_TILE_COPY_MAX_PASSES];
+    uint32_t nres = shifted(c) ? 3 * c->passes : c->passes;
+    rk_if_else_begin(k, cond, nres, ty, res);
+    fetch_passes(k, c, l, g, r0, c0, mode, then_v);
+    rk_else(k, then_v, nres);
+    fetch_passes(k, c, l, g, r0, c0, FETCH_EDGE, else_v);
+    rk_if_end(k, else_v, nres);
+}
+
 void rk_tile_copy_fetch(rk_kernel *k, const rk_tile_copy *c, const rk_tile_copy_lanes *l, const rk_tile_gview *g,
                         rk_value r0, rk_value c0, rk_tile_copy_regs *out) {
     if (c->async) rk_bug("rk_tile_copy_fetch: an async copy has no register half");
-    rk_value fast[3 * RK_TILE_COPY_MAX_PASSES], slow[3 * RK_TILE_COPY_MAX_PASSES], res[3 * RK_TILE_COPY_MAX_PASSES];
+    rk_value res[3 * RK_TILE_COPY_MAX_PASSES];
     if (c->gvec == c->vec) {
-        fetch_passes(k, c, l, g, r0, c0, FETCH_EDGE, fast);
-        regs_from(c, fast, out);
+        fetch_passes(k, c, l, g, r0, c0, FETCH_EDGE, res);
+        regs_from(c, res, out);
         return;
     }
     /* Gathered: every tile but the last along the columns lies inside the
@@ -339,11 +351,7 @@ void rk_tile_copy_fetch(rk_kernel *k, const rk_tile_copy *c, const rk_tile_copy_
     uint32_t n = c->passes, nres = shifted(c) ? 3 * n : n;
     for (uint32_t i = 0; i < nres; i++) ty[i] = i < 2 * n || !shifted(c) ? vt : RK_T_I32;
     if (!shifted(c)) {
-        rk_if_else_begin(k, inside, nres, ty, res);
-        fetch_passes(k, c, l, g, r0, c0, FETCH_INSIDE, fast);
-        rk_else(k, fast, nres);
-        fetch_passes(k, c, l, g, r0, c0, FETCH_EDGE, slow);
-        rk_if_end(k, slow, nres);
+        fetch_either(k, c, l, g, r0, c0, inside, FETCH_INSIDE, ty, res);
         regs_from(c, res, out);
         return;
     }
@@ -358,15 +366,11 @@ void rk_tile_copy_fetch(rk_kernel *k, const rk_tile_copy *c, const rk_tile_copy_
     rk_value not_first = rk_build_cmp(k, "ne", origin, z32);
     rk_value in_rows = rk_build_and(k, below, not_first);
     rk_value interior = rk_build_and(k, inside, in_rows);
-    rk_value mid[3 * RK_TILE_COPY_MAX_PASSES];
+    rk_value fast[3 * RK_TILE_COPY_MAX_PASSES], mid[3 * RK_TILE_COPY_MAX_PASSES];
     rk_if_else_begin(k, interior, nres, ty, res);
     fetch_passes(k, c, l, g, r0, c0, FETCH_INTERIOR, fast);
     rk_else(k, fast, nres);
-    rk_if_else_begin(k, inside, nres, ty, mid);
-    fetch_passes(k, c, l, g, r0, c0, FETCH_INSIDE, slow);
-    rk_else(k, slow, nres);
-    fetch_passes(k, c, l, g, r0, c0, FETCH_EDGE, slow);
-    rk_if_end(k, slow, nres);
+    fetch_either(k, c, l, g, r0, c0, inside, FETCH_INSIDE, ty, mid);
     rk_if_end(k, mid, nres);
     regs_from(c, res, out);
 }
