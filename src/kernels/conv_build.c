@@ -15,6 +15,17 @@ static rk_value moved(rk_kernel *k, rk_value ptr, rk_value elems, rk_scalar elem
     return rk_build_global_ptr_add(k, ptr, off);
 }
 
+kn_conv_args kn_conv_direct_args(const rk_instance *in, const rk_value *p, rk_epi_args *ea) {
+    const rk_gemm_spec *s = &in->u.conv.g;
+    uint32_t next;
+    kn_conv_args a = kn_conv_args_of(in, p, &next);
+    *ea = (rk_epi_args){.chain = &s->fuse};
+    rk_epi_param eps[RK_EPI_MAX_PARAMS];
+    uint32_t ne = rk_epi_params(&s->fuse, s->out_dtype, eps);
+    for (uint32_t i = 0; i < ne; i++) ea->p[i] = p[next + i];
+    return a;
+}
+
 kn_conv_args kn_conv_args_of(const rk_instance *in, const rk_value *p, uint32_t *next) {
     kn_conv_args a;
     uint32_t i = 3;

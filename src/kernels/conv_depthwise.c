@@ -272,12 +272,8 @@ static void stage(dwk *d, rk_value tap0, rk_value ntaps, rk_value taps) {
 void kn_conv_dw_build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *p) {
     const rk_conv_spec *cs = &in->u.conv;
     const rk_gemm_spec *s = &cs->g;
-    uint32_t next;
-    kn_conv_args a = kn_conv_args_of(in, p, &next);
-    rk_epi_args ea = {.chain = &s->fuse};
-    rk_epi_param eps[RK_EPI_MAX_PARAMS];
-    uint32_t ne = rk_epi_params(&s->fuse, s->out_dtype, eps);
-    for (uint32_t i = 0; i < ne; i++) ea.p[i] = p[next + i];
+    rk_epi_args ea;
+    kn_conv_args a = kn_conv_direct_args(in, p, &ea);
     uint32_t vec = s->vec_a, pix = kn_conv_dw_pix(cs), cvecs = kn_conv_dw_cvecs(cs);
     uint32_t pt = KN_CONV_DIRECT_THREADS / cvecs;
     dwk d = {.k = k, .a = &a, .d3 = kn_conv_is_3d(in), .vec = vec, .pix = pix, .cb = cvecs * vec,

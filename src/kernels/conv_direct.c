@@ -103,12 +103,8 @@ void kn_conv_direct_build(const rk_instance *in, const rk_target *t, rk_kernel *
         return;
     }
     const rk_gemm_spec *s = &cs->g;
-    uint32_t next;
-    kn_conv_args a = kn_conv_args_of(in, p, &next);
-    rk_epi_args ea = {.chain = &s->fuse};
-    rk_epi_param eps[RK_EPI_MAX_PARAMS];
-    uint32_t ne = rk_epi_params(&s->fuse, s->out_dtype, eps);
-    for (uint32_t i = 0; i < ne; i++) ea.p[i] = p[next + i];
+    rk_epi_args ea;
+    kn_conv_args a = kn_conv_direct_args(in, p, &ea);
     uint32_t vec = s->vec_a;
     dctx d = {.k = k, .a = &a, .X = p[0], .W = p[1], .dt = s->dtype, .vec = vec};
     d.cg = rk_ix_udiv(k, a.c, a.groups);

@@ -33,6 +33,9 @@ typedef struct kn_conv_args {
     rk_ix in[3], filt[3], out[3], stride[3], pad[3], dil[3];
 } kn_conv_args;
 kn_conv_args kn_conv_args_of(const rk_instance *in, const rk_value *p, uint32_t *next);
+/* The direct kernels' parameters: the geometry (kn_conv_args_of) and the fwd
+ * epilogue chain's operands, which follow it. */
+kn_conv_args kn_conv_direct_args(const rk_instance *in, const rk_value *p, rk_epi_args *ea);
 void kn_conv_build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *params);
 /* dgrad's B: W seen as [taps * Kg, Cg] with rows ordered (tap, k), so that
  * A's columns run along dY's channels: row kk is W[kg0 + kk % Kg, kk / Kg].
