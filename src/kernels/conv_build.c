@@ -131,6 +131,10 @@ void kn_conv_build(const rk_instance *in, const rk_target *t, rk_kernel *k, cons
         kn_conv_direct_build(in, t, k, p);
         return;
     }
+    if (kn_conv_tma(in)) {   /* 1x1 fwd / dgrad: the GEMM family's TMA kernel (conv_tma.c) */
+        kn_conv_tma_build(in, t, k, p);
+        return;
+    }
     uint32_t next;
     kn_conv_args a = kn_conv_args_of(in, p, &next);
     rk_epi_args ea = {.chain = &s.fuse};
