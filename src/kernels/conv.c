@@ -452,7 +452,8 @@ static void tune_path(rk_instance *in, const rk_target *t, const kn_conv_geo *g,
     if (load_free && kn_conv_tma_fits(in, g)) c->load = RK_CONV_LOAD_TMA;
     if (kn_conv_tma(in)) {
         kn_conv_tma_free tf = {.tile = tile_free, .stages = fr.stages, .schedule = !(locked >> CK_SCHED & 1),
-                               .blocks = !(locked >> CK_BLOCKS & 1), .epilogue = !(locked >> CK_EPI & 1)};
+                               .blocks = !(locked >> CK_BLOCKS & 1), .epilogue = !(locked >> CK_EPI & 1),
+                               .vec_a = !(locked >> CK_VA & 1), .vec_b = !(locked >> CK_VB & 1)};
         kn_conv_tma_tune(c, t, M, N, K, &tf);
         /* knobs locked where TMA cannot take them: the copying kernel instead */
         if (load_free && (kn_conv_tma_check(in, t, "conv") || kn_conv_tma_check_shape(in, g, "conv"))) *c = copy;
@@ -474,6 +475,9 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64
     if (!(locked >> CK_ALGO & 1)) c->algo = one ? RK_CONV_GEMM1X1 : few ? RK_CONV_DIRECT : RK_CONV_IGEMM;
     bool path_free = !(locked >> CK_PATH & 1) || c->g.path == CONV_PATH_AUTO;
     if (!(locked >> CK_LOAD & 1)) c->load = RK_CONV_LOAD_COPY;   /* tune_path gives tma where it fits */
+    /* load=tma asked for: path=wgmma as if named (validation says why where it cannot apply) */
+    bool tma_asked = locked >> CK_LOAD & 1 && c->load == RK_CONV_LOAD_TMA;
+    if (path_free && tma_asked) path_free = false, c->g.path = RK_GEMM_PATH_WGMMA;
     if (path_free || c->algo == RK_CONV_DIRECT) c->g.path = RK_GEMM_PATH_MMA;
     if (c->algo == RK_CONV_DIRECT) {
         /* channel vectors for depthwise, one channel otherwise */

@@ -92,7 +92,7 @@ void kn_conv_hopper_tune(rk_conv_spec *c, const rk_target *t, uint64_t M, uint64
                          const kn_conv_hopper_free *free_knobs) {
     bool tile_free = free_knobs->tile, stages_free = free_knobs->stages, split_free = free_knobs->split;
     rk_gemm_spec *s = &c->g;
-    s->schedule = RK_GEMM_SCHED_PLAIN, s->blocks = 0, s->atom = 0;
+    s->atom = 0;   /* schedule, blocks: tune_path's (load=tma's knobs) */
     bool wgrad = c->direction == RK_CONV_WGRAD;
     if (tile_free) {
         /* the largest tile that gives every SM a block (wgrad: counting the splits it may take),

@@ -87,7 +87,7 @@ void kn_conv_hopper_build(rk_kernel *k, const rk_instance *in, const rk_target *
  * stages, schedule, blocks, epilogue (those free); signature: the maps
  * (X_map or dY_map, Wt_map, with epilogue=tma Y_map or dX_map) after every
  * other entry; box: a map's box and swizzle; build: the kernel. */
-typedef struct kn_conv_tma_free { bool tile, stages, schedule, blocks, epilogue; } kn_conv_tma_free;
+typedef struct kn_conv_tma_free { bool tile, stages, schedule, blocks, epilogue, vec_a, vec_b; } kn_conv_tma_free;
 bool kn_conv_tma(const rk_instance *in);
 rk_status kn_conv_tma_check(const rk_instance *in, const rk_target *t, const char *fam);
 rk_status kn_conv_tma_check_shape(const rk_instance *in, const kn_conv_geo *g, const char *fam);

@@ -37,6 +37,9 @@ rk_status kn_conv_tma_check(const rk_instance *in, const rk_target *t, const cha
                            "leave schedule=plain, blocks=0, epilogue=direct", fam);
         return RK_OK;
     }
+    if (!(t->features & RK_FEAT_SM90A))
+        return rk_fail(RK_ERR_INVALID, "%s: knob 'load' = tma needs sm_90a (TMA and wgmma); %s takes load=copy",
+                       fam, t->name);
     if (c->g.path != RK_GEMM_PATH_WGMMA)
         return rk_fail(RK_ERR_INVALID, "%s: knob 'load' = tma is path=wgmma's (sm_90a TMA): build with path=wgmma, "
                        "or load=copy", fam);
@@ -82,6 +85,7 @@ rk_status kn_conv_tma_check_shape(const rk_instance *in, const kn_conv_geo *g, c
 bool kn_conv_tma_fits(const rk_instance *in, const kn_conv_geo *g) {
     const rk_conv_spec *c = &in->u.conv;
     if (c->algo != RK_CONV_GEMM1X1 || c->direction == RK_CONV_WGRAD || g->groups != 1) return false;
+    if (c->g.vec_a != KN_WG_TMA_VEC || c->g.vec_b != KN_WG_TMA_VEC) return false;   /* lower: locked or the rows' */
     /* TMA's 16-byte row stride: C and K (2-byte elements) multiples of 8 */
     return g->c % KN_WG_TMA_VEC == 0 && g->k % KN_WG_TMA_VEC == 0;
 }
@@ -89,7 +93,8 @@ bool kn_conv_tma_fits(const rk_instance *in, const kn_conv_geo *g) {
 void kn_conv_tma_tune(rk_conv_spec *c, const rk_target *t, uint64_t M, uint64_t N, uint64_t K,
                       const kn_conv_tma_free *fr) {
     rk_gemm_spec *s = &c->g;
-    s->vec_a = s->vec_b = KN_WG_TMA_VEC;
+    if (fr->vec_a) s->vec_a = KN_WG_TMA_VEC;
+    if (fr->vec_b) s->vec_b = KN_WG_TMA_VEC;
     if (fr->tile) {
         /* the GEMM's rule: the largest tile that still gives every SM a block */
         static const uint32_t cand[][2] = {{128, 256}, {128, 128}, {64, 256}, {64, 128}, {64, 64}};
