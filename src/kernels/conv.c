@@ -149,7 +149,6 @@ rk_gemm_spec kn_conv_gemm_spec(const rk_instance *in) {
     static const rk_gemm_layout lay[] = {RK_GEMM_RC, RK_GEMM_RR, RK_GEMM_CR};
     s.layout = (unsigned)in->u.conv.direction < RK_CONV__COUNT ? lay[in->u.conv.direction] : RK_GEMM_RC;
     s.split_reduce = RK_GEMM_SPLIT_WORKSPACE;
-    s.epilogue = RK_GEMM_EPI_DIRECT;
     s.path = in->u.conv.g.path == RK_GEMM_PATH_WGMMA ? RK_GEMM_PATH_WGMMA : RK_GEMM_PATH_MMA;
     s.xcd = 0;   /* schedule, blocks and epilogue: load=tma's (else plain, 0, direct) */
     return s;

@@ -53,6 +53,9 @@ rk_status kn_conv_tma_check(const rk_instance *in, const rk_target *t, const cha
     if (c->g.vec_a != KN_WG_TMA_VEC || c->g.vec_b != KN_WG_TMA_VEC)
         return rk_fail(RK_ERR_INVALID, "%s: knob 'load' = tma reads both operands in TMA's 16-byte rows: vec_a and "
                        "vec_b must be 8 (got %u and %u; lower vecs take load=copy)", fam, c->g.vec_a, c->g.vec_b);
+    if (c->g.epilogue == RK_GEMM_EPI_CSHUFFLE)
+        return rk_fail(RK_ERR_INVALID, "%s: knob 'epilogue' = cshuffle is path=mma's; load=tma stores Y direct or "
+                       "through tma", fam);
     rk_gemm_spec s = kn_conv_gemm_spec(in);
     kn_gemm_plan pl;
     rk_status st = kn_gemm_hopper_plan(&s, t, false, &pl);
