@@ -99,14 +99,18 @@ void kn_conv_tma_tune(rk_conv_spec *c, const rk_target *t, uint64_t M, uint64_t 
     if (fr->vec_a) s->vec_a = KN_WG_TMA_VEC;
     if (fr->vec_b) s->vec_b = KN_WG_TMA_VEC;
     if (fr->tile) {
-        /* the GEMM's rule: the largest tile that still gives every SM a block */
-        static const uint32_t cand[][2] = {{128, 256}, {128, 128}, {64, 256}, {64, 128}, {64, 64}};
+        /* the largest tile that still gives every SM a block, no wider or taller than the problem needs
+         * (dgrad's N is C: 64 channels fill a quarter of a 256-wide tile) */
+        static const uint32_t cand[][2] = {{128, 256}, {128, 128}, {128, 64}, {64, 256}, {64, 128}, {64, 64}};
+        uint64_t nmax = (N + 63) / 64 * 64;
         size_t pick = RK_COUNTOF(cand) - 1;
-        for (size_t i = 0; i < RK_COUNTOF(cand); i++)
+        for (size_t i = 0; i < RK_COUNTOF(cand); i++) {
+            if ((cand[i][1] > nmax && cand[i][1] > 64) || (cand[i][0] > 64 && M <= 64)) continue;
             if ((M + cand[i][0] - 1) / cand[i][0] * ((N + cand[i][1] - 1) / cand[i][1]) >= t->compute_units) {
                 pick = i;
                 break;
             }
+        }
         s->tile[0] = cand[pick][0], s->tile[1] = cand[pick][1], s->tile[2] = KN_WG_BK;
     }
     s->warps[0] = s->tile[0] / 16, s->warps[1] = 1;
