@@ -27,11 +27,12 @@ static const uint32_t legal_stages[] = {1, 2, 3, 4, 0};
 static const uint32_t legal_vec[] = {1, 2, 4, 8, 0};
 static const uint32_t legal_group[] = {1, 2, 4, 8, 16, 0};
 static const uint32_t legal_wave[] = {32, 64, 0};
-/* wgrad's splits: 1..16 on path mma (its sum holds every split's partials), 1..32 on wgmma */
+/* load=tma: the GEMM kernel's knobs (the GEMM family's values) */
 static const char *const load_names[] = {"copy", "tma", NULL};
 static const char *const schedule_names[] = {"plain", "ws", "persistent", "pingpong", NULL};
 static const char *const epilogue_names[] = {"direct", "cshuffle", "tma", NULL};
 static const uint32_t legal_blocks[] = {0, 1, 2, 3, 4, 6, 8, 16, 32, 64, 66, 108, 114, 128, 132, 256, 264, 0};
+/* wgrad's splits: 1..16 on path mma (its sum holds every split's partials), 1..32 on wgmma */
 static const uint32_t legal_split[] = {1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15, 16, 17,
                                        18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 0};
 

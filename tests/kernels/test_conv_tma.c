@@ -2,11 +2,11 @@
  * (load=tma, src/kernels/conv_tma.c) on the CPU emulator: fwd and dgrad
  * against the double direct convolution at small odd geometries (N*H*W with
  * tails, C and K multiples of 8 but not of 64, several K tiles), with
- * epilogue chains, every schedule, TMA stores and the tile shapes; the
- * heuristic's choice and where it keeps the copying kernel (TMA's 16-byte
- * rows, groups, wgrad, targets without TMA), seen in the kernel name; the
- * tensor maps the problem makes; bad input with its message. Fresh random
- * data; the seed is printed (ROCKE_SEED=N replays). */
+ * epilogue chains, every schedule, TMA stores, the tile shapes and conv3d's
+ * 1x1x1; the heuristic's choice and where it keeps the copying kernel (TMA's
+ * 16-byte rows, groups, wgrad, targets without TMA), seen in the kernel
+ * name; the tensor maps the problem makes; bad input with its message.
+ * Fresh random data; the seed is printed (ROCKE_SEED=N replays). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -38,26 +38,44 @@ static void tuned(const char *target, const uint64_t ext[7], const char *knobs, 
     assert_int_equal(rk_instance_name(in, name, n), RK_OK);
 }
 
-/* Build on sm_90a, run on the emulator, check every output element; the
- * kernel name must hold `tag`. */
-static void run_case(const uint64_t ext[7], const char *knobs, const char *tag) {
+/* Build in on sm_90a, run it on the emulator, check every output element. */
+static void verify(const rk_instance *in, const rk_shape *sh, const char *name, const char *knobs) {
     const rk_target *t = rk_target_find("sm_90a");
-    rk_instance in;
-    rk_shape sh;
-    char name[256];
-    tuned("sm_90a", ext, knobs, &in, &sh, name, sizeof name);
-    if (!strstr(name, tag)) fail_msg("[%s]: %s lacks %s", knobs, name, tag);
     rk_kernel *k = NULL;
     rk_problem p;
     uint64_t s = seed ^ (runs++ * 0x9e3779b97f4a7c15ull);
-    if (problem_emu_prepare(t, &in, &sh, s, &k, &p)) fail_msg("%s: %s", name, rk_error_message());
+    if (problem_emu_prepare(t, in, sh, s, &k, &p)) fail_msg("%s: %s", name, rk_error_message());
     rk_problem_diff c;
-    if (problem_emu_verify(t, k, &p, &sh, &c)) fail_msg("%s: launch: %s", name, rk_error_message());
+    if (problem_emu_verify(t, k, &p, sh, &c)) fail_msg("%s: launch: %s", name, rk_error_message());
     if (c.bad || !c.total)
         fail_msg("%s [%s] seed %llu: %llu/%llu bad, %s", name, knobs, (unsigned long long)s,
                  (unsigned long long)c.bad, (unsigned long long)c.total, c.first_bad);
     rk_kernel_free(k);
     rk_problem_free(&p);
+}
+
+/* The conv kernel tuned for ext with knobs, verified; its name must hold `tag`. */
+static void run_case(const uint64_t ext[7], const char *knobs, const char *tag) {
+    rk_instance in;
+    rk_shape sh;
+    char name[256];
+    tuned("sm_90a", ext, knobs, &in, &sh, name, sizeof name);
+    if (!strstr(name, tag)) fail_msg("[%s]: %s lacks %s", knobs, name, tag);
+    verify(&in, &sh, name, knobs);
+}
+
+/* The same for conv3d's 1x1x1 (ext: N, C, D, H, W, K, 1, 1, 1), on TMA. */
+static void run_case3d(const uint64_t ext[9], const char *knobs) {
+    char all[256];
+    snprintf(all, sizeof all, "pad=0x0x0x0x0x0 %s", knobs);
+    rk_instance in;
+    rk_shape sh;
+    if (problem_tuned("conv3d", rk_target_find("sm_90a"), ext, 9, all, &in, &sh))
+        fail_msg("conv3d [%s]: %s", knobs, rk_error_message());
+    char name[256];
+    assert_int_equal(rk_instance_name(&in, name, sizeof name), RK_OK);
+    if (!strstr(name, "_ldtma")) fail_msg("conv3d [%s]: %s", knobs, name);
+    verify(&in, &sh, name, knobs);
 }
 
 /* fwd and dgrad through TMA: tails of M (N*H*W not a multiple of the tile),
@@ -81,6 +99,10 @@ static void test_tma_kernels(void **state) {
         {{2, 136, 5, 9, 8, 1, 1}, "direction=dgrad schedule=ws tile=64x128x64 warps=4x1"},
     };
     for (size_t c = 0; c < COUNT(cases); c++) run_case(cases[c].ext, cases[c].knobs, "_ldtma");
+    /* conv3d's 1x1x1: X [N, D, H, W, C] as the same [pixels, C] matrix */
+    const uint64_t v3[9] = {2, 24, 3, 5, 7, 40, 1, 1, 1};
+    run_case3d(v3, "fuse=bias,relu");
+    run_case3d(v3, "direction=dgrad schedule=persistent blocks=2");
     /* the same problems on the copying kernel (load=copy) stay right */
     run_case(cases[0].ext, "load=copy", "_pwgmma");
     run_case(cases[9].ext, "direction=dgrad load=copy", "_pwgmma");
