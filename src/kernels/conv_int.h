@@ -71,6 +71,7 @@ typedef struct kn_conv_hopper_io {
     uint32_t nepi;
     rk_value work, groups;          /* wgrad split-K: Work and the group count (i32) */
     const kn_conv_wrows *wrows;     /* dgrad: W's rows in (tap, k) order; NULL otherwise */
+    const rk_value *maps;           /* load=tma (1x1 wgrad): A's and B's tensor maps; NULL: the threads copy */
 } kn_conv_hopper_io;
 rk_status kn_conv_hopper_check(const rk_instance *in, const rk_target *t, const char *fam);
 rk_status kn_conv_hopper_check_shape(const rk_instance *in, const kn_conv_geo *g, const char *fam);

@@ -4,16 +4,25 @@
  * and dgrad dX[NHW, C] = dY[NHW, K] W[K, C] (layout rr), so the kernel is
  * gemm_hopper*.c itself (TMA boxes into 128-byte-swizzled stages, mbarrier
  * rings, its schedules and epilogues) on tensor maps of the conv's buffers.
- * Rules, heuristic, signature entries, map boxes and the builder. wgrad
- * stays on load = copy: its long N*P*Q reduction needs conv_hopper.c's
- * split-K, which the GEMM kernel has not. Layer: kernels. */
+ * wgrad, dW[K, C] = dY^T[K, NPQ] X[NPQ, C] (layout cr), keeps conv_hopper.c's
+ * kernel for its split of the long N*P*Q reduction, with both operands
+ * arriving by TMA (schedule plain). Rules, heuristic, signature entries, map
+ * boxes and the builder. Layer: kernels. */
 #include "conv_int.h"
 #include "gemm_hopper.h"
 
 bool kn_conv_tma(const rk_instance *in) {
     const rk_conv_spec *c = &in->u.conv;
     return c->load == RK_CONV_LOAD_TMA && c->g.path == RK_GEMM_PATH_WGMMA && c->algo == RK_CONV_GEMM1X1 &&
-           c->direction != RK_CONV_WGRAD;
+           (unsigned)c->direction < RK_CONV__COUNT;
+}
+
+/* The GEMM operand (0 A, 1 B, 2 C) a conv buffer is, by direction. */
+static int operand_of(const rk_instance *in, const char *buf) {
+    static const char *const ops[RK_CONV__COUNT][3] = {{"X", "Wt", "Y"}, {"dY", "Wt", "dX"}, {"dY", "X", "dW"}};
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(ops[in->u.conv.direction][i], buf)) return i;
+    return -1;
 }
 
 /* The instance the GEMM family would build for it (the direction's layout). */
@@ -47,9 +56,9 @@ rk_status kn_conv_tma_check(const rk_instance *in, const rk_target *t, const cha
         return rk_fail(RK_ERR_INVALID, "%s: knob 'load' = tma reads X, W and Y as plain matrices, which needs algo "
                        "gemm1x1 (a 1x1 filter at stride 1, unpadded); algo %s gathers with the threads (load=copy)",
                        fam, c->algo == RK_CONV_IGEMM ? "igemm" : "direct");
-    if (c->direction == RK_CONV_WGRAD)
-        return rk_fail(RK_ERR_INVALID, "%s: knob 'load' = tma serves fwd and dgrad; wgrad splits its N*P*Q "
-                       "reduction over blocks, which the GEMM kernel does not (load=copy)", fam);
+    if (c->direction == RK_CONV_WGRAD && (c->g.schedule != RK_GEMM_SCHED_PLAIN || c->g.epilogue != RK_GEMM_EPI_DIRECT))
+        return rk_fail(RK_ERR_INVALID, "%s: wgrad with load=tma runs its split-K sum on schedule=plain with "
+                       "epilogue=direct (the other schedules and epilogues: fwd and dgrad)", fam);
     if (c->g.vec_a != KN_WG_TMA_VEC || c->g.vec_b != KN_WG_TMA_VEC)
         return rk_fail(RK_ERR_INVALID, "%s: knob 'load' = tma reads both operands in TMA's 16-byte rows: vec_a and "
                        "vec_b must be 8 (got %u and %u; lower vecs take load=copy)", fam, c->g.vec_a, c->g.vec_b);
@@ -57,6 +66,7 @@ rk_status kn_conv_tma_check(const rk_instance *in, const rk_target *t, const cha
         return rk_fail(RK_ERR_INVALID, "%s: knob 'epilogue' = cshuffle is path=mma's; load=tma stores Y direct or "
                        "through tma", fam);
     rk_gemm_spec s = kn_conv_gemm_spec(in);
+    s.split_k = 1;   /* wgrad's split is conv_hopper.c's own, over the plan's K tiles */
     kn_gemm_plan pl;
     rk_status st = kn_gemm_hopper_plan(&s, t, false, &pl);
     if (st) {
@@ -87,7 +97,7 @@ rk_status kn_conv_tma_check_shape(const rk_instance *in, const kn_conv_geo *g, c
 
 bool kn_conv_tma_fits(const rk_instance *in, const kn_conv_geo *g) {
     const rk_conv_spec *c = &in->u.conv;
-    if (c->algo != RK_CONV_GEMM1X1 || c->direction == RK_CONV_WGRAD || g->groups != 1) return false;
+    if (c->algo != RK_CONV_GEMM1X1 || g->groups != 1) return false;
     if (c->g.vec_a != KN_WG_TMA_VEC || c->g.vec_b != KN_WG_TMA_VEC) return false;   /* lower: locked or the rows' */
     /* TMA's 16-byte row stride: C and K (2-byte elements) multiples of 8 */
     return g->c % KN_WG_TMA_VEC == 0 && g->k % KN_WG_TMA_VEC == 0;
@@ -98,6 +108,13 @@ void kn_conv_tma_tune(rk_conv_spec *c, const rk_target *t, uint64_t M, uint64_t 
     rk_gemm_spec *s = &c->g;
     if (fr->vec_a) s->vec_a = KN_WG_TMA_VEC;
     if (fr->vec_b) s->vec_b = KN_WG_TMA_VEC;
+    if (c->direction == RK_CONV_WGRAD) {
+        /* conv_hopper.c's kernel: its tile, stages and split (kn_conv_hopper_tune), the plain schedule */
+        if (fr->schedule) s->schedule = RK_GEMM_SCHED_PLAIN;
+        if (fr->blocks) s->blocks = 0;
+        if (fr->epilogue) s->epilogue = RK_GEMM_EPI_DIRECT;
+        return;
+    }
     if (fr->tile) {
         /* the largest tile that still gives every SM a block, no wider or taller than the problem needs
          * (dgrad's N is C: 64 channels fill a quarter of a 256-wide tile) */
@@ -139,19 +156,26 @@ void kn_conv_tma_tune(rk_conv_spec *c, const rk_target *t, uint64_t M, uint64_t 
 
 void kn_conv_tma_signature(const rk_instance *in, rk_ksig *sg) {
     const rk_conv_spec *c = &in->u.conv;
-    bool fwd = c->direction == RK_CONV_FWD;
-    kn_sig_add(sg, fwd ? "X_map" : "dY_map", false, c->g.dtype, RK_KP_TENSORMAP, fwd ? "X" : "dY");
-    kn_sig_add(sg, "Wt_map", false, c->g.dtype, RK_KP_TENSORMAP, "Wt");
-    if (c->g.epilogue == RK_GEMM_EPI_TMA)
-        kn_sig_add(sg, fwd ? "Y_map" : "dX_map", false, c->g.out_dtype, RK_KP_TENSORMAP, fwd ? "Y" : "dX");
+    static const char *const maps[RK_CONV__COUNT][3][2] = {
+        {{"X_map", "X"}, {"Wt_map", "Wt"}, {"Y_map", "Y"}},
+        {{"dY_map", "dY"}, {"Wt_map", "Wt"}, {"dX_map", "dX"}},
+        {{"dY_map", "dY"}, {"X_map", "X"}, {NULL, NULL}},
+    };
+    const char *const(*m)[2] = maps[c->direction];
+    kn_sig_add(sg, m[0][0], false, c->g.dtype, RK_KP_TENSORMAP, m[0][1]);
+    kn_sig_add(sg, m[1][0], false, c->g.dtype, RK_KP_TENSORMAP, m[1][1]);
+    if (c->g.epilogue == RK_GEMM_EPI_TMA && m[2][0])
+        kn_sig_add(sg, m[2][0], false, c->g.out_dtype, RK_KP_TENSORMAP, m[2][1]);
 }
 
 void kn_conv_tma_box(const rk_instance *in, const rk_kparam *kp, uint32_t *box_rows, uint32_t *box_cols,
                      uint32_t *swizzle_bytes) {
-    /* the entry as the GEMM's A_map (X or dY), B_map (W) or C_map (Y or dX) */
-    const char *buf = kp->dims ? kp->dims : "";
+    /* the entry as the GEMM's A_map, B_map or C_map, by the buffer it maps */
+    static const char *const gemm_maps[3] = {"A_map", "B_map", "C_map"};
+    int op = operand_of(in, kp->dims ? kp->dims : "");
+    RK_ASSERT(op >= 0, "conv: a tensor map over a buffer its direction does not have");
     rk_kparam q = *kp;
-    q.name = !strcmp(buf, "Wt") ? "B_map" : !strcmp(buf, "X") || !strcmp(buf, "dY") ? "A_map" : "C_map";
+    q.name = gemm_maps[op];
     rk_instance g = gemm_instance(in);
     kn_gemm_hopper_tensormap_box(&g, &q, box_rows, box_cols, swizzle_bytes);
 }

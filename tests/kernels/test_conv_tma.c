@@ -1,12 +1,13 @@
-/* rocke tests — sm_90a's 1x1 convolutions as the GEMM family's TMA kernel
- * (load=tma, src/kernels/conv_tma.c) on the CPU emulator: fwd and dgrad
- * against the double direct convolution at small odd geometries (N*H*W with
- * tails, C and K multiples of 8 but not of 64, several K tiles), with
- * epilogue chains, every schedule, TMA stores, the tile shapes and conv3d's
- * 1x1x1; the heuristic's choice and where it keeps the copying kernel (TMA's
- * 16-byte rows, groups, wgrad, targets without TMA), seen in the kernel
- * name; the tensor maps the problem makes; bad input with its message.
- * Fresh random data; the seed is printed (ROCKE_SEED=N replays). */
+/* rocke tests — sm_90a's 1x1 convolutions with TMA operands (load=tma,
+ * src/kernels/conv_tma.c) on the CPU emulator: fwd and dgrad (the GEMM
+ * family's kernel) and wgrad (split-K) against the double direct
+ * convolution at small odd geometries (N*H*W with tails, C and K multiples
+ * of 8 but not of 64, several K tiles), with epilogue chains, every
+ * schedule, TMA stores, the tile shapes and conv3d's 1x1x1; the heuristic's
+ * choice and where it keeps the copying kernel (TMA's 16-byte rows, groups,
+ * targets without TMA), seen in the kernel name; the tensor maps the
+ * problem makes; bad input with its message. Fresh random data; the seed is
+ * printed (ROCKE_SEED=N replays). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -97,15 +98,22 @@ static void test_tma_kernels(void **state) {
         {{1, 72, 9, 11, 136, 1, 1}, "direction=dgrad out_dtype=f32 dtype=bf16"},       /* 3 K tiles (K) */
         {{2, 24, 7, 5, 40, 1, 1}, "direction=dgrad schedule=persistent blocks=2 epilogue=tma"},
         {{2, 136, 5, 9, 8, 1, 1}, "direction=dgrad schedule=ws tile=64x128x64 warps=4x1"},
+        /* wgrad: conv_hopper.c's split of N*P*Q over TMA operands (dY^T M-major, X N-major); splits
+         * that do not divide the 11 K tiles, more splits than a split's share, whole and edge tiles */
+        {{3, 24, 7, 5, 40, 1, 1}, "direction=wgrad split_k=1"},
+        {{2, 72, 17, 19, 136, 1, 1}, "direction=wgrad split_k=3"},
+        {{2, 72, 17, 19, 136, 1, 1}, "direction=wgrad split_k=4 tile=128x128x64 warps=8x1 out_dtype=f32"},
+        {{1, 24, 9, 11, 40, 1, 1}, "direction=wgrad split_k=5 dtype=bf16 out_dtype=bf16"},
     };
     for (size_t c = 0; c < COUNT(cases); c++) run_case(cases[c].ext, cases[c].knobs, "_ldtma");
     /* conv3d's 1x1x1: X [N, D, H, W, C] as the same [pixels, C] matrix */
     const uint64_t v3[9] = {2, 24, 3, 5, 7, 40, 1, 1, 1};
     run_case3d(v3, "fuse=bias,relu");
     run_case3d(v3, "direction=dgrad schedule=persistent blocks=2");
-    /* the same problems on the copying kernel (load=copy) stay right */
+    /* the same problems on the copying kernels (load=copy) stay right */
     run_case(cases[0].ext, "load=copy", "_pwgmma");
     run_case(cases[9].ext, "direction=dgrad load=copy", "_pwgmma");
+    run_case(cases[14].ext, "direction=wgrad split_k=3 load=copy", "_pwgmma");
 }
 
 /* The heuristic: load=tma for ungrouped 1x1 fwd / dgrad on sm_90a whose C and
@@ -123,7 +131,8 @@ static void test_heuristic(void **state) {
         {"sm_90a", odd_c, "", false},                      /* C*2 = 40 bytes: not a 16-byte multiple */
         {"sm_90a", odd_k, "direction=dgrad", false},       /* dY's rows: K*2 = 72 bytes */
         {"sm_90a", small, "groups=2", false},
-        {"sm_90a", small, "direction=wgrad", false},
+        {"sm_90a", small, "direction=wgrad", true},
+        {"sm_90a", big, "direction=wgrad dtype=bf16", true},
         {"sm_90a", small, "load=copy", false},
         {"sm_90a", small, "vec_a=4", false},
         {"sm_90a", small, "path=mma", false},
@@ -164,6 +173,8 @@ static void test_maps(void **state) {
         {"tile=128x128x64 warps=8x1 epilogue=tma", {"X_map", "Wt_map", "Y_map"}, {105, 40, 105}, {24, 24, 40},
          {{128, 64}, {128, 64}, {64, 128}}},
         {"direction=dgrad", {"dY_map", "Wt_map", NULL}, {105, 40, 0}, {40, 24, 0}, {{64, 64}, {64, 64}, {0, 0}}},
+        {"direction=wgrad split_k=2", {"dY_map", "X_map", NULL}, {105, 105, 0}, {40, 24, 0},
+         {{64, 64}, {64, 64}, {0, 0}}},
     };
     for (size_t r = 0; r < COUNT(rows); r++) {
         rk_instance in;
@@ -222,7 +233,8 @@ static void test_bad_input(void **state) {
         {"sm_90a", "algo=gemm1x1 path=mma load=tma", "load' = tma is path=wgmma's"},
         {"sm_80", "algo=gemm1x1 path=mma load=tma", "load' = tma needs sm_90a"},
         {"sm_90a", "algo=igemm path=wgmma tile=64x64x64 warps=4x1 load=tma", "needs algo gemm1x1"},
-        {"sm_90a", "algo=gemm1x1 direction=wgrad path=wgmma tile=64x64x64 warps=4x1 load=tma", "serves fwd and dgrad"},
+        {"sm_90a", "algo=gemm1x1 direction=wgrad path=wgmma tile=64x64x64 warps=4x1 load=tma schedule=ws",
+         "runs its split-K sum on schedule=plain"},
         {"sm_90a", "algo=gemm1x1 path=wgmma tile=64x64x64 warps=4x1 load=tma vec_a=4", "vec_b must be 8"},
         {"sm_90a", "algo=gemm1x1 path=wgmma tile=64x64x64 warps=4x1 schedule=ws", "they need load=tma"},
         {"sm_90a", "algo=gemm1x1 path=mma epilogue=tma", "they need load=tma"},
