@@ -7,8 +7,9 @@
 # the ceiling of the depthwise forward). Each direction runs three times on sm_90a:
 # the heuristic's kernel (fwd), and on each matrix path (fwd-mma, fwd-wgmma; the same for
 # dgrad and wgrad), and wgrad-sk16 (the heuristic's wgrad at 16 splits, session 5's cap). 1x1
-# shapes also run fwd/dgrad -copy (the threads-copy wgmma kernel), -plain and -ws (the GEMM's TMA
-# kernel, load=tma, on its plain and ws schedules; the heuristic's is persistent).
+# shapes also run -copy in every direction (the threads-copy wgmma kernels the TMA ones replaced) and
+# fwd/dgrad -plain and -ws (the GEMM's TMA kernel on its plain and ws schedules; the heuristic's is
+# persistent).
 # Logs go to $OUT (or ./out).
 set -uo pipefail
 D=.devcarry
@@ -26,7 +27,7 @@ grep -v '^#' bench/conv_shapes.txt | while read -r name n c h w k r s st pd g; d
   [ -n "$name" ] || continue
   [[ $name =~ ${CONV_ROWS:-.} ]] || continue   # CONV_ROWS: a regex of the shape names to run
   for dir in fwd fwd-mma fwd-wgmma fwd-copy fwd-plain fwd-ws dgrad dgrad-mma dgrad-wgmma dgrad-copy dgrad-plain \
-      dgrad-ws wgrad wgrad-mma wgrad-wgmma wgrad-sk16; do
+      dgrad-ws wgrad wgrad-mma wgrad-wgmma wgrad-copy wgrad-sk16; do
     m="$D/conv/$name-$dir/manifest.json"
     [ -f "$m" ] || continue   # -mma / -wgmma: sm_90a builds only (-wgmma: ungrouped shapes)
     echo "== $name $dir" >> "$OUT/rocke_conv.txt"

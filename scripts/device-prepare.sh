@@ -113,11 +113,11 @@ grep -v '^#' bench/conv_shapes.txt | while read -r name n c h w k r s st pd g; d
   [ "$T" = sm_90a ] && variants="$variants fwd-mma dgrad-mma wgrad-mma"
   # wgrad-sk16: the heuristic's wgrad at session 5's cap of 16 splits (against its 2 blocks per SM)
   [ "$T" = sm_90a ] && [ "$g" = 1 ] && variants="$variants fwd-wgmma dgrad-wgmma wgrad-wgmma wgrad-sk16"
-  # 1x1 (stride 1, unpadded) with C and K multiples of 8: the heuristic's kernel is the GEMM's TMA
-  # one (load=tma, _ldtma in its name); -copy: the threads-copy wgmma kernel it replaced; -plain,
-  # -ws: the TMA kernel on the GEMM's other schedules
+  # 1x1 (stride 1, unpadded) with C and K multiples of 8: the heuristic's kernels read their operands
+  # by TMA (load=tma, _ldtma in the name: fwd and dgrad the GEMM's kernel, wgrad the split-K one);
+  # -copy: the threads-copy wgmma kernels they replaced; -plain, -ws: the GEMM's other schedules
   [ "$T" = sm_90a ] && [ "$g" = 1 ] && [ "$r$s$st$pd" = 1110 ] && [ $((c % 8 + k % 8)) = 0 ] &&
-    variants="$variants fwd-copy dgrad-copy fwd-plain dgrad-plain fwd-ws dgrad-ws"
+    variants="$variants fwd-copy dgrad-copy wgrad-copy fwd-plain dgrad-plain fwd-ws dgrad-ws"
   for v in $variants; do
     dir=${v%%-*}
     path=()
