@@ -79,15 +79,17 @@ void kn_conv_hopper_tune(rk_conv_spec *c, const rk_target *t, uint64_t M, uint64
                          const kn_conv_hopper_free *free_knobs);
 void kn_conv_hopper_build(rk_kernel *k, const rk_instance *in, const rk_target *t, const kn_conv_hopper_io *io);
 
-/* conv_tma.c: load = tma, 1x1 fwd and dgrad as the GEMM family's Hopper
- * kernel on tensor maps. kn_conv_tma: the instance takes it (path wgmma,
- * algo gemm1x1, fwd or dgrad, load tma). check: the knob rules (with
- * load=copy: the GEMM-only knobs at their defaults); check_shape: groups 1
+/* conv_tma.c: load = tma, 1x1 with TMA operands: fwd and dgrad as the GEMM
+ * family's Hopper kernel, wgrad on kn_conv_hopper_build with io->maps.
+ * kn_conv_tma: the instance takes it (path wgmma, algo gemm1x1, load tma).
+ * check: the knob rules (with load=copy: the GEMM-only knobs at their
+ * defaults; wgrad: schedule plain, epilogue direct); check_shape: groups 1
  * and the GEMM's shape rules; fits: a problem the heuristic gives it
- * (groups 1, C and K multiples of 8: TMA's 16-byte rows); tune: tile,
- * stages, schedule, blocks, epilogue (those free); signature: the maps
- * (X_map or dY_map, Wt_map, with epilogue=tma Y_map or dX_map) after every
- * other entry; box: a map's box and swizzle; build: the kernel. */
+ * (groups 1, vec 8: C and K multiples of 8, TMA's 16-byte rows); tune
+ * (fwd, dgrad): tile, stages, schedule, blocks, epilogue (those free);
+ * signature: the maps (the direction's A and B, with epilogue=tma its C)
+ * after every other entry; box: a map's box and swizzle; build: the fwd /
+ * dgrad kernel. */
 typedef struct kn_conv_tma_free { bool tile, stages, schedule, blocks, epilogue, vec_a, vec_b; } kn_conv_tma_free;
 bool kn_conv_tma(const rk_instance *in);
 rk_status kn_conv_tma_check(const rk_instance *in, const rk_target *t, const char *fam);
