@@ -8,7 +8,10 @@
 # the heuristic's kernel (fwd), and on each matrix path (fwd-mma, fwd-wgmma; the same for
 # dgrad and wgrad), and wgrad-sk16 (the heuristic's wgrad at 16 splits, session 5's cap);
 # depthwise rows add the direct kernel at other knobs (fwd-px1, -px2, -px8v4: dw_pix 8 with
-# vec_a 4, -cv8: 8 channel vectors a block) and the small-group kernel it replaced (fwd-sg).
+# vec_a 4, -cv8: 8 channel vectors a block) and the small-group kernel it replaced (fwd-sg). 1x1
+# shapes also run -copy in every direction (the threads-copy wgmma kernels the TMA ones replaced) and
+# fwd/dgrad -plain and -ws (the GEMM's TMA kernel on its plain and ws schedules; the heuristic's is
+# persistent).
 # Logs go to $OUT (or ./out).
 set -uo pipefail
 D=.devcarry
@@ -25,8 +28,8 @@ echo "== rocke conv"
 grep -v '^#' bench/conv_shapes.txt | while read -r name n c h w k r s st pd g; do
   [ -n "$name" ] || continue
   [[ $name =~ ${CONV_ROWS:-.} ]] || continue   # CONV_ROWS: a regex of the shape names to run
-  for dir in fwd fwd-mma fwd-wgmma fwd-px1 fwd-px2 fwd-px8v4 fwd-cv8 fwd-sg dgrad dgrad-mma dgrad-wgmma wgrad wgrad-mma \
-    wgrad-wgmma wgrad-sk16; do
+  for dir in fwd fwd-mma fwd-wgmma fwd-px1 fwd-px2 fwd-px8v4 fwd-cv8 fwd-sg fwd-copy fwd-plain fwd-ws dgrad \
+      dgrad-mma dgrad-wgmma dgrad-copy dgrad-plain dgrad-ws wgrad wgrad-mma wgrad-wgmma wgrad-copy wgrad-sk16; do
     m="$D/conv/$name-$dir/manifest.json"
     [ -f "$m" ] || continue   # -mma / -wgmma: sm_90a builds only (-wgmma: ungrouped shapes)
     echo "== $name $dir" >> "$OUT/rocke_conv.txt"

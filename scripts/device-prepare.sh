@@ -135,6 +135,11 @@ grep -v '^#' bench/conv_shapes.txt | while read -r name n c h w k r s st pd g; d
   # depthwise (C = K = groups): the direct kernel's knobs around the heuristic's pick, and the
   # small-group kernel (-sg, the one it replaced) as the baseline
   [ "$g" = "$c" ] && [ "$g" = "$k" ] && variants="$variants fwd-px1 fwd-px2 fwd-px8v4 fwd-cv8 fwd-sg"
+  # 1x1 (stride 1, unpadded) with C and K multiples of 8: the heuristic's kernels read their operands
+  # by TMA (load=tma, _ldtma in the name: fwd and dgrad the GEMM's kernel, wgrad the split-K one);
+  # -copy: the threads-copy wgmma kernels they replaced; -plain, -ws: the GEMM's other schedules
+  [ "$T" = sm_90a ] && [ "$g" = 1 ] && [ "$r$s$st$pd" = 1110 ] && [ $((c % 8 + k % 8)) = 0 ] &&
+    variants="$variants fwd-copy dgrad-copy wgrad-copy fwd-plain dgrad-plain fwd-ws dgrad-ws"
   for v in $variants; do
     dir=${v%%-*}
     path=()
@@ -144,6 +149,8 @@ grep -v '^#' bench/conv_shapes.txt | while read -r name n c h w k r s st pd g; d
       *-px*) path=(--dw-pix "${v#*-px}") ;;
       *-cv*) path=(--dw-cvecs "${v#*-cv}") ;;
       *-sg) path=(--dw-pix off --dw-cvecs off) ;;
+      *-copy) path=(--path wgmma --load copy) ;;
+      *-plain|*-ws) path=(--path wgmma --load tma --schedule "${v#*-}") ;;
       *-*) path=(--path "${v#*-}") ;;
     esac
     "$B/rocke" build conv --direction "$dir" "${path[@]}" --dtype bf16 --target "$T" --shape "$n,$c,$h,$w,$k,$r,$s" \

@@ -235,10 +235,15 @@ typedef enum rk_conv_dir { RK_CONV_FWD = 0, RK_CONV_DGRAD, RK_CONV_WGRAD, RK_CON
  * gemm1x1: a 1x1 filter at stride 1 without padding read as a plain GEMM;
  * direct: forward with 1..16 channels per group (depthwise), no matrix unit */
 typedef enum rk_conv_algo { RK_CONV_IGEMM = 0, RK_CONV_GEMM1X1, RK_CONV_DIRECT, RK_CONV_ALGO__COUNT } rk_conv_algo;
+/* How path=wgmma's operands reach shared memory: copy (the block's threads,
+ * cp.async; every algo) or tma (gemm1x1 fwd and dgrad: the GEMM family's
+ * Hopper kernel itself, TMA boxes on tensor maps of X, W and Y) */
+typedef enum rk_conv_load { RK_CONV_LOAD_COPY = 0, RK_CONV_LOAD_TMA, RK_CONV_LOAD__COUNT } rk_conv_load;
 typedef struct rk_conv_spec {
     rk_gemm_spec g;                /* the GEMM knobs (layout follows from the direction) */
     int direction;                 /* rk_conv_dir */
     int algo;                      /* rk_conv_algo; the heuristic picks per problem */
+    int load;                      /* rk_conv_load (path=wgmma) */
     uint32_t stride[3], pad[6], dilation[3], groups;
     int dw_pix, dw_cvecs;          /* algo direct, depthwise: log2 of outputs per thread + 1, of channel
                                     * vectors per block + 1 (0: off, the small-group kernel) */
@@ -406,7 +411,7 @@ typedef struct rk_knob {
     uint32_t count;             /* TUPLE: elements (each checked against `legal`); DTYPE: 1 when the OCP
                                  * 8-bit floats e4m3 and e5m2 are legal too (GEMM inputs); ENUM: 1
                                  * when kernel names leave the knob out at value 0 (a knob added later:
-                                 * the names of older instances stay as they were) */
+                                 * the names of older instances stay as they were); U32: the same */
 } rk_knob;
 const rk_knob *rk_family_knobs(rk_family_id f, uint32_t *n);
 /* "64|128|256" / "f16|bf16|f32" / "true|false" / "add|sub|..." */

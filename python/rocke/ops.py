@@ -407,13 +407,13 @@ def conv2d(x, w, *, stride=1, padding=0, dilation=1, groups=1, device=None, **kn
     xs, ws = np.ascontiguousarray(x), np.ascontiguousarray(w)
     y = np.empty((N, P, Q, K), dtype=x.dtype)
     if p.launcher is None:
-        params = [(param_ctype(ptr, t), n) for n, ptr, t, _, _ in p.sig]
+        params = [(param_ctype(ptr, t, role), n) for n, ptr, t, role, _ in p.sig]
         p.launcher = _emu.EmuLauncher(target, _kernel_for(p), params, p.grid, p.block)
     values = {"N": N, "C": C, "H": H, "W": W, "K": K, "R": R, "S": S, "P": P, "Q": Q, "stride_h": sh,
               "stride_w": sw, "pad_h": pad[0], "pad_w": pad[2], "dil_h": dh, "dil_w": dw, "groups": groups}
     scalars = {}
-    for i, (name, ptr, _, _, _) in enumerate(p.sig):
-        if ptr:
+    for i, (name, ptr, _, role, _) in enumerate(p.sig):
+        if ptr or role == "tensormap":
             continue
         if name not in values:
             raise RockeError("rocke.ops.conv2d: no value for scalar parameter %s" % name)
@@ -422,8 +422,32 @@ def conv2d(x, w, *, stride=1, padding=0, dilation=1, groups=1, device=None, **kn
     if len(bufs) != sum(1 for s in p.sig if s[1]):
         raise RockeError("rocke.ops.conv2d: epilogue operands and split-K workspaces are not offered from "
                          "Python yet")
-    p.launcher.launch(bufs, scalars)
+    p.launcher.launch(bufs, scalars, _conv_tensor_maps(p))
     return y
+
+
+def _conv_tensor_maps(p):
+    """{signature index: rk_problem_tmap} of a conv kernel's tensor maps (sm_90a's 1x1 kernel,
+    load=tma, reads X, W and Y through them), asked once of a problem of the same instance
+    and shape; None when the kernel has none."""
+    if not any(role == "tensormap" for _, _, _, role, _ in p.sig):
+        return None
+    if getattr(p, "tmaps", None) is None:
+        import ctypes
+        from ._gemm_fp8 import RkProblemTmap
+        from ._lib import check, lib
+        prob = _shape_api.Problem(p.inst._buf, "conv", p.dims, 1)
+        try:
+            maps = {}
+            for i, (_, _, _, role, _) in enumerate(p.sig):
+                if role == "tensormap":
+                    t = RkProblemTmap()
+                    check(lib.rk_problem_tensormap(ctypes.byref(prob.p), i, ctypes.byref(t)), "tensor map")
+                    maps[i] = t
+            p.tmaps = maps
+        finally:
+            prob.free()
+    return p.tmaps
 
 
 # the attention family and the KV cache writer (their own files; they use this module's caches)

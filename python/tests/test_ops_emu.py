@@ -183,6 +183,16 @@ class Ops(unittest.TestCase):
             y = ops.conv2d(x, w, stride=st, padding=pad, dilation=dil, groups=g, device=target)
             r = ref(x, w, st, pad, dil, g)
             self.close(y, r, np.float16, scale=np.abs(r).max())
+        # 1x1 on sm_90a (N*H*W = 105, a tile's tail): the GEMM's TMA kernel, whose tensor maps the
+        # package makes, the persistent schedule, and the threads' copies (load=copy)
+        x, w = rnd((3, 5, 7, 24), np.float16), rnd((40, 1, 1, 24), np.float16)
+        r = ref(x, w, (1, 1), (0, 0, 0, 0), (1, 1), 1)
+        for knobs in ({}, {"schedule": "persistent", "blocks": 2}, {"load": "copy"}):
+            y = ops.conv2d(x, w, device="emu:sm_90a", **knobs)
+            self.close(y, r, np.float16, scale=np.abs(r).max())
+        names = [name for name, _ in ops._built]
+        self.assertTrue(any("_ldtma" in n for n in names), names)
+        self.assertTrue(any("_ldtma_scpersistent_pb2" in n for n in names), names)
 
     def test_conv2d_bad_input(self):
         x, w = np.zeros((1, 5, 5, 6), np.float16), np.zeros((4, 3, 3, 3), np.float16)

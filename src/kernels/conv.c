@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "conv_int.h"
+#include "gemm_hopper.h"
 
 static const char *const dir_names[] = {"fwd", "dgrad", "wgrad", NULL};
 static const char *const algo_names[] = {"igemm", "gemm1x1", "direct", NULL};
@@ -29,6 +30,11 @@ static const uint32_t legal_wave[] = {32, 64, 0};
 /* algo direct's depthwise kernel: value i > 0 is 2^(i-1) (0: off, the small-group kernel) */
 static const char *const dw_pix_names[] = {"off", "1", "2", "4", "8", NULL};
 static const char *const dw_cvec_names[] = {"off", "1", "2", "4", "8", "16", "32", "64", NULL};
+/* load=tma: the GEMM kernel's knobs (the GEMM family's values) */
+static const char *const load_names[] = {"copy", "tma", NULL};
+static const char *const schedule_names[] = {"plain", "ws", "persistent", "pingpong", NULL};
+static const char *const epilogue_names[] = {"direct", "cshuffle", "tma", NULL};
+static const uint32_t legal_blocks[] = {0, 1, 2, 3, 4, 6, 8, 16, 32, 64, 66, 108, 114, 128, 132, 256, 264, 0};
 /* wgrad's splits: 1..16 on path mma (its sum holds every split's partials), 1..32 on wgmma */
 static const uint32_t legal_split[] = {1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15, 16, 17,
                                        18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 0};
@@ -60,7 +66,16 @@ static const uint32_t legal_split[] = {1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 1
                   "algo direct, depthwise: output pixels per thread along Q (weights staged in LDS, a sliding "   \
                   "window at stride 1); off: the small-group kernel"),                                            \
     KN_ENUM_QUIET("dw_cvecs", "cv", u.conv.dw_cvecs, dw_cvec_names, true,                                     \
-                  "algo direct, depthwise: channel vectors per block of 256 threads (the rest: pixel groups)")
+                  "algo direct, depthwise: channel vectors per block of 256 threads (the rest: pixel groups)"), \
+    KN_ENUM_QUIET("load", "ld", u.conv.load, load_names, true,                                                 \
+            "path=wgmma: copy (the threads fill the stages, cp.async) or tma (algo gemm1x1 fwd/dgrad: the GEMM "  \
+            "family's TMA kernel on tensor maps of X, W and Y; C and K multiples of 8, groups 1)"),              \
+    KN_ENUM_QUIET("schedule", "sc", u.conv.g.schedule, schedule_names, true,                                   \
+            "load=tma: the GEMM kernel's plain, ws, persistent or pingpong schedule"),                          \
+    KN_U32_QUIET("blocks", "pb", u.conv.g.blocks, legal_blocks, true,                                          \
+            "load=tma, schedule=persistent|pingpong: blocks in the grid (0: the heuristic's SM count)"),        \
+    KN_ENUM_QUIET("epilogue", "ep", u.conv.g.epilogue, epilogue_names, true,                                   \
+            "load=tma: Y stores direct (from the accumulators) or tma (staged in shared memory, TMA boxes)")
 
 static const rk_knob conv_knobs[] = {
     CONV_KNOBS,
@@ -77,7 +92,7 @@ static const rk_knob conv3d_knobs[] = {
     KN_U32("groups", NULL, u.conv.groups, NULL, false, "run-time: groups (C and K multiples of it)"),
 };
 enum { CK_DIR, CK_ALGO, CK_DT, CK_ODT, CK_TILE, CK_WARPS, CK_ATOM, CK_STAGES, CK_VA, CK_VB, CK_GROUP, CK_WAVE,
-       CK_SPLIT, CK_FUSE, CK_PATH, CK_DWPIX, CK_DWCV };
+       CK_SPLIT, CK_FUSE, CK_PATH, CK_DWPIX, CK_DWCV, CK_LOAD, CK_SCHED, CK_BLOCKS, CK_EPI };
 
 static const rk_dim_decl dims2[] = {
     {"N", 8, "images"}, {"C", 64, "input channels"}, {"H", 56, "input height"}, {"W", 56, "input width"},
@@ -146,11 +161,8 @@ rk_gemm_spec kn_conv_gemm_spec(const rk_instance *in) {
     static const rk_gemm_layout lay[] = {RK_GEMM_RC, RK_GEMM_RR, RK_GEMM_CR};
     s.layout = (unsigned)in->u.conv.direction < RK_CONV__COUNT ? lay[in->u.conv.direction] : RK_GEMM_RC;
     s.split_reduce = RK_GEMM_SPLIT_WORKSPACE;
-    s.epilogue = RK_GEMM_EPI_DIRECT;
     s.path = in->u.conv.g.path == RK_GEMM_PATH_WGMMA ? RK_GEMM_PATH_WGMMA : RK_GEMM_PATH_MMA;
-    s.schedule = RK_GEMM_SCHED_PLAIN;
-    s.blocks = 0;
-    s.xcd = 0;
+    s.xcd = 0;   /* schedule, blocks and epilogue: load=tma's (else plain, 0, direct) */
     return s;
 }
 
@@ -284,6 +296,7 @@ static void signature(const rk_instance *in, rk_ksig *sg) {
     _Static_assert(RK_COUNTOF(work_dims) == KN_CONV_WG_SPLIT_MAX, "one Work shape per split count");
     if (c->g.split_k > 1 && c->g.split_k <= KN_CONV_WG_SPLIT_MAX)
         kn_sig_add(sg, "Work", true, RK_S_F32, RK_KP_WORK, work_dims[c->g.split_k - 1]);
+    if (kn_conv_tma(in)) kn_conv_tma_signature(in, sg);
 }
 
 /* ---- validation ------------------------------------------------------------------------- */
@@ -340,6 +353,8 @@ static rk_status validate(const rk_instance *in, const rk_target *t) {
     if ((unsigned)c->g.path >= CONV_PATH_AUTO)
         return rk_fail(RK_ERR_INVALID, "%s: knob 'path' must be mma or wgmma once built (auto is the heuristic's "
                        "choice: build with --shape, or name the path)", fam);
+    st = kn_conv_tma_check(in, t, fam);
+    if (st || kn_conv_tma(in)) return st;
     if (c->g.path == RK_GEMM_PATH_WGMMA) return kn_conv_hopper_check(in, t, fam);
     if (c->g.split_k > KN_CONV_MMA_SPLIT_MAX)
         return rk_fail(RK_ERR_INVALID, "%s: knob 'split_k' = %u: path=mma splits wgrad at most %u ways (its sum holds "
@@ -403,6 +418,8 @@ static rk_status check_shape(const rk_instance *in, const rk_shape *sh) {
         return rk_fail(RK_ERR_INVALID, "%s: every tensor must hold fewer than 2^31 elements (and groups <= 65535)",
                        fam);
     st = kn_conv_hopper_check_shape(in, &g, fam);
+    if (st) return st;
+    st = kn_conv_tma_check_shape(in, &g, fam);
     if (st) return st;
     uint64_t tiles = (M + c->g.tile[0] - 1) / c->g.tile[0] * ((N + c->g.tile[1] - 1) / c->g.tile[1]);
     if (tiles > INT32_MAX) return rk_fail(RK_ERR_INVALID, "%s: more output tiles than a grid holds", fam);
@@ -468,8 +485,25 @@ static void tune_path(rk_instance *in, const rk_target *t, const kn_conv_geo *g,
     kn_conv_hopper_free fr = {.tile = tile_free, .stages = !(locked >> CK_STAGES & 1),
                               .split = !(locked >> CK_SPLIT & 1)};
     kn_conv_hopper_tune(c, t, M, N, K, g->groups, &fr);
+    /* the GEMM-only knobs at their defaults unless load=tma takes them */
+    if (!(locked >> CK_SCHED & 1)) c->g.schedule = RK_GEMM_SCHED_PLAIN;
+    if (!(locked >> CK_BLOCKS & 1)) c->g.blocks = 0;
+    if (!(locked >> CK_EPI & 1)) c->g.epilogue = RK_GEMM_EPI_DIRECT;
+    rk_conv_spec copy = *c;
+    bool load_free = !(locked >> CK_LOAD & 1);
+    if (load_free && kn_conv_tma_fits(in, g)) c->load = RK_CONV_LOAD_TMA;
+    if (kn_conv_tma(in)) {
+        kn_conv_tma_free tf = {.tile = tile_free, .stages = fr.stages, .schedule = !(locked >> CK_SCHED & 1),
+                               .blocks = !(locked >> CK_BLOCKS & 1), .epilogue = !(locked >> CK_EPI & 1),
+                               .vec_a = !(locked >> CK_VA & 1), .vec_b = !(locked >> CK_VB & 1)};
+        kn_conv_tma_tune(c, t, M, N, K, &tf);
+        /* knobs locked where TMA cannot take them: the copying kernel instead */
+        if (load_free && (kn_conv_tma_check(in, t, "conv") || kn_conv_tma_check_shape(in, g, "conv"))) *c = copy;
+    }
     /* an explicit path=wgmma keeps its knobs even where they do not apply: validation says why */
-    if (path_free && (kn_conv_hopper_check(in, t, "conv") || kn_conv_hopper_check_shape(in, g, "conv"))) *c = before;
+    bool bad = kn_conv_tma(in) ? kn_conv_tma_check(in, t, "conv") || kn_conv_tma_check_shape(in, g, "conv")
+                               : kn_conv_hopper_check(in, t, "conv") || kn_conv_hopper_check_shape(in, g, "conv");
+    if (path_free && bad) *c = before;
 }
 
 /* algo direct, depthwise: channel vectors per block the largest power of two
@@ -510,6 +544,10 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64
     few = few && g.c % g.groups == 0 && g.k % g.groups == 0 && g.groups > 1 && c->direction == RK_CONV_FWD;
     if (!(locked >> CK_ALGO & 1)) c->algo = one ? RK_CONV_GEMM1X1 : few ? RK_CONV_DIRECT : RK_CONV_IGEMM;
     bool path_free = !(locked >> CK_PATH & 1) || c->g.path == CONV_PATH_AUTO;
+    if (!(locked >> CK_LOAD & 1)) c->load = RK_CONV_LOAD_COPY;   /* tune_path gives tma where it fits */
+    /* load=tma asked for: path=wgmma as if named (validation says why where it cannot apply) */
+    bool tma_asked = locked >> CK_LOAD & 1 && c->load == RK_CONV_LOAD_TMA;
+    if (path_free && tma_asked) path_free = false, c->g.path = RK_GEMM_PATH_WGMMA;
     if (path_free || c->algo == RK_CONV_DIRECT) c->g.path = RK_GEMM_PATH_MMA;
     if (c->algo == RK_CONV_DIRECT) {
         /* channel vectors for depthwise, one channel otherwise */
@@ -660,7 +698,8 @@ static void geometry(const rk_instance *in, rk_launch_geom *g) {
         kn_geom_axis(g);
         return;
     }
-    g->block[0] = c->g.warps[0] * c->g.warps[1] * c->g.wave;
+    bool tma = kn_conv_tma(in);
+    g->block[0] = c->g.warps[0] * c->g.warps[1] * c->g.wave + (tma ? kn_gemm_hopper_extra_threads(&c->g) : 0);
     switch ((rk_conv_dir)c->direction) {
     case RK_CONV_FWD:    /* pixels x Kg */
         geom_pixels(g, &geo, d3, false);
@@ -685,6 +724,11 @@ static void geometry(const rk_instance *in, rk_launch_geom *g) {
     kn_geom_const(g, c->g.tile[1]);
     kn_geom_op(g, RK_GEOM_CDIV);
     kn_geom_op(g, RK_GEOM_MUL);
+    if (tma && kn_gemm_hopper_walks(&c->g)) {
+        /* the GEMM's persistent grid: at most `blocks`, each walking tiles */
+        kn_geom_const(g, c->g.blocks);
+        kn_geom_op(g, RK_GEOM_MIN);
+    }
     kn_geom_axis(g);
     kn_geom_const(g, c->g.split_k);
     kn_geom_axis(g);
@@ -722,6 +766,7 @@ const kn_family kn_conv = {
     .scalars = scalars2, .nscalars = RK_COUNTOF(scalars2), .defaults = defaults, .tune = tune,
     .validate = validate, .check_shape = check_shape, .signature = signature, .geometry = geometry, .build = kn_conv_build,
     .cost = cost, .reference = kn_conv_reference, .input_range = input_range, .extent = extent,
+    .tensormap_box = kn_conv_tma_box,
 };
 
 const kn_family kn_conv3d = {
@@ -729,4 +774,5 @@ const kn_family kn_conv3d = {
     .scalars = scalars3, .nscalars = RK_COUNTOF(scalars3), .defaults = defaults, .tune = tune,
     .validate = validate, .check_shape = check_shape, .signature = signature, .geometry = geometry, .build = kn_conv_build,
     .cost = cost, .reference = kn_conv_reference, .input_range = input_range, .extent = extent,
+    .tensormap_box = kn_conv_tma_box,
 };

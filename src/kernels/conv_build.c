@@ -142,6 +142,10 @@ void kn_conv_build(const rk_instance *in, const rk_target *t, rk_kernel *k, cons
         kn_conv_direct_build(in, t, k, p);
         return;
     }
+    if (kn_conv_tma(in) && cs->direction != RK_CONV_WGRAD) {   /* 1x1 fwd / dgrad: the GEMM's TMA kernel */
+        kn_conv_tma_build(in, t, k, p);
+        return;
+    }
     uint32_t next;
     kn_conv_args a = kn_conv_args_of(in, p, &next);
     rk_epi_args ea = {.chain = &s.fuse};
@@ -268,7 +272,8 @@ void kn_conv_build(const rk_instance *in, const rk_target *t, rk_kernel *k, cons
     if (wgmma) {
         kn_conv_hopper_io hio = {.io = &io, .view = one ? NULL : &gt.v, .epi = ea.p, .nepi = ne, .work = work,
                                  .groups = rk_ix_value(k, a.groups),
-                                 .wrows = one || cs->direction != RK_CONV_DGRAD ? NULL : &wr.w};
+                                 .wrows = one || cs->direction != RK_CONV_DGRAD ? NULL : &wr.w,
+                                 .maps = kn_conv_tma(in) ? &p[next + ne + (s.split_k > 1)] : NULL};
         kn_conv_hopper_build(k, in, t, &hio);
         return;
     }

@@ -92,7 +92,7 @@ void kn_conv_hopper_tune(rk_conv_spec *c, const rk_target *t, uint64_t M, uint64
                          const kn_conv_hopper_free *free_knobs) {
     bool tile_free = free_knobs->tile, stages_free = free_knobs->stages, split_free = free_knobs->split;
     rk_gemm_spec *s = &c->g;
-    s->schedule = RK_GEMM_SCHED_PLAIN, s->blocks = 0, s->atom = 0;
+    s->atom = 0;   /* schedule, blocks: tune_path's (load=tma's knobs) */
     bool wgrad = c->direction == RK_CONV_WGRAD;
     if (tile_free) {
         /* the largest tile that gives every SM a block (wgrad: counting the splits it may take),
@@ -348,15 +348,18 @@ static void split_finish(kn_hk *h, uint32_t splits, rk_value work, rk_value grou
 void kn_conv_hopper_build(rk_kernel *k, const rk_instance *in, const rk_target *t, const kn_conv_hopper_io *cio) {
     rk_gemm_spec s = kn_conv_gemm_spec(in);
     const kn_gemm_io *io = cio->io;
-    /* the values the GEMM's signature would hold: A, B, C, M, N, K, lda, ldb, ldc, the chain's operands */
-    rk_value p[9 + RK_EPI_MAX_PARAMS];
+    /* the values the GEMM's signature would hold: A, B, C, M, N, K, lda, ldb, ldc, the chain's
+     * operands, (load=tma) A's and B's tensor maps */
+    rk_value p[9 + RK_EPI_MAX_PARAMS + 2];
     rk_value gp[9] = {io->A, io->B, io->C, io->M, io->N, io->K, io->lda, io->ldb, io->ldc};
     memcpy(p, gp, sizeof gp);
     for (uint32_t i = 0; i < cio->nepi; i++) p[9 + i] = cio->epi[i];
+    if (cio->maps) p[9 + cio->nepi] = cio->maps[0], p[10 + cio->nepi] = cio->maps[1];
     const rk_conv_spec *cs = &in->u.conv;
     conv_fill f = {.ga = gathered(cs, 0), .gb = gathered(cs, 1), .wrows = cio->wrows};
     if (cio->view) f.v = *cio->view;
-    struct kn_hk_fill fills[2] = {{fill, &f}, {fill, &f}};
+    /* with tensor maps TMA fills both operands (no fill hooks) */
+    struct kn_hk_fill fills[2] = {{cio->maps ? NULL : fill, &f}, {cio->maps ? NULL : fill, &f}};
     kn_hk h;
     s.split_k = 1;   /* the Hopper plan reduces in one block; the split is this file's */
     kn_gemm_hopper_begin_ex(&h, &s, t, k, p, fills, 0);
@@ -381,6 +384,7 @@ void kn_conv_hopper_build(rk_kernel *k, const rk_instance *in, const rk_target *
         kn_gemm_split_range(k, &sk, h.ktiles, &kbase, &count);
         rk_value bk = c32(k, KN_WG_BK);
         f.kx0 = rk_build_mul(k, kbase, bk);
+        if (cio->maps) h.kt0 = kbase;   /* the TMA boxes' K tiles */
         h.ktiles = count;
     }
     rk_value rbase, twg;

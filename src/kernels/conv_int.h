@@ -84,12 +84,36 @@ typedef struct kn_conv_hopper_io {
     uint32_t nepi;
     rk_value work, groups;          /* wgrad split-K: Work and the group count (i32) */
     const kn_conv_wrows *wrows;     /* dgrad: W's rows in (tap, k) order; NULL otherwise */
+    const rk_value *maps;           /* load=tma (1x1 wgrad): A's and B's tensor maps; NULL: the threads copy */
 } kn_conv_hopper_io;
 rk_status kn_conv_hopper_check(const rk_instance *in, const rk_target *t, const char *fam);
 rk_status kn_conv_hopper_check_shape(const rk_instance *in, const kn_conv_geo *g, const char *fam);
 void kn_conv_hopper_tune(rk_conv_spec *c, const rk_target *t, uint64_t M, uint64_t N, uint64_t K, uint64_t groups,
                          const kn_conv_hopper_free *free_knobs);
 void kn_conv_hopper_build(rk_kernel *k, const rk_instance *in, const rk_target *t, const kn_conv_hopper_io *io);
+
+/* conv_tma.c: load = tma, 1x1 with TMA operands: fwd and dgrad as the GEMM
+ * family's Hopper kernel, wgrad on kn_conv_hopper_build with io->maps.
+ * kn_conv_tma: the instance takes it (path wgmma, algo gemm1x1, load tma).
+ * check: the knob rules (with load=copy: the GEMM-only knobs at their
+ * defaults; wgrad: schedule plain, epilogue direct); check_shape: groups 1
+ * and the GEMM's shape rules; fits: a problem the heuristic gives it
+ * (groups 1, vec 8: C and K multiples of 8, TMA's 16-byte rows); tune
+ * (fwd, dgrad): tile, stages, schedule, blocks, epilogue (those free);
+ * signature: the maps (the direction's A and B, with epilogue=tma its C)
+ * after every other entry; box: a map's box and swizzle; build: the fwd /
+ * dgrad kernel. */
+typedef struct kn_conv_tma_free { bool tile, stages, schedule, blocks, epilogue, vec_a, vec_b; } kn_conv_tma_free;
+bool kn_conv_tma(const rk_instance *in);
+rk_status kn_conv_tma_check(const rk_instance *in, const rk_target *t, const char *fam);
+rk_status kn_conv_tma_check_shape(const rk_instance *in, const kn_conv_geo *g, const char *fam);
+bool kn_conv_tma_fits(const rk_instance *in, const kn_conv_geo *g);
+void kn_conv_tma_tune(rk_conv_spec *c, const rk_target *t, uint64_t M, uint64_t N, uint64_t K,
+                      const kn_conv_tma_free *fr);
+void kn_conv_tma_signature(const rk_instance *in, rk_ksig *sg);
+void kn_conv_tma_box(const rk_instance *in, const rk_kparam *kp, uint32_t *box_rows, uint32_t *box_cols,
+                     uint32_t *swizzle_bytes);
+void kn_conv_tma_build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *params);
 
 /* conv_reference.c: a direct convolution in double, every direction. */
 void kn_conv_reference(const rk_problem *p, double **want, double **tol);

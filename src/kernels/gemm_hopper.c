@@ -51,7 +51,8 @@ void kn_gemm_hopper_issue(kn_hk *h, rk_value kt, rk_value fill) {
     rk_value S = c32(k, pl->stages);
     rk_value st = rk_build_umod(k, fill, S);
     rk_value bk = c32(k, pl->bk);
-    rk_value x = rk_build_mul(k, kt, bk);
+    rk_value ktg = h->kt0.id ? rk_build_add(k, kt, h->kt0) : kt;
+    rk_value x = rk_build_mul(k, ktg, bk);
     rk_value sza = c32(k, pl->stage_a), szb = c32(k, pl->stage_b);
     rk_value ea = rk_build_mul(k, st, sza);
     rk_value eb = rk_build_mul(k, st, szb);

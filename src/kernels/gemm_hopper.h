@@ -76,6 +76,8 @@ typedef struct kn_hk {
     rk_tile_tma_ring ring;
     rk_value amap, bmap, sA, sB;
     rk_value ktiles;           /* K tiles of 64 (i32) */
+    rk_value kt0;              /* a caller's split-K: its first K tile, added to the TMA boxes' K
+                                * coordinate (i32; invalid: 0) */
     rk_value m0, n0;           /* the current C tile's origin */
     bool ka, kb;               /* A / B K-major (else MN-major: wgmma's transpose bit) */
     const char *dt;            /* "f16", "bf16", "e4m3" or "e5m2" (wgmma's dtype) */

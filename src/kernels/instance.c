@@ -407,6 +407,7 @@ rk_status rk_instance_name(const rk_instance *in, char *buf, size_t n) {
             continue;
         }
         if (kb->kind == RK_KNOB_ENUM && kb->count == 1 && *(const int *)cfield(in, kb) == 0) continue;
+        if (kb->kind == RK_KNOB_U32 && kb->count == 1 && *(const uint32_t *)cfield(in, kb) == 0) continue;
         char txt[64];
         knob_text(in, kb, txt, sizeof txt);
         off += (size_t)snprintf(buf + off, n - off, "_%s%s", kb->tag, txt);

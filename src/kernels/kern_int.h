@@ -143,6 +143,9 @@ extern const char *const kn_dtype_names[];   /* legal dtype names, NULL-terminat
 #define KN_DTYPE_F8(nm, tg, field, help) {nm, tg, RK_KNOB_DTYPE, offsetof(rk_instance, field), NULL, NULL, false, help, 1}
 #define KN_ENUM(nm, tg, field, names, perf, help) \
     {nm, tg, RK_KNOB_ENUM, offsetof(rk_instance, field), names, NULL, perf, help, 0}
+/* a u32 knob kernel names leave out at 0 (added after names were published) */
+#define KN_U32_QUIET(nm, tg, field, legal, perf, help) \
+    {nm, tg, RK_KNOB_U32, offsetof(rk_instance, field), NULL, legal, perf, help, 1}
 /* an enum knob kernel names leave out at its first value (added after names were published) */
 #define KN_ENUM_QUIET(nm, tg, field, names, perf, help) \
     {nm, tg, RK_KNOB_ENUM, offsetof(rk_instance, field), names, NULL, perf, help, 1}

@@ -1,8 +1,9 @@
 /* rocke tests — the convolution families through the built `rocke`: one
  * build, then verified emulator runs of that manifest at other geometries
  * (--stride, --pad, --dilation, --groups: the same binary) and shapes,
- * the geometry line, TFLOP/s in the Perf line, and misuse of the geometry
- * flags with its exit code and message. */
+ * the geometry line, TFLOP/s in the Perf line, sm_90a's 1x1 TMA kernel
+ * (tensor maps from the manifest), and misuse of the geometry flags with its
+ * exit code and message. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -70,6 +71,24 @@ static void test_geometry_flags(void **state) {
     assert_non_null(strstr(out_text, "bad=0/60"));       /* P = 5, Q = (11 + 4 - 4) / 3 + 1 = 4, K = 3 */
 }
 
+/* sm_90a's 1x1 TMA kernel through the CLI: `rocke run` encodes its tensor
+ * maps (X_map, Wt_map, Y_map) from the manifest's signature, at the built
+ * shape and at another (N*H*W = 3*5*7 = 105, a tile's tail); a geometry it
+ * cannot take (padding) is refused naming the rule. */
+static void test_tma_1x1(void **state) {
+    (void)state;
+    int rc = sh(ROCKE " build conv --direction fwd --target sm_90a --shape 2,24,9,7,40,1,1 --pad 0 --epilogue tma "
+                "--tile 128x128x64 --warps 8x1 --fuse bias,relu --ir-only -o t");
+    if (rc) fail_msg("build: %s", out_text);
+    assert_non_null(strstr(out_text, "_ldtma"));
+    rc = sh(ROCKE " run t/manifest.json --verify --seed 5");
+    if (rc || !strstr(out_text, "bad=0/5040")) fail_msg("run: %s", out_text);   /* 2 * 9 * 7 * 40 */
+    rc = sh(ROCKE " run t/manifest.json --verify --seed 6 --shape 3,24,5,7,40,1,1");
+    if (rc || !strstr(out_text, "bad=0/4200")) fail_msg("run at another shape: %s", out_text);
+    rc = sh(ROCKE " run t/manifest.json --verify --pad 1");
+    if (rc == 0 || !strstr(out_text, "needs algo igemm")) fail_msg("padded run: rc %d, %s", rc, out_text);
+}
+
 static void test_misuse(void **state) {
     (void)state;
     assert_int_equal(sh(ROCKE " build conv --target gfx942 --shape 1,8,5,5,8,3,3 --ir-only -o g"), 0);
@@ -93,7 +112,7 @@ static void test_misuse(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_geometry_flags),
+        cmocka_unit_test(test_geometry_flags), cmocka_unit_test(test_tma_1x1),
         cmocka_unit_test(test_misuse),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
