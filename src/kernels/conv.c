@@ -491,7 +491,10 @@ static void tune_path(rk_instance *in, const rk_target *t, const kn_conv_geo *g,
     if (!(locked >> CK_EPI & 1)) c->g.epilogue = RK_GEMM_EPI_DIRECT;
     rk_conv_spec copy = *c;
     bool load_free = !(locked >> CK_LOAD & 1);
-    if (load_free && kn_conv_tma_fits(in, g)) c->load = RK_CONV_LOAD_TMA;
+    /* H200, session 8 (N32 C64 56² K256 1x1 bf16, TFLOP/s; cuDNN fwd 144.9, wgrad 110.6): fwd through the
+     * GEMM's TMA kernel 125.8 (copy 58.7), dgrad 135.6 (copy 119.1); wgrad on TMA 49.7 against its
+     * copying kernel's 71.0, so wgrad keeps copy unless load=tma is asked for */
+    if (load_free && c->direction != RK_CONV_WGRAD && kn_conv_tma_fits(in, g)) c->load = RK_CONV_LOAD_TMA;
     if (kn_conv_tma(in)) {
         kn_conv_tma_free tf = {.tile = tile_free, .stages = fr.stages, .schedule = !(locked >> CK_SCHED & 1),
                                .blocks = !(locked >> CK_BLOCKS & 1), .epilogue = !(locked >> CK_EPI & 1),

@@ -189,13 +189,22 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64
         if (path_locked) return;   /* validation names the rule */
     }
     if (!path_locked) {
-        bool skinny = M <= 64 && !split_locked;
+        /* H200, session 8 (bench/RESULTS.md): wgmma's 64-row tiles beat the split-K mma kernel from
+         * M = 32 on (64x8192x8192: 168.5 against 104.9 TFLOP/s, cuBLAS 184.2; 32x4096x4096: 58.6
+         * against 36.3, cuBLAS 55.7) while M <= 16 keeps it (46.0 at 16x8192x8192, 0.92x cuBLAS); a
+         * problem of too few 64-row tiles for a quarter of the SMs (wgmma does not split K) stays on it */
+        uint64_t wg_tiles = (M + 63) / 64 * ((N + 63) / 64) * batch;
+        bool few = wg_tiles * 4 < t->compute_units;
+        bool skinny = (M <= 16 || (M <= 64 && few)) && !split_locked;
         bool shuffle = (locked >> KN_GK_EPI & 1) && s->epilogue == RK_GEMM_EPI_CSHUFFLE;   /* an mma epilogue */
         bool f8 = kn_gemm_hopper_f8(s);   /* fp8 has only the wgmma path */
         if (!f8 && ((split_locked && s->split_k > 1) || skinny || shuffle)) {
             s->path = RK_GEMM_PATH_MMA;
         } else {
             rk_gemm_spec before = *s;
+            /* M 17..64 with tiles enough: the skinny tuning's split is mma's; wgmma reduces all of K (elsewhere
+             * a split the mma tuning chose keeps the mma kernel, as the plan refuses it for wgmma) */
+            if (!split_locked && M <= 64) s->split_k = 1;
             kn_gemm_hopper_tune(s, t, M, N, K, sh->rank == 4, locked);
             if (s->path == RK_GEMM_PATH_WGMMA) s->split_k = 1;
             else *s = before;

@@ -63,7 +63,8 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64
     bool nv = t->vendor == RK_VENDOR_NVIDIA;
     rk_scalar spans[4];
     uint32_t ns = span_types(s, spans);
-    kn_row_tune_stage(&s->k, t, w, sh, locked, FIRST_ROW_KNOB, 4, nv ? 16 : 0, SLICES_KNOB, STAGE_KNOB, spans, ns);
+    kn_row_tune_stage(&s->k, t, w, sh, locked, FIRST_ROW_KNOB, 4, nv ? 16 : 0, SLICES_KNOB, STAGE_KNOB, spans, ns,
+                      s->rms ? KN_SPAN_MAX_N : 0);
     if (s->k.stage == RK_STAGE_SPAN)
         kn_row_tune_occupancy(&s->k, t, RK_S_F32, locked, FIRST_ROW_KNOB,
                               SPAN_BASE_REGS + (!s->rms && s->k.chunks >= 12 ? s->k.chunks / 2 : 0));

@@ -264,14 +264,15 @@ uint32_t kn_row_param_align(const rk_row_knobs *k, const rk_kparam *kp) {
 
 void kn_row_tune_stage(rk_row_knobs *k, const rk_target *t, rk_scalar widest, const rk_shape *s, uint64_t locked,
                        uint32_t first, uint32_t kmax, uint32_t max_elems, uint32_t slices_knob, uint32_t stage_knob,
-                       const rk_scalar *elems, uint32_t n) {
+                       const rk_scalar *elems, uint32_t n, uint64_t span_max_n) {
     const uint64_t N = s->dim[1];     /* kn_row_dims */
     bool pinned = (locked >> stage_knob) & 1u;
     if (!pinned) {
         /* a locked chunk count is in vectors: it asks for direct rows */
         uint32_t vec = ((locked >> (first + RK_V)) & 1u) ? k->vec : 16 / rk_tile_elem_bytes(widest);
         bool free_chunks = !((locked >> (first + RK_K)) & 1u);
-        k->stage = free_chunks && vec > 1 && N % vec != 0 ? RK_STAGE_SPAN : RK_STAGE_DIRECT;
+        bool short_enough = !span_max_n || N <= span_max_n;
+        k->stage = free_chunks && vec > 1 && N % vec != 0 && short_enough ? RK_STAGE_SPAN : RK_STAGE_DIRECT;
     }
     /* a span holds f32 elements, not packed vectors: at most 16 a thread
      * on every target (AMD's 32 took 130 VGPRs in LayerNorm, gfx950) */

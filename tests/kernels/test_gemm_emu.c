@@ -230,6 +230,14 @@ static void test_skinny(void **state) {
                 assert_true(units >= tg->compute_units);
                 continue;
             }
+            /* sm_90a from M = 17: wgmma's 64-row tiles, K whole (128 of them at N 8192) */
+            bool wg = (tg->features & RK_FEAT_SM90A) && ms[i] > 16;
+            assert_int_equal(g->path, wg ? RK_GEMM_PATH_WGMMA : RK_GEMM_PATH_MMA);
+            if (wg) {
+                assert_int_equal(g->tile[0], 64);
+                assert_int_equal(g->split_k, 1);
+                continue;
+            }
             /* the rows rounded to 16, warps along N, every unit twice busy */
             assert_int_equal(g->tile[0], ms[i] <= 16 ? 16 : (ms[i] + 15) / 16 * 16);
             assert_int_equal(g->warps[0], 1);
@@ -270,9 +278,10 @@ static void test_stream(void **state) {
     for (int i = 0; i < 2; i++) {
         const uint64_t ms[] = {1, 16, 17, 40, 64};
         for (size_t j = 0; j < 5; j++) {
-            /* the heuristic keeps the skinny mma kernel (measured faster on the H200, session 6);
-             * path=stream gets its own tiles */
-            assert_int_equal(tuned_spec(nv[i], ms[j], 8192, 8192, "").path, RK_GEMM_PATH_MMA);
+            /* the heuristic keeps the skinny mma kernel up to M = 16 and, on sm_90a, wgmma's 64-row
+             * tiles above it (both measured on the H200, sessions 6 and 8); path=stream gets its own tiles */
+            rk_gemm_path want = i == 1 && ms[j] > 16 ? RK_GEMM_PATH_WGMMA : RK_GEMM_PATH_MMA;
+            assert_int_equal(tuned_spec(nv[i], ms[j], 8192, 8192, "").path, want);
             rk_gemm_spec g = tuned_spec(nv[i], ms[j], 8192, 8192, "path=stream");
             assert_int_equal(g.path, RK_GEMM_PATH_STREAM);
             assert_int_equal(g.tile[0], (ms[j] + 15) / 16 * 16);
