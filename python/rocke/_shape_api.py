@@ -200,7 +200,7 @@ def param_count(layout, family, dims):
     ext = _Shape(family, dims).extents
     count = 1
     for name in filter(None, layout.split(",")):
-        count *= ext[name]
+        count *= int(name) if name.isdigit() else ext[name]   # a literal extent: a workspace's slices
     return count
 
 

@@ -97,7 +97,7 @@ def _dtype_name(torch, t, opname):
 class _Launch:
     """A loaded kernel with its argument slots for one shape on one device."""
 
-    def __init__(self, p, fn, nptr):
+    def __init__(self, p, fn):
         self.p, self.fn = p, fn
         self.slots, self.ptr_slots = [], []
         self.params = (c_void_p * max(len(p.sig), 1))()
@@ -124,7 +124,7 @@ def _prepare(torch, opname, family, knobs, x, index):
         fn = _functions.get(fkey)
         if fn is None:
             fn = _functions[fkey] = _load(index, _compile_for(p))
-        ln = _launches[key] = _Launch(p, fn, len(p.counts))
+        ln = _launches[key] = _Launch(p, fn)
     return ln
 
 
@@ -157,8 +157,13 @@ def run(opname, family, knobs, inputs, out_spec, device, eps):
         knobs.get("out_dtype", knobs["dtype"])]
     outs = [torch.empty(shape, dtype=out_dtype, device=x.device) for shape, _ in out_spec(tuple(x.shape), out_dtype)]
     it_in, it_out = iter(ts), iter(outs)
-    for slot, role in zip(ln.ptr_slots, ln.roles):
-        slot.value = (next(it_in) if role == "in" else next(it_out)).data_ptr()
+    works = []   # split rows' partials (role work): zeroed, alive until the launch is queued
+    for slot, role, count in zip(ln.ptr_slots, ln.roles, ln.p.counts or [None] * len(ln.roles)):
+        if role == "work":
+            works.append(torch.zeros(count, dtype=torch.float32, device=x.device))
+            slot.value = works[-1].data_ptr()
+        else:
+            slot.value = (next(it_in) if role == "in" else next(it_out)).data_ptr()
     if ln.eps_slot is not None:
         ln.eps_slot.value = float(eps)
     ln.fn.launch(ln.p.grid, ln.p.block, torch.cuda.current_stream(x.device).cuda_stream, ln.params)

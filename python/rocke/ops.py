@@ -105,6 +105,8 @@ def _run_emu(opname, family, knobs, inputs, out_shapes, device, eps=None):
     for (name, ptr, t, role, _), count in zip([s for s in p.sig if s[1]], p.counts):
         if role == "in":
             a = next(it_in)
+        elif role == "work":   # a split row's partials: zeroed before the first launch (docs/kernels.md)
+            a = np.zeros(count, dtype=np.float32)
         else:
             shape, dt = next(it_out)
             a = np.empty(shape, dtype=dt)

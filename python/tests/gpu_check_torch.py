@@ -315,7 +315,14 @@ def _():
     w = (rnd(N, K) * 2).to(torch.float8_e4m3fn)
     sa, sb = torch.tensor([0.5], device="cuda"), torch.tensor([1.5], device="cuda")
     ref = (a.float() @ w.float().t()) * 0.75
-    close(ops.gemm(a, w.t(), scale="tensor", a_scale=sa, b_scale=sb), ref, torch.bfloat16, 4)
+    # per-tensor scales accumulate in the tensor core's fp8 accumulator (about 14 bits, as torch's
+    # use_fast_accum=True): the bound follows the sum of |products|, not |C| (an H200 run saw 0.197 at
+    # |C| = 0.145 with sum |a||b| near 2600)
+    mag = (a.float().abs() @ w.float().abs().t()) * 0.75
+    got = ops.gemm(a, w.t(), scale="tensor", a_scale=sa, b_scale=sb).float()
+    bound = mag * 2.0 ** -12 + ref.abs() * TOL[torch.bfloat16] + 1e-3
+    bad = int(((got - ref).abs() > bound).sum())
+    assert bad == 0, "%d of %d elements past sum|ab| * 2^-12 + 3%% of |C|" % (bad, got.numel())
     sa, sb = torch.rand(M, K // 128, device="cuda") + 0.5, torch.rand((N + 127) // 128, K // 128, device="cuda") + 0.5
     af = a.float().view(M, K // 128, 128) * sa[:, :, None]
     wf = w.float().view(N, K // 128, 128) * sb.repeat_interleave(128, 0)[:N, :, None]

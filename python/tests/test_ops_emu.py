@@ -41,6 +41,15 @@ class Ops(unittest.TestCase):
         e = np.exp(d - d.max(-1, keepdims=True))
         self.close(ops.softmax(x, device="emu:sm_90"), e / e.sum(-1, keepdims=True), np.float32)
 
+    def test_long_rows_split_over_blocks(self):
+        # few rows of 70001 elements: the kernel splits each row over blocks and merges the
+        # partials through its Work buffer, which the op allocates (zeroed)
+        x = rnd((3, 70001), np.float32)
+        d = x.astype(np.float64)
+        self.close(ops.reduce(x, "sum", device="emu:sm_90"), d.sum(-1), np.float32, 50)
+        e = np.exp(d - d.max(-1, keepdims=True))
+        self.close(ops.softmax(x, device="emu:sm_90"), e / e.sum(-1, keepdims=True), np.float32)
+
     def test_rms_norm(self):
         for dt in (np.float32, np.float16):
             m, n = odd_shape()
