@@ -35,21 +35,29 @@ static rk_status gather_copy(const kn_gemm_plan *pl, const rk_gemm_spec *s, int 
     return st ? st : rk_tile_copy_make(rows, KN_WG_BK, vec, pl->threads, s->dtype, &lds, vec > 1, out);
 }
 
+rk_status kn_conv_hopper_plan_check(const rk_instance *in, const rk_target *t, const char *fam, rk_gemm_spec *s,
+                                    kn_gemm_plan *pl) {
+    *s = kn_conv_gemm_spec(in);
+    s->split_k = 1;   /* wgrad's split is conv_hopper.c's own, over the plan's K tiles */
+    rk_status st = kn_gemm_hopper_plan(s, t, false, pl);
+    if (st) {
+        const char *m = rk_error_message();
+        if (!strncmp(m, "gemm: ", 6)) m += 6;   /* the GEMM plan's rules, told as this family's */
+        return rk_fail(st, "%s: %s", fam, m);
+    }
+    return RK_OK;
+}
+
 rk_status kn_conv_hopper_check(const rk_instance *in, const rk_target *t, const char *fam) {
     const rk_conv_spec *c = &in->u.conv;
     if (!is_wgmma(c)) return RK_OK;
     if (c->algo == RK_CONV_DIRECT)
         return rk_fail(RK_ERR_INVALID, "%s: knob 'path' = wgmma runs the implicit GEMM (algo igemm or gemm1x1; algo "
                        "direct has no matrix unit: path=mma)", fam);
-    rk_gemm_spec s = kn_conv_gemm_spec(in);
-    s.split_k = 1;   /* wgrad's split is conv_hopper.c's own, over the plan's K tiles */
+    rk_gemm_spec s;
     kn_gemm_plan pl;
-    rk_status st = kn_gemm_hopper_plan(&s, t, false, &pl);
-    if (st) {
-        const char *m = rk_error_message();
-        if (!strncmp(m, "gemm: ", 6)) m += 6;   /* the GEMM plan's rules, told as this family's */
-        return rk_fail(st, "%s: %s", fam, m);
-    }
+    rk_status st = kn_conv_hopper_plan_check(in, t, fam, &s, &pl);
+    if (st) return st;
     for (int op = 0; op < 2; op++) {
         rk_tile_copy cp;
         if (gathered(c, op) && (st = gather_copy(&pl, &s, op, &cp)))

@@ -86,6 +86,10 @@ typedef struct kn_conv_hopper_io {
     const kn_conv_wrows *wrows;     /* dgrad: W's rows in (tap, k) order; NULL otherwise */
     const rk_value *maps;           /* load=tma (1x1 wgrad): A's and B's tensor maps; NULL: the threads copy */
 } kn_conv_hopper_io;
+/* The GEMM Hopper plan (*pl) of the conv problem's GEMM (*s, split 1: wgrad's
+ * split is conv_hopper.c's own), its refusal told as fam's. */
+rk_status kn_conv_hopper_plan_check(const rk_instance *in, const rk_target *t, const char *fam, rk_gemm_spec *s,
+                                    kn_gemm_plan *pl);
 rk_status kn_conv_hopper_check(const rk_instance *in, const rk_target *t, const char *fam);
 rk_status kn_conv_hopper_check_shape(const rk_instance *in, const kn_conv_geo *g, const char *fam);
 void kn_conv_hopper_tune(rk_conv_spec *c, const rk_target *t, uint64_t M, uint64_t N, uint64_t K, uint64_t groups,

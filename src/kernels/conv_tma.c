@@ -65,16 +65,9 @@ rk_status kn_conv_tma_check(const rk_instance *in, const rk_target *t, const cha
     if (c->g.epilogue == RK_GEMM_EPI_CSHUFFLE)
         return rk_fail(RK_ERR_INVALID, "%s: knob 'epilogue' = cshuffle is path=mma's; load=tma stores Y direct or "
                        "through tma", fam);
-    rk_gemm_spec s = kn_conv_gemm_spec(in);
-    s.split_k = 1;   /* wgrad's split is conv_hopper.c's own, over the plan's K tiles */
+    rk_gemm_spec s;
     kn_gemm_plan pl;
-    rk_status st = kn_gemm_hopper_plan(&s, t, false, &pl);
-    if (st) {
-        const char *m = rk_error_message();
-        if (!strncmp(m, "gemm: ", 6)) m += 6;   /* the GEMM plan's rules, told as this family's */
-        return rk_fail(st, "%s: %s", fam, m);
-    }
-    return RK_OK;
+    return kn_conv_hopper_plan_check(in, t, fam, &s, &pl);
 }
 
 rk_status kn_conv_tma_check_shape(const rk_instance *in, const kn_conv_geo *g, const char *fam) {
