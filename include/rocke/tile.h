@@ -80,6 +80,12 @@ typedef struct rk_tile_row {
 rk_tile_row rk_tile_row_view(rk_kernel *k, rk_value ptr, rk_scalar elem, rk_value row, rk_value stride,
                              rk_value len, rk_value active, uint32_t vec, rk_tail_mode tail);
 
+/* Elements between the vec-aligned address (vec * esize bytes) at or below
+ * element `elems` (i64) of ptr and that element, as i32 (< vec): from the
+ * address itself, so a tensor that starts inside a vector still gets
+ * aligned vector bodies (split row views, span stages). */
+rk_value rk_tile_misalign(rk_kernel *k, rk_value ptr, rk_value elems, uint32_t esize, uint32_t vec);
+
 /* A split view: the same row, indexed from `shift` elements before its first
  * element, where shift (0..vec-1, chosen at run time) puts element 0 of the
  * view on a vector-aligned address: every chunk but the first (the row's

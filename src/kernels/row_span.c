@@ -43,22 +43,6 @@ uint32_t kn_span_budget(const rk_target *t) {
     return cu / 4 < lim ? cu / 4 : lim;
 }
 
-/* Elements between the vector-aligned address at or below element `elems`
- * (i64) of ptr and that element, as i32 (< V). */
-static rk_value misalign(rk_kernel *k, rk_value ptr, rk_value elems, uint32_t esize, uint32_t V) {
-    uint32_t sh = 0;
-    while ((1u << sh) < esize) sh++;
-    rk_value addr = rk_build_ptrtoint(k, ptr);
-    rk_value lowmask = rk_const_i64(k, 15);
-    rk_value low = rk_build_and(k, addr, lowmask);
-    rk_value shc = rk_const_i64(k, sh);
-    rk_value lead = rk_build_lshr(k, low, shc);
-    rk_value at = rk_build_add(k, elems, lead);
-    rk_value vmask = rk_const_i64(k, (int64_t)V - 1);
-    rk_value mis = rk_build_and(k, at, vmask);
-    return rk_build_trunc(k, mis, RK_T_I32);
-}
-
 kn_span kn_span_open(rk_kernel *k, const rk_row_knobs *kn, rk_value ptr, rk_scalar elem, rk_value M, rk_value N) {
     kn_span sp = {.elem = elem, .V = span_v(elem), .block = kn->block_size, .N = N};
     uint64_t nvmax = span_nvmax(kn, elem);
@@ -75,7 +59,7 @@ kn_span kn_span_open(rk_kernel *k, const rk_row_knobs *kn, rk_value ptr, rk_scal
     rk_value row64 = rk_build_zext(k, row0, RK_T_I64);
     rk_value n64 = rk_build_zext(k, N, RK_T_I64);
     rk_value s0 = rk_build_mul(k, row64, n64);
-    sp.mis = misalign(k, ptr, s0, esize, sp.V);
+    sp.mis = rk_tile_misalign(k, ptr, s0, esize, sp.V);
     rk_value mis64 = rk_build_zext(k, sp.mis, RK_T_I64);
     rk_value first = rk_build_sub(k, s0, mis64);
     rk_value bytes = rk_build_mul(k, first, rk_const_i64(k, esize));

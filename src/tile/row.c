@@ -18,7 +18,7 @@ const char *rk_tail_mode_name(rk_tail_mode m) { return m == RK_TAIL_BUFFER ? "bu
 /* Elements between the vector-aligned address at or below element `elems`
  * of ptr and that element (i32, < vec): from the address itself, so a
  * tensor that starts inside a vector still gets aligned vector bodies. */
-static rk_value first_misalign(rk_kernel *k, rk_value ptr, rk_value elems, uint32_t esize, uint32_t vec) {
+rk_value rk_tile_misalign(rk_kernel *k, rk_value ptr, rk_value elems, uint32_t esize, uint32_t vec) {
     uint32_t shift = 0;
     while ((1u << shift) < esize) shift++;
     rk_value addr = rk_build_ptrtoint(k, ptr);
@@ -62,7 +62,7 @@ static rk_tile_row make_view(rk_kernel *k, rk_value ptr, rk_scalar elem, rk_valu
          * element can): shift the view back by the split's shift, so chunk
          * boundaries fall on vector-aligned addresses */
         rk_value n = rk_build_select(k, active, len, zero);
-        rk_value mis = first_misalign(k, ptr, elems, esize, vec);
+        rk_value mis = rk_tile_misalign(k, ptr, elems, esize, vec);
         rk_value shift = mis;
         if (like) {
             shift = like->lo;
