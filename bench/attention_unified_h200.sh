@@ -11,11 +11,15 @@
 set -uo pipefail
 D=.devcarry
 OUT=${OUT:-out}
+# UNIFIED_SHAPES: another batch list (default bench/attention_unified_shapes.txt); UNIFIED_DIR: where its
+# kernels are (default .devcarry/attn_unified; another build of the same batches runs beside it for A/B)
+SHAPES=${UNIFIED_SHAPES:-bench/attention_unified_shapes.txt}
+KDIR=${UNIFIED_DIR:-$D/attn_unified}
 mkdir -p "$OUT"
 export ROCKE_DEVICE=cuda
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,power.limit --format=csv 2>&1 | tee "$OUT/gpu.txt"
 # the batches' lengths, one Q:K,... line per shape (seed 25)
-grep -v '^#' bench/attention_unified_shapes.txt | while read -r name Hq Hkv Dh page batch knobs; do
+grep -v '^#' "$SHAPES" | while read -r name Hq Hkv Dh page batch knobs; do
   [ -n "$name" ] || continue
   python3 - "$batch" > "$OUT/$name.lengths" <<'PY'
 import random, sys
@@ -36,18 +40,18 @@ done
 # their own call and keep their jsonl), UNIFIED_ROWS (a regex on NAME) runs some batches only
 if [ "${UNIFIED_PEERS:-1}" = 1 ]; then
   echo "== peers (torch SDPA per sequence, FlexAttention paged)"
-  PYTHONUNBUFFERED=1 python3 bench/attention_unified_peers.py bench/attention_unified_shapes.txt "$OUT" \
+  PYTHONUNBUFFERED=1 python3 bench/attention_unified_peers.py "$SHAPES" "$OUT" \
     > "$OUT/unified_peers.jsonl" 2> "$OUT/unified_peers.err" || tail -5 "$OUT/unified_peers.err"
 else
   : > "$OUT/unified_peers.jsonl"
 fi
 echo "== rocke unified attention"
 : > "$OUT/rocke_unified.txt"
-grep -v '^#' bench/attention_unified_shapes.txt | while read -r name Hq Hkv Dh page batch knobs; do
+grep -v '^#' "$SHAPES" | while read -r name Hq Hkv Dh page batch knobs; do
   [ -n "$name" ] || continue
   [[ "$name" =~ ${UNIFIED_ROWS:-.} ]] || continue
   echo "== $name" >> "$OUT/rocke_unified.txt"
-  "$D/bin/rocke" run "$D/attn_unified/$name/manifest.json" --shape "$Hq,$Hkv,$Dh" --page-size "$page" \
+  "$D/bin/rocke" run "$KDIR/$name/manifest.json" --shape "$Hq,$Hkv,$Dh" --page-size "$page" \
     --lengths "$(cat "$OUT/$name.lengths")" --verify --device cuda --warmup 20 --iters 100 \
     >> "$OUT/rocke_unified.txt" 2>&1 || echo "FAILED $name" >> "$OUT/rocke_unified.txt"
 done

@@ -280,6 +280,11 @@ void kn_attn_scale_mask(kn_attn_ctx *g, rk_value j, rk_value *s, rk_value *maske
  * first row in the block is wrow. Prefill and the unified mode share it. */
 void kn_attn_qk(rk_kernel *k, const kn_attn_plan *pl, rk_value smem, rk_value lane, rk_value wrow, rk_value kbase,
                 const rk_value *qf, rk_value *s) {
+    kn_attn_qk_keys(k, pl, smem, lane, wrow, kbase, NULL, qf, s);
+}
+
+void kn_attn_qk_keys(rk_kernel *k, const kn_attn_plan *pl, rk_value smem, rk_value lane, rk_value wrow,
+                     rk_value kbase, const rk_value *key_off, const rk_value *qf, rk_value *s) {
     const rk_mma_atom *a = pl->atom;
     uint32_t ns = pl->mi * pl->sn;
     for (uint32_t x = 0; x < ns; x++) s[x] = rk_tile_acc_zero(k, a);
@@ -289,6 +294,7 @@ void kn_attn_qk(rk_kernel *k, const kn_attn_plan *pl, rk_value smem, rk_value la
             qk[i] = pl->q_in_regs ? qf[i * pl->dk + kk] : q_frag_at(k, pl, smem, lane, wrow, i, kk);
         for (uint32_t jn = 0; jn < pl->sn; jn++) {
             rk_value n0 = c32(k, jn * a->n);
+            if (key_off) n0 = rk_build_add(k, *key_off, n0);
             rk_value kf = rk_tile_frag_load(k, a, &pl->opk, smem, kbase, lane, n0, k0);
             for (uint32_t i = 0; i < pl->mi; i++)
                 s[i * pl->sn + jn] = rk_build_mma(k, a->op_id, qk[i], kf, s[i * pl->sn + jn]);
@@ -300,6 +306,11 @@ void kn_attn_qk(rk_kernel *k, const kn_attn_plan *pl, rk_value smem, rk_value la
  * warp's LDS scratch at p_base + wm * p_warp), then O += P V (V at vbase). */
 void kn_attn_pv(rk_kernel *k, const kn_attn_plan *pl, rk_value smem, rk_value lane, rk_value wm, rk_value vbase,
                 rk_scalar dtype, const rk_value *pv, rk_value *o) {
+    kn_attn_pv_keys(k, pl, smem, lane, wm, vbase, NULL, dtype, pv, o);
+}
+
+void kn_attn_pv_keys(rk_kernel *k, const kn_attn_plan *pl, rk_value smem, rk_value lane, rk_value wm, rk_value vbase,
+                     const rk_value *key_off, rk_scalar dtype, const rk_value *pv, rk_value *o) {
     const rk_mma_atom *a = pl->atom;
     rk_value pf[MAXV];
     rk_tile_acc_scratch sc = {0};
@@ -311,6 +322,7 @@ void kn_attn_pv(rk_kernel *k, const kn_attn_plan *pl, rk_value smem, rk_value la
     rk_tile_acc_to_a(k, a, a, pl->wtm, pl->bn, pv, dtype, lane, pl->p_in_regs ? NULL : &sc, pf);
     for (uint32_t kk = 0; kk < pl->pk; kk++) {
         rk_value k0 = c32(k, kk * a->k);
+        if (key_off) k0 = rk_build_add(k, *key_off, k0);
         for (uint32_t dn = 0; dn < pl->on; dn++) {
             rk_value n0 = c32(k, dn * a->n);
             rk_value vf = rk_tile_frag_load(k, a, &pl->opv, smem, vbase, lane, n0, k0);

@@ -104,6 +104,12 @@ void kn_attn_qk(rk_kernel *k, const kn_attn_plan *pl, rk_value smem, rk_value la
                 const rk_value *qf, rk_value *s);
 void kn_attn_pv(rk_kernel *k, const kn_attn_plan *pl, rk_value smem, rk_value lane, rk_value wm, rk_value vbase,
                 rk_scalar dtype, const rk_value *pv, rk_value *o);
+/* The same over the keys [*key_off, *key_off + pl->bn) of a stage (key_off: i32, a multiple of the atom's
+ * K; NULL: from key 0): the unified mode's key split, where each warp takes its share of a wider stage. */
+void kn_attn_qk_keys(rk_kernel *k, const kn_attn_plan *pl, rk_value smem, rk_value lane, rk_value wrow,
+                     rk_value kbase, const rk_value *key_off, const rk_value *qf, rk_value *s);
+void kn_attn_pv_keys(rk_kernel *k, const kn_attn_plan *pl, rk_value smem, rk_value lane, rk_value wm, rk_value vbase,
+                     const rk_value *key_off, rk_scalar dtype, const rk_value *pv, rk_value *o);
 
 /* attention_reference.c */
 void kn_attn_reference(const rk_problem *p, double **want, double **tol);

@@ -43,6 +43,11 @@ typedef struct ub {
     rk_value nb;                           /* this query block's splits: 1..nsplit by its keys */
     rk_value q0, qlen, kvlen, off, tok0;   /* the block's first token (in the sequence, in the packed rows) */
     rk_value nrows;                        /* rows inside the sequence: tokens x G */
+    bool ksplit;                           /* the kernel holds the key-split body (key_split_plan) */
+    kn_attn_plan pks;                      /* ksplit: one warp's share of a key block, bn / warps keys */
+    rk_value dec;                          /* ksplit, i1, block uniform: every row lies in warp 0's */
+    rk_value rw;                           /* the warp whose rows this warp computes: its own, warp 0 if dec */
+    rk_value nrows_st;                     /* rows this warp stores: nrows; 0 for warps 1.. of a dec block */
     rk_value maxp, kstride, wl;            /* block table row length; i32 elements between keys */
     rk_value scale_l2;                     /* what S is multiplied by: scale * log2(e), or scale with softcap */
     rk_value rcap, cap_l2;                 /* softcap: 1 / cap, cap * log2(e) */
@@ -61,7 +66,7 @@ static rk_value slot_row(ub *g, uint32_t i, rk_frag f, uint32_t t, rk_value *col
     const rk_mma_atom *a = g->pl->atom;
     rk_tile_frag_coord fc = rk_tile_atom_coord(k, a->id, f, g->w.lane, t);
     rk_value wt = c32(k, g->pl->wtm);
-    rk_value r0 = rk_build_mul(k, g->w.wm, wt);
+    rk_value r0 = rk_build_mul(k, g->rw, wt);
     rk_value io = c32(k, i * a->m);
     rk_value r1 = rk_build_add(k, r0, io);
     if (col) *col = fc.col;
@@ -254,15 +259,16 @@ static rk_value needs_mask(ub *g, rk_value key0) {
     return rk_build_or(k, need, cut);
 }
 
-/* Scores of key block j into the exp2 domain: scale, softcap (cap *
- * tanh(x / cap)), ALiBi (slope * (key - query position)); then, only in a
- * block the mask cuts, -inf where the key is not visible. */
-static void scores(ub *g, rk_value j, rk_value *s) {
+/* Scores of key block j (pl's keys from *koff in it; NULL: from 0) into
+ * the exp2 domain: scale, softcap (cap * tanh(x / cap)), ALiBi (slope *
+ * (key - query position)); then, only in a block the mask cuts, -inf where
+ * the key is not visible. */
+static void scores(ub *g, const kn_attn_plan *pl, rk_value j, const rk_value *koff, rk_value *s) {
     rk_kernel *k = g->k;
-    const kn_attn_plan *pl = g->pl;
     const rk_mma_atom *a = pl->atom;
-    rk_value bn = c32(k, pl->bn);
-    rk_value key0 = rk_build_mul(k, j, bn);
+    rk_value bn = c32(k, g->pl->bn);
+    rk_value kblk = rk_build_mul(k, j, bn);
+    rk_value key0 = koff ? rk_build_add(k, kblk, *koff) : kblk;
     uint32_t ns = pl->mi * pl->sn;
     for (uint32_t i = 0; i < pl->mi; i++)
         for (uint32_t jn = 0; jn < pl->sn; jn++) {
@@ -292,7 +298,7 @@ static void scores(ub *g, rk_value j, rk_value *s) {
             }
             s[i * pl->sn + jn] = rk_build_vpack(k, e, a->c_len);
         }
-    rk_value need = needs_mask(g, key0);
+    rk_value need = needs_mask(g, kblk);
     rk_type vt = rk_value_type(k, s[0]);
     rk_type types[MAXV];
     for (uint32_t x = 0; x < ns; x++) types[x] = vt;
@@ -316,64 +322,108 @@ static void scores(ub *g, rk_value j, rk_value *s) {
     for (uint32_t x = 0; x < ns; x++) s[x] = masked[x];
 }
 
-/* One key block in stage `stage`: S, scores, online softmax, O += P V. */
-static void compute(ub *g, rk_value j, rk_value stage, rk_value wrow, const rk_value *qf, rk_value *m, rk_value *l,
-                    rk_value *o) {
+/* One key block in stage `stage` (pl's keys of it from *koff; NULL: the
+ * whole block): S, scores, online softmax, O += P V. */
+static void compute(ub *g, const kn_attn_plan *pl, rk_value j, rk_value stage, rk_value wrow, const rk_value *koff,
+                    const rk_value *qf, rk_value *m, rk_value *l, rk_value *o) {
     rk_kernel *k = g->k;
-    const kn_attn_plan *pl = g->pl;
-    rk_value size = c32(k, pl->kv_stage);
+    rk_value size = c32(k, g->pl->kv_stage);
     rk_value kbase = rk_build_mul(k, stage, size);
-    rk_value vb = c32(k, pl->v_base);
+    rk_value vb = c32(k, g->pl->v_base);
     rk_value vbase = rk_build_add(k, kbase, vb);
     rk_value s[MAXV], pv[MAXV];
-    kn_attn_qk(k, pl, g->smem, g->w.lane, wrow, kbase, qf, s);
-    scores(g, j, s);
+    kn_attn_qk_keys(k, pl, g->smem, g->w.lane, wrow, kbase, koff, qf, s);
+    scores(g, pl, j, koff, s);
     kn_attn_softmax_step(k, pl, s, m, l, o, pv);
-    kn_attn_pv(k, pl, g->smem, g->w.lane, g->w.wm, vbase, g->s->dtype, pv, o);
+    kn_attn_pv_keys(k, pl, g->smem, g->w.lane, g->w.wm, vbase, koff, g->s->dtype, pv, o);
+}
+
+/* The loop's carries (m, l, O of this warp) as one list and back. */
+static uint32_t carry_pack(const ub *g, const rk_value *m, const rk_value *l, const rk_value *o, rk_value *out) {
+    const kn_attn_plan *pl = g->pl;
+    uint32_t nm = pl->mi * pl->rows.nrows, no = pl->mi * pl->on;
+    for (uint32_t y = 0; y < nm; y++) {
+        out[y] = m[y];
+        out[nm + y] = l[y];
+    }
+    for (uint32_t y = 0; y < no; y++) out[2 * nm + y] = o[y];
+    return 2 * nm + no;
+}
+static void carry_unpack(const ub *g, const rk_value *in, rk_value *m, rk_value *l, rk_value *o) {
+    const kn_attn_plan *pl = g->pl;
+    uint32_t nm = pl->mi * pl->rows.nrows, no = pl->mi * pl->on;
+    for (uint32_t y = 0; y < nm; y++) {
+        m[y] = in[y];
+        l[y] = in[nm + y];
+    }
+    for (uint32_t y = 0; y < no; y++) o[y] = in[2 * nm + y];
 }
 
 /* compute, skipped by a warp whose rows all lie past the sequence (a
- * decode's block fills G of its rows) where P stays in registers; with P
- * through LDS (MFMA) the block synchronises inside, so every warp runs it. */
-static void step(ub *g, rk_value j, rk_value stage, const rk_value *qf, rk_value *m, rk_value *l, rk_value *o) {
+ * decode's block fills G of its rows). */
+static void live_step(ub *g, rk_value j, rk_value stage, const rk_value *qf, rk_value *m, rk_value *l, rk_value *o) {
     rk_kernel *k = g->k;
     const kn_attn_plan *pl = g->pl;
     rk_value wt = c32(k, pl->wtm);
     rk_value wrow = rk_build_mul(k, g->w.wm, wt);
-    if (!pl->p_in_regs) {
-        compute(g, j, stage, wrow, qf, m, l, o);
-        return;
-    }
-    uint32_t nm = pl->mi * pl->rows.nrows, no = pl->mi * pl->on, nc = 2 * nm + no;
     rk_value old[3 * MAXV], now[3 * MAXV], res[3 * MAXV];
     rk_type types[3 * MAXV];
-    for (uint32_t y = 0; y < nm; y++) {
-        old[y] = m[y];
-        old[nm + y] = l[y];
-    }
-    for (uint32_t y = 0; y < no; y++) old[2 * nm + y] = o[y];
+    uint32_t nc = carry_pack(g, m, l, o, old);
     for (uint32_t y = 0; y < nc; y++) types[y] = rk_value_type(k, old[y]);
     rk_value live = rk_build_cmp(k, "lt", wrow, g->nrows);
     rk_if_else_begin(k, live, nc, types, res);
     {
         rk_value m2[MAXV], l2[MAXV], o2[MAXV];
-        memcpy(m2, m, nm * sizeof *m2);
-        memcpy(l2, l, nm * sizeof *l2);
-        memcpy(o2, o, no * sizeof *o2);
-        compute(g, j, stage, wrow, qf, m2, l2, o2);
-        for (uint32_t y = 0; y < nm; y++) {
-            now[y] = m2[y];
-            now[nm + y] = l2[y];
-        }
-        for (uint32_t y = 0; y < no; y++) now[2 * nm + y] = o2[y];
+        carry_unpack(g, old, m2, l2, o2);
+        compute(g, pl, j, stage, wrow, NULL, qf, m2, l2, o2);
+        carry_pack(g, m2, l2, o2, now);
         rk_else(k, now, nc);
     }
     rk_if_end(k, old, nc);
-    for (uint32_t y = 0; y < nm; y++) {
-        m[y] = res[y];
-        l[y] = res[nm + y];
+    carry_unpack(g, res, m, l, o);
+}
+
+/* One key block for this warp. With P through LDS (MFMA) the block
+ * synchronises inside compute, so every warp runs it. With P in registers a
+ * warp whose rows lie past the sequence skips it; and in a key-split block
+ * (every row in warp 0's: a decode) each warp takes warp 0's rows against
+ * its bn / warps keys of the block, so all warps share the products that
+ * warp 0 alone would run (the warps' states meet after the loop). */
+static void step(ub *g, rk_value j, rk_value stage, const rk_value *qf, rk_value *m, rk_value *l, rk_value *o) {
+    rk_kernel *k = g->k;
+    const kn_attn_plan *pl = g->pl;
+    if (!pl->p_in_regs) {
+        rk_value wt = c32(k, pl->wtm);
+        rk_value wrow = rk_build_mul(k, g->w.wm, wt);
+        compute(g, pl, j, stage, wrow, NULL, qf, m, l, o);
+        return;
     }
-    for (uint32_t y = 0; y < no; y++) o[y] = res[2 * nm + y];
+    if (!g->ksplit) {
+        live_step(g, j, stage, qf, m, l, o);
+        return;
+    }
+    rk_value old[3 * MAXV], now[3 * MAXV], res[3 * MAXV];
+    rk_type types[3 * MAXV];
+    uint32_t nc = carry_pack(g, m, l, o, old);
+    for (uint32_t y = 0; y < nc; y++) types[y] = rk_value_type(k, old[y]);
+    rk_if_else_begin(k, g->dec, nc, types, res);
+    {
+        rk_value m2[MAXV], l2[MAXV], o2[MAXV];
+        carry_unpack(g, old, m2, l2, o2);
+        rk_value share = c32(k, g->pks.bn), zero = c32(k, 0);
+        rk_value koff = rk_build_mul(k, g->w.wm, share);
+        compute(g, &g->pks, j, stage, zero, &koff, qf, m2, l2, o2);
+        carry_pack(g, m2, l2, o2, now);
+        rk_else(k, now, nc);
+    }
+    {
+        rk_value m2[MAXV], l2[MAXV], o2[MAXV];
+        carry_unpack(g, old, m2, l2, o2);
+        live_step(g, j, stage, qf, m2, l2, o2);
+        carry_pack(g, m2, l2, o2, now);
+    }
+    rk_if_end(k, now, nc);
+    carry_unpack(g, res, m, l, o);
 }
 
 /* The key blocks of this split: [first visible, last row's diagonal] of
@@ -467,7 +517,7 @@ static void store_acc(ub *g, uint32_t i, uint32_t dn, rk_value v, rk_value dst, 
         rk_value row = slot_row(g, i, RK_FRAG_C, t, &col);
         rk_value d0 = c32(k, dn * a->n);
         rk_value cc = rk_build_add(k, col, d0);
-        rk_value in = rk_build_cmp(k, "lt", row, g->nrows);
+        rk_value in = rk_build_cmp(k, "lt", row, g->nrows_st);
         rk_if_begin(k, in);
         rk_value base = row_at_v(g, row, per);
         rk_value b2 = rk_build_add(k, base, extra);
@@ -495,7 +545,7 @@ static rk_value row_leader(ub *g, uint32_t i, uint32_t r, rk_value *row) {
     rk_value lb = rk_build_and(k, g->w.lane, bv);
     rk_value leader = rk_build_cmp(k, "eq", lb, zero);
     *row = slot_row(g, i, RK_FRAG_C, pl->rows.row_slot0[r], NULL);
-    rk_value in = rk_build_cmp(k, "lt", *row, g->nrows);
+    rk_value in = rk_build_cmp(k, "lt", *row, g->nrows_st);
     return rk_build_and(k, in, leader);
 }
 
@@ -667,6 +717,132 @@ static void merge_splits(ub *g) {
     }
 }
 
+/* The key split's per-warp plan: bn / warps keys of each key block, when
+ * P stays in registers, the share is whole atoms of both products, and the
+ * warps' states fit the K/V stages for their merge (16-byte items of
+ * 4-slot accumulators). */
+#define KSPLIT_ITEM 8u   /* dtype elements of one 16-byte merge item */
+static uint32_t merge_items(const kn_attn_plan *pl) {
+    uint32_t nm = pl->mi * pl->rows.nrows;
+    return pl->mi * pl->on + (2 * nm + 3) / 4;
+}
+static bool key_split_plan(const rk_attention_spec *s, const kn_attn_plan *pl, kn_attn_plan *out) {
+    const rk_mma_atom *a = pl->atom;
+    if (!pl->p_in_regs || pl->warps < 2 || a->c_len != 4 || rk_scalar_bits(s->dtype) != 16) return false;
+    uint32_t share = pl->bn / pl->warps;
+    if (pl->bn % pl->warps || share % a->k || share % a->n) return false;
+    uint64_t need = (uint64_t)(pl->warps - 1) * merge_items(pl) * pl->wave * KSPLIT_ITEM;
+    if (need > (uint64_t)pl->stages * pl->kv_stage) return false;
+    *out = *pl;
+    out->bn = share, out->sn = share / a->n, out->pk = share / a->k;
+    return rk_tile_acc_to_a_check(a, a, out->wtm, out->bn) == RK_OK;
+}
+
+/* vec of per-row values x[i * nrows + r] over atom row i's C slots. */
+static rk_value row_slots(ub *g, const rk_value *x, uint32_t i) {
+    const kn_attn_plan *pl = g->pl;
+    rk_value e[RK_TILE_ACC_MAX_SLOTS];
+    for (uint32_t t = 0; t < pl->atom->c_len; t++) e[t] = x[i * pl->rows.nrows + pl->rows.row_of_slot[t]];
+    return rk_build_vpack(g->k, e, pl->atom->c_len);
+}
+
+/* A key-split block's warp states meet: warps 1.. write (m, l, O) to the
+ * K/V stages lane by lane (the warps share one lane -> (row, column) map,
+ * so a lane's slots are the same rows in every warp), then each warp folds
+ * them into its own in warp order: m* = max, weights exp2(m - m*) on l and
+ * O (0 for a state that saw no key). Only warp 0's result is stored. */
+static void merge_warps(ub *g, rk_value *res) {
+    rk_kernel *k = g->k;
+    const kn_attn_plan *pl = g->pl;
+    uint32_t nm = pl->mi * pl->rows.nrows, no = pl->mi * pl->on, items = merge_items(pl);
+    rk_type f4 = rk_type_vec(k, RK_T_F32, 4), h8 = rk_type_vec(k, (rk_type){g->s->dtype}, KSPLIT_ITEM);
+    rk_value zero = c32(k, 0), one = c32(k, 1), fz = rk_const_f32(k, 0.0f), ninf = rk_const_f32(k, -INFINITY);
+    rk_value lanes8 = c32(k, pl->wave * KSPLIT_ITEM), eight = c32(k, KSPLIT_ITEM);
+    rk_value lane8 = rk_build_mul(k, g->w.lane, eight);
+    uint32_t nc = 2 * nm + no;
+    rk_type types[3 * MAXV];
+    for (uint32_t y = 0; y < nc; y++) types[y] = rk_value_type(k, res[y]);
+    rk_value out[3 * MAXV];
+    rk_if_else_begin(k, g->dec, nc, types, out);
+    {
+        rk_build_sync(k);   /* every warp is past its last read of the stages */
+        rk_value other = rk_build_cmp(k, "ne", g->w.wm, zero);
+        rk_if_begin(k, other);
+        {
+            rk_value w1 = rk_build_sub(k, g->w.wm, one);
+            rk_value iv = c32(k, items);
+            rk_value wi = rk_build_mul(k, w1, iv);
+            for (uint32_t q = 0; q < items; q++) {
+                rk_value v;
+                if (q < no) {
+                    v = res[2 * nm + q];
+                } else {
+                    rk_value e[4];
+                    for (uint32_t c = 0; c < 4; c++) {
+                        uint32_t y = 4 * (q - no) + c;
+                        e[c] = y < 2 * nm ? res[y] : fz;
+                    }
+                    v = rk_build_vpack(k, e, 4);
+                }
+                rk_value qv = c32(k, q);
+                rk_value slot = rk_build_add(k, wi, qv);
+                rk_value sb = rk_build_mul(k, slot, lanes8);
+                rk_value at = rk_build_add(k, sb, lane8);
+                rk_value h = rk_build_vbitcast(k, v, h8);
+                rk_store_smem(k, g->smem, &at, h);
+            }
+        }
+        rk_if_end(k, NULL, 0);
+        rk_build_sync(k);
+        rk_value m[MAXV], l[MAXV], o[MAXV];
+        carry_unpack(g, res, m, l, o);
+        for (uint32_t w = 1; w < pl->warps; w++) {
+            rk_value got[3 * MAXV + 4];
+            for (uint32_t q = 0; q < items; q++) {
+                rk_value slot = c32(k, (w - 1) * items + q);
+                rk_value sb = rk_build_mul(k, slot, lanes8);
+                rk_value at = rk_build_add(k, sb, lane8);
+                rk_value h = rk_load_smem(k, g->smem, &at, KSPLIT_ITEM);
+                rk_value v = rk_build_vbitcast(k, h, f4);
+                if (q < no) {
+                    got[2 * nm + q] = v;
+                    continue;
+                }
+                for (uint32_t c = 0; c < 4; c++) {
+                    uint32_t y = 4 * (q - no) + c;
+                    if (y < 2 * nm) got[y] = rk_build_vextract(k, v, c);
+                }
+            }
+            rk_value wa[MAXV], wb[MAXV];
+            for (uint32_t y = 0; y < nm; y++) {
+                rk_value mx = rk_build_fmax(k, m[y], got[y]);
+                rk_value dead = rk_build_fcmp(k, "oeq", mx, ninf);
+                rk_value muse = rk_build_select(k, dead, fz, mx);
+                rk_value da = rk_build_fsub(k, m[y], muse);
+                rk_value db = rk_build_fsub(k, got[y], muse);
+                wa[y] = rk_build_exp2(k, da);
+                wb[y] = rk_build_exp2(k, db);
+                rk_value lb = rk_build_fmul(k, wb[y], got[nm + y]);
+                l[y] = rk_build_fma(k, wa[y], l[y], lb);
+                m[y] = mx;
+            }
+            for (uint32_t i = 0; i < pl->mi; i++) {
+                rk_value av = row_slots(g, wa, i), bv = row_slots(g, wb, i);
+                for (uint32_t dn = 0; dn < pl->on; dn++) {
+                    uint32_t y = i * pl->on + dn;
+                    rk_value ob = rk_tile_mul(k, got[2 * nm + y], bv);
+                    o[y] = rk_tile_fma(k, o[y], av, ob);
+                }
+            }
+        }
+        rk_value merged[3 * MAXV];
+        carry_pack(g, m, l, o, merged);
+        rk_else(k, merged, nc);
+    }
+    rk_if_end(k, res, nc);
+    for (uint32_t y = 0; y < nc; y++) res[y] = out[y];
+}
+
 /* Per (atom row, C slot): inside the sequence, the query's key position
  * (the causal diagonal) and the ALiBi slope; per C slot: its column. */
 static void row_values(ub *g) {
@@ -726,6 +902,14 @@ void kn_attn_unified_build(const rk_instance *in, const rk_target *t, rk_kernel 
     rk_value tokens = rk_build_smin(k, left, g.bq);
     rk_value tpos = rk_build_smax(k, tokens, zero);
     g.nrows = rk_build_mul(k, tpos, g.G);
+    g.nrows_st = g.nrows;
+    g.rw = g.w.wm;
+    g.ksplit = key_split_plan(s, &pl, &g.pks);
+    if (g.ksplit) {
+        rk_value wt = c32(k, pl.wtm);
+        g.dec = rk_build_cmp(k, "le", g.nrows, wt);
+        g.rw = rk_build_select(k, g.dec, zero, g.w.wm);
+    }
     rk_value P1 = c32(k, s->page_size - 1), Pv = c32(k, s->page_size);
     rk_value up = rk_build_add(k, p[ix.Skv], P1);
     g.maxp = rk_build_udiv(k, up, Pv);
@@ -764,7 +948,7 @@ void kn_attn_unified_build(const rk_instance *in, const rk_target *t, rk_kernel 
     rk_value qf[MAXV];
     if (pl.q_in_regs) {
         rk_value wt = c32(k, pl.wtm);
-        rk_value wrow = rk_build_mul(k, g.w.wm, wt);
+        rk_value wrow = rk_build_mul(k, g.rw, wt);
         for (uint32_t i = 0; i < pl.mi; i++)
             for (uint32_t kk = 0; kk < pl.dk; kk++) {
                 rk_value ro = c32(k, i * a->m), k0 = c32(k, kk * a->k);
@@ -828,6 +1012,12 @@ void kn_attn_unified_build(const rk_instance *in, const rk_target *t, rk_kernel 
         rk_for_end(k, yv, nc, res);
     }
     rk_build_async_wait_group(k, 0);
+    if (g.ksplit) {
+        merge_warps(&g, res);
+        rk_value other = rk_build_cmp(k, "ne", g.w.wm, zero);
+        rk_value mute = rk_build_and(k, g.dec, other);
+        g.nrows_st = rk_build_select(k, mute, zero, g.nrows);
+    }
     rk_value *mf = res, *lf = res + nm, *of = res + 2 * nm;
     if (s->kv_splits == 1) {
         write_output(&g, mf, lf, of);
