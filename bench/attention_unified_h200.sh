@@ -59,7 +59,7 @@ done
 # contiguous) and the 124 decodes (paged, page 16): their times added give the back-to-back baseline
 echo "== parts (prefill + decode kernels)"
 : > "$OUT/rocke_parts.txt"
-if [ -d "$D/attn_unified_parts" ]; then
+if [ -d "$D/attn_unified_parts" ] && [ "${UNIFIED_PARTS:-1}" = 1 ]; then   # UNIFIED_PARTS=0 skips them
   tr ',' '\n' < "$OUT/mixed-p16.lengths" | awk -F: '$1 == 1 {print $2}' > "$OUT/mixed-decode.lengths"
   echo "== parts-prefill" >> "$OUT/rocke_parts.txt"
   "$D/bin/rocke" run "$D/attn_unified_parts/prefill/manifest.json" --shape 4,32,8,512,4096,128 \
