@@ -31,7 +31,7 @@ void kn_attn_unified_tune(rk_instance *in, const rk_target *t, const rk_shape *s
     if (!(locked >> KN_AK_MASK & 1) && a->mask == RK_ATTN_MASK_NONE) a->mask = RK_ATTN_MASK_CAUSAL;
     if (!(locked >> KN_AK_SPLITS & 1)) a->kv_splits = 8;
     bool amd = t->vendor == RK_VENDOR_AMD;
-    static const uint32_t nv[][3] = {{64, 64, 2}, {64, 32, 2}, {64, 32, 1}, {64, 16, 2}, {64, 16, 1}};
+    static const uint32_t nv[][3] = {{64, 64, 3}, {64, 64, 2}, {64, 32, 2}, {64, 16, 2}, {64, 16, 1}};
     static const uint32_t nv256[][3] = {{64, 16, 2}, {64, 16, 1}, {64, 16, 2}, {64, 16, 1}, {64, 16, 1}};
     static const uint32_t cd[][3] = {{64, 64, 1}, {64, 32, 1}, {64, 16, 1}, {64, 32, 1}, {64, 16, 1}};
     const uint32_t (*c)[3] = amd ? cd : a->head_dim == 256 ? nv256 : nv;

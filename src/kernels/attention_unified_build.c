@@ -386,44 +386,26 @@ static void live_step(ub *g, rk_value j, rk_value stage, const rk_value *qf, rk_
 /* One key block for this warp. With P through LDS (MFMA) the block
  * synchronises inside compute, so every warp runs it. With P in registers a
  * warp whose rows lie past the sequence skips it; and in a key-split block
- * (every row in warp 0's: a decode) each warp takes warp 0's rows against
- * its bn / warps keys of the block, so all warps share the products that
- * warp 0 alone would run (the warps' states meet after the loop). */
-static void step(ub *g, rk_value j, rk_value stage, const rk_value *qf, rk_value *m, rk_value *l, rk_value *o) {
+ * (`keysplit`: every row in warp 0's, a decode) each warp takes warp 0's
+ * rows against its bn / warps keys of the block, so all warps share the
+ * products that warp 0 alone would run (the states meet after the loop). */
+static void step(ub *g, bool keysplit, rk_value j, rk_value stage, const rk_value *qf, rk_value *m, rk_value *l,
+                 rk_value *o) {
     rk_kernel *k = g->k;
     const kn_attn_plan *pl = g->pl;
+    if (keysplit) {
+        rk_value share = c32(k, g->pks.bn), zero = c32(k, 0);
+        rk_value koff = rk_build_mul(k, g->w.wm, share);
+        compute(g, &g->pks, j, stage, zero, &koff, qf, m, l, o);
+        return;
+    }
     if (!pl->p_in_regs) {
         rk_value wt = c32(k, pl->wtm);
         rk_value wrow = rk_build_mul(k, g->w.wm, wt);
         compute(g, pl, j, stage, wrow, NULL, qf, m, l, o);
         return;
     }
-    if (!g->ksplit) {
-        live_step(g, j, stage, qf, m, l, o);
-        return;
-    }
-    rk_value old[3 * MAXV], now[3 * MAXV], res[3 * MAXV];
-    rk_type types[3 * MAXV];
-    uint32_t nc = carry_pack(g, m, l, o, old);
-    for (uint32_t y = 0; y < nc; y++) types[y] = rk_value_type(k, old[y]);
-    rk_if_else_begin(k, g->dec, nc, types, res);
-    {
-        rk_value m2[MAXV], l2[MAXV], o2[MAXV];
-        carry_unpack(g, old, m2, l2, o2);
-        rk_value share = c32(k, g->pks.bn), zero = c32(k, 0);
-        rk_value koff = rk_build_mul(k, g->w.wm, share);
-        compute(g, &g->pks, j, stage, zero, &koff, qf, m2, l2, o2);
-        carry_pack(g, m2, l2, o2, now);
-        rk_else(k, now, nc);
-    }
-    {
-        rk_value m2[MAXV], l2[MAXV], o2[MAXV];
-        carry_unpack(g, old, m2, l2, o2);
-        live_step(g, j, stage, qf, m2, l2, o2);
-        carry_pack(g, m2, l2, o2, now);
-    }
-    rk_if_end(k, now, nc);
-    carry_unpack(g, res, m, l, o);
+    live_step(g, j, stage, qf, m, l, o);
 }
 
 /* The key blocks of this split: [first visible, last row's diagonal] of
@@ -867,6 +849,60 @@ static void row_values(ub *g) {
         }
 }
 
+/* The loop over this split's key blocks (the first stages - 1 already
+ * issued): wait, refill the ring, step; the warp's (m, l, O) into res. */
+static void kv_loop(ub *g, bool keysplit, const rk_value *qf, rk_value *res) {
+    rk_kernel *k = g->k;
+    const kn_attn_plan *pl = g->pl;
+    const rk_mma_atom *a = pl->atom;
+    uint32_t S = pl->stages;
+    rk_value zero = c32(k, 0), one = c32(k, 1);
+    rk_value count = rk_build_sub(k, g->khi, g->klo);
+    uint32_t nm = pl->mi * pl->rows.nrows, no = pl->mi * pl->on, nc = 2 * nm + no;
+    RK_ASSERT(nc <= 3 * MAXV, "attention unified: loop carries fit");
+    rk_value init[3 * MAXV], cur[3 * MAXV];
+    rk_value ninf = rk_const_f32(k, -INFINITY), fz = rk_const_f32(k, 0.0f);
+    for (uint32_t y = 0; y < nm; y++) {
+        init[y] = ninf;
+        init[nm + y] = fz;
+    }
+    for (uint32_t y = 0; y < no; y++) init[2 * nm + y] = rk_tile_acc_zero(k, a);
+    rk_value it = rk_for_begin(k, zero, count, one, keysplit ? "kvsplit" : "kv", nc, init, NULL, cur);
+    {
+        rk_value m[MAXV], l[MAXV], o[MAXV];
+        for (uint32_t y = 0; y < nm; y++) {
+            m[y] = cur[y];
+            l[y] = cur[nm + y];
+        }
+        for (uint32_t y = 0; y < no; y++) o[y] = cur[2 * nm + y];
+        rk_value j = rk_build_add(k, g->klo, it);
+        if (S > 1) {
+            rk_value Sv = c32(k, S), ahead = c32(k, S - 1);
+            rk_build_async_wait_group(k, S - 2);
+            rk_build_sync(k);
+            rk_value nt = rk_build_add(k, it, ahead);
+            rk_value nj = rk_build_add(k, g->klo, nt);
+            rk_value nst = rk_build_umod(k, nt, Sv);
+            issue(g, nj, nst);
+            rk_value cs = rk_build_umod(k, it, Sv);
+            step(g, keysplit, j, cs, qf, m, l, o);
+        } else {
+            rk_build_sync(k);
+            issue(g, j, zero);
+            rk_build_async_wait_group(k, 0);
+            rk_build_sync(k);
+            step(g, keysplit, j, zero, qf, m, l, o);
+        }
+        rk_value yv[3 * MAXV];
+        for (uint32_t y = 0; y < nm; y++) {
+            yv[y] = m[y];
+            yv[nm + y] = l[y];
+        }
+        for (uint32_t y = 0; y < no; y++) yv[2 * nm + y] = o[y];
+        rk_for_end(k, yv, nc, res);
+    }
+}
+
 void kn_attn_unified_build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *p) {
     const rk_attention_spec *s = &in->u.attn;
     kn_attn_plan pl;
@@ -961,7 +997,7 @@ void kn_attn_unified_build(const rk_instance *in, const rk_target *t, rk_kernel 
 
     rk_tile_copy_lanes_init(k, &pl.cpk, g.w.tid, &g.lk);
     rk_tile_copy_lanes_init(k, &pl.cpv, g.w.tid, &g.lv);
-    rk_value count = rk_build_sub(k, g.khi, g.klo);
+    rk_value fz = rk_const_f32(k, 0.0f);
     uint32_t S = pl.stages;
     for (uint32_t i = 0; i + 1 < S; i++) {
         rk_value ci = c32(k, i);
@@ -969,47 +1005,19 @@ void kn_attn_unified_build(const rk_instance *in, const rk_target *t, rk_kernel 
         issue(&g, j, ci);
     }
     uint32_t nm = pl.mi * pl.rows.nrows, no = pl.mi * pl.on, nc = 2 * nm + no;
-    RK_ASSERT(nc <= 3 * MAXV, "attention unified: loop carries fit");
-    rk_value init[3 * MAXV], cur[3 * MAXV], res[3 * MAXV];
-    rk_value ninf = rk_const_f32(k, -INFINITY), fz = rk_const_f32(k, 0.0f);
-    for (uint32_t y = 0; y < nm; y++) {
-        init[y] = ninf;
-        init[nm + y] = fz;
-    }
-    for (uint32_t y = 0; y < no; y++) init[2 * nm + y] = rk_tile_acc_zero(k, a);
-    rk_value it = rk_for_begin(k, zero, count, one, "kv", nc, init, NULL, cur);
-    {
-        rk_value m[MAXV], l[MAXV], o[MAXV];
-        for (uint32_t y = 0; y < nm; y++) {
-            m[y] = cur[y];
-            l[y] = cur[nm + y];
-        }
-        for (uint32_t y = 0; y < no; y++) o[y] = cur[2 * nm + y];
-        rk_value j = rk_build_add(k, g.klo, it);
-        if (S > 1) {
-            rk_value Sv = c32(k, S), ahead = c32(k, S - 1);
-            rk_build_async_wait_group(k, S - 2);
-            rk_build_sync(k);
-            rk_value nt = rk_build_add(k, it, ahead);
-            rk_value nj = rk_build_add(k, g.klo, nt);
-            rk_value nst = rk_build_umod(k, nt, Sv);
-            issue(&g, nj, nst);
-            rk_value cs = rk_build_umod(k, it, Sv);
-            step(&g, j, cs, qf, m, l, o);
-        } else {
-            rk_build_sync(k);
-            issue(&g, j, zero);
-            rk_build_async_wait_group(k, 0);
-            rk_build_sync(k);
-            step(&g, j, zero, qf, m, l, o);
-        }
-        rk_value yv[3 * MAXV];
-        for (uint32_t y = 0; y < nm; y++) {
-            yv[y] = m[y];
-            yv[nm + y] = l[y];
-        }
-        for (uint32_t y = 0; y < no; y++) yv[2 * nm + y] = o[y];
-        rk_for_end(k, yv, nc, res);
+    rk_value res[3 * MAXV];
+    if (g.ksplit) {
+        /* one loop per kind of block, so each loop body holds only its own products */
+        rk_type types[3 * MAXV], acc = rk_type_vec(k, RK_T_F32, a->c_len);
+        for (uint32_t y = 0; y < nc; y++) types[y] = y < 2 * nm ? RK_T_F32 : acc;
+        rk_value r1[3 * MAXV], r2[3 * MAXV];
+        rk_if_else_begin(k, g.dec, nc, types, res);
+        kv_loop(&g, true, qf, r1);
+        rk_else(k, r1, nc);
+        kv_loop(&g, false, qf, r2);
+        rk_if_end(k, r2, nc);
+    } else {
+        kv_loop(&g, false, qf, res);
     }
     rk_build_async_wait_group(k, 0);
     if (g.ksplit) {
