@@ -110,6 +110,7 @@ class RecordKit:
 
     def launch(self, opname, p, kernel_for, arrays, values, ext):
         self.rec.compile(p, kernel_for)
+        ops._used[opname] = p.used
 
 
 def key_line(p):
@@ -177,6 +178,7 @@ class Recorder:
         knobs = dict(knobs, dtype=dt)
         p = ops._prepare(family, knobs, tuple(x.shape), self.generic_target)
         self.compile(p)
+        ops._used[opname] = p.used
         out_dt = knobs.get("out_dtype", dt)
         outs = [Spec(out_dt, shape) for shape, _ in out_spec(tuple(x.shape), out_dt)]
         return outs[0] if len(outs) == 1 else tuple(outs)
