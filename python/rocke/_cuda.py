@@ -59,7 +59,7 @@ _LAUNCH_ATTR_COOPERATIVE = 2     # CU_LAUNCH_ATTRIBUTE_COOPERATIVE
 
 class LaunchAttribute(ctypes.Structure):
     """CUlaunchAttribute: an id, padding, and a 64-byte value union (cooperative: an int)."""
-    _fields_ = [("id", c_int), ("pad", ctypes.c_char * 4), ("value", ctypes.c_char * 64)]
+    _fields_ = [("id", c_int), ("pad", ctypes.c_ubyte * 4), ("value", ctypes.c_ubyte * 64)]
 
 
 class LaunchConfig(ctypes.Structure):
@@ -123,12 +123,30 @@ class Function:
             _call(rc, "cuLaunchKernel")
 
 
+def load_manifest(path):
+    """The Function of a `rocke build` output (DIR/manifest.json): its
+    binary (PTX or cubin, the file the manifest names), kernel name, dynamic
+    shared memory and `cooperative` flag; launch it on any stream (torch's
+    current one) with the signature's parameters."""
+    import json
+    import os
+    with open(path, encoding="utf-8") as f:
+        m = json.load(f)
+    for field in ("kernel_name", "binary"):
+        if not isinstance(m.get(field), str):
+            raise RockeError("manifest %s: \"%s\" is missing (a rocke build manifest names its kernel and binary)"
+                             % (path, field))
+    with open(os.path.join(os.path.dirname(path) or ".", m["binary"]), "rb") as f:
+        image = f.read()
+    return Function(image, m["kernel_name"], int(m.get("dyn_smem_min", 0)), cooperative_of(m))
+
+
 def _launch_ex(cu):
     f = getattr(cu, "cuLaunchKernelEx", None)
     if f is None:
         raise RockeError("rocke: this CUDA driver has no cuLaunchKernelEx (CUDA 12 or later), which a cooperative "
                          "kernel needs")
-    if f.argtypes is None:
+    if getattr(f, "argtypes", ()) is None:          # a ctypes function not yet typed
         f.restype, f.argtypes = c_int, [POINTER(LaunchConfig), c_void_p, POINTER(c_void_p), POINTER(c_void_p)]
     return f
 
@@ -154,7 +172,7 @@ class TensorMap:
     when the buffer's address changed."""
 
     def __init__(self, t, address):
-        self.address, self.base = address, None
+        self.address, self.base, self.buf = address, None, t.buf
         self.dtype, self.swizzle = _TMAP_TYPE.get(t.elem, 0), _SWIZZLE[t.swizzle_bytes]
         self.dims = (ctypes.c_uint64 * 2)(t.cols, t.rows)
         self.strides = (ctypes.c_uint64 * 1)(t.row_stride_bytes)

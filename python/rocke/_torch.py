@@ -45,7 +45,17 @@ def target_for_cc(cc, where="this device"):
     return max(sm, key=lambda t: int(t[3:]))
 
 
+_device_targets = {}  # device index -> target_for_cc of its compute capability
+
+
 def _target_for(torch, index):
+    t = _device_targets.get(index)
+    if t is None:
+        t = _device_targets[index] = _target_for_device(torch, index)
+    return t
+
+
+def _target_for_device(torch, index):
     if getattr(torch.version, "hip", None):
         raise RockeError("rocke.ops: ROCm torch tensors are not served yet (CUDA only)")
     major, minor = torch.cuda.get_device_capability(index)
@@ -156,21 +166,19 @@ def _extent(t):
 
 # ---- the per-call fast path: one dict lookup per repeated call ------------------------------------
 _fast = {}           # call key -> _FastCall
-_TENSOR = None       # torch.Tensor once a call ran: the fast path takes exactly that type
-
-
-def _input_key(ts):
-    return tuple((t.shape, t.dtype, t.stride(), t.device) for t in ts)
 
 
 def _call_key(opname, knobs, device, ts):
     """A repeated call's key: the op, its knobs and device argument, and each
-    input's shape, dtype, strides and device; None when a knob is unhashable."""
+    input's type, shape, dtype, strides and device (strides and device stand
+    for the checks the first call made); None when a knob is unhashable or
+    an input is no tensor."""
     try:
-        k = (opname, tuple(knobs.items()), device, _input_key(ts))
+        k = (opname, tuple(knobs.items()), device,
+             tuple([(type(t), t.shape, t.dtype, t.stride(), t.device) for t in ts]))
         hash(k)
         return k
-    except TypeError:
+    except (AttributeError, TypeError):
         return None
 
 
@@ -215,10 +223,11 @@ class _FastCall:
 
 def fast(opname, knobs, inputs, device, eps):
     """A repeated call of the one-tensor-in families on torch tensors, else None."""
-    for t in inputs:
-        if type(t) is not _TENSOR:
-            return None
-    f = _fast.get(_call_key(opname, knobs, device, inputs))
+    try:
+        f = _fast.get((opname, tuple(knobs.items()), device,
+                       tuple([(type(t), t.shape, t.dtype, t.stride(), t.device) for t in inputs])))
+    except (AttributeError, TypeError):
+        return None
     if f is None:
         return None
     outs = f(inputs, eps)
@@ -232,7 +241,6 @@ def _prepare(torch, opname, family, knobs, x, index):
 
 
 def run(opname, family, knobs, inputs, out_spec, device, eps):
-    global _TENSOR
     torch = _torch()
     ts, kinds = [], []
     for x in inputs:
@@ -278,7 +286,6 @@ def run(opname, family, knobs, inputs, out_spec, device, eps):
     outs = f(ts, eps)
     if key is not None:
         _fast[key] = f
-        _TENSOR = torch.Tensor
         ops._TORCH = sys.modules[__name__]
     if kinds[0] == "cai":
         import cupy
@@ -293,11 +300,12 @@ def run(opname, family, knobs, inputs, out_spec, device, eps):
 
 def matmul_key(a, b, device, out_dtype, knobs):
     """matmul's call key: _call_key's plus each operand's address modulo 16
-    (the vector width and TMA depend on it); None for other types."""
-    if type(a) is not _TENSOR or type(b) is not _TENSOR:
-        return None
+    (the vector width and TMA depend on it)."""
     k = _call_key("matmul", knobs, (device, out_dtype), (a, b))
-    return k and k + (a.data_ptr() % 16, b.data_ptr() % 16)
+    try:
+        return k and k + (a.data_ptr() % 16, b.data_ptr() % 16)
+    except AttributeError:
+        return None
 
 
 def fast_matmul(a, b, device, out_dtype, knobs):
@@ -314,9 +322,7 @@ class TorchKit:
     emu = False
 
     def __init__(self, opname, arrays, device):
-        global _TENSOR
         torch = self.torch = _torch()
-        _TENSOR = torch.Tensor
         ops._TORCH = sys.modules[__name__]
         x = arrays[0]
         for i, t in enumerate(arrays):
@@ -371,7 +377,7 @@ class TorchKit:
         buffers zeroed, tensor maps described for these views
         (rocke/_tmaps.py) and encoded over their addresses. Returns the
         _FastCall that repeats it (matmul keeps it for its fast path)."""
-        from ._sig_launch import _pointer_args, _scalar_args
+        from ._sig_launch import _pointer_args, _scalar_args, layout_count
         from ._tmaps import tensor_maps
         torch = self.torch
         plan = _plan(p, self.index, kernel_for)
@@ -382,27 +388,35 @@ class TorchKit:
         if plan.has_maps:
             names = [p.sig[i][0] for i in plan.ptr_index]
             maps = plan.tensor_maps(tensor_maps(p, values, {n: _extent(a) for n, a in zip(names, ptrs)}))
-        recipe = [(plan.slots[i], 0, j) for j, i in enumerate(plan.ptr_index)]
-        f = _FastCall(opname, torch, plan, self.device, self.index, recipe, [(plan.slots[i], v) for i, v in scalars.items()],
-                      (), None, maps, None)
+        recipe, names = [], []
+        for j, i in enumerate(plan.ptr_index):
+            name, _, _, role, layout = p.sig[i]
+            work = role == "work" and name not in arrays
+            recipe.append((plan.slots[i], 2, layout_count(layout, ext)) if work else (plan.slots[i], 0, j))
+            names.append(name)
+        f = _FastCall(opname, torch, plan, self.device, self.index, recipe,
+                      [(plan.slots[i], v) for i, v in scalars.items()], (), None, maps, None)
+        f.names = names
         f(ptrs)
         return f
 
     def remember(self, key, f, inputs, outputs, out_dtype, contig):
         """Keep launch f for repeats of a call: inputs {pointer name: argument
-        index}, outputs {pointer name: (index, shape)}; a signature with any
-        other pointer (work buffers, epilogue operands) is not kept."""
+        index}, outputs {pointer name: (index, shape)}, work buffers as f
+        zeroed them; a signature with any other pointer (epilogue operands)
+        is not kept."""
         if key is None:
             return
-        p, plan = f.plan.p, f.plan
+        plan = f.plan
         recipe, shapes = [], [None] * len(outputs)
-        for i in plan.ptr_index:
-            name = p.sig[i][0]
-            if name in inputs:
-                recipe.append((plan.slots[i], 0, inputs[name]))
+        for (slot, kind, n), name in zip(f.recipe, f.names):
+            if kind == 2:
+                recipe.append((slot, 2, n))          # a work buffer, zeroed per call
+            elif name in inputs:
+                recipe.append((slot, 0, inputs[name]))
             elif name in outputs:
                 j, shapes[j] = outputs[name]
-                recipe.append((plan.slots[i], 1, j))
+                recipe.append((slot, 1, j))
             else:
                 return
         _fast[key] = _FastCall(f.op, self.torch, plan, self.device, self.index, recipe, f.scalars, shapes,
