@@ -65,12 +65,6 @@ def _window_bounds(window, causal, opname):
     return lr
 
 
-def _run(kit, opname, knobs, dims, arrays, values):
-    p = ops._prepare("attention", knobs, dims, kit.target)
-    kit.launch(opname, p, ops._kernel_for, arrays, values, dict(zip(_DIMS, dims)))
-    return p
-
-
 # ---- prefill ------------------------------------------------------------------------------------
 def _seqlens(kit, opname, cu, name, B, total, given_max):
     """max(cu[b+1] - cu[b]); on numpy the offsets are checked first."""
@@ -142,7 +136,7 @@ def extent(kit, x):
     return sum((n - 1) * s for n, s in zip(x.shape, kit.strides(x))) + 1 if all(x.shape) else 0
 
 
-def _hopper_layout(kit, knobs, values, arrays, heads, seqs):
+def _hopper_layout(knobs, values, heads, seqs):
     """The layout knob under which sm_90a's TMA kernel reads these views
     (docs/attention.md, the tensor-map table), or None: varlen as is, dense
     bhsd when each tensor's heads and batches abut, bshd when its batches do
@@ -168,7 +162,7 @@ def _prefill_kernel(kit, knobs, dims, values, arrays, heads, seqs):
     if hopper and knobs.get("path", "auto") != "mma":
         aligned = all(x.data_ptr() % 16 == 0 for x in (arrays["Q"], arrays["K"], arrays["V"])
                       if hasattr(x, "data_ptr"))
-        layout = _hopper_layout(kit, knobs, values, arrays, heads, seqs) if aligned else None
+        layout = _hopper_layout(knobs, values, heads, seqs) if aligned else None
         if layout is not None:
             from ._tmaps import has_maps, tensor_maps
             p = ops._prepare("attention", dict(knobs, layout=layout), dims, "sm_90a")

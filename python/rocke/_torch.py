@@ -46,6 +46,7 @@ def target_for_cc(cc, where="this device"):
 
 
 _device_targets = {}  # device index -> target_for_cc of its compute capability
+_device_cc = {}       # device index -> compute capability (major * 10 + minor)
 
 
 def _target_for(torch, index):
@@ -339,8 +340,10 @@ class TorchKit:
         self.device = x.device
         self.index = x.device.index if x.device.index is not None else torch.cuda.current_device()
         self.target = _target_for(torch, self.index)
-        major, minor = torch.cuda.get_device_capability(self.index)
-        self.cc = major * 10 + minor
+        self.cc = _device_cc.get(self.index)
+        if self.cc is None:
+            major, minor = torch.cuda.get_device_capability(self.index)
+            self.cc = _device_cc[self.index] = major * 10 + minor
         self.names = {torch.float16: "f16", torch.bfloat16: "bf16", torch.float32: "f32", torch.uint8: "u8",
                       torch.int32: "i32", torch.int64: "i64"}
         for attr, name in (("float8_e4m3fn", "e4m3"), ("float8_e5m2", "e5m2"), ("float8_e4m3fnuz", "e4m3fnuz")):
@@ -388,16 +391,13 @@ class TorchKit:
         if plan.has_maps:
             names = [p.sig[i][0] for i in plan.ptr_index]
             maps = plan.tensor_maps(tensor_maps(p, values, {n: _extent(a) for n, a in zip(names, ptrs)}))
-        recipe, names = [], []
-        for j, i in enumerate(plan.ptr_index):
-            name, _, _, role, layout = p.sig[i]
-            work = role == "work" and name not in arrays
-            recipe.append((plan.slots[i], 2, layout_count(layout, ext)) if work else (plan.slots[i], 0, j))
-            names.append(name)
+        recipe = [(plan.slots[i], 0, j) for j, i in enumerate(plan.ptr_index)]
         f = _FastCall(opname, torch, plan, self.device, self.index, recipe,
                       [(plan.slots[i], v) for i, v in scalars.items()], (), None, maps, None)
-        f.names = names
         f(ptrs)
+        f.names = [p.sig[i][0] for i in plan.ptr_index]
+        f.works = {j: layout_count(p.sig[i][4], ext) for j, i in enumerate(plan.ptr_index)
+                   if p.sig[i][3] == "work" and p.sig[i][0] not in arrays}        # zeroed by _pointer_args
         return f
 
     def remember(self, key, f, inputs, outputs, out_dtype, contig):
@@ -409,9 +409,9 @@ class TorchKit:
             return
         plan = f.plan
         recipe, shapes = [], [None] * len(outputs)
-        for (slot, kind, n), name in zip(f.recipe, f.names):
-            if kind == 2:
-                recipe.append((slot, 2, n))          # a work buffer, zeroed per call
+        for j, ((slot, _, _), name) in enumerate(zip(f.recipe, f.names)):
+            if j in f.works:
+                recipe.append((slot, 2, f.works[j]))          # a work buffer, zeroed per call
             elif name in inputs:
                 recipe.append((slot, 0, inputs[name]))
             elif name in outputs:

@@ -205,6 +205,17 @@ class TorchKitFake(unittest.TestCase):
         a3, grid3, p3 = self.args()
         self.assertEqual((a3["X"], grid3), (x3.data_ptr(), p3.grid))
         self.assertEqual(p3.dims, (5, 1000))
+        # a split-K matmul (a work buffer): the repeat passes its own zeroed buffer and the new tensors
+        a, w = Tensor(np.zeros((256, 256), np.float16)), Tensor(np.zeros((256, 256), np.float16))
+        ops.matmul(a, w.t())
+        self.assertIn("Work", [n for n, *_ in self.args()[2].sig])
+        n_fast = len(_torch._fast)
+        a2 = Tensor(np.ones((256, 256), np.float16))
+        c2 = ops.matmul(a2, w.t())
+        self.assertEqual(len(_torch._fast), n_fast)
+        g, _, _ = self.args()
+        self.assertEqual((g["A"], g["B"], g["C"]), (a2.data_ptr(), w.data_ptr(), c2.data_ptr()))
+        self.assertNotIn(g["Work"], (0, a2.data_ptr(), w.data_ptr(), c2.data_ptr()))
         with self.assertRaisesRegex(rocke.RockeError, "strides"):     # a view the first call would refuse
             ops.rms_norm(Tensor(np.zeros((7, 600), np.float16)[:, ::2]), w, 1e-5)
 
