@@ -567,6 +567,7 @@ def _rewrite(gm):
     def replace(node, op, new_args):
         with gm.graph.inserting_before(node):
             new = gm.graph.call_function(getattr(torch.ops.rocke, op), new_args)
+        new.meta.update(node.meta)       # the example value: a later rule (linear's rank test) reads its users' args
         node.replace_all_uses_with(new)
         gm.graph.erase_node(node)
         done[op] = done.get(op, 0) + 1

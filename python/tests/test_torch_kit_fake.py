@@ -297,6 +297,8 @@ class Node:
 
     def replace_all_uses_with(self, new):
         self.replaced_by = new
+        for n in self.graph.nodes if hasattr(self, "graph") else ():
+            n.args = tuple(new if a is self else a for a in n.args)
 
 
 class Graph:
@@ -304,6 +306,8 @@ class Graph:
 
     def __init__(self, nodes):
         self.nodes, self.inserted, self.erased, self.linted = list(nodes), [], [], False
+        for n in self.nodes:
+            n.graph = self
 
     def inserting_before(self, node):
         import contextlib
@@ -311,6 +315,7 @@ class Graph:
 
     def call_function(self, target, args):
         n = Node("call_function", target, args)
+        n.graph = self
         self.inserted.append(n)
         return n
 
@@ -368,11 +373,17 @@ class BackendRewrite(unittest.TestCase):
             Node("call_function", t.rms_norm, (x3, (256,), w1, 1e-6)),                               # -> rms_norm
             Node("call_method", "softmax", (x3, -1), meta=Meta(3, h)),                               # -> softmax
         ]
+        norm = Node("call_function", t.rms_norm, (x3, (256,), w1, 1e-6), meta=Meta(3, h))           # -> rms_norm
+        nodes += [norm, Node("call_function", F.linear, (norm, w2))]      # -> linear over the rocke rms_norm
         gm = types.SimpleNamespace(graph=Graph([x3, q, w2, w1, x2, f32] + nodes), recompile=lambda: None)
         done = _torch._rewrite(gm)
-        self.assertEqual(done, {"attention": 1, "linear": 1, "matmul": 1, "rms_norm": 1, "softmax": 1})
-        self.assertEqual(gm.graph.erased, [nodes[0], nodes[3], nodes[5], nodes[8], nodes[9]])
-        got = {n.target: n.args for n in gm.graph.inserted}
+        self.assertEqual(done, {"attention": 1, "linear": 2, "matmul": 1, "rms_norm": 2, "softmax": 1})
+        self.assertEqual(gm.graph.erased, [nodes[0], nodes[3], nodes[5], nodes[8], nodes[9], nodes[10], nodes[11]])
+        new_norm = gm.graph.inserted[-2]
+        self.assertEqual(gm.graph.inserted[-1].args, (new_norm, w2))
+        got = {}
+        for n in gm.graph.inserted:
+            got.setdefault(n.target, n.args)          # the first replacement of each op
         self.assertEqual(got["rocke::attention"], (q, q, q, True, -1.0))
         self.assertEqual(got["rocke::linear"], (x3, w2))
         self.assertEqual(got["rocke::matmul"], (x2, w2))
