@@ -172,15 +172,21 @@ _fast = {}           # call key -> _FastCall
 def _call_key(opname, knobs, device, ts):
     """A repeated call's key: the op, its knobs and device argument, and each
     input's type, shape, dtype, strides and device (strides and device stand
-    for the checks the first call made); None when a knob is unhashable or
-    an input is no tensor."""
+    for the checks the first call made); None when an input is no tensor. A
+    knob that cannot be hashed makes the lookup raise TypeError (no fast path)."""
     try:
-        k = (opname, tuple(knobs.items()), device,
-             tuple([(type(t), t.shape, t.dtype, t.stride(), t.device) for t in ts]))
-        hash(k)
-        return k
-    except (AttributeError, TypeError):
+        return (opname, tuple(knobs.items()), device,
+                tuple([(type(t), t.shape, t.dtype, t.stride(), t.device) for t in ts]))
+    except AttributeError:
         return None
+
+
+def _remember(key, f):
+    if key is not None:
+        try:
+            _fast[key] = f
+        except TypeError:            # an unhashable knob: every call takes the checked path
+            pass
 
 
 class _FastCall:
@@ -225,9 +231,8 @@ class _FastCall:
 def fast(opname, knobs, inputs, device, eps):
     """A repeated call of the one-tensor-in families on torch tensors, else None."""
     try:
-        f = _fast.get((opname, tuple(knobs.items()), device,
-                       tuple([(type(t), t.shape, t.dtype, t.stride(), t.device) for t in inputs])))
-    except (AttributeError, TypeError):
+        f = _fast.get(_call_key(opname, knobs, device, inputs))
+    except TypeError:
         return None
     if f is None:
         return None
@@ -286,7 +291,7 @@ def run(opname, family, knobs, inputs, out_spec, device, eps):
     f = _FastCall(opname, torch, plan, x.device, index, recipe, scalars, shapes, out_dtype, None, eps_slot)
     outs = f(ts, eps)
     if key is not None:
-        _fast[key] = f
+        _remember(key, f)
         ops._TORCH = sys.modules[__name__]
     if kinds[0] == "cai":
         import cupy
@@ -310,7 +315,10 @@ def matmul_key(a, b, device, out_dtype, knobs):
 
 
 def fast_matmul(a, b, device, out_dtype, knobs):
-    f = _fast.get(matmul_key(a, b, device, out_dtype, knobs))
+    try:
+        f = _fast.get(matmul_key(a, b, device, out_dtype, knobs))
+    except TypeError:
+        return None
     return f((a, b))[0] if f is not None else None
 
 
@@ -419,8 +427,8 @@ class TorchKit:
                 recipe.append((slot, 1, j))
             else:
                 return
-        _fast[key] = _FastCall(f.op, self.torch, plan, self.device, self.index, recipe, f.scalars, shapes,
-                               self.types[out_dtype], f.maps, None, contig)
+        _remember(key, _FastCall(f.op, self.torch, plan, self.device, self.index, recipe, f.scalars, shapes,
+                                 self.types[out_dtype], f.maps, None, contig))
 
 
 # ---- torch.library custom ops and the torch.compile backend ---------------------------------
