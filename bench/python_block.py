@@ -30,12 +30,15 @@ def options(argv):
 
 def calls(a):
     """The rocke.ops calls the rocke backend makes for this block (both
-    RMSNorms share one kernel; the attention is q, k, v [B, H, S, D/H]; each
-    linear is x [B*S, K] @ W[N, K]^T)."""
+    RMSNorms share one kernel; the attention is q, k, v [B, H, S, D/H], views
+    of the qkv projection's [B, S, 3, H, D/H] rows, which sm_90a's kernel
+    reads in place as layout bshd; each linear is x [B*S, K] @ W[N, K]^T)."""
     t, B, S, D, H = a.dtype, a.batch, a.seq, a.d, a.heads
-    qkv = "%s[%d,%d,%d,%d]" % (t, B, H, S, D // H)
+    qkv = "%s[%d,%d,%d,%d]/[%d,%d,%d,1]" % (t, B, H, S, D // H, S * 3 * D, D // H, 3 * D)
+    packed = "%s[%d,%d,%d,%d]" % (t, B, H, S, D // H)          # should inductor hand over dense copies
     lines = ["rms_norm %s[%d,%d,%d] %s[%d] 1e-6" % (t, B, S, D, t, D),
-             "attention %s %s %s causal=True" % (qkv, qkv, qkv)]
+             "attention %s %s %s causal=True" % (qkv, qkv, qkv),
+             "attention %s %s %s causal=True" % (packed, packed, packed)]
     for k, n in ((D, 3 * D), (D, D), (D, 4 * D), (4 * D, D)):
         lines.append("matmul %s[%d,%d] %s[%d,%d].T" % (t, B * S, k, t, n, k))
     return lines

@@ -65,12 +65,6 @@ def _window_bounds(window, causal, opname):
     return lr
 
 
-def _run(kit, opname, knobs, dims, arrays, values):
-    p = ops._prepare("attention", knobs, dims, kit.target)
-    kit.launch(opname, p, ops._kernel_for, arrays, values, dict(zip(_DIMS, dims)))
-    return p
-
-
 # ---- prefill ------------------------------------------------------------------------------------
 def _seqlens(kit, opname, cu, name, B, total, given_max):
     """max(cu[b+1] - cu[b]); on numpy the offsets are checked first."""
@@ -121,9 +115,7 @@ def attention(q, k, v, *, causal=False, scale=None, lse=False, window=None, cu_s
     if Hq % Hkv:
         raise RockeError("rocke.ops.attention: Hq = %d is not a multiple of Hkv = %d" % (Hq, Hkv))
     lr = _window_bounds(window, causal, "attention")
-    # path=mma: views with any strides run in place (path=wgmma reads packed tensors through TMA maps)
-    knobs = dict({"path": "mma"}, **knobs)
-    knobs.update(dtype=dt, head_dim=D, mask="window" if lr else "causal" if causal else "none",
+    knobs = dict(knobs, dtype=dt, head_dim=D, mask="window" if lr else "causal" if causal else "none",
                  lse=bool(lse), layout="varlen" if varlen else "bhsd")
     values = dict(zip(_DIMS, (B, Hq, Hkv, Sq, Skv)), scale=_scale(scale, D))
     for st, pre in zip(strides, "qkvo"):
@@ -133,8 +125,58 @@ def attention(q, k, v, *, causal=False, scale=None, lse=False, window=None, cu_s
     arrays = {"Q": q, "K": k, "V": v, "O": o, "cu_seqlens_q": cu_seqlens_q, "cu_seqlens_k": cu_seqlens_k}
     if lse:
         arrays["LSE"] = kit.empty((q.shape[0], Hq) if varlen else (B, Hq, Sq), "f32", q)
-    _run(kit, "attention", knobs, (B, Hq, Hkv, Sq, Skv, D), arrays, values)
+    dims = (B, Hq, Hkv, Sq, Skv, D)
+    p = _prefill_kernel(kit, knobs, dims, values, arrays, (Hq, Hkv, Hkv), (Sq, Skv, Skv))
+    kit.launch("attention", p, ops._kernel_for, arrays, values, dict(zip(_DIMS, dims)))
     return (o, arrays["LSE"]) if lse else o
+
+
+def extent(kit, x):
+    """Elements from x's first element to one past its last (non-negative strides)."""
+    return sum((n - 1) * s for n, s in zip(x.shape, kit.strides(x))) + 1 if all(x.shape) else 0
+
+
+def _hopper_layout(knobs, values, heads, seqs):
+    """The layout knob under which sm_90a's TMA kernel reads these views
+    (docs/attention.md, the tensor-map table), or None: varlen as is, dense
+    bhsd when each tensor's heads and batches abut, bshd when its batches do
+    and every head starts on 16 bytes inside one token row."""
+    if knobs["layout"] == "varlen":
+        return "varlen"
+    D = knobs["head_dim"]
+    bhsd = bshd = True
+    for t, H, S in zip("qkv", heads, seqs):
+        sb, sh, ss = (values[t + x] for x in ("_sb", "_sh", "_ss"))
+        bhsd = bhsd and (H == 1 or sh == S * ss) and (values["B"] == 1 or sb == H * S * ss)
+        bshd = bshd and (values["B"] == 1 or sb == S * ss) and sh % 8 == 0 and (H - 1) * sh + D <= ss
+    return "bhsd" if bhsd else "bshd" if bshd else None
+
+
+def _prefill_kernel(kit, knobs, dims, values, arrays, heads, seqs):
+    """The prepared prefill kernel. A 9.0 device (and the emulator's sm_90a)
+    runs sm_90a's TMA + wgmma kernel where its plan takes the knobs and the
+    views (tensor maps described by the library; 593 TFLOP/s against
+    mma.sync's 248 on the H200); anything else, and path=mma, runs the
+    mma.sync kernel, which reads any strides in place."""
+    hopper = kit.target == "sm_90a" or (not kit.emu and getattr(kit, "cc", None) == 90)
+    if hopper and knobs.get("path", "auto") != "mma":
+        aligned = all(x.data_ptr() % 16 == 0 for x in (arrays["Q"], arrays["K"], arrays["V"])
+                      if hasattr(x, "data_ptr"))
+        layout = _hopper_layout(knobs, values, heads, seqs) if aligned else None
+        if layout is not None:
+            from ._tmaps import has_maps, tensor_maps
+            p = ops._prepare("attention", dict(knobs, layout=layout), dims, "sm_90a")
+            if not has_maps(p):
+                return p             # the plan refused the knobs: sm_90a's mma.sync kernel
+            try:
+                tensor_maps(p, values, {n: extent(kit, arrays[n]) for n in ("Q", "K", "V")})
+                return p
+            except RockeError:
+                if knobs.get("path") == "wgmma":
+                    raise
+    if knobs.get("path") != "wgmma":          # an explicit wgmma elsewhere: the library's refusal names the target
+        knobs = dict(knobs, path="mma")
+    return ops._prepare("attention", knobs, dims, kit.target)
 
 
 # ---- the paged KV cache, shared by decode and unified ---------------------------------------------

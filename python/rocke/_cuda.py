@@ -54,10 +54,48 @@ def use_primary_context(index):
         _call(cu.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
 
 
-class Function:
-    """One kernel loaded from PTX or a cubin; launch(stream, params)."""
+_LAUNCH_ATTR_COOPERATIVE = 2     # CU_LAUNCH_ATTRIBUTE_COOPERATIVE
 
-    def __init__(self, image, name, dyn_smem):
+
+class LaunchAttribute(ctypes.Structure):
+    """CUlaunchAttribute: an id, padding, and a 64-byte value union (cooperative: an int)."""
+    _fields_ = [("id", c_int), ("pad", ctypes.c_ubyte * 4), ("value", ctypes.c_ubyte * 64)]
+
+
+class LaunchConfig(ctypes.Structure):
+    """CUlaunchConfig (cuda.h, CUDA 12)."""
+    _fields_ = [("gridDimX", c_uint), ("gridDimY", c_uint), ("gridDimZ", c_uint), ("blockDimX", c_uint),
+                ("blockDimY", c_uint), ("blockDimZ", c_uint), ("sharedMemBytes", c_uint), ("hStream", c_void_p),
+                ("attrs", POINTER(LaunchAttribute)), ("numAttrs", c_uint)]
+
+
+def cooperative_of(manifest):
+    """A manifest's (dict) `cooperative` field: absent means false; anything
+    but a JSON boolean is an error naming the field."""
+    v = manifest.get("cooperative", False)
+    if not isinstance(v, bool):
+        raise RockeError("manifest %s: \"cooperative\" must be true or false, got %r"
+                         % (manifest.get("kernel_name", "?"), v))
+    return v
+
+
+def cooperative_config(grid, block, smem, stream, attr):
+    """The CUlaunchConfig of a cooperative launch (every block resident at
+    once: CU_LAUNCH_ATTRIBUTE_COOPERATIVE = 1) with its attribute in attr."""
+    attr.id = _LAUNCH_ATTR_COOPERATIVE
+    ctypes.memset(ctypes.addressof(attr) + LaunchAttribute.value.offset, 0, 64)
+    c_int.from_address(ctypes.addressof(attr) + LaunchAttribute.value.offset).value = 1
+    return LaunchConfig(grid[0], grid[1], grid[2], block[0], block[1], block[2], smem, stream,
+                        ctypes.pointer(attr), 1)
+
+
+class Function:
+    """One kernel loaded from PTX or a cubin; launch(grid, block, stream,
+    params). cooperative (the manifest's field): launched through
+    cuLaunchKernelEx with the cooperative attribute, so the driver refuses a
+    grid whose blocks cannot all be resident instead of letting it hang."""
+
+    def __init__(self, image, name, dyn_smem, cooperative=False):
         cu = _driver()
         self._image = ctypes.create_string_buffer(image, len(image) + 1)   # PTX needs the NUL
         self.module, self.fn = c_void_p(), c_void_p()
@@ -66,36 +104,111 @@ class Function:
         self.dyn_smem = dyn_smem
         if dyn_smem > 48 * 1024:
             _call(cu.cuFuncSetAttribute(self.fn, _FUNC_ATTR_MAX_DYN_SMEM, dyn_smem), "cuFuncSetAttribute")
+        self.cooperative = bool(cooperative)
+        if self.cooperative:
+            self._launch_ex = _launch_ex(cu)
+            self._attr = LaunchAttribute()
         self._launch = cu.cuLaunchKernel
 
     def launch(self, grid, block, stream, params):
+        if self.cooperative:
+            cfg = cooperative_config(grid, block, self.dyn_smem, stream, self._attr)
+            rc = self._launch_ex(byref(cfg), self.fn, params, None)
+            if rc != 0:
+                _call(rc, "cuLaunchKernelEx (cooperative, grid %s)" % (tuple(grid),))
+            return
         rc = self._launch(self.fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], self.dyn_smem,
                           stream, params, None)
         if rc != 0:
             _call(rc, "cuLaunchKernel")
 
 
+def load_manifest(path):
+    """The Function of a `rocke build` output (DIR/manifest.json): its
+    binary (PTX or cubin, the file the manifest names), kernel name, dynamic
+    shared memory and `cooperative` flag; launch it on any stream (torch's
+    current one) with the signature's parameters."""
+    import json
+    import os
+    with open(path, encoding="utf-8") as f:
+        m = json.load(f)
+    for field in ("kernel_name", "binary"):
+        if not isinstance(m.get(field), str):
+            raise RockeError("manifest %s: \"%s\" is missing (a rocke build manifest names its kernel and binary)"
+                             % (path, field))
+    with open(os.path.join(os.path.dirname(path) or ".", m["binary"]), "rb") as f:
+        image = f.read()
+    return Function(image, m["kernel_name"], int(m.get("dyn_smem_min", 0)), cooperative_of(m))
+
+
+def _launch_ex(cu):
+    f = getattr(cu, "cuLaunchKernelEx", None)
+    if f is None:
+        raise RockeError("rocke: this CUDA driver has no cuLaunchKernelEx (CUDA 12 or later), which a cooperative "
+                         "kernel needs")
+    if getattr(f, "argtypes", ()) is None:          # a ctypes function not yet typed
+        f.restype, f.argtypes = c_int, [POINTER(LaunchConfig), c_void_p, POINTER(c_void_p), POINTER(c_void_p)]
+    return f
+
+
 # CU_TENSOR_MAP_DATA_TYPE_* by rk_scalar: i16 u16, i32, i64, f16, f32, f64, bf16; bytes (i8, fp8) are UINT8
 _TMAP_TYPE = {4: 1, 5: 3, 6: 5, 7: 6, 8: 9, 9: 7, 10: 8}
 _SWIZZLE = {0: 0, 32: 1, 64: 2, 128: 3}          # CU_TENSOR_MAP_SWIZZLE_*
+_U64P, _U32P = POINTER(ctypes.c_uint64), POINTER(ctypes.c_uint32)
+
+
+def _encoder():
+    f = _driver().cuTensorMapEncodeTiled
+    if f.argtypes is None:
+        f.restype = c_int
+        f.argtypes = [c_void_p, c_int, c_uint, c_void_p, _U64P, _U64P, _U32P, _U32P, c_int, c_int, c_int, c_int]
+    return f
+
+
+class TensorMap:
+    """A CUtensorMap slot (128 bytes, 64-byte aligned) for a rocke
+    rk_problem_tmap t, encoded as librocke's CUDA runtime encodes it (no
+    interleave, no L2 promotion, zero fill); encode(base) re-encodes only
+    when the buffer's address changed."""
+
+    def __init__(self, t, address):
+        self.address, self.base, self.buf = address, None, t.buf
+        self.dtype, self.swizzle = _TMAP_TYPE.get(t.elem, 0), _SWIZZLE[t.swizzle_bytes]
+        self.dims = (ctypes.c_uint64 * 2)(t.cols, t.rows)
+        self.strides = (ctypes.c_uint64 * 1)(t.row_stride_bytes)
+        self.box = (ctypes.c_uint32 * 2)(t.box_cols, t.box_rows)
+        self.ones = (ctypes.c_uint32 * 2)(1, 1)
+
+    def encode(self, base):
+        if base != self.base:
+            _call(_encoder()(self.address, self.dtype, 2, base, self.dims, self.strides, self.box, self.ones, 0,
+                             self.swizzle, 0, 0), "cuTensorMapEncodeTiled")
+            self.base = base
 
 
 def tensormap_encode_2d(base, t, out):
-    """A CUtensorMap (128 bytes) into out for a rocke rk_problem_tmap t over the
-    device address base, as librocke's CUDA runtime encodes it (no
-    interleave, no L2 promotion, zero fill)."""
-    cu = _driver()
-    f = cu.cuTensorMapEncodeTiled
-    if f.argtypes is None:
-        u64p, u32p = POINTER(ctypes.c_uint64), POINTER(ctypes.c_uint32)
-        f.restype = c_int
-        f.argtypes = [c_void_p, c_int, c_uint, c_void_p, u64p, u64p, u32p, u32p, c_int, c_int, c_int, c_int]
+    """A CUtensorMap into out (128 bytes) for rk_problem_tmap t over the device address base."""
     scratch = ctypes.create_string_buffer(128 + 64)          # the driver wants a 64-byte aligned map
     aligned = (ctypes.addressof(scratch) + 63) // 64 * 64
-    dims = (ctypes.c_uint64 * 2)(t.cols, t.rows)
-    strides = (ctypes.c_uint64 * 1)(t.row_stride_bytes)
-    box = (ctypes.c_uint32 * 2)(t.box_cols, t.box_rows)
-    ones = (ctypes.c_uint32 * 2)(1, 1)
-    _call(f(aligned, _TMAP_TYPE.get(t.elem, 0), 2, base, dims, strides, box, ones, 0, _SWIZZLE[t.swizzle_bytes], 0, 0),
-          "cuTensorMapEncodeTiled")
+    TensorMap(t, aligned).encode(base)
     ctypes.memmove(out, aligned, 128)
+
+
+class Args:
+    """The packed parameters of one kernel signature, kept between launches
+    (cuLaunchKernel copies them at the call): one slot per parameter (ctypes
+    types in order; tensor maps 64-byte aligned so they are encoded in place)
+    and the void* array the launch takes."""
+
+    def __init__(self, ctypes_list):
+        offs, off = [], 0
+        for ct in ctypes_list:
+            align = 64 if ctypes.sizeof(ct) == 128 else ctypes.alignment(ct)
+            off = (off + align - 1) // align * align
+            offs.append(off)
+            off += ctypes.sizeof(ct)
+        self._buf = ctypes.create_string_buffer(off + 64)
+        base = (ctypes.addressof(self._buf) + 63) // 64 * 64
+        self.slots = [ct.from_address(base + o) for ct, o in zip(ctypes_list, offs)]
+        self.addresses = [base + o for o in offs]
+        self.params = (c_void_p * max(len(offs), 1))(*self.addresses)

@@ -2,42 +2,12 @@
 matmul) or fp8 (e4m3 / e5m2 bytes, tensor or per-128-block scales; sm_90a's
 wgmma kernel, which reads both operands through TMA maps). numpy arrays run
 on the emulator, CUDA torch tensors on the GPU. Layer: python bindings."""
-import ctypes
-from ctypes import POINTER, c_int, c_uint32, c_uint64
-
-from . import _shape_api, ops
+from . import ops
 from ._attention import kit_for
-from ._lib import RockeError, check, lib
+from ._lib import RockeError
 
 _FP8 = ("e4m3", "e5m2")
 _SCALES = ("none", "tensor", "block")
-
-
-class RkProblemTmap(ctypes.Structure):
-    _fields_ = [("buf", c_uint32), ("elem", c_int), ("rows", c_uint64), ("cols", c_uint64),
-                ("row_stride_bytes", c_uint64), ("box_rows", c_uint32), ("box_cols", c_uint32),
-                ("swizzle_bytes", c_uint32)]
-
-
-lib.rk_problem_tensormap.restype = c_int
-lib.rk_problem_tensormap.argtypes = [POINTER(_shape_api.RkProblem), c_uint32, POINTER(RkProblemTmap)]
-
-
-def _tensor_maps(p):
-    """{signature index: rk_problem_tmap} of p's tensormap entries, asked of
-    a problem of the same instance and shape (its buffers are not used)."""
-    if getattr(p, "tmaps", None) is None:
-        prob = _shape_api.Problem(p.inst._buf, "gemm", p.dims, 1)
-        try:
-            p.tmaps = {}
-            for i, (_, _, _, role, _) in enumerate(p.sig):
-                if role == "tensormap":
-                    t = RkProblemTmap()
-                    check(lib.rk_problem_tensormap(ctypes.byref(prob.p), i, ctypes.byref(t)), "tensor map")
-                    p.tmaps[i] = t
-        finally:
-            prob.free()
-    return p.tmaps
 
 
 def _scale_array(kit, s, name, shape, like):
@@ -113,8 +83,6 @@ def gemm(a, b, *, a_dtype=None, b_dtype=None, scale="none", a_scale=None, b_scal
         arrays["Sb"] = _scale_array(kit, b_scale, "b_scale", ((N + 127) // 128, kb), a)
     elif a_scale is not None or b_scale is not None:
         raise RockeError("rocke.ops.gemm: a_scale / b_scale need scale='tensor' or 'block'")
-    if kit.emu:
-        _tensor_maps(p)
     values = {"M": M, "N": N, "K": K, "lda": K, "ldb": K, "ldc": N}
     kit.launch("gemm", p, ops._kernel_for, arrays, values, {"M": M, "N": N, "K": K})
     return c

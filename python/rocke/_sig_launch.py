@@ -106,8 +106,16 @@ class NumpyKit:
         if p.launcher is None:
             params = [(param_ctype(ptr, t, role), n) for n, ptr, t, role, _ in p.sig]
             p.launcher = _emu.EmuLauncher(self.target, kernel_for(p), params, p.grid, p.block)
+        from ._tmaps import has_maps, tensor_maps
         args = _pointer_args(opname, p, arrays, ext, lambda n: np.zeros(n, np.float32))   # alive until the launch returns
-        p.launcher.launch([strided_span(a) for a in args], _scalar_args(opname, p, values), getattr(p, "tmaps", None))
+        spans = [strided_span(a) for a in args]
+        maps = None
+        if has_maps(p):          # described for these views: extents in elements of each buffer
+            names = [name for name, ptr, _, _, _ in p.sig if ptr]
+            maps = tensor_maps(p, values, {n: nb // a.itemsize for n, a, (_, nb) in zip(names, args, spans)})
+        p.launcher.launch(spans, _scalar_args(opname, p, values), maps)
+        from . import ops
+        ops._used[opname] = p.used
 
 
 def _pointer_args(opname, p, arrays, ext, zeros):

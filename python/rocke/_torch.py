@@ -4,15 +4,14 @@ once per (family, knobs, dtype, shape, device) and launched on torch's current
 stream without a sync; the ops as torch.library custom ops with fake-tensor
 implementations; torch_backend for torch.compile. torch is imported only here,
 only when used. Layer: python bindings."""
-import ctypes
-from ctypes import c_float, c_int32, c_uint64, c_void_p
+import sys
 
 from . import _cuda, ops
 from ._lib import RockeError
 from .compile import compile as rk_compile, targets
 
-_launches = {}       # (family, knobs, dims, dtype, device index) -> _Launch
 _functions = {}      # (kernel name, target, device index) -> _cuda.Function
+_used = ops._used
 
 
 def _torch():
@@ -46,7 +45,18 @@ def target_for_cc(cc, where="this device"):
     return max(sm, key=lambda t: int(t[3:]))
 
 
+_device_targets = {}  # device index -> target_for_cc of its compute capability
+_device_cc = {}       # device index -> compute capability (major * 10 + minor)
+
+
 def _target_for(torch, index):
+    t = _device_targets.get(index)
+    if t is None:
+        t = _device_targets[index] = _target_for_device(torch, index)
+    return t
+
+
+def _target_for_device(torch, index):
     if getattr(torch.version, "hip", None):
         raise RockeError("rocke.ops: ROCm torch tensors are not served yet (CUDA only)")
     major, minor = torch.cuda.get_device_capability(index)
@@ -94,38 +104,146 @@ def _dtype_name(torch, t, opname):
     return _DTYPES[t.dtype]
 
 
-class _Launch:
-    """A loaded kernel with its argument slots for one shape on one device."""
+class _Plan:
+    """A loaded kernel with its packed argument buffer (rocke/_cuda.py Args)
+    for one prepared shape on one device, kept between calls: a call writes
+    its pointers and scalars into the slots, encodes its tensor maps in place
+    (only when a buffer moved) and launches."""
 
     def __init__(self, p, fn):
-        self.p, self.fn = p, fn
-        self.slots, self.ptr_slots = [], []
-        self.params = (c_void_p * max(len(p.sig), 1))()
-        for i, (_, ptr, t, _, _) in enumerate(p.sig):
-            slot = c_uint64() if ptr else (c_int32() if t == "i32" else c_float())
-            self.slots.append(slot)
-            self.params[i] = ctypes.cast(ctypes.pointer(slot), c_void_p)
-            if ptr:
-                self.ptr_slots.append(slot)
-        for i, v in p.scalar_values.items():
-            self.slots[i].value = v
-        self.roles = [role for _, ptr, _, role, _ in p.sig if ptr]
-        self.eps_slot = self.slots[p.eps_index] if p.eps_index is not None else None
+        from ._sig_launch import param_ctype
+        self.p, self.fn, self.grid, self.block = p, fn, p.grid, p.block
+        args = _cuda.Args([param_ctype(ptr, t, role) for _, ptr, t, role, _ in p.sig])
+        self.args, self.slots, self.params = args, args.slots, args.params
+        self.ptr_index = [i for i, (_, ptr, _, _, _) in enumerate(p.sig) if ptr]
+        self.has_maps = any(role == "tensormap" for _, _, _, role, _ in p.sig)
+        self.maps = {}         # bytes of an rk_problem_tmap -> [(signature index, _cuda.TensorMap)]
+        self.encoded = {}      # signature index -> (TensorMap, base) now in the slot
+
+    def tensor_maps(self, tmaps):
+        """[(index, TensorMap)] for {index: rk_problem_tmap} over this plan's slots."""
+        key = b"".join(bytes(t) for _, t in sorted(tmaps.items()))
+        maps = self.maps.get(key)
+        if maps is None:
+            maps = self.maps[key] = [(i, _cuda.TensorMap(t, self.args.addresses[i])) for i, t in sorted(tmaps.items())]
+        return maps
+
+    def encode(self, maps):
+        slots, encoded = self.slots, self.encoded
+        for i, tm in maps:
+            base = slots[tm.buf].value
+            if encoded.get(i) != (tm, base):
+                tm.encode(base)
+                encoded[i] = (tm, base)
+
+
+_plans = {}          # (_Prepared, device index) -> _Plan
+
+
+def _plan(p, index, kernel_for=None):
+    pl = _plans.get((p, index))
+    if pl is None:
+        fkey = (p.inst.name, p.target, index)
+        fn = _functions.get(fkey)
+        if fn is None:
+            fn = _functions[fkey] = _load(index, _compile_for(p, kernel_for))
+        pl = _plans[(p, index)] = _Plan(p, fn)
+    return pl
+
+
+def _stream_of(torch):
+    """index -> the device's current raw stream: torch's C accessor where it has one (a tenth of
+    torch.cuda.current_stream's cost), else current_stream(index).cuda_stream."""
+    raw = getattr(getattr(torch, "_C", None), "_cuda_getCurrentRawStream", None)
+    if raw is not None:
+        return raw
+    return lambda index: torch.cuda.current_stream(index).cuda_stream
+
+
+def _extent(t):
+    """Elements from a tensor's first element to one past its last (non-negative strides)."""
+    return sum((n - 1) * s for n, s in zip(t.shape, t.stride())) + 1 if all(t.shape) else 0
+
+
+# ---- the per-call fast path: one dict lookup per repeated call ------------------------------------
+_fast = {}           # call key -> _FastCall
+
+
+def _call_key(opname, knobs, device, ts):
+    """A repeated call's key: the op, its knobs and device argument, and each
+    input's type, shape, dtype, strides and device (strides and device stand
+    for the checks the first call made); None when an input is no tensor. A
+    knob that cannot be hashed makes the lookup raise TypeError (no fast path)."""
+    try:
+        return (opname, tuple(knobs.items()), device,
+                tuple([(type(t), t.shape, t.dtype, t.stride(), t.device) for t in ts]))
+    except AttributeError:
+        return None
+
+
+def _remember(key, f):
+    if key is not None:
+        try:
+            _fast[key] = f
+        except TypeError:            # an unhashable knob: every call takes the checked path
+            pass
+
+
+class _FastCall:
+    """What a repeat of a call needs: the plan, where each pointer comes from
+    (input j, a new output j, a zeroed work buffer of n floats), the scalars
+    the call wrote, the outputs' shapes and dtype, and its tensor maps."""
+
+    def __init__(self, opname, torch, plan, device, index, recipe, scalars, outs, out_dtype, maps, eps_slot,
+                 contig=()):
+        self.op, self.used = opname, plan.p.used
+        self.empty, self.zeros, self.stream = torch.empty, torch.zeros, _stream_of(torch)
+        self.f32 = torch.float32
+        self.plan, self.fn, self.params, self.grid, self.block = plan, plan.fn, plan.params, plan.grid, plan.block
+        self.device, self.index, self.recipe, self.scalars = device, index, recipe, scalars
+        self.outs, self.out_dtype, self.maps, self.eps_slot, self.contig = outs, out_dtype, maps, eps_slot, contig
+
+    def __call__(self, inputs, eps=None):
+        if self.contig:
+            inputs = [x.contiguous() if c else x for x, c in zip(inputs, self.contig)]
+        dev = self.device
+        outs = [self.empty(s, dtype=self.out_dtype, device=dev) for s in self.outs]
+        works = []
+        for slot, kind, j in self.recipe:
+            if kind == 0:
+                slot.value = inputs[j].data_ptr()
+            elif kind == 1:
+                slot.value = outs[j].data_ptr()
+            else:
+                works.append(self.zeros(j, dtype=self.f32, device=dev))
+                slot.value = works[-1].data_ptr()
+        for slot, v in self.scalars:
+            slot.value = v
+        if self.eps_slot is not None:
+            self.eps_slot.value = float(eps)
+        if self.maps:
+            self.plan.encode(self.maps)
+        self.fn.launch(self.grid, self.block, self.stream(self.index), self.params)
+        _used[self.op] = self.used
+        return outs
+
+
+def fast(opname, knobs, inputs, device, eps):
+    """A repeated call of the one-tensor-in families on torch tensors, else None."""
+    try:
+        f = _fast.get(_call_key(opname, knobs, device, inputs))
+    except TypeError:
+        return None
+    if f is None:
+        return None
+    outs = f(inputs, eps)
+    return outs[0] if len(outs) == 1 else tuple(outs)
 
 
 def _prepare(torch, opname, family, knobs, x, index):
-    dims = tuple(x.shape)
-    key = (family, ops._knob_key(knobs), dims, index)
-    ln = _launches.get(key)
-    if ln is None:
-        target = _target_for(torch, index)
-        p = ops._prepare(family, knobs, dims, target)
-        fkey = (p.inst.name, target, index)
-        fn = _functions.get(fkey)
-        if fn is None:
-            fn = _functions[fkey] = _load(index, _compile_for(p))
-        ln = _launches[key] = _Launch(p, fn)
-    return ln
+    target = _target_for(torch, index)
+    p = ops._prepare(family, knobs, tuple(x.shape), target)
+    return _plan(p, index)
 
 
 def run(opname, family, knobs, inputs, out_spec, device, eps):
@@ -150,23 +268,31 @@ def run(opname, family, knobs, inputs, out_spec, device, eps):
                              "row-major rows (call .contiguous())" % (opname, i, tuple(t.stride()), tuple(t.shape)))
     if device not in (None, "cuda", str(x.device)) and device != x.device:
         raise RockeError("rocke.ops.%s: device=%r but the tensors are on %s" % (opname, device, x.device))
+    key = _call_key(opname, knobs, device, ts) if not any(kinds) else None
     knobs = dict(knobs, dtype=_dtype_name(torch, x, opname))
     index = x.device.index if x.device.index is not None else torch.cuda.current_device()
-    ln = _prepare(torch, opname, family, knobs, x, index)
+    plan = _prepare(torch, opname, family, knobs, x, index)
+    p = plan.p
     out_dtype = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32}[
         knobs.get("out_dtype", knobs["dtype"])]
-    outs = [torch.empty(shape, dtype=out_dtype, device=x.device) for shape, _ in out_spec(tuple(x.shape), out_dtype)]
-    it_in, it_out = iter(ts), iter(outs)
-    works = []   # split rows' partials (role work): zeroed, alive until the launch is queued
-    for slot, role, count in zip(ln.ptr_slots, ln.roles, ln.p.counts or [None] * len(ln.roles)):
-        if role == "work":
-            works.append(torch.zeros(count, dtype=torch.float32, device=x.device))
-            slot.value = works[-1].data_ptr()
+    shapes = [shape for shape, _ in out_spec(tuple(x.shape), out_dtype)]
+    recipe, n_in, n_out = [], 0, 0
+    for i, role, count in zip(plan.ptr_index, [r for _, ptr, _, r, _ in p.sig if ptr], p.counts or [None] * 99):
+        if role == "work":        # split rows' partials: zeroed per call, alive until the launch is queued
+            recipe.append((plan.slots[i], 2, count))
+        elif role == "in":
+            recipe.append((plan.slots[i], 0, n_in))
+            n_in += 1
         else:
-            slot.value = (next(it_in) if role == "in" else next(it_out)).data_ptr()
-    if ln.eps_slot is not None:
-        ln.eps_slot.value = float(eps)
-    ln.fn.launch(ln.p.grid, ln.p.block, torch.cuda.current_stream(x.device).cuda_stream, ln.params)
+            recipe.append((plan.slots[i], 1, n_out))
+            n_out += 1
+    scalars = [(plan.slots[i], v) for i, v in p.scalar_values.items()]
+    eps_slot = plan.slots[p.eps_index] if p.eps_index is not None else None
+    f = _FastCall(opname, torch, plan, x.device, index, recipe, scalars, shapes, out_dtype, None, eps_slot)
+    outs = f(ts, eps)
+    if key is not None:
+        _remember(key, f)
+        ops._TORCH = sys.modules[__name__]
     if kinds[0] == "cai":
         import cupy
         outs = [cupy.asarray(o) for o in outs]
@@ -176,6 +302,24 @@ def run(opname, family, knobs, inputs, out_spec, device, eps):
             import jax.dlpack
             outs = [jax.dlpack.from_dlpack(o) for o in outs]
     return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+def matmul_key(a, b, device, out_dtype, knobs):
+    """matmul's call key: _call_key's plus each operand's address modulo 16
+    (the vector width and TMA depend on it)."""
+    k = _call_key("matmul", knobs, (device, out_dtype), (a, b))
+    try:
+        return k and k + (a.data_ptr() % 16, b.data_ptr() % 16)
+    except AttributeError:
+        return None
+
+
+def fast_matmul(a, b, device, out_dtype, knobs):
+    try:
+        f = _fast.get(matmul_key(a, b, device, out_dtype, knobs))
+    except TypeError:
+        return None
+    return f((a, b))[0] if f is not None else None
 
 
 # ---- the attention, serving and fp8 GEMM ops: a kit with the numpy kit's methods ------------------
@@ -188,6 +332,7 @@ class TorchKit:
 
     def __init__(self, opname, arrays, device):
         torch = self.torch = _torch()
+        ops._TORCH = sys.modules[__name__]
         x = arrays[0]
         for i, t in enumerate(arrays):
             if not isinstance(t, torch.Tensor):
@@ -203,8 +348,10 @@ class TorchKit:
         self.device = x.device
         self.index = x.device.index if x.device.index is not None else torch.cuda.current_device()
         self.target = _target_for(torch, self.index)
-        major, minor = torch.cuda.get_device_capability(self.index)
-        self.cc = major * 10 + minor
+        self.cc = _device_cc.get(self.index)
+        if self.cc is None:
+            major, minor = torch.cuda.get_device_capability(self.index)
+            self.cc = _device_cc[self.index] = major * 10 + minor
         self.names = {torch.float16: "f16", torch.bfloat16: "bf16", torch.float32: "f32", torch.uint8: "u8",
                       torch.int32: "i32", torch.int64: "i64"}
         for attr, name in (("float8_e4m3fn", "e4m3"), ("float8_e5m2", "e5m2"), ("float8_e4m3fnuz", "e4m3fnuz")):
@@ -237,30 +384,51 @@ class TorchKit:
         return self.torch.full(shape, value, dtype=self.torch.float32, device=self.device)
 
     def launch(self, opname, p, kernel_for, arrays, values, ext):
-        from ._sig_launch import _pointer_args, _scalar_args, param_ctype
+        """p's kernel on the current stream: pointers by parameter name, work
+        buffers zeroed, tensor maps described for these views
+        (rocke/_tmaps.py) and encoded over their addresses. Returns the
+        _FastCall that repeats it (matmul keeps it for its fast path)."""
+        from ._sig_launch import _pointer_args, _scalar_args, layout_count
+        from ._tmaps import tensor_maps
         torch = self.torch
-        fkey = (p.inst.name, p.target, self.index)
-        fn = _functions.get(fkey)
-        if fn is None:
-            fn = _functions[fkey] = _load(self.index, _compile_for(p, kernel_for))
+        plan = _plan(p, self.index, kernel_for)
         zeros = lambda n: torch.zeros(n, dtype=torch.float32, device=self.device)      # noqa: E731
-        ptrs = iter(_pointer_args(opname, p, arrays, ext, zeros))                      # alive until launched
+        ptrs = _pointer_args(opname, p, arrays, ext, zeros)                             # alive until launched
         scalars = _scalar_args(opname, p, values)
-        slots = [param_ctype(ptr, t, role)() for _, ptr, t, role, _ in p.sig]
-        held = []
-        for i, (_, ptr, _, role, _) in enumerate(p.sig):
-            if ptr:
-                a = next(ptrs)
-                held.append(a)
-                slots[i].value = a.data_ptr()
-            elif role != "tensormap":
-                slots[i].value = scalars[i]
-        if any(role == "tensormap" for _, _, _, role, _ in p.sig):
-            from ._gemm_fp8 import _tensor_maps
-            for i, t in _tensor_maps(p).items():
-                _cuda.tensormap_encode_2d(slots[t.buf].value, t, slots[i])
-        params = (c_void_p * max(len(slots), 1))(*[ctypes.cast(ctypes.pointer(s), c_void_p) for s in slots])
-        fn.launch(p.grid, p.block, torch.cuda.current_stream(self.device).cuda_stream, params)
+        maps = None
+        if plan.has_maps:
+            names = [p.sig[i][0] for i in plan.ptr_index]
+            maps = plan.tensor_maps(tensor_maps(p, values, {n: _extent(a) for n, a in zip(names, ptrs)}))
+        recipe = [(plan.slots[i], 0, j) for j, i in enumerate(plan.ptr_index)]
+        f = _FastCall(opname, torch, plan, self.device, self.index, recipe,
+                      [(plan.slots[i], v) for i, v in scalars.items()], (), None, maps, None)
+        f(ptrs)
+        f.names = [p.sig[i][0] for i in plan.ptr_index]
+        f.works = {j: layout_count(p.sig[i][4], ext) for j, i in enumerate(plan.ptr_index)
+                   if p.sig[i][3] == "work" and p.sig[i][0] not in arrays}        # zeroed by _pointer_args
+        return f
+
+    def remember(self, key, f, inputs, outputs, out_dtype, contig):
+        """Keep launch f for repeats of a call: inputs {pointer name: argument
+        index}, outputs {pointer name: (index, shape)}, work buffers as f
+        zeroed them; a signature with any other pointer (epilogue operands)
+        is not kept."""
+        if key is None:
+            return
+        plan = f.plan
+        recipe, shapes = [], [None] * len(outputs)
+        for j, ((slot, _, _), name) in enumerate(zip(f.recipe, f.names)):
+            if j in f.works:
+                recipe.append((slot, 2, f.works[j]))          # a work buffer, zeroed per call
+            elif name in inputs:
+                recipe.append((slot, 0, inputs[name]))
+            elif name in outputs:
+                j, shapes[j] = outputs[name]
+                recipe.append((slot, 1, j))
+            else:
+                return
+        _remember(key, _FastCall(f.op, self.torch, plan, self.device, self.index, recipe, f.scalars, shapes,
+                                 self.types[out_dtype], f.maps, None, contig))
 
 
 # ---- torch.library custom ops and the torch.compile backend ---------------------------------
@@ -407,6 +575,7 @@ def _rewrite(gm):
     def replace(node, op, new_args):
         with gm.graph.inserting_before(node):
             new = gm.graph.call_function(getattr(torch.ops.rocke, op), new_args)
+        new.meta.update(node.meta)       # the example value: a later rule (linear's rank test) reads its users' args
         node.replace_all_uses_with(new)
         gm.graph.erase_node(node)
         done[op] = done.get(op, 0) + 1

@@ -110,6 +110,7 @@ class RecordKit:
 
     def launch(self, opname, p, kernel_for, arrays, values, ext):
         self.rec.compile(p, kernel_for)
+        ops._used[opname] = p.used
 
 
 def key_line(p):
@@ -177,6 +178,7 @@ class Recorder:
         knobs = dict(knobs, dtype=dt)
         p = ops._prepare(family, knobs, tuple(x.shape), self.generic_target)
         self.compile(p)
+        ops._used[opname] = p.used
         out_dt = knobs.get("out_dtype", dt)
         outs = [Spec(out_dt, shape) for shape, _ in out_spec(tuple(x.shape), out_dt)]
         return outs[0] if len(outs) == 1 else tuple(outs)
@@ -196,17 +198,22 @@ def recording(target):
 
 
 # ---- list files -------------------------------------------------------------------------------
-_SPEC = re.compile(r"^([a-z0-9]+)\[([0-9,]*)\](\.T)?$")
+_SPEC = re.compile(r"^([a-z0-9]+)\[([0-9,]*)\](?:/\[([0-9,]*)\])?(\.T)?$")
 _VALUES = re.compile(r"^(i32|i64|f32)\{([-0-9.e,]*)\}$")
 
 
 def parse_value(tok):
-    """f16[37,1000] (a Spec), f16[64,32].T (its transpose), i32{0,37,138} (a
+    """f16[37,1000] (a Spec), f16[64,32].T (its transpose), f16[300,520]/[528,1]
+    (a view: element strides), i32{0,37,138} (a
     numpy array with those values: offsets an op reads), else a Python literal."""
     m = _SPEC.match(tok)
     if m:
-        s = Spec(m.group(1), [int(d) for d in m.group(2).split(",") if d])
-        return s.t() if m.group(3) else s
+        shape = [int(d) for d in m.group(2).split(",") if d]
+        strides = [int(d) for d in m.group(3).split(",") if d] if m.group(3) is not None else None
+        if strides is not None and len(strides) != len(shape):
+            raise RockeError("rocke.warm: %r gives %d strides for %d dimensions" % (tok, len(strides), len(shape)))
+        s = Spec(m.group(1), shape, strides)
+        return s.t() if m.group(4) else s
     m = _VALUES.match(tok)
     if m:
         import numpy as np
@@ -215,7 +222,8 @@ def parse_value(tok):
     try:
         return ast.literal_eval(tok)
     except (ValueError, SyntaxError):
-        raise RockeError("rocke.warm: %r is neither an array (DTYPE[d0,d1,...], optionally .T), nor values "
+        raise RockeError("rocke.warm: %r is neither an array (DTYPE[d0,d1,...], optionally /[s0,s1,...] strides "
+                         "and .T), nor values "
                          "(i32{0,5,9}), nor a Python literal" % tok)
 
 

@@ -18,8 +18,10 @@ _EW_UNARY = ("copy", "neg", "abs", "relu", "silu", "gelu_tanh", "exp2")
 _EW_BINARY = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "maximum": "max", "minimum": "min"}
 
 _prepared = {}      # (family, knobs, dtype, dims, device) -> _Prepared
+_used = {}          # op name -> (kernel name, target) of its last launch (kernel_used)
 _built = {}         # (kernel name, target) -> rocke.Kernel: one per shape class
 _RECORDER = None    # rocke._warm.Recorder while warming: calls compile for a GPU instead of running
+_TORCH = None       # rocke._torch once it ran a call: its per-call fast path (a dict lookup per repeat)
 
 
 class _Prepared:
@@ -48,6 +50,7 @@ class _Prepared:
                     except RockeError:
                         self.missing.append(name)
         self.launcher = None
+        self.used = (inst.name, target)
 
 
 def _is_numpy(x):
@@ -119,6 +122,7 @@ def _run_emu(opname, family, knobs, inputs, out_shapes, device, eps=None):
     if p.eps_index is not None:
         scalars[p.eps_index] = float(eps)
     p.launcher.launch(bufs, scalars)
+    _used[opname] = p.used
     return outs[0] if len(outs) == 1 else tuple(outs)
 
 
@@ -133,6 +137,10 @@ def _check_same(opname, arrays):
 
 def _run(opname, family, knobs, inputs, out_spec, device=None, eps=None):
     """out_spec(dims, dtype_name) -> [(shape, dtype)] for the outputs in signature order."""
+    if _TORCH is not None and _RECORDER is None:
+        r = _TORCH.fast(opname, knobs, inputs, device, eps)      # a repeated call on torch tensors
+        if r is not None:
+            return r
     _check_same(opname, inputs)
     x = inputs[0]
     if _RECORDER is not None and _RECORDER.takes(x):
@@ -231,6 +239,13 @@ for _n, _op in _EW_BINARY.items():
     globals()[_n] = _binary(_n, _op)
 
 
+def kernel_used(opname):
+    """(kernel name, target) of the last launch of rocke.ops.<opname> in this
+    process (which family kernel and which target, e.g. sm_90a's wgmma GEMM
+    on a 9.0 device), or None before any."""
+    return _used.get(opname)
+
+
 def cache_info():
     """Sizes of the in-memory caches: prepared shapes and built kernels (shape classes)."""
     return {"prepared": len(_prepared), "kernels": len(_built)}
@@ -262,6 +277,10 @@ def matmul(a, b, *, device=None, out_dtype=None, **knobs):
     emulator: row-major arrays and transposed views (column-major) are read in
     place, padded pitches included; anything else is copied first. CUDA torch
     tensors (float16, bfloat16) run the same way on torch's current stream."""
+    if _TORCH is not None and _RECORDER is None:
+        c = _TORCH.fast_matmul(a, b, device, out_dtype, knobs)
+        if c is not None:
+            return c
     _check_same("matmul", [a, b])
     if not _is_numpy(a) or (_RECORDER is not None and _RECORDER.takes(a)):
         return _matmul_device(a, b, device, out_dtype, knobs)
@@ -290,14 +309,14 @@ def matmul(a, b, *, device=None, out_dtype=None, **knobs):
     knobs.setdefault("vec_a", _widest_vec(a_ext, lda, ops[0].ctypes.data // ops[0].itemsize))
     knobs.setdefault("vec_b", _widest_vec(b_ext, ldb, ops[1].ctypes.data // ops[1].itemsize))
     from . import _emu
-    target = _emu.parse_device(device)
+    target, knobs = _gemm_target(_emu.parse_device(device), None, lda == a_ext and ldb == b_ext, knobs)
     p = _prepare("gemm", knobs, (M, N, K), target)
     np_out = {"f16": np.float16, "f32": np.float32}.get(out)
     if np_out is None:
         np_out = a.dtype                               # bfloat16 through ml_dtypes
     c = np.empty((M, N), dtype=np_out)
     if p.launcher is None:
-        params = [(c_uint64 if ptr else (c_int32 if t == "i32" else c_float), n) for n, ptr, t, _, _ in p.sig]
+        params = [(param_ctype(ptr, t, role), n) for n, ptr, t, role, _ in p.sig]
         p.launcher = _emu.EmuLauncher(target, _kernel_for(p), params, p.grid, p.block)
     # each operand's span: from its base to its last element
     def span(x, ld, lay):
@@ -306,15 +325,33 @@ def matmul(a, b, *, device=None, out_dtype=None, **knobs):
     bufs = [span(ops[0], lda, la), span(ops[1], ldb, lb), (c.ctypes.data, c.nbytes)]
     values = {"M": M, "N": N, "K": K, "lda": lda, "ldb": ldb, "ldc": N}
     scalars = {}
-    for i, (name, ptr, _, _, _) in enumerate(p.sig):
-        if not ptr:
+    for i, (name, ptr, _, role, _) in enumerate(p.sig):
+        if not ptr and role != "tensormap":
             if name not in values:
                 raise RockeError("rocke.ops.matmul: --fuse operands are not passed from Python yet (%s)" % name)
             scalars[i] = values[name]
     if len(bufs) != sum(1 for s in p.sig if s[1]):
         raise RockeError("rocke.ops.matmul: epilogue operands are not passed from Python yet")
-    p.launcher.launch(bufs, scalars)
+    from ._tmaps import tensor_maps
+    p.launcher.launch(bufs, scalars, tensor_maps(p, values))
+    _used["matmul"] = p.used
     return c
+
+
+def _gemm_target(target, cc, packed, knobs):
+    """(target, knobs) of a 16-bit GEMM. A 9.0 device (cc 90) runs sm_90a's
+    kernels when both operands are packed (TMA maps are described from the
+    packed problem; 4096^3 bf16: wgmma 749 TFLOP/s, sm_90's mma.sync 390),
+    else sm_90's. On an sm_90a target (the emulator's "emu:sm_90a"), a padded
+    pitch keeps the mma.sync kernel (path=mma) unless the caller set path."""
+    if cc == 90 and packed:
+        return "sm_90a", knobs
+    if target == "sm_90a" and not packed and knobs.get("path") == "wgmma":
+        raise RockeError("rocke.ops.matmul: path=wgmma reads its operands through TMA maps of packed matrices: "
+                         "a padded pitch needs path=mma (or a packed copy)")
+    if target == "sm_90a" and not packed and "path" not in knobs:
+        return target, dict(knobs, path="mma")
+    return target, knobs
 
 
 def _matmul_device(a, b, device, out_dtype, knobs):
@@ -323,6 +360,7 @@ def _matmul_device(a, b, device, out_dtype, knobs):
     parameter name through the tensors' kit."""
     from ._attention import kit_for
     kit = kit_for("matmul", [a, b], device)
+    key = _TORCH.matmul_key(a, b, device, out_dtype, knobs) if _TORCH is not None and not kit.emu else None
     dt = kit.dtype(a)
     if kit.dtype(b) != dt:
         raise RockeError("rocke.ops.matmul: dtypes %s and %s differ" % (dt, kit.dtype(b)))
@@ -332,9 +370,10 @@ def _matmul_device(a, b, device, out_dtype, knobs):
         raise RockeError("rocke.ops.matmul: needs [M, K] @ [K, N], got %s @ %s" % (tuple(a.shape), tuple(b.shape)))
     M, K = a.shape
     N = b.shape[1]
-    operands, lds = [], []
+    operands, lds, contig = [], [], []
     for x in (a, b):
         st, sh = kit.strides(x), tuple(x.shape)
+        contig.append(False)
         if st[1] == 1 and st[0] >= sh[1]:
             lay = ("r", st[0])
         elif st[0] == 1 and st[1] >= sh[0]:
@@ -342,6 +381,7 @@ def _matmul_device(a, b, device, out_dtype, knobs):
         else:
             x = kit.contiguous(x)
             lay = ("r", sh[1])
+            contig[-1] = True
         operands.append(x)
         lds.append(lay)
     (la, lda), (lb, ldb) = lds
@@ -350,11 +390,15 @@ def _matmul_device(a, b, device, out_dtype, knobs):
     knobs = dict(knobs, dtype=dt, out_dtype=out, layout=la + lb)
     knobs.setdefault("vec_a", _widest_vec(K if la == "r" else M, lda, base[0]))
     knobs.setdefault("vec_b", _widest_vec(N if lb == "r" else K, ldb, base[1]))
-    p = _prepare("gemm", knobs, (M, N, K), kit.target)
+    packed = lda == (K if la == "r" else M) and ldb == (N if lb == "r" else K)
+    target, knobs = _gemm_target(kit.target, None if kit.emu else getattr(kit, "cc", None), packed, knobs)
+    p = _prepare("gemm", knobs, (M, N, K), target)
     c = kit.empty((M, N), out, a)
     arrays = {"A": operands[0], "B": operands[1], "C": c}
     values = {"M": M, "N": N, "K": K, "lda": lda, "ldb": ldb, "ldc": N}
-    kit.launch("matmul", p, _kernel_for, arrays, values, {"M": M, "N": N, "K": K})
+    f = kit.launch("matmul", p, _kernel_for, arrays, values, {"M": M, "N": N, "K": K})
+    if key is not None and f is not None:
+        kit.remember(key, f, {"A": 0, "B": 1}, {"C": (0, (M, N))}, out, tuple(contig) if any(contig) else ())
     return c
 
 
@@ -424,32 +468,10 @@ def conv2d(x, w, *, stride=1, padding=0, dilation=1, groups=1, device=None, **kn
     if len(bufs) != sum(1 for s in p.sig if s[1]):
         raise RockeError("rocke.ops.conv2d: epilogue operands and split-K workspaces are not offered from "
                          "Python yet")
-    p.launcher.launch(bufs, scalars, _conv_tensor_maps(p))
+    from ._tmaps import tensor_maps
+    p.launcher.launch(bufs, scalars, tensor_maps(p, values))
+    _used["conv2d"] = p.used
     return y
-
-
-def _conv_tensor_maps(p):
-    """{signature index: rk_problem_tmap} of a conv kernel's tensor maps (sm_90a's 1x1 kernel,
-    load=tma, reads X, W and Y through them), asked once of a problem of the same instance
-    and shape; None when the kernel has none."""
-    if not any(role == "tensormap" for _, _, _, role, _ in p.sig):
-        return None
-    if getattr(p, "tmaps", None) is None:
-        import ctypes
-        from ._gemm_fp8 import RkProblemTmap
-        from ._lib import check, lib
-        prob = _shape_api.Problem(p.inst._buf, "conv", p.dims, 1)
-        try:
-            maps = {}
-            for i, (_, _, _, role, _) in enumerate(p.sig):
-                if role == "tensormap":
-                    t = RkProblemTmap()
-                    check(lib.rk_problem_tensormap(ctypes.byref(prob.p), i, ctypes.byref(t)), "tensor map")
-                    maps[i] = t
-            p.tmaps = maps
-        finally:
-            prob.free()
-    return p.tmaps
 
 
 # the attention family and the KV cache writer (their own files; they use this module's caches)

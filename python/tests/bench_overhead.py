@@ -43,6 +43,7 @@ def main(n):
     try:
         import torch
     except ImportError:
+        stand_in_cuda(n)
         print("cuda: torch not installed, skipped")
         return
     if not torch.cuda.is_available():
@@ -54,6 +55,57 @@ def main(n):
     torch.cuda.synchronize()
     print("cuda softmax 1x32 f16: %.1f us per rocke.ops call, %.1f us per torch.softmax call (launch only, "
           "no sync)" % (rk, th))
+
+
+def stand_in_cuda(n):
+    """The CUDA path's host work on this CPU without torch or a GPU: the
+    stand-in torch of test_torch_kit_fake (its tensors' addresses and
+    strides computed once, outputs from a pool, so what is timed is rocke's
+    own path) and a launch that returns at once; real torch adds its own
+    allocation and attribute costs, the driver its launch."""
+    import types
+    import test_torch_kit_fake as fake
+    from rocke import _torch
+
+    class T(fake.Tensor):
+        def __init__(self, a):
+            fake.Tensor.__init__(self, a)
+            self._p, self._s = a.ctypes.data, tuple(s // a.itemsize for s in a.strides)
+
+        def data_ptr(self):
+            return self._p
+
+        def stride(self):
+            return self._s
+
+        def t(self):
+            return T(self.a.T)
+    T.__module__ = "torch"
+    pool = {}
+
+    def empty(shape, dtype, device):
+        key = (tuple(shape) if not isinstance(shape, int) else (shape,), dtype)
+        if key not in pool:
+            pool[key] = T(np.zeros(key[0], dtype))
+        return pool[key]
+    ft = fake.fake_torch()
+    ft.Tensor, ft.empty, ft.zeros = T, empty, empty
+    saved = sys.modules.get("torch"), _torch._cuda.Function, _torch._cuda.use_primary_context, _torch._cuda._encoder
+    sys.modules["torch"] = ft
+    _torch._cuda.Function = lambda image, name, dyn, *a: types.SimpleNamespace(launch=lambda *a: None)
+    _torch._cuda.use_primary_context = lambda i: None
+    _torch._cuda._encoder = lambda: (lambda *a: 0)
+    try:
+        x, w = T(np.zeros((64, 4096), np.float16)), T(np.zeros(4096, np.float16))
+        a, bt = T(np.zeros((256, 256), np.float16)), T(np.zeros((256, 256), np.float16)).t()
+        for name, f in (("softmax 64x4096", lambda: ops.softmax(x)), ("rms_norm 64x4096", lambda: ops.rms_norm(x, w)),
+                        ("matmul 256^3 (sm_90a)", lambda: ops.matmul(a, bt))):
+            best = min(per_call_us(f, n) for _ in range(5))
+            print("cuda host path (stand-in torch, launch stubbed) %-22s %.1f us per call" % (name, best))
+    finally:
+        torch, _torch._cuda.Function, _torch._cuda.use_primary_context, _torch._cuda._encoder = saved
+        if torch is None:
+            del sys.modules["torch"]
 
 
 if __name__ == "__main__":

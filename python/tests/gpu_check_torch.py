@@ -163,15 +163,106 @@ def _():
 @check("per-call host overhead (cached), next to torch")
 def _():
     import time
-    x = rnd(1, 32, dt=torch.float16)
-    for f in (lambda: ops.softmax(x), lambda: torch.softmax(x, -1)):
+    x, w = rnd(1, 32, dt=torch.float16), rnd(32, dt=torch.float16)
+    a, b = rnd(64, 64, dt=torch.float16), rnd(64, 64, dt=torch.float16)
+    for name, f in (("rocke softmax", lambda: ops.softmax(x)), ("torch.softmax", lambda: torch.softmax(x, -1)),
+                    ("rocke rms_norm", lambda: ops.rms_norm(x, w, 1e-6)),
+                    ("torch rms_norm", lambda: F.rms_norm(x, (32,), w, 1e-6)),
+                    ("rocke matmul 64^3", lambda: ops.matmul(a, b)), ("torch.mm 64^3", lambda: torch.mm(a, b))):
         for _ in range(100):
             f()
         t = time.perf_counter()
         for _ in range(5000):
             f()
-        print("  %.2f us per call" % ((time.perf_counter() - t) / 5000 * 1e6))
-    torch.cuda.synchronize()
+        print("  %-18s %.2f us per call" % (name, (time.perf_counter() - t) / 5000 * 1e6))
+        torch.cuda.synchronize()
+
+
+def used(op):
+    """'target kernel' of rocke.ops.<op>'s last launch."""
+    name, target = ops.kernel_used(op)
+    return "%s %s" % (target, name)
+
+
+HOPPER = torch.cuda.get_device_capability() == (9, 0)
+
+
+def bad_count(got, ref, mag, rel):
+    """Elements of got off the float64 reference by more than rel * |ref| + 1e-4 * sum |products|."""
+    return int(((got.double() - ref).abs() > rel * ref.abs() + 1e-4 * mag + 1e-6).sum())
+
+
+@check("sm_90a matmul (TMA + wgmma on a 9.0 device) vs torch float64; which target each ran")
+def _():
+    for dt, rel in ((torch.bfloat16, 2.0 ** -7), (torch.float16, 2.0 ** -10)):
+        a, w = rnd(300, 520, dt=dt), rnd(1000, 520, dt=dt)
+        cases = [("rc", a, w.t(), "sm_90a"), ("rr", a, rnd(520, 336, dt=dt), "sm_90a"),
+                 ("cr", rnd(520, 304, dt=dt).t(), rnd(520, 336, dt=dt), "sm_90a"),
+                 ("rr N=333 (B rows off 16 bytes)", a, rnd(520, 333, dt=dt), "sm_90a"),
+                 ("padded pitch", rnd(300, 528, dt=dt)[:, :520], w.t(), "sm_90")]
+        for what, x, y, want in cases:
+            got = ops.matmul(x, y)
+            ref, mag = x.double() @ y.double(), x.double().abs() @ y.double().abs()
+            bad = bad_count(got, ref, mag, rel)
+            print("  matmul %s %s %dx%dx%d: %s bad=%d" % (what, str(dt)[6:], x.shape[0], y.shape[1], x.shape[1],
+                                                       used("matmul"), bad))
+            assert bad == 0, (what, bad)
+            if HOPPER:
+                assert ops.kernel_used("matmul")[1] == want, (what, used("matmul"), want)
+            again = ops.matmul(x.clone(), y.clone() if y.is_contiguous() else y.t().clone().t())   # the cached path
+            assert bad_count(again, ref, mag, rel) == 0, (what, "repeat")
+
+
+@check("sm_90a attention (TMA + wgmma on a 9.0 device) vs torch float32; which target each ran")
+def _():
+    for dt in (torch.bfloat16, torch.float16):
+        dense = (rnd(2, 8, 77, 128, dt=dt), rnd(2, 2, 77, 128, dt=dt), rnd(2, 2, 77, 128, dt=dt))
+        bshd = (rnd(2, 77, 8, 128, dt=dt).transpose(1, 2), rnd(2, 77, 2, 128, dt=dt).transpose(1, 2),
+                rnd(2, 77, 2, 128, dt=dt).transpose(1, 2))
+        sliced = tuple(rnd(2, h, 96, 128, dt=dt)[:, :, :77] for h in (8, 2, 2))     # heads 96 rows apart
+        for what, (q, k, v), want in (("bhsd", dense, "sm_90a"), ("bshd view", bshd, "sm_90a"),
+                                      ("sequence slice", sliced, "sm_90")):
+            for causal in (False, True):
+                o = ops.attention(q, k, v, causal=causal)
+                ref = F.scaled_dot_product_attention(q.float(), k.float().repeat_interleave(4, 1),
+                                                     v.float().repeat_interleave(4, 1), is_causal=causal)
+                bad = int(((o.float() - ref).abs() > TOL[dt] * 2 * (1 + ref.abs())).sum())
+                print("  attention %s %s causal=%s: %s bad=%d" % (what, str(dt)[6:], causal, used("attention"), bad))
+                assert bad == 0, (what, causal, bad)
+                if HOPPER:
+                    assert ops.kernel_used("attention")[1] == want, (what, used("attention"), want)
+
+
+@check("sm_90a throughput: 4096^3 matmul and B4 H32 S4096 D128 attention, rocke vs torch")
+def _():
+    def ms(f, n=20):
+        f()
+        torch.cuda.synchronize()
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        for _ in range(n):
+            f()
+        e.record()
+        torch.cuda.synchronize()
+        return s.elapsed_time(e) / n
+    dt = torch.bfloat16
+    a, w = rnd(4096, 4096, dt=dt), rnd(4096, 4096, dt=dt)
+    flops = 2 * 4096 ** 3
+    got, ref = ops.matmul(a, w.t()), torch.mm(a, w.t())
+    bad = int(((got.float() - ref.float()).abs() > 2.0 ** -6 * ref.float().abs() + 0.5).sum())
+    tr, tt = ms(lambda: ops.matmul(a, w.t())), ms(lambda: torch.mm(a, w.t()))
+    print("  matmul bf16 4096^3 rc: rocke %.0f TFLOP/s (%s), torch.mm %.0f TFLOP/s, bad=%d"
+          % (flops / tr / 1e9, used("matmul"), flops / tt / 1e9, bad))
+    q, k, v = (rnd(4, 32, 4096, 128, dt=dt) for _ in range(3))
+    for causal in (False, True):
+        flops = 4 * 4 * 32 * 4096 * 4096 * 128 / (2 if causal else 1)
+        got = ops.attention(q, k, v, causal=causal)
+        ref = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        bad = int(((got.float() - ref.float()).abs() > 2e-2 * (1 + ref.float().abs())).sum())
+        tr = ms(lambda: ops.attention(q, k, v, causal=causal), 10)
+        tt = ms(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal), 10)
+        print("  attention bf16 B4 H32 S4096 D128 causal=%s: rocke %.0f TFLOP/s (%s), sdpa %.0f TFLOP/s, bad=%d"
+              % (causal, flops / tr / 1e9, used("attention"), flops / tt / 1e9, bad))
 
 
 def attn_rows(q, k, v, scale, off, left=-1, right=0, softcap=None, sink=None, slope=None):

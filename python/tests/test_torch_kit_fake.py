@@ -14,6 +14,7 @@ import rocke
 from rocke import _torch, ops
 
 STREAM = 0x5EED
+CURRENT = {"stream": STREAM}          # the stand-in's current stream (a test may switch it)
 
 
 class Device:
@@ -22,6 +23,9 @@ class Device:
 
     def __eq__(self, other):
         return isinstance(other, Device) and other.index == self.index
+
+    def __hash__(self):
+        return hash(("cuda", self.index))
 
     def __str__(self):
         return "cuda:%d" % self.index
@@ -52,6 +56,9 @@ class Tensor:
         return Tensor(self.a.T)
 
 
+Tensor.__module__ = "torch"           # what rocke.ops dispatches the simple families on
+
+
 def fake_torch():
     t = types.ModuleType("torch")
     t.Tensor = Tensor
@@ -63,7 +70,7 @@ def fake_torch():
     t.full = lambda shape, v, dtype, device: Tensor(np.full(shape, v, dtype))
     t.version = types.SimpleNamespace(hip=None)
     t.cuda = types.SimpleNamespace(get_device_capability=lambda i: (9, 0), current_device=lambda: 0,
-                                   current_stream=lambda dev: types.SimpleNamespace(cuda_stream=STREAM))
+                                   current_stream=lambda dev: types.SimpleNamespace(cuda_stream=CURRENT["stream"]))
     return t
 
 
@@ -87,8 +94,19 @@ class TorchKitFake(unittest.TestCase):
         _torch.rk_compile = lambda k, target: types.SimpleNamespace(cubin=b"", binary=b"", kernel_name=k.name,
                                                                     dyn_smem_min=0)
         Recorder.launches.clear()
+        CURRENT["stream"] = STREAM
+        self.encoded = []
+        self.saved_encoder = _torch._cuda._encoder
+
+        def encode(addr, dtype, rank, base, dims, strides, box, ones, inter, swizzle, l2, fill):
+            self.encoded.append({"addr": addr, "base": base, "cols": dims[0], "rows": dims[1],
+                                 "stride": strides[0], "box": (box[0], box[1]), "swizzle": swizzle})
+            ctypes.memmove(addr, ctypes.c_uint64(base).value.to_bytes(8, "little"), 8)
+            return 0
+        _torch._cuda._encoder = lambda: encode
 
     def tearDown(self):
+        _torch._cuda._encoder = self.saved_encoder
         torch, _torch._cuda.Function, _torch._cuda.use_primary_context, _torch.rk_compile = self.saved
         if torch is None:
             del sys.modules["torch"]
@@ -100,10 +118,11 @@ class TorchKitFake(unittest.TestCase):
         name, grid, stream, params = Recorder.launches[-1]
         self.assertEqual(stream, STREAM)
         p = next(p for p in reversed(list(ops._prepared.values())) if p.inst.name == name)
+        self.assertEqual(ops.kernel_used(self.op)[0] if getattr(self, "op", None) else name, name)
         ctypes_of = {"i32": ctypes.c_int32, "i64": ctypes.c_int64, "f32": ctypes.c_float}
         out = {}
         for (n, ptr, t, role, _), addr in zip(p.sig, params):
-            ct = ctypes.c_uint64 if ptr else ctypes_of[t]
+            ct = ctypes.c_uint64 if ptr or role == "tensormap" else ctypes_of[t]   # a map: the base encoded
             out[n] = ctypes.cast(addr, ctypes.POINTER(ct))[0]
         return out, grid, p
 
@@ -158,6 +177,97 @@ class TorchKitFake(unittest.TestCase):
         with self.assertRaisesRegex(rocke.RockeError, r"needs \[M, K\] @ \[K, N\]"):
             ops.matmul(a, a)
 
+    def test_fast_path_new_tensors_and_shapes(self):
+        """A repeated call takes the cached path: its launch gets the new
+        tensors' addresses, a new output and the current stream; a changed
+        shape or dtype prepares its own kernel."""
+        x1, x2 = (Tensor(np.zeros((7, 300), np.float16)) for _ in range(2))
+        w = Tensor(np.zeros(300, np.float16))
+        y1 = ops.rms_norm(x1, w, 1e-5)
+        a1, _, p = self.args()
+        self.assertEqual((a1["X"], a1["Y"]), (x1.data_ptr(), y1.data_ptr()))
+        self.assertAlmostEqual(a1["eps"], 1e-5)
+        n_fast = len(_torch._fast)
+        CURRENT["stream"] = 0xC0FFEE
+        y2 = ops.rms_norm(x2, w, 2e-5)
+        self.assertEqual(len(_torch._fast), n_fast)               # no new entry: the cached path ran
+        self.assertIsNot(y2, y1)
+        name, grid, stream, _ = Recorder.launches[-1]
+        self.assertEqual(stream, 0xC0FFEE)
+        CURRENT["stream"] = STREAM
+        params = Recorder.launches[-1][3]
+        got = {n: ctypes.cast(addr, ctypes.POINTER(ctypes.c_uint64 if ptr else ctypes.c_float))[0]
+               for (n, ptr, _, _, _), addr in zip(p.sig, params)}
+        self.assertEqual((got["X"], got["Gamma"], got["Y"]), (x2.data_ptr(), w.data_ptr(), y2.data_ptr()))
+        self.assertAlmostEqual(got["eps"], 2e-5)
+        x3 = Tensor(np.zeros((5, 1000), np.float16))
+        ops.rms_norm(x3, Tensor(np.zeros(1000, np.float16)), 1e-5)
+        a3, grid3, p3 = self.args()
+        self.assertEqual((a3["X"], grid3), (x3.data_ptr(), p3.grid))
+        self.assertEqual(p3.dims, (5, 1000))
+        # a split-K matmul (a work buffer): the repeat passes its own zeroed buffer and the new tensors
+        a, w = Tensor(np.zeros((256, 256), np.float16)), Tensor(np.zeros((256, 256), np.float16))
+        ops.matmul(a, w.t())
+        self.assertIn("Work", [n for n, *_ in self.args()[2].sig])
+        n_fast = len(_torch._fast)
+        a2 = Tensor(np.ones((256, 256), np.float16))
+        c2 = ops.matmul(a2, w.t())
+        self.assertEqual(len(_torch._fast), n_fast)
+        g, _, _ = self.args()
+        self.assertEqual((g["A"], g["B"], g["C"]), (a2.data_ptr(), w.data_ptr(), c2.data_ptr()))
+        self.assertNotIn(g["Work"], (0, a2.data_ptr(), w.data_ptr(), c2.data_ptr()))
+        with self.assertRaisesRegex(rocke.RockeError, "strides"):     # a view the first call would refuse
+            ops.rms_norm(Tensor(np.zeros((7, 600), np.float16)[:, ::2]), w, 1e-5)
+
+    def test_matmul_sm90a_tensor_maps(self):
+        """Packed operands on a 9.0 device run sm_90a's wgmma kernel with A's and
+        B's maps encoded over the tensors (again for new tensors on the cached
+        path); a padded pitch runs sm_90's kernel, without maps."""
+        M, N, K = 512, 512, 512
+        a, w = Tensor(np.zeros((M, K), np.float16)), Tensor(np.zeros((N, K), np.float16))
+        c = ops.matmul(a, w.t())
+        name, target = ops.kernel_used("matmul")
+        self.assertEqual(target, "sm_90a")
+        self.assertIn("_pwgmma_", name)
+        args, _, p = self.args()
+        self.assertEqual((args["A"], args["B"], args["C"]), (a.data_ptr(), w.data_ptr(), c.data_ptr()))
+        self.assertEqual((args["A_map"], args["B_map"]), (a.data_ptr(), w.data_ptr()))
+        by_base = {e["base"]: e for e in self.encoded}
+        self.assertEqual((by_base[a.data_ptr()]["cols"], by_base[a.data_ptr()]["rows"]), (K, M))
+        self.assertEqual(by_base[a.data_ptr()]["stride"], K * 2)
+        a2, w2 = Tensor(np.zeros((M, K), np.float16)), Tensor(np.zeros((N, K), np.float16))
+        n = len(self.encoded)
+        c2 = ops.matmul(a2, w2.t())
+        args, _, _ = self.args()
+        self.assertEqual((args["A"], args["B"], args["C"]), (a2.data_ptr(), w2.data_ptr(), c2.data_ptr()))
+        self.assertEqual((args["A_map"], args["B_map"]), (a2.data_ptr(), w2.data_ptr()))
+        self.assertEqual(len(self.encoded), n + 2)
+        padded = Tensor(np.zeros((M, K + 8), np.float16)[:, :K])
+        ops.matmul(padded, w.t())
+        self.assertEqual(ops.kernel_used("matmul")[1], "sm_90")
+        self.assertEqual(len(self.encoded), n + 2)
+
+    def test_attention_sm90a_maps(self):
+        """Dense attention on a 9.0 device: sm_90a's wgmma kernel, Q / K / V maps
+        over the tensors; a bshd view gets the bshd kernel."""
+        q = Tensor(np.zeros((2, 4, 300, 128), np.float16))
+        k = Tensor(np.zeros((2, 2, 300, 128), np.float16))
+        ops.attention(q, k, k, causal=True)
+        name, target = ops.kernel_used("attention")
+        self.assertEqual((target, "_ptwgmma" in name, "_lbhsd_" in name), ("sm_90a", True, True))
+        args, _, _ = self.args()
+        self.assertEqual((args["Q_map"], args["K_map"], args["V_map"]), (q.data_ptr(), k.data_ptr(), k.data_ptr()))
+        e = next(e for e in self.encoded if e["base"] == q.data_ptr())
+        self.assertEqual((e["rows"], e["cols"], e["stride"]), (2 * 4 * 300, 128, 256))
+        qv = Tensor(np.zeros((2, 300, 4, 128), np.float16).transpose(0, 2, 1, 3))
+        kv = Tensor(np.zeros((2, 300, 2, 128), np.float16).transpose(0, 2, 1, 3))
+        ops.attention(qv, k, k)                               # q bshd, k bhsd: no one layout, mma.sync
+        self.assertIn("_ptmma", ops.kernel_used("attention")[0])
+        ops.attention(qv, kv, kv)
+        self.assertIn("_lbshd_", ops.kernel_used("attention")[0])
+        e = [e for e in self.encoded if e["base"] == qv.data_ptr()][-1]
+        self.assertEqual((e["rows"], e["cols"], e["stride"]), (2 * 300, 4 * 128, 4 * 128 * 2))
+
     def test_refusals(self):
         x = Tensor(np.zeros((1, 2, 8, 64), np.float16))
         with self.assertRaisesRegex(rocke.RockeError, "argument 1 is a CPU tensor"):
@@ -187,6 +297,8 @@ class Node:
 
     def replace_all_uses_with(self, new):
         self.replaced_by = new
+        for n in self.graph.nodes if hasattr(self, "graph") else ():
+            n.args = tuple(new if a is self else a for a in n.args)
 
 
 class Graph:
@@ -194,6 +306,8 @@ class Graph:
 
     def __init__(self, nodes):
         self.nodes, self.inserted, self.erased, self.linted = list(nodes), [], [], False
+        for n in self.nodes:
+            n.graph = self
 
     def inserting_before(self, node):
         import contextlib
@@ -201,6 +315,7 @@ class Graph:
 
     def call_function(self, target, args):
         n = Node("call_function", target, args)
+        n.graph = self
         self.inserted.append(n)
         return n
 
@@ -258,11 +373,17 @@ class BackendRewrite(unittest.TestCase):
             Node("call_function", t.rms_norm, (x3, (256,), w1, 1e-6)),                               # -> rms_norm
             Node("call_method", "softmax", (x3, -1), meta=Meta(3, h)),                               # -> softmax
         ]
+        norm = Node("call_function", t.rms_norm, (x3, (256,), w1, 1e-6), meta=Meta(3, h))           # -> rms_norm
+        nodes += [norm, Node("call_function", F.linear, (norm, w2))]      # -> linear over the rocke rms_norm
         gm = types.SimpleNamespace(graph=Graph([x3, q, w2, w1, x2, f32] + nodes), recompile=lambda: None)
         done = _torch._rewrite(gm)
-        self.assertEqual(done, {"attention": 1, "linear": 1, "matmul": 1, "rms_norm": 1, "softmax": 1})
-        self.assertEqual(gm.graph.erased, [nodes[0], nodes[3], nodes[5], nodes[8], nodes[9]])
-        got = {n.target: n.args for n in gm.graph.inserted}
+        self.assertEqual(done, {"attention": 1, "linear": 2, "matmul": 1, "rms_norm": 2, "softmax": 1})
+        self.assertEqual(gm.graph.erased, [nodes[0], nodes[3], nodes[5], nodes[8], nodes[9], nodes[10], nodes[11]])
+        new_norm = gm.graph.inserted[-2]
+        self.assertEqual(gm.graph.inserted[-1].args, (new_norm, w2))
+        got = {}
+        for n in gm.graph.inserted:
+            got.setdefault(n.target, n.args)          # the first replacement of each op
         self.assertEqual(got["rocke::attention"], (q, q, q, True, -1.0))
         self.assertEqual(got["rocke::linear"], (x3, w2))
         self.assertEqual(got["rocke::matmul"], (x2, w2))

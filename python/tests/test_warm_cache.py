@@ -115,13 +115,21 @@ class WarmCache(unittest.TestCase):
             layer_norm f16[3,77] f16[77] f16[77] 1e-5
             add bf16[5,9] bf16[5,9]
             attention f16[1,4,33,64] f16[1,2,33,64] f16[1,2,33,64] causal=True
+            # [B, S, H, D] memory as [B, H, S, D] views (element strides): sm_90a's bshd kernel on a 9.0 device
+            attention f16[1,4,33,64]/[8448,64,256,1] f16[1,2,33,64]/[4224,64,128,1] f16[1,2,33,64]/[4224,64,128,1]
+            matmul f16[40,64] f16[64,48]
+            matmul f16[40,64]/[72,1] f16[64,48]
             """)
         r = self.py(["-m", "rocke", "warm", "--target", "sm_90a", "--cache", self.cache, "--list", calls])
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn("warm: 3 kernels (3 compiled", r.stdout)
-        self.assertIn("rk_attention_f16_d64", r.stdout)
+        self.assertIn("warm: 6 kernels (6 compiled", r.stdout)
+        self.assertRegex(r.stdout, r"rk_attention_f16_d64_mcausal_lbhsd\S+_ptwgmma\S* +sm_90a")
+        self.assertRegex(r.stdout, r"rk_attention_f16_d64_mnone_lbshd\S+_ptwgmma\S* +sm_90a")
+        self.assertRegex(r.stdout, r"rk_gemm_lrr_f16\S+ +sm_90a")          # packed: sm_90a's kernels
+        self.assertRegex(r.stdout, r"rk_gemm_lrr_f16\S+ +sm_90 ")          # a padded pitch: sm_90's
         for line, text in (("softmax f64[3,4]", "dtype 'f64'"), ("nope f16[3]", "'nope' is not a rocke.ops function"),
                            ("softmax f16[3,4] f16[", "neither an array"),
+                           ("softmax f16[3,4]/[4]", "gives 1 strides for 2 dimensions"),
                            ("kernel softmax 3xq sm_90", "are not D0xD1x")):
             bad = self.write("bad.txt", "# first\n" + line + "\n")
             r = self.py(["-m", "rocke", "warm", "--target", "sm_90a", "--cache", self.cache, "--list", bad])
