@@ -16,8 +16,9 @@
 #   NAME         the heuristic's pick for the shape
 #   NAME-prev    the pick before filled rows (512 x 2 at 4097, 256 x 2 at 2047, ...)
 #   NAME-span / NAME-direct   LayerNorm's two stages at 2047 and 4097
-#   transpose-tmAxtnB         other tiles (wave quantization at 4097 x 4097: 4225
+#   transpose-tmAxtnBbC       other tiles (wave quantization at 4097 x 4097: 4225
 #                             tiles of 64 x 64 over 1056 resident blocks)
+#   transpose-nfast           the tiles along N (the order before m_fast) where the pick walks down M
 #   NAME-any     the shape-variant manifest (built without --shape) at $ANY_SHAPES
 # About 90 kernels, 2-10 s of host verification each: split them over calls with OPS_ROWS
 # (e.g. '^(softmax|rmsnorm)' then '^(layernorm|sum|transpose)|-any@'); the peers run in each.
@@ -26,7 +27,7 @@ set -uo pipefail
 mode=${1:-}
 D=.devcarry/rows
 GRID="16384,2047 4096,4097 8192,5000 1000,3001 1024,50257 65536,127 1000,151936 65536,1000 4096,4096"
-TGRID="4097,4097 1000,32000 16384,2047 1024,50257 4096,4096"
+TGRID="4097,4097 1000,32000 1000,151936 16384,2047 1024,50257 4096,4096"
 
 prepare() {
   local R=${1:-build/rocke} T=${2:-sm_90a} OLD=${3:-}
@@ -76,6 +77,7 @@ PREV
 1000,32000 --tile_m 128 --tile_n 64 --block_size 256
 1000,32000 --tile_m 32 --tile_n 128 --block_size 256
 TILES
+  for shape in 4097,4097 1000,32000 1000,151936; do b transpose-nfast "$shape" transpose --dtype bf16 --m_fast false; done
   for f in "softmax softmax" "layernorm layernorm" "rmsnorm rmsnorm" "sum reduce --op sum"; do
     set -- $f
     local name=$1; shift
@@ -88,7 +90,7 @@ TILES
       b layernorm-old "$shape" layernorm --dtype bf16
       b rmsnorm-old "$shape" rmsnorm --dtype bf16
     done
-    for shape in 4097,4097 1000,32000; do b transpose-old "$shape" transpose --dtype bf16; done
+    for shape in 4097,4097 1000,32000 1000,151936; do b transpose-old "$shape" transpose --dtype bf16; done
   fi
   echo "$T" > "$D/target"
   # the device runs the code objects: the IR, LLVM IR and PTX stay here (a few MiB carried, not ~50)
