@@ -45,8 +45,9 @@ static uint64_t cdiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
  * 3/4 of the chunk slots hold vectors and the chunks stay within
  * KN_FILL_CHUNKS (512 x 2 -> 256 x 3 -> 128 x 5 at 4097; the H200 sweep's
  * best of 25 configurations for softmax, LayerNorm and RMSNorm there,
- * 1.21-1.37x the 512 x 2 pick). Rows of at most two waves keep their
- * threads; a span's chunks count elements, which already fill them. */
+ * 1.21-1.37x the 512 x 2 pick). tpr stays at two waves or more (the
+ * reduction stays a block's); a span's chunks count elements, which
+ * already fill them. */
 #define KN_FILL_CHUNKS 5u
 #define KN_FILL_BLOCK 128u
 static uint32_t fill_tpr(uint64_t nvec, uint32_t tpr, uint32_t kmax, uint32_t wave, bool span) {
