@@ -73,7 +73,8 @@ permute 16,2048,2048 permute
 permute 64,1000,257 permute
 FUSED
 # Variants measured next to the heuristic's pick: NAME SHAPE KNOBS...
-# (-span / -direct: the two stages of the row kernels at odd rows, docs/kernels.md "Span stage")
+# (-span / -direct: the two stages of the row kernels at odd rows, docs/kernels.md "Span stage";
+# -prev: the geometry before filled rows, "Filled rows"; -nfast: transpose tiles along N)
 while read -r name shape spec; do
   [ -n "$name" ] || continue
   "$B/rocke" build $spec $(dtype_of $spec) --target "$T" --shape "$shape" -o "$D/ops/$name@$shape" >/dev/null
@@ -111,6 +112,13 @@ sum-span 16384,2047 reduce --op sum --stage span
 sum-direct 16384,2047 reduce --op sum --stage direct
 sum-span 65536,127 reduce --op sum --stage span
 sum-direct 65536,127 reduce --op sum --stage direct
+layernorm-span 4096,4097 layernorm --stage span
+layernorm-direct 4096,4097 layernorm --stage direct
+softmax-prev 4096,4097 softmax --stage direct --block_size 512 --rows_per_block 1 --chunks 2
+rmsnorm-prev 4096,4097 rmsnorm --block_size 512 --rows_per_block 1 --chunks 2
+softmax-prev 16384,2047 softmax --stage direct --block_size 256 --rows_per_block 1 --chunks 2
+transpose-nfast 1000,32000 transpose --m_fast false
+transpose-nfast 1000,151936 transpose --m_fast false
 VARIANTS
 # GEMM at the benchmark shapes (bench/gemm_shapes.txt), the heuristic's pick
 mkdir -p "$D/gemm"

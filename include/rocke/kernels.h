@@ -115,6 +115,8 @@ typedef struct rk_transpose_spec {
     uint32_t lds_pad;              /* elements of padding per LDS row (0..16) */
     bool split;                    /* split sub-row views: aligned vectors at any M, N and base
                                     * (docs/kernels.md, Transpose) */
+    bool m_fast;                   /* transpose: consecutive blocks walk down M (the tiles of one
+                                    * Y row), not along N; permute ignores it */
 } rk_transpose_spec;
 
 /* Fused serving ops (docs/kernels.md, "Fused ops").

@@ -37,6 +37,30 @@ static uint32_t np2(uint64_t x) {
 }
 static uint64_t cdiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
+/* Threads a row for nvec vectors, from the power of two tpr that keeps to
+ * kmax chunks: a power of two just past nvec / kmax leaves the last chunk
+ * nearly empty (4097 bf16 = 513 vectors: 512 threads x 2, and 511 of the
+ * second chunks past the row's end, so every warp runs its masked path and
+ * the block is twice the threads the row needs). Halve tpr while fewer than
+ * 3/4 of the chunk slots hold vectors and the chunks stay within
+ * KN_FILL_CHUNKS (512 x 2 -> 256 x 3 -> 128 x 5 at 4097; the H200 sweep's
+ * best of 25 configurations for softmax, LayerNorm and RMSNorm there,
+ * 1.21-1.37x the 512 x 2 pick). tpr stays at two waves or more (the
+ * reduction stays a block's); a span's chunks count elements, which
+ * already fill them. */
+#define KN_FILL_CHUNKS 5u
+#define KN_FILL_BLOCK 128u
+static uint32_t fill_tpr(uint64_t nvec, uint32_t tpr, uint32_t kmax, uint32_t wave, bool span) {
+    uint32_t cmax = kmax > KN_FILL_CHUNKS ? kmax : KN_FILL_CHUNKS;
+    if (span) return tpr;
+    while (tpr > 2 * wave && tpr <= 1024) {
+        uint64_t c = cdiv(nvec, tpr), half = cdiv(nvec, tpr / 2);
+        if (4 * nvec >= 3 * c * tpr || half > cmax) break;
+        tpr /= 2;
+    }
+    return tpr;
+}
+
 /* Knob order inside KN_ROW_KNOBS. */
 enum { RK_W, RK_B, RK_V, RK_R, RK_K, RK_U, RK_T, RK_M, RK_S };
 
@@ -59,6 +83,7 @@ void kn_row_tune(rk_row_knobs *k, const rk_target *t, rk_scalar widest, const rk
     if (max_elems && max_elems / k->vec < kmax) kmax = max_elems / k->vec ? max_elems / k->vec : 1;
     uint64_t nvec = cdiv(span ? span : 1, k->vec);
     uint32_t tpr;
+    bool filled = false;
     if (LOCKED(RK_B) && LOCKED(RK_R)) tpr = k->block_size / (k->rows_per_block ? k->rows_per_block : 1);
     /* a locked chunk count: vectors a thread, elements for a span */
     else if (LOCKED(RK_K) && k->chunks) tpr = np2(cdiv(k->stage == RK_STAGE_SPAN ? N : nvec, k->chunks));
@@ -66,7 +91,11 @@ void kn_row_tune(rk_row_knobs *k, const rk_target *t, rk_scalar widest, const rk
      * consecutive lanes read consecutive 16 bytes, several rows per wave
      * reduced by butterflies of width tpr */
     else if (nvec <= k->wave) tpr = np2(nvec);
-    else tpr = np2(cdiv(nvec, kmax));
+    else {
+        uint32_t wide = np2(cdiv(nvec, kmax));
+        tpr = fill_tpr(nvec, wide, kmax, k->wave, k->stage == RK_STAGE_SPAN);
+        filled = tpr < wide;
+    }
     if (tpr > 1024) tpr = 1024;
     if (tpr < 1) tpr = 1;
     /* a locked rows_per_block caps the threads a row gets (the block is at
@@ -81,7 +110,11 @@ void kn_row_tune(rk_row_knobs *k, const rk_target *t, rk_scalar widest, const rk
     }
     if (!k->chunks && !LOCKED(RK_B) && !LOCKED(RK_R)) tpr = (uint32_t)(nvec >= 1024 ? 1024 : np2(nvec));
     if (!LOCKED(RK_B)) {
-        uint32_t b = LOCKED(RK_R) ? tpr * k->rows_per_block : (tpr > 256 ? tpr : 256);
+        /* a filled row takes a block of its own (from 128 threads): two
+         * rows a block wait on each other's reduction (H200, 4096 x 4097,
+         * 128 x 5: one row a block 4-5% faster than two in all three families) */
+        uint32_t least = filled ? KN_FILL_BLOCK : 256;
+        uint32_t b = LOCKED(RK_R) ? tpr * k->rows_per_block : (tpr > least ? tpr : least);
         if (b > 1024) b = 1024;
         /* a legal block (a locked row count of short rows) */
         if (b < kn_legal_block[0]) b = kn_legal_block[0];

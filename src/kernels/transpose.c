@@ -15,12 +15,14 @@ static const rk_knob knobs[] = {
     KN_U32("block_size", "b", u.transpose.block_size, kn_legal_block, true, "threads per block"),
     KN_U32("lds_pad", "p", u.transpose.lds_pad, kn_legal_pad, true, "LDS row padding in elements"),
     KN_PBOOL("split", "sp", u.transpose.split, "split sub-row views: aligned vectors at any M, N and base"),
+    KN_PBOOL("m_fast", "mf", u.transpose.m_fast,
+             "tile order: consecutive blocks take consecutive tiles down M (whole Y rows), not along N"),
 };
-enum { K_DT, K_TM, K_TN, K_VEC, K_BLOCK, K_PAD, K_SPLIT };
+enum { K_DT, K_TM, K_TN, K_VEC, K_BLOCK, K_PAD, K_SPLIT, K_MFAST };
 
 static void defaults(rk_instance *in) {
     in->u.transpose = (rk_transpose_spec){.dtype = RK_S_F16, .tile_m = 64, .tile_n = 64, .vec = 8,
-                                          .block_size = 256, .lds_pad = 4, .split = false};
+                                          .block_size = 256, .lds_pad = 4, .split = false, .m_fast = false};
 }
 
 static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64_t locked) {
@@ -34,6 +36,13 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64
     /* rows of X (N) and of Y (M) of a multiple of vec start aligned: the
      * plain tile, whose code is what it always was */
     if (!(locked >> K_SPLIT & 1)) s->split = sh->dim[0] % s->vec || sh->dim[1] % s->vec;
+    /* a Y row (M elements) that is not whole 32-byte sectors shares a sector
+     * with the next row at each tile's edge: walk the tiles down M, so the
+     * blocks writing a Y row's pieces run together and each shared sector
+     * is completed in L2 while it is still there (along N, the tile that
+     * completes it comes ceil(N / tile_n) blocks later) */
+    uint32_t eb = rk_tile_elem_bytes(s->dtype);
+    if (!(locked >> K_MFAST & 1)) s->m_fast = (sh->dim[0] * eb) % 32 != 0 && sh->dim[0] > s->tile_m;
 }
 
 static uint32_t lds_bytes(const rk_transpose_spec *s) {
@@ -102,13 +111,22 @@ static uint32_t log2u(uint32_t x) {
     return n;
 }
 
-/* The tile of block bid in a 1-D grid: tm = bid / tiles_n, tn = bid % tiles_n. */
-static void tile_origin(rk_kernel *k, const rk_transpose_spec *s, rk_value bid, rk_value N, rk_value *row0,
-                        rk_value *col0) {
-    rk_value tn_c = kn_i32(k, (int32_t)s->tile_n);
-    rk_value ntn = rk_build_udiv(k, rk_build_add(k, N, kn_i32(k, (int32_t)s->tile_n - 1)), tn_c);
-    rk_value tm = rk_build_udiv(k, bid, ntn);
-    rk_value tn = rk_build_sub(k, bid, rk_build_mul(k, tm, ntn));
+/* The tile of block bid in a 1-D grid: tm = bid / tiles_n, tn = bid % tiles_n
+ * (m_fast: tn = bid / tiles_m, tm = bid % tiles_m). */
+static void tile_origin(rk_kernel *k, const rk_transpose_spec *s, rk_value bid, rk_value M, rk_value N,
+                        rk_value *row0, rk_value *col0) {
+    rk_value tm, tn;
+    if (s->m_fast) {
+        rk_value tm_c = kn_i32(k, (int32_t)s->tile_m);
+        rk_value ntm = rk_build_udiv(k, rk_build_add(k, M, kn_i32(k, (int32_t)s->tile_m - 1)), tm_c);
+        tn = rk_build_udiv(k, bid, ntm);
+        tm = rk_build_sub(k, bid, rk_build_mul(k, tn, ntm));
+    } else {
+        rk_value tn_c = kn_i32(k, (int32_t)s->tile_n);
+        rk_value ntn = rk_build_udiv(k, rk_build_add(k, N, kn_i32(k, (int32_t)s->tile_n - 1)), tn_c);
+        tm = rk_build_udiv(k, bid, ntn);
+        tn = rk_build_sub(k, bid, rk_build_mul(k, tm, ntn));
+    }
     *row0 = rk_build_mul(k, tm, kn_i32(k, (int32_t)s->tile_m));
     *col0 = rk_build_mul(k, tn, kn_i32(k, (int32_t)s->tile_n));
 }
@@ -121,7 +139,7 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
     if (s->split) {
         rk_value bid = rk_build_block_id(k, 0), zero = kn_i32(k, 0);
         kn_tile_at at = {.xbase = zero, .ybase = zero};
-        tile_origin(k, s, bid, N, &at.row0, &at.col0);
+        tile_origin(k, s, bid, M, N, &at.row0, &at.col0);
         kn_transpose_tile_split(k, s, &at, X, Y, M, N);
         return;
     }
@@ -129,7 +147,7 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
     rk_value lds = rk_build_smem_alloc(k, (rk_type){s->dtype}, dims, 2);
     rk_value bid = rk_build_block_id(k, 0), tid = rk_build_thread_id(k, 0);
     rk_value row0, col0;
-    tile_origin(k, s, bid, N, &row0, &col0);
+    tile_origin(k, s, bid, M, N, &row0, &col0);
     uint32_t iters = TM * TN / vec / s->block_size;
 
     /* phase 1: all loads first (in flight together), then the LDS stores */

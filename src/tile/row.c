@@ -244,15 +244,38 @@ static rk_value all_full(rk_kernel *k, const rk_tile_row *r, rk_value first, rk_
     return rk_build_and(k, both, past_lo);
 }
 
-/* One chunk element by element (the slow path). */
-static rk_value load_chunk_scalar(rk_kernel *k, const rk_tile_row *r, rk_value off, double fill) {
+/* A masked chunk's elements one by one (the chunk starts before the row's end). */
+static rk_value load_masked_elems(rk_kernel *k, const rk_tile_row *r, const tail_chunk *tc, double fill) {
     rk_value e[16];
-    tail_chunk tc = r->tail == RK_TAIL_MASKED ? tail_chunk_of(k, r, off) : (tail_chunk){{0}, {0}, {0}, false};
+    for (uint32_t i = 0; i < r->vec; i++) e[i] = load_chunk_elem(k, r, tc, i, fill);
+    return r->vec > 1 ? rk_build_vpack(k, e, r->vec) : e[0];
+}
+
+static rk_value fill_chunk(rk_kernel *k, const rk_tile_row *r, double fill) {
+    rk_value e[16];
+    for (uint32_t i = 0; i < r->vec; i++) e[i] = rk_const_float(k, (rk_type){r->elem}, fill);
+    return r->vec > 1 ? rk_build_vpack(k, e, r->vec) : e[0];
+}
+
+/* One chunk element by element (the slow path). A masked chunk wholly past
+ * the row's end is the fill without a load: when a row's vectors are a few
+ * more than a power of two of threads, most threads' last chunk is such a
+ * chunk, and each of its elements would otherwise cost a test and a branch
+ * in every warp (the load and again the store). */
+static rk_value load_chunk_scalar(rk_kernel *k, const rk_tile_row *r, rk_value off, double fill) {
+    if (r->tail == RK_TAIL_MASKED) {
+        tail_chunk tc = tail_chunk_of(k, r, off);
+        rk_type ct = chunk_type(k, r);
+        rk_value out, y;
+        rk_if_else_begin(k, rk_build_cmp(k, "gt", tc.rem, ci(k, 0)), 1, &ct, &out);
+        y = load_masked_elems(k, r, &tc, fill);
+        rk_else(k, &y, 1);
+        y = fill_chunk(k, r, fill);
+        rk_if_end(k, &y, 1);
+        return out;
+    }
+    rk_value e[16];
     for (uint32_t i = 0; i < r->vec; i++) {
-        if (r->tail == RK_TAIL_MASKED) {
-            e[i] = load_chunk_elem(k, r, &tc, i, fill);
-            continue;
-        }
         rk_value idx = i ? rk_build_add(k, off, ci(k, (int32_t)i)) : off;
         e[i] = load_elem(k, r, idx, fill);
     }
@@ -291,17 +314,23 @@ void rk_tile_row_load_f32(rk_kernel *k, const rk_tile_row *r, const rk_value *of
     for (uint32_t c = 0; c < n; c++) out[c] = rk_tile_to_f32(k, out[c]);
 }
 
-/* One chunk element by element (the slow path). */
+/* One chunk element by element (the slow path); a masked chunk wholly past
+ * the row's end stores nothing (one test, as for its load). */
 static void store_chunk_scalar(rk_kernel *k, const rk_tile_row *r, rk_value off, rk_value val) {
-    tail_chunk tc = r->tail == RK_TAIL_MASKED ? tail_chunk_of(k, r, off) : (tail_chunk){{0}, {0}, {0}, false};
-    for (uint32_t i = 0; i < r->vec; i++) {
-        rk_value x = r->vec > 1 ? rk_build_vextract(k, val, i) : val;
-        if (r->tail == RK_TAIL_MASKED) {
+    if (r->tail == RK_TAIL_MASKED) {
+        tail_chunk tc = tail_chunk_of(k, r, off);
+        rk_if_begin(k, rk_build_cmp(k, "gt", tc.rem, ci(k, 0)));
+        for (uint32_t i = 0; i < r->vec; i++) {
+            rk_value x = r->vec > 1 ? rk_build_vextract(k, val, i) : val;
             rk_if_begin(k, chunk_elem_valid(k, &tc, i));
             rk_store_global(k, tc.p, ci(k, (int32_t)i), x);
             rk_if_end(k, NULL, 0);
-            continue;
         }
+        rk_if_end(k, NULL, 0);
+        return;
+    }
+    for (uint32_t i = 0; i < r->vec; i++) {
+        rk_value x = r->vec > 1 ? rk_build_vextract(k, val, i) : val;
         rk_value idx = i ? rk_build_add(k, off, ci(k, (int32_t)i)) : off;
         store_elem(k, r, idx, x);
     }

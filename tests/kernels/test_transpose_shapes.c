@@ -3,6 +3,7 @@
  * buffers, on a wave64 and a warp32 target against the exact reference.
  * Odd shapes take the split tile (aligned vectors, partial vectors only at
  * the ends of each tile row; the emulator fails a misaligned vector access).
+ * Both tile orders (m_fast) at shapes of several tiles each way.
  * ROCKE_SEED=N replays. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -103,6 +104,36 @@ static void test_offset_bases(void **state) {
     each2(40, 45, "tile_m=16 tile_n=16 block_size=32 vec=4", 1);
 }
 
+/* Tile order: the heuristic walks down M when a Y row (M elements) is not
+ * whole 32-byte sectors; both orders at shapes of several tiles each way,
+ * split and plain tiles, edge tiles, offsets. */
+static void test_tile_order(void **state) {
+    (void)state;
+    const rk_target *t = rk_target_find("sm_90a");
+    struct { uint64_t M, N; const char *dt; bool mf; } picks[] = {
+        {1000, 32000, "bf16", true}, {4097, 4097, "bf16", true}, {1000, 151936, "f16", true},
+        {1000, 32000, "f32", false}, {16384, 2047, "bf16", false}, {4096, 4096, "bf16", false},
+        {40, 4096, "bf16", false},   /* one tile down M: the order does not matter */
+    };
+    for (size_t i = 0; i < COUNT(picks); i++) {
+        rk_instance in;
+        rk_shape sh;
+        const uint64_t ext[2] = {picks[i].M, picks[i].N};
+        char kn[32], v[8];
+        snprintf(kn, sizeof kn, "dtype=%s", picks[i].dt);
+        if (problem_tuned("transpose", t, ext, 2, kn, &in, &sh)) fail_msg("%s", rk_error_message());
+        assert_int_equal(rk_instance_get(&in, "m_fast", v, sizeof v), RK_OK);
+        if (!strcmp(v, "true") != picks[i].mf)
+            fail_msg("transpose %s %llux%llu: m_fast=%s", picks[i].dt, (unsigned long long)picks[i].M,
+                     (unsigned long long)picks[i].N, v);
+    }
+    each2(200, 150, "m_fast=true", 0);
+    each2(200, 150, "m_fast=false", 1);
+    each2(131, 197, "m_fast=true", 3);
+    each2(136, 192, "m_fast=true split=false", 0);
+    each2(72, 333, "m_fast=true tile_m=32 tile_n=128 block_size=128", 1);
+}
+
 /* permute [B, M, N] -> [B, N, M]: odd matrices, one-row matrices, offsets. */
 static void test_permute_shapes(void **state) {
     (void)state;
@@ -125,6 +156,7 @@ int main(void) {
         cmocka_unit_test(test_odd_shapes),
         cmocka_unit_test(test_wide_rows),
         cmocka_unit_test(test_offset_bases),
+        cmocka_unit_test(test_tile_order),
         cmocka_unit_test(test_permute_shapes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

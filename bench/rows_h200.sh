@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# Issue 15 on the H200: the row families and transpose at odd, prime, short and
+# long rows, against torch and Triton in the same run. Two steps (the GPU
+# machine has no LLVM):
+#   bench/rows_h200.sh prepare [ROCKE] [TARGET] [OLD_ROCKE]   here: kernels into
+#       .devcarry/rows/ops/NAME@SHAPE (and .devcarry/rows/any: built without a
+#       shape), the CLI into .devcarry/bin/rocke. OLD_ROCKE (optional): another
+#       build's CLI; its heuristic picks go in as NAME-old@SHAPE, so the two
+#       builds' kernels are timed in one run
+#   bench/rows_h200.sh run                                     on the device, from
+#       the repo root with .devcarry carried: the peers (copy, torch, Triton) at
+#       every shape, then every kernel whose NAME@SHAPE matches $OPS_ROWS (a regex,
+#       default all) verified and timed, then one line per kernel: GB/s, torch,
+#       Triton, copy, % of copy, bad=
+# Rows (docs/kernels.md, "Filled rows"):
+#   NAME         the heuristic's pick for the shape
+#   NAME-prev    the pick before filled rows (512 x 2 at 4097, 256 x 2 at 2047, ...)
+#   NAME-span / NAME-direct   LayerNorm's two stages at 2047 and 4097
+#   transpose-tmAxtnBbC       other tiles (wave quantization at 4097 x 4097: 4225
+#                             tiles of 64 x 64 over 1056 resident blocks)
+#   transpose-nfast           the tiles along N (the order before m_fast) where the pick walks down M
+#   NAME-any     the shape-variant manifest (built without --shape) at $ANY_SHAPES
+# About 90 kernels, 2-10 s of host verification each: split them over calls with OPS_ROWS
+# (e.g. '^(softmax|rmsnorm)' then '^(layernorm|sum|transpose)|-any@'); the peers run in each.
+# Logs go to $OUT (or ./out/rows-h200).
+set -uo pipefail
+mode=${1:-}
+D=.devcarry/rows
+GRID="16384,2047 4096,4097 8192,5000 1000,3001 1024,50257 65536,127 1000,151936 65536,1000 4096,4096"
+TGRID="4097,4097 1000,32000 1000,151936 16384,2047 1024,50257 4096,4096"
+
+prepare() {
+  local R=${1:-build/rocke} T=${2:-sm_90a} OLD=${3:-}
+  rm -rf "$D"
+  mkdir -p "$D/ops" "$D/any" .devcarry/bin
+  cp "$R" .devcarry/bin/rocke
+  b() {   # NAME SHAPE SPEC... with the CLI in $CLI
+    local name=$1 shape=$2; shift 2
+    "$CLI" build "$@" --target "$T" --shape "$shape" -o "$D/ops/$name@$shape" >/dev/null \
+      || echo "prepare: $name@$shape did not build" >&2
+  }
+  CLI=$R
+  for shape in $GRID; do
+    b softmax "$shape" softmax --dtype bf16
+    b layernorm "$shape" layernorm --dtype bf16
+    b rmsnorm "$shape" rmsnorm --dtype bf16
+    b sum "$shape" reduce --op sum --dtype bf16
+  done
+  for shape in $TGRID; do b transpose "$shape" transpose --dtype bf16; done
+  # the previous heuristic's geometry at the shapes filled rows change
+  while read -r shape knobs; do
+    for f in softmax layernorm rmsnorm; do
+      b "$f-prev" "$shape" $f --dtype bf16 --stage direct $knobs
+    done
+  done <<'PREV'
+4096,4097 --block_size 512 --rows_per_block 1 --chunks 2
+16384,2047 --block_size 256 --rows_per_block 1 --chunks 2
+8192,5000 --block_size 512 --rows_per_block 1 --chunks 2
+1000,3001 --block_size 256 --rows_per_block 1 --chunks 2
+PREV
+  for shape in 16384,2047 4096,4097; do
+    b layernorm-span "$shape" layernorm --dtype bf16 --stage span
+    b layernorm-direct "$shape" layernorm --dtype bf16 --stage direct
+  done
+  for shape in 16384,2047 4096,4097; do
+    b softmax-f16 "$shape" softmax --dtype f16
+    b softmax-f32 "$shape" softmax --dtype f32
+    b rmsnorm-f32 "$shape" rmsnorm --dtype f32
+  done
+  while read -r shape knobs; do
+    b "transpose-$(echo "$knobs" | awk '{print "tm" $2 "xtn" $4 "b" $6}')" "$shape" transpose --dtype bf16 $knobs
+  done <<'TILES'
+4097,4097 --tile_m 32 --tile_n 64 --block_size 128
+4097,4097 --tile_m 64 --tile_n 128 --block_size 256
+4097,4097 --tile_m 128 --tile_n 64 --block_size 256
+1000,32000 --tile_m 32 --tile_n 64 --block_size 128
+1000,32000 --tile_m 128 --tile_n 64 --block_size 256
+1000,32000 --tile_m 32 --tile_n 128 --block_size 256
+TILES
+  for shape in 4097,4097 1000,32000 1000,151936; do b transpose-nfast "$shape" transpose --dtype bf16 --m_fast false; done
+  for f in "softmax softmax" "layernorm layernorm" "rmsnorm rmsnorm" "sum reduce --op sum"; do
+    set -- $f
+    local name=$1; shift
+    "$R" build "$@" --dtype bf16 --target "$T" -o "$D/any/$name" >/dev/null || echo "prepare: $name-any" >&2
+  done
+  if [ -n "$OLD" ]; then
+    CLI=$OLD
+    for shape in 16384,2047 4096,4097 8192,5000 1000,3001 65536,1000; do
+      b softmax-old "$shape" softmax --dtype bf16
+      b layernorm-old "$shape" layernorm --dtype bf16
+      b rmsnorm-old "$shape" rmsnorm --dtype bf16
+    done
+    for shape in 4097,4097 1000,32000 1000,151936; do b transpose-old "$shape" transpose --dtype bf16; done
+  fi
+  echo "$T" > "$D/target"
+  # the device runs the code objects: the IR, LLVM IR and PTX stay here (a few MiB carried, not ~50)
+  find "$D" \( -name '*.ll' -o -name '*.ir' -o -name '*.ptx' \) -delete
+  du -sh "$D" .devcarry/bin/rocke
+}
+
+run() {
+  OUT=${OUT:-out/rows-h200}
+  mkdir -p "$OUT"
+  export ROCKE_DEVICE=cuda
+  local ROWS=${OPS_ROWS:-.} CLI=.devcarry/bin/rocke
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,power.limit --format=csv 2>&1 | tee "$OUT/gpu.txt"
+  local shapes
+  shapes=$(echo $GRID $TGRID | tr ' ' '\n' | sort -u | tr '\n' ' ')
+  echo "== peers at $shapes"
+  timeout ${PEERS_TIMEOUT:-150} python3 bench/peers_small_ops.py $shapes > "$OUT/peers.jsonl" 2> "$OUT/peers.err" \
+    || tail -3 "$OUT/peers.err"
+  : > "$OUT/rocke_ops.txt"
+  one() {   # NAME SHAPE MANIFEST
+    [[ "$1@$2" =~ $ROWS ]] || return 0
+    echo "== $1 $2" >> "$OUT/rocke_ops.txt"
+    timeout ${RUN_TIMEOUT:-40} "$CLI" run "$3" --shape "$2" --verify --device cuda --warmup 20 --iters 100 \
+      >> "$OUT/rocke_ops.txt" 2>&1 || echo "FAILED $1 $2" >> "$OUT/rocke_ops.txt"
+  }
+  for m in "$D"/ops/*/manifest.json; do
+    local dir
+    dir=$(basename "$(dirname "$m")")
+    one "${dir%@*}" "${dir#*@}" "$m"
+  done
+  for m in "$D"/any/*/manifest.json; do
+    for shape in ${ANY_SHAPES:-16384,2047 4096,4097 8192,5000 65536,127}; do
+      one "$(basename "$(dirname "$m")")-any" "$shape" "$m"
+    done
+  done
+  python3 - "$OUT/peers.jsonl" "$OUT/rocke_ops.txt" <<'PY' | tee "$OUT/summary.txt"
+import json, re, sys
+peers = {}
+for line in open(sys.argv[1]):
+    if line.startswith("{"):
+        r = json.loads(line)
+        peers[(r["op"], r["shape"], r["impl"])] = r["gbps"]
+cur, rows = None, []
+for line in open(sys.argv[2]):
+    m = re.match(r"== (\S+) (\S+)", line)
+    if m:
+        cur = [m.group(1), m.group(2), None, "", "-"]
+        rows.append(cur)
+    elif cur and line.startswith("PerfJSON:"):
+        r = json.loads(line[len("PerfJSON:"):])
+        cur[2], cur[3] = r, r["kernel"]
+    elif cur and line.startswith("verify"):
+        cur[4] = line.split("bad=")[-1].split()[0] if "bad=" in line else line.strip()
+    elif cur and line.startswith("FAILED"):
+        cur[4] = "FAILED"
+f = lambda v: f"{v:6.0f}" if v else "     -"
+print(f"{'kernel':24} {'shape':12} {'GB/s':>6} {'torch':>6} {'triton':>6} {'copy':>6} {'of copy':>8}  bad      name")
+for name, shape, r, kern, bad in rows:
+    s = shape.replace(",", "x")
+    base = name.split("-")[0]
+    copy = peers.get(("copy", s, "torch"))
+    g = r["gbps"] if r else None
+    pct = f"{100 * g / copy:7.1f}%" if g and copy else "       -"
+    print(f"{name:24} {shape:12} {f(g)} {f(peers.get((base, s, 'torch')))} {f(peers.get((base, s, 'triton')))} "
+          f"{f(copy)} {pct}  bad={bad:6} {kern[-52:]}")
+PY
+}
+
+case "$mode" in
+  prepare) shift; prepare "$@" ;;
+  run) run ;;
+  *) echo "usage: $0 prepare [ROCKE] [TARGET] [OLD_ROCKE] | run" >&2; exit 2 ;;
+esac
