@@ -17,7 +17,7 @@
 # thread, -px8v4, -cv32, -sk8, -sk32: 8 and 32 splits). 1x1
 # shapes also run -copy in every direction (the threads-copy wgmma kernels the TMA ones replaced) and
 # fwd/dgrad -plain and -ws (the GEMM's TMA kernel on its plain and ws schedules; the heuristic's is
-# persistent).
+# persistent). r3x3-14 adds fwd-tMxN: the wgmma forward at other tiles (K 64, 4 stages).
 # Logs go to $OUT (or ./out).
 set -uo pipefail
 D=.devcarry
@@ -42,6 +42,9 @@ if [ "$mode" = prepare ]; then
     # small-group forward (-sg) and the one-channel implicit GEMMs of dgrad / wgrad (-ig) they replaced
     [ "$g" = "$c" ] && [ "$g" = "$k" ] && variants="$variants fwd-px1 fwd-px2 fwd-px8v4 fwd-cv8 fwd-sg \
       dgrad-ig dgrad-px2 dgrad-px8v4 dgrad-cv8 wgrad-ig wgrad-px2 wgrad-px8v4 wgrad-cv32 wgrad-sk8 wgrad-sk32"
+    # the 14x14 forward (0.55x cuDNN at the heuristic's 128x64 wgmma tile): the other wgmma tiles
+    # (docs/conv.md, "What limits the 14x14 forward")
+    [ "$T" = sm_90a ] && [ "$name" = r3x3-14 ] && variants="$variants fwd-t128x128 fwd-t128x256 fwd-t64x128 fwd-t64x64"
     # 1x1 (stride 1, unpadded) with C and K multiples of 8: the heuristic's kernels read their operands
     # by TMA (load=tma, _ldtma in the name: fwd and dgrad the GEMM's kernel, wgrad the split-K one);
     # -copy: the threads-copy wgmma kernels they replaced; -plain, -ws: the GEMM's other schedules
@@ -58,6 +61,7 @@ if [ "$mode" = prepare ]; then
         *-sg) path=(--dw-pix off --dw-cvecs off) ;;
         *-ig) path=(--algo igemm --path mma) ;;
         *-copy) path=(--path wgmma --load copy) ;;
+        fwd-t*) tl=${v#*-t}; path=(--path wgmma --tile "${tl}x64" --warps "$(( ${tl%%x*} / 16 ))x1") ;;
         *-plain|*-ws) path=(--path wgmma --load tma --schedule "${v#*-}") ;;
         *-*) path=(--path "${v#*-}") ;;
       esac
@@ -85,7 +89,8 @@ grep -v '^#' bench/conv_shapes.txt | while read -r name n c h w k r s st pd g; d
   [[ $name =~ ${CONV_ROWS:-.} ]] || continue   # CONV_ROWS: a regex of the shape names to run
   for dir in fwd fwd-mma fwd-wgmma fwd-px1 fwd-px2 fwd-px8v4 fwd-cv8 fwd-sg fwd-copy fwd-plain fwd-ws dgrad \
       dgrad-mma dgrad-wgmma dgrad-copy dgrad-plain dgrad-ws dgrad-ig dgrad-px2 dgrad-px8v4 dgrad-cv8 wgrad \
-      wgrad-mma wgrad-wgmma wgrad-copy wgrad-sk16 wgrad-ig wgrad-px2 wgrad-px8v4 wgrad-cv32 wgrad-sk8 wgrad-sk32; do
+      wgrad-mma wgrad-wgmma wgrad-copy wgrad-sk16 wgrad-ig wgrad-px2 wgrad-px8v4 wgrad-cv32 wgrad-sk8 wgrad-sk32 \
+      fwd-t128x128 fwd-t128x256 fwd-t64x128 fwd-t64x64; do
     m="$D/conv/$name-$dir/manifest.json"
     [ -f "$m" ] || continue   # -mma / -wgmma: sm_90a builds only (-wgmma: ungrouped shapes)
     echo "== $name $dir" >> "$OUT/rocke_conv.txt"
