@@ -46,7 +46,8 @@ static const uint32_t legal_split[] = {1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 1
             "wgrad (dW from dY, X)"),                                                                            \
     KN_ENUM("algo", "al", u.conv.algo, algo_names, true,                                                        \
             "igemm (implicit GEMM, im2col gathered), gemm1x1 (1x1, stride 1, unpadded: a plain GEMM) or direct "  \
-            "(fwd, 1..16 channels per group; vec_a output channels per thread; depthwise: see dw_pix)"),         \
+            "(fwd, 1..16 channels per group; vec_a output channels per thread; depthwise fwd, dgrad and wgrad: see "  \
+            "dw_pix)"),         \
     KN_DTYPE("dtype", "", u.conv.g.dtype, "input and weight element type (f16, bf16)"),                        \
     KN_DTYPE("out_dtype", "o", u.conv.g.out_dtype, "output element type (f16, bf16, f32)"),                    \
     KN_TUPLE("tile", "t", u.conv.g.tile, 3, legal_tile, true, "block tile of the implicit GEMM, MxNxK"),      \
@@ -58,13 +59,14 @@ static const uint32_t legal_split[] = {1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 1
     KN_U32("group_m", "g", u.conv.g.group_m, legal_group, true, "grouped-M block order (1: none)"),          \
     KN_U32("wave", "wv", u.conv.g.wave, legal_wave, true, "target wave/warp size (64 CDNA, 32 NVIDIA)"),     \
     KN_U32("split_k", "sk", u.conv.g.split_k, legal_split, true,                                              \
-           "wgrad: the N*P*Q reduction cut over grid y, summed exactly through Work"),                      \
+           "wgrad: the N*P*Q reduction cut over grid y (algo direct: grid x), summed in split order through Work"),                      \
     KN_EPI("fuse", u.conv.g.fuse, "fwd epilogue chain, e.g. bias,relu or add (operands in out_dtype)"),       \
     KN_ENUM("path", "p", u.conv.g.path, path_names, true,                                                      \
             "matrix unit: mma (mma.sync/MFMA), wgmma (sm_90a fwd: gathered wgmma) or auto (the heuristic)"),   \
     KN_ENUM_QUIET("dw_pix", "px", u.conv.dw_pix, dw_pix_names, true,                                          \
-                  "algo direct, depthwise: output pixels per thread along Q (weights staged in LDS, a sliding "   \
-                  "window at stride 1); off: the small-group kernel"),                                            \
+                  "algo direct, depthwise: outputs per thread, fwd pixels along Q (weights staged in LDS, a sliding " \
+                  "window at stride 1), dgrad dX pixels stride_w apart along W, wgrad taps; off: the small-group "    \
+                  "kernel (fwd)"),                                            \
     KN_ENUM_QUIET("dw_cvecs", "cv", u.conv.dw_cvecs, dw_cvec_names, true,                                     \
                   "algo direct, depthwise: channel vectors per block of 256 threads (the rest: pixel groups)"), \
     KN_ENUM_QUIET("load", "ld", u.conv.load, load_names, true,                                                 \

@@ -62,15 +62,17 @@ static void pixel_step(wgk *w, rk_value m, rk_value *acc) {
         rk_type ft = rk_value_type(k, acc[j]);
         rk_value res;
         rk_if_else_begin(k, w->valid[j], 1, &ft, &res);
-        rk_ix ok = w->kok, pos = n;
+        rk_value xok = okv;
+        rk_ix pos = n;
         for (int i = 0; i < 3; i++) {
             rk_ix x = rk_ix_add(k, base[i], w->off[j][i]);
-            ok = rk_ix_and(k, ok, rk_ix_ge(k, x, rk_ix_c(0)));
-            ok = rk_ix_and(k, ok, rk_ix_lt(k, x, a->in[i]));
+            /* 0 <= x < extent as one unsigned compare */
+            rk_value xv = rk_ix_value(k, x), ext = rk_ix_value(k, a->in[i]);
+            rk_value in_ = rk_build_cmp(k, "ult", xv, ext);
+            xok = rk_build_and(k, xok, in_);
             pos = rk_ix_mul(k, pos, a->in[i]);
             pos = rk_ix_add(k, pos, x);
         }
-        rk_value xok = rk_ix_bool_value(k, ok);
         rk_value p64 = i64(k, pos);
         rk_value xrow = rk_build_mul(k, p64, C64);
         rk_value xat = rk_build_add(k, xrow, k064);

@@ -3,8 +3,8 @@
  * CPU emulator against the double reference: odd sizes (N 2, C 37, 13x11),
  * 3x3 and 5x5, stride 1, 2 and 3, padding 0, 1, 2 and asymmetric, dilation
  * 2, N 1, channel tails (C not a multiple of the channels a block holds),
- * vec 1, 2, 4, 8 by dw_pix 1, 2, 4, 8, f16 and bf16 in, f16, bf16 and f32
- * out, on sm_90, sm_80, sm_90a, gfx942 and gfx950; 3-D; wgrad split 1..5
+ * vec 1, 2, 4, 8 by dw_pix 1, 2, 4, 8, f16, bf16 and f32 in, f16, bf16 and
+ * f32 out, on sm_90, sm_80, sm_90a, gfx942 and gfx950; 3-D; wgrad split 1..5
  * (the last-arriving block's sum), each launched twice with equal bits;
  * one dgrad binary at every row path; the
  * heuristic's picks on every target and the bad-input messages. Fresh
@@ -79,7 +79,7 @@ static const struct { uint64_t n, h, w, r, s; const char *geo; } geos[] = {
 static void test_sweep(void **state) {
     (void)state;
     const char *targets[] = {"sm_90", "gfx942", "sm_80", "gfx950"}, *dirs[] = {"dgrad", "wgrad"};
-    const char *dts[][2] = {{"bf16", "bf16"}, {"f16", "f16"}, {"bf16", "f32"}, {"f16", "f32"}};
+    const char *dts[][2] = {{"bf16", "bf16"}, {"f16", "f16"}, {"bf16", "f32"}, {"f16", "f32"}, {"f32", "f32"}};
     const uint32_t vecs[] = {1, 2, 4, 8}, pixs[] = {1, 2, 4, 8};
     const uint64_t chans[] = {40, 24, 56};   /* 5, 3, 7 vectors of 8: tails for 2 and 4 vectors a block */
     const char *cvs[] = {"1", "2", "4", "32"};
@@ -94,7 +94,7 @@ static void test_sweep(void **state) {
                 const uint64_t ext[7] = {geos[g].n, c, geos[g].h, geos[g].w, c, geos[g].r, geos[g].s};
                 char knobs[256];
                 snprintf(knobs, sizeof knobs, "direction=%s algo=direct groups=%llu dtype=%s out_dtype=%s vec_a=%u "
-                         "dw_pix=%u dw_cvecs=%s %s", dirs[di], (unsigned long long)c, dts[i % 4][0], dts[i % 4][1],
+                         "dw_pix=%u dw_cvecs=%s %s", dirs[di], (unsigned long long)c, dts[i % 5][0], dts[i % 5][1],
                          vecs[vi], pix, cvs[(i / 2) % COUNT(cvs)], geos[g].geo);
                 run_case("conv", targets[ti], ext, 7, knobs);
             }
