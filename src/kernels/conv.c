@@ -396,9 +396,10 @@ static rk_status dw_shape_ok(const rk_conv_spec *c, const kn_conv_geo *g, const 
                        (unsigned long long)g->filt[2], KN_CONV_DW_TAPS);
     uint64_t cblocks = (g->k / vec + cv - 1) / cv;
     uint64_t pgroups = g->n * g->out[0] * g->out[1] * ((g->out[2] + pix - 1) / pix);
-    if (c->direction == RK_CONV_DGRAD) {   /* dX pixel groups: one residue class mod stride_w each */
+    if (c->direction == RK_CONV_DGRAD) {   /* dX pixel groups: rows and columns in residue classes */
         uint64_t per = (g->in[2] + g->stride[2] - 1) / g->stride[2];
-        pgroups = g->n * g->in[0] * g->in[1] * g->stride[2] * ((per + pix - 1) / pix);
+        uint64_t rows = g->stride[1] * ((g->in[1] + g->stride[1] - 1) / g->stride[1]);
+        pgroups = g->n * g->in[0] * rows * g->stride[2] * ((per + pix - 1) / pix);
     }
     uint64_t pblocks = (pgroups + KN_CONV_DIRECT_THREADS / cv - 1) / (KN_CONV_DIRECT_THREADS / cv);
     if (c->direction == RK_CONV_WGRAD) {   /* (x) splits, (y) channel blocks, (z) tap chunks */
@@ -592,7 +593,7 @@ static void tune_dw(rk_conv_spec *c, const rk_target *t, const kn_conv_geo *g, b
     if (c->direction == RK_CONV_DGRAD) {
         classes = g->stride[2];
         q = (g->in[2] + classes - 1) / classes;
-        rows = g->n * g->in[0] * g->in[1];
+        rows = g->n * g->in[0] * g->stride[1] * ((g->in[1] + g->stride[1] - 1) / g->stride[1]);
     }
     for (int i = 4; i >= 1; i--) {
         uint64_t pix = 1u << (i - 1), qg = (q + pix - 1) / pix;
@@ -751,6 +752,12 @@ static void geometry(const rk_instance *in, rk_launch_geom *g) {
             for (int i = d3 ? 0 : 1; i < 2; i++) {
                 if (dg) kn_geom_dim(g, dim_in(d3, i));
                 else geom_out(g, &geo, d3, i);
+                if (dg && i == 1) {   /* H in stride_h classes of ceil(H / stride_h) rows */
+                    kn_geom_const(g, geo.stride[1]);
+                    kn_geom_op(g, RK_GEOM_CDIV);
+                    kn_geom_const(g, geo.stride[1]);
+                    kn_geom_op(g, RK_GEOM_MUL);
+                }
                 kn_geom_op(g, RK_GEOM_MUL);
             }
             if (dg) {

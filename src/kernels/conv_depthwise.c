@@ -20,7 +20,7 @@
  * (rows that are not exact or fall outside dY are skipped). A thread's
  * pixels along W are `stride` apart (one residue class mod stride: the
  * pixels that take the same taps), so tap s feeds them from consecutive dY
- * columns; at stride and dilation 1 along W the forward's sliding window
+ * columns, and a warp's pixel groups share the classes of h and w (dg_map); at stride and dilation 1 along W the forward's sliding window
  * and 3-tap row run unchanged, elsewhere row_gather visits only the taps
  * whose division is exact. Every dX pixel gathers its taps: no atomics.
  * Layer: kernels. */
@@ -365,6 +365,58 @@ static void stage(dwk *d, rk_value tap0, rk_value ntaps, rk_value taps) {
     rk_for_end(k, NULL, 0, NULL);
 }
 
+/* dgrad: pixel group pg -> the dX pixels it writes, in the order ((((n * D + d) * stride_h + hc)
+ * * stride_w + wc) * Hc + h') * Gc + ig: row h = hc + stride_h h' (Hc = ceil(H / stride_h)),
+ * pixels wc + stride_w (ig pix + j) (Gc = ceil(ceil(W / stride_w) / pix)). Consecutive groups —
+ * a warp's — then share the residues of h and w, so they take the same filter rows and taps
+ * (divergence only where a warp crosses a class). Sets n, o (d), p (h); *orow = (n * D + d) * H
+ * + h, *c0 the first column; returns "inside dX". */
+static rk_ix dg_map(dwk *d, rk_ix pg, rk_ix *orow, rk_ix *c0) {
+    rk_kernel *k = d->k;
+    const kn_conv_args *a = d->a;
+    rk_ix sh = a->stride[1], sw = a->stride[2];
+    rk_ix sh1 = rk_ix_sub(k, sh, rk_ix_c(1)), sw1 = rk_ix_sub(k, sw, rk_ix_c(1));
+    rk_ix hn = rk_ix_add(k, a->in[1], sh1);
+    rk_ix hcs = rk_ix_udiv(k, hn, sh);
+    rk_ix wn = rk_ix_add(k, a->in[2], sw1);
+    rk_ix wcs = rk_ix_udiv(k, wn, sw);
+    rk_ix gn = rk_ix_add(k, wcs, rk_ix_c(d->pix - 1));
+    rk_ix gc = rk_ix_udiv(k, gn, rk_ix_c(d->pix));
+    rk_ix total = rk_ix_mul(k, a->n, a->in[0]);
+    total = rk_ix_mul(k, total, sh);
+    total = rk_ix_mul(k, total, hcs);
+    total = rk_ix_mul(k, total, sw);
+    total = rk_ix_mul(k, total, gc);
+    rk_ix pok = rk_ix_lt(k, pg, total);
+    rk_value gcv = rk_ix_value(k, gc);
+    rk_fastdiv fg = rk_fastdiv_compute(k, gcv);
+    rk_ix ig;
+    rk_ix r1 = rk_fastdiv_divmod(k, pg, &fg, &ig);
+    rk_ix hp = rk_ix_umod(k, r1, hcs);
+    rk_ix r2 = rk_ix_udiv(k, r1, hcs);
+    rk_ix wc = rk_ix_umod(k, r2, sw);
+    rk_ix r3 = rk_ix_udiv(k, r2, sw);
+    rk_ix hc = rk_ix_umod(k, r3, sh);
+    rk_ix nd = rk_ix_udiv(k, r3, sh);
+    rk_ix hs = rk_ix_mul(k, sh, hp);
+    rk_ix h = rk_ix_add(k, hc, hs);
+    if (d->d3) {
+        d->n = rk_ix_udiv(k, nd, a->in[0]);
+        d->o = rk_ix_umod(k, nd, a->in[0]);
+    } else {
+        d->n = nd;
+        d->o = rk_ix_c(0);
+    }
+    d->p = h;
+    rk_ix ndh = rk_ix_mul(k, nd, a->in[1]);
+    *orow = rk_ix_add(k, ndh, h);
+    rk_ix i0 = rk_ix_mul(k, ig, rk_ix_c(d->pix));
+    rk_ix off = rk_ix_mul(k, i0, sw);
+    *c0 = rk_ix_add(k, wc, off);
+    rk_ix hok = rk_ix_lt(k, h, a->in[1]);
+    return rk_ix_and(k, pok, hok);
+}
+
 void kn_conv_dw_build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *p) {
     const rk_conv_spec *cs = &in->u.conv;
     const rk_gemm_spec *s = &cs->g;
@@ -402,57 +454,40 @@ void kn_conv_dw_build(const rk_instance *in, const rk_target *t, rk_kernel *k, c
     rk_ix kok = rk_ix_lt(k, k0, a.k);
     rk_ix pg = rk_ix_mul(k, rk_ix_v(bx), rk_ix_c(pt));
     pg = rk_ix_add(k, pg, ptid);
-    /* pixel group pg = row * G + g, row = (n * D' + d) * H' + h over the written tensor;
-     * fwd: G = ceil(Q / pix), group g the pixels g pix + j; dgrad: G = stride_w * Gc,
-     * Gc = ceil(ceil(W / stride_w) / pix), group g the pixels rho + stride_w (ig pix + j)
-     * of residue rho = g / Gc, ig = g % Gc */
-    rk_ix per_row = dst[2], gc = rk_ix_c(0);
+    rk_ix orow, c0, cstep, wq;   /* the written row (n * D' + d) * H' + h, its first column, the column step */
     if (dg) {
-        rk_ix sm1 = rk_ix_sub(k, a.stride[2], rk_ix_c(1));
-        rk_ix wn = rk_ix_add(k, dst[2], sm1);
-        per_row = rk_ix_udiv(k, wn, a.stride[2]);
-    }
-    rk_ix qg_n = rk_ix_add(k, per_row, rk_ix_c(pix - 1));
-    rk_ix qgs = rk_ix_udiv(k, qg_n, rk_ix_c(pix));
-    if (dg) {
-        gc = qgs;
-        qgs = rk_ix_mul(k, gc, a.stride[2]);
-    }
-    rk_ix rows = rk_ix_mul(k, a.n, dst[0]);
-    rows = rk_ix_mul(k, rows, dst[1]);
-    rk_ix groups = rk_ix_mul(k, rows, qgs);
-    rk_ix pok = rk_ix_lt(k, pg, groups);
-    rk_value qgsv = rk_ix_value(k, qgs);
-    rk_fastdiv fq = rk_fastdiv_compute(k, qgsv);
-    rk_ix qg;
-    rk_ix orow = rk_fastdiv_divmod(k, pg, &fq, &qg);   /* (n * O + o) * P + p */
-    rk_ix np = rk_ix_udiv(k, orow, dst[1]);
-    rk_ix pp = rk_ix_umod(k, orow, dst[1]);
-    if (d.d3) {
-        d.n = rk_ix_udiv(k, np, dst[0]);
-        d.o = rk_ix_umod(k, np, dst[0]);
-    } else {
-        d.n = np;
-        d.o = rk_ix_c(0);
-    }
-    d.p = pp;
-    d.ok = rk_ix_and(k, pok, kok);
-    /* the thread's first written column c0, its columns' step, and the read column wq0 of
-     * (flipped) tap 0 for its first output */
-    rk_ix c0, cstep, wq;
-    if (dg) {
-        rk_ix rho = rk_ix_udiv(k, qg, gc);
-        rk_ix ig = rk_ix_umod(k, qg, gc);
-        rk_ix i0 = rk_ix_mul(k, ig, rk_ix_c(pix));
-        rk_ix off = rk_ix_mul(k, i0, a.stride[2]);
-        c0 = rk_ix_add(k, rho, off);
+        rk_ix in_dx = dg_map(&d, pg, &orow, &c0);
+        d.ok = rk_ix_and(k, in_dx, kok);
         cstep = a.stride[2];
+        /* the dY column of flipped tap 0 for the first pixel */
         rk_ix s1 = rk_ix_sub(k, a.filt[2], rk_ix_c(1));
         rk_ix span = rk_ix_mul(k, s1, a.dil[2]);
         wq = rk_ix_add(k, c0, a.pad[2]);
         wq = rk_ix_sub(k, wq, span);
         d.jstep = c32(k, 1);
     } else {
+        /* pixel group pg = orow * ceil(Q / pix) + qg, orow = (n * O + o) * P + p: pixels qg pix + j */
+        rk_ix qg_n = rk_ix_add(k, a.out[2], rk_ix_c(pix - 1));
+        rk_ix qgs = rk_ix_udiv(k, qg_n, rk_ix_c(pix));
+        rk_ix rows = rk_ix_mul(k, a.n, a.out[0]);
+        rows = rk_ix_mul(k, rows, a.out[1]);
+        rk_ix groups = rk_ix_mul(k, rows, qgs);
+        rk_ix pok = rk_ix_lt(k, pg, groups);
+        rk_value qgsv = rk_ix_value(k, qgs);
+        rk_fastdiv fq = rk_fastdiv_compute(k, qgsv);
+        rk_ix qg;
+        orow = rk_fastdiv_divmod(k, pg, &fq, &qg);
+        rk_ix np = rk_ix_udiv(k, orow, a.out[1]);
+        rk_ix pp = rk_ix_umod(k, orow, a.out[1]);
+        if (d.d3) {
+            d.n = rk_ix_udiv(k, np, a.out[0]);
+            d.o = rk_ix_umod(k, np, a.out[0]);
+        } else {
+            d.n = np;
+            d.o = rk_ix_c(0);
+        }
+        d.p = pp;
+        d.ok = rk_ix_and(k, pok, kok);
         c0 = rk_ix_mul(k, qg, rk_ix_c(pix));
         cstep = rk_ix_c(1);
         wq = rk_ix_mul(k, c0, a.stride[2]);
