@@ -7,6 +7,7 @@
 #       verified and timed, then the rocke / cuDNN ratio per shape and direction (and rocke's
 #       GB/s over a copy's, the ceiling of a depthwise kernel).
 # CONV_ROWS (a regex of the shape names, both steps) keeps to some rows, e.g. CONV_ROWS='^dw'.
+# prepare keeps the manifests and the binaries (CONV_KEEP_IR=1: the IR too, to run them on the emulator).
 # Each direction runs three times on sm_90a:
 # the heuristic's kernel (fwd), and on each matrix path (fwd-mma, fwd-wgmma; the same for
 # dgrad and wgrad), and wgrad-sk16 (the heuristic's wgrad at 16 splits, session 5's cap);
@@ -67,7 +68,9 @@ if [ "$mode" = prepare ]; then
       esac
       "$B" build conv --direction "$dir" "${path[@]}" --dtype bf16 --target "$T" --shape "$n,$c,$h,$w,$k,$r,$s" \
         --stride "${st}x$st" --pad "${pd}x${pd}x${pd}x$pd" --groups "$g" -o "$D/conv/$name-$v" >/dev/null
-      rm -f "$D/conv/$name-$v"/*.ll   # the run needs the binary, the manifest (and, on the emulator, the IR)
+      # the GPU run reads the manifest and the binary; CONV_KEEP_IR=1 keeps the IR for an emulator check
+      rm -f "$D/conv/$name-$v"/*.ll "$D/conv/$name-$v"/*.ptx
+      [ "${CONV_KEEP_IR:-0}" = 1 ] || rm -f "$D/conv/$name-$v"/*.ir
     done
   done
   du -sh "$D/conv"
