@@ -1,20 +1,82 @@
 #!/usr/bin/env bash
-# Convolutions on the device machine (run from the repo root after
-# `scripts/device-prepare.sh build sm_90a` here, which builds the kernels of
-# bench/conv_shapes.txt into .devcarry/conv/): torch/cuDNN (channels_last,
-# bf16) in the same run, then every rocke kernel verified and timed, then the
-# rocke / cuDNN ratio per shape and direction (and rocke's GB/s over a copy's,
-# the ceiling of the depthwise forward). Each direction runs three times on sm_90a:
+# Convolutions on the H200. Two steps, because the GPU machine has no LLVM:
+#   bench/conv_h200.sh prepare [ROCKE] [TARGET]   here (scripts/device-prepare.sh calls it): the
+#       kernels of bench/conv_shapes.txt into .devcarry/conv/ and the CLI into .devcarry/bin/
+#   bench/conv_h200.sh [run]                      on the device, from the repo root, .devcarry
+#       carried: torch/cuDNN (channels_last, bf16) in the same run, then every rocke kernel
+#       verified and timed, then the rocke / cuDNN ratio per shape and direction (and rocke's
+#       GB/s over a copy's, the ceiling of a depthwise kernel).
+# CONV_ROWS (a regex of the shape names, both steps) keeps to some rows, e.g. CONV_ROWS='^dw'.
+# prepare keeps the manifests and the binaries (CONV_KEEP_IR=1: the IR too, to run them on the emulator).
+# Each direction runs three times on sm_90a:
 # the heuristic's kernel (fwd), and on each matrix path (fwd-mma, fwd-wgmma; the same for
 # dgrad and wgrad), and wgrad-sk16 (the heuristic's wgrad at 16 splits, session 5's cap);
 # depthwise rows add the direct kernel at other knobs (fwd-px1, -px2, -px8v4: dw_pix 8 with
-# vec_a 4, -cv8: 8 channel vectors a block) and the small-group kernel it replaced (fwd-sg). 1x1
+# vec_a 4, -cv8: 8 channel vectors a block) and the small-group kernel it replaced (fwd-sg);
+# their dgrad and wgrad (the direct kernels since session 9) add the one-channel implicit GEMMs
+# they replaced (dgrad-ig, wgrad-ig) and other knobs (dgrad-px2, -px8v4, -cv8; wgrad-px2: 2 taps a
+# thread, -px8v4, -cv32, -sk8, -sk32: 8 and 32 splits). 1x1
 # shapes also run -copy in every direction (the threads-copy wgmma kernels the TMA ones replaced) and
 # fwd/dgrad -plain and -ws (the GEMM's TMA kernel on its plain and ws schedules; the heuristic's is
-# persistent).
+# persistent). r3x3-14 adds fwd-tMxN: the wgmma forward at other tiles (K 64, 4 stages).
 # Logs go to $OUT (or ./out).
 set -uo pipefail
 D=.devcarry
+mode=${1:-run}
+if [ "$mode" = prepare ]; then
+  set -e
+  B=${2:-build/rocke}
+  T=${3:-sm_90a}
+  mkdir -p "$D/bin"
+  cp "$B" "$D/bin/rocke"
+  rm -rf "$D/conv"
+  mkdir -p "$D/conv"
+  grep -v '^#' bench/conv_shapes.txt | while read -r name n c h w k r s st pd g; do
+    [ -n "$name" ] || continue
+    [[ $name =~ ${CONV_ROWS:-.} ]] || continue
+    variants="fwd dgrad wgrad"
+    # (-mma of a depthwise row would be the heuristic's direct kernel again: its -ig rows stand for it)
+    [ "$T" = sm_90a ] && [ "$g" = 1 ] && variants="$variants fwd-mma dgrad-mma wgrad-mma"
+    # wgrad-sk16: the heuristic's wgrad at session 5's cap of 16 splits (against its 2 blocks per SM)
+    [ "$T" = sm_90a ] && [ "$g" = 1 ] && variants="$variants fwd-wgmma dgrad-wgmma wgrad-wgmma wgrad-sk16"
+    # depthwise (C = K = groups): the direct kernels' knobs around the heuristic's pick, the
+    # small-group forward (-sg) and the one-channel implicit GEMMs of dgrad / wgrad (-ig) they replaced
+    [ "$g" = "$c" ] && [ "$g" = "$k" ] && variants="$variants fwd-px1 fwd-px2 fwd-px8v4 fwd-cv8 fwd-sg \
+      dgrad-ig dgrad-px2 dgrad-px8v4 dgrad-cv8 wgrad-ig wgrad-px2 wgrad-px8v4 wgrad-cv32 wgrad-sk8 wgrad-sk32"
+    # the 14x14 forward (0.55x cuDNN at the heuristic's 128x64 wgmma tile): the other wgmma tiles
+    # (docs/conv.md, "What limits the 14x14 forward")
+    [ "$T" = sm_90a ] && [ "$name" = r3x3-14 ] && variants="$variants fwd-t128x128 fwd-t128x256 fwd-t64x128 fwd-t64x64"
+    # 1x1 (stride 1, unpadded) with C and K multiples of 8: the heuristic's kernels read their operands
+    # by TMA (load=tma, _ldtma in the name: fwd and dgrad the GEMM's kernel, wgrad the split-K one);
+    # -copy: the threads-copy wgmma kernels they replaced; -plain, -ws: the GEMM's other schedules
+    [ "$T" = sm_90a ] && [ "$g" = 1 ] && [ "$r$s$st$pd" = 1110 ] && [ $((c % 8 + k % 8)) = 0 ] &&
+      variants="$variants fwd-copy dgrad-copy wgrad-copy fwd-plain dgrad-plain fwd-ws dgrad-ws"
+    for v in $variants; do
+      dir=${v%%-*}
+      path=()
+      case $v in
+        *-sk*) path=(--split-k "${v#*-sk}") ;;
+        *-px8v4) path=(--dw-pix 8 --vec-a 4) ;;
+        *-px*) path=(--dw-pix "${v#*-px}") ;;
+        *-cv*) path=(--dw-cvecs "${v#*-cv}") ;;
+        *-sg) path=(--dw-pix off --dw-cvecs off) ;;
+        *-ig) path=(--algo igemm --path mma) ;;
+        *-copy) path=(--path wgmma --load copy) ;;
+        fwd-t*) tl=${v#*-t}; path=(--path wgmma --tile "${tl}x64" --warps "$(( ${tl%%x*} / 16 ))x1") ;;
+        *-plain|*-ws) path=(--path wgmma --load tma --schedule "${v#*-}") ;;
+        *-*) path=(--path "${v#*-}") ;;
+      esac
+      "$B" build conv --direction "$dir" "${path[@]}" --dtype bf16 --target "$T" --shape "$n,$c,$h,$w,$k,$r,$s" \
+        --stride "${st}x$st" --pad "${pd}x${pd}x${pd}x$pd" --groups "$g" -o "$D/conv/$name-$v" >/dev/null
+      # the GPU run reads the manifest and the binary; CONV_KEEP_IR=1 keeps the IR for an emulator check
+      rm -f "$D/conv/$name-$v"/*.ll "$D/conv/$name-$v"/*.ptx
+      [ "${CONV_KEEP_IR:-0}" = 1 ] || rm -f "$D/conv/$name-$v"/*.ir
+    done
+  done
+  du -sh "$D/conv"
+  exit 0
+fi
+[ "$mode" = run ] || { echo "usage: $0 prepare [ROCKE] [TARGET] | run" >&2; exit 2; }
 OUT=${OUT:-out}
 mkdir -p "$OUT"
 export ROCKE_DEVICE=cuda
@@ -29,7 +91,9 @@ grep -v '^#' bench/conv_shapes.txt | while read -r name n c h w k r s st pd g; d
   [ -n "$name" ] || continue
   [[ $name =~ ${CONV_ROWS:-.} ]] || continue   # CONV_ROWS: a regex of the shape names to run
   for dir in fwd fwd-mma fwd-wgmma fwd-px1 fwd-px2 fwd-px8v4 fwd-cv8 fwd-sg fwd-copy fwd-plain fwd-ws dgrad \
-      dgrad-mma dgrad-wgmma dgrad-copy dgrad-plain dgrad-ws wgrad wgrad-mma wgrad-wgmma wgrad-copy wgrad-sk16; do
+      dgrad-mma dgrad-wgmma dgrad-copy dgrad-plain dgrad-ws dgrad-ig dgrad-px2 dgrad-px8v4 dgrad-cv8 wgrad \
+      wgrad-mma wgrad-wgmma wgrad-copy wgrad-sk16 wgrad-ig wgrad-px2 wgrad-px8v4 wgrad-cv32 wgrad-sk8 wgrad-sk32 \
+      fwd-t128x128 fwd-t128x256 fwd-t64x128 fwd-t64x64; do
     m="$D/conv/$name-$dir/manifest.json"
     [ -f "$m" ] || continue   # -mma / -wgmma: sm_90a builds only (-wgmma: ungrouped shapes)
     echo "== $name $dir" >> "$OUT/rocke_conv.txt"

@@ -130,41 +130,8 @@ done
 # Every family's default instance for the GPU-vs-emulator check (run there:
 # scripts/gpu-check-emu.sh .devcarry/bin .devcarry/checkemu)
 scripts/gpu-check-emu.sh --build-only "$B" "$T" "$D/checkemu"
-# Convolutions at the benchmark shapes (bench/conv_shapes.txt), every direction, bf16 (the
-# heuristic's kernel); on sm_90a every direction also on each matrix path (-mma: mma.sync,
-# -wgmma: wgmma, for ungrouped shapes) for bench/conv_h200.sh to time side by side
-mkdir -p "$D/conv"
-grep -v '^#' bench/conv_shapes.txt | while read -r name n c h w k r s st pd g; do
-  [ -n "$name" ] || continue
-  variants="fwd dgrad wgrad"
-  [ "$T" = sm_90a ] && variants="$variants fwd-mma dgrad-mma wgrad-mma"
-  # wgrad-sk16: the heuristic's wgrad at session 5's cap of 16 splits (against its 2 blocks per SM)
-  [ "$T" = sm_90a ] && [ "$g" = 1 ] && variants="$variants fwd-wgmma dgrad-wgmma wgrad-wgmma wgrad-sk16"
-  # depthwise (C = K = groups): the direct kernel's knobs around the heuristic's pick, and the
-  # small-group kernel (-sg, the one it replaced) as the baseline
-  [ "$g" = "$c" ] && [ "$g" = "$k" ] && variants="$variants fwd-px1 fwd-px2 fwd-px8v4 fwd-cv8 fwd-sg"
-  # 1x1 (stride 1, unpadded) with C and K multiples of 8: the heuristic's kernels read their operands
-  # by TMA (load=tma, _ldtma in the name: fwd and dgrad the GEMM's kernel, wgrad the split-K one);
-  # -copy: the threads-copy wgmma kernels they replaced; -plain, -ws: the GEMM's other schedules
-  [ "$T" = sm_90a ] && [ "$g" = 1 ] && [ "$r$s$st$pd" = 1110 ] && [ $((c % 8 + k % 8)) = 0 ] &&
-    variants="$variants fwd-copy dgrad-copy wgrad-copy fwd-plain dgrad-plain fwd-ws dgrad-ws"
-  for v in $variants; do
-    dir=${v%%-*}
-    path=()
-    case $v in
-      *-sk*) path=(--split-k "${v#*-sk}") ;;
-      *-px8v4) path=(--dw-pix 8 --vec-a 4) ;;
-      *-px*) path=(--dw-pix "${v#*-px}") ;;
-      *-cv*) path=(--dw-cvecs "${v#*-cv}") ;;
-      *-sg) path=(--dw-pix off --dw-cvecs off) ;;
-      *-copy) path=(--path wgmma --load copy) ;;
-      *-plain|*-ws) path=(--path wgmma --load tma --schedule "${v#*-}") ;;
-      *-*) path=(--path "${v#*-}") ;;
-    esac
-    "$B/rocke" build conv --direction "$dir" "${path[@]}" --dtype bf16 --target "$T" --shape "$n,$c,$h,$w,$k,$r,$s" \
-      --stride "${st}x$st" --pad "${pd}x${pd}x${pd}x$pd" --groups "$g" -o "$D/conv/$name-$v" >/dev/null
-  done
-done
+# Convolutions at the benchmark shapes (bench/conv_shapes.txt) for bench/conv_h200.sh run
+bench/conv_h200.sh prepare "$B/rocke" "$T"
 # An ahead-of-time app (docs/aot.md): the example linked with its generated
 # launcher, built here; on the GPU it needs only libcuda (bench/aot_gpu.sh)
 mkdir -p "$D/aot"

@@ -46,7 +46,8 @@ static const uint32_t legal_split[] = {1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 1
             "wgrad (dW from dY, X)"),                                                                            \
     KN_ENUM("algo", "al", u.conv.algo, algo_names, true,                                                        \
             "igemm (implicit GEMM, im2col gathered), gemm1x1 (1x1, stride 1, unpadded: a plain GEMM) or direct "  \
-            "(fwd, 1..16 channels per group; vec_a output channels per thread; depthwise: see dw_pix)"),         \
+            "(fwd, 1..16 channels per group; vec_a output channels per thread; depthwise fwd, dgrad and wgrad: see "  \
+            "dw_pix)"),         \
     KN_DTYPE("dtype", "", u.conv.g.dtype, "input and weight element type (f16, bf16)"),                        \
     KN_DTYPE("out_dtype", "o", u.conv.g.out_dtype, "output element type (f16, bf16, f32)"),                    \
     KN_TUPLE("tile", "t", u.conv.g.tile, 3, legal_tile, true, "block tile of the implicit GEMM, MxNxK"),      \
@@ -58,13 +59,14 @@ static const uint32_t legal_split[] = {1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 1
     KN_U32("group_m", "g", u.conv.g.group_m, legal_group, true, "grouped-M block order (1: none)"),          \
     KN_U32("wave", "wv", u.conv.g.wave, legal_wave, true, "target wave/warp size (64 CDNA, 32 NVIDIA)"),     \
     KN_U32("split_k", "sk", u.conv.g.split_k, legal_split, true,                                              \
-           "wgrad: the N*P*Q reduction cut over grid y, summed exactly through Work"),                      \
+           "wgrad: the N*P*Q reduction cut over grid y (algo direct: grid x), summed in split order through Work"),                      \
     KN_EPI("fuse", u.conv.g.fuse, "fwd epilogue chain, e.g. bias,relu or add (operands in out_dtype)"),       \
     KN_ENUM("path", "p", u.conv.g.path, path_names, true,                                                      \
             "matrix unit: mma (mma.sync/MFMA), wgmma (sm_90a fwd: gathered wgmma) or auto (the heuristic)"),   \
     KN_ENUM_QUIET("dw_pix", "px", u.conv.dw_pix, dw_pix_names, true,                                          \
-                  "algo direct, depthwise: output pixels per thread along Q (weights staged in LDS, a sliding "   \
-                  "window at stride 1); off: the small-group kernel"),                                            \
+                  "algo direct, depthwise: outputs per thread, fwd pixels along Q (weights staged in LDS, a sliding " \
+                  "window at stride 1), dgrad dX pixels stride_w apart along W, wgrad taps; off: the small-group "    \
+                  "kernel (fwd)"),                                            \
     KN_ENUM_QUIET("dw_cvecs", "cv", u.conv.dw_cvecs, dw_cvec_names, true,                                     \
                   "algo direct, depthwise: channel vectors per block of 256 threads (the rest: pixel groups)"), \
     KN_ENUM_QUIET("load", "ld", u.conv.load, load_names, true,                                                 \
@@ -318,9 +320,10 @@ static rk_status validate(const rk_instance *in, const rk_target *t) {
         return rk_fail(RK_ERR_INVALID, "%s: knob 'direction' out of range (legal: fwd, dgrad, wgrad)", fam);
     if ((unsigned)c->algo >= RK_CONV_ALGO__COUNT)
         return rk_fail(RK_ERR_INVALID, "%s: knob 'algo' out of range (legal: igemm, gemm1x1, direct)", fam);
-    if (c->algo == RK_CONV_DIRECT && c->direction != RK_CONV_FWD)
-        return rk_fail(RK_ERR_INVALID, "%s: algo direct computes the forward convolution only (direction fwd; "
-                       "dgrad and wgrad run as igemm)", fam);
+    if (c->algo == RK_CONV_DIRECT && c->direction != RK_CONV_FWD && !c->dw_pix)
+        return rk_fail(RK_ERR_INVALID, "%s: algo direct computes direction %s on the depthwise kernel only (set "
+                       "dw_pix and dw_cvecs, or build with --shape; the small-group kernel is fwd only)", fam,
+                       dir_names[c->direction]);
     if ((c->dw_pix || c->dw_cvecs) && c->algo != RK_CONV_DIRECT)
         return rk_fail(RK_ERR_INVALID, "%s: knobs 'dw_pix' and 'dw_cvecs' shape algo direct's depthwise kernel; "
                        "with algo %s leave them off", fam, algo_names[c->algo]);
@@ -350,6 +353,18 @@ static rk_status validate(const rk_instance *in, const rk_target *t) {
     }
     if (nb > 2 || nd > 2)
         return rk_fail(RK_ERR_INVALID, "%s: knob 'fuse' takes at most 2 bias and 2 add/mul steps", fam);
+    if (c->algo == RK_CONV_DIRECT && c->direction != RK_CONV_FWD) {
+        /* the depthwise dgrad / wgrad kernels: no matrix unit, no GEMM plan */
+        if (c->g.path != RK_GEMM_PATH_MMA)
+            return rk_fail(RK_ERR_INVALID, "%s: algo direct uses no matrix unit: knob 'path' must be mma (or auto)",
+                           fam);
+        uint32_t acc = kn_conv_dw_pix(c) * c->g.vec_a;
+        if (c->direction == RK_CONV_WGRAD && acc > KN_CONV_DW_WG_ACC)
+            return rk_fail(RK_ERR_INVALID, "%s: depthwise wgrad with dw_pix %u and vec_a %u holds %u f32 accumulators "
+                           "per thread, at most %u (they live through the pixel loop: lower dw_pix or vec_a)", fam,
+                           kn_conv_dw_pix(c), c->g.vec_a, acc, KN_CONV_DW_WG_ACC);
+        return RK_OK;
+    }
     if ((unsigned)c->g.path >= CONV_PATH_AUTO)
         return rk_fail(RK_ERR_INVALID, "%s: knob 'path' must be mma or wgmma once built (auto is the heuristic's "
                        "choice: build with --shape, or name the path)", fam);
@@ -375,13 +390,26 @@ static rk_status dw_shape_ok(const rk_conv_spec *c, const kn_conv_geo *g, const 
                        "with K a multiple of vec_a = %u; here C/groups = %llu, K/groups = %llu, K = %llu: build with "
                        "--dw-pix off --dw-cvecs off --vec-a 1 (the small-group kernel), or with --shape", fam, pix, vec,
                        (unsigned long long)g->cg, (unsigned long long)g->kg, (unsigned long long)g->k);
-    if (g->filt[2] > KN_CONV_DW_TAPS)
+    if (c->direction != RK_CONV_WGRAD && g->filt[2] > KN_CONV_DW_TAPS)
         return rk_fail(RK_ERR_INVALID, "%s: filter width S = %llu: algo direct's depthwise kernel stages whole filter "
                        "rows of at most %u taps in LDS; build with --dw-pix off --dw-cvecs off --vec-a 1", fam,
                        (unsigned long long)g->filt[2], KN_CONV_DW_TAPS);
     uint64_t cblocks = (g->k / vec + cv - 1) / cv;
     uint64_t pgroups = g->n * g->out[0] * g->out[1] * ((g->out[2] + pix - 1) / pix);
+    if (c->direction == RK_CONV_DGRAD) {   /* dX pixel groups: rows and columns in residue classes */
+        uint64_t per = (g->in[2] + g->stride[2] - 1) / g->stride[2];
+        uint64_t rows = g->stride[1] * ((g->in[1] + g->stride[1] - 1) / g->stride[1]);
+        pgroups = g->n * g->in[0] * rows * g->stride[2] * ((per + pix - 1) / pix);
+    }
     uint64_t pblocks = (pgroups + KN_CONV_DIRECT_THREADS / cv - 1) / (KN_CONV_DIRECT_THREADS / cv);
+    if (c->direction == RK_CONV_WGRAD) {   /* (x) splits, (y) channel blocks, (z) tap chunks */
+        uint64_t chunks = (g->filt[0] * g->filt[1] * g->filt[2] + pix - 1) / pix;
+        if (cblocks > 65535 || chunks > 65535)
+            return rk_fail(RK_ERR_INVALID, "%s: depthwise wgrad: a grid of %llu channel blocks x %llu tap chunks is "
+                           "larger than 65535 x 65535 (raise dw_cvecs or dw_pix)", fam, (unsigned long long)cblocks,
+                           (unsigned long long)chunks);
+        return RK_OK;
+    }
     if (cblocks > 65535 || pblocks > INT32_MAX)
         return rk_fail(RK_ERR_INVALID, "%s: algo direct's depthwise kernel: a grid of %llu x %llu blocks is larger "
                        "than 2^31 - 1 x 65535 (raise dw_cvecs or dw_pix)", fam, (unsigned long long)pblocks,
@@ -514,6 +542,37 @@ static void tune_path(rk_instance *in, const rk_target *t, const kn_conv_geo *g,
  * span up to 512 bytes), then the most pixels per thread (8, 4, 2, 1; at
  * most 32 accumulators) that waste at most a quarter of Q in the tail and
  * still give every compute unit 1024 threads. Other problems: off. */
+/* wgrad: dw_pix is taps per thread (the most of 8, 4, 2, 1 with at most
+ * KN_CONV_DW_WG_ACC accumulators, no more than the filter's taps rounded up
+ * to a power of two); channel vectors halved from the above until the
+ * channel blocks x tap chunks x 32 splits give every compute unit 4
+ * blocks (no lower than 64 bytes of a pixel's channels per block); the splits then 4 blocks per unit, at most 32 and at most one
+ * per 16 pixels of every pixel lane. */
+static void tune_dw_wgrad(rk_conv_spec *c, const rk_target *t, const kn_conv_geo *g, uint64_t locked) {
+    uint32_t vec = c->g.vec_a ? c->g.vec_a : 1;
+    uint64_t taps = g->filt[0] * g->filt[1] * g->filt[2], pixels = g->n * g->out[0] * g->out[1] * g->out[2];
+    if (!(locked >> CK_DWPIX & 1)) {
+        int i = 4;
+        while (i > 1 && ((1u << (i - 1)) * vec > KN_CONV_DW_WG_ACC || (1u << (i - 2)) >= taps)) i--;
+        c->dw_pix = i;
+    }
+    uint64_t pix = kn_conv_dw_pix(c), chunks = (taps + pix - 1) / pix, want = 4ull * t->compute_units;
+    uint64_t nv = g->k / vec ? g->k / vec : 1;
+    /* halving keeps a pixel's channels in a block at 64 bytes or more (two 32-byte sectors) */
+    uint64_t eb = rk_tile_elem_bytes(c->g.dtype);
+    if (!(locked >> CK_DWCV & 1))
+        while (c->dw_cvecs > 1 && kn_conv_dw_cvecs(c) * vec * eb >= 128 &&
+               (nv + kn_conv_dw_cvecs(c) - 1) / kn_conv_dw_cvecs(c) * chunks * 32 < want)
+            c->dw_cvecs--;
+    if (locked >> CK_SPLIT & 1) return;
+    uint64_t cv = kn_conv_dw_cvecs(c), blocks = (nv + cv - 1) / cv * chunks;
+    uint64_t sk = (want + blocks - 1) / blocks, lanes = KN_CONV_DIRECT_THREADS / cv;
+    uint64_t most = pixels / (lanes * 16);
+    if (sk > most) sk = most;
+    if (sk > KN_CONV_WG_SPLIT_MAX) sk = KN_CONV_WG_SPLIT_MAX;
+    c->g.split_k = sk ? (uint32_t)sk : 1;
+}
+
 static void tune_dw(rk_conv_spec *c, const rk_target *t, const kn_conv_geo *g, bool dwise, uint64_t locked) {
     uint32_t vec = c->g.vec_a ? c->g.vec_a : 1;
     uint64_t nv = g->k / vec ? g->k / vec : 1;
@@ -522,14 +581,24 @@ static void tune_dw(rk_conv_spec *c, const rk_target *t, const kn_conv_geo *g, b
         while (cv < 6 && nv % (1u << cv) == 0) cv++;
         c->dw_cvecs = dwise ? cv : 0;
     }
+    if (dwise && c->direction == RK_CONV_WGRAD) {
+        tune_dw_wgrad(c, t, g, locked);
+        return;
+    }
     if (locked >> CK_DWPIX & 1) return;
     c->dw_pix = 0;
     if (!dwise) return;
-    uint64_t q = g->out[2], rows = g->n * g->out[0] * g->out[1];
+    /* the written row: fwd Q; dgrad ceil(W / stride) per residue class, stride of them a row */
+    uint64_t q = g->out[2], rows = g->n * g->out[0] * g->out[1], classes = 1;
+    if (c->direction == RK_CONV_DGRAD) {
+        classes = g->stride[2];
+        q = (g->in[2] + classes - 1) / classes;
+        rows = g->n * g->in[0] * g->stride[1] * ((g->in[1] + g->stride[1] - 1) / g->stride[1]);
+    }
     for (int i = 4; i >= 1; i--) {
         uint64_t pix = 1u << (i - 1), qg = (q + pix - 1) / pix;
         bool fits = pix * vec <= 32 && 4 * (qg * pix - q) <= q;
-        fits = fits && rows * qg * nv >= (uint64_t)t->compute_units * 1024;
+        fits = fits && rows * classes * qg * nv >= (uint64_t)t->compute_units * 1024;
         if (fits || i == 1) {
             c->dw_pix = i;
             break;
@@ -544,7 +613,10 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64
     bool one = g.filt[0] * g.filt[1] * g.filt[2] == 1;
     for (int i = 0; i < 3; i++) one = one && g.stride[i] == 1 && !g.pad0[i] && !g.pad1[i];
     bool few = g.cg <= KN_CONV_DIRECT_MAX_CPG && g.kg <= KN_CONV_DIRECT_MAX_CPG;
-    few = few && g.c % g.groups == 0 && g.k % g.groups == 0 && g.groups > 1 && c->direction == RK_CONV_FWD;
+    few = few && g.c % g.groups == 0 && g.k % g.groups == 0 && g.groups > 1;
+    /* dgrad and wgrad: depthwise only (dgrad's filter rows must fit the LDS stage) */
+    bool dw_grad = g.cg == 1 && g.kg == 1 && (c->direction == RK_CONV_WGRAD || g.filt[2] <= KN_CONV_DW_TAPS);
+    few = few && (c->direction == RK_CONV_FWD || dw_grad);
     if (!(locked >> CK_ALGO & 1)) c->algo = one ? RK_CONV_GEMM1X1 : few ? RK_CONV_DIRECT : RK_CONV_IGEMM;
     bool path_free = !(locked >> CK_PATH & 1) || c->g.path == CONV_PATH_AUTO;
     if (!(locked >> CK_LOAD & 1)) c->load = RK_CONV_LOAD_COPY;   /* tune_path gives tma where it fits */
@@ -558,7 +630,8 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64
         if (!(locked >> CK_VA & 1)) c->g.vec_a = dwise ? kn_gemm_vec_for(g.k) : 1;
         if (!(locked >> CK_WAVE & 1)) c->g.wave = t->wave_size;
         if (!(locked >> CK_SPLIT & 1)) c->g.split_k = 1;
-        tune_dw(c, t, &g, dwise, locked);
+        /* dgrad / wgrad: only the depthwise kernel takes them */
+        tune_dw(c, t, &g, dwise || c->direction != RK_CONV_FWD, locked);
         return;
     }
     if (!(locked >> CK_DWPIX & 1)) c->dw_pix = 0;
@@ -666,20 +739,44 @@ static void geometry(const rk_instance *in, rk_launch_geom *g) {
     kn_conv_geo_of(in, &probe, &geo);
     uint32_t dk = d3 ? 5 : 4;
     if (c->algo == RK_CONV_DIRECT && c->dw_pix) {
-        /* depthwise: (x) pixel groups / (256 / dw_cvecs), (y) channel vectors / dw_cvecs */
+        /* depthwise: (x) pixel groups / (256 / dw_cvecs), (y) channel vectors / dw_cvecs; dgrad's
+         * groups: stride_w residue classes of ceil(ceil(W / stride_w) / pix) a row; wgrad: (x) the
+         * splits, (z) chunks of dw_pix taps */
         uint32_t pix = kn_conv_dw_pix(c), cv = kn_conv_dw_cvecs(c) ? kn_conv_dw_cvecs(c) : 1;
+        bool dg = c->direction == RK_CONV_DGRAD, wg = c->direction == RK_CONV_WGRAD;
         g->block[0] = KN_CONV_DIRECT_THREADS;
-        kn_geom_dim(g, 0);
-        for (int i = d3 ? 0 : 1; i < 2; i++) {
-            geom_out(g, &geo, d3, i);
+        if (wg) {
+            kn_geom_const(g, c->g.split_k ? c->g.split_k : 1);
+        } else {
+            kn_geom_dim(g, 0);
+            for (int i = d3 ? 0 : 1; i < 2; i++) {
+                if (dg) kn_geom_dim(g, dim_in(d3, i));
+                else geom_out(g, &geo, d3, i);
+                if (dg && i == 1) {   /* H in stride_h classes of ceil(H / stride_h) rows */
+                    kn_geom_const(g, geo.stride[1]);
+                    kn_geom_op(g, RK_GEOM_CDIV);
+                    kn_geom_const(g, geo.stride[1]);
+                    kn_geom_op(g, RK_GEOM_MUL);
+                }
+                kn_geom_op(g, RK_GEOM_MUL);
+            }
+            if (dg) {
+                kn_geom_dim(g, dim_in(d3, 2));
+                kn_geom_const(g, geo.stride[2]);
+                kn_geom_op(g, RK_GEOM_CDIV);
+            } else {
+                geom_out(g, &geo, d3, 2);
+            }
+            kn_geom_const(g, pix);
+            kn_geom_op(g, RK_GEOM_CDIV);
+            if (dg) {
+                kn_geom_const(g, geo.stride[2]);
+                kn_geom_op(g, RK_GEOM_MUL);
+            }
             kn_geom_op(g, RK_GEOM_MUL);
+            kn_geom_const(g, KN_CONV_DIRECT_THREADS / cv);
+            kn_geom_op(g, RK_GEOM_CDIV);
         }
-        geom_out(g, &geo, d3, 2);
-        kn_geom_const(g, pix);
-        kn_geom_op(g, RK_GEOM_CDIV);
-        kn_geom_op(g, RK_GEOM_MUL);
-        kn_geom_const(g, KN_CONV_DIRECT_THREADS / cv);
-        kn_geom_op(g, RK_GEOM_CDIV);
         kn_geom_axis(g);
         kn_geom_dim(g, dk);
         kn_geom_const(g, c->g.vec_a ? c->g.vec_a : 1);
@@ -687,6 +784,18 @@ static void geometry(const rk_instance *in, rk_launch_geom *g) {
         kn_geom_const(g, cv);
         kn_geom_op(g, RK_GEOM_CDIV);
         kn_geom_axis(g);
+        if (wg) {
+            kn_geom_dim(g, dim_filt(d3, 1));
+            kn_geom_dim(g, dim_filt(d3, 2));
+            kn_geom_op(g, RK_GEOM_MUL);
+            if (d3) {
+                kn_geom_dim(g, dim_filt(d3, 0));
+                kn_geom_op(g, RK_GEOM_MUL);
+            }
+            kn_geom_const(g, pix);
+            kn_geom_op(g, RK_GEOM_CDIV);
+            kn_geom_axis(g);
+        }
         return;
     }
     if (c->algo == RK_CONV_DIRECT) {

@@ -62,9 +62,14 @@ void kn_conv_direct_build(const rk_instance *in, const rk_target *t, rk_kernel *
  * (whole filter rows, so S <= KN_CONV_DW_TAPS) at a time. conv.c: the
  * knobs' values (1, 2, 4, 8 pixels; 1 .. 64 vectors; 0 when off). */
 #define KN_CONV_DW_TAPS 32u
+/* wgrad: at most this many f32 accumulators per thread (dw_pix x vec_a), live through its pixel loop */
+#define KN_CONV_DW_WG_ACC 32u
 uint32_t kn_conv_dw_pix(const rk_conv_spec *c);
 uint32_t kn_conv_dw_cvecs(const rk_conv_spec *c);
 void kn_conv_dw_build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *params);
+/* conv_depthwise_wgrad.c: direction wgrad of the depthwise kernel (dw_pix: taps per thread; grid x the
+ * split_k splits of the pixel range, y the channel blocks, z the tap chunks). */
+void kn_conv_dw_wgrad_build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *params);
 
 /* conv_hopper.c: path = wgmma (sm_90a, every direction). check: the spec's
  * rules (algo igemm or gemm1x1, the GEMM Hopper plan, the gathers into the

@@ -360,7 +360,7 @@ static void test_bad_input(void **state) {
         {"groups=0", "'groups' must be >= 1"},
         {"fuse=bias_row", "bias_row is not offered"},
         {"direction=sideways", "must be one of fwd|dgrad|wgrad"},
-        {"direction=wgrad algo=direct", "algo direct computes the forward convolution only"},
+        {"direction=wgrad algo=direct", "algo direct computes direction wgrad on the depthwise kernel only"},
         {"path=wgmma algo=direct", "runs the implicit GEMM"},
         {"direction=dgrad path=wgmma tile=64x32x64 warps=4x1", "tile N 64, 128, 192 or 256"},
         {"path=wgmma tile=128x64x32 warps=8x1", "tile K 64"},
