@@ -101,6 +101,27 @@ static void build_lost(void *ud, uint32_t item, const char *why) {
     s->built++;
 }
 
+/* The device check's kernels, one per output type of the kernels built (a
+ * GPU run loads them from DIR/kernels; the emulator builds them itself). */
+static void build_checkers(sweep *s, const uint32_t *builds, uint32_t nb) {
+    bool want[RK_S__COUNT] = {false};
+    for (uint32_t i = 0; i < nb; i++) {
+        rk_ksig sig;
+        if (rk_instance_signature(&s->sp.items[builds[i]].in, &sig)) continue;
+        for (uint32_t p = 0; p < sig.n; p++) {
+            rk_kparam_role r = sig.p[p].role;
+            if (sig.p[p].ptr && (r == RK_KP_OUT || r == RK_KP_ACCUM || r == RK_KP_INOUT)) want[sig.p[p].type] = true;
+        }
+    }
+    for (uint32_t t = 0; t < RK_S__COUNT; t++) {
+        char name[64];
+        if (!want[t] || !sw_compare_supported((rk_scalar)t)) continue;
+        sw_compare_name((rk_scalar)t, name, sizeof name);
+        bool ok = sw_build_checker(s->o->t, s->kdir, (rk_scalar)t);
+        plain(s, "built %s%s%s", name, ok ? "" : ": ", ok ? "" : "failed (those outputs are checked on the host)");
+    }
+}
+
 /* ---- run phase ----------------------------------------------------------------- */
 static void *run_open(void *ud, uint32_t w, char *err, size_t n) {
     sweep *s = ud;
@@ -278,6 +299,7 @@ int sw_sweep(sw_opts *o) {
                   .close = no_close, .done = build_done, .lost = build_lost, .tick = progress};
     for (uint32_t w = 0; w < bp.nworkers; w++) bp.name[w] = "compile";
     bool ok = todo && builds && sw_pool_run(&bp, builds, nb, o->cmd);
+    if (ok && (o->build_only || strncmp(o->devices, "emu", 3))) build_checkers(s, builds, nb);
     if (ok && o->build_only) {
         uint32_t bad = 0;
         for (uint32_t i = 0; i < nb; i++) bad += !s->sp.builds[s->sp.items[builds[i]].build].ok;

@@ -9,6 +9,7 @@
 
 #include "rocke/kernels.h"
 #include "rocke/manifest.h"
+#include "rocke/runtime.h"
 #include "rocke/target.h"
 #include "base/base_int.h"
 #include "cli.h"
@@ -118,6 +119,10 @@ bool sw_pool_run(sw_pool *p, const uint32_t *items, uint32_t n, const char *cmd)
  * spills; one JSON line {"ok", "registers", "spills", "build_ms", "error"}.
  * A kernel kdir already holds is not compiled again. */
 void sw_build_job(const sw_space *sp, const rk_target *t, const char *kdir, uint32_t item, rk_buf *line);
+/* The device check's kernel for outputs of type t into kdir (a code object
+ * kdir already holds is kept); false when it does not build (the run then
+ * checks those outputs on the host). */
+bool sw_build_checker(const rk_target *t, const char *kdir, rk_scalar type);
 /* A run worker: its device, bound at open. */
 void *sw_run_open(const sw_opts *o, const char *device, char *err, size_t n);
 /* Runs item's kernel: the emulator builds it in process, a GPU loads the
@@ -132,16 +137,58 @@ typedef struct sw_problem {
     bool have;
     uint32_t shape;               /* index into sw_space.shape */
     uint64_t seed;
+    uint64_t gen;                 /* fills so far: what a device copy of it matches */
     rk_problem p;                 /* the inputs, staged for each config */
     rk_problem_ref ref;           /* computed once from them */
     uint32_t computed;            /* references this worker computed */
 } sw_problem;
 /* The problem of an item: the held one when it is of the same shape and
- * seed and rk_problem_retarget takes the instance (*reused), else a fresh
- * fill and its reference. *ms: the host time this took. */
+ * seed and rk_problem_reaim takes the instance (*reused; its host outputs
+ * are left as they are: the device copy is restaged, cmd_sweep_device.c),
+ * else a fresh fill and its reference. *ms: the host time this took. */
 rk_status sw_problem_get(sw_problem *c, const rk_instance *in, const rk_shape *s, uint32_t shape, uint64_t seed,
                          bool *reused, double *ms);
 void sw_problem_free(sw_problem *c);
+
+/* ---- the device check's kernel (cmd_sweep_compare.c) ---------------------------- */
+enum { SW_COMPARE_BLOCK = 256 };
+bool sw_compare_supported(rk_scalar t);                  /* f32, f16, bf16 */
+void sw_compare_name(rk_scalar t, char *buf, size_t n);  /* "rk_sweep_compare_bf16" */
+/* The tolerance the kernel reads for a host tolerance: a float a little under it. */
+float sw_compare_tol(double tol);
+/* got, want (the reference rounded to t), tol (f32), res (i32[3]: bad count,
+ * first bad index, largest difference's f32 bits; the caller sets 0,
+ * INT32_MAX, 0), n (< 2^31). NULL with the message on failure. */
+rk_kernel *sw_compare_kernel(rk_scalar t, const rk_target *tg);
+void sw_compare_grid(uint64_t n, uint32_t grid[3], uint32_t block[3]);
+
+/* ---- the run worker's problem on its device (cmd_sweep_device.c) ------------------ */
+typedef struct sw_checker {       /* a compare kernel loaded on the worker's device */
+    bool tried, ok;
+    rk_kernel *k;
+    rk_module *mod;
+    rk_function *fn;
+} sw_checker;
+typedef struct sw_devprob {
+    bool have;
+    uint64_t gen;                 /* the sw_problem fill it holds */
+    rk_devptr d[RK_KSIG_MAX];     /* the problem's buffers */
+    rk_devptr init[RK_KSIG_MAX];  /* in-out buffers' first contents */
+    rk_devptr want[RK_KSIG_MAX], tol[RK_KSIG_MAX];   /* outputs checked on the device: the reference */
+    rk_devptr res;
+} sw_devprob;
+/* The held problem on the device: uploaded with the reference for the
+ * device check when c is a new fill (*fresh), else restaged there (outputs,
+ * accumulators and workspaces zeroed, in-out buffers restored). */
+rk_status sw_dev_stage(rk_device *dev, sw_devprob *d, const sw_problem *c, bool *fresh);
+/* Every output compared on the device (chk by scalar type); *ran false (out
+ * untouched) when an output has no device check (its type, a compare kernel
+ * that did not load, 2^31 elements or more). */
+rk_status sw_dev_check(rk_device *dev, const sw_devprob *d, const rk_problem *p, sw_checker *chk,
+                       rk_problem_diff *out, bool *ran);
+/* The outputs into the host problem's buffers, for the host check. */
+rk_status sw_dev_fetch(rk_device *dev, const sw_devprob *d, rk_problem *p);
+void sw_dev_free(rk_device *dev, sw_devprob *d);
 
 /* ---- results (cmd_sweep_results.c) ---------------------------------------------- */
 typedef struct sw_records {
