@@ -51,7 +51,8 @@ rk_kernel *sw_compare_kernel(rk_scalar elem, const rk_target *t) {
     rk_value gdim = rk_build_grid_dim(k, 0);
     rk_value stride = rk_build_mul(k, gdim, bdim);
     rk_value zero_f = rk_const_f32(k, 0.0f), inf = rk_const_f32(k, INFINITY);
-    rk_value inits[3] = {zero_f, c32(k, INT32_MAX), c32(k, 0)}, it[3], out[3];
+    rk_value none = c32(k, INT32_MAX), zero = c32(k, 0);
+    rk_value inits[3] = {zero_f, none, zero}, it[3], out[3];
     rk_value i = rk_for_begin(k, gid, n, stride, "i", 3, inits, NULL, it);
     rk_value g = rk_load_global(k, got, i, 1), w = rk_load_global(k, want, i, 1);
     if (elem != RK_S_F32) {
@@ -69,7 +70,7 @@ rk_kernel *sw_compare_kernel(rk_scalar elem, const rk_target *t) {
     d = rk_build_select(k, same, zero_f, d);
     rk_value bad = rk_build_fcmp(k, "ogt", d, tl);
     rk_value mx = rk_build_fmax(k, it[0], d);
-    rk_value none_yet = rk_build_cmp(k, "eq", it[1], c32(k, INT32_MAX));
+    rk_value none_yet = rk_build_cmp(k, "eq", it[1], none);
     rk_value first = rk_build_select(k, rk_build_and(k, bad, none_yet), i, it[1]);
     rk_value cnt = rk_build_add(k, it[2], rk_build_zext(k, bad, RK_T_I32));
     rk_value next[3] = {mx, first, cnt};
@@ -83,16 +84,19 @@ rk_kernel *sw_compare_kernel(rk_scalar elem, const rk_target *t) {
         f = rk_build_select(k, rk_build_cmp(k, "lt", of, f), of, f);
         c = rk_build_add(k, c, rk_build_shuffle(k, "xor", c, o));
     }
-    rk_value lane0 = rk_build_cmp(k, "eq", rk_build_lane_id(k), c32(k, 0));
-    rk_value any = rk_build_cmp(k, "gt", c, c32(k, 0));
+    rk_value one = c32(k, 1), two = c32(k, 2);
+    rk_value lane = rk_build_lane_id(k);
+    rk_value lane0 = rk_build_cmp(k, "eq", lane, zero);
+    rk_value any = rk_build_cmp(k, "gt", c, zero);
     rk_if_begin(k, rk_build_and(k, lane0, any));
-    rk_build_global_atomic(k, "add", res, c32(k, 0), c);
-    rk_build_global_atomic(k, "umin", res, c32(k, 1), f);
+    rk_build_global_atomic(k, "add", res, zero, c);
+    rk_build_global_atomic(k, "umin", res, one, f);
     rk_if_end(k, NULL, 0);
     /* differences are >= 0, so their bits order as unsigned integers */
     rk_value pos = rk_build_fcmp(k, "ogt", m, zero_f);
     rk_if_begin(k, rk_build_and(k, lane0, pos));
-    rk_build_global_atomic(k, "umax", res, c32(k, 2), rk_build_bitcast(k, m, RK_T_I32));
+    rk_value bits = rk_build_bitcast(k, m, RK_T_I32);
+    rk_build_global_atomic(k, "umax", res, two, bits);
     rk_if_end(k, NULL, 0);
     rk_kernel_set_attr_int(k, "max_workgroup_size", SW_COMPARE_BLOCK);
     rk_build_return(k);
