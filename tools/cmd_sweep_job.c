@@ -457,6 +457,9 @@ bool sw_run_job(void *ctx, const sw_opts *o, const sw_space *sp, uint32_t w, uin
     rk_json_set(r, "worker", rk_json_int(w));
     rk_json_set(r, "seed", rk_json_int((int64_t)seed));
     rk_json_set(r, "job_ms", rk_json_num(now_ms() - t_job));
+    /* when, in seconds since the sweep began (the monotonic clock is the parent's too) */
+    rk_json_set(r, "start_s", rk_json_num(t_job / 1e3 - o->t0));
+    rk_json_set(r, "end_s", rk_json_num(now_ms() / 1e3 - o->t0));
     char *text = rk_json_write(r, false);
     rk_buf_puts(line, text ? text : "{}");
     rk_string_free(text);

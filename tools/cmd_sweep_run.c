@@ -254,6 +254,7 @@ static void print_pruning(const sweep *s) {
 int sw_sweep(sw_opts *o) {
     /* a sweep measures the heuristic and the swept knobs, never a tuning database */
     unsetenv("ROCKE_TUNING");
+    o->t0 = now_s();
     sweep *s = calloc(1, sizeof *s);
     if (!s) return 1;
     s->o = o;
@@ -298,8 +299,10 @@ int sw_sweep(sw_opts *o) {
     sw_pool bp = {.nworkers = o->jobs < nb ? o->jobs : nb, .ud = s, .open = build_open, .job = build_job,
                   .close = no_close, .done = build_done, .lost = build_lost, .tick = progress};
     for (uint32_t w = 0; w < bp.nworkers; w++) bp.name[w] = "compile";
+    o->setup_s = s->t0 - o->t0;
     bool ok = todo && builds && sw_pool_run(&bp, builds, nb, o->cmd);
     if (ok && (o->build_only || strncmp(o->devices, "emu", 3))) build_checkers(s, builds, nb);
+    o->build_s = now_s() - s->t0;
     if (ok && o->build_only) {
         uint32_t bad = 0;
         for (uint32_t i = 0; i < nb; i++) bad += !s->sp.builds[s->sp.items[builds[i]].build].ok;
@@ -326,7 +329,9 @@ int sw_sweep(sw_opts *o) {
     char pids[4200];
     snprintf(pids, sizeof pids, "%s/workers.json", o->out);
     run.pid_file = pids;
+    double run0 = now_s();
     ok = ok && sw_pool_run(&run, todo, nrun, o->cmd);
+    o->run_s = now_s() - run0;
     if (s->tty) fputc('\n', stderr);
     free(todo);
     free(builds);

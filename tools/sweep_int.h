@@ -30,6 +30,8 @@ typedef struct sw_opts {
     bool slurm, wait, quiet;
     bool build_only;              /* compile into DIR/kernels and stop (a machine without LLVM runs them) */
     bool heuristic;               /* add the heuristic's own choice per shape as a config (key heuristic@SHAPE) */
+    double t0;                    /* CLOCK_MONOTONIC seconds when the sweep began (0: not one) */
+    double setup_s, build_s, run_s;   /* its phases, for the manifest */
     int argc;                     /* the command line, for the Slurm tasks and the manifest */
     char **argv;
 } sw_opts;
