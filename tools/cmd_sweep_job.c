@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -207,6 +208,8 @@ typedef struct run_ctx {
     sw_devprob dprob;                  /* the same on the device, restaged for each config */
     sw_checker chk[RK_S__COUNT];       /* the device check's kernels, by output type, loaded when first needed */
     bool chk_off;                      /* the device check disagreed with the host's: host checks only */
+    uint32_t pre_item;                 /* the item whose problem was filled while the device opened */
+    double pre_ms;
     const char *fault;                 /* $ROCKE_SWEEP_FAULT: the key whose checked launch is skipped */
 } run_ctx;
 
@@ -221,12 +224,38 @@ static bool device_runs(const char *dev, const char *built) {
     return b / 10 == d / 10 && b <= d;
 }
 
-void *sw_run_open(const sw_opts *o, const char *device, char *err, size_t n) {
+typedef struct prefetch {
+    run_ctx *c;
+    const sw_opts *o;
+    const sw_item *it;
+    const rk_shape *s;
+} prefetch;
+
+static void *prefetch_main(void *arg) {
+    prefetch *f = arg;
+    bool reused;
+    const sw_item *it = f->it;
+    /* a failure leaves no problem held: the item's job fills it again and reports why */
+    (void)sw_problem_get(&f->c->prob, &it->in, f->s, it->shape, f->o->seed + it->shape, &reused, &f->c->pre_ms);
+    return NULL;
+}
+
+void *sw_run_open(const sw_opts *o, const sw_space *sp, const char *device, uint32_t first, char *err, size_t n) {
     run_ctx *c = calloc(1, sizeof *c);
     if (!c) return NULL;
+    c->pre_item = UINT32_MAX;
+    /* the first item's host inputs and reference while the driver starts (both take a few hundred ms) */
+    prefetch f = {.c = c, .o = o, .it = first < sp->nitems ? &sp->items[first] : NULL,
+                  .s = first < sp->nitems ? &sp->shape[sp->items[first].shape] : NULL};
+    pthread_t th;
+    bool threaded = f.it && !pthread_create(&th, NULL, prefetch_main, &f);
     rk_device_opts d = {.which = device, .quiet = true, .emu_target = o->t->name};
-    if (rk_device_open_opts(&d, &c->dev)) {
-        snprintf(err, n, "%s", rk_error_message());
+    rk_status st = rk_device_open_opts(&d, &c->dev);
+    if (st) snprintf(err, n, "%s", rk_error_message());
+    if (threaded) pthread_join(th, NULL);
+    if (threaded && c->prob.have) c->pre_item = first;
+    if (st) {
+        sw_problem_free(&c->prob);
         free(c);
         return NULL;
     }
@@ -235,6 +264,7 @@ void *sw_run_open(const sw_opts *o, const char *device, char *err, size_t n) {
         snprintf(err, n, "device %s runs target %s, the sweep builds for %s (--target %s)", rk_device_name(c->dev),
                  dt && *dt ? dt : "unknown", o->t->name, dt && *dt ? dt : "T");
         rk_device_close(c->dev);
+        sw_problem_free(&c->prob);
         free(c);
         return NULL;
     }
@@ -389,7 +419,9 @@ bool sw_run_job(void *ctx, const sw_opts *o, const sw_space *sp, uint32_t w, uin
     if (!st) st = load_module(c, o, k, &mod);
     if (!st) st = rk_module_function(mod, it->kernel, &fn);
     load_ms = since(&t);
-    if (!st) st = sw_problem_get(&c->prob, &it->in, s, it->shape, seed, &reused, &prep_ms);
+    if (!st && c->pre_item == item) prep_ms = c->pre_ms;   /* filled while the device opened */
+    else if (!st) st = sw_problem_get(&c->prob, &it->in, s, it->shape, seed, &reused, &prep_ms);
+    c->pre_item = UINT32_MAX;
     have_p = !st;
     since(&t);
     if (!st) load_checkers(c, o, &c->prob.p);

@@ -52,8 +52,8 @@ static void plain(sweep *s, const char *fmt, const char *a, const char *b, const
 }
 
 /* ---- build phase --------------------------------------------------------------- */
-static void *build_open(void *ud, uint32_t w, char *err, size_t n) {
-    (void)w; (void)err; (void)n;
+static void *build_open(void *ud, uint32_t w, uint32_t first, char *err, size_t n) {
+    (void)w; (void)first; (void)err; (void)n;
     return ud;
 }
 static bool build_job(void *ud, void *ctx, uint32_t w, uint32_t item, rk_buf *line) {
@@ -123,9 +123,9 @@ static void build_checkers(sweep *s, const uint32_t *builds, uint32_t nb) {
 }
 
 /* ---- run phase ----------------------------------------------------------------- */
-static void *run_open(void *ud, uint32_t w, char *err, size_t n) {
+static void *run_open(void *ud, uint32_t w, uint32_t first, char *err, size_t n) {
     sweep *s = ud;
-    return sw_run_open(s->o, s->names[w], err, n);
+    return sw_run_open(s->o, &s->sp, s->names[w], first, err, n);
 }
 static bool run_job(void *ud, void *ctx, uint32_t w, uint32_t item, rk_buf *line) {
     sweep *s = ud;
@@ -296,11 +296,25 @@ int sw_sweep(sw_opts *o) {
     s->t0 = now_s();
     s->nbuild = nb;
     s->nrun = ntodo;   /* items whose kernel fails to build count as run (and failed) */
-    sw_pool bp = {.nworkers = o->jobs < nb ? o->jobs : nb, .ud = s, .open = build_open, .job = build_job,
+    /* kernels an earlier --build-only left are read here, not in forked jobs
+     * (a GPU run of a prepared sweep then starts at once) */
+    uint32_t nfork = 0, *forked = calloc(nb + 1, sizeof *forked);
+    for (uint32_t i = 0; forked && i < nb; i++) {
+        char rec[4400];
+        snprintf(rec, sizeof rec, "%s/%s.build.json", s->kdir, s->sp.items[builds[i]].kernel);
+        if (access(rec, R_OK)) { forked[nfork++] = builds[i]; continue; }
+        rk_buf line;
+        rk_buf_init(&line);
+        sw_build_job(&s->sp, o->t, s->kdir, builds[i], &line);
+        build_done(s, builds[i], 0, line.len ? rk_buf_cstr(&line) : "");
+        rk_buf_free(&line);
+    }
+    sw_pool bp = {.nworkers = o->jobs < nfork ? o->jobs : nfork, .ud = s, .open = build_open, .job = build_job,
                   .close = no_close, .done = build_done, .lost = build_lost, .tick = progress};
     for (uint32_t w = 0; w < bp.nworkers; w++) bp.name[w] = "compile";
     o->setup_s = s->t0 - o->t0;
-    bool ok = todo && builds && sw_pool_run(&bp, builds, nb, o->cmd);
+    bool ok = todo && builds && forked && sw_pool_run(&bp, forked, nfork, o->cmd);
+    free(forked);
     if (ok && (o->build_only || strncmp(o->devices, "emu", 3))) build_checkers(s, builds, nb);
     o->build_s = now_s() - s->t0;
     if (ok && o->build_only) {

@@ -100,8 +100,9 @@ typedef struct sw_pool {
     uint32_t nworkers;
     const char *name[SW_MAX_WORKERS];       /* for messages: "emu", "cuda:1" */
     void *ud;
-    /* in the worker: open (NULL + message: the worker gives up), one item, close */
-    void *(*open)(void *ud, uint32_t w, char *err, size_t n);
+    /* in the worker: open (NULL + message: the worker gives up; `first`: the
+     * item it runs first), one item, close */
+    void *(*open)(void *ud, uint32_t w, uint32_t first, char *err, size_t n);
     /* false: the worker stops after this line (its device failed) */
     bool (*job)(void *ud, void *ctx, uint32_t w, uint32_t item, rk_buf *line);
     void (*close)(void *ud, void *ctx);
@@ -125,8 +126,9 @@ void sw_build_job(const sw_space *sp, const rk_target *t, const char *kdir, uint
  * kdir already holds is kept); false when it does not build (the run then
  * checks those outputs on the host). */
 bool sw_build_checker(const rk_target *t, const char *kdir, rk_scalar type);
-/* A run worker: its device, bound at open. */
-void *sw_run_open(const sw_opts *o, const char *device, char *err, size_t n);
+/* A run worker: its device, bound at open; item `first`'s inputs and
+ * reference are filled on another thread while the device opens. */
+void *sw_run_open(const sw_opts *o, const sw_space *sp, const char *device, uint32_t first, char *err, size_t n);
 /* Runs item's kernel: the emulator builds it in process, a GPU loads the
  * code object the build phase left in DIR/kernels. */
 void sw_run_close(void *ctx);
