@@ -47,7 +47,7 @@ static void conv_chunk(void *ctx, uint64_t chunk, uint64_t lo, uint64_t hi) {
 static rk_status upload_reference(rk_device *dev, sw_devprob *d, const sw_problem *c, uint32_t i) {
     const rk_host_buf *b = &c->p.buf[i];
     rk_scalar type = b->param->type;
-    if (!sw_compare_supported(type) || !b->count || b->count >= INT32_MAX || !c->ref.want[i]) return RK_OK;
+    if (!sw_compare_supported(type) || !b->count || b->count > SW_COMPARE_MAX_N || !c->ref.want[i]) return RK_OK;
     size_t eb = type == RK_S_F32 ? 4 : 2;
     conv_job j = {.type = type, .want = c->ref.want[i], .tol = c->ref.tol[i], .w = malloc(b->count * eb),
                   .t = malloc(b->count * sizeof(float))};

@@ -155,14 +155,15 @@ rk_status sw_problem_get(sw_problem *c, const rk_instance *in, const rk_shape *s
 void sw_problem_free(sw_problem *c);
 
 /* ---- the device check's kernel (cmd_sweep_compare.c) ---------------------------- */
-enum { SW_COMPARE_BLOCK = 256 };
+/* n at most SW_COMPARE_MAX_N: an i32 index that strides past n stays positive */
+enum { SW_COMPARE_BLOCK = 256, SW_COMPARE_MAX_N = (1 << 30) };
 bool sw_compare_supported(rk_scalar t);                  /* f32, f16, bf16 */
 void sw_compare_name(rk_scalar t, char *buf, size_t n);  /* "rk_sweep_compare_bf16" */
 /* The tolerance the kernel reads for a host tolerance: a float a little under it. */
 float sw_compare_tol(double tol);
 /* got, want (the reference rounded to t), tol (f32), res (i32[3]: bad count,
  * first bad index, largest difference's f32 bits; the caller sets 0,
- * INT32_MAX, 0), n (< 2^31). NULL with the message on failure. */
+ * INT32_MAX, 0), n (<= SW_COMPARE_MAX_N). NULL with the message on failure. */
 rk_kernel *sw_compare_kernel(rk_scalar t, const rk_target *tg);
 void sw_compare_grid(uint64_t n, uint32_t grid[3], uint32_t block[3]);
 
@@ -187,7 +188,7 @@ typedef struct sw_devprob {
 rk_status sw_dev_stage(rk_device *dev, sw_devprob *d, const sw_problem *c, bool *fresh);
 /* Every output compared on the device (chk by scalar type); *ran false (out
  * untouched) when an output has no device check (its type, a compare kernel
- * that did not load, 2^31 elements or more). */
+ * that did not load, over SW_COMPARE_MAX_N elements). */
 rk_status sw_dev_check(rk_device *dev, const sw_devprob *d, const rk_problem *p, sw_checker *chk,
                        rk_problem_diff *out, bool *ran);
 /* The outputs into the host problem's buffers, for the host check. */
