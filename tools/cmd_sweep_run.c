@@ -162,16 +162,7 @@ static uint32_t count_gpus(const char **kind) {
     for (uint32_t k = 0; k < 2; k++) {
         fflush(NULL);
         pid_t pid = fork();
-        if (pid == 0) {
-            uint32_t n = 0;
-            for (char which[32]; n < SW_MAX_WORKERS; n++) {
-                rk_device *d = NULL;
-                snprintf(which, sizeof which, "%s:%u", kinds[k], n);
-                if (rk_device_open(which, &d)) break;
-                rk_device_close(d);
-            }
-            _exit((int)n);
-        }
+        if (pid == 0) _exit((int)sw_gpu_count(kinds[k]));
         int status = 0;
         if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status)) continue;
         if (WEXITSTATUS(status)) { *kind = kinds[k]; return (uint32_t)WEXITSTATUS(status); }

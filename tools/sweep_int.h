@@ -222,6 +222,10 @@ uint32_t sw_best_per_shape(const sw_records *r, const rk_json **best, char shape
 /* The sweep manifest DIR/sweep.json. */
 bool sw_write_manifest(const sw_opts *o, const sw_space *sp, const sw_records *r, const char *devices);
 
+/* The GPUs the "cuda" or "hip" driver counts (0: none, or no driver); in a
+ * child process only (cmd_sweep_gpus.c). */
+uint32_t sw_gpu_count(const char *kind);
+
 /* ---- the sweep (cmd_sweep_run.c), report, Slurm ---------------------------------- */
 /* Run the sweep of o into o->out; exit status (0 ok, 1 failures, 2 misuse). */
 int sw_sweep(sw_opts *o);
