@@ -208,6 +208,7 @@ typedef struct run_ctx {
     sw_devprob dprob;                  /* the same on the device, restaged for each config */
     sw_checker chk[RK_S__COUNT];       /* the device check's kernels, by output type, loaded when first needed */
     bool chk_off;                      /* the device check disagreed with the host's: host checks only */
+    sw_timer timer;                    /* the timing's stream and events */
     uint32_t pre_item;                 /* the item whose problem was filled while the device opened */
     double pre_ms;
     const char *fault;                 /* $ROCKE_SWEEP_FAULT: the key whose checked launch is skipped */
@@ -278,6 +279,7 @@ void *sw_run_open(const sw_opts *o, const sw_space *sp, const char *device, uint
 void sw_run_close(void *ctx) {
     run_ctx *c = ctx;
     sw_dev_free(c->dev, &c->dprob);
+    sw_timer_free(&c->timer);
     for (uint32_t t = 0; t < RK_S__COUNT; t++) {
         if (c->chk[t].mod) rk_module_unload(c->chk[t].mod);
         rk_kernel_free(c->chk[t].k);
@@ -410,7 +412,9 @@ bool sw_run_job(void *ctx, const sw_opts *o, const sw_space *sp, uint32_t w, uin
     rk_function *fn = NULL;
     run_args *b = calloc(1, sizeof *b);
     rk_problem_diff diff = {0}, ddiff = {0};
-    rk_time_result tr = {0};
+    sw_times tr = {0};
+    sw_timing tim = {.warmup = to.warmup, .iters = to.iters, .min_iters = o->min_iters ? o->min_iters : 10,
+                     .stable = o->stable};
     /* every config of a shape gets the same inputs (seed + shape), so one reference serves them all */
     uint64_t seed = o->seed + it->shape;
     bool reused = false, fresh = false, dev_ran = false, host = false, have_p = false;
@@ -450,7 +454,7 @@ bool sw_run_job(void *ctx, const sw_opts *o, const sw_space *sp, uint32_t w, uin
                 o->cmd, it->key, diff.first_bad);
     }
     check_ms = since(&t);
-    if (!st) st = rk_time_launches(c->dev, launch_kernel, &l, &to, &tr);
+    if (!st) st = sw_time(&c->timer, c->dev, launch_kernel, &l, &tim, &tr);
     time_ms = since(&t);
     rk_json *r = sw_record_new(sp, o, it);
     rk_json_set(r, "status", rk_json_str(st ? "failed" : diff.bad ? "wrong" : "ok"));
@@ -468,12 +472,16 @@ bool sw_run_job(void *ctx, const sw_opts *o, const sw_space *sp, uint32_t w, uin
         rk_json_set(r, "gbps", rk_json_num(gbps));
         rk_json_set(r, "copy_gbps", rk_json_num(c->copy_gbps[it->shape]));
         rk_json_set(r, "of_copy", rk_json_num(c->copy_gbps[it->shape] > 0 ? gbps / c->copy_gbps[it->shape] : 0));
-        rk_json_set(r, "clock", rk_json_str(rk_clock_name(tr.clock)));
+        rk_json_set(r, "clock", rk_json_str(rk_clock_name(emu ? RK_CLOCK_HOST_EMULATOR : RK_CLOCK_GPU_EVENTS)));
         /* what the timing was: its launches and the sum of the timed runs */
         rk_json_set(r, "warmup", rk_json_int(to.warmup));
         rk_json_set(r, "iters", rk_json_int(tr.samples));
         rk_json_set(r, "launches", rk_json_int(1 + (int64_t)to.warmup + tr.samples));
-        rk_json_set(r, "timed_ms", rk_json_num(tr.mean_ms * tr.samples));
+        rk_json_set(r, "timed_ms", rk_json_num(tr.sum_ms));
+        if (o->stable > 0) {   /* --stable: the rounds it took, and whether the median settled */
+            rk_json_set(r, "rounds", rk_json_int(tr.rounds));
+            rk_json_set(r, "settled", rk_json_bool(tr.settled));
+        }
     }
     /* the host side of verifying: inputs + reference (or re-aiming the held ones), then the comparison */
     rk_json_set(r, "reference", rk_json_str(reused ? "reused" : have_p ? "computed" : "none"));

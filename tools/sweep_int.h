@@ -27,6 +27,8 @@ typedef struct sw_opts {
     uint32_t jobs, warmup, iters, shards, gpus_per_task;
     uint32_t shard_i, shard_n;    /* --shard i/n (n = 0: none) */
     uint64_t seed;
+    double stable;                /* --stable: timing stops once a round moves the median by at most this */
+    uint32_t min_iters;           /* --min-iters: a round's runs */
     bool slurm, wait, quiet;
     bool build_only;              /* compile into DIR/kernels and stop (a machine without LLVM runs them) */
     bool heuristic;               /* add the heuristic's own choice per shape as a config (key heuristic@SHAPE) */
@@ -153,6 +155,26 @@ typedef struct sw_problem {
 rk_status sw_problem_get(sw_problem *c, const rk_instance *in, const rk_shape *s, uint32_t shape, uint64_t seed,
                          bool *reused, double *ms);
 void sw_problem_free(sw_problem *c);
+
+/* ---- an item's timed launches (cmd_sweep_timing.c) -------------------------------- */
+typedef struct sw_timer {         /* a worker's stream and events, kept for every item */
+    rk_stream *s;
+    rk_event **ev;
+    uint32_t nev;
+    double *ms, *sorted;
+} sw_timer;
+typedef struct sw_timing {
+    uint32_t warmup, iters;       /* iters: the runs, or with stable > 0 the most */
+    uint32_t min_iters;           /* with stable > 0: a round's runs */
+    double stable;
+} sw_timing;
+typedef struct sw_times {
+    double median_ms, min_ms, mean_ms, sum_ms;   /* over the timed runs */
+    uint32_t samples, rounds;
+    bool settled;                 /* stable > 0 and a round left the median within it */
+} sw_times;
+rk_status sw_time(sw_timer *t, rk_device *dev, rk_work_fn fn, void *ud, const sw_timing *o, sw_times *out);
+void sw_timer_free(sw_timer *t);
 
 /* ---- the device check's kernel (cmd_sweep_compare.c) ---------------------------- */
 /* n at most SW_COMPARE_MAX_N: an i32 index that strides past n stays positive */

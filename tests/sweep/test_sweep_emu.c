@@ -195,6 +195,8 @@ static void test_bad_input(void **state) {
         {"--shapes-file none.txt", 2, "--shapes-file"},
         {"--shapes 4,100 --wait", 2, "go with --slurm"},
         {"--shapes 4,100 --knob fuse", 2, "unknown knob 'fuse'"},
+        {"--shapes 4,100 --stable 2", 2, "--stable '2' is out of range (legal: 0..1)"},
+        {"--shapes 4,100 --min-iters 0", 2, "--min-iters"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         rk_test_run r = sweep_sh(dir, SWEEP_ROCKE " sweep softmax --target sm_90 %s -o bad", cases[i].args);

@@ -8,7 +8,8 @@
  * several workers compute at most one reference per shape each; a shape's
  * first config is checked on the host and the device, the others on the
  * device (a mismatch there goes to the host, whose message names the
- * element); the records say where each item's time went. */
+ * element); the records say where each item's time went, and with --stable
+ * how many rounds the timing took. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -194,6 +195,24 @@ static void test_records_carry_the_timing(void **state) {
         }
         assert_true(sweep_num(rec[i], "time_ms") >= timed);   /* the timing's wall holds its runs */
         assert_true(sweep_num(rec[i], "job_ms") >= parts);
+    }
+    sweep_records_free(rec);
+    /* --stable: rounds of --min-iters until the median settles, at most --iters */
+    r = sweep_sh(dir, SWEEP_ROCKE " sweep softmax --target sm_90 --shapes %s %s --warmup 1 --iters 12 --stable 0.2 "
+                 "--min-iters 3 --devices emu -j 2 -o stable", shapes, space);
+    if (r.rc) fprintf(stderr, "%s%s", r.out, r.err);
+    assert_int_equal(r.rc, 0);
+    rk_test_run_free(&r);
+    rec = sweep_records(dir, "stable", &n);
+    assert_int_equal(n, 8);
+    for (uint32_t i = 0; i < n; i++) {
+        int iters = (int)sweep_num(rec[i], "iters"), rounds = (int)sweep_num(rec[i], "rounds");
+        bool settled = rk_json_get(rec[i], "settled")->b;
+        assert_int_equal(iters, 3 * rounds);
+        assert_true(iters >= 3 && iters <= 12);
+        if (settled) assert_true(rounds >= 2);   /* a round is compared with the one before */
+        else assert_int_equal(iters, 12);         /* never settled: all of them */
+        assert_int_equal((int)sweep_num(rec[i], "launches"), 2 + iters);
     }
     sweep_records_free(rec);
 }
