@@ -448,7 +448,7 @@ bool sw_run_job(void *ctx, const sw_opts *o, const sw_space *sp, uint32_t w, uin
         st = rk_problem_check_ref(&c->prob.p, &c->prob.ref, &diff);
     if (!st && !host) diff = ddiff;
     if (!st && host && dev_ran && !ddiff.bad && diff.bad) {
-        /* the device passed what the host did not: trust neither again on this worker */
+        /* the device passed what the host did not: this worker checks on the host from now on */
         c->chk_off = true;
         fprintf(stderr, "\nrocke %s: the device check passed %s, the host check did not (%s): host checks only\n",
                 o->cmd, it->key, diff.first_bad);
