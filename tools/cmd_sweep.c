@@ -43,6 +43,11 @@ void sw_opts_table(sw_opts *o, cli_opt *opts, uint32_t max) {
          .help = "untimed launches before timing (default 5; 1 on the emulator)"},
         {.name = "--iters", .kind = CLI_U32, .dst = &o->iters, .meta = "N",
          .help = "timed launches (default 20; 1 on the emulator)"},
+        {.name = "--stable", .kind = CLI_DOUBLE, .dst = &o->stable, .meta = "R", .ranged = true, .dlo = 0, .dhi = 1,
+         .help = "stop timing once a round of --min-iters runs moves the median of all runs\n"
+                 "by at most R (0.01: 1%); --iters is then the most (default 0: --iters runs)"},
+        {.name = "--min-iters", .kind = CLI_U32, .dst = &o->min_iters, .meta = "N", .ranged = true, .lo = 1,
+         .hi = 1u << 20, .help = "with --stable: the runs of a round, so the fewest timed (default 10)"},
         {.name = "--seed", .kind = CLI_U64, .dst = &o->seed, .meta = "S", .help = "input seed (shape i uses S + i)"},
         {.name = "--build-only", .kind = CLI_FLAG, .dst = &o->build_only,
          .help = "compile every kernel into DIR/kernels and stop: the same command on a\n"
@@ -111,7 +116,7 @@ int cmd_sweep(int argc, char **argv) {
     if (argc >= 2 && !strcmp(argv[1], "report")) return sw_report(argc, argv);
     if (argc >= 2 && !strcmp(argv[1], "merge")) return sw_merge(argc, argv);
     sw_opts o = {0};
-    cli_opt opts[32];
+    cli_opt opts[40];
     int prc = sw_parse("sweep", about, argc, argv, &o, opts, RK_COUNTOF(opts), NULL, NULL);
     if (prc >= 0) return prc;
     return sw_sweep(&o);

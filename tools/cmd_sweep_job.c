@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -77,14 +78,12 @@ static rk_json *prebuilt(const char *kdir, const char *kernel) {
     return j;
 }
 
-/* Compile, write the artifact and its build record; NULL with the message on failure. */
-static rk_json *compile_into(const rk_instance *in, const rk_target *t, const char *kdir, double t0) {
-    rk_kernel *k = NULL;
+/* Compile k, write the artifact and its build record; NULL with the message on failure. */
+static rk_json *compile_kernel_into(const rk_kernel *k, const rk_target *t, const char *kdir, double t0) {
     rk_artifact *a = NULL;
     rk_compile_options co;
     int32_t regs = -1, spills = -1;
-    rk_status st = rk_instance_build(in, t, &k);
-    if (!st) st = rk_compile_options_default(t, &co);
+    rk_status st = rk_compile_options_default(t, &co);
     if (!st) st = rk_compile(k, t, &co, &a);
     rk_json *j = NULL;
     char bin[300], path[4400];
@@ -122,8 +121,27 @@ static rk_json *compile_into(const rk_instance *in, const rk_target *t, const ch
         rk_string_free(text);
     }
     rk_artifact_free(a);
+    return j;
+}
+
+static rk_json *compile_into(const rk_instance *in, const rk_target *t, const char *kdir, double t0) {
+    rk_kernel *k = NULL;
+    rk_json *j = rk_instance_build(in, t, &k) ? NULL : compile_kernel_into(k, t, kdir, t0);
     rk_kernel_free(k);
     return j;
+}
+
+bool sw_build_checker(const rk_target *t, const char *kdir, rk_scalar type) {
+    char name[64];
+    sw_compare_name(type, name, sizeof name);
+    rk_json *j = prebuilt(kdir, name);
+    if (!j) {
+        rk_kernel *k = sw_compare_kernel(type, t);
+        j = k ? compile_kernel_into(k, t, kdir, now_ms()) : NULL;
+        rk_kernel_free(k);
+    }
+    rk_json_free(j);
+    return j != NULL;
 }
 
 void sw_build_job(const sw_space *sp, const rk_target *t, const char *kdir, uint32_t item, rk_buf *line) {
@@ -187,6 +205,12 @@ typedef struct run_ctx {
     char device[160], driver[160];
     double copy_gbps[SW_MAX_SHAPES];   /* per shape, measured once */
     sw_problem prob;                   /* the inputs and reference of the shape in hand */
+    sw_devprob dprob;                  /* the same on the device, restaged for each config */
+    sw_checker chk[RK_S__COUNT];       /* the device check's kernels, by output type, loaded when first needed */
+    bool chk_off;                      /* the device check disagreed with the host's: host checks only */
+    sw_timer timer;                    /* the timing's stream and events */
+    uint32_t pre_item;                 /* the item whose problem was filled while the device opened */
+    double pre_ms;
     const char *fault;                 /* $ROCKE_SWEEP_FAULT: the key whose checked launch is skipped */
 } run_ctx;
 
@@ -201,12 +225,38 @@ static bool device_runs(const char *dev, const char *built) {
     return b / 10 == d / 10 && b <= d;
 }
 
-void *sw_run_open(const sw_opts *o, const char *device, char *err, size_t n) {
+typedef struct prefetch {
+    run_ctx *c;
+    const sw_opts *o;
+    const sw_item *it;
+    const rk_shape *s;
+} prefetch;
+
+static void *prefetch_main(void *arg) {
+    prefetch *f = arg;
+    bool reused;
+    const sw_item *it = f->it;
+    /* a failure leaves no problem held: the item's job fills it again and reports why */
+    (void)sw_problem_get(&f->c->prob, &it->in, f->s, it->shape, f->o->seed + it->shape, &reused, &f->c->pre_ms);
+    return NULL;
+}
+
+void *sw_run_open(const sw_opts *o, const sw_space *sp, const char *device, uint32_t first, char *err, size_t n) {
     run_ctx *c = calloc(1, sizeof *c);
     if (!c) return NULL;
+    c->pre_item = UINT32_MAX;
+    /* the first item's host inputs and reference while the driver starts (both take a few hundred ms) */
+    prefetch f = {.c = c, .o = o, .it = first < sp->nitems ? &sp->items[first] : NULL,
+                  .s = first < sp->nitems ? &sp->shape[sp->items[first].shape] : NULL};
+    pthread_t th;
+    bool threaded = f.it && !pthread_create(&th, NULL, prefetch_main, &f);
     rk_device_opts d = {.which = device, .quiet = true, .emu_target = o->t->name};
-    if (rk_device_open_opts(&d, &c->dev)) {
-        snprintf(err, n, "%s", rk_error_message());
+    rk_status st = rk_device_open_opts(&d, &c->dev);
+    if (st) snprintf(err, n, "%s", rk_error_message());
+    if (threaded) pthread_join(th, NULL);
+    if (threaded && c->prob.have) c->pre_item = first;
+    if (st) {
+        sw_problem_free(&c->prob);
         free(c);
         return NULL;
     }
@@ -215,6 +265,7 @@ void *sw_run_open(const sw_opts *o, const char *device, char *err, size_t n) {
         snprintf(err, n, "device %s runs target %s, the sweep builds for %s (--target %s)", rk_device_name(c->dev),
                  dt && *dt ? dt : "unknown", o->t->name, dt && *dt ? dt : "T");
         rk_device_close(c->dev);
+        sw_problem_free(&c->prob);
         free(c);
         return NULL;
     }
@@ -227,6 +278,12 @@ void *sw_run_open(const sw_opts *o, const char *device, char *err, size_t n) {
 
 void sw_run_close(void *ctx) {
     run_ctx *c = ctx;
+    sw_dev_free(c->dev, &c->dprob);
+    sw_timer_free(&c->timer);
+    for (uint32_t t = 0; t < RK_S__COUNT; t++) {
+        if (c->chk[t].mod) rk_module_unload(c->chk[t].mod);
+        rk_kernel_free(c->chk[t].k);
+    }
     sw_problem_free(&c->prob);
     rk_device_close(c->dev);
     free(c);
@@ -264,50 +321,37 @@ static double copy_gbps(run_ctx *c, const rk_time_opts *to, double bytes) {
     return g;
 }
 
-typedef struct run_bufs {
-    rk_problem *p;                 /* the worker's, shared by the configs of a shape */
+typedef struct run_args {
     rk_devptr d[RK_KSIG_MAX];
     rk_scalar_value sv[RK_KSIG_MAX];
     unsigned char maps[RK_KSIG_MAX][RK_TENSORMAP_BYTES];
     void *args[RK_KSIG_MAX];
-} run_bufs;
+} run_args;
 
-/* Inputs to the device, scalars and tensor maps into args. */
-static rk_status stage_args(rk_device *dev, run_bufs *b) {
+/* The held device buffers, scalars and tensor maps into args. */
+static rk_status stage_args(rk_device *dev, const rk_problem *p, const sw_devprob *dp, run_args *b) {
     static const rk_tensormap_swizzle swz[] = {RK_TENSORMAP_SWIZZLE_NONE, RK_TENSORMAP_SWIZZLE_32B,
                                                RK_TENSORMAP_SWIZZLE_64B, RK_TENSORMAP_SWIZZLE_128B};
-    for (uint32_t i = 0; i < b->p->sig.n; i++) {
-        const rk_kparam *kp = &b->p->sig.p[i];
-        rk_status st = RK_OK;
+    for (uint32_t i = 0; i < p->sig.n; i++) {
+        const rk_kparam *kp = &p->sig.p[i];
         if (kp->ptr) {
-            st = rk_mem_alloc(dev, b->p->buf[i].bytes, &b->d[i]);
-            if (!st) st = rk_mem_copy_htod(dev, b->d[i], b->p->buf[i].data, b->p->buf[i].bytes);
+            b->d[i] = dp->d[i];
             b->args[i] = &b->d[i];
         } else if (kp->role != RK_KP_TENSORMAP) {
-            st = rk_problem_scalar(b->p, i, &b->sv[i]);
+            rk_status st = rk_problem_scalar(p, i, &b->sv[i]);
+            if (st) return st;
             b->args[i] = &b->sv[i];
         }
-        if (st) return st;
     }
-    for (uint32_t i = 0; i < b->p->sig.n; i++) {   /* maps last: they need their buffer's address */
+    for (uint32_t i = 0; i < p->sig.n; i++) {   /* maps last: they need their buffer's address */
         rk_problem_tmap m;
-        if (b->p->sig.p[i].role != RK_KP_TENSORMAP) continue;
-        rk_status st = rk_problem_tensormap(b->p, i, &m);
+        if (p->sig.p[i].role != RK_KP_TENSORMAP) continue;
+        rk_status st = rk_problem_tensormap(p, i, &m);
         uint32_t sw = m.swizzle_bytes >= 128 ? 3 : m.swizzle_bytes / 32;
         if (!st) st = rk_tensormap_encode_2d(dev, b->d[m.buf], m.elem, m.rows, m.cols, m.row_stride_bytes, m.box_rows,
                                              m.box_cols, swz[sw > 3 ? 3 : sw], b->maps[i]);
         if (st) return st;
         b->args[i] = b->maps[i];
-    }
-    return RK_OK;
-}
-
-static rk_status fetch_outputs(rk_device *dev, run_bufs *b) {
-    for (uint32_t i = 0; i < b->p->sig.n; i++) {
-        rk_kparam_role role = b->p->sig.p[i].role;
-        if (role != RK_KP_OUT && role != RK_KP_ACCUM && role != RK_KP_INOUT) continue;
-        rk_status st = rk_mem_copy_dtoh(dev, b->p->buf[i].data, b->d[i], b->p->buf[i].bytes);
-        if (st) return st;
     }
     return RK_OK;
 }
@@ -336,6 +380,26 @@ static rk_status load_module(run_ctx *c, const sw_opts *o, const rk_kernel *k, r
     return st;
 }
 
+/* The compare kernels of the problem's output types, loaded once per worker
+ * (built here for the emulator, the build phase's code object on a GPU); one
+ * that does not load leaves its outputs to the host check. */
+static void load_checkers(run_ctx *c, const sw_opts *o, const rk_problem *p) {
+    for (uint32_t i = 0; i < p->sig.n; i++) {
+        rk_scalar t = p->sig.p[i].type;
+        sw_checker *h = &c->chk[t];
+        if (!p->sig.p[i].ptr || h->tried || !sw_compare_supported(t)) continue;
+        h->tried = true;
+        h->k = sw_compare_kernel(t, o->t);
+        h->ok = h->k && !load_module(c, o, h->k, &h->mod) && !rk_module_function(h->mod, rk_kernel_name(h->k), &h->fn);
+    }
+}
+
+static double since(double *t) {
+    double now = now_ms(), d = now - *t;
+    *t = now;
+    return d;
+}
+
 bool sw_run_job(void *ctx, const sw_opts *o, const sw_space *sp, uint32_t w, uint32_t item, rk_buf *line) {
     run_ctx *c = ctx;
     const sw_item *it = &sp->items[item];
@@ -346,30 +410,52 @@ bool sw_run_job(void *ctx, const sw_opts *o, const sw_space *sp, uint32_t w, uin
     rk_kernel *k = NULL;
     rk_module *mod = NULL;
     rk_function *fn = NULL;
-    run_bufs *b = calloc(1, sizeof *b);
-    rk_problem_diff diff = {0};
-    rk_time_result tr = {0};
+    run_args *b = calloc(1, sizeof *b);
+    rk_problem_diff diff = {0}, ddiff = {0};
+    sw_times tr = {0};
+    sw_timing tim = {.warmup = to.warmup, .iters = to.iters, .min_iters = o->min_iters ? o->min_iters : 10,
+                     .stable = o->stable};
     /* every config of a shape gets the same inputs (seed + shape), so one reference serves them all */
     uint64_t seed = o->seed + it->shape;
-    bool reused = false;
-    double prep_ms = 0, check_ms = 0;
+    bool reused = false, fresh = false, dev_ran = false, host = false, have_p = false;
+    double t = now_ms(), t_job = t, prep_ms = 0, load_ms = 0, stage_ms = 0, check_ms = 0, time_ms = 0;
     rk_status st = b ? rk_instance_build(&it->in, o->t, &k) : RK_ERR_NOMEM;
     if (!st) st = load_module(c, o, k, &mod);
     if (!st) st = rk_module_function(mod, it->kernel, &fn);
-    if (!st) st = sw_problem_get(&c->prob, &it->in, s, it->shape, seed, &reused, &prep_ms);
-    if (!st) b->p = &c->prob.p;
-    if (!st) st = stage_args(c->dev, b);
+    load_ms = since(&t);
+    if (!st && c->pre_item == item) prep_ms = c->pre_ms;   /* filled while the device opened */
+    else if (!st) st = sw_problem_get(&c->prob, &it->in, s, it->shape, seed, &reused, &prep_ms);
+    c->pre_item = UINT32_MAX;
+    have_p = !st;
+    since(&t);
+    if (!st) load_checkers(c, o, &c->prob.p);
+    if (!st) st = sw_dev_stage(c->dev, &c->dprob, &c->prob, &fresh);
+    if (!st) st = stage_args(c->dev, &c->prob.p, &c->dprob, b);
+    stage_ms = since(&t);
     launch_ud l = {.fn = fn, .args = b ? b->args : NULL};
     if (!st) rk_instance_grid(&it->in, s, l.grid, l.block);
     /* fault injection for tests: this item's outputs stay as staged (zeros), as a kernel writing nothing */
     bool skip = c->fault && !strcmp(c->fault, it->key);
     if (!st && !skip) st = launch_kernel(&l, NULL);
     if (!st) st = rk_device_synchronize(c->dev);
-    if (!st) st = fetch_outputs(c->dev, b);
-    double t0 = now_ms();
-    if (!st) st = rk_problem_check_ref(b->p, &c->prob.ref, &diff);
-    check_ms = now_ms() - t0;
-    if (!st) st = rk_time_launches(c->dev, launch_kernel, &l, &to, &tr);
+    since(&t);
+    /* the device check; the host's where it cannot run, where it finds a
+     * mismatch (the message names the element) and for a shape's first
+     * config on this worker, which so checks the check */
+    if (!st && !c->chk_off) st = sw_dev_check(c->dev, &c->dprob, &c->prob.p, c->chk, &ddiff, &dev_ran);
+    host = !st && (!dev_ran || fresh || ddiff.bad);
+    if (host && !(st = sw_dev_fetch(c->dev, &c->dprob, &c->prob.p)))
+        st = rk_problem_check_ref(&c->prob.p, &c->prob.ref, &diff);
+    if (!st && !host) diff = ddiff;
+    if (!st && host && dev_ran && !ddiff.bad && diff.bad) {
+        /* the device passed what the host did not: this worker checks on the host from now on */
+        c->chk_off = true;
+        fprintf(stderr, "\nrocke %s: the device check passed %s, the host check did not (%s): host checks only\n",
+                o->cmd, it->key, diff.first_bad);
+    }
+    check_ms = since(&t);
+    if (!st) st = sw_time(&c->timer, c->dev, launch_kernel, &l, &tim, &tr);
+    time_ms = since(&t);
     rk_json *r = sw_record_new(sp, o, it);
     rk_json_set(r, "status", rk_json_str(st ? "failed" : diff.bad ? "wrong" : "ok"));
     rk_json_set(r, "error", rk_json_str(st ? rk_error_message() : diff.bad ? diff.first_bad : ""));
@@ -386,24 +472,39 @@ bool sw_run_job(void *ctx, const sw_opts *o, const sw_space *sp, uint32_t w, uin
         rk_json_set(r, "gbps", rk_json_num(gbps));
         rk_json_set(r, "copy_gbps", rk_json_num(c->copy_gbps[it->shape]));
         rk_json_set(r, "of_copy", rk_json_num(c->copy_gbps[it->shape] > 0 ? gbps / c->copy_gbps[it->shape] : 0));
-        rk_json_set(r, "clock", rk_json_str(rk_clock_name(tr.clock)));
+        rk_json_set(r, "clock", rk_json_str(rk_clock_name(emu ? RK_CLOCK_HOST_EMULATOR : RK_CLOCK_GPU_EVENTS)));
+        /* what the timing was: its launches and the sum of the timed runs */
+        rk_json_set(r, "warmup", rk_json_int(to.warmup));
+        rk_json_set(r, "iters", rk_json_int(tr.samples));
+        rk_json_set(r, "launches", rk_json_int(1 + (int64_t)to.warmup + tr.samples));
+        rk_json_set(r, "timed_ms", rk_json_num(tr.sum_ms));
+        if (o->stable > 0) {   /* --stable: the rounds it took, and whether the median settled */
+            rk_json_set(r, "rounds", rk_json_int(tr.rounds));
+            rk_json_set(r, "settled", rk_json_bool(tr.settled));
+        }
     }
-    /* the host side of verifying: inputs + reference (or re-staging the held ones), then the comparison */
-    rk_json_set(r, "reference", rk_json_str(reused ? "reused" : b && b->p ? "computed" : "none"));
+    /* the host side of verifying: inputs + reference (or re-aiming the held ones), then the comparison */
+    rk_json_set(r, "reference", rk_json_str(reused ? "reused" : have_p ? "computed" : "none"));
+    rk_json_set(r, "check", rk_json_str(st ? "none" : !host ? "device" : dev_ran ? "both" : "host"));
     rk_json_set(r, "inputs_ms", rk_json_num(prep_ms));
     rk_json_set(r, "check_ms", rk_json_num(check_ms));
+    /* where the rest of the item's wall time went */
+    rk_json_set(r, "load_ms", rk_json_num(load_ms));
+    rk_json_set(r, "stage_ms", rk_json_num(stage_ms));
+    rk_json_set(r, "time_ms", rk_json_num(time_ms));
     rk_json_set(r, "device", rk_json_str(c->device));
     rk_json_set(r, "driver", rk_json_str(c->driver));
     rk_json_set(r, "worker", rk_json_int(w));
     rk_json_set(r, "seed", rk_json_int((int64_t)seed));
+    rk_json_set(r, "job_ms", rk_json_num(now_ms() - t_job));
+    /* when, in seconds since the sweep began (the monotonic clock is the parent's too) */
+    rk_json_set(r, "start_s", rk_json_num(t_job / 1e3 - o->t0));
+    rk_json_set(r, "end_s", rk_json_num(now_ms() / 1e3 - o->t0));
     char *text = rk_json_write(r, false);
     rk_buf_puts(line, text ? text : "{}");
     rk_string_free(text);
     rk_json_free(r);
-    if (b) {
-        for (uint32_t i = 0; i < RK_KSIG_MAX; i++) rk_mem_free(c->dev, b->d[i]);
-        free(b);
-    }
+    free(b);
     if (mod) rk_module_unload(mod);
     rk_kernel_free(k);
     /* a device that failed (lost, reset) runs nothing more: the others go on */

@@ -35,19 +35,23 @@ static bool write_all(int fd, const char *s, size_t n) {
 }
 
 static _Noreturn void child_main(sw_pool *p, uint32_t w, int in, int out) {
+    FILE *f = fdopen(in, "r");
+    char req[64];
+    /* the first item before opening: the worker may prepare its host side
+     * while the device opens; no item, nothing to open */
+    bool have = f && fgets(req, sizeof req, f);
+    if (!have) _exit(0);
     char err[512] = "";
-    void *ctx = p->open(p->ud, w, err, sizeof err);
+    void *ctx = p->open(p->ud, w, (uint32_t)strtoul(req, NULL, 10), err, sizeof err);
     if (!ctx) {
         char line[600];
         int n = snprintf(line, sizeof line, "!\t%s\n", err[0] ? err : "could not start");
         write_all(out, line, (size_t)n);
         _exit(3);
     }
-    FILE *f = fdopen(in, "r");
-    char req[64];
     rk_buf line;
     rk_buf_init(&line);
-    while (f && fgets(req, sizeof req, f)) {
+    for (; have; have = fgets(req, sizeof req, f) != NULL) {
         uint32_t item = (uint32_t)strtoul(req, NULL, 10);
         rk_buf_reset(&line);
         rk_buf_printf(&line, "%u\t?\t", item);

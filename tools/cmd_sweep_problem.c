@@ -2,7 +2,8 @@
  * reference of one shape, filled once and checked against every config of
  * that shape the worker runs (the configs compute the same function; their
  * knobs change how, not what). The run queue is in shape order, so one held
- * problem is enough. Layer: tools. */
+ * problem is enough; its device copy (cmd_sweep_device.c) is restaged
+ * for each config, so the host outputs are not. Layer: tools. */
 #include <string.h>
 #include <time.h>
 
@@ -25,7 +26,7 @@ void sw_problem_free(sw_problem *c) {
 rk_status sw_problem_get(sw_problem *c, const rk_instance *in, const rk_shape *s, uint32_t shape, uint64_t seed,
                          bool *reused, double *ms) {
     double t0 = now_ms();
-    *reused = c->have && c->shape == shape && c->seed == seed && !rk_problem_retarget(&c->p, in);
+    *reused = c->have && c->shape == shape && c->seed == seed && !rk_problem_reaim(&c->p, in);
     if (*reused) {
         *ms = now_ms() - t0;
         return RK_OK;
@@ -41,6 +42,7 @@ rk_status sw_problem_get(sw_problem *c, const rk_instance *in, const rk_shape *s
     c->shape = shape;
     c->seed = seed;
     c->computed++;
+    c->gen++;
     *ms = now_ms() - t0;
     return RK_OK;
 }

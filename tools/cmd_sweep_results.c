@@ -217,6 +217,13 @@ bool sw_write_manifest(const sw_opts *o, const sw_space *sp, const sw_records *r
     rk_json_set(m, "command", argv);
     rk_json_set(m, "devices", rk_json_str(devices));
     rk_json_set(m, "jobs", rk_json_int(o->jobs));
+    if (o->t0 > 0) {   /* where this run's wall time went: before the build phase, in it, in the run phase */
+        rk_json *ph = rk_json_object();
+        rk_json_set(ph, "setup", rk_json_num(o->setup_s));
+        rk_json_set(ph, "build", rk_json_num(o->build_s));
+        rk_json_set(ph, "run", rk_json_num(o->run_s));
+        rk_json_set(m, "seconds", ph);
+    }
     if (o->shard_n) {
         snprintf(v, sizeof v, "%u/%u", o->shard_i, o->shard_n);
         rk_json_set(m, "shard", rk_json_str(v));

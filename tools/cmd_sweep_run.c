@@ -52,8 +52,8 @@ static void plain(sweep *s, const char *fmt, const char *a, const char *b, const
 }
 
 /* ---- build phase --------------------------------------------------------------- */
-static void *build_open(void *ud, uint32_t w, char *err, size_t n) {
-    (void)w; (void)err; (void)n;
+static void *build_open(void *ud, uint32_t w, uint32_t first, char *err, size_t n) {
+    (void)w; (void)first; (void)err; (void)n;
     return ud;
 }
 static bool build_job(void *ud, void *ctx, uint32_t w, uint32_t item, rk_buf *line) {
@@ -101,10 +101,31 @@ static void build_lost(void *ud, uint32_t item, const char *why) {
     s->built++;
 }
 
+/* The device check's kernels, one per output type of the kernels built (a
+ * GPU run loads them from DIR/kernels; the emulator builds them itself). */
+static void build_checkers(sweep *s, const uint32_t *builds, uint32_t nb) {
+    bool want[RK_S__COUNT] = {false};
+    for (uint32_t i = 0; i < nb; i++) {
+        rk_ksig sig;
+        if (rk_instance_signature(&s->sp.items[builds[i]].in, &sig)) continue;
+        for (uint32_t p = 0; p < sig.n; p++) {
+            rk_kparam_role r = sig.p[p].role;
+            if (sig.p[p].ptr && (r == RK_KP_OUT || r == RK_KP_ACCUM || r == RK_KP_INOUT)) want[sig.p[p].type] = true;
+        }
+    }
+    for (uint32_t t = 0; t < RK_S__COUNT; t++) {
+        char name[64];
+        if (!want[t] || !sw_compare_supported((rk_scalar)t)) continue;
+        sw_compare_name((rk_scalar)t, name, sizeof name);
+        bool ok = sw_build_checker(s->o->t, s->kdir, (rk_scalar)t);
+        plain(s, "built %s%s%s", name, ok ? "" : ": ", ok ? "" : "failed (those outputs are checked on the host)");
+    }
+}
+
 /* ---- run phase ----------------------------------------------------------------- */
-static void *run_open(void *ud, uint32_t w, char *err, size_t n) {
+static void *run_open(void *ud, uint32_t w, uint32_t first, char *err, size_t n) {
     sweep *s = ud;
-    return sw_run_open(s->o, s->names[w], err, n);
+    return sw_run_open(s->o, &s->sp, s->names[w], first, err, n);
 }
 static bool run_job(void *ud, void *ctx, uint32_t w, uint32_t item, rk_buf *line) {
     sweep *s = ud;
@@ -141,16 +162,7 @@ static uint32_t count_gpus(const char **kind) {
     for (uint32_t k = 0; k < 2; k++) {
         fflush(NULL);
         pid_t pid = fork();
-        if (pid == 0) {
-            uint32_t n = 0;
-            for (char which[32]; n < SW_MAX_WORKERS; n++) {
-                rk_device *d = NULL;
-                snprintf(which, sizeof which, "%s:%u", kinds[k], n);
-                if (rk_device_open(which, &d)) break;
-                rk_device_close(d);
-            }
-            _exit((int)n);
-        }
+        if (pid == 0) _exit((int)sw_gpu_count(kinds[k]));
         int status = 0;
         if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status)) continue;
         if (WEXITSTATUS(status)) { *kind = kinds[k]; return (uint32_t)WEXITSTATUS(status); }
@@ -233,6 +245,7 @@ static void print_pruning(const sweep *s) {
 int sw_sweep(sw_opts *o) {
     /* a sweep measures the heuristic and the swept knobs, never a tuning database */
     unsetenv("ROCKE_TUNING");
+    o->t0 = now_s();
     sweep *s = calloc(1, sizeof *s);
     if (!s) return 1;
     s->o = o;
@@ -274,10 +287,27 @@ int sw_sweep(sw_opts *o) {
     s->t0 = now_s();
     s->nbuild = nb;
     s->nrun = ntodo;   /* items whose kernel fails to build count as run (and failed) */
-    sw_pool bp = {.nworkers = o->jobs < nb ? o->jobs : nb, .ud = s, .open = build_open, .job = build_job,
+    /* kernels an earlier --build-only left are read here, not in forked jobs
+     * (a GPU run of a prepared sweep then starts at once) */
+    uint32_t nfork = 0, *forked = calloc(nb + 1, sizeof *forked);
+    for (uint32_t i = 0; forked && i < nb; i++) {
+        char rec[4400];
+        snprintf(rec, sizeof rec, "%s/%s.build.json", s->kdir, s->sp.items[builds[i]].kernel);
+        if (access(rec, R_OK)) { forked[nfork++] = builds[i]; continue; }
+        rk_buf line;
+        rk_buf_init(&line);
+        sw_build_job(&s->sp, o->t, s->kdir, builds[i], &line);
+        build_done(s, builds[i], 0, line.len ? rk_buf_cstr(&line) : "");
+        rk_buf_free(&line);
+    }
+    sw_pool bp = {.nworkers = o->jobs < nfork ? o->jobs : nfork, .ud = s, .open = build_open, .job = build_job,
                   .close = no_close, .done = build_done, .lost = build_lost, .tick = progress};
     for (uint32_t w = 0; w < bp.nworkers; w++) bp.name[w] = "compile";
-    bool ok = todo && builds && sw_pool_run(&bp, builds, nb, o->cmd);
+    o->setup_s = s->t0 - o->t0;
+    bool ok = todo && builds && forked && sw_pool_run(&bp, forked, nfork, o->cmd);
+    free(forked);
+    if (ok && (o->build_only || strncmp(o->devices, "emu", 3))) build_checkers(s, builds, nb);
+    o->build_s = now_s() - s->t0;
     if (ok && o->build_only) {
         uint32_t bad = 0;
         for (uint32_t i = 0; i < nb; i++) bad += !s->sp.builds[s->sp.items[builds[i]].build].ok;
@@ -304,7 +334,9 @@ int sw_sweep(sw_opts *o) {
     char pids[4200];
     snprintf(pids, sizeof pids, "%s/workers.json", o->out);
     run.pid_file = pids;
+    double run0 = now_s();
     ok = ok && sw_pool_run(&run, todo, nrun, o->cmd);
+    o->run_s = now_s() - run0;
     if (s->tty) fputc('\n', stderr);
     free(todo);
     free(builds);

@@ -41,7 +41,7 @@ int cmd_tune(int argc, char **argv) {
                  "pick at each shape is a candidate too, so tuned is never the slower)"},
         {0},
     };
-    cli_opt opts[32];
+    cli_opt opts[40];
     int prc = sw_parse("tune", about, argc, argv, &o, opts, RK_COUNTOF(opts),
                        "the tuning database to write (tuning.json)", extra);
     if (prc >= 0) return prc;

@@ -9,6 +9,7 @@
 
 #include "rocke/kernels.h"
 #include "rocke/manifest.h"
+#include "rocke/runtime.h"
 #include "rocke/target.h"
 #include "base/base_int.h"
 #include "cli.h"
@@ -26,9 +27,13 @@ typedef struct sw_opts {
     uint32_t jobs, warmup, iters, shards, gpus_per_task;
     uint32_t shard_i, shard_n;    /* --shard i/n (n = 0: none) */
     uint64_t seed;
+    double stable;                /* --stable: timing stops once a round moves the median by at most this */
+    uint32_t min_iters;           /* --min-iters: a round's runs */
     bool slurm, wait, quiet;
     bool build_only;              /* compile into DIR/kernels and stop (a machine without LLVM runs them) */
     bool heuristic;               /* add the heuristic's own choice per shape as a config (key heuristic@SHAPE) */
+    double t0;                    /* CLOCK_MONOTONIC seconds when the sweep began (0: not one) */
+    double setup_s, build_s, run_s;   /* its phases, for the manifest */
     int argc;                     /* the command line, for the Slurm tasks and the manifest */
     char **argv;
 } sw_opts;
@@ -97,8 +102,9 @@ typedef struct sw_pool {
     uint32_t nworkers;
     const char *name[SW_MAX_WORKERS];       /* for messages: "emu", "cuda:1" */
     void *ud;
-    /* in the worker: open (NULL + message: the worker gives up), one item, close */
-    void *(*open)(void *ud, uint32_t w, char *err, size_t n);
+    /* in the worker: open (NULL + message: the worker gives up; `first`: the
+     * item it runs first), one item, close */
+    void *(*open)(void *ud, uint32_t w, uint32_t first, char *err, size_t n);
     /* false: the worker stops after this line (its device failed) */
     bool (*job)(void *ud, void *ctx, uint32_t w, uint32_t item, rk_buf *line);
     void (*close)(void *ud, void *ctx);
@@ -118,8 +124,13 @@ bool sw_pool_run(sw_pool *p, const uint32_t *items, uint32_t n, const char *cmd)
  * spills; one JSON line {"ok", "registers", "spills", "build_ms", "error"}.
  * A kernel kdir already holds is not compiled again. */
 void sw_build_job(const sw_space *sp, const rk_target *t, const char *kdir, uint32_t item, rk_buf *line);
-/* A run worker: its device, bound at open. */
-void *sw_run_open(const sw_opts *o, const char *device, char *err, size_t n);
+/* The device check's kernel for outputs of type t into kdir (a code object
+ * kdir already holds is kept); false when it does not build (the run then
+ * checks those outputs on the host). */
+bool sw_build_checker(const rk_target *t, const char *kdir, rk_scalar type);
+/* A run worker: its device, bound at open; item `first`'s inputs and
+ * reference are filled on another thread while the device opens. */
+void *sw_run_open(const sw_opts *o, const sw_space *sp, const char *device, uint32_t first, char *err, size_t n);
 /* Runs item's kernel: the emulator builds it in process, a GPU loads the
  * code object the build phase left in DIR/kernels. */
 void sw_run_close(void *ctx);
@@ -132,16 +143,79 @@ typedef struct sw_problem {
     bool have;
     uint32_t shape;               /* index into sw_space.shape */
     uint64_t seed;
+    uint64_t gen;                 /* fills so far: what a device copy of it matches */
     rk_problem p;                 /* the inputs, staged for each config */
     rk_problem_ref ref;           /* computed once from them */
     uint32_t computed;            /* references this worker computed */
 } sw_problem;
 /* The problem of an item: the held one when it is of the same shape and
- * seed and rk_problem_retarget takes the instance (*reused), else a fresh
- * fill and its reference. *ms: the host time this took. */
+ * seed and rk_problem_reaim takes the instance (*reused; its host outputs
+ * are left as they are: the device copy is restaged, cmd_sweep_device.c),
+ * else a fresh fill and its reference. *ms: the host time this took. */
 rk_status sw_problem_get(sw_problem *c, const rk_instance *in, const rk_shape *s, uint32_t shape, uint64_t seed,
                          bool *reused, double *ms);
 void sw_problem_free(sw_problem *c);
+
+/* ---- an item's timed launches (cmd_sweep_timing.c) -------------------------------- */
+typedef struct sw_timer {         /* a worker's stream and events, kept for every item */
+    rk_stream *s;
+    rk_event **ev;
+    uint32_t nev;
+    double *ms, *sorted;
+} sw_timer;
+typedef struct sw_timing {
+    uint32_t warmup, iters;       /* iters: the runs, or with stable > 0 the most */
+    uint32_t min_iters;           /* with stable > 0: a round's runs */
+    double stable;
+} sw_timing;
+typedef struct sw_times {
+    double median_ms, min_ms, mean_ms, sum_ms;   /* over the timed runs */
+    uint32_t samples, rounds;
+    bool settled;                 /* stable > 0 and a round left the median within it */
+} sw_times;
+rk_status sw_time(sw_timer *t, rk_device *dev, rk_work_fn fn, void *ud, const sw_timing *o, sw_times *out);
+void sw_timer_free(sw_timer *t);
+
+/* ---- the device check's kernel (cmd_sweep_compare.c) ---------------------------- */
+/* n at most SW_COMPARE_MAX_N: an i32 index that strides past n stays positive */
+enum { SW_COMPARE_BLOCK = 256, SW_COMPARE_MAX_N = (1 << 30) };
+bool sw_compare_supported(rk_scalar t);                  /* f32, f16, bf16 */
+void sw_compare_name(rk_scalar t, char *buf, size_t n);  /* "rk_sweep_compare_bf16" */
+/* The tolerance the kernel reads for a host tolerance: a float a little under it. */
+float sw_compare_tol(double tol);
+/* got, want (the reference rounded to t), tol (f32), res (i32[3]: bad count,
+ * first bad index, largest difference's f32 bits; the caller sets 0,
+ * INT32_MAX, 0), n (<= SW_COMPARE_MAX_N). NULL with the message on failure. */
+rk_kernel *sw_compare_kernel(rk_scalar t, const rk_target *tg);
+void sw_compare_grid(uint64_t n, uint32_t grid[3], uint32_t block[3]);
+
+/* ---- the run worker's problem on its device (cmd_sweep_device.c) ------------------ */
+typedef struct sw_checker {       /* a compare kernel loaded on the worker's device */
+    bool tried, ok;
+    rk_kernel *k;
+    rk_module *mod;
+    rk_function *fn;
+} sw_checker;
+typedef struct sw_devprob {
+    bool have;
+    uint64_t gen;                 /* the sw_problem fill it holds */
+    rk_devptr d[RK_KSIG_MAX];     /* the problem's buffers */
+    rk_devptr init[RK_KSIG_MAX];  /* in-out buffers' first contents */
+    rk_devptr want[RK_KSIG_MAX], tol[RK_KSIG_MAX];   /* outputs checked on the device: the reference */
+    rk_devptr res;
+} sw_devprob;
+/* The held problem on the device: uploaded with the reference for the
+ * device check when c is a new fill (*fresh), else restaged there (outputs,
+ * accumulators and workspaces zeroed, in-out buffers restored). */
+rk_status sw_dev_stage(rk_device *dev, sw_devprob *d, const sw_problem *c, bool *fresh);
+/* Every output compared on the device (chk by scalar type); *ran false (out
+ * untouched) when an output has no device check (its type, a compare kernel
+ * that did not load, over SW_COMPARE_MAX_N elements). */
+rk_status sw_dev_check(rk_device *dev, const sw_devprob *d, const rk_problem *p, sw_checker *chk,
+                       rk_problem_diff *out, bool *ran);
+/* The outputs into the host problem's buffers, for the host check. */
+rk_status sw_dev_fetch(rk_device *dev, const sw_devprob *d, rk_problem *p);
+void sw_dev_free(rk_device *dev, sw_devprob *d);
 
 /* ---- results (cmd_sweep_results.c) ---------------------------------------------- */
 typedef struct sw_records {
@@ -169,6 +243,10 @@ const char *sw_str(const rk_json *j, const char *key);
 uint32_t sw_best_per_shape(const sw_records *r, const rk_json **best, char shapes[][128], uint32_t max);
 /* The sweep manifest DIR/sweep.json. */
 bool sw_write_manifest(const sw_opts *o, const sw_space *sp, const sw_records *r, const char *devices);
+
+/* The GPUs the "cuda" or "hip" driver counts (0: none, or no driver); in a
+ * child process only (cmd_sweep_gpus.c). */
+uint32_t sw_gpu_count(const char *kind);
 
 /* ---- the sweep (cmd_sweep_run.c), report, Slurm ---------------------------------- */
 /* Run the sweep of o into o->out; exit status (0 ok, 1 failures, 2 misuse). */

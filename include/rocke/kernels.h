@@ -643,6 +643,10 @@ rk_status rk_problem_check_ref(const rk_problem *p, const rk_problem_ref *r, rk_
  * derived scalars and input ranges; otherwise RK_ERR_INVALID naming the
  * first difference, p unchanged (fill a fresh one with rk_problem_init). */
 rk_status rk_problem_retarget(rk_problem *p, const rk_instance *in);
+/* rk_problem_retarget leaving the buffers as they are: for a caller that
+ * stages the outputs itself (a sweep keeps them on the device and zeroes
+ * them there); the host outputs then hold whatever the last run left. */
+rk_status rk_problem_reaim(rk_problem *p, const rk_instance *in);
 /* The inputs' contents against the family's rules before a launch (attention
  * decode: every page id a sequence uses inside the cache, every context
  * length inside its pages); the message names the sequence. RK_OK for

@@ -402,7 +402,7 @@ static void problem_difference(const rk_problem *p, const rk_instance *in, const
     }
 }
 
-rk_status rk_problem_retarget(rk_problem *p, const rk_instance *in) {
+rk_status rk_problem_reaim(rk_problem *p, const rk_instance *in) {
     const kn_family *fam = kn_family_find(in->family);
     if (!fam) return rk_fail(RK_ERR_INVALID, "rk_problem_retarget: family id %d is not registered", (int)in->family);
     rk_status st = rk_instance_check_shape(in, &p->shape);
@@ -411,6 +411,12 @@ rk_status rk_problem_retarget(rk_problem *p, const rk_instance *in) {
     problem_difference(p, in, fam, why, sizeof why);
     if (why[0]) return rk_fail(RK_ERR_INVALID, "rk_problem_retarget: the instance needs its own inputs (%s)", why);
     p->inst = *in;
+    return RK_OK;
+}
+
+rk_status rk_problem_retarget(rk_problem *p, const rk_instance *in) {
+    rk_status st = rk_problem_reaim(p, in);
+    if (st) return st;
     for (uint32_t i = 0; i < p->sig.n; i++) {   /* the outputs as rk_problem_init leaves them */
         rk_host_buf *b = &p->buf[i];
         rk_kparam_role role = p->sig.p[i].role;

@@ -3,7 +3,7 @@
  * against a softmax computed here in double, the same bits at one thread
  * and at several; rk_problem_check_ref equal to rk_problem_check; a problem
  * re-aimed at another config (rk_problem_retarget) keeps its inputs and
- * zeroes its outputs, and is refused, naming why, for an instance with
+ * zeroes its outputs (rk_problem_reaim leaves them), and is refused, naming why, for an instance with
  * other math (out_dtype, a reduce op), a shape it cannot take, a family that
  * fills per instance, and a reference of another shape. ROCKE_SEED=N replays. */
 #include <math.h>
@@ -128,6 +128,13 @@ static void test_retarget_keeps_inputs_zeroes_outputs(void **state) {
     assert_memory_equal(&p.inst, &b, sizeof b);
     assert_memory_equal(p.buf[x].data, fresh.buf[x].data, p.buf[x].bytes);
     assert_memory_equal(p.buf[y].data, fresh.buf[y].data, p.buf[y].bytes);   /* zeros */
+    /* rk_problem_reaim: the same aim, the buffers left to the caller */
+    memset(p.buf[y].data, 0x5a, p.buf[y].bytes);
+    assert_int_equal(rk_problem_reaim(&p, &a), RK_OK);
+    assert_memory_equal(&p.inst, &a, sizeof a);
+    assert_memory_equal(p.buf[x].data, fresh.buf[x].data, p.buf[x].bytes);
+    for (size_t i = 0; i < p.buf[y].bytes; i++) assert_int_equal(((unsigned char *)p.buf[y].data)[i], 0x5a);
+    assert_int_equal(rk_problem_reaim(&p, &b), RK_OK);
     rk_problem_ref ra, rb;
     assert_int_equal(rk_problem_reference(&p, &ra), RK_OK);
     assert_int_equal(rk_problem_reference(&fresh, &rb), RK_OK);
@@ -162,11 +169,13 @@ static void test_retarget_refusals(void **state) {
         instance(r->fam, r->other, &s, &other);
         rk_problem p;
         assert_int_equal(rk_problem_init(&p, &held, &s, seed), RK_OK);
-        rk_status st = rk_problem_retarget(&p, &other);
-        if (st == RK_OK || !strstr(rk_error_message(), r->msg))
-            fail_msg("%s %s -> %s: status %d, '%s' (want '%s')", r->fam, r->held, r->other, (int)st,
-                     rk_error_message(), r->msg);
-        assert_memory_equal(&p.inst, &held, sizeof held);   /* unchanged */
+        for (int reaim = 0; reaim < 2; reaim++) {   /* rk_problem_reaim refuses the same */
+            rk_status st = reaim ? rk_problem_reaim(&p, &other) : rk_problem_retarget(&p, &other);
+            if (st == RK_OK || !strstr(rk_error_message(), r->msg))
+                fail_msg("%s %s -> %s: status %d, '%s' (want '%s')", r->fam, r->held, r->other, (int)st,
+                         rk_error_message(), r->msg);
+            assert_memory_equal(&p.inst, &held, sizeof held);   /* unchanged */
+        }
         rk_problem_free(&p);
     }
 }

@@ -139,8 +139,9 @@ static void test_records_match_the_space(void **state) {
     assert_int_equal(lines, n + 1);
 }
 
-/* --build-only leaves every code object and its build record, no records; the
- * same command then runs them without compiling again. */
+/* --build-only leaves every code object and its build record (the device
+ * check's too), no records; the same command then runs them without
+ * compiling again. */
 static void test_build_only_then_run(void **state) {
     (void)state;
     const char *sweep = SWEEP_ROCKE " sweep softmax --target sm_90 --dtype f16 --shapes '3,%u' --knob vec=2,4 "
@@ -151,9 +152,10 @@ static void test_build_only_then_run(void **state) {
     assert_int_equal(r.rc, 0);
     assert_non_null(strstr(r.out, "3 kernels in bo/kernels (0 failed)"));
     rk_test_run_free(&r);
+    /* and the device check's kernel for the f16 outputs */
     r = sweep_sh(dir, "ls bo/kernels | grep -c '\\.build\\.json$'; ls bo/kernels | grep -c '\\.cubin$'; "
-                 "test -e bo/results.jsonl && echo records");
-    assert_string_equal(r.out, "3\n3\n");
+                 "ls bo/kernels | grep -c '^rk_sweep_compare_f16\\.'; test -e bo/results.jsonl && echo records");
+    assert_string_equal(r.out, "4\n4\n2\n");
     rk_test_run_free(&r);
     /* with no usable compiler (and no cache) a fresh sweep fails to build; this one runs */
     r = sweep_sh(dir, "ROCKE_LLVM_LIB=/nonexistent ROCKE_CACHE=0 %s -o nobo", cmd);
@@ -193,6 +195,8 @@ static void test_bad_input(void **state) {
         {"--shapes-file none.txt", 2, "--shapes-file"},
         {"--shapes 4,100 --wait", 2, "go with --slurm"},
         {"--shapes 4,100 --knob fuse", 2, "unknown knob 'fuse'"},
+        {"--shapes 4,100 --stable 2", 2, "--stable '2' is out of range (legal: 0..1)"},
+        {"--shapes 4,100 --min-iters 0", 2, "--min-iters"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         rk_test_run r = sweep_sh(dir, SWEEP_ROCKE " sweep softmax --target sm_90 %s -o bad", cases[i].args);

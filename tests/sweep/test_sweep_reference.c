@@ -5,7 +5,11 @@
  * a config whose checked launch is skipped (ROCKE_SWEEP_FAULT, the outputs
  * stay zero) is still reported wrong, and the next config is verified
  * again; configs with other math (a reduce op) get their own reference;
- * several workers compute at most one reference per shape each. */
+ * several workers compute at most one reference per shape each; a shape's
+ * first config is checked on the host and the device, the others on the
+ * device (a mismatch there goes to the host, whose message names the
+ * element); the records say where each item's time went, and with --stable
+ * how many rounds the timing took. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -66,6 +70,9 @@ static void check_one_worker(rk_json **rec, uint32_t n, uint32_t per_shape, cons
         assert_int_equal((int)sweep_num(rec[i], "seed"), 5 + s);   /* --seed 5: shape s uses 5 + s */
         bool bad = wrong_key && !strcmp(sweep_str(rec[i], "key"), wrong_key);
         assert_string_equal(sweep_str(rec[i], "status"), bad ? "wrong" : "ok");
+        /* the first config of a shape checked on the host and the device, the
+         * others on the device alone; one the device refuses goes to the host too */
+        assert_string_equal(sweep_str(rec[i], "check"), first || bad ? "both" : "device");
         assert_int_equal(rk_json_get(rec[i], "verified")->b, !bad);
         if (bad) assert_non_null(strstr(sweep_str(rec[i], "error"), "Y[0,0]: got 0 want "));
     }
@@ -160,8 +167,59 @@ static void test_workers_each_hold_one(void **state) {
     sweep_records_free(rec);
 }
 
+/* Where an item's time went, in its record: the timing's launches and the
+ * sum of its timed runs, and the phases of the worker's job. */
+static void test_records_carry_the_timing(void **state) {
+    (void)state;
+    rk_test_run r = sweep_sh(dir, SWEEP_ROCKE " sweep softmax --target sm_90 --shapes %s %s --warmup 2 --iters 3 "
+                             "--devices emu -j 2 -o timing", shapes, space);
+    if (r.rc) fprintf(stderr, "%s%s", r.out, r.err);
+    assert_int_equal(r.rc, 0);
+    rk_test_run_free(&r);
+    uint32_t n;
+    rk_json **rec = sweep_records(dir, "timing", &n);
+    assert_int_equal(n, 8);
+    for (uint32_t i = 0; i < n; i++) {
+        assert_int_equal((int)sweep_num(rec[i], "warmup"), 2);
+        assert_int_equal((int)sweep_num(rec[i], "iters"), 3);
+        assert_int_equal((int)sweep_num(rec[i], "launches"), 6);   /* the checked one, 2 warm-up, 3 timed */
+        double timed = sweep_num(rec[i], "timed_ms"), ms = sweep_num(rec[i], "ms"), min = sweep_num(rec[i], "min_ms");
+        /* three runs: at least three times the fastest, the median among them */
+        assert_true(timed >= 3 * min * (1 - 1e-9) && ms >= min);
+        double parts = 0;
+        static const char *const phase[] = {"inputs_ms", "load_ms", "stage_ms", "check_ms", "time_ms"};
+        for (int p = 0; p < 5; p++) {
+            double v = sweep_num(rec[i], phase[p]);
+            assert_true(v >= 0);
+            parts += v;
+        }
+        assert_true(sweep_num(rec[i], "time_ms") >= timed);   /* the timing's wall holds its runs */
+        assert_true(sweep_num(rec[i], "job_ms") >= parts);
+    }
+    sweep_records_free(rec);
+    /* --stable: rounds of --min-iters until the median settles, at most --iters */
+    r = sweep_sh(dir, SWEEP_ROCKE " sweep softmax --target sm_90 --shapes %s %s --warmup 1 --iters 12 --stable 0.2 "
+                 "--min-iters 3 --devices emu -j 2 -o stable", shapes, space);
+    if (r.rc) fprintf(stderr, "%s%s", r.out, r.err);
+    assert_int_equal(r.rc, 0);
+    rk_test_run_free(&r);
+    rec = sweep_records(dir, "stable", &n);
+    assert_int_equal(n, 8);
+    for (uint32_t i = 0; i < n; i++) {
+        int iters = (int)sweep_num(rec[i], "iters"), rounds = (int)sweep_num(rec[i], "rounds");
+        bool settled = rk_json_get(rec[i], "settled")->b;
+        assert_int_equal(iters, 3 * rounds);
+        assert_true(iters >= 3 && iters <= 12);
+        if (settled) assert_true(rounds >= 2);   /* a round is compared with the one before */
+        else assert_int_equal(iters, 12);         /* never settled: all of them */
+        assert_int_equal((int)sweep_num(rec[i], "launches"), 2 + iters);
+    }
+    sweep_records_free(rec);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_records_carry_the_timing),
         cmocka_unit_test(test_one_reference_per_shape),
         cmocka_unit_test(test_a_wrong_config_is_still_caught),
         cmocka_unit_test(test_other_math_gets_its_own_reference),
