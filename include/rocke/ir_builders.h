@@ -874,7 +874,11 @@ void rk_build_wgmma_fence(rk_kernel *k);
 void rk_build_wgmma_commit_group(rk_kernel *k);
 
 /* tile.fence_proxy_async  ->  (sm_90+) */
+typedef struct rk_fence_proxy_async_opts {
+    const char *space;  /* {shared|global} */
+} rk_fence_proxy_async_opts;
 void rk_build_fence_proxy_async(rk_kernel *k);
+void rk_build_fence_proxy_async_ex(rk_kernel *k, const rk_fence_proxy_async_opts *opts);
 
 /* tile.mbarrier_init  smem,i32,i32->  (sm_90+) */
 void rk_build_mbarrier_init(rk_kernel *k, rk_value a, rk_value b, rk_value c);

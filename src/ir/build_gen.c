@@ -1962,9 +1962,15 @@ void rk_build_wgmma_commit_group(rk_kernel *k) {
 }
 
 /* tile.fence_proxy_async */
-void rk_build_fence_proxy_async(rk_kernel *k) {
+void rk_build_fence_proxy_async_ex(rk_kernel *k, const rk_fence_proxy_async_opts *opts) {
     rk_op *op = rk_emit(k, RK_OP_FENCE_PROXY_ASYNC, NULL, 0, NULL, 0);
+    if (opts) {
+        ir_opt_str(k, op, "space", opts->space);
+    }
     ir_built_void(k, op);
+}
+void rk_build_fence_proxy_async(rk_kernel *k) {
+    rk_build_fence_proxy_async_ex(k, NULL);
 }
 
 /* tile.mbarrier_init */

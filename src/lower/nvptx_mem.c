@@ -346,7 +346,9 @@ static void mbarrier_arrive_cluster(lw_ctx *cx, const rk_op *op) {
 
 void lw_nv_hopper_mem(lw_ctx *cx, const rk_op *op) {
     if (op->code == RK_OP_FENCE_PROXY_ASYNC) {
-        lw_ins(cx, "call void asm sideeffect \"fence.proxy.async.shared::cta;\", \"~{memory}\"()");
+        /* global: generic-proxy stores to global memory that TMA reads later (a staged copy) */
+        bool global = !strcmp(lw_attr_str(op, "space", "shared"), "global");
+        lw_ins(cx, "call void asm sideeffect \"fence.proxy.async.%s;\", \"~{memory}\"()", global ? "global" : "shared::cta");
     } else if (op->code == RK_OP_MBARRIER_INIT) {
         const char *b = mbar(cx, op, 0);
         lw_declare(cx, NV_D_MBAR, "declare void @llvm.nvvm.mbarrier.init.shared(ptr addrspace(3), i32)");

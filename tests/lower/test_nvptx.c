@@ -576,18 +576,23 @@ static void test_grid_barrier(void **state) {
     rk_value sync = rk_add_param(k, "sync", rk_type_ptr(k, RK_T_I64, RK_AS_GLOBAL), NULL);
     rk_kernel_set_cooperative(k, true);
     rk_value t = rk_build_thread_id(k, 0), g = rk_build_grid_dim(k, 0), zero = rk_const_i32(k, 0);
+    /* a staged copy's stores become visible to TMA (the async proxy) of any block */
+    const rk_fence_proxy_async_opts glob = {.space = "global"};
+    rk_build_fence_proxy_async_ex(k, &glob);
     rk_tile_grid_barrier(k, t, sync, zero, g);
     rk_store_global(k, out, t, g);
     rk_build_return(k);
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     char *ll = lower_ok(k, "sm_90a");
     expect_has(ll, "asm sideeffect \"ld.acquire.gpu.global.b64 $0, [$1];\"");
+    expect_has(ll, "asm sideeffect \"fence.proxy.async.global;\"");
     expect_has(ll, "atomicrmw add ptr addrspace(1)");
     expect_has(ll, "acq_rel");
     rk_string_free(ll);
     char *ptx = pipeline_ptx(k, "sm_90a");
     if (ptx) {
         expect_has(ptx, "ld.acquire.gpu.global.b64");
+        expect_has(ptx, "fence.proxy.async.global;");
         const char *f = ptx;
         int fences = 0;
         while ((f = strstr(f, "fence.sc.gpu;"))) fences++, f++;

@@ -29,6 +29,9 @@ static rk_kernel *pad_kernel(rk_type et, bool consume) {
     rk_tile_pad_copy(k, src, dst, rows, cols, ld, ldp, gtid, nthreads);
     if (consume) {
         rk_value zero = rk_const_i32(k, 0), one = rk_const_i32(k, 1), three = rk_const_i32(k, 3);
+        /* what the padded GEMM does before TMA reads the copy */
+        const rk_fence_proxy_async_opts glob = {.space = "global"};
+        rk_build_fence_proxy_async_ex(k, &glob);
         rk_tile_grid_barrier(k, t, sync, zero, g);
         rk_value upr = rk_build_lshr(k, ldp, three);
         rk_value units = rk_build_mul(k, rows, upr);
