@@ -125,6 +125,7 @@ static int compile_into(rk_manifest *m, const rk_kernel *k, const rk_target *t, 
     m->dyn_smem_min = a->dyn_smem_min;
     if (rk_kernel_cluster_dims(k, m->cluster_dims) && m->cluster_dims[0] * m->cluster_dims[1] * m->cluster_dims[2] == 1)
         memset(m->cluster_dims, 0, sizeof m->cluster_dims);   /* a cluster of one is no cluster: not written */
+    m->cooperative = rk_kernel_cooperative(k);
     rk_manifest_hash(bin, size, m->binary_hash);
     m->timing_ms.build = a->ms.build;
     m->timing_ms.passes = a->ms.passes;

@@ -393,6 +393,8 @@ int cmd_run(int argc, char **argv) {
     if ((rc = load_module(&r))) goto out;
     rc = 1;
     if (rk_module_function(r.dev.mod, r.m.kernel_name, &r.dev.fn)) { rc = cli_fail("run"); goto out; }
+    /* a code object loaded without its IR learns it from the manifest */
+    if (r.m.cooperative && rk_function_set_cooperative(r.dev.fn, true)) { rc = cli_fail("run"); goto out; }
     const char *dn = rk_device_name(r.dev.dev);
     printf("rocke run: %s on %s%s%s%s shape %s seed %llu\n", r.m.kernel_name, dn,
            strstr(dn, t->name) ? "" : " (", strstr(dn, t->name) ? "" : t->name, strstr(dn, t->name) ? "" : ")",

@@ -36,6 +36,9 @@ typedef struct rk_emu_options {
 /* The default step limit: far above any kernel the emulator is meant for (a
  * 256^3 GEMM wave runs a few thousand), a few seconds of one host thread. */
 #define RK_EMU_DEFAULT_MAX_STEPS 100000000ull
+/* The most blocks of a cooperative launch (all run together as one pool of
+ * waves on one host thread). */
+#define RK_EMU_COOP_MAX_BLOCKS 1024u
 
 /* threads 0 (auto), the race, barrier and async checks on, overflow check
  * off, max_steps RK_EMU_DEFAULT_MAX_STEPS, no timeout. Out-of-bounds

@@ -266,6 +266,12 @@ void rk_kernel_set_cluster_dims(rk_kernel *k, uint32_t x, uint32_t y, uint32_t z
 /* The kernel's cluster dims into out; false (out = 1, 1, 1) when the
  * attribute is absent or not a list of three ints in [1, 8]. */
 bool rk_kernel_cluster_dims(const rk_kernel *k, uint32_t out[3]);
+/* cooperative (bool): every block of a launch must be resident at once (the
+ * grid at most the device's co-resident capacity), so blocks may wait for
+ * each other (rk_tile_grid_barrier). Launched cooperatively on CUDA; the
+ * emulator runs the whole grid as one pool of waves. Absent: false. */
+void rk_kernel_set_cooperative(rk_kernel *k, bool on);
+bool rk_kernel_cooperative(const rk_kernel *k);
 
 /* Number of ops (recursively) — for statistics and benchmarks. */
 uint64_t rk_kernel_op_count(const rk_kernel *k);

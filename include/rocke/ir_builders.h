@@ -829,6 +829,14 @@ typedef struct rk_global_atomic_cas_opts {
 rk_value rk_build_global_atomic_cas(rk_kernel *k, rk_value a, rk_value b, rk_value c, rk_value d);
 rk_value rk_build_global_atomic_cas_ex(rk_kernel *k, rk_value a, rk_value b, rk_value c, rk_value d, const rk_global_atomic_cas_opts *opts);
 
+/* memref.global_wait  i32|i64
+ *   until {ne|uge} */
+typedef struct rk_global_wait_opts {
+    const char *scope;  /* {block|device|system} */
+} rk_global_wait_opts;
+void rk_build_global_wait(rk_kernel *k, const char *until, rk_value a, rk_value b, rk_value c);
+void rk_build_global_wait_ex(rk_kernel *k, const char *until, rk_value a, rk_value b, rk_value c, const rk_global_wait_opts *opts);
+
 /* tile.register_p_from_qk_c  vec<f32x16>->vec<f16|bf16 x8> */
 typedef struct rk_register_p_from_qk_c_opts {
     rk_type target_dtype;
@@ -866,7 +874,11 @@ void rk_build_wgmma_fence(rk_kernel *k);
 void rk_build_wgmma_commit_group(rk_kernel *k);
 
 /* tile.fence_proxy_async  ->  (sm_90+) */
+typedef struct rk_fence_proxy_async_opts {
+    const char *space;  /* {shared|global} */
+} rk_fence_proxy_async_opts;
 void rk_build_fence_proxy_async(rk_kernel *k);
+void rk_build_fence_proxy_async_ex(rk_kernel *k, const rk_fence_proxy_async_opts *opts);
 
 /* tile.mbarrier_init  smem,i32,i32->  (sm_90+) */
 void rk_build_mbarrier_init(rk_kernel *k, rk_value a, rk_value b, rk_value c);

@@ -202,6 +202,11 @@ typedef enum rk_gemm_scale { RK_GEMM_SCALE_NONE = 0, RK_GEMM_SCALE_TENSOR, RK_GE
  * when it was issued; SERIAL, one set, each block retired by wait_group 0
  * and promoted before the next is issued (session 5's schedule). */
 typedef enum rk_gemm_promote { RK_GEMM_PROMOTE_OVERLAP = 0, RK_GEMM_PROMOTE_SERIAL, RK_GEMM_PROMOTE__COUNT } rk_gemm_promote;
+/* path=wgmma, schedule=persistent: operands staged by the kernel itself into
+ * a padded copy in a workspace (row stride rounded up to 8 elements, so TMA's
+ * 16-byte rule holds) before the main loop reads them through tensor maps:
+ * none, A, B or both (docs/gemm.md, "Odd leading dimensions on the wgmma path"). */
+typedef enum rk_gemm_pad { RK_GEMM_PAD_NONE = 0, RK_GEMM_PAD_A, RK_GEMM_PAD_B, RK_GEMM_PAD_AB, RK_GEMM_PAD__COUNT } rk_gemm_pad;
 typedef struct rk_gemm_spec {
     rk_gemm_layout layout;
     rk_scalar dtype, out_dtype;    /* f16, bf16, e4m3 or e5m2 (wgmma) in; f16, bf16 or f32 out */
@@ -223,6 +228,7 @@ typedef struct rk_gemm_spec {
     uint32_t blocks;               /* persistent, pingpong: the grid (0: the heuristic sets the SM count) */
     int scale;                     /* rk_gemm_scale (fp8 inputs) */
     int promote;                   /* rk_gemm_promote (scale=block, path=wgmma) */
+    int pad;                       /* rk_gemm_pad (path=wgmma, schedule=persistent) */
 } rk_gemm_spec;
 
 /* Convolution (conv: 2-D, conv3d: 3-D), channels-last: X [N, (D,) H, W, C],

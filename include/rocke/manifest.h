@@ -100,6 +100,9 @@ typedef struct rk_manifest {
     rk_manifest_arg args[RK_MANIFEST_MAX_ARGS];
     uint32_t nargs;
     bool sig_has_bytes;
+    bool cooperative;            /* rocke: every block resident at once (kernel attribute cooperative): launch
+                                    cooperatively; absent (older manifests) = false. Sits in sig_has_bytes's
+                                    padding, so bindings that mirror the struct keep their layout */
     uint32_t warmup_iters, timed_iters;   /* defaults 5, 100 */
     struct { double build, passes, lower, compile, link, total; } timing_ms;
     char notes[256];

@@ -130,6 +130,15 @@ uint32_t rk_function_dyn_smem_min(const rk_function *f);
 /* Blocks per cluster every launch of f uses (1, 1, 1: no clusters); a grid
  * must be a whole number of them. */
 void rk_function_cluster_dims(const rk_function *f, uint32_t out[3]);
+/* Whether every launch of f is cooperative: all blocks resident at once
+ * (the kernel's IR attribute `cooperative` when the module holds its IR, or
+ * what rk_function_set_cooperative said: the manifest's `cooperative` for a
+ * code object loaded without IR). A cooperative launch refuses a grid the
+ * device cannot hold at once (CUDA: cuLaunchKernelEx with the COOPERATIVE
+ * attribute; the emulator runs the grid as one pool of waves; HIP refuses
+ * it for now). */
+bool rk_function_cooperative(const rk_function *f);
+rk_status rk_function_set_cooperative(rk_function *f, bool on);
 
 /* ---- kernel arguments --------------------------------------------------------- */
 /* The kernel-argument ABI: every argument at the next offset aligned to its

@@ -262,6 +262,18 @@ rk_value rk_tile_arrive_last(rk_kernel *k, rk_value tid, rk_value counters, rk_v
 /* The same with a block-uniform i32 count of arrivals. */
 rk_value rk_tile_arrive_last_n(rk_kernel *k, rk_value tid, rk_value counters, rk_value at, rk_value arrivals);
 
+/* ---- grid barrier (tile_grid_barrier.c) --------------------------------------------- */
+/* Every block of the grid waits here until all `blocks` (i32, block-uniform:
+ * the grid's size) have arrived; every write before it, by any thread of
+ * any block, is visible to every thread after it (release on arrival,
+ * acquire on the way out, device scope). sync is a ptr<i64, global> whose
+ * words at, at + 1 (i32 index) hold the arrival count and the generation:
+ * zero before the first launch, left consistent for the next one (the count
+ * back at 0, the generation counting barriers) whatever the grid size of
+ * the next launch. Only a cooperative kernel may use it (rk_kernel_set_cooperative):
+ * the blocks must be resident at once. tid: the thread's linear id in the block. */
+void rk_tile_grid_barrier(rk_kernel *k, rk_value tid, rk_value sync, rk_value at, rk_value blocks);
+
 #ifdef __cplusplus
 }
 #endif

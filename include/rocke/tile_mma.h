@@ -67,6 +67,18 @@ rk_value rk_tile_shifted_window_ok(rk_kernel *k, rk_value ptr, rk_value idx, rk_
  * shift of 0 returns v0 (a unit loaded some other way passes through). */
 void rk_tile_load_unit_pair(rk_kernel *k, rk_value ptr, rk_value idx, rk_value *v0, rk_value *v1, rk_value *shift);
 rk_value rk_tile_unit_shift(rk_kernel *k, rk_value v0, rk_value v1, rk_value shift);
+/* Stage a 16-bit matrix into a padded, 16-byte-aligned copy (tile_pad_copy.c):
+ * src holds `rows` rows of `cols` elements at row stride `ld` (any; the
+ * buffer ends at element (rows - 1)·ld + cols), dst the same rows at stride
+ * `ldp` (a multiple of 8, at least cols), the pad columns [cols, ldp) zero.
+ * Work comes in units of 8 elements (one 16-byte store into dst); thread
+ * `gtid` of `nthreads` (i32, e.g. over the whole grid) takes units gtid,
+ * gtid + nthreads, ... Units whose 8 source elements lie inside their row
+ * and whose aligned window lies in the buffer read as a shifted unit (two
+ * aligned 16-byte loads); the others (row tails, the buffer's ends) element
+ * by element, zeros past cols. rows, cols, ld, ldp: i32. */
+void rk_tile_pad_copy(rk_kernel *k, rk_value src, rk_value dst, rk_value rows, rk_value cols, rk_value ld, rk_value ldp,
+                      rk_value gtid, rk_value nthreads);
 
 /* Per-thread chunk coordinates, computed once (outside the K loop). */
 typedef struct rk_tile_copy_lanes {

@@ -229,6 +229,13 @@ static rk_status check_launch(const rk_emu *emu, const rk_kernel *k, const uint3
             return rk_fail(RK_ERR_INVALID, "rk_emu_launch: grid.%c = %u is not a multiple of kernel '%s's cluster_dims "
                            "%c = %u (the grid is made of whole clusters)", "xyz"[i], grid[i], rk_kernel_name(k), "xyz"[i],
                            cd[i]);
+    uint64_t nwg = (uint64_t)grid[0] * grid[1] * grid[2];
+    if (rk_kernel_cooperative(k) && nwg > RK_EMU_COOP_MAX_BLOCKS)
+        return rk_fail(RK_ERR_INVALID, "rk_emu_launch: kernel '%s' is cooperative and its grid of %llu blocks "
+                       "(%ux%ux%u) is more than the %u the emulator runs together (every block of a cooperative "
+                       "launch is resident at once; launch at most %u, e.g. a persistent grid)", rk_kernel_name(k),
+                       (unsigned long long)nwg, grid[0], grid[1], grid[2], RK_EMU_COOP_MAX_BLOCKS,
+                       RK_EMU_COOP_MAX_BLOCKS);
     int64_t maxwg = rk_kernel_max_workgroup_size(k);
     if (maxwg > 0 && threads > (uint64_t)maxwg)
         return rk_fail(RK_ERR_INVALID, "rk_emu_launch: a workgroup of %llu threads exceeds kernel '%s's "
@@ -273,18 +280,21 @@ rk_status rk_emu_launch(rk_emu *emu, const rk_kernel *k, const uint32_t grid[3],
     L.nwg = (uint64_t)grid[0] * grid[1] * grid[2];
     rk_kernel_cluster_dims(k, L.cluster);
     L.csize = L.cluster[0] * L.cluster[1] * L.cluster[2];
-    L.nunits = L.nwg / L.csize;
+    L.coop = rk_kernel_cooperative(k);
+    L.usize = L.coop ? (uint32_t)L.nwg : L.csize;
+    L.nunits = L.nwg / L.usize;
     uint32_t threads = block[0] * block[1] * block[2];
     L.nwaves = (threads + P->W - 1) / P->W;
     pthread_mutex_init(&L.lock, NULL);
-    uint32_t nt = emu->nthreads, cs = L.csize;
+    uint32_t nt = emu->nthreads, cs = L.csize, us = L.usize;
     if (nt > L.nunits) nt = (uint32_t)L.nunits;
-    /* each host thread runs one cluster at a time: cs blocks, in rank order */
-    emu_worker *wk = rk_calloc((size_t)nt * cs, sizeof *wk);
+    /* each host thread runs one unit at a time: us blocks (a cluster's in
+     * rank order, or a cooperative grid's), clusters whole inside it */
+    emu_worker *wk = rk_calloc((size_t)nt * us, sizeof *wk);
     pthread_t *th = rk_calloc(nt, sizeof *th);
     bool ok = wk && th;
     uint32_t ninit = 0;
-    for (; ok && ninit < nt * cs; ninit++) {
+    for (; ok && ninit < nt * us; ninit++) {
         if (!worker_init(&wk[ninit], &L, &emu->opt)) {
             worker_free(&wk[ninit]);
             ok = false;
@@ -295,7 +305,7 @@ rk_status rk_emu_launch(rk_emu *emu, const rk_kernel *k, const uint32_t grid[3],
     uint32_t started = 0;
     if (ok) {
         for (uint32_t i = 1; i < nt; i++, started++)
-            if (pthread_create(&th[i], NULL, worker_main, &wk[(size_t)i * cs])) break;
+            if (pthread_create(&th[i], NULL, worker_main, &wk[(size_t)i * us])) break;
         emu_worker_run(&wk[0]);
         for (uint32_t i = 1; i <= started; i++) pthread_join(th[i], NULL);
     }

@@ -922,6 +922,18 @@ static bool emit_op(emu_cc *c, const rk_op *op) {
     case RK_OP_GLOBAL_ATOMIC_ADD_PK_F16: return gatomic(c, op, EMU_AT_PK_F16);
     case RK_OP_GLOBAL_ATOMIC: return gatomic(c, op, emu_atomic_kind(rk_attrs_str(&op->attrs, "kind")));
     case RK_OP_GLOBAL_ATOMIC_CAS: return gatomic(c, op, EMU_AT_CAS);
+    case RK_OP_GLOBAL_WAIT: {
+        emu_ins *I = add(c, op, emu_h_gwait);
+        if (!I) return false;
+        rk_type pt = emu_cc_vt(c, op->in[0]);
+        I->a = R(c, op->in[0]);
+        I->b = R(c, op->in[1]);
+        I->c = R(c, op->in[2]);
+        I->es = emu_cc_lane_bytes(c, emu_cc_vt(c, op->in[2]));
+        I->imm = strcmp(rk_attrs_str(&op->attrs, "until"), "uge") == 0;
+        I->imm2 = (int64_t)(emu_sbytes(rk_type_scalar(rk_type_elem(c->k, pt))) << 1) | (emu_cc_vt(c, op->in[1]).id == RK_S_I64);
+        return true;
+    }
     case RK_OP_MMA: return mma(c, op);
     case RK_OP_REGISTER_P_FROM_QK_C: return ew(c, op, emu_h_p_from_qk, 0);
     case RK_OP_INLINE_ASM:

@@ -159,7 +159,9 @@ typedef struct emu_wgrec { uint32_t wave, opidx, group; } emu_wgrec;
  * once some mbarrier phase completed after it blocked. */
 /* EMU_CLUSTER: blocked in tile.cluster_wait until the cluster barrier's
  * phase it arrived in completes. */
-typedef enum emu_state { EMU_RUN, EMU_BAR, EMU_MBAR, EMU_CLUSTER, EMU_DONE } emu_state;
+/* EMU_SPIN: in memref.global_wait (pc on the wait), its condition false when
+ * last probed; runnable again on the scheduler's next round. */
+typedef enum emu_state { EMU_RUN, EMU_BAR, EMU_MBAR, EMU_CLUSTER, EMU_SPIN, EMU_DONE } emu_state;
 
 struct emu_wave {
     uint8_t *R;                /* register file */
@@ -186,6 +188,7 @@ struct emu_wave {
     uint32_t mbar_wait;        /* EMU_MBAR: LDS offset of the mbarrier, its parity in bit 31 */
     uint64_t steps;            /* instructions executed so far (the watchdog's count) */
     uint64_t cl_arrivals;      /* tile.cluster_arrive executed (phase k's arrival is the k-th) */
+    uint64_t spin_addr, spin_have, spin_want;   /* EMU_SPIN: the word, what it held, what the wait wants */
     uint32_t tid[3][EMU_MAXW]; /* thread coordinates of each lane */
 };
 
@@ -195,8 +198,10 @@ typedef struct emu_launch {
     uint32_t grid[3], block[3];
     uint64_t nwg;
     uint32_t cluster[3];       /* blocks per cluster (1, 1, 1 without clusters) */
-    uint32_t csize;            /* their product: the blocks one work unit runs together */
-    uint64_t nunits;           /* clusters (= nwg / csize): the units workers take in order */
+    uint32_t csize;            /* their product: the blocks of one cluster */
+    bool coop;                 /* cooperative kernel: the whole grid is one work unit */
+    uint32_t usize;            /* blocks one work unit runs together: csize, or nwg when coop */
+    uint64_t nunits;           /* nwg / usize: the units workers take in order */
     uint32_t nwaves;
     uint64_t next_wg;          /* atomic: next workgroup to take */
     uint64_t stop_wg;          /* atomic: workgroups at or past this one are skipped */
@@ -398,6 +403,11 @@ int emu_h_rsrc(emu_wave *w, const emu_ins *in);
 int emu_h_bload(emu_wave *w, const emu_ins *in);
 int emu_h_bstore(emu_wave *w, const emu_ins *in);
 int emu_h_gatomic(emu_wave *w, const emu_ins *in);
+/* memref.global_wait (emu_gwait.c): imm 0 ne / 1 uge, es value bytes, imm2
+ * as gatomic's; a false condition parks the wave in EMU_SPIN. */
+int emu_h_gwait(emu_wave *w, const emu_ins *in);
+/* The deadlock text for a wave parked in EMU_SPIN. */
+void emu_gwait_describe(const emu_wave *w, char *buf, size_t n);
 /* Global atomic kinds (imm of emu_h_gatomic); the first ten follow the kind
  * attribute of memref.global_atomic (emu_atomic_kind maps the name). */
 enum {

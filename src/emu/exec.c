@@ -504,11 +504,43 @@ static emu_worker *failed_block(emu_worker *b, uint32_t n) {
     return NULL;
 }
 
-/* Run the unit's n blocks (b[0..n): a cluster, or one workgroup) as one pool
- * of waves, in rank then wave order, until all are done or none can run. */
+/* A wave parked in memref.global_wait when nothing else can run: no block
+ * of the unit will ever change the word. Reported at the first such wave,
+ * with how many of the unit's blocks wait there. */
+static void spin_deadlock(emu_worker *b, uint32_t n, emu_worker *wk, uint32_t wave) {
+    const emu_launch *L = wk->L;
+    uint32_t waiting = 0;
+    for (uint32_t r = 0; r < n; r++) {
+        bool any = false;
+        for (uint32_t i = 0; i < L->nwaves; i++) any |= b[r].waves[i].state == EMU_SPIN;
+        waiting += any;
+    }
+    const emu_wave *w = &wk->waves[wave];
+    char where[300], what[300];
+    emu_op_desc(w->bar_in, where, sizeof where);
+    emu_gwait_describe(w, what, sizeof what);
+    snprintf(wk->msg, sizeof wk->msg,
+             "emulator: grid barrier deadlock: a memref.global_wait can never complete; workgroup (%u,%u,%u) wave %u "
+             "waits at %s %s, and %u of the %u block%s run together wait there%s", wk->wg[0], wk->wg[1], wk->wg[2],
+             wave, where, what, waiting, n, n == 1 ? "" : "s",
+             L->coop ? " while the others finished or block (a grid barrier that not every block reaches, or a "
+                       "counter the last launch left inconsistent)"
+                     : ": the kernel is not cooperative, so its blocks are not all resident at once and the block "
+                       "that would release the wait may never run (give it the cooperative attribute, "
+                       "rk_kernel_set_cooperative)");
+    wk->failed = true;
+    wk->fail_status = RK_ERR_DEVICE;
+}
+
+/* Run the unit's n blocks (b[0..n): a cluster, one workgroup, or the whole
+ * grid of a cooperative kernel) as one pool of waves, in block then wave
+ * order, until all are done or none can run. A wave parked in a
+ * memref.global_wait is probed again every round; a round in which every
+ * probe failed and nothing else ran makes no progress. */
 static void run_unit(emu_worker *b, uint32_t n, uint64_t u) {
     const emu_launch *L = b[0].L;
-    for (uint32_t r = 0; r < n; r++) start_block(&b[r], u, r);
+    const uint32_t cs = L->csize;
+    for (uint32_t r = 0; r < n; r++) start_block(&b[r], u * (n / cs) + r / cs, r % cs);
     for (;;) {
         bool ran = false, all_done = true;
         for (uint32_t r = 0; r < n; r++) {
@@ -517,9 +549,11 @@ static void run_unit(emu_worker *b, uint32_t n, uint64_t u) {
                 emu_wave *w = &wk->waves[i];
                 /* a wave blocked on an mbarrier retries once some phase completed */
                 if (w->state == EMU_MBAR && w->mbar_seen != wk->mbar_events) w->state = EMU_RUN;
+                if (w->state == EMU_SPIN) w->state = EMU_RUN;
                 if (w->state == EMU_RUN) {
+                    uint64_t s0 = w->steps;
                     run_wave(w);
-                    ran = true;
+                    if (w->state != EMU_SPIN || w->steps - s0 > 1) ran = true;
                     if (failed_block(b, n)) return;
                 }
                 if (w->state != EMU_DONE) all_done = false;
@@ -533,6 +567,12 @@ static void run_unit(emu_worker *b, uint32_t n, uint64_t u) {
             if (b[r].mbar) landed |= emu_tma_land(&b[r].waves[0], UINT32_MAX);
         if (failed_block(b, n)) return;
         if (landed) continue;
+        for (uint32_t r = 0; r < n; r++)
+            for (uint32_t i = 0; i < L->nwaves; i++)
+                if (b[r].waves[i].state == EMU_SPIN) {
+                    spin_deadlock(b, n, &b[r], i);
+                    return;
+                }
         for (uint32_t r = 0; r < n; r++) {
             bool stuck = false;
             for (uint32_t i = 0; i < L->nwaves; i++) stuck |= b[r].waves[i].state != EMU_DONE;
@@ -545,15 +585,15 @@ static void run_unit(emu_worker *b, uint32_t n, uint64_t u) {
     }
 }
 
-/* wk: the first of the thread's L->csize blocks (a cluster's, in rank
- * order); it takes work units (clusters) in order. */
+/* wk: the first of the thread's L->usize blocks (a cluster's, in rank
+ * order, or a cooperative grid's); it takes work units in order. */
 void emu_worker_run(emu_worker *wk) {
     emu_launch *L = wk->L;
     for (;;) {
         uint64_t g = __atomic_fetch_add(&L->next_wg, 1, __ATOMIC_RELAXED);
         if (g >= L->nunits || g >= __atomic_load_n(&L->stop_wg, __ATOMIC_RELAXED)) return;
-        run_unit(wk, L->csize, g);
-        emu_worker *bad = failed_block(wk, L->csize);
+        run_unit(wk, L->usize, g);
+        emu_worker *bad = failed_block(wk, L->usize);
         if (!bad) continue;
         if (bad != wk) {
             memcpy(wk->msg, bad->msg, sizeof wk->msg);

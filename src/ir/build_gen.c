@@ -1881,6 +1881,20 @@ rk_value rk_build_global_atomic_cas(rk_kernel *k, rk_value a, rk_value b, rk_val
     return rk_build_global_atomic_cas_ex(k, a, b, c, d, NULL);
 }
 
+/* memref.global_wait */
+void rk_build_global_wait_ex(rk_kernel *k, const char *until, rk_value a, rk_value b, rk_value c, const rk_global_wait_opts *opts) {
+    const rk_value in[] = {a, b, c};
+    rk_op *op = rk_emit(k, RK_OP_GLOBAL_WAIT, in, 3, NULL, 0);
+    ir_arg_str(k, op, "until", until);
+    if (opts) {
+        ir_opt_str(k, op, "scope", opts->scope);
+    }
+    ir_built_void(k, op);
+}
+void rk_build_global_wait(rk_kernel *k, const char *until, rk_value a, rk_value b, rk_value c) {
+    rk_build_global_wait_ex(k, until, a, b, c, NULL);
+}
+
 /* tile.register_p_from_qk_c */
 rk_value rk_build_register_p_from_qk_c_ex(rk_kernel *k, rk_value a, rk_type to, const rk_register_p_from_qk_c_opts *opts) {
     const rk_value in[] = {a};
@@ -1948,9 +1962,15 @@ void rk_build_wgmma_commit_group(rk_kernel *k) {
 }
 
 /* tile.fence_proxy_async */
-void rk_build_fence_proxy_async(rk_kernel *k) {
+void rk_build_fence_proxy_async_ex(rk_kernel *k, const rk_fence_proxy_async_opts *opts) {
     rk_op *op = rk_emit(k, RK_OP_FENCE_PROXY_ASYNC, NULL, 0, NULL, 0);
+    if (opts) {
+        ir_opt_str(k, op, "space", opts->space);
+    }
     ir_built_void(k, op);
+}
+void rk_build_fence_proxy_async(rk_kernel *k) {
+    rk_build_fence_proxy_async_ex(k, NULL);
 }
 
 /* tile.mbarrier_init */

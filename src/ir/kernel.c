@@ -255,6 +255,15 @@ bool rk_kernel_cluster_dims(const rk_kernel *k, uint32_t out[3]) {
     return true;
 }
 
+void rk_kernel_set_cooperative(rk_kernel *k, bool on) {
+    rk_attr_val *a = ir_attrs_put(k, &k->attrs, "cooperative");
+    if (!a) { ir_fail(k, RK_ERR_NOMEM, NULL, "out of memory"); return; }
+    a->kind = RK_AK_BOOL;
+    a->u.b = on;
+}
+
+bool rk_kernel_cooperative(const rk_kernel *k) { return k && rk_attrs_bool(&k->attrs, "cooperative", false); }
+
 int64_t rk_kernel_max_workgroup_size(const rk_kernel *k) {
     int64_t v;
     return rk_attrs_int(&k->attrs, "max_workgroup_size", &v) ? v : 256;

@@ -471,6 +471,14 @@ static void check_cluster_dims(vctx *c) {
             "'%s' lacks (offered by %s)", d[0], d[1], d[2], c->tgt->name, offered_by(RK_FEAT_SM90));
 }
 
+/* cooperative: a bool (every block resident at once) */
+static void check_cooperative(vctx *c) {
+    const rk_attr_val *a = rk_attrs_get(&c->k->attrs, "cooperative");
+    if (a && a->kind != RK_AK_BOOL)
+        ERR(c, NULL, NO_IDX, "kernel attribute cooperative must be true or false (true: every block of a launch is "
+            "resident at once)");
+}
+
 rk_status rk_verify(const rk_kernel *k, const rk_verify_target *target, rk_diags *out) {
     if (!k) return rk_fail(RK_ERR_INVALID, "rk_verify: kernel is NULL");
     rk_diags local;
@@ -497,6 +505,7 @@ rk_status rk_verify(const rk_kernel *k, const rk_verify_target *target, rk_diags
             ERR(&c, NULL, NO_IDX, "%u regions are still open (missing rk_for_end/rk_if_end)", k->depth);
         check_params(&c);
         check_cluster_dims(&c);
+        check_cooperative(&c);
         if (k->body.nops == 0) WARN(&c, NULL, NO_IDX, "the kernel body is empty");
         walk_region(&c, &k->body, NULL, NO_IDX);
     }

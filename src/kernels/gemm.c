@@ -29,6 +29,7 @@ static const char *const path_names[] = {"mma", "wgmma", "stream", NULL};
 static const char *const schedule_names[] = {"plain", "ws", "persistent", "pingpong", NULL};
 static const char *const scale_names[] = {"none", "tensor", "block", NULL};
 static const char *const promote_names[] = {"overlap", "serial", NULL};
+static const char *const pad_names[] = {"none", "a", "b", "ab", NULL};
 static const uint32_t legal_blocks[] = {0, 1, 2, 3, 4, 6, 8, 16, 32, 64, 66, 108, 114, 128, 132, 256, 264, 0};
 
 const rk_knob kn_gemm_knobs[] = {
@@ -69,6 +70,9 @@ const rk_knob kn_gemm_knobs[] = {
     KN_ENUM_QUIET("promote", "pr", u.gemm.promote, promote_names, true,
             "scale=block, path=wgmma: overlap (two block accumulator sets: the next block's wgmmas run while one is "
             "promoted) or serial (each block retired and promoted before the next is issued)"),
+    KN_ENUM_QUIET("pad", "pd", u.gemm.pad, pad_names, true,
+            "path=wgmma, schedule=persistent: operands the kernel first stages into a padded copy (row stride "
+            "rounded up to 8, TMA's 16-byte rule) in a workspace: none, a, b or ab (odd leading dimensions)"),
 };
 _Static_assert(RK_COUNTOF(kn_gemm_knobs) == KN_GEMM_NKNOBS, "KN_GEMM_NKNOBS counts kn_gemm_knobs");
 
@@ -228,6 +232,10 @@ static rk_status validate_any(const rk_instance *in, const rk_target *t, bool ba
     if (s->path != RK_GEMM_PATH_WGMMA && (s->schedule != RK_GEMM_SCHED_PLAIN || s->blocks))
         return rk_fail(RK_ERR_INVALID, "gemm: knobs 'schedule' and 'blocks' are for path=wgmma (path=mma takes "
                        "schedule=plain blocks=0)");
+    if (s->path != RK_GEMM_PATH_WGMMA && s->pad != RK_GEMM_PAD_NONE)
+        return rk_fail(RK_ERR_INVALID, "gemm: knob 'pad' stages operands for the TMA of path=wgmma (schedule="
+                       "persistent); path=%s reads any leading dimension as it is: legal here pad=none",
+                       s->path == RK_GEMM_PATH_STREAM ? "stream" : "mma");
     kn_gemm_plan p;
     return kn_gemm_plan_make(s, t, batched, &p);
 }
@@ -349,7 +357,8 @@ const kn_family kn_gemm = {
     .scalars = gemm_scalars, .nscalars = RK_COUNTOF(gemm_scalars), .defaults = kn_gemm_defaults, .tune = tune,
     .validate = validate, .check_shape = check_shape, .signature = signature, .geometry = geometry, .build = build,
     .cost = cost, .reference = kn_gemm_reference, .input_range = input_range,
-    .tensormap_box = kn_gemm_hopper_tensormap_box,
+    .tensormap_box = kn_gemm_hopper_tensormap_box, .tensormap_view = kn_gemm_hopper_tensormap_view,
+    .extent = kn_gemm_pad_extent,
 };
 
 const kn_family kn_batched_gemm = {

@@ -90,6 +90,8 @@ static rk_status validate(const rk_instance *in, const rk_target *t) {
     if (s->schedule != RK_GEMM_SCHED_PLAIN || s->blocks)
         return rk_fail(RK_ERR_INVALID, "grouped_gemm: knobs 'schedule' and 'blocks' are for path=wgmma (legal: "
                        "schedule=plain blocks=0)");
+    if (s->pad != RK_GEMM_PAD_NONE)
+        return rk_fail(RK_ERR_INVALID, "grouped_gemm: knob 'pad' is for gemm on path=wgmma (legal here: pad=none)");
     kn_gemm_plan p;
     return kn_gemm_plan_make(s, t, false, &p);
 }

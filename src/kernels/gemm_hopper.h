@@ -43,6 +43,12 @@ void kn_gemm_hopper_tune(rk_gemm_spec *s, const rk_target *t, uint64_t M, uint64
  * where the tiles outnumber the SMs, else ws; blocks = the SM count for
  * persistent (0 otherwise) unless KN_GK_BLOCKS is locked. */
 void kn_gemm_hopper_tune_schedule(rk_gemm_spec *s, const rk_target *t, uint64_t M, uint64_t N, uint64_t locked);
+/* pad: whether operand 0 (A) / 1 (B) is staged into a padded copy (Apad,
+ * Bpad) that TMA reads; the layouts' extent "K8" (M8, N8): the dimension
+ * rounded up to 8 (0 for other names); the tensor-map view over a copy. */
+bool kn_gemm_hopper_padded(const rk_gemm_spec *s, int operand);
+uint64_t kn_gemm_pad_extent(const rk_instance *in, const rk_shape *sh, const char *name, size_t len);
+rk_status kn_gemm_hopper_tensormap_view(const rk_problem *p, const rk_kparam *kp, rk_problem_tmap *out);
 /* Whether the schedule walks tiles over a grid of `blocks` (persistent, pingpong). */
 bool kn_gemm_hopper_walks(const rk_gemm_spec *s);
 /* Threads a wgmma block has beyond its consumer warps: the producer

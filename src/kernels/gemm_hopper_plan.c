@@ -95,12 +95,28 @@ rk_status kn_gemm_hopper_plan(const rk_gemm_spec *s, const rk_target *t, bool ba
         if (v < KN_WG_TMA_VEC && f8)
             return rk_fail(RK_ERR_INVALID, "gemm: knob '%s' = %u: fp8 operands arrive by TMA only (vec 8; K a "
                            "multiple of 16, TMA's 16-byte rows)", op ? "vec_b" : "vec_a", v);
+        if (v < KN_WG_TMA_VEC && (unsigned)s->pad < RK_GEMM_PAD__COUNT && kn_gemm_hopper_padded(s, op))
+            return rk_fail(RK_ERR_INVALID, "gemm: knob 'pad' stages %s and TMA reads the copy: knob '%s' must be %u, "
+                           "got %u", op ? "B" : "A", op ? "vec_b" : "vec_a", KN_WG_TMA_VEC, v);
         if (v < KN_WG_TMA_VEC && s->schedule != RK_GEMM_SCHED_PLAIN)
             return rk_fail(RK_ERR_INVALID, "gemm: knob '%s' = %u (%s copied by the threads, not TMA) is offered "
                            "with schedule=plain only", op ? "vec_b" : "vec_a", v, op ? "B" : "A");
     }
     if ((unsigned)s->schedule >= RK_GEMM_SCHED__COUNT)
         return rk_fail(RK_ERR_INVALID, "gemm: knob 'schedule' out of range (legal: plain, ws, persistent, pingpong)");
+    if ((unsigned)s->pad >= RK_GEMM_PAD__COUNT)
+        return rk_fail(RK_ERR_INVALID, "gemm: knob 'pad' out of range (legal: none, a, b, ab)");
+    if (s->pad != RK_GEMM_PAD_NONE) {
+        /* the copy, then a grid barrier: the persistent grid (at most the SMs) is what is co-resident */
+        if (s->schedule != RK_GEMM_SCHED_PERSISTENT)
+            return rk_fail(RK_ERR_INVALID, "gemm: knob 'pad' = %s stages operands before a grid barrier, which needs "
+                           "every block resident: it runs on schedule=persistent only (legal: pad=none with %s)",
+                           s->pad == RK_GEMM_PAD_A ? "a" : s->pad == RK_GEMM_PAD_B ? "b" : "ab",
+                           s->schedule == RK_GEMM_SCHED_PLAIN ? "plain" : s->schedule == RK_GEMM_SCHED_WS ? "ws" : "pingpong");
+        if (f8)
+            return rk_fail(RK_ERR_INVALID, "gemm: knob 'pad' stages 16-bit operands (f16, bf16); fp8 rows are read by "
+                           "TMA as they are (K a multiple of 16): leave pad=none");
+    }
     bool walks = kn_gemm_hopper_walks(s);
     if (walks && !s->blocks)
         return rk_fail(RK_ERR_INVALID, "gemm: schedule=%s needs knob 'blocks' (the grid; %s has %u SMs), or leave it "
@@ -152,9 +168,16 @@ void kn_gemm_hopper_tune(rk_gemm_spec *s, const rk_target *t, uint64_t M, uint64
      * unless the path is asked for */
     uint32_t eb = rk_tile_elem_bytes(s->dtype);
     bool f8 = kn_gemm_hopper_f8(s);
-    if (!f8 && !(locked >> KN_GK_PATH & 1) && (s->vec_a * eb < 4 || s->vec_b * eb < 4)) return;
+    bool narrow = !f8 && !(locked >> KN_GK_PATH & 1) && (s->vec_a * eb < 4 || s->vec_b * eb < 4);
+    /* pad can stage an operand TMA cannot read unless pad, the schedule or that operand's vec is locked */
+    bool can_pad = !f8 && !(locked >> KN_GK_PAD & 1) && !(locked >> KN_GK_SCHED & 1) &&
+                   (s->vec_a >= KN_WG_TMA_VEC || !(locked >> KN_GK_VA & 1)) &&
+                   (s->vec_b >= KN_WG_TMA_VEC || !(locked >> KN_GK_VB & 1)) &&
+                   (s->vec_a < KN_WG_TMA_VEC || s->vec_b < KN_WG_TMA_VEC);
+    if (narrow && !can_pad) return;
     rk_gemm_spec w = *s;
     w.path = RK_GEMM_PATH_WGMMA;
+    if (!(locked >> KN_GK_PAD & 1)) w.pad = RK_GEMM_PAD_NONE;   /* decided below from this shape */
     /* fp8 has no other path: TMA reads both operands, and the shape check names K's 16-byte rule */
     if (f8 && !(locked >> KN_GK_VA & 1)) w.vec_a = KN_WG_TMA_VEC;
     if (f8 && !(locked >> KN_GK_VB & 1)) w.vec_b = KN_WG_TMA_VEC;
@@ -176,6 +199,22 @@ void kn_gemm_hopper_tune(rk_gemm_spec *s, const rk_target *t, uint64_t M, uint64
         /* block scales keep a second set of accumulators: at most 128 columns */
         if (s->scale == RK_GEMM_SCALE_BLOCK && w.tile[1] > 128) w.tile[1] = 128;
     }
+    /* Odd leading dimensions: where the tiles give every SM a block, stage the operands TMA cannot read
+     * into padded copies and run the persistent TMA/wgmma kernel on them (pad); a smaller problem keeps
+     * the gathered mma.sync kernel (2-byte reads) or the threads' copies (4- and 8-byte reads), for which
+     * the staging and the grid barrier would weigh more. Not yet measured on the H200:
+     * bench/gemm_odd_shapes.txt times the pick against cuBLAS. */
+    uint64_t tiles = (M + w.tile[0] - 1) / w.tile[0] * ((N + w.tile[1] - 1) / w.tile[1]);
+    bool pad = can_pad && tiles >= t->compute_units;
+    if (narrow && !pad) {
+        s->path = RK_GEMM_PATH_MMA;
+        return;
+    }
+    if (pad) {
+        bool pa = w.vec_a < KN_WG_TMA_VEC, pb = w.vec_b < KN_WG_TMA_VEC;
+        w.pad = pa && pb ? RK_GEMM_PAD_AB : pa ? RK_GEMM_PAD_A : RK_GEMM_PAD_B;
+        w.vec_a = w.vec_b = KN_WG_TMA_VEC;
+    }
     if (!warps_locked) w.warps[0] = w.tile[0] / 16, w.warps[1] = 1;
     if (!stages_locked) w.stages = K > 2 * w.tile[2] ? 4 : 2;
     /* C through shared memory and TMA stores where its rows keep TMA's 16-byte rule: measured on the
@@ -190,12 +229,43 @@ void kn_gemm_hopper_tune(rk_gemm_spec *s, const rk_target *t, uint64_t M, uint64
                    kn_gemm_hopper_cstage_bytes(&w) > t->lds_bytes)
         w.stages--;
     kn_gemm_hopper_tune_schedule(&w, t, M, N, locked);
+    if (pad) {   /* the copy before a grid barrier: the persistent grid, one block per SM */
+        w.schedule = RK_GEMM_SCHED_PERSISTENT;
+        if (!(locked >> KN_GK_BLOCKS & 1)) w.blocks = t->compute_units;
+    }
     /* an operand TMA cannot read (vec_a / vec_b below 8, from its row stride) is copied by the threads */
     bool copies = w.vec_a < KN_WG_TMA_VEC || w.vec_b < KN_WG_TMA_VEC;
     if (copies && !(locked >> KN_GK_SCHED & 1)) w.schedule = RK_GEMM_SCHED_PLAIN, w.blocks = locked >> KN_GK_BLOCKS & 1 ? w.blocks : 0;
     kn_gemm_plan p;
     *s = w;   /* with the tuned knobs even where the plan refuses them: an explicit path=wgmma reports why */
     if (kn_gemm_hopper_plan(&w, t, batched, &p) != RK_OK) s->path = RK_GEMM_PATH_MMA;
+}
+
+bool kn_gemm_hopper_padded(const rk_gemm_spec *s, int operand) {
+    return s->pad == RK_GEMM_PAD_AB || s->pad == (operand ? RK_GEMM_PAD_B : RK_GEMM_PAD_A);
+}
+
+uint64_t kn_gemm_pad_extent(const rk_instance *in, const rk_shape *sh, const char *name, size_t len) {
+    (void)in;
+    if (len != 2 || name[1] != '8') return 0;
+    uint32_t at = strchr("MNK", name[0]) ? (uint32_t)(strchr("MNK", name[0]) - "MNK") : 3u;
+    if (at > 2 || sh->rank != 3) return 0;
+    return (sh->dim[at] + 7) / 8 * 8;
+}
+
+/* A map over a staged copy: the logical extent (the pad columns read as TMA's zero fill, never from
+ * memory), the padded row stride. */
+rk_status kn_gemm_hopper_tensormap_view(const rk_problem *p, const rk_kparam *kp, rk_problem_tmap *out) {
+    const char *buf = kp->dims ? kp->dims : "";
+    if (strcmp(buf, "Apad") && strcmp(buf, "Bpad")) return RK_OK;
+    const char *lay = p->sig.p[out->buf].dims;   /* "M,K8" */
+    char inner = lay[strlen(lay) - 2];
+    uint64_t cols = rk_problem_dim(p, inner == 'M' ? "M" : inner == 'N' ? "N" : "K");
+    uint64_t padded = (cols + 7) / 8 * 8;
+    out->rows = padded ? p->buf[out->buf].count / padded : 0;
+    out->cols = cols;
+    out->row_stride_bytes = padded * rk_tile_elem_bytes(out->elem);
+    return RK_OK;
 }
 
 bool kn_gemm_hopper_walks(const rk_gemm_spec *s) {
@@ -221,6 +291,7 @@ rk_status kn_gemm_hopper_check_shape(const rk_gemm_spec *s, uint64_t M, uint64_t
         uint64_t ext = row_extent(s, op, M, N, K);
         uint32_t v = op ? s->vec_b : s->vec_a;
         const char *dim = kn_gemm_hopper_k_major(s, op) ? "K" : op ? "N" : "M";
+        if (kn_gemm_hopper_padded(s, op)) continue;   /* TMA reads the staged copy, whose rows are padded */
         if (ext % v)
             return rk_fail(RK_ERR_INVALID, "gemm: path=wgmma reads %s %u elements at a time (knob '%s'%s), but with "
                            "layout %s its rows run along %s = %llu, not a multiple of %u; lower '%s' (1, 2 or 4 copy "
@@ -241,10 +312,17 @@ uint32_t kn_gemm_hopper_cstage_bytes(const rk_gemm_spec *s) {
 }
 
 void kn_gemm_hopper_signature(const rk_gemm_spec *s, rk_ksig *sg) {
-    if (!kn_gemm_hopper_copied(s, 0)) kn_sig_add(sg, "A_map", false, s->dtype, RK_KP_TENSORMAP, "A");
-    if (!kn_gemm_hopper_copied(s, 1)) kn_sig_add(sg, "B_map", false, s->dtype, RK_KP_TENSORMAP, "B");
+    bool pa = kn_gemm_hopper_padded(s, 0), pb = kn_gemm_hopper_padded(s, 1);
+    if (!kn_gemm_hopper_copied(s, 0)) kn_sig_add(sg, "A_map", false, s->dtype, RK_KP_TENSORMAP, pa ? "Apad" : "A");
+    if (!kn_gemm_hopper_copied(s, 1)) kn_sig_add(sg, "B_map", false, s->dtype, RK_KP_TENSORMAP, pb ? "Bpad" : "B");
     kn_gemm_fp8_signature(s, sg);
     if (s->epilogue == RK_GEMM_EPI_TMA) kn_sig_add(sg, "C_map", false, s->out_dtype, RK_KP_TENSORMAP, "C");
+    /* pad: the staged copies (A's or B's layout with its row extent rounded up to 8: "M,K8" ...) and the
+     * grid barrier's two words, workspaces the caller zeroes once (the barrier leaves its words ready) */
+    bool ar = kn_gemm_hopper_k_major(s, 0), br = !kn_gemm_hopper_k_major(s, 1);
+    if (pa) kn_sig_add(sg, "Apad", true, s->dtype, RK_KP_WORK, ar ? "M,K8" : "K,M8");
+    if (pb) kn_sig_add(sg, "Bpad", true, s->dtype, RK_KP_WORK, br ? "K,N8" : "N,K8");
+    if (pa || pb) kn_sig_add(sg, "Sync", true, RK_S_I64, RK_KP_WORK, "2");
 }
 
 void kn_gemm_hopper_tensormap_box(const rk_instance *in, const rk_kparam *kp, uint32_t *box_rows, uint32_t *box_cols,

@@ -203,8 +203,50 @@ static void consumer(kn_hk *h, const walk *w, rk_value tid, rk_value wg, rk_valu
     if (h->s->epilogue == RK_GEMM_EPI_TMA) kn_gemm_hopper_store_drain(h, twg);
 }
 
+/* pad: every thread of the grid stages the padded operands (A row-major
+ * [M, K] into Apad [M, K8], column-major [K, M] into [K, M8]; B alike), makes
+ * its stores visible to the async proxy (TMA reads them) and meets the whole
+ * grid at the barrier on Sync before any block starts its tiles. */
+static void stage_padded(const rk_instance *in, rk_kernel *k, const rk_value *p) {
+    const rk_gemm_spec *s = &in->u.gemm;
+    rk_ksig sg;
+    rk_instance_signature(in, &sg);
+    int apad = -1, bpad = -1, sync = -1;
+    for (uint32_t i = 0; i < sg.n; i++) {
+        if (!strcmp(sg.p[i].name, "Apad")) apad = (int)i;
+        if (!strcmp(sg.p[i].name, "Bpad")) bpad = (int)i;
+        if (!strcmp(sg.p[i].name, "Sync")) sync = (int)i;
+    }
+    RK_ASSERT(sync >= 0, "gemm: pad's signature holds Sync");
+    rk_kernel_set_cooperative(k, true);
+    rk_value tid = rk_build_thread_id(k, 0), bid = rk_build_block_id(k, 0), grid = rk_build_grid_dim(k, 0);
+    rk_value bdim = rk_build_block_dim(k, 0);
+    rk_value base = rk_build_mul(k, bid, bdim);
+    rk_value gtid = rk_build_add(k, base, tid);
+    rk_value nthreads = rk_build_mul(k, grid, bdim);
+    rk_value M = p[3], N = p[4], K = p[5], seven = c32(k, 7), mask = c32(k, ~7);
+    for (int op = 0; op < 2; op++) {
+        int at = op ? bpad : apad;
+        if (at < 0) continue;
+        bool row = op ? !kn_gemm_hopper_k_major(s, 1) : kn_gemm_hopper_k_major(s, 0);   /* row-major in memory */
+        rk_value rows = row ? (op ? K : M) : (op ? N : K);
+        rk_value cols = row ? (op ? N : K) : (op ? K : M);
+        rk_value c7 = rk_build_add(k, cols, seven);
+        rk_value ldp = rk_build_and(k, c7, mask);
+        rk_tile_pad_copy(k, p[op], p[at], rows, cols, p[6 + op], ldp, gtid, nthreads);
+    }
+    const rk_fence_proxy_async_opts glob = {.space = "global"};
+    rk_build_fence_proxy_async_ex(k, &glob);
+    rk_value zero = c32(k, 0);
+    rk_tile_grid_barrier(k, tid, p[sync], zero, grid);
+    /* and on the reading side, before this block's TMA loads (one instruction; the PTX rule asks for a
+     * proxy fence between the generic write and the async-proxy read, the writer's alone may do) */
+    rk_build_fence_proxy_async_ex(k, &glob);
+}
+
 void kn_gemm_hopper_build_ws(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *p) {
     kn_hk h;
+    if (in->u.gemm.pad != RK_GEMM_PAD_NONE) stage_padded(in, k, p);
     bool pp = in->u.gemm.schedule == RK_GEMM_SCHED_PINGPONG;
     rk_value turn = pp ? turns_init(k) : (rk_value){0};
     /* a stage is released by lane 0 of every warp that read it: every consumer's, or (pingpong) one's */

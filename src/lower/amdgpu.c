@@ -324,6 +324,7 @@ static void lower_op(lw_ctx *cx, const rk_op *op) {
              op, "level", NULL, NULL);
         break;
     case RK_OP_MMA: lw_amd_mma(cx, op); break;
+    case RK_OP_GLOBAL_WAIT: lw_global_wait_llvm(cx, op); break;
     case RK_OP_LDMATRIX: case RK_OP_NAMED_BARRIER: case RK_OP_NAMED_BARRIER_ARRIVE: case RK_OP_WGMMA_DESC: case RK_OP_WGMMA: case RK_OP_WGMMA_FENCE:
     case RK_OP_WGMMA_COMMIT_GROUP: case RK_OP_WGMMA_WAIT_GROUP: case RK_OP_FENCE_PROXY_ASYNC: case RK_OP_MBARRIER_INIT:
     case RK_OP_MBARRIER_ARRIVE: case RK_OP_MBARRIER_ARRIVE_EXPECT_TX: case RK_OP_MBARRIER_WAIT: case RK_OP_TMA_LOAD_2D:

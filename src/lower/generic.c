@@ -326,6 +326,24 @@ static void cas(lw_ctx *cx, const rk_op *op) {
     lw_ins(cx, "%v = extractvalue { %t, i1 } %s, 0", op->out[0], c, pair);
 }
 
+/* memref.global_wait: a loop of acquire loads of ptr[idx] until the test
+ * holds. Each lane spins on its own word; the loop exits per lane (the
+ * divergent exit reconverges after it). */
+void lw_global_wait_llvm(lw_ctx *cx, const rk_op *op) {
+    const char *p = gep(cx, op->in[0], op->in[1]);
+    const char *L = lw_label(cx, "gwait.loop"), *D = lw_label(cx, "gwait.done");
+    const char *cur = lw_tmp(cx, "gwait"), *ok = lw_tmp(cx, "gwait.ok");
+    bool uge = strcmp(lw_attr_str(op, "until", "ne"), "uge") == 0;
+    rk_value v = op->in[2];
+    lw_br(cx, L);
+    lw_block(cx, L);
+    lw_ins(cx, "%s = load atomic %t, %t %s%s acquire, align %u", cur, v, op->in[0], p,
+           lw_syncscope(cx, lw_attr_str(op, "scope", NULL), LW_SCOPE_DEVICE), lw_bytes(cx, vt(cx, v)));
+    lw_ins(cx, "%s = icmp %s %t %s, %v", ok, uge ? "uge" : "ne", v, cur, v);
+    lw_condbr(cx, ok, D, L);
+    lw_block(cx, D);
+}
+
 static void lds_atomic(lw_ctx *cx, const rk_op *op) {
     const char *p = lw_smem_addr(cx, op->in[0], op->in + 1, op->nin - 2u);
     rk_value v = op->in[op->nin - 1u];

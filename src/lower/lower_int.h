@@ -88,11 +88,16 @@ typedef struct lw_ctx lw_ctx;
     X(MBARRIER_ARRIVE_EXPECT_TX) X(MBARRIER_WAIT) X(TMA_LOAD_2D) X(SETMAXNREG) X(TMA_STORE_2D)    \
     X(BULK_COMMIT_GROUP) X(BULK_WAIT_GROUP) X(WGMMA_RS) X(CLUSTER_ID) X(CLUSTER_DIM) X(CLUSTER_RANK)    \
     X(CLUSTER_ARRIVE) X(CLUSTER_WAIT) X(FENCE_MBARRIER_INIT) X(MBARRIER_ARRIVE_CLUSTER)             \
-    X(TMA_LOAD_2D_MULTICAST)
+    X(TMA_LOAD_2D_MULTICAST) X(GLOBAL_WAIT)
 
 #define LW_CASE(E) case RK_OP_##E:
 /* In a vendor switch: every op the core lowers. */
 #define LW_CORE_OPS_CASES LW_FLOW_OPS(LW_CASE) LW_GENERIC_OPS(LW_CASE)
+
+/* memref.global_wait as a loop of LLVM acquire atomic loads (generic.c;
+ * NVPTX emits inline PTX instead: LLVM 22 crashes selecting an atomic load
+ * from a readonly noalias kernel parameter, which it turns into ld.global.nc). */
+void lw_global_wait_llvm(lw_ctx *cx, const rk_op *op);
 
 /* ---- the vendor seam ------------------------------------------------------------- */
 typedef enum lw_scope { LW_SCOPE_BLOCK, LW_SCOPE_DEVICE, LW_SCOPE_SYSTEM, LW_SCOPE__COUNT } lw_scope;

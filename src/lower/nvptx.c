@@ -230,6 +230,7 @@ static void lower_op(lw_ctx *cx, const rk_op *op) {
     case RK_OP_TMA_LOAD_2D_MULTICAST:
         lw_nv_hopper_mem(cx, op);
         break;
+    case RK_OP_GLOBAL_WAIT: lw_nv_global_wait(cx, op); break;
     case RK_OP_CLUSTER_ID: id_op(cx, op, "clusterid"); break;
     case RK_OP_CLUSTER_DIM: id_op(cx, op, "cluster.nctaid"); break;
     case RK_OP_CLUSTER_RANK: sreg_call(cx, lw_val(cx, op->out[0]), "cluster.ctarank"); break;

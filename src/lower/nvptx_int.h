@@ -36,6 +36,8 @@ void lw_nv_buffer_store(lw_ctx *cx, const rk_op *op);
 void lw_nv_async_copy(lw_ctx *cx, const rk_op *op);
 void lw_nv_ldmatrix(lw_ctx *cx, const rk_op *op);
 void lw_nv_hopper_mem(lw_ctx *cx, const rk_op *op);
+/* memref.global_wait: a loop of inline ld.acquire.<scope>.global loads. */
+void lw_nv_global_wait(lw_ctx *cx, const rk_op *op);
 /* ptr addrspace(3) text of flat element `idx` (an IR value) of an allocation. */
 const char *lw_nv_smem_elem(lw_ctx *cx, rk_value smem, rk_value idx);
 

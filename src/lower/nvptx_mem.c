@@ -238,6 +238,27 @@ void lw_nv_ldmatrix(lw_ctx *cx, const rk_op *op) {
     }
 }
 
+/* ---- memref.global_wait ---------------------------------------------------------------------------------- */
+/* Inline PTX rather than an LLVM atomic load: LLVM 22 turns a load from a
+ * readonly noalias parameter into ld.global.nc and then crashes selecting
+ * the atomic one. The probe is a strong acquire load at the op's scope. */
+void lw_nv_global_wait(lw_ctx *cx, const rk_op *op) {
+    rk_value v = op->in[2];
+    bool wide = lw_bytes(cx, vt(cx, v)) == 8, uge = strcmp(lw_attr_str(op, "until", "ne"), "uge") == 0;
+    const char *scope = lw_attr_str(op, "scope", "device");
+    const char *ps = !strcmp(scope, "block") ? "cta" : !strcmp(scope, "system") ? "sys" : "gpu";
+    const char *p = lw_tmp(cx, "gwait.p"), *L = lw_label(cx, "gwait.loop"), *D = lw_label(cx, "gwait.done");
+    const char *cur = lw_tmp(cx, "gwait"), *ok = lw_tmp(cx, "gwait.ok");
+    lw_ins(cx, "%s = getelementptr inbounds %T, %V, %V", p, rk_type_elem(cx->k, vt(cx, op->in[0])), op->in[0], op->in[1]);
+    lw_br(cx, L);
+    lw_block(cx, L);
+    lw_ins(cx, "%s = call %t asm sideeffect \"ld.acquire.%s.global.b%u $0, [$1];\", \"=%s,l,~{memory}\"(%t %s)", cur, v, ps,
+           wide ? 64u : 32u, wide ? "l" : "r", op->in[0], p);
+    lw_ins(cx, "%s = icmp %s %t %s, %v", ok, uge ? "uge" : "ne", v, cur, v);
+    lw_condbr(cx, ok, D, L);
+    lw_block(cx, D);
+}
+
 /* ---- Hopper: mbarriers, TMA, the async-proxy fence ------------------------------------------------------- */
 /* The mbarrier ops, the TMA copy and the proxy fence are inline PTX: their
  * LLVM intrinsics changed shape between LLVM 20 and 22, the PTX did not.
@@ -325,7 +346,9 @@ static void mbarrier_arrive_cluster(lw_ctx *cx, const rk_op *op) {
 
 void lw_nv_hopper_mem(lw_ctx *cx, const rk_op *op) {
     if (op->code == RK_OP_FENCE_PROXY_ASYNC) {
-        lw_ins(cx, "call void asm sideeffect \"fence.proxy.async.shared::cta;\", \"~{memory}\"()");
+        /* global: generic-proxy stores to global memory that TMA reads later (a staged copy) */
+        bool global = !strcmp(lw_attr_str(op, "space", "shared"), "global");
+        lw_ins(cx, "call void asm sideeffect \"fence.proxy.async.%s;\", \"~{memory}\"()", global ? "global" : "shared::cta");
     } else if (op->code == RK_OP_MBARRIER_INIT) {
         const char *b = mbar(cx, op, 0);
         lw_declare(cx, NV_D_MBAR, "declare void @llvm.nvvm.mbarrier.init.shared(ptr addrspace(3), i32)");

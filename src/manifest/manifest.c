@@ -2,6 +2,7 @@
  * the field and what it must be; upstream manifests with `hsaco` and
  * "ptr<f16, global>" types are accepted), the writer (fixed field order,
  * atomic), and binary size/hash checks. Layer: manifest. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <xxhash.h>
@@ -386,6 +387,9 @@ static rk_status read_root(const rk_json *root, rk_manifest *m) {
     int flag = 0;
     TRY(get_flag(root, "sig_has_bytes", &flag));
     m->sig_has_bytes = flag;
+    flag = 0;
+    TRY(get_flag(root, "cooperative", &flag));
+    m->cooperative = flag;
     TRY(get_u32(root, "warmup_iters", false, 1000000, &m->warmup_iters));
     TRY(get_u32(root, "timed_iters", false, 1000000, &m->timed_iters));
     TRY(read_timing(root, m));
@@ -483,6 +487,7 @@ static rk_json *build_json(const rk_manifest *m) {
         const uint64_t cd[3] = {m->cluster_dims[0], m->cluster_dims[1], m->cluster_dims[2]};
         put(&b, "cluster_dims", int_list(cd, 3));
     }
+    if (m->cooperative) put(&b, "cooperative", rk_json_bool(true));   /* written only when set */
     rk_json *args = rk_json_array();
     for (uint32_t i = 0; args && i < m->nargs; i++) {
         rk_json *e = rk_json_object();
@@ -675,4 +680,7 @@ rk_status rk_manifest_check_binary(const rk_manifest *m, const char *dir) {
     return st;
 }
 
+/* cooperative lives in sig_has_bytes's padding: the layout bindings mirror is unchanged */
+_Static_assert(offsetof(rk_manifest, warmup_iters) == offsetof(rk_manifest, sig_has_bytes) + 4,
+               "rk_manifest.cooperative must not move warmup_iters");
 size_t rk_manifest_struct_size(void) { return sizeof(rk_manifest); }

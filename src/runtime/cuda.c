@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "runtime_int.h"
 
@@ -40,7 +41,8 @@ typedef struct cu_api {
     CU_GRAPH(CU_FIELD)
     CU_FIELD(cuEventElapsedTime)
     CU_FIELD(cuTensorMapEncodeTiled)   /* CUDA 12.0+; NULL when absent */
-    CU_FIELD(cuLaunchKernelEx)         /* CUDA 12.0+, for cluster launches; NULL when absent */
+    CU_FIELD(cuLaunchKernelEx)         /* CUDA 12.0+, for cluster and cooperative launches; NULL when absent */
+    CU_FIELD(cuOccupancyMaxActiveBlocksPerMultiprocessor)   /* the co-residency check of a cooperative launch */
 #undef CU_FIELD
 } cu_api;
 
@@ -247,23 +249,63 @@ static rk_status cu_function(rk_function *f) {
     return RK_OK;
 }
 
-/* A kernel with cluster dims launches through cuLaunchKernelEx with the
- * CLUSTER_DIMENSION attribute (rk_launch checked the grid is whole clusters). */
-static rk_status cluster_launch(cu_dev *c, rk_function *f, const uint32_t g[3], const uint32_t b[3], uint32_t dyn,
-                                rk_stream *s, void **args) {
-    if (!c->api.cuLaunchKernelEx)
-        return rk_fail(RK_ERR_UNSUPPORTED, "kernel '%s' has cluster_dims [%u, %u, %u], launched through "
-                       "cuLaunchKernelEx, which %s lacks (CUDA 12.0 or newer has it)", f->name, f->cluster[0],
-                       f->cluster[1], f->cluster[2], rt_cuda_lib_name());
-    CUlaunchAttribute at = {.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION};
-    at.value.clusterDim.x = f->cluster[0];
-    at.value.clusterDim.y = f->cluster[1];
-    at.value.clusterDim.z = f->cluster[2];
+/* A cooperative grid must fit on the device at once: blocks per SM (the
+ * driver's occupancy for this block and shared memory) times the SMs. The
+ * driver refuses a grid over it as well; this names the numbers. */
+static rk_status check_coresident(cu_dev *c, rk_function *f, const uint32_t g[3], const uint32_t b[3], uint32_t dyn) {
+    if (!c->api.cuOccupancyMaxActiveBlocksPerMultiprocessor) return RK_OK;   /* the launch itself checks */
+    int per_sm = 0;
+    int threads = (int)(b[0] * b[1] * b[2]);
+    CU_CALL(c, c->api.cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, (CUfunction)f->handle, threads, dyn),
+            "cuOccupancyMaxActiveBlocksPerMultiprocessor('%s', %d threads, %u bytes dynamic shared memory)", f->name,
+            threads, dyn);
+    uint64_t cap = (uint64_t)per_sm * f->mod->dev->info.sm_count, grid = (uint64_t)g[0] * g[1] * g[2];
+    if (grid > cap)
+        return rk_fail(RK_ERR_INVALID, "rk_launch '%s': a cooperative grid of %llu blocks (%ux%ux%u) cannot be resident "
+                       "at once on %s: %d block%s of %d threads with %u bytes of dynamic shared memory fit per SM, "
+                       "%u SMs, so at most %llu blocks (launch fewer, e.g. the persistent schedule's SM count)", f->name,
+                       (unsigned long long)grid, g[0], g[1], g[2], f->mod->dev->name, per_sm, per_sm == 1 ? "" : "s",
+                       threads, dyn, f->mod->dev->info.sm_count, (unsigned long long)cap);
+    return RK_OK;
+}
+
+/* A kernel with cluster dims or the cooperative attribute launches through
+ * cuLaunchKernelEx with CLUSTER_DIMENSION and / or COOPERATIVE (rk_launch
+ * checked the grid is whole clusters). */
+static rk_status launch_ex(cu_dev *c, rk_function *f, const uint32_t g[3], const uint32_t b[3], uint32_t dyn,
+                           rk_stream *s, void **args) {
+    bool clustered = f->cluster[0] * f->cluster[1] * f->cluster[2] > 1;
+    if (!c->api.cuLaunchKernelEx) {
+        if (clustered)
+            return rk_fail(RK_ERR_UNSUPPORTED, "kernel '%s' has cluster_dims [%u, %u, %u], launched through "
+                           "cuLaunchKernelEx, which %s lacks (CUDA 12.0 or newer has it)", f->name, f->cluster[0],
+                           f->cluster[1], f->cluster[2], rt_cuda_lib_name());
+        return rk_fail(RK_ERR_UNSUPPORTED, "kernel '%s' is cooperative, launched through cuLaunchKernelEx, which %s "
+                       "lacks (CUDA 12.0 or newer has it)", f->name, rt_cuda_lib_name());
+    }
+    CUlaunchAttribute at[2];
+    memset(at, 0, sizeof at);
+    unsigned n = 0;
+    if (clustered) {
+        at[n].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        at[n].value.clusterDim.x = f->cluster[0];
+        at[n].value.clusterDim.y = f->cluster[1];
+        at[n].value.clusterDim.z = f->cluster[2];
+        n++;
+    }
+    if (f->cooperative) {
+        rk_status st = check_coresident(c, f, g, b, dyn);
+        if (st) return st;
+        at[n].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+        at[n].value.cooperative = 1;
+        n++;
+    }
     CUlaunchConfig cfg = {.gridDimX = g[0], .gridDimY = g[1], .gridDimZ = g[2], .blockDimX = b[0], .blockDimY = b[1],
-                          .blockDimZ = b[2], .sharedMemBytes = dyn, .hStream = cs(s), .attrs = &at, .numAttrs = 1};
+                          .blockDimZ = b[2], .sharedMemBytes = dyn, .hStream = cs(s), .attrs = at, .numAttrs = n};
     CU_CALL(c, c->api.cuLaunchKernelEx(&cfg, (CUfunction)f->handle, args, NULL),
-            "cuLaunchKernelEx('%s', grid %ux%ux%u, block %ux%ux%u, cluster %ux%ux%u, %u bytes dynamic shared memory)",
-            f->name, g[0], g[1], g[2], b[0], b[1], b[2], f->cluster[0], f->cluster[1], f->cluster[2], dyn);
+            "cuLaunchKernelEx('%s', grid %ux%ux%u, block %ux%ux%u, cluster %ux%ux%u%s, %u bytes dynamic shared memory)",
+            f->name, g[0], g[1], g[2], b[0], b[1], b[2], f->cluster[0], f->cluster[1], f->cluster[2],
+            f->cooperative ? ", cooperative" : "", dyn);
     return RK_OK;
 }
 
@@ -278,7 +320,7 @@ static rk_status cu_launch(rk_function *f, const uint32_t g[3], const uint32_t b
                 "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES = %u) for '%s'", dyn, f->name);
         f->dyn_smem_set = dyn;
     }
-    if (f->cluster[0] * f->cluster[1] * f->cluster[2] > 1) return cluster_launch(c, f, g, b, dyn, s, args);
+    if (f->cooperative || f->cluster[0] * f->cluster[1] * f->cluster[2] > 1) return launch_ex(c, f, g, b, dyn, s, args);
     CU_CALL(c, c->api.cuLaunchKernel(fn, g[0], g[1], g[2], b[0], b[1], b[2], dyn, cs(s), args, NULL),
             "cuLaunchKernel('%s', grid %ux%ux%u, block %ux%ux%u, %u bytes dynamic shared memory)", f->name, g[0],
             g[1], g[2], b[0], b[1], b[2], dyn);
@@ -542,6 +584,8 @@ rk_status rt_cuda_open(rk_device *d, int index) {
         memcpy(&c->api.cuTensorMapEncodeTiled, &p, sizeof p);
         p = sym(c->lib, CU_STR(cuLaunchKernelEx));
         memcpy(&c->api.cuLaunchKernelEx, &p, sizeof p);
+        p = sym(c->lib, CU_STR(cuOccupancyMaxActiveBlocksPerMultiprocessor));
+        memcpy(&c->api.cuOccupancyMaxActiveBlocksPerMultiprocessor, &p, sizeof p);
     }
     if (s == RK_OK) {
         CUresult r = c->api.cuInit(0);

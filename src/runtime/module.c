@@ -226,6 +226,7 @@ rk_status rk_module_function(rk_module *m, const char *name, rk_function **out) 
         f->sig = NULL;
     if (s == RK_OK) f->dyn_smem_min = dyn_pool_of(f);
     if (s == RK_OK) cluster_of(f);
+    if (s == RK_OK && m->kernel && !strcmp(rk_kernel_name(m->kernel), name)) f->cooperative = rk_kernel_cooperative(m->kernel);
     if (s != RK_OK) {
         if (s == RK_ERR_NOT_FOUND && m->kernel)
             rt_fail_prefix(s, "the module holds '%s'", rk_kernel_name(m->kernel));
@@ -245,6 +246,14 @@ uint32_t rk_function_dyn_smem_min(const rk_function *f) { return f ? f->dyn_smem
 rk_device *rk_function_device(const rk_function *f) { return f ? f->mod->dev : NULL; }
 void rk_function_cluster_dims(const rk_function *f, uint32_t out[3]) {
     for (int i = 0; i < 3; i++) out[i] = f ? f->cluster[i] : 1;
+}
+
+bool rk_function_cooperative(const rk_function *f) { return f && f->cooperative; }
+
+rk_status rk_function_set_cooperative(rk_function *f, bool on) {
+    if (!f) return rk_fail(RK_ERR_INVALID, "rk_function_set_cooperative: NULL function");
+    f->cooperative = on;
+    return RK_OK;
 }
 
 rk_status rk_launch(rk_function *f, const uint32_t grid[3], const uint32_t block[3], uint32_t dyn_smem,
@@ -270,6 +279,9 @@ rk_status rk_launch(rk_function *f, const uint32_t grid[3], const uint32_t block
         return rk_fail(RK_ERR_UNSUPPORTED, "rk_launch '%s': cluster_dims [%u, %u, %u] needs thread-block clusters "
                        "(CUDA sm_90+ or the emulator); %s has none", f->name, f->cluster[0], f->cluster[1],
                        f->cluster[2], d->name);
+    if (f->cooperative && d->info.kind == RK_DEVICE_HIP)
+        return rk_fail(RK_ERR_UNSUPPORTED, "rk_launch '%s': the kernel is cooperative (its blocks wait for each other); "
+                       "cooperative launches run on CUDA and the emulator, not yet on HIP (%s)", f->name, d->name);
     /* the kernel's pool sits at the start of the dynamic window, the caller's bytes after it */
     uint64_t dyn = (uint64_t)f->dyn_smem_min + dyn_smem, smem = dyn + f->static_smem;
     if ((d->info.smem_per_block_optin && smem > d->info.smem_per_block_optin) || dyn > UINT32_MAX) {

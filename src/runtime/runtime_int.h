@@ -32,6 +32,7 @@ struct rk_function {
     uint32_t dyn_smem_set;     /* dynamic shared memory opted into so far */
     uint32_t dyn_smem_min;     /* the kernel's dynamic LDS pool, added to every launch */
     uint32_t cluster[3];       /* blocks per cluster (1, 1, 1: none) */
+    bool cooperative;          /* every block resident at once (the IR's attribute, or set) */
 };
 
 struct rk_module {

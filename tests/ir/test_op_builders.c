@@ -408,6 +408,7 @@ static rk_value use(fx *x, rk_opcode code) {
         break;
     }
     case RK_OP_GLOBAL_ATOMIC_CAS: r = rk_build_global_atomic_cas(k, x->pi32, x->i32, x->i32, x->j32); break;
+    case RK_OP_GLOBAL_WAIT: rk_build_global_wait(k, "uge", x->pi32, x->i32, x->j32); break;
     case RK_OP_MMA: r = rk_build_mma(k, "mfma_f32_16x16x16_f16", x->v4f16, x->v4f16, x->v4f32); break;
     case RK_OP_REGISTER_P_FROM_QK_C: r = rk_build_register_p_from_qk_c(k, x->v16f32, vt(x, RK_T_F16, 8)); break;
     case RK_OP_INLINE_ASM: {

@@ -182,11 +182,18 @@ static void test_dispatch(void **state) {
     assert_int_equal(b[0], 384);
     instance_for("sm_90a", big, "dtype=bf16 out_dtype=f32", &in, &sh);
     assert_true(is_wgmma(&in));
-    /* K * 2 bytes is not even a multiple of 4: 2-byte reads, where the gathered mma.sync kernel beats
-     * wgmma with copied operands on the H200 — mma unless wgmma is asked for (then A and B copied) */
+    /* K * 2 bytes is not even a multiple of 4: rows TMA cannot read. Tiles that fill the SMs: A and B
+     * staged into padded copies (pad=ab, persistent, TMA over the copies; test_gemm_pad.c); with pad
+     * locked to none the gathered mma.sync kernel (it beats wgmma with copied operands on the H200),
+     * or with wgmma asked for too, A and B copied by the threads */
     instance_for("sm_90a", oddk, "", &in, &sh);
+    assert_true(is_wgmma(&in));
+    assert_int_equal(in.u.gemm.pad, RK_GEMM_PAD_AB);
+    assert_int_equal(in.u.gemm.schedule, RK_GEMM_SCHED_PERSISTENT);
+    assert_int_equal(in.u.gemm.vec_a, 8);
+    instance_for("sm_90a", oddk, "pad=none", &in, &sh);
     assert_false(is_wgmma(&in));
-    instance_for("sm_90a", oddk, "path=wgmma", &in, &sh);
+    instance_for("sm_90a", oddk, "path=wgmma pad=none", &in, &sh);
     assert_true(is_wgmma(&in));
     assert_int_equal(in.u.gemm.vec_a, 1);
     assert_int_equal(in.u.gemm.vec_b, 1);
@@ -194,9 +201,9 @@ static void test_dispatch(void **state) {
     assert_int_equal(in.u.gemm.vec_a, 8);
     assert_int_equal(in.u.gemm.vec_b, 8);
     const uint64_t unal[3] = {2047, 3001, 4093};
-    instance_for("sm_90a", unal, "", &in, &sh);
+    instance_for("sm_90a", unal, "pad=none", &in, &sh);
     assert_false(is_wgmma(&in));
-    instance_for("sm_90a", unal, "path=wgmma", &in, &sh);
+    instance_for("sm_90a", unal, "path=wgmma pad=none", &in, &sh);
     assert_true(is_wgmma(&in));
     assert_int_equal(in.u.gemm.schedule, RK_GEMM_SCHED_PLAIN);
     instance_for("sm_90a", oddk, "schedule=persistent", &in, &sh);   /* the copies run on schedule=plain only */
@@ -207,14 +214,17 @@ static void test_dispatch(void **state) {
         assert_true(is_wgmma(&in));
     }
     const uint64_t oddm[3] = {4095, 4096, 4096}, oddn[3] = {4096, 4095, 4096};
-    instance_for("sm_90a", oddm, "layout=cc", &in, &sh);   /* A's rows run along M: 2-byte reads, mma */
+    instance_for("sm_90a", oddm, "layout=cc", &in, &sh);   /* A's rows run along M: A staged */
+    assert_true(is_wgmma(&in));
+    assert_int_equal(in.u.gemm.pad, RK_GEMM_PAD_A);
+    instance_for("sm_90a", oddm, "layout=cc pad=none", &in, &sh);   /* 2-byte reads, mma */
     assert_false(is_wgmma(&in));
-    instance_for("sm_90a", oddm, "layout=cc path=wgmma", &in, &sh);   /* asked for: A copied */
+    instance_for("sm_90a", oddm, "layout=cc path=wgmma pad=none", &in, &sh);   /* asked for: A copied */
     assert_true(is_wgmma(&in));
     assert_int_equal(in.u.gemm.vec_a, 1);
     instance_for("sm_90a", oddm, "layout=rr", &in, &sh);   /* rr reads A along K: TMA */
     assert_true(is_wgmma(&in));
-    instance_for("sm_90a", oddn, "layout=rr path=wgmma", &in, &sh);   /* B's rows run along N: B copied */
+    instance_for("sm_90a", oddn, "layout=rr path=wgmma pad=none", &in, &sh);   /* B's rows run along N: B copied */
     assert_true(is_wgmma(&in));
     assert_int_equal(in.u.gemm.vec_b, 1);
     instance_for("sm_90a", oddk, "layout=cr", &in, &sh);   /* neither runs along K */

@@ -564,6 +564,45 @@ static void test_tma_store(void **state) {
     rk_kernel_free(k);
 }
 
+/* The grid barrier: thread 0's read of the generation and its arrival after
+ * a gpu fence, the last arrival's fence before the bump, the spin of inline
+ * acquire loads at gpu scope and the fence after it; ptxas takes it. (The
+ * fences carry the ordering: LLVM 22 prints acq_rel atomics as relaxed
+ * atom.) */
+static void test_grid_barrier(void **state) {
+    (void)state;
+    rk_kernel *k = rk_kernel_new("gridbar");
+    rk_value out = rk_add_param(k, "out", rk_type_ptr(k, RK_T_I32, RK_AS_GLOBAL), NULL);
+    rk_value sync = rk_add_param(k, "sync", rk_type_ptr(k, RK_T_I64, RK_AS_GLOBAL), NULL);
+    rk_kernel_set_cooperative(k, true);
+    rk_value t = rk_build_thread_id(k, 0), g = rk_build_grid_dim(k, 0), zero = rk_const_i32(k, 0);
+    /* a staged copy's stores become visible to TMA (the async proxy) of any block */
+    const rk_fence_proxy_async_opts glob = {.space = "global"};
+    rk_build_fence_proxy_async_ex(k, &glob);
+    rk_tile_grid_barrier(k, t, sync, zero, g);
+    rk_store_global(k, out, t, g);
+    rk_build_return(k);
+    assert_int_equal(rk_kernel_finish(k), RK_OK);
+    char *ll = lower_ok(k, "sm_90a");
+    expect_has(ll, "asm sideeffect \"ld.acquire.gpu.global.b64 $0, [$1];\"");
+    expect_has(ll, "asm sideeffect \"fence.proxy.async.global;\"");
+    expect_has(ll, "atomicrmw add ptr addrspace(1)");
+    expect_has(ll, "acq_rel");
+    rk_string_free(ll);
+    char *ptx = pipeline_ptx(k, "sm_90a");
+    if (ptx) {
+        expect_has(ptx, "ld.acquire.gpu.global.b64");
+        expect_has(ptx, "fence.proxy.async.global;");
+        const char *f = ptx;
+        int fences = 0;
+        while ((f = strstr(f, "fence.sc.gpu;"))) fences++, f++;
+        assert_int_equal(fences, 3);
+        expect_has(ptx, "atom.global.add.u64");
+        free(ptx);
+    }
+    rk_kernel_free(k);
+}
+
 /* The TMA sample: the tensor map is a byval grid constant, the copy is the
  * 2-D bulk tensor form completing on the mbarrier; an unaligned destination
  * is refused. */
@@ -892,6 +931,7 @@ int main(void) {
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_setmaxnreg),
         cmocka_unit_test(test_tma_store),
+        cmocka_unit_test(test_grid_barrier),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -116,21 +116,26 @@ static void test_nvidia_fields(void **state) {
     char *t = rk_manifest_text(&m);
     assert_null(strstr(t, "dyn_smem_min"));
     assert_null(strstr(t, "cluster_dims"));   /* older readers see the manifest they know */
+    assert_null(strstr(t, "cooperative"));
     assert_int_equal(rk_manifest_parse(t, strlen(t), &back), RK_OK);
     assert_int_equal(back.dyn_smem_min, 0);
+    assert_false(back.cooperative);
     assert_true(back.cluster_dims[0] == 0 && back.cluster_dims[1] == 0 && back.cluster_dims[2] == 0);
     rk_string_free(t);
     m.dyn_smem_min = 98304;
     m.cluster_dims[0] = 1;
     m.cluster_dims[1] = 2;
     m.cluster_dims[2] = 1;
+    m.cooperative = true;
     assert_true(rk_manifest_add_arg(&m, "tmap", "tensormap", 128));
     t = rk_manifest_text(&m);
+    assert_non_null(strstr(t, "\"cooperative\": true"));
     assert_non_null(strstr(t, "\"dyn_smem_min\": 98304"));
     assert_non_null(strstr(t, "\"type\": \"tensormap\""));
     assert_int_equal(rk_manifest_parse(t, strlen(t), &back), RK_OK);
     assert_int_equal(back.dyn_smem_min, 98304);
     assert_true(back.cluster_dims[0] == 1 && back.cluster_dims[1] == 2 && back.cluster_dims[2] == 1);
+    assert_true(back.cooperative);
     assert_int_equal(back.nargs, 5);
     assert_string_equal(back.args[4].type, "tensormap");
     assert_int_equal(back.args[4].size_bytes, 128);
@@ -156,6 +161,7 @@ static void test_nvidia_fields(void **state) {
         {"\"cluster_dims\": [", "\"cluster_dims\": [0, 1, 1], \"old_cluster_dims\": [", "'cluster_dims'"},
         {"\"cluster_dims\": [", "\"cluster_dims\": [8, 2, 1], \"old_cluster_dims\": [", "at most 8 blocks"},
         {"\"cluster_dims\": [", "\"cluster_dims\": 2, \"old_cluster_dims\": [", "'cluster_dims'"},
+        {"\"cooperative\": true", "\"cooperative\": \"yes\"", "'cooperative' must be true, false, 0 or 1"},
     };
     for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
         char *at = strstr(t, rows[i].find);

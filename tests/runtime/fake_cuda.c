@@ -42,7 +42,7 @@ typedef struct fake_graph { rec *recs; int nrec; } fake_graph;
 static int primary_ctx;
 static _Thread_local CUcontext current;
 static struct {
-    int launches, set_attr, ctx_set, graph_launches, loads, allocs, frees, syncs, ex_launches;
+    int launches, set_attr, ctx_set, graph_launches, loads, allocs, frees, syncs, ex_launches, last_coop;
     unsigned last_smem, last_cluster[3];
 } stats;
 
@@ -87,6 +87,7 @@ int fake_cuda_stat(const char *what) {
     if (!strcmp(what, "last_smem")) return (int)stats.last_smem;
     if (!strcmp(what, "syncs")) return stats.syncs;
     if (!strcmp(what, "ex_launches")) return stats.ex_launches;
+    if (!strcmp(what, "last_coop")) return stats.last_coop;
     if (!strcmp(what, "last_cluster")) return (int)(stats.last_cluster[0] * 100 + stats.last_cluster[1] * 10 + stats.last_cluster[2]);
     return -1;
 }
@@ -451,13 +452,29 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned
     return run(ff, g, b, params);
 }
 
+/* Two blocks of any kernel fit per SM. */
+CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, CUfunction f, int threads, size_t smem) {
+    (void)f; (void)threads; (void)smem;
+    NEED_CTX();
+    *n = 2;
+    return CUDA_SUCCESS;
+}
+
 /* The cluster launch: the CLUSTER_DIMENSION attribute is recorded and must
- * divide the grid (the driver's own rule), then it runs as cuLaunchKernel. */
+ * divide the grid (the driver's own rule), then it runs as cuLaunchKernel;
+ * COOPERATIVE is recorded and the grid must fit (2 blocks on each of 132 SMs). */
 CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *cfg, CUfunction f, void **params, void **extra) {
     NEED_CTX();
     if (!cfg || (cfg->numAttrs && !cfg->attrs)) return CUDA_ERROR_INVALID_VALUE;
     unsigned cl[3] = {1, 1, 1};
+    stats.last_coop = 0;
     for (unsigned i = 0; i < cfg->numAttrs; i++) {
+        if (cfg->attrs[i].id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE) {
+            stats.last_coop = cfg->attrs[i].value.cooperative;
+            if ((unsigned long long)cfg->gridDimX * cfg->gridDimY * cfg->gridDimZ > 2 * 132)
+                return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
+            continue;
+        }
         if (cfg->attrs[i].id != CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) return CUDA_ERROR_NOT_SUPPORTED;
         cl[0] = cfg->attrs[i].value.clusterDim.x;
         cl[1] = cfg->attrs[i].value.clusterDim.y;

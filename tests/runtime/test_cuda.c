@@ -285,6 +285,22 @@ static void test_launch(void **state) {
     has("grid.x = 3 is not a multiple of the kernel's cluster_dims x = 2");
     assert_int_equal(fake_stat("ex_launches"), ex + 1);
     rk_module_unload(mc);
+    /* a cooperative function: cuLaunchKernelEx with COOPERATIVE, the grid
+     * checked against the occupancy (2 per SM here) times the 132 SMs */
+    assert_int_equal(rk_module_function(m, "fill", &f), RK_OK);
+    assert_false(rk_function_cooperative(f));
+    assert_int_equal(rk_function_set_cooperative(f, true), RK_OK);
+    const uint32_t g264[3] = {264, 1, 1}, g265[3] = {265, 1, 1};
+    ex = fake_stat("ex_launches");
+    assert_int_equal(rk_launch(f, g4, b, 0, NULL, p.params), RK_OK);
+    assert_int_equal(fake_stat("ex_launches"), ex + 1);
+    assert_int_equal(fake_stat("last_coop"), 1);
+    assert_int_equal(rk_launch(f, g264, b, 0, NULL, p.params), RK_OK);
+    assert_int_equal(rk_launch(f, g265, b, 0, NULL, p.params), RK_ERR_INVALID);
+    has("a cooperative grid of 265 blocks (265x1x1) cannot be resident at once");
+    has("2 blocks of 32 threads with 0 bytes of dynamic shared memory fit per SM, 132 SMs, so at most 264 blocks");
+    assert_int_equal(fake_stat("ex_launches"), ex + 2);
+    assert_int_equal(rk_function_set_cooperative(f, false), RK_OK);
     /* a failure inside the driver names the call and the error */
     assert_int_equal(rk_module_function(m, "fill", &f), RK_OK);
     const rk_arg bad[] = {rk_arg_ptr(0), rk_arg_i32(5), rk_arg_i32(10)};

@@ -471,6 +471,20 @@ static void atomic(smp *s, rk_type pointee, rk_type vt) {
     finish(s, op);
 }
 
+/* A wait that holds at once: the word differs from itself with bit 0 flipped. */
+static void global_wait(smp *s) {
+    rk_kernel *k = s->k;
+    rk_value p = param_ptr(s, RK_T_I32, true);
+    rk_value x = rk_load_global(k, p, s->idx, 1);
+    rk_value one = ci32(s, 1);
+    rk_value y = rk_build_xor(k, x, one);
+    rk_value in[3] = {p, s->idx, y};
+    rk_op *op = gen(s, RK_OP_GLOBAL_WAIT, in, 3, NULL, 0);
+    if (op) rk_op_set_str(k, op, "until", "ne");
+    if (!op || !rk_op_check(k, op)) return;
+    output(s, x);
+}
+
 /* ---- control flow ---------------------------------------------------------------------------- */
 static void loop(smp *s) {
     rk_kernel *k = s->k;
@@ -913,6 +927,7 @@ static void build(smp *s) {
     case RK_OP_GLOBAL_ATOMIC_ADD_F32: atomic(s, f32, f32); return;
     case RK_OP_GLOBAL_ATOMIC_ADD_PK_BF16: atomic(s, bf16, vec(s, bf16, 2)); return;
     case RK_OP_GLOBAL_ATOMIC_ADD_PK_F16: atomic(s, f16, vec(s, f16, 2)); return;
+    case RK_OP_GLOBAL_WAIT: global_wait(s); return;
     /* Hopper */
     case RK_OP_WGMMA_DESC: case RK_OP_WGMMA: case RK_OP_WGMMA_FENCE: case RK_OP_WGMMA_COMMIT_GROUP:
     case RK_OP_WGMMA_WAIT_GROUP:
