@@ -7,7 +7,7 @@ only when used. Layer: python bindings."""
 import sys
 
 from . import _cuda, ops
-from ._lib import RockeError
+from ._lib import RockeError, lib
 from .compile import compile as rk_compile, targets
 
 _functions = {}      # (kernel name, target, device index) -> _cuda.Function
@@ -75,20 +75,22 @@ def _compile_for(p, kernel_for=None):
         raise _warm.missed(p, e)
 
 
-def _load(index, art):
+def _load(index, art, cooperative=False):
     """A cuda Function for the artifact: the cubin, else (or when the driver
-    refuses the cubin, e.g. one from a newer ptxas) the PTX, which it JITs."""
+    refuses the cubin, e.g. one from a newer ptxas) the PTX, which it JITs.
+    cooperative: the kernel's IR attribute (a grid barrier inside: every
+    block resident, launched through cuLaunchKernelEx)."""
     _cuda.use_primary_context(index)
     if art.cubin:
         try:
-            return _cuda.Function(art.cubin, art.kernel_name, art.dyn_smem_min)
+            return _cuda.Function(art.cubin, art.kernel_name, art.dyn_smem_min, cooperative)
         except RockeError as e:
             cubin_error = e
             try:
-                return _cuda.Function(art.binary, art.kernel_name, art.dyn_smem_min)
+                return _cuda.Function(art.binary, art.kernel_name, art.dyn_smem_min, cooperative)
             except RockeError as e2:
                 raise RockeError("%s (the PTX fallback failed too: %s)" % (cubin_error, e2))
-    return _cuda.Function(art.binary, art.kernel_name, art.dyn_smem_min)
+    return _cuda.Function(art.binary, art.kernel_name, art.dyn_smem_min, cooperative)
 
 
 _DTYPES = None
@@ -146,7 +148,9 @@ def _plan(p, index, kernel_for=None):
         fkey = (p.inst.name, p.target, index)
         fn = _functions.get(fkey)
         if fn is None:
-            fn = _functions[fkey] = _load(index, _compile_for(p, kernel_for))
+            kern = (kernel_for or ops._kernel_for)(p)
+            coop = bool(lib.rk_kernel_cooperative(kern._k))
+            fn = _functions[fkey] = _load(index, _compile_for(p, lambda _p: kern), coop)
         pl = _plans[(p, index)] = _Plan(p, fn)
     return pl
 

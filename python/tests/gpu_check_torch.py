@@ -253,6 +253,15 @@ def _():
     tr, tt = ms(lambda: ops.matmul(a, w.t())), ms(lambda: torch.mm(a, w.t()))
     print("  matmul bf16 4096^3 rc: rocke %.0f TFLOP/s (%s), torch.mm %.0f TFLOP/s, bad=%d"
           % (flops / tr / 1e9, used("matmul"), flops / tt / 1e9, bad))
+    # an odd K: the C heuristic stages both operands into padded copies inside one cooperative kernel
+    a, w = rnd(2047, 4093, dt=dt), rnd(3001, 4093, dt=dt)
+    flops = 2 * 2047 * 3001 * 4093
+    got, ref = ops.matmul(a, w.t()), torch.mm(a, w.t())
+    bad = int(((got.float() - ref.float()).abs() > 2.0 ** -6 * ref.float().abs() + 0.5).sum())
+    tr, tt = ms(lambda: ops.matmul(a, w.t())), ms(lambda: torch.mm(a, w.t()))
+    print("  matmul bf16 2047x3001x4093 rc: rocke %.0f TFLOP/s (%s), torch.mm %.0f TFLOP/s, bad=%d"
+          % (flops / tr / 1e9, used("matmul"), flops / tt / 1e9, bad))
+    assert bad == 0, ("odd K", bad)
     q, k, v = (rnd(4, 32, 4096, 128, dt=dt) for _ in range(3))
     for causal in (False, True):
         flops = 4 * 4 * 32 * 4096 * 4096 * 128 / (2 if causal else 1)

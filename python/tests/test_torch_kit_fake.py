@@ -77,8 +77,9 @@ def fake_torch():
 class Recorder:
     launches = []
 
-    def __init__(self, image, name, dyn):
+    def __init__(self, image, name, dyn, cooperative=False):
         self.name = name
+        self.cooperative = cooperative
 
     def launch(self, grid, block, stream, params):
         Recorder.launches.append((self.name, tuple(grid), stream, [params[i] for i in range(len(params))]))

@@ -76,10 +76,14 @@ static rk_value work_at(rk_kernel *k, const kn_gemm_split_io *io, rk_value s, rk
     return rk_build_add(k, rn, c64);
 }
 
-/* The tile's counter: element (z * tiles + tile) of the last slice. */
+/* The tile's counter: element (z * tiles + tile) of the last slice (from
+ * the slice's start: z * tiles < batch * M * N however small C is). */
 static rk_value counter_at(rk_kernel *k, const rk_gemm_spec *s, const kn_gemm_split_io *io) {
-    rk_value last = c32(k, s->split_k), zero = c32(k, 0);
-    rk_value base = work_at(k, io, last, zero, zero);
+    rk_value last = c32(k, s->split_k);
+    rk_value sb = rk_build_mul(k, last, io->batch);
+    rk_value p64 = i64(k, sb), m64 = i64(k, io->M), n64 = i64(k, io->N);
+    rk_value pm = rk_build_mul(k, p64, m64);
+    rk_value base = rk_build_mul(k, pm, n64);
     rk_value zt = rk_build_mul(k, io->z, io->tiles);
     rk_value id = rk_build_add(k, zt, io->tile);
     rk_value id64 = i64(k, id);

@@ -207,6 +207,9 @@ static void test_split_k(void **state) {
     run_case("batched_gemm", "sm_90a", b, 4, "split_k=3 fuse=bias_row,relu layout=cr");
     run_case("batched_gemm", "gfx950", b, 4, "split_k=2 split_reduce=atomic out_dtype=f32");
     run_case("gemm", "sm_80", deep, 3, "split_k=16 tile=32x32x16 warps=1x1 stages=3");
+    /* more batches than elements of one C (one tile each): the tiles' counters stay inside Work */
+    const uint64_t many[4] = {20, 2, 3, 64};
+    run_case("batched_gemm", "sm_80", many, 4, "split_k=2 layout=rr");
 }
 
 static void test_skinny(void **state) {
