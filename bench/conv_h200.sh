@@ -82,7 +82,9 @@ mkdir -p "$OUT"
 export ROCKE_DEVICE=cuda
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,power.limit --format=csv 2>&1 | tee "$OUT/gpu.txt"
 echo "== torch conv (cuDNN)"
-PYTHONUNBUFFERED=1 python3 bench/peers_conv.py bench/conv_shapes.txt > "$OUT/conv_peers.jsonl" 2> "$OUT/conv_peers.err" \
+# the peers at the rows CONV_ROWS keeps (every row without it)
+awk -v re="${CONV_ROWS:-.}" '/^#/ || $1 ~ re' bench/conv_shapes.txt > "$OUT/conv_shapes.txt"
+PYTHONUNBUFFERED=1 python3 bench/peers_conv.py "$OUT/conv_shapes.txt" > "$OUT/conv_peers.jsonl" 2> "$OUT/conv_peers.err" \
   || tail -5 "$OUT/conv_peers.err"
 echo "== rocke conv"
 : > "$OUT/rocke_conv.txt"
