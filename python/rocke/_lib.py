@@ -113,6 +113,7 @@ _SIGS = {
     "rk_kernel_finish": (c_int, [_P]),
     "rk_kernel_nparams": (c_uint32, [_P]),
     "rk_kernel_cooperative": (c_bool, [_P]),
+    "rk_scalar_bits": (c_uint32, [c_int]),
     "rk_kernel_param": (_P, [_P, c_uint32]),
     "rk_builder_status": (c_int, [_P]),
     "rk_builder_error": (c_char_p, [_P]),

@@ -4,7 +4,7 @@ on the emulator. Shared by the attention, serving and fp8 GEMM ops. Layer:
 python bindings."""
 from ctypes import c_float, c_int32, c_int64, c_uint8, c_uint64
 
-from ._lib import RockeError
+from ._lib import RockeError, lib
 
 _EMU_CTYPES = {"i32": c_int32, "i64": c_int64}
 
@@ -22,7 +22,8 @@ def param_ctype(ptr, t, role="scalar"):
 
 def layout_count(layout, ext):
     """Elements of a signature layout ("B,Skv/16,16,Hkv,D", "B+1", "1"):
-    each entry a number, a dimension, NAME/N (ceil) or NAME+N."""
+    each entry a number, a dimension, NAME/N (ceil), NAME+N or NAME8 (NAME
+    rounded up to a multiple of 8)."""
     count = 1
     for term in filter(None, layout.split(",")):
         if "/" in term:
@@ -40,6 +41,8 @@ def layout_count(layout, ext):
 def _term(name, ext):
     if name.isdigit():
         return int(name)
+    if name not in ext and name.endswith("8") and name[:-1] in ext:
+        return (ext[name[:-1]] + 7) // 8 * 8      # the GEMM's staged copies: K8 = K rounded up to 8
     if name not in ext:
         raise RockeError("rocke: layout entry %s names no dimension (dimensions: %s)" % (name, ", ".join(ext)))
     return ext[name]
@@ -118,16 +121,24 @@ class NumpyKit:
         ops._used[opname] = p.used
 
 
+def work_f32s(layout, scalar, ext):
+    """f32 elements of a zeroed work buffer: its layout's elements, each as
+    many 32-bit words as its type holds (the grid barrier's i64 words: 2)."""
+    bits = int(scalar[1:]) if isinstance(scalar, str) and scalar[1:].isdigit() else \
+        lib.rk_scalar_bits(scalar) if isinstance(scalar, int) else 32
+    return layout_count(layout, ext) * max(1, (bits + 31) // 32)
+
+
 def _pointer_args(opname, p, arrays, ext, zeros):
     out = []
-    for name, ptr, _, role, layout in p.sig:
+    for name, ptr, scalar, role, layout in p.sig:
         if not ptr:
             continue
         a = arrays.get(name)
         if a is None:
             if role != "work":
                 raise RockeError("rocke.ops.%s: no array for parameter %s of %s" % (opname, name, p.inst.name))
-            a = zeros(layout_count(layout, ext))
+            a = zeros(work_f32s(layout, scalar, ext))
         out.append(a)
     return out
 

@@ -392,7 +392,7 @@ class TorchKit:
         buffers zeroed, tensor maps described for these views
         (rocke/_tmaps.py) and encoded over their addresses. Returns the
         _FastCall that repeats it (matmul keeps it for its fast path)."""
-        from ._sig_launch import _pointer_args, _scalar_args, layout_count
+        from ._sig_launch import _pointer_args, _scalar_args, work_f32s
         from ._tmaps import tensor_maps
         torch = self.torch
         plan = _plan(p, self.index, kernel_for)
@@ -408,8 +408,9 @@ class TorchKit:
                       [(plan.slots[i], v) for i, v in scalars.items()], (), None, maps, None)
         f(ptrs)
         f.names = [p.sig[i][0] for i in plan.ptr_index]
-        f.works = {j: layout_count(p.sig[i][4], ext) for j, i in enumerate(plan.ptr_index)
-                   if p.sig[i][3] == "work" and p.sig[i][0] not in arrays}        # zeroed by _pointer_args
+        # zeroed by _pointer_args, in f32 elements
+        f.works = {j: work_f32s(p.sig[i][4], p.sig[i][2], ext)
+                   for j, i in enumerate(plan.ptr_index) if p.sig[i][3] == "work" and p.sig[i][0] not in arrays}
         return f
 
     def remember(self, key, f, inputs, outputs, out_dtype, contig):

@@ -52,6 +52,15 @@ class HopperMatmul(unittest.TestCase):
         self.check(rnd((K, M), 4).T, rnd((K, N), 5), "wgmma")   # cr: an M-major A
         self.check(rnd((37, 72), 6), rnd((72, 40), 7), "wgmma", path="wgmma")   # one partial tile each way
 
+    def test_odd_k_through_the_padded_cooperative_kernel(self):
+        # an odd K: both operands staged into padded copies (work buffers K8 wide) behind a grid barrier
+        # of a cooperative kernel; forced here (the heuristic takes it only when tiles fill the SMs)
+        knobs = dict(path="wgmma", schedule="persistent", blocks=3, pad="ab", tile="64x64x64", warps="4x1", stages=2,
+                     vec_a=8, vec_b=8)
+        for seed, (M, N, K) in enumerate(((129, 70, 101), (67, 45, 37))):
+            name = self.check(rnd((M, K), 20 + seed), rnd((N, K), 30 + seed).T, "wgmma", **knobs)
+            self.assertIn("_pdab", name)
+
     def test_padded_pitch_keeps_mma(self):
         M, N, K = 200, 136, 200
         big = rnd((M, K + 8), 8)                                # rows 208 apart: not the packed map
