@@ -292,7 +292,7 @@ int cmd_build(int argc, char **argv) {
     uint64_t locked;
     if (cli_apply_knobs("build", &ko, &in, &locked)) return 1;
     rk_shape shape;
-    rk_shape_default(fam, &shape);
+    rk_instance_default_shape(&in, &shape);   /* the knobs given shape the default (attention's D) */
     if (shape_text && !cli_shape_parse("build", fam, shape_text, &shape)) return 2;
     if (tune_instance(&in, t, &shape, locked, tuning) || rk_instance_validate(&in, t) ||
         rk_instance_check_shape(&in, &shape))

@@ -382,6 +382,13 @@ rk_status rk_instance_validate(const rk_instance *in, const rk_target *t) {
     return fam->validate(in, t);
 }
 
+rk_status rk_instance_default_shape(const rk_instance *in, rk_shape *out) {
+    rk_status st = rk_shape_default(in->family, out);
+    const kn_family *fam = kn_family_find(in->family);
+    if (!st && fam->default_shape) fam->default_shape(in, out);
+    return st;
+}
+
 rk_status rk_instance_check_shape(const rk_instance *in, const rk_shape *s) {
     const kn_family *fam = kn_family_find(in->family);
     if (!fam) return rk_fail(RK_ERR_INVALID, "unknown kernel family %d", (int)in->family);
