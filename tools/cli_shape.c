@@ -91,10 +91,18 @@ bool cli_geometry_set(const char *cmd, rk_instance *in, const char *knob, const 
     }
     uint32_t count = hit->kind == RK_KNOB_TUPLE ? hit->count : 1, n = 0;
     char part[16][24];
-    for (const char *p = text; n < 16;) {
+    /* Every value is checked here, in the user's spelling: the knob parser sees the expanded
+     * 'x'-joined form and would echo that instead. Values past the 16th are counted, not kept. */
+    for (const char *p = text;; n++) {
         size_t len = strcspn(p, ",x");
-        snprintf(part[n++], sizeof part[0], "%.*s", (int)(len < 23 ? len : 23), p);
-        if (!p[len]) break;
+        bool digits = len > 0 && len < sizeof part[0] && strspn(p, "0123456789") == len;
+        if (!digits) {
+            fprintf(stderr, "rocke %s: --%s '%s': value %u ('%.*s') is not a non-negative integer (0..4294967295)\n",
+                    cmd, knob, text, n + 1, (int)(len < 40 ? len : 40), p);
+            return false;
+        }
+        if (n < 16) snprintf(part[n], sizeof part[0], "%.*s", (int)len, p);
+        if (!p[len]) { n++; break; }
         p += len + 1;
     }
     bool halves = !strcmp(knob, "pad") && 2 * n == count;

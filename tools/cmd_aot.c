@@ -126,7 +126,11 @@ static int parse_targets(const cli_cmd *c, const char *text, const rk_target **o
 static int family_objects(aot_unit *u, rk_family_id fam, const cli_knobs *ko, const char *shape_text,
                           const rk_target *const *ts, uint32_t nt, const rk_compile_options *o) {
     rk_shape shape;
-    rk_shape_default(fam, &shape);
+    rk_instance first;   /* the knobs given shape the default, as in rocke build (attention's D) */
+    uint64_t given;
+    rk_instance_default(fam, &first);
+    if (cli_apply_knobs("aot", ko, &first, &given)) return 1;
+    rk_instance_default_shape(&first, &shape);
     if (shape_text && !cli_shape_parse("aot", fam, shape_text, &shape)) return 2;
     const rk_dim_decl *dims = rk_family_dims(fam, &u->ndims);
     for (uint32_t i = 0; i < u->ndims; i++) u->dims[i] = dims[i].name;

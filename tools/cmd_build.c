@@ -293,11 +293,20 @@ int cmd_build(int argc, char **argv) {
     uint64_t locked;
     if (cli_apply_knobs("build", &ko, &in, &locked)) return 1;
     rk_shape shape;
-    rk_shape_default(fam, &shape);
+    rk_instance_default_shape(&in, &shape);   /* the knobs given shape the default (attention's D) */
     if (shape_text && !cli_shape_parse("build", fam, shape_text, &shape)) return 2;
-    if (tune_instance(&in, t, &shape, locked, tuning) || rk_instance_validate(&in, t) ||
-        rk_instance_check_shape(&in, &shape))
+    if (tune_instance(&in, t, &shape, locked, tuning) || rk_instance_validate(&in, t))
         return cli_fail("build");
+    if (rk_instance_check_shape(&in, &shape)) {
+        cli_fail("build");
+        if (!shape_text) {   /* the shape named above is one the user never wrote: say whose it is */
+            char def[256];
+            rk_shape_format(fam, &shape, true, def, sizeof def);
+            fprintf(stderr, "rocke build: (no --shape given: that is the default shape %s; pass --shape for the "
+                    "problem the kernel is for)\n", def);
+        }
+        return 1;
+    }
     if (cli_mkdirs(out) || !cli_out_dir_usable("build", out)) {
         if (errno) fprintf(stderr, "rocke build: cannot create '%s': %s\n", out, strerror(errno));
         return 1;

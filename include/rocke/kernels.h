@@ -389,6 +389,10 @@ const rk_scalar_decl *rk_family_scalars(rk_family_id f, uint32_t *n);
 int rk_family_dim_index(rk_family_id f, const char *name);
 /* The family's default shape (every dimension at its `def`). */
 rk_status rk_shape_default(rk_family_id f, rk_shape *out);
+/* The default shape that suits instance `in` as its knobs stand (before tuning): the family's
+ * default with the dimensions a knob fixes set from it (attention: D = head_dim; mode decode:
+ * Sq = 1), so a build without --shape passes the instance's own shape check. */
+rk_status rk_instance_default_shape(const rk_instance *in, rk_shape *out);
 /* Update *s (a shape of family f) from n extents. Named (names[i] non-NULL,
  * each a dimension of f, at most once): those dimensions change; with `all`,
  * every dimension must be named. Positional (names NULL): n must equal the

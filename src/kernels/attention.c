@@ -87,6 +87,13 @@ static const rk_dim_decl dims[] = {
 enum { DB, DHQ, DHKV, DSQ, DSKV, DD };
 
 static const rk_attention_spec *spec(const rk_instance *in) { return &in->u.attn; }
+
+/* Without --shape the build checks the declared defaults against the knobs: D must be the
+ * head_dim given and decode serves at most 8 new tokens, so both follow the instance. */
+static void default_shape(const rk_instance *in, rk_shape *s) {
+    s->dim[DD] = spec(in)->head_dim;
+    if (spec(in)->mode == RK_ATTN_DECODE) s->dim[DSQ] = 1;
+}
 static double dm(const rk_shape *s, int i) { return (double)s->dim[i]; }
 
 /* Strides of a padded / packed tensor with H heads and S rows per batch. */
@@ -446,7 +453,7 @@ static void problem_cost(const rk_problem *p, double *bytes, double *flops) {
 
 const kn_family kn_attention = {
     .name = "attention", .knobs = knobs, .nknobs = RK_COUNTOF(knobs), .dims = dims, .ndims = RK_COUNTOF(dims),
-    .scalars = scalars, .nscalars = RK_COUNTOF(scalars), .defaults = defaults, .tune = tune, .validate = validate,
+    .scalars = scalars, .nscalars = RK_COUNTOF(scalars), .defaults = defaults, .default_shape = default_shape, .tune = tune, .validate = validate,
     .check_shape = check_shape, .signature = signature, .geometry = geometry, .build = build, .cost = cost,
     .reference = reference, .input_range = input_range, .fix_inputs = fix_inputs, .check_inputs = check_inputs,
     .problem_cost = problem_cost, .note = note, .tensormap_box = kn_attn_hopper_tensormap_box,

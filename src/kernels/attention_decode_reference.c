@@ -39,7 +39,9 @@ static void decode_ref_pair(void *ctx, uint64_t chunk, uint64_t lo_pair, uint64_
     (void)chunk;
     const decode_ref *r = ctx;
     const dshape *d = &r->d;
-    uint64_t G = d->Hq / d->Hkv, n = d->Skv ? d->Skv : 1;
+    /* a paged sequence may hold up to its pages' keys (maxp * P >= CTX, check_inputs' bound) */
+    uint64_t G = d->Hq / d->Hkv, n = d->P ? d->maxp * d->P : d->Skv;
+    n = n ? n : 1;
     double *sc = malloc((2 * n + 3 * d->D) * sizeof *sc), *w = sc + n, *qv = w + n, *acc = qv + d->D,
            *mag = acc + d->D;
     RK_ASSERT(sc, "attention decode reference: out of memory");

@@ -149,7 +149,7 @@ void rk_knob_legal_text(const rk_knob *kb, char *buf, size_t n) {
     buf[0] = 0;
     switch (kb->kind) {
     case RK_KNOB_U32:
-        if (!kb->legal) { snprintf(buf, n, "any non-negative integer"); return; }
+        if (!kb->legal) { snprintf(buf, n, "an integer in 0..4294967295"); return; }
         for (uint32_t i = 0; (i == 0 || kb->legal[i]) && off < n; i++)
             off += (size_t)snprintf(buf + off, n - off, "%s%u", i ? "|" : "", kb->legal[i]);
         return;
@@ -166,7 +166,7 @@ void rk_knob_legal_text(const rk_knob *kb, char *buf, size_t n) {
         rk_knob single = *kb;
         single.kind = RK_KNOB_U32;
         rk_knob_legal_text(&single, one, sizeof one);
-        snprintf(buf, n, "%u values joined by 'x', each one of %s", kb->count, one);
+        snprintf(buf, n, "%u values joined by 'x', each %s%s", kb->count, kb->legal ? "one of " : "", one);
         return;
     }
     case RK_KNOB_EPILOGUE:
@@ -213,7 +213,8 @@ static rk_status unknown_knob(const kn_family *fam, const char *name) {
 static rk_status bad_value(const kn_family *fam, const rk_knob *kb, const char *value) {
     char legal[1024];
     rk_knob_legal_text(kb, legal, sizeof legal);
-    bool list = kb->kind != RK_KNOB_TUPLE && kb->kind != RK_KNOB_EPILOGUE;
+    /* "one of" only before a list of values, not before a range */
+    bool list = kb->kind != RK_KNOB_TUPLE && kb->kind != RK_KNOB_EPILOGUE && (kb->kind != RK_KNOB_U32 || kb->legal);
     return rk_fail(RK_ERR_INVALID, "%s: knob '%s' must be %s%s (got '%s')", fam->name, kb->name, list ? "one of " : "",
                    legal, value);
 }
@@ -379,6 +380,13 @@ rk_status rk_instance_validate(const rk_instance *in, const rk_target *t) {
         if (!ok) return bad_value(fam, kb, txt);
     }
     return fam->validate(in, t);
+}
+
+rk_status rk_instance_default_shape(const rk_instance *in, rk_shape *out) {
+    rk_status st = rk_shape_default(in->family, out);
+    const kn_family *fam = kn_family_find(in->family);
+    if (!st && fam->default_shape) fam->default_shape(in, out);
+    return st;
 }
 
 rk_status rk_instance_check_shape(const rk_instance *in, const rk_shape *s) {

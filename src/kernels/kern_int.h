@@ -21,6 +21,9 @@ typedef struct kn_family {
     const rk_scalar_decl *scalars;     /* every scalar the signature may hold */
     uint32_t nscalars;
     void (*defaults)(rk_instance *in);
+    /* the default shape for this instance's knobs as given (attention: D = head_dim, decode Sq = 1);
+     * NULL: every dimension at its declared default */
+    void (*default_shape)(const rk_instance *in, rk_shape *s);
     /* choose perf knobs not locked (bit i = knob i); NULL: none to choose */
     void (*tune)(rk_instance *in, const rk_target *t, const rk_shape *s, uint64_t locked);
     /* cross-field checks after the per-knob legal-value checks */

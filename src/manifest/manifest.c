@@ -379,8 +379,12 @@ static rk_status read_root(const rk_json *root, rk_manifest *m) {
     TRY(check_file_name("ir", m->ir));
     TRY(get_str(root, "llvm", false, m->llvm, sizeof m->llvm));
     TRY(check_file_name("llvm", m->llvm));
-    TRY(get_u32(root, "threads_per_block", true, 1024, &m->threads_per_block));
-    if (!m->threads_per_block) return bad("threads_per_block", "must be an integer in 1..1024");
+    /* one legal range in every message (0, 4096 and -1 alike): 1..1024 */
+    const rk_json *tpb = rk_json_get(root, "threads_per_block");
+    if (!tpb) return bad("threads_per_block", "is missing (an integer is required)");
+    if (tpb->kind != RK_JSON_NUMBER || !tpb->is_int || tpb->i < 1 || tpb->i > 1024)
+        return bad("threads_per_block", "must be an integer in 1..1024");
+    m->threads_per_block = (uint32_t)tpb->i;
     TRY(get_u32(root, "dyn_smem_min", false, UINT32_MAX, &m->dyn_smem_min));
     TRY(get_cluster_dims(root, m->cluster_dims));
     TRY(read_args(root, m));

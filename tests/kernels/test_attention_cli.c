@@ -72,6 +72,19 @@ static void test_build_and_run(void **state) {
     expect_ok(ROCKE " run d/manifest.json --verify --seed 8", "bad=0/");
 }
 
+/* Without --shape the default shape follows the knobs: D = head_dim (prefill and unified), and
+ * decode's Sq = 1 (the declared 4096 query rows are prefill's); both builds used to be refused. */
+static void test_default_shape_follows_knobs(void **state) {
+    (void)state;
+    expect_ok(ROCKE " build attention --head-dim 64 --target gfx942 --ir-only -o hd64 && tr -d ' \\n' < hd64/manifest.json",
+              "\"default_shape\":[4,32,32,4096,4096,64]");
+    expect_ok(ROCKE " run hd64/manifest.json --shape 1,2,1,5,9,64 --verify", "bad=0/");
+    expect_ok(ROCKE " build attention --mode unified --head-dim 64 --target sm_80 --ir-only -o u64", NULL);
+    expect_ok(ROCKE " build attention --mode decode --head-dim 64 --target sm_80 --ir-only -o dec "
+              "&& tr -d ' \\n' < dec/manifest.json", "\"default_shape\":[4,32,32,1,4096,64]");
+    expect_ok(ROCKE " run dec/manifest.json --shape 2,2,2,1,19,64 --page-size 16 --verify", "bad=0/");
+}
+
 static void test_bad_input(void **state) {
     (void)state;
     expect_ok(ROCKE " build attention --mask causal --shape 1,2,2,16,16,64 --target sm_90a --ir-only -o bad", NULL);
@@ -85,7 +98,8 @@ static void test_bad_input(void **state) {
         {" run vl/manifest.json --lengths 1,2,3", 2, "for B = 2"},
         {" run bad/manifest.json --shape 1,2,2,16,16,128", 1, "serves head_dim = 64"},
         {" build attention --shape 1,6,4,16,16,64 --target sm_90a --ir-only -o x", 1, "not a multiple of Hkv = 4"},
-        {" build attention --head-dim 64 --target gfx942 --ir-only -o y", 1, "--shape B,Hq,Hkv,Sq,Skv,64"},
+        {" build attention --head-dim 256 --shape D=64 --target gfx942 --ir-only -o y", 1,
+         "--shape B,Hq,Hkv,Sq,Skv,256"},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         rk_test_run r = run(ROCKE "%s", rows[i].cmd);
@@ -99,6 +113,7 @@ static void test_bad_input(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_build_and_run),
+        cmocka_unit_test(test_default_shape_follows_knobs),
         cmocka_unit_test(test_bad_input),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

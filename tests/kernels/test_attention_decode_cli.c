@@ -48,6 +48,10 @@ static void test_build_and_run(void **state) {
     expect(cli_sh(ROCKE " run dec/manifest.json --shape 3,8,2,2,50,64 --lengths equal --verify"), 0, "bad=0/");
     expect(cli_sh("printf '1, 17\\n49\\n' > lens.txt && " ROCKE " run dec/manifest.json --shape 3,8,2,2,50,64 "
               "--lengths lens.txt --verify"), 0, "bad=0/");
+    /* a paged sequence may run past CTX up to its pages' end (50 -> 4 pages of 16 = 64 keys): the
+     * reference's score row was sized for CTX, and keys 51..64 overwrote its other rows */
+    expect(cli_sh("printf '64 51 3' > past.txt && " ROCKE " run dec/manifest.json --shape 3,8,2,2,50,64 "
+              "--lengths past.txt --verify"), 0, "bad=0/");
 }
 
 static void test_refusals(void **state) {

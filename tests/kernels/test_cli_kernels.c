@@ -104,6 +104,9 @@ static void test_bad_inputs(void **state) {
         {"build softmax --shape M=4,M=5 -o x", 2, "dimension M given twice"},
         {"build softmax --shape -4,5 -o x", 2, "--shape expects positive integers"},
         {"build softmax --shape 4,100000 --chunks 1 --block-size 64 --rows-per-block 1 -o x", 1, "row capacity"},
+        /* without --shape the refused shape is the default one, and the message says so */
+        {"build softmax --chunks 3 --block-size 1024 --vec 1 --target sm_90 -o x", 1,
+         "no --shape given: that is the default shape M=4096,N=4096"},
         {"build softmax --vec 8 --dtype f32 --target sm_90 -o x", 1, "'vec' must be at most 4"},
         {"build softmax --wave 64 --target sm_90 -o x", 1, "'wave' must be 32"},
         {"build softmax", 2, "missing -o DIR"},

@@ -101,6 +101,11 @@ static void test_misuse(void **state) {
         {"run g/manifest.json --pad 0 --dilation 3", 1, "the output is empty along h"},
         {"run g/manifest.json --stride 0", 1, "'stride' and 'dilation' must be >= 1"},
         {"run s/manifest.json --dilation 2", 2, "family softmax has no run-time knob 'dilation'"},
+        /* each value is judged in the spelling given, not in the expanded 'x' form */
+        {"run g/manifest.json --pad -1", 2, "--pad '-1': value 1 ('-1') is not a non-negative integer"},
+        {"run g/manifest.json --stride 1,", 2, "--stride '1,': value 2 ('') is not a non-negative integer"},
+        {"run g/manifest.json --pad 1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1", 2, "4 values separated by ',' (got 18)"},
+        {"run g/manifest.json --groups 99999999999", 2, "knob 'groups' must be an integer in 0..4294967295 (got"},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         int rc = sh(ROCKE " %s", rows[i].cmd);

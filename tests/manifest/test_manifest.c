@@ -180,15 +180,19 @@ static void test_nvidia_fields(void **state) {
     rk_string_free(t);
 }
 
+#define TPB_RANGE "'threads_per_block' must be an integer in 1..1024"
+
 static void test_bad_manifests(void **state) {
     (void)state;
     static const struct { const char *find, *replace, *frag; } rows[] = {
         {"\"schema\": \"ck.dsl.example.manifest/v1\"", "\"schema\": \"v2\"", "'schema'"},
         {"\"kind\": \"softmax_bf16\"", "\"kind\": 3", "'kind' must be a string"},
         {"\"kernel_name\": \"rk_softmax_bf16_obf16_w32\"", "\"kernel_name\": \"\"", "'kernel_name'"},
-        {"\"threads_per_block\": 256", "\"threads_per_block\": 0", "'threads_per_block'"},
-        {"\"threads_per_block\": 256", "\"threads_per_block\": 4096", "'threads_per_block'"},
-        {"\"threads_per_block\": 256", "\"threads_per_block\": 2.5", "'threads_per_block'"},
+        /* one legal range whatever the wrong value (4096 and -1 used to say 0..1024) */
+        {"\"threads_per_block\": 256", "\"threads_per_block\": 0", TPB_RANGE},
+        {"\"threads_per_block\": 256", "\"threads_per_block\": 4096", TPB_RANGE},
+        {"\"threads_per_block\": 256", "\"threads_per_block\": -1", TPB_RANGE},
+        {"\"threads_per_block\": 256", "\"threads_per_block\": 2.5", TPB_RANGE},
         {"\"type\": \"ptr<bf16, global>\"", "\"type\": \"ptr<bf16, local>\"", "args_signature[0].type"},
         {"\"type\": \"i32\"", "\"type\": \"int\"", "args_signature[2].type"},
         {"\"size_bytes\": 4", "\"size_bytes\": 8", "args_signature[2].size_bytes"},

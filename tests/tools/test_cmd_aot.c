@@ -133,6 +133,15 @@ static void test_ir_file(void **state) {
     rk_test_expect(rk_test_shf(dir, NO_GPU "./ew_app"), 0, "bad 0 of 1999", NULL);
 }
 
+/* Without --shape the default shape follows the knobs, as in rocke build: --head-dim 64 alone used
+ * to be refused against the declared D = 128. */
+static void test_default_shape_follows_knobs(void **state) {
+    (void)state;
+    rk_test_expect(rk_test_shf(dir, ROCKE " aot attention --head-dim 64 --targets gfx942 -o hd64"), 0, "gfx942 hsaco",
+                   NULL);
+    rk_test_expect(rk_test_shf(dir, "grep -c rk_attention_bf16_d64_ hd64/attention.c"), 0, NULL, NULL);
+}
+
 static void test_bad_input(void **state) {
     (void)state;
     rk_test_expect(rk_test_shf(dir, ROCKE " aot softmax --targets gfx1 -o x"), 2, NULL,
@@ -167,6 +176,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_emulator_path), cmocka_unit_test(test_no_device_and_no_object),
         cmocka_unit_test(test_deterministic), cmocka_unit_test(test_ir_file),
+        cmocka_unit_test(test_default_shape_follows_knobs),
         cmocka_unit_test(test_bad_input),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
