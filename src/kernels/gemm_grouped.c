@@ -266,7 +266,7 @@ static rk_value moved(rk_kernel *k, rk_value ptr, rk_value elems, rk_scalar elem
 
 /* A table offset for a block with a tile, else 0. Masked-off loads still
  * read their view's first element, and a block past the last group's tiles
- * takes the last group, whose offsets lie one past the end of every buffer
+ * takes the last group, whose offsets lie one past the end of its buffers
  * when that group is empty; element 0 always exists (some group is
  * nonempty). */
 static rk_value tile_offset(rk_kernel *k, rk_value valid, rk_value off) {
