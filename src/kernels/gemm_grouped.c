@@ -264,12 +264,22 @@ static rk_value moved(rk_kernel *k, rk_value ptr, rk_value elems, rk_scalar elem
     return rk_build_global_ptr_add(k, ptr, off);
 }
 
+/* A table offset for a block with a tile, else 0. Masked-off loads still
+ * read their view's first element, and a block past the last group's tiles
+ * takes the last group, whose offsets lie one past the end of its buffers
+ * when that group is empty; element 0 always exists (some group is
+ * nonempty). */
+static rk_value tile_offset(rk_kernel *k, rk_value valid, rk_value off) {
+    rk_value zero = rk_const_i64(k, 0);
+    return rk_build_select(k, valid, off, zero);
+}
+
 /* The chain's arguments for the block's group (table row `row`): tensor
  * operands moved to the group's part, an add/mul tensor's leading dimension
  * the group's ldc; `params` are the kernel's epilogue parameters in
  * signature order. */
-static void group_operands(rk_kernel *k, const rk_gemm_spec *s, rk_value T, rk_value row, rk_value coff, rk_value ldc,
-                           const rk_value *params, rk_epi_args *ea) {
+static void group_operands(rk_kernel *k, const rk_gemm_spec *s, rk_value T, rk_value row, rk_value valid,
+                           rk_value coff, rk_value ldc, const rk_value *params, rk_epi_args *ea) {
     ea->chain = &s->fuse;
     rk_epi_param ps[RK_EPI_MAX_PARAMS];
     uint32_t n = rk_epi_params(&s->fuse, s->out_dtype, ps), next = 0;
@@ -279,8 +289,9 @@ static void group_operands(rk_kernel *k, const rk_gemm_spec *s, rk_value T, rk_v
             continue;
         }
         rk_epi_kind kind = s->fuse.s[ps[i].step].kind;
-        rk_value off = kind == RK_EPI_BIAS ? table_at(k, T, row, GT_VOFF)
-                     : kind == RK_EPI_BIAS_ROW ? table_at(k, T, row, GT_ROW0) : coff;
+        rk_value off = coff;
+        if (kind == RK_EPI_BIAS || kind == RK_EPI_BIAS_ROW)
+            off = tile_offset(k, valid, table_at(k, T, row, kind == RK_EPI_BIAS ? GT_VOFF : GT_ROW0));
         ea->p[i] = moved(k, params[next++], off, ps[i].type);
     }
 }
@@ -311,16 +322,10 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
     io.lda = table_i32(k, T, lo, GT_LDA);
     io.ldb = table_i32(k, T, lo, GT_LDB);
     io.ldc = table_i32(k, T, lo, GT_LDC);
-    rk_value aoff = table_at(k, T, lo, GT_AOFF), boff = table_at(k, T, lo, GT_BOFF), coff = table_at(k, T, lo, GT_COFF);
     rk_value tile0 = table_at(k, T, lo, GT_TILE0);
-    io.A = moved(k, p[0], aoff, s->dtype);
-    io.B = moved(k, p[1], boff, s->dtype);
-    io.C = moved(k, p[2], coff, s->out_dtype);
-    rk_epi_args ea;
-    group_operands(k, s, T, lo, coff, io.ldc, p + 5, &ea);
 
     /* the tile inside the group, in grouped-M order; blocks past the last
-     * group's tiles (the grid is a bound) run an empty problem */
+     * group's tiles (the grid is a bound) run an empty problem at offset 0 */
     rk_value local64 = rk_build_sub(k, pid64, tile0);
     rk_value local = rk_build_trunc(k, local64, RK_T_I32);
     rk_ix tm, tn;
@@ -328,6 +333,14 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
     rk_ix tiles = rk_ix_mul(k, tm, tn);
     rk_value ntiles = rk_ix_value(k, tiles);
     rk_value valid = rk_build_cmp(k, "lt", local, ntiles);
+    rk_value aoff = tile_offset(k, valid, table_at(k, T, lo, GT_AOFF));
+    rk_value boff = tile_offset(k, valid, table_at(k, T, lo, GT_BOFF));
+    rk_value coff = tile_offset(k, valid, table_at(k, T, lo, GT_COFF));
+    io.A = moved(k, p[0], aoff, s->dtype);
+    io.B = moved(k, p[1], boff, s->dtype);
+    io.C = moved(k, p[2], coff, s->out_dtype);
+    rk_epi_args ea;
+    group_operands(k, s, T, lo, valid, coff, io.ldc, p + 5, &ea);
     rk_value zero = rk_const_i32(k, 0);
     io.M = rk_build_select(k, valid, M, zero);
     io.N = N;

@@ -178,6 +178,29 @@ static void test_group_operands(void **state) {
     run_groups("sm_80", "layout=rr tile=32x32x32 warps=1x1 vec_a=8 vec_b=1 fuse=bias,gelu", g, COUNT(g), NULL);
 }
 
+/* Empty groups first, in the middle and last: the grid's spare blocks land
+ * on the last group, whose offsets then lie one past the end of A, C and the
+ * epilogue's operands; a block with no tile must read none of that (the
+ * emulator stops at any read outside a buffer). Vectors of 1 (synchronous
+ * gathered loads, which read a masked-off element's first address) and of 8,
+ * three targets, and the chain with every per-group operand. */
+static void test_empty_groups(void **state) {
+    (void)state;
+    static const rk_gemm_group g[] = {{0, 16, 24}, {5, 16, 24}, {0, 16, 24}, {3, 16, 24}, {0, 16, 24}};
+    static const char *const tg[] = {"sm_90a", "sm_80", "gfx942"};
+    for (size_t t = 0; t < COUNT(tg); t++)
+        for (uint32_t v = 1; v <= 8; v += 7) {
+            char knobs[160];
+            /* vectors of 8 along K (A) and N (B): the ragged rows allow no other layout */
+            snprintf(knobs, sizeof knobs, "layout=%s tile=32x32x%s warps=1x1 vec_a=%u vec_b=%u stages=2",
+                     v == 8 ? "rr" : layouts[t + 1], tg[t][0] == 'g' ? "16" : "32", v, v);
+            run_groups(tg[t], knobs, g, COUNT(g), NULL);
+        }
+    static const rk_gemm_group two[] = {{2, 16, 32}, {0, 16, 16}};
+    run_groups("sm_90a", "layout=rc tile=32x32x32 warps=1x1 vec_a=1 vec_b=1 out_dtype=f32 fuse=bias,bias_row,add,mul",
+               two, COUNT(two), NULL);
+}
+
 static void expect_fail(rk_status st, const char *want) {
     if (st == RK_OK) fail_msg("succeeded, but should fail with '%s'", want);
     if (!strstr(rk_error_message(), want)) fail_msg("message '%s' lacks '%s'", rk_error_message(), want);
@@ -283,6 +306,7 @@ int main(void) {
         cmocka_unit_test(test_ragged),
         cmocka_unit_test(test_aligned),
         cmocka_unit_test(test_group_operands),
+        cmocka_unit_test(test_empty_groups),
         cmocka_unit_test(test_bad_inputs),
         cmocka_unit_test(test_cli_groups),
     };
