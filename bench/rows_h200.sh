@@ -20,6 +20,7 @@
 #                             tiles of 64 x 64 over 1056 resident blocks)
 #   transpose-nfast           the tiles along N (the order before m_fast) where the pick walks down M
 #   NAME-any     the shape-variant manifest (built without --shape) at $ANY_SHAPES
+#   softmax-c1-any  the same with --chunks 1 (classes end at the row capacity 8192)
 # About 90 kernels, 2-10 s of host verification each: split them over calls with OPS_ROWS
 # (e.g. '^(softmax|rmsnorm)' then '^(layernorm|sum|transpose)|-any@'); the peers run in each.
 # Logs go to $OUT (or ./out/rows-h200).
@@ -83,6 +84,9 @@ TILES
     local name=$1; shift
     "$R" build "$@" --dtype bf16 --target "$T" -o "$D/any/$name" >/dev/null || echo "prepare: $name-any" >&2
   done
+  # chunks locked: the cached classes end at 1024 x 8 x 1 = 8192 (4096,4097 and 8192,5000 take t1024c1)
+  "$R" build softmax --dtype bf16 --chunks 1 --target "$T" -o "$D/any/softmax-c1" >/dev/null \
+    || echo "prepare: softmax-c1-any" >&2
   if [ -n "$OLD" ]; then
     CLI=$OLD
     for shape in 16384,2047 4096,4097 8192,5000 1000,3001 65536,1000; do

@@ -84,8 +84,11 @@ uint32_t rk_instance_variants(const rk_instance *in, const rk_target *t, uint64_
     /* few long rows: split over blocks (rows fewer than compute units) */
     rk_instance v;
     uint64_t units = t->compute_units ? t->compute_units : 1;
-    if (n < max && tuned(&base, t, lk, 1, 262144, &v) && row_knobs(&v)->slices > 1) {
-        out[n] = (rk_variant){.inst = v, .ndims = 2, .dim = {"M", "N"}, .lo = {1, 16384}, .hi = {units - 1, INT32_MAX}};
+    if (n < max && tuned(&base, t, lk, 1, 262144, &v) && row_knobs(&v)->slices > 1 &&
+        (!row_knobs(&v)->chunks || kn_row_cap(row_knobs(&v)) >= 16384)) {
+        /* cached slices (a locked chunks) serve rows up to their capacity */
+        uint64_t top = row_knobs(&v)->chunks ? kn_row_cap(row_knobs(&v)) : INT32_MAX;
+        out[n] = (rk_variant){.inst = v, .ndims = 2, .dim = {"M", "N"}, .lo = {1, 16384}, .hi = {units - 1, top}};
         snprintf(out[n].tag, sizeof out[n].tag, "split");
         n++;
     }
@@ -99,6 +102,10 @@ uint32_t rk_instance_variants(const rk_instance *in, const rk_target *t, uint64_
     char name[256];
     for (uint64_t from = 1; n < max && pick_at(&one, t, l2, from, &v, name, sizeof name);) {
         const rk_row_knobs *k = row_knobs(&v);
+        /* a locked chunks (or vec, block) keeps the pick past its row
+         * capacity: the cached classes end there, longer rows go to the
+         * looped kernel (or are refused if that is capped too) */
+        if (from > kn_row_cap(k)) break;
         uint64_t hi = class_end(&one, t, l2, from, kn_row_cap(k), name);
         out[n] = (rk_variant){.inst = v, .ndims = 1, .dim = {"N"}, .lo = {from}, .hi = {hi}};
         if (k->slices > 1) snprintf(out[n].tag, sizeof out[n].tag, "t%uc%us%u", kn_row_tpr(k), k->chunks, k->slices);

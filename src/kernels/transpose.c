@@ -5,6 +5,8 @@
  * as one vector of a Y row; lanes pair up along Y rows so every 32-byte
  * sector is written whole. With 4 elements of padding, column reads of the
  * lanes of a wave fall in distinct banks (docs/kernels.md). Layer: kernels. */
+#include <stdio.h>
+
 #include "kern_int.h"
 
 static const rk_knob knobs[] = {
@@ -49,6 +51,17 @@ static uint32_t lds_bytes(const rk_transpose_spec *s) {
     return s->tile_m * kn_transpose_lds_cols(s) * rk_tile_elem_bytes(s->dtype);
 }
 
+/* Vectors one thread moves with block b: the plain tile's share of the
+ * tile, plus (split) the extra pass over the head vectors of the longer
+ * tile side (kn_transpose_tile_split). */
+static uint32_t vectors_per_thread(const rk_transpose_spec *s, uint32_t b) {
+    uint32_t n = s->tile_m * s->tile_n / s->vec / b, side = s->tile_m > s->tile_n ? s->tile_m : s->tile_n;
+    return s->split ? n + (side + b - 1) / b : n;
+}
+
+/* The most the builds hold in flight per thread (transpose_split.c: 32). */
+static uint32_t max_vectors(const rk_transpose_spec *s) { return s->split ? 32 : 16; }
+
 static rk_status validate(const rk_instance *in, const rk_target *t) {
     const rk_transpose_spec *s = &in->u.transpose;
     uint32_t e = rk_tile_elem_bytes(s->dtype);
@@ -66,6 +79,20 @@ static rk_status validate(const rk_instance *in, const rk_target *t) {
         return rk_fail(RK_ERR_INVALID,
                        "knob 'block_size' must divide tile_m*tile_n/vec = %u (each thread moves whole vectors), got %u",
                        items, s->block_size);
+    if (vectors_per_thread(s, s->block_size) > max_vectors(s)) {
+        /* the build keeps every thread's vectors in flight at once */
+        uint32_t least = 0;
+        for (const uint32_t *b = kn_legal_block; *b && !least; b++)
+            if (*b <= t->max_workgroup && !(items % *b) && vectors_per_thread(s, *b) <= max_vectors(s)) least = *b;
+        char fix[96] = "a larger vec or smaller tiles";
+        if (least) snprintf(fix, sizeof fix, "block_size >= %u, a larger vec or smaller tiles", least);
+        return rk_fail(RK_ERR_INVALID,
+                       "knobs 'tile_m' x 'tile_n' / 'vec' / 'block_size' = %u x %u / %u / %u give %u vectors per "
+                       "thread, at most %u with split=%s (tile_m*tile_n/vec/block_size%s); choose %s",
+                       s->tile_m, s->tile_n, s->vec, s->block_size, vectors_per_thread(s, s->block_size),
+                       max_vectors(s), s->split ? "true" : "false",
+                       s->split ? " + ceil(max(tile_m, tile_n)/block_size) edge vectors" : "", fix);
+    }
     uint32_t cap = t->lds_bytes < 49152 ? t->lds_bytes : 49152;
     if (lds_bytes(s) > cap)
         return rk_fail(RK_ERR_INVALID,

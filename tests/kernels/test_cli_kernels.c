@@ -108,6 +108,11 @@ static void test_bad_inputs(void **state) {
         {"build softmax --chunks 3 --block-size 1024 --vec 1 --target sm_90 -o x", 1,
          "no --shape given: that is the default shape M=4096,N=4096"},
         {"build softmax --vec 8 --dtype f32 --target sm_90 -o x", 1, "'vec' must be at most 4"},
+        /* more vectors a thread than the transpose tile holds: refused before any folder is made */
+        {"build transpose --dtype f16 --target gfx942 --tile-m 64 --tile-n 128 --vec 1 --split true -o tx", 1,
+         "33 vectors per thread, at most 32 with split=true"},
+        {"build transpose --dtype f16 --target gfx942 --tile-m 64 --tile-n 128 --vec 1 --split false -o tx", 1,
+         "choose block_size >= 512"},
         {"build softmax --wave 64 --target sm_90 -o x", 1, "'wave' must be 32"},
         {"build softmax", 2, "missing -o DIR"},
         {"build", 2, "expected a kernel family"},
@@ -128,6 +133,15 @@ static void test_bad_inputs(void **state) {
             fail_msg("row %zu 'rocke %s': exit %d (want %d), output:\n%s\n(wanted '%s')", i, rows[i].cmd, rc,
                      rows[i].rc, cli_out, rows[i].frag);
     }
+    if (!cli_sh("test -e tx")) fail_msg("a refused transpose build left its -o folder");
+    /* variants with chunks locked end at the capacity (8192 here); longer rows are refused */
+    assert_int_equal(cli_sh(ROCKE " build softmax --dtype f16 --target sm_90a --chunks 1 --ir-only -o c1"), 0);
+    if (!cli_sh("grep -l 8193 c1/manifest.json")) fail_msg("a variant serves N = 8193 past the capacity");
+    if (cli_sh(ROCKE " run c1/manifest.json --shape 1,4099 --verify --seed 3") || !strstr(cli_out, "bad=0/4099"))
+        fail_msg("run 1,4099: %s", cli_out);
+    assert_int_equal(cli_sh(ROCKE " run c1/manifest.json --shape 1,8193"), 1);
+    assert_non_null(strstr(cli_out, "row capacity 8192"));
+    assert_non_null(strstr(cli_out, "chunks=0"));
     /* a manifest edited out of step with its files */
     assert_int_equal(cli_sh("cp -r good bin && for f in bin/*.ir; do echo '# x' >> $f; done"), 0);
     assert_int_equal(cli_sh(ROCKE " run bin/manifest.json"), 1);

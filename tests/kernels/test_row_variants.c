@@ -4,6 +4,7 @@
  * shape (split views on: a variant takes any base), for every row family,
  * dtype and a warp32 and a wave64 target. */
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -110,7 +111,91 @@ static void test_picker_is_heuristic(void **state) {
             for (size_t i = 0; i < COUNT(targets); i++) check_family(fams[f], dtypes[d], targets[i]);
 }
 
+/* knob's value, or one where the family has no such knob */
+static uint64_t knob_u(const rk_instance *in, const char *knob) {
+    char buf[64];
+    return rk_instance_get(in, knob, buf, sizeof buf) == RK_OK ? strtoull(buf, NULL, 10) : 1;
+}
+
+/* Elements of a row the cached kernel in holds: threads per row x vec x
+ * chunks x slices (docs/kernels.md). */
+static uint64_t row_capacity(const rk_instance *in) {
+    return knob_u(in, "block_size") / knob_u(in, "rows_per_block") * knob_u(in, "vec") * knob_u(in, "chunks") *
+           knob_u(in, "slices");
+}
+
+static bool shape_ok(const rk_instance *in, uint64_t M, uint64_t N) {
+    rk_shape s;
+    const uint64_t ext[2] = {M, N};
+    assert_int_equal(rk_shape_default(in->family, &s), RK_OK);
+    assert_int_equal(rk_shape_update(in->family, &s, NULL, ext, 2, false), RK_OK);
+    return rk_instance_check_shape(in, &s) == RK_OK;
+}
+
+/* With chunks (and vec) locked, every pick is capped: the cached variants'
+ * lengths run from 1 to the largest capacity without a gap and each ends
+ * at its kernel's capacity (not a run of one-length ranges up to the
+ * manifest's limit), and a longer row is refused naming chunks. */
+static void check_locked(rk_family_id fam, const char *dtype, const char *target, const char *const *knobs,
+                         uint32_t nknobs) {
+    const rk_target *t = rk_target_find(target);
+    assert_non_null(t);
+    rk_instance base, general;
+    uint64_t locked;
+    uint32_t ix;
+    base_of(fam, dtype, &base, &locked);
+    for (uint32_t i = 0; i < nknobs; i += 2) {
+        assert_int_equal(rk_instance_set(&base, knobs[i], knobs[i + 1], &ix), RK_OK);
+        locked |= 1ull << ix;
+    }
+    uint32_t n = rk_instance_variants(&base, t, locked, &general, var, RK_MANIFEST_MAX_VARIANTS);
+    assert_true(n >= 3 && n < 20);
+    uint64_t next = 1, largest = 0;
+    rk_manifest_init(&top);
+    for (uint32_t i = 0; i < n; i++) {
+        rk_manifest_variant *mv = &top.variants[top.nvariants++];
+        snprintf(mv->manifest, sizeof mv->manifest, "%u", i);
+        mv->ndims = var[i].ndims;
+        for (uint32_t j = 0; j < var[i].ndims; j++) {
+            snprintf(mv->dim[j], sizeof mv->dim[j], "%s", var[i].dim[j]);
+            mv->lo[j] = var[i].lo[j];
+            mv->hi[j] = var[i].hi[j];
+        }
+        for (uint32_t j = 0; j < i; j++) assert_string_not_equal(var[i].tag, var[j].tag);
+        uint64_t cap = row_capacity(&var[i].inst);
+        uint32_t nd = var[i].ndims - 1;   /* N is the last range */
+        if (var[i].hi[nd] > cap)
+            fail_msg("%s %s %s: variant %s serves N up to %llu, its capacity is %llu", target, dtype,
+                     rk_family_name(fam), var[i].tag, (unsigned long long)var[i].hi[nd], (unsigned long long)cap);
+        assert_true(shape_ok(&var[i].inst, var[i].lo[0], var[i].hi[nd]));
+        if (var[i].ndims == 1) {
+            assert_int_equal(var[i].lo[0], next);
+            next = var[i].hi[0] + 1;
+            if (var[i].hi[0] > largest) largest = var[i].hi[0];
+        }
+    }
+    /* the last cached class ends exactly at its capacity */
+    assert_int_equal(largest, row_capacity(&var[n - 1].inst));
+    const char *const dims[2] = {"M", "N"};
+    const uint64_t past[2] = {4097, largest + 1};
+    assert_null(rk_manifest_pick(&top, dims, past, 2));
+    assert_false(shape_ok(&general, past[0], past[1]));
+    assert_non_null(strstr(rk_error_message(), "chunks=0"));
+}
+
+static void test_locked_chunks_end_at_capacity(void **state) {
+    (void)state;
+    static const char *const c1[] = {"chunks", "1"};
+    static const char *const c8[] = {"chunks", "8"};
+    static const char *const c17[] = {"chunks", "17", "vec", "4"};
+    check_locked(RK_FAMILY_SOFTMAX, "f16", "sm_90a", c1, 2);
+    check_locked(RK_FAMILY_LAYERNORM, "f16", "gfx942", c8, 2);
+    check_locked(RK_FAMILY_LAYERNORM, "f16", "gfx942", c17, 4);
+    check_locked(RK_FAMILY_RMSNORM, "bf16", "gfx942", c17, 4);
+}
+
 int main(void) {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_picker_is_heuristic)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_picker_is_heuristic),
+                                       cmocka_unit_test(test_locked_chunks_end_at_capacity)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
