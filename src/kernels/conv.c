@@ -713,8 +713,8 @@ static void geom_per_group(rk_launch_geom *g, uint32_t dim, uint64_t groups) {
     kn_geom_op(g, RK_GEOM_DIV);
 }
 
-/* Push the filter taps times the channels per group. */
-static void geom_taps_cg(rk_launch_geom *g, bool d3, uint64_t groups) {
+/* Push the filter taps (R S, or T R S). */
+static void geom_taps(rk_launch_geom *g, bool d3) {
     kn_geom_dim(g, dim_filt(d3, 1));
     kn_geom_dim(g, dim_filt(d3, 2));
     kn_geom_op(g, RK_GEOM_MUL);
@@ -722,6 +722,11 @@ static void geom_taps_cg(rk_launch_geom *g, bool d3, uint64_t groups) {
         kn_geom_dim(g, dim_filt(d3, 0));
         kn_geom_op(g, RK_GEOM_MUL);
     }
+}
+
+/* Push the filter taps times the channels per group. */
+static void geom_taps_cg(rk_launch_geom *g, bool d3, uint64_t groups) {
+    geom_taps(g, d3);
     geom_per_group(g, 1, groups);
     kn_geom_op(g, RK_GEOM_MUL);
 }
@@ -785,13 +790,7 @@ static void geometry(const rk_instance *in, rk_launch_geom *g) {
         kn_geom_op(g, RK_GEOM_CDIV);
         kn_geom_axis(g);
         if (wg) {
-            kn_geom_dim(g, dim_filt(d3, 1));
-            kn_geom_dim(g, dim_filt(d3, 2));
-            kn_geom_op(g, RK_GEOM_MUL);
-            if (d3) {
-                kn_geom_dim(g, dim_filt(d3, 0));
-                kn_geom_op(g, RK_GEOM_MUL);
-            }
+            geom_taps(g, d3);
             kn_geom_const(g, pix);
             kn_geom_op(g, RK_GEOM_CDIV);
             kn_geom_axis(g);
