@@ -10,7 +10,7 @@ from ctypes import c_float, c_int32, c_uint64
 
 from . import _shape_api
 from ._lib import RockeError
-from ._sig_launch import layout_count, param_ctype
+from ._sig_launch import param_ctype, work_f32s
 from .families import Instance
 
 _NP_DTYPES = {"float16": "f16", "float32": "f32", "bfloat16": "bf16"}
@@ -323,12 +323,12 @@ def matmul(a, b, *, device=None, out_dtype=None, **knobs):
         rows, cols = (x.shape if lay == "r" else (x.shape[1], x.shape[0]))
         return x.ctypes.data, ((rows - 1) * ld + cols) * x.itemsize
     # pointers in signature order: A, B, C, then any workspace (split-K's Work, the padded kernel's staged
-    # copies and grid-barrier words), zeroed, 8 bytes an element whatever its type (room for each)
+    # copies and grid-barrier words), zeroed, sized as the CUDA path sizes them (work_f32s)
     named = {"A": span(ops[0], lda, la), "B": span(ops[1], ldb, lb), "C": (c.ctypes.data, c.nbytes)}
     works, bufs = [], []
-    for name, ptr, _, role, dims in p.sig:
+    for name, ptr, scalar, role, dims in p.sig:
         if ptr and name not in named and role == "work":
-            works.append(np.zeros(max(1, layout_count(dims, {"M": M, "N": N, "K": K})), dtype=np.float64))
+            works.append(np.zeros(max(1, work_f32s(dims, scalar, {"M": M, "N": N, "K": K})), dtype=np.float32))
             named[name] = (works[-1].ctypes.data, works[-1].nbytes)
         if ptr and name in named:
             bufs.append(named[name])

@@ -23,6 +23,16 @@ static rk_value i64(rk_kernel *k, rk_ix v) {
     return rk_build_sext(k, x, RK_T_I64);
 }
 
+/* dW's element (channel ch, tap) of a [C, taps] filter, and whether both lie inside it. */
+static rk_value dw_at(rk_kernel *k, rk_ix tap, rk_ix ch, rk_ix taps, rk_ix C, rk_value taps64, rk_value *ok) {
+    rk_ix tapok = rk_ix_lt(k, tap, taps), chok = rk_ix_lt(k, ch, C);
+    rk_ix okx = rk_ix_and(k, tapok, chok);
+    *ok = rk_ix_bool_value(k, okx);
+    rk_value ch64 = i64(k, ch), tap64 = i64(k, tap);
+    rk_value row = rk_build_mul(k, ch64, taps64);
+    return rk_build_add(k, row, tap64);
+}
+
 typedef struct wgk {
     rk_kernel *k;
     const kn_conv_args *a;
@@ -197,12 +207,8 @@ void kn_conv_dw_wgrad_build(const rk_instance *in, const rk_target *t, rk_kernel
         rk_value sum = lane_sum(k, red, e, w.lanes, w.cb, ln);
         rk_ix tap = rk_ix_add(k, tz, rk_ix_c(j));
         rk_ix ch = rk_ix_add(k, cb0, rk_ix_v(e));
-        rk_ix tapok = rk_ix_lt(k, tap, taps), chok = rk_ix_lt(k, ch, C);
-        rk_ix okx = rk_ix_and(k, tapok, chok);
-        rk_value ok = rk_ix_bool_value(k, okx);
-        rk_value ch64 = i64(k, ch), tap64 = i64(k, tap);
-        rk_value wrow = rk_build_mul(k, ch64, taps64);
-        rk_value wat = rk_build_add(k, wrow, tap64);
+        rk_value ok;
+        rk_value wat = dw_at(k, tap, ch, taps, C, taps64, &ok);
         rk_if_begin(k, ok);
         if (splits == 1) {
             rk_value o = rk_tile_from_f32(k, sum, s->out_dtype);
@@ -235,12 +241,8 @@ void kn_conv_dw_wgrad_build(const rk_instance *in, const rk_target *t, rk_kernel
         rk_ix c2 = rk_ix_umod(k, rk_ix_v(e2), rk_ix_c(w.cb));
         rk_ix tap2 = rk_ix_add(k, tz, j2);
         rk_ix ch2 = rk_ix_add(k, cb0, c2);
-        rk_ix tapok2 = rk_ix_lt(k, tap2, taps), chok2 = rk_ix_lt(k, ch2, C);
-        rk_ix ok2x = rk_ix_and(k, tapok2, chok2);
-        rk_value ok2 = rk_ix_bool_value(k, ok2x);
-        rk_value ch264 = i64(k, ch2), tap264 = i64(k, tap2);
-        rk_value row2 = rk_build_mul(k, ch264, taps64);
-        rk_value at2 = rk_build_add(k, row2, tap264);
+        rk_value ok2;
+        rk_value at2 = dw_at(k, tap2, ch2, taps, C, taps64, &ok2);
         rk_if_begin(k, ok2);
         rk_value t0 = rk_const_f32(k, 0.0f), tacc, total;
         rk_value zero = c32(k, 0), one = c32(k, 1), sv = c32(k, (int32_t)splits);
