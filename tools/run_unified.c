@@ -119,8 +119,9 @@ bool run_batch_shape(const run_batch *b, const char *text, const rk_shape *base,
     return true;
 }
 
-/* One candidate's block_m (its manifest file in dir; "" = m itself). */
-static bool candidate_rows(const char *dir, const char *file, const rk_manifest *m, rk_manifest *tmp, uint32_t *bm) {
+/* One candidate's rows, warps and key split (its manifest file in dir; "" = m itself). */
+static bool candidate_of(const char *dir, const char *file, const rk_manifest *m, rk_manifest *tmp,
+                         rk_attention_unified_candidate *c) {
     if (*file) {
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", dir, file);
@@ -130,7 +131,8 @@ static bool candidate_rows(const char *dir, const char *file, const rk_manifest 
     rk_instance in;
     rk_shape unused;
     if (rk_manifest_check(m, dir, &in, &unused)) return false;
-    *bm = in.u.attn.block_m;
+    *c = (rk_attention_unified_candidate){.block_m = in.u.attn.block_m, .warps = in.u.attn.warps,
+                                          .key_split = rk_attention_unified_key_splits(&in, rk_target_find(m->target))};
     return true;
 }
 
@@ -138,19 +140,20 @@ rk_status run_batch_pick_rows(const char *dir, rk_manifest *m, const run_batch *
                               size_t n) {
     *line = 0;
     if (!m->nvariants || !b->n) return RK_OK;
-    uint32_t nc = m->nvariants + 1, bm[RK_MANIFEST_MAX_VARIANTS + 1];
+    uint32_t nc = m->nvariants + 1;
+    rk_attention_unified_candidate cand[RK_MANIFEST_MAX_VARIANTS + 1];
     char files[RK_MANIFEST_MAX_VARIANTS + 1][64];
     rk_manifest *tmp = malloc(sizeof *tmp);
     if (!tmp) return rk_fail(RK_ERR_NOMEM, "out of memory");
     rk_status st = RK_OK;
     for (uint32_t i = 0; i < nc && !st; i++) {
         snprintf(files[i], sizeof files[i], "%s", i ? m->variants[i - 1].manifest : "");
-        if (!candidate_rows(dir, files[i], m, tmp, &bm[i]))
+        if (!candidate_of(dir, files[i], m, tmp, &cand[i]))
             st = rk_fail(RK_ERR_INVALID, "variant %s: %s", i ? files[i] : "manifest.json", rk_error_message());
     }
     uint32_t G = (uint32_t)(sh->dim[DHQ] / (sh->dim[DHKV] ? sh->dim[DHKV] : 1));
     double cost[RK_MANIFEST_MAX_VARIANTS + 1];
-    uint32_t pick = st ? 0 : rk_attention_unified_pick(b->lq, b->lk, b->n, G, bm, nc, cost);
+    uint32_t pick = st ? 0 : rk_attention_unified_pick(b->lq, b->lk, b->n, G, cand, nc, cost);
     if (!st && pick) {
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", dir, files[pick]);
@@ -159,10 +162,12 @@ rk_status run_batch_pick_rows(const char *dir, rk_manifest *m, const run_batch *
         if (!st) *m = *tmp;
     }
     if (!st) {
-        size_t at = (size_t)snprintf(line, n, "unified: rows %u per block (%s) for G = %u: row units", bm[pick],
-                                     pick ? files[pick] : "manifest.json", G);
+        size_t at = (size_t)snprintf(line, n, "unified: rows %u per block (%s) for G = %u%s: row units",
+                                     cand[pick].block_m,
+                                     pick ? files[pick] : "manifest.json", G, cand[pick].key_split ? ", key split" : "");
         for (uint32_t i = 0; i < nc && at < n; i++)
-            at += (size_t)snprintf(line + at, n - at, "%s block_m %u %.3g", i ? "," : "", bm[i], cost[i]);
+            at += (size_t)snprintf(line + at, n - at, "%s block_m %u%s %.3g", i ? "," : "", cand[i].block_m,
+                                   cand[i].key_split ? " key split" : "", cost[i]);
     }
     free(tmp);
     return st;

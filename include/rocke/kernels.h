@@ -293,6 +293,7 @@ typedef struct rk_attention_spec {
     bool sinks;                    /* a per-query-head f32 logit joins each row's softmax denominator */
     bool softcap;                  /* scores s -> softcap * tanh(s / softcap) (the scalar softcap) */
     bool alibi;                    /* + slope[h] * (j - i) per (query head, key j, query position i) */
+    bool whole_keys;               /* no key split: a decode's block leaves warps 1.. idle (the prefill variant) */
 } rk_attention_spec;
 typedef enum rk_attn_mode { RK_ATTN_PREFILL = 0, RK_ATTN_DECODE, RK_ATTN_UNIFIED, RK_ATTN_MODE__COUNT } rk_attn_mode;
 /* Decode caches: dtype's, or e4m3 with a per-KV-head f32 scale each for K and
@@ -694,15 +695,24 @@ rk_status rk_problem_attention_unified_launch(rk_problem *p, const rk_target *t,
 rk_status rk_attention_unified_launch_for(const rk_instance *in, const rk_target *t, const uint64_t *lq,
                                           const uint64_t *lk, uint32_t n, uint64_t Hq, uint64_t Hkv,
                                           int64_t window_left, uint64_t work_limit, rk_attention_unified_launch *out);
-/* attention --mode unified built with row variants (docs/attention.md, "Row
- * variants"): the index into block_m[0..nc) of the rows that serve the batch
+/* A kernel a unified build wrote (manifest.json or one of its variants): its rows, warps, and whether it
+ * splits a decode's keys across the warps (not with whole_keys; rk_attention_unified_key_splits). */
+typedef struct rk_attention_unified_candidate {
+    uint32_t block_m, warps;
+    bool key_split;
+} rk_attention_unified_candidate;
+bool rk_attention_unified_key_splits(const rk_instance *in, const rk_target *t);
+/* attention --mode unified built with variants (docs/attention.md, "Row
+ * variants"): the index into c[0..nc) of the kernel that serves the batch
  * (n sequences of lq new tokens over lk keys, G = Hq / Hkv query heads per KV
- * head) cheapest, where a block's key step costs max(block_m, 32) row units
- * (the products grow with the rows, the K/V copy of a key does not); ties go
- * to the earlier candidate, candidates with block_m < G are skipped (0 when
- * none fits). cost (may be NULL) receives each candidate's units (0: skipped). */
+ * head) cheapest, where a block's key step costs max(block_m, 64) row units
+ * (the products grow with the rows, the K/V copy of a key does not), scaled
+ * by the key split's measured price: its body slows full blocks, its absence
+ * idles warps 1.. of a decode's block. Ties go to the earlier candidate,
+ * candidates with block_m < G are skipped (0 when none fits). cost (may be
+ * NULL) receives each candidate's units (0: skipped). */
 uint32_t rk_attention_unified_pick(const uint64_t *lq, const uint64_t *lk, uint32_t n, uint32_t G,
-                                   const uint32_t *block_m, uint32_t nc, double *cost);
+                                   const rk_attention_unified_candidate *c, uint32_t nc, double *cost);
 /* Bytes moved and flops of the problem as filled: rk_instance_cost of its
  * shape, or what its inputs say (attention decode: the keys of every
  * sequence's context length, not the shape's CTX). */

@@ -76,6 +76,9 @@ static const rk_knob knobs[] = {
             "denominator"),
     KN_BOOL("softcap", "cap", u.attn.softcap, "unified: scores s -> softcap * tanh(s / softcap), the scalar softcap"),
     KN_BOOL("alibi", "alibi", u.attn.alibi, "unified: + alibi_slopes[h] * (j - i), key j, query position i"),
+    KN_BOOL("whole_keys", "wk", u.attn.whole_keys, "unified: every warp keeps its own rows over whole key blocks, "
+            "also in a decode's block (no key split across the warps: the variant rocke run picks for batches "
+            "without decodes)"),
 };
 _Static_assert(RK_COUNTOF(knobs) == KN_AK__COUNT, "knob indices follow the table");
 
@@ -267,8 +270,8 @@ static rk_status validate(const rk_instance *in, const rk_target *t) {
                        "64, 128, 256, block_n 16, 32, 64, 128 and warps 1, 2, 4, 8", s->block_m, s->block_n, s->warps);
     if (s->mode == RK_ATTN_DECODE) return kn_attn_decode_validate(s, t);
     if (s->mode == RK_ATTN_UNIFIED) return kn_attn_unified_validate(s, t);
-    if (s->sinks || s->softcap || s->alibi)
-        return rk_fail(RK_ERR_INVALID, "attention: sinks, softcap and alibi are unified only (--mode unified)");
+    if (s->sinks || s->softcap || s->alibi || s->whole_keys)
+        return rk_fail(RK_ERR_INVALID, "attention: sinks, softcap, alibi and whole_keys are unified only (--mode unified)");
     if (s->kv_dtype != RK_ATTN_KV_SAME)
         return rk_fail(RK_ERR_INVALID, "attention: kv_dtype = fp8 is decode only (--mode decode)");
     if (kn_attn_hopper(s)) {

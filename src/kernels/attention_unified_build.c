@@ -720,6 +720,11 @@ static bool key_split_plan(const rk_attention_spec *s, const kn_attn_plan *pl, k
     return rk_tile_acc_to_a_check(a, a, out->wtm, out->bn) == RK_OK;
 }
 
+bool kn_attn_unified_key_splits(const rk_attention_spec *s, const rk_target *t) {
+    kn_attn_plan pl, pks;
+    return !s->whole_keys && kn_attn_unified_plan(s, t, &pl) == RK_OK && key_split_plan(s, &pl, &pks);
+}
+
 /* vec of per-row values x[i * nrows + r] over atom row i's C slots. */
 static rk_value row_slots(ub *g, const rk_value *x, uint32_t i) {
     const kn_attn_plan *pl = g->pl;
@@ -940,7 +945,7 @@ void kn_attn_unified_build(const rk_instance *in, const rk_target *t, rk_kernel 
     g.nrows = rk_build_mul(k, tpos, g.G);
     g.nrows_st = g.nrows;
     g.rw = g.w.wm;
-    g.ksplit = key_split_plan(s, &pl, &g.pks);
+    g.ksplit = !s->whole_keys && key_split_plan(s, &pl, &g.pks);
     if (g.ksplit) {
         rk_value wt = c32(k, pl.wtm);
         g.dec = rk_build_cmp(k, "le", g.nrows, wt);

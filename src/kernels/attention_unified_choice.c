@@ -16,10 +16,18 @@ enum { DB, DHQ, DHKV, DSQ, DSKV, DD };   /* the family's dimensions (attention.c
  * 64-row block's products and the 16-row variant wins only where it needs fewer key steps. */
 #define COPY_ROWS 64.0
 
+/* The key split's price and gain (measured on the H200, session 10, bench/RESULTS.md): the body that
+ * splits a decode's keys across the warps slows its kernel's full blocks (one 8192-token prefill 2.37 ->
+ * 2.55 ms: x 1.075) and speeds its decode blocks (256 decodes 1.096 -> 1.055 ms: x 0.963; fitted to the
+ * mixed batch, 1.73 -> 1.62 ms with a third of its row units in full blocks: x 0.87; taken between). */
+#define KSPLIT_FULL_COST 1.075
+#define KSPLIT_DECODE_COST 0.92
+
 uint32_t kn_attn_unified_variants(const rk_instance *in, const rk_target *t, uint64_t locked, rk_instance *general,
                                   rk_variant *out, uint32_t max) {
     const rk_attention_spec *a = &in->u.attn;
     if (!t || !max || (locked >> KN_AK_BM & 1) || (locked >> KN_AK_WARPS & 1) || a->block_m <= SMALL_ROWS) return 0;
+    uint32_t n = 0;
     rk_instance v = *in;
     v.u.attn.block_m = SMALL_ROWS;
     v.u.attn.warps = 1;
@@ -30,35 +38,57 @@ uint32_t kn_attn_unified_variants(const rk_instance *in, const rk_target *t, uin
     s.dim[DD] = a->head_dim;
     kn_attn_unified_tune(&v, t, &s, keep);
     if (kn_attn_unified_validate(&v.u.attn, t)) return 0;
+    /* any batch: rocke run picks the variant per batch (rk_attention_unified_pick), not by this range */
+    out[n] = (rk_variant){.inst = v, .ndims = 1, .dim = {"B"}, .lo = {1}, .hi = {65535}};
+    snprintf(out[n].tag, sizeof out[n].tag, "rows%u", SMALL_ROWS);
+    n++;
+    /* in's rows without the key-split body, for batches of few decodes; 2 stages unless given
+     * (the 8192-token prefill: 2.37 ms against 2.47 on 3) */
+    if (n < max && !(locked >> KN_AK_WHOLE & 1) && kn_attn_unified_key_splits(a, t)) {
+        v = *in;
+        v.u.attn.whole_keys = true;
+        if (!(locked >> KN_AK_STAGES & 1) && v.u.attn.stages > 2) v.u.attn.stages = 2;
+        if (!kn_attn_unified_validate(&v.u.attn, t)) {
+            out[n] = (rk_variant){.inst = v, .ndims = 1, .dim = {"B"}, .lo = {1}, .hi = {65535}};
+            snprintf(out[n].tag, sizeof out[n].tag, "whole");
+            n++;
+        }
+    }
     *general = *in;
-    /* any batch: rocke run picks the rows per batch (rk_attention_unified_pick), not by this range */
-    out[0] = (rk_variant){.inst = v, .ndims = 1, .dim = {"B"}, .lo = {1}, .hi = {65535}};
-    snprintf(out[0].tag, sizeof out[0].tag, "rows%u", SMALL_ROWS);
-    return 1;
+    return n;
 }
 
-/* Row units of the batch for block_m rows: each query block's keys (up to
- * its last row's diagonal) times max(block_m, COPY_ROWS). */
-static double rows_cost(const uint64_t *lq, const uint64_t *lk, uint32_t n, uint32_t G, uint32_t block_m) {
-    uint64_t bq = block_m / G;
-    double rows = block_m > COPY_ROWS ? block_m : COPY_ROWS, keys = 0;
+/* Row units of the batch for candidate c: each query block's keys (up to
+ * its last row's diagonal) times max(block_m, COPY_ROWS), scaled by what
+ * the key split costs (a decode's block: rows within one warp's share). */
+static double rows_cost(const uint64_t *lq, const uint64_t *lk, uint32_t n, uint32_t G,
+                        const rk_attention_unified_candidate *c) {
+    uint64_t bq = c->block_m / G, warp_rows = c->block_m / (c->warps ? c->warps : 1);
+    double rows = c->block_m > COPY_ROWS ? c->block_m : COPY_ROWS, full = 0, dec = 0;
     for (uint32_t b = 0; b < n; b++) {
         uint64_t off = lk[b] - lq[b];
-        for (uint64_t q0 = 0; q0 < lq[b]; q0 += bq) keys += (double)(off + (q0 + bq < lq[b] ? q0 + bq : lq[b]));
+        for (uint64_t q0 = 0; q0 < lq[b]; q0 += bq) {
+            uint64_t tokens = q0 + bq < lq[b] ? bq : lq[b] - q0;
+            double keys = (double)(off + q0 + tokens);
+            if (tokens * G <= warp_rows) dec += keys;
+            else full += keys;
+        }
     }
-    return keys * rows;
+    if (c->key_split) return rows * (full * KSPLIT_FULL_COST + dec * KSPLIT_DECODE_COST);
+    return rows * (full + dec);
 }
 
 uint32_t rk_attention_unified_pick(const uint64_t *lq, const uint64_t *lk, uint32_t n, uint32_t G,
-                                   const uint32_t *block_m, uint32_t nc, double *cost) {
+                                   const rk_attention_unified_candidate *c, uint32_t nc, double *cost) {
     uint32_t best = 0;
     double least = 0;
     bool any = false;
     for (uint32_t i = 0; i < nc; i++) {
-        double c = G && block_m[i] >= G ? rows_cost(lq, lk, n, G, block_m[i]) : 0;
-        if (cost) cost[i] = c;
-        if (!G || block_m[i] < G) continue;
-        if (!any || c < least) best = i, least = c;
+        bool fits = G && c[i].block_m >= G;
+        double u = fits ? rows_cost(lq, lk, n, G, &c[i]) : 0;
+        if (cost) cost[i] = u;
+        if (!fits) continue;
+        if (!any || u < least) best = i, least = u;
         any = true;
     }
     return best;
@@ -158,4 +188,9 @@ rk_status rk_problem_attention_splits(rk_problem *p, const rk_target *t, uint32_
     rk_status st = rk_problem_attention_unified_launch(p, t, 0, &l);
     if (!st) *splits = l.splits;
     return st;
+}
+
+bool rk_attention_unified_key_splits(const rk_instance *in, const rk_target *t) {
+    return in->family == RK_FAMILY_ATTENTION && in->u.attn.mode == RK_ATTN_UNIFIED && t &&
+           kn_attn_unified_key_splits(&in->u.attn, t);
 }

@@ -31,6 +31,8 @@ uint32_t kn_attn_unified_variants(const rk_instance *in, const rk_target *t, uin
                                   rk_variant *out, uint32_t max);
 
 /* attention_unified_build.c */
+/* The kernel of s splits a decode's key blocks across its warps (a body beside the rows' own; whole_keys: not). */
+bool kn_attn_unified_key_splits(const rk_attention_spec *s, const rk_target *t);
 void kn_attn_unified_build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *params);
 
 /* attention_unified_reference.c */

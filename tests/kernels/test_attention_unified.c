@@ -9,6 +9,7 @@
  * each on sm_80 and gfx950); the split heuristic; the input checks and the
  * out-of-range page caught by the emulator; bad specs and shapes. Fresh
  * random data; ROCKE_SEED=N replays. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -240,19 +241,32 @@ static void test_rows(void **state) {
 
 /* The pick: a key step costs a 64-row block whatever its rows (measured,
  * COPY_ROWS), so a decode batch ties and keeps 64 rows, a prefill takes 64
- * (four times the blocks), G above 16 only the 64-row block. */
+ * (four times the blocks), G above 16 only the 64-row block. The key split
+ * costs its kernel's full blocks 7.5% and saves its decode blocks 8%
+ * (measured): a prefill takes the whole-keys twin, decodes the split. */
 static void test_rows_pick(void **state) {
     (void)state;
-    const uint32_t bm[2] = {64, 16};
-    double cost[2];
+    const rk_attention_unified_candidate c[2] = {{64, 4, false}, {16, 1, false}};
+    double cost[3];
     const uint64_t dq[3] = {1, 1, 2}, dk[3] = {700, 300, 50};
-    assert_int_equal(rk_attention_unified_pick(dq, dk, 3, 4, bm, 2, cost), 0);
+    assert_int_equal(rk_attention_unified_pick(dq, dk, 3, 4, c, 2, cost), 0);
     assert_true(cost[0] == 1050.0 * 64 && cost[1] == 1050.0 * 64);
     const uint64_t pq[1] = {130}, pk[1] = {130};
-    assert_int_equal(rk_attention_unified_pick(pq, pk, 1, 4, bm, 2, cost), 0);
+    assert_int_equal(rk_attention_unified_pick(pq, pk, 1, 4, c, 2, cost), 0);
     assert_true(cost[0] == 706.0 * 64 && cost[1] == 2242.0 * 64);   /* 9 blocks of 16 tokens, 33 of 4 */
-    assert_int_equal(rk_attention_unified_pick(dq, dk, 3, 32, bm, 2, cost), 0);
+    assert_int_equal(rk_attention_unified_pick(dq, dk, 3, 32, c, 2, cost), 0);
     assert_true(cost[1] == 0);
+    /* the build's three kernels: the key-split 64 rows, 16 rows, the whole-keys 64 rows */
+    const rk_attention_unified_candidate v[3] = {{64, 4, true}, {16, 1, false}, {64, 4, false}};
+    assert_int_equal(rk_attention_unified_pick(pq, pk, 1, 4, v, 3, cost), 2);
+    /* the last of 9 blocks holds 2 tokens = 8 rows, within a warp's 16: a decode's block */
+    assert_true(fabs(cost[0] - (576.0 * 1.075 + 130.0 * 0.92) * 64) < 1e-6 && cost[2] == 706.0 * 64);
+    /* one 512-token chunk over 4096 keys (123k keys in full blocks) beside 24 decodes of 9000 keys: the
+     * split saves 17.3k units on the decodes and costs 9.2k on the chunk; the chunk alone takes whole keys */
+    uint64_t mq[25], mk[25];
+    for (uint32_t i = 0; i < 25; i++) mq[i] = i ? 1 : 512, mk[i] = i ? 9000 : 4096;
+    assert_int_equal(rk_attention_unified_pick(mq, mk, 25, 4, v, 3, cost), 0);
+    assert_int_equal(rk_attention_unified_pick(mq, mk, 1, 4, v, 3, cost), 2);
 }
 
 /* What a 132-SM GPU gets (Hq 32, Hkv 8, D 128, 64 rows): one 8192-token
