@@ -80,10 +80,15 @@ def stand_in_cuda(n):
 
         def t(self):
             return T(self.a.T)
+
+        def zero_(self):             # on the GPU an asynchronous fill: counted, not done
+            fills[0] += 1
+            return self
     T.__module__ = "torch"
-    pool = {}
+    pool, allocs, fills = {}, [0], [0]
 
     def empty(shape, dtype, device):
+        allocs[0] += 1
         key = (tuple(shape) if not isinstance(shape, int) else (shape,), dtype)
         if key not in pool:
             pool[key] = T(np.zeros(key[0], dtype))
@@ -101,7 +106,11 @@ def stand_in_cuda(n):
         for name, f in (("softmax 64x4096", lambda: ops.softmax(x)), ("rms_norm 64x4096", lambda: ops.rms_norm(x, w)),
                         ("matmul 256^3 (sm_90a)", lambda: ops.matmul(a, bt))):
             best = min(per_call_us(f, n) for _ in range(5))
-            print("cuda host path (stand-in torch, launch stubbed) %-22s %.1f us per call" % (name, best))
+            allocs[0] = fills[0] = 0
+            f()
+            # each allocation is a caching-allocator call in real torch (about 1-2 us on the H200's host)
+            print("cuda host path (stand-in torch, launch stubbed) %-22s %.1f us per call, %d torch allocations, "
+                  "%d fills" % (name, best, allocs[0], fills[0]))
     finally:
         torch, _torch._cuda.Function, _torch._cuda.use_primary_context, _torch._cuda._encoder = saved
         if torch is None:
