@@ -55,6 +55,13 @@ def main(n):
     torch.cuda.synchronize()
     print("cuda softmax 1x32 f16: %.1f us per rocke.ops call, %.1f us per torch.softmax call (launch only, "
           "no sync)" % (rk, th))
+    # a split-K matmul: its repeat re-zeroes a kept work buffer (no allocation beyond the output)
+    a, w = (torch.randn(256, 256, device="cuda", dtype=torch.float16) for _ in range(2))
+    rk = per_call_us(lambda: ops.matmul(a, w.t()), n)
+    th = per_call_us(lambda: torch.mm(a, w.t()), n)
+    torch.cuda.synchronize()
+    print("cuda matmul 256^3 f16 (a @ w.t()): %.1f us per rocke.ops call, %.1f us per torch.mm call (launch "
+          "only, no sync)" % (rk, th))
 
 
 def stand_in_cuda(n):
