@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Same-run peers for rocke's small-op kernels on a CUDA GPU: device copy
 bandwidth, torch, and simple Triton kernels (softmax, rmsnorm, layernorm).
-Prints one JSON object per line: {"op", "shape", "impl", "ms", "gbps"}.
+Prints one JSON object per line: {"op", "shape", "impl", "ms", "gbps", "dtype"}.
+PEERS_DTYPES (default "bf16"; e.g. "bf16 f32") picks the dtypes of the row ops.
 Bytes counted: every input read once plus every output written once."""
 import json
+import os
 import sys
 
 import torch
@@ -132,37 +134,40 @@ def main():
               (1000, 151936), (1, 262144), (4, 262144), (65536, 127), (1, 4097)]
     if len(sys.argv) > 1:
         shapes = [tuple(int(v) for v in s.split(",")) for s in sys.argv[1:]]
-    dt = torch.bfloat16
+    dtypes = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
     torch.manual_seed(0)
-    for (M, N) in shapes:
-        x = torch.randn(M, N, device="cuda", dtype=dt)
-        r = torch.randn(M, N, device="cuda", dtype=dt)
-        y = torch.empty_like(x)
-        g = torch.randn(N, device="cuda", dtype=dt)
-        b = torch.randn(N, device="cuda", dtype=dt)
-        e = x.element_size()
-        mn = M * N
-        cases = {
-            "copy": (2 * mn * e, {"torch": lambda: y.copy_(x)}),
-            "add": (3 * mn * e, {"torch": lambda: torch.add(x, r, out=y)}),
-            "sum": (mn * e + M * e, {"torch": lambda: torch.sum(x, dim=-1)}),
-            "softmax": (2 * mn * e, {"torch": lambda: torch.softmax(x, dim=-1),
-                                     "triton": lambda: triton_softmax(x, y)}),
-            "rmsnorm": (2 * mn * e + N * e, {
-                "torch": lambda: torch.nn.functional.rms_norm(x, (N,), g, 1e-6),
-                "triton": lambda: triton_rmsnorm(x, g, y)}),
-            "layernorm": (2 * mn * e + 2 * N * e, {
-                "torch": lambda: torch.nn.functional.layer_norm(x, (N,), g, b, 1e-5),
-                "triton": lambda: triton_layernorm(x, g, b, y)}),
-            "transpose": (2 * mn * e, {"torch": lambda: y.view(N, M).copy_(x.t())}),
-        }
-        for op, (nbytes, impls) in cases.items():
-            for impl, fn in impls.items():
-                if impl == "triton" and N > 65536:
-                    continue
-                ms = bench(fn)
-                print(json.dumps({"op": op, "shape": f"{M}x{N}", "impl": impl, "ms": ms,
-                                  "gbps": nbytes / ms / 1e6}), flush=True)
+    for name in os.environ.get("PEERS_DTYPES", "bf16").split():
+        dt = dtypes[name]
+        for (M, N) in shapes:
+            x = torch.randn(M, N, device="cuda", dtype=dt)
+            r = torch.randn(M, N, device="cuda", dtype=dt)
+            y = torch.empty_like(x)
+            g = torch.randn(N, device="cuda", dtype=dt)
+            b = torch.randn(N, device="cuda", dtype=dt)
+            e = x.element_size()
+            mn = M * N
+            cases = {
+                "copy": (2 * mn * e, {"torch": lambda: y.copy_(x)}),
+                "add": (3 * mn * e, {"torch": lambda: torch.add(x, r, out=y)}),
+                "sum": (mn * e + M * e, {"torch": lambda: torch.sum(x, dim=-1)}),
+                "softmax": (2 * mn * e, {"torch": lambda: torch.softmax(x, dim=-1),
+                                         "triton": lambda: triton_softmax(x, y)}),
+                "rmsnorm": (2 * mn * e + N * e, {
+                    "torch": lambda: torch.nn.functional.rms_norm(x, (N,), g, 1e-6),
+                    "triton": lambda: triton_rmsnorm(x, g, y)}),
+                "layernorm": (2 * mn * e + 2 * N * e, {
+                    "torch": lambda: torch.nn.functional.layer_norm(x, (N,), g, b, 1e-5),
+                    "triton": lambda: triton_layernorm(x, g, b, y)}),
+                "transpose": (2 * mn * e, {"torch": lambda: y.view(N, M).copy_(x.t())}),
+            }
+            for op, (nbytes, impls) in cases.items():
+                for impl, fn in impls.items():
+                    if impl == "triton" and N > 65536:
+                        continue
+                    ms = bench(fn)
+                    print(json.dumps({"op": op, "shape": f"{M}x{N}", "impl": impl, "ms": ms,
+                                      "gbps": nbytes / ms / 1e6, "dtype": name}), flush=True)
+    dt = torch.bfloat16
     for op, shape, nbytes, impls in fused_cases(dt):
         for impl, fn in impls.items():
             ms = bench(fn)

@@ -20,15 +20,21 @@
 #                             tiles of 64 x 64 over 1056 resident blocks)
 #   transpose-nfast           the tiles along N (the order before m_fast) where the pick walks down M
 #   NAME-any     the shape-variant manifest (built without --shape) at $ANY_SHAPES
+#   NAME-f32[-any]  f32 at the issue grid $FGRID (and the f32 shape-variant manifest)
+#   NAME-s9      8192 x 5000 at 256 x 3 (the pick before "fuller at half the threads", now 128 x 5)
+#   transpose[-f32]-nfast  m_fast false at every transpose shape
 #   softmax-c1-any  the same with --chunks 1 (classes end at the row capacity 8192)
-# About 90 kernels, 2-10 s of host verification each: split them over calls with OPS_ROWS
-# (e.g. '^(softmax|rmsnorm)' then '^(layernorm|sum|transpose)|-any@'); the peers run in each.
+# About 180 kernels, 2-10 s of host verification each: split them over calls with OPS_ROWS
+# (e.g. '^softmax', '^rmsnorm', '^(sum|layernorm)', '^transpose': 40-60 kernels a call);
+# the peers (bf16 and f32, PEERS_DTYPES) run in each.
 # Logs go to $OUT (or ./out/rows-h200).
 set -uo pipefail
 mode=${1:-}
 D=.devcarry/rows
-GRID="16384,2047 4096,4097 8192,5000 1000,3001 1024,50257 65536,127 1000,151936 65536,1000 4096,4096"
-TGRID="4097,4097 1000,32000 1000,151936 16384,2047 1024,50257 4096,4096"
+GRID="16384,2047 4096,4097 8192,5000 1000,3001 1024,50257 65536,127 1000,151936 65536,1000 4096,4096 64,1000003"
+TGRID="4097,4097 1000,32000 1000,151936 16384,2047 1024,50257 4096,4096 1000,3001 8192,5000 65536,127 64,1000003"
+# issue 15's grid, also in f32 (every row family and transpose)
+FGRID="1000,3001 8192,5000 4096,4097 16384,2047 65536,127 64,1000003"
 
 prepare() {
   local R=${1:-build/rocke} T=${2:-sm_90a} OLD=${3:-}
@@ -63,10 +69,17 @@ PREV
     b layernorm-span "$shape" layernorm --dtype bf16 --stage span
     b layernorm-direct "$shape" layernorm --dtype bf16 --stage direct
   done
-  for shape in 16384,2047 4096,4097; do
-    b softmax-f16 "$shape" softmax --dtype f16
+  for shape in 16384,2047 4096,4097; do b softmax-f16 "$shape" softmax --dtype f16; done
+  for shape in $FGRID; do
     b softmax-f32 "$shape" softmax --dtype f32
+    b layernorm-f32 "$shape" layernorm --dtype f32
     b rmsnorm-f32 "$shape" rmsnorm --dtype f32
+    b sum-f32 "$shape" reduce --op sum --dtype f32
+    b transpose-f32 "$shape" transpose --dtype f32
+  done
+  # 8192 x 5000 before "fuller at half the threads" (256 x 3; now 128 x 5)
+  for f in softmax layernorm rmsnorm; do
+    b "$f-s9" 8192,5000 $f --dtype bf16 --stage direct --block_size 256 --rows_per_block 1 --chunks 3
   done
   while read -r shape knobs; do
     b "transpose-$(echo "$knobs" | awk '{print "tm" $2 "xtn" $4 "b" $6}')" "$shape" transpose --dtype bf16 $knobs
@@ -78,11 +91,13 @@ PREV
 1000,32000 --tile_m 128 --tile_n 64 --block_size 256
 1000,32000 --tile_m 32 --tile_n 128 --block_size 256
 TILES
-  for shape in 4097,4097 1000,32000 1000,151936; do b transpose-nfast "$shape" transpose --dtype bf16 --m_fast false; done
+  for shape in $TGRID; do b transpose-nfast "$shape" transpose --dtype bf16 --m_fast false; done
+  for shape in $FGRID; do b transpose-f32-nfast "$shape" transpose --dtype f32 --m_fast false; done
   for f in "softmax softmax" "layernorm layernorm" "rmsnorm rmsnorm" "sum reduce --op sum"; do
     set -- $f
     local name=$1; shift
     "$R" build "$@" --dtype bf16 --target "$T" -o "$D/any/$name" >/dev/null || echo "prepare: $name-any" >&2
+    "$R" build "$@" --dtype f32 --target "$T" -o "$D/any/$name-f32" >/dev/null || echo "prepare: $name-f32-any" >&2
   done
   # chunks locked: the cached classes end at 1024 x 8 x 1 = 8192 (4096,4097 and 8192,5000 take t1024c1)
   "$R" build softmax --dtype bf16 --chunks 1 --target "$T" -o "$D/any/softmax-c1" >/dev/null \
@@ -111,7 +126,7 @@ run() {
   local shapes
   shapes=$(echo $GRID $TGRID | tr ' ' '\n' | sort -u | tr '\n' ' ')
   echo "== peers at $shapes"
-  timeout ${PEERS_TIMEOUT:-150} python3 bench/peers_small_ops.py $shapes > "$OUT/peers.jsonl" 2> "$OUT/peers.err" \
+  PEERS_DTYPES=${PEERS_DTYPES:-bf16 f32} timeout ${PEERS_TIMEOUT:-300} python3 bench/peers_small_ops.py $shapes > "$OUT/peers.jsonl" 2> "$OUT/peers.err" \
     || tail -3 "$OUT/peers.err"
   : > "$OUT/rocke_ops.txt"
   one() {   # NAME SHAPE MANIFEST
@@ -126,7 +141,7 @@ run() {
     one "${dir%@*}" "${dir#*@}" "$m"
   done
   for m in "$D"/any/*/manifest.json; do
-    for shape in ${ANY_SHAPES:-16384,2047 4096,4097 8192,5000 65536,127}; do
+    for shape in ${ANY_SHAPES:-16384,2047 4096,4097 8192,5000 65536,127 1000,3001 64,1000003}; do
       one "$(basename "$(dirname "$m")")-any" "$shape" "$m"
     done
   done
@@ -136,7 +151,7 @@ peers = {}
 for line in open(sys.argv[1]):
     if line.startswith("{"):
         r = json.loads(line)
-        peers[(r["op"], r["shape"], r["impl"])] = r["gbps"]
+        peers[(r["op"], r["shape"], r["impl"], r.get("dtype", "bf16"))] = r["gbps"]
 cur, rows = None, []
 for line in open(sys.argv[2]):
     m = re.match(r"== (\S+) (\S+)", line)
@@ -155,10 +170,11 @@ print(f"{'kernel':24} {'shape':12} {'GB/s':>6} {'torch':>6} {'triton':>6} {'copy
 for name, shape, r, kern, bad in rows:
     s = shape.replace(",", "x")
     base = name.split("-")[0]
-    copy = peers.get(("copy", s, "torch"))
+    dt = next((d for d in ("f32", "f16") if f"-{d}" in name), "bf16")
+    copy = peers.get(("copy", s, "torch", dt))
     g = r["gbps"] if r else None
     pct = f"{100 * g / copy:7.1f}%" if g and copy else "       -"
-    print(f"{name:24} {shape:12} {f(g)} {f(peers.get((base, s, 'torch')))} {f(peers.get((base, s, 'triton')))} "
+    print(f"{name:24} {shape:12} {f(g)} {f(peers.get((base, s, 'torch', dt)))} {f(peers.get((base, s, 'triton', dt)))} "
           f"{f(copy)} {pct}  bad={bad:6} {kern[-52:]}")
 PY
 }

@@ -171,6 +171,7 @@ def _extent(t):
 
 # ---- the per-call fast path: one dict lookup per repeated call ------------------------------------
 _fast = {}           # call key -> _FastCall
+_WORK_STREAMS = 4    # streams per _FastCall whose work buffers are kept
 
 
 def _call_key(opname, knobs, device, ts):
@@ -206,30 +207,54 @@ class _FastCall:
         self.plan, self.fn, self.params, self.grid, self.block = plan, plan.fn, plan.params, plan.grid, plan.block
         self.device, self.index, self.recipe, self.scalars = device, index, recipe, scalars
         self.outs, self.out_dtype, self.maps, self.eps_slot, self.contig = outs, out_dtype, maps, eps_slot, contig
+        self.has_work = any(kind == 2 for _, kind, _ in recipe)
+        self.work_bufs = {}      # stream -> ([work tensors], [their addresses])
 
     def __call__(self, inputs, eps=None):
         if self.contig:
             inputs = [x.contiguous() if c else x for x, c in zip(inputs, self.contig)]
         dev = self.device
         outs = [self.empty(s, dtype=self.out_dtype, device=dev) for s in self.outs]
-        works = []
+        stream = self.stream(self.index)
+        works = self.has_work and self._works(stream)
+        w = 0
         for slot, kind, j in self.recipe:
             if kind == 0:
                 slot.value = inputs[j].data_ptr()
             elif kind == 1:
                 slot.value = outs[j].data_ptr()
             else:
-                works.append(self.zeros(j, dtype=self.f32, device=dev))
-                slot.value = works[-1].data_ptr()
+                slot.value = works[w]
+                w += 1
         for slot, v in self.scalars:
             slot.value = v
         if self.eps_slot is not None:
             self.eps_slot.value = float(eps)
         if self.maps:
             self.plan.encode(self.maps)
-        self.fn.launch(self.grid, self.block, self.stream(self.index), self.params)
+        self.fn.launch(self.grid, self.block, stream, self.params)
         _used[self.op] = self.used
         return outs
+
+    def _works(self, stream):
+        """The addresses of this call's work buffers on stream, zeroed again:
+        allocated once per stream and kept (at most _WORK_STREAMS streams, the
+        least recently used dropped), so a repeat pays a fill, not an
+        allocation. Safe because the fill and the kernel are queued on the
+        one stream after the previous call's kernel that used them."""
+        per = self.work_bufs
+        bufs = per.pop(stream, None)
+        if bufs is None:
+            bufs = [self.zeros(n, dtype=self.f32, device=self.device)
+                    for _, kind, n in self.recipe if kind == 2]
+            bufs = (bufs, [b.data_ptr() for b in bufs])
+            if len(per) >= _WORK_STREAMS:
+                del per[next(iter(per))]
+        else:
+            for b in bufs[0]:
+                b.zero_()
+        per[stream] = bufs                 # most recently used last
+        return bufs[1]
 
 
 def fast(opname, knobs, inputs, device, eps):

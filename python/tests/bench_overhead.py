@@ -55,6 +55,13 @@ def main(n):
     torch.cuda.synchronize()
     print("cuda softmax 1x32 f16: %.1f us per rocke.ops call, %.1f us per torch.softmax call (launch only, "
           "no sync)" % (rk, th))
+    # a split-K matmul: its repeat re-zeroes a kept work buffer (no allocation beyond the output)
+    a, w = (torch.randn(256, 256, device="cuda", dtype=torch.float16) for _ in range(2))
+    rk = per_call_us(lambda: ops.matmul(a, w.t()), n)
+    th = per_call_us(lambda: torch.mm(a, w.t()), n)
+    torch.cuda.synchronize()
+    print("cuda matmul 256^3 f16 (a @ w.t()): %.1f us per rocke.ops call, %.1f us per torch.mm call (launch "
+          "only, no sync)" % (rk, th))
 
 
 def stand_in_cuda(n):
@@ -80,10 +87,15 @@ def stand_in_cuda(n):
 
         def t(self):
             return T(self.a.T)
+
+        def zero_(self):             # on the GPU an asynchronous fill: counted, not done
+            fills[0] += 1
+            return self
     T.__module__ = "torch"
-    pool = {}
+    pool, allocs, fills = {}, [0], [0]
 
     def empty(shape, dtype, device):
+        allocs[0] += 1
         key = (tuple(shape) if not isinstance(shape, int) else (shape,), dtype)
         if key not in pool:
             pool[key] = T(np.zeros(key[0], dtype))
@@ -101,7 +113,11 @@ def stand_in_cuda(n):
         for name, f in (("softmax 64x4096", lambda: ops.softmax(x)), ("rms_norm 64x4096", lambda: ops.rms_norm(x, w)),
                         ("matmul 256^3 (sm_90a)", lambda: ops.matmul(a, bt))):
             best = min(per_call_us(f, n) for _ in range(5))
-            print("cuda host path (stand-in torch, launch stubbed) %-22s %.1f us per call" % (name, best))
+            allocs[0] = fills[0] = 0
+            f()
+            # each allocation is a caching-allocator call in real torch (about 1-2 us on the H200's host)
+            print("cuda host path (stand-in torch, launch stubbed) %-22s %.1f us per call, %d torch allocations, "
+                  "%d fills" % (name, best, allocs[0], fills[0]))
     finally:
         torch, _torch._cuda.Function, _torch._cuda.use_primary_context, _torch._cuda._encoder = saved
         if torch is None:

@@ -55,6 +55,10 @@ class Tensor:
     def t(self):
         return Tensor(self.a.T)
 
+    def zero_(self):
+        self.a[...] = 0
+        return self
+
 
 Tensor.__module__ = "torch"           # what rocke.ops dispatches the simple families on
 
@@ -217,6 +221,20 @@ class TorchKitFake(unittest.TestCase):
         g, _, _ = self.args()
         self.assertEqual((g["A"], g["B"], g["C"]), (a2.data_ptr(), w.data_ptr(), c2.data_ptr()))
         self.assertNotIn(g["Work"], (0, a2.data_ptr(), w.data_ptr(), c2.data_ptr()))
+        # the repeat's work buffer is kept per stream and zeroed again before each launch
+        wi = [s[0] for s in self.args()[2].sig].index("Work")
+        work = np.ctypeslib.as_array(ctypes.cast(g["Work"], ctypes.POINTER(ctypes.c_float)), (1,))
+        work[0] = 7.0                                     # what a split-K kernel leaves behind
+        ops.matmul(a2, w.t())
+        self.assertEqual(self.args()[0]["Work"], g["Work"])
+        self.assertEqual(work[0], 0.0)
+        CURRENT["stream"] = 0xBEEF                        # another stream: its own buffer
+        ops.matmul(a2, w.t())
+        CURRENT["stream"] = STREAM
+        _, _, stream, params = Recorder.launches[-1]
+        other = ctypes.cast(params[wi], ctypes.POINTER(ctypes.c_uint64))[0]
+        self.assertEqual(stream, 0xBEEF)
+        self.assertNotIn(other, (0, g["Work"]))
         with self.assertRaisesRegex(rocke.RockeError, "strides"):     # a view the first call would refuse
             ops.rms_norm(Tensor(np.zeros((7, 600), np.float16)[:, ::2]), w, 1e-5)
 

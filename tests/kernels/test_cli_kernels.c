@@ -87,6 +87,39 @@ static void test_shape_variants(void **state) {
     }
 }
 
+/* A kernel built without a shape takes any run-time row length: odd and
+ * prime rows, and rows past every cached class's capacity (f32 on sm_90a:
+ * 1024 threads x 8 chunks x 4 = 32 768 elements; the reduction caches more
+ * chunks) which the looped top-level kernel (chunks=0) serves. --verify
+ * compares with the family's host reference in double. */
+static void test_shapeless_any_length(void **state) {
+    (void)state;
+    static const struct { const char *spec, *dir, *longest; } fams[] = {
+        {"softmax", "sxa", "_k0_"}, {"layernorm", "lxa", "_k0_"}, {"rmsnorm", "rxa", "_k0_"},
+        {"reduce --op sum", "uxa", "_r1_"},
+    };
+    /* rows, expected bad=0/<outputs>: shapes 1, 7, 2047, 5003 and > capacity
+     * (133 rows: more than sm_90a's 132 units, so not the split variant) */
+    static const struct { const char *shape; unsigned long outs; } rows[] = {
+        {"3,1", 3}, {"3,7", 21}, {"2,2047", 4094}, {"2,5003", 10006}, {"133,33001", 133ul * 33001},
+    };
+    for (size_t f = 0; f < sizeof fams / sizeof *fams; f++) {
+        int rc = cli_sh(ROCKE " build %s --dtype f32 --target sm_90a --ir-only -o %s", fams[f].spec, fams[f].dir);
+        if (rc) fail_msg("build %s: %s", fams[f].spec, cli_out);
+        for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+            rc = cli_sh(ROCKE " run %s/manifest.json --verify --shape %s --seed 11", fams[f].dir, rows[i].shape);
+            char want[64];
+            /* a reduction writes one value a row */
+            unsigned long outs = strncmp(fams[f].spec, "reduce", 6) ? rows[i].outs
+                                                                  : strtoul(rows[i].shape, NULL, 10);
+            snprintf(want, sizeof want, "bad=0/%lu\n", outs);
+            if (rc || !strstr(cli_out, want)) fail_msg("%s at %s: wanted %s: %s", fams[f].spec, rows[i].shape, want, cli_out);
+            if (i + 1 == sizeof rows / sizeof *rows && !strstr(cli_out, fams[f].longest))
+                fail_msg("%s at %s: wanted kernel *%s*: %s", fams[f].spec, rows[i].shape, fams[f].longest, cli_out);
+        }
+    }
+}
+
 static void test_bad_inputs(void **state) {
     (void)state;
     assert_int_equal(cli_sh(ROCKE " build softmax --shape 4,300 --ir-only -o good"), 0);
@@ -261,6 +294,7 @@ static void test_self_contradicting_manifests(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_build_and_run), cmocka_unit_test(test_shape_variants),
+                                       cmocka_unit_test(test_shapeless_any_length),
                                        cmocka_unit_test(test_bad_inputs),
                                        cmocka_unit_test(test_self_contradicting_manifests)};
     return cmocka_run_group_tests(tests, setup, teardown);

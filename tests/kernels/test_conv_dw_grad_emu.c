@@ -5,7 +5,8 @@
  * 2, N 1, channel tails (C not a multiple of the channels a block holds),
  * vec 1, 2, 4, 8 by dw_pix 1, 2, 4, 8, f16, bf16 and f32 in, f16, bf16 and
  * f32 out, on sm_90, sm_80, sm_90a, gfx942 and gfx950; 3-D; wgrad split 1..5
- * (the last-arriving block's sum), each launched twice with equal bits;
+ * (the last-arriving block's sum), each launched twice with equal bits; wgrad
+ * at C 7 and 13 (odd H, W; pad 0 / 1, stride 2, dilation 2; every dtype);
  * one dgrad binary at every row path; the
  * heuristic's picks on every target and the bad-input messages. Fresh
  * random data; the seed is printed (ROCKE_SEED=N replays). */
@@ -110,6 +111,28 @@ static void test_heuristic_odd(void **state) {
             char knobs[160];
             snprintf(knobs, sizeof knobs, "direction=%s groups=37 %s", d ? "wgrad" : "dgrad", geos[g].geo);
             run_case("conv", targets[(g + (size_t)d) % 2], ext, 7, knobs);
+        }
+}
+
+/* wgrad at few channels (C 7 and 13: vec 1, most of a block's channel vectors empty), odd H and W,
+ * padding 0 and 1, stride 2, dilation 2, every dtype, one split and three, through the heuristic's
+ * vector and explicit knobs (8 taps a thread: a 3x3 filter in two chunks, the second with 7 empty taps). */
+static void test_wgrad_few_channels(void **state) {
+    (void)state;
+    const char *dts[][2] = {{"bf16", "bf16"}, {"f16", "f16"}, {"f32", "f32"}, {"bf16", "f32"}};
+    const char *geo[] = {"pad=0x0x0x0", "pad=1x1x1x1", "stride=2x2 pad=1x1x1x1", "stride=2x2 pad=0x0x0x0",
+                         "dilation=2x2 pad=1x1x1x1"};
+    const uint64_t chans[] = {7, 13};
+    unsigned i = 0;
+    for (size_t ci = 0; ci < COUNT(chans); ci++)
+        for (size_t gi = 0; gi < COUNT(geo); gi++, i++) {
+            uint64_t c = chans[ci];
+            const uint64_t ext[7] = {1 + i % 2, c, 9, 7, c, 3, 3};
+            char knobs[256];
+            snprintf(knobs, sizeof knobs, "direction=wgrad groups=%llu dtype=%s out_dtype=%s split_k=%u %s %s",
+                     (unsigned long long)c, dts[i % 4][0], dts[i % 4][1], i % 2 ? 3u : 1u,
+                     i % 3 ? "" : "algo=direct vec_a=1 dw_pix=8 dw_cvecs=4", geo[gi]);
+            run_case("conv", i % 2 ? "gfx942" : "sm_90a", ext, 7, knobs);
         }
 }
 
@@ -296,6 +319,7 @@ int main(void) {
            (unsigned long long)seed);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sweep),      cmocka_unit_test(test_heuristic_odd), cmocka_unit_test(test_3d),
+        cmocka_unit_test(test_wgrad_few_channels),
         cmocka_unit_test(test_wgrad_splits), cmocka_unit_test(test_one_binary), cmocka_unit_test(test_heuristic),
         cmocka_unit_test(test_bad_input),
     };

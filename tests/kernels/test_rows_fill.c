@@ -3,7 +3,8 @@
  * bf16: 128 threads x 5 chunks, one row a block, not 512 x 2), and the
  * masked chunks wholly past a row's end load the fill and store nothing.
  * The picks over a grid of row lengths keep their chunk slots at least 3/4
- * full; softmax, layernorm, rmsnorm and reduce at those picks (and one
+ * full (fuller still where half the threads are within 5 chunks: 5000), the
+ * power-of-two rows' picks stay as they were; softmax, layernorm, rmsnorm and reduce at those picks (and one
  * kernel run at shorter rows, where whole middle chunks lie past the end)
  * match the double reference in bf16, f16 and f32, with tensors 0, 1 and 3
  * elements into their buffers, on sm_90 and gfx942 (buffer and masked
@@ -88,6 +89,23 @@ static void test_fill_picks(void **state) {
         {"softmax", "", 4096, 256, 1, 2},
         {"layernorm", "", 1000, 256, 4, 2},
         {"rmsnorm", "", 32768, 1024, 1, 4},
+        /* 3/4 full, but half the threads are fuller within 5 chunks:
+         * 5000 = 625 vectors, 256 x 3 (81 %) -> 128 x 5 (98 %); 10000 =
+         * 1250, 512 x 3 -> 256 x 5 */
+        {"softmax", "", 5000, 128, 1, 5},
+        {"rmsnorm", "", 5000, 128, 1, 5},
+        {"layernorm", "stage=direct", 5000, 128, 1, 5},
+        {"softmax", "", 10000, 256, 1, 5},
+        /* 3001 (376 vectors) is 98 % full at 128 x 3 already */
+        {"softmax", "", 3001, 128, 1, 3},
+        /* powers of two fill their slots: the picks before the rule, kept */
+        {"softmax", "", 256, 256, 8, 1},
+        {"rmsnorm", "", 512, 256, 8, 2},
+        {"layernorm", "stage=direct", 1024, 256, 4, 2},
+        {"softmax", "", 2048, 256, 2, 2},
+        {"layernorm", "stage=direct", 8192, 512, 1, 2},
+        {"softmax", "", 16384, 1024, 1, 2},
+        {"rmsnorm", "", 65536, 1024, 1, 8},
         /* reduce keeps its 8 chunks: already 4/5 full */
         {"reduce", "op=sum", 4097, 256, 2, 5},
     };
@@ -132,6 +150,12 @@ static void test_fill_rule(void **state) {
                                  (unsigned long long)Ns[n], tpr, c, (unsigned long long)nvec);
                     bool full = 4 * nvec >= 3ull * c * tpr;
                     bool too_many = (nvec + tpr / 2 - 1) / (tpr / 2) > 5;
+                    /* half the threads would fill the slots better within 5 chunks */
+                    uint64_t half = (nvec + tpr / 2 - 1) / (tpr / 2);
+                    if (tpr > 2 * t->wave_size && tpr < 1024 && half <= 5 && half < 2ull * c)
+                        fail_msg("%s %s %s N=%llu: %u threads x %u chunks for %llu vectors (half the threads "
+                                 "would be fuller)", t->name, fams[f], dtypes[d], (unsigned long long)Ns[n], tpr, c,
+                                 (unsigned long long)nvec);
                     if (tpr > 2 * t->wave_size && tpr < 1024 && !full && !too_many)
                         fail_msg("%s %s %s N=%llu: %u threads x %u chunks for %llu vectors (under 3/4 full)",
                                  t->name, fams[f], dtypes[d], (unsigned long long)Ns[n], tpr, c,
