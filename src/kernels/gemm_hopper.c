@@ -239,7 +239,9 @@ void kn_gemm_hopper_begin_ex(kn_hk *h, const rk_gemm_spec *s, const rk_target *t
     uint32_t na = h->pl.stages * h->pl.stage_a, nb = h->pl.stages * h->pl.stage_b;
     h->sA = rk_build_smem_alloc_ex(k, (rk_type){s->dtype}, &na, 1, &al);
     h->sB = rk_build_smem_alloc_ex(k, (rk_type){s->dtype}, &nb, 1, &al);
-    if (s->epilogue == RK_GEMM_EPI_TMA) {   /* each consumer's 64 x tile N of C */
+    if (kn_gemm_hopper_cstage_aliased(s)) {
+        h->cstage = h->sB;   /* the B stages, free once the loop is done (kn_gemm_hopper_build's barrier) */
+    } else if (s->epilogue == RK_GEMM_EPI_TMA) {   /* each consumer's 64 x tile N of C */
         uint32_t nc = kn_gemm_hopper_cstage_bytes(s) / rk_tile_elem_bytes(s->out_dtype);
         h->cstage = rk_build_smem_alloc_ex(k, (rk_type){s->out_dtype}, &nc, 1, &al);
     }
@@ -288,6 +290,7 @@ void kn_gemm_hopper_build(const rk_instance *in, const rk_target *t, rk_kernel *
         rk_value tid = rk_build_thread_id(k, 0);
         rk_value c7 = c32(k, 7);
         rk_value wg = rk_build_lshr(k, tid, c7);   /* consumer warpgroup */
+        if (kn_gemm_hopper_cstage_aliased(h.s)) rk_build_sync(k);   /* every warpgroup's reads of B are done */
         kn_gemm_hopper_epilogue_tma(&h, rbase, twg, wg, d);
         kn_gemm_hopper_store_drain(&h, twg);
     } else {

@@ -63,6 +63,12 @@ rk_status kn_gemm_hopper_check_shape(const rk_gemm_spec *s, uint64_t M, uint64_t
  * out_dtype; 0 for the other epilogues). */
 uint32_t kn_gemm_hopper_consumers(const rk_gemm_spec *s);
 uint32_t kn_gemm_hopper_cstage_bytes(const rk_gemm_spec *s);
+/* epilogue=tma with tile N a whole number of 128-byte rows: C staged in the 128-byte swizzle */
+bool kn_gemm_hopper_cstage_swizzled(const rk_gemm_spec *s);
+/* schedule=plain, both operands by TMA, out_dtype = dtype: C is staged in the B stages after the loop (no
+ * load is in flight then), so the ring keeps all of shared memory; the bytes C adds beside the ring */
+bool kn_gemm_hopper_cstage_aliased(const rk_gemm_spec *s);
+uint32_t kn_gemm_hopper_cstage_extra(const rk_gemm_spec *s);
 /* The tensormap entries (A_map over A, B_map over B, each only where TMA
  * reads that operand) after the others, then scale=tensor|block's Sa and Sb
  * (f32), then epilogue=tma's C_map over C. */

@@ -81,8 +81,9 @@ rk_status kn_gemm_hopper_plan(const rk_gemm_spec *s, const rk_target *t, bool ba
     if (s->stages < 2 || s->stages > 6)
         return rk_fail(RK_ERR_INVALID, "gemm: knob 'stages' = %u: path=wgmma runs a ring of 2..6 TMA stages",
                        s->stages);
-    /* every stage: its A and B tiles, a full and (ws, persistent) an empty mbarrier; epilogue=tma: the C staging */
-    uint64_t lds = (uint64_t)s->stages * ((bm + bn) * RK_TILE_WGMMA_ROW_BYTES + 16) + kn_gemm_hopper_cstage_bytes(s);
+    /* every stage: its A and B tiles, a full and (ws, persistent) an empty mbarrier; epilogue=tma: the C staging
+     * (inside the B stages where kn_gemm_hopper_cstage_aliased) */
+    uint64_t lds = (uint64_t)s->stages * ((bm + bn) * RK_TILE_WGMMA_ROW_BYTES + 16) + kn_gemm_hopper_cstage_extra(s);
     if (lds > t->lds_bytes)
         return rk_fail(RK_ERR_INVALID, "gemm: %u stages of a %ux%ux%u tile need %llu bytes of shared memory, %s has "
                        "%u: use fewer stages or a smaller tile%s", s->stages, bm, bn, bk, (unsigned long long)lds,
@@ -223,12 +224,13 @@ void kn_gemm_hopper_tune(rk_gemm_spec *s, const rk_target *t, uint64_t M, uint64
     if (!(locked >> KN_GK_EPI & 1) && w.tile[0] == 128 && w.tile[1] == 256 &&
         N * rk_tile_elem_bytes(s->out_dtype) % 16 == 0)
         w.epilogue = RK_GEMM_EPI_TMA;
-    /* epilogue=tma stages C beside the ring: fewer stages where both would not fit */
+    kn_gemm_hopper_tune_schedule(&w, t, M, N, locked);
+    /* epilogue=tma stages C beside the ring (schedule=plain: in the B stages, once the loop is done): fewer
+     * stages where both would not fit */
     while (!stages_locked && w.stages > 2 &&
            (uint64_t)w.stages * ((w.tile[0] + w.tile[1]) * RK_TILE_WGMMA_ROW_BYTES + 16) +
-                   kn_gemm_hopper_cstage_bytes(&w) > t->lds_bytes)
+                   kn_gemm_hopper_cstage_extra(&w) > t->lds_bytes)
         w.stages--;
-    kn_gemm_hopper_tune_schedule(&w, t, M, N, locked);
     if (pad) {   /* the copy before a grid barrier: the persistent grid, one block per SM */
         w.schedule = RK_GEMM_SCHED_PERSISTENT;
         if (!(locked >> KN_GK_BLOCKS & 1)) w.blocks = t->compute_units;
@@ -306,6 +308,20 @@ uint32_t kn_gemm_hopper_consumers(const rk_gemm_spec *s) {
     return s->schedule == RK_GEMM_SCHED_PINGPONG ? 2 : s->tile[0] / 64;
 }
 
+bool kn_gemm_hopper_cstage_swizzled(const rk_gemm_spec *s) {
+    return s->epilogue == RK_GEMM_EPI_TMA && s->tile[1] * rk_tile_elem_bytes(s->out_dtype) % 128 == 0;
+}
+
+bool kn_gemm_hopper_cstage_aliased(const rk_gemm_spec *s) {
+    return s->epilogue == RK_GEMM_EPI_TMA && s->schedule == RK_GEMM_SCHED_PLAIN && s->dtype == s->out_dtype &&
+           s->pad == RK_GEMM_PAD_NONE && !kn_gemm_hopper_copied(s, 0) && !kn_gemm_hopper_copied(s, 1) &&
+           s->stages * KN_WG_BK >= s->tile[0];
+}
+
+uint32_t kn_gemm_hopper_cstage_extra(const rk_gemm_spec *s) {
+    return kn_gemm_hopper_cstage_aliased(s) ? 0 : kn_gemm_hopper_cstage_bytes(s);
+}
+
 uint32_t kn_gemm_hopper_cstage_bytes(const rk_gemm_spec *s) {
     if (s->epilogue != RK_GEMM_EPI_TMA) return 0;
     return kn_gemm_hopper_consumers(s) * 64 * s->tile[1] * rk_tile_elem_bytes(s->out_dtype);
@@ -328,10 +344,11 @@ void kn_gemm_hopper_signature(const rk_gemm_spec *s, rk_ksig *sg) {
 void kn_gemm_hopper_tensormap_box(const rk_instance *in, const rk_kparam *kp, uint32_t *box_rows, uint32_t *box_cols,
                                   uint32_t *swizzle_bytes) {
     const rk_gemm_spec *s = &in->u.gemm;
-    if (!strcmp(kp->name, "C_map")) {   /* a warpgroup's 64 rows of the C tile, no swizzle */
+    if (!strcmp(kp->name, "C_map")) {   /* a warpgroup's 64 rows of the C tile: 128-byte swizzled chunks, or whole */
+        bool swz = kn_gemm_hopper_cstage_swizzled(s);
         *box_rows = 64;
-        *box_cols = s->tile[1];
-        *swizzle_bytes = 0;
+        *box_cols = swz ? 128 / rk_tile_elem_bytes(s->out_dtype) : s->tile[1];
+        *swizzle_bytes = swz ? 128 : 0;
         return;
     }
     int op = strcmp(kp->name, "A_map") != 0;

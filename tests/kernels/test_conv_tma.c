@@ -172,7 +172,7 @@ static void test_maps(void **state) {
     const uint64_t ext[7] = {3, 24, 7, 5, 40, 1, 1};
     const struct { const char *knobs; const char *names[3]; uint64_t rows[3], cols[3]; uint32_t box[3][2]; } rows[] = {
         {"tile=128x128x64 warps=8x1 epilogue=tma", {"X_map", "Wt_map", "Y_map"}, {105, 40, 105}, {24, 24, 40},
-         {{128, 64}, {128, 64}, {64, 128}}},
+         {{128, 64}, {128, 64}, {64, 64}}},   /* Y: 128-byte swizzled boxes of 64 columns */
         {"direction=dgrad", {"dY_map", "Wt_map", NULL}, {105, 40, 0}, {40, 24, 0}, {{64, 64}, {64, 64}, {0, 0}}},
         {"direction=wgrad load=tma split_k=2", {"dY_map", "X_map", NULL}, {105, 105, 0}, {40, 24, 0},
          {{64, 64}, {64, 64}, {0, 0}}},

@@ -41,6 +41,11 @@ static void run_case(uint64_t M, uint64_t N, uint64_t K, const char *knobs) {
 static void test_schedules(void **state) {
     (void)state;
     run_case(67, 72, 136, "path=wgmma epilogue=tma dtype=bf16 tile=64x64x64 warps=4x1 stages=2");
+    /* tile N of 96 bytes: plain staging rows; of 384 bytes in f32: three swizzled 128-byte boxes */
+    run_case(67, 88, 72, "path=wgmma epilogue=tma dtype=bf16 tile=64x48x64 warps=4x1 stages=2");
+    run_case(67, 200, 72, "path=wgmma epilogue=tma dtype=bf16 out_dtype=f32 tile=64x96x64 warps=4x1 stages=2");
+    /* schedule=plain with out_dtype = dtype stages C in the B stages: 4 stages of 128 x 256 fit */
+    run_case(130, 264, 200, "path=wgmma epilogue=tma dtype=bf16 tile=128x256x64 warps=8x1 stages=4");
     run_case(130, 136, 72, "path=wgmma epilogue=tma dtype=f16 out_dtype=f32 tile=128x128x64 warps=8x1 stages=2");
     run_case(70, 200, 128, "path=wgmma epilogue=tma dtype=bf16 out_dtype=f16 schedule=ws tile=64x256x64 warps=4x1 "
                            "stages=2");
@@ -64,7 +69,8 @@ static void test_bad_specs(void **state) {
     const uint64_t sh3[3] = {256, 256, 256};
     const struct { const char *knobs, *msg; } rows[] = {
         {"path=mma epilogue=tma", "path=mma takes direct or cshuffle"},
-        {"path=wgmma epilogue=tma dtype=bf16 tile=128x256x64 warps=8x1 stages=4", "epilogue=tma stages C there too"},
+        {"path=wgmma epilogue=tma dtype=bf16 schedule=ws tile=128x256x64 warps=8x1 stages=4",
+         "epilogue=tma stages C there too"},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         rk_instance in;
@@ -81,10 +87,15 @@ static void test_bad_specs(void **state) {
     assert_int_equal(problem_tuned("gemm", t, oddn, 3, "path=wgmma epilogue=tma dtype=bf16", &in, &sh), RK_OK);
     assert_int_equal(rk_instance_check_shape(&in, &sh), RK_ERR_INVALID);
     if (!strstr(rk_error_message(), "N a multiple of 8")) fail_msg("%s", rk_error_message());
-    /* asked for at the default tile, the ring drops to 3 stages so C's 64 KiB of staging fits */
+    /* asked for at the default tile (schedule=plain), C is staged in the B stages and the ring keeps 4 stages;
+     * beside a producer (ws) it drops to 3 so C's 64 KiB of staging fits */
     const uint64_t big[3] = {4096, 4096, 4096};
     assert_int_equal(problem_tuned("gemm", t, big, 3, "epilogue=tma dtype=bf16", &in, &sh), RK_OK);
     assert_int_equal(in.u.gemm.path, RK_GEMM_PATH_WGMMA);
+    assert_int_equal(in.u.gemm.schedule, RK_GEMM_SCHED_PLAIN);
+    assert_int_equal(in.u.gemm.stages, 4);
+    assert_int_equal(rk_instance_validate(&in, t), RK_OK);
+    assert_int_equal(problem_tuned("gemm", t, big, 3, "epilogue=tma dtype=bf16 schedule=ws", &in, &sh), RK_OK);
     assert_int_equal(in.u.gemm.stages, 3);
     assert_int_equal(rk_instance_validate(&in, t), RK_OK);
     /* the heuristic keeps the direct stores (the measured ones) unless tma is asked for */
