@@ -224,6 +224,9 @@ void kn_gemm_hopper_tune(rk_gemm_spec *s, const rk_target *t, uint64_t M, uint64
     if (!(locked >> KN_GK_EPI & 1) && w.tile[0] == 128 && w.tile[1] == 256 &&
         N * rk_tile_elem_bytes(s->out_dtype) % 16 == 0)
         w.epilogue = RK_GEMM_EPI_TMA;
+    /* 16 M tiles a group at 128 x 256: measured on the H200 (bench/RESULTS.md, session 11) +0.4..1.7% over 8
+     * at 4096^3, 6144x5120x3072 and 8192^3 (bf16, in the same run) */
+    if (!(locked >> KN_GK_GROUP & 1) && w.tile[0] == 128 && w.tile[1] == 256) w.group_m = 16;
     kn_gemm_hopper_tune_schedule(&w, t, M, N, locked);
     /* epilogue=tma stages C beside the ring (schedule=plain: in the B stages, once the loop is done): fewer
      * stages where both would not fit */
