@@ -229,6 +229,8 @@ typedef struct rk_gemm_spec {
     int scale;                     /* rk_gemm_scale (fp8 inputs) */
     int promote;                   /* rk_gemm_promote (scale=block, path=wgmma) */
     int pad;                       /* rk_gemm_pad (path=wgmma, schedule=persistent) */
+    uint32_t cluster;              /* 0: none; 2: pairs of blocks whose tiles share B read it once, multicast by
+                                    * TMA (path=wgmma, schedule=plain) */
 } rk_gemm_spec;
 
 /* Convolution (conv: 2-D, conv3d: 3-D), channels-last: X [N, (D,) H, W, C],

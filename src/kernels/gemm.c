@@ -31,6 +31,7 @@ static const char *const scale_names[] = {"none", "tensor", "block", NULL};
 static const char *const promote_names[] = {"overlap", "serial", NULL};
 static const char *const pad_names[] = {"none", "a", "b", "ab", NULL};
 static const uint32_t legal_blocks[] = {0, 1, 2, 3, 4, 6, 8, 16, 32, 64, 66, 108, 114, 128, 132, 256, 264, 0};
+static const uint32_t legal_cluster[] = {0, 2, 0};
 
 const rk_knob kn_gemm_knobs[] = {
     KN_ENUM("layout", "l", u.gemm.layout, layout_names, false,
@@ -73,6 +74,9 @@ const rk_knob kn_gemm_knobs[] = {
     KN_ENUM_QUIET("pad", "pd", u.gemm.pad, pad_names, true,
             "path=wgmma, schedule=persistent: operands the kernel first stages into a padded copy (row stride "
             "rounded up to 8, TMA's 16-byte rule) in a workspace: none, a, b or ab (odd leading dimensions)"),
+    KN_U32_QUIET("cluster", "cl", u.gemm.cluster, legal_cluster, true,
+                 "path=wgmma, schedule=plain: 0 (none) or 2 (blocks in pairs; a pair whose tiles share B reads it "
+                 "once, each block loading half and multicasting it to both)"),
 };
 _Static_assert(RK_COUNTOF(kn_gemm_knobs) == KN_GEMM_NKNOBS, "KN_GEMM_NKNOBS counts kn_gemm_knobs");
 
@@ -232,6 +236,9 @@ static rk_status validate_any(const rk_instance *in, const rk_target *t, bool ba
     if (s->path != RK_GEMM_PATH_WGMMA && (s->schedule != RK_GEMM_SCHED_PLAIN || s->blocks))
         return rk_fail(RK_ERR_INVALID, "gemm: knobs 'schedule' and 'blocks' are for path=wgmma (path=mma takes "
                        "schedule=plain blocks=0)");
+    if (s->path != RK_GEMM_PATH_WGMMA && s->cluster)
+        return rk_fail(RK_ERR_INVALID, "gemm: knob 'cluster' = %u multicasts TMA loads (path=wgmma, sm_90a); "
+                       "path=%s: legal here cluster=0", s->cluster, s->path == RK_GEMM_PATH_STREAM ? "stream" : "mma");
     if (s->path != RK_GEMM_PATH_WGMMA && s->pad != RK_GEMM_PAD_NONE)
         return rk_fail(RK_ERR_INVALID, "gemm: knob 'pad' stages operands for the TMA of path=wgmma (schedule="
                        "persistent); path=%s reads any leading dimension as it is: legal here pad=none",
@@ -315,6 +322,12 @@ static void geometry(const rk_instance *in, rk_launch_geom *g) {
     kn_geom_cdiv_dim(g, b4, s->tile[0]);
     kn_geom_cdiv_dim(g, b4 + 1, s->tile[1]);
     kn_geom_op(g, RK_GEOM_MUL);
+    if (s->cluster > 1) {   /* whole clusters: the tiles rounded up (a block past the last tile loads zeros) */
+        kn_geom_const(g, s->cluster);
+        kn_geom_op(g, RK_GEOM_CDIV);
+        kn_geom_const(g, s->cluster);
+        kn_geom_op(g, RK_GEOM_MUL);
+    }
     if (wgmma && kn_gemm_hopper_walks(s)) {
         /* a persistent grid: at most `blocks`, each walking tiles */
         kn_geom_const(g, s->blocks);

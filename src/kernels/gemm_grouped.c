@@ -81,6 +81,9 @@ static rk_status validate(const rk_instance *in, const rk_target *t) {
     if (s->split_k != 1)
         return rk_fail(RK_ERR_INVALID, "grouped_gemm: knob 'split_k' = %u, but groups are not split (legal: 1)",
                        s->split_k);
+    if (s->cluster)
+        return rk_fail(RK_ERR_INVALID, "grouped_gemm: knob 'cluster' = %u is offered by the gemm family's wgmma "
+                       "path only (legal here: 0)", s->cluster);
     if (s->path != RK_GEMM_PATH_MMA)
         return rk_fail(RK_ERR_INVALID, "grouped_gemm: knob 'path' = %s is not supported (legal: mma)",
                        s->path == RK_GEMM_PATH_STREAM ? "stream" : "wgmma");

@@ -45,6 +45,38 @@ static void load_operand(kn_hk *h, rk_value map, rk_value dst, rk_value base, rk
 /* Whether the threads fill operand op (copied or the caller's own fill). */
 static bool copied(const kn_hk *h, int op) { return h->fill[op].fn || kn_gemm_hopper_copied(h->s, op); }
 
+/* cluster=2: B's tile of stage `st` in two halves (K-major: tile N / 2 rows; N-major: half the 64-column boxes).
+ * Where the pair shares B, this block loads half `rank` into both blocks' stage (one multicast per box, each
+ * completing on the stage's barrier in both); else it loads both halves itself. */
+static void load_b_pair(kn_hk *h, rk_value base, rk_value st, rk_value kx) {
+    rk_kernel *k = h->k;
+    uint32_t bn = h->pl.bn, nb = h->kb ? 2 : bn / KN_WG_BK, per = nb / 2;
+    /* a piece: K-major, bn/2 rows of one 128-byte K row; N-major, one 64 x 64 box */
+    uint32_t piece = h->kb ? bn / 2 * (RK_TILE_WGMMA_ROW_BYTES / h->eb) : KN_WG_BK * KN_WG_BK;
+    uint32_t span = h->kb ? bn / 2 : KN_WG_BK;   /* N columns a piece covers */
+    rk_value both = c32(k, 3);
+    rk_if_begin(k, h->share_b);
+    for (uint32_t j = 0; j < per; j++) {
+        rk_value rp = rk_build_mul(k, h->rank, c32(k, per));
+        rk_value pj = rk_build_add(k, rp, c32(k, j));   /* this block's piece */
+        rk_value off = rk_build_mul(k, pj, c32(k, piece));
+        rk_value e = rk_build_add(k, base, off);
+        rk_value dn = rk_build_mul(k, pj, c32(k, span));
+        rk_value n = rk_build_add(k, h->n0, dn);
+        if (h->kb) rk_build_tma_load_2d_multicast(k, h->bmap, h->sB, e, h->ring.bars, st, kx, n, both);
+        else rk_build_tma_load_2d_multicast(k, h->bmap, h->sB, e, h->ring.bars, st, n, kx, both);
+    }
+    rk_else(k, NULL, 0);
+    for (uint32_t j = 0; j < nb; j++) {
+        rk_value off = c32(k, j * piece), dn = c32(k, j * span);
+        rk_value e = rk_build_add(k, base, off);
+        rk_value n = rk_build_add(k, h->n0, dn);
+        if (h->kb) rk_tile_tma_box(k, &h->ring, h->bmap, h->sB, e, st, kx, n);
+        else rk_tile_tma_box(k, &h->ring, h->bmap, h->sB, e, st, n, kx);
+    }
+    rk_if_end(k, NULL, 0);
+}
+
 void kn_gemm_hopper_issue(kn_hk *h, rk_value kt, rk_value fill) {
     rk_kernel *k = h->k;
     const kn_gemm_plan *pl = &h->pl;
@@ -58,7 +90,8 @@ void kn_gemm_hopper_issue(kn_hk *h, rk_value kt, rk_value fill) {
     rk_value eb = rk_build_mul(k, st, szb);
     rk_tile_tma_ring_expect(k, &h->ring, st);
     if (!copied(h, 0)) load_operand(h, h->amap, h->sA, ea, st, x, h->m0, pl->bm, h->ka);
-    if (!copied(h, 1)) load_operand(h, h->bmap, h->sB, eb, st, x, h->n0, pl->bn, h->kb);
+    if (h->s->cluster == 2) load_b_pair(h, eb, st, x);
+    else if (!copied(h, 1)) load_operand(h, h->bmap, h->sB, eb, st, x, h->n0, pl->bn, h->kb);
 }
 
 void kn_gemm_hopper_fill_copies(kn_hk *h, rk_value tid, rk_value kt, rk_value fill) {
@@ -282,6 +315,7 @@ void kn_gemm_hopper_build(const rk_instance *in, const rk_target *t, rk_kernel *
         kn_gemm_hopper_build_ws(in, t, k, p);
         return;
     }
+    if (in->u.gemm.cluster == 2) rk_kernel_set_cluster_dims(k, 2, 1, 1);
     kn_hk h;
     kn_gemm_hopper_begin(&h, in, t, k, p, 0);
     rk_value rbase, twg;
@@ -296,6 +330,32 @@ void kn_gemm_hopper_build(const rk_instance *in, const rk_target *t, rk_kernel *
     } else {
         kn_gemm_hopper_epilogue(&h, rbase, twg, d);
     }
+    if (h.s->cluster == 2) {   /* neither block of the pair leaves while the other may still address it */
+        rk_build_cluster_arrive(k);
+        rk_build_cluster_wait(k);
+    }
+}
+
+/* cluster=2, before the first fill: the pair's ranks, whether its tiles share B (the partner is block pid ^ 1;
+ * both blocks compute the same answer), and a cluster barrier so that neither multicasts into a barrier the
+ * other has not initialised. */
+static void pair_begin(kn_hk *h, rk_value pid) {
+    rk_kernel *k = h->k;
+    h->rank = rk_build_cluster_rank(k);
+    rk_value one = c32(k, 1);
+    rk_value other = rk_build_xor(k, pid, one);
+    rk_ix tm, tn;
+    rk_value pm0, pn0;
+    kn_gemm_tile_origin(k, h->pl.bm, h->pl.bn, h->s->group_m, other, h->p[3], h->p[4], &tm, &tn, &pm0, &pn0);
+    h->share_b = rk_build_cmp(k, "eq", pn0, h->n0);
+    rk_value tid = rk_build_thread_id(k, 0);
+    rk_value zero = c32(k, 0);
+    rk_value t0 = rk_build_cmp(k, "eq", tid, zero);
+    rk_if_begin(k, t0);
+    rk_build_fence_mbarrier_init(k);
+    rk_if_end(k, NULL, 0);
+    rk_build_cluster_arrive(k);
+    rk_build_cluster_wait(k);
 }
 
 /* schedule=plain's hooks for the block-scale loop: thread `tid` of the block. */
@@ -323,6 +383,8 @@ rk_value kn_gemm_hopper_run_plain(kn_hk *h, rk_value *rbase, rk_value *twg_out) 
     const kn_gemm_plan *pl = &h->pl;
     rk_value pid = rk_build_block_id(k, 0);
     kn_gemm_hopper_origin(h, pid);   /* the block's tile, in grouped-M order */
+    bool pair = h->s->cluster == 2;
+    if (pair) pair_begin(h, pid);
 
     rk_value tid = rk_build_thread_id(k, 0);
     rk_value c7 = c32(k, 7), c127 = c32(k, 127);
@@ -355,9 +417,15 @@ rk_value kn_gemm_hopper_run_plain(kn_hk *h, rk_value *rbase, rk_value *twg_out) 
         rk_value S = c32(k, pl->stages);
         rk_value cur = rk_build_umod(k, kt, S);
         acc = kn_gemm_hopper_mma(h, cur, arow, acc);
-        /* tile kt-1's group has read its stage once at most this one is in flight */
+        /* tile kt-1's group has read its stage once at most this one is in flight (cluster=2: in both blocks,
+         * since either may refill it in both) */
         rk_build_wgmma_wait_group(k, 1, NULL, 0, NULL);
-        rk_build_sync(k);
+        if (pair) {
+            rk_build_cluster_arrive(k);
+            rk_build_cluster_wait(k);
+        } else {
+            rk_build_sync(k);
+        }
         rk_value ahead = c32(k, pl->stages - 1);
         rk_value nxt = rk_build_add(k, kt, ahead);
         fill(h, tid, nxt);

@@ -91,6 +91,8 @@ typedef struct kn_hk {
     rk_value kt0;              /* a caller's split-K: its first K tile, added to the TMA boxes' K
                                 * coordinate (i32; invalid: 0) */
     rk_value m0, n0;           /* the current C tile's origin */
+    rk_value rank, share_b;    /* cluster=2: the block's rank in its pair (i32), and whether the pair's tiles share
+                                * B (i1, the same in both blocks): then each loads half of B for both */
     bool ka, kb;               /* A / B K-major (else MN-major: wgmma's transpose bit) */
     const char *dt;            /* "f16", "bf16", "e4m3" or "e5m2" (wgmma's dtype) */
     uint32_t eb;               /* bytes of an input element */

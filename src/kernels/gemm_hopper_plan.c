@@ -118,6 +118,27 @@ rk_status kn_gemm_hopper_plan(const rk_gemm_spec *s, const rk_target *t, bool ba
             return rk_fail(RK_ERR_INVALID, "gemm: knob 'pad' stages 16-bit operands (f16, bf16); fp8 rows are read by "
                            "TMA as they are (K a multiple of 16): leave pad=none");
     }
+    if (s->cluster) {
+        /* pairs of blocks: each loads half of a shared B and multicasts it; the pair meets at a cluster barrier
+         * before a stage is refilled (the plain loop's block barrier), so the protocol is schedule=plain's */
+        if (s->cluster != 2)
+            return rk_fail(RK_ERR_INVALID, "gemm: knob 'cluster' = %u (legal: 0, none; 2, pairs of blocks)", s->cluster);
+        if (s->schedule != RK_GEMM_SCHED_PLAIN)
+            return rk_fail(RK_ERR_INVALID, "gemm: knob 'cluster' = 2 runs on schedule=plain (the pair meets where "
+                           "the plain loop refills a stage); legal with schedule=%s: cluster=0",
+                           s->schedule == RK_GEMM_SCHED_WS ? "ws" : s->schedule == RK_GEMM_SCHED_PERSISTENT
+                           ? "persistent" : "pingpong");
+        if (kn_gemm_hopper_copied(s, 0) || kn_gemm_hopper_copied(s, 1))
+            return rk_fail(RK_ERR_INVALID, "gemm: knob 'cluster' = 2 multicasts TMA boxes: both operands must arrive "
+                           "by TMA (vec_a = vec_b = 8), got vec_a %u vec_b %u", s->vec_a, s->vec_b);
+        if (s->scale == RK_GEMM_SCALE_BLOCK)
+            return rk_fail(RK_ERR_INVALID, "gemm: knob 'cluster' = 2 is not offered with scale=block (its loop "
+                           "refills stages per scale block): legal there cluster=0");
+        if (!kn_gemm_hopper_k_major(s, 1) && bn % (2 * KN_WG_BK))
+            return rk_fail(RK_ERR_INVALID, "gemm: knob 'cluster' = 2 splits B's %u columns into two halves of whole "
+                           "64-column boxes (layout %s: B is N-major): tile N must be 128 or 256", bn,
+                           layout_name(s->layout));
+    }
     bool walks = kn_gemm_hopper_walks(s);
     if (walks && !s->blocks)
         return rk_fail(RK_ERR_INVALID, "gemm: schedule=%s needs knob 'blocks' (the grid; %s has %u SMs), or leave it "
@@ -154,7 +175,8 @@ void kn_gemm_hopper_tune_schedule(rk_gemm_spec *s, const rk_target *t, uint64_t 
     /* fp8 with per-128-block scales: persistent measured ahead (session 6, H200: 4096^3 989 TFLOP/s
      * against plain's 906 and ws's 946; 2048x3008x4096 902 / 836 / 877) */
     bool block_scales = kn_gemm_hopper_f8(s) && s->scale == RK_GEMM_SCALE_BLOCK;
-    if (!(locked >> KN_GK_SCHED & 1)) s->schedule = block_scales ? RK_GEMM_SCHED_PERSISTENT : RK_GEMM_SCHED_PLAIN;
+    if (!(locked >> KN_GK_SCHED & 1))   /* cluster=2 is plain's protocol */
+        s->schedule = block_scales && !s->cluster ? RK_GEMM_SCHED_PERSISTENT : RK_GEMM_SCHED_PLAIN;
     if (!(locked >> KN_GK_BLOCKS & 1)) s->blocks = kn_gemm_hopper_walks(s) ? t->compute_units : 0;
 }
 
@@ -355,8 +377,10 @@ void kn_gemm_hopper_tensormap_box(const rk_instance *in, const rk_kparam *kp, ui
         return;
     }
     int op = strcmp(kp->name, "A_map") != 0;
-    /* K-major: tile-M (or N) rows of 64 K; MN-major: 64 K rows of 64 M (or N), several boxes a stage */
-    *box_rows = kn_gemm_hopper_k_major(s, op) ? s->tile[op] : KN_WG_BK;
+    /* K-major: tile-M (or N) rows of 64 K (cluster=2: B in halves, one per block of the pair); MN-major: 64 K rows
+     * of 64 M (or N), several boxes a stage */
+    uint32_t halves = op == 1 && s->cluster == 2 ? 2 : 1;
+    *box_rows = kn_gemm_hopper_k_major(s, op) ? s->tile[op] / halves : KN_WG_BK;
     *box_cols = kn_gemm_hopper_bk(s);
     *swizzle_bytes = WG_SWIZZLE;
 }

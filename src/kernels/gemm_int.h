@@ -10,11 +10,11 @@
 
 /* gemm.c: the knob table every GEMM family shares, its indices (bits of
  * `locked`), the defaults and the widest vector (<= 8) dividing an extent. */
-#define KN_GEMM_NKNOBS 22
+#define KN_GEMM_NKNOBS 23
 extern const rk_knob kn_gemm_knobs[KN_GEMM_NKNOBS];
 enum { KN_GK_LAYOUT, KN_GK_DT, KN_GK_ODT, KN_GK_TILE, KN_GK_WARPS, KN_GK_ATOM, KN_GK_STAGES, KN_GK_VA, KN_GK_VB,
        KN_GK_GROUP, KN_GK_WAVE, KN_GK_SPLIT, KN_GK_SRED, KN_GK_EPI, KN_GK_XCD, KN_GK_FUSE, KN_GK_PATH,
-       KN_GK_SCHED, KN_GK_BLOCKS, KN_GK_SCALE, KN_GK_PROMOTE, KN_GK_PAD };
+       KN_GK_SCHED, KN_GK_BLOCKS, KN_GK_SCALE, KN_GK_PROMOTE, KN_GK_PAD, KN_GK_CLUSTER };
 void kn_gemm_defaults(rk_instance *in);
 /* The static spelling of an epilogue parameter's name (the signature keeps
  * the pointer; rk_epi_params writes names into the caller's array). */
