@@ -17,6 +17,11 @@ int cli_fail(const char *cmd) {
     return 1;
 }
 
+int cli_refuse(const char *cmd) {
+    cli_fail(cmd);
+    return 2;
+}
+
 int cli_mkdirs(const char *dir) {
     char path[4096];
     snprintf(path, sizeof path, "%s", dir);

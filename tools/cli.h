@@ -88,6 +88,8 @@ bool cli_given(const cli_cmd *c, const char *name);
 bool cli_is_help(const char *arg);
 /* Report a failed library call: "rocke <cmd>: <rk_error_message()>". Returns 1. */
 int cli_fail(const char *cmd);
+/* The same for a refusal of the input (a knob value, a shape, a manifest): returns 2. */
+int cli_refuse(const char *cmd);
 /* An output folder: an existing writable folder, or one that can be created
  * (its parent exists and is writable). Prints why not; false then. */
 bool cli_out_dir_usable(const char *cmd, const char *dir);
@@ -125,8 +127,12 @@ typedef struct cli_knobs {
 } cli_knobs;
 /* Fill opts[0 .. n] (n knobs, then {0}) for family fam. */
 void cli_add_knobs(rk_family_id fam, cli_knobs *ko, cli_opt *opts);
-/* Set the knobs given on in; *locked gets their bits (for rk_instance_tune). */
+/* Set the knobs given on in; *locked gets their bits (for rk_instance_tune). 0, or 2 with
+ * the message printed (a refused value: the knob and its legal values named). */
 int cli_apply_knobs(const char *cmd, const cli_knobs *ko, rk_instance *in, uint64_t *locked);
+/* After tuning for t: a dtype knob given as one 8-bit float encoding and mapped to t's own
+ * (e4m3 on gfx942 is e4m3fnuz) gets a note on stderr naming both. */
+void cli_note_retyped(const char *cmd, const cli_knobs *ko, const rk_instance *in, const rk_target *t);
 /* "expected a kernel family first (legal: ...)"; returns 2. */
 int cli_family_missing(const cli_cmd *c);
 double cli_now_ms(void);   /* monotonic clock */
