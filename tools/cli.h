@@ -93,6 +93,10 @@ int cli_refuse(const char *cmd);
 /* An output folder: an existing writable folder, or one that can be created
  * (its parent exists and is writable). Prints why not; false then. */
 bool cli_out_dir_usable(const char *cmd, const char *dir);
+/* An output folder made with its parents (build, aot -o; the dump folder): 0, or the exit
+ * code with one message: 2 when a file stands where a folder is wanted (bad input), 1 when
+ * the system refuses (permissions, a full disk). */
+int cli_out_dir_make(const char *cmd, const char *dir);
 /* mkdir -p: dir and its missing parents (0 or -1 with errno). */
 int cli_mkdirs(const char *dir);
 /* The end of every command: flush and close standard output and error; a
@@ -105,6 +109,9 @@ int cli_close_streams(const char *cmd, int rc);
  * dimensions change), applied to *s (which holds the default or the
  * manifest's shape). Prints the error; false on failure. */
 bool cli_shape_parse(const char *cmd, rk_family_id f, const char *text, rk_shape *s);
+/* A decimal count at p: digits only (no sign, blank, hex or exponent), at most
+ * UINT64_MAX; *end is set past it. False when p holds no digit or it overflows. */
+bool cli_decimal(const char *p, const char **end, uint64_t *v);
 /* --arg NAME=NUMBER: a given scalar (eps). */
 typedef struct cli_arg { char name[32]; double value; } cli_arg;
 bool cli_arg_parse(const char *cmd, const char *text, cli_arg *out);
@@ -145,8 +152,9 @@ typedef struct cli_stages {
 } cli_stages;
 /* The three options, into out[0..2], writing into d. */
 void cli_stage_opts(cli_stages *d, cli_opt out[3]);
-/* Check them and fill o's dump fields (o may be NULL); creates the folder.
- * -1 to go on, else the exit code (2 misuse, 1 an unusable folder). */
+/* Check them and fill o's dump fields; creates the folder (o NULL: checks only, makes nothing).
+ * -1 to go on, else the exit code (2 misuse or a file where the folder should be,
+ * 1 a folder the system refuses). */
 int cli_stage_apply(const cli_cmd *c, const cli_stages *d, rk_compile_options *o);
 /* 00-parse.ir of a kernel the command read, when mask asks for it; false
  * (message printed) when it cannot be written. */

@@ -65,6 +65,19 @@ bool cli_shape_parse(const char *cmd, rk_family_id f, const char *text, rk_shape
     return true;
 }
 
+bool cli_decimal(const char *p, const char **end, uint64_t *v) {
+    uint64_t x = 0;
+    const char *q = p;
+    for (; *q >= '0' && *q <= '9'; q++) {
+        unsigned d = (unsigned)(*q - '0');
+        if (x > (UINT64_MAX - d) / 10) return false;
+        x = x * 10 + d;
+    }
+    *end = q;
+    *v = x;
+    return q != p;
+}
+
 bool cli_arg_parse(const char *cmd, const char *text, cli_arg *out) {
     const char *eq = text ? strchr(text, '=') : NULL;
     char *end;

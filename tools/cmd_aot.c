@@ -276,10 +276,7 @@ int cmd_aot(int argc, char **argv) {
     snprintf(u.what, sizeof u.what, "%s %s", family ? "family" : "kernel file", what);
     rk_instance ins[AOT_MAX_TARGETS];   /* every refusal before the folder is made */
     if (family && (prc = family_instances(fam, &ko, shape_text, ts, nt, ins)) >= 0) return prc;
-    if (cli_mkdirs(out) || !cli_out_dir_usable("aot", out)) {
-        if (errno) fprintf(stderr, "rocke aot: cannot create '%s': %s\n", out, strerror(errno));
-        return 1;
-    }
+    if ((prc = cli_out_dir_make("aot", out))) return prc;
     rk_compile_options o = {.opt_level = lvl, .cache = !no_cache};
     int rc = family ? family_objects(&u, fam, ins, ts, nt, &o) : file_objects(&u, what, ts, nt, &o);
     if (!rc) rc = write_unit(&u, out);

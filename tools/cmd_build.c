@@ -313,10 +313,7 @@ int cmd_build(int argc, char **argv) {
         }
         return 2;
     }
-    if (cli_mkdirs(out) || !cli_out_dir_usable("build", out)) {
-        if (errno) fprintf(stderr, "rocke build: cannot create '%s': %s\n", out, strerror(errno));
-        return 1;
-    }
+    if ((prc = cli_out_dir_make("build", out))) return prc;
     /* without --shape, a row family builds its shape variants behind one manifest; unified attention
      * builds its row variants with or without it (rocke run picks one per batch) */
     rk_variant var[RK_MANIFEST_MAX_VARIANTS];

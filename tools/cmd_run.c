@@ -168,16 +168,21 @@ static const char output_text[] =
     "--check-emu a difference, or on errors (no device, a failed launch), 2 on misuse and\n"
     "bad input (an unreadable or inconsistent manifest, a shape, length or value refused).\n";
 
+/* One window side: an optional '-', then decimal digits, below 2^63. */
+static bool window_side(const char *p, const char **end, long long *v) {
+    bool neg = *p == '-';
+    uint64_t m;
+    if (!cli_decimal(p + neg, end, &m) || m > (uint64_t)INT64_MAX) return false;
+    *v = neg ? -(long long)m : (long long)m;
+    return true;
+}
+
 /* --window L,R (unified: L alone, R = 0) */
 static bool set_window(rk_problem *p, const char *text, bool left_alone) {
-    char *end;
-    long long l = strtoll(text, &end, 10), r = 0;
-    bool ok = end != text && (*end == ',' || (left_alone && !*end));
-    if (ok && *end) {
-        const char *rs = end + 1;
-        r = strtoll(rs, &end, 10);
-        ok = end != rs && *end == 0;
-    }
+    const char *end = text;
+    long long l = 0, r = 0;
+    bool ok = window_side(text, &end, &l) && (*end == ',' || (left_alone && !*end));
+    if (ok && *end) ok = window_side(end + 1, &end, &r) && *end == 0;
     if (!ok) {
         fprintf(stderr, "rocke run: --window '%s': expected %s (negative: unbounded)\n", text,
                 left_alone ? "L (keys before the diagonal)" : "two integers L,R");
@@ -201,21 +206,19 @@ static double given_splits(const rk_problem *p) {
 static bool set_lengths(rk_problem *p, const char *text) {
     static uint64_t lq[65536], lk[65536];
     uint32_t n = 0;
-    for (const char *c = text; *c && n < 65536; n++) {
-        char *end;
-        lq[n] = strtoull(c, &end, 10);
-        bool ok = end != c && *c != '-';
-        lk[n] = lq[n];
-        if (ok && *end == ':') {
-            const char *k = end + 1;
-            lk[n] = strtoull(k, &end, 10);
-            ok = end != k && *k != '-';
-        }
-        if (!ok || (*end && *end != ',')) {
-            fprintf(stderr, "rocke run: --lengths '%s': expected LQ[:LK] per sequence, separated by ','\n", text);
+    for (const char *c = text;; c++) {
+        const char *end = c;
+        bool ok = n < 65536 && cli_decimal(c, &end, &lq[n]);
+        if (ok) lk[n] = lq[n];
+        if (ok && *end == ':') ok = cli_decimal(end + 1, &end, &lk[n]);
+        if (!ok || (*end && (*end != ',' || !end[1]))) {   /* a trailing ',' names no sequence */
+            fprintf(stderr, "rocke run: --lengths '%s': expected LQ[:LK] per sequence (decimal counts), separated "
+                    "by ','%s\n", text, n >= 65536 ? "; at most 65536 sequences" : "");
             return false;
         }
-        c = *end ? end + 1 : end;
+        n++;
+        if (!*end) break;
+        c = end;
     }
     if (rk_problem_set_lengths(p, lq, lk, n)) {
         fprintf(stderr, "rocke run: --lengths: %s\n", rk_error_message());

@@ -161,6 +161,13 @@ static bool dtype_legal(const rk_knob *kb, rk_scalar s, const rk_target *t) {
     return false;
 }
 
+const char *kn_knob_legal(const rk_knob *kb, uint32_t n, const char *name, char *buf, size_t len) {
+    snprintf(buf, len, "?");
+    for (uint32_t i = 0; i < n; i++)
+        if (!strcmp(kb[i].name, name)) rk_knob_legal_text(&kb[i], buf, len);
+    return buf;
+}
+
 bool rk_knob_has_fp8(const rk_knob *kb) {
     if (kb->kind != RK_KNOB_DTYPE) return false;
     for (const uint32_t *l = dtype_list(kb); *l; l++)

@@ -138,6 +138,9 @@ extern const char *const kn_tail_names[];
 /* dtype knobs' legal types (rk_scalar values, 0-terminated; the knob's `legal`): f16, bf16, f32
  * (KN_DTYPE); f16, bf16 (KN_DTYPE_HALF); f16, bf16 and the 8-bit floats (KN_DTYPE_F8: matrix inputs) */
 extern const uint32_t kn_dtypes_float[], kn_dtypes_half[], kn_dtypes_mma[];
+/* The legal values of knob `name` of table kb[0..n) as rk_knob_legal_text writes them ("?" when
+ * no such knob): for a plan's refusal that names the knob's own list. Returns buf. */
+const char *kn_knob_legal(const rk_knob *kb, uint32_t n, const char *name, char *buf, size_t len);
 
 #define KN_U32(nm, tg, field, legal, perf, help) \
     {nm, tg, RK_KNOB_U32, offsetof(rk_instance, field), NULL, legal, perf, help}
