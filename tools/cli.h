@@ -128,7 +128,7 @@ bool cli_geometry_set(const char *cmd, rk_instance *in, const char *knob, const 
 /* A family's knobs as options: --NAME VALUE, checked by rk_instance_set. */
 enum { CLI_MAX_KNOBS = 48 };
 typedef struct cli_knobs {
-    char name[CLI_MAX_KNOBS][40], help[CLI_MAX_KNOBS][320];
+    char name[CLI_MAX_KNOBS][40], help[CLI_MAX_KNOBS][1280];   /* help, the whole legal list, the fp8 note */
     const char *value[CLI_MAX_KNOBS];
     uint32_t n;
 } cli_knobs;

@@ -14,7 +14,7 @@ void cli_add_knobs(rk_family_id fam, cli_knobs *ko, cli_opt *opts) {
     const rk_knob *kb = rk_family_knobs(fam, &n);
     ko->n = n < CLI_MAX_KNOBS ? n : CLI_MAX_KNOBS;
     for (uint32_t i = 0; i < ko->n; i++) {
-        char legal[256];
+        char legal[1024];   /* gemm's atom list is over 600 characters */
         rk_knob_legal_text(&kb[i], legal, sizeof legal);
         snprintf(ko->name[i], sizeof ko->name[i], "--%s", kb[i].name);
         for (char *c = ko->name[i] + 2; *c; c++)

@@ -28,7 +28,7 @@ static int list(void) {
         rk_shape_format((rk_family_id)f, &def, true, shape, sizeof shape);
         printf("%s  (--shape %s)\n", rk_family_name((rk_family_id)f), shape);
         for (uint32_t i = 0; i < n; i++) {
-            char legal[256];
+            char legal[1024];
             rk_knob_legal_text(&kb[i], legal, sizeof legal);
             printf("  --%-15s %-40s %s%s\n", kb[i].name, legal, kb[i].help, kb[i].perf ? " (heuristic)" : "");
         }
@@ -182,8 +182,8 @@ static const char about[] =
     "DIR/manifest.json for `rocke run`. Knobs not given are chosen for --shape by the\n"
     "heuristic; the shape becomes the manifest's default_shape. Without --shape, reduce,\n"
     "softmax, layernorm and rmsnorm write shape variants (manifest.TAG.json) behind\n"
-    "DIR/manifest.json, and `rocke run` takes the one serving its shape. FAMILY: elementwise, reduce,\n"
-    "softmax, layernorm, rmsnorm, transpose; `rocke build FAMILY --help` lists its knobs\n"
+    "DIR/manifest.json, and `rocke run` takes the one serving its shape. FAMILY: one of those\n"
+    "`rocke build --list` prints; `rocke build FAMILY --help` lists its knobs\n"
     "(--KNOB VALUE; --block-size or --block_size), --dtype also sets out_dtype unless that\n"
     "is given. Exit 0 ok, 1 on errors (a failed compile or write), 2 on misuse and bad input\n"
     "(an unknown option, a refused knob value, shape or combination: nothing is written).";
