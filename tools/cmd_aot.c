@@ -113,6 +113,9 @@ static int parse_targets(const cli_cmd *c, const char *text, const rk_target **o
     *n = 0;
     char buf[512];
     snprintf(buf, sizeof buf, "%s", text);
+    size_t len = strlen(text);
+    if (len && (strstr(text, ",,") || text[0] == ',' || text[len - 1] == ','))
+        return cli_misuse(c, "--targets '%s': an empty target name (legal: %s)", text, rk_target_names());
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         const rk_target *t = rk_target_find(tok);
         if (!t) return cli_misuse(c, "--targets: unknown target '%s' (legal: %s)", tok, rk_target_names());

@@ -388,7 +388,11 @@ int cmd_run(int argc, char **argv) {
     rk_shape_format(r.in.family, &sh, false, shape_list, sizeof shape_list);
 
     rk_device_opts dopt = {.which = device, .emu_target = t->name, .emu_options = &eo};
-    if (rk_device_open_opts(&dopt, &r.dev.dev)) { rc = cli_fail("run"); goto out; }
+    rk_status dst = rk_device_open_opts(&dopt, &r.dev.dev);
+    if (dst) {   /* a --device name refused is bad input; no device to open, a failure */
+        rc = dst == RK_ERR_INVALID ? cli_refuse("run") : cli_fail("run");
+        goto out;
+    }
     bool emu = rk_device_kind_of(r.dev.dev) == RK_DEVICE_EMU;
     if (!emu) ref_eo.test_fault = eo.test_fault;
     /* emulator against emulator: the reference runs its workgroups on one

@@ -344,6 +344,31 @@ static void test_run_input(void **state) {
         expect_err(2, cmd, "expected two integers L,R", NULL);
     }
     expect_err(0, ROCKE " run win/manifest.json --window -1,2 --verify --seed 7", NULL);
+    /* decode's lengths file: counts only, each below 2^31 */
+    r = sh(ROCKE " build attention --mode decode --target sm_90 --shape 3,8,2,1,50,64 --ir-only -o dec");
+    assert_int_equal(r.rc, 0);
+    rk_test_run_free(&r);
+    static const struct { const char *text, *msg; } files[] = {
+        {"1 +2 3", "entry 1 is not a count"}, {"1 -2 3", "entry 1 is not a count"},
+        {"0x10 1 1", "entry 0 is not a count"}, {"1e1 1 1", "entry 0 is not a count"},
+        {"1 2 99999999999999999999999", "entry 2 is past 2^31-1"}, {"1 2 3 4", "4 lengths for B = 3 sequences"},
+    };
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        char cmd[256];
+        snprintf(cmd, sizeof cmd, "printf '%s' > lens.txt && " ROCKE " run dec/manifest.json --lengths lens.txt",
+                 files[i].text);
+        expect_err(2, cmd, files[i].msg, NULL);
+    }
+    expect_err(0, "printf '1,\t2\r\n3 ' > lens.txt && " ROCKE " run dec/manifest.json --lengths lens.txt --verify",
+               NULL);
+    /* the other run-side values */
+    expect_err(2, ROCKE " run sm/manifest.json --device 99", "unknown device '99' (legal: auto, cuda", NULL);
+    expect_err(2, ROCKE " build rmsnorm --shape 4,64 --ir-only -o nm && " ROCKE " run nm/manifest.json --arg eps=inf",
+               "--arg expects NAME=NUMBER, a finite number", NULL);
+    expect_err(2, ROCKE " run nm/manifest.json --arg 'eps= 1e-6'", "--arg expects NAME=NUMBER", NULL);
+    expect_err(2, ROCKE " aot softmax --targets gfx942,,sm_90 -o ax", "--targets 'gfx942,,sm_90': an empty target name",
+               NULL);
+    assert_false(exists("ax"));
 }
 
 int main(void) {
