@@ -422,8 +422,8 @@ typedef struct rk_knob {
                                  * values, 0-terminated (NULL: f16, bf16, f32) */
     bool perf;                  /* a performance knob the heuristic chooses */
     const char *help;
-    uint32_t count;             /* TUPLE: elements (each checked against `legal`); DTYPE: 1 when the OCP
-                                 * 8-bit floats e4m3 and e5m2 are legal too (GEMM inputs); ENUM: 1
+    uint32_t count;             /* TUPLE: elements (each checked against `legal`); DTYPE: unused (`legal`
+                                 * lists the types, 8-bit floats included where taken); ENUM: 1
                                  * when kernel names leave the knob out at value 0 (a knob added later:
                                  * the names of older instances stay as they were); U32: the same */
 } rk_knob;

@@ -1,7 +1,6 @@
 /* rocke — the generic instance API: the family registry, knob tables (set,
  * get, legal values), validation, deterministic names, tuning, grids and
  * costs for N-dimensional shapes, and building with the ABI. Layer: kernels. */
-#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -156,9 +155,21 @@ static bool dtype_on_target(rk_scalar s, const rk_target *t) {
 }
 
 static bool dtype_legal(const rk_knob *kb, rk_scalar s, const rk_target *t) {
-    for (const uint32_t *l = dtype_list(kb); *l; l++)
-        if (*l == (uint32_t)s) return dtype_on_target(s, t);
+    return kn_dtype_in(dtype_list(kb), s) && dtype_on_target(s, t);
+}
+
+bool kn_dtype_in(const uint32_t *list, rk_scalar s) {
+    for (const uint32_t *l = list; *l; l++)
+        if (*l == (uint32_t)s) return true;
     return false;
+}
+
+const char *kn_dtype_list_text(const uint32_t *list, char *buf, size_t len) {
+    size_t off = 0;
+    buf[0] = 0;
+    for (const uint32_t *l = list; *l && off < len; l++)
+        off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? "|" : "", kn_dtype_name((rk_scalar)*l));
+    return buf;
 }
 
 const char *kn_knob_legal(const rk_knob *kb, uint32_t n, const char *name, char *buf, size_t len) {

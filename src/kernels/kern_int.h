@@ -138,6 +138,9 @@ extern const char *const kn_tail_names[];
 /* dtype knobs' legal types (rk_scalar values, 0-terminated; the knob's `legal`): f16, bf16, f32
  * (KN_DTYPE); f16, bf16 (KN_DTYPE_HALF); f16, bf16 and the 8-bit floats (KN_DTYPE_F8: matrix inputs) */
 extern const uint32_t kn_dtypes_float[], kn_dtypes_half[], kn_dtypes_mma[];
+/* Is s in the 0-terminated type list? Its names joined by '|' ("f16|bf16"; returns buf). */
+bool kn_dtype_in(const uint32_t *list, rk_scalar s);
+const char *kn_dtype_list_text(const uint32_t *list, char *buf, size_t len);
 /* The legal values of knob `name` of table kb[0..n) as rk_knob_legal_text writes them ("?" when
  * no such knob): for a plan's refusal that names the knob's own list. Returns buf. */
 const char *kn_knob_legal(const rk_knob *kb, uint32_t n, const char *name, char *buf, size_t len);
@@ -152,7 +155,7 @@ const char *kn_knob_legal(const rk_knob *kb, uint32_t n, const char *name, char 
     {nm, tg, RK_KNOB_DTYPE, offsetof(rk_instance, field), NULL, kn_dtypes_half, false, help}
 /* f16, bf16 and the 8-bit floats (each target takes its own encoding: rk_knob_fp8_note) */
 #define KN_DTYPE_F8(nm, tg, field, help) \
-    {nm, tg, RK_KNOB_DTYPE, offsetof(rk_instance, field), NULL, kn_dtypes_mma, false, help, 1}
+    {nm, tg, RK_KNOB_DTYPE, offsetof(rk_instance, field), NULL, kn_dtypes_mma, false, help}
 #define KN_ENUM(nm, tg, field, names, perf, help) \
     {nm, tg, RK_KNOB_ENUM, offsetof(rk_instance, field), names, NULL, perf, help, 0}
 /* a u32 knob kernel names leave out at 0 (added after names were published) */
