@@ -17,6 +17,11 @@ int cli_fail(const char *cmd) {
     return 1;
 }
 
+int cli_refuse(const char *cmd) {
+    cli_fail(cmd);
+    return 2;
+}
+
 int cli_mkdirs(const char *dir) {
     char path[4096];
     snprintf(path, sizeof path, "%s", dir);
@@ -27,6 +32,23 @@ int cli_mkdirs(const char *dir) {
         *p = '/';
     }
     return mkdir(path, 0777) && errno != EEXIST ? -1 : 0;
+}
+
+int cli_out_dir_make(const char *cmd, const char *dir) {
+    struct stat st;
+    if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "rocke %s: the output path '%s' exists and is not a folder\n", cmd, dir);
+        return 2;
+    }
+    errno = 0;
+    if (cli_mkdirs(dir)) {
+        int e = errno;
+        bool in_the_way = e == ENOTDIR || e == EEXIST;
+        fprintf(stderr, "rocke %s: cannot create the output folder '%s': %s\n", cmd, dir,
+                in_the_way ? "a part of its path is a file, not a folder" : strerror(e));
+        return in_the_way ? 2 : 1;
+    }
+    return cli_out_dir_usable(cmd, dir) ? 0 : 1;
 }
 
 bool cli_out_dir_usable(const char *cmd, const char *dir) {

@@ -88,9 +88,15 @@ bool cli_given(const cli_cmd *c, const char *name);
 bool cli_is_help(const char *arg);
 /* Report a failed library call: "rocke <cmd>: <rk_error_message()>". Returns 1. */
 int cli_fail(const char *cmd);
+/* The same for a refusal of the input (a knob value, a shape, a manifest): returns 2. */
+int cli_refuse(const char *cmd);
 /* An output folder: an existing writable folder, or one that can be created
  * (its parent exists and is writable). Prints why not; false then. */
 bool cli_out_dir_usable(const char *cmd, const char *dir);
+/* An output folder made with its parents (build, aot -o; the dump folder): 0, or the exit
+ * code with one message: 2 when a file stands where a folder is wanted (bad input), 1 when
+ * the system refuses (permissions, a full disk). */
+int cli_out_dir_make(const char *cmd, const char *dir);
 /* mkdir -p: dir and its missing parents (0 or -1 with errno). */
 int cli_mkdirs(const char *dir);
 /* The end of every command: flush and close standard output and error; a
@@ -103,6 +109,9 @@ int cli_close_streams(const char *cmd, int rc);
  * dimensions change), applied to *s (which holds the default or the
  * manifest's shape). Prints the error; false on failure. */
 bool cli_shape_parse(const char *cmd, rk_family_id f, const char *text, rk_shape *s);
+/* A decimal count at p: digits only (no sign, blank, hex or exponent), at most
+ * UINT64_MAX; *end is set past it. False when p holds no digit or it overflows. */
+bool cli_decimal(const char *p, const char **end, uint64_t *v);
 /* --arg NAME=NUMBER: a given scalar (eps). */
 typedef struct cli_arg { char name[32]; double value; } cli_arg;
 bool cli_arg_parse(const char *cmd, const char *text, cli_arg *out);
@@ -119,14 +128,18 @@ bool cli_geometry_set(const char *cmd, rk_instance *in, const char *knob, const 
 /* A family's knobs as options: --NAME VALUE, checked by rk_instance_set. */
 enum { CLI_MAX_KNOBS = 48 };
 typedef struct cli_knobs {
-    char name[CLI_MAX_KNOBS][40], help[CLI_MAX_KNOBS][320];
+    char name[CLI_MAX_KNOBS][40], help[CLI_MAX_KNOBS][1280];   /* help, the whole legal list, the fp8 note */
     const char *value[CLI_MAX_KNOBS];
     uint32_t n;
 } cli_knobs;
 /* Fill opts[0 .. n] (n knobs, then {0}) for family fam. */
 void cli_add_knobs(rk_family_id fam, cli_knobs *ko, cli_opt *opts);
-/* Set the knobs given on in; *locked gets their bits (for rk_instance_tune). */
+/* Set the knobs given on in; *locked gets their bits (for rk_instance_tune). 0, or 2 with
+ * the message printed (a refused value: the knob and its legal values named). */
 int cli_apply_knobs(const char *cmd, const cli_knobs *ko, rk_instance *in, uint64_t *locked);
+/* After tuning for t: a dtype knob given as one 8-bit float encoding and mapped to t's own
+ * (e4m3 on gfx942 is e4m3fnuz) gets a note on stderr naming both. */
+void cli_note_retyped(const char *cmd, const cli_knobs *ko, const rk_instance *in, const rk_target *t);
 /* "expected a kernel family first (legal: ...)"; returns 2. */
 int cli_family_missing(const cli_cmd *c);
 double cli_now_ms(void);   /* monotonic clock */
@@ -139,8 +152,9 @@ typedef struct cli_stages {
 } cli_stages;
 /* The three options, into out[0..2], writing into d. */
 void cli_stage_opts(cli_stages *d, cli_opt out[3]);
-/* Check them and fill o's dump fields (o may be NULL); creates the folder.
- * -1 to go on, else the exit code (2 misuse, 1 an unusable folder). */
+/* Check them and fill o's dump fields; creates the folder (o NULL: checks only, makes nothing).
+ * -1 to go on, else the exit code (2 misuse or a file where the folder should be,
+ * 1 a folder the system refuses). */
 int cli_stage_apply(const cli_cmd *c, const cli_stages *d, rk_compile_options *o);
 /* 00-parse.ir of a kernel the command read, when mask asks for it; false
  * (message printed) when it cannot be written. */

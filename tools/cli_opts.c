@@ -160,27 +160,20 @@ static void range_text(const cli_opt *o, text *t) {
     add(t, "%lld..%llu", (long long)lo, (unsigned long long)hi);
 }
 
-/* Decimal or 0x-hex digits, an optional '-' first, into sign + magnitude;
- * false when malformed or past 64 bits. */
+/* Decimal digits, an optional '-' first, into sign + magnitude; false when
+ * malformed (a '+', a blank, hex, an exponent) or past 64 bits. One spelling
+ * per number, as knob values (rk_instance_set) take. */
 static bool parse_int(const char *v, bool *neg, uint64_t *mag, bool *overflow) {
     *neg = *v == '-';
     *overflow = false;
     const char *p = v + *neg;
-    unsigned base = 10;
-    if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
-        base = 16;
-        p += 2;
-    }
     if (!*p) return false;
     uint64_t m = 0;
     for (; *p; p++) {
-        unsigned d;
-        if (*p >= '0' && *p <= '9') d = (unsigned)(*p - '0');
-        else if (base == 16 && *p >= 'a' && *p <= 'f') d = (unsigned)(*p - 'a' + 10);
-        else if (base == 16 && *p >= 'A' && *p <= 'F') d = (unsigned)(*p - 'A' + 10);
-        else return false;
-        if (m > (UINT64_MAX - d) / base) *overflow = true;
-        else m = m * base + d;
+        if (*p < '0' || *p > '9') return false;
+        unsigned d = (unsigned)(*p - '0');
+        if (m > (UINT64_MAX - d) / 10) *overflow = true;
+        else m = m * 10 + d;
     }
     *mag = m;
     return true;
@@ -195,7 +188,7 @@ static int store_int(const cli_cmd *c, const cli_opt *o, const char *shown, cons
     text r = {.n = 0};
     range_text(o, &r);
     if (!parse_int(v, &neg, &mag, &over))
-        return cli_misuse(c, "%s '%s' is not an integer (legal: %s)", shown, v, r.b);
+        return cli_misuse(c, "%s '%s' is not a decimal integer (legal: %s)", shown, v, r.b);
     bool ok = !over && (neg ? (lo < 0 && mag <= (uint64_t)-(lo + 1) + 1) : mag <= hi);
     if (ok && !neg && lo > 0) ok = mag >= (uint64_t)lo;
     if (!ok) return cli_misuse(c, "%s '%s' is out of range (legal: %s)", shown, v, r.b);

@@ -2,7 +2,9 @@
  * (--arg) for every sub-command: positional "4096,4096" or named
  * "M=4096,N=4096" extents, resolved against the family's dimension table.
  * Layer: tools. */
+#include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,17 +67,32 @@ bool cli_shape_parse(const char *cmd, rk_family_id f, const char *text, rk_shape
     return true;
 }
 
+bool cli_decimal(const char *p, const char **end, uint64_t *v) {
+    uint64_t x = 0;
+    const char *q = p;
+    for (; *q >= '0' && *q <= '9'; q++) {
+        unsigned d = (unsigned)(*q - '0');
+        if (x > (UINT64_MAX - d) / 10) return false;
+        x = x * 10 + d;
+    }
+    *end = q;
+    *v = x;
+    return q != p;
+}
+
 bool cli_arg_parse(const char *cmd, const char *text, cli_arg *out) {
     const char *eq = text ? strchr(text, '=') : NULL;
     char *end;
     if (!eq || eq == text || (size_t)(eq - text) >= sizeof out->name) goto bad;
+    if (isspace((unsigned char)eq[1])) goto bad;   /* strtod would skip it: a value has one spelling */
     errno = 0;
     out->value = strtod(eq + 1, &end);
-    if (errno || end == eq + 1 || *end) goto bad;
+    if (errno || end == eq + 1 || *end || !isfinite(out->value)) goto bad;
     snprintf(out->name, sizeof out->name, "%.*s", (int)(eq - text), text);
     return true;
 bad:
-    fprintf(stderr, "rocke %s: --arg expects NAME=NUMBER (e.g. eps=1e-6), got '%s'\n", cmd, text ? text : "");
+    fprintf(stderr, "rocke %s: --arg expects NAME=NUMBER, a finite number (e.g. eps=1e-6), got '%s'\n", cmd,
+            text ? text : "");
     return false;
 }
 

@@ -4,6 +4,7 @@
  * changed. Layer: tools. */
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 
@@ -26,7 +27,13 @@ int cli_stage_apply(const cli_cmd *c, const cli_stages *d, rk_compile_options *o
     uint32_t mask = RK_AFTER_ALL;
     if (d->after && rk_dump_after_parse(d->after, &mask)) return cli_misuse(c, "--dump-after: %s", rk_error_message());
     if (strlen(d->dir) >= sizeof o->dump_dir) return cli_misuse(c, "--dump-dir: the path is too long");
-    if (cli_mkdirs(d->dir) || !cli_out_dir_usable(c->name, d->dir)) return 1;
+    struct stat st;
+    if (!o && stat(d->dir, &st) == 0 && !S_ISDIR(st.st_mode)) {   /* a check only: nothing made yet */
+        fprintf(stderr, "rocke %s: the output path '%s' exists and is not a folder\n", c->name, d->dir);
+        return 2;
+    }
+    int rc = o ? cli_out_dir_make(c->name, d->dir) : 0;   /* one message either way */
+    if (rc) return rc;
     if (o) {
         o->dump_after = mask;
         snprintf(o->dump_dir, sizeof o->dump_dir, "%s", d->dir);

@@ -2,7 +2,8 @@
  * file) for every target of --targets, compile each, and write DIR/NAME.h and
  * DIR/NAME.c: the code objects and the IR embedded as bytes and one typed
  * launcher that picks the object for the device at run time (docs/aot.md).
- * Exit 0 ok, 1 on errors, 2 on misuse. Layer: tools. */
+ * Exit 0 ok, 1 on errors, 2 on misuse (a refused knob, shape or target too: nothing
+ * is written then). Layer: tools. */
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -19,7 +20,8 @@ static const char about[] =
     "<shape dimensions>) for a family (a .ir kernel: grid and block instead). At run time the\n"
     "files need only libcuda or libamdhip64 (dlopen); with -DNAME_WITH_EMULATOR (upper case)\n"
     "and librocke they run the IR on the emulator when no GPU is present. docs/aot.md.\n"
-    "Exit 0 ok, 1 on errors, 2 on misuse.";
+    "Exit 0 ok, 1 on errors (a failed compile, a write error), 2 on misuse and bad input\n"
+    "(an unknown option, a refused knob value, shape or combination: nothing is written).";
 
 static void free_unit(aot_unit *u) {
     for (uint32_t i = 0; i < u->nobj; i++) rk_artifact_free(u->obj[i].a);
@@ -111,6 +113,9 @@ static int parse_targets(const cli_cmd *c, const char *text, const rk_target **o
     *n = 0;
     char buf[512];
     snprintf(buf, sizeof buf, "%s", text);
+    size_t len = strlen(text);
+    if (len && (strstr(text, ",,") || text[0] == ',' || text[len - 1] == ','))
+        return cli_misuse(c, "--targets '%s': an empty target name (legal: %s)", text, rk_target_names());
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         const rk_target *t = rk_target_find(tok);
         if (!t) return cli_misuse(c, "--targets: unknown target '%s' (legal: %s)", tok, rk_target_names());
@@ -123,29 +128,41 @@ static int parse_targets(const cli_cmd *c, const char *text, const rk_target **o
     return -1;
 }
 
-static int family_objects(aot_unit *u, rk_family_id fam, const cli_knobs *ko, const char *shape_text,
-                          const rk_target *const *ts, uint32_t nt, const rk_compile_options *o) {
+/* The family's instance for every target, tuned and checked: -1 to go on, else the exit
+ * code (2: a knob, shape or combination refused, before anything is written). */
+static int family_instances(rk_family_id fam, const cli_knobs *ko, const char *shape_text, const rk_target *const *ts,
+                            uint32_t nt, rk_instance *ins) {
     rk_shape shape;
     rk_instance first;   /* the knobs given shape the default, as in rocke build (attention's D) */
     uint64_t given;
     rk_instance_default(fam, &first);
-    if (cli_apply_knobs("aot", ko, &first, &given)) return 1;
+    int rc = cli_apply_knobs("aot", ko, &first, &given);
+    if (rc) return rc;
     rk_instance_default_shape(&first, &shape);
     if (shape_text && !cli_shape_parse("aot", fam, shape_text, &shape)) return 2;
+    for (uint32_t i = 0; i < nt; i++) {
+        uint64_t locked;
+        rk_instance_default(fam, &ins[i]);
+        if ((rc = cli_apply_knobs("aot", ko, &ins[i], &locked))) return rc;
+        if (rk_instance_tune(&ins[i], ts[i], &shape, locked) || rk_instance_validate(&ins[i], ts[i]) ||
+            rk_instance_check_shape(&ins[i], &shape)) {
+            fprintf(stderr, "rocke aot: %s: %s\n", ts[i]->name, rk_error_message());
+            return 2;
+        }
+        cli_note_retyped("aot", ko, &ins[i], ts[i]);
+    }
+    return -1;
+}
+
+static int family_objects(aot_unit *u, rk_family_id fam, const rk_instance *ins, const rk_target *const *ts,
+                          uint32_t nt, const rk_compile_options *o) {
     const rk_dim_decl *dims = rk_family_dims(fam, &u->ndims);
     for (uint32_t i = 0; i < u->ndims; i++) u->dims[i] = dims[i].name;
     u->family = true;
     for (uint32_t i = 0; i < nt; i++) {
-        rk_instance in;
-        uint64_t locked;
-        rk_instance_default(fam, &in);
-        if (cli_apply_knobs("aot", ko, &in, &locked)) return 1;
-        if (rk_instance_tune(&in, ts[i], &shape, locked) || rk_instance_validate(&in, ts[i]) ||
-            rk_instance_check_shape(&in, &shape))
-            return cli_fail("aot");
         rk_kernel *k = NULL;
-        if (rk_instance_build(&in, ts[i], &k)) return cli_fail("aot");
-        rk_instance_geometry(&in, &u->obj[u->nobj].geom);
+        if (rk_instance_build(&ins[i], ts[i], &k)) return cli_fail("aot");
+        rk_instance_geometry(&ins[i], &u->obj[u->nobj].geom);
         int rc = add_object(u, k, ts[i], o);
         rk_kernel_free(k);
         if (rc) return rc;
@@ -260,12 +277,11 @@ int cmd_aot(int argc, char **argv) {
                           name, sizeof u.name - 1);
     snprintf(u.name, sizeof u.name, "%s", name);
     snprintf(u.what, sizeof u.what, "%s %s", family ? "family" : "kernel file", what);
-    if (cli_mkdirs(out) || !cli_out_dir_usable("aot", out)) {
-        if (errno) fprintf(stderr, "rocke aot: cannot create '%s': %s\n", out, strerror(errno));
-        return 1;
-    }
+    rk_instance ins[AOT_MAX_TARGETS];   /* every refusal before the folder is made */
+    if (family && (prc = family_instances(fam, &ko, shape_text, ts, nt, ins)) >= 0) return prc;
+    if ((prc = cli_out_dir_make("aot", out))) return prc;
     rk_compile_options o = {.opt_level = lvl, .cache = !no_cache};
-    int rc = family ? family_objects(&u, fam, &ko, shape_text, ts, nt, &o) : file_objects(&u, what, ts, nt, &o);
+    int rc = family ? family_objects(&u, fam, ins, ts, nt, &o) : file_objects(&u, what, ts, nt, &o);
     if (!rc) rc = write_unit(&u, out);
     free_unit(&u);
     return rc;

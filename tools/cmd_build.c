@@ -3,7 +3,8 @@
  * (ckdsl.ir v1, what the emulator runs), DIR/NAME.ll, the code object
  * (DIR/NAME.hsaco, or DIR/NAME.ptx [+ .cubin]) and DIR/manifest.json.
  * `rocke build --list` prints families, ops and knobs. Exit 0 ok, 1 on
- * errors, 2 on misuse. Layer: tools. */
+ * errors (a failed compile or write), 2 on misuse and bad input (a refused
+ * knob, shape or combination: nothing is written then). Layer: tools. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +28,7 @@ static int list(void) {
         rk_shape_format((rk_family_id)f, &def, true, shape, sizeof shape);
         printf("%s  (--shape %s)\n", rk_family_name((rk_family_id)f), shape);
         for (uint32_t i = 0; i < n; i++) {
-            char legal[256];
+            char legal[1024];
             rk_knob_legal_text(&kb[i], legal, sizeof legal);
             printf("  --%-15s %-40s %s%s\n", kb[i].name, legal, kb[i].help, kb[i].perf ? " (heuristic)" : "");
         }
@@ -181,10 +182,11 @@ static const char about[] =
     "DIR/manifest.json for `rocke run`. Knobs not given are chosen for --shape by the\n"
     "heuristic; the shape becomes the manifest's default_shape. Without --shape, reduce,\n"
     "softmax, layernorm and rmsnorm write shape variants (manifest.TAG.json) behind\n"
-    "DIR/manifest.json, and `rocke run` takes the one serving its shape. FAMILY: elementwise, reduce,\n"
-    "softmax, layernorm, rmsnorm, transpose; `rocke build FAMILY --help` lists its knobs\n"
+    "DIR/manifest.json, and `rocke run` takes the one serving its shape. FAMILY: one of those\n"
+    "`rocke build --list` prints; `rocke build FAMILY --help` lists its knobs\n"
     "(--KNOB VALUE; --block-size or --block_size), --dtype also sets out_dtype unless that\n"
-    "is given. Exit 0 ok, 1 on errors, 2 on misuse.";
+    "is given. Exit 0 ok, 1 on errors (a failed compile or write), 2 on misuse and bad input\n"
+    "(an unknown option, a refused knob value, shape or combination: nothing is written).";
 
 enum { COMMON_OPTS = 9 };
 
@@ -291,12 +293,16 @@ int cmd_build(int argc, char **argv) {
     rk_instance in;
     rk_instance_default(fam, &in);
     uint64_t locked;
-    if (cli_apply_knobs("build", &ko, &in, &locked)) return 1;
+    if ((prc = cli_apply_knobs("build", &ko, &in, &locked))) return prc;
     rk_shape shape;
     rk_instance_default_shape(&in, &shape);   /* the knobs given shape the default (attention's D) */
     if (shape_text && !cli_shape_parse("build", fam, shape_text, &shape)) return 2;
-    if (tune_instance(&in, t, &shape, locked, tuning) || rk_instance_validate(&in, t))
-        return cli_fail("build");
+    /* a refusal before anything is written is bad input: exit 2, as a misuse */
+    if (tune_instance(&in, t, &shape, locked, tuning) || rk_instance_validate(&in, t)) {
+        cli_fail("build");
+        return 2;
+    }
+    cli_note_retyped("build", &ko, &in, t);
     if (rk_instance_check_shape(&in, &shape)) {
         cli_fail("build");
         if (!shape_text) {   /* the shape named above is one the user never wrote: say whose it is */
@@ -305,12 +311,9 @@ int cmd_build(int argc, char **argv) {
             fprintf(stderr, "rocke build: (no --shape given: that is the default shape %s; pass --shape for the "
                     "problem the kernel is for)\n", def);
         }
-        return 1;
+        return 2;
     }
-    if (cli_mkdirs(out) || !cli_out_dir_usable("build", out)) {
-        if (errno) fprintf(stderr, "rocke build: cannot create '%s': %s\n", out, strerror(errno));
-        return 1;
-    }
+    if ((prc = cli_out_dir_make("build", out))) return prc;
     /* without --shape, a row family builds its shape variants behind one manifest; unified attention
      * builds its row variants with or without it (rocke run picks one per batch) */
     rk_variant var[RK_MANIFEST_MAX_VARIANTS];

@@ -4,7 +4,7 @@
  * emulator the NAME.ir next to it; every manifest field is checked against
  * the spec and the binary first (rk_manifest_check), either way. Prints
  * `verify max_abs_diff=... bad=K/N`, `Perf: X ms, Y TFlops, Z GB/s` and one `PerfJSON: {...}` line; exit 1 when
- * verification fails or on errors, 2 on misuse. --check-emu runs the same
+ * verification fails or on errors, 2 on misuse and bad input (a manifest, shape or value refused). --check-emu runs the same
  * inputs on the emulator too and compares (run_check_emu.c). Layer: tools. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -165,18 +165,24 @@ static const char output_text[] =
     "Output: verify max_abs_diff=... bad=K/N, Perf: X ms, Y TFlops, Z GB/s and one\n"
     "PerfJSON: {...} line (parse that one); with --check-emu, check-emu lines naming the\n"
     "first differing element of each output. Exit 1 when --verify finds a bad element,\n"
-    "--check-emu a difference, or on errors, 2 on misuse.\n";
+    "--check-emu a difference, or on errors (no device, a failed launch), 2 on misuse and\n"
+    "bad input (an unreadable or inconsistent manifest, a shape, length or value refused).\n";
+
+/* One window side: an optional '-', then decimal digits, below 2^63. */
+static bool window_side(const char *p, const char **end, long long *v) {
+    bool neg = *p == '-';
+    uint64_t m;
+    if (!cli_decimal(p + neg, end, &m) || m > (uint64_t)INT64_MAX) return false;
+    *v = neg ? -(long long)m : (long long)m;
+    return true;
+}
 
 /* --window L,R (unified: L alone, R = 0) */
 static bool set_window(rk_problem *p, const char *text, bool left_alone) {
-    char *end;
-    long long l = strtoll(text, &end, 10), r = 0;
-    bool ok = end != text && (*end == ',' || (left_alone && !*end));
-    if (ok && *end) {
-        const char *rs = end + 1;
-        r = strtoll(rs, &end, 10);
-        ok = end != rs && *end == 0;
-    }
+    const char *end = text;
+    long long l = 0, r = 0;
+    bool ok = window_side(text, &end, &l) && (*end == ',' || (left_alone && !*end));
+    if (ok && *end) ok = window_side(end + 1, &end, &r) && *end == 0;
     if (!ok) {
         fprintf(stderr, "rocke run: --window '%s': expected %s (negative: unbounded)\n", text,
                 left_alone ? "L (keys before the diagonal)" : "two integers L,R");
@@ -200,21 +206,19 @@ static double given_splits(const rk_problem *p) {
 static bool set_lengths(rk_problem *p, const char *text) {
     static uint64_t lq[65536], lk[65536];
     uint32_t n = 0;
-    for (const char *c = text; *c && n < 65536; n++) {
-        char *end;
-        lq[n] = strtoull(c, &end, 10);
-        bool ok = end != c && *c != '-';
-        lk[n] = lq[n];
-        if (ok && *end == ':') {
-            const char *k = end + 1;
-            lk[n] = strtoull(k, &end, 10);
-            ok = end != k && *k != '-';
-        }
-        if (!ok || (*end && *end != ',')) {
-            fprintf(stderr, "rocke run: --lengths '%s': expected LQ[:LK] per sequence, separated by ','\n", text);
+    for (const char *c = text;; c++) {
+        const char *end = c;
+        bool ok = n < 65536 && cli_decimal(c, &end, &lq[n]);
+        if (ok) lk[n] = lq[n];
+        if (ok && *end == ':') ok = cli_decimal(end + 1, &end, &lk[n]);
+        if (!ok || (*end && (*end != ',' || !end[1]))) {   /* a trailing ',' names no sequence */
+            fprintf(stderr, "rocke run: --lengths '%s': expected LQ[:LK] per sequence (decimal counts), separated "
+                    "by ','%s\n", text, n >= 65536 ? "; at most 65536 sequences" : "");
             return false;
         }
-        c = *end ? end + 1 : end;
+        n++;
+        if (!*end) break;
+        c = end;
     }
     if (rk_problem_set_lengths(p, lq, lk, n)) {
         fprintf(stderr, "rocke run: --lengths: %s\n", rk_error_message());
@@ -313,12 +317,13 @@ int cmd_run(int argc, char **argv) {
     run_state r = {0};
     run_batch batch = {0};
     int rc = 1;
-    if (rk_manifest_read(manifest, &r.m)) return cli_fail("run");
+    /* a manifest, shape or value refused is bad input (exit 2); the work failing is 1 */
+    if (rk_manifest_read(manifest, &r.m)) return cli_refuse("run");
     if (!(r.dir = dir_of(manifest))) return fail("out of memory%s%s", "", "");
     /* every field against the spec and the binary, whichever file runs */
     rk_shape sh;
     char probe[64];
-    if (rk_manifest_check(&r.m, r.dir, &r.in, &sh)) { rc = cli_fail("run"); goto out; }
+    if (rk_manifest_check(&r.m, r.dir, &r.in, &sh)) { rc = cli_refuse("run"); goto out; }
     const rk_target *t = rk_target_find(r.m.target);
     /* attention --mode unified: the batch (--lengths) sets B, Sq (total queries) and Skv (the longest) */
     bool unified = r.in.family == RK_FAMILY_ATTENTION && r.in.u.attn.mode == RK_ATTN_UNIFIED;
@@ -351,28 +356,30 @@ int cmd_run(int argc, char **argv) {
         }
         if (rk_gemm_groups_parse(groups_text, groups, RK_GEMM_GROUPS_MAX, &ngroups) ||
             rk_problem_groups_shape(&r.in, groups, ngroups, &sh)) {
-            rc = cli_fail("run");
+            rc = cli_refuse("run");
             goto out;
         }
     }
     char rows_line[512] = "";
     if (unified && run_batch_pick_rows(r.dir, &r.m, &batch, &sh, rows_line, sizeof rows_line)) {
-        rc = cli_fail("run");
+        rc = cli_refuse("run");
         goto out;
     }
     rk_shape variant_shape;
-    if (*rows_line && rk_manifest_check(&r.m, r.dir, &r.in, &variant_shape)) { rc = cli_fail("run"); goto out; }
-    if (!unified && pick_variant(&r, &sh)) { rc = cli_fail("run"); goto out; }
-    if (rk_instance_check_shape(&r.in, &sh)) { rc = cli_fail("run"); goto out; }
+    if (*rows_line && rk_manifest_check(&r.m, r.dir, &r.in, &variant_shape)) { rc = cli_refuse("run"); goto out; }
+    if (!unified && pick_variant(&r, &sh)) { rc = cli_refuse("run"); goto out; }
+    if (rk_instance_check_shape(&r.in, &sh)) { rc = cli_refuse("run"); goto out; }
     char knob[32];
     if (cli_given(&cmd, "--page-size")) {
         if (rk_instance_get(&r.in, "page_size", knob, sizeof knob)) {
             fail("--page-size: %s has no paged cache (attention --mode decode has)%s", r.m.kernel_name, "");
+            rc = 2;
             goto out;
         }
         if (strtoul(knob, NULL, 10) != page_size) {
             fprintf(stderr, "rocke run: --page-size %u, but %s serves page_size = %s only (rebuild with "
                     "--page-size %u)\n", page_size, r.m.kernel_name, knob, page_size);
+            rc = 2;
             goto out;
         }
     }
@@ -381,7 +388,11 @@ int cmd_run(int argc, char **argv) {
     rk_shape_format(r.in.family, &sh, false, shape_list, sizeof shape_list);
 
     rk_device_opts dopt = {.which = device, .emu_target = t->name, .emu_options = &eo};
-    if (rk_device_open_opts(&dopt, &r.dev.dev)) { rc = cli_fail("run"); goto out; }
+    rk_status dst = rk_device_open_opts(&dopt, &r.dev.dev);
+    if (dst) {   /* a --device name refused is bad input; no device to open, a failure */
+        rc = dst == RK_ERR_INVALID ? cli_refuse("run") : cli_fail("run");
+        goto out;
+    }
     bool emu = rk_device_kind_of(r.dev.dev) == RK_DEVICE_EMU;
     if (!emu) ref_eo.test_fault = eo.test_fault;
     /* emulator against emulator: the reference runs its workgroups on one
@@ -423,26 +434,26 @@ int cmd_run(int argc, char **argv) {
         goto out;
     }
     for (uint32_t i = 0; i < ngiven; i++)
-        if (rk_problem_set_scalar(&r.p, given[i].name, given[i].value)) { rc = cli_fail("run"); goto out; }
+        if (rk_problem_set_scalar(&r.p, given[i].name, given[i].value)) { rc = cli_refuse("run"); goto out; }
     if (window_text && !set_window(&r.p, window_text, unified)) { rc = 2; goto out; }
     bool decode = r.in.family == RK_FAMILY_ATTENTION && r.in.u.attn.mode == RK_ATTN_DECODE;
     /* --lengths: an attention prefill's query/key lengths (varlen; others say so), else per-sequence
      * context lengths (decode; other families refuse) */
     bool varlen = r.in.family == RK_FAMILY_ATTENTION && !decode;
-    if (batch.n && rk_problem_set_lengths(&r.p, batch.lq, batch.lk, batch.n)) { rc = cli_fail("run"); goto out; }
+    if (batch.n && rk_problem_set_lengths(&r.p, batch.lq, batch.lk, batch.n)) { rc = cli_refuse("run"); goto out; }
     if (lengths_text && varlen && !unified && !set_lengths(&r.p, lengths_text)) { rc = 2; goto out; }
-    if (lengths_text && !varlen && rk_problem_set_context_lengths(&r.p, lengths_text)) { rc = cli_fail("run"); goto out; }
+    if (lengths_text && !varlen && rk_problem_set_context_lengths(&r.p, lengths_text)) { rc = cli_refuse("run"); goto out; }
     bool splits_given = false;
     for (uint32_t i = 0; i < ngiven; i++) splits_given |= !strcmp(given[i].name, "num_splits");
     /* unified: the split count (or the given one) and the blocks and workspace it launches */
     rk_attention_unified_launch ul = {.splits = 1};
     double given_n = given_splits(&r.p);
     if (unified && rk_problem_attention_unified_launch(&r.p, t, 0, &ul)) { rc = cli_fail("run"); goto out; }
-    if (unified && splits_given && rk_problem_set_scalar(&r.p, "num_splits", given_n)) { rc = cli_fail("run"); goto out; }
+    if (unified && splits_given && rk_problem_set_scalar(&r.p, "num_splits", given_n)) { rc = cli_refuse("run"); goto out; }
     uint32_t splits = unified && splits_given ? (uint32_t)given_n : ul.splits;
     if (decode && !splits_given && rk_problem_attention_splits(&r.p, t, &splits)) { rc = cli_fail("run"); goto out; }
     if (decode && splits_given) splits = (uint32_t)given_n;
-    if (rk_problem_check_inputs(&r.p)) { rc = cli_fail("run"); goto out; }
+    if (rk_problem_check_inputs(&r.p)) { rc = cli_refuse("run"); goto out; }
     void *init[RK_KSIG_MAX] = {0};
     for (uint32_t i = 0; i < r.p.sig.n; i++) {
         const rk_host_buf *b = &r.p.buf[i];

@@ -22,7 +22,7 @@ void sw_opts_table(sw_opts *o, cli_opt *opts, uint32_t max) {
          .help = "a knob to sweep over the values given, or over all its legal values\n"
                  "(one value: fixed); knobs not named are chosen by the heuristic per shape"},
         {.name = "--op", .kind = CLI_STRING, .dst = &o->op, .meta = "OP", .help = "the family's op (elementwise, reduce)"},
-        {.name = "--dtype", .kind = CLI_STRING, .dst = &o->dtype, .meta = "T", .help = "the element type (f16, bf16, f32)"},
+        {.name = "--dtype", .kind = CLI_STRING, .dst = &o->dtype, .meta = "T", .help = "the family's dtype knob (rocke build FAMILY --help lists its values)"},
         {.name = "--jobs", .alias = 'j', .kind = CLI_U32, .dst = &o->jobs, .meta = "N", .ranged = true, .lo = 1,
          .hi = SW_MAX_WORKERS, .help = "compile processes (default: the CPUs online)"},
         {.name = "--devices", .kind = CLI_STRING, .dst = &o->devices, .meta = "D",

@@ -255,7 +255,8 @@ int sw_sweep(sw_opts *o) {
     sw_pool run = {.ud = s, .open = run_open, .job = run_job, .close = run_close, .done = run_done,
                    .lost = run_lost, .tick = progress};
     if (!parse_devices(s, &run)) { rc = 2; goto out; }
-    if (cli_mkdirs(o->out) || !cli_out_dir_usable(o->cmd, o->out)) goto out;
+    int made = cli_out_dir_make(o->cmd, o->out);   /* 2: a file stands where the folder goes */
+    if (made) { rc = made; goto out; }
     snprintf(s->results, sizeof s->results, "%s/results.jsonl", o->out);
     snprintf(s->kdir, sizeof s->kdir, "%s/kernels", o->out);
     if (cli_mkdirs(s->kdir)) {

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/base_int.h"
+#include "cli.h"
 #include "run_side.h"
 
 enum { DB, DHQ, DHKV, DSQ, DSKV, DD };   /* attention's dimensions */
@@ -43,9 +44,9 @@ static void draw(run_batch *b, uint64_t seed, uint32_t page) {
 bool run_batch_parse(const char *text, uint64_t seed, uint32_t page_size, run_batch *out) {
     memset(out, 0, sizeof *out);
     if (!strncmp(text, "random:", 7)) {
-        char *end;
-        unsigned long long n = strtoull(text + 7, &end, 10);
-        if (end == text + 7 || *end || n == 0 || n > 65535) {
+        const char *end;
+        uint64_t n = 0;
+        if (!cli_decimal(text + 7, &end, &n) || *end || n == 0 || n > 65535) {
             fprintf(stderr, "rocke run: --lengths '%s': expected random:N with N in 1..65535 sequences\n", text);
             return false;
         }
@@ -58,14 +59,9 @@ bool run_batch_parse(const char *text, uint64_t seed, uint32_t page_size, run_ba
     if (!alloc_batch(out, n)) return false;
     const char *c = text;
     for (uint32_t i = 0; i < n; i++) {
-        char *end;
-        out->lq[i] = strtoull(c, &end, 10);
-        bool ok = end != c && *c != '-' && *end == ':';
-        if (ok) {
-            const char *k = end + 1;
-            out->lk[i] = strtoull(k, &end, 10);
-            ok = end != k && *k != '-' && (*end == ',' || !*end);
-        }
+        const char *end = c;
+        bool ok = cli_decimal(c, &end, &out->lq[i]) && *end == ':';
+        if (ok) ok = cli_decimal(end + 1, &end, &out->lk[i]) && (*end == ',' || !*end);
         if (ok && out->lq[i] > out->lk[i]) {
             fprintf(stderr, "rocke run: --lengths: sequence %u has %llu new queries over %llu keys; the KV length "
                     "counts the new tokens too (Q <= K)\n", i, (unsigned long long)out->lq[i],

@@ -420,17 +420,25 @@ typedef struct rk_knob {
     rk_knob_kind kind;
     size_t offset;              /* into rk_instance */
     const char *const *names;   /* ENUM value names, NULL-terminated */
-    const uint32_t *legal;      /* U32 legal values, 0-terminated (NULL: any) */
+    const uint32_t *legal;      /* U32 legal values, 0-terminated (NULL: any); DTYPE: the legal rk_scalar
+                                 * values, 0-terminated (NULL: f16, bf16, f32) */
     bool perf;                  /* a performance knob the heuristic chooses */
     const char *help;
-    uint32_t count;             /* TUPLE: elements (each checked against `legal`); DTYPE: 1 when the OCP
-                                 * 8-bit floats e4m3 and e5m2 are legal too (GEMM inputs); ENUM: 1
+    uint32_t count;             /* TUPLE: elements (each checked against `legal`); DTYPE: unused (`legal`
+                                 * lists the types, 8-bit floats included where taken); ENUM: 1
                                  * when kernel names leave the knob out at value 0 (a knob added later:
                                  * the names of older instances stay as they were); U32: the same */
 } rk_knob;
 const rk_knob *rk_family_knobs(rk_family_id f, uint32_t *n);
 /* "64|128|256" / "f16|bf16|f32" / "true|false" / "add|sub|..." */
 void rk_knob_legal_text(const rk_knob *kb, char *buf, size_t n);
+/* The same for target t (NULL: any): a dtype knob lists only the 8-bit floats t has
+ * (gfx942 the FNUZ encodings e4m3fnuz/e5m2fnuz, gfx950 and NVIDIA the OCP e4m3/e5m2). */
+void rk_knob_legal_text_for(const rk_knob *kb, const rk_target *t, char *buf, size_t n);
+/* Does dtype knob kb take 8-bit floats? Then rk_knob_fp8_note says which target takes which:
+ * "gfx942: e4m3fnuz, e5m2fnuz; gfx950, sm_80, sm_90, sm_90a: e4m3, e5m2" (from the catalog). */
+bool rk_knob_has_fp8(const rk_knob *kb);
+void rk_knob_fp8_note(char *buf, size_t n);
 
 rk_status rk_instance_default(rk_family_id f, rk_instance *out);
 /* Set/get a knob from/to text; unknown knobs and values fail naming the legal

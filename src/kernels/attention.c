@@ -36,7 +36,7 @@ static const char *const sched_names[] = {"plain", "ws", "overlap", "pingpong", 
 const char *kn_attn_sched_name(int s) { return s >= 0 && s < RK_ATTN_SCHED__COUNT ? sched_names[s] : "?"; }
 
 static const rk_knob knobs[] = {
-    KN_DTYPE("dtype", "", u.attn.dtype, "Q, K, V and O element type (f16, bf16)"),
+    KN_DTYPE_HALF("dtype", "", u.attn.dtype, "Q, K, V and O element type"),
     KN_U32("head_dim", "d", u.attn.head_dim, legal_hd, false, "head dimension D the kernel serves"),
     KN_ENUM("mask", "m", u.attn.mask, mask_names, false,
             "none, causal or window (left, right given at run time), bottom-right aligned"),

@@ -241,14 +241,27 @@ static rk_status read_lengths(const char *path, uint64_t B, double *out) {
         int c = fgetc(f);
         if (c == EOF) break;
         if (c == ',' || c == ' ' || c == '\t' || c == '\n' || c == '\r') continue;
-        ungetc(c, f);
-        long long v;
-        if (fscanf(f, "%lld", &v) != 1) {
-            st = rk_fail(RK_ERR_INVALID, "--lengths %s: entry %llu is not an integer", path, (unsigned long long)n);
+        /* a count: decimal digits only (no sign, hex or exponent), then a separator */
+        uint64_t v = 0;
+        bool digits = false, over = false;
+        for (; c >= '0' && c <= '9'; c = fgetc(f)) {
+            digits = true;
+            over |= v > (uint64_t)INT32_MAX;
+            if (!over) v = v * 10 + (uint64_t)(c - '0');
+        }
+        bool sep = c == EOF || c == ',' || c == ' ' || c == '\t' || c == '\n' || c == '\r';
+        if (!digits || !sep) {
+            st = rk_fail(RK_ERR_INVALID, "--lengths %s: entry %llu is not a count (decimal digits, the lengths "
+                         "separated by ',', blanks or lines)", path, (unsigned long long)n);
+            break;
+        }
+        if (over || v > (uint64_t)INT32_MAX) {
+            st = rk_fail(RK_ERR_INVALID, "--lengths %s: entry %llu is past 2^31-1", path, (unsigned long long)n);
             break;
         }
         if (n < B) out[n] = (double)v;
         n++;
+        if (c == EOF) break;
     }
     fclose(f);
     if (!st && n != B)

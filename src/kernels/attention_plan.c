@@ -138,8 +138,13 @@ static rk_status check_lds(const rk_attention_spec *s, const rk_target *t, kn_at
 rk_status kn_attn_plan_make(const rk_attention_spec *s, const rk_target *t, kn_attn_plan *out) {
     memset(out, 0, sizeof *out);
     kn_attn_plan p = {0};
-    if (s->dtype != RK_S_F16 && s->dtype != RK_S_BF16)
-        return rk_fail(RK_ERR_INVALID, "attention: knob 'dtype' must be f16 or bf16, got %s", kn_dtype_name(s->dtype));
+    if (s->dtype != RK_S_F16 && s->dtype != RK_S_BF16) {
+        uint32_t n;
+        const rk_knob *kb = rk_family_knobs(RK_FAMILY_ATTENTION, &n);
+        char legal[64];
+        return rk_fail(RK_ERR_INVALID, "attention: knob 'dtype' must be one of %s, got %s",
+                       kn_knob_legal(kb, n, "dtype", legal, sizeof legal), kn_dtype_name(s->dtype));
+    }
     if (s->head_dim != 64 && s->head_dim != 128 && s->head_dim != 256)
         return rk_fail(RK_ERR_INVALID, "attention: knob 'head_dim' must be 64, 128 or 256, got %u", s->head_dim);
     if ((unsigned)s->mask >= RK_ATTN_MASK__COUNT) return rk_fail(RK_ERR_INVALID, "attention: knob 'mask' out of range");

@@ -48,8 +48,9 @@ static const uint32_t legal_split[] = {1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 1
             "igemm (implicit GEMM, im2col gathered), gemm1x1 (1x1, stride 1, unpadded: a plain GEMM) or direct "  \
             "(fwd, 1..16 channels per group; vec_a output channels per thread; depthwise fwd, dgrad and wgrad: see "  \
             "dw_pix)"),         \
-    KN_DTYPE("dtype", "", u.conv.g.dtype, "input and weight element type (f16, bf16)"),                        \
-    KN_DTYPE("out_dtype", "o", u.conv.g.out_dtype, "output element type (f16, bf16, f32)"),                    \
+    KN_DTYPE("dtype", "", u.conv.g.dtype, "input and weight element type (f32: algo direct, depthwise dgrad and "    \
+             "wgrad only)"),                                                                                     \
+    KN_DTYPE("out_dtype", "o", u.conv.g.out_dtype, "output element type"),                                      \
     KN_TUPLE("tile", "t", u.conv.g.tile, 3, legal_tile, true, "block tile of the implicit GEMM, MxNxK"),      \
     KN_TUPLE("warps", "w", u.conv.g.warps, 2, legal_warps, true, "warps per block MxN"),                     \
     KN_ENUM("atom", "a", u.conv.g.atom, atom_names, true, "matrix atom (auto: the target's default)"),       \
@@ -365,6 +366,13 @@ static rk_status validate(const rk_instance *in, const rk_target *t) {
                            kn_conv_dw_pix(c), c->g.vec_a, acc, KN_CONV_DW_WG_ACC);
         return RK_OK;
     }
+    if (!kn_dtype_in(kn_dtypes_half, c->g.dtype)) {   /* every kernel from here multiplies 16-bit inputs */
+        char legal[64];
+        return rk_fail(RK_ERR_INVALID, "%s: knob 'dtype' = %s: direction %s with algo %s takes %s (%s runs on algo "
+                       "direct's depthwise dgrad and wgrad kernels only)", fam, kn_dtype_name(c->g.dtype),
+                       dir_names[c->direction], algo_names[c->algo], kn_dtype_list_text(kn_dtypes_half, legal,
+                       sizeof legal), kn_dtype_name(c->g.dtype));
+    }
     if ((unsigned)c->g.path >= CONV_PATH_AUTO)
         return rk_fail(RK_ERR_INVALID, "%s: knob 'path' must be mma or wgmma once built (auto is the heuristic's "
                        "choice: build with --shape, or name the path)", fam);
@@ -378,7 +386,13 @@ static rk_status validate(const rk_instance *in, const rk_target *t) {
     rk_gemm_spec s = kn_conv_gemm_spec(in);
     kn_gemm_plan p;
     st = kn_gemm_plan_make(&s, t, false, &p);
-    return st ? st : kn_gemm_plan_plain(&p);
+    if (!st) st = kn_gemm_plan_plain(&p);
+    if (st) {   /* the GEMM plan's rules, told as this family's (as conv_hopper.c) */
+        const char *m = rk_error_message();
+        if (!strncmp(m, "gemm: ", 6)) m += 6;
+        return rk_fail(st, "%s: %s", fam, m);
+    }
+    return RK_OK;
 }
 
 /* The depthwise kernel's limits: one channel per group, K in whole

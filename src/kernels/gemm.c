@@ -36,10 +36,8 @@ static const uint32_t legal_cluster[] = {0, 2, 0};
 const rk_knob kn_gemm_knobs[] = {
     KN_ENUM("layout", "l", u.gemm.layout, layout_names, false,
             "A row/column-major, then B (rr: A [M,K], B [K,N]; rc: B stored [N,K]; cr: A stored [K,M]; cc)"),
-    KN_DTYPE_F8("dtype", "", u.gemm.dtype,
-                "A and B element type (f16, bf16; fp8, layout rc: e4m3, e5m2 on gfx950 and sm_90+, e4m3fnuz, "
-                "e5m2fnuz on gfx942)"),
-    KN_DTYPE("out_dtype", "o", u.gemm.out_dtype, "C element type (f16, bf16, f32)"),
+    KN_DTYPE_F8("dtype", "", u.gemm.dtype, "A and B element type (8-bit floats: layout rc, the target's encoding)"),
+    KN_DTYPE("out_dtype", "o", u.gemm.out_dtype, "C element type"),
     KN_TUPLE("tile", "t", u.gemm.tile, 3, legal_tile, true, "block tile MxNxK"),
     KN_TUPLE("warps", "w", u.gemm.warps, 2, legal_warps, true, "warps per block MxN"),
     KN_ENUM("atom", "a", u.gemm.atom, atom_names, true, "matrix atom (auto: the target's default for dtype)"),

@@ -37,10 +37,15 @@ rk_status kn_gemm_hopper_plan(const rk_gemm_spec *s, const rk_target *t, bool ba
         return rk_fail(RK_ERR_INVALID, "batched_gemm: knob 'path' = wgmma is offered for single problems only; "
                        "legal here: path=mma");
     bool f8 = kn_gemm_hopper_f8(s);
+    char legal[128];
     if (s->dtype != RK_S_F16 && s->dtype != RK_S_BF16 && !f8)
-        return rk_fail(RK_ERR_INVALID, "gemm: knob 'dtype' must be f16, bf16, e4m3 or e5m2, got %s",
+        return rk_fail(RK_ERR_INVALID, "gemm: knob 'dtype' must be one of %s, got %s",
+                       kn_knob_legal(kn_gemm_knobs, KN_GEMM_NKNOBS, "dtype", legal, sizeof legal),
                        kn_dtype_name(s->dtype));
-    if (!kn_dtype_ok(s->out_dtype)) return rk_fail(RK_ERR_INVALID, "gemm: knob 'out_dtype' must be f16, bf16 or f32");
+    if (!kn_dtype_ok(s->out_dtype))
+        return rk_fail(RK_ERR_INVALID, "gemm: knob 'out_dtype' must be one of %s, got %s",
+                       kn_knob_legal(kn_gemm_knobs, KN_GEMM_NKNOBS, "out_dtype", legal, sizeof legal),
+                       kn_dtype_name(s->out_dtype));
     if (f8 && s->layout != RK_GEMM_RC)
         return rk_fail(RK_ERR_INVALID, "gemm: dtype %s with layout %s: wgmma reads 8-bit operands K-major only (it "
                        "has no transpose for them), so path=wgmma takes layout rc (A [M, K], B [N, K])",

@@ -110,11 +110,15 @@ rk_status kn_gemm_plan_make(const rk_gemm_spec *s, const rk_target *t, bool batc
     bool f8 = kn_gemm_hopper_f8(s), block = s->scale == RK_GEMM_SCALE_BLOCK;
     rk_status fs = kn_gemm_fp8_check(s, t, batched);
     if (fs) return fs;
+    char legal[128];
     if (s->dtype != RK_S_F16 && s->dtype != RK_S_BF16 && !f8)
-        return rk_fail(RK_ERR_INVALID, "gemm: knob 'dtype' must be f16 or bf16 (or fp8: e4m3, e5m2), got %s",
+        return rk_fail(RK_ERR_INVALID, "gemm: knob 'dtype' must be one of %s, got %s",
+                       kn_knob_legal(kn_gemm_knobs, KN_GEMM_NKNOBS, "dtype", legal, sizeof legal),
                        kn_dtype_name(s->dtype));
     if (!kn_dtype_ok(s->out_dtype))
-        return rk_fail(RK_ERR_INVALID, "gemm: knob 'out_dtype' must be f16, bf16 or f32");
+        return rk_fail(RK_ERR_INVALID, "gemm: knob 'out_dtype' must be one of %s, got %s",
+                       kn_knob_legal(kn_gemm_knobs, KN_GEMM_NKNOBS, "out_dtype", legal, sizeof legal),
+                       kn_dtype_name(s->out_dtype));
     if ((unsigned)s->layout >= RK_GEMM__COUNT) return rk_fail(RK_ERR_INVALID, "gemm: knob 'layout' out of range");
     const rk_mma_atom *a = s->atom ? rk_mma_atom_get((rk_atom_id)s->atom) : kn_gemm_default_atom(t, s->dtype);
     if (!a)

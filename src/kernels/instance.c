@@ -1,7 +1,6 @@
 /* rocke — the generic instance API: the family registry, knob tables (set,
  * get, legal values), validation, deterministic names, tuning, grids and
  * costs for N-dimensional shapes, and building with the ABI. Layer: kernels. */
-#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -120,19 +119,90 @@ const rk_knob *rk_family_knobs(rk_family_id f, uint32_t *n) {
 }
 
 /* ---- knob values ---------------------------------------------------------------- */
-const char *const kn_dtype_names[] = {"f16", "bf16", "f32", NULL};
+/* Every element type a dtype knob can name: the spelling the knob prints first, then the other
+ * spellings it reads. The one table behind parsing, printing and every legal list. */
+typedef struct dtype_spelling { rk_scalar s; const char *name, *alias[2]; } dtype_spelling;
+static const dtype_spelling dtype_spellings[] = {
+    {RK_S_F16, "f16", {"fp16", "half"}},       {RK_S_BF16, "bf16", {NULL, NULL}},
+    {RK_S_F32, "f32", {"fp32", "float"}},      {RK_S_FP8E4M3, "e4m3", {"fp8e4m3", NULL}},
+    {RK_S_BF8E5M2, "e5m2", {"bf8e5m2", NULL}}, {RK_S_FP8E4M3FNUZ, "e4m3fnuz", {"fp8e4m3fnuz", NULL}},
+    {RK_S_BF8E5M2FNUZ, "e5m2fnuz", {"bf8e5m2fnuz", NULL}},
+};
+enum { NDTYPES = sizeof dtype_spellings / sizeof dtype_spellings[0] };
+
+const uint32_t kn_dtypes_float[] = {RK_S_F16, RK_S_BF16, RK_S_F32, 0};
+const uint32_t kn_dtypes_half[] = {RK_S_F16, RK_S_BF16, 0};
+const uint32_t kn_dtypes_mma[] = {RK_S_F16, RK_S_BF16, RK_S_FP8E4M3, RK_S_BF8E5M2, RK_S_FP8E4M3FNUZ,
+                                  RK_S_BF8E5M2FNUZ, 0};
 
 bool kn_dtype_ok(rk_scalar s) { return s == RK_S_F16 || s == RK_S_BF16 || s == RK_S_F32; }
 static bool dtype_f8(rk_scalar s) {
     return s == RK_S_FP8E4M3 || s == RK_S_BF8E5M2 || s == RK_S_FP8E4M3FNUZ || s == RK_S_BF8E5M2FNUZ;
 }
 const char *kn_dtype_name(rk_scalar s) {
-    /* the knob's spelling */
-    if (dtype_f8(s))
-        return s == RK_S_FP8E4M3 ? "e4m3"
-             : s == RK_S_BF8E5M2 ? "e5m2"
-             : s == RK_S_FP8E4M3FNUZ ? "e4m3fnuz" : "e5m2fnuz";
-    return kn_dtype_ok(s) ? rk_scalar_name(s) : "?";
+    for (uint32_t i = 0; i < NDTYPES; i++)
+        if (dtype_spellings[i].s == s) return dtype_spellings[i].name;
+    return "?";
+}
+
+/* The knob's legal types (0-terminated): its own list, else f16, bf16, f32. */
+static const uint32_t *dtype_list(const rk_knob *kb) { return kb->legal ? kb->legal : kn_dtypes_float; }
+
+/* Does target t have 8-bit float s (t NULL: any target)? gfx942 multiplies the FNUZ
+ * encodings, gfx950 and NVIDIA the OCP ones (the catalog's fp8 / bf8). */
+static bool dtype_on_target(rk_scalar s, const rk_target *t) {
+    return !t || !dtype_f8(s) || s == t->fp8 || s == t->bf8;
+}
+
+static bool dtype_legal(const rk_knob *kb, rk_scalar s, const rk_target *t) {
+    return kn_dtype_in(dtype_list(kb), s) && dtype_on_target(s, t);
+}
+
+bool kn_dtype_in(const uint32_t *list, rk_scalar s) {
+    for (const uint32_t *l = list; *l; l++)
+        if (*l == (uint32_t)s) return true;
+    return false;
+}
+
+const char *kn_dtype_list_text(const uint32_t *list, char *buf, size_t len) {
+    size_t off = 0;
+    buf[0] = 0;
+    for (const uint32_t *l = list; *l && off < len; l++)
+        off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? "|" : "", kn_dtype_name((rk_scalar)*l));
+    return buf;
+}
+
+const char *kn_knob_legal(const rk_knob *kb, uint32_t n, const char *name, char *buf, size_t len) {
+    snprintf(buf, len, "?");
+    for (uint32_t i = 0; i < n; i++)
+        if (!strcmp(kb[i].name, name)) rk_knob_legal_text(&kb[i], buf, len);
+    return buf;
+}
+
+bool rk_knob_has_fp8(const rk_knob *kb) {
+    if (kb->kind != RK_KNOB_DTYPE) return false;
+    for (const uint32_t *l = dtype_list(kb); *l; l++)
+        if (dtype_f8((rk_scalar)*l)) return true;
+    return false;
+}
+
+void rk_knob_fp8_note(char *buf, size_t n) {
+    /* "gfx942: e4m3fnuz, e5m2fnuz; gfx950, sm_80, ...: e4m3, e5m2", grouped by encoding */
+    const rk_target *const *ts = rk_targets();
+    size_t off = 0;
+    buf[0] = 0;
+    for (uint32_t i = 0; ts[i] && off < n; i++) {
+        if (ts[i]->fp8 == RK_S_NONE) continue;
+        bool seen = false;
+        for (uint32_t j = 0; j < i && !seen; j++) seen = ts[j]->fp8 == ts[i]->fp8 && ts[j]->bf8 == ts[i]->bf8;
+        if (seen) continue;
+        off += (size_t)snprintf(buf + off, n - off, "%s", off ? "; " : "");
+        for (uint32_t j = i, k = 0; ts[j] && off < n; j++)
+            if (ts[j]->fp8 == ts[i]->fp8 && ts[j]->bf8 == ts[i]->bf8)
+                off += (size_t)snprintf(buf + off, n - off, "%s%s", k++ ? ", " : "", ts[j]->name);
+        if (off < n)
+            off += (size_t)snprintf(buf + off, n - off, ": %s, %s", kn_dtype_name(ts[i]->fp8), kn_dtype_name(ts[i]->bf8));
+    }
 }
 
 static void *field(rk_instance *in, const rk_knob *kb) { return (char *)in + kb->offset; }
@@ -144,7 +214,9 @@ static uint32_t enum_count(const rk_knob *kb) {
     return n;
 }
 
-void rk_knob_legal_text(const rk_knob *kb, char *buf, size_t n) {
+void rk_knob_legal_text(const rk_knob *kb, char *buf, size_t n) { rk_knob_legal_text_for(kb, NULL, buf, n); }
+
+void rk_knob_legal_text_for(const rk_knob *kb, const rk_target *t, char *buf, size_t n) {
     size_t off = 0;
     buf[0] = 0;
     switch (kb->kind) {
@@ -155,7 +227,9 @@ void rk_knob_legal_text(const rk_knob *kb, char *buf, size_t n) {
         return;
     case RK_KNOB_BOOL: snprintf(buf, n, "true|false"); return;
     case RK_KNOB_DTYPE:
-        snprintf(buf, n, kb->count ? "f16|bf16|f32|e4m3|e5m2|e4m3fnuz|e5m2fnuz" : "f16|bf16|f32");
+        for (const uint32_t *l = dtype_list(kb); *l && off < n; l++)
+            if (dtype_on_target((rk_scalar)*l, t))
+                off += (size_t)snprintf(buf + off, n - off, "%s%s", off ? "|" : "", kn_dtype_name((rk_scalar)*l));
         return;
     case RK_KNOB_ENUM:
         for (uint32_t i = 0; kb->names[i] && off < n; i++)
@@ -219,15 +293,40 @@ static rk_status bad_value(const kn_family *fam, const rk_knob *kb, const char *
                    legal, value);
 }
 
-static bool parse_dtype(const char *s, bool f8, rk_scalar *out) {
-    if (f8 && (!strcmp(s, "e4m3") || !strcmp(s, "fp8e4m3"))) *out = RK_S_FP8E4M3;
-    else if (f8 && (!strcmp(s, "e5m2") || !strcmp(s, "bf8e5m2"))) *out = RK_S_BF8E5M2;
-    else if (f8 && (!strcmp(s, "e4m3fnuz") || !strcmp(s, "fp8e4m3fnuz"))) *out = RK_S_FP8E4M3FNUZ;
-    else if (f8 && (!strcmp(s, "e5m2fnuz") || !strcmp(s, "bf8e5m2fnuz"))) *out = RK_S_BF8E5M2FNUZ;
-    else if (!strcmp(s, "f16") || !strcmp(s, "fp16") || !strcmp(s, "half")) *out = RK_S_F16;
-    else if (!strcmp(s, "bf16")) *out = RK_S_BF16;
-    else if (!strcmp(s, "f32") || !strcmp(s, "fp32") || !strcmp(s, "float")) *out = RK_S_F32;
-    else return false;
+/* An 8-bit float of the other encoding than target t's (t has 8-bit floats): name t's own. */
+static rk_status foreign_fp8(const kn_family *fam, const rk_knob *kb, rk_scalar v, const rk_target *t) {
+    char legal[256];
+    rk_knob_legal_text_for(kb, t, legal, sizeof legal);
+    bool e5m2 = v == RK_S_BF8E5M2 || v == RK_S_BF8E5M2FNUZ;
+    return rk_fail(RK_ERR_INVALID, "%s: knob '%s' = %s is not an 8-bit float of %s: use %s %s (%s's %s encoding; "
+                   "legal on %s: %s)", fam->name, kb->name, kn_dtype_name(v), t->name, kb->name,
+                   kn_dtype_name(e5m2 ? t->bf8 : t->fp8), t->name, t->fp8 == RK_S_FP8E4M3FNUZ ? "FNUZ" : "OCP",
+                   t->name, legal);
+}
+
+/* A spelling of one of the knob's legal types. */
+static bool parse_dtype(const rk_knob *kb, const char *s, rk_scalar *out) {
+    for (uint32_t i = 0; i < NDTYPES; i++) {
+        const dtype_spelling *d = &dtype_spellings[i];
+        bool named = !strcmp(s, d->name) || (d->alias[0] && !strcmp(s, d->alias[0])) ||
+                     (d->alias[1] && !strcmp(s, d->alias[1]));
+        if (named && dtype_legal(kb, d->s, NULL)) { *out = d->s; return true; }
+    }
+    return false;
+}
+
+/* A knob's integer: decimal digits only, at most UINT32_MAX. strtoul alone would take a sign,
+ * leading blanks and (with base 0) hex; a knob value is none of those. */
+static bool parse_u32_text(const char *p, const char **end, uint32_t *out) {
+    uint64_t v = 0;
+    const char *q = p;
+    for (; *q >= '0' && *q <= '9'; q++) {
+        v = v * 10 + (uint64_t)(*q - '0');
+        if (v > UINT32_MAX) return false;
+    }
+    if (q == p) return false;
+    *end = q;
+    *out = (uint32_t)v;
     return true;
 }
 
@@ -238,12 +337,10 @@ rk_status rk_instance_set(rk_instance *in, const char *knob, const char *value, 
     if (!value) value = "";
     switch (kb->kind) {
     case RK_KNOB_U32: {
-        char *end;
-        errno = 0;
-        unsigned long v = strtoul(value, &end, 10);
-        if (!*value || *end || errno || v > UINT32_MAX || *value == '-' || !u32_legal(kb, (uint32_t)v))
-            return bad_value(fam, kb, value);
-        *(uint32_t *)field(in, kb) = (uint32_t)v;
+        const char *end;
+        uint32_t v;
+        if (!parse_u32_text(value, &end, &v) || *end || !u32_legal(kb, v)) return bad_value(fam, kb, value);
+        *(uint32_t *)field(in, kb) = v;
         return RK_OK;
     }
     case RK_KNOB_BOOL:
@@ -256,7 +353,7 @@ rk_status rk_instance_set(rk_instance *in, const char *knob, const char *value, 
         return RK_OK;
     case RK_KNOB_DTYPE: {
         rk_scalar s;
-        if (!parse_dtype(value, kb->count == 1, &s)) return bad_value(fam, kb, value);
+        if (!parse_dtype(kb, value, &s)) return bad_value(fam, kb, value);
         rk_scalar *dst = (rk_scalar *)field(in, kb);
         /* out_dtype follows dtype until it is set to something else (bf16 for 8-bit inputs) */
         const rk_knob *out = !strcmp(kb->name, "dtype") ? find_knob(fam, "out_dtype", NULL) : NULL;
@@ -273,13 +370,10 @@ rk_status rk_instance_set(rk_instance *in, const char *knob, const char *value, 
         const char *p = value;
         RK_ASSERT(kb->count >= 1 && kb->count <= 8, "tuple knob of 1..8 values");
         for (uint32_t i = 0; i < kb->count; i++) {
-            char *end;
-            errno = 0;
-            unsigned long x = strtoul(p, &end, 10);
-            if (end == p || errno || x > UINT32_MAX || *p == '-' || *p == '+' || *p == ' ' ||
-                !u32_legal(kb, (uint32_t)x))
-                return bad_value(fam, kb, value);
-            v[i] = (uint32_t)x;
+            const char *end;
+            uint32_t x;
+            if (!parse_u32_text(p, &end, &x) || !u32_legal(kb, x)) return bad_value(fam, kb, value);
+            v[i] = x;
             if (i + 1 < kb->count) {
                 if (*end != 'x') return bad_value(fam, kb, value);
                 p = end + 1;
@@ -364,7 +458,9 @@ rk_status rk_instance_validate(const rk_instance *in, const rk_target *t) {
         case RK_KNOB_BOOL: break;
         case RK_KNOB_DTYPE: {
             rk_scalar v = *(const rk_scalar *)cfield(in, kb);
-            ok = kn_dtype_ok(v) || (kb->count == 1 && dtype_f8(v));
+            ok = dtype_legal(kb, v, NULL);
+            /* a target without 8-bit floats: the family says which targets serve them (gemm: by atom) */
+            if (ok && t->fp8 != RK_S_NONE && !dtype_legal(kb, v, t)) return foreign_fp8(fam, kb, v, t);
             break;
         }
         case RK_KNOB_ENUM: {

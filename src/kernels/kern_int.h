@@ -135,15 +135,27 @@ rk_status kn_shape_check(const kn_family *fam, const rk_shape *s);
 extern const uint32_t kn_legal_wave[], kn_legal_block[], kn_legal_vec[], kn_legal_rpb[], kn_legal_chunks[],
     kn_legal_unroll[], kn_legal_tile[], kn_legal_pad[], kn_legal_minb[], kn_legal_slices[];
 extern const char *const kn_tail_names[];
-extern const char *const kn_dtype_names[];   /* legal dtype names, NULL-terminated */
+/* dtype knobs' legal types (rk_scalar values, 0-terminated; the knob's `legal`): f16, bf16, f32
+ * (KN_DTYPE); f16, bf16 (KN_DTYPE_HALF); f16, bf16 and the 8-bit floats (KN_DTYPE_F8: matrix inputs) */
+extern const uint32_t kn_dtypes_float[], kn_dtypes_half[], kn_dtypes_mma[];
+/* Is s in the 0-terminated type list? Its names joined by '|' ("f16|bf16"; returns buf). */
+bool kn_dtype_in(const uint32_t *list, rk_scalar s);
+const char *kn_dtype_list_text(const uint32_t *list, char *buf, size_t len);
+/* The legal values of knob `name` of table kb[0..n) as rk_knob_legal_text writes them ("?" when
+ * no such knob): for a plan's refusal that names the knob's own list. Returns buf. */
+const char *kn_knob_legal(const rk_knob *kb, uint32_t n, const char *name, char *buf, size_t len);
 
 #define KN_U32(nm, tg, field, legal, perf, help) \
     {nm, tg, RK_KNOB_U32, offsetof(rk_instance, field), NULL, legal, perf, help}
 #define KN_BOOL(nm, tg, field, help) {nm, tg, RK_KNOB_BOOL, offsetof(rk_instance, field), NULL, NULL, false, help}
 #define KN_PBOOL(nm, tg, field, help) {nm, tg, RK_KNOB_BOOL, offsetof(rk_instance, field), NULL, NULL, true, help}
-#define KN_DTYPE(nm, tg, field, help) {nm, tg, RK_KNOB_DTYPE, offsetof(rk_instance, field), NULL, NULL, false, help}
-/* a dtype knob that also takes e4m3 and e5m2 (OCP fp8) */
-#define KN_DTYPE_F8(nm, tg, field, help) {nm, tg, RK_KNOB_DTYPE, offsetof(rk_instance, field), NULL, NULL, false, help, 1}
+#define KN_DTYPE(nm, tg, field, help) \
+    {nm, tg, RK_KNOB_DTYPE, offsetof(rk_instance, field), NULL, kn_dtypes_float, false, help}
+#define KN_DTYPE_HALF(nm, tg, field, help) \
+    {nm, tg, RK_KNOB_DTYPE, offsetof(rk_instance, field), NULL, kn_dtypes_half, false, help}
+/* f16, bf16 and the 8-bit floats (each target takes its own encoding: rk_knob_fp8_note) */
+#define KN_DTYPE_F8(nm, tg, field, help) \
+    {nm, tg, RK_KNOB_DTYPE, offsetof(rk_instance, field), NULL, kn_dtypes_mma, false, help}
 #define KN_ENUM(nm, tg, field, names, perf, help) \
     {nm, tg, RK_KNOB_ENUM, offsetof(rk_instance, field), names, NULL, perf, help, 0}
 /* a u32 knob kernel names leave out at 0 (added after names were published) */

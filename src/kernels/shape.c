@@ -72,6 +72,24 @@ rk_status kn_shape_check(const kn_family *fam, const rk_shape *s) {
     for (uint32_t i = 0; i < s->rank; i++)
         if (s->dim[i] == 0)
             return rk_fail(RK_ERR_INVALID, "%s: dimension %s must be at least 1", fam->name, fam->dims[i].name);
+    /* The heuristics and costs multiply extents (and round them up to tiles) in 64 bits: a
+     * product past 2^62 would wrap, even to 0 (a division by zero). No device holds such a
+     * problem, so it is refused here, before any heuristic runs. */
+    const uint64_t cap = (uint64_t)1 << 62;
+    uint64_t prod = 1;
+    for (uint32_t i = 0; i < s->rank; i++) {
+        if (prod > cap / s->dim[i]) {
+            char shape[512];
+            size_t off = 0;
+            shape[0] = 0;
+            for (uint32_t j = 0; j < s->rank && off < sizeof shape; j++)
+                off += (size_t)snprintf(shape + off, sizeof shape - off, "%s%s=%llu", j ? "," : "", fam->dims[j].name,
+                                        (unsigned long long)s->dim[j]);
+            return rk_fail(RK_ERR_INVALID, "%s: shape %s: the product of the extents (%s) is past 2^62; no device "
+                           "holds a problem that large", fam->name, shape, dims);
+        }
+        prod *= s->dim[i];
+    }
     return RK_OK;
 }
 

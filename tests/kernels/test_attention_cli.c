@@ -96,9 +96,9 @@ static void test_bad_input(void **state) {
         {" run vl/manifest.json --lengths 3:x,4", 2, "expected LQ[:LK]"},
         {" run vl/manifest.json --lengths 17,4", 2, "at most Sq = 16"},
         {" run vl/manifest.json --lengths 1,2,3", 2, "for B = 2"},
-        {" run bad/manifest.json --shape 1,2,2,16,16,128", 1, "serves head_dim = 64"},
-        {" build attention --shape 1,6,4,16,16,64 --target sm_90a --ir-only -o x", 1, "not a multiple of Hkv = 4"},
-        {" build attention --head-dim 256 --shape D=64 --target gfx942 --ir-only -o y", 1,
+        {" run bad/manifest.json --shape 1,2,2,16,16,128", 2, "serves head_dim = 64"},
+        {" build attention --shape 1,6,4,16,16,64 --target sm_90a --ir-only -o x", 2, "not a multiple of Hkv = 4"},
+        {" build attention --head-dim 256 --shape D=64 --target gfx942 --ir-only -o y", 2,
          "--shape B,Hq,Hkv,Sq,Skv,256"},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {

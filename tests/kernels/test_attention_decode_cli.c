@@ -56,17 +56,17 @@ static void test_build_and_run(void **state) {
 
 static void test_refusals(void **state) {
     (void)state;
-    expect(cli_sh(ROCKE " run dec/manifest.json --page-size 32"), 1, "serves page_size = 16 only");
+    expect(cli_sh(ROCKE " run dec/manifest.json --page-size 32"), 2, "serves page_size = 16 only");
     expect(cli_sh("printf '3 4' > short.txt && " ROCKE " run dec/manifest.json --shape 3,8,2,2,50,64 "
-              "--lengths short.txt"), 1, "2 lengths for B = 3");
+              "--lengths short.txt"), 2, "2 lengths for B = 3");
     expect(cli_sh("printf '3 4 65' > long.txt && " ROCKE " run dec/manifest.json --shape 3,8,2,2,50,64 "
-              "--lengths long.txt"), 1, "sequence 2 has context length 65");
-    expect(cli_sh(ROCKE " run dec/manifest.json --shape 3,8,2,9,50,64"), 1, "Sq = 1..8");
-    expect(cli_sh(ROCKE " run dec/manifest.json --shape 3,8,2,2,50,64 --arg num_splits=3"), 1,
+              "--lengths long.txt"), 2, "sequence 2 has context length 65");
+    expect(cli_sh(ROCKE " run dec/manifest.json --shape 3,8,2,9,50,64"), 2, "Sq = 1..8");
+    expect(cli_sh(ROCKE " run dec/manifest.json --shape 3,8,2,2,50,64 --arg num_splits=3"), 2,
            "num_splits = 3, legal 1..2");
     expect(cli_sh(ROCKE " build softmax --target sm_90 --ir-only -o sm"), 0, "manifest.json");
-    expect(cli_sh(ROCKE " run sm/manifest.json --lengths equal"), 1, "no per-sequence lengths");
-    expect(cli_sh(ROCKE " run sm/manifest.json --page-size 16"), 1, "no paged cache");
+    expect(cli_sh(ROCKE " run sm/manifest.json --lengths equal"), 2, "no per-sequence lengths");
+    expect(cli_sh(ROCKE " run sm/manifest.json --page-size 16"), 2, "no paged cache");
 }
 
 int main(void) {

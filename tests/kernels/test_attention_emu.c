@@ -160,7 +160,7 @@ static void test_stages(void **state) {
 static void test_bad_specs(void **state) {
     (void)state;
     const struct { const char *target, *knobs; uint64_t shape[6]; const char *msg; } rows[] = {
-        {"sm_90a", "dtype=f32", {1, 1, 1, 16, 16, 128}, "f16 or bf16"},
+        {"sm_90a", "dtype=f32", {1, 1, 1, 16, 16, 128}, "knob 'dtype' must be one of f16|bf16"},
         {"sm_90a", "head_dim=96", {1, 1, 1, 16, 16, 128}, "must be one of 64|128|256"},
         {"sm_90a", "mask=alibi", {1, 1, 1, 16, 16, 128}, "must be one of none|causal|window"},
         {"sm_90a", "head_dim=64", {1, 1, 1, 16, 16, 128}, "serves head_dim = 64"},

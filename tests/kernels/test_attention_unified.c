@@ -381,7 +381,7 @@ static void test_bad_spec(void **state) {
     bad = in;
     bad.u.attn.dtype = RK_S_F32;
     assert_int_not_equal(rk_instance_validate(&bad, t), RK_OK);
-    assert_non_null(strstr(rk_error_message(), "f16 or bf16"));
+    assert_non_null(strstr(rk_error_message(), "knob 'dtype' must be one of f16|bf16"));
     bad = in;
     bad.u.attn.layout = RK_ATTN_VARLEN;
     assert_int_not_equal(rk_instance_validate(&bad, t), RK_OK);

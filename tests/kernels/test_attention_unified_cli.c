@@ -66,17 +66,17 @@ static void test_refusals(void **state) {
     (void)state;
     expect(cli_sh(ROCKE " run uni/manifest.json --shape 8,2,64 --lengths 1:4,5:3"), 2,
            "sequence 1 has 5 new queries over 3 keys");
-    expect(cli_sh(ROCKE " run uni/manifest.json --shape 1,8,2,9,4,64"), 1, "cannot fit B = 1 sequences");
+    expect(cli_sh(ROCKE " run uni/manifest.json --shape 1,8,2,9,4,64"), 2, "cannot fit B = 1 sequences");
     expect(cli_sh(ROCKE " run uni/manifest.json --shape 8,2,64 --lengths 1:2,x"), 2, "sequence 1: expected Q:K");
     expect(cli_sh(ROCKE " run uni/manifest.json --lengths random:0"), 2, "random:N");
     expect(cli_sh(ROCKE " run uni/manifest.json --shape 8,2,64"), 2, "needs --lengths");
-    expect(cli_sh(ROCKE " run uni/manifest.json --shape 8,2,64 --lengths 1:9 --page-size 32"), 1,
+    expect(cli_sh(ROCKE " run uni/manifest.json --shape 8,2,64 --lengths 1:9 --page-size 32"), 2,
            "serves page_size = 16 only");
-    expect(cli_sh(ROCKE " run uni/manifest.json --shape 8,2,64 --lengths 1:9 --arg num_splits=9"), 1,
+    expect(cli_sh(ROCKE " run uni/manifest.json --shape 8,2,64 --lengths 1:9 --arg num_splits=9"), 2,
            "num_splits = 9, legal 1..4");
     expect(cli_sh(ROCKE " run win/manifest.json --shape 4,4,64 --lengths 1:9 --window 4,2"), 2,
            "the window is causal");
-    expect(cli_sh(ROCKE " build attention --mode unified --mask none --target sm_90a --ir-only -o bad"), 1,
+    expect(cli_sh(ROCKE " build attention --mode unified --mask none --target sm_90a --ir-only -o bad"), 2,
            "causal inside each sequence");
 }
 

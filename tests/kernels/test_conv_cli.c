@@ -97,9 +97,9 @@ static void test_misuse(void **state) {
         {"run g/manifest.json --stride 1,2,3", 2, "--stride '1,2,3': expects 1 or 2 values"},
         {"run g/manifest.json --pad 1,2,3", 2, "--pad '1,2,3': expects 1, one per axis or 4 values"},
         {"run g/manifest.json --stride two", 2, "--stride 'two'"},
-        {"run g/manifest.json --groups 3", 1, "C = 8 and K = 8 must both be multiples of groups = 3"},
-        {"run g/manifest.json --pad 0 --dilation 3", 1, "the output is empty along h"},
-        {"run g/manifest.json --stride 0", 1, "'stride' and 'dilation' must be >= 1"},
+        {"run g/manifest.json --groups 3", 2, "C = 8 and K = 8 must both be multiples of groups = 3"},
+        {"run g/manifest.json --pad 0 --dilation 3", 2, "the output is empty along h"},
+        {"run g/manifest.json --stride 0", 2, "'stride' and 'dilation' must be >= 1"},
         {"run s/manifest.json --dilation 2", 2, "family softmax has no run-time knob 'dilation'"},
         /* each value is judged in the spelling given, not in the expanded 'x' form */
         {"run g/manifest.json --pad -1", 2, "--pad '-1': value 1 ('-1') is not a non-negative integer"},

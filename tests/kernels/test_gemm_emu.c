@@ -419,7 +419,7 @@ static void test_bad_specs(void **state) {
         {"sm_90a", "atom=mfma_f32_16x16x16_f16", "not available on sm_90a"},
         {"sm_90a", "atom=wgmma_m64n8k16_f32_f16", "warpgroup atom"},
         {"sm_90a", "dtype=bf16 atom=mma_m16n8k16_f32_f16", "does not multiply bf16"},
-        {"sm_90a", "dtype=f32", "f16 or bf16"},
+        {"sm_90a", "dtype=f32", "knob 'dtype' must be one of f16|bf16|"},
         {"gfx942", "wave=32", "64-lane waves"},
         {"sm_90a", "vec_a=3", "must be one of 1|2|4|8"},
         {"sm_90a", "fuse=bias,bias,bias,bias,bias", "at most 4 bias"},

@@ -46,11 +46,11 @@ static void test_build_and_run(void **state) {
 
 static void test_refusals(void **state) {
     (void)state;
-    expect(cli_sh(ROCKE " build kv_append --kv-dtype fp8 --target gfx942 --ir-only -o bad"), 1,
+    expect(cli_sh(ROCKE " build kv_append --kv-dtype fp8 --target gfx942 --ir-only -o bad"), 2,
            "legal on gfx942: same, fp8fnuz");
-    expect(cli_sh(ROCKE " build kv_append --rope yarn --target sm_90 --ir-only -o bad"), 1, "none|neox|gptj");
+    expect(cli_sh(ROCKE " build kv_append --rope yarn --target sm_90 --ir-only -o bad"), 2, "none|neox|gptj");
     expect(cli_sh(ROCKE " build kv_append --target sm_90 --ir-only -o kvc"), 0, "manifest.json");
-    expect(cli_sh(ROCKE " run kvc/manifest.json --shape 3,2,2,100,2,16"), 1, "D (100) must be a multiple of 8");
+    expect(cli_sh(ROCKE " run kvc/manifest.json --shape 3,2,2,100,2,16"), 2, "D (100) must be a multiple of 8");
 }
 
 int main(void) {

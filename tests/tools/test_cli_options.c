@@ -96,11 +96,11 @@ static const bad_row bad_rows[] = {
     {"run sm/manifest.json --iters 0", 2, "--iters '0' is out of range (legal: 1..4294967295)"},
     {"run sm/manifest.json --warmup -1", 2, "--warmup '-1' is out of range (legal: 0..4294967295)"},
     {"run sm/manifest.json --seed 18446744073709551616", 2, "--seed '18446744073709551616' is out of range"},
-    {"run sm/manifest.json --seed 1e3", 2, "--seed '1e3' is not an integer (legal: 0..18446744073709551615)"},
+    {"run sm/manifest.json --seed 1e3", 2, "--seed '1e3' is not a decimal integer (legal: 0..18446744073709551615)"},
     {"gpu-check --iters 4294967296", 2, "--iters '4294967296' is out of range (legal: 0..4294967295)"},
-    {"gpu-check --warmup 12x", 2, "--warmup '12x' is not an integer"},
+    {"gpu-check --warmup 12x", 2, "--warmup '12x' is not a decimal integer"},
     {"compile " VADD " -o d -O 4", 2, "-O '4' is out of range (legal: 0..3)"},
-    {"compile " VADD " -o d -O3x", 2, "-O '3x' is not an integer (legal: 0..3)"},
+    {"compile " VADD " -o d -O3x", 2, "-O '3x' is not a decimal integer (legal: 0..3)"},
     {"analyze x.hsaco --wg 0", 2, "--wg '0' is out of range (legal: 1..1024)"},
     {"analyze x.hsaco --wg 4294967297", 2, "--wg '4294967297' is out of range (legal: 1..1024)"},
     {"exec " VADD " --grid 1 --block 64 --threads 4294967296", 2, "--threads '4294967296' is out of range"},
@@ -180,7 +180,7 @@ static void test_spellings(void **state) {
         {"exec " VADD " --grid 4 --block 64 " VADD_ARGS " --print C:3",
          "exec " VADD " --grid=4 --block=64 " VADD_ARGS " --print=C:3"},
         {"ir check --target gfx942 " VADD " && echo ok", "ir check " VADD " --target=gfx942 && echo ok"},
-        {"run sm/manifest.json --seed 0x10 --verify --device emu | head -2",
+        {"run sm/manifest.json --seed 016 --verify --device emu | head -2",
          "run sm/manifest.json --seed 16 --verify --device emu | head -2"},
     };
     for (size_t i = 0; i < sizeof same / sizeof *same; i++) {
