@@ -31,6 +31,8 @@ uint32_t kn_attn_unified_variants(const rk_instance *in, const rk_target *t, uin
     rk_instance v = *in;
     v.u.attn.block_m = SMALL_ROWS;
     v.u.attn.warps = 1;
+    /* 16 rows are one warp's: no block of the variant is a full one, so no wgmma body */
+    if (v.u.attn.path == RK_ATTN_PF_WGMMA) v.u.attn.path = RK_ATTN_PF_MMA;
     /* re-tune only the key tiles (block_n, stages) unless they were given */
     uint64_t keep = ~(((uint64_t)1 << KN_AK_BN) | ((uint64_t)1 << KN_AK_STAGES)) | locked;
     rk_shape s;
