@@ -94,12 +94,19 @@ if len(parts) == 2 and one:
     print(f"mixed-p16: one launch {one[0]:.4f} ms vs prefill + decode back to back {sum(parts):.4f} ms "
           f"({sum(parts) / one[0]:.2f}x)")
 # the row variants: the per-batch pick (NAME) against each locked variant (NAME-bm64, NAME-bm16)
+# (-mma: the full blocks on mma.sync instead of wgmma; -whole: the wgmma build's whole-keys kernel alone)
 for base in ("mixed-p16", "decode-p16", "decode-g8-p16", "prefill-p16"):
-    t = {n: r["ms"] for n in (base, base + "-bm64", base + "-bm16", base + "-s3")
+    t = {n: r["ms"] for n in (base, base + "-bm64", base + "-bm16", base + "-s3", base + "-mma", base + "-whole")
          for r in by.get(n, []) if r.get("impl") == "rocke" and "ms" in r}
     if base in t and len(t) > 1:
         print(f"{base}: rows pick {t[base]:.4f} ms; " +
               ", ".join(f"{n[len(base) + 1:]} {ms:.4f} ms" for n, ms in t.items() if n != base))
+# the full blocks' body: wgmma (the default on sm_90a) against mma.sync on the same batch
+for base in ("mixed-p16", "decode-p16", "prefill-p16"):
+    wg = [r["ms"] for r in by.get(base, []) if r.get("impl") == "rocke" and "ms" in r]
+    mm = [r["ms"] for r in by.get(base + "-mma", []) if r.get("impl") == "rocke" and "ms" in r]
+    if wg and mm:
+        print(f"{base}: full blocks on wgmma {wg[0]:.4f} ms vs mma.sync {mm[0]:.4f} ms ({mm[0] / wg[0]:.2f}x)")
 flex = [r["ms"] for r in by.get("mixed-p16", []) if r.get("impl", "").startswith("flex") and "ms" in r]
 if flex and one:
     print(f"mixed-p16: FlexAttention paged / rocke = {flex[0] / one[0]:.2f}x (the issue asks >= 2x)")
