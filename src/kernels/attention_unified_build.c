@@ -20,6 +20,9 @@
  *             block's nb splits (by its keys, at most num_splits) to arrive
  *             merges the nb partials in split order (bits independent of
  *             which block finished last).
+ * With path = wgmma (sm_90a) a block of more rows than one warp's runs the
+ * wgmma body of attention_unified_wgmma.c instead (a block-uniform branch
+ * around the whole body); the decode blocks run the body here.
  * Layer: kernels. */
 #include <math.h>
 
