@@ -16,11 +16,12 @@ rk_status kn_attn_unified_plan(const rk_attention_spec *s, const rk_target *t, k
     rk_attention_spec w = *s;
     w.mode = RK_ATTN_PREFILL, w.mask = RK_ATTN_MASK_NONE, w.lse = false, w.layout = RK_ATTN_BHSD;
     w.kv_dtype = RK_ATTN_KV_SAME, w.path = RK_ATTN_PF_MMA, w.schedule = RK_ATTN_SCHED_PLAIN;
-    rk_status st = kn_attn_plan_make(&w, t, out);
+    /* path = wgmma: its rules first (the target, the tiles), then the decode blocks' mma.sync plan */
+    uint32_t elems = 0;
+    rk_status st = s->path == RK_ATTN_PF_WGMMA ? kn_attn_unified_wgmma_check(s, t, &elems) : RK_OK;
+    if (!st) st = kn_attn_plan_make(&w, t, out);
     if (st || s->path != RK_ATTN_PF_WGMMA) return st;
     /* the full blocks' wgmma body shares the allocation: its Q and stages may need more */
-    uint32_t elems;
-    if ((st = kn_attn_unified_wgmma_check(s, t, &elems))) return st;
     if (elems > out->lds_elems) {
         uint64_t bytes = (uint64_t)elems * rk_tile_elem_bytes(s->dtype);
         if (bytes > t->lds_bytes)

@@ -193,12 +193,13 @@ static void test_fp8(void **state) {
  * against the mma.sync body on the same batches: decodes of 1 and 2 tokens,
  * P - 1, P + 1, 70 and 33 tokens, GQA 4 (a block of 16 tokens; 70 leaves a
  * 6-token block of 24 rows, a full one) and GQA 1 (64 tokens a block; the
- * 6-token tail of 70 runs on mma.sync), D 64 and 128, pages 16 and 32, both
+ * 6-token tail of 70 runs on mma.sync), D 64 and 128, pages 16 and 32 (31
+ * and 33 tokens there), both
  * paths of the split; then every option with an e4m3 cache at D 128. The
  * heuristic's path per variant: wgmma for 64 rows, mma for 16. */
 static void test_wgmma_body(void **state) {
     (void)state;
-    const batch b = {6, {1, 2, 15, 17, 70, 33}, {1, 40, 15, 60, 300, 160}};
+    const batch b = {6, {1, 2, 15, 17, 70, 33}, {1, 40, 15, 60, 200, 120}};
     static const char *const paths[] = {"path=wgmma", "path=mma"};
     for (int i = 0; i < 2; i++) {
         char knobs[128];
@@ -206,7 +207,8 @@ static void test_wgmma_body(void **state) {
         run_case("sm_90a", 8, 2, 64, &b, knobs, "num_splits=1");
         run_case("sm_90a", 4, 4, 128, &b, knobs, "num_splits=2");
     }
-    run_case("sm_90a", 4, 1, 128, &b, "page_size=32 kv_splits=1 path=wgmma dtype=f16", "");
+    const batch p32 = {4, {1, 31, 33, 2}, {33, 31, 95, 64}};   /* P - 1 and P + 1 of 32-token pages */
+    run_case("sm_90a", 4, 1, 128, &p32, "page_size=32 kv_splits=1 path=wgmma dtype=f16", "");
     run_case("sm_90a", 8, 2, 128, &b,
              "page_size=16 kv_splits=2 path=wgmma kv_dtype=fp8 sinks=true softcap=true alibi=true mask=window lse=true",
              "num_splits=2 softcap=0.7 window_left=45");
