@@ -8,6 +8,8 @@
 # cache, FlexAttention with a paged block mask), then rocke's one launch,
 # verified and timed, and for the mixed batches the prefill and decode
 # kernels back to back on the same work. Logs go to $OUT (or ./out).
+# `bench/attention_unified_h200.sh prepare` (here, instead of the whole device-prepare) builds only
+# these kernels and the CLI into .devcarry/, without their .ir / .ll (the carry stays small).
 set -uo pipefail
 D=.devcarry
 OUT=${OUT:-out}
@@ -15,6 +17,25 @@ OUT=${OUT:-out}
 # kernels are (default .devcarry/attn_unified; another build of the same batches runs beside it for A/B)
 SHAPES=${UNIFIED_SHAPES:-bench/attention_unified_shapes.txt}
 KDIR=${UNIFIED_DIR:-$D/attn_unified}
+if [ "${1:-}" = prepare ]; then
+  B=${BUILD:-build}
+  rm -rf "$KDIR" "$D/attn_unified_parts"
+  mkdir -p "$D/bin" "$KDIR" "$D/attn_unified_parts"
+  cp "$B/rocke" "$D/bin/"
+  grep -v '^#' "$SHAPES" | while read -r name Hq Hkv Dh page batch knobs; do
+    [ -n "$name" ] || continue
+    # shellcheck disable=SC2086
+    "$B/rocke" build attention --mode unified --dtype bf16 --head-dim "$Dh" --page-size "$page" $knobs \
+      --target sm_90a --shape "1,$Hq,$Hkv,1,1,$Dh" -o "$KDIR/$name" >/dev/null || echo "build failed: $name"
+  done
+  "$B/rocke" build attention --dtype bf16 --head-dim 128 --mask causal --layout varlen --target sm_90a \
+    --shape 4,32,8,512,4096,128 -o "$D/attn_unified_parts/prefill" >/dev/null || echo "build failed: prefill"
+  "$B/rocke" build attention --mode decode --dtype bf16 --head-dim 128 --page-size 16 --target sm_90a \
+    --shape 124,32,8,1,16384,128 -o "$D/attn_unified_parts/decode" >/dev/null || echo "build failed: decode"
+  find "$KDIR" "$D/attn_unified_parts" \( -name '*.ll' -o -name '*.ir' \) -delete
+  du -sh "$D"
+  exit 0
+fi
 mkdir -p "$OUT"
 export ROCKE_DEVICE=cuda
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,power.limit --format=csv 2>&1 | tee "$OUT/gpu.txt"
