@@ -195,7 +195,8 @@ static void test_fp8(void **state) {
  * 6-token block of 24 rows, a full one) and GQA 1 (64 tokens a block; the
  * 6-token tail of 70 runs on mma.sync), D 64 and 128, pages 16 and 32 (31
  * and 33 tokens there), both
- * paths of the split; then every option with an e4m3 cache at D 128. The
+ * paths of the split; full blocks split 2 and 4 ways by their keys and
+ * merged; then every option with an e4m3 cache at D 128. The
  * heuristic's path per variant: wgmma for 64 rows, mma for 16. */
 static void test_wgmma_body(void **state) {
     (void)state;
@@ -212,6 +213,9 @@ static void test_wgmma_body(void **state) {
     run_case("sm_90a", 8, 2, 128, &b,
              "page_size=16 kv_splits=2 path=wgmma kv_dtype=fp8 sinks=true softcap=true alibi=true mask=window lse=true",
              "num_splits=2 softcap=0.7 window_left=45");
+    /* full blocks that split their keys (700 and 1100 keys: 2 and 4 of the 4 splits) and merge, with the sink and LSE */
+    const batch sp = {3, {20, 1, 40}, {700, 600, 1100}};
+    run_case("sm_90a", 8, 2, 64, &sp, "page_size=16 kv_splits=4 path=wgmma sinks=true lse=true", "num_splits=4");
     rk_instance in;
     rk_shape sh;
     unified_instance("sm_90a", 8, 2, 128, &b, "page_size=16", &in, &sh);
