@@ -12,6 +12,7 @@
  *   ring    a cp.async group per key block, `stages - 1` ahead; a stage is
  *           read by wgmma after wait_group, a proxy fence (the generic
  *           proxy's writes made visible to the async proxy) and a barrier;
+ *           the refill is issued while that block's S = Q K^T runs;
  *   step    S = Q K^T by wgmma m64n{bn}k16 from descriptors (SS; prefill's
  *           chain, kn_attn_hopper_qk), the unified scores (scale, softcap,
  *           ALiBi, the causal / window mask) and prefill's online softmax on
@@ -188,15 +189,14 @@ static rk_value wg_join(rk_kernel *k, const rk_value *pieces, uint32_t n) {
     return v;
 }
 
-/* Key block j in stage st: S, scores and mask, softmax (m, l, O updated), O += P V. */
-static rk_value wg_step(wg_body *b, rk_value j, rk_value st, rk_value *m, rk_value *l, rk_value o) {
+/* Key block j in stage st, its S = Q K^T in flight (`fly`, issued from
+ * kbase): S back, scores and mask, softmax (m, l, O updated), O += P V. */
+static rk_value wg_step(wg_body *b, rk_value j, rk_value kbase, rk_value fly, rk_value *m, rk_value *l, rk_value o) {
     kn_attn_ublock *g = b->g;
     rk_kernel *k = g->k;
     const kn_attn_plan *pl = g->pl;
-    rk_value kbase = stage_k(b, st);
     rk_value kv = c32w(k, b->w->hp.kv_elems);
     rk_value vbase = rk_build_add(k, kbase, kv);
-    rk_value fly = kn_attn_hopper_qk(k, pl, b->dt, g->smem, g->c0, g->smem, kbase);
     rk_value sacc;
     rk_build_wgmma_wait_group(k, 0, &fly, 1, &sacc);
     rk_value sp[MAXV], op[MAXV], pp[MAXV];
@@ -258,12 +258,16 @@ void kn_attn_unified_wgmma_body(kn_attn_ublock *gm, const rk_target *t) {
         rk_build_async_wait_group(k, S - 2);
         rk_build_fence_proxy_async(k);   /* this thread's copies, visible to wgmma's reads */
         rk_build_sync(k);                /* everyone's; and every read of the stage refilled next is done */
+        /* S of this block first, then the refill of the stage the last step read (its P V was waited
+         * for before the barrier), so the copies' address work runs under the product */
+        rk_value cs = rk_build_umod(k, it, Sv);
+        rk_value kbase = stage_k(&b, cs);
+        rk_value fly = kn_attn_hopper_qk(k, pl, b.dt, g->smem, g->c0, g->smem, kbase);
         rk_value nt = rk_build_add(k, it, ahead);
         rk_value nj = rk_build_add(k, g->klo, nt);
         rk_value nst = rk_build_umod(k, nt, Sv);
         wg_issue(&b, nj, nst);
-        rk_value cs = rk_build_umod(k, it, Sv);
-        rk_value o = wg_step(&b, j, cs, m, l, cur[2 * nr]);
+        rk_value o = wg_step(&b, j, kbase, fly, m, l, cur[2 * nr]);
         rk_value y[2 * RK_TILE_ACC_MAX_SLOTS + 1];
         for (uint32_t r = 0; r < nr; r++) y[r] = m[r], y[nr + r] = l[r];
         y[2 * nr] = o;
