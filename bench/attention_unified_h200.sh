@@ -8,6 +8,8 @@
 # cache, FlexAttention with a paged block mask), then rocke's one launch,
 # verified and timed, and for the mixed batches the prefill and decode
 # kernels back to back on the same work. Logs go to $OUT (or ./out).
+# `bench/attention_unified_h200.sh prepare` (here, instead of the whole device-prepare) builds only
+# these kernels and the CLI into .devcarry/, without their .ir / .ll (the carry stays small).
 set -uo pipefail
 D=.devcarry
 OUT=${OUT:-out}
@@ -15,6 +17,25 @@ OUT=${OUT:-out}
 # kernels are (default .devcarry/attn_unified; another build of the same batches runs beside it for A/B)
 SHAPES=${UNIFIED_SHAPES:-bench/attention_unified_shapes.txt}
 KDIR=${UNIFIED_DIR:-$D/attn_unified}
+if [ "${1:-}" = prepare ]; then
+  B=${BUILD:-build}
+  rm -rf "$KDIR" "$D/attn_unified_parts"
+  mkdir -p "$D/bin" "$KDIR" "$D/attn_unified_parts"
+  cp "$B/rocke" "$D/bin/"
+  grep -v '^#' "$SHAPES" | while read -r name Hq Hkv Dh page batch knobs; do
+    [ -n "$name" ] || continue
+    # shellcheck disable=SC2086
+    "$B/rocke" build attention --mode unified --dtype bf16 --head-dim "$Dh" --page-size "$page" $knobs \
+      --target sm_90a --shape "1,$Hq,$Hkv,1,1,$Dh" -o "$KDIR/$name" >/dev/null || echo "build failed: $name"
+  done
+  "$B/rocke" build attention --dtype bf16 --head-dim 128 --mask causal --layout varlen --target sm_90a \
+    --shape 4,32,8,512,4096,128 -o "$D/attn_unified_parts/prefill" >/dev/null || echo "build failed: prefill"
+  "$B/rocke" build attention --mode decode --dtype bf16 --head-dim 128 --page-size 16 --target sm_90a \
+    --shape 124,32,8,1,16384,128 -o "$D/attn_unified_parts/decode" >/dev/null || echo "build failed: decode"
+  find "$KDIR" "$D/attn_unified_parts" \( -name '*.ll' -o -name '*.ir' \) -delete
+  du -sh "$D"
+  exit 0
+fi
 mkdir -p "$OUT"
 export ROCKE_DEVICE=cuda
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,power.limit --format=csv 2>&1 | tee "$OUT/gpu.txt"
@@ -94,12 +115,19 @@ if len(parts) == 2 and one:
     print(f"mixed-p16: one launch {one[0]:.4f} ms vs prefill + decode back to back {sum(parts):.4f} ms "
           f"({sum(parts) / one[0]:.2f}x)")
 # the row variants: the per-batch pick (NAME) against each locked variant (NAME-bm64, NAME-bm16)
+# (-mma: the full blocks on mma.sync instead of wgmma; -whole: the wgmma build's whole-keys kernel alone)
 for base in ("mixed-p16", "decode-p16", "decode-g8-p16", "prefill-p16"):
-    t = {n: r["ms"] for n in (base, base + "-bm64", base + "-bm16", base + "-s3")
+    t = {n: r["ms"] for n in (base, base + "-bm64", base + "-bm16", base + "-s3", base + "-mma", base + "-whole")
          for r in by.get(n, []) if r.get("impl") == "rocke" and "ms" in r}
     if base in t and len(t) > 1:
         print(f"{base}: rows pick {t[base]:.4f} ms; " +
               ", ".join(f"{n[len(base) + 1:]} {ms:.4f} ms" for n, ms in t.items() if n != base))
+# the full blocks' body: wgmma (the default on sm_90a) against mma.sync on the same batch
+for base in ("mixed-p16", "decode-p16", "prefill-p16"):
+    wg = [r["ms"] for r in by.get(base, []) if r.get("impl") == "rocke" and "ms" in r]
+    mm = [r["ms"] for r in by.get(base + "-mma", []) if r.get("impl") == "rocke" and "ms" in r]
+    if wg and mm:
+        print(f"{base}: full blocks on wgmma {wg[0]:.4f} ms vs mma.sync {mm[0]:.4f} ms ({mm[0] / wg[0]:.2f}x)")
 flex = [r["ms"] for r in by.get("mixed-p16", []) if r.get("impl", "").startswith("flex") and "ms" in r]
 if flex and one:
     print(f"mixed-p16: FlexAttention paged / rocke = {flex[0] / one[0]:.2f}x (the issue asks >= 2x)")

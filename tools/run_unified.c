@@ -128,7 +128,8 @@ static bool candidate_of(const char *dir, const char *file, const rk_manifest *m
     rk_shape unused;
     if (rk_manifest_check(m, dir, &in, &unused)) return false;
     *c = (rk_attention_unified_candidate){.block_m = in.u.attn.block_m, .warps = in.u.attn.warps,
-                                          .key_split = rk_attention_unified_key_splits(&in, rk_target_find(m->target))};
+                                          .key_split = rk_attention_unified_key_splits(&in, rk_target_find(m->target)),
+                                          .wgmma_full = in.u.attn.path == RK_ATTN_PF_WGMMA};
     return true;
 }
 
@@ -158,9 +159,10 @@ rk_status run_batch_pick_rows(const char *dir, rk_manifest *m, const run_batch *
         if (!st) *m = *tmp;
     }
     if (!st) {
-        size_t at = (size_t)snprintf(line, n, "unified: rows %u per block (%s) for G = %u%s: row units",
-                                     cand[pick].block_m,
-                                     pick ? files[pick] : "manifest.json", G, cand[pick].key_split ? ", key split" : "");
+        size_t at = (size_t)snprintf(line, n, "unified: rows %u per block (%s) for G = %u%s%s: row units",
+                                     cand[pick].block_m, pick ? files[pick] : "manifest.json", G,
+                                     cand[pick].key_split ? ", key split" : "",
+                                     cand[pick].wgmma_full ? ", full blocks on wgmma" : "");
         for (uint32_t i = 0; i < nc && at < n; i++)
             at += (size_t)snprintf(line + at, n - at, "%s block_m %u%s %.3g", i ? "," : "", cand[i].block_m,
                                    cand[i].key_split ? " key split" : "", cost[i]);

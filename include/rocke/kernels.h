@@ -705,11 +705,13 @@ rk_status rk_problem_attention_unified_launch(rk_problem *p, const rk_target *t,
 rk_status rk_attention_unified_launch_for(const rk_instance *in, const rk_target *t, const uint64_t *lq,
                                           const uint64_t *lk, uint32_t n, uint64_t Hq, uint64_t Hkv,
                                           int64_t window_left, uint64_t work_limit, rk_attention_unified_launch *out);
-/* A kernel a unified build wrote (manifest.json or one of its variants): its rows, warps, and whether it
- * splits a decode's keys across the warps (not with whole_keys; rk_attention_unified_key_splits). */
+/* A kernel a unified build wrote (manifest.json or one of its variants): its rows, warps, whether it
+ * splits a decode's keys across the warps (not with whole_keys; rk_attention_unified_key_splits), and
+ * whether its full query blocks run on wgmma (path = wgmma, sm_90a). */
 typedef struct rk_attention_unified_candidate {
     uint32_t block_m, warps;
     bool key_split;
+    bool wgmma_full;
 } rk_attention_unified_candidate;
 bool rk_attention_unified_key_splits(const rk_instance *in, const rk_target *t);
 /* attention --mode unified built with variants (docs/attention.md, "Row
@@ -718,7 +720,8 @@ bool rk_attention_unified_key_splits(const rk_instance *in, const rk_target *t);
  * head) cheapest, where a block's key step costs max(block_m, 64) row units
  * (the products grow with the rows, the K/V copy of a key does not), scaled
  * by the key split's measured price: its body slows full blocks, its absence
- * idles warps 1.. of a decode's block. Ties go to the earlier candidate,
+ * idles warps 1.. of a decode's block; a wgmma candidate's full blocks cost
+ * what the tensor cores' rate saves (a model until measured). Ties go to the earlier candidate,
  * candidates with block_m < G are skipped (0 when none fits). cost (may be
  * NULL) receives each candidate's units (0: skipped). */
 uint32_t rk_attention_unified_pick(const uint64_t *lq, const uint64_t *lk, uint32_t n, uint32_t G,

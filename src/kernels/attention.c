@@ -66,7 +66,8 @@ static const rk_knob knobs[] = {
             "from 16 rows on"),
     KN_ENUM("path", "pt", u.attn.path, pf_names, true,
             "prefill's kernel: mma (mma.sync / MFMA, every target) or wgmma (sm_90a: TMA and warpgroup MMA, every "
-            "layout); auto: wgmma where it applies"),
+            "layout); auto: wgmma where it applies. unified: the body of full query blocks (wgmma on sm_90a with "
+            "block_m 64, warps 4; decode blocks stay on mma.sync)"),
     KN_ENUM("schedule", "sc", u.attn.schedule, sched_names, true,
             "path=wgmma: plain (the consumers' thread 0 refills after a block barrier) or ws (a producer "
             "warpgroup streams K and V on full/empty mbarriers) or overlap (ws, the softmax of one key block under "

@@ -142,14 +142,8 @@ static rk_value join(rk_kernel *k, const rk_value *pieces, uint32_t n) {
     return v;
 }
 
-/* S = Q K^T of stage st for warpgroup wg: D / 16 chained wgmmas, K-major
- * slices 16 elements (32 bytes) apart inside the swizzled rows. */
-static rk_value scores(hk *h, rk_value st, rk_value wg, bool wait) {
-    rk_kernel *k = h->k;
-    const kn_attn_plan *pl = &h->hp->pl;
-    rk_value kv = c32(k, h->hp->kv_elems), wrows = c32(k, 64 * KN_AH_BOX);
-    rk_value kbase = rk_build_mul(k, st, kv);
-    rk_value qbase = rk_build_mul(k, wg, wrows);
+rk_value kn_attn_hopper_qk(rk_kernel *k, const kn_attn_plan *pl, const char *dt, rk_value sq, rk_value qbase,
+                           rk_value sk, rk_value kbase) {
     rk_type acc_t = rk_type_vec(k, RK_T_F32, pl->bn / 2);
     rk_value acc = rk_build_constant_vec(k, acc_t, 0.0);
     rk_build_wgmma_fence(k);
@@ -158,12 +152,38 @@ static rk_value scores(hk *h, rk_value st, rk_value wg, bool wait) {
         rk_value qo = c32(k, c * pl->bm * KN_AH_BOX + 16 * r), ko = c32(k, c * pl->bn * KN_AH_BOX + 16 * r);
         rk_value qe = rk_build_add(k, qbase, qo);
         rk_value ke = rk_build_add(k, kbase, ko);
-        rk_value da = rk_tile_wgmma_desc_k128(k, h->sQ, qe);
-        rk_value db = rk_tile_wgmma_desc_k128(k, h->sK, ke);
+        rk_value da = rk_tile_wgmma_desc_k128(k, sq, qe);
+        rk_value db = rk_tile_wgmma_desc_k128(k, sk, ke);
         const rk_wgmma_opts o = {.scale_d = {kk == 0, false}};   /* the first slice starts from zero */
-        acc = rk_build_wgmma_ex(k, h->dt, acc, da, db, pl->bn, kk ? NULL : &o);
+        acc = rk_build_wgmma_ex(k, dt, acc, da, db, pl->bn, kk ? NULL : &o);
     }
     rk_build_wgmma_commit_group(k);
+    return acc;
+}
+
+rk_value kn_attn_hopper_pv(rk_kernel *k, const kn_attn_plan *pl, const char *dt, rk_value sv, rk_value vbase,
+                           const rk_value *pf, rk_value o) {
+    rk_build_wgmma_fence(k);
+    const rk_wgmma_rs_opts opt = {.trans_b = RK_SOME(true)};
+    for (uint32_t q = 0; q < pl->bn / 16; q++) {
+        rk_value vo = c32(k, q * 16 * KN_AH_BOX);
+        rk_value ve = rk_build_add(k, vbase, vo);
+        rk_value dv = rk_tile_wgmma_desc_mn128(k, sv, ve, pl->bn * RK_TILE_WGMMA_ROW_BYTES);
+        o = rk_build_wgmma_rs_ex(k, dt, o, pf[q], dv, pl->d, &opt);
+    }
+    rk_build_wgmma_commit_group(k);
+    return o;
+}
+
+/* S = Q K^T of stage st for warpgroup wg: D / 16 chained wgmmas, K-major
+ * slices 16 elements (32 bytes) apart inside the swizzled rows. */
+static rk_value scores(hk *h, rk_value st, rk_value wg, bool wait) {
+    rk_kernel *k = h->k;
+    const kn_attn_plan *pl = &h->hp->pl;
+    rk_value kv = c32(k, h->hp->kv_elems), wrows = c32(k, 64 * KN_AH_BOX);
+    rk_value kbase = rk_build_mul(k, st, kv);
+    rk_value qbase = rk_build_mul(k, wg, wrows);
+    rk_value acc = kn_attn_hopper_qk(k, pl, h->dt, h->sQ, qbase, h->sK, kbase);
     if (!wait) return acc;   /* in flight: a later tile.wgmma_wait_group hands it on */
     rk_value done;
     rk_build_wgmma_wait_group(k, 0, &acc, 1, &done);
@@ -177,15 +197,7 @@ static rk_value pv(hk *h, rk_value st, const rk_value *pf, rk_value o, bool wait
     const kn_attn_plan *pl = &h->hp->pl;
     rk_value kv = c32(k, h->hp->kv_elems);
     rk_value vbase = rk_build_mul(k, st, kv);
-    rk_build_wgmma_fence(k);
-    const rk_wgmma_rs_opts opt = {.trans_b = RK_SOME(true)};
-    for (uint32_t q = 0; q < pl->bn / 16; q++) {
-        rk_value vo = c32(k, q * 16 * KN_AH_BOX);
-        rk_value ve = rk_build_add(k, vbase, vo);
-        rk_value dv = rk_tile_wgmma_desc_mn128(k, h->sV, ve, pl->bn * RK_TILE_WGMMA_ROW_BYTES);
-        o = rk_build_wgmma_rs_ex(k, h->dt, o, pf[q], dv, pl->d, &opt);
-    }
-    rk_build_wgmma_commit_group(k);
+    o = kn_attn_hopper_pv(k, pl, h->dt, h->sV, vbase, pf, o);
     if (!wait) return o;
     rk_value done;
     rk_build_wgmma_wait_group(k, 0, &o, 1, &done);

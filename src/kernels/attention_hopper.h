@@ -54,6 +54,17 @@ void kn_attn_hopper_tensormap_box(const rk_instance *in, const rk_kparam *kp, ui
  * kernel's coordinates cannot follow, naming the stride. */
 rk_status kn_attn_hopper_tensormap_view(const rk_problem *p, const rk_kparam *kp, rk_problem_tmap *out);
 /* attention_hopper.c */
+/* S = Q K^T of one key block for a warpgroup of 64 rows: D / 16 chained
+ * wgmma m64n{bn}k16, both operands K-major in 128-byte-swizzled boxes of
+ * 64 columns (Q's box c at qbase + c * bm * 64 elements of sq, K's at kbase
+ * + c * bn * 64 of sk), committed, not waited for. */
+rk_value kn_attn_hopper_qk(rk_kernel *k, const kn_attn_plan *pl, const char *dt, rk_value sq, rk_value qbase,
+                           rk_value sk, rk_value kbase);
+/* O += P V: bn / 16 wgmma_rs with the P fragments pf as register A and V
+ * [bn keys, D] from vbase of sv an N-major B (boxes bn * 128 bytes apart),
+ * committed, not waited for. */
+rk_value kn_attn_hopper_pv(rk_kernel *k, const kn_attn_plan *pl, const char *dt, rk_value sv, rk_value vbase,
+                           const rk_value *pf, rk_value o);
 void kn_attn_hopper_build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *params);
 
 #endif

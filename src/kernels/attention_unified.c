@@ -15,8 +15,24 @@ rk_status kn_attn_unified_plan(const rk_attention_spec *s, const rk_target *t, k
         return rk_fail(RK_ERR_INVALID, "attention: mode = unified reads a paged cache (page_size 16, 32, 64 or 128)");
     rk_attention_spec w = *s;
     w.mode = RK_ATTN_PREFILL, w.mask = RK_ATTN_MASK_NONE, w.lse = false, w.layout = RK_ATTN_BHSD;
-    w.kv_dtype = RK_ATTN_KV_SAME;
-    return kn_attn_plan_make(&w, t, out);
+    w.kv_dtype = RK_ATTN_KV_SAME, w.path = RK_ATTN_PF_MMA, w.schedule = RK_ATTN_SCHED_PLAIN;
+    /* path = wgmma: its rules first (the target, the tiles), then the decode blocks' mma.sync plan */
+    uint32_t elems = 0;
+    rk_status st = s->path == RK_ATTN_PF_WGMMA ? kn_attn_unified_wgmma_check(s, t, &elems) : RK_OK;
+    if (!st) st = kn_attn_plan_make(&w, t, out);
+    if (st || s->path != RK_ATTN_PF_WGMMA) return st;
+    /* the full blocks' wgmma body shares the allocation: its Q and stages may need more */
+    if (elems > out->lds_elems) {
+        uint64_t bytes = (uint64_t)elems * rk_tile_elem_bytes(s->dtype);
+        if (bytes > t->lds_bytes)
+            return rk_fail(RK_ERR_INVALID, "attention: mode = unified with path = wgmma keeps Q and %u K/V stages "
+                           "in %llu bytes of shared memory (block_n %u, D %u), %s has %u: fewer stages or a smaller "
+                           "block_n", s->stages, (unsigned long long)bytes, s->block_n, s->head_dim, t->name,
+                           t->lds_bytes);
+        out->lds_elems = elems;
+        out->lds_bytes = (uint32_t)bytes;
+    }
+    return RK_OK;
 }
 
 /* Rows: 64 (query tokens x the G heads of a KV head; the tokens a block
@@ -35,14 +51,24 @@ void kn_attn_unified_tune(rk_instance *in, const rk_target *t, const rk_shape *s
     static const uint32_t nv256[][3] = {{64, 16, 2}, {64, 16, 1}, {64, 16, 2}, {64, 16, 1}, {64, 16, 1}};
     static const uint32_t cd[][3] = {{64, 64, 1}, {64, 32, 1}, {64, 16, 1}, {64, 32, 1}, {64, 16, 1}};
     const uint32_t (*c)[3] = amd ? cd : a->head_dim == 256 ? nv256 : nv;
+    /* path: wgmma for the full blocks on sm_90a where its body takes the tiles (auto or unset), else the
+     * mma.sync / MFMA body everywhere (a variant copied from a wgmma instance goes back to mma) */
+    bool pinned = locked >> KN_AK_PFPATH & 1 && a->path != RK_ATTN_PF_AUTO;
+    bool try_wg = pinned ? a->path == RK_ATTN_PF_WGMMA : (t->features & RK_FEAT_SM90A) != 0;
+    if (!pinned && a->path == RK_ATTN_PF_WGMMA) a->path = RK_ATTN_PF_MMA;
     for (size_t i = 0; i < 10; i++) {
         rk_attention_spec trial = *a;
+        if (try_wg) trial.path = RK_ATTN_PF_WGMMA;
         if (!(locked >> KN_AK_BM & 1)) trial.block_m = c[i % 5][0];
         if (!(locked >> KN_AK_BN & 1)) trial.block_n = c[i % 5][1];
         if (!(locked >> KN_AK_WARPS & 1)) trial.warps = 4;
         if (!(locked >> KN_AK_STAGES & 1)) trial.stages = c[i % 5][2];
         kn_attn_plan p;
-        if (kn_attn_unified_plan(&trial, t, &p) != RK_OK) continue;
+        if (kn_attn_unified_plan(&trial, t, &p) != RK_OK) {
+            if (pinned || trial.path != RK_ATTN_PF_WGMMA) continue;
+            trial.path = a->path;   /* these tiles on the mma body */
+            if (kn_attn_unified_plan(&trial, t, &p) != RK_OK) continue;
+        }
         if (i >= 5 || 2 * p.lds_bytes <= t->lds_per_cu) {
             *a = trial;
             return;

@@ -20,45 +20,18 @@
  *             block's nb splits (by its keys, at most num_splits) to arrive
  *             merges the nb partials in split order (bits independent of
  *             which block finished last).
+ * With path = wgmma (sm_90a) a block of more rows than one warp's runs the
+ * wgmma body of attention_unified_wgmma.c instead (a block-uniform branch
+ * around the whole body); the decode blocks run the body here.
  * Layer: kernels. */
 #include <math.h>
 
-#include "attention_decode_int.h"
-#include "attention_unified_int.h"
+#include "attention_unified_kernel.h"
 
-#define MAXV 256   /* accumulators / fragments of one kind per thread */
-#define MAXMI 8    /* atoms along a warp's rows */
 #define SEARCH_STEPS 17u   /* binary search over B + 1 <= 65536 query starts */
 
 
-typedef struct ub {
-    rk_kernel *k;
-    const rk_attention_spec *s;
-    const kn_attn_plan *pl;
-    const kn_attn_usig *ix;
-    const rk_value *p;
-    rk_tile_warps w;
-    rk_value smem;
-    rk_value b, hk, split, nsplit, G, bq;
-    rk_value nb;                           /* this query block's splits: 1..nsplit by its keys */
-    rk_value q0, qlen, kvlen, off, tok0;   /* the block's first token (in the sequence, in the packed rows) */
-    rk_value nrows;                        /* rows inside the sequence: tokens x G */
-    bool ksplit;                           /* the kernel holds the key-split body (key_split_plan) */
-    kn_attn_plan pks;                      /* ksplit: one warp's share of a key block, bn / warps keys */
-    rk_value dec;                          /* ksplit, i1, block uniform: every row lies in warp 0's */
-    rk_value rw;                           /* the warp whose rows this warp computes: its own, warp 0 if dec */
-    rk_value nrows_st;                     /* rows this warp stores: nrows; 0 for warps 1.. of a dec block */
-    rk_value maxp, kstride, wl;            /* block table row length; i32 elements between keys */
-    rk_value scale_l2;                     /* what S is multiplied by: scale * log2(e), or scale with softcap */
-    rk_value rcap, cap_l2;                 /* softcap: 1 / cap, cap * log2(e) */
-    rk_value vscale;                       /* e4m3 caches: V's scale of head hk, on 1 / l; else 1 */
-    rk_value klo, khi;                     /* this split's key blocks [klo, khi) */
-    rk_value d0, dlast;                    /* the first and the last row's diagonal (key position) */
-    rk_tile_copy_lanes lk, lv;
-    rk_value rok[MAXMI][RK_TILE_ACC_MAX_SLOTS], rdiag[MAXMI][RK_TILE_ACC_MAX_SLOTS];
-    rk_value rslope[MAXMI][RK_TILE_ACC_MAX_SLOTS];   /* ALiBi: the row's slope times log2(e) */
-    rk_value ccol[RK_TILE_ACC_MAX_SLOTS];
-} ub;
+typedef kn_attn_ublock ub;
 
 /* Block row (i32) of accumulator / fragment slot t of atom row i for this lane. */
 static rk_value slot_row(ub *g, uint32_t i, rk_frag f, uint32_t t, rk_value *col) {
@@ -629,7 +602,7 @@ static void merge_splits(ub *g) {
     rk_value zero = c32(k, 0), one = c32(k, 1), fz = rk_const_f32(k, 0.0f), ninf = rk_const_f32(k, -INFINITY);
     rk_value f1 = rk_const_f32(k, 1.0f);
     rk_value rn = c32(k, rounds), thr = c32(k, pl->threads), prv = c32(k, per_row), vv = c32(k, vec);
-    rk_value n = rk_for_begin(k, zero, rn, one, "item", 0, NULL, NULL, NULL);
+    rk_value n = rk_for_begin(k, zero, rn, one, g->wg ? "itemwg" : "item", 0, NULL, NULL, NULL);
     {
         rk_value nb = rk_build_mul(k, n, thr);
         rk_value x = rk_build_add(k, nb, g->w.tid);
@@ -645,7 +618,7 @@ static void merge_splits(ub *g) {
         rk_value ob2 = rk_build_add(k, ob, c64);
         rk_value azero = rk_tile_f32s(k, 0.0f, vec);
         rk_value init[3] = {ninf, fz, azero}, cur[3], res[3];
-        rk_value sp = rk_for_begin(k, zero, g->nb, one, "split", 3, init, NULL, cur);
+        rk_value sp = rk_for_begin(k, zero, g->nb, one, g->wg ? "splitwg" : "split", 3, init, NULL, cur);
         {
             rk_value sp64 = i64(k, sp);
             rk_value D64 = rk_const_i64(k, D), two = rk_const_i64(k, 2), o64 = rk_const_i64(k, 1);
@@ -908,6 +881,102 @@ static void kv_loop(ub *g, bool keysplit, const rk_value *qf, rk_value *res) {
     }
 }
 
+/* The mma.sync / MFMA body: Q gathered (into fragments where they fit),
+ * the ring's prologue, the KV loop (a decode's key split beside the rows'
+ * own loop, or only the key split where the full blocks run on wgmma:
+ * dec_only), the warps' merge, the epilogue. */
+static void mma_body(ub *g, bool dec_only) {
+    rk_kernel *k = g->k;
+    const kn_attn_plan *pl = g->pl;
+    rk_value zero = g->c0;
+    rk_value qbase = c32(k, pl->q_base);
+    gather_q(g, qbase);
+    rk_build_sync(k);
+    const rk_mma_atom *a = pl->atom;
+    rk_value qf[MAXV];
+    if (pl->q_in_regs) {
+        rk_value wt = c32(k, pl->wtm);
+        rk_value wrow = rk_build_mul(k, g->rw, wt);
+        for (uint32_t i = 0; i < pl->mi; i++)
+            for (uint32_t kk = 0; kk < pl->dk; kk++) {
+                rk_value ro = c32(k, i * a->m), k0 = c32(k, kk * a->k);
+                rk_value mn = rk_build_add(k, wrow, ro);
+                qf[i * pl->dk + kk] = rk_tile_frag_load(k, a, &pl->opq, g->smem, qbase, g->w.lane, mn, k0);
+            }
+        rk_build_sync(k);   /* the K/V stages overwrite Q */
+    }
+    row_values(g);
+
+    rk_tile_copy_lanes_init(k, &pl->cpk, g->w.tid, &g->lk);
+    rk_tile_copy_lanes_init(k, &pl->cpv, g->w.tid, &g->lv);
+    g->fz = rk_const_f32(k, 0.0f);
+    uint32_t S = pl->stages;
+    for (uint32_t i = 0; i + 1 < S; i++) {
+        rk_value ci = c32(k, i);
+        rk_value j = rk_build_add(k, g->klo, ci);
+        issue(g, j, ci);
+    }
+    uint32_t nm = pl->mi * pl->rows.nrows, no = pl->mi * pl->on, nc = 2 * nm + no;
+    rk_value res[3 * MAXV];
+    if (g->ksplit && dec_only) {
+        kv_loop(g, true, qf, res);
+    } else if (g->ksplit) {
+        /* one loop per kind of block, so each loop body holds only its own products */
+        rk_type types[3 * MAXV], acc = rk_type_vec(k, RK_T_F32, a->c_len);
+        for (uint32_t y = 0; y < nc; y++) types[y] = y < 2 * nm ? RK_T_F32 : acc;
+        rk_value r1[3 * MAXV], r2[3 * MAXV];
+        rk_if_else_begin(k, g->dec, nc, types, res);
+        kv_loop(g, true, qf, r1);
+        rk_else(k, r1, nc);
+        kv_loop(g, false, qf, r2);
+        rk_if_end(k, r2, nc);
+    } else {
+        kv_loop(g, false, qf, res);
+    }
+    rk_build_async_wait_group(k, 0);
+    if (g->ksplit) {
+        merge_warps(g, res);
+        rk_value other = rk_build_cmp(k, "ne", g->w.wm, zero);
+        rk_value mute = rk_build_and(k, g->dec, other);
+        g->nrows_st = rk_build_select(k, mute, zero, g->nrows);
+    }
+    kn_attn_unified_epilogue(g, res);
+}
+
+void kn_attn_unified_epilogue(ub *g, rk_value *res) {
+    rk_kernel *k = g->k;
+    const kn_attn_plan *pl = g->pl;
+    const kn_attn_usig *ix = g->ix;
+    const rk_value *p = g->p;
+    rk_value zero = g->c0, one = g->c1, fz = g->fz;
+    uint32_t nm = pl->mi * pl->rows.nrows;
+    rk_value *mf = res, *lf = res + nm, *of = res + 2 * nm;
+    if (g->s->kv_splits == 1) {
+        write_output(g, mf, lf, of);
+    } else {
+        /* nb = 1: split 0 is the only live block of its query block */
+        rk_value single = rk_build_cmp(k, "eq", g->nb, one);
+        rk_if_else_begin(k, single, 0, NULL, NULL);
+        write_output(g, mf, lf, of);
+        rk_else(k, NULL, 0);
+        {
+            write_partial(g, mf, lf, of);
+            rk_value tq = rk_build_mul(k, g->tok0, p[ix->Hkv]);
+            rk_value cnt = rk_build_add(k, tq, g->hk);
+            rk_value last = rk_tile_arrive_last_n(k, g->w.tid, p[ix->arrivals], cnt, g->nb);
+            rk_if_begin(k, last);
+            merge_splits(g);
+            /* every split has arrived: the counter back to 0 for the next launch */
+            rk_value t0 = rk_build_cmp(k, "eq", g->w.tid, zero);
+            rk_if_begin(k, t0);
+            rk_store_global(k, p[ix->arrivals], cnt, fz);
+            rk_if_end(k, NULL, 0);
+            rk_if_end(k, NULL, 0);
+        }
+        rk_if_end(k, NULL, 0);
+    }
+}
+
 void kn_attn_unified_build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *p) {
     const rk_attention_spec *s = &in->u.attn;
     kn_attn_plan pl;
@@ -920,6 +989,7 @@ void kn_attn_unified_build(const rk_instance *in, const rk_target *t, rk_kernel 
     pst = rk_tile_warps_begin(k, pl.wave, pl.warps, 1, 1, &g.w);
     RK_ASSERT(pst == RK_OK, "attention unified: warp grid of a validated plan");
     rk_value zero = c32(k, 0), one = c32(k, 1);
+    g.c0 = zero, g.c1 = one;
     rk_value x = rk_build_block_id(k, 0);
     g.hk = rk_build_block_id(k, 1);
     g.split = rk_build_block_id(k, 2);
@@ -980,81 +1050,29 @@ void kn_attn_unified_build(const rk_instance *in, const rk_target *t, rk_kernel 
     rk_value live = rk_build_and(k, has_q, has_s);
     rk_if_begin(k, live);
 
-    rk_smem_alloc_opts al = {.align = RK_SOME(128)};
+    /* the wgmma body's 128-byte-swizzled boxes repeat every 1024 bytes */
+    rk_smem_alloc_opts al = {.align = RK_SOME(s->path == RK_ATTN_PF_WGMMA ? 1024 : 128)};
     g.smem = rk_build_smem_alloc_ex(k, (rk_type){s->dtype}, &pl.lds_elems, 1, &al);
-    rk_value qbase = c32(k, pl.q_base);
-    gather_q(&g, qbase);
-    rk_build_sync(k);
-    const rk_mma_atom *a = pl.atom;
-    rk_value qf[MAXV];
-    if (pl.q_in_regs) {
+    if (s->path != RK_ATTN_PF_WGMMA) {
+        mma_body(&g, false);
+    } else {
+        /* block uniform: a block of more rows than one warp's takes the wgmma body */
         rk_value wt = c32(k, pl.wtm);
-        rk_value wrow = rk_build_mul(k, g.rw, wt);
-        for (uint32_t i = 0; i < pl.mi; i++)
-            for (uint32_t kk = 0; kk < pl.dk; kk++) {
-                rk_value ro = c32(k, i * a->m), k0 = c32(k, kk * a->k);
-                rk_value mn = rk_build_add(k, wrow, ro);
-                qf[i * pl.dk + kk] = rk_tile_frag_load(k, a, &pl.opq, g.smem, qbase, g.w.lane, mn, k0);
-            }
-        rk_build_sync(k);   /* the K/V stages overwrite Q */
-    }
-    row_values(&g);
-
-    rk_tile_copy_lanes_init(k, &pl.cpk, g.w.tid, &g.lk);
-    rk_tile_copy_lanes_init(k, &pl.cpv, g.w.tid, &g.lv);
-    rk_value fz = rk_const_f32(k, 0.0f);
-    uint32_t S = pl.stages;
-    for (uint32_t i = 0; i + 1 < S; i++) {
-        rk_value ci = c32(k, i);
-        rk_value j = rk_build_add(k, g.klo, ci);
-        issue(&g, j, ci);
-    }
-    uint32_t nm = pl.mi * pl.rows.nrows, no = pl.mi * pl.on, nc = 2 * nm + no;
-    rk_value res[3 * MAXV];
-    if (g.ksplit) {
-        /* one loop per kind of block, so each loop body holds only its own products */
-        rk_type types[3 * MAXV], acc = rk_type_vec(k, RK_T_F32, a->c_len);
-        for (uint32_t y = 0; y < nc; y++) types[y] = y < 2 * nm ? RK_T_F32 : acc;
-        rk_value r1[3 * MAXV], r2[3 * MAXV];
-        rk_if_else_begin(k, g.dec, nc, types, res);
-        kv_loop(&g, true, qf, r1);
-        rk_else(k, r1, nc);
-        kv_loop(&g, false, qf, r2);
-        rk_if_end(k, r2, nc);
-    } else {
-        kv_loop(&g, false, qf, res);
-    }
-    rk_build_async_wait_group(k, 0);
-    if (g.ksplit) {
-        merge_warps(&g, res);
-        rk_value other = rk_build_cmp(k, "ne", g.w.wm, zero);
-        rk_value mute = rk_build_and(k, g.dec, other);
-        g.nrows_st = rk_build_select(k, mute, zero, g.nrows);
-    }
-    rk_value *mf = res, *lf = res + nm, *of = res + 2 * nm;
-    if (s->kv_splits == 1) {
-        write_output(&g, mf, lf, of);
-    } else {
-        /* nb = 1: split 0 is the only live block of its query block */
-        rk_value single = rk_build_cmp(k, "eq", g.nb, one);
-        rk_if_else_begin(k, single, 0, NULL, NULL);
-        write_output(&g, mf, lf, of);
+        rk_value full = rk_build_cmp(k, "gt", g.nrows, wt);
+        rk_if_else_begin(k, full, 0, NULL, NULL);
+        kn_attn_unified_wgmma_body(&g, t);
         rk_else(k, NULL, 0);
-        {
-            write_partial(&g, mf, lf, of);
-            rk_value tq = rk_build_mul(k, g.tok0, p[ix.Hkv]);
-            rk_value cnt = rk_build_add(k, tq, g.hk);
-            rk_value last = rk_tile_arrive_last_n(k, g.w.tid, p[ix.arrivals], cnt, g.nb);
-            rk_if_begin(k, last);
-            merge_splits(&g);
-            /* every split has arrived: the counter back to 0 for the next launch */
-            rk_value t0 = rk_build_cmp(k, "eq", g.w.tid, zero);
-            rk_if_begin(k, t0);
-            rk_store_global(k, p[ix.arrivals], cnt, fz);
-            rk_if_end(k, NULL, 0);
-            rk_if_end(k, NULL, 0);
-        }
+        mma_body(&g, true);
         rk_if_end(k, NULL, 0);
     }
     rk_if_end(k, NULL, 0);
 }
+
+void kn_attn_unified_row_values(ub *g) { row_values(g); }
+void kn_attn_unified_scores(ub *g, const kn_attn_plan *pl, rk_value j, const rk_value *koff, rk_value *s) {
+    scores(g, pl, j, koff, s);
+}
+void kn_attn_unified_fp8_chunk(ub *g, uint32_t n, rk_value ptr, rk_value ok, rk_value idx, rk_value dst) {
+    fp8_chunk(g, n, ptr, ok, idx, dst);
+}
+rk_value kn_attn_unified_row_at(ub *g, rk_value r, uint32_t per) { return row_at(g, r, per); }

@@ -22,6 +22,11 @@ enum { DB, DHQ, DHKV, DSQ, DSKV, DD };   /* the family's dimensions (attention.c
  * mixed batch, 1.73 -> 1.62 ms with a third of its row units in full blocks: x 0.87; taken between). */
 #define KSPLIT_FULL_COST 1.075
 #define KSPLIT_DECODE_COST 0.92
+/* A full block's key step on the wgmma body (path = wgmma) against mma.sync: the unified mma.sync body's
+ * prefill rows ran at about 220 TFLOP/s on the H200 (session 9), prefill's wgmma plain schedule at 400
+ * (session 5, D 64); this body is plain too, with cp.async fills, so about 360 is assumed. A model, not a
+ * measurement: the bench rows `-mma` against the default set it. The key split's factors apply on top. */
+#define WGMMA_FULL_COST 0.6
 
 uint32_t kn_attn_unified_variants(const rk_instance *in, const rk_target *t, uint64_t locked, rk_instance *general,
                                   rk_variant *out, uint32_t max) {
@@ -31,6 +36,8 @@ uint32_t kn_attn_unified_variants(const rk_instance *in, const rk_target *t, uin
     rk_instance v = *in;
     v.u.attn.block_m = SMALL_ROWS;
     v.u.attn.warps = 1;
+    /* 16 rows are one warp's: no block of the variant is a full one, so no wgmma body */
+    if (v.u.attn.path == RK_ATTN_PF_WGMMA) v.u.attn.path = RK_ATTN_PF_MMA;
     /* re-tune only the key tiles (block_n, stages) unless they were given */
     uint64_t keep = ~(((uint64_t)1 << KN_AK_BN) | ((uint64_t)1 << KN_AK_STAGES)) | locked;
     rk_shape s;
@@ -74,6 +81,7 @@ static double rows_cost(const uint64_t *lq, const uint64_t *lk, uint32_t n, uint
             else full += keys;
         }
     }
+    if (c->wgmma_full) full *= WGMMA_FULL_COST;
     if (c->key_split) return rows * (full * KSPLIT_FULL_COST + dec * KSPLIT_DECODE_COST);
     return rows * (full + dec);
 }

@@ -25,6 +25,12 @@ void kn_attn_unified_cost(const rk_attention_spec *a, const rk_shape *s, double 
  * query heads of one KV head), block_n keys a step (a divisor of the page). */
 rk_status kn_attn_unified_plan(const rk_attention_spec *s, const rk_target *t, kn_attn_plan *out);
 
+/* attention_unified_wgmma.c: the check of path = wgmma's body for full
+ * query blocks (sm_90a, block_m 64 on 4 warps, 2..3 stages, prefill's
+ * Hopper rules on the tiles); *elems: the shared-memory elements it uses
+ * (Q and the K/V stages, from a 1024-byte aligned base). */
+rk_status kn_attn_unified_wgmma_check(const rk_attention_spec *s, const rk_target *t, uint32_t *elems);
+
 /* attention_unified_choice.c: the row variants of a build without --block-m / --warps (block_m 16 on one
  * warp beside in's 64; *general = in), 0 when none applies. */
 uint32_t kn_attn_unified_variants(const rk_instance *in, const rk_target *t, uint64_t locked, rk_instance *general,

@@ -189,6 +189,45 @@ static void test_fp8(void **state) {
     run_case("gfx942", 8, 2, 128, &b, "kv_dtype=fp8fnuz page_size=32 kv_splits=2 sinks=true", "num_splits=2");
 }
 
+/* The full query blocks' wgmma body (path = wgmma, sm_90a's default)
+ * against the mma.sync body on the same batches: decodes of 1 and 2 tokens,
+ * P - 1, P + 1, 70 and 33 tokens, GQA 4 (a block of 16 tokens; 70 leaves a
+ * 6-token block of 24 rows, a full one) and GQA 1 (64 tokens a block; the
+ * 6-token tail of 70 runs on mma.sync), D 64 and 128, pages 16 and 32 (31
+ * and 33 tokens there), both
+ * paths of the split; full blocks split 2 and 4 ways by their keys and
+ * merged; then every option with an e4m3 cache at D 128. The
+ * heuristic's path per variant: wgmma for 64 rows, mma for 16. */
+static void test_wgmma_body(void **state) {
+    (void)state;
+    const batch b = {6, {1, 2, 15, 17, 70, 33}, {1, 40, 15, 60, 200, 120}};
+    static const char *const paths[] = {"path=wgmma", "path=mma"};
+    for (int i = 0; i < 2; i++) {
+        char knobs[128];
+        snprintf(knobs, sizeof knobs, "page_size=16 kv_splits=2 %s", paths[i]);
+        run_case("sm_90a", 8, 2, 64, &b, knobs, "num_splits=1");
+        run_case("sm_90a", 4, 4, 128, &b, knobs, "num_splits=2");
+    }
+    const batch p32 = {4, {1, 31, 33, 2}, {33, 31, 95, 64}};   /* P - 1 and P + 1 of 32-token pages */
+    run_case("sm_90a", 4, 1, 128, &p32, "page_size=32 kv_splits=1 path=wgmma dtype=f16", "");
+    run_case("sm_90a", 8, 2, 128, &b,
+             "page_size=16 kv_splits=2 path=wgmma kv_dtype=fp8 sinks=true softcap=true alibi=true mask=window lse=true",
+             "num_splits=2 softcap=0.7 window_left=45");
+    /* full blocks that split their keys (700 and 1100 keys: 2 and 4 of the 4 splits) and merge, with the sink and LSE */
+    const batch sp = {3, {20, 1, 40}, {700, 600, 1100}};
+    run_case("sm_90a", 8, 2, 64, &sp, "page_size=16 kv_splits=4 path=wgmma sinks=true lse=true", "num_splits=4");
+    rk_instance in;
+    rk_shape sh;
+    unified_instance("sm_90a", 8, 2, 128, &b, "page_size=16", &in, &sh);
+    assert_int_equal(in.u.attn.path, RK_ATTN_PF_WGMMA);
+    rk_instance base = in, general;
+    rk_variant v[4];
+    uint32_t n = rk_instance_variants(&base, rk_target_find("sm_90a"), 0, &general, v, 4);
+    assert_true(n >= 1 && v[0].inst.u.attn.block_m == 16 && v[0].inst.u.attn.path == RK_ATTN_PF_MMA);
+    unified_instance("sm_80", 8, 2, 128, &b, "page_size=16", &in, &sh);
+    assert_int_not_equal(in.u.attn.path, RK_ATTN_PF_WGMMA);
+}
+
 /* A problem (no kernel) for the heuristic and the input checks. */
 static void problem_of(const char *target, uint64_t Hq, uint64_t Hkv, const batch *b, const char *knobs,
                        rk_problem *p) {
@@ -267,6 +306,10 @@ static void test_rows_pick(void **state) {
     for (uint32_t i = 0; i < 25; i++) mq[i] = i ? 1 : 512, mk[i] = i ? 9000 : 4096;
     assert_int_equal(rk_attention_unified_pick(mq, mk, 25, 4, v, 3, cost), 0);
     assert_int_equal(rk_attention_unified_pick(mq, mk, 1, 4, v, 3, cost), 2);
+    /* full blocks on wgmma cost 0.6 of mma.sync's (a model): a prefill now weighs 576 x 0.6 keys */
+    const rk_attention_unified_candidate w[2] = {{64, 4, false, true}, {16, 1, false, false}};
+    assert_int_equal(rk_attention_unified_pick(pq, pk, 1, 4, w, 2, cost), 0);
+    assert_true(fabs(cost[0] - (576.0 * 0.6 + 130.0) * 64) < 1e-6 && cost[1] == 2242.0 * 64);
 }
 
 /* What a 132-SM GPU gets (Hq 32, Hkv 8, D 128, 64 rows): one 8192-token
@@ -391,6 +434,18 @@ static void test_bad_spec(void **state) {
     bad.u.attn.sinks = true;
     assert_int_not_equal(rk_instance_validate(&bad, t), RK_OK);
     assert_non_null(strstr(rk_error_message(), "unified only"));
+    /* the wgmma body: sm_90a, one warpgroup of 64 rows, 2..3 stages */
+    bad = in;
+    bad.u.attn.path = RK_ATTN_PF_WGMMA;
+    assert_int_not_equal(rk_instance_validate(&bad, rk_target_find("sm_80")), RK_OK);
+    assert_non_null(strstr(rk_error_message(), "needs sm_90a"));
+    bad.u.attn.block_m = 16, bad.u.attn.warps = 1;
+    assert_int_not_equal(rk_instance_validate(&bad, t), RK_OK);
+    assert_non_null(strstr(rk_error_message(), "'block_m' = 16, 'warps' = 1, legal 64 and 4"));
+    bad = in;
+    bad.u.attn.path = RK_ATTN_PF_WGMMA, bad.u.attn.stages = 1;
+    assert_int_not_equal(rk_instance_validate(&bad, t), RK_OK);
+    assert_non_null(strstr(rk_error_message(), "'stages' = 1 (path=mma serves 1)"));
     rk_shape s2 = sh;
     s2.dim[1] = 128, s2.dim[2] = 1;   /* 128 heads per KV head, block_m 64 */
     assert_int_not_equal(rk_instance_check_shape(&in, &s2), RK_OK);
@@ -429,7 +484,7 @@ int main(void) {
         cmocka_unit_test(test_mixed_paths), cmocka_unit_test(test_options),  cmocka_unit_test(test_shapes),
         cmocka_unit_test(test_fp8),         cmocka_unit_test(test_heuristic), cmocka_unit_test(test_bad_batch),
         cmocka_unit_test(test_bad_spec),    cmocka_unit_test(test_rows),      cmocka_unit_test(test_rows_pick),
-        cmocka_unit_test(test_launch),
+        cmocka_unit_test(test_launch),      cmocka_unit_test(test_wgmma_body),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -47,10 +47,10 @@ static void test_build_and_run(void **state) {
     /* the row variants: a batch of decodes ties (a key step costs a 64-row block) and keeps 64 rows */
     expect(0, 0, "unified: rows 64 per block (manifest.json) for G = 4");
     expect(0, 0, "4 query blocks x KV heads, 8 blocks read keys");
-    expect(0, 0, "for G = 4, key split: row units");
+    expect(0, 0, "for G = 4, key split, full blocks on wgmma: row units");
     /* a prefill alone takes the 64 rows without the key-split body (it slows full blocks) */
     expect(cli_sh(ROCKE " run uni/manifest.json --shape 8,2,64 --lengths 130:130 --verify"), 0, "bad=0/");
-    expect(0, 0, "unified: rows 64 per block (manifest.whole.json) for G = 4: row units");
+    expect(0, 0, "unified: rows 64 per block (manifest.whole.json) for G = 4, full blocks on wgmma: row units");
     expect(cli_sh(ROCKE " run uni/manifest.json --shape 8,2,64 --lengths 5:20,1:30 --arg num_splits=3 --verify"), 0,
            "split-KV path, 3 splits");
     expect(0, 0, "bad=0/");
