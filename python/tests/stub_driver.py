@@ -42,9 +42,18 @@ int cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
   rk_stub_last.launches++;
   return 0;
 }
-int cuLaunchKernelEx(const void *cfg, void *fn, void **params, void **extra) {
-  (void)cfg;
-  return cuLaunchKernel(fn, 0, 0, 0, 0, 0, 0, 0, 0, params, extra);
+typedef struct {
+  unsigned grid[3], block[3], smem;
+  void *stream;
+  void *attrs;
+  unsigned num_attrs;
+} rk_stub_config_t;                 /* CUlaunchConfig */
+unsigned rk_stub_last_num_attrs;
+int cuLaunchKernelEx(const void *config, void *fn, void **params, void **extra) {
+  const rk_stub_config_t *c = config;
+  rk_stub_last_num_attrs = c->num_attrs;
+  return cuLaunchKernel(fn, c->grid[0], c->grid[1], c->grid[2], c->block[0], c->block[1], c->block[2], c->smem,
+                        c->stream, params, extra);
 }
 int cuMemsetD32Async(uint64_t dst, unsigned value, size_t count, void *stream) {
   if (rk_stub_memset_writes) {
@@ -106,6 +115,11 @@ def load():
 
 def last_launch(lib):
     return Launch.in_dll(lib, "rk_stub_last")
+
+
+def last_num_attrs(lib):
+    """numAttrs of the last cuLaunchKernelEx (0 on a plain launch through it)."""
+    return ctypes.c_uint.in_dll(lib, "rk_stub_last_num_attrs").value
 
 
 def last_memset(lib):

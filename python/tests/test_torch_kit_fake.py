@@ -108,6 +108,12 @@ class FakeDriver:
                                   [params[i] for i in range(len(params))]))
         return 0
 
+    def cuLaunchKernelEx(self, cfg, fn, params, extra):
+        c = cfg._obj
+        Recorder.launches.append((Recorder.by_handle[fn.value], (c.gridDimX, c.gridDimY, c.gridDimZ),
+                                  c.hStream or 0, [params[i] for i in range(len(params))]))
+        return 0
+
     def cuMemsetD32Async(self, dst, value, count, stream):
         ctypes.memset(dst.value, 0, count.value * 4)
         self.memsets.append((dst.value, value.value, count.value, stream.value or 0))
