@@ -376,7 +376,10 @@ def run(opname, family, knobs, inputs, out_spec, device, eps):
             n_out += 1
     scalars = [(plan.slots[i], v) for i, v in p.scalar_values.items()]
     eps_slot = plan.slots[p.eps_index] if p.eps_index is not None else None
-    like = tuple(j for j, s in enumerate(shapes) if s == tuple(x.shape) and out_dtype == x.dtype)
+    # outputs shaped and typed as x come from empty_like(x) (cheaper to call than empty); only for a plain
+    # torch.Tensor input, whose empty_like is a plain dense tensor (a subclass's could be its own kind)
+    like = tuple(j for j, s in enumerate(shapes) if s == tuple(x.shape) and out_dtype == x.dtype
+                 and type(x) is torch.Tensor)
     f = _FastCall(opname, torch, plan, x.device, index, recipe, scalars, shapes, out_dtype, None, eps_slot,
                   like=like)
     outs = f(ts, eps)

@@ -100,18 +100,23 @@ def breakdown(torch, t, n):
     f = entry("softmax")
     lp = f.launch
     raw = torch._C._cuda_getCurrentRawStream
+    x_slot, y_slot = f.ins[0][0], f.out_slots[0][0]
+
+    def point():                 # the slots at t and y: what the timed raw launches read and write
+        x_slot.value = t.data_ptr()
+        y_slot.value = y.data_ptr()
     parts = [("key + lookup", lambda: _torch._fast.get(_torch._call_key("softmax", {}, None, [t]))),
              ("torch.empty_like", lambda: torch.empty_like(t)),
              ("current stream", lambda: raw(0)),
-             ("2 data_ptr + slot writes", lambda: (f.ins[0][0].__setattr__("value", t.data_ptr()),
-                                                  f.out_slots[0][0].__setattr__("value", y.data_ptr()))),
-             ("packed cuLaunchKernel", lambda: lp.call(*lp.args))]
+             ("2 data_ptr + slot writes", point),
+             ("packed launch", lambda: lp.call(*lp.args))]
     total = per_call_us(lambda: ops.softmax(t), n)
+    point()
     got = [(name, per_call_us(g, n)) for name, g in parts]
     torch.cuda.synchronize()
     rest = total - sum(us for _, us in got)
-    print("cuda softmax 1x32 breakdown: %.1f us per call = %s + %.1f us the rest (Python between them)"
-          % (total, " + ".join("%.2f %s" % (us, name) for name, us in got), rest))
+    print("cuda softmax 1x32 breakdown: %.1f us per call = %s + %.2f the rest (Python between them)"
+          % (total, " + ".join("%.2f (%s)" % (us, name) for name, us in got), rest))
 
 
 def stubbed_host_path(n, torch):

@@ -212,6 +212,23 @@ class FastPath(unittest.TestCase):
         self.delta(c, **{"key builds": 2, "launches": 1, "checked": 1, "keys": 1, "entries": 1, "entries kept": 1,
                          "packs": 1, "plans": 1, "scalar_writes": 1})
 
+    def test_outputs_of_a_subclass_input(self):
+        """An output shaped as its input comes from empty_like only for a plain
+        tensor; a subclass's call (its own entry: the type is in the key)
+        allocates with empty, so the result is a plain tensor either way."""
+        class Sub(T):
+            pass
+        Sub.__module__ = "torch"
+        x = T(rnd((3, 40), np.float32))
+        ops.softmax(x)
+        self.assertIn("empty_like(inputs[0])", list(_torch._fast.values())[-1].source)
+        s = Sub(rnd((3, 40), np.float32))
+        y = ops.softmax(s)
+        self.assertIs(type(y), T)
+        self.close(y, softmax_ref(s.a), 2e-5)
+        self.assertIn("empty(shapes[0]", list(_torch._fast.values())[-1].source)
+        self.assertEqual(len(_torch._fast), 2)
+
     def test_changes_the_key_stands_for(self):
         """Shape, dtype, strides, device and stream: each takes the checked path
         (or, for the stream, the hit with the new stream) and computes right."""
@@ -342,6 +359,16 @@ class PackedLaunchAtTheDriver(unittest.TestCase):
 
     def test_launch_ex(self):
         self.check(self.lib, True)
+
+    def test_cooperative(self):
+        fn = _cuda.Function(b"stub image", "k", 0, cooperative=True)
+        lp = fn.packed((132, 1, 1), (256, 1, 1), (ctypes.c_void_p * 1)())
+        lp.launch(0x7F00DEADBEE0)
+        got = stub_driver.last_launch(self.lib)
+        self.assertEqual((tuple(got.grid), got.stream, stub_driver.last_num_attrs(self.lib)),
+                         ((132, 1, 1), 0x7F00DEADBEE0, 1))
+        attr = lp.cfg.attrs[0]
+        self.assertEqual((attr.id, ctypes.c_int.from_buffer(attr.value).value), (2, 1))
 
     def test_launch_without_ex(self):
         lib = self.lib
