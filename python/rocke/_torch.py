@@ -226,7 +226,7 @@ class _FastCall:
         self.op, self.used = opname, plan.p.used
         self.torch, self.empty, self.stream = torch, torch.empty, _stream_of(torch)
         self.f32 = torch.float32
-        self.plan, self.fn = plan, plan.fn
+        self.plan = plan
         self.device, self.index, self.recipe, self.scalars = device, index, recipe, scalars
         self.outs, self.out_dtype, self.maps, self.eps_slot, self.contig = outs, out_dtype, maps, eps_slot, contig
         self.like = like         # output j is shaped and typed as input 0: torch.empty_like(input 0)
@@ -311,7 +311,7 @@ class _FastCall:
             if len(per) >= _WORK_STREAMS:
                 del per[next(iter(per))]
         per[stream] = bufs                 # most recently used last
-        for (slot, _), t, m in zip(self.work_slots, bufs[0], bufs[1]):
+        for (slot, _), m in zip(self.work_slots, bufs[1]):
             m()
             slot.value = m.args[0].value
         counters["work_fills"] += len(bufs[1])
