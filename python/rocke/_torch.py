@@ -122,7 +122,15 @@ class _Plan:
         self.maps = {}         # bytes of an rk_problem_tmap -> [(signature index, _cuda.TensorMap)]
         self.encoded = {}      # signature index -> (TensorMap, base) now in the slot
         self.owner = None      # the _FastCall whose scalars the slots hold
+        self._launch = None    # its _cuda.PackedLaunch, made once (packed())
         counters["plans"] += 1
+
+    def packed(self):
+        """The plan's launch packed once (every entry of the plan shares it: only the stream differs)."""
+        if self._launch is None:
+            self._launch = self.fn.packed(self.grid, self.block, self.params)
+            counters["packs"] += 1
+        return self._launch
 
     def tensor_maps(self, tmaps):
         """[(index, TensorMap)] for {index: rk_problem_tmap} over this plan's slots."""
@@ -174,6 +182,7 @@ def _extent(t):
 
 # ---- the per-call fast path: one dict lookup per repeated call ------------------------------------
 _fast = {}           # call key -> _FastCall
+_hit_code = {}       # source of a _FastCall's written repeat -> its code object
 _WORK_STREAMS = 4    # streams per _FastCall whose work buffers are kept
 # What the checked path builds, counted where it builds it: checked calls, call keys built there, plans
 # (argument buffers), packed launches, cached entries, work buffer allocations. A cache hit leaves those
@@ -207,9 +216,10 @@ def _remember(key, f):
     if key is not None:
         try:
             _fast[key] = f
-            counters["entries"] += 1
         except TypeError:            # an unhashable knob: every call takes the checked path
-            pass
+            return
+        f.hit = f._hit()
+        counters["entries"] += 1
 
 
 class _FastCall:
@@ -217,9 +227,10 @@ class _FastCall:
     its launch packed once (_cuda.PackedLaunch), the pointer slots split by
     where each value comes from (input j, new output j, a work buffer of n
     32-bit words), the scalars the call wrote, the outputs' shapes and dtype,
-    and its tensor maps. A repeat writes only what changes per call: the
-    pointers, eps, the stream; the scalars again only when another entry used
-    the plan's slots since (plan.owner)."""
+    and its tensor maps. A repeat (hit: written for the entry when it is
+    kept) writes only what changes per call: the pointers, eps, the stream;
+    the scalars again only when another entry used the plan's slots since
+    (plan.owner)."""
 
     def __init__(self, opname, torch, plan, device, index, recipe, scalars, outs, out_dtype, maps, eps_slot,
                  contig=(), like=()):
@@ -233,15 +244,35 @@ class _FastCall:
         self.ins = [(slot, j) for slot, kind, j in recipe if kind == 0]
         self.out_slots = [(slot, j) for slot, kind, j in recipe if kind == 1]
         self.work_slots = [(slot, n) for slot, kind, n in recipe if kind == 2]
-        self.launch = plan.fn.packed(plan.grid, plan.block, plan.params)
+        self.launch = plan.packed()
         self.work_bufs = {}      # stream -> ([work tensors], [their packed memsets])
-        self.hit = self._hit()
-        counters["packs"] += 1
+        self.hit = None          # the written repeat, made when the entry is kept (_remember)
 
     def __call__(self, inputs, eps=None):
-        """The launch on inputs; returns the list of outputs."""
-        r = self.hit(inputs, eps)
-        return [r] if len(self.outs) == 1 else list(r)
+        """The checked call's launch, step for step what the written repeat
+        (_hit) does, without writing one (most checked calls of the
+        attention and serving ops are not kept); returns the list of outputs."""
+        if self.contig:
+            inputs = [x.contiguous() if c else x for x, c in zip(inputs, self.contig)]
+        like = getattr(self.torch, "empty_like", None)
+        outs = [like(inputs[0]) if j in self.like and like is not None else
+                self.empty(s, dtype=self.out_dtype, device=self.device) for j, s in enumerate(self.outs)]
+        stream = self.stream(self.index)
+        for slot, j in self.ins:
+            slot.value = inputs[j].data_ptr()
+        for slot, j in self.out_slots:
+            slot.value = outs[j].data_ptr()
+        if self.work_slots:
+            self._works(stream)
+        if self.plan.owner is not self:
+            self._own()
+        if self.eps_slot is not None:
+            self.eps_slot.value = float(eps)
+        if self.maps:
+            self.plan.encode(self.maps)
+        self.launch.launch(stream)
+        _used[self.op] = self.used
+        return outs
 
     def _hit(self):
         """The repeat as a function written for this entry from source (as
@@ -285,7 +316,10 @@ class _FastCall:
         outs = ["o%d" % j for j in range(len(self.outs))]
         src.append("    return " + (outs[0] if len(outs) == 1 else "(%s)" % "".join(o + ", " for o in outs)))
         self.source = "\n".join(src) + "\n"
-        exec(compile(self.source, "<rocke cached %s>" % self.op, "exec"), env)
+        code = _hit_code.get(self.source)
+        if code is None:             # a few distinct sources in a process: compile each once
+            code = _hit_code[self.source] = compile(self.source, "<rocke cached call>", "exec")
+        exec(code, env)
         return env["hit"]
 
     def _own(self):

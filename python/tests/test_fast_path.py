@@ -234,7 +234,8 @@ class FastPath(unittest.TestCase):
         (or, for the stream, the hit with the new stream) and computes right."""
         w = T(rnd((300,), np.float16))
         x = T(rnd((7, 300), np.float16))
-        self.close(ops.rms_norm(x, w, 1e-5), rms_ref(x.a, w.a, 1e-5), 8e-3)
+        self.close(ops.rms_norm(x, w, 0.25), rms_ref(x.a, w.a, 0.25), 8e-3)      # the checked call's eps
+        self.assertEqual(self.driver.launches[-1][1], fake.STREAM)                  # and its stream
         c = self.counts()
         x2 = T(rnd((7, 300), np.float16))
         self.close(ops.rms_norm(x2, w, 0.5), rms_ref(x2.a, w.a, 0.5), 8e-3)        # eps is written per call
