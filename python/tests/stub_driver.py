@@ -108,8 +108,11 @@ def load():
         src, so = os.path.join(d, "stub_cuda.c"), os.path.join(d, "libstub_cuda.so")
         with open(src, "w") as f:
             f.write(SOURCE)
-        subprocess.run([cc, "-O2", "-shared", "-fPIC", "-o", so, src], check=True)
-        _lib = ctypes.CDLL(so)
+        try:
+            subprocess.run([cc, "-O2", "-shared", "-fPIC", "-o", so, src], check=True)
+            _lib = ctypes.CDLL(so)
+        finally:                   # the loaded library stays mapped
+            shutil.rmtree(d, ignore_errors=True)
     return _lib
 
 
