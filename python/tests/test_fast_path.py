@@ -3,10 +3,11 @@ the stand-in torch of test_torch_kit_fake (numpy-backed "CUDA" tensors) and a
 stand-in driver that runs every launch on the emulator with exactly the
 arguments the packed launch hands the driver (pointers are the tensors' host
 addresses). A cache hit builds nothing (rocke._torch.counters, key builds
-counted); every change the call key stands for — new data at a new address, a
-shape, a dtype, strides, an operand's alignment, the device, eps, the stream,
-another entry's scalars in a shared plan — gives results equal to references
-computed in double, and the checked path runs exactly when the key changed.
+counted); every change the call key stands for (a shape, a dtype, strides, an
+operand's alignment, the device), every per-call value (new data at a new
+address, eps, the stream) and another entry's scalars in a shared plan give
+results equal to references computed in double, and the checked path runs
+exactly when the key changed.
 With a C compiler, the packed launch is also checked at the C boundary
 against stub_driver.py's libcuda (the values the driver receives)."""
 import ctypes
