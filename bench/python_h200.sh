@@ -1,7 +1,10 @@
 #!/bin/sh
 # rocke — the Python package on the H200 (issue 19): every op against torch
 # (python/tests/gpu_check_torch.py), the per-call host overhead next to torch
-# (python/tests/bench_overhead.py) and a small transformer block, eager vs
+# (python/tests/bench_overhead.py: each cached op next to torch's, with its
+# allocations, checked calls and work fills per call, and a breakdown of a
+# cached softmax call: key, allocation, stream, pointer writes, the packed
+# launch, the Python between them) and a small transformer block, eager vs
 # inductor vs rocke.torch_backend (bench/python_block.py). The GPU machine has
 # no LLVM: `prepare` (here, with LLVM) compiles every kernel those scripts
 # call into a compile cache that travels with a copy of librocke.so (D below).
@@ -99,6 +102,8 @@ case $mode in
     # shellcheck disable=SC2086
     "$py" bench/python_block.py ${BLOCK_ARGS:-} 2>&1 | tee "$out/block.txt" || rc=1
     grep -q Traceback "$out/overhead.txt" "$out/block.txt" && rc=1
+    echo "host overhead per cached call (issue 19's goal: <= 10 us from the Python call to the launch):"
+    grep '^cuda ' "$out/overhead.txt" || echo "  (no cuda lines in $out/overhead.txt)"
     if [ -s "$ROCKE_WARM_MISSES" ]; then
       sort -u "$ROCKE_WARM_MISSES" -o "$ROCKE_WARM_MISSES"
       echo "kernels not in the cache ($(wc -l < "$ROCKE_WARM_MISSES")): copy $ROCKE_WARM_MISSES to $misses and prepare again"

@@ -121,6 +121,16 @@ class _Plan:
         self.has_maps = any(role == "tensormap" for _, _, _, role, _ in p.sig)
         self.maps = {}         # bytes of an rk_problem_tmap -> [(signature index, _cuda.TensorMap)]
         self.encoded = {}      # signature index -> (TensorMap, base) now in the slot
+        self.owner = None      # the _FastCall whose scalars the slots hold
+        self._launch = None    # its _cuda.PackedLaunch, made once (packed())
+        counters["plans"] += 1
+
+    def packed(self):
+        """The plan's launch packed once (every entry of the plan shares it: only the stream differs)."""
+        if self._launch is None:
+            self._launch = self.fn.packed(self.grid, self.block, self.params)
+            counters["packs"] += 1
+        return self._launch
 
     def tensor_maps(self, tmaps):
         """[(index, TensorMap)] for {index: rk_problem_tmap} over this plan's slots."""
@@ -137,6 +147,7 @@ class _Plan:
             if encoded.get(i) != (tm, base):
                 tm.encode(base)
                 encoded[i] = (tm, base)
+                counters["map_encodes"] += 1
 
 
 _plans = {}          # (_Prepared, device index) -> _Plan
@@ -171,19 +182,34 @@ def _extent(t):
 
 # ---- the per-call fast path: one dict lookup per repeated call ------------------------------------
 _fast = {}           # call key -> _FastCall
+_hit_code = {}       # source of a _FastCall's written repeat -> its code object
 _WORK_STREAMS = 4    # streams per _FastCall whose work buffers are kept
+# What the checked path builds, counted where it builds it: checked calls, call keys built there, plans
+# (argument buffers), packed launches, cached entries, work buffer allocations. A cache hit leaves those
+# as they were (test_fast_path.py checks it) and counts only work buffer fills (one driver memset each),
+# scalar rewrites (when another entry wrote the plan's slots since) and tensor map encodings (a moved buffer).
+counters = dict.fromkeys(("checked", "keys", "plans", "packs", "entries", "work_allocs", "work_fills",
+                          "scalar_writes", "map_encodes"), 0)
 
 
 def _call_key(opname, knobs, device, ts):
     """A repeated call's key: the op, its knobs and device argument, and each
     input's type, shape, dtype, strides and device (strides and device stand
     for the checks the first call made); None when an input is no tensor. A
-    knob that cannot be hashed makes the lookup raise TypeError (no fast path)."""
+    knob that cannot be hashed makes the lookup raise TypeError (no fast path).
+    One flat tuple (fewer objects to build and hash than a tuple per tensor),
+    written out for one input, the most common call."""
     try:
-        return (opname, tuple(knobs.items()), device,
-                tuple([(type(t), t.shape, t.dtype, t.stride(), t.device) for t in ts]))
+        if len(ts) == 1:
+            t = ts[0]
+            return (opname, tuple(knobs.items()) if knobs else (), device,
+                    type(t), t.shape, t.dtype, t.stride(), t.device)
+        key = [opname, tuple(knobs.items()) if knobs else (), device]
+        for t in ts:
+            key += (type(t), t.shape, t.dtype, t.stride(), t.device)
     except AttributeError:
         return None
+    return tuple(key)
 
 
 def _remember(key, f):
@@ -191,82 +217,147 @@ def _remember(key, f):
         try:
             _fast[key] = f
         except TypeError:            # an unhashable knob: every call takes the checked path
-            pass
+            return
+        f.hit = f._hit()
+        counters["entries"] += 1
 
 
 class _FastCall:
-    """What a repeat of a call needs: the plan, where each pointer comes from
-    (input j, a new output j, a zeroed work buffer of n floats), the scalars
-    the call wrote, the outputs' shapes and dtype, and its tensor maps."""
+    """What a repeat of a call needs, all built by the checked call: the plan,
+    its launch packed once (_cuda.PackedLaunch), the pointer slots split by
+    where each value comes from (input j, new output j, a work buffer of n
+    32-bit words), the scalars the call wrote, the outputs' shapes and dtype,
+    and its tensor maps. A repeat (hit: written for the entry when it is
+    kept) writes only what changes per call: the pointers, eps, the stream;
+    the scalars again only when another entry used the plan's slots since
+    (plan.owner)."""
 
     def __init__(self, opname, torch, plan, device, index, recipe, scalars, outs, out_dtype, maps, eps_slot,
-                 contig=()):
+                 contig=(), like=()):
         self.op, self.used = opname, plan.p.used
-        self.empty, self.zeros, self.stream = torch.empty, torch.zeros, _stream_of(torch)
+        self.torch, self.empty, self.stream = torch, torch.empty, _stream_of(torch)
         self.f32 = torch.float32
-        self.plan, self.fn, self.params, self.grid, self.block = plan, plan.fn, plan.params, plan.grid, plan.block
+        self.plan = plan
         self.device, self.index, self.recipe, self.scalars = device, index, recipe, scalars
         self.outs, self.out_dtype, self.maps, self.eps_slot, self.contig = outs, out_dtype, maps, eps_slot, contig
-        self.has_work = any(kind == 2 for _, kind, _ in recipe)
-        self.work_bufs = {}      # stream -> ([work tensors], [their addresses])
+        self.like = like         # output j is shaped and typed as input 0: torch.empty_like(input 0)
+        self.ins = [(slot, j) for slot, kind, j in recipe if kind == 0]
+        self.out_slots = [(slot, j) for slot, kind, j in recipe if kind == 1]
+        self.work_slots = [(slot, n) for slot, kind, n in recipe if kind == 2]
+        self.launch = plan.packed()
+        self.work_bufs = {}      # stream -> ([work tensors], [their packed memsets])
+        self.hit = None          # the written repeat, made when the entry is kept (_remember)
 
     def __call__(self, inputs, eps=None):
+        """The checked call's launch, step for step what the written repeat
+        (_hit) does, without writing one (most checked calls of the
+        attention and serving ops are not kept); returns the list of outputs."""
         if self.contig:
             inputs = [x.contiguous() if c else x for x, c in zip(inputs, self.contig)]
-        dev = self.device
-        outs = [self.empty(s, dtype=self.out_dtype, device=dev) for s in self.outs]
+        like = getattr(self.torch, "empty_like", None)
+        outs = [like(inputs[0]) if j in self.like and like is not None else
+                self.empty(s, dtype=self.out_dtype, device=self.device) for j, s in enumerate(self.outs)]
         stream = self.stream(self.index)
-        works = self.has_work and self._works(stream)
-        w = 0
-        for slot, kind, j in self.recipe:
-            if kind == 0:
-                slot.value = inputs[j].data_ptr()
-            elif kind == 1:
-                slot.value = outs[j].data_ptr()
-            else:
-                slot.value = works[w]
-                w += 1
-        for slot, v in self.scalars:
-            slot.value = v
+        for slot, j in self.ins:
+            slot.value = inputs[j].data_ptr()
+        for slot, j in self.out_slots:
+            slot.value = outs[j].data_ptr()
+        if self.work_slots:
+            self._works(stream)
+        if self.plan.owner is not self:
+            self._own()
         if self.eps_slot is not None:
             self.eps_slot.value = float(eps)
         if self.maps:
             self.plan.encode(self.maps)
-        self.fn.launch(self.grid, self.block, stream, self.params)
+        self.launch.launch(stream)
         _used[self.op] = self.used
         return outs
 
+    def _hit(self):
+        """The repeat as a function written for this entry from source (as
+        collections.namedtuple makes its classes): only the steps this call
+        has, loops over its slots unrolled, every object it touches bound
+        once as a name, so a repeat makes no attribute lookups and tests
+        nothing it cannot need (0.25 us of the 2-core CI box's 2 us for a
+        closure that loops and branches). The source is built from this
+        entry's slot counts alone, kept in self.source; the function returns
+        the op's result (one tensor, or a tuple)."""
+        lp = self.launch
+        empty_like = getattr(self.torch, "empty_like", None)
+        env = {"self": self, "plan": self.plan, "used": _used, "op": self.op, "kernel": self.used,
+               "stream_of": self.stream, "index": self.index, "contig": self.contig, "empty": self.empty,
+               "empty_like": empty_like, "dt": self.out_dtype, "dev": self.device, "shapes": tuple(self.outs),
+               "works": self._works, "eps_slot": self.eps_slot, "maps": self.maps, "call": lp.call,
+               "args": lp.args, "stream_slot": lp.stream, "cfg": lp.cfg, "failed": lp.failed}
+        src = ["def hit(inputs, eps=None):"]
+        if self.contig:
+            src.append("    inputs = [x.contiguous() if c else x for x, c in zip(inputs, contig)]")
+        for j in range(len(self.outs)):
+            src.append("    o%d = empty_like(inputs[0])" % j if j in self.like and empty_like is not None else
+                       "    o%d = empty(shapes[%d], dtype=dt, device=dev)" % (j, j))
+        src.append("    stream = stream_of(index)")
+        for k, (slot, j) in enumerate(self.ins):
+            env["in%d" % k] = slot
+            src.append("    in%d.value = inputs[%d].data_ptr()" % (k, j))
+        for k, (slot, j) in enumerate(self.out_slots):
+            env["out%d" % k] = slot
+            src.append("    out%d.value = o%d.data_ptr()" % (k, j))
+        if self.work_slots:
+            src.append("    works(stream)")
+        src.append("    if plan.owner is not self:")
+        src.append("        self._own()")
+        if self.eps_slot is not None:
+            src.append("    eps_slot.value = float(eps)")
+        if self.maps:
+            src.append("    plan.encode(maps)")
+        src.append("    cfg.hStream = stream" if lp.cfg is not None else "    stream_slot.value = stream")
+        src += ["    rc = call(*args)", "    if rc:", "        failed(rc)", "    used[op] = kernel"]
+        outs = ["o%d" % j for j in range(len(self.outs))]
+        src.append("    return " + (outs[0] if len(outs) == 1 else "(%s)" % "".join(o + ", " for o in outs)))
+        self.source = "\n".join(src) + "\n"
+        code = _hit_code.get(self.source)
+        if code is None:             # a few distinct sources in a process: compile each once
+            code = _hit_code[self.source] = compile(self.source, "<rocke cached call>", "exec")
+        exec(code, env)
+        return env["hit"]
+
+    def _own(self):
+        """Write this entry's scalars into the plan's slots (another entry of the plan wrote its own since)."""
+        for slot, v in self.scalars:
+            slot.value = v
+        self.plan.owner = self
+        counters["scalar_writes"] += 1
+
     def _works(self, stream):
-        """The addresses of this call's work buffers on stream, zeroed again:
-        allocated once per stream and kept (at most _WORK_STREAMS streams, the
-        least recently used dropped), so a repeat pays a fill, not an
-        allocation. Safe because the fill and the kernel are queued on the
-        one stream after the previous call's kernel that used them."""
+        """Point the work slots at this call's work buffers on stream, zeroed
+        again: allocated once per stream and kept (at most _WORK_STREAMS
+        streams, the least recently used dropped), so a repeat pays one
+        driver memset per buffer (packed once), not an allocation nor a torch
+        fill. Safe because the memset and the kernel are queued on the one
+        stream after the previous call's kernel that used them."""
         per = self.work_bufs
         bufs = per.pop(stream, None)
         if bufs is None:
-            bufs = [self.zeros(n, dtype=self.f32, device=self.device)
-                    for _, kind, n in self.recipe if kind == 2]
-            bufs = (bufs, [b.data_ptr() for b in bufs])
+            ts = [self.empty(n, dtype=self.f32, device=self.device) for _, n in self.work_slots]
+            bufs = (ts, [_cuda.PackedMemset(t.data_ptr(), n, stream) for t, (_, n) in zip(ts, self.work_slots)])
+            counters["work_allocs"] += len(ts)
             if len(per) >= _WORK_STREAMS:
                 del per[next(iter(per))]
-        else:
-            for b in bufs[0]:
-                b.zero_()
         per[stream] = bufs                 # most recently used last
-        return bufs[1]
+        for (slot, _), m in zip(self.work_slots, bufs[1]):
+            m()
+            slot.value = m.args[0].value
+        counters["work_fills"] += len(bufs[1])
 
 
 def fast(opname, knobs, inputs, device, eps):
     """A repeated call of the one-tensor-in families on torch tensors, else None."""
     try:
         f = _fast.get(_call_key(opname, knobs, device, inputs))
-    except TypeError:
+    except TypeError:                  # an unhashable knob
         return None
-    if f is None:
-        return None
-    outs = f(inputs, eps)
-    return outs[0] if len(outs) == 1 else tuple(outs)
+    return f.hit(inputs, eps) if f is not None else None
 
 
 def _prepare(torch, opname, family, knobs, x, index):
@@ -297,7 +388,9 @@ def run(opname, family, knobs, inputs, out_spec, device, eps):
                              "row-major rows (call .contiguous())" % (opname, i, tuple(t.stride()), tuple(t.shape)))
     if device not in (None, "cuda", str(x.device)) and device != x.device:
         raise RockeError("rocke.ops.%s: device=%r but the tensors are on %s" % (opname, device, x.device))
+    counters["checked"] += 1
     key = _call_key(opname, knobs, device, ts) if not any(kinds) else None
+    counters["keys"] += key is not None
     knobs = dict(knobs, dtype=_dtype_name(torch, x, opname))
     index = x.device.index if x.device.index is not None else torch.cuda.current_device()
     plan = _prepare(torch, opname, family, knobs, x, index)
@@ -317,7 +410,12 @@ def run(opname, family, knobs, inputs, out_spec, device, eps):
             n_out += 1
     scalars = [(plan.slots[i], v) for i, v in p.scalar_values.items()]
     eps_slot = plan.slots[p.eps_index] if p.eps_index is not None else None
-    f = _FastCall(opname, torch, plan, x.device, index, recipe, scalars, shapes, out_dtype, None, eps_slot)
+    # outputs shaped and typed as x come from empty_like(x) (cheaper to call than empty); only for a plain
+    # torch.Tensor input, whose empty_like is a plain dense tensor (a subclass's could be its own kind)
+    like = tuple(j for j, s in enumerate(shapes) if s == tuple(x.shape) and out_dtype == x.dtype
+                 and type(x) is torch.Tensor)
+    f = _FastCall(opname, torch, plan, x.device, index, recipe, scalars, shapes, out_dtype, None, eps_slot,
+                  like=like)
     outs = f(ts, eps)
     if key is not None:
         _remember(key, f)
@@ -348,7 +446,7 @@ def fast_matmul(a, b, device, out_dtype, knobs):
         f = _fast.get(matmul_key(a, b, device, out_dtype, knobs))
     except TypeError:
         return None
-    return f((a, b))[0] if f is not None else None
+    return f.hit((a, b)) if f is not None else None
 
 
 # ---- the attention, serving and fp8 GEMM ops: a kit with the numpy kit's methods ------------------
@@ -420,6 +518,7 @@ class TorchKit:
         from ._sig_launch import _pointer_args, _scalar_args, work_f32s
         from ._tmaps import tensor_maps
         torch = self.torch
+        counters["checked"] += 1
         plan = _plan(p, self.index, kernel_for)
         zeros = lambda n: torch.zeros(n, dtype=torch.float32, device=self.device)      # noqa: E731
         ptrs = _pointer_args(opname, p, arrays, ext, zeros)                             # alive until launched
@@ -445,6 +544,7 @@ class TorchKit:
         is not kept."""
         if key is None:
             return
+        counters["keys"] += 1
         plan = f.plan
         recipe, shapes = [], [None] * len(outputs)
         for j, ((slot, _, _), name) in enumerate(zip(f.recipe, f.names)):

@@ -11,7 +11,7 @@ import unittest
 import numpy as np
 
 import rocke
-from rocke import _torch, ops
+from rocke import _cuda, _torch, ops
 
 STREAM = 0x5EED
 CURRENT = {"stream": STREAM}          # the stand-in's current stream (a test may switch it)
@@ -72,6 +72,7 @@ def fake_torch():
     t.empty = lambda shape, dtype, device: Tensor(np.empty(shape, dtype))
     t.zeros = lambda n, dtype, device: Tensor(np.zeros(n, dtype))
     t.full = lambda shape, v, dtype, device: Tensor(np.full(shape, v, dtype))
+    t.empty_like = fake_empty_like
     t.version = types.SimpleNamespace(hip=None)
     t.cuda = types.SimpleNamespace(get_device_capability=lambda i: (9, 0), current_device=lambda: 0,
                                    current_stream=lambda dev: types.SimpleNamespace(cuda_stream=CURRENT["stream"]))
@@ -79,20 +80,55 @@ def fake_torch():
 
 
 class Recorder:
+    """A stand-in rocke._cuda.Function: its launches go through the real
+    _cuda.PackedLaunch to FakeDriver, which records them."""
     launches = []
+    by_handle = {}
 
     def __init__(self, image, name, dyn, cooperative=False):
         self.name = name
-        self.cooperative = cooperative
+        self.cooperative, self.dyn_smem = cooperative, dyn
+        self.fn = ctypes.c_void_p(0x1000 + len(Recorder.by_handle))
+        Recorder.by_handle[self.fn.value] = name
 
-    def launch(self, grid, block, stream, params):
-        Recorder.launches.append((self.name, tuple(grid), stream, [params[i] for i in range(len(params))]))
+    def packed(self, grid, block, params):
+        return _cuda.PackedLaunch(self, grid, block, params)
+
+
+class FakeDriver:
+    """The driver calls of the cached path, on ctypes objects as the packed
+    calls pass them: launches recorded (kernel, grid, stream, argument
+    addresses), memsets done on the host memory behind the stand-in tensors."""
+
+    def __init__(self):
+        self.memsets = []
+
+    def cuLaunchKernel(self, fn, gx, gy, gz, bx, by, bz, smem, stream, params, extra):
+        Recorder.launches.append((Recorder.by_handle[fn.value], (gx.value, gy.value, gz.value), stream.value or 0,
+                                  [params[i] for i in range(len(params))]))
+        return 0
+
+    def cuLaunchKernelEx(self, cfg, fn, params, extra):
+        c = cfg._obj
+        Recorder.launches.append((Recorder.by_handle[fn.value], (c.gridDimX, c.gridDimY, c.gridDimZ),
+                                  c.hStream or 0, [params[i] for i in range(len(params))]))
+        return 0
+
+    def cuMemsetD32Async(self, dst, value, count, stream):
+        ctypes.memset(dst.value, 0, count.value * 4)
+        self.memsets.append((dst.value, value.value, count.value, stream.value or 0))
+        return 0
+
+
+def fake_empty_like(x):
+    return Tensor(np.empty_like(x.a))
 
 
 class TorchKitFake(unittest.TestCase):
     def setUp(self):
         self.saved = (sys.modules.get("torch"), _torch._cuda.Function, _torch._cuda.use_primary_context,
-                      _torch.rk_compile)
+                      _torch.rk_compile, _cuda._cu)
+        self.driver = _cuda._cu = FakeDriver()
         sys.modules["torch"] = fake_torch()
         _torch._cuda.Function = Recorder
         _torch._cuda.use_primary_context = lambda i: None
@@ -112,7 +148,7 @@ class TorchKitFake(unittest.TestCase):
 
     def tearDown(self):
         _torch._cuda._encoder = self.saved_encoder
-        torch, _torch._cuda.Function, _torch._cuda.use_primary_context, _torch.rk_compile = self.saved
+        torch, _torch._cuda.Function, _torch._cuda.use_primary_context, _torch.rk_compile, _cuda._cu = self.saved
         if torch is None:
             del sys.modules["torch"]
         else:
