@@ -39,7 +39,7 @@ typedef enum rk_family_id {
  * (split views at odd rows); span: the block's consecutive rows, one
  * contiguous span of the packed [M, N] tensor, go through LDS with aligned
  * 16-byte accesses (only the span's first and last vector partial). */
-typedef enum rk_row_stage { RK_STAGE_DIRECT = 0, RK_STAGE_SPAN = 1 } rk_row_stage;
+typedef enum rk_row_stage { RK_STAGE_DIRECT = 0, RK_STAGE_SPAN = 1, RK_STAGE_AUTO = 2 } rk_row_stage;
 
 typedef struct rk_row_knobs {
     uint32_t wave;            /* target wave/warp size: 64 (CDNA) or 32 (NVIDIA) */

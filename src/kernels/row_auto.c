@@ -1,0 +1,61 @@
+/* rocke — stage=auto of the row families: one kernel with both ways a
+ * block's rows reach its threads, chosen at run time. Rows of a multiple of
+ * vec whose tensors all start on 16 bytes take the direct rows (every
+ * access a whole vector, the code a per-shape build of such a row has);
+ * any other row length or base takes the span through LDS (aligned
+ * vectors but for a span's two ends). The test is on kernel arguments
+ * only, so it is uniform over the grid. This is what a kernel built
+ * without a shape needs: its variants are chosen by ranges of N, and the
+ * better stage alternates with N mod vec (docs/kernels.md, "Shape
+ * variants"). Layer: kernels. */
+#include "kern_int.h"
+
+rk_row_knobs kn_auto_direct_knobs(const rk_row_knobs *k) {
+    rk_row_knobs d = *k;
+    d.stage = RK_STAGE_DIRECT;
+    /* taken only when every row starts aligned: plain views, as a build
+     * for that shape (split off) */
+    d.split = false;
+    return d;
+}
+
+rk_row_knobs kn_auto_span_knobs(const rk_row_knobs *k) {
+    rk_row_knobs s = *k;
+    s.stage = RK_STAGE_SPAN;
+    /* the same threads a row, each holding its vectors' elements */
+    s.chunks = k->chunks * k->vec;
+    return s;
+}
+
+rk_value kn_auto_direct_cond(rk_kernel *k, const rk_row_knobs *kn, rk_value N, const rk_value *ptrs, uint32_t n) {
+    rk_value low = rk_build_and(k, N, kn_i32(k, (int32_t)kn->vec - 1));
+    rk_value ok = rk_build_cmp(k, "eq", low, kn_i32(k, 0));
+    rk_value m16 = rk_const_i64(k, 15), z64 = rk_const_i64(k, 0);
+    for (uint32_t i = 0; i < n; i++) {
+        rk_value a = rk_build_ptrtoint(k, ptrs[i]);
+        rk_value lo = rk_build_and(k, a, m16);
+        rk_value al = rk_build_cmp(k, "eq", lo, z64);
+        ok = rk_build_and(k, ok, al);
+    }
+    return ok;
+}
+
+rk_status kn_row_validate_auto(const rk_row_knobs *k, const rk_target *t, const rk_scalar *elems, uint32_t n) {
+    if (!k->chunks || k->slices > 1)
+        return rk_fail(RK_ERR_INVALID,
+                       "knob 'stage' auto holds a cached row in one block: it needs chunks > 0 and slices=1, got "
+                       "chunks=%u slices=%u (use stage=direct)", k->chunks, k->slices);
+    if (k->chunks * k->vec > KN_SPAN_MAX_CHUNKS)
+        return rk_fail(RK_ERR_INVALID,
+                       "knob 'stage' auto: its span holds chunks x vec elements a thread, at most %u; got %u x %u "
+                       "(use fewer chunks or stage=direct)", KN_SPAN_MAX_CHUNKS, k->chunks, k->vec);
+    rk_row_knobs d = kn_auto_direct_knobs(k), s = kn_auto_span_knobs(k);
+    rk_status st = kn_row_validate_stage(&s, t, elems, n);
+    return st ? st : kn_row_validate_cached_slices(&d, t, elems[0], elems[n - 1]);
+}
+
+bool kn_row_auto_fits(const rk_row_knobs *k, const rk_target *t, const rk_scalar *elems, uint32_t n) {
+    if (!k->chunks || k->slices > 1 || k->vec < 2 || k->chunks * k->vec > KN_AUTO_MAX_ELEMS) return false;
+    rk_row_knobs s = kn_auto_span_knobs(k);
+    return kn_span_bytes(&s, elems, n) <= kn_span_budget(t);
+}
