@@ -24,9 +24,14 @@
 #   NAME-s9      8192 x 5000 at 256 x 3 (the pick before "fuller at half the threads", now 128 x 5)
 #   transpose[-f32]-nfast  m_fast false at every transpose shape
 #   softmax-c1-any  the same with --chunks 1 (classes end at the row capacity 8192)
+#   NAME-direct-any the shape-variant manifest with --stage direct (the variants before
+#                   stage=auto: direct rows at every length), beside NAME-any (auto classes)
+#   NAME-s10     softmax / rmsnorm 1000 x 3001 at 128 x 3 (the pick before "few rows keep
+#                the device's threads", now 256 x 2)
 # About 180 kernels, 2-10 s of host verification each: split them over calls with OPS_ROWS
 # (e.g. '^softmax', '^rmsnorm', '^(sum|layernorm)', '^transpose': 40-60 kernels a call);
 # the peers (bf16 and f32, PEERS_DTYPES) run in each.
+# PEER_SHAPES (default: every shape the kernels run at) limits the peers' shapes.
 # Logs go to $OUT (or ./out/rows-h200).
 set -uo pipefail
 mode=${1:-}
@@ -35,6 +40,8 @@ GRID="16384,2047 4096,4097 8192,5000 1000,3001 1024,50257 65536,127 1000,151936 
 TGRID="4097,4097 1000,32000 1000,151936 16384,2047 1024,50257 4096,4096 1000,3001 8192,5000 65536,127 64,1000003"
 # issue 15's grid, also in f32 (every row family and transpose)
 FGRID="1000,3001 8192,5000 4096,4097 16384,2047 65536,127 64,1000003"
+# where the shape-variant manifests run (auto classes: odd and aligned short rows)
+ANY_SHAPES=${ANY_SHAPES:-16384,2047 4096,4097 8192,5000 65536,127 65536,255 65536,1000 65536,1001 1000,3001 64,1000003}
 
 prepare() {
   local R=${1:-build/rocke} T=${2:-sm_90a} OLD=${3:-}
@@ -70,6 +77,10 @@ PREV
     b layernorm-direct "$shape" layernorm --dtype bf16 --stage direct
   done
   for shape in 16384,2047 4096,4097; do b softmax-f16 "$shape" softmax --dtype f16; done
+  # 1000 x 3001 before few rows kept their threads (128 x 3; now 256 x 2)
+  for f in softmax rmsnorm; do
+    b "$f-s10" 1000,3001 $f --dtype bf16 --stage direct --block_size 128 --rows_per_block 1 --chunks 3
+  done
   for shape in $FGRID; do
     b softmax-f32 "$shape" softmax --dtype f32
     b layernorm-f32 "$shape" layernorm --dtype f32
@@ -98,6 +109,9 @@ TILES
     local name=$1; shift
     "$R" build "$@" --dtype bf16 --target "$T" -o "$D/any/$name" >/dev/null || echo "prepare: $name-any" >&2
     "$R" build "$@" --dtype f32 --target "$T" -o "$D/any/$name-f32" >/dev/null || echo "prepare: $name-f32-any" >&2
+    # the variants with direct rows only (before stage=auto)
+    "$R" build "$@" --dtype bf16 --stage direct --target "$T" -o "$D/any/$name-direct" >/dev/null \
+      || echo "prepare: $name-direct-any" >&2
   done
   # chunks locked: the cached classes end at 1024 x 8 x 1 = 8192 (4096,4097 and 8192,5000 take t1024c1)
   "$R" build softmax --dtype bf16 --chunks 1 --target "$T" -o "$D/any/softmax-c1" >/dev/null \
@@ -124,7 +138,7 @@ run() {
   local ROWS=${OPS_ROWS:-.} CLI=.devcarry/bin/rocke
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,power.limit --format=csv 2>&1 | tee "$OUT/gpu.txt"
   local shapes
-  shapes=$(echo $GRID $TGRID | tr ' ' '\n' | sort -u | tr '\n' ' ')
+  shapes=${PEER_SHAPES:-$(echo $GRID $TGRID $ANY_SHAPES | tr ' ' '\n' | sort -u | tr '\n' ' ')}
   echo "== peers at $shapes"
   PEERS_DTYPES=${PEERS_DTYPES:-bf16 f32} timeout ${PEERS_TIMEOUT:-300} python3 bench/peers_small_ops.py $shapes > "$OUT/peers.jsonl" 2> "$OUT/peers.err" \
     || tail -3 "$OUT/peers.err"
@@ -141,7 +155,7 @@ run() {
     one "${dir%@*}" "${dir#*@}" "$m"
   done
   for m in "$D"/any/*/manifest.json; do
-    for shape in ${ANY_SHAPES:-16384,2047 4096,4097 8192,5000 65536,127 1000,3001 64,1000003}; do
+    for shape in $ANY_SHAPES; do
       one "$(basename "$(dirname "$m")")-any" "$shape" "$m"
     done
   done

@@ -50,6 +50,12 @@ rk_status kn_row_validate_auto(const rk_row_knobs *k, const rk_target *t, const 
                        "knob 'stage' auto: its span holds chunks x vec elements a thread, at most %u; got %u x %u "
                        "(use fewer chunks or stage=direct)", KN_SPAN_MAX_CHUNKS, k->chunks, k->vec);
     rk_row_knobs d = kn_auto_direct_knobs(k), s = kn_auto_span_knobs(k);
+    uint64_t b = kn_span_bytes(&s, elems, n);
+    if (b > kn_span_limit(t))
+        return rk_fail(RK_ERR_INVALID,
+                       "knob 'stage' auto: its span of rows_per_block x row capacity (%u x %u elements) needs %llu "
+                       "bytes of LDS, at most %u on %s; use fewer rows_per_block or chunks, or stage=direct",
+                       k->rows_per_block, kn_row_cap(k), (unsigned long long)b, kn_span_limit(t), t->name);
     rk_status st = kn_row_validate_stage(&s, t, elems, n);
     return st ? st : kn_row_validate_cached_slices(&d, t, elems[0], elems[n - 1]);
 }

@@ -266,6 +266,8 @@ static void test_auto_bad_knobs(void **state) {
         {"softmax", "dtype=bf16 stage=auto chunks=0", "chunks > 0"},
         {"rmsnorm", "dtype=bf16 stage=auto chunks=5 vec=8", "at most 32"},
         {"reduce", "dtype=f32 stage=auto chunks=4 slices=2", "slices=1"},
+        {"layernorm", "dtype=bf16 residual=true stage=auto block_size=1024 rows_per_block=1 chunks=2",
+         "bytes of LDS"},
     };
     for (size_t i = 0; i < COUNT(cases); i++) {
         rk_family_id f;
