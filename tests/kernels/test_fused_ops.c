@@ -84,6 +84,56 @@ static void add_rmsnorm_quant(void **state) {
     /* the other tail mode on each vendor */
     run_case("add_rmsnorm_quant", "gfx942", shapes[2], 2, "dtype=bf16 tail=masked");
     run_case("add_rmsnorm_quant", "sm_90", shapes[2], 2, "dtype=bf16 tail=buffer block_size=64");
+    /* the looped path (chunks=0: three passes) beside the cached picks above */
+    for (size_t i = 0; i < COUNT(shapes); i++)
+        run_case("add_rmsnorm_quant", fp8[(i + 1) % 3], shapes[i], 2, "dtype=bf16 chunks=0");
+    run_case("add_rmsnorm_quant", "sm_90", f32, 2, "dtype=f32 qtype=int8 chunks=0");
+}
+
+/* One cached add_rmsnorm_quant kernel (tuned for 4096 x 4097: 5 chunks a
+ * thread on sm_90, 128 threads) run at other shapes: whole chunks past the
+ * row's end in the middle of a thread's, rows shorter than the row's
+ * threads, one element, an all-zero row's scale (rows past M unused). */
+static void add_rmsnorm_quant_cached_lengths(void **state) {
+    (void)state;
+    static const struct { const char *target, *knobs; } cfgs[] = {
+        {"sm_90", "dtype=bf16"}, {"gfx942", "dtype=f16 qtype=int8"}, {"sm_90", "dtype=f32 qtype=fp8e4m3"},
+        {"gfx942", "dtype=bf16 tail=masked"},
+    };
+    static const uint64_t shapes[][2] = {{2, 4097}, {3, 4000}, {2, 2600}, {4, 513}, {5, 100}, {3, 1}};
+    for (size_t ic = 0; ic < COUNT(cfgs); ic++) {
+        const rk_target *t = rk_target_find(cfgs[ic].target);
+        uint64_t locked;
+        rk_instance in = with_knobs("add_rmsnorm_quant", cfgs[ic].knobs, &locked);
+        rk_shape sh = shape_of(in.family, (const uint64_t[]){4096, 4097}, 2);
+        assert_int_equal(rk_instance_tune(&in, t, &sh, locked), RK_OK);
+        assert_true(in.u.arq.k.chunks > 0);
+        char name[256];
+        assert_int_equal(rk_instance_name(&in, name, sizeof name), RK_OK);
+        rk_kernel *k = NULL;
+        if (rk_instance_build(&in, t, &k)) fail_msg("%s %s: %s", t->name, name, rk_error_message());
+        for (size_t i = 0; i < COUNT(shapes); i++) {
+            rk_shape s2 = shape_of(in.family, shapes[i], 2);
+            assert_int_equal(rk_instance_check_shape(&in, &s2), RK_OK);
+            rk_problem p;
+            uint64_t sd = seed ^ (runs++ * 0x9e3779b97f4a7c15ull);
+            assert_int_equal(rk_problem_init(&p, &in, &s2, sd), RK_OK);
+            if (problem_emu_launch(t, k, &p, &s2)) fail_msg("%s %s: launch: %s", t->name, name, rk_error_message());
+            rk_problem_diff c;
+            assert_int_equal(rk_problem_check(&p, &c), RK_OK);
+            if (c.bad)
+                fail_msg("%s %s %llux%llu seed %llu: bad=%llu/%llu max_abs_diff=%g, first %s", t->name, name,
+                         (unsigned long long)shapes[i][0], (unsigned long long)shapes[i][1],
+                         (unsigned long long)sd, (unsigned long long)c.bad, (unsigned long long)c.total,
+                         c.max_abs_diff, c.first_bad);
+            rk_problem_free(&p);
+        }
+        /* past the capacity: refused, naming chunks=0 */
+        rk_shape big = shape_of(in.family, (const uint64_t[]){2, 65536}, 2);
+        assert_int_equal(rk_instance_check_shape(&in, &big), RK_ERR_INVALID);
+        assert_non_null(strstr(rk_error_message(), "chunks=0"));
+        rk_kernel_free(k);
+    }
 }
 
 static void rope(void **state) {
@@ -206,6 +256,17 @@ static void heuristics(void **state) {
     assert_int_equal(rk_instance_tune(&in, rk_target_find("sm_90"), &sh, locked), RK_OK);
     assert_int_equal(in.u.arq.qtype, RK_QUANT_FP8E4M3);
     assert_int_equal(in.u.arq.k.wave, 32);
+    /* h cached as the norms' rows: 4096 bf16 = 256 threads x 2 vectors; 8192
+     * 512 x 2; rows past a block's registers loop (three passes) */
+    assert_int_equal(in.u.arq.k.chunks, 2);
+    assert_int_equal(in.u.arq.k.block_size, 256);
+    sh = shape_of(in.family, (const uint64_t[]){4096, 8192}, 2);
+    assert_int_equal(rk_instance_tune(&in, rk_target_find("sm_90"), &sh, locked), RK_OK);
+    assert_int_equal(in.u.arq.k.chunks, 2);
+    assert_int_equal(in.u.arq.k.block_size, 512);
+    sh = shape_of(in.family, (const uint64_t[]){64, 150000}, 2);
+    assert_int_equal(rk_instance_tune(&in, rk_target_find("sm_90"), &sh, locked), RK_OK);
+    assert_int_equal(in.u.arq.k.chunks, 0);
     in = with_knobs("rope", "dtype=bf16", &locked);
     sh = shape_of(in.family, (const uint64_t[]){64, 8, 8, 128, 64, 4096}, 6);
     assert_int_equal(rk_instance_tune(&in, rk_target_find("sm_90"), &sh, locked), RK_OK);
@@ -228,7 +289,7 @@ int main(void) {
     printf("test_fused_ops: seed %llu (ROCKE_SEED=%llu replays)\n", (unsigned long long)seed,
            (unsigned long long)seed);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(add_rmsnorm_quant), cmocka_unit_test(rope), cmocka_unit_test(topk_softmax),
+        cmocka_unit_test(add_rmsnorm_quant), cmocka_unit_test(add_rmsnorm_quant_cached_lengths), cmocka_unit_test(rope), cmocka_unit_test(topk_softmax),
         cmocka_unit_test(permute), cmocka_unit_test(rope_in_place), cmocka_unit_test(bad_inputs),
         cmocka_unit_test(heuristics),
     };
