@@ -28,6 +28,9 @@
 #                   stage=auto: direct rows at every length), beside NAME-any (auto classes)
 #   NAME-s10     softmax / rmsnorm 1000 x 3001 at 128 x 3 (the pick before "few rows keep
 #                the device's threads", now 256 x 2)
+#   add_rmsnorm_quant[-looped]  the fused add + RMSNorm + fp8 quantization at $QGRID: the
+#                cached pick (h in registers) and the three looped passes it replaces
+#                (--chunks 0); its torch peer is bench/peers_small_ops.py's FUSED_SHAPES
 # About 180 kernels, 2-10 s of host verification each: split them over calls with OPS_ROWS
 # (e.g. '^softmax', '^rmsnorm', '^(sum|layernorm)', '^transpose': 40-60 kernels a call);
 # the peers (bf16 and f32, PEERS_DTYPES) run in each.
@@ -40,6 +43,8 @@ GRID="16384,2047 4096,4097 8192,5000 1000,3001 1024,50257 65536,127 1000,151936 
 TGRID="4097,4097 1000,32000 1000,151936 16384,2047 1024,50257 4096,4096 1000,3001 8192,5000 65536,127 64,1000003"
 # issue 15's grid, also in f32 (every row family and transpose)
 FGRID="1000,3001 8192,5000 4096,4097 16384,2047 65536,127 64,1000003"
+# add_rmsnorm_quant (bf16 -> fp8 e4m3), also in bench/peers_small_ops.py FUSED_SHAPES
+QGRID="32768,4096 4096,8192 4096,5120"
 # where the shape-variant manifests run (auto classes: odd and aligned short rows)
 ANY_SHAPES=${ANY_SHAPES:-16384,2047 4096,4097 8192,5000 65536,127 65536,255 65536,1000 65536,1001 1000,3001 64,1000003}
 
@@ -77,6 +82,10 @@ PREV
     b layernorm-direct "$shape" layernorm --dtype bf16 --stage direct
   done
   for shape in 16384,2047 4096,4097; do b softmax-f16 "$shape" softmax --dtype f16; done
+  for shape in $QGRID; do
+    b add_rmsnorm_quant "$shape" add_rmsnorm_quant --dtype bf16
+    b add_rmsnorm_quant-looped "$shape" add_rmsnorm_quant --dtype bf16 --chunks 0
+  done
   # 1000 x 3001 before few rows kept their threads (128 x 3; now 256 x 2)
   for f in softmax rmsnorm; do
     b "$f-s10" 1000,3001 $f --dtype bf16 --stage direct --block_size 128 --rows_per_block 1 --chunks 3
@@ -138,7 +147,7 @@ run() {
   local ROWS=${OPS_ROWS:-.} CLI=.devcarry/bin/rocke
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,power.limit --format=csv 2>&1 | tee "$OUT/gpu.txt"
   local shapes
-  shapes=${PEER_SHAPES:-$(echo $GRID $TGRID $ANY_SHAPES | tr ' ' '\n' | sort -u | tr '\n' ' ')}
+  shapes=${PEER_SHAPES:-$(echo $GRID $TGRID $ANY_SHAPES $QGRID | tr ' ' '\n' | sort -u | tr '\n' ' ')}
   echo "== peers at $shapes"
   PEERS_DTYPES=${PEERS_DTYPES:-bf16 f32} timeout ${PEERS_TIMEOUT:-300} python3 bench/peers_small_ops.py $shapes > "$OUT/peers.jsonl" 2> "$OUT/peers.err" \
     || tail -3 "$OUT/peers.err"
