@@ -264,6 +264,13 @@ static void heuristics(void **state) {
     assert_int_equal(rk_instance_tune(&in, rk_target_find("sm_90"), &sh, locked), RK_OK);
     assert_int_equal(in.u.arq.k.chunks, 2);
     assert_int_equal(in.u.arq.k.block_size, 512);
+    sh = shape_of(in.family, (const uint64_t[]){4096, 32768}, 2);
+    assert_int_equal(rk_instance_tune(&in, rk_target_find("sm_90"), &sh, locked), RK_OK);
+    assert_int_equal(in.u.arq.k.chunks, 4);
+    /* 1024 threads x 5 chunks would spill at 64 registers: looped */
+    sh = shape_of(in.family, (const uint64_t[]){4096, 40000}, 2);
+    assert_int_equal(rk_instance_tune(&in, rk_target_find("sm_90"), &sh, locked), RK_OK);
+    assert_int_equal(in.u.arq.k.chunks, 0);
     sh = shape_of(in.family, (const uint64_t[]){64, 150000}, 2);
     assert_int_equal(rk_instance_tune(&in, rk_target_find("sm_90"), &sh, locked), RK_OK);
     assert_int_equal(in.u.arq.k.chunks, 0);
