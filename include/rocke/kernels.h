@@ -151,6 +151,7 @@ typedef struct rk_topk_softmax_spec {
     uint32_t wave;                 /* the target's wave size */
     uint32_t block_size;           /* 32..1024 */
     uint32_t threads_per_row;      /* 1..wave, power of two */
+    uint32_t chunks;               /* logits a lane holds in registers (0: every pass reads the row) */
 } rk_topk_softmax_spec;
 
 /* GEMM: C = epilogue(A * B) with A [M, K] and B [K, N], f32 accumulation.
