@@ -31,6 +31,9 @@
 #   add_rmsnorm_quant[-looped]  the fused add + RMSNorm + fp8 quantization at $QGRID: the
 #                cached pick (h in registers) and the three looped passes it replaces
 #                (--chunks 0); its torch peer is bench/peers_small_ops.py's FUSED_SHAPES
+#   topk_softmax[-looped]  MoE routing at $TKGRID (tokens,experts,k): the cached logits
+#                (the pick) and the passes that read the row again (--chunks 0); torch peer
+#                as above (no copy column: its shape is not a matrix the peers copy)
 # About 180 kernels, 2-10 s of host verification each: split them over calls with OPS_ROWS
 # (e.g. '^softmax', '^rmsnorm', '^(sum|layernorm)', '^transpose': 40-60 kernels a call);
 # the peers (bf16 and f32, PEERS_DTYPES) run in each.
@@ -45,6 +48,8 @@ TGRID="4097,4097 1000,32000 1000,151936 16384,2047 1024,50257 4096,4096 1000,300
 FGRID="1000,3001 8192,5000 4096,4097 16384,2047 65536,127 64,1000003"
 # add_rmsnorm_quant (bf16 -> fp8 e4m3), also in bench/peers_small_ops.py FUSED_SHAPES
 QGRID="32768,4096 4096,8192 4096,5120"
+# topk_softmax (bf16 logits, renormalised), also in FUSED_SHAPES
+TKGRID="16384,128,8 16384,64,2 4096,256,8"
 # where the shape-variant manifests run (auto classes: odd and aligned short rows)
 ANY_SHAPES=${ANY_SHAPES:-16384,2047 4096,4097 8192,5000 65536,127 65536,255 65536,1000 65536,1001 1000,3001 64,1000003}
 
@@ -85,6 +90,10 @@ PREV
   for shape in $QGRID; do
     b add_rmsnorm_quant "$shape" add_rmsnorm_quant --dtype bf16
     b add_rmsnorm_quant-looped "$shape" add_rmsnorm_quant --dtype bf16 --chunks 0
+  done
+  for shape in $TKGRID; do
+    b topk_softmax "$shape" topk_softmax --dtype bf16
+    b topk_softmax-looped "$shape" topk_softmax --dtype bf16 --chunks 0
   done
   # 1000 x 3001 before few rows kept their threads (128 x 3; now 256 x 2)
   for f in softmax rmsnorm; do
