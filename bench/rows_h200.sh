@@ -38,6 +38,14 @@
 # (e.g. '^softmax', '^rmsnorm', '^(sum|layernorm)', '^transpose': 40-60 kernels a call);
 # the peers (bf16 and f32, PEERS_DTYPES) run in each.
 # PEER_SHAPES (default: every shape the kernels run at) limits the peers' shapes.
+# Session 11's changes in three calls of about 1.5-2.5 min each (20-24 kernels, 2-5 s of
+# host verification each, peers 30-60 s):
+#   OPS_ROWS='^(softmax|rmsnorm)(-direct)?-any@65536,(127|255|1000|1001)$|^(softmax|rmsnorm)(-s10)?@1000,3001$|^(softmax|rmsnorm)@65536,(127|1000)$' \
+#     PEER_SHAPES='65536,127 65536,255 65536,1000 65536,1001 1000,3001' PEERS_DTYPES=bf16 bash bench/rows_h200.sh run
+#   OPS_ROWS='^(layernorm|sum)(-direct)?-any@65536,(127|255|1000|1001)$|^(layernorm|sum)@65536,(127|1000)$' \
+#     PEER_SHAPES='65536,127 65536,255 65536,1000 65536,1001' PEERS_DTYPES=bf16 bash bench/rows_h200.sh run
+#   OPS_ROWS='^(add_rmsnorm_quant|topk_softmax)' PEER_SHAPES='32768,4096 4096,8192 4096,5120' \
+#     PEERS_DTYPES=bf16 bash bench/rows_h200.sh run
 # Logs go to $OUT (or ./out/rows-h200).
 set -uo pipefail
 mode=${1:-}
