@@ -26,8 +26,8 @@
 #   softmax-c1-any  the same with --chunks 1 (classes end at the row capacity 8192)
 #   NAME-direct-any the shape-variant manifest with --stage direct (the variants before
 #                   stage=auto: direct rows at every length), beside NAME-any (auto classes)
-#   NAME-s10     softmax / rmsnorm 1000 x 3001 at 128 x 3 (the pick before "few rows keep
-#                the device's threads", now 256 x 2)
+#   NAME-s10     softmax / rmsnorm 1000 x 3001 at 128 x 3 and $FEW at 128 x 5 (the picks
+#                before "few rows keep the device's threads", now 256 x 2 and 512 x 2)
 #   add_rmsnorm_quant[-looped]  the fused add + RMSNorm + fp8 quantization at $QGRID: the
 #                cached pick (h in registers) and the three looped passes it replaces
 #                (--chunks 0); its torch peer is bench/peers_small_ops.py's FUSED_SHAPES
@@ -40,8 +40,8 @@
 # PEER_SHAPES (default: every shape the kernels run at) limits the peers' shapes.
 # Session 11's changes in three calls of about 1.5-2.5 min each (20-24 kernels, 2-5 s of
 # host verification each, peers 30-60 s):
-#   OPS_ROWS='^(softmax|rmsnorm)(-direct)?-any@65536,(127|255|1000|1001)$|^(softmax|rmsnorm)(-s10)?@1000,3001$|^(softmax|rmsnorm)@65536,(127|1000)$' \
-#     PEER_SHAPES='65536,127 65536,255 65536,1000 65536,1001 1000,3001' PEERS_DTYPES=bf16 bash bench/rows_h200.sh run
+#   OPS_ROWS='^(softmax|rmsnorm)(-direct)?-any@65536,(127|255|1000|1001)$|^(softmax|rmsnorm)(-s10)?@(1000,3001|1,4097|500,4097)$|^(softmax|rmsnorm)@65536,(127|1000)$' \
+#     PEER_SHAPES='65536,127 65536,255 65536,1000 65536,1001 1000,3001 1,4097 500,4097' PEERS_DTYPES=bf16 bash bench/rows_h200.sh run
 #   OPS_ROWS='^(layernorm|sum)(-direct)?-any@65536,(127|255|1000|1001)$|^(layernorm|sum)@65536,(127|1000)$' \
 #     PEER_SHAPES='65536,127 65536,255 65536,1000 65536,1001' PEERS_DTYPES=bf16 bash bench/rows_h200.sh run
 #   OPS_ROWS='^(add_rmsnorm_quant|topk_softmax)' PEER_SHAPES='32768,4096 4096,8192 4096,5120' \
@@ -56,6 +56,8 @@ TGRID="4097,4097 1000,32000 1000,151936 16384,2047 1024,50257 4096,4096 1000,300
 FGRID="1000,3001 8192,5000 4096,4097 16384,2047 65536,127 64,1000003"
 # add_rmsnorm_quant (bf16 -> fp8 e4m3), also in bench/peers_small_ops.py FUSED_SHAPES
 QGRID="32768,4096 4096,8192 4096,5120"
+# few rows of 4097 (the few-rows rule: 512 x 2 where 128 x 5 was picked)
+FEW="1,4097 500,4097"
 # topk_softmax (bf16 logits, renormalised), also in FUSED_SHAPES
 TKGRID="16384,128,8 16384,64,2 4096,256,8"
 # where the shape-variant manifests run (auto classes: odd and aligned short rows)
@@ -106,6 +108,10 @@ PREV
   # 1000 x 3001 before few rows kept their threads (128 x 3; now 256 x 2)
   for f in softmax rmsnorm; do
     b "$f-s10" 1000,3001 $f --dtype bf16 --stage direct --block_size 128 --rows_per_block 1 --chunks 3
+    for shape in $FEW; do
+      b "$f" "$shape" $f --dtype bf16
+      b "$f-s10" "$shape" $f --dtype bf16 --stage direct --block_size 128 --rows_per_block 1 --chunks 5
+    done
   done
   for shape in $FGRID; do
     b softmax-f32 "$shape" softmax --dtype f32
@@ -164,7 +170,7 @@ run() {
   local ROWS=${OPS_ROWS:-.} CLI=.devcarry/bin/rocke
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,power.limit --format=csv 2>&1 | tee "$OUT/gpu.txt"
   local shapes
-  shapes=${PEER_SHAPES:-$(echo $GRID $TGRID $ANY_SHAPES $QGRID | tr ' ' '\n' | sort -u | tr '\n' ' ')}
+  shapes=${PEER_SHAPES:-$(echo $GRID $TGRID $ANY_SHAPES $QGRID $FEW | tr ' ' '\n' | sort -u | tr '\n' ' ')}
   echo "== peers at $shapes"
   PEERS_DTYPES=${PEERS_DTYPES:-bf16 f32} timeout ${PEERS_TIMEOUT:-300} python3 bench/peers_small_ops.py $shapes > "$OUT/peers.jsonl" 2> "$OUT/peers.err" \
     || tail -3 "$OUT/peers.err"
