@@ -38,7 +38,7 @@
 # (e.g. '^softmax', '^rmsnorm', '^(sum|layernorm)', '^transpose': 40-60 kernels a call);
 # the peers (bf16 and f32, PEERS_DTYPES) run in each.
 # PEER_SHAPES (default: every shape the kernels run at) limits the peers' shapes.
-# Session 11's changes in three calls of about 1.5-2.5 min each (20-24 kernels, 2-5 s of
+# Session 11's changes in three calls of about 1.5-3 min each (12-32 kernel runs, 2-5 s of
 # host verification each, peers 30-60 s):
 #   OPS_ROWS='^(softmax|rmsnorm)(-direct)?-any@65536,(127|255|1000|1001)$|^(softmax|rmsnorm)(-s10)?@(1000,3001|1,4097|500,4097)$|^(softmax|rmsnorm)@65536,(127|1000)$' \
 #     PEER_SHAPES='65536,127 65536,255 65536,1000 65536,1001 1000,3001 1,4097 500,4097' PEERS_DTYPES=bf16 bash bench/rows_h200.sh run
