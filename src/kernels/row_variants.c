@@ -90,10 +90,21 @@ static void auto_class(const rk_instance *free, uint64_t lfree, const rk_instanc
     if (!tuned(free, t, lfree, KN_VARIANT_ROWS, odd, &h) || row_knobs(&h)->stage != RK_STAGE_SPAN) return;
     if (!tuned(staged, t, lstaged, KN_VARIANT_ROWS, lo, &a)) return;
     const rk_row_knobs *ka = row_knobs(&a);
-    /* the same geometry as the class (its occupancy hint counts the span's f32 elements) */
+    /* the same geometry as the class */
     if (ka->block_size != k->block_size || ka->rows_per_block != k->rows_per_block || ka->chunks != k->chunks ||
         ka->vec != k->vec)
         return;
+    /* and the direct rows' occupancy: aligned rows must not lose resident
+     * blocks to the span's f32 elements. Softmax, RMSNorm and reduce spans
+     * fit the direct hint (ptxas -v, sm_90a bf16: RMSNorm t64c2 at 8 blocks
+     * of 256 in 32 registers, no spill; with a residual 4 bytes);
+     * LayerNorm's 16-element span spills 40 bytes there, so its classes
+     * stay direct where the two hints differ */
+    if (k->min_blocks && ka->min_blocks < k->min_blocks) {
+        if (v->family == RK_FAMILY_LAYERNORM) return;
+        row_knobs(&a)->min_blocks = k->min_blocks;
+        if (rk_instance_validate(&a, t)) return;
+    }
     *v = a;
 }
 

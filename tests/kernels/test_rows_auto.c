@@ -209,6 +209,7 @@ static void test_auto_classes_emu(void **state) {
         {"sm_90", "layernorm", "dtype=bf16 residual=true save_stats=true", 127},
         {"sm_90", "layernorm", "dtype=f32 residual=true save_stats=true", 1},
         {"gfx942", "layernorm", "dtype=bf16", 400},
+        {"sm_90", "layernorm", "dtype=f16 residual=true", 200},
         {"sm_90", "rmsnorm", "dtype=bf16 residual=true save_stats=true", 1000},
         {"gfx942", "rmsnorm", "dtype=f32 save_stats=true", 17},
         {"sm_90", "reduce", "op=sum dtype=bf16", 127},
@@ -221,8 +222,8 @@ static void test_auto_classes_emu(void **state) {
 }
 
 /* Which classes of a shape-less build are auto (bf16, sm_90a): the lengths
- * where the heuristic stages odd rows through LDS and the span keeps to 16
- * elements a thread. */
+ * where the heuristic stages odd rows through LDS, the span keeps to 16
+ * elements a thread and the aligned rows keep their occupancy hint. */
 static void test_auto_choices(void **state) {
     (void)state;
     const rk_target *t = rk_target_find("sm_90a");
@@ -236,12 +237,16 @@ static void test_auto_choices(void **state) {
         {"softmax", "", 2047, false},
         {"softmax", "", 4097, false},
         {"rmsnorm", "", 127, true},
+        /* the span fits the direct rows' 8 blocks of 256 (the hint kept) */
+        {"rmsnorm", "", 1000, true},
         {"rmsnorm", "", 3001, false},
-        /* LayerNorm's span is taken at any length that fits: 512 x 2 (16 elements) up to 8185 */
+        /* LayerNorm's 16-element spans need more registers than its direct
+         * rows' hint allows: only the one-chunk classes (up to 249) */
         {"layernorm", "", 127, true},
-        {"layernorm", "", 2047, false},
-        {"layernorm", "", 8000, true},
-        {"layernorm", "", 9000, false},
+        {"layernorm", "", 249, true},
+        {"layernorm", "", 250, false},
+        {"layernorm", "", 2041, false},
+        {"layernorm", "", 8000, false},
         {"reduce", "op=sum", 127, true},
         {"reduce", "op=sum", 1000, false},
         /* a locked stage is kept */
@@ -255,6 +260,17 @@ static void test_auto_choices(void **state) {
         if (is_auto(v) != cases[i].want)
             fail_msg("%s %s N=%llu: stage=auto is %d, want %d", cases[i].fam, cases[i].knobs,
                      (unsigned long long)cases[i].N, is_auto(v), cases[i].want);
+        if (!is_auto(v)) continue;
+        /* aligned rows keep the direct pick's occupancy hint */
+        rk_instance d;
+        rk_shape sh;
+        char dk[128];
+        snprintf(dk, sizeof dk, "%s stage=direct", kn);
+        if (problem_tuned(cases[i].fam, t, (const uint64_t[]){65536, cases[i].N}, 2, dk, &d, &sh))
+            fail_msg("%s: %s", dk, rk_error_message());
+        if (knob_u32(v, "min_blocks_per_sm") != knob_u32(&d, "min_blocks_per_sm"))
+            fail_msg("%s N=%llu: auto hint %u, direct %u", cases[i].fam, (unsigned long long)cases[i].N,
+                     knob_u32(v, "min_blocks_per_sm"), knob_u32(&d, "min_blocks_per_sm"));
     }
 }
 
