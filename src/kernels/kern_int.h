@@ -353,7 +353,9 @@ rk_value kn_auto_direct_cond(rk_kernel *k, const rk_row_knobs *kn, rk_value N, c
 /* Both paths' checks (elems as kn_row_validate_stage's). */
 rk_status kn_row_validate_auto(const rk_row_knobs *k, const rk_target *t, const rk_scalar *elems, uint32_t n);
 /* Whether an auto kernel of these knobs keeps to KN_AUTO_MAX_ELEMS and the
- * span budget (kn_span_budget): what the shape variants take. */
+ * span budget (kn_span_budget), and its LDS leaves the direct rows their
+ * resident blocks (by threads and the occupancy hint): what the shape
+ * variants take. */
 bool kn_row_auto_fits(const rk_row_knobs *k, const rk_target *t, const rk_scalar *elems, uint32_t n);
 
 /* transpose_split.c: the split tile of transpose and permute. A block's

@@ -10,6 +10,10 @@
  * variants"). Layer: kernels. */
 #include "kern_int.h"
 
+/* LDS a block takes besides its spans: the reductions' slots and, on
+ * NVIDIA, the 1 KiB the driver reserves per block. */
+#define KN_AUTO_LDS_EXTRA 1024u
+
 rk_row_knobs kn_auto_direct_knobs(const rk_row_knobs *k) {
     rk_row_knobs d = *k;
     d.stage = RK_STAGE_DIRECT;
@@ -60,8 +64,24 @@ rk_status kn_row_validate_auto(const rk_row_knobs *k, const rk_target *t, const 
     return st ? st : kn_row_validate_cached_slices(&d, t, elems[0], elems[n - 1]);
 }
 
+/* Blocks of k's direct rows resident on a CU / SM: by threads, at most
+ * the occupancy hint and the target's block limit. */
+static uint32_t direct_blocks(const rk_row_knobs *k, const rk_target *t) {
+    uint32_t threads = t->max_threads_per_sm ? t->max_threads_per_sm : t->waves_per_simd * t->simds_per_cu * k->wave;
+    uint32_t b = threads / k->block_size;
+    if (k->min_blocks && k->min_blocks < b) b = k->min_blocks;
+    if (t->max_blocks_per_sm && t->max_blocks_per_sm < b) b = t->max_blocks_per_sm;
+    return b;
+}
+
 bool kn_row_auto_fits(const rk_row_knobs *k, const rk_target *t, const rk_scalar *elems, uint32_t n) {
     if (!k->chunks || k->slices > 1 || k->vec < 2 || k->chunks * k->vec > KN_AUTO_MAX_ELEMS) return false;
     rk_row_knobs s = kn_auto_span_knobs(k);
-    return kn_span_bytes(&s, elems, n) <= kn_span_budget(t);
+    uint64_t bytes = kn_span_bytes(&s, elems, n);
+    if (bytes > kn_span_budget(t)) return false;
+    /* the span's LDS is the kernel's whichever path runs: the aligned rows
+     * must keep their resident blocks (with the reductions' slots and the
+     * driver's share: KN_AUTO_LDS_EXTRA a block) */
+    uint32_t cu = t->lds_per_cu ? t->lds_per_cu : t->lds_bytes;
+    return cu / (bytes + KN_AUTO_LDS_EXTRA) >= direct_blocks(k, t);
 }

@@ -8,7 +8,7 @@
  * path it must take (direct rows with plain views when N % vec == 0 and
  * every tensor starts on 16 bytes, else the span of chunks x vec elements
  * a thread), for softmax, LayerNorm and RMSNorm (residual + statistics)
- * and reduce (sum, max, mean), bf16, f16 and f32, on sm_90 and gfx942.
+ * and reduce (sum, max, mean), bf16, f16 and f32, on sm_90, gfx950 and gfx942.
  * ROCKE_SEED=N replays. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -205,13 +205,14 @@ static void test_auto_classes_emu(void **state) {
         {"sm_90", "softmax", "dtype=bf16", 1000},
         {"sm_90", "softmax", "dtype=f32", 3},
         {"sm_90", "softmax", "dtype=f16 out_dtype=f32", 300},
-        {"gfx942", "softmax", "dtype=f16", 63},
+        {"gfx950", "softmax", "dtype=f16", 63},
         {"sm_90", "layernorm", "dtype=bf16 residual=true save_stats=true", 127},
         {"sm_90", "layernorm", "dtype=f32 residual=true save_stats=true", 1},
-        {"gfx942", "layernorm", "dtype=bf16", 400},
+        {"gfx950", "layernorm", "dtype=bf16 residual=true", 400},
         {"sm_90", "layernorm", "dtype=f16 residual=true", 200},
-        {"sm_90", "rmsnorm", "dtype=bf16 residual=true save_stats=true", 1000},
-        {"gfx942", "rmsnorm", "dtype=f32 save_stats=true", 17},
+        {"sm_90", "rmsnorm", "dtype=bf16 residual=true save_stats=true", 200},
+        {"sm_90", "rmsnorm", "dtype=bf16 save_stats=true", 1000},
+        {"gfx950", "rmsnorm", "dtype=f32 residual=true save_stats=true", 17},
         {"sm_90", "reduce", "op=sum dtype=bf16", 127},
         {"sm_90", "reduce", "op=max dtype=f16", 200},
         {"gfx942", "reduce", "op=mean dtype=f32 out_dtype=f32", 9},
@@ -221,13 +222,13 @@ static void test_auto_classes_emu(void **state) {
     assert_true(paths_differ > 0);
 }
 
-/* Which classes of a shape-less build are auto (bf16, sm_90a): the lengths
- * where the heuristic stages odd rows through LDS, the span keeps to 16
- * elements a thread and the aligned rows keep their occupancy hint. */
+/* Which classes of a shape-less build are auto (bf16, sm_90a unless
+ * named): the lengths where the heuristic stages odd rows through LDS, the
+ * span keeps to 16 elements a thread and the aligned rows keep their
+ * occupancy hint and their resident blocks beside the span's LDS. */
 static void test_auto_choices(void **state) {
     (void)state;
-    const rk_target *t = rk_target_find("sm_90a");
-    static const struct { const char *fam, *knobs; uint64_t N; bool want; } cases[] = {
+    static const struct { const char *fam, *knobs; uint64_t N; bool want; const char *target; } cases[] = {
         {"softmax", "", 1, true},
         {"softmax", "", 127, true},
         {"softmax", "", 1000, true},
@@ -251,8 +252,19 @@ static void test_auto_choices(void **state) {
         {"reduce", "op=sum", 1000, false},
         /* a locked stage is kept */
         {"softmax", "stage=direct", 127, false},
+        /* RMSNorm with a residual: four spans; at 250 .. 1017 (32 832 B a
+         * block) 7 blocks fit an SM where the direct rows run 8 */
+        {"rmsnorm", "residual=true", 127, true},
+        {"rmsnorm", "residual=true", 1000, false},
+        /* gfx942: 64 KiB a CU holds 7 spans of 8 KiB, its direct rows run 8
+         * blocks of 256; the reduce's one span fits; gfx950 (160 KiB) takes them */
+        {"softmax", "", 127, false, "gfx942"},
+        {"reduce", "op=sum", 127, true, "gfx942"},
+        {"softmax", "", 127, true, "gfx950"},
+        {"layernorm", "residual=true", 500, true, "gfx950"},
     };
     for (size_t i = 0; i < COUNT(cases); i++) {
+        const rk_target *t = rk_target_find(cases[i].target ? cases[i].target : "sm_90a");
         uint32_t nv;
         char kn[96];
         snprintf(kn, sizeof kn, "split=true dtype=bf16 %s", cases[i].knobs);
