@@ -76,9 +76,10 @@ static uint32_t span_elems(const rk_instance *in, rk_scalar *out) {
  * at other lengths, chosen at run time), when the heuristic with the stage
  * free picks span at the class's shortest length that is not a multiple of
  * vec, and the auto kernel's span (the class's threads, chunks x vec
- * elements each) keeps to the span budget. free: the instance with only the
- * caller's locks and split; staged: with stage=auto locked. v: the class's
- * direct pick, replaced on success. */
+ * elements each) keeps to the span budget and leaves the direct rows their
+ * resident blocks and occupancy hint (kn_row_auto_fits, below). free: the
+ * instance with only the caller's locks and split; staged: with stage=auto
+ * locked. v: the class's direct pick, replaced on success. */
 static void auto_class(const rk_instance *free, uint64_t lfree, const rk_instance *staged, uint64_t lstaged,
                        const rk_target *t, uint64_t lo, uint64_t hi, rk_instance *v) {
     const rk_row_knobs *k = row_knobs(v);

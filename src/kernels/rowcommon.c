@@ -50,8 +50,8 @@ static uint64_t cdiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
  * already fill them. */
 #define KN_FILL_CHUNKS 5u
 #define KN_FILL_BLOCK 128u
-/* Threads the rows must keep (M x tpr / 2, halved) for a halving: half
- * the device's resident threads. 1000 x 3001 bf16 at 128 x 3 is 128 000
+/* A halving of the threads a row is taken only while the rows keep at
+ * least this many threads (M x tpr/2): half the device's resident ones. 1000 x 3001 bf16 at 128 x 3 is 128 000
  * threads, under half of the H200's 132 x 2048; it measured 1610 GB/s
  * against 1808 for 256 x 2 (256 000 threads, one full wave). 0: no limit
  * (targets without a resident-thread count: AMD, unmeasured). */
