@@ -78,9 +78,9 @@ def bench(fn):
 
 # The fused ops at the shapes scripts/device-prepare.sh builds them (FUSED).
 FUSED_SHAPES = {
-    "add_rmsnorm_quant": [(32768, 4096), (4096, 8192)],
+    "add_rmsnorm_quant": [(32768, 4096), (4096, 8192), (4096, 5120)],
     "rope": [(4096, 32, 8, 128, 64, 8192)],
-    "topk_softmax": [(16384, 128, 8), (16384, 64, 2)],
+    "topk_softmax": [(16384, 128, 8), (16384, 64, 2), (4096, 256, 8)],
     "permute": [(16, 2048, 2048), (64, 1000, 257)],
 }
 

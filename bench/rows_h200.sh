@@ -24,9 +24,28 @@
 #   NAME-s9      8192 x 5000 at 256 x 3 (the pick before "fuller at half the threads", now 128 x 5)
 #   transpose[-f32]-nfast  m_fast false at every transpose shape
 #   softmax-c1-any  the same with --chunks 1 (classes end at the row capacity 8192)
+#   NAME-direct-any the shape-variant manifest with --stage direct (the variants before
+#                   stage=auto: direct rows at every length), beside NAME-any (auto classes)
+#   NAME-s10     softmax / rmsnorm 1000 x 3001 at 128 x 3 and $FEW at 128 x 5 (the picks
+#                before "few rows keep the device's threads", now 256 x 2 and 512 x 2)
+#   add_rmsnorm_quant[-looped]  the fused add + RMSNorm + fp8 quantization at $QGRID: the
+#                cached pick (h in registers) and the three looped passes it replaces
+#                (--chunks 0); its torch peer is bench/peers_small_ops.py's FUSED_SHAPES
+#   topk_softmax[-looped]  MoE routing at $TKGRID (tokens,experts,k): the cached logits
+#                (the pick) and the passes that read the row again (--chunks 0); torch peer
+#                as above (no copy column: its shape is not a matrix the peers copy)
 # About 180 kernels, 2-10 s of host verification each: split them over calls with OPS_ROWS
 # (e.g. '^softmax', '^rmsnorm', '^(sum|layernorm)', '^transpose': 40-60 kernels a call);
 # the peers (bf16 and f32, PEERS_DTYPES) run in each.
+# PEER_SHAPES (default: every shape the kernels run at) limits the peers' shapes.
+# Session 11's changes in three calls of about 1.5-3 min each (12-32 kernel runs, 2-5 s of
+# host verification each, peers 30-60 s):
+#   OPS_ROWS='^(softmax|rmsnorm)(-direct)?-any@65536,(127|255|1000|1001)$|^(softmax|rmsnorm)(-s10)?@(1000,3001|1,4097|500,4097)$|^(softmax|rmsnorm)@65536,(127|1000)$' \
+#     PEER_SHAPES='65536,127 65536,255 65536,1000 65536,1001 1000,3001 1,4097 500,4097' PEERS_DTYPES=bf16 bash bench/rows_h200.sh run
+#   OPS_ROWS='^(layernorm|sum)(-direct)?-any@65536,(127|255|1000|1001)$|^(layernorm|sum)@65536,(127|1000)$' \
+#     PEER_SHAPES='65536,127 65536,255 65536,1000 65536,1001' PEERS_DTYPES=bf16 bash bench/rows_h200.sh run
+#   OPS_ROWS='^(add_rmsnorm_quant|topk_softmax)' PEER_SHAPES='32768,4096 4096,8192 4096,5120' \
+#     PEERS_DTYPES=bf16 bash bench/rows_h200.sh run
 # Logs go to $OUT (or ./out/rows-h200).
 set -uo pipefail
 mode=${1:-}
@@ -35,6 +54,14 @@ GRID="16384,2047 4096,4097 8192,5000 1000,3001 1024,50257 65536,127 1000,151936 
 TGRID="4097,4097 1000,32000 1000,151936 16384,2047 1024,50257 4096,4096 1000,3001 8192,5000 65536,127 64,1000003"
 # issue 15's grid, also in f32 (every row family and transpose)
 FGRID="1000,3001 8192,5000 4096,4097 16384,2047 65536,127 64,1000003"
+# add_rmsnorm_quant (bf16 -> fp8 e4m3), also in bench/peers_small_ops.py FUSED_SHAPES
+QGRID="32768,4096 4096,8192 4096,5120"
+# few rows of 4097 (the few-rows rule: 512 x 2 where 128 x 5 was picked)
+FEW="1,4097 500,4097"
+# topk_softmax (bf16 logits, renormalised), also in FUSED_SHAPES
+TKGRID="16384,128,8 16384,64,2 4096,256,8"
+# where the shape-variant manifests run (auto classes: odd and aligned short rows)
+ANY_SHAPES=${ANY_SHAPES:-16384,2047 4096,4097 8192,5000 65536,127 65536,255 65536,1000 65536,1001 1000,3001 64,1000003}
 
 prepare() {
   local R=${1:-build/rocke} T=${2:-sm_90a} OLD=${3:-}
@@ -70,6 +97,22 @@ PREV
     b layernorm-direct "$shape" layernorm --dtype bf16 --stage direct
   done
   for shape in 16384,2047 4096,4097; do b softmax-f16 "$shape" softmax --dtype f16; done
+  for shape in $QGRID; do
+    b add_rmsnorm_quant "$shape" add_rmsnorm_quant --dtype bf16
+    b add_rmsnorm_quant-looped "$shape" add_rmsnorm_quant --dtype bf16 --chunks 0
+  done
+  for shape in $TKGRID; do
+    b topk_softmax "$shape" topk_softmax --dtype bf16
+    b topk_softmax-looped "$shape" topk_softmax --dtype bf16 --chunks 0
+  done
+  # 1000 x 3001 before few rows kept their threads (128 x 3; now 256 x 2)
+  for f in softmax rmsnorm; do
+    b "$f-s10" 1000,3001 $f --dtype bf16 --stage direct --block_size 128 --rows_per_block 1 --chunks 3
+    for shape in $FEW; do
+      b "$f" "$shape" $f --dtype bf16
+      b "$f-s10" "$shape" $f --dtype bf16 --stage direct --block_size 128 --rows_per_block 1 --chunks 5
+    done
+  done
   for shape in $FGRID; do
     b softmax-f32 "$shape" softmax --dtype f32
     b layernorm-f32 "$shape" layernorm --dtype f32
@@ -98,6 +141,9 @@ TILES
     local name=$1; shift
     "$R" build "$@" --dtype bf16 --target "$T" -o "$D/any/$name" >/dev/null || echo "prepare: $name-any" >&2
     "$R" build "$@" --dtype f32 --target "$T" -o "$D/any/$name-f32" >/dev/null || echo "prepare: $name-f32-any" >&2
+    # the variants with direct rows only (before stage=auto)
+    "$R" build "$@" --dtype bf16 --stage direct --target "$T" -o "$D/any/$name-direct" >/dev/null \
+      || echo "prepare: $name-direct-any" >&2
   done
   # chunks locked: the cached classes end at 1024 x 8 x 1 = 8192 (4096,4097 and 8192,5000 take t1024c1)
   "$R" build softmax --dtype bf16 --chunks 1 --target "$T" -o "$D/any/softmax-c1" >/dev/null \
@@ -124,7 +170,7 @@ run() {
   local ROWS=${OPS_ROWS:-.} CLI=.devcarry/bin/rocke
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,power.limit --format=csv 2>&1 | tee "$OUT/gpu.txt"
   local shapes
-  shapes=$(echo $GRID $TGRID | tr ' ' '\n' | sort -u | tr '\n' ' ')
+  shapes=${PEER_SHAPES:-$(echo $GRID $TGRID $ANY_SHAPES $QGRID $FEW | tr ' ' '\n' | sort -u | tr '\n' ' ')}
   echo "== peers at $shapes"
   PEERS_DTYPES=${PEERS_DTYPES:-bf16 f32} timeout ${PEERS_TIMEOUT:-300} python3 bench/peers_small_ops.py $shapes > "$OUT/peers.jsonl" 2> "$OUT/peers.err" \
     || tail -3 "$OUT/peers.err"
@@ -141,7 +187,7 @@ run() {
     one "${dir%@*}" "${dir#*@}" "$m"
   done
   for m in "$D"/any/*/manifest.json; do
-    for shape in ${ANY_SHAPES:-16384,2047 4096,4097 8192,5000 65536,127 1000,3001 64,1000003}; do
+    for shape in $ANY_SHAPES; do
       one "$(basename "$(dirname "$m")")-any" "$shape" "$m"
     done
   done

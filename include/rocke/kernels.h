@@ -39,7 +39,7 @@ typedef enum rk_family_id {
  * (split views at odd rows); span: the block's consecutive rows, one
  * contiguous span of the packed [M, N] tensor, go through LDS with aligned
  * 16-byte accesses (only the span's first and last vector partial). */
-typedef enum rk_row_stage { RK_STAGE_DIRECT = 0, RK_STAGE_SPAN = 1 } rk_row_stage;
+typedef enum rk_row_stage { RK_STAGE_DIRECT = 0, RK_STAGE_SPAN = 1, RK_STAGE_AUTO = 2 } rk_row_stage;
 
 typedef struct rk_row_knobs {
     uint32_t wave;            /* target wave/warp size: 64 (CDNA) or 32 (NVIDIA) */
@@ -151,6 +151,7 @@ typedef struct rk_topk_softmax_spec {
     uint32_t wave;                 /* the target's wave size */
     uint32_t block_size;           /* 32..1024 */
     uint32_t threads_per_row;      /* 1..wave, power of two */
+    uint32_t chunks;               /* logits a lane holds in registers (0: every pass reads the row) */
 } rk_topk_softmax_spec;
 
 /* GEMM: C = epilogue(A * B) with A [M, K] and B [K, N], f32 accumulation.

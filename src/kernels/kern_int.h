@@ -293,7 +293,8 @@ extern const char *const kn_stage_names[];
 #define KN_STAGE_KNOB(spec)                                                                              \
     KN_ENUM_QUIET("stage", "sg", spec.k.stage, kn_stage_names, true,                                     \
                   "direct: rows read and written in place; span: the block's rows staged through LDS "     \
-                  "with aligned 16-byte accesses (cached rows, slices=1)")
+                  "with aligned 16-byte accesses (cached rows, slices=1); auto: both, direct when N % vec "  \
+                  "== 0 and every tensor starts on 16 bytes, else the span (chosen at run time)")
 #define KN_SPAN_MAX_CHUNKS 32   /* elements a span thread holds (chunks, its largest legal value) */
 typedef struct kn_span {
     rk_scalar elem;
@@ -347,6 +348,27 @@ void kn_row_tune_stage(rk_row_knobs *k, const rk_target *t, rk_scalar widest, co
  * > 0 elements a thread) in one block (slices = 1) whose spans fit
  * kn_span_limit. */
 rk_status kn_row_validate_stage(const rk_row_knobs *k, const rk_target *t, const rk_scalar *elems, uint32_t n);
+
+/* row_auto.c: stage=auto, direct rows and the span in one kernel, chosen at
+ * run time (docs/kernels.md, "Span stage"). chunks counts vectors (the
+ * direct path's meaning); the span path holds chunks x vec elements a
+ * thread at the same threads a row. */
+/* Elements a thread the shape variants give an auto kernel's span (the
+ * heuristic's span limit: 16 f32 registers). */
+#define KN_AUTO_MAX_ELEMS 16u
+/* The knobs of each path: direct with plain views (taken only on aligned
+ * rows), and the span. */
+rk_row_knobs kn_auto_direct_knobs(const rk_row_knobs *k);
+rk_row_knobs kn_auto_span_knobs(const rk_row_knobs *k);
+/* i1, uniform: N % vec == 0 and every pointer in ptrs[0..n) 16-byte aligned. */
+rk_value kn_auto_direct_cond(rk_kernel *k, const rk_row_knobs *kn, rk_value N, const rk_value *ptrs, uint32_t n);
+/* Both paths' checks (elems as kn_row_validate_stage's). */
+rk_status kn_row_validate_auto(const rk_row_knobs *k, const rk_target *t, const rk_scalar *elems, uint32_t n);
+/* Whether an auto kernel of these knobs keeps to KN_AUTO_MAX_ELEMS and the
+ * span budget (kn_span_budget), and its LDS leaves the direct rows their
+ * resident blocks (by threads and the occupancy hint): what the shape
+ * variants take. */
+bool kn_row_auto_fits(const rk_row_knobs *k, const rk_target *t, const rk_scalar *elems, uint32_t n);
 
 /* transpose_split.c: the split tile of transpose and permute. A block's
  * tile: its first row and column inside the matrix, and the first row of

@@ -65,9 +65,11 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64
     uint32_t ns = span_types(s, spans);
     kn_row_tune_stage(&s->k, t, w, sh, locked, FIRST_ROW_KNOB, 4, nv ? 16 : 0, SLICES_KNOB, STAGE_KNOB, spans, ns,
                       s->rms ? KN_SPAN_MAX_N : 0);
-    if (s->k.stage == RK_STAGE_SPAN)
+    /* auto: its span holds chunks x vec f32 elements */
+    uint32_t held = s->k.stage == RK_STAGE_AUTO ? s->k.chunks * s->k.vec : s->k.chunks;
+    if (s->k.stage != RK_STAGE_DIRECT)
         kn_row_tune_occupancy(&s->k, t, RK_S_F32, locked, FIRST_ROW_KNOB,
-                              SPAN_BASE_REGS + (!s->rms && s->k.chunks >= 12 ? s->k.chunks / 2 : 0));
+                              SPAN_BASE_REGS + (!s->rms && held >= 12 ? held / 2 : 0));
     else
         kn_row_tune_occupancy(&s->k, t, s->dtype, locked, FIRST_ROW_KNOB, NORM_BASE_REGS);
     /* NVIDIA looped LayerNorm rows of 1024 threads (64 registers): x, gamma
@@ -631,19 +633,12 @@ static void build_span(rk_kernel *k, norm_ctx *c) {
     store_stats(k, c, mean, rstd);
 }
 
-static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *p) {
-    norm_ctx c = {.s = &in->u.norm};
+/* stage=direct: the rows read and written in place (cached or looped). */
+static void build_direct(rk_kernel *k, norm_ctx *cp) {
+    norm_ctx c = *cp;
     const rk_row_knobs *kn = &c.s->k;
-    c.io = io_of(c.s, p);
-    rk_value M = p[c.io.M], N = p[c.io.N];
-    c.g = rk_tile_rows_begin(k, kn->block_size, kn->rows_per_block, kn->wave, M);
-    kn_slices_rows(k, kn, &c.g, M);
-    c.cfg = (rk_tile_block_cfg){.wave = kn->wave, .group = c.g.tpr, .groups = c.g.rpb, .shuffle_fold = true};
-    if (kn->stage == RK_STAGE_SPAN) {
-        kn_row_attrs(k, kn, t);
-        build_span(k, &c);
-        return;
-    }
+    const rk_value *p = c.io.p;
+    rk_value N = p[c.io.N];
     rk_scalar dt = c.s->dtype;
     c.xr = kn_row_view(k, kn, p[c.io.x], dt, c.g.row, N, c.g.active, NULL);
     c.yr = kn_row_view(k, kn, p[c.io.y], c.s->out_dtype, c.g.row, N, c.g.active, &c.xr);
@@ -663,9 +658,44 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
         if (!c.s->rms) c.br = rk_tile_row_view(k, p[c.io.beta], dt, zero, zero, N, yes, kn->vec, kn->tail);
     }
     c.nf = rk_build_sitofp(k, N, RK_T_F32);
-    kn_row_attrs(k, kn, t);
     if (kn->chunks) build_cached(k, &c);
     else build_looped(k, &c);
+}
+
+static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *p) {
+    norm_ctx c = {.s = &in->u.norm};
+    const rk_row_knobs *kn = &c.s->k;
+    c.io = io_of(c.s, p);
+    rk_value M = p[c.io.M];
+    c.g = rk_tile_rows_begin(k, kn->block_size, kn->rows_per_block, kn->wave, M);
+    kn_slices_rows(k, kn, &c.g, M);
+    c.cfg = (rk_tile_block_cfg){.wave = kn->wave, .group = c.g.tpr, .groups = c.g.rpb, .shuffle_fold = true};
+    kn_row_attrs(k, kn, t);
+    if (kn->stage == RK_STAGE_SPAN) {
+        build_span(k, &c);
+        return;
+    }
+    if (kn->stage == RK_STAGE_AUTO) {
+        /* aligned rows (x, r, gamma, beta, y, h all on 16 bytes): direct; else the span */
+        rk_norm_spec d = *c.s, sp = *c.s;
+        d.k = kn_auto_direct_knobs(kn);
+        sp.k = kn_auto_span_knobs(kn);
+        const int at[6] = {c.io.x, c.io.r, c.io.gamma, c.io.beta, c.io.y, c.io.h};
+        rk_value ptrs[6];
+        uint32_t n = 0;
+        for (uint32_t i = 0; i < 6; i++)
+            if (at[i] >= 0) ptrs[n++] = p[at[i]];
+        norm_ctx cd = c, cs = c;
+        cd.s = &d;
+        cs.s = &sp;
+        rk_if_begin(k, kn_auto_direct_cond(k, kn, p[c.io.N], ptrs, n));
+        build_direct(k, &cd);
+        rk_else(k, NULL, 0);
+        build_span(k, &cs);
+        rk_if_end(k, NULL, 0);
+        return;
+    }
+    build_direct(k, &c);
 }
 
 static uint32_t param_align(const rk_instance *in, const rk_kparam *kp) {

@@ -38,7 +38,7 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *s, uint64_
 static rk_status validate(const rk_instance *in, const rk_target *t) {
     const rk_scalar spans[1] = {in->u.reduce.dtype};
     /* direct rows: no cached slices here (a split row is looped) */
-    if (in->u.reduce.k.stage != RK_STAGE_SPAN)
+    if (in->u.reduce.k.stage == RK_STAGE_DIRECT)
         return kn_row_validate(&in->u.reduce.k, t, in->u.reduce.dtype, in->u.reduce.dtype);
     return kn_row_validate_stage(&in->u.reduce.k, t, spans, 1);
 }
@@ -75,6 +75,33 @@ static rk_value fold(rk_kernel *k, rk_tile_red op, rk_value acc, rk_value v) {
     return op == RK_RED_MAX ? rk_tile_max(k, acc, v) : rk_tile_add(k, acc, v);
 }
 
+/* stage=span: the block's rows through LDS (row_span.c), the thread's
+ * elements folded. */
+static rk_value span_acc(const rk_reduce_spec *s, const rk_row_knobs *kn, rk_kernel *k, const rk_tile_rows *g,
+                         const rk_value *p, rk_tile_red op, double id) {
+    kn_span xs = kn_span_open(k, kn, p[0], s->dtype, p[2], p[3]);
+    kn_span_load(k, &xs, g->tid);
+    rk_build_sync_lds_only(k);
+    kn_span_row row = kn_span_row_of(k, &xs, g);
+    rk_value v[KN_SPAN_MAX_CHUNKS];
+    RK_ASSERT(kn->chunks <= KN_SPAN_MAX_CHUNKS, "reduce span: elements a thread");
+    kn_span_read_f32(k, &xs, &row, kn->chunks, id, v);
+    rk_value acc = v[0];
+    for (uint32_t j = 1; j < kn->chunks; j++) acc = fold(k, op, acc, v[j]);
+    return acc;
+}
+
+/* A cached direct row: the thread's chunks, all loads at once. */
+static rk_value cached_acc(const rk_reduce_spec *s, const rk_row_knobs *kn, rk_kernel *k, const rk_tile_rows *g,
+                           const rk_value *p, rk_tile_red op, double id) {
+    rk_tile_row xr = kn_row_view(k, kn, p[0], s->dtype, g->row, p[3], g->active, NULL);
+    rk_tile_regs x;
+    rk_tile_regs_load(k, &xr, g->lt, g->tpr, kn->chunks, id, &x);
+    rk_value acc = x.v[0];
+    for (uint32_t c = 1; c < x.n; c++) acc = fold(k, op, acc, x.v[c]);
+    return acc;
+}
+
 static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *p) {
     const rk_reduce_spec *s = &in->u.reduce;
     const rk_row_knobs *kn = &s->k;
@@ -86,23 +113,20 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
     rk_value acc;
     kn_slices sl = {0};
     rk_tile_row xr = {0};
-    if (kn->stage == RK_STAGE_SPAN) {
-        /* the block's rows through LDS (row_span.c), the thread's elements folded */
-        kn_span xs = kn_span_open(k, kn, p[0], s->dtype, p[2], p[3]);
-        kn_span_load(k, &xs, g.tid);
-        rk_build_sync_lds_only(k);
-        kn_span_row row = kn_span_row_of(k, &xs, &g);
-        rk_value v[KN_SPAN_MAX_CHUNKS];
-        RK_ASSERT(kn->chunks <= KN_SPAN_MAX_CHUNKS, "reduce span: elements a thread");
-        kn_span_read_f32(k, &xs, &row, kn->chunks, id, v);
-        acc = v[0];
-        for (uint32_t j = 1; j < kn->chunks; j++) acc = fold(k, op, acc, v[j]);
+    if (kn->stage == RK_STAGE_AUTO) {
+        /* aligned rows: the direct chunks; else the span (one f32 a thread either way) */
+        rk_row_knobs d = kn_auto_direct_knobs(kn), sp = kn_auto_span_knobs(kn);
+        rk_type f32 = RK_T_F32;
+        rk_value y;
+        rk_if_else_begin(k, kn_auto_direct_cond(k, kn, p[3], p, 1), 1, &f32, &acc);
+        y = rk_tile_vec_reduce(k, op, cached_acc(s, &d, k, &g, p, op, id));
+        rk_else(k, &y, 1);
+        y = span_acc(s, &sp, k, &g, p, op, id);
+        rk_if_end(k, &y, 1);
+    } else if (kn->stage == RK_STAGE_SPAN) {
+        acc = span_acc(s, kn, k, &g, p, op, id);
     } else if (kn->chunks) {
-        xr = kn_row_view(k, kn, p[0], s->dtype, g.row, p[3], g.active, NULL);
-        rk_tile_regs x;
-        rk_tile_regs_load(k, &xr, g.lt, g.tpr, kn->chunks, id, &x);
-        acc = x.v[0];
-        for (uint32_t c = 1; c < x.n; c++) acc = fold(k, op, acc, x.v[c]);
+        acc = cached_acc(s, kn, k, &g, p, op, id);
     } else {
         xr = kn_row_view(k, kn, p[0], s->dtype, g.row, p[3], g.active, NULL);
         uint32_t u = kn->unroll, step = g.tpr * kn->vec;

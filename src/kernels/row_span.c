@@ -8,7 +8,7 @@
  * stores. Layer: kernels. */
 #include "kern_int.h"
 
-const char *const kn_stage_names[] = {"direct", "span", NULL};
+const char *const kn_stage_names[] = {"direct", "span", "auto", NULL};
 
 /* NVIDIA's static shared memory limit per block; a little of it is kept
  * for the reductions' slots. */

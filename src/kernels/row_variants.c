@@ -53,6 +53,62 @@ static bool pick_at(const rk_instance *one, const rk_target *t, uint64_t locked,
     return tuned(one, t, locked, KN_VARIANT_ROWS, N, v) && row_knobs(v)->chunks && !rk_instance_name(v, name, n);
 }
 
+/* The tensors a span of this family stages (kn_span_bytes): x, [r, h], y. */
+static uint32_t span_elems(const rk_instance *in, rk_scalar *out) {
+    switch (in->family) {
+    case RK_FAMILY_REDUCE: out[0] = in->u.reduce.dtype; return 1;
+    case RK_FAMILY_SOFTMAX: out[0] = in->u.softmax.dtype; out[1] = in->u.softmax.out_dtype; return 2;
+    case RK_FAMILY_LAYERNORM: case RK_FAMILY_RMSNORM: {
+        uint32_t n = 0;
+        out[n++] = in->u.norm.dtype;
+        if (in->u.norm.residual) {
+            out[n++] = in->u.norm.dtype;
+            out[n++] = in->u.norm.dtype;
+        }
+        out[n++] = in->u.norm.out_dtype;
+        return n;
+    }
+    default: return 0;
+    }
+}
+
+/* The class [lo, hi] as stage=auto (direct rows at N % vec == 0, the span
+ * at other lengths, chosen at run time), when the heuristic with the stage
+ * free picks span at the class's shortest length that is not a multiple of
+ * vec, and the auto kernel's span (the class's threads, chunks x vec
+ * elements each) keeps to the span budget and leaves the direct rows their
+ * resident blocks and occupancy hint (kn_row_auto_fits, below). free: the
+ * instance with only the caller's locks and split; staged: with stage=auto
+ * locked. v: the class's direct pick, replaced on success. */
+static void auto_class(const rk_instance *free, uint64_t lfree, const rk_instance *staged, uint64_t lstaged,
+                       const rk_target *t, uint64_t lo, uint64_t hi, rk_instance *v) {
+    const rk_row_knobs *k = row_knobs(v);
+    uint64_t odd = lo % k->vec ? lo : lo + 1;
+    rk_scalar el[4];
+    uint32_t ne = span_elems(v, el);
+    rk_instance h, a;
+    if (k->vec < 2 || odd > hi || !kn_row_auto_fits(k, t, el, ne)) return;
+    if (!tuned(free, t, lfree, KN_VARIANT_ROWS, odd, &h) || row_knobs(&h)->stage != RK_STAGE_SPAN) return;
+    if (!tuned(staged, t, lstaged, KN_VARIANT_ROWS, lo, &a)) return;
+    const rk_row_knobs *ka = row_knobs(&a);
+    /* the same geometry as the class */
+    if (ka->block_size != k->block_size || ka->rows_per_block != k->rows_per_block || ka->chunks != k->chunks ||
+        ka->vec != k->vec)
+        return;
+    /* and the direct rows' occupancy: aligned rows must not lose resident
+     * blocks to the span's f32 elements. Softmax, RMSNorm and reduce spans
+     * fit the direct hint (ptxas -v, sm_90a bf16: RMSNorm t64c2 at 8 blocks
+     * of 256 in 32 registers, no spill; with a residual 4 bytes);
+     * LayerNorm's 16-element span spills 40 bytes there, so its classes
+     * stay direct where the two hints differ */
+    if (k->min_blocks && ka->min_blocks < k->min_blocks) {
+        if (v->family == RK_FAMILY_LAYERNORM) return;
+        row_knobs(&a)->min_blocks = k->min_blocks;
+        if (rk_instance_validate(&a, t)) return;
+    }
+    *v = a;
+}
+
 /* The largest row length in [lo, cap] whose heuristic pick is named `name`:
  * each pick serves one interval of lengths (threads per row and chunks grow
  * with N), so a bisection finds its end. */
@@ -77,8 +133,13 @@ uint32_t rk_instance_variants(const rk_instance *in, const rk_target *t, uint64_
     uint64_t lk = locked;
     /* every variant takes any row length and any base */
     lock(&base, &lk, "split", "true");
-    /* and keep to direct rows: a span kernel's pick alternates with N % vec,
-     * which would cut the row lengths into classes of a few each */
+    rk_instance free = base, staged = base;
+    uint64_t lfree = lk, lstaged = lk;
+    lock(&staged, &lstaged, "stage", "auto");
+    /* the classes are the direct rows' picks: a span kernel's pick
+     * alternates with N % vec, which would cut the row lengths into
+     * classes of a few each; a class the span serves better at its odd
+     * lengths becomes stage=auto (both, chosen at run time) */
     lock(&base, &lk, "stage", "direct");
     uint32_t n = 0;
     /* few long rows: split over blocks (rows fewer than compute units) */
@@ -107,6 +168,8 @@ uint32_t rk_instance_variants(const rk_instance *in, const rk_target *t, uint64_
          * looped kernel (or are refused if that is capped too) */
         if (from > kn_row_cap(k)) break;
         uint64_t hi = class_end(&one, t, l2, from, kn_row_cap(k), name);
+        if (k->slices == 1) auto_class(&free, lfree, &staged, lstaged, t, from, hi, &v);
+        k = row_knobs(&v);
         out[n] = (rk_variant){.inst = v, .ndims = 1, .dim = {"N"}, .lo = {from}, .hi = {hi}};
         if (k->slices > 1) snprintf(out[n].tag, sizeof out[n].tag, "t%uc%us%u", kn_row_tpr(k), k->chunks, k->slices);
         else snprintf(out[n].tag, sizeof out[n].tag, "t%uc%u", kn_row_tpr(k), k->chunks);

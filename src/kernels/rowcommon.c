@@ -50,7 +50,16 @@ static uint64_t cdiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
  * already fill them. */
 #define KN_FILL_CHUNKS 5u
 #define KN_FILL_BLOCK 128u
-static uint32_t fill_tpr(uint64_t nvec, uint32_t tpr, uint32_t kmax, uint32_t wave, bool span) {
+/* A halving of the threads a row is taken only while the rows keep at
+ * least this many threads (M x tpr/2): half the device's resident ones. 1000 x 3001 bf16 at 128 x 3 is 128 000
+ * threads, under half of the H200's 132 x 2048; it measured 1610 GB/s
+ * against 1808 for 256 x 2 (256 000 threads, one full wave). 0: no limit
+ * (targets without a resident-thread count: AMD, unmeasured). */
+static uint64_t fill_keep_threads(const rk_target *t) {
+    return t->max_threads_per_sm ? (uint64_t)t->compute_units * t->max_threads_per_sm / 2 : 0;
+}
+static uint32_t fill_tpr(uint64_t nvec, uint32_t tpr, uint32_t kmax, uint32_t wave, bool span, uint64_t M,
+                         uint64_t keep) {
     uint32_t cmax = kmax > KN_FILL_CHUNKS ? kmax : KN_FILL_CHUNKS;
     if (span) return tpr;
     /* below 3/4 full, or fuller at half the threads (5000 bf16 = 625
@@ -61,6 +70,8 @@ static uint32_t fill_tpr(uint64_t nvec, uint32_t tpr, uint32_t kmax, uint32_t wa
     while (tpr > 2 * wave && tpr <= 1024) {
         uint64_t c = cdiv(nvec, tpr), half = cdiv(nvec, tpr / 2);
         if (half > cmax || (4 * nvec >= 3 * c * tpr && half >= 2 * c)) break;
+        /* few rows: fewer threads a row would leave the device half empty */
+        if (keep && M * (tpr / 2) < keep) break;
         tpr /= 2;
     }
     return tpr;
@@ -98,7 +109,7 @@ void kn_row_tune(rk_row_knobs *k, const rk_target *t, rk_scalar widest, const rk
     else if (nvec <= k->wave) tpr = np2(nvec);
     else {
         uint32_t wide = np2(cdiv(nvec, kmax));
-        tpr = fill_tpr(nvec, wide, kmax, k->wave, k->stage == RK_STAGE_SPAN);
+        tpr = fill_tpr(nvec, wide, kmax, k->wave, k->stage == RK_STAGE_SPAN, M ? M : 1, fill_keep_threads(t));
         filled = tpr < wide;
     }
     if (tpr > 1024) tpr = 1024;
@@ -139,6 +150,7 @@ void kn_row_tune(rk_row_knobs *k, const rk_target *t, rk_scalar widest, const rk
  * what every row kernel keeps besides it (pointers, offsets, accumulators,
  * the reduction), measured with ptxas -v on sm_90a (docs/kernels.md). */
 static uint32_t est_regs(const rk_row_knobs *k, rk_scalar elem, uint32_t base) {
+    /* auto: its span's chunks x vec elements (the caller passes f32) */
     uint32_t elems = k->stage == RK_STAGE_SPAN ? k->chunks : k->chunks * k->vec;
     return elems * rk_tile_elem_bytes(elem) / 4 + base;
 }
@@ -296,7 +308,7 @@ rk_tile_row kn_row_view(rk_kernel *k, const rk_row_knobs *kn, rk_value ptr, rk_s
 }
 
 uint32_t kn_row_param_align(const rk_row_knobs *k, const rk_kparam *kp) {
-    bool any = (k->split && k->vec > 1) || k->stage == RK_STAGE_SPAN;
+    bool any = (k->split && k->vec > 1) || k->stage != RK_STAGE_DIRECT;
     return any && kp->role != RK_KP_WORK ? rk_tile_elem_bytes(kp->type) : 16;
 }
 
@@ -316,7 +328,8 @@ void kn_row_tune_stage(rk_row_knobs *k, const rk_target *t, rk_scalar widest, co
      * on every target (AMD's 32 took 130 VGPRs in LayerNorm, gfx950) */
     kn_row_tune(k, t, widest, s, locked, first, kmax, k->stage == RK_STAGE_SPAN && !max_elems ? 16 : max_elems);
     kn_row_tune_slices(k, t, s, locked, first, slices_knob);
-    if (k->stage == RK_STAGE_DIRECT) return;
+    /* auto (only when locked) is tuned as direct rows: chunks in vectors */
+    if (k->stage != RK_STAGE_SPAN) return;
     /* a span thread holds elements, not vectors: as many as its row needs */
     if (k->chunks && !((locked >> (first + RK_K)) & 1u)) {
         uint64_t c = (N + kn_row_tpr(k) - 1) / kn_row_tpr(k);
@@ -331,6 +344,7 @@ void kn_row_tune_stage(rk_row_knobs *k, const rk_target *t, rk_scalar widest, co
 }
 
 rk_status kn_row_validate_stage(const rk_row_knobs *k, const rk_target *t, const rk_scalar *elems, uint32_t n) {
+    if (k->stage == RK_STAGE_AUTO) return kn_row_validate_auto(k, t, elems, n);
     if (k->stage != RK_STAGE_SPAN) return kn_row_validate_cached_slices(k, t, elems[0], elems[n - 1]);
     if (!k->chunks || k->slices > 1)
         return rk_fail(RK_ERR_INVALID,

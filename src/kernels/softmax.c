@@ -58,13 +58,14 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64
     const rk_scalar spans[2] = {s->dtype, s->out_dtype};
     kn_row_tune_stage(&s->k, t, w, sh, lk, FIRST_ROW_KNOB, 4, nv ? 16 : 0, SLICES_KNOB, STAGE_KNOB, spans, 2,
                       KN_SPAN_MAX_N);
-    bool span = s->k.stage == RK_STAGE_SPAN;
+    bool span = s->k.stage == RK_STAGE_SPAN, both = s->k.stage == RK_STAGE_AUTO;
     /* NVIDIA: at most 16 elements a thread are 16 f32 registers, which still
      * leave a full SM (docs/kernels.md); longer rows stay packed. A span
-     * holds its elements in f32 whatever keep_exps says (it does not apply) */
+     * holds its elements in f32 whatever keep_exps says (it does not apply;
+     * auto: to its direct rows) */
     if (!((locked >> KEEP_KNOB) & 1u)) s->keep_exps = !span && nv && s->k.chunks && s->k.chunks * s->k.vec <= 16;
-    rk_scalar held = s->keep_exps || span ? RK_S_F32 : s->dtype;
-    kn_row_tune_occupancy(&s->k, t, held, locked, FIRST_ROW_KNOB, span ? SPAN_BASE_REGS : SOFTMAX_BASE_REGS);
+    rk_scalar held = s->keep_exps || span || both ? RK_S_F32 : s->dtype;
+    kn_row_tune_occupancy(&s->k, t, held, locked, FIRST_ROW_KNOB, span || both ? SPAN_BASE_REGS : SOFTMAX_BASE_REGS);
     /* cached slices (slices > 1 with chunks: the exps formed twice) only when the knobs ask: the norms'
      * measured slower than their looped / one-block picks on the H200 (norm.c) */
     if (((locked >> KEEP_KNOB) & 1u) && s->keep_exps) return;
@@ -401,24 +402,45 @@ static uint32_t param_align(const rk_instance *in, const rk_kparam *kp) {
     return kn_row_param_align(&in->u.softmax.k, kp);
 }
 
-static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *p) {
-    const rk_softmax_spec *s = &in->u.softmax;
+/* stage=direct: the rows read and written in place (cached, kept exps,
+ * looped, split over blocks). */
+static void build_direct(const rk_softmax_spec *s, rk_kernel *k, const rk_tile_rows *gp, const rk_value *p) {
     const rk_row_knobs *kn = &s->k;
-    rk_tile_rows g = rk_tile_rows_begin(k, kn->block_size, kn->rows_per_block, kn->wave, p[2]);
-    kn_slices_rows(k, kn, &g, p[2]);
-    if (kn->stage == RK_STAGE_SPAN) {
-        kn_row_attrs(k, kn, t);
-        build_span(s, k, &g, p[0], p[1], p[2], p[3]);
-        return;
-    }
+    rk_tile_rows g = *gp;
     rk_tile_row xr = kn_row_view(k, kn, p[0], s->dtype, g.row, p[3], g.active, NULL);
     rk_tile_row yr = kn_row_view(k, kn, p[1], s->out_dtype, g.row, p[3], g.active, &xr);
-    kn_row_attrs(k, kn, t);
     /* Work and Sync follow M and N when the row is split */
     rk_value work = kn->slices > 1 ? p[4] : p[2], sync = kn->slices > 1 ? p[5] : p[2];
     if (kn->chunks && s->keep_exps) build_cached_keep(s, k, &g, &xr, &yr);
     else if (kn->chunks) build_cached(s, k, &g, &xr, &yr, work, sync, p[2]);
     else build_looped(s, k, &g, &xr, &yr, work, sync, p[2]);
+}
+
+static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *p) {
+    const rk_softmax_spec *s = &in->u.softmax;
+    const rk_row_knobs *kn = &s->k;
+    rk_tile_rows g = rk_tile_rows_begin(k, kn->block_size, kn->rows_per_block, kn->wave, p[2]);
+    kn_slices_rows(k, kn, &g, p[2]);
+    kn_row_attrs(k, kn, t);
+    if (kn->stage == RK_STAGE_SPAN) {
+        build_span(s, k, &g, p[0], p[1], p[2], p[3]);
+        return;
+    }
+    if (kn->stage == RK_STAGE_AUTO) {
+        /* aligned rows: direct (kept exps as the knob says); else the span */
+        rk_softmax_spec d = *s, sp = *s;
+        d.k = kn_auto_direct_knobs(kn);
+        sp.k = kn_auto_span_knobs(kn);
+        sp.keep_exps = false;
+        const rk_value ptrs[2] = {p[0], p[1]};
+        rk_if_begin(k, kn_auto_direct_cond(k, kn, p[3], ptrs, 2));
+        build_direct(&d, k, &g, p);
+        rk_else(k, NULL, 0);
+        build_span(&sp, k, &g, p[0], p[1], p[2], p[3]);
+        rk_if_end(k, NULL, 0);
+        return;
+    }
+    build_direct(s, k, &g, p);
 }
 
 const kn_family kn_softmax = {

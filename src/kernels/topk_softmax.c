@@ -5,7 +5,9 @@
  * wave (butterflies, no LDS): max, sum of exps, then k selection rounds,
  * each the best (value, id) after the previous pick in (value desc, id asc)
  * order, so nothing is marked. Softmax is monotonic: selection runs on the
- * logits. Layer: kernels. */
+ * logits. chunks > 0: each lane loads its logits once into registers and
+ * every pass works on them; chunks = 0: each pass reads the row again.
+ * Layer: kernels. */
 #include <math.h>
 
 #include "kern_int.h"
@@ -18,8 +20,10 @@ static const rk_knob knobs[] = {
     KN_U32("wave", "w", u.topk.wave, kn_legal_wave, true, "target wave/warp size (64 CDNA, 32 NVIDIA)"),
     KN_U32("block_size", "b", u.topk.block_size, kn_legal_block, true, "threads per block"),
     KN_U32("threads_per_row", "tr", u.topk.threads_per_row, legal_tpr, true, "lanes sharing a token row"),
+    KN_U32_QUIET("chunks", "k", u.topk.chunks, kn_legal_chunks, true,
+                 "logits a lane holds in registers (0: every pass reads the row again, any experts)"),
 };
-enum { K_DT, K_RN, K_W, K_B, K_TPR };
+enum { K_DT, K_RN, K_W, K_B, K_TPR, K_C };
 
 static const rk_dim_decl dims[] = {
     {"tokens", 4096, "rows of logits"},
@@ -33,6 +37,9 @@ static const rk_scalar_decl scalars[] = {
     {"experts", RK_S_I32, RK_SC_DIM, "experts", NULL, 0, "logits per row"},
     {"k", RK_S_I32, RK_SC_DIM, "k", NULL, 0, "experts chosen per token"},
 };
+
+/* Logits a lane caches at most (the heuristic's limit; the knob takes 32). */
+#define KN_TOPK_CACHED 16u
 
 static void defaults(rk_instance *in) {
     in->u.topk = (rk_topk_softmax_spec){.dtype = RK_S_F32, .renormalize = true, .wave = 64, .block_size = 256,
@@ -52,6 +59,12 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64
         /* about 4 logits per lane, at most a wave */
         uint32_t tpr = np2((sh->dim[D_E] + 3) / 4);
         s->threads_per_row = tpr > s->wave ? s->wave : tpr;
+    }
+    /* the row in registers when a lane's share is at most KN_TOPK_CACHED
+     * logits: loaded once instead of 2k + 2 times */
+    if (!(locked >> K_C & 1)) {
+        uint64_t c = (sh->dim[D_E] + s->threads_per_row - 1) / s->threads_per_row;
+        s->chunks = c <= KN_TOPK_CACHED ? (uint32_t)c : 0;
     }
     if (!(locked >> K_B & 1)) {
         uint32_t b = 256, floor = s->threads_per_row > s->wave ? s->threads_per_row : s->wave;
@@ -75,13 +88,18 @@ static rk_status validate(const rk_instance *in, const rk_target *t) {
 }
 
 static rk_status check_shape(const rk_instance *in, const rk_shape *sh) {
-    (void)in;
     const uint64_t T = sh->dim[D_T], E = sh->dim[D_E], K = sh->dim[D_K];
     if (K > 8 || K > E)
         return rk_fail(RK_ERR_INVALID, "topk_softmax: dimension k must be 1..8 and at most experts (%llu), got %llu",
                        (unsigned long long)E, (unsigned long long)K);
     if (T * E > INT32_MAX || E > (1u << 24))
         return rk_fail(RK_ERR_INVALID, "topk_softmax: tokens x experts must be < 2^31 and experts <= 2^24");
+    const rk_topk_softmax_spec *s = &in->u.topk;
+    if (s->chunks && E > (uint64_t)s->chunks * s->threads_per_row)
+        return rk_fail(RK_ERR_INVALID,
+                       "shape experts=%llu exceeds this kernel's row capacity %u (threads_per_row x chunks = %u x "
+                       "%u); build with chunks=0 or for this shape", (unsigned long long)E,
+                       s->chunks * s->threads_per_row, s->threads_per_row, s->chunks);
     return RK_OK;
 }
 
@@ -125,10 +143,28 @@ typedef struct topk_ctx {
     rk_tile_row xr;
     rk_value E, tpr;
     uint32_t width;     /* lanes per row */
+    /* chunks > 0: the lane's logits lt + j*tpr (x), their ids and whether
+     * they are inside the row */
+    uint32_t chunks;
+    rk_value x[32], id[32], in[32];
 } topk_ctx;
+
+/* The lane's logits into registers (outside the row: -inf, never picked). */
+static void load_cached(rk_kernel *k, topk_ctx *c) {
+    for (uint32_t j = 0; j < c->chunks; j++) {
+        c->id[j] = j ? rk_build_add(k, c->g.lt, kn_i32(k, (int32_t)(j * c->width))) : c->g.lt;
+        c->in[j] = rk_build_cmp(k, "lt", c->id[j], c->E);
+        c->x[j] = rk_tile_row_load1_f32(k, &c->xr, c->id[j], -INFINITY);
+    }
+}
 
 /* max over the row (f32) */
 static rk_value row_max(rk_kernel *k, const topk_ctx *c) {
+    if (c->chunks) {
+        rk_value m = c->x[0];
+        for (uint32_t j = 1; j < c->chunks; j++) m = rk_build_fmax(k, m, c->x[j]);
+        return rk_tile_wave_reduce(k, RK_RED_MAX, m, c->width);
+    }
     rk_value init = rk_const_f32(k, -INFINITY), cur, res;
     rk_value j = rk_for_begin(k, c->g.lt, c->E, c->tpr, NULL, 1, &init, NULL, &cur);
     rk_value x = rk_tile_row_load1_f32(k, &c->xr, j, 0.0);
@@ -139,6 +175,15 @@ static rk_value row_max(rk_kernel *k, const topk_ctx *c) {
 
 static rk_value row_sum_exp(rk_kernel *k, const topk_ctx *c, rk_value mx) {
     rk_value init = rk_const_f32(k, 0.0f), cur, res;
+    if (c->chunks) {
+        /* in the order of the looped pass: j ascending, then the butterfly */
+        cur = init;
+        for (uint32_t j = 0; j < c->chunks; j++) {
+            rk_value e = rk_build_exp(k, rk_build_fsub(k, c->x[j], mx));
+            cur = rk_build_fadd(k, cur, rk_build_select(k, c->in[j], e, init));
+        }
+        return rk_tile_wave_reduce(k, RK_RED_SUM, cur, c->width);
+    }
     rk_value j = rk_for_begin(k, c->g.lt, c->E, c->tpr, NULL, 1, &init, NULL, &cur);
     rk_value x = rk_tile_row_load1_f32(k, &c->xr, j, 0.0);
     rk_value e = rk_build_exp(k, rk_build_fsub(k, x, mx));
@@ -149,10 +194,35 @@ static rk_value row_sum_exp(rk_kernel *k, const topk_ctx *c, rk_value mx) {
 
 /* The best (value, id) of the row after (pv, pi) in (value desc, id asc)
  * order: the next pick. */
+/* The lane's best eligible logit after (pv, pi), from its registers. */
+static void lane_pick_cached(rk_kernel *k, const topk_ctx *c, rk_value pv, rk_value pi, rk_value *res) {
+    for (uint32_t j = 0; j < c->chunks; j++) {
+        rk_value x = c->x[j];
+        rk_value below = rk_build_fcmp(k, "olt", x, pv);
+        rk_value same = rk_build_fcmp(k, "oeq", x, pv);
+        rk_value later = rk_build_cmp(k, "gt", c->id[j], pi);
+        rk_value eligible = rk_build_or(k, below, rk_build_and(k, same, later));
+        rk_value better = rk_build_fcmp(k, "ogt", x, res[0]);
+        rk_value take = rk_build_and(k, rk_build_and(k, eligible, better), c->in[j]);
+        res[0] = rk_build_select(k, take, x, res[0]);
+        res[1] = rk_build_select(k, take, c->id[j], res[1]);
+    }
+}
+
 static void next_pick(rk_kernel *k, const topk_ctx *c, rk_value pv, rk_value pi, rk_value out[2]) {
     rk_value init[2], cur[2], res[2];
     init[0] = rk_const_f32(k, -INFINITY);
     init[1] = kn_i32(k, INT32_MAX);
+    if (c->chunks) {
+        res[0] = init[0];
+        res[1] = init[1];
+        lane_pick_cached(k, c, pv, pi, res);
+        rk_tile_reducer red = {.n = 2, .fn = best_of};
+        rk_tile_wave_reduce_n(k, &red, res, c->width);
+        out[0] = res[0];
+        out[1] = res[1];
+        return;
+    }
     rk_value j = rk_for_begin(k, c->g.lt, c->E, c->tpr, NULL, 2, init, NULL, cur);
     rk_value x = rk_tile_row_load1_f32(k, &c->xr, j, 0.0);
     rk_value below = rk_build_fcmp(k, "olt", x, pv);
@@ -208,10 +278,12 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
     (void)t;
     const rk_topk_softmax_spec *s = &in->u.topk;
     rk_value X = p[0], T = p[3], E = p[4];
-    topk_ctx c = {.E = E, .width = s->threads_per_row};
+    topk_ctx c = {.E = E, .width = s->threads_per_row, .chunks = s->chunks};
+    RK_ASSERT(s->chunks <= 32, "topk_softmax: at most 32 cached logits a lane");
     c.g = rk_tile_rows_begin(k, s->block_size, s->block_size / s->threads_per_row, s->wave, T);
     c.tpr = kn_i32(k, (int32_t)s->threads_per_row);
     c.xr = rk_tile_row_view(k, X, s->dtype, c.g.row, E, E, c.g.active, 1, RK_TAIL_MASKED);
+    if (c.chunks) load_cached(k, &c);
     rk_value mx = row_max(k, &c);
     rk_value sum = row_sum_exp(k, &c, mx);
     rk_value norm = s->renormalize ? rounds(k, &c, p, mx, sum, (rk_value){0}) : rk_const_f32(k, 1.0f);

@@ -84,6 +84,56 @@ static void add_rmsnorm_quant(void **state) {
     /* the other tail mode on each vendor */
     run_case("add_rmsnorm_quant", "gfx942", shapes[2], 2, "dtype=bf16 tail=masked");
     run_case("add_rmsnorm_quant", "sm_90", shapes[2], 2, "dtype=bf16 tail=buffer block_size=64");
+    /* the looped path (chunks=0: three passes) beside the cached picks above */
+    for (size_t i = 0; i < COUNT(shapes); i++)
+        run_case("add_rmsnorm_quant", fp8[(i + 1) % 3], shapes[i], 2, "dtype=bf16 chunks=0");
+    run_case("add_rmsnorm_quant", "sm_90", f32, 2, "dtype=f32 qtype=int8 chunks=0");
+}
+
+/* One cached add_rmsnorm_quant kernel (tuned for 4096 x 4097: 5 chunks a
+ * thread on sm_90, 128 threads) run at other shapes: whole chunks past the
+ * row's end in the middle of a thread's, rows shorter than the row's
+ * threads, one element, an all-zero row's scale (rows past M unused). */
+static void add_rmsnorm_quant_cached_lengths(void **state) {
+    (void)state;
+    static const struct { const char *target, *knobs; } cfgs[] = {
+        {"sm_90", "dtype=bf16"}, {"gfx942", "dtype=f16 qtype=int8"}, {"sm_90", "dtype=f32 qtype=fp8e4m3"},
+        {"gfx942", "dtype=bf16 tail=masked"},
+    };
+    static const uint64_t shapes[][2] = {{2, 4097}, {3, 4000}, {2, 2600}, {4, 513}, {5, 100}, {3, 1}};
+    for (size_t ic = 0; ic < COUNT(cfgs); ic++) {
+        const rk_target *t = rk_target_find(cfgs[ic].target);
+        uint64_t locked;
+        rk_instance in = with_knobs("add_rmsnorm_quant", cfgs[ic].knobs, &locked);
+        rk_shape sh = shape_of(in.family, (const uint64_t[]){4096, 4097}, 2);
+        assert_int_equal(rk_instance_tune(&in, t, &sh, locked), RK_OK);
+        assert_true(in.u.arq.k.chunks > 0);
+        char name[256];
+        assert_int_equal(rk_instance_name(&in, name, sizeof name), RK_OK);
+        rk_kernel *k = NULL;
+        if (rk_instance_build(&in, t, &k)) fail_msg("%s %s: %s", t->name, name, rk_error_message());
+        for (size_t i = 0; i < COUNT(shapes); i++) {
+            rk_shape s2 = shape_of(in.family, shapes[i], 2);
+            assert_int_equal(rk_instance_check_shape(&in, &s2), RK_OK);
+            rk_problem p;
+            uint64_t sd = seed ^ (runs++ * 0x9e3779b97f4a7c15ull);
+            assert_int_equal(rk_problem_init(&p, &in, &s2, sd), RK_OK);
+            if (problem_emu_launch(t, k, &p, &s2)) fail_msg("%s %s: launch: %s", t->name, name, rk_error_message());
+            rk_problem_diff c;
+            assert_int_equal(rk_problem_check(&p, &c), RK_OK);
+            if (c.bad)
+                fail_msg("%s %s %llux%llu seed %llu: bad=%llu/%llu max_abs_diff=%g, first %s", t->name, name,
+                         (unsigned long long)shapes[i][0], (unsigned long long)shapes[i][1],
+                         (unsigned long long)sd, (unsigned long long)c.bad, (unsigned long long)c.total,
+                         c.max_abs_diff, c.first_bad);
+            rk_problem_free(&p);
+        }
+        /* past the capacity: refused, naming chunks=0 */
+        rk_shape big = shape_of(in.family, (const uint64_t[]){2, 65536}, 2);
+        assert_int_equal(rk_instance_check_shape(&in, &big), RK_ERR_INVALID);
+        assert_non_null(strstr(rk_error_message(), "chunks=0"));
+        rk_kernel_free(k);
+    }
 }
 
 static void rope(void **state) {
@@ -118,6 +168,55 @@ static void topk_softmax(void **state) {
     }
     run_case("topk_softmax", "gfx950", shapes[0], 3, "dtype=bf16 threads_per_row=1");
     run_case("topk_softmax", "sm_90", shapes[4], 3, "dtype=bf16 threads_per_row=32 block_size=32");
+    /* the row read again by every pass (chunks=0) beside the cached picks above */
+    for (size_t i = 0; i < COUNT(shapes); i++) {
+        char kn[96];
+        snprintf(kn, sizeof kn, "dtype=%s renormalize=%s chunks=0", dtypes[(i + 1) % 3], i % 2 ? "true" : "false");
+        run_case("topk_softmax", i % 2 ? "gfx942" : "sm_90", shapes[i], 3, kn);
+    }
+    /* the knob past the heuristic's 16: 32 logits a lane */
+    run_case("topk_softmax", "sm_90", shapes[4], 3, "dtype=f32 threads_per_row=16 chunks=32 block_size=64");
+}
+
+/* One cached topk_softmax kernel (256 experts: 32 lanes x 8 on sm_90, 64 x 4
+ * on gfx942) at fewer experts and k (lanes whose logits all lie past the
+ * row), and its refusal of rows past its capacity. */
+static void topk_softmax_cached_lengths(void **state) {
+    (void)state;
+    static const uint64_t shapes[][3] = {{9, 256, 8}, {4, 200, 8}, {7, 33, 4}, {3, 5, 5}, {2, 1, 1}};
+    static const char *const targets[] = {"sm_90", "gfx942"};
+    for (size_t it = 0; it < COUNT(targets); it++) {
+        const rk_target *t = rk_target_find(targets[it]);
+        uint64_t locked;
+        rk_instance in = with_knobs("topk_softmax", it ? "dtype=f16" : "dtype=bf16", &locked);
+        rk_shape sh = shape_of(in.family, shapes[0], 3);
+        assert_int_equal(rk_instance_tune(&in, t, &sh, locked), RK_OK);
+        assert_int_equal(in.u.topk.chunks * in.u.topk.threads_per_row, 256);
+        rk_kernel *k = NULL;
+        char name[256];
+        assert_int_equal(rk_instance_name(&in, name, sizeof name), RK_OK);
+        if (rk_instance_build(&in, t, &k)) fail_msg("%s %s: %s", t->name, name, rk_error_message());
+        for (size_t i = 0; i < COUNT(shapes); i++) {
+            rk_shape s2 = shape_of(in.family, shapes[i], 3);
+            assert_int_equal(rk_instance_check_shape(&in, &s2), RK_OK);
+            rk_problem p;
+            uint64_t sd = seed ^ (runs++ * 0x9e3779b97f4a7c15ull);
+            assert_int_equal(rk_problem_init(&p, &in, &s2, sd), RK_OK);
+            if (problem_emu_launch(t, k, &p, &s2)) fail_msg("%s %s: launch: %s", t->name, name, rk_error_message());
+            rk_problem_diff c;
+            assert_int_equal(rk_problem_check(&p, &c), RK_OK);
+            if (c.bad)
+                fail_msg("%s %s %llux%llu k %llu seed %llu: bad=%llu/%llu, first %s", t->name, name,
+                         (unsigned long long)shapes[i][0], (unsigned long long)shapes[i][1],
+                         (unsigned long long)shapes[i][2], (unsigned long long)sd, (unsigned long long)c.bad,
+                         (unsigned long long)c.total, c.first_bad);
+            rk_problem_free(&p);
+        }
+        rk_shape big = shape_of(in.family, (const uint64_t[]){2, 257, 2}, 3);
+        assert_int_equal(rk_instance_check_shape(&in, &big), RK_ERR_INVALID);
+        assert_non_null(strstr(rk_error_message(), "chunks=0"));
+        rk_kernel_free(k);
+    }
 }
 
 static void permute(void **state) {
@@ -206,6 +305,24 @@ static void heuristics(void **state) {
     assert_int_equal(rk_instance_tune(&in, rk_target_find("sm_90"), &sh, locked), RK_OK);
     assert_int_equal(in.u.arq.qtype, RK_QUANT_FP8E4M3);
     assert_int_equal(in.u.arq.k.wave, 32);
+    /* h cached as the norms' rows: 4096 bf16 = 256 threads x 2 vectors; 8192
+     * 512 x 2; rows past a block's registers loop (three passes) */
+    assert_int_equal(in.u.arq.k.chunks, 2);
+    assert_int_equal(in.u.arq.k.block_size, 256);
+    sh = shape_of(in.family, (const uint64_t[]){4096, 8192}, 2);
+    assert_int_equal(rk_instance_tune(&in, rk_target_find("sm_90"), &sh, locked), RK_OK);
+    assert_int_equal(in.u.arq.k.chunks, 2);
+    assert_int_equal(in.u.arq.k.block_size, 512);
+    sh = shape_of(in.family, (const uint64_t[]){4096, 32768}, 2);
+    assert_int_equal(rk_instance_tune(&in, rk_target_find("sm_90"), &sh, locked), RK_OK);
+    assert_int_equal(in.u.arq.k.chunks, 4);
+    /* 1024 threads x 5 chunks would spill at 64 registers: looped */
+    sh = shape_of(in.family, (const uint64_t[]){4096, 40000}, 2);
+    assert_int_equal(rk_instance_tune(&in, rk_target_find("sm_90"), &sh, locked), RK_OK);
+    assert_int_equal(in.u.arq.k.chunks, 0);
+    sh = shape_of(in.family, (const uint64_t[]){64, 150000}, 2);
+    assert_int_equal(rk_instance_tune(&in, rk_target_find("sm_90"), &sh, locked), RK_OK);
+    assert_int_equal(in.u.arq.k.chunks, 0);
     in = with_knobs("rope", "dtype=bf16", &locked);
     sh = shape_of(in.family, (const uint64_t[]){64, 8, 8, 128, 64, 4096}, 6);
     assert_int_equal(rk_instance_tune(&in, rk_target_find("sm_90"), &sh, locked), RK_OK);
@@ -217,6 +334,11 @@ static void heuristics(void **state) {
     sh = shape_of(in.family, (const uint64_t[]){4096, 256, 8}, 3);
     assert_int_equal(rk_instance_tune(&in, rk_target_find("sm_90"), &sh, locked), RK_OK);
     assert_int_equal(in.u.topk.threads_per_row, 32);
+    assert_int_equal(in.u.topk.chunks, 8);      /* 256 logits over 32 lanes, held */
+    sh = shape_of(in.family, (const uint64_t[]){4096, 1024, 8}, 3);
+    assert_int_equal(rk_instance_tune(&in, rk_target_find("sm_90"), &sh, locked), RK_OK);
+    assert_int_equal(in.u.topk.chunks, 0);      /* 32 a lane: read per pass */
+    sh = shape_of(in.family, (const uint64_t[]){4096, 256, 8}, 3);
     double bytes, flops;
     rk_instance_cost(&in, &sh, &bytes, &flops);
     assert_true(bytes == 4096.0 * 256 * 4 + 4096.0 * 8 * 8);
@@ -228,7 +350,8 @@ int main(void) {
     printf("test_fused_ops: seed %llu (ROCKE_SEED=%llu replays)\n", (unsigned long long)seed,
            (unsigned long long)seed);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(add_rmsnorm_quant), cmocka_unit_test(rope), cmocka_unit_test(topk_softmax),
+        cmocka_unit_test(add_rmsnorm_quant), cmocka_unit_test(add_rmsnorm_quant_cached_lengths), cmocka_unit_test(rope), cmocka_unit_test(topk_softmax),
+        cmocka_unit_test(topk_softmax_cached_lengths),
         cmocka_unit_test(permute), cmocka_unit_test(rope_in_place), cmocka_unit_test(bad_inputs),
         cmocka_unit_test(heuristics),
     };

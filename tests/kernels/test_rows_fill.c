@@ -121,6 +121,39 @@ static void test_fill_picks(void **state) {
     }
 }
 
+/* Few rows keep the device's threads (NVIDIA): a halving that would leave
+ * M x tpr under half of the resident threads (132 x 2048 / 2 on sm_90a)
+ * stops. 1000 x 3001 stays 256 x 2 (measured 1808 GB/s against 1610 for
+ * 128 x 3 on the H200); 4096 rows still fill (128 x 3); AMD is unchanged. */
+static void test_fill_few_rows(void **state) {
+    (void)state;
+    struct { const char *target, *fam, *knobs; uint64_t M, N; uint32_t block, rows, chunks; } want[] = {
+        {"sm_90a", "softmax", "", 1000, 3001, 256, 1, 2},
+        {"sm_90a", "rmsnorm", "", 1000, 3001, 256, 1, 2},
+        {"sm_90a", "layernorm", "stage=direct", 1000, 3001, 256, 1, 2},
+        {"sm_90a", "softmax", "", 4096, 3001, 128, 1, 3},
+        /* 4097: 512 x 2 -> 256 x 3 (256 000 threads), not on to 128 x 5 */
+        {"sm_90a", "softmax", "", 1000, 4097, 256, 1, 3},
+        {"sm_90a", "softmax", "", 2112, 4097, 128, 1, 5},
+        /* exactly half the resident threads at 128 a row: the halving is taken */
+        {"sm_90a", "rmsnorm", "", 1056, 3001, 128, 1, 3},
+        {"sm_90a", "rmsnorm", "", 1055, 3001, 256, 1, 2},
+        {"gfx942", "softmax", "", 1000, 3001, 256, 2, 3},
+    };
+    for (size_t i = 0; i < COUNT(want); i++) {
+        const rk_target *t = rk_target_find(want[i].target);
+        rk_instance in;
+        char kn[96];
+        snprintf(kn, sizeof kn, "dtype=bf16 %s", want[i].knobs);
+        tune(want[i].fam, t, want[i].M, want[i].N, kn, &in);
+        uint32_t b = knob_u32(&in, "block_size"), r = knob_u32(&in, "rows_per_block"), c = knob_u32(&in, "chunks");
+        if (b != want[i].block || r != want[i].rows || c != want[i].chunks)
+            fail_msg("%s %s %llux%llu: block %u rows %u chunks %u, want %u / %u / %u", want[i].target, want[i].fam,
+                     (unsigned long long)want[i].M, (unsigned long long)want[i].N, b, r, c, want[i].block,
+                     want[i].rows, want[i].chunks);
+    }
+}
+
 /* Over odd, prime and aligned lengths: every direct cached pick holds its
  * row, and a row over two waves either fills 3/4 of its chunk slots or
  * would need more than 5 chunks at half the threads. */
@@ -227,6 +260,7 @@ int main(void) {
            (unsigned long long)seed);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fill_picks),
+        cmocka_unit_test(test_fill_few_rows),
         cmocka_unit_test(test_fill_rule),
         cmocka_unit_test(test_fill_rows_emu),
         cmocka_unit_test(test_fill_other_lengths),
