@@ -131,6 +131,14 @@ uint32_t rk_instance_variants(const rk_instance *in, const rk_target *t, uint64_
     rk_instance base = *in;
     if (!row_knobs(&base) || !t) return 0;
     uint64_t lk = locked;
+    /* auto classes only where the build asks for stage=auto: measured on the H200 (bench/RESULTS.md, session
+     * 11) they ran odd lengths slower than the direct rows (softmax 65536 x 127: 1129 GB/s against 1351,
+     * x 1001: 2460 against 3295) */
+    bool ask_auto = is_locked(in, locked, "stage") && row_knobs(&base)->stage == RK_STAGE_AUTO;
+    if (ask_auto) {
+        uint32_t ix;
+        if (rk_instance_set(&base, "stage", "direct", &ix) == RK_OK) lk &= ~(1ull << ix);
+    }
     /* every variant takes any row length and any base */
     lock(&base, &lk, "split", "true");
     rk_instance free = base, staged = base;
@@ -168,7 +176,7 @@ uint32_t rk_instance_variants(const rk_instance *in, const rk_target *t, uint64_
          * looped kernel (or are refused if that is capped too) */
         if (from > kn_row_cap(k)) break;
         uint64_t hi = class_end(&one, t, l2, from, kn_row_cap(k), name);
-        if (k->slices == 1) auto_class(&free, lfree, &staged, lstaged, t, from, hi, &v);
+        if (k->slices == 1 && ask_auto) auto_class(&free, lfree, &staged, lstaged, t, from, hi, &v);
         k = row_knobs(&v);
         out[n] = (rk_variant){.inst = v, .ndims = 1, .dim = {"N"}, .lo = {from}, .hi = {hi}};
         if (k->slices > 1) snprintf(out[n].tag, sizeof out[n].tag, "t%uc%us%u", kn_row_tpr(k), k->chunks, k->slices);

@@ -48,7 +48,10 @@ static const rk_instance *variant_for(const char *fam, const rk_target *t, const
     uint64_t locked = 0;
     assert_int_equal(rk_family_parse(fam, &f), RK_OK);
     assert_int_equal(rk_instance_default(f, &base), RK_OK);
-    knobs_set(&base, knobs, &locked);
+    /* auto classes are built where stage=auto is asked for (a locked stage otherwise stays as it is) */
+    char all[192];
+    snprintf(all, sizeof all, "%s%s", knobs, strstr(knobs, "stage=") ? "" : " stage=auto");
+    knobs_set(&base, all, &locked);
     *nv = rk_instance_variants(&base, t, locked, &general, var, RK_MANIFEST_MAX_VARIANTS);
     for (uint32_t i = 0; i < *nv; i++)
         if (var[i].ndims == 1 && var[i].lo[0] <= N && N <= var[i].hi[0]) return &var[i].inst;
