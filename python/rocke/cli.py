@@ -229,4 +229,5 @@ def main(argv=None):
         return run(argv[1:])
     except RockeError as e:
         print("rocke run: %s" % e, file=sys.stderr)
-        return 1
+        # as the C tool (docs/cli.md, exit status): refused input (a bad manifest, spec, shape) is 2
+        return 2 if e.status in ("invalid", "parse") else 1

@@ -99,7 +99,7 @@ class RunCommand(unittest.TestCase):
             with open(bad, "w") as f:
                 f.write("{")
             py = subprocess.run([sys.executable, "-m", "rocke", "run", bad], capture_output=True, text=True)
-            self.assertEqual(py.returncode, 1)
+            self.assertEqual(py.returncode, 2)   # refused input, as the C tool
             self.assertIn("json", py.stderr)
             subprocess.run([ROCKE_BIN, "build", "softmax", "-o", d], check=True, stdout=subprocess.DEVNULL)
             py = subprocess.run([sys.executable, "-m", "rocke", "run", bad, "--shape", "0,4"],
@@ -114,8 +114,10 @@ class RunCommand(unittest.TestCase):
             with open(bad, "w") as f:
                 f.write(edited)
             py = subprocess.run([sys.executable, "-m", "rocke", "run", bad], capture_output=True, text=True)
-            self.assertEqual(py.returncode, 1)
+            self.assertEqual(py.returncode, 2)
             self.assertIn("manifest field 'op' is 'reduce' but its spec implies 'softmax'", py.stderr)
+            c = subprocess.run([ROCKE_BIN, "run", bad], capture_output=True, text=True)
+            self.assertEqual(c.returncode, 2, c.stderr)
 
 
 if __name__ == "__main__":
