@@ -13,7 +13,7 @@ bool run_side_is_output(const rk_kparam *kp) {
 }
 
 /* Encode the signature's tensor maps over the buffers already on the device
- * (rk_problem_tensormap gives each map's shape, box and swizzle). */
+ * (rk_problem_tensormap_nd gives each map's rank, shape, box, strides and swizzle). */
 static bool encode_maps(run_side *s, const rk_problem *p) {
     static const rk_tensormap_swizzle swz[] = {RK_TENSORMAP_SWIZZLE_NONE, RK_TENSORMAP_SWIZZLE_32B,
                                                RK_TENSORMAP_SWIZZLE_64B, RK_TENSORMAP_SWIZZLE_128B};
