@@ -60,7 +60,9 @@ static rk_value stage_index(kn_hk *h, rk_value base, rk_value row, rk_value col,
     rk_value chunk = rk_build_lshr(k, col, c32(k, lcc));
     rk_value cin = rk_build_and(k, col, c32(k, cc - 1));
     rk_ix off = rk_tile_lds_offset(k, &l, rk_ix_v(row), rk_ix_v(cin));
-    rk_value e = rk_build_lshr(k, rk_ix_value(k, off), c32(k, lob));
+    rk_value sl = c32(k, lob);
+    rk_value ov = rk_ix_value(k, off);
+    rk_value e = rk_build_lshr(k, ov, sl);
     rk_value cb = rk_build_mul(k, chunk, c32(k, 64 * cc));
     rk_value at = rk_build_add(k, cb, e);
     return rk_build_add(k, base, at);
