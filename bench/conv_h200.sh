@@ -18,7 +18,12 @@
 # thread, -px8v4, -cv32, -sk8, -sk32: 8 and 32 splits). 1x1
 # shapes also run -copy in every direction (the threads-copy wgmma kernels the TMA ones replaced) and
 # fwd/dgrad -plain and -ws (the GEMM's TMA kernel on its plain and ws schedules; the heuristic's is
-# persistent). r3x3-14 adds fwd-tMxN: the wgmma forward at other tiles (K 64, 4 stages).
+# persistent). r3x3-14 adds fwd-tMxN: the threads-copy wgmma forward at other tiles (K 64, 4 stages).
+# 3x3 ungrouped rows with C a multiple of 8: the heuristic's forward is the pixel-box kernel (load=tma,
+# algo igemm: _ldtma_..._bpP_bqQ in the name); fwd-copy is the threads-copy wgmma kernel it replaced
+# (what measured 0.55x cuDNN at r3x3-14), and r3x3-14 / odd3x3-17x19 / r3x3s2-28 add the box kernel
+# at other knobs: fwd-bq16 (box 2 rows x 16 columns), fwd-b128x256 (tile 128x256), fwd-b64x64,
+# fwd-bpers (schedule persistent over 132 SMs), fwd-bws (schedule ws).
 # Logs go to $OUT (or ./out).
 set -uo pipefail
 D=.devcarry
@@ -46,6 +51,11 @@ if [ "$mode" = prepare ]; then
     # the 14x14 forward (0.55x cuDNN at the heuristic's 128x64 wgmma tile): the other wgmma tiles
     # (docs/conv.md, "What limits the 14x14 forward")
     [ "$T" = sm_90a ] && [ "$name" = r3x3-14 ] && variants="$variants fwd-t128x128 fwd-t128x256 fwd-t64x128 fwd-t64x64"
+    # the pixel-box forward (the heuristic's fwd here): the threads-copy kernel it replaced, other boxes,
+    # tiles and schedules
+    [ "$T" = sm_90a ] && [ "$g" = 1 ] && [ "$r$s" != 11 ] && [ $((c % 8)) = 0 ] && variants="$variants fwd-copy"
+    [ "$T" = sm_90a ] && [[ $name =~ ^(r3x3-14|odd3x3-17x19|r3x3s2-28)$ ]] &&
+      variants="$variants fwd-bq16 fwd-b128x256 fwd-b64x64 fwd-bpers fwd-bws"
     # 1x1 (stride 1, unpadded) with C and K multiples of 8: the heuristic's kernels read their operands
     # by TMA (load=tma, _ldtma in the name: fwd and dgrad the GEMM's kernel, wgrad the split-K one);
     # -copy: the threads-copy wgmma kernels they replaced; -plain, -ws: the GEMM's other schedules
@@ -62,7 +72,12 @@ if [ "$mode" = prepare ]; then
         *-sg) path=(--dw-pix off --dw-cvecs off) ;;
         *-ig) path=(--algo igemm --path mma) ;;
         *-copy) path=(--path wgmma --load copy) ;;
-        fwd-t*) tl=${v#*-t}; path=(--path wgmma --tile "${tl}x64" --warps "$(( ${tl%%x*} / 16 ))x1") ;;
+        fwd-t*) tl=${v#*-t}; path=(--path wgmma --load copy --tile "${tl}x64" --warps "$(( ${tl%%x*} / 16 ))x1") ;;
+        fwd-bq16) path=(--path wgmma --load tma --box-p 2 --box-q 16) ;;
+        fwd-b128x256) path=(--path wgmma --load tma --tile 128x256x64 --warps 8x1) ;;
+        fwd-b64x64) path=(--path wgmma --load tma --tile 64x64x64 --warps 4x1) ;;
+        fwd-bpers) path=(--path wgmma --load tma --schedule persistent --blocks 132) ;;
+        fwd-bws) path=(--path wgmma --load tma --schedule ws) ;;
         *-plain|*-ws) path=(--path wgmma --load tma --schedule "${v#*-}") ;;
         *-*) path=(--path "${v#*-}") ;;
       esac
@@ -95,7 +110,7 @@ grep -v '^#' bench/conv_shapes.txt | while read -r name n c h w k r s st pd g; d
   for dir in fwd fwd-mma fwd-wgmma fwd-px1 fwd-px2 fwd-px8v4 fwd-cv8 fwd-sg fwd-copy fwd-plain fwd-ws dgrad \
       dgrad-mma dgrad-wgmma dgrad-copy dgrad-plain dgrad-ws dgrad-ig dgrad-px2 dgrad-px8v4 dgrad-cv8 wgrad \
       wgrad-mma wgrad-wgmma wgrad-copy wgrad-sk16 wgrad-ig wgrad-px2 wgrad-px8v4 wgrad-cv32 wgrad-sk8 wgrad-sk32 \
-      fwd-t128x128 fwd-t128x256 fwd-t64x128 fwd-t64x64; do
+      fwd-t128x128 fwd-t128x256 fwd-t64x128 fwd-t64x64 fwd-bq16 fwd-b128x256 fwd-b64x64 fwd-bpers fwd-bws; do
     m="$D/conv/$name-$dir/manifest.json"
     [ -f "$m" ] || continue   # -mma / -wgmma: sm_90a builds only (-wgmma: ungrouped shapes)
     echo "== $name $dir" >> "$OUT/rocke_conv.txt"

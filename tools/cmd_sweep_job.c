@@ -344,12 +344,16 @@ static rk_status stage_args(rk_device *dev, const rk_problem *p, const sw_devpro
         }
     }
     for (uint32_t i = 0; i < p->sig.n; i++) {   /* maps last: they need their buffer's address */
-        rk_problem_tmap m;
+        rk_problem_tmap_nd m;
         if (p->sig.p[i].role != RK_KP_TENSORMAP) continue;
-        rk_status st = rk_problem_tensormap(p, i, &m);
+        rk_status st = rk_problem_tensormap_nd(p, i, &m);
         uint32_t sw = m.swizzle_bytes >= 128 ? 3 : m.swizzle_bytes / 32;
-        if (!st) st = rk_tensormap_encode_2d(dev, b->d[m.buf], m.elem, m.rows, m.cols, m.row_stride_bytes, m.box_rows,
-                                             m.box_cols, swz[sw > 3 ? 3 : sw], b->maps[i]);
+        if (!st && m.rank == 2)
+            st = rk_tensormap_encode_2d(dev, b->d[m.buf], m.elem, m.dims[1], m.dims[0], m.strides_bytes[0], m.box[1],
+                                        m.box[0], swz[sw > 3 ? 3 : sw], b->maps[i]);
+        else if (!st)
+            st = rk_tensormap_encode_nd(dev, b->d[m.buf], m.elem, m.rank, m.dims, m.strides_bytes, m.box,
+                                        m.elem_strides, swz[sw > 3 ? 3 : sw], b->maps[i]);
         if (st) return st;
         b->args[i] = b->maps[i];
     }

@@ -13,17 +13,19 @@ bool run_side_is_output(const rk_kparam *kp) {
 }
 
 /* Encode the signature's tensor maps over the buffers already on the device
- * (rk_problem_tensormap gives each map's shape, box and swizzle). */
+ * (rk_problem_tensormap_nd gives each map's rank, shape, box, strides and swizzle). */
 static bool encode_maps(run_side *s, const rk_problem *p) {
     static const rk_tensormap_swizzle swz[] = {RK_TENSORMAP_SWIZZLE_NONE, RK_TENSORMAP_SWIZZLE_32B,
                                                RK_TENSORMAP_SWIZZLE_64B, RK_TENSORMAP_SWIZZLE_128B};
     for (uint32_t i = 0; i < p->sig.n; i++) {
         if (p->sig.p[i].role != RK_KP_TENSORMAP) continue;
-        rk_problem_tmap t;
-        if (rk_problem_tensormap(p, i, &t)) return false;
+        rk_problem_tmap_nd t;
+        if (rk_problem_tensormap_nd(p, i, &t)) return false;
         uint32_t sw = t.swizzle_bytes == 128 ? 3 : t.swizzle_bytes == 64 ? 2 : t.swizzle_bytes == 32 ? 1 : 0;
-        if (rk_tensormap_encode_2d(s->dev, s->dptr[t.buf], t.elem, t.rows, t.cols, t.row_stride_bytes, t.box_rows,
-                                   t.box_cols, swz[sw], s->maps[i]))
+        if (t.rank == 2 ? rk_tensormap_encode_2d(s->dev, s->dptr[t.buf], t.elem, t.dims[1], t.dims[0],
+                                                 t.strides_bytes[0], t.box[1], t.box[0], swz[sw], s->maps[i])
+                        : rk_tensormap_encode_nd(s->dev, s->dptr[t.buf], t.elem, t.rank, t.dims, t.strides_bytes,
+                                                 t.box, t.elem_strides, swz[sw], s->maps[i]))
             return false;
         s->args[i] = s->maps[i];
     }

@@ -99,6 +99,17 @@ rk_status rk_emu_tensormap_encode_2d(uint64_t base, uint32_t elem_bytes, uint64_
                                      uint64_t row_stride_bytes, uint32_t box_rows, uint32_t box_cols,
                                      uint32_t swizzle_bytes, void *out);
 
+/* An N-D tiled map (rank 1..5; tile.tma_load_4d reads rank 4), every array
+ * innermost first: dims[rank] extents, strides_bytes[rank - 1] the byte
+ * strides of dimensions 1.., box[rank] sides, elem_strides[rank] traversal
+ * strides (1..8; the innermost 1): a box loads ceil(box[i] / elem_strides[i])
+ * elements along dimension i, elem_strides[i] apart, and lands in shared
+ * memory as rows of the innermost dimension, the next ones outer (the
+ * swizzle as for 2-D). Rules as cuTensorMapEncodeTiled's. */
+rk_status rk_emu_tensormap_encode_nd(uint64_t base, uint32_t elem_bytes, uint32_t rank, const uint64_t *dims,
+                                     const uint64_t *strides_bytes, const uint32_t *box, const uint32_t *elem_strides,
+                                     uint32_t swizzle_bytes, void *out);
+
 /* ---- a device's results against the emulator's (rocke run --check-emu) ------- */
 /* How closely a GPU running kernel k must agree with the emulator running
  * the same IR on the same inputs, derived from the ops k holds (table in

@@ -954,4 +954,7 @@ void rk_build_mbarrier_arrive_cluster(rk_kernel *k, rk_value a, rk_value b, rk_v
 /* tile.tma_load_2d_multicast  ptr,smem,i32,smem,i32,i32,i32,i32->  (sm_90a) */
 void rk_build_tma_load_2d_multicast(rk_kernel *k, rk_value a, rk_value b, rk_value c, rk_value d, rk_value e, rk_value f, rk_value g, rk_value h);
 
+/* tile.tma_load_4d  ptr,smem,i32,smem,i32,i32,i32,i32,i32->  (sm_90+) */
+void rk_build_tma_load_4d(rk_kernel *k, rk_value a, rk_value b, rk_value c, rk_value d, rk_value e, rk_value f, rk_value g, rk_value h, rk_value i);
+
 #endif

@@ -248,7 +248,8 @@ typedef enum rk_conv_dir { RK_CONV_FWD = 0, RK_CONV_DGRAD, RK_CONV_WGRAD, RK_CON
 typedef enum rk_conv_algo { RK_CONV_IGEMM = 0, RK_CONV_GEMM1X1, RK_CONV_DIRECT, RK_CONV_ALGO__COUNT } rk_conv_algo;
 /* How path=wgmma's operands reach shared memory: copy (the block's threads,
  * cp.async; every algo) or tma (gemm1x1 fwd and dgrad: the GEMM family's
- * Hopper kernel itself, TMA boxes on tensor maps of X, W and Y) */
+ * Hopper kernel itself, TMA boxes on tensor maps of X, W and Y; algo igemm
+ * fwd: the pixel-box kernel, 4-D TMA boxes of X per tap, conv_box.c) */
 typedef enum rk_conv_load { RK_CONV_LOAD_COPY = 0, RK_CONV_LOAD_TMA, RK_CONV_LOAD__COUNT } rk_conv_load;
 typedef struct rk_conv_spec {
     rk_gemm_spec g;                /* the GEMM knobs (layout follows from the direction) */
@@ -258,6 +259,8 @@ typedef struct rk_conv_spec {
     uint32_t stride[3], pad[6], dilation[3], groups;
     int dw_pix, dw_cvecs;          /* algo direct, depthwise: log2 of outputs per thread + 1, of channel
                                     * vectors per block + 1 (0: off, the small-group kernel) */
+    uint32_t box_p, box_q;         /* load=tma, algo igemm (fwd): the M tile as a box of tile_m / (box_p *
+                                    * box_q) images x box_p output rows x box_q output columns (0: unset) */
 } rk_conv_spec;
 
 /* Attention, forward: O = softmax(scale * Q K^T + mask) V per (batch, query
@@ -621,6 +624,19 @@ typedef struct rk_problem_tmap {
     uint32_t box_rows, box_cols, swizzle_bytes;
 } rk_problem_tmap;
 rk_status rk_problem_tensormap(const rk_problem *p, uint32_t i, rk_problem_tmap *out);
+/* Any tensormap entry as the N-D map to encode (rk_tensormap_encode_nd,
+ * rk_emu_tensormap_encode_nd), every array innermost first: a 2-D entry as
+ * rank 2 (dims cols, rows; its row stride), conv's pixel-box kernel's maps as
+ * rank 4 with traversal strides. rk_problem_tensormap refuses the rank-4
+ * entries, naming this function. */
+typedef struct rk_problem_tmap_nd {
+    uint32_t buf;
+    rk_scalar elem;
+    uint32_t rank;
+    uint64_t dims[5], strides_bytes[4];
+    uint32_t box[5], elem_strides[5], swizzle_bytes;
+} rk_problem_tmap_nd;
+rk_status rk_problem_tensormap_nd(const rk_problem *p, uint32_t i, rk_problem_tmap_nd *out);
 /* attention: the window bounds (keys before / after the diagonal; negative:
  * unbounded) of a mask=window instance, and the n = B (query, key) lengths
  * of a varlen instance, each at most the shape's Sq / Skv (0 allowed: an

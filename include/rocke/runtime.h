@@ -229,6 +229,15 @@ rk_status rk_tensormap_encode_2d(rk_device *dev, rk_devptr base, rk_scalar elem,
                                  uint64_t row_stride_bytes, uint32_t box_rows, uint32_t box_cols,
                                  rk_tensormap_swizzle swizzle, void *out);
 
+/* An N-D tiled map (rank 1..5), every array innermost first: dims[rank],
+ * strides_bytes[rank - 1] (dimensions 1..: multiples of 16), box[rank]
+ * (1..256), elem_strides[rank] (traversal strides 1..8: a box loads
+ * ceil(box[i] / elem_strides[i]) elements of dimension i, that far apart).
+ * The other rules and the zero fill as rk_tensormap_encode_2d's. */
+rk_status rk_tensormap_encode_nd(rk_device *dev, rk_devptr base, rk_scalar elem, uint32_t rank, const uint64_t *dims,
+                                 const uint64_t *strides_bytes, const uint32_t *box, const uint32_t *elem_strides,
+                                 rk_tensormap_swizzle swizzle, void *out);
+
 /* ---- launch ------------------------------------------------------------------- */
 /* Queue fn on stream s. args[i] points at parameter i's value (kernelParams
  * form; the values are copied before the call returns). dyn_smem is the

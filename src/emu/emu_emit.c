@@ -943,7 +943,7 @@ static bool emit_op(emu_cc *c, const rk_op *op) {
     case RK_OP_MBARRIER_ARRIVE_EXPECT_TX: case RK_OP_MBARRIER_WAIT: case RK_OP_TMA_LOAD_2D: case RK_OP_SETMAXNREG:
     case RK_OP_TMA_STORE_2D: case RK_OP_BULK_COMMIT_GROUP: case RK_OP_BULK_WAIT_GROUP: case RK_OP_WGMMA_RS:
     case RK_OP_CLUSTER_ARRIVE: case RK_OP_CLUSTER_WAIT: case RK_OP_FENCE_MBARRIER_INIT:
-    case RK_OP_MBARRIER_ARRIVE_CLUSTER: case RK_OP_TMA_LOAD_2D_MULTICAST:
+    case RK_OP_MBARRIER_ARRIVE_CLUSTER: case RK_OP_TMA_LOAD_2D_MULTICAST: case RK_OP_TMA_LOAD_4D:
         return emu_cc_hopper(c, op);
     case RK_OP_FOR: return emit_for(c, op);
     case RK_OP_IF: case RK_OP_IF_ELSE: return emit_if(c, op);

@@ -175,6 +175,9 @@ static emu_tma_op *tma_map(emu_cc *c, const rk_op *op) {
 static bool tma_store(emu_cc *c, const rk_op *op) {
     emu_tma_op *t = tma_map(c, op);
     if (!t) return false;
+    if (t->map.rank != 2)
+        return emu_cc_fail(c, RK_ERR_INVALID, "emulator: op #%u '%s': the tensor map has rank %u, the op writes rank 2",
+                           c->cur, rk_opcode_name(op->code), t->map.rank);
     t->dst = smem_of(c, op, 1);   /* the source, here */
     emu_ins *I = t->dst ? emu_cc_add(c, op, emu_h_tma_store) : NULL;
     if (!I) return false;
@@ -185,11 +188,14 @@ static bool tma_store(emu_cc *c, const rk_op *op) {
     return true;
 }
 
-/* multicast: args[1] = the CTA mask */
+/* multicast: args[1] = the CTA mask; 4-D: args[0..2] = x1, x2, x3 (imm 4) */
 static bool tma_load(emu_cc *c, const rk_op *op) {
-    bool mc = op->code == RK_OP_TMA_LOAD_2D_MULTICAST;
+    bool mc = op->code == RK_OP_TMA_LOAD_2D_MULTICAST, d4 = op->code == RK_OP_TMA_LOAD_4D;
     emu_tma_op *t = tma_map(c, op);
-    uint32_t *a = t ? emu_cc_refs(c, mc ? 2 : 1) : NULL;
+    if (t && t->map.rank != (d4 ? 4u : 2u))
+        return emu_cc_fail(c, RK_ERR_INVALID, "emulator: op #%u '%s': the tensor map has rank %u, the op reads rank %u",
+                           c->cur, rk_opcode_name(op->code), t->map.rank, d4 ? 4u : 2u);
+    uint32_t *a = t ? emu_cc_refs(c, mc ? 2 : d4 ? 3 : 1) : NULL;
     if (!a) return t ? emu_cc_fail(c, RK_ERR_NOMEM, "out of memory compiling for the emulator") : false;
     t->dst = smem_of(c, op, 1);
     t->bars = t->dst ? smem_of(c, op, 3) : NULL;
@@ -200,9 +206,11 @@ static bool tma_load(emu_cc *c, const rk_op *op) {
     I->b = R(c, op->in[4]);
     I->c = R(c, op->in[5]);
     a[0] = R(c, op->in[6]);
-    if (mc) a[1] = R(c, op->in[7]);
+    if (mc || d4) a[1] = R(c, op->in[7]);
+    if (d4) a[2] = R(c, op->in[8]);
     I->args = a;
-    I->nargs = mc ? 2 : 1;
+    I->nargs = mc ? 2 : d4 ? 3 : 1;
+    I->imm = d4 ? 4 : 2;
     c->P->has_mbar = true;
     return true;
 }
@@ -242,7 +250,7 @@ bool emu_cc_hopper(emu_cc *c, const rk_op *op) {
         emu_ins *I = emu_cc_add(c, op, k == RK_OP_CLUSTER_WAIT ? emu_h_cluster_wait : emu_h_cluster_arrive);
         return I != NULL;
     }
-    RK_ASSERT(k == RK_OP_TMA_LOAD_2D || k == RK_OP_TMA_LOAD_2D_MULTICAST,
+    RK_ASSERT(k == RK_OP_TMA_LOAD_2D || k == RK_OP_TMA_LOAD_2D_MULTICAST || k == RK_OP_TMA_LOAD_4D,
               "emu_cc_hopper called for an op outside the Hopper family");
     return tma_load(c, op);
 }

@@ -446,6 +446,12 @@ typedef struct emu_tmap {
     uint32_t box_cols, box_rows;
     uint32_t eb;               /* element bytes */
     uint32_t swizzle;          /* span in bytes: 0 (none), 32, 64, 128 */
+    /* every rank (2: the fields above again), innermost first: extents, byte strides (stride[0] is the
+     * element), box sides and traversal strides; a box loads ceil(box[i] / estr[i]) elements of
+     * dimension i, estr[i] apart */
+    uint32_t rank;
+    uint64_t dim[5], stride[5];
+    uint32_t box[5], estr[5];
 } emu_tmap;
 /* What tile.tma_load_2d needs from its static operands. */
 typedef struct emu_tma_op {

@@ -25,7 +25,8 @@ static bool locate(emu_wave *w, const emu_ins *in, uint32_t lane, uint32_t *off)
 static emu_mbar *state(emu_worker *wk, uint32_t off) { return &wk->mbar[off / 8u]; }
 
 static void name_of(const emu_wave *w, const emu_ins *in, uint32_t off, char *buf, size_t n) {
-    const emu_smem *s = in->aux;
+    /* a TMA load's aux is its emu_tma_op (the barriers' allocation inside), the mbarrier ops' the allocation */
+    const emu_smem *s = in->fn == emu_h_tma_load ? ((const emu_tma_op *)in->aux)->bars : in->aux;
     if (s && off >= s->offset && off < s->offset + s->bytes)
         snprintf(buf, n, "%s[%u] (LDS 0x%x)", s->name, (off - s->offset) / 8u, off);
     else

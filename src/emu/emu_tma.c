@@ -18,7 +18,13 @@ static bool issue_box(emu_wave *w, const emu_ins *in, uint32_t l, emu_worker *tg
     const emu_tmap *m = &t->map;
     const emu_smem *d = t->dst, *bs = t->bars;
     const int32_t *di = REF(in->a), *bi = REF(in->b), *xs = REF(in->c), *ys = REF(in->args[0]);
-    uint32_t row_bytes = m->box_cols * m->eb, bytes = row_bytes * m->box_rows;
+    /* rank 4: the box loads ceil(box / estr) elements per dimension, rows of the innermost one */
+    bool nd = in->imm == 4;
+    uint32_t take[5] = {1, 1, 1, 1, 1};
+    for (uint32_t i = 0; nd && i < 4; i++) take[i] = (m->box[i] + m->estr[i] - 1) / m->estr[i];
+    uint32_t row_bytes = nd ? take[0] * m->eb : m->box_cols * m->eb;
+    uint32_t nrows = nd ? take[1] * take[2] * take[3] : m->box_rows;
+    uint32_t bytes = row_bytes * nrows;
     const char *peer = tgt == w->wk ? "" : " (multicast to a cluster peer)";
     int64_t de = di[l];
     if (de < 0 || (uint64_t)de * d->es + bytes > d->bytes) {
@@ -60,6 +66,35 @@ static bool issue_box(emu_wave *w, const emu_ins *in, uint32_t l, emu_worker *tg
     p->kind = EMU_PEND_TMA;
     p->bar = bar;
     memset(data, 0, bytes);
+    if (nd) {
+        const int32_t *x1 = REF(in->args[0]), *x2 = REF(in->args[1]), *x3 = REF(in->args[2]);
+        int64_t org[4] = {xs[l], x1[l], x2[l], x3[l]};
+        for (uint32_t r = 0; r < nrows; r++) {
+            uint32_t j[4] = {0, r % take[1], r / take[1] % take[2], r / take[1] / take[2]};
+            bool in_t = true;
+            uint64_t src = m->base;
+            for (uint32_t i = 1; i < 4; i++) {
+                int64_t g = org[i] + (int64_t)j[i] * m->estr[i];
+                in_t = in_t && g >= 0 && (uint64_t)g < m->dim[i];
+                src += (uint64_t)g * m->stride[i];
+            }
+            for (uint32_t c = 0; c < take[0]; c++) {
+                uint32_t at = (uint32_t)emu_swizzle(dst + r * row_bytes + c * m->eb, m->swizzle) - dst;
+                if (at + m->eb > bytes) {
+                    emu_fail(w, in, (int)l, "the %u-byte swizzle moves box element (%u, %u) to LDS 0x%x, past the box's "
+                             "%u bytes (make the box a whole number of %u-byte rows)", m->swizzle, r, c, dst + at, bytes,
+                             m->swizzle);
+                    return false;
+                }
+                int64_t gx = org[0] + c;
+                if (!in_t || gx < 0 || (uint64_t)gx >= m->dim[0]) continue;   /* zeros */
+                const void *h = emu_gmem(w, in, l, src + (uint64_t)gx * m->eb, m->eb, t->prov, false);
+                if (!h) return false;
+                memcpy(data + at, h, m->eb);
+            }
+        }
+        return true;
+    }
     for (uint32_t r = 0; r < m->box_rows; r++) {
         int64_t gy = (int64_t)ys[l] + r;
         for (uint32_t c = 0; c < m->box_cols; c++) {
@@ -83,9 +118,10 @@ static bool issue_box(emu_wave *w, const emu_ins *in, uint32_t l, emu_worker *tg
 
 /* aux = the decoded map and both allocations; a = dst_idx, b = bar_idx,
  * c = x (column), args[0] = y (row), all i32; multicast (nargs 2):
- * args[1] = the CTA mask, one box per rank whose bit is set, in rank order. */
+ * args[1] = the CTA mask, one box per rank whose bit is set, in rank order;
+ * rank 4 (imm 4): c = x0, args[0..2] = x1, x2, x3. */
 int emu_h_tma_load(emu_wave *w, const emu_ins *in) {
-    const int32_t *mask = in->nargs > 1 ? REF(in->args[1]) : NULL;
+    const int32_t *mask = in->imm != 4 && in->nargs > 1 ? REF(in->args[1]) : NULL;
     uint32_t cs = w->wk->L->csize;
     FOR_ACTIVE(w, l) {
         if (!mask) {

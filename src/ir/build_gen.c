@@ -2119,3 +2119,10 @@ void rk_build_tma_load_2d_multicast(rk_kernel *k, rk_value a, rk_value b, rk_val
     rk_op *op = rk_emit(k, RK_OP_TMA_LOAD_2D_MULTICAST, in, 8, NULL, 0);
     ir_built_void(k, op);
 }
+
+/* tile.tma_load_4d */
+void rk_build_tma_load_4d(rk_kernel *k, rk_value a, rk_value b, rk_value c, rk_value d, rk_value e, rk_value f, rk_value g, rk_value h, rk_value i) {
+    const rk_value in[] = {a, b, c, d, e, f, g, h, i};
+    rk_op *op = rk_emit(k, RK_OP_TMA_LOAD_4D, in, 9, NULL, 0);
+    ir_built_void(k, op);
+}

@@ -164,9 +164,9 @@ static bool sig_is_one_of_several(const char *p, size_t n) { return memchr(p, '|
 static bool rule_sig(ck *c) {
     const char *sig = c->info->sig, *arrow = strstr(sig, "->");
     RK_ASSERT(arrow != NULL, "R_SIG op without '->' in its sig");
-    const char *ip[8], *op[8];
-    size_t il[8], ol[8];
-    uint32_t ni = split_top(sig, arrow, ip, il, 8), no = split_top(arrow + 2, sig + strlen(sig), op, ol, 8);
+    const char *ip[12], *op[12];
+    size_t il[12], ol[12];
+    uint32_t ni = split_top(sig, arrow, ip, il, 12), no = split_top(arrow + 2, sig + strlen(sig), op, ol, 12);
     RK_ASSERT(ni == RK_COUNT_N(c->info->nin) && no == RK_COUNT_N(c->info->nout), "sig arity differs from table");
     for (uint32_t i = 0; i < ni; i++)
         if (!ir_type_matches(c->k, in_t(c, i), ip[i], il[i]))
@@ -749,6 +749,7 @@ static const extra_fn extra_checks[RK_OP__COUNT] = {
     [RK_OP_SETMAXNREG] = check_setmaxnreg,
     [RK_OP_TMA_STORE_2D] = tensormap_operand,
     [RK_OP_TMA_LOAD_2D_MULTICAST] = check_tma_load,
+    [RK_OP_TMA_LOAD_4D] = check_tma_load,
     [RK_OP_MBARRIER_ARRIVE_CLUSTER] = check_mbarrier,
 };
 

@@ -34,6 +34,8 @@ static const char *const dw_cvec_names[] = {"off", "1", "2", "4", "8", "16", "32
 static const char *const load_names[] = {"copy", "tma", NULL};
 static const char *const schedule_names[] = {"plain", "ws", "persistent", "pingpong", NULL};
 static const char *const epilogue_names[] = {"direct", "cshuffle", "tma", NULL};
+/* load=tma, algo igemm: the pixel box's rows and columns (0: unset) */
+static const uint32_t legal_box[] = {0, 1, 2, 4, 8, 16, 32, 64, 128, 0};
 static const uint32_t legal_blocks[] = {0, 1, 2, 3, 4, 6, 8, 16, 32, 64, 66, 108, 114, 128, 132, 256, 264, 0};
 /* wgrad's splits: 1..16 on path mma (its sum holds every split's partials), 1..32 on wgmma */
 static const uint32_t legal_split[] = {1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15, 16, 17,
@@ -78,7 +80,11 @@ static const uint32_t legal_split[] = {1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 1
     KN_U32_QUIET("blocks", "pb", u.conv.g.blocks, legal_blocks, true,                                          \
             "load=tma, schedule=persistent|pingpong: blocks in the grid (0: the heuristic's SM count)"),        \
     KN_ENUM_QUIET("epilogue", "ep", u.conv.g.epilogue, epilogue_names, true,                                   \
-            "load=tma: Y stores direct (from the accumulators) or tma (staged in shared memory, TMA boxes)")
+            "load=tma: Y stores direct (from the accumulators) or tma (staged in shared memory, TMA boxes)"),  \
+    KN_U32_QUIET("box_p", "bp", u.conv.box_p, legal_box, true,                                                 \
+            "load=tma, algo igemm (fwd): output rows of the M tile's pixel box (tile M / (box_p x box_q) images)"), \
+    KN_U32_QUIET("box_q", "bq", u.conv.box_q, legal_box, true,                                                 \
+            "load=tma, algo igemm (fwd): output columns of the M tile's pixel box")
 
 static const rk_knob conv_knobs[] = {
     CONV_KNOBS,
@@ -95,7 +101,7 @@ static const rk_knob conv3d_knobs[] = {
     KN_U32("groups", NULL, u.conv.groups, NULL, false, "run-time: groups (C and K multiples of it)"),
 };
 enum { CK_DIR, CK_ALGO, CK_DT, CK_ODT, CK_TILE, CK_WARPS, CK_ATOM, CK_STAGES, CK_VA, CK_VB, CK_GROUP, CK_WAVE,
-       CK_SPLIT, CK_FUSE, CK_PATH, CK_DWPIX, CK_DWCV, CK_LOAD, CK_SCHED, CK_BLOCKS, CK_EPI };
+       CK_SPLIT, CK_FUSE, CK_PATH, CK_DWPIX, CK_DWCV, CK_LOAD, CK_SCHED, CK_BLOCKS, CK_EPI, CK_BOXP, CK_BOXQ };
 
 static const rk_dim_decl dims2[] = {
     {"N", 8, "images"}, {"C", 64, "input channels"}, {"H", 56, "input height"}, {"W", 56, "input width"},
@@ -300,6 +306,7 @@ static void signature(const rk_instance *in, rk_ksig *sg) {
     if (c->g.split_k > 1 && c->g.split_k <= KN_CONV_WG_SPLIT_MAX)
         kn_sig_add(sg, "Work", true, RK_S_F32, RK_KP_WORK, work_dims[c->g.split_k - 1]);
     if (kn_conv_tma(in)) kn_conv_tma_signature(in, sg);
+    if (kn_conv_box(in)) kn_conv_box_signature(in, sg);
 }
 
 /* ---- validation ------------------------------------------------------------------------- */
@@ -377,7 +384,7 @@ static rk_status validate(const rk_instance *in, const rk_target *t) {
         return rk_fail(RK_ERR_INVALID, "%s: knob 'path' must be mma or wgmma once built (auto is the heuristic's "
                        "choice: build with --shape, or name the path)", fam);
     st = kn_conv_tma_check(in, t, fam);
-    if (st || kn_conv_tma(in)) return st;
+    if (st || kn_conv_tma(in) || kn_conv_box(in)) return st;
     if (c->g.path == RK_GEMM_PATH_WGMMA) return kn_conv_hopper_check(in, t, fam);
     if (c->g.split_k > KN_CONV_MMA_SPLIT_MAX)
         return rk_fail(RK_ERR_INVALID, "%s: knob 'split_k' = %u: path=mma splits wgrad at most %u ways (its sum holds "
@@ -545,9 +552,21 @@ static void tune_path(rk_instance *in, const rk_target *t, const kn_conv_geo *g,
         /* knobs locked where TMA cannot take them: the copying kernel instead */
         if (load_free && (kn_conv_tma_check(in, t, "conv") || kn_conv_tma_check_shape(in, g, "conv"))) *c = copy;
     }
+    /* the forward's implicit GEMM: the pixel-box kernel (X by TMA boxes, warp-specialized) where it applies
+     * (docs/conv.md, "The pixel-box forward": its cost reasoning; not measured yet) */
+    if (load_free && kn_conv_box_fits(in, g)) c->load = RK_CONV_LOAD_TMA;
+    if (kn_conv_box(in)) {
+        kn_conv_box_free bf = {.tile = tile_free, .stages = fr.stages, .schedule = !(locked >> CK_SCHED & 1),
+                               .blocks = !(locked >> CK_BLOCKS & 1), .epilogue = !(locked >> CK_EPI & 1),
+                               .vec_a = !(locked >> CK_VA & 1), .vec_b = !(locked >> CK_VB & 1),
+                               .box = !(locked >> CK_BOXP & 1) && !(locked >> CK_BOXQ & 1)};
+        kn_conv_box_tune(c, t, g, N, &bf);
+        if (load_free && (kn_conv_tma_check(in, t, "conv") || kn_conv_tma_check_shape(in, g, "conv"))) *c = copy;
+    }
     /* an explicit path=wgmma keeps its knobs even where they do not apply: validation says why */
-    bool bad = kn_conv_tma(in) ? kn_conv_tma_check(in, t, "conv") || kn_conv_tma_check_shape(in, g, "conv")
-                               : kn_conv_hopper_check(in, t, "conv") || kn_conv_hopper_check_shape(in, g, "conv");
+    bool bad = kn_conv_tma(in) || kn_conv_box(in)
+                   ? kn_conv_tma_check(in, t, "conv") || kn_conv_tma_check_shape(in, g, "conv")
+                   : kn_conv_hopper_check(in, t, "conv") || kn_conv_hopper_check_shape(in, g, "conv");
     if (path_free && bad) *c = before;
 }
 
@@ -824,7 +843,12 @@ static void geometry(const rk_instance *in, rk_launch_geom *g) {
         return;
     }
     bool tma = kn_conv_tma(in);
-    g->block[0] = c->g.warps[0] * c->g.warps[1] * c->g.wave + (tma ? kn_gemm_hopper_extra_threads(&c->g) : 0);
+    g->block[0] = c->g.warps[0] * c->g.warps[1] * c->g.wave +
+                  (tma || kn_conv_box(in) ? kn_gemm_hopper_extra_threads(&c->g) : 0);
+    if (kn_conv_box(in)) {
+        kn_conv_box_geometry(in, g, &geo);
+        return;
+    }
     switch ((rk_conv_dir)c->direction) {
     case RK_CONV_FWD:    /* pixels x Kg */
         geom_pixels(g, &geo, d3, false);
@@ -891,7 +915,7 @@ const kn_family kn_conv = {
     .scalars = scalars2, .nscalars = RK_COUNTOF(scalars2), .defaults = defaults, .tune = tune,
     .validate = validate, .check_shape = check_shape, .signature = signature, .geometry = geometry, .build = kn_conv_build,
     .cost = cost, .reference = kn_conv_reference, .input_range = input_range, .extent = extent,
-    .tensormap_box = kn_conv_tma_box,
+    .tensormap_box = kn_conv_tma_box, .tensormap_nd = kn_conv_box_tensormap,
 };
 
 const kn_family kn_conv3d = {

@@ -142,6 +142,10 @@ void kn_conv_build(const rk_instance *in, const rk_target *t, rk_kernel *k, cons
         kn_conv_direct_build(in, t, k, p);
         return;
     }
+    if (kn_conv_box(in)) {   /* the forward's pixel boxes by TMA */
+        kn_conv_box_build(in, t, k, p);
+        return;
+    }
     if (kn_conv_tma(in) && cs->direction != RK_CONV_WGRAD) {   /* 1x1 fwd / dgrad: the GEMM's TMA kernel */
         kn_conv_tma_build(in, t, k, p);
         return;

@@ -44,6 +44,9 @@ rk_status kn_conv_tma_check(const rk_instance *in, const rk_target *t, const cha
             return rk_fail(RK_ERR_INVALID, "%s: knobs 'schedule', 'blocks' and 'epilogue' choose how the GEMM "
                            "family's TMA kernel runs: they need load=tma (algo gemm1x1, fwd or dgrad, path=wgmma); "
                            "leave schedule=plain, blocks=0, epilogue=direct", fam);
+        if (c->box_p || c->box_q)
+            return rk_fail(RK_ERR_INVALID, "%s: knobs 'box_p' and 'box_q' shape the pixel-box kernel (load=tma, algo "
+                           "igemm, fwd); with load=copy leave them unset", fam);
         return RK_OK;
     }
     if (!(t->features & RK_FEAT_SM90A))
@@ -52,10 +55,14 @@ rk_status kn_conv_tma_check(const rk_instance *in, const rk_target *t, const cha
     if (c->g.path != RK_GEMM_PATH_WGMMA)
         return rk_fail(RK_ERR_INVALID, "%s: knob 'load' = tma is path=wgmma's (sm_90a TMA): build with path=wgmma, "
                        "or load=copy", fam);
+    if ((c->box_p || c->box_q) && c->algo != RK_CONV_IGEMM)
+        return rk_fail(RK_ERR_INVALID, "%s: knobs 'box_p' and 'box_q' shape the pixel-box kernel (algo igemm, fwd); "
+                       "with algo %s leave them unset", fam, c->algo == RK_CONV_GEMM1X1 ? "gemm1x1" : "direct");
+    if (c->algo == RK_CONV_IGEMM) return kn_conv_box_check(in, t, fam);   /* the pixel-box kernel */
     if (c->algo != RK_CONV_GEMM1X1)
-        return rk_fail(RK_ERR_INVALID, "%s: knob 'load' = tma reads X, W and Y as plain matrices, which needs algo "
-                       "gemm1x1 (a 1x1 filter at stride 1, unpadded); algo %s gathers with the threads (load=copy)",
-                       fam, c->algo == RK_CONV_IGEMM ? "igemm" : "direct");
+        return rk_fail(RK_ERR_INVALID, "%s: knob 'load' = tma reads X, W and Y as plain matrices (algo gemm1x1: a 1x1 "
+                       "filter at stride 1, unpadded) or X as pixel boxes (algo igemm, fwd); algo direct uses no "
+                       "matrix unit", fam);
     if (c->direction == RK_CONV_WGRAD && (c->g.schedule != RK_GEMM_SCHED_PLAIN || c->g.epilogue != RK_GEMM_EPI_DIRECT))
         return rk_fail(RK_ERR_INVALID, "%s: wgrad with load=tma runs its split-K sum on schedule=plain with "
                        "epilogue=direct (the other schedules and epilogues: fwd and dgrad)", fam);
@@ -71,6 +78,7 @@ rk_status kn_conv_tma_check(const rk_instance *in, const rk_target *t, const cha
 }
 
 rk_status kn_conv_tma_check_shape(const rk_instance *in, const kn_conv_geo *g, const char *fam) {
+    if (kn_conv_box(in)) return kn_conv_box_check_shape(in, g, fam);
     if (!kn_conv_tma(in)) return RK_OK;
     if (g->groups != 1)
         return rk_fail(RK_ERR_INVALID, "%s: load=tma maps whole tensors (one GEMM): groups must be 1, got %llu; "

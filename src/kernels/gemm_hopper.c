@@ -89,6 +89,11 @@ void kn_gemm_hopper_issue(kn_hk *h, rk_value kt, rk_value fill) {
     rk_value ea = rk_build_mul(k, st, sza);
     rk_value eb = rk_build_mul(k, st, szb);
     rk_tile_tma_ring_expect(k, &h->ring, st);
+    if (h->hooks.box) {
+        if (!copied(h, 0)) h->hooks.box(h, h->hooks.ud, 0, ea, st, ktg, h->m0);
+        if (!copied(h, 1)) h->hooks.box(h, h->hooks.ud, 1, eb, st, ktg, h->n0);
+        return;
+    }
     if (!copied(h, 0)) load_operand(h, h->amap, h->sA, ea, st, x, h->m0, pl->bm, h->ka);
     if (h->s->cluster == 2) load_b_pair(h, eb, st, x);
     else if (!copied(h, 1)) load_operand(h, h->bmap, h->sB, eb, st, x, h->n0, pl->bn, h->kb);
@@ -216,7 +221,9 @@ void kn_gemm_hopper_epilogue(kn_hk *h, rk_value rbase, rk_value twg, rk_value d)
         rk_value row = rk_build_add(k, rbase, fc.row);
         rk_value col = rk_build_add(k, h->n0, fc.col);
         rk_value col1 = rk_build_add(k, col, one);
-        rk_value rin = rk_build_cmp(k, "lt", row, M);
+        rk_value rin;
+        if (h->hooks.row_of) row = h->hooks.row_of(h, h->hooks.ud, row, &rin);
+        else rin = rk_build_cmp(k, "lt", row, M);
         rk_value cin0 = rk_build_cmp(k, "lt", col, N);
         rk_value cin1 = rk_build_cmp(k, "lt", col1, N);
         rk_value in0 = rk_build_and(k, rin, cin0);

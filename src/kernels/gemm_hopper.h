@@ -104,6 +104,15 @@ typedef struct kn_hk {
         void (*fn)(struct kn_hk *h, void *ud, int operand, rk_value tid, rk_value base, rk_value kx, rk_value mn0);
         void *ud;
     } fill[2];
+    struct kn_hk_hooks {       /* a caller's own TMA boxes and C rows (conv's pixel boxes); NULL: the GEMM's */
+        /* one thread: operand op's boxes of K tile kt (kt0 added) at MN origin mn0 into stage st from element
+         * base, exactly the bytes of the operand's stage, on the ring's barrier of st */
+        void (*box)(struct kn_hk *h, void *ud, int operand, rk_value base, rk_value st, rk_value kt, rk_value mn0);
+        /* C row `row` of the tile walk as the row of C it stores (i32), *ok whether it exists (replaces
+         * row < M) */
+        rk_value (*row_of)(struct kn_hk *h, void *ud, rk_value row, rk_value *ok);
+        void *ud;
+    } hooks;
 } kn_hk;
 /* Plan, epilogue operands, tensor maps, the stages in shared memory and
  * the ring's barriers (with `releases` arrivals on each "empty" barrier,
@@ -190,5 +199,9 @@ bool kn_gemm_hopper_copied(const rk_gemm_spec *s, int operand);
 void kn_gemm_hopper_copy(kn_hk *h, int operand, rk_value tid, rk_value base, rk_value kx, rk_value mn0);
 /* schedule = ws or persistent (gemm_hopper_ws.c). */
 void kn_gemm_hopper_build_ws(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *p);
+/* The same for a caller that is not the GEMM family: spec s (pad none, TMA operands), p as for
+ * kn_gemm_hopper_begin_ex, the caller's box and row hooks (NULL members: the GEMM's). */
+void kn_gemm_hopper_build_ws_ex(const rk_gemm_spec *s, const rk_target *t, rk_kernel *k, const rk_value *p,
+                                const struct kn_hk_hooks *hooks);
 
 #endif

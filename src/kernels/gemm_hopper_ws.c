@@ -245,13 +245,19 @@ static void stage_padded(const rk_instance *in, rk_kernel *k, const rk_value *p)
 }
 
 void kn_gemm_hopper_build_ws(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *p) {
-    kn_hk h;
     if (in->u.gemm.pad != RK_GEMM_PAD_NONE) stage_padded(in, k, p);
-    bool pp = in->u.gemm.schedule == RK_GEMM_SCHED_PINGPONG;
+    kn_gemm_hopper_build_ws_ex(&in->u.gemm, t, k, p, NULL);
+}
+
+void kn_gemm_hopper_build_ws_ex(const rk_gemm_spec *s, const rk_target *t, rk_kernel *k, const rk_value *p,
+                                const struct kn_hk_hooks *hooks) {
+    kn_hk h;
+    bool pp = s->schedule == RK_GEMM_SCHED_PINGPONG;
     rk_value turn = pp ? turns_init(k) : (rk_value){0};
     /* a stage is released by lane 0 of every warp that read it: every consumer's, or (pingpong) one's */
-    uint32_t readers = pp ? 1 : in->u.gemm.tile[0] / 64;
-    kn_gemm_hopper_begin(&h, in, t, k, p, 4 * readers);
+    uint32_t readers = pp ? 1 : s->tile[0] / 64;
+    kn_gemm_hopper_begin_ex(&h, s, t, k, p, NULL, 4 * readers);
+    if (hooks) h.hooks = *hooks;
     walk w = tiles_of(&h);
     rk_value tid = rk_build_thread_id(k, 0);
     rk_value c7 = c32(k, 7), zero = c32(k, 0);

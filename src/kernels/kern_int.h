@@ -50,6 +50,8 @@ typedef struct kn_family {
      * from the problem's strides; a view TMA cannot address fails naming
      * the stride and the rule. NULL: the packed view */
     rk_status (*tensormap_view)(const rk_problem *p, const rk_kparam *kp, rk_problem_tmap *out);
+    /* an entry whose map has rank > 2 (out filled, true); false: the 2-D map of tensormap_box. NULL: none */
+    bool (*tensormap_nd)(const rk_problem *p, const rk_kparam *kp, rk_problem_tmap_nd *out);
     /* after the random fill: bring inputs whose legal range depends on the
      * shape into it (index arrays: positions < max_pos). NULL: none */
     void (*fix_inputs)(rk_problem *p);

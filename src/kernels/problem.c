@@ -326,6 +326,10 @@ rk_status rk_problem_tensormap(const rk_problem *p, uint32_t i, rk_problem_tmap 
     if (i >= p->sig.n || p->sig.p[i].role != RK_KP_TENSORMAP || !fam->tensormap_box)
         return rk_fail(RK_ERR_INVALID, "rk_problem_tensormap: entry %u is not a tensormap parameter", i);
     const rk_kparam *kp = &p->sig.p[i];
+    rk_problem_tmap_nd nd;
+    if (fam->tensormap_nd && fam->tensormap_nd(p, kp, &nd))
+        return rk_fail(RK_ERR_INVALID, "rk_problem_tensormap: entry %u (%s) is a %u-D map: rk_problem_tensormap_nd "
+                       "describes it", i, kp->name, nd.rank);
     int b = kn_buf_index(p, kp->dims ? kp->dims : "");
     RK_ASSERT(b >= 0 && p->sig.p[b].ptr, "a tensormap entry names a pointer parameter of its signature");
     const char *lay = p->sig.p[b].dims;
@@ -338,6 +342,21 @@ rk_status rk_problem_tensormap(const rk_problem *p, uint32_t i, rk_problem_tmap 
     out->row_stride_bytes = out->cols * rk_tile_elem_bytes(out->elem);
     fam->tensormap_box(&p->inst, kp, &out->box_rows, &out->box_cols, &out->swizzle_bytes);
     return fam->tensormap_view ? fam->tensormap_view(p, kp, out) : RK_OK;
+}
+
+rk_status rk_problem_tensormap_nd(const rk_problem *p, uint32_t i, rk_problem_tmap_nd *out) {
+    memset(out, 0, sizeof *out);
+    const kn_family *fam = kn_family_of(p->inst.family);
+    if (i >= p->sig.n || p->sig.p[i].role != RK_KP_TENSORMAP || !fam->tensormap_box)
+        return rk_fail(RK_ERR_INVALID, "rk_problem_tensormap_nd: entry %u is not a tensormap parameter", i);
+    if (fam->tensormap_nd && fam->tensormap_nd(p, &p->sig.p[i], out)) return RK_OK;
+    rk_problem_tmap t;
+    rk_status st = rk_problem_tensormap(p, i, &t);
+    if (st) return st;
+    *out = (rk_problem_tmap_nd){.buf = t.buf, .elem = t.elem, .rank = 2, .dims = {t.cols, t.rows},
+                                .strides_bytes = {t.row_stride_bytes}, .box = {t.box_cols, t.box_rows},
+                                .elem_strides = {1, 1}, .swizzle_bytes = t.swizzle_bytes};
+    return RK_OK;
 }
 
 rk_status rk_problem_check_inputs(const rk_problem *p) {

@@ -331,7 +331,7 @@ static void lower_op(lw_ctx *cx, const rk_op *op) {
     case RK_OP_SETMAXNREG: case RK_OP_TMA_STORE_2D: case RK_OP_BULK_COMMIT_GROUP: case RK_OP_BULK_WAIT_GROUP:
     case RK_OP_WGMMA_RS: case RK_OP_CLUSTER_ID: case RK_OP_CLUSTER_DIM: case RK_OP_CLUSTER_RANK:
     case RK_OP_CLUSTER_ARRIVE: case RK_OP_CLUSTER_WAIT: case RK_OP_FENCE_MBARRIER_INIT: case RK_OP_MBARRIER_ARRIVE_CLUSTER:
-    case RK_OP_TMA_LOAD_2D_MULTICAST:
+    case RK_OP_TMA_LOAD_2D_MULTICAST: case RK_OP_TMA_LOAD_4D:
         rk_bug("an NVIDIA-only op reached the AMDGPU lowering (rk_target_verify rejects it)");
     LW_CORE_OPS_CASES
     case RK_OP_INVALID: case RK_OP__COUNT:

@@ -30,13 +30,14 @@ enum { NV_STATIC_SMEM_MAX = 48 * 1024 };
 static bool is_tensormap(const rk_param *p) { return rk_attrs_bool(&p->attrs, "tensormap", false); }
 
 /* A tensor map is a byval parameter (LLVM type `ptr`, not the pointer its
- * IR type names): only tile.tma_load_2d may read it. */
+ * IR type names): only the TMA ops may read it (operand 0). */
 typedef struct tm_use { const rk_kernel *k; const rk_op *bad; } tm_use;
 static bool tm_scan(void *ud, rk_op *op, uint32_t depth) {
     (void)depth;
     tm_use *u = ud;
     for (uint32_t i = 0; i < op->nin && !u->bad; i++) {
-        if ((op->code == RK_OP_TMA_LOAD_2D || op->code == RK_OP_TMA_LOAD_2D_MULTICAST || op->code == RK_OP_TMA_STORE_2D) &&
+        if ((op->code == RK_OP_TMA_LOAD_2D || op->code == RK_OP_TMA_LOAD_2D_MULTICAST || op->code == RK_OP_TMA_STORE_2D ||
+             op->code == RK_OP_TMA_LOAD_4D) &&
             i == 0)
             continue;
         if (rk_value_kind_of(u->k, op->in[i]) != RK_VK_PARAM) continue;
@@ -81,7 +82,7 @@ static bool check_kernel(lw_ctx *cx) {
     if (any) ir_walk(rk_kernel_body(cx->k), tm_scan, &u, 0);
     if (u.bad)
         return lw_error(cx, u.bad, RK_ERR_INVALID, "a tensormap parameter is an opaque CUtensorMap: only "
-                        "tile.tma_load_2d, tile.tma_load_2d_multicast and tile.tma_store_2d (operand 0) may use it");
+                        "tile.tma_load_2d, tile.tma_load_2d_multicast, tile.tma_load_4d and tile.tma_store_2d (operand 0) may use it");
     return true;
 }
 
@@ -227,7 +228,7 @@ static void lower_op(lw_ctx *cx, const rk_op *op) {
     case RK_OP_FENCE_PROXY_ASYNC: case RK_OP_MBARRIER_INIT: case RK_OP_MBARRIER_ARRIVE: case RK_OP_MBARRIER_ARRIVE_EXPECT_TX:
     case RK_OP_MBARRIER_WAIT: case RK_OP_TMA_LOAD_2D: case RK_OP_TMA_STORE_2D: case RK_OP_BULK_COMMIT_GROUP:
     case RK_OP_BULK_WAIT_GROUP: case RK_OP_FENCE_MBARRIER_INIT: case RK_OP_MBARRIER_ARRIVE_CLUSTER:
-    case RK_OP_TMA_LOAD_2D_MULTICAST:
+    case RK_OP_TMA_LOAD_2D_MULTICAST: case RK_OP_TMA_LOAD_4D:
         lw_nv_hopper_mem(cx, op);
         break;
     case RK_OP_GLOBAL_WAIT: lw_nv_global_wait(cx, op); break;

@@ -300,6 +300,15 @@ static void tma_load_2d(lw_ctx *cx, const rk_op *op) {
            d, op->in[0], op->in[5], op->in[6], b);
 }
 
+/* A 4-D box: coordinates innermost first (signed; outside the tensor reads zeros). */
+static void tma_load_4d(lw_ctx *cx, const rk_op *op) {
+    if (!tma_dst_aligned(cx, op)) return;
+    const char *d = lw_nv_smem_elem(cx, op->in[1], op->in[2]), *b = mbar(cx, op, 3);
+    lw_ins(cx, "call void asm sideeffect \"cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
+               "[$0], [$1, {$2, $3, $4, $5}], [$6];\", \"l,l,r,r,r,r,l,~{memory}\"(ptr addrspace(3) %s, ptr %v, %V, %V, %V, %V, "
+               "ptr addrspace(3) %s)", d, op->in[0], op->in[5], op->in[6], op->in[7], op->in[8], b);
+}
+
 /* the source must be 128-byte aligned, like a TMA destination */
 static void tma_store_2d(lw_ctx *cx, const rk_op *op) {
     rk_value src = op->in[1];
@@ -377,6 +386,8 @@ void lw_nv_hopper_mem(lw_ctx *cx, const rk_op *op) {
         mbarrier_arrive_cluster(cx, op);
     } else if (op->code == RK_OP_TMA_LOAD_2D_MULTICAST) {
         tma_load_2d_multicast(cx, op);
+    } else if (op->code == RK_OP_TMA_LOAD_4D) {
+        tma_load_4d(cx, op);
     } else {
         RK_ASSERT(op->code == RK_OP_TMA_LOAD_2D, "lw_nv_hopper_mem called for an op outside the Hopper memory family");
         tma_load_2d(cx, op);

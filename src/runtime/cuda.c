@@ -359,6 +359,22 @@ static rk_status cu_tensormap_encode(rk_device *d, const rt_tmap2d *t, void *out
         return rk_fail(RK_ERR_UNSUPPORTED, "this CUDA driver has no cuTensorMapEncodeTiled (CUDA 12.0+ needed for "
                        "tensor maps)");
     BIND(c);
+    if (t->rank) {   /* N-D: the arrays as given, innermost first */
+        cuuint64_t dn[5], sn[4];
+        cuuint32_t bn[5], en[5];
+        for (uint32_t i = 0; i < t->rank; i++) {
+            dn[i] = t->dim[i], bn[i] = t->box[i], en[i] = t->estr[i];
+            if (i) sn[i - 1] = t->stride[i];
+        }
+        CUtensorMap nm;
+        CU_CALL(c, c->api.cuTensorMapEncodeTiled(&nm, tmap_type(t->elem), t->rank, (void *)(uintptr_t)t->base, dn, sn,
+                                                 bn, en, CU_TENSOR_MAP_INTERLEAVE_NONE, (CUtensorMapSwizzle)t->swizzle,
+                                                 CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+                "cuTensorMapEncodeTiled(%s, rank %u at 0x%llx, box %u x %u x ..., swizzle %d)", rk_scalar_name(t->elem),
+                t->rank, (unsigned long long)t->base, bn[0], t->rank > 1 ? bn[1] : 1, (int)t->swizzle);
+        memcpy(out, &nm, sizeof nm);
+        return RK_OK;
+    }
     /* dimension 0 is the innermost (contiguous) one */
     cuuint64_t dims[2] = {t->cols, t->rows}, strides[1] = {t->row_stride};
     cuuint32_t box[2] = {t->box_cols, t->box_rows}, elem_strides[2] = {1, 1};

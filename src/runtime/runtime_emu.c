@@ -303,6 +303,12 @@ static void em_graph_destroy(rk_graph *g) {
 static rk_status em_tensormap_encode(rk_device *d, const rt_tmap2d *t, void *out) {
     (void)d;
     static const uint32_t span[] = {0, 32, 64, 128};
+    if (t->rank) {
+        uint64_t st[4];
+        for (uint32_t i = 1; i < t->rank; i++) st[i - 1] = t->stride[i];
+        return rk_emu_tensormap_encode_nd(t->base, t->elem_bytes, t->rank, t->dim, st, t->box, t->estr,
+                                          span[t->swizzle], out);
+    }
     return rk_emu_tensormap_encode_2d(t->base, t->elem_bytes, t->rows, t->cols, t->row_stride, t->box_rows, t->box_cols,
                                       span[t->swizzle], out);
 }

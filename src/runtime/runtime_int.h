@@ -78,6 +78,11 @@ typedef struct rt_tmap2d {
     uint64_t rows, cols, row_stride;   /* elements, elements, bytes */
     uint32_t box_rows, box_cols;
     rk_tensormap_swizzle swizzle;
+    /* rk_tensormap_encode_nd: rank 1..5 and the arrays (innermost first; stride[0] unused), the 2-D
+     * fields above unused; 0 for rk_tensormap_encode_2d */
+    uint32_t rank;
+    uint64_t dim[5], stride[5];
+    uint32_t box[5], estr[5];
 } rt_tmap2d;
 
 /* One device backend. Arguments arrive checked (non-NULL, same device). */

@@ -58,7 +58,15 @@ static rk_status run_sample(rk_opcode code, const rk_target *t, uint32_t *execut
             bufs[i] = malloc(BUF_BYTES);
             fill(bufs[i], RK_S_F32);
             addr[i] = et_buf(e, bufs[i], BUF_BYTES, p->name);
-            assert_int_equal(rk_emu_tensormap_encode_2d(addr[i], 4, 64, 64, 256, 32, 64, 0, maps[i]), RK_OK);
+            if (!strcmp(p->name, "tmap4")) {
+                /* the same tensor as 64 f32 x 8 x 4 x 2, the box 64 x 8 x 4 x 2 at traversal stride 2
+                 * along the outermost dimension: 32 rows, as the 2-D box */
+                const uint64_t dims[4] = {64, 8, 4, 2}, str[3] = {256, 2048, 8192};
+                const uint32_t box[4] = {64, 8, 4, 2}, es[4] = {1, 1, 1, 2};
+                assert_int_equal(rk_emu_tensormap_encode_nd(addr[i], 4, 4, dims, str, box, es, 0, maps[i]), RK_OK);
+            } else {
+                assert_int_equal(rk_emu_tensormap_encode_2d(addr[i], 4, 64, 64, 256, 32, 64, 0, maps[i]), RK_OK);
+            }
             args[i] = maps[i];
         } else if (rk_type_kind_of(k, p->type) == RK_TK_PTR) {
             bufs[i] = malloc(BUF_BYTES);

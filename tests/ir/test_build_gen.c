@@ -45,7 +45,7 @@ typedef struct shape {
     bool auto_rank, auto_target;
 } shape;
 
-static const char *const letters[] = {"a", "b", "c", "d", "e", "f", "g", "h"};
+static const char *const letters[] = {"a", "b", "c", "d", "e", "f", "g", "h", "i"};
 
 /* The operand names of a shape, in order ("smem", then tail "v" for smem
  * layouts). */
@@ -131,10 +131,10 @@ static void access_result(shape *s, rk_kernel *k, const char *elem_of_operand0) 
 
 static void sig_results(shape *s, rk_kernel *k) {
     const char *sg = s->info->sig, *arrow = strstr(sg, "->");
-    const char *ip[8], *op[4];
-    size_t il[8], ol[4];
-    uint32_t ni = op_sig_split(sg, arrow, ip, il, 8), no = op_sig_split(arrow + 2, sg + strlen(sg), op, ol, 4);
-    RK_ASSERT(ni <= 8 && no == s->nres, "sig and result count disagree");
+    const char *ip[12], *op[4];
+    size_t il[12], ol[4];
+    uint32_t ni = op_sig_split(sg, arrow, ip, il, 12), no = op_sig_split(arrow + 2, sg + strlen(sg), op, ol, 4);
+    RK_ASSERT(ni <= 12 && no == s->nres, "sig and result count disagree");
     for (uint32_t i = 0; i < no; i++) {
         rk_type t = exact_type(k, op[i], ol[i]);
         s->res[i] = RES_EXPR;

@@ -471,6 +471,9 @@ static rk_value use(fx *x, rk_opcode code) {
     case RK_OP_TMA_LOAD_2D:
         rk_build_tma_load_2d(k, x->tmap, x->s_tile, x->zero, x->s_bars, x->zero, x->i32, x->j32);
         break;
+    case RK_OP_TMA_LOAD_4D:
+        rk_build_tma_load_4d(k, x->tmap, x->s_tile, x->zero, x->s_bars, x->zero, x->i32, x->j32, x->zero, x->zero);
+        break;
     case RK_OP_SETMAXNREG: rk_build_setmaxnreg(k, "dec", 40); break;
     case RK_OP_TMA_STORE_2D: rk_build_tma_store_2d(k, x->tmap, x->s_tile, x->zero, x->i32, x->j32); break;
     case RK_OP_BULK_COMMIT_GROUP: rk_build_bulk_commit_group(k); break;

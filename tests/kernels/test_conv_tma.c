@@ -233,7 +233,7 @@ static void test_bad_input(void **state) {
     const struct { const char *target, *knobs, *msg; } specs[] = {
         {"sm_90a", "algo=gemm1x1 path=mma load=tma", "load' = tma is path=wgmma's"},
         {"sm_80", "algo=gemm1x1 path=mma load=tma", "load' = tma needs sm_90a"},
-        {"sm_90a", "algo=igemm path=wgmma tile=64x64x64 warps=4x1 load=tma", "needs algo gemm1x1"},
+        {"sm_90a", "algo=igemm path=wgmma tile=64x64x64 warps=4x1 load=tma", "needs knobs 'box_p' and 'box_q'"},
         {"sm_90a", "algo=gemm1x1 direction=wgrad path=wgmma tile=64x64x64 warps=4x1 load=tma schedule=ws",
          "runs its split-K sum on schedule=plain"},
         {"sm_90a", "algo=gemm1x1 path=wgmma tile=64x64x64 warps=4x1 load=tma vec_a=4", "vec_b must be 8"},

@@ -658,7 +658,7 @@ static void test_tma_and_mbarrier(void **state) {
     rk_store_global(k, o, zero, rk_load_global(k, map, zero, 1));
     assert_int_equal(rk_kernel_finish(k), RK_OK);
     assert_int_equal(rk_lower_llvm(k, tgt("sm_90"), RK_LLVM22, &ll), RK_ERR_INVALID);
-    expect_has(rk_error_message(), "only tile.tma_load_2d, tile.tma_load_2d_multicast and tile.tma_store_2d");
+    expect_has(rk_error_message(), "only tile.tma_load_2d, tile.tma_load_2d_multicast, tile.tma_load_4d and tile.tma_store_2d");
     rk_kernel_free(k);
 }
 

@@ -666,7 +666,9 @@ static void mbarrier_cluster(smp *s) {
 static void tma(smp *s) {
     rk_kernel *k = s->k;
     rk_param_abi tm = {.tensormap = true};
-    rk_value map = rk_add_param(k, "tmap", rk_type_ptr(k, RK_T_I8, RK_AS_CONSTANT), &tm);
+    /* the 4-D op reads "tmap4": the launcher encodes the same 32 x 64 box as a 4-D map */
+    bool d4 = s->code == RK_OP_TMA_LOAD_4D;
+    rk_value map = rk_add_param(k, d4 ? "tmap4" : "tmap", rk_type_ptr(k, RK_T_I8, RK_AS_CONSTANT), &tm);
     rk_value dst = aligned_alloc1(s, RK_T_F32, 2048, 128), bars = alloc1(s, RK_T_I64, 1), zero = ci32(s, 0);
     init_bar0(s, bars, zero, 1);
     rk_build_sync(k);
@@ -679,6 +681,8 @@ static void tma(smp *s) {
         rk_value rank = rk_build_cluster_rank(k), one = ci32(s, 1);
         rk_value mask = rk_build_shl(k, one, rank);
         rk_build_tma_load_2d_multicast(k, map, dst, zero, bars, zero, zero, zero, mask);
+    } else if (d4) {
+        rk_build_tma_load_4d(k, map, dst, zero, bars, zero, zero, zero, zero, zero);
     } else {
         rk_build_tma_load_2d(k, map, dst, zero, bars, zero, zero, zero);
     }
@@ -938,7 +942,7 @@ static void build(smp *s) {
     case RK_OP_MBARRIER_INIT: case RK_OP_MBARRIER_ARRIVE: case RK_OP_MBARRIER_WAIT: mbarrier(s); return;
     case RK_OP_MBARRIER_ARRIVE_EXPECT_TX: case RK_OP_TMA_LOAD_2D: tma(s); return;
     case RK_OP_SETMAXNREG: regs_hint(s); return;
-    case RK_OP_TMA_LOAD_2D_MULTICAST: tma(s); return;
+    case RK_OP_TMA_LOAD_2D_MULTICAST: case RK_OP_TMA_LOAD_4D: tma(s); return;
     case RK_OP_CLUSTER_ARRIVE: case RK_OP_CLUSTER_WAIT: case RK_OP_FENCE_MBARRIER_INIT:
     case RK_OP_MBARRIER_ARRIVE_CLUSTER:
         mbarrier_cluster(s);

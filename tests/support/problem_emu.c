@@ -23,11 +23,14 @@ rk_status problem_emu_args_make(rk_emu *emu, rk_problem *p, problem_emu_args *ou
     /* maps last: they need the device address of the buffer they describe */
     for (uint32_t i = 0; i < p->sig.n; i++) {
         if (p->sig.p[i].role != RK_KP_TENSORMAP) continue;
-        rk_problem_tmap t;
-        rk_status st = rk_problem_tensormap(p, i, &t);
-        if (!st)
-            st = rk_emu_tensormap_encode_2d(out->addr[t.buf], rk_tile_elem_bytes(t.elem), t.rows, t.cols,
-                                            t.row_stride_bytes, t.box_rows, t.box_cols, t.swizzle_bytes, out->maps[i]);
+        rk_problem_tmap_nd t;
+        rk_status st = rk_problem_tensormap_nd(p, i, &t);
+        if (!st && t.rank == 2)
+            st = rk_emu_tensormap_encode_2d(out->addr[t.buf], rk_tile_elem_bytes(t.elem), t.dims[1], t.dims[0],
+                                            t.strides_bytes[0], t.box[1], t.box[0], t.swizzle_bytes, out->maps[i]);
+        else if (!st)
+            st = rk_emu_tensormap_encode_nd(out->addr[t.buf], rk_tile_elem_bytes(t.elem), t.rank, t.dims,
+                                            t.strides_bytes, t.box, t.elem_strides, t.swizzle_bytes, out->maps[i]);
         if (st) return st;
         out->args[i] = out->maps[i];
     }
