@@ -135,6 +135,39 @@ static void fp8_chunk(ub *g, uint32_t n, rk_value ptr, rk_value ok, rk_value idx
     rk_store_smem(k, g->smem, &dst, h);
 }
 
+kn_attn_upages kn_attn_unified_pages(kn_attn_ublock *g) {
+    rk_kernel *k = g->k;
+    kn_attn_upages pg;
+    pg.trow = rk_build_mul(k, g->b, g->maxp);
+    pg.ks64 = i64(k, g->kstride);
+    pg.P64 = rk_const_i64(k, g->s->page_size);
+    rk_value hk64 = i64(k, g->hk), D64 = rk_const_i64(k, g->s->head_dim);
+    pg.head = rk_build_mul(k, hk64, D64);
+    pg.Pv = c32(k, g->s->page_size);
+    return pg;
+}
+
+rk_value kn_attn_unified_page_at(kn_attn_ublock *g, const kn_attn_upages *pg, rk_value key, rk_value col,
+                                 rk_value valid, rk_value *ok) {
+    rk_kernel *k = g->k;
+    rk_value zero = c32(k, 0);
+    rk_value in = rk_build_cmp(k, "lt", key, g->kvlen);
+    *ok = rk_build_and(k, in, valid);
+    rk_value kc = rk_build_select(k, *ok, key, zero);
+    rk_value page = rk_build_udiv(k, kc, pg->Pv);
+    rk_value inner = rk_build_umod(k, kc, pg->Pv);
+    rk_value ti = rk_build_add(k, pg->trow, page);
+    rk_value id = rk_load_global(k, g->p[g->ix->bt], ti, 1);
+    rk_value id64 = i64(k, id);
+    rk_value in64 = i64(k, inner);
+    rk_value slot = rk_build_mul(k, id64, pg->P64);
+    rk_value sl = rk_build_add(k, slot, in64);
+    rk_value ro = rk_build_mul(k, sl, pg->ks64);
+    rk_value rh = rk_build_add(k, ro, pg->head);
+    rk_value c64 = i64(k, col);
+    return rk_build_add(k, rh, c64);
+}
+
 /* Key block j's K and V into stage st, one async group: each chunk's key
  * looked up through the block table (block_n keys may span pages); keys
  * past the sequence, and every key of a j past the split, read nothing and
@@ -145,37 +178,20 @@ static void issue(ub *g, rk_value j, rk_value st) {
     const rk_tile_copy *ck = &pl->cpk, *cv = &pl->cpv;
     RK_ASSERT(ck->passes == cv->passes && ck->rows == cv->rows && ck->cols == cv->cols && ck->vec == cv->vec,
               "attention unified: K and V copies of one geometry");
-    uint32_t P = g->s->page_size;
-    rk_value zero = c32(k, 0), zero64 = rk_const_i64(k, 0);
+    rk_value zero64 = rk_const_i64(k, 0);
     rk_value valid = rk_build_cmp(k, "lt", j, g->khi);
-    rk_value bn = c32(k, pl->bn), Pv = c32(k, P);
+    rk_value bn = c32(k, pl->bn);
     rk_value key0 = rk_build_mul(k, j, bn);
     rk_value size = c32(k, pl->kv_stage);
     rk_value kbase = rk_build_mul(k, st, size);
     rk_value vb = c32(k, pl->v_base);
     rk_value vbase = rk_build_add(k, kbase, vb);
-    rk_value trow = rk_build_mul(k, g->b, g->maxp);
-    rk_value ks64 = i64(k, g->kstride), P64 = rk_const_i64(k, P);
-    rk_value hk64 = i64(k, g->hk), D64 = rk_const_i64(k, g->s->head_dim);
-    rk_value head = rk_build_mul(k, hk64, D64);
+    kn_attn_upages pgs = kn_attn_unified_pages(g);
     for (uint32_t p = 0; p < ck->passes; p++) {
         bool partial = rk_tile_copy_pass_begin(k, ck, p);
         rk_value key = rk_build_add(k, key0, g->lk.row[p]);
-        rk_value in = rk_build_cmp(k, "lt", key, g->kvlen);
-        rk_value ok = rk_build_and(k, in, valid);
-        rk_value kc = rk_build_select(k, ok, key, zero);
-        rk_value pg = rk_build_udiv(k, kc, Pv);
-        rk_value inner = rk_build_umod(k, kc, Pv);
-        rk_value ti = rk_build_add(k, trow, pg);
-        rk_value id = rk_load_global(k, g->p[g->ix->bt], ti, 1);
-        rk_value id64 = i64(k, id);
-        rk_value in64 = i64(k, inner);
-        rk_value slot = rk_build_mul(k, id64, P64);
-        rk_value sl = rk_build_add(k, slot, in64);
-        rk_value ro = rk_build_mul(k, sl, ks64);
-        rk_value rh = rk_build_add(k, ro, head);
-        rk_value c64 = i64(k, g->lk.col[p]);
-        rk_value at = rk_build_add(k, rh, c64);
+        rk_value ok;
+        rk_value at = kn_attn_unified_page_at(g, &pgs, key, g->lk.col[p], valid, &ok);
         rk_value idx = rk_build_select(k, ok, at, zero64);
         rk_value kd = rk_build_add(k, kbase, g->lk.dst[p]);
         rk_value vd = rk_build_add(k, vbase, g->lv.dst[p]);

@@ -48,6 +48,14 @@ typedef struct kn_attn_ublock {
  * chunk into the dtype stage; the i64 element of block row r in a [total_q,
  * Hq, per] tensor; the epilogue from the loop's (m, l, O) pieces (one split:
  * O and LSE; several: the partials and the merge of the last to arrive). */
+/* The paged cache's addressing for one key-block fill, made once per fill (the block table's row of
+ * sequence b, the i32 stride between keys, the KV head's first column, the page size), and the element
+ * offset of column col of a key's row: *ok = key < kvlen && valid; a key not ok reads key 0's page entry
+ * (the caller masks its load). Both bodies' fills share them. */
+typedef struct kn_attn_upages { rk_value trow, ks64, P64, head, Pv; } kn_attn_upages;
+kn_attn_upages kn_attn_unified_pages(kn_attn_ublock *g);
+rk_value kn_attn_unified_page_at(kn_attn_ublock *g, const kn_attn_upages *pg, rk_value key, rk_value col,
+                                 rk_value valid, rk_value *ok);
 void kn_attn_unified_row_values(kn_attn_ublock *g);
 void kn_attn_unified_scores(kn_attn_ublock *g, const kn_attn_plan *pl, rk_value j, const rk_value *koff, rk_value *s);
 void kn_attn_unified_fp8_chunk(kn_attn_ublock *g, uint32_t n, rk_value ptr, rk_value ok, rk_value idx, rk_value dst);
