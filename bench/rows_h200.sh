@@ -24,8 +24,8 @@
 #   NAME-s9      8192 x 5000 at 256 x 3 (the pick before "fuller at half the threads", now 128 x 5)
 #   transpose[-f32]-nfast  m_fast false at every transpose shape
 #   softmax-c1-any  the same with --chunks 1 (classes end at the row capacity 8192)
-#   NAME-direct-any the shape-variant manifest with --stage direct (the variants before
-#                   stage=auto: direct rows at every length), beside NAME-any (auto classes)
+#   NAME-direct-any the shape-variant manifest with --stage direct (direct rows at every length;
+#                   what NAME-any is now too), beside NAME-auto-any (--stage auto: auto classes)
 #   NAME-s10     softmax / rmsnorm 1000 x 3001 at 128 x 3 and $FEW at 128 x 5 (the picks
 #                before "few rows keep the device's threads", now 256 x 2 and 512 x 2)
 #   add_rmsnorm_quant[-looped]  the fused add + RMSNorm + fp8 quantization at $QGRID: the
@@ -141,9 +141,12 @@ TILES
     local name=$1; shift
     "$R" build "$@" --dtype bf16 --target "$T" -o "$D/any/$name" >/dev/null || echo "prepare: $name-any" >&2
     "$R" build "$@" --dtype f32 --target "$T" -o "$D/any/$name-f32" >/dev/null || echo "prepare: $name-f32-any" >&2
-    # the variants with direct rows only (before stage=auto)
+    # the variants with direct rows only, and with the auto classes (asked for: session 11 measured them
+    # slower at odd lengths)
     "$R" build "$@" --dtype bf16 --stage direct --target "$T" -o "$D/any/$name-direct" >/dev/null \
       || echo "prepare: $name-direct-any" >&2
+    "$R" build "$@" --dtype bf16 --stage auto --target "$T" -o "$D/any/$name-auto" >/dev/null \
+      || echo "prepare: $name-auto-any" >&2
   done
   # chunks locked: the cached classes end at 1024 x 8 x 1 = 8192 (4096,4097 and 8192,5000 take t1024c1)
   "$R" build softmax --dtype bf16 --chunks 1 --target "$T" -o "$D/any/softmax-c1" >/dev/null \
