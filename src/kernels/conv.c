@@ -713,7 +713,7 @@ static uint32_t dim_filt(bool d3, int i) { return d3 ? 6 + (uint32_t)i : 4 + (ui
 /* Push output extent i: (in + pads - dil (f - 1) - 1) / stride + 1, computed
  * as (in + pads + dil - dil f - 1) / stride + 1 (empty outputs are refused
  * before a launch). */
-static void geom_out(rk_launch_geom *g, const kn_conv_geo *geo, bool d3, int i) {
+void kn_conv_geom_out(rk_launch_geom *g, const kn_conv_geo *geo, bool d3, int i) {
     kn_geom_dim(g, dim_in(d3, i));
     kn_geom_const(g, geo->pad0[i] + geo->pad1[i] + geo->dil[i]);
     kn_geom_op(g, RK_GEOM_ADD);
@@ -734,7 +734,7 @@ static void geom_pixels(rk_launch_geom *g, const kn_conv_geo *geo, bool d3, bool
     kn_geom_dim(g, 0);
     for (int i = d3 ? 0 : 1; i < 3; i++) {
         if (input) kn_geom_dim(g, dim_in(d3, i));
-        else geom_out(g, geo, d3, i);
+        else kn_conv_geom_out(g, geo, d3, i);
         kn_geom_op(g, RK_GEOM_MUL);
     }
 }
@@ -789,7 +789,7 @@ static void geometry(const rk_instance *in, rk_launch_geom *g) {
             kn_geom_dim(g, 0);
             for (int i = d3 ? 0 : 1; i < 2; i++) {
                 if (dg) kn_geom_dim(g, dim_in(d3, i));
-                else geom_out(g, &geo, d3, i);
+                else kn_conv_geom_out(g, &geo, d3, i);
                 if (dg && i == 1) {   /* H in stride_h classes of ceil(H / stride_h) rows */
                     kn_geom_const(g, geo.stride[1]);
                     kn_geom_op(g, RK_GEOM_CDIV);
@@ -803,7 +803,7 @@ static void geometry(const rk_instance *in, rk_launch_geom *g) {
                 kn_geom_const(g, geo.stride[2]);
                 kn_geom_op(g, RK_GEOM_CDIV);
             } else {
-                geom_out(g, &geo, d3, 2);
+                kn_conv_geom_out(g, &geo, d3, 2);
             }
             kn_geom_const(g, pix);
             kn_geom_op(g, RK_GEOM_CDIV);

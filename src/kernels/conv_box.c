@@ -210,20 +210,7 @@ void kn_conv_box_geometry(const rk_instance *in, rk_launch_geom *g, const kn_con
     kn_geom_const(g, kn_conv_box_n(c) ? kn_conv_box_n(c) : 1);
     kn_geom_op(g, RK_GEOM_CDIV);
     for (int i = 1; i < 3; i++) {
-        /* the output extent: (in + pads - dil (f - 1) - 1) / stride + 1 */
-        kn_geom_dim(g, 1 + (uint32_t)i);
-        kn_geom_const(g, geo->pad0[i] + geo->pad1[i] + geo->dil[i]);
-        kn_geom_op(g, RK_GEOM_ADD);
-        kn_geom_dim(g, 4 + (uint32_t)i);
-        kn_geom_const(g, geo->dil[i]);
-        kn_geom_op(g, RK_GEOM_MUL);
-        kn_geom_op(g, RK_GEOM_SUB);
-        kn_geom_const(g, 1);
-        kn_geom_op(g, RK_GEOM_SUB);
-        kn_geom_const(g, geo->stride[i]);
-        kn_geom_op(g, RK_GEOM_DIV);
-        kn_geom_const(g, 1);
-        kn_geom_op(g, RK_GEOM_ADD);
+        kn_conv_geom_out(g, geo, false, i);   /* the output extent (2-D) */
         kn_geom_const(g, i == 1 ? (c->box_p ? c->box_p : 1) : (c->box_q ? c->box_q : 1));
         kn_geom_op(g, RK_GEOM_CDIV);
         kn_geom_op(g, RK_GEOM_MUL);

@@ -17,6 +17,9 @@ typedef struct kn_conv_geo {
 } kn_conv_geo;
 /* conv.c: the geometry of (instance, shape), output extents included. */
 void kn_conv_geo_of(const rk_instance *in, const rk_shape *s, kn_conv_geo *g);
+/* conv.c: push output extent i of the launch geometry, (in + pads - dil (f - 1) - 1) / stride + 1 over the
+ * shape's dimensions (d3: conv3d's). */
+void kn_conv_geom_out(rk_launch_geom *g, const kn_conv_geo *geo, bool d3, int i);
 /* The implicit GEMM per group: M x N x K (fwd: pixels x Kg x taps*Cg;
  * dgrad: input pixels x Cg x Kg*taps; wgrad: Kg x taps*Cg x pixels). */
 void kn_conv_gemm_extents(const rk_instance *in, const kn_conv_geo *g, uint64_t *M, uint64_t *N, uint64_t *K);

@@ -39,14 +39,24 @@ static uint32_t swizzle_span(rk_tensormap_swizzle s) {
 
 #define BAD(...) rk_fail(RK_ERR_INVALID, "rk_tensormap_encode_2d: " __VA_ARGS__)
 
-static rk_status check(const rt_tmap2d *t) {
+/* What every rank shares: an element type with a tensor-map form, a swizzle mode, a 16-byte aligned base;
+ * fn names the caller in the message. */
+static rk_status check_common(const rt_tmap2d *t, const char *fn) {
     if (!t->elem_bytes)
-        return BAD("element type %s has no tensor-map form (legal: i8, fp8/bf8 kinds, i16, f16, bf16, i32, f32, i64, "
-                   "f64)", (unsigned)t->elem < RK_S__COUNT ? rk_scalar_name(t->elem) : "?");
+        return rk_fail(RK_ERR_INVALID, "%s: element type %s has no tensor-map form (legal: i8, fp8/bf8 kinds, i16, "
+                       "f16, bf16, i32, f32, i64, f64)", fn,
+                       (unsigned)t->elem < RK_S__COUNT ? rk_scalar_name(t->elem) : "?");
     if ((unsigned)t->swizzle > RK_TENSORMAP_SWIZZLE_128B)
-        return BAD("swizzle %d is not one of NONE, 32B, 64B, 128B", (int)t->swizzle);
+        return rk_fail(RK_ERR_INVALID, "%s: swizzle %d is not one of NONE, 32B, 64B, 128B", fn, (int)t->swizzle);
     if (!t->base || t->base % 16)
-        return BAD("the base address 0x%llx must be a non-zero multiple of 16", (unsigned long long)t->base);
+        return rk_fail(RK_ERR_INVALID, "%s: the base address 0x%llx must be a non-zero multiple of 16", fn,
+                       (unsigned long long)t->base);
+    return RK_OK;
+}
+
+static rk_status check(const rt_tmap2d *t) {
+    rk_status st = check_common(t, "rk_tensormap_encode_2d");
+    if (st) return st;
     if (!t->rows || !t->cols || t->rows > (1ull << 32) || t->cols > (1ull << 32))
         return BAD("a %llu x %llu tensor: each dimension must be in 1..2^32", (unsigned long long)t->rows,
                    (unsigned long long)t->cols);
@@ -70,13 +80,8 @@ static rk_status check(const rt_tmap2d *t) {
 #define BAD(...) rk_fail(RK_ERR_INVALID, "rk_tensormap_encode_nd: " __VA_ARGS__)
 
 static rk_status check_nd(const rt_tmap2d *t) {
-    if (!t->elem_bytes)
-        return BAD("element type %s has no tensor-map form (legal: i8, fp8/bf8 kinds, i16, f16, bf16, i32, f32, i64, "
-                   "f64)", (unsigned)t->elem < RK_S__COUNT ? rk_scalar_name(t->elem) : "?");
-    if ((unsigned)t->swizzle > RK_TENSORMAP_SWIZZLE_128B)
-        return BAD("swizzle %d is not one of NONE, 32B, 64B, 128B", (int)t->swizzle);
-    if (!t->base || t->base % 16)
-        return BAD("the base address 0x%llx must be a non-zero multiple of 16", (unsigned long long)t->base);
+    rk_status st = check_common(t, "rk_tensormap_encode_nd");
+    if (st) return st;
     if (!t->rank || t->rank > 5) return BAD("rank %u is not 1..5", t->rank);
     for (uint32_t i = 0; i < t->rank; i++) {
         if (!t->dim[i] || t->dim[i] > (1ull << 32))
