@@ -70,6 +70,10 @@ void rk_tile_tma_ring_init_pair(rk_kernel *k, rk_tile_tma_ring *r, uint32_t stag
 /* Consumer side: one arrival on the empty barrier of stage fill % stages
  * (the caller arrives only after its reads of fill are complete). */
 void rk_tile_tma_ring_release(rk_kernel *k, const rk_tile_tma_ring *r, rk_value fill);
+/* The same arrival on the empty barrier of stage fill % stages in the block
+ * of cluster rank `rank` (i32; a release at cluster scope): a consumer hands
+ * the stage back to a peer whose producer multicasts into it. */
+void rk_tile_tma_ring_release_peer(rk_kernel *k, const rk_tile_tma_ring *r, rk_value fill, rk_value rank);
 /* Producer side: wait until stage fill % stages may take fill number `fill`
  * (i32): the releases of fill - stages have all arrived. For the first
  * round this is the phase before the barrier's first, which counts as

@@ -124,15 +124,16 @@ rk_status kn_gemm_hopper_plan(const rk_gemm_spec *s, const rk_target *t, bool ba
                            "TMA as they are (K a multiple of 16): leave pad=none");
     }
     if (s->cluster) {
-        /* pairs of blocks: each loads half of a shared B and multicasts it; the pair meets at a cluster barrier
-         * before a stage is refilled (the plain loop's block barrier), so the protocol is schedule=plain's */
+        /* pairs of blocks: each loads half of a shared B and multicasts it; plain meets at a cluster barrier before
+         * a stage is refilled, the warp-specialized schedules release each stage to both blocks */
         if (s->cluster != 2)
             return rk_fail(RK_ERR_INVALID, "gemm: knob 'cluster' = %u (legal: 0, none; 2, pairs of blocks)", s->cluster);
-        if (s->schedule != RK_GEMM_SCHED_PLAIN)
-            return rk_fail(RK_ERR_INVALID, "gemm: knob 'cluster' = 2 runs on schedule=plain (the pair meets where "
-                           "the plain loop refills a stage); legal with schedule=%s: cluster=0",
-                           s->schedule == RK_GEMM_SCHED_WS ? "ws" : s->schedule == RK_GEMM_SCHED_PERSISTENT
-                           ? "persistent" : "pingpong");
+        if (kn_gemm_hopper_walks(s) && s->blocks % 2)
+            return rk_fail(RK_ERR_INVALID, "gemm: knob 'cluster' = 2 launches whole pairs of blocks: knob 'blocks' "
+                           "must be even, got %u", s->blocks);
+        if (s->pad != RK_GEMM_PAD_NONE)
+            return rk_fail(RK_ERR_INVALID, "gemm: knob 'cluster' = 2 is not offered with pad (the padded copy's grid "
+                           "barrier is a cooperative launch): legal there cluster=0");
         if (kn_gemm_hopper_copied(s, 0) || kn_gemm_hopper_copied(s, 1))
             return rk_fail(RK_ERR_INVALID, "gemm: knob 'cluster' = 2 multicasts TMA boxes: both operands must arrive "
                            "by TMA (vec_a = vec_b = 8), got vec_a %u vec_b %u", s->vec_a, s->vec_b);
@@ -180,7 +181,7 @@ void kn_gemm_hopper_tune_schedule(rk_gemm_spec *s, const rk_target *t, uint64_t 
     /* fp8 with per-128-block scales: persistent measured ahead (session 6, H200: 4096^3 989 TFLOP/s
      * against plain's 906 and ws's 946; 2048x3008x4096 902 / 836 / 877) */
     bool block_scales = kn_gemm_hopper_f8(s) && s->scale == RK_GEMM_SCALE_BLOCK;
-    if (!(locked >> KN_GK_SCHED & 1))   /* cluster=2 is plain's protocol */
+    if (!(locked >> KN_GK_SCHED & 1))   /* (cluster=2 refuses scale=block) */
         s->schedule = block_scales && !s->cluster ? RK_GEMM_SCHED_PERSISTENT : RK_GEMM_SCHED_PLAIN;
     if (!(locked >> KN_GK_BLOCKS & 1)) s->blocks = kn_gemm_hopper_walks(s) ? t->compute_units : 0;
 }

@@ -18,6 +18,15 @@
  *               has issued all of tile j-1's wgmmas. That keeps the ring's
  *               fills in order (a stage's parity is never two rounds
  *               behind) and lets one's epilogue run during the other's MMA.
+ * cluster=2 on any of them: blocks pid and pid ^ 1 form a cluster and walk
+ * their tiles in step (round j: tiles first + j * grid of each). In a round
+ * whose two tiles share B, each producer loads half of B into both blocks'
+ * stage by multicast; so that neither overwrites a stage the other still
+ * reads, every consumer warp hands a stage back to both blocks (its own
+ * empty barrier and, at cluster scope, the partner's): a stage is free only
+ * once both blocks have read it, whatever the round shared. In a round where
+ * the partner has no tile (the last of an uneven persistent walk) a warp
+ * arrives twice on its own barrier instead.
  * Layer: kernels. */
 #include "gemm_hopper.h"
 
@@ -27,8 +36,9 @@ enum { PRODUCER_REGS = 40, CONSUMER_REGS = 232 };
 
 static rk_value c32(rk_kernel *k, int64_t v) { return rk_const_i32(k, (int32_t)v); }
 
-/* The tiles this block walks: tile j is first + j * stride, j < count. */
-typedef struct walk { rk_value first, count, stride; } walk;
+/* The tiles this block walks: tile j is first + j * stride, j < count (ntiles: every tile of C; invalid when
+ * the block takes one tile). */
+typedef struct walk { rk_value first, count, stride, ntiles; } walk;
 
 static walk tiles_of(kn_hk *h) {
     rk_kernel *k = h->k;
@@ -41,6 +51,7 @@ static walk tiles_of(kn_hk *h) {
     rk_ix tm = rk_ix_udiv(k, rk_ix_add(k, rk_ix_v(h->p[3]), rk_ix_c(h->pl.bm - 1)), rk_ix_c(h->pl.bm));
     rk_ix tn = rk_ix_udiv(k, rk_ix_add(k, rk_ix_v(h->p[4]), rk_ix_c(h->pl.bn - 1)), rk_ix_c(h->pl.bn));
     rk_value ntiles = rk_ix_value(k, rk_ix_mul(k, tm, tn));
+    w.ntiles = ntiles;
     w.stride = rk_build_grid_dim(k, 0);
     /* ceil((ntiles - first) / grid), 0 for a block past the last tile */
     rk_value left = rk_build_sub(k, ntiles, w.first);
@@ -50,6 +61,29 @@ static walk tiles_of(kn_hk *h) {
     rk_value pos = rk_build_smax(k, num, zero);
     w.count = rk_build_udiv(k, pos, w.stride);
     return w;
+}
+
+/* cluster=2, round j (its tile's origin set): whether the partner block pid ^ 1 has a tile in this round (i1;
+ * always, one tile a block), and into h->share_b whether the two tiles share B. Both blocks compute the same. */
+static rk_value pair_round(kn_hk *h, const walk *w, rk_value j) {
+    rk_kernel *k = h->k;
+    rk_value one = c32(k, 1);
+    rk_value pfirst = rk_build_xor(k, w->first, one);
+    rk_value has, ptile;
+    if (w->ntiles.id) {
+        rk_value js = rk_build_mul(k, j, w->stride);
+        ptile = rk_build_add(k, pfirst, js);
+        has = rk_build_cmp(k, "lt", ptile, w->ntiles);
+    } else {
+        ptile = pfirst;
+        has = rk_build_cmp(k, "eq", one, one);
+    }
+    rk_ix tm, tn;
+    rk_value pm0, pn0;
+    kn_gemm_tile_origin(k, h->pl.bm, h->pl.bn, h->s->group_m, ptile, h->p[3], h->p[4], &tm, &tn, &pm0, &pn0);
+    rk_value same = rk_build_cmp(k, "eq", pn0, h->n0);
+    h->share_b = rk_build_and(k, has, same);
+    return has;
 }
 
 static void producer(kn_hk *h, const walk *w, rk_value tid) {
@@ -63,6 +97,7 @@ static void producer(kn_hk *h, const walk *w, rk_value tid) {
         rk_value js = rk_build_mul(k, j, w->stride);
         rk_value tile = rk_build_add(k, w->first, js);
         kn_gemm_hopper_origin(h, tile);
+        if (h->s->cluster == 2) pair_round(h, w, j);
         rk_value base = rk_build_mul(k, j, h->ktiles);
         rk_value kt = rk_for_begin(k, zero, h->ktiles, one, "pkt", 0, NULL, NULL, NULL);
         {
@@ -76,11 +111,22 @@ static void producer(kn_hk *h, const walk *w, rk_value tid) {
     rk_if_end(k, NULL, 0);
 }
 
-/* Lane 0 of each consumer warp hands stage fill % stages back. */
-static void release(kn_hk *h, rk_value lane0, rk_value fill) {
-    rk_if_begin(h->k, lane0);
-    rk_tile_tma_ring_release(h->k, &h->ring, fill);
-    rk_if_end(h->k, NULL, 0);
+/* Lane 0 of each consumer warp hands stage fill % stages back (cluster=2: to both blocks of the pair where
+ * the partner has a tile in this round, `has`; else twice to its own). */
+static void release(kn_hk *h, rk_value lane0, rk_value fill, rk_value has) {
+    rk_kernel *k = h->k;
+    rk_if_begin(k, lane0);
+    rk_tile_tma_ring_release(k, &h->ring, fill);
+    if (h->s->cluster == 2) {
+        rk_if_begin(k, has);
+        rk_value one = c32(k, 1);
+        rk_value peer = rk_build_xor(k, h->rank, one);
+        rk_tile_tma_ring_release_peer(k, &h->ring, fill, peer);
+        rk_else(k, NULL, 0);
+        rk_tile_tma_ring_release(k, &h->ring, fill);
+        rk_if_end(k, NULL, 0);
+    }
+    rk_if_end(k, NULL, 0);
 }
 
 /* pingpong's turn barriers: turn[c] completes a phase when the other
@@ -113,7 +159,7 @@ static void wait_turn(rk_kernel *k, rk_value turn, rk_value c, rk_value j) {
 /* The consumers' hooks for the block-scale loop (the current tile's first
  * fill, lane 0 of each warp), and pingpong's turn (its barriers, the
  * consumer index, the constant 1). */
-typedef struct ws_ud { rk_value base, lane0, turn, cw, one; } ws_ud;
+typedef struct ws_ud { rk_value base, lane0, turn, cw, one, has; } ws_ud;
 
 static rk_value ws_full(kn_hk *h, void *ud, rk_value kt) {
     const ws_ud *u = ud;
@@ -126,7 +172,7 @@ static rk_value ws_full(kn_hk *h, void *ud, rk_value kt) {
 static void ws_retired(kn_hk *h, void *ud, rk_value kt) {
     const ws_ud *u = ud;
     rk_value fill = rk_build_add(h->k, u->base, kt);
-    release(h, u->lane0, fill);
+    release(h, u->lane0, fill, u->has);
 }
 
 /* pingpong: the other consumer's turn, once this one has issued the tile's wgmmas */
@@ -159,9 +205,10 @@ static void consumer(kn_hk *h, const walk *w, rk_value tid, rk_value wg, rk_valu
         rk_value js = rk_build_mul(k, j, w->stride);
         rk_value tile = rk_build_add(k, w->first, js);
         kn_gemm_hopper_origin(h, tile);
+        rk_value has = h->s->cluster == 2 ? pair_round(h, w, j) : (rk_value){0};
         rk_value base = rk_build_mul(k, j, h->ktiles);
         rk_value rbase, d;
-        ws_ud u = {.base = base, .lane0 = lane0, .turn = turn, .cw = cw, .one = one};
+        ws_ud u = {.base = base, .lane0 = lane0, .turn = turn, .cw = cw, .one = one, .has = has};
         if (blocks) {   /* the 128-K blocks, each promoted with its scales (gemm_hopper_blocks.c) */
             rbase = rk_build_add(k, h->m0, wrow);
             kn_hk_blocks b = {.full = ws_full, .retired = ws_retired, .ud = &u, .arow = arow, .rbase = rbase,
@@ -184,7 +231,7 @@ static void consumer(kn_hk *h, const walk *w, rk_value tid, rk_value wg, rk_valu
                 rk_value later = rk_build_cmp(k, "gt", kt, zero);
                 rk_value go = rk_build_and(k, later, lane0);
                 rk_value prev = rk_build_sub(k, fill, one);
-                release(h, go, prev);
+                release(h, go, prev, has);
             }
             rk_value res;
             rk_for_end(k, &acc, 1, &res);
@@ -193,7 +240,7 @@ static void consumer(kn_hk *h, const walk *w, rk_value tid, rk_value wg, rk_valu
             rk_build_wgmma_wait_group(k, 0, &res, 1, &d);
             rk_value last0 = rk_build_add(k, base, h->ktiles);
             rk_value last = rk_build_sub(k, last0, one);
-            release(h, lane0, last);
+            release(h, lane0, last, has);
             rbase = rk_build_add(k, h->m0, wrow);
         }
         if (h->s->epilogue == RK_GEMM_EPI_TMA) kn_gemm_hopper_epilogue_tma(h, rbase, twg, cw, d);
@@ -254,13 +301,24 @@ void kn_gemm_hopper_build_ws_ex(const rk_gemm_spec *s, const rk_target *t, rk_ke
     kn_hk h;
     bool pp = s->schedule == RK_GEMM_SCHED_PINGPONG;
     rk_value turn = pp ? turns_init(k) : (rk_value){0};
-    /* a stage is released by lane 0 of every warp that read it: every consumer's, or (pingpong) one's */
-    uint32_t readers = pp ? 1 : s->tile[0] / 64;
-    kn_gemm_hopper_begin_ex(&h, s, t, k, p, NULL, 4 * readers);
+    /* a stage is released by lane 0 of every warp that read it: every consumer's, or (pingpong) one's; with
+     * cluster=2 the partner's as well */
+    uint32_t readers = pp ? 1 : s->tile[0] / 64, pair = s->cluster == 2 ? 2 : 1;
+    if (pair == 2) rk_kernel_set_cluster_dims(k, 2, 1, 1);
+    kn_gemm_hopper_begin_ex(&h, s, t, k, p, NULL, 4 * readers * pair);
     if (hooks) h.hooks = *hooks;
     walk w = tiles_of(&h);
     rk_value tid = rk_build_thread_id(k, 0);
     rk_value c7 = c32(k, 7), zero = c32(k, 0);
+    if (pair == 2) {   /* neither block arrives on or multicasts into barriers the other has not initialised */
+        h.rank = rk_build_cluster_rank(k);
+        rk_value t0 = rk_build_cmp(k, "eq", tid, zero);
+        rk_if_begin(k, t0);
+        rk_build_fence_mbarrier_init(k);
+        rk_if_end(k, NULL, 0);
+        rk_build_cluster_arrive(k);
+        rk_build_cluster_wait(k);
+    }
     rk_value wg = rk_build_lshr(k, tid, c7);
     rk_value is_producer = rk_build_cmp(k, "eq", wg, zero);
     rk_if_begin(k, is_producer);
@@ -268,4 +326,8 @@ void kn_gemm_hopper_build_ws_ex(const rk_gemm_spec *s, const rk_target *t, rk_ke
     rk_else(k, NULL, 0);
     consumer(&h, &w, tid, wg, turn);
     rk_if_end(k, NULL, 0);
+    if (pair == 2) {   /* neither block leaves while the other may still address its barriers */
+        rk_build_cluster_arrive(k);
+        rk_build_cluster_wait(k);
+    }
 }

@@ -58,6 +58,12 @@ void rk_tile_tma_ring_release(rk_kernel *k, const rk_tile_tma_ring *r, rk_value 
     rk_build_mbarrier_arrive(k, r->empty, stage);
 }
 
+void rk_tile_tma_ring_release_peer(rk_kernel *k, const rk_tile_tma_ring *r, rk_value fill, rk_value rank) {
+    rk_value S = rk_const_i32(k, (int32_t)r->stages);
+    rk_value stage = rk_build_umod(k, fill, S);
+    rk_build_mbarrier_arrive_cluster(k, r->empty, stage, rank);
+}
+
 void rk_tile_tma_ring_wait_free(rk_kernel *k, const rk_tile_tma_ring *r, rk_value fill) {
     rk_value S = rk_const_i32(k, (int32_t)r->stages);
     rk_value stage = rk_build_umod(k, fill, S);

@@ -52,13 +52,35 @@ static void test_pairs(void **state) {
     run_case(250, 264, 136, "path=wgmma cluster=2 dtype=bf16 tile=128x256x64 warps=8x1 stages=4 epilogue=tma");
 }
 
+/* The warp-specialized schedules: every consumer warp releases a stage to both blocks of its pair. */
+static void test_pairs_ws(void **state) {
+    (void)state;
+    /* one tile a block: 3 x 3 tiles, pairs sharing B and straddling, the tenth block past every tile */
+    run_case(150, 300, 200, "path=wgmma schedule=ws cluster=2 dtype=bf16 tile=64x128x64 warps=4x1 stages=2");
+    /* K of one tile (fewer K tiles than stages: a stage's previous fill is in the same round) */
+    run_case(136, 264, 40, "path=wgmma schedule=ws cluster=2 layout=rr dtype=f16 tile=128x128x64 warps=8x1 "
+                           "stages=3 epilogue=tma");
+    /* persistent over 4 blocks: 3 x 3 = 9 tiles, so block 0 walks 3 rounds and its partner 2 (the last round
+     * unshared, its releases doubled at home); 4 x 3 = 12 tiles across group boundaries (group_m 2) */
+    run_case(150, 300, 136, "path=wgmma schedule=persistent blocks=4 cluster=2 dtype=bf16 tile=64x128x64 "
+                            "warps=4x1 stages=3");
+    run_case(256, 296, 72, "path=wgmma schedule=persistent blocks=4 cluster=2 group_m=2 layout=cc dtype=bf16 "
+                           "tile=64x128x64 warps=4x1 stages=2 epilogue=tma");
+    run_case(250, 264, 200, "path=wgmma schedule=persistent blocks=2 cluster=2 dtype=bf16 tile=128x256x64 "
+                            "warps=8x1 stages=3 epilogue=tma");
+    /* pingpong: consumers on alternate tiles, one warpgroup's warps release each stage */
+    run_case(200, 300, 136, "path=wgmma schedule=pingpong blocks=4 cluster=2 dtype=bf16 tile=64x128x64 warps=4x1 "
+                            "stages=3");
+}
+
 static void test_bad_specs(void **state) {
     (void)state;
     const rk_target *t = rk_target_find("sm_90a");
     const uint64_t sh3[3] = {512, 512, 512};
     const struct { const char *family, *knobs, *msg; } rows[] = {
         {"gemm", "path=mma cluster=2", "legal here cluster=0"},
-        {"gemm", "path=wgmma schedule=ws cluster=2", "runs on schedule=plain"},
+        {"gemm", "path=wgmma schedule=persistent blocks=3 cluster=2", "'blocks' must be even"},
+        {"gemm", "path=wgmma schedule=persistent blocks=132 cluster=2 pad=ab", "not offered with pad"},
         {"gemm", "path=wgmma cluster=2 vec_a=4", "both operands must arrive by TMA"},
         {"gemm", "path=wgmma cluster=2 layout=rr tile=64x64x64 warps=4x1", "tile N must be 128 or 256"},
         {"gemm", "path=wgmma cluster=2 dtype=e4m3 scale=block", "not offered with scale=block"},
@@ -98,7 +120,7 @@ int main(void) {
     fprintf(stderr, "test_gemm_cluster: seed %llu (ROCKE_SEED=%llu replays)\n", (unsigned long long)seed,
             (unsigned long long)seed);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_pairs), cmocka_unit_test(test_bad_specs), cmocka_unit_test(test_ptx),
+        cmocka_unit_test(test_pairs), cmocka_unit_test(test_pairs_ws), cmocka_unit_test(test_bad_specs), cmocka_unit_test(test_ptx),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
