@@ -258,31 +258,24 @@ def _encoder():
 
 class TensorMap:
     """A CUtensorMap slot (128 bytes, 64-byte aligned) for a rocke
-    rk_problem_tmap t, encoded as librocke's CUDA runtime encodes it (no
-    interleave, no L2 promotion, zero fill); encode(base) re-encodes only
-    when the buffer's address changed."""
+    rk_problem_tmap_nd t (any rank), encoded as librocke's CUDA runtime
+    encodes it (no interleave, no L2 promotion, zero fill); encode(base)
+    re-encodes only when the buffer's address changed."""
 
     def __init__(self, t, address):
-        self.address, self.base, self.buf = address, None, t.buf
+        self.address, self.base, self.buf, self.rank = address, None, t.buf, t.rank
         self.dtype, self.swizzle = _TMAP_TYPE.get(t.elem, 0), _SWIZZLE[t.swizzle_bytes]
-        self.dims = (ctypes.c_uint64 * 2)(t.cols, t.rows)
-        self.strides = (ctypes.c_uint64 * 1)(t.row_stride_bytes)
-        self.box = (ctypes.c_uint32 * 2)(t.box_cols, t.box_rows)
-        self.ones = (ctypes.c_uint32 * 2)(1, 1)
+        n = t.rank
+        self.dims = (ctypes.c_uint64 * n)(*t.dims[:n])
+        self.strides = (ctypes.c_uint64 * max(n - 1, 1))(*t.strides_bytes[:max(n - 1, 1)])
+        self.box = (ctypes.c_uint32 * n)(*t.box[:n])
+        self.elem_strides = (ctypes.c_uint32 * n)(*t.elem_strides[:n])
 
     def encode(self, base):
         if base != self.base:
-            _call(_encoder()(self.address, self.dtype, 2, base, self.dims, self.strides, self.box, self.ones, 0,
-                             self.swizzle, 0, 0), "cuTensorMapEncodeTiled")
+            _call(_encoder()(self.address, self.dtype, self.rank, base, self.dims, self.strides, self.box,
+                             self.elem_strides, 0, self.swizzle, 0, 0), "cuTensorMapEncodeTiled")
             self.base = base
-
-
-def tensormap_encode_2d(base, t, out):
-    """A CUtensorMap into out (128 bytes) for rk_problem_tmap t over the device address base."""
-    scratch = ctypes.create_string_buffer(128 + 64)          # the driver wants a 64-byte aligned map
-    aligned = (ctypes.addressof(scratch) + 63) // 64 * 64
-    TensorMap(t, aligned).encode(base)
-    ctypes.memmove(out, aligned, 128)
 
 
 class Args:

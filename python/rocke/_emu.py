@@ -9,9 +9,10 @@ from .compile import find_target
 _EMUS = {}
 # rk_scalar -> element bytes of a tensor map (the integer, float and fp8 / bf8 types)
 _ELEM_BYTES = {3: 1, 4: 2, 5: 4, 6: 8, 7: 2, 8: 2, 9: 4, 10: 8, 11: 1, 12: 1, 13: 1, 14: 1}
-lib.rk_emu_tensormap_encode_2d.restype = ctypes.c_int
-lib.rk_emu_tensormap_encode_2d.argtypes = [c_uint64, c_uint32, c_uint64, c_uint64, c_uint64, c_uint32, c_uint32,
-                                           c_uint32, c_void_p]
+lib.rk_emu_tensormap_encode_nd.restype = ctypes.c_int
+lib.rk_emu_tensormap_encode_nd.argtypes = [c_uint64, c_uint32, c_uint32, ctypes.POINTER(c_uint64),
+                                           ctypes.POINTER(c_uint64), ctypes.POINTER(c_uint32),
+                                           ctypes.POINTER(c_uint32), c_uint32, c_void_p]
 
 
 def emulator(target):
@@ -57,7 +58,7 @@ class EmuLauncher:
     def launch(self, buffers, scalars, maps=None):
         """buffers: one (address, bytes) per pointer parameter in order;
         scalars: {index: value}; maps: {index of a tensormap parameter: its
-        rk_problem_tmap}, encoded over the buffer's emulator address."""
+        rk_problem_tmap_nd}, encoded over the buffer's emulator address."""
         emu, regs = self.emu, []
         addr = c_uint64()
         try:
@@ -69,8 +70,8 @@ class EmuLauncher:
             for i, v in scalars.items():
                 self.slots[i].value = v
             for i, t in (maps or {}).items():
-                check(lib.rk_emu_tensormap_encode_2d(self.slots[t.buf].value, _ELEM_BYTES[t.elem], t.rows, t.cols,
-                                                     t.row_stride_bytes, t.box_rows, t.box_cols, t.swizzle_bytes,
+                check(lib.rk_emu_tensormap_encode_nd(self.slots[t.buf].value, _ELEM_BYTES[t.elem], t.rank, t.dims,
+                                                     t.strides_bytes, t.box, t.elem_strides, t.swizzle_bytes,
                                                      self.slots[i]), "emulator: tensor map " + self.names[i])
             check(lib.rk_emu_launch(emu, self.kernel._k, self.grid, self.block, 0, self.args),
                   self.what)

@@ -1,7 +1,9 @@
 """The tensor maps (NVIDIA TMA) a kernel's signature asks for, described by
 the library (rk_problem_tensormap) for the call's own shape, scalar values
 (strides, leading dimensions) and buffer extents; one place for every family
-(gemm 16-bit and fp8, attention, conv). The launcher encodes each map over its
+(gemm 16-bit and fp8, attention, conv). Every map comes as the N-D description
+(rk_problem_tensormap_nd: rank 2 for the matrix maps, rank 4 with traversal
+strides for conv's pixel boxes). The launcher encodes each map over its
 buffer's address: cuTensorMapEncodeTiled on CUDA (rocke/_cuda.py), the
 emulator's encoder on numpy (rocke/_emu.py). Layer: python bindings."""
 import ctypes
@@ -11,14 +13,16 @@ from . import _shape_api
 from ._lib import check, lib
 
 
-class RkProblemTmap(ctypes.Structure):
-    _fields_ = [("buf", c_uint32), ("elem", c_int), ("rows", c_uint64), ("cols", c_uint64),
-                ("row_stride_bytes", c_uint64), ("box_rows", c_uint32), ("box_cols", c_uint32),
+class RkProblemTmapNd(ctypes.Structure):
+    """rk_problem_tmap_nd: every array innermost first (dims[rank],
+    strides_bytes[rank - 1], box[rank], elem_strides[rank])."""
+    _fields_ = [("buf", c_uint32), ("elem", c_int), ("rank", c_uint32), ("dims", c_uint64 * 5),
+                ("strides_bytes", c_uint64 * 4), ("box", c_uint32 * 5), ("elem_strides", c_uint32 * 5),
                 ("swizzle_bytes", c_uint32)]
 
 
-lib.rk_problem_tensormap.restype = c_int
-lib.rk_problem_tensormap.argtypes = [POINTER(_shape_api.RkProblem), c_uint32, POINTER(RkProblemTmap)]
+lib.rk_problem_tensormap_nd.restype = c_int
+lib.rk_problem_tensormap_nd.argtypes = [POINTER(_shape_api.RkProblem), c_uint32, POINTER(RkProblemTmapNd)]
 
 
 def has_maps(p):
@@ -26,7 +30,7 @@ def has_maps(p):
 
 
 def tensor_maps(p, values=None, extents=None):
-    """{signature index: RkProblemTmap} of p's tensormap parameters, None when
+    """{signature index: RkProblemTmapNd} of p's tensormap parameters, None when
     it has none. values {scalar name: value} overrides the problem's own
     scalars (a view's strides: attention's maps follow them); extents
     {pointer name: elements from the first to one past the last} the
@@ -52,8 +56,8 @@ def tensor_maps(p, values=None, extents=None):
             maps = {}
             for i, (_, _, _, role, _) in enumerate(p.sig):
                 if role == "tensormap":
-                    t = RkProblemTmap()
-                    check(lib.rk_problem_tensormap(ctypes.byref(prob.p), i, ctypes.byref(t)),
+                    t = RkProblemTmapNd()
+                    check(lib.rk_problem_tensormap_nd(ctypes.byref(prob.p), i, ctypes.byref(t)),
                           "tensor map %s of %s" % (p.sig[i][0], p.inst.name))
                     maps[i] = t
         finally:

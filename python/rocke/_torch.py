@@ -119,7 +119,7 @@ class _Plan:
         self.args, self.slots, self.params = args, args.slots, args.params
         self.ptr_index = [i for i, (_, ptr, _, _, _) in enumerate(p.sig) if ptr]
         self.has_maps = any(role == "tensormap" for _, _, _, role, _ in p.sig)
-        self.maps = {}         # bytes of an rk_problem_tmap -> [(signature index, _cuda.TensorMap)]
+        self.maps = {}         # bytes of an rk_problem_tmap_nd -> [(signature index, _cuda.TensorMap)]
         self.encoded = {}      # signature index -> (TensorMap, base) now in the slot
         self.owner = None      # the _FastCall whose scalars the slots hold
         self._launch = None    # its _cuda.PackedLaunch, made once (packed())
@@ -133,7 +133,7 @@ class _Plan:
         return self._launch
 
     def tensor_maps(self, tmaps):
-        """[(index, TensorMap)] for {index: rk_problem_tmap} over this plan's slots."""
+        """[(index, TensorMap)] for {index: rk_problem_tmap_nd} over this plan's slots."""
         key = b"".join(bytes(t) for _, t in sorted(tmaps.items()))
         maps = self.maps.get(key)
         if maps is None:

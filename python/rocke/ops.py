@@ -460,11 +460,6 @@ def conv2d(x, w, *, stride=1, padding=0, dilation=1, groups=1, device=None, **kn
         raise RockeError("rocke.ops.conv2d: the output would be empty (P = %d, Q = %d)" % (P, Q))
     knobs = dict(knobs, dtype=dt, direction="fwd", stride="%dx%d" % (sh, sw), pad="x".join(map(str, pad)),
                  dilation="%dx%d" % (dh, dw), groups=groups)
-    # the package encodes 2-D tensor maps only; sm_90a's pixel-box forward (algo igemm: every filter but a
-    # plain 1x1, which reads X and W as matrices) reads X and W through 4-D ones (rk_problem_tensormap_nd),
-    # so the threads-copy kernels serve it here unless asked otherwise
-    if (R, S, sh, sw, dh, dw) != (1, 1, 1, 1, 1, 1) or any(pad):
-        knobs.setdefault("load", "copy")
     from . import _emu
     target = _emu.parse_device(device)
     p = _prepare("conv", knobs, (N, C, H, W, K, R, S), target)
