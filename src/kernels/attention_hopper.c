@@ -297,6 +297,42 @@ static void turn_open(hk *h, rk_value wg, rk_value nonempty) {
     rk_if_end(k, NULL, 0);
 }
 
+/* O (the whole accumulator) times the rows' alpha. The folded softmax
+ * skips the multiplies in a warp whose rows all kept their maximum (alpha =
+ * 1 on every lane: a ballot), as they mostly do once the first key blocks
+ * have set the maxima; each warp holds 16 rows of the m64 accumulator, so
+ * the test is the warp's. The shared softmax (exact_softmax) always
+ * multiplies. */
+static rk_value rescale_o(hk *h, rk_value o, const rk_value *alpha) {
+    rk_kernel *k = h->k;
+    const kn_attn_plan *pl = &h->hp->pl;
+    rk_value op[32];
+    if (h->s->exact_softmax) {
+        kn_attn_hopper_split(k, o, pl->on, op);
+        kn_attn_rescale(k, pl, alpha, op);
+        return kn_attn_hopper_join(k, op, pl->on);
+    }
+    rk_value f1 = rk_const_f32(k, 1.0f), moved = rk_const_bool(k, false);
+    for (uint32_t r = 0; r < pl->rows.nrows; r++) {
+        rk_value ne = rk_build_fcmp(k, "une", alpha[r], f1);
+        moved = rk_build_or(k, moved, ne);
+    }
+    rk_value votes = rk_build_wave_ballot(k, moved);
+    rk_value z64 = rk_const_i64(k, 0);
+    rk_value any = rk_build_cmp(k, "ne", votes, z64);
+    rk_type o_t = rk_value_type(k, o);
+    rk_value res;
+    rk_if_else_begin(k, any, 1, &o_t, &res);
+    {
+        kn_attn_hopper_split(k, o, pl->on, op);
+        kn_attn_rescale(k, pl, alpha, op);
+        rk_value scaled = kn_attn_hopper_join(k, op, pl->on);
+        rk_else(k, &scaled, 1);
+    }
+    rk_if_end(k, &o, 1);
+    return res;
+}
+
 /* schedule = overlap and pingpong (the consumers; FlashAttention-3's
  * intra-warpgroup pipelining): block 0's S and softmax first; then per
  * block j >= 1 issue S_j, rescale O by the previous softmax's alpha while
@@ -349,10 +385,7 @@ static void consume_overlap(hk *h, kn_attn_ctx *g, rk_value tid, rk_value wg, rk
         rk_tile_tma_ring_wait(k, &h->ring, it);
         turn_wait(h, wg);
         rk_value s_fly = scores(h, st, wg, false);
-        rk_value op[32];
-        kn_attn_hopper_split(k, cur[io], pl->on, op);
-        kn_attn_rescale(k, pl, cur + 2 * nr, op);   /* to block j - 1's row maxima, under S_j */
-        rk_value o_in = kn_attn_hopper_join(k, op, pl->on);
+        rk_value o_in = rescale_o(h, cur[io], cur + 2 * nr);   /* to block j - 1's row maxima, under S_j */
         rk_value o_fly = pv(h, sp, cur + ip, o_in, false);
         turn_pass(h, wg, false);
         rk_value sacc;
