@@ -6,7 +6,8 @@
 # rows at these sizes) and timed, then rocke / SDPA per shape. The issue's
 # bars: the mma.sync path (rows -mma) >= 0.5x SDPA, path=wgmma (the plain
 # rows: the heuristic's schedule=ws; -plain, -overlap, -pingpong: those schedules; -bn176, -bm192:
-# FlashAttention-3's tiles) >= 1.1x; the layout=bshd and layout=varlen rows against SDPA on the
+# FlashAttention-3's tiles; -xs: exact_softmax, the softmax before session 12; -fold: the folded one where
+# the heuristic keeps the exact one) >= 1.1x; the layout=bshd and layout=varlen rows against SDPA on the
 # same views / lengths.
 # Logs go to $OUT (or ./out).
 set -uo pipefail

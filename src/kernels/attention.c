@@ -80,6 +80,9 @@ static const rk_knob knobs[] = {
     KN_BOOL("whole_keys", "wk", u.attn.whole_keys, "unified: every warp keeps its own rows over whole key blocks, "
             "also in a decode's block (no key split across the warps: the variant rocke run picks for batches "
             "without decodes)"),
+    KN_BOOL("exact_softmax", "xs", u.attn.exact_softmax, "path=wgmma: the mma kernel's softmax (scores scaled, then "
+            "masked, max, exp2 with IEEE denormals) instead of the folded one (max of the raw scores, one FMA and "
+            "ex2.approx.ftz per score; a scale <= 0 takes the exact one at run time)"),
 };
 _Static_assert(RK_COUNTOF(knobs) == KN_AK__COUNT, "knob indices follow the table");
 
@@ -279,6 +282,9 @@ static rk_status validate(const rk_instance *in, const rk_target *t) {
         kn_attn_hplan h;
         return kn_attn_hopper_plan(s, t, &h);
     }
+    if (s->exact_softmax)
+        return rk_fail(RK_ERR_INVALID, "attention: knob 'exact_softmax' belongs to path=wgmma (sm_90a); the mma "
+                       "kernel's softmax is the exact one already");
     if (s->schedule != RK_ATTN_SCHED_PLAIN)
         return rk_fail(RK_ERR_INVALID, "attention: knob 'schedule' = %s belongs to path=wgmma (sm_90a); "
                        "the mma kernel has schedule=plain only", kn_attn_sched_name(s->schedule));

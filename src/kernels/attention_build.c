@@ -275,6 +275,29 @@ void kn_attn_scale_mask(kn_attn_ctx *g, rk_value j, rk_value *s, rk_value *maske
     rk_if_end(k, s, ns);
 }
 
+/* The mask alone (no scale): s[x] where visible, -inf elsewhere, behind the
+ * same block-uniform test as kn_attn_scale_mask. path=wgmma's folded
+ * softmax (attention_hopper_softmax.c) masks the raw scores and applies the
+ * scale inside its exp2 argument. */
+void kn_attn_mask_scores(kn_attn_ctx *g, rk_value j, const rk_value *s, rk_value *masked) {
+    rk_kernel *k = g->k;
+    const kn_attn_plan *pl = g->pl;
+    uint32_t ns = pl->mi * pl->sn;
+    rk_value bn = c32(k, pl->bn);
+    rk_value key0 = rk_build_mul(k, j, bn);
+    rk_value need = needs_mask(g, j);
+    rk_type vt = rk_value_type(k, s[0]);
+    rk_type types[MAXV];
+    for (uint32_t x = 0; x < ns; x++) types[x] = vt;
+    rk_if_else_begin(k, need, ns, types, masked);
+    {
+        rk_value mv[MAXV];
+        apply_mask(g, key0, s, mv);
+        rk_else(k, mv, ns);
+    }
+    rk_if_end(k, s, ns);
+}
+
 /* S = Q K^T of one stage (K at kbase) into s[i * sn + jn]: Q fragments from
  * qf (q_in_regs) or read from the Q tile at each K step for the warp whose
  * first row in the block is wrow. Prefill and the unified mode share it. */

@@ -130,13 +130,13 @@ static void fill_if(hk *h, rk_value tid, rk_value lo, rk_value fillno, rk_value 
 }
 
 /* The m64nNk16 accumulator v as n / 8 pieces of the m64n8k16 atom (4 f32 each) and back. */
-static void split(rk_kernel *k, rk_value v, uint32_t pieces, rk_value *out) {
+void kn_attn_hopper_split(rk_kernel *k, rk_value v, uint32_t pieces, rk_value *out) {
     for (uint32_t i = 0; i < pieces; i++) {
         int32_t mask[4] = {(int32_t)(4 * i), (int32_t)(4 * i + 1), (int32_t)(4 * i + 2), (int32_t)(4 * i + 3)};
         out[i] = rk_build_vshuffle(k, v, v, mask, 4);
     }
 }
-static rk_value join(rk_kernel *k, const rk_value *pieces, uint32_t n) {
+rk_value kn_attn_hopper_join(rk_kernel *k, const rk_value *pieces, uint32_t n) {
     rk_value v = pieces[0];
     for (uint32_t i = 1; i < n; i++) v = rk_build_vconcat(k, v, pieces[i]);
     return v;
@@ -248,20 +248,6 @@ static void release(hk *h, rk_value tid, rk_value f) {
     rk_if_end(k, NULL, 0);
 }
 
-/* S of key block j (fill f, its stage st) through the mask and the softmax
- * without O: m, l updated, P as A fragments into pf, the rows' rescale into alpha. */
-static void probs(hk *h, kn_attn_ctx *g, rk_value j, rk_value sacc, rk_value *m, rk_value *l, rk_value *pf,
-                  rk_value *alpha) {
-    rk_kernel *k = h->k;
-    const kn_attn_plan *pl = &h->hp->pl;
-    rk_value sp[32], masked[32], pp[32];
-    split(k, sacc, pl->sn, sp);
-    kn_attn_scale_mask(g, j, sp, masked);
-    kn_attn_softmax_rows(k, pl, masked, m, l, pp, alpha);
-    rk_value pacc = join(k, pp, pl->sn);
-    rk_tile_wgmma_acc_to_a(k, pacc, pl->bn, h->s->dtype, pf);
-}
-
 /* schedule = pingpong: consumer warpgroup c waits on named barrier
  * KN_AH_TURN_BAR0 + c before it issues its products and arrives on the next
  * warpgroup's (round robin) once they are issued, so the warpgroups issue in
@@ -311,6 +297,42 @@ static void turn_open(hk *h, rk_value wg, rk_value nonempty) {
     rk_if_end(k, NULL, 0);
 }
 
+/* O (the whole accumulator) times the rows' alpha. The folded softmax
+ * skips the multiplies in a warp whose rows all kept their maximum (alpha =
+ * 1 on every lane: a ballot), as they mostly do once the first key blocks
+ * have set the maxima; each warp holds 16 rows of the m64 accumulator, so
+ * the test is the warp's. The shared softmax (exact_softmax) always
+ * multiplies. */
+static rk_value rescale_o(hk *h, rk_value o, const rk_value *alpha) {
+    rk_kernel *k = h->k;
+    const kn_attn_plan *pl = &h->hp->pl;
+    rk_value op[32];
+    if (h->s->exact_softmax) {
+        kn_attn_hopper_split(k, o, pl->on, op);
+        kn_attn_rescale(k, pl, alpha, op);
+        return kn_attn_hopper_join(k, op, pl->on);
+    }
+    rk_value f1 = rk_const_f32(k, 1.0f), moved = rk_const_bool(k, false);
+    for (uint32_t r = 0; r < pl->rows.nrows; r++) {
+        rk_value ne = rk_build_fcmp(k, "une", alpha[r], f1);
+        moved = rk_build_or(k, moved, ne);
+    }
+    rk_value votes = rk_build_wave_ballot(k, moved);
+    rk_value z64 = rk_const_i64(k, 0);
+    rk_value any = rk_build_cmp(k, "ne", votes, z64);
+    rk_type o_t = rk_value_type(k, o);
+    rk_value res;
+    rk_if_else_begin(k, any, 1, &o_t, &res);
+    {
+        kn_attn_hopper_split(k, o, pl->on, op);
+        kn_attn_rescale(k, pl, alpha, op);
+        rk_value scaled = kn_attn_hopper_join(k, op, pl->on);
+        rk_else(k, &scaled, 1);
+    }
+    rk_if_end(k, &o, 1);
+    return res;
+}
+
 /* schedule = overlap and pingpong (the consumers; FlashAttention-3's
  * intra-warpgroup pipelining): block 0's S and softmax first; then per
  * block j >= 1 issue S_j, rescale O by the previous softmax's alpha while
@@ -350,7 +372,7 @@ static void consume_overlap(hk *h, kn_attn_ctx *g, rk_value tid, rk_value wg, rk
         rk_value sacc, alpha[RK_TILE_ACC_MAX_SLOTS];
         rk_build_wgmma_wait_group(k, 0, &s_fly, 1, &sacc);
         for (uint32_t x = 0; x < nc; x++) y[x] = init[x];
-        probs(h, g, lo, sacc, y, y + nr, y + ip, alpha);
+        kn_attn_hopper_probs(g, lo, sacc, y, y + nr, y + ip, alpha);
         rk_else(k, y, nc);
     }
     rk_if_end(k, init, nc);
@@ -363,16 +385,13 @@ static void consume_overlap(hk *h, kn_attn_ctx *g, rk_value tid, rk_value wg, rk
         rk_tile_tma_ring_wait(k, &h->ring, it);
         turn_wait(h, wg);
         rk_value s_fly = scores(h, st, wg, false);
-        rk_value op[32];
-        split(k, cur[io], pl->on, op);
-        kn_attn_rescale(k, pl, cur + 2 * nr, op);   /* to block j - 1's row maxima, under S_j */
-        rk_value o_in = join(k, op, pl->on);
+        rk_value o_in = rescale_o(h, cur[io], cur + 2 * nr);   /* to block j - 1's row maxima, under S_j */
         rk_value o_fly = pv(h, sp, cur + ip, o_in, false);
         turn_pass(h, wg, false);
         rk_value sacc;
         rk_build_wgmma_wait_group(k, 1, &s_fly, 1, &sacc);   /* S_j back; P V of block j - 1 still in flight */
         for (uint32_t x = 0; x < 2 * nr; x++) y[x] = cur[x];
-        probs(h, g, j, sacc, y, y + nr, y + ip, y + 2 * nr);
+        kn_attn_hopper_probs(g, j, sacc, y, y + nr, y + ip, y + 2 * nr);
         rk_build_wgmma_wait_group(k, 0, &o_fly, 1, &y[io]);
         release(h, tid, prev);   /* block j - 1's stage has been read by S and P V */
         rk_for_end(k, y, nc, cur);
@@ -384,9 +403,9 @@ static void consume_overlap(hk *h, kn_attn_ctx *g, rk_value tid, rk_value wg, rk
         rk_value last = rk_build_sub(k, count, one);
         rk_value st = rk_build_umod(k, last, Sv);
         rk_value op[32];
-        split(k, cur[io], pl->on, op);
+        kn_attn_hopper_split(k, cur[io], pl->on, op);
         kn_attn_rescale(k, pl, cur + 2 * nr, op);
-        rk_value o_in = join(k, op, pl->on);
+        rk_value o_in = kn_attn_hopper_join(k, op, pl->on);
         turn_wait(h, wg);
         rk_value o_fly = pv(h, st, cur + ip, o_in, false);
         turn_pass(h, wg, true);
@@ -423,15 +442,11 @@ static void consume(hk *h, kn_attn_ctx *g, rk_value tid, rk_value wg, rk_value l
     rk_value Sv = c32(k, pl->stages);
     rk_value st = rk_build_umod(k, it, Sv);
     rk_value sacc = scores(h, st, wg, true);
-    rk_value sp[32], masked[32], pp[32], op[32];
-    split(k, sacc, pl->sn, sp);
-    kn_attn_scale_mask(g, j, sp, masked);
-    split(k, cur[2 * nr], pl->on, op);
-    kn_attn_softmax_step(k, pl, masked, m, l, op, pp);
-    rk_value pacc = join(k, pp, pl->sn);
-    rk_value pf[KN_AH_PF_MAX];
-    rk_tile_wgmma_acc_to_a(k, pacc, pl->bn, h->s->dtype, pf);
-    rk_value o = join(k, op, pl->on);
+    rk_value pf[KN_AH_PF_MAX], alpha[RK_TILE_ACC_MAX_SLOTS], op[32];
+    kn_attn_hopper_probs(g, j, sacc, m, l, pf, alpha);
+    kn_attn_hopper_split(k, cur[2 * nr], pl->on, op);
+    kn_attn_rescale(k, pl, alpha, op);
+    rk_value o = kn_attn_hopper_join(k, op, pl->on);
     o = pv(h, st, pf, o, true);
     if (h->hp->ws) {
         release(h, tid, it);
@@ -504,7 +519,7 @@ void kn_attn_hopper_build(const rk_instance *in, const rk_target *t, rk_kernel *
     if (hp.overlap) consume_overlap(&h, &g, tid, wg, lo, count, res);
     else consume(&h, &g, tid, wg, lo, count, res);
     rk_value op[32];
-    split(k, res[2 * nr], pl->on, op);
+    kn_attn_hopper_split(k, res[2 * nr], pl->on, op);
     kn_attn_finish(&g, p, &ix, &blk, res, res + nr, op);
     if (hp.ws) rk_if_end(k, NULL, 0);
     rk_if_end(k, NULL, 0);   /* kn_attn_begin's branch */

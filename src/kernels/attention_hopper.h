@@ -66,5 +66,16 @@ rk_value kn_attn_hopper_qk(rk_kernel *k, const kn_attn_plan *pl, const char *dt,
 rk_value kn_attn_hopper_pv(rk_kernel *k, const kn_attn_plan *pl, const char *dt, rk_value sv, rk_value vbase,
                            const rk_value *pf, rk_value o);
 void kn_attn_hopper_build(const rk_instance *in, const rk_target *t, rk_kernel *k, const rk_value *params);
+/* The m64nNk16 accumulator v as n / 8 pieces of the m64n8k16 atom (4 f32 each), and back. */
+void kn_attn_hopper_split(rk_kernel *k, rk_value v, uint32_t pieces, rk_value *out);
+rk_value kn_attn_hopper_join(rk_kernel *k, const rk_value *pieces, uint32_t n);
+/* attention_hopper_softmax.c */
+/* Key block j's scores sacc (the m64n{bn} accumulator of g->pl) through the
+ * mask and the online softmax without O: m, l (per row group) updated, P as
+ * bn / 16 register-A fragments into pf, the rows' rescale of O into alpha.
+ * The folded softmax (a block-uniform branch on scale > 0) unless the spec's
+ * exact_softmax; either way g's mask and key tail. */
+void kn_attn_hopper_probs(kn_attn_ctx *g, rk_value j, rk_value sacc, rk_value *m, rk_value *l, rk_value *pf,
+                          rk_value *alpha);
 
 #endif

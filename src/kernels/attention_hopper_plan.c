@@ -92,6 +92,11 @@ void kn_attn_hopper_tune(rk_attention_spec *a, uint64_t locked) {
     if (!(locked >> KN_AK_STAGES & 1)) a->stages = d128 ? 3 : 2;
     if (!(locked >> KN_AK_SCHED & 1))
         a->schedule = a->head_dim <= 64 ? RK_ATTN_SCHED_PLAIN : d128 ? RK_ATTN_SCHED_PINGPONG : RK_ATTN_SCHED_WS;
+    /* the folded softmax (ptxas, CUDA 13) except where registers are tight: plain at D 64 gets 128 registers
+     * with the shared softmax (two blocks of 256 threads per SM), 133 with the folded one (its scale > 0
+     * branch) and 80 bytes of spill when held to 128; block_m 192 (three consumers at 160) spills 28 bytes */
+    if (!(locked >> KN_AK_XSOFT & 1))
+        a->exact_softmax = a->block_m == 192 || (a->schedule == RK_ATTN_SCHED_PLAIN && a->head_dim <= 64);
 }
 
 void kn_attn_hopper_signature(const rk_attention_spec *s, rk_ksig *sg) {

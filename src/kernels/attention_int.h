@@ -11,7 +11,7 @@
 enum { KN_AK_DT, KN_AK_HD, KN_AK_MASK, KN_AK_LSE, KN_AK_LAYOUT, KN_AK_BM, KN_AK_BN, KN_AK_WARPS, KN_AK_STAGES,
        KN_AK_ATOM, KN_AK_WAVE, KN_AK_MODE, KN_AK_PAGE, KN_AK_ROWS, KN_AK_SPLITS, KN_AK_KV, KN_AK_PATH, KN_AK_PFPATH,
        KN_AK_SCHED, KN_AK_SINKS, KN_AK_SOFTCAP,
-       KN_AK_ALIBI, KN_AK_WHOLE, KN_AK__COUNT };
+       KN_AK_ALIBI, KN_AK_WHOLE, KN_AK_XSOFT, KN_AK__COUNT };
 
 /* What one block does: block_m query rows of one (batch, query head), the
  * warps stacked along the rows (each wtm rows, mi atoms), the keys in
@@ -84,6 +84,8 @@ void kn_attn_kv_range(kn_attn_ctx *g, rk_value *lo, rk_value *hi);
 /* The scores s[i * sn + jn] of key block j scaled by scale * log2(e) in
  * place, then masked (-inf) where the block needs it, into masked. */
 void kn_attn_scale_mask(kn_attn_ctx *g, rk_value j, rk_value *s, rk_value *masked);
+/* The mask without the scale (path=wgmma's folded softmax). */
+void kn_attn_mask_scores(kn_attn_ctx *g, rk_value j, const rk_value *s, rk_value *masked);
 /* O = o / l and LSE from the final m, l, o (the row geometry of g->pl);
  * the caller then closes kn_attn_begin's branch (rk_if_end). */
 void kn_attn_finish(kn_attn_ctx *g, const rk_value *p, const kn_attn_sig *ix, const kn_attn_block *blk,

@@ -24,6 +24,7 @@
 
 static uint64_t seed;
 static unsigned runs;
+static double scale_given;   /* nonzero: the softmax scale run_wg passes (else the problem's 1/sqrt(D)) */
 
 /* A planted fault in one tensor map: `map` (0 none, else the signature
  * entry's name) encoded with `swizzle` bytes and `box_rows` rows instead. */
@@ -44,6 +45,7 @@ static rk_status run_wg(const uint64_t ext[6], const char *knobs, const int *win
     rk_problem p;
     uint64_t s = seed ^ (runs++ * 0x9e3779b97f4a7c15ull);
     assert_int_equal(rk_problem_init(&p, &in, &sh, s), RK_OK);
+    if (scale_given != 0) assert_int_equal(rk_problem_set_scalar(&p, "scale", scale_given), RK_OK);
     if (window) {
         assert_int_equal(rk_problem_set_scalar(&p, "window_left", window[0]), RK_OK);
         assert_int_equal(rk_problem_set_scalar(&p, "window_right", window[1]), RK_OK);
@@ -144,6 +146,29 @@ static void test_pingpong(void **state) {
     ok(d256, "dtype=f16 lse=true path=wgmma schedule=pingpong block_n=32", NULL);
 }
 
+/* The folded softmax (the default: max of the raw scores, one FMA and
+ * ex2.approx.ftz per score) at odd tails, every mask and schedule above;
+ * here the scale's sign: a negative scale flips which raw score is the row's
+ * maximum, so the block-uniform branch must take the shared softmax (the
+ * folded one would exponentiate positive arguments and overflow), and a large
+ * one sharpens P towards one-hot. exact_softmax builds the shared softmax
+ * alone. */
+static void test_softmax(void **state) {
+    (void)state;
+    const uint64_t gqa[6] = {1, 4, 2, 17, 130, 128}, many[6] = {1, 2, 2, 130, 333, 64};
+    const int finite[2] = {40, 3};
+    const double scales[] = {-0.3, 2.5};
+    for (size_t i = 0; i < sizeof scales / sizeof scales[0]; i++) {
+        scale_given = scales[i];
+        ok(gqa, "dtype=bf16 lse=true path=wgmma schedule=pingpong block_n=64", NULL);
+        ok(many, "dtype=f16 mask=causal path=wgmma schedule=plain block_n=64", NULL);
+        ok(many, "dtype=bf16 mask=window lse=true path=wgmma schedule=overlap", finite);
+    }
+    scale_given = 0;
+    ok(gqa, "dtype=bf16 lse=true path=wgmma schedule=pingpong exact_softmax=true", NULL);
+    ok(many, "dtype=f16 mask=causal path=wgmma schedule=ws block_n=32 exact_softmax=true", NULL);
+}
+
 /* A tensor map without the swizzle lands the tiles where the descriptors do
  * not look (wrong results); a K box of fewer rows brings fewer bytes than the
  * stage's expect-tx (the phase never completes: the emulator reports it). */
@@ -182,6 +207,13 @@ static void test_heuristic(void **state) {
     assert_int_equal(in.u.attn.block_m, 128);
     assert_int_equal(in.u.attn.block_n, 128);
     assert_int_equal(in.u.attn.warps, 8);
+    assert_false(in.u.attn.exact_softmax);   /* the folded softmax */
+    const uint64_t d64[6] = {8, 16, 16, 2048, 2048, 64};
+    tuned("sm_90a", d64, "dtype=bf16", &in);
+    assert_int_equal(in.u.attn.schedule, RK_ATTN_SCHED_PLAIN);
+    assert_true(in.u.attn.exact_softmax);    /* 128 registers: two blocks per SM */
+    tuned("sm_90a", d64, "dtype=bf16 exact_softmax=false", &in);
+    assert_false(in.u.attn.exact_softmax);
     /* bshd and varlen take it too (test_attention_hopper_layouts.c); sm_80 and sm_90 (no wgmma), an explicit
      * atom: the mma kernel */
     tuned("sm_90a", e, "dtype=bf16 layout=bshd", &in);
@@ -213,6 +245,7 @@ static void test_refusals(void **state) {
         {"sm_90a", "path=mma schedule=ws", "'schedule' = ws belongs to path=wgmma"},
         {"sm_90", "path=mma block_n=176", "176 keys and 12 warps are path=wgmma tiles"},
         {"sm_90a", "path=mma schedule=pingpong", "'schedule' = pingpong belongs to path=wgmma"},
+        {"sm_90a", "path=mma exact_softmax=true", "'exact_softmax' belongs to path=wgmma"},
         {"sm_90a", "path=wgmma schedule=pingpong block_m=64 warps=4", "schedule=pingpong takes turns"},
         {"sm_90a", "path=wgmma head_dim=256 block_n=176", "head_dim 256 and block_n 176"},
         {"sm_90a", "path=wgmma schedule=pingpong block_m=192 warps=12 block_n=176", "block_m 192"},
@@ -245,6 +278,7 @@ int main(void) {
         cmocka_unit_test(test_tails),
         cmocka_unit_test(test_masks),
         cmocka_unit_test(test_pingpong),
+        cmocka_unit_test(test_softmax),
         cmocka_unit_test(test_planted),
         cmocka_unit_test(test_heuristic),
         cmocka_unit_test(test_refusals),
