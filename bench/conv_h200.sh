@@ -22,7 +22,8 @@
 # 3x3 ungrouped rows with C a multiple of 8: the heuristic's forward is the pixel-box kernel (load=tma,
 # algo igemm: _ldtma_..._bpP_bqQ in the name); fwd-copy is the threads-copy wgmma kernel it replaced
 # (what measured 0.55x cuDNN at r3x3-14), and r3x3-14 / odd3x3-17x19 / r3x3s2-28 add the box kernel
-# at other knobs: fwd-bq16 (box 2 rows x 16 columns), fwd-b128x256 (tile 128x256), fwd-b64x64,
+# at other knobs: fwd-box (the heuristic's box knobs, asked for with --load tma: where the heuristic
+# takes the copy kernel for the box kernel's padding, odd3x3-17x19 since session 12), fwd-bq16 (box 2 rows x 16 columns), fwd-b128x256 (tile 128x256), fwd-b64x64,
 # fwd-bpers (schedule persistent over 132 SMs), fwd-bws (schedule ws).
 # Logs go to $OUT (or ./out).
 set -uo pipefail
@@ -55,7 +56,7 @@ if [ "$mode" = prepare ]; then
     # tiles and schedules
     [ "$T" = sm_90a ] && [ "$g" = 1 ] && [ "$r$s" != 11 ] && [ $((c % 8)) = 0 ] && variants="$variants fwd-copy"
     [ "$T" = sm_90a ] && [[ $name =~ ^(r3x3-14|odd3x3-17x19|r3x3s2-28)$ ]] &&
-      variants="$variants fwd-bq16 fwd-b128x256 fwd-b64x64 fwd-bpers fwd-bws"
+      variants="$variants fwd-box fwd-bq16 fwd-b128x256 fwd-b64x64 fwd-bpers fwd-bws"
     # 1x1 (stride 1, unpadded) with C and K multiples of 8: the heuristic's kernels read their operands
     # by TMA (load=tma, _ldtma in the name: fwd and dgrad the GEMM's kernel, wgrad the split-K one);
     # -copy: the threads-copy wgmma kernels they replaced; -plain, -ws: the GEMM's other schedules
@@ -73,6 +74,7 @@ if [ "$mode" = prepare ]; then
         *-ig) path=(--algo igemm --path mma) ;;
         *-copy) path=(--path wgmma --load copy) ;;
         fwd-t*) tl=${v#*-t}; path=(--path wgmma --load copy --tile "${tl}x64" --warps "$(( ${tl%%x*} / 16 ))x1") ;;
+        fwd-box) path=(--path wgmma --load tma) ;;
         fwd-bq16) path=(--path wgmma --load tma --box-p 2 --box-q 16) ;;
         fwd-b128x256) path=(--path wgmma --load tma --tile 128x256x64 --warps 8x1) ;;
         fwd-b64x64) path=(--path wgmma --load tma --tile 64x64x64 --warps 4x1) ;;
