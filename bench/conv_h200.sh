@@ -52,6 +52,11 @@ if [ "$mode" = prepare ]; then
     # the 14x14 forward (0.55x cuDNN at the heuristic's 128x64 wgmma tile): the other wgmma tiles
     # (docs/conv.md, "What limits the 14x14 forward")
     [ "$T" = sm_90a ] && [ "$name" = r3x3-14 ] && variants="$variants fwd-t128x128 fwd-t128x256 fwd-t64x128 fwd-t64x64"
+    # wgrad's split (session 12: the count whose busiest SM runs the fewest K tiles): the old rule's
+    # counts beside it (-skN), and at odd3x3-17x19 (M = K = 136: 0.53 of two 128-row tiles) tile M 64
+    # (wgrad-old; a locked split also changes the heuristic's tile, so the old tile is named too)
+    [ "$T" = sm_90a ] && [[ $name =~ ^(r3x3-14|r3x3-56|r3x3s2-28)$ ]] && variants="$variants wgrad-old"
+    [ "$T" = sm_90a ] && [ "$name" = odd3x3-17x19 ] && variants="$variants wgrad-t64x64 wgrad-t64x128"
     # the pixel-box forward (the heuristic's fwd here): the threads-copy kernel it replaced, other boxes,
     # tiles and schedules
     [ "$T" = sm_90a ] && [ "$g" = 1 ] && [ "$r$s" != 11 ] && [ $((c % 8)) = 0 ] && variants="$variants fwd-copy"
@@ -73,6 +78,12 @@ if [ "$mode" = prepare ]; then
         *-sg) path=(--dw-pix off --dw-cvecs off) ;;
         *-ig) path=(--algo igemm --path mma) ;;
         *-copy) path=(--path wgmma --load copy) ;;
+        wgrad-old) case $name in
+            r3x3-14) path=(--path wgmma --split-k 4 --tile 128x128x64 --warps 8x1) ;;
+            r3x3-56) path=(--path wgmma --split-k 30 --tile 64x64x64 --warps 4x1) ;;
+            *) path=(--path wgmma --split-k 8 --tile 128x64x64 --warps 8x1) ;;
+          esac ;;
+        wgrad-t*) tl=${v#*-t}; path=(--path wgmma --tile "${tl}x64" --warps "$(( ${tl%%x*} / 16 ))x1") ;;
         fwd-t*) tl=${v#*-t}; path=(--path wgmma --load copy --tile "${tl}x64" --warps "$(( ${tl%%x*} / 16 ))x1") ;;
         fwd-box) path=(--path wgmma --load tma) ;;
         fwd-bq16) path=(--path wgmma --load tma --box-p 2 --box-q 16) ;;
