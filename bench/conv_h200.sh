@@ -22,7 +22,8 @@
 # 3x3 ungrouped rows with C a multiple of 8: the heuristic's forward is the pixel-box kernel (load=tma,
 # algo igemm: _ldtma_..._bpP_bqQ in the name); fwd-copy is the threads-copy wgmma kernel it replaced
 # (what measured 0.55x cuDNN at r3x3-14), and r3x3-14 / odd3x3-17x19 / r3x3s2-28 add the box kernel
-# at other knobs: fwd-bq16 (box 2 rows x 16 columns), fwd-b128x256 (tile 128x256), fwd-b64x64,
+# at other knobs: fwd-box (the heuristic's box knobs, asked for with --load tma: where the heuristic
+# takes the copy kernel for the box kernel's padding, odd3x3-17x19 since session 12), fwd-bq16 (box 2 rows x 16 columns), fwd-b128x256 (tile 128x256), fwd-b64x64,
 # fwd-bpers (schedule persistent over 132 SMs), fwd-bws (schedule ws).
 # Logs go to $OUT (or ./out).
 set -uo pipefail
@@ -51,11 +52,16 @@ if [ "$mode" = prepare ]; then
     # the 14x14 forward (0.55x cuDNN at the heuristic's 128x64 wgmma tile): the other wgmma tiles
     # (docs/conv.md, "What limits the 14x14 forward")
     [ "$T" = sm_90a ] && [ "$name" = r3x3-14 ] && variants="$variants fwd-t128x128 fwd-t128x256 fwd-t64x128 fwd-t64x64"
+    # wgrad's split (session 12: the count whose busiest SM runs the fewest K tiles): the old rule's
+    # counts beside it (-skN), and at odd3x3-17x19 (M = K = 136: 0.53 of two 128-row tiles) tile M 64
+    # (wgrad-old; a locked split also changes the heuristic's tile, so the old tile is named too)
+    [ "$T" = sm_90a ] && [[ $name =~ ^(r3x3-14|r3x3-56|r3x3s2-28)$ ]] && variants="$variants wgrad-old"
+    [ "$T" = sm_90a ] && [ "$name" = odd3x3-17x19 ] && variants="$variants wgrad-t64x64 wgrad-t64x128"
     # the pixel-box forward (the heuristic's fwd here): the threads-copy kernel it replaced, other boxes,
     # tiles and schedules
     [ "$T" = sm_90a ] && [ "$g" = 1 ] && [ "$r$s" != 11 ] && [ $((c % 8)) = 0 ] && variants="$variants fwd-copy"
     [ "$T" = sm_90a ] && [[ $name =~ ^(r3x3-14|odd3x3-17x19|r3x3s2-28)$ ]] &&
-      variants="$variants fwd-bq16 fwd-b128x256 fwd-b64x64 fwd-bpers fwd-bws"
+      variants="$variants fwd-box fwd-bq16 fwd-b128x256 fwd-b64x64 fwd-bpers fwd-bws"
     # 1x1 (stride 1, unpadded) with C and K multiples of 8: the heuristic's kernels read their operands
     # by TMA (load=tma, _ldtma in the name: fwd and dgrad the GEMM's kernel, wgrad the split-K one);
     # -copy: the threads-copy wgmma kernels they replaced; -plain, -ws: the GEMM's other schedules
@@ -72,7 +78,14 @@ if [ "$mode" = prepare ]; then
         *-sg) path=(--dw-pix off --dw-cvecs off) ;;
         *-ig) path=(--algo igemm --path mma) ;;
         *-copy) path=(--path wgmma --load copy) ;;
+        wgrad-old) case $name in
+            r3x3-14) path=(--path wgmma --split-k 4 --tile 128x128x64 --warps 8x1) ;;
+            r3x3-56) path=(--path wgmma --split-k 30 --tile 64x64x64 --warps 4x1) ;;
+            *) path=(--path wgmma --split-k 8 --tile 128x64x64 --warps 8x1) ;;
+          esac ;;
+        wgrad-t*) tl=${v#*-t}; path=(--path wgmma --tile "${tl}x64" --warps "$(( ${tl%%x*} / 16 ))x1") ;;
         fwd-t*) tl=${v#*-t}; path=(--path wgmma --load copy --tile "${tl}x64" --warps "$(( ${tl%%x*} / 16 ))x1") ;;
+        fwd-box) path=(--path wgmma --load tma) ;;
         fwd-bq16) path=(--path wgmma --load tma --box-p 2 --box-q 16) ;;
         fwd-b128x256) path=(--path wgmma --load tma --tile 128x256x64 --warps 8x1) ;;
         fwd-b64x64) path=(--path wgmma --load tma --tile 64x64x64 --warps 4x1) ;;

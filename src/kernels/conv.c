@@ -517,6 +517,18 @@ static rk_status check_shape(const rk_instance *in, const rk_shape *sh) {
  * GEMM measured the gathered mma.sync kernel faster, and conv keeps that
  * rule until it is measured for conv), a problem the plan and the shape
  * rules take; otherwise the mma knobs tuned above stay. */
+/* The fraction of the threads-copy implicit GEMM's MACs that are the problem's (M, N and K padded to
+ * whole tiles). */
+static double copy_useful(const rk_conv_spec *c, uint64_t M, uint64_t N, uint64_t K) {
+    double f = 1;
+    const uint64_t ext[3] = {M, N, K};
+    for (int i = 0; i < 3; i++) {
+        uint64_t tl = c->g.tile[i] ? c->g.tile[i] : 1;
+        f *= (double)ext[i] / (double)((ext[i] + tl - 1) / tl * tl);
+    }
+    return f;
+}
+
 static void tune_path(rk_instance *in, const rk_target *t, const kn_conv_geo *g, uint64_t M, uint64_t N, uint64_t K,
                       uint64_t locked, bool path_free) {
     rk_conv_spec *c = &in->u.conv;
@@ -562,6 +574,12 @@ static void tune_path(rk_instance *in, const rk_target *t, const kn_conv_geo *g,
                                .box = !(locked >> CK_BOXP & 1) && !(locked >> CK_BOXQ & 1)};
         kn_conv_box_tune(c, t, g, N, &bf);
         if (load_free && (kn_conv_tma_check(in, t, "conv") || kn_conv_tma_check_shape(in, g, "conv"))) *c = copy;
+        /* H200, session 12 (bf16, box / threads-copy TFLOP/s): 334.6 / 183.9 at N32 C256 14², 128.5 / 112.5
+         * at N8 C64 56², 87.1 / 72.4 at N16 C128 28² stride 2 — no padding in either — but 21.7 / 38.4 at
+         * N7 C72 17x19 K136, where the box kernel's reduction runs C = 72 as two 64-channel blocks (0.56)
+         * and its boxes cover 0.78 of their pixels. So the box kernel only where its useful fraction of
+         * MACs is at least 7/8 of the copy kernel's (its smallest measured gain was 1.14x). */
+        if (load_free && kn_conv_box(in) && kn_conv_box_useful(c, g, N) < 0.875 * copy_useful(&copy, M, N, K)) *c = copy;
     }
     /* an explicit path=wgmma keeps its knobs even where they do not apply: validation says why */
     bool bad = kn_conv_tma(in) || kn_conv_box(in)

@@ -157,6 +157,17 @@ void kn_conv_box_tune(rk_conv_spec *c, const rk_target *t, const kn_conv_geo *g,
     }
 }
 
+/* The fraction of the box kernel's MACs that are the problem's: its reduction runs per tap over C padded to
+ * whole 64-channel blocks, its M over boxes padded to whole images, rows and columns, its N over whole tiles. */
+double kn_conv_box_useful(const rk_conv_spec *c, const kn_conv_geo *g, uint64_t N) {
+    uint32_t bn = kn_conv_box_n(c);
+    if (!bn) return 0;
+    uint64_t pix = g->n * g->out[1] * g->out[2], cpad = (g->c + KN_WG_BK - 1) / KN_WG_BK * KN_WG_BK;
+    uint64_t npad = (N + c->g.tile[1] - 1) / c->g.tile[1] * c->g.tile[1];
+    double m = (double)pix / ((double)boxes(g, bn, c->box_p, c->box_q) * c->g.tile[0]);
+    return m * ((double)g->c / (double)cpad) * ((double)N / (double)npad);
+}
+
 void kn_conv_box_signature(const rk_instance *in, rk_ksig *sg) {
     const rk_conv_spec *c = &in->u.conv;
     kn_sig_add(sg, "X_map", false, c->g.dtype, RK_KP_TENSORMAP, "X");

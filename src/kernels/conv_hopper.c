@@ -93,6 +93,17 @@ static uint32_t wgrad_split(const rk_gemm_spec *s, const rk_target *t, uint64_t 
     uint64_t split = (want + blocks - 1) / blocks;
     if (split > ktiles / 4) split = ktiles / 4;
     if (split > KN_CONV_WG_SPLIT_MAX) split = KN_CONV_WG_SPLIT_MAX;
+    /* Then no more splits than that, but the count whose busiest SM holds the fewest K tiles: blocks past
+     * a whole multiple of `want` land a second block (or wave) on a few SMs, which then run twice the K
+     * tiles (H200 session 12: N32 C256 14² took 4 splits, 144 blocks of 1 per SM, 2 waves of 25 K tiles,
+     * where 3 give one wave of 33; N16 C128 28² stride 2 took 8, 144 blocks, where 7 give 126 blocks of
+     * the same 7 K tiles). Ties keep the larger count (more blocks hide the gathers' latency). */
+    uint64_t best = split, best_load = UINT64_MAX;
+    for (uint64_t sk = split; sk >= 1; sk--) {
+        uint64_t per_sm = (blocks * sk + want - 1) / want, load = per_sm * ((ktiles + sk - 1) / sk);
+        if (load < best_load) best_load = load, best = sk;
+    }
+    split = best;
     return split < 2 ? 1 : (uint32_t)split;
 }
 

@@ -132,7 +132,7 @@ void kn_conv_tma_build(const rk_instance *in, const rk_target *t, rk_kernel *k, 
  * kn_conv_box: the instance takes it; box_n: images of the box (tile M / (box_p box_q); 0 when that
  * does not divide); check: the knob rules; check_shape: groups 1, C a multiple of 8, the strides TMA
  * traverses; fits: a problem the heuristic gives it; tune: tile, box, schedule, blocks, stages (those
- * free); signature: X_map, Wt_map after every other entry; tensormap: the maps' 4-D descriptions;
+ * free); useful: the fraction of its MACs that are the problem's (padding of C, boxes, N); signature: X_map, Wt_map after every other entry; tensormap: the maps' 4-D descriptions;
  * geometry: the grid; build: the kernel. */
 typedef struct kn_conv_box_free { bool tile, stages, schedule, blocks, epilogue, vec_a, vec_b, box; } kn_conv_box_free;
 bool kn_conv_box(const rk_instance *in);
@@ -141,6 +141,7 @@ rk_status kn_conv_box_check(const rk_instance *in, const rk_target *t, const cha
 rk_status kn_conv_box_check_shape(const rk_instance *in, const kn_conv_geo *g, const char *fam);
 bool kn_conv_box_fits(const rk_instance *in, const kn_conv_geo *g);
 void kn_conv_box_tune(rk_conv_spec *c, const rk_target *t, const kn_conv_geo *g, uint64_t N, const kn_conv_box_free *fr);
+double kn_conv_box_useful(const rk_conv_spec *c, const kn_conv_geo *g, uint64_t N);
 void kn_conv_box_signature(const rk_instance *in, rk_ksig *sg);
 bool kn_conv_box_tensormap(const rk_problem *p, const rk_kparam *kp, rk_problem_tmap_nd *out);
 void kn_conv_box_geometry(const rk_instance *in, rk_launch_geom *g, const kn_conv_geo *geo);

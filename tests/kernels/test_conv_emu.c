@@ -157,17 +157,29 @@ static void test_wgmma(void **state) {
     const uint64_t v3[9] = {2, 8, 4, 5, 6, 16, 3, 3, 2};
     run_case("conv3d", "sm_90a", v3, 9, "direction=fwd stride=2x1x2 pad=1x1x1x0x0x1 dilation=1x2x1", NULL);
     run_case("conv3d", "sm_90a", v3, 9, "direction=wgrad stride=1x2x1 pad=1x1x1x1x1x1 split_k=2", NULL);
-    /* wgrad's split at the benchmark's N8 C64 56x56 K64 3x3: two blocks per SM at least */
+    /* wgrad's split at the benchmark's 3x3 shapes: the blocks fill every SM (two per SM at tile M 64) without
+     * spilling a few into a second round, i.e. tiles x splits in (want - tiles, want] */
     {
-        const uint64_t big[7] = {8, 64, 56, 56, 64, 3, 3};
-        rk_instance in;
-        rk_shape sh;
+        const struct { uint64_t ext[7]; const char *knobs; uint32_t split; } rows[] = {
+            {{8, 64, 56, 56, 64, 3, 3}, "direction=wgrad dtype=bf16", 29},                       /* 9 tiles */
+            {{32, 256, 14, 14, 256, 3, 3}, "direction=wgrad dtype=bf16", 3},                     /* 36 tiles */
+            {{16, 128, 28, 28, 128, 3, 3}, "direction=wgrad dtype=bf16 stride=2x2", 7},          /* 18 tiles */
+            {{7, 72, 17, 19, 136, 3, 3}, "direction=wgrad dtype=bf16", 6},                       /* 22 tiles */
+        };
         const rk_target *t = rk_target_find("sm_90a");
-        make("conv", t, big, 7, "direction=wgrad dtype=bf16", &in, &sh);
-        const rk_gemm_spec *g = &in.u.conv.g;
-        uint64_t tiles = (64 + g->tile[0] - 1) / g->tile[0] * ((576 + g->tile[1] - 1) / g->tile[1]);
-        if (g->path != RK_GEMM_PATH_WGMMA || tiles * g->split_k < 2 * t->compute_units)
-            fail_msg("wgrad N8 C64 56x56: %llu tiles x %u splits", (unsigned long long)tiles, g->split_k);
+        for (size_t i = 0; i < COUNT(rows); i++) {
+            rk_instance in;
+            rk_shape sh;
+            make("conv", t, rows[i].ext, 7, rows[i].knobs, &in, &sh);
+            const rk_gemm_spec *g = &in.u.conv.g;
+            uint64_t n = rows[i].ext[1] * rows[i].ext[5] * rows[i].ext[6];
+            uint64_t tiles = (rows[i].ext[4] + g->tile[0] - 1) / g->tile[0] * ((n + g->tile[1] - 1) / g->tile[1]);
+            uint64_t want = (uint64_t)t->compute_units * (g->tile[0] == 64 ? 2 : 1);
+            if (g->path != RK_GEMM_PATH_WGMMA || g->split_k != rows[i].split || tiles * g->split_k > want ||
+                tiles * g->split_k + tiles <= want)
+                fail_msg("wgrad row %zu: %llu tiles x %u splits (want %u)", i, (unsigned long long)tiles, g->split_k,
+                         rows[i].split);
+        }
     }
     /* where wgmma does not apply, or is not asked for, the heuristic keeps mma */
     const uint64_t wide[7] = {2, 16, 7, 5, 24, 3, 3}, odd[7] = {1, 5, 7, 5, 8, 3, 3};
