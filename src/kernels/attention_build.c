@@ -260,19 +260,7 @@ void kn_attn_scale_mask(kn_attn_ctx *g, rk_value j, rk_value *s, rk_value *maske
         rk_value sc = rk_tile_bcast(k, g->scale_l2, s[x]);
         s[x] = rk_tile_mul(k, s[x], sc);
     }
-    rk_value bn = c32(k, pl->bn);
-    rk_value key0 = rk_build_mul(k, j, bn);
-    rk_value need = needs_mask(g, j);
-    rk_type vt = rk_value_type(k, s[0]);
-    rk_type types[MAXV];
-    for (uint32_t x = 0; x < ns; x++) types[x] = vt;
-    rk_if_else_begin(k, need, ns, types, masked);
-    {
-        rk_value mv[MAXV];
-        apply_mask(g, key0, s, mv);
-        rk_else(k, mv, ns);
-    }
-    rk_if_end(k, s, ns);
+    kn_attn_mask_scores(g, j, s, masked);
 }
 
 /* The mask alone (no scale): s[x] where visible, -inf elsewhere, behind the

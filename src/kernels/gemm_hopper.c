@@ -356,6 +356,10 @@ static void pair_begin(kn_hk *h, rk_value pid) {
     kn_gemm_tile_origin(k, h->pl.bm, h->pl.bn, h->s->group_m, other, h->p[3], h->p[4], &tm, &tn, &pm0, &pn0);
     h->share_b = rk_build_cmp(k, "eq", pn0, h->n0);
     rk_value tid = rk_build_thread_id(k, 0);
+    kn_gemm_hopper_pair_meet(k, tid);
+}
+
+void kn_gemm_hopper_pair_meet(rk_kernel *k, rk_value tid) {
     rk_value zero = c32(k, 0);
     rk_value t0 = rk_build_cmp(k, "eq", tid, zero);
     rk_if_begin(k, t0);

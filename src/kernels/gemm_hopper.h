@@ -131,6 +131,10 @@ void kn_gemm_hopper_begin_ex(kn_hk *h, const rk_gemm_spec *s, const rk_target *t
  * *rbase its first row in C and *twg the thread inside it, for
  * kn_gemm_hopper_epilogue (or a caller's own reduction first). */
 rk_value kn_gemm_hopper_run_plain(kn_hk *h, rk_value *rbase, rk_value *twg);
+/* cluster=2, after the ring's set-up: thread tid 0 makes the initialised barriers visible to the cluster
+ * (fence.mbarrier_init), then the pair meets at a cluster barrier, so that neither block arrives on or
+ * multicasts into barriers the other has not initialised. */
+void kn_gemm_hopper_pair_meet(rk_kernel *k, rk_value tid);
 /* m0, n0 of C tile number `tile` (i32) in grouped-M order. */
 void kn_gemm_hopper_origin(kn_hk *h, rk_value tile);
 /* One thread: arm stage fill % stages and issue the TMA boxes of K tile kt

@@ -312,12 +312,7 @@ void kn_gemm_hopper_build_ws_ex(const rk_gemm_spec *s, const rk_target *t, rk_ke
     rk_value c7 = c32(k, 7), zero = c32(k, 0);
     if (pair == 2) {   /* neither block arrives on or multicasts into barriers the other has not initialised */
         h.rank = rk_build_cluster_rank(k);
-        rk_value t0 = rk_build_cmp(k, "eq", tid, zero);
-        rk_if_begin(k, t0);
-        rk_build_fence_mbarrier_init(k);
-        rk_if_end(k, NULL, 0);
-        rk_build_cluster_arrive(k);
-        rk_build_cluster_wait(k);
+        kn_gemm_hopper_pair_meet(k, tid);
     }
     rk_value wg = rk_build_lshr(k, tid, c7);
     rk_value is_producer = rk_build_cmp(k, "eq", wg, zero);
