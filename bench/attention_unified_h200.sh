@@ -134,7 +134,8 @@ if len(parts) == 2 and one:
 # the row variants: the per-batch pick (NAME) against each locked variant (NAME-bm64, NAME-bm16)
 # (-mma: the full blocks on mma.sync instead of wgmma; -whole: the wgmma build's whole-keys kernel alone)
 for base in ("mixed-p16", "decode-p16", "decode-g8-p16", "prefill-p16"):
-    t = {n: r["ms"] for n in (base, base + "-bm64", base + "-bm16", base + "-s3", base + "-mma", base + "-whole")
+    t = {n: r["ms"] for n in (base, base + "-bm64", base + "-bm16", base + "-s3", base + "-mma", base + "-whole",
+                              base + "-ro")
          for r in by.get(n, []) if r.get("impl") == "rocke" and "ms" in r}
     if base in t and len(t) > 1:
         print(f"{base}: rows pick {t[base]:.4f} ms; " +

@@ -80,6 +80,8 @@ static const rk_knob knobs[] = {
     KN_BOOL("whole_keys", "wk", u.attn.whole_keys, "unified: every warp keeps its own rows over whole key blocks, "
             "also in a decode's block (no key split across the warps: the variant rocke run picks for batches "
             "without decodes)"),
+    KN_BOOL("reverse_order", "ro", u.attn.reverse_order, "unified: the grid takes the query blocks last to first, "
+            "all KV heads of one before the next (a batch listed prefills first starts its decodes at once)"),
 };
 _Static_assert(RK_COUNTOF(knobs) == KN_AK__COUNT, "knob indices follow the table");
 
@@ -271,8 +273,9 @@ static rk_status validate(const rk_instance *in, const rk_target *t) {
                        "64, 128, 256, block_n 16, 32, 64, 128 and warps 1, 2, 4, 8", s->block_m, s->block_n, s->warps);
     if (s->mode == RK_ATTN_DECODE) return kn_attn_decode_validate(s, t);
     if (s->mode == RK_ATTN_UNIFIED) return kn_attn_unified_validate(s, t);
-    if (s->sinks || s->softcap || s->alibi || s->whole_keys)
-        return rk_fail(RK_ERR_INVALID, "attention: sinks, softcap, alibi and whole_keys are unified only (--mode unified)");
+    if (s->sinks || s->softcap || s->alibi || s->whole_keys || s->reverse_order)
+        return rk_fail(RK_ERR_INVALID, "attention: sinks, softcap, alibi, whole_keys and reverse_order are unified "
+                       "only (--mode unified)");
     if (s->kv_dtype != RK_ATTN_KV_SAME)
         return rk_fail(RK_ERR_INVALID, "attention: kv_dtype = fp8 is decode only (--mode decode)");
     if (kn_attn_hopper(s)) {
