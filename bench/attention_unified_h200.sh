@@ -76,6 +76,23 @@ grep -v '^#' "$SHAPES" | while read -r name Hq Hkv Dh page batch knobs; do
     --lengths "$(cat "$OUT/$name.lengths")" --verify --device cuda --warmup 20 --iters 100 \
     >> "$OUT/rocke_unified.txt" 2>&1 || echo "FAILED $name" >> "$OUT/rocke_unified.txt"
 done
+# The split count forced (--arg num_splits=N, N in UNIFIED_SPLITS, default "2 4 8") on the rows of
+# UNIFIED_SPLITS_ROWS (a regex, default ^mixed-p16$), logged as NAME@sN: the mixed batch's 2016 (query
+# block, KV head) pairs fill the 132 SMs, so the choice stays 2-D (1 split) and each 16k-key decode is one
+# block; the grid runs x (sequences: prefills, then decodes) fastest and KV heads slowest, so the last
+# head's long decodes start late. If the forced splits beat 1 split here, that tail is the cost.
+if [ -n "${UNIFIED_SPLITS-2 4 8}" ]; then
+  grep -v '^#' "$SHAPES" | while read -r name Hq Hkv Dh page batch knobs; do
+    [ -n "$name" ] || continue
+    [[ "$name" =~ ${UNIFIED_SPLITS_ROWS:-^mixed-p16$} ]] || continue
+    for n in ${UNIFIED_SPLITS-2 4 8}; do
+      echo "== $name@s$n" >> "$OUT/rocke_unified.txt"
+      "$D/bin/rocke" run "$KDIR/$name/manifest.json" --shape "$Hq,$Hkv,$Dh" --page-size "$page" \
+        --lengths "$(cat "$OUT/$name.lengths")" --arg num_splits="$n" --verify --device cuda --warmup 20 \
+        --iters 100 >> "$OUT/rocke_unified.txt" 2>&1 || echo "FAILED $name@s$n" >> "$OUT/rocke_unified.txt"
+    done
+  done
+fi
 # the mixed batch's parts with the earlier kernels: 4 x 512 causal over 4096 keys (prefill, varlen,
 # contiguous) and the 124 decodes (paged, page 16): their times added give the back-to-back baseline
 echo "== parts (prefill + decode kernels)"
@@ -117,7 +134,8 @@ if len(parts) == 2 and one:
 # the row variants: the per-batch pick (NAME) against each locked variant (NAME-bm64, NAME-bm16)
 # (-mma: the full blocks on mma.sync instead of wgmma; -whole: the wgmma build's whole-keys kernel alone)
 for base in ("mixed-p16", "decode-p16", "decode-g8-p16", "prefill-p16"):
-    t = {n: r["ms"] for n in (base, base + "-bm64", base + "-bm16", base + "-s3", base + "-mma", base + "-whole")
+    t = {n: r["ms"] for n in (base, base + "-bm64", base + "-bm16", base + "-s3", base + "-mma", base + "-whole",
+                              base + "-ro")
          for r in by.get(n, []) if r.get("impl") == "rocke" and "ms" in r}
     if base in t and len(t) > 1:
         print(f"{base}: rows pick {t[base]:.4f} ms; " +
@@ -128,6 +146,13 @@ for base in ("mixed-p16", "decode-p16", "prefill-p16"):
     mm = [r["ms"] for r in by.get(base + "-mma", []) if r.get("impl") == "rocke" and "ms" in r]
     if wg and mm:
         print(f"{base}: full blocks on wgmma {wg[0]:.4f} ms vs mma.sync {mm[0]:.4f} ms ({mm[0] / wg[0]:.2f}x)")
+# the forced split counts (NAME@sN) against the chosen one
+for base in sorted({r["name"].split("@")[0] for r in rows if "@s" in r["name"]}):
+    t = {n: r["ms"] for n in [base] + sorted(k for k in by if k.startswith(base + "@s"))
+         for r in by.get(n, []) if r.get("impl") == "rocke" and "ms" in r}
+    if base in t and len(t) > 1:
+        print(f"{base}: chosen splits {t[base]:.4f} ms; " +
+              ", ".join(f"num_splits={n.split('@s')[1]} {ms:.4f} ms" for n, ms in t.items() if n != base))
 flex = [r["ms"] for r in by.get("mixed-p16", []) if r.get("impl", "").startswith("flex") and "ms" in r]
 if flex and one:
     print(f"mixed-p16: FlexAttention paged / rocke = {flex[0] / one[0]:.2f}x (the issue asks >= 2x)")

@@ -301,6 +301,7 @@ typedef struct rk_attention_spec {
     bool alibi;                    /* + slope[h] * (j - i) per (query head, key j, query position i) */
     bool whole_keys;               /* no key split: a decode's block leaves warps 1.. idle (the prefill variant) */
     bool exact_softmax;            /* path = wgmma: the shared softmax (scale, mask, exp2) instead of the folded one */
+    bool reverse_order;            /* blocks run last query block first, KV heads innermost */
 } rk_attention_spec;
 typedef enum rk_attn_mode { RK_ATTN_PREFILL = 0, RK_ATTN_DECODE, RK_ATTN_UNIFIED, RK_ATTN_MODE__COUNT } rk_attn_mode;
 /* Decode caches: dtype's, or e4m3 with a per-KV-head f32 scale each for K and

@@ -83,6 +83,8 @@ static const rk_knob knobs[] = {
     KN_BOOL("exact_softmax", "xs", u.attn.exact_softmax, "path=wgmma: the mma kernel's softmax (scores scaled, then "
             "masked, max, exp2 with IEEE denormals) instead of the folded one (max of the raw scores, one FMA and "
             "ex2.approx.ftz per score; a scale <= 0 takes the exact one at run time)"),
+    KN_BOOL("reverse_order", "ro", u.attn.reverse_order, "unified: the grid takes the query blocks last to first, "
+            "all KV heads of one before the next (a batch listed prefills first starts its decodes at once)"),
 };
 _Static_assert(RK_COUNTOF(knobs) == KN_AK__COUNT, "knob indices follow the table");
 
@@ -274,8 +276,9 @@ static rk_status validate(const rk_instance *in, const rk_target *t) {
                        "64, 128, 256, block_n 16, 32, 64, 128 and warps 1, 2, 4, 8", s->block_m, s->block_n, s->warps);
     if (s->mode == RK_ATTN_DECODE) return kn_attn_decode_validate(s, t);
     if (s->mode == RK_ATTN_UNIFIED) return kn_attn_unified_validate(s, t);
-    if (s->sinks || s->softcap || s->alibi || s->whole_keys)
-        return rk_fail(RK_ERR_INVALID, "attention: sinks, softcap, alibi and whole_keys are unified only (--mode unified)");
+    if (s->sinks || s->softcap || s->alibi || s->whole_keys || s->reverse_order)
+        return rk_fail(RK_ERR_INVALID, "attention: sinks, softcap, alibi, whole_keys and reverse_order are unified "
+                       "only (--mode unified)");
     if (s->kv_dtype != RK_ATTN_KV_SAME)
         return rk_fail(RK_ERR_INVALID, "attention: kv_dtype = fp8 is decode only (--mode decode)");
     if (kn_attn_hopper(s)) {

@@ -11,7 +11,7 @@
 enum { KN_AK_DT, KN_AK_HD, KN_AK_MASK, KN_AK_LSE, KN_AK_LAYOUT, KN_AK_BM, KN_AK_BN, KN_AK_WARPS, KN_AK_STAGES,
        KN_AK_ATOM, KN_AK_WAVE, KN_AK_MODE, KN_AK_PAGE, KN_AK_ROWS, KN_AK_SPLITS, KN_AK_KV, KN_AK_PATH, KN_AK_PFPATH,
        KN_AK_SCHED, KN_AK_SINKS, KN_AK_SOFTCAP,
-       KN_AK_ALIBI, KN_AK_WHOLE, KN_AK_XSOFT, KN_AK__COUNT };
+       KN_AK_ALIBI, KN_AK_WHOLE, KN_AK_XSOFT, KN_AK_ORDER, KN_AK__COUNT };
 
 /* What one block does: block_m query rows of one (batch, query head), the
  * warps stacked along the rows (each wtm rows, mi atoms), the keys in

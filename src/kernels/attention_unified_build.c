@@ -1008,6 +1008,18 @@ void kn_attn_unified_build(const rk_instance *in, const rk_target *t, rk_kernel 
     g.c0 = zero, g.c1 = one;
     rk_value x = rk_build_block_id(k, 0);
     g.hk = rk_build_block_id(k, 1);
+    if (s->reverse_order) {
+        /* linear id L = y X + x taken as (query block X - 1 - L / Hkv, KV head L % Hkv): the heads of one
+         * query block run together and the batch's last blocks (a prefill-first batch's decodes) first */
+        rk_value X = rk_build_grid_dim(k, 0), Y = rk_build_grid_dim(k, 1);
+        rk_value row = rk_build_mul(k, g.hk, X);
+        rk_value L = rk_build_add(k, row, x);
+        rk_value qb = rk_build_udiv(k, L, Y);
+        rk_value back = rk_build_mul(k, qb, Y);
+        g.hk = rk_build_sub(k, L, back);
+        rk_value last = rk_build_sub(k, X, one);
+        x = rk_build_sub(k, last, qb);
+    }
     g.split = rk_build_block_id(k, 2);
     g.nsplit = s->kv_splits > 1 ? p[ix.nsplit] : one;
     g.G = rk_build_udiv(k, p[ix.Hq], p[ix.Hkv]);

@@ -138,6 +138,18 @@ static void test_mixed_paths(void **state) {
     run_case("sm_90a", 4, 1, 64, &b, "page_size=16 kv_splits=4", "num_splits=1");
 }
 
+/* reverse_order: the grid's blocks remapped (query blocks last to first, KV heads innermost) give the
+ * same rows; prefills listed before decodes, sequences shorter than a page, 2-D and split paths. */
+static void test_reverse_order(void **state) {
+    (void)state;
+    const batch b = {6, {70, 33, 1, 1, 2, 5}, {300, 40, 1000, 7, 2, 9}};
+    run_case("sm_90a", 4, 1, 64, &b, "page_size=16 kv_splits=1 reverse_order=true", "");
+    run_case("sm_90a", 8, 2, 64, &b, "page_size=32 kv_splits=4 reverse_order=true", "num_splits=3");
+    run_case("gfx942", 8, 2, 64, &b, "page_size=16 kv_splits=4 reverse_order=true", "num_splits=4");
+    run_case("sm_90a", 4, 1, 64, &b, "page_size=16 kv_splits=2 block_m=16 warps=1 reverse_order=true",
+             "num_splits=2");
+}
+
 /* Each option alone, then all together, on the 2-D and the split path. */
 static void test_options(void **state) {
     (void)state;
@@ -485,6 +497,7 @@ int main(void) {
         cmocka_unit_test(test_fp8),         cmocka_unit_test(test_heuristic), cmocka_unit_test(test_bad_batch),
         cmocka_unit_test(test_bad_spec),    cmocka_unit_test(test_rows),      cmocka_unit_test(test_rows_pick),
         cmocka_unit_test(test_launch),      cmocka_unit_test(test_wgmma_body),
+        cmocka_unit_test(test_reverse_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
