@@ -8,7 +8,8 @@
  * inside an scf.for extends to the end of the outermost loop around it (the
  * data may be read again next iteration); an allocation whose address escapes
  * (tile.smem_addr_of) or that is marked `exclusive` lives to the end of the
- * kernel and is never shared. Unused allocations take no space. Placement is
+ * kernel and is never shared. Other threads may lag behind, so a lifetime
+ * runs on to the next block barrier (tile.sync, tile.sync_lds_only). Unused allocations take no space. Placement is
  * first fit in order of definition: the lowest aligned offset that overlaps
  * no allocation alive at the same time. Every allocation is 16-byte aligned
  * so vector accesses of up to 16 bytes keep their natural alignment; an
@@ -39,6 +40,8 @@ typedef struct pool {
     uint32_t idx;             /* pre-order counter */
     uint32_t *loop_users;     /* allocations used inside the current outermost loop */
     uint32_t nusers, users_cap;
+    uint32_t *bars;           /* pre-order numbers of block barriers, ascending */
+    uint32_t nbars, bars_cap;
 } pool;
 
 static void use(pool *p, rk_value v, uint32_t at, bool in_loop, bool escapes) {
@@ -60,6 +63,12 @@ static void walk(pool *p, const rk_region *r, bool in_loop) {
     for (uint32_t i = 0; i < r->nops && lw_ok(p->cx); i++) {
         const rk_op *op = r->ops[i];
         uint32_t at = p->idx++;
+        if (op->code == RK_OP_SYNC || op->code == RK_OP_SYNC_LDS_ONLY) {
+            uint32_t *b = rk_arena_grow(&p->cx->arena, p->bars, sizeof *b, &p->bars_cap, p->nbars + 1);
+            if (!b) { lw_error(p->cx, op, RK_ERR_NOMEM, "out of memory laying out LDS"); return; }
+            p->bars = b;
+            p->bars[p->nbars++] = at;
+        }
         if (op->code == RK_OP_SMEM_ALLOC) {
             alloc *as = rk_arena_grow(&p->cx->arena, p->a, sizeof *as, &p->cap, p->n + 1);
             if (!as) { lw_error(p->cx, op, RK_ERR_NOMEM, "out of memory laying out LDS"); return; }
@@ -112,6 +121,15 @@ bool lw_pool_layout(lw_ctx *cx) {
     if (!p.of || !cx->smem_off) return lw_error(cx, NULL, RK_ERR_NOMEM, "out of memory laying out LDS");
     walk(&p, rk_kernel_body(cx->k), false);
     if (!lw_ok(cx)) return false;
+    /* Program order is one thread's: another thread may still be at the
+     * last use when this one reaches the next allocation's first. Bytes are
+     * shared only across a block barrier, so a lifetime runs on to the
+     * first barrier at or after its last use (the end if none). */
+    for (uint32_t i = 0; i < p.n; i++) {
+        uint32_t b = 0;
+        while (b < p.nbars && p.bars[b] < p.a[i].end) b++;
+        p.a[i].end = b < p.nbars ? p.bars[b] : p.idx;
+    }
     uint64_t top = 0;
     cx->pool_align = POOL_ALIGN;
     for (uint32_t i = 0; i < p.n; i++) {

@@ -363,6 +363,7 @@ static void test_lds_pool(void **state) {
     rk_value f = rk_const_f32(k, 1.0f);
     rk_value a = rk_build_smem_alloc(k, RK_T_F32, d1, 1);   /* 400 bytes, dies early */
     store_to(k, a, f);
+    rk_build_sync_lds_only(k);   /* every thread is past a's last use */
     rk_value b = rk_build_smem_alloc(k, RK_T_F32, d2, 1);   /* 1024 bytes: reuses a's bytes */
     store_to(k, b, f);
     rk_value c = rk_build_smem_alloc(k, RK_T_F32, d3, 1);   /* alive with b: after it */
@@ -376,6 +377,22 @@ static void test_lds_pool(void **state) {
     expect_has(ll, "[100 x float], ptr addrspace(3) @smem_pool.pool, i32 0, i32 0");
     expect_has(ll, "[256 x float], ptr addrspace(3) @smem_pool.pool, i32 0, i32 0");
     expect_has(ll, "[8 x float], ptr addrspace(3) getelementptr inbounds (i8, ptr addrspace(3) @smem_pool.pool, i32 1024)");
+    rk_string_free(ll);
+    rk_kernel_free(k);
+
+    /* without a barrier another thread may still use a's bytes when this
+     * one writes b: no sharing (the race of a span reused for a
+     * reduction's slots, rmsnorm stage=auto at N=1001 on sm_90a) */
+    k = rk_kernel_new("pool_nobar");
+    f = rk_const_f32(k, 1.0f);
+    a = rk_build_smem_alloc(k, RK_T_F32, d1, 1);
+    store_to(k, a, f);
+    b = rk_build_smem_alloc(k, RK_T_F32, d2, 1);
+    store_to(k, b, f);
+    assert_int_equal(rk_kernel_finish(k), RK_OK);
+    ll = lower_ok(k, "gfx942", RK_LLVM22);
+    expect_has(ll, "[1424 x i8]");
+    expect_has(ll, "[256 x float], ptr addrspace(3) getelementptr inbounds (i8, ptr addrspace(3) @smem_pool.pool_nobar, i32 400)");
     rk_string_free(ll);
     rk_kernel_free(k);
 
