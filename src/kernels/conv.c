@@ -512,11 +512,6 @@ static rk_status check_shape(const rk_instance *in, const rk_shape *sh) {
 }
 
 /* ---- heuristic ------------------------------------------------------------------------------ */
-/* wgmma where it applies (sm_90a, every direction of the implicit GEMM) unless the path is
- * named: X gathered in vectors of 4 bytes or more (for 2-byte reads the
- * GEMM measured the gathered mma.sync kernel faster, and conv keeps that
- * rule until it is measured for conv), a problem the plan and the shape
- * rules take; otherwise the mma knobs tuned above stay. */
 /* The fraction of the threads-copy implicit GEMM's MACs that are the problem's (M, N and K padded to
  * whole tiles). */
 static double copy_useful(const rk_conv_spec *c, uint64_t M, uint64_t N, uint64_t K) {
@@ -529,6 +524,11 @@ static double copy_useful(const rk_conv_spec *c, uint64_t M, uint64_t N, uint64_
     return f;
 }
 
+/* wgmma where it applies (sm_90a, every direction of the implicit GEMM) unless the path is
+ * named: X gathered in vectors of 4 bytes or more (for 2-byte reads the
+ * GEMM measured the gathered mma.sync kernel faster, and conv keeps that
+ * rule until it is measured for conv), a problem the plan and the shape
+ * rules take; otherwise the mma knobs tuned above stay. */
 static void tune_path(rk_instance *in, const rk_target *t, const kn_conv_geo *g, uint64_t M, uint64_t N, uint64_t K,
                       uint64_t locked, bool path_free) {
     rk_conv_spec *c = &in->u.conv;

@@ -9,9 +9,10 @@
  * data may be read again next iteration); an allocation whose address escapes
  * (tile.smem_addr_of) or that is marked `exclusive` lives to the end of the
  * kernel and is never shared. Other threads may lag behind, so a lifetime
- * runs on to the next block barrier (tile.sync, tile.sync_lds_only). Unused allocations take no space. Placement is
- * first fit in order of definition: the lowest aligned offset that overlaps
- * no allocation alive at the same time. Every allocation is 16-byte aligned
+ * runs on to the next block barrier (tile.sync, tile.sync_lds_only).
+ * Unused allocations take no space. Placement is first fit in order of
+ * definition: the lowest aligned offset that overlaps no allocation alive
+ * at the same time. Every allocation is 16-byte aligned
  * so vector accesses of up to 16 bytes keep their natural alignment; an
  * `align` attribute asks for more (TMA destinations and swizzled wgmma
  * operands need 128 or 1024). A vendor may declare a pool above its static
