@@ -56,7 +56,7 @@ if [ "$mode" = prepare ]; then
     # counts beside it (-skN), and at odd3x3-17x19 (M = K = 136: 0.53 of two 128-row tiles) tile M 64
     # (wgrad-old; a locked split also changes the heuristic's tile, so the old tile is named too)
     [ "$T" = sm_90a ] && [[ $name =~ ^(r3x3-14|r3x3-56|r3x3s2-28)$ ]] && variants="$variants wgrad-old"
-    [ "$T" = sm_90a ] && [ "$name" = odd3x3-17x19 ] && variants="$variants wgrad-t64x64 wgrad-t64x128"
+    [ "$T" = sm_90a ] && [[ $name =~ ^odd3x3 ]] && variants="$variants wgrad-t64x64 wgrad-t64x128"
     # the pixel-box forward (the heuristic's fwd here): the threads-copy kernel it replaced, other boxes,
     # tiles and schedules
     [ "$T" = sm_90a ] && [ "$g" = 1 ] && [ "$r$s" != 11 ] && [ $((c % 8)) = 0 ] && variants="$variants fwd-copy"

@@ -581,6 +581,18 @@ static void tune_path(rk_instance *in, const rk_target *t, const kn_conv_geo *g,
          * MACs is at least 7/8 of the copy kernel's (its smallest measured gain was 1.14x). */
         if (load_free && kn_conv_box(in) && kn_conv_box_useful(c, g, N) < 0.875 * copy_useful(&copy, M, N, K)) *c = copy;
     }
+    /* wgrad's copying wgmma kernel against the mma one, H200 bf16 TFLOP/s (wgmma / mma, wgmma's tile N),
+     * sessions 13-14. C/groups a multiple of tile N: 53.8 / 28.1 at N8 C64 56² (64), 162.1 / 99.2 at
+     * N32 C256 14² (128), 38.8 / 28.1 at N16 C128 28² stride 2 (64), 149.4 / 135.1 at N16 C384 14² K256
+     * (128). Not: 10.9 / 15.7 at N7 C72 17x19 K136 (64), 1.0 / 1.9 at N5 C48 13x11 K40 (64), 17.2 / 33.8
+     * at N4 C96 31² K200 (128), 69.7 / 100.4 at N8 C192 28² K256 (128), 32.0 / 53.0 at N8 C320 15² K136
+     * (128). So wgmma only where every B tile's columns are one filter tap's channels, and not where
+     * its 64- or 128-row tiles keep under 3/4 of the useful MACs of mma's smaller ones (a small M). */
+    if (path_free && c->direction == RK_CONV_WGRAD && !kn_conv_tma(in) && !kn_conv_box(in) &&
+        (g->cg % c->g.tile[1] || copy_useful(c, M, N, K) < 0.75 * copy_useful(&before, M, N, K))) {
+        *c = before;
+        return;
+    }
     /* an explicit path=wgmma keeps its knobs even where they do not apply: validation says why */
     bool bad = kn_conv_tma(in) || kn_conv_box(in)
                    ? kn_conv_tma_check(in, t, "conv") || kn_conv_tma_check_shape(in, g, "conv")

@@ -129,16 +129,16 @@ static void test_wgmma(void **state) {
         {{1, 16, 9, 7, 36, 3, 3}, "groups=2 stride=2x2"},                    /* K/g = 18 */
         {{3, 24, 7, 6, 40, 1, 1}, "pad=0x0x0x0 fuse=bias"},                   /* gemm1x1 */
         /* wgrad: dY^T copied, im2col(X) gathered in 64-column boxes, split over N*P*Q */
-        {{2, 16, 9, 7, 64, 3, 3}, "direction=wgrad split_k=3"},               /* whole and edge tiles */
-        {{2, 16, 17, 19, 24, 3, 3}, "direction=wgrad split_k=5 stride=2x2 pad=1x2x0x1 dilation=2x2"},
-        {{3, 6, 13, 11, 40, 3, 2}, "direction=wgrad out_dtype=f32 tile=128x128x64 warps=8x1 split_k=2"},
-        {{2, 16, 9, 11, 36, 3, 3}, "direction=wgrad groups=2 dtype=bf16 out_dtype=bf16"},   /* one split */
+        {{2, 16, 9, 7, 64, 3, 3}, "direction=wgrad path=wgmma split_k=3"},               /* whole and edge tiles */
+        {{2, 16, 17, 19, 24, 3, 3}, "direction=wgrad path=wgmma split_k=5 stride=2x2 pad=1x2x0x1 dilation=2x2"},
+        {{3, 6, 13, 11, 40, 3, 2}, "direction=wgrad path=wgmma out_dtype=f32 tile=128x128x64 warps=8x1 split_k=2"},
+        {{2, 16, 9, 11, 36, 3, 3}, "direction=wgrad path=wgmma groups=2 dtype=bf16 out_dtype=bf16"},   /* one split */
         {{2, 5, 9, 9, 10, 3, 3}, "direction=wgrad path=wgmma vec_a=2 vec_b=1 split_k=4"},
-        {{4, 24, 8, 8, 40, 1, 1}, "direction=wgrad pad=0x0x0x0 split_k=6"},   /* gemm1x1 */
+        {{4, 24, 8, 8, 40, 1, 1}, "direction=wgrad path=wgmma pad=0x0x0x0 split_k=6"},   /* gemm1x1 */
         /* more than 16 splits, odd (the pair loop's tail) and not dividing the 18 K tiles; then more
          * splits than K tiles (empty splits add zeros) at stride 2, dilation 2 */
-        {{1, 8, 37, 31, 64, 3, 3}, "direction=wgrad split_k=17 pad=1x1x1x1"},
-        {{2, 8, 29, 27, 64, 3, 3}, "direction=wgrad split_k=22 stride=2x2 pad=1x1x1x1 dilation=2x1"},
+        {{1, 8, 37, 31, 64, 3, 3}, "direction=wgrad path=wgmma split_k=17 pad=1x1x1x1"},
+        {{2, 8, 29, 27, 64, 3, 3}, "direction=wgrad path=wgmma split_k=22 stride=2x2 pad=1x1x1x1 dilation=2x1"},
         /* dgrad: the transposed im2col of dY as A, W's (tap, k) rows in 64-column boxes */
         {{2, 64, 9, 11, 24, 3, 3}, "direction=dgrad path=wgmma stride=2x2 pad=1x2x0x1 dilation=2x2"},
         {{3, 40, 13, 11, 8, 3, 2}, "direction=dgrad path=wgmma stride=3x2 out_dtype=f32"},
@@ -164,7 +164,6 @@ static void test_wgmma(void **state) {
             {{8, 64, 56, 56, 64, 3, 3}, "direction=wgrad dtype=bf16", 29},                       /* 9 tiles */
             {{32, 256, 14, 14, 256, 3, 3}, "direction=wgrad dtype=bf16", 3},                     /* 36 tiles */
             {{16, 128, 28, 28, 128, 3, 3}, "direction=wgrad dtype=bf16 stride=2x2", 7},          /* 18 tiles */
-            {{7, 72, 17, 19, 136, 3, 3}, "direction=wgrad dtype=bf16", 6},                       /* 22 tiles */
         };
         const rk_target *t = rk_target_find("sm_90a");
         for (size_t i = 0; i < COUNT(rows); i++) {
@@ -181,10 +180,28 @@ static void test_wgmma(void **state) {
                          rows[i].split);
         }
     }
+    /* wgrad's path: wgmma only where C/groups is a multiple of its tile N (and its rows waste little);
+     * the H200's measured pairs (conv.c, tune_path). path=wgmma still gives wgmma. */
+    {
+        const struct { uint64_t ext[7]; int path; } picks[] = {
+            {{7, 72, 17, 19, 136, 3, 3}, RK_GEMM_PATH_MMA},  {{4, 96, 31, 31, 200, 3, 3}, RK_GEMM_PATH_MMA},
+            {{8, 192, 28, 28, 256, 3, 3}, RK_GEMM_PATH_MMA}, {{16, 384, 14, 14, 256, 3, 3}, RK_GEMM_PATH_WGMMA},
+            {{5, 48, 13, 11, 40, 3, 3}, RK_GEMM_PATH_MMA},   {{8, 64, 56, 56, 64, 3, 3}, RK_GEMM_PATH_WGMMA},
+        };
+        for (size_t i = 0; i < COUNT(picks); i++) {
+            rk_instance in;
+            rk_shape sh;
+            make("conv", rk_target_find("sm_90a"), picks[i].ext, 7, "direction=wgrad dtype=bf16", &in, &sh);
+            if (in.u.conv.g.path != picks[i].path) fail_msg("wgrad pick %zu: path %d", i, (int)in.u.conv.g.path);
+            make("conv", rk_target_find("sm_90a"), picks[i].ext, 7, "direction=wgrad dtype=bf16 path=wgmma", &in, &sh);
+            assert_int_equal(in.u.conv.g.path, RK_GEMM_PATH_WGMMA);
+        }
+    }
     /* where wgmma does not apply, or is not asked for, the heuristic keeps mma */
     const uint64_t wide[7] = {2, 16, 7, 5, 24, 3, 3}, odd[7] = {1, 5, 7, 5, 8, 3, 3};
+    const uint64_t full[7] = {2, 64, 7, 5, 64, 3, 3};   /* wgrad M = 64, N = 576: whole wgmma tiles */
     const struct { const char *target, *knobs; const uint64_t *ext; int path; } keep[] = {
-        {"sm_90a", "direction=wgrad", wide, RK_GEMM_PATH_WGMMA}, {"sm_90a", "direction=dgrad", wide, RK_GEMM_PATH_WGMMA},
+        {"sm_90a", "direction=wgrad", full, RK_GEMM_PATH_WGMMA}, {"sm_90a", "direction=wgrad", wide, RK_GEMM_PATH_MMA}, {"sm_90a", "direction=dgrad", wide, RK_GEMM_PATH_WGMMA},
         {"sm_80", "", wide, RK_GEMM_PATH_MMA},                 {"sm_90a", "path=mma", wide, RK_GEMM_PATH_MMA},
         {"sm_90a", "", odd, RK_GEMM_PATH_MMA},                 {"sm_90a", "path=auto", wide, RK_GEMM_PATH_WGMMA},
     };

@@ -113,7 +113,7 @@ static void test_tma_kernels(void **state) {
     /* the same problems on the copying kernels (load=copy) stay right */
     run_case(cases[0].ext, "load=copy", "_pwgmma");
     run_case(cases[9].ext, "direction=dgrad load=copy", "_pwgmma");
-    run_case(cases[14].ext, "direction=wgrad split_k=3 load=copy", "_pwgmma");
+    run_case(cases[14].ext, "direction=wgrad path=wgmma split_k=3 load=copy", "_pwgmma");
 }
 
 /* The heuristic: load=tma for ungrouped 1x1 fwd / dgrad on sm_90a whose C and
