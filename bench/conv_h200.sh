@@ -57,6 +57,8 @@ if [ "$mode" = prepare ]; then
     # (wgrad-old; a locked split also changes the heuristic's tile, so the old tile is named too)
     [ "$T" = sm_90a ] && [[ $name =~ ^(r3x3-14|r3x3-56|r3x3s2-28)$ ]] && variants="$variants wgrad-old"
     [ "$T" = sm_90a ] && [[ $name =~ ^odd3x3 ]] && variants="$variants wgrad-t64x64 wgrad-t64x128"
+    # C/groups a multiple of 64 but not of 128: wgmma at tile N 64 (its tile N 128 loses to mma there)
+    [ "$T" = sm_90a ] && [[ $name =~ ^c(192|320)- ]] && variants="$variants wgrad-t64x64 wgrad-t128x64"
     # the pixel-box forward (the heuristic's fwd here): the threads-copy kernel it replaced, other boxes,
     # tiles and schedules
     [ "$T" = sm_90a ] && [ "$g" = 1 ] && [ "$r$s" != 11 ] && [ $((c % 8)) = 0 ] && variants="$variants fwd-copy"
@@ -122,7 +124,7 @@ grep -v '^#' bench/conv_shapes.txt | while read -r name n c h w k r s st pd g; d
   [[ $name =~ ${CONV_ROWS:-.} ]] || continue   # CONV_ROWS: a regex of the shape names to run
   for dir in fwd fwd-mma fwd-wgmma fwd-px1 fwd-px2 fwd-px8v4 fwd-cv8 fwd-sg fwd-copy fwd-plain fwd-ws dgrad \
       dgrad-mma dgrad-wgmma dgrad-copy dgrad-plain dgrad-ws dgrad-ig dgrad-px2 dgrad-px8v4 dgrad-cv8 wgrad \
-      wgrad-mma wgrad-wgmma wgrad-copy wgrad-sk16 wgrad-ig wgrad-px2 wgrad-px8v4 wgrad-cv32 wgrad-sk8 wgrad-sk32 \
+      wgrad-mma wgrad-wgmma wgrad-copy wgrad-sk16 wgrad-old wgrad-t64x64 wgrad-t64x128 wgrad-t128x64 wgrad-ig wgrad-px2 wgrad-px8v4 wgrad-cv32 wgrad-sk8 wgrad-sk32 \
       fwd-t128x128 fwd-t128x256 fwd-t64x128 fwd-t64x64 fwd-bq16 fwd-b128x256 fwd-b64x64 fwd-bpers fwd-bws; do
     m="$D/conv/$name-$dir/manifest.json"
     [ -f "$m" ] || continue   # -mma / -wgmma: sm_90a builds only (-wgmma: ungrouped shapes)

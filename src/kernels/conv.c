@@ -544,7 +544,7 @@ static void tune_path(rk_instance *in, const rk_target *t, const kn_conv_geo *g,
     bool tile_free = !(locked >> CK_TILE & 1);
     if (tile_free || !(locked >> CK_WARPS & 1)) c->g.atom = 0;
     kn_conv_hopper_free fr = {.tile = tile_free, .stages = !(locked >> CK_STAGES & 1),
-                              .split = !(locked >> CK_SPLIT & 1)};
+                              .split = !(locked >> CK_SPLIT & 1), .cg = g->cg};
     kn_conv_hopper_tune(c, t, M, N, K, g->groups, &fr);
     /* the GEMM-only knobs at their defaults unless load=tma takes them */
     if (!(locked >> CK_SCHED & 1)) c->g.schedule = RK_GEMM_SCHED_PLAIN;
@@ -584,12 +584,14 @@ static void tune_path(rk_instance *in, const rk_target *t, const kn_conv_geo *g,
     /* wgrad's copying wgmma kernel against the mma one, H200 bf16 TFLOP/s (wgmma / mma, wgmma's tile N),
      * sessions 13-14. C/groups a multiple of tile N: 53.8 / 28.1 at N8 C64 56² (64), 162.1 / 99.2 at
      * N32 C256 14² (128), 38.8 / 28.1 at N16 C128 28² stride 2 (64), 149.4 / 135.1 at N16 C384 14² K256
-     * (128). Not: 10.9 / 15.7 at N7 C72 17x19 K136 (64), 1.0 / 1.9 at N5 C48 13x11 K40 (64), 17.2 / 33.8
-     * at N4 C96 31² K200 (128), 69.7 / 100.4 at N8 C192 28² K256 (128), 32.0 / 53.0 at N8 C320 15² K136
-     * (128). So wgmma only where every B tile's columns are one filter tap's channels, and not where
-     * its 64- or 128-row tiles keep under 3/4 of the useful MACs of mma's smaller ones (a small M). */
+     * (128), 84.6 / 76.2 at N8 C192 28² K192 (64), 126.6 / 100.8 at N8 C192 28² K256 (64), 65.2 / 52.8
+     * at N8 C320 15² K136 (64). Not: 10.9 / 15.7 at N7 C72 17x19 K136 (64), 1.0 / 1.9 at N5 C48 13x11
+     * K40 (64), 17.2 / 33.8 at N4 C96 31² K200 (128; 32.0 at 64), 69.7 / 100.4 at N8 C192 28² K256 (128),
+     * 52.8 / 76.2 at N8 C192 28² K192 (128), 32.9 / 52.8 at N8 C320 15² K136 (128). So wgmma only where
+     * every B tile's columns are one filter tap's channels (kn_conv_hopper_tune keeps a free tile N to
+     * a divisor of C/groups where 64 is one). */
     if (path_free && c->direction == RK_CONV_WGRAD && !kn_conv_tma(in) && !kn_conv_box(in) &&
-        (g->cg % c->g.tile[1] || copy_useful(c, M, N, K) < 0.75 * copy_useful(&before, M, N, K))) {
+        g->cg % c->g.tile[1]) {
         *c = before;
         return;
     }

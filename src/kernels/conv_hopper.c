@@ -115,7 +115,9 @@ void kn_conv_hopper_tune(rk_conv_spec *c, const rk_target *t, uint64_t M, uint64
     bool wgrad = c->direction == RK_CONV_WGRAD;
     if (tile_free) {
         /* the largest tile that gives every SM a block (wgrad: counting the splits it may take),
-         * tile M and N no wider than the problem needs; wgrad's split sums keep tile N <= 128 */
+         * tile M and N no wider than the problem needs; wgrad's split sums keep tile N <= 128, and
+         * its tile N divides C/groups where 64 does (a B tile of one filter tap's channels: conv.c,
+         * tune_path, has the H200's numbers) */
         static const uint32_t cand[][2] = {{128, 256}, {128, 128}, {128, 64}, {64, 256}, {64, 128}, {64, 64}};
         uint64_t nmax = (N + 63) / 64 * 64, kq = (K + KN_WG_BK - 1) / KN_WG_BK / 4;
         uint64_t reach = wgrad && split_free ? (kq > 16 ? 16 : kq ? kq : 1) : 1;
@@ -123,6 +125,7 @@ void kn_conv_hopper_tune(rk_conv_spec *c, const rk_target *t, uint64_t M, uint64
         for (size_t i = 0; i < RK_COUNTOF(cand); i++) {
             if ((cand[i][1] > nmax && cand[i][1] > 64) || (cand[i][0] > 64 && M <= 64)) continue;
             if (wgrad && cand[i][1] > 128) continue;
+            if (wgrad && free_knobs->cg % 64 == 0 && free_knobs->cg % cand[i][1]) continue;
             uint64_t blocks = (M + cand[i][0] - 1) / cand[i][0] * ((N + cand[i][1] - 1) / cand[i][1]) * groups;
             if (blocks * reach >= t->compute_units) { pick = i; break; }
         }

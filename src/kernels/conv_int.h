@@ -84,7 +84,12 @@ void kn_conv_dw_wgrad_build(const rk_instance *in, const rk_target *t, rk_kernel
  * once) and path wgmma (a loop over the slices). */
 #define KN_CONV_MMA_SPLIT_MAX 16u
 #define KN_CONV_WG_SPLIT_MAX 32u
-typedef struct kn_conv_hopper_free { bool tile, stages, split; } kn_conv_hopper_free;
+/* Which knobs kn_conv_hopper_tune may set; cg: wgrad's C/groups (a free tile N divides it where 64
+ * does; 0: no such rule). */
+typedef struct kn_conv_hopper_free {
+    bool tile, stages, split;
+    uint64_t cg;
+} kn_conv_hopper_free;
 typedef struct kn_conv_hopper_io {
     const kn_gemm_io *io;           /* the direction's GEMM view (pointers moved to the group) */
     const rk_tile_im2col *view;     /* the im2col view (X, or dgrad's dY); NULL: plain matrices (gemm1x1) */
