@@ -117,7 +117,10 @@ void kn_conv_hopper_tune(rk_conv_spec *c, const rk_target *t, uint64_t M, uint64
         /* the largest tile that gives every SM a block (wgrad: counting the splits it may take),
          * tile M and N no wider than the problem needs; wgrad's split sums keep tile N <= 128, and
          * its tile N divides C/groups where 64 does (a B tile of one filter tap's channels: conv.c,
-         * tune_path, has the H200's numbers) */
+         * tune_path, has the H200's numbers) and its tile M is 64 where M is an odd multiple of 64
+         * (H200, bf16 wgrad TFLOP/s, 64 / 128 rows: 194.7 / 118.9 at N8 C192 56² K192, 159.4 / 123.0
+         * at N8 C320 28² K320, 128.9 / 84.6 at N8 C192 28² K192, 54.2 / 38.0 at N8 C192 14² K192;
+         * but 67.9 / 78.7 at N16 C320 15² K136 and 57.8 / 65.2 at N8 K136: M = 136 keeps 128) */
         static const uint32_t cand[][2] = {{128, 256}, {128, 128}, {128, 64}, {64, 256}, {64, 128}, {64, 64}};
         uint64_t nmax = (N + 63) / 64 * 64, kq = (K + KN_WG_BK - 1) / KN_WG_BK / 4;
         uint64_t reach = wgrad && split_free ? (kq > 16 ? 16 : kq ? kq : 1) : 1;
@@ -126,6 +129,7 @@ void kn_conv_hopper_tune(rk_conv_spec *c, const rk_target *t, uint64_t M, uint64
             if ((cand[i][1] > nmax && cand[i][1] > 64) || (cand[i][0] > 64 && M <= 64)) continue;
             if (wgrad && cand[i][1] > 128) continue;
             if (wgrad && free_knobs->cg % 64 == 0 && free_knobs->cg % cand[i][1]) continue;
+            if (wgrad && cand[i][0] == 128 && M % 128 == 64) continue;
             uint64_t blocks = (M + cand[i][0] - 1) / cand[i][0] * ((N + cand[i][1] - 1) / cand[i][1]) * groups;
             if (blocks * reach >= t->compute_units) { pick = i; break; }
         }

@@ -186,7 +186,7 @@ static void test_wgmma(void **state) {
         const struct { uint64_t ext[7]; int path; } picks[] = {
             {{7, 72, 17, 19, 136, 3, 3}, RK_GEMM_PATH_MMA},  {{4, 96, 31, 31, 200, 3, 3}, RK_GEMM_PATH_MMA},
             {{8, 192, 28, 28, 256, 3, 3}, RK_GEMM_PATH_WGMMA}, {{16, 384, 14, 14, 256, 3, 3}, RK_GEMM_PATH_WGMMA},
-            {{8, 320, 15, 15, 136, 3, 3}, RK_GEMM_PATH_WGMMA},
+            {{8, 320, 15, 15, 136, 3, 3}, RK_GEMM_PATH_WGMMA}, {{8, 192, 14, 14, 192, 3, 3}, RK_GEMM_PATH_WGMMA},
             {{5, 48, 13, 11, 40, 3, 3}, RK_GEMM_PATH_MMA},   {{8, 64, 56, 56, 64, 3, 3}, RK_GEMM_PATH_WGMMA},
         };
         for (size_t i = 0; i < COUNT(picks); i++) {
@@ -194,7 +194,12 @@ static void test_wgmma(void **state) {
             rk_shape sh;
             make("conv", rk_target_find("sm_90a"), picks[i].ext, 7, "direction=wgrad dtype=bf16", &in, &sh);
             if (in.u.conv.g.path != picks[i].path) fail_msg("wgrad pick %zu: path %d", i, (int)in.u.conv.g.path);
-            /* on wgmma, tile N divides C/groups (C192, C320: 64, not 128) */
+            /* on wgmma, tile N divides C/groups (C192, C320: 64, not 128); tile M 64 where M = K is
+             * an odd multiple of 64 (K192), 128 at K136 and K256 */
+            if (in.u.conv.g.path == RK_GEMM_PATH_WGMMA && picks[i].ext[4] >= 128 &&
+                in.u.conv.g.tile[0] != (picks[i].ext[4] % 128 == 64 ? 64u : 128u))
+                fail_msg("wgrad pick %zu: tile M %u at K = %llu", i, in.u.conv.g.tile[0],
+                         (unsigned long long)picks[i].ext[4]);
             if (in.u.conv.g.path == RK_GEMM_PATH_WGMMA && picks[i].ext[1] % in.u.conv.g.tile[1])
                 fail_msg("wgrad pick %zu: tile N %u over C = %llu", i, in.u.conv.g.tile[1],
                          (unsigned long long)picks[i].ext[1]);
