@@ -544,8 +544,8 @@ static void tune_path(rk_instance *in, const rk_target *t, const kn_conv_geo *g,
     bool tile_free = !(locked >> CK_TILE & 1);
     if (tile_free || !(locked >> CK_WARPS & 1)) c->g.atom = 0;
     kn_conv_hopper_free fr = {.tile = tile_free, .stages = !(locked >> CK_STAGES & 1),
-                              .split = !(locked >> CK_SPLIT & 1), .cg = g->cg};
-    kn_conv_hopper_tune(c, t, M, N, K, g->groups, &fr);
+                              .split = !(locked >> CK_SPLIT & 1)};
+    kn_conv_hopper_tune(c, t, g, M, N, K, &fr);
     /* the GEMM-only knobs at their defaults unless load=tma takes them */
     if (!(locked >> CK_SCHED & 1)) c->g.schedule = RK_GEMM_SCHED_PLAIN;
     if (!(locked >> CK_BLOCKS & 1)) c->g.blocks = 0;

@@ -107,8 +107,9 @@ static uint32_t wgrad_split(const rk_gemm_spec *s, const rk_target *t, uint64_t 
     return split < 2 ? 1 : (uint32_t)split;
 }
 
-void kn_conv_hopper_tune(rk_conv_spec *c, const rk_target *t, uint64_t M, uint64_t N, uint64_t K, uint64_t groups,
-                         const kn_conv_hopper_free *free_knobs) {
+void kn_conv_hopper_tune(rk_conv_spec *c, const rk_target *t, const kn_conv_geo *g, uint64_t M, uint64_t N,
+                         uint64_t K, const kn_conv_hopper_free *free_knobs) {
+    uint64_t groups = g->groups;
     bool tile_free = free_knobs->tile, stages_free = free_knobs->stages, split_free = free_knobs->split;
     rk_gemm_spec *s = &c->g;
     s->atom = 0;   /* schedule, blocks: tune_path's (load=tma's knobs) */
@@ -128,7 +129,7 @@ void kn_conv_hopper_tune(rk_conv_spec *c, const rk_target *t, uint64_t M, uint64
         for (size_t i = 0; i < RK_COUNTOF(cand); i++) {
             if ((cand[i][1] > nmax && cand[i][1] > 64) || (cand[i][0] > 64 && M <= 64)) continue;
             if (wgrad && cand[i][1] > 128) continue;
-            if (wgrad && free_knobs->cg % 64 == 0 && free_knobs->cg % cand[i][1]) continue;
+            if (wgrad && g->cg % 64 == 0 && g->cg % cand[i][1]) continue;
             if (wgrad && cand[i][0] == 128 && M % 128 == 64) continue;
             uint64_t blocks = (M + cand[i][0] - 1) / cand[i][0] * ((N + cand[i][1] - 1) / cand[i][1]) * groups;
             if (blocks * reach >= t->compute_units) { pick = i; break; }

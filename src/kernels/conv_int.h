@@ -84,12 +84,7 @@ void kn_conv_dw_wgrad_build(const rk_instance *in, const rk_target *t, rk_kernel
  * once) and path wgmma (a loop over the slices). */
 #define KN_CONV_MMA_SPLIT_MAX 16u
 #define KN_CONV_WG_SPLIT_MAX 32u
-/* Which knobs kn_conv_hopper_tune may set; cg: wgrad's C/groups (a free tile N divides it where 64
- * does; 0: no such rule). */
-typedef struct kn_conv_hopper_free {
-    bool tile, stages, split;
-    uint64_t cg;
-} kn_conv_hopper_free;
+typedef struct kn_conv_hopper_free { bool tile, stages, split; } kn_conv_hopper_free;
 typedef struct kn_conv_hopper_io {
     const kn_gemm_io *io;           /* the direction's GEMM view (pointers moved to the group) */
     const rk_tile_im2col *view;     /* the im2col view (X, or dgrad's dY); NULL: plain matrices (gemm1x1) */
@@ -105,8 +100,8 @@ rk_status kn_conv_hopper_plan_check(const rk_instance *in, const rk_target *t, c
                                     kn_gemm_plan *pl);
 rk_status kn_conv_hopper_check(const rk_instance *in, const rk_target *t, const char *fam);
 rk_status kn_conv_hopper_check_shape(const rk_instance *in, const kn_conv_geo *g, const char *fam);
-void kn_conv_hopper_tune(rk_conv_spec *c, const rk_target *t, uint64_t M, uint64_t N, uint64_t K, uint64_t groups,
-                         const kn_conv_hopper_free *free_knobs);
+void kn_conv_hopper_tune(rk_conv_spec *c, const rk_target *t, const kn_conv_geo *g, uint64_t M, uint64_t N,
+                         uint64_t K, const kn_conv_hopper_free *free_knobs);
 void kn_conv_hopper_build(rk_kernel *k, const rk_instance *in, const rk_target *t, const kn_conv_hopper_io *io);
 
 /* conv_tma.c: load = tma, 1x1 with TMA operands: fwd and dgrad as the GEMM
