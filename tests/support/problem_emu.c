@@ -56,6 +56,13 @@ rk_status problem_emu_launch_with(const rk_target *t, rk_kernel *k, rk_problem *
 
 rk_status problem_emu_launch_offset(const rk_target *t, rk_kernel *k, rk_problem *p, const rk_shape *sh,
                                     uint32_t off) {
+    uint32_t offs[RK_KSIG_MAX];
+    for (uint32_t i = 0; i < RK_KSIG_MAX; i++) offs[i] = off;
+    return problem_emu_launch_offsets(t, k, p, sh, offs, 16);
+}
+
+rk_status problem_emu_launch_offsets(const rk_target *t, rk_kernel *k, rk_problem *p, const rk_shape *sh,
+                                     const uint32_t *offs, size_t pad) {
     rk_emu *emu = rk_emu_new(t, NULL);
     if (!emu) return RK_ERR_NOMEM;
     static _Thread_local problem_emu_args pa;
@@ -65,8 +72,8 @@ rk_status problem_emu_launch_offset(const rk_target *t, rk_kernel *k, rk_problem
     for (uint32_t i = 0; !st && i < p->sig.n; i++) {
         const rk_kparam *kp = &p->sig.p[i];
         if (!kp->ptr || kp->role == RK_KP_TENSORMAP) continue;
-        lead[i] = (size_t)off * rk_tile_elem_bytes(kp->type);
-        size_t total = lead[i] + p->buf[i].bytes + 16;
+        lead[i] = (size_t)offs[i] * rk_tile_elem_bytes(kp->type);
+        size_t total = lead[i] + p->buf[i].bytes + pad;
         room[i] = malloc(total);
         if (!room[i]) {
             st = RK_ERR_NOMEM;

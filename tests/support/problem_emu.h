@@ -29,6 +29,12 @@ rk_status problem_emu_launch(const rk_target *t, rk_kernel *k, rk_problem *p, co
 rk_status problem_emu_launch_offset(const rk_target *t, rk_kernel *k, rk_problem *p, const rk_shape *sh,
                                     uint32_t off);
 
+/* The same with offs[i] elements before parameter i's tensor and `pad`
+ * bytes after it (0: a read past the tensor's end is an out-of-bounds
+ * access the emulator fails). */
+rk_status problem_emu_launch_offsets(const rk_target *t, rk_kernel *k, rk_problem *p, const rk_shape *sh,
+                                     const uint32_t *offs, size_t pad);
+
 /* problem_emu_launch on an emulator made with opts (NULL: defaults). */
 rk_status problem_emu_launch_with(const rk_target *t, rk_kernel *k, rk_problem *p, const rk_shape *sh,
                                   const rk_emu_options *opts);
