@@ -61,7 +61,7 @@ FEW="1,4097 500,4097"
 # topk_softmax (bf16 logits, renormalised), also in FUSED_SHAPES
 TKGRID="16384,128,8 16384,64,2 4096,256,8"
 # where the shape-variant manifests run (auto classes: odd and aligned short rows)
-ANY_SHAPES=${ANY_SHAPES:-16384,2047 4096,4097 8192,5000 65536,127 65536,255 65536,1000 65536,1001 1000,3001 64,1000003}
+ANY_SHAPES=${ANY_SHAPES:-16384,2047 4096,4097 8192,5000 65536,127 65536,255 65536,1000 65536,1001 1000,3001 64,1000003 1024,50257}
 
 prepare() {
   local R=${1:-build/rocke} T=${2:-sm_90a} OLD=${3:-}
@@ -153,12 +153,18 @@ TILES
     || echo "prepare: softmax-c1-any" >&2
   if [ -n "$OLD" ]; then
     CLI=$OLD
-    for shape in 16384,2047 4096,4097 8192,5000 1000,3001 65536,1000; do
+    for shape in 16384,2047 4096,4097 8192,5000 1000,3001 65536,1000 65536,1001 1024,50257 64,1000003; do
       b softmax-old "$shape" softmax --dtype bf16
       b layernorm-old "$shape" layernorm --dtype bf16
       b rmsnorm-old "$shape" rmsnorm --dtype bf16
     done
     for shape in 4097,4097 1000,32000 1000,151936; do b transpose-old "$shape" transpose --dtype bf16; done
+    # the old CLI's shape-less manifests, run as NAME-old-any
+    for f in "softmax softmax" "layernorm layernorm" "rmsnorm rmsnorm" "sum reduce --op sum"; do
+      set -- $f
+      local name=$1; shift
+      "$OLD" build "$@" --dtype bf16 --target "$T" -o "$D/any/$name-old" >/dev/null || echo "prepare: $name-old-any" >&2
+    done
   fi
   echo "$T" > "$D/target"
   # the device runs the code objects: the IR, LLVM IR and PTX stay here (a few MiB carried, not ~50)

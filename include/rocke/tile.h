@@ -70,13 +70,6 @@ typedef struct rk_tile_row {
     uint32_t vec;       /* elements per vector access */
     rk_tail_mode tail;
     bool shifted;       /* a split view (lo may be > 0) */
-    /* rk_tile_row_bound (optional, invalid = unset): i1, the aligned vector
-     * holding the head (lo_safe) / the tail (hi_safe) lies inside the tensor */
-    rk_value lo_safe, hi_safe;
-    /* realigned views (rk_tile_row_view_realigned): another view's offset off
-     * is this view's element off + adjust + wnd, wnd in [0, vec) */
-    bool realign;
-    rk_value adjust, wnd;
 } rk_tile_row;
 
 /* View row `row` (i32) of a row-major tensor at `ptr` (ptr<elem,global>) with
@@ -110,25 +103,6 @@ rk_value rk_tile_misalign(rk_kernel *k, rk_value ptr, rk_value elems, uint32_t e
 rk_tile_row rk_tile_row_view_split(rk_kernel *k, rk_value ptr, rk_scalar elem, rk_value row, rk_value stride,
                                    rk_value len, rk_value active, uint32_t vec, rk_tail_mode tail,
                                    const rk_tile_row *like, uint32_t cap);
-
-/* Masked chunks of r (the row's head and tail) load one whole aligned
- * vector and mask it where that vector lies inside the tensor: in rows
- * other than the first (head) and the last (tail) of an M-row tensor with
- * `stride` >= vec elements between rows (row, M, stride: i32), the bytes
- * before a row's first element and after its last belong to its
- * neighbours. Elsewhere (and without this call) they load element by
- * element, never touching memory outside the tensor. Stores of partial
- * chunks stay per element (a neighbour's bytes are another thread's). */
-void rk_tile_row_bound(rk_kernel *k, rk_tile_row *r, rk_value row, rk_value M, rk_value stride);
-
-/* A 1-D tensor (gamma, beta: `len` elements at ptr) read at the offsets of
- * row view `like`, whose shift it need not share: each chunk is two aligned
- * vectors of the tensor's own split view, shifted into place by a run-time
- * window (log2(vec) selects of static shuffles), so the read stays two
- * vector loads at any alignment of x's row. Elements outside [0, len) read
- * the fill. Loads only (rk_tile_row_load, _load_whole); vec_ok is true. */
-rk_tile_row rk_tile_row_view_realigned(rk_kernel *k, rk_value ptr, rk_scalar elem, rk_value len, uint32_t vec,
-                                       rk_tail_mode tail, const rk_tile_row *like);
 
 /* Load n chunks of vec elements at ascending element offsets offs[] (i32)
  * into out[] as vec<elem x vec>; elements outside [lo, len) read `fill`.

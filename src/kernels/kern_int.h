@@ -214,12 +214,10 @@ static inline uint32_t kn_row_cap(const rk_row_knobs *k) {
     if (k->stage == RK_STAGE_SPAN) return kn_row_tpr(k) * k->chunks;
     return kn_row_tpr(k) * k->vec * k->chunks * (k->slices > 1 ? k->slices : 1);
 }
-/* The view of row `row` of tensor ptr ([M, N], stride N) for the row
- * families: a split view (lead when like is NULL) when the knob says so,
- * whose head and tail chunks load whole vectors inside the tensor
- * (rk_tile_row_bound). */
+/* The view of row `row` of tensor ptr (stride and length N) for the row
+ * families: a split view (lead when like is NULL) when the knob says so. */
 rk_tile_row kn_row_view(rk_kernel *k, const rk_row_knobs *kn, rk_value ptr, rk_scalar elem, rk_value row,
-                        rk_value M, rk_value N, rk_value active, const rk_tile_row *like);
+                        rk_value N, rk_value active, const rk_tile_row *like);
 /* The alignment a row family's pointer promises: split views read the
  * address, so any element-aligned tensor is fine; otherwise 16 bytes. */
 uint32_t kn_row_param_align(const rk_row_knobs *k, const rk_kparam *kp);

@@ -640,18 +640,19 @@ static void build_direct(rk_kernel *k, norm_ctx *cp) {
     const rk_value *p = c.io.p;
     rk_value N = p[c.io.N];
     rk_scalar dt = c.s->dtype;
-    c.xr = kn_row_view(k, kn, p[c.io.x], dt, c.g.row, p[c.io.M], N, c.g.active, NULL);
-    c.yr = kn_row_view(k, kn, p[c.io.y], c.s->out_dtype, c.g.row, p[c.io.M], N, c.g.active, &c.xr);
+    c.xr = kn_row_view(k, kn, p[c.io.x], dt, c.g.row, N, c.g.active, NULL);
+    c.yr = kn_row_view(k, kn, p[c.io.y], c.s->out_dtype, c.g.row, N, c.g.active, &c.xr);
     if (c.s->residual) {
-        c.rr = kn_row_view(k, kn, p[c.io.r], dt, c.g.row, p[c.io.M], N, c.g.active, &c.xr);
-        c.hr = kn_row_view(k, kn, p[c.io.h], dt, c.g.row, p[c.io.M], N, c.g.active, &c.xr);
+        c.rr = kn_row_view(k, kn, p[c.io.r], dt, c.g.row, N, c.g.active, &c.xr);
+        c.hr = kn_row_view(k, kn, p[c.io.h], dt, c.g.row, N, c.g.active, &c.xr);
     }
     rk_value zero = kn_i32(k, 0), yes = rk_const_bool(k, true);
-    /* gamma and beta are read at x's offsets from their own aligned vectors
-     * (realigned views): two vector loads a chunk at any row length */
+    /* gamma and beta take x's split: aligned under it only when x's row is
+     * (vec_ok), else their chunks load per element (cache-resident) */
     if (kn->split) {
-        c.gr = rk_tile_row_view_realigned(k, p[c.io.gamma], dt, N, kn->vec, kn->tail, &c.xr);
-        if (!c.s->rms) c.br = rk_tile_row_view_realigned(k, p[c.io.beta], dt, N, kn->vec, kn->tail, &c.xr);
+        c.gr = rk_tile_row_view_split(k, p[c.io.gamma], dt, zero, zero, N, yes, kn->vec, kn->tail, &c.xr, 0);
+        if (!c.s->rms)
+            c.br = rk_tile_row_view_split(k, p[c.io.beta], dt, zero, zero, N, yes, kn->vec, kn->tail, &c.xr, 0);
     } else {
         c.gr = rk_tile_row_view(k, p[c.io.gamma], dt, zero, zero, N, yes, kn->vec, kn->tail);
         if (!c.s->rms) c.br = rk_tile_row_view(k, p[c.io.beta], dt, zero, zero, N, yes, kn->vec, kn->tail);

@@ -94,7 +94,7 @@ static rk_value span_acc(const rk_reduce_spec *s, const rk_row_knobs *kn, rk_ker
 /* A cached direct row: the thread's chunks, all loads at once. */
 static rk_value cached_acc(const rk_reduce_spec *s, const rk_row_knobs *kn, rk_kernel *k, const rk_tile_rows *g,
                            const rk_value *p, rk_tile_red op, double id) {
-    rk_tile_row xr = kn_row_view(k, kn, p[0], s->dtype, g->row, p[2], p[3], g->active, NULL);
+    rk_tile_row xr = kn_row_view(k, kn, p[0], s->dtype, g->row, p[3], g->active, NULL);
     rk_tile_regs x;
     rk_tile_regs_load(k, &xr, g->lt, g->tpr, kn->chunks, id, &x);
     rk_value acc = x.v[0];
@@ -128,7 +128,7 @@ static void build(const rk_instance *in, const rk_target *t, rk_kernel *k, const
     } else if (kn->chunks) {
         acc = cached_acc(s, kn, k, &g, p, op, id);
     } else {
-        xr = kn_row_view(k, kn, p[0], s->dtype, g.row, p[2], p[3], g.active, NULL);
+        xr = kn_row_view(k, kn, p[0], s->dtype, g.row, p[3], g.active, NULL);
         uint32_t u = kn->unroll, step = g.tpr * kn->vec;
         rk_value start = rk_build_mul(k, g.lt, kn_i32(k, (int32_t)kn->vec));
         rk_value init = rk_tile_f32s(k, (float)id, kn->vec), cur, res;

@@ -302,13 +302,9 @@ rk_status kn_row_check_shape(const rk_row_knobs *k, const rk_shape *s) {
 }
 
 rk_tile_row kn_row_view(rk_kernel *k, const rk_row_knobs *kn, rk_value ptr, rk_scalar elem, rk_value row,
-                        rk_value M, rk_value N, rk_value active, const rk_tile_row *like) {
-    rk_tile_row r = kn->split
-                        ? rk_tile_row_view_split(k, ptr, elem, row, N, N, active, kn->vec, kn->tail, like,
-                                                 kn_row_cap(kn))
-                        : rk_tile_row_view(k, ptr, elem, row, N, N, active, kn->vec, kn->tail);
-    if (kn->tail == RK_TAIL_MASKED && kn->vec > 1) rk_tile_row_bound(k, &r, row, M, N);
-    return r;
+                        rk_value N, rk_value active, const rk_tile_row *like) {
+    if (!kn->split) return rk_tile_row_view(k, ptr, elem, row, N, N, active, kn->vec, kn->tail);
+    return rk_tile_row_view_split(k, ptr, elem, row, N, N, active, kn->vec, kn->tail, like, kn_row_cap(kn));
 }
 
 uint32_t kn_row_param_align(const rk_row_knobs *k, const rk_kparam *kp) {

@@ -407,8 +407,8 @@ static uint32_t param_align(const rk_instance *in, const rk_kparam *kp) {
 static void build_direct(const rk_softmax_spec *s, rk_kernel *k, const rk_tile_rows *gp, const rk_value *p) {
     const rk_row_knobs *kn = &s->k;
     rk_tile_rows g = *gp;
-    rk_tile_row xr = kn_row_view(k, kn, p[0], s->dtype, g.row, p[2], p[3], g.active, NULL);
-    rk_tile_row yr = kn_row_view(k, kn, p[1], s->out_dtype, g.row, p[2], p[3], g.active, &xr);
+    rk_tile_row xr = kn_row_view(k, kn, p[0], s->dtype, g.row, p[3], g.active, NULL);
+    rk_tile_row yr = kn_row_view(k, kn, p[1], s->out_dtype, g.row, p[3], g.active, &xr);
     /* Work and Sync follow M and N when the row is split */
     rk_value work = kn->slices > 1 ? p[4] : p[2], sync = kn->slices > 1 ? p[5] : p[2];
     if (kn->chunks && s->keep_exps) build_cached_keep(s, k, &g, &xr, &yr);

@@ -4,7 +4,7 @@
  * one vector access, the rest per element, never touching memory past the
  * row (guarded accesses, or a buffer view whose out-of-range reads are 0 and
  * writes are dropped). Layer: tile. */
-#include "row_int.h"
+#include "rocke/tile.h"
 #include "../base/base_int.h"
 
 static rk_value ci(rk_kernel *k, int32_t v) { return rk_const_i32(k, v); }
@@ -257,28 +257,6 @@ static rk_value fill_chunk(rk_kernel *k, const rk_tile_row *r, double fill) {
     return r->vec > 1 ? rk_build_vpack(k, e, r->vec) : e[0];
 }
 
-void rk_tile_row_bound(rk_kernel *k, rk_tile_row *r, rk_value row, rk_value M, rk_value stride) {
-    rk_value wide = rk_build_cmp(k, "ge", stride, ci(k, (int32_t)r->vec));
-    rk_value inside = rk_build_cmp(k, "lt", row, M);
-    rk_value after_first = rk_build_cmp(k, "ge", row, ci(k, 1));
-    rk_value before_last = rk_build_cmp(k, "lt", row, rk_build_sub(k, M, ci(k, 1)));
-    rk_value lo = rk_build_and(k, inside, after_first);
-    r->lo_safe = rk_build_and(k, lo, wide);
-    r->hi_safe = rk_build_and(k, before_last, wide);
-}
-
-/* The aligned vector at off (a masked chunk) may be read whole: the view is
- * aligned, and the vector's elements outside [lo, len) are its
- * neighbours' (rk_tile_row_bound). */
-static rk_value vector_inside(rk_kernel *k, const rk_tile_row *r, rk_value off) {
-    rk_value head = rk_build_cmp(k, "lt", off, r->lo);
-    rk_value end = rk_build_add(k, off, ci(k, (int32_t)r->vec));
-    rk_value tail = rk_build_cmp(k, "gt", end, r->len);
-    rk_value lo_ok = rk_build_or(k, rk_build_not(k, head), r->lo_safe);
-    rk_value hi_ok = rk_build_or(k, rk_build_not(k, tail), r->hi_safe);
-    return rk_build_and(k, r->vec_ok, rk_build_and(k, lo_ok, hi_ok));
-}
-
 /* One chunk element by element (the slow path). A masked chunk wholly past
  * the row's end is the fill without a load: when a row's vectors are a few
  * more than a power of two of threads, most threads' last chunk is such a
@@ -290,19 +268,7 @@ static rk_value load_chunk_scalar(rk_kernel *k, const rk_tile_row *r, rk_value o
         rk_type ct = chunk_type(k, r);
         rk_value out, y;
         rk_if_else_begin(k, rk_build_cmp(k, "gt", tc.rem, ci(k, 0)), 1, &ct, &out);
-        if (rk_value_ok(r->lo_safe) && r->vec > 1) {
-            rk_value whole;
-            rk_if_else_begin(k, vector_inside(k, r, off), 1, &ct, &whole);
-            rk_value v = load_vec(k, r, off);
-            rk_value valid = rk_tile_chunk_valid(k, r, off);
-            y = rk_build_vselect(k, valid, v, fill_chunk(k, r, fill));
-            rk_else(k, &y, 1);
-            y = load_masked_elems(k, r, &tc, fill);
-            rk_if_end(k, &y, 1);
-            y = whole;
-        } else {
-            y = load_masked_elems(k, r, &tc, fill);
-        }
+        y = load_masked_elems(k, r, &tc, fill);
         rk_else(k, &y, 1);
         y = fill_chunk(k, r, fill);
         rk_if_end(k, &y, 1);
@@ -319,10 +285,6 @@ static rk_value load_chunk_scalar(rk_kernel *k, const rk_tile_row *r, rk_value o
 void rk_tile_row_load(rk_kernel *k, const rk_tile_row *r, const rk_value *offs, uint32_t n, double fill,
                       rk_value *out) {
     RK_ASSERT(n >= 1 && n <= RK_TILE_MAX_CHUNKS, "rk_tile_row_load: 1..RK_TILE_MAX_CHUNKS chunks");
-    if (r->realign) {
-        rk_tile_row_load_realigned(k, r, offs, n, fill, out);
-        return;
-    }
     rk_type types[RK_TILE_MAX_CHUNKS];
     rk_value y[RK_TILE_MAX_CHUNKS];
     for (uint32_t c = 0; c < n; c++) types[c] = chunk_type(k, r);
@@ -376,7 +338,6 @@ static void store_chunk_scalar(rk_kernel *k, const rk_tile_row *r, rk_value off,
 
 void rk_tile_row_store(rk_kernel *k, const rk_tile_row *r, const rk_value *offs, uint32_t n, const rk_value *vals) {
     RK_ASSERT(n >= 1 && n <= RK_TILE_MAX_CHUNKS, "rk_tile_row_store: 1..RK_TILE_MAX_CHUNKS chunks");
-    RK_ASSERT(!r->realign, "rk_tile_row_store: realigned views are read-only");
     rk_if_begin(k, all_full(k, r, offs[0], offs[n - 1]));
     for (uint32_t c = 0; c < n; c++) store_vec(k, r, offs[c], vals[c]);
     rk_else(k, NULL, 0);
@@ -406,17 +367,11 @@ rk_value rk_tile_row_whole(rk_kernel *k, const rk_tile_row *r, rk_value first, r
 }
 
 void rk_tile_row_load_whole(rk_kernel *k, const rk_tile_row *r, const rk_value *offs, uint32_t n, rk_value *out) {
-    /* a realigned chunk's two vectors may reach past the tensor even when x's chunk is whole */
-    if (r->realign) {
-        rk_tile_row_load_realigned(k, r, offs, n, 0.0, out);
-        return;
-    }
     for (uint32_t c = 0; c < n; c++) out[c] = load_vec(k, r, offs[c]);
 }
 
 void rk_tile_row_store_whole(rk_kernel *k, const rk_tile_row *r, const rk_value *offs, uint32_t n,
                              const rk_value *vals) {
-    RK_ASSERT(!r->realign, "rk_tile_row_store_whole: realigned views are read-only");
     for (uint32_t c = 0; c < n; c++) store_vec(k, r, offs[c], vals[c]);
 }
 

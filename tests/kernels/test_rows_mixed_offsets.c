@@ -1,14 +1,13 @@
 /* rocke tests — row kernels whose tensors sit at different alignments: x at
- * one offset from a vector boundary, gamma and beta at others (realigned
- * views: each chunk a run-time window of two aligned vectors), and every
- * tensor ending exactly at its buffer's end, so the whole-vector loads of
- * the rows' heads and tails (rk_tile_row_bound) must stay inside the
- * tensor (the emulator fails a read past a buffer) and mask the
- * neighbours' elements (the bytes before each tensor are 0xff, NaN).
- * Rows of 1 to 1001 elements (below, at and past one vector), first,
- * interior and last rows; cached, looped and split rows; bf16, f16, f32;
- * a warp32 (masked tails) and a wave64 (buffer views) target. ROCKE_SEED=N
- * replays. */
+ * one offset from a vector boundary, y at the same or another, gamma and
+ * beta at others (so gamma's alignment under x's split differs from row to
+ * row), and every tensor ending exactly at its buffer's end (a read past a
+ * tensor is an out-of-bounds access the emulator fails; the bytes before
+ * each tensor are 0xff, NaN, so a neighbour's element that leaks into a
+ * result fails the check). Rows of 1 to 1501 elements (below, at and past
+ * one vector), first, interior and last rows; cached, looped and split
+ * rows; bf16, f16, f32; a warp32 (masked tails) and a wave64 (buffer
+ * views) target. ROCKE_SEED=N replays. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -135,7 +134,7 @@ static void test_split(void **state) {
 int main(void) {
     const char *env = getenv("ROCKE_SEED");
     seed = env ? strtoull(env, NULL, 10) : (uint64_t)time(NULL);
-    printf("test_rows_realign: seed %llu (ROCKE_SEED=%llu replays)\n", (unsigned long long)seed,
+    printf("test_rows_mixed_offsets: seed %llu (ROCKE_SEED=%llu replays)\n", (unsigned long long)seed,
            (unsigned long long)seed);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cached),
