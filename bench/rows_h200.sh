@@ -191,11 +191,13 @@ run() {
       >> "$OUT/rocke_ops.txt" 2>&1 || echo "FAILED $1 $2" >> "$OUT/rocke_ops.txt"
   }
   for m in "$D"/ops/*/manifest.json; do
+    [ -e "$m" ] || continue
     local dir
     dir=$(basename "$(dirname "$m")")
     one "${dir%@*}" "${dir#*@}" "$m"
   done
   for m in "$D"/any/*/manifest.json; do
+    [ -e "$m" ] || continue
     for shape in $ANY_SHAPES; do
       one "$(basename "$(dirname "$m")")-any" "$shape" "$m"
     done

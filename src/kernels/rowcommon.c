@@ -172,13 +172,9 @@ void kn_row_tune_occupancy(rk_row_knobs *k, const rk_target *t, rk_scalar elem, 
 }
 
 /* Fewer rows than compute units and rows of at least two slices of
- * KN_SLICE_MIN elements: about one block of KN_SLICE_BLOCK threads per
- * unit, slices of whole unrolled steps (H200, bench/RESULTS.md session 15
- * call 5: against two blocks of 256 per unit with the unroll cut until the
- * slices fit, 1.2-1.4x for LayerNorm at 1..100 rows of 131 072..1 000 003,
- * up to 1.46x for RMSNorm and 1.24x for softmax at 32 x 262 144). */
+ * KN_SLICE_MIN elements: enough slices for two blocks per unit. */
 #define KN_SLICE_MIN 8192u
-#define KN_SLICE_BLOCK 512u
+#define KN_SLICE_BLOCK 256u
 
 void kn_row_tune_slices(rk_row_knobs *k, const rk_target *t, const rk_shape *s, uint64_t locked, uint32_t first,
                         uint32_t slices_knob) {
@@ -188,7 +184,7 @@ void kn_row_tune_slices(rk_row_knobs *k, const rk_target *t, const rk_shape *s, 
         /* a cached row or several rows a block asked for: no split */
         bool free_shape = !(LOCKED(RK_K) && k->chunks) && !(LOCKED(RK_R) && k->rows_per_block > 1);
         if (free_shape && M < units && N >= 2 * KN_SLICE_MIN) {
-            want = cdiv(units, M);
+            want = cdiv(2 * units, M);
             if (want > N / KN_SLICE_MIN) want = N / KN_SLICE_MIN;
             if (want > 16) want = 16;
         }
@@ -204,14 +200,17 @@ void kn_row_tune_slices(rk_row_knobs *k, const rk_target *t, const rk_shape *s, 
         k->tail = rk_tile_default_tail(t);
         if (kn_row_tpr(k) < k->wave) k->tail = RK_TAIL_MASKED;
     }
-    /* slices cover whole loop steps (kn_slices_begin): fewer slices
-     * rather than fewer loads in flight (measured: cutting the unroll to
-     * keep the count lost), dropping the slices that would start past the
-     * row's end */
+    /* slices cover whole loop steps (kn_slices_begin): fewer loads in
+     * flight rather than fewer slices, then drop the slices that would
+     * start past the row's end */
     if (!((locked >> slices_knob) & 1u)) {
-        uint64_t span = N + k->vec - 1;
-        uint64_t stride = (uint64_t)kn_row_tpr(k) * k->vec * k->unroll;
-        uint64_t per = cdiv(cdiv(span, k->slices), stride) * stride;
+        uint64_t span = N + k->vec - 1, per = 0;
+        for (;;) {
+            uint64_t stride = (uint64_t)kn_row_tpr(k) * k->vec * k->unroll;
+            per = cdiv(cdiv(span, k->slices), stride) * stride;
+            if (LOCKED(RK_U) || k->unroll == 1 || cdiv(span, per) == k->slices) break;
+            k->unroll /= 2;
+        }
         k->slices = (uint32_t)cdiv(span, per);
     }
 }
