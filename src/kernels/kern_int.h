@@ -341,10 +341,15 @@ void kn_span_write_f32(rk_kernel *k, const kn_span *sp, const kn_span_row *r, ui
 void kn_row_tune_stage(rk_row_knobs *k, const rk_target *t, rk_scalar widest, const rk_shape *s, uint64_t locked,
                        uint32_t first_knob, uint32_t max_chunks, uint32_t max_elems, uint32_t slices_knob,
                        uint32_t stage_knob, const rk_scalar *elems, uint32_t n, uint64_t span_max_n);
-/* H200, session 8 (bf16, stage=span against direct, the same call): 65536x127 softmax 1.51x, rmsnorm 1.86x,
- * layernorm 2.22x, sum 1.22x; 16384x2047 softmax 1.02x, rmsnorm 1.00x, layernorm 1.33x, sum 0.68x;
- * 4096x4097 softmax 0.83x. Span is picked below this row length, LayerNorm at any length that fits. */
-#define KN_SPAN_MAX_N 1023
+/* The longest odd row each family stages through LDS (H200, bench/RESULTS.md session 15 call 7:
+ * bf16 65536 rows, span against direct in one call; span / direct GB/s): softmax wins to 511 (2547 /
+ * 2162), loses at 767 (2552 / 3028) and 1001 (2503 / 3307); RMSNorm wins to 511, ties at 767 (2737 /
+ * 2761), loses at 1001 (2555 / 3241); LayerNorm wins to 767 (2240 / 1783), ties at 1001, loses at
+ * 4097 (1619 / 1988); sum wins at 127 (1570 / 1269), ties at 31..191, loses from 255 (1869 / 3449). */
+#define KN_SPAN_MAX_N_SOFTMAX 639
+#define KN_SPAN_MAX_N_RMSNORM 767
+#define KN_SPAN_MAX_N_LAYERNORM 1023
+#define KN_SPAN_MAX_N_REDUCE 191
 /* The row checks of kn_row_validate_cached_slices (elems[0], elems[n-1]:
  * the input and output types), and for stage=span: a cached row (chunks
  * > 0 elements a thread) in one block (slices = 1) whose spans fit

@@ -64,7 +64,7 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64
     rk_scalar spans[4];
     uint32_t ns = span_types(s, spans);
     kn_row_tune_stage(&s->k, t, w, sh, locked, FIRST_ROW_KNOB, 4, nv ? 16 : 0, SLICES_KNOB, STAGE_KNOB, spans, ns,
-                      s->rms ? KN_SPAN_MAX_N : 0);
+                      s->rms ? KN_SPAN_MAX_N_RMSNORM : KN_SPAN_MAX_N_LAYERNORM);
     /* auto: its span holds chunks x vec f32 elements */
     uint32_t held = s->k.stage == RK_STAGE_AUTO ? s->k.chunks * s->k.vec : s->k.chunks;
     if (s->k.stage != RK_STAGE_DIRECT)

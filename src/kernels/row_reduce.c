@@ -32,7 +32,7 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *s, uint64_
     /* vec follows the input: the output is one value per row */
     const rk_scalar spans[1] = {in->u.reduce.dtype};
     kn_row_tune_stage(&in->u.reduce.k, t, in->u.reduce.dtype, s, locked, FIRST_ROW_KNOB, 8, 0, SLICES_KNOB, STAGE_KNOB,
-                      spans, 1, KN_SPAN_MAX_N);
+                      spans, 1, KN_SPAN_MAX_N_REDUCE);
 }
 
 static rk_status validate(const rk_instance *in, const rk_target *t) {
