@@ -143,6 +143,11 @@ char *rk_manifest_text(const rk_manifest *m);
 rk_status rk_manifest_write(const rk_manifest *m, const char *dir);
 /* Write DIR/file (a plain file name) atomically: a variant's manifest. */
 rk_status rk_manifest_write_as(const rk_manifest *m, const char *dir, const char *file);
+/* A variant range's dimension is a name ("N": the extent in [lo, hi]) or a
+ * name and a modulus ("N%8": the extent mod 8 in [lo, hi], hi < 8): the
+ * name into base (n bytes) and the modulus into *mod (0: none). RK_OK, or
+ * RK_ERR_INVALID naming the problem for a malformed one. */
+rk_status rk_manifest_dim_parse(const char *dim, char *base, size_t n, uint64_t *mod);
 /* The variant serving a launch shape (names[i] has extent ext[i]): the
  * first whose every range holds; NULL: this manifest's own kernel. */
 const rk_manifest_variant *rk_manifest_pick(const rk_manifest *m, const char *const *names, const uint64_t *ext,

@@ -67,7 +67,11 @@ def pick_variant(m, names, shape):
     for v in m.variants[:m.nvariants]:
         ok = True
         for d in range(v.ndims):
-            x = ext.get(v.dim[d].value.decode())
+            # "N" (the extent) or "N%8" (the extent mod 8), as rk_manifest_dim_parse
+            base, _, mod = v.dim[d].value.decode().partition("%")
+            x = ext.get(base)
+            if x is not None and mod:
+                x %= int(mod)
             ok = ok and x is not None and v.lo[d] <= x <= v.hi[d]
         if ok:
             return v.manifest.decode()

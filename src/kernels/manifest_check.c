@@ -128,7 +128,11 @@ static rk_status check_variants(const rk_manifest *m, const rk_instance *in) {
     for (uint32_t i = 0; i < m->nvariants; i++)
         for (uint32_t j = 0; j < m->variants[i].ndims; j++) {
             bool known = false;
-            for (uint32_t d = 0; d < nd; d++) known |= !strcmp(dims[d].name, m->variants[i].dim[j]);
+            char base[24];
+            uint64_t mod;
+            rk_status st = rk_manifest_dim_parse(m->variants[i].dim[j], base, sizeof base, &mod);
+            if (st) return st;
+            for (uint32_t d = 0; d < nd; d++) known |= !strcmp(dims[d].name, base);
             if (known) continue;
             char legal[128] = "";
             size_t off = 0;

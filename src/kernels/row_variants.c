@@ -109,6 +109,70 @@ static void auto_class(const rk_instance *free, uint64_t lfree, const rk_instanc
     *v = a;
 }
 
+/* The span classes of a shape-less build: odd row lengths (N % vec != 0)
+ * the heuristic stages through LDS (kn_row_tune_stage: the family's
+ * measured limit, a span that fits) go to span kernels, each serving the
+ * lengths whose span pick has its geometry (same_span; its chunks cover
+ * the class's longest row). */
+static const char *const mod_dims[] = {"N%2", "N%4", "N%8", "N%16"};
+
+static const char *mod_dim(uint32_t vec) {
+    for (uint32_t i = 0; i < 4; i++)
+        if (2u << i == vec) return mod_dims[i];
+    return NULL;
+}
+
+/* The span pick at the row length nearest N (at or below it) that is not a
+ * multiple of vec: false when there is none or it is not a span. */
+static bool span_at(const rk_instance *free, uint64_t lfree, const rk_target *t, uint32_t vec, uint64_t N,
+                    rk_instance *out) {
+    if (N % vec == 0) N--;
+    if (!N) return false;
+    return tuned(free, t, lfree, KN_VARIANT_ROWS, N, out) && row_knobs(out)->stage == RK_STAGE_SPAN;
+}
+
+static uint32_t pow2_at_least(uint32_t x) {
+    uint32_t p = 1;
+    while (p < x) p *= 2;
+    return p;
+}
+
+/* One class: the same threads per row and rows per block, and chunks in
+ * the same power-of-two bracket (a class's kernel holds at most twice the
+ * elements its shortest row needs: a thread's span elements are registers). */
+static bool same_span(rk_instance *a, rk_instance *b) {
+    const rk_row_knobs *x = row_knobs(a), *y = row_knobs(b);
+    return x->block_size == y->block_size && x->rows_per_block == y->rows_per_block && x->vec == y->vec &&
+           pow2_at_least(x->chunks) == pow2_at_least(y->chunks);
+}
+
+/* Span variants over the odd lengths of [lo, hi] into out (at most room). */
+static uint32_t span_classes(const rk_instance *free, uint64_t lfree, const rk_target *t, uint32_t vec, uint64_t lo,
+                             uint64_t hi, rk_variant *out, uint32_t room) {
+    const char *md = mod_dim(vec);
+    uint32_t n = 0;
+    uint64_t from = lo % vec ? lo : lo + 1;
+    rk_instance a, b;
+    while (md && n < room && from <= hi && span_at(free, lfree, t, vec, from, &a)) {
+        /* the largest length whose span pick keeps a's geometry */
+        uint64_t end = from, cap = hi;
+        while (end < cap) {
+            uint64_t mid = end + (cap - end + 1) / 2;
+            if (span_at(free, lfree, t, vec, mid, &b) && same_span(&a, &b)) end = mid;
+            else cap = mid - 1;
+        }
+        /* the kernel for the class's longest odd row (its chunks hold it) */
+        if (!span_at(free, lfree, t, vec, end, &b) || !same_span(&a, &b)) break;
+        const rk_row_knobs *k = row_knobs(&b);
+        out[n] = (rk_variant){.inst = b, .ndims = 2, .dim = {"N", md}, .lo = {from, 1}, .hi = {end, vec - 1}};
+        snprintf(out[n].tag, sizeof out[n].tag, "sp%uc%u", kn_row_tpr(k), k->chunks);
+        n++;
+        from = end + 1;
+        if (from % vec == 0) from++;
+    }
+    return n;
+}
+
 /* The largest row length in [lo, cap] whose heuristic pick is named `name`:
  * each pick serves one interval of lengths (threads per row and chunks grow
  * with N), so a bisection finds its end. */
@@ -135,6 +199,8 @@ uint32_t rk_instance_variants(const rk_instance *in, const rk_target *t, uint64_
      * 11) they ran odd lengths slower than the direct rows (softmax 65536 x 127: 1129 GB/s against 1351,
      * x 1001: 2460 against 3295) */
     bool ask_auto = is_locked(in, locked, "stage") && row_knobs(&base)->stage == RK_STAGE_AUTO;
+    /* span classes where the caller left the stage to the heuristic */
+    bool spans = !is_locked(in, locked, "stage");
     if (ask_auto) {
         uint32_t ix;
         if (rk_instance_set(&base, "stage", "direct", &ix) == RK_OK) lk &= ~(1ull << ix);
@@ -161,6 +227,10 @@ uint32_t rk_instance_variants(const rk_instance *in, const rk_target *t, uint64_
         snprintf(out[n].tag, sizeof out[n].tag, "split");
         n++;
     }
+    /* odd lengths the span serves, before every direct class (the first
+     * matching variant runs); vec from the span pick at N = 3 */
+    if (spans && n < max && tuned(&free, t, lfree, KN_VARIANT_ROWS, 3, &v) && row_knobs(&v)->stage == RK_STAGE_SPAN)
+        n += span_classes(&free, lfree, t, row_knobs(&v)->vec, 1, INT32_MAX, out + n, max - n);
     /* cached rows: one variant per distinct pick of the heuristic over the
      * row lengths it caches (from N = 1 up; the norms' cached slices of
      * rows too long for one block included), each serving the lengths that

@@ -257,7 +257,24 @@ static rk_status read_spec(const rk_json *root, rk_manifest *m) {
     return RK_OK;
 }
 
-/* "variants": [{"manifest": FILE, "when": {DIM: [lo, hi], ...}}, ...] */
+rk_status rk_manifest_dim_parse(const char *dim, char *base, size_t n, uint64_t *mod) {
+    const char *pc = strchr(dim, '%');
+    size_t len = pc ? (size_t)(pc - dim) : strlen(dim);
+    *mod = 0;
+    if (!len || len >= n) return rk_fail(RK_ERR_INVALID, "dimension '%s' needs a name of 1 to %zu bytes", dim, n - 1);
+    memcpy(base, dim, len);
+    base[len] = 0;
+    if (!pc) return RK_OK;
+    char *end = NULL;
+    unsigned long long k = strtoull(pc + 1, &end, 10);
+    if (!pc[1] || *end || k < 2 || k > 65536)
+        return rk_fail(RK_ERR_INVALID, "dimension '%s': the modulus after '%%' must be an integer in 2..65536", dim);
+    *mod = k;
+    return RK_OK;
+}
+
+/* "variants": [{"manifest": FILE, "when": {DIM: [lo, hi], ...}}, ...]; DIM
+ * "NAME" or "NAME%K" (rk_manifest_dim_parse) */
 static rk_status read_variants(const rk_json *root, rk_manifest *m) {
     const rk_json *v = rk_json_get(root, "variants");
     if (!v) return RK_OK;
@@ -285,6 +302,11 @@ static rk_status read_variants(const rk_json *root, rk_manifest *m) {
                 ok = r->items[q]->kind == RK_JSON_NUMBER && r->items[q]->is_int && r->items[q]->i >= 0;
             if (!ok || r->items[0]->i > r->items[1]->i)
                 return bad(f, "must map dimension names (under 24 bytes) to [lo, hi], 0 <= lo <= hi integers");
+            char base[24];
+            uint64_t mod;
+            if (rk_manifest_dim_parse(w->keys[d], base, sizeof base, &mod) ||
+                (mod && (uint64_t)r->items[1]->i >= mod))
+                return bad(f, "names a dimension as NAME or NAME%K (K in 2..65536, with hi < K for NAME%K)");
             snprintf(mv->dim[d], sizeof mv->dim[d], "%s", w->keys[d]);
             mv->lo[d] = (uint64_t)r->items[0]->i;
             mv->hi[d] = (uint64_t)r->items[1]->i;
@@ -326,10 +348,17 @@ const rk_manifest_variant *rk_manifest_pick(const rk_manifest *m, const char *co
         bool all = true;
         for (uint32_t d = 0; all && d < mv->ndims; d++) {
             bool found = false;
+            char base[24];
+            uint64_t mod;
+            if (rk_manifest_dim_parse(mv->dim[d], base, sizeof base, &mod)) {
+                all = false;
+                break;
+            }
             for (uint32_t j = 0; j < n; j++)
-                if (!strcmp(names[j], mv->dim[d])) {
+                if (!strcmp(names[j], base)) {
+                    uint64_t x = mod ? ext[j] % mod : ext[j];
                     found = true;
-                    all = ext[j] >= mv->lo[d] && ext[j] <= mv->hi[d];
+                    all = x >= mv->lo[d] && x <= mv->hi[d];
                 }
             all = all && found;
         }

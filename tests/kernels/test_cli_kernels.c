@@ -66,15 +66,18 @@ static void test_shape_variants(void **state) {
     (void)state;
     int rc = cli_sh(ROCKE " build rmsnorm --dtype f16 --target gfx942 --ir-only -o var");
     if (rc) fail_msg("build: %s", cli_out);
-    /* a cached variant per row-length class: t<threads per row>c<chunks> */
+    /* a cached variant per row-length class: t<threads per row>c<chunks>, sp<...> for the span's */
     static const char *const files[] = {"manifest.json", "manifest.split.json", "manifest.t1c1.json",
-                                        "manifest.t64c4.json", "manifest.t256c4.json"};
+                                        "manifest.t64c4.json", "manifest.t256c4.json", "manifest.sp16c8.json"};
     for (size_t i = 0; i < sizeof files / sizeof *files; i++)
         if (cli_sh("test -r var/%s", files[i])) fail_msg("no %s", files[i]);
     /* shape -> a fragment of the kernel that must run: the knob tags say which variant */
     static const struct { const char *shape, *want, *avoid, *bad; } runs[] = {
-        {"6,17", "_k1_", "_k0_", "bad=0/102"},           /* short: one vector per lane */
-        {"3,700", "_sl1 on", "_k0_", "bad=0/2100"},      /* medium: cached rows */
+        {"6,16", "_k1_", "_k0_", "bad=0/96"},            /* short: one vector per lane */
+        {"6,17", "_sgspan", "_k0_", "bad=0/102"},        /* short, odd: a span class (N%8) */
+        {"3,704", "_sl1 on", "_sgspan", "bad=0/2112"},   /* medium, a multiple of vec: cached rows */
+        {"5,701", "_sgspan", "_k0_", "bad=0/3505"},      /* medium, odd: RMSNorm's span to 767 */
+        {"3,1001", "_sl1 on", "_sgspan", "bad=0/3003"},  /* odd past 767: direct rows */
         {"1,20000", "_k0_", "_sl1 on", "bad=0/20000"},   /* few long rows: split over blocks */
         {"40,13000", "_k4_", "_k0_", "bad=0/520000"},    /* cached, as a build for the shape would */
     };

@@ -215,8 +215,78 @@ static void test_locked_chunks_end_at_capacity(void **state) {
     check_locked(RK_FAMILY_RMSNORM, "bf16", "gfx942", c17, 4);
 }
 
+/* With the stage left to the heuristic, a shape-less build's odd row
+ * lengths (N % vec != 0) up to the family's span limit run a span class
+ * (N%vec in the variant's ranges): the heuristic's span geometry at that
+ * shape (threads, rows per block) with chunks enough for the row; every
+ * other length runs what the direct classes run. */
+static void check_spans(rk_family_id fam, const char *dtype, const char *target) {
+    const rk_target *t = rk_target_find(target);
+    rk_instance base, general, want;
+    uint32_t ix;
+    assert_int_equal(rk_instance_default(fam, &base), RK_OK);
+    assert_int_equal(rk_instance_set(&base, "dtype", dtype, NULL), RK_OK);
+    if (fam != RK_FAMILY_REDUCE) assert_int_equal(rk_instance_set(&base, "out_dtype", dtype, NULL), RK_OK);
+    assert_int_equal(rk_instance_set(&base, "split", "true", &ix), RK_OK);
+    uint64_t locked = 1ull << ix;
+    uint32_t n = rk_instance_variants(&base, t, locked, &general, var, RK_MANIFEST_MAX_VARIANTS);
+    assert_true(n >= 3 && n <= RK_MANIFEST_MAX_VARIANTS);
+    rk_manifest_init(&top);
+    uint32_t spans = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        rk_manifest_variant *mv = &top.variants[top.nvariants++];
+        snprintf(mv->manifest, sizeof mv->manifest, "%u", i);
+        mv->ndims = var[i].ndims;
+        for (uint32_t j = 0; j < var[i].ndims; j++) {
+            snprintf(mv->dim[j], sizeof mv->dim[j], "%s", var[i].dim[j]);
+            mv->lo[j] = var[i].lo[j];
+            mv->hi[j] = var[i].hi[j];
+        }
+        spans += strncmp(var[i].tag, "sp", 2) == 0;
+        for (uint32_t j = 0; j < i; j++) assert_string_not_equal(var[i].tag, var[j].tag);
+    }
+    assert_true(spans >= 4);
+    static const uint64_t Ns[] = {1,  2,  3,   7,   8,   9,   15,  31,  63,  64,  65,  100, 127, 128,  129,
+                                  191, 192, 193, 255, 257, 383, 511, 513, 639, 641, 767, 769, 1001, 1023, 2047};
+    const char *const dims[2] = {"M", "N"};
+    char got[256], wname[256];
+    for (size_t i = 0; i < COUNT(Ns); i++) {
+        const uint64_t ext[2] = {65536, Ns[i]};
+        const rk_manifest_variant *mv = rk_manifest_pick(&top, dims, ext, 2);
+        const rk_instance *in = mv ? &var[atoi(mv->manifest)].inst : &general;
+        heuristic(&base, locked, t, 65536, Ns[i], wname);
+        want = base;
+        rk_shape sh;
+        assert_int_equal(rk_shape_default(fam, &sh), RK_OK);
+        assert_int_equal(rk_shape_update(fam, &sh, NULL, ext, 2, false), RK_OK);
+        assert_int_equal(rk_instance_tune(&want, t, &sh, locked), RK_OK);
+        name_of(in, got);
+        bool span_want = strstr(wname, "_sgspan") != NULL, span_got = strstr(got, "_sgspan") != NULL;
+        if (span_want != span_got)
+            fail_msg("%s %s %s N=%llu: the variants run %s, the heuristic picks %s", rk_family_name(fam), dtype,
+                     target, (unsigned long long)Ns[i], got, wname);
+        if (span_got) {
+            if (knob_u(in, "block_size") != knob_u(&want, "block_size") ||
+                knob_u(in, "rows_per_block") != knob_u(&want, "rows_per_block") || !shape_ok(in, 65536, Ns[i]))
+                fail_msg("%s %s %s N=%llu: span class %s for the heuristic's %s", rk_family_name(fam), dtype,
+                         target, (unsigned long long)Ns[i], got, wname);
+        }
+    }
+}
+
+static void test_span_classes(void **state) {
+    (void)state;
+    static const rk_family_id fams[] = {RK_FAMILY_SOFTMAX, RK_FAMILY_LAYERNORM, RK_FAMILY_RMSNORM, RK_FAMILY_REDUCE};
+    static const char *const dtypes[] = {"bf16", "f32"};
+    static const char *const targets[] = {"sm_90a", "gfx942"};
+    for (size_t f = 0; f < COUNT(fams); f++)
+        for (size_t d = 0; d < COUNT(dtypes); d++)
+            for (size_t i = 0; i < COUNT(targets); i++) check_spans(fams[f], dtypes[d], targets[i]);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_picker_is_heuristic),
-                                       cmocka_unit_test(test_locked_chunks_end_at_capacity)};
+                                       cmocka_unit_test(test_locked_chunks_end_at_capacity),
+                                       cmocka_unit_test(test_span_classes)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

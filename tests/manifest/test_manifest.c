@@ -363,13 +363,18 @@ static void test_variants(void **state) {
     rk_manifest_variant v0 = {.manifest = "manifest.split.json", .ndims = 2, .dim = {"M", "N"}, .lo = {1, 16384},
                               .hi = {131, 2147483647}};
     rk_manifest_variant v1 = {.manifest = "manifest.short.json", .ndims = 1, .dim = {"N"}, .lo = {1}, .hi = {128}};
+    /* odd rows (N mod 8 in [1, 7]) of 129..1000 */
+    rk_manifest_variant v2 = {.manifest = "manifest.odd.json", .ndims = 2, .dim = {"N", "N%8"}, .lo = {129, 1},
+                              .hi = {1000, 7}};
     m.variants[0] = v0;
     m.variants[1] = v1;
-    m.nvariants = 2;
+    m.variants[2] = v2;
+    m.nvariants = 3;
     char *t1 = rk_manifest_text(&m);
     assert_non_null(t1);
     assert_int_equal(rk_manifest_parse(t1, strlen(t1), &back), RK_OK);
-    assert_int_equal(back.nvariants, 2);
+    assert_int_equal(back.nvariants, 3);
+    assert_string_equal(back.variants[2].dim[1], "N%8");
     assert_string_equal(back.variants[0].dim[1], "N");
     assert_true(back.variants[0].hi[1] == 2147483647u);
     char *t2 = rk_manifest_text(&back);
@@ -378,8 +383,9 @@ static void test_variants(void **state) {
     const char *names[2] = {"M", "N"};
     const struct { uint64_t M, N; const char *want; } picks[] = {
         {1, 262144, "manifest.split.json"}, {131, 16384, "manifest.split.json"}, {132, 16384, NULL},
-        {1, 16383, NULL}, {5000, 128, "manifest.short.json"}, {1, 1, "manifest.short.json"}, {4096, 129, NULL},
-        {100, 100000, "manifest.split.json"},
+        {1, 16383, NULL}, {5000, 128, "manifest.short.json"}, {1, 1, "manifest.short.json"}, {4096, 129, "manifest.odd.json"},
+        {100, 100000, "manifest.split.json"}, {4096, 136, NULL}, {4096, 999, "manifest.odd.json"},
+        {4096, 1001, NULL},
     };
     for (size_t i = 0; i < sizeof picks / sizeof *picks; i++) {
         const uint64_t ext[2] = {picks[i].M, picks[i].N};
@@ -396,6 +402,9 @@ static void test_variants(void **state) {
         {"\"manifest\": \"manifest.short.json\"", "\"manifest\": 7", "variants[1].manifest"},
         {"\"when\": {\n        \"N\"", "\"when\": {\n        \"N\": [5, 1], \"X\"", "variants[1].when"},
         {"\"variants\": [", "\"variants\": 5, \"later\": [", "'variants'"},
+        {"\"N%8\"", "\"N%1\"", "variants[2].when"},      /* modulus below 2 */
+        {"\"N%8\"", "\"N%\"", "variants[2].when"},       /* no modulus */
+        {"\"N%8\"", "\"N%4\"", "variants[2].when"},      /* hi 7 is not below 4 */
     };
     for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
         const char *at = strstr(t1, rows[i].find);
