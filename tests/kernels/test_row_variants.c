@@ -71,15 +71,9 @@ static void heuristic(const rk_instance *base, uint64_t locked, const rk_target 
     name_of(&in, name);
 }
 
-static void check_family(rk_family_id fam, const char *dtype, const char *target) {
-    const rk_target *t = rk_target_find(target);
-    assert_non_null(t);
-    rk_instance base, general;
-    uint64_t locked;
-    base_of(fam, dtype, &base, &locked);
-    uint32_t n = rk_instance_variants(&base, t, locked, &general, var, RK_MANIFEST_MAX_VARIANTS);
-    assert_true(n >= 3 && n < RK_MANIFEST_MAX_VARIANTS);
-    /* the variants' ranges as the build writes them into the manifest */
+/* The n variants' ranges into `top` as the build writes them into the
+ * manifest (file i: "i"); their tags name distinct files. */
+static void fill_top(uint32_t n) {
     rk_manifest_init(&top);
     for (uint32_t i = 0; i < n; i++) {
         rk_manifest_variant *mv = &top.variants[top.nvariants++];
@@ -90,9 +84,19 @@ static void check_family(rk_family_id fam, const char *dtype, const char *target
             mv->lo[j] = var[i].lo[j];
             mv->hi[j] = var[i].hi[j];
         }
-        /* tags name distinct files */
         for (uint32_t j = 0; j < i; j++) assert_string_not_equal(var[i].tag, var[j].tag);
     }
+}
+
+static void check_family(rk_family_id fam, const char *dtype, const char *target) {
+    const rk_target *t = rk_target_find(target);
+    assert_non_null(t);
+    rk_instance base, general;
+    uint64_t locked;
+    base_of(fam, dtype, &base, &locked);
+    uint32_t n = rk_instance_variants(&base, t, locked, &general, var, RK_MANIFEST_MAX_VARIANTS);
+    assert_true(n >= 3 && n < RK_MANIFEST_MAX_VARIANTS);
+    fill_top(n);
     /* rows enough that the heuristic keeps its full block (M >= 4097 for
      * rows of at least 1000, 65 536 for shorter ones), lengths from 1
      * to past every cached variant, odd and powers of two */
@@ -172,17 +176,8 @@ static void check_locked(rk_family_id fam, const char *dtype, const char *target
     uint32_t n = rk_instance_variants(&base, t, locked, &general, var, RK_MANIFEST_MAX_VARIANTS);
     assert_true(n >= 3 && n < 20);
     uint64_t next = 1, largest = 0;
-    rk_manifest_init(&top);
+    fill_top(n);
     for (uint32_t i = 0; i < n; i++) {
-        rk_manifest_variant *mv = &top.variants[top.nvariants++];
-        snprintf(mv->manifest, sizeof mv->manifest, "%u", i);
-        mv->ndims = var[i].ndims;
-        for (uint32_t j = 0; j < var[i].ndims; j++) {
-            snprintf(mv->dim[j], sizeof mv->dim[j], "%s", var[i].dim[j]);
-            mv->lo[j] = var[i].lo[j];
-            mv->hi[j] = var[i].hi[j];
-        }
-        for (uint32_t j = 0; j < i; j++) assert_string_not_equal(var[i].tag, var[j].tag);
         uint64_t cap = row_capacity(&var[i].inst);
         uint32_t nd = var[i].ndims - 1;   /* N is the last range */
         if (var[i].hi[nd] > cap)
@@ -231,20 +226,9 @@ static void check_spans(rk_family_id fam, const char *dtype, const char *target)
     uint64_t locked = 1ull << ix;
     uint32_t n = rk_instance_variants(&base, t, locked, &general, var, RK_MANIFEST_MAX_VARIANTS);
     assert_true(n >= 3 && n <= RK_MANIFEST_MAX_VARIANTS);
-    rk_manifest_init(&top);
+    fill_top(n);
     uint32_t spans = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        rk_manifest_variant *mv = &top.variants[top.nvariants++];
-        snprintf(mv->manifest, sizeof mv->manifest, "%u", i);
-        mv->ndims = var[i].ndims;
-        for (uint32_t j = 0; j < var[i].ndims; j++) {
-            snprintf(mv->dim[j], sizeof mv->dim[j], "%s", var[i].dim[j]);
-            mv->lo[j] = var[i].lo[j];
-            mv->hi[j] = var[i].hi[j];
-        }
-        spans += strncmp(var[i].tag, "sp", 2) == 0;
-        for (uint32_t j = 0; j < i; j++) assert_string_not_equal(var[i].tag, var[j].tag);
-    }
+    for (uint32_t i = 0; i < n; i++) spans += strncmp(var[i].tag, "sp", 2) == 0;
     assert_true(spans >= 4);
     static const uint64_t Ns[] = {1,  2,  3,   7,   8,   9,   15,  31,  63,  64,  65,  100, 127, 128,  129,
                                   191, 192, 193, 255, 257, 383, 511, 513, 639, 641, 767, 769, 1001, 1023, 2047};
