@@ -346,6 +346,9 @@ void kn_row_tune_stage(rk_row_knobs *k, const rk_target *t, rk_scalar widest, co
  * 2162), loses at 767 (2552 / 3028) and 1001 (2503 / 3307); RMSNorm wins to 511, ties at 767 (2737 /
  * 2761), loses at 1001 (2555 / 3241); LayerNorm wins to 767 (2240 / 1783), ties at 1001, loses at
  * 4097 (1619 / 1988); sum wins at 127 (1570 / 1269), ties at 31..191, loses from 255 (1869 / 3449). */
+/* Split rows up to this many rows take the few-rows rule (kn_row_tune_slices), and a shape-less
+ * build's split variants follow that cut. */
+#define KN_SLICE_FEW_ROWS 8u
 #define KN_SPAN_MAX_N_SOFTMAX 639
 #define KN_SPAN_MAX_N_RMSNORM 767
 #define KN_SPAN_MAX_N_LAYERNORM 1023

@@ -216,15 +216,22 @@ uint32_t rk_instance_variants(const rk_instance *in, const rk_target *t, uint64_
      * lengths becomes stage=auto (both, chosen at run time) */
     lock(&base, &lk, "stage", "direct");
     uint32_t n = 0;
-    /* few long rows: split over blocks (rows fewer than compute units) */
+    /* few long rows: split over blocks (rows fewer than compute units), in
+     * two classes as the heuristic has two rules (kn_row_tune_slices: up
+     * to KN_SLICE_FEW_ROWS rows, and more), each tuned at its fewest rows */
     rk_instance v;
     uint64_t units = t->compute_units ? t->compute_units : 1;
-    if (n < max && tuned(&base, t, lk, 1, 262144, &v) && row_knobs(&v)->slices > 1 &&
-        (!row_knobs(&v)->chunks || kn_row_cap(row_knobs(&v)) >= 16384)) {
+    static const struct { uint64_t lo, hi; const char *tag; } splits[] = {{1, KN_SLICE_FEW_ROWS, "split"}, {KN_SLICE_FEW_ROWS + 1, UINT64_MAX, "splitm"}};
+    for (uint32_t i = 0; i < 2; i++) {
+        uint64_t hi = splits[i].hi < units - 1 ? splits[i].hi : units - 1;
+        if (n >= max || splits[i].lo > hi || !tuned(&base, t, lk, splits[i].lo, 262144, &v) ||
+            row_knobs(&v)->slices < 2 || (row_knobs(&v)->chunks && kn_row_cap(row_knobs(&v)) < 16384))
+            continue;
         /* cached slices (a locked chunks) serve rows up to their capacity */
         uint64_t top = row_knobs(&v)->chunks ? kn_row_cap(row_knobs(&v)) : INT32_MAX;
-        out[n] = (rk_variant){.inst = v, .ndims = 2, .dim = {"M", "N"}, .lo = {1, 16384}, .hi = {units - 1, top}};
-        snprintf(out[n].tag, sizeof out[n].tag, "split");
+        out[n] = (rk_variant){.inst = v, .ndims = 2, .dim = {"M", "N"}, .lo = {splits[i].lo, 16384},
+                              .hi = {hi, top}};
+        snprintf(out[n].tag, sizeof out[n].tag, "%s", splits[i].tag);
         n++;
     }
     /* odd lengths the span serves, before every direct class (the first

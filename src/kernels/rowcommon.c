@@ -172,9 +172,18 @@ void kn_row_tune_occupancy(rk_row_knobs *k, const rk_target *t, rk_scalar elem, 
 }
 
 /* Fewer rows than compute units and rows of at least two slices of
- * KN_SLICE_MIN elements: enough slices for two blocks per unit. */
+ * KN_SLICE_MIN elements: enough slices for two blocks of KN_SLICE_BLOCK
+ * per unit, the unroll cut until the slices of whole steps number that.
+ * Up to KN_SLICE_FEW_ROWS rows (kern_int.h): about one block of KN_SLICE_FEW_BLOCK per
+ * unit, the unroll kept (fewer slices instead). H200, bench/RESULTS.md
+ * session 15 call 6 (bf16, GB/s, few-rows rule / the other): 1 x 262144
+ * LayerNorm 130 / 107, softmax 62 / 51, RMSNorm 92 / 79; 4 x 150001 175 /
+ * 153, 145 / 120, 150 / 144; 8 x 1000003 1113 / 869, 1307 / 1217, 1325 /
+ * 1124. From 16 rows on it lost (softmax and RMSNorm 10-30 % at 64-128
+ * rows), so the other rule keeps those. */
 #define KN_SLICE_MIN 8192u
 #define KN_SLICE_BLOCK 256u
+#define KN_SLICE_FEW_BLOCK 512u
 
 void kn_row_tune_slices(rk_row_knobs *k, const rk_target *t, const rk_shape *s, uint64_t locked, uint32_t first,
                         uint32_t slices_knob) {
@@ -184,7 +193,7 @@ void kn_row_tune_slices(rk_row_knobs *k, const rk_target *t, const rk_shape *s, 
         /* a cached row or several rows a block asked for: no split */
         bool free_shape = !(LOCKED(RK_K) && k->chunks) && !(LOCKED(RK_R) && k->rows_per_block > 1);
         if (free_shape && M < units && N >= 2 * KN_SLICE_MIN) {
-            want = cdiv(2 * units, M);
+            want = cdiv(M <= KN_SLICE_FEW_ROWS ? units : 2 * units, M);
             if (want > N / KN_SLICE_MIN) want = N / KN_SLICE_MIN;
             if (want > 16) want = 16;
         }
@@ -194,21 +203,23 @@ void kn_row_tune_slices(rk_row_knobs *k, const rk_target *t, const rk_shape *s, 
     /* the split path: looped rows, one per block */
     if (!LOCKED(RK_K)) k->chunks = 0;
     if (!LOCKED(RK_R)) k->rows_per_block = 1;
-    if (!LOCKED(RK_B)) k->block_size = KN_SLICE_BLOCK < t->max_workgroup ? KN_SLICE_BLOCK : t->max_workgroup;
+    bool few = M <= KN_SLICE_FEW_ROWS;
+    uint32_t block = few ? KN_SLICE_FEW_BLOCK : KN_SLICE_BLOCK;
+    if (!LOCKED(RK_B)) k->block_size = block < t->max_workgroup ? block : t->max_workgroup;
     if (!LOCKED(RK_M)) k->min_blocks = 0;
     if (!LOCKED(RK_T)) {
         k->tail = rk_tile_default_tail(t);
         if (kn_row_tpr(k) < k->wave) k->tail = RK_TAIL_MASKED;
     }
     /* slices cover whole loop steps (kn_slices_begin): fewer loads in
-     * flight rather than fewer slices, then drop the slices that would
-     * start past the row's end */
+     * flight rather than fewer slices (few rows: the reverse), then drop
+     * the slices that would start past the row's end */
     if (!((locked >> slices_knob) & 1u)) {
         uint64_t span = N + k->vec - 1, per = 0;
         for (;;) {
             uint64_t stride = (uint64_t)kn_row_tpr(k) * k->vec * k->unroll;
             per = cdiv(cdiv(span, k->slices), stride) * stride;
-            if (LOCKED(RK_U) || k->unroll == 1 || cdiv(span, per) == k->slices) break;
+            if (few || LOCKED(RK_U) || k->unroll == 1 || cdiv(span, per) == k->slices) break;
             k->unroll /= 2;
         }
         k->slices = (uint32_t)cdiv(span, per);
