@@ -10,8 +10,8 @@
 # Logs go to $OUT (or ./out).
 set -uo pipefail
 D=.devcarry
-G=$D/gemm_odd
-SHAPES=bench/gemm_odd_shapes.txt
+G=${GEMM_DIR:-$D/gemm_odd}                        # run: another script's kernels (gemm_splitk_h200.sh)
+SHAPES=${GEMM_SHAPES:-bench/gemm_odd_shapes.txt}
 case "${1:-}" in
 prepare)
   B=${BUILD:-build}

@@ -208,11 +208,13 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64
             s->path = RK_GEMM_PATH_MMA;
         } else {
             rk_gemm_spec before = *s;
-            /* M 17..64 with tiles enough: the skinny tuning's split is mma's; wgmma reduces all of K (elsewhere
-             * a split the mma tuning chose keeps the mma kernel, as the plan refuses it for wgmma) */
+            /* M 17..64 with tiles enough: the skinny tuning's split is mma's; wgmma reduces all of K.
+             * Elsewhere a split the mma tuning chose keeps the mma kernel (wgmma's split-K is built only
+             * when asked for: not timed on a GPU yet) */
             if (!split_locked && M <= 64) s->split_k = 1;
+            bool mma_split = !f8 && s->split_k > 1;
             kn_gemm_hopper_tune(s, t, M, N, K, sh->rank == 4, locked);
-            if (s->path == RK_GEMM_PATH_WGMMA) s->split_k = 1;
+            if (s->path == RK_GEMM_PATH_WGMMA && !mma_split) s->split_k = 1;
             else *s = before;
         }
     } else if (s->path == RK_GEMM_PATH_WGMMA) {

@@ -262,13 +262,16 @@ void kn_gemm_hopper_begin_ex(kn_hk *h, const rk_gemm_spec *s, const rk_target *t
     rk_epi_param eps[RK_EPI_MAX_PARAMS];
     uint32_t ne = rk_epi_params(&s->fuse, s->out_dtype, eps);
     for (uint32_t i = 0; i < ne; i++) h->ea.p[i] = p[9 + i];
+    /* split-K's Work follows the chain's operands (kn_gemm_split_signature) */
+    uint32_t w = kn_gemm_hopper_split_work(s);
+    if (w) h->work = p[9 + ne];
     bool ca = copied(h, 0), cb = copied(h, 1);
-    if (!ca) h->amap = p[9 + ne];
-    if (!cb) h->bmap = p[9 + ne + !ca];
+    if (!ca) h->amap = p[9 + ne + w];
+    if (!cb) h->bmap = p[9 + ne + w + !ca];
     h->ka = kn_gemm_hopper_k_major(s, 0), h->kb = kn_gemm_hopper_k_major(s, 1);
     h->dt = kn_gemm_hopper_f8(s) ? kn_dtype_name(s->dtype) : s->dtype == RK_S_BF16 ? "bf16" : "f16";
     h->eb = rk_tile_elem_bytes(s->dtype);
-    uint32_t at = 9 + ne + !ca + !cb;   /* after the operands' tensor maps */
+    uint32_t at = 9 + ne + w + !ca + !cb;   /* after the operands' tensor maps */
     if (s->scale != RK_GEMM_SCALE_NONE) {
         h->sa = p[at], h->sb = p[at + 1];
         at += 2;
@@ -325,9 +328,18 @@ void kn_gemm_hopper_build(const rk_instance *in, const rk_target *t, rk_kernel *
     if (in->u.gemm.cluster == 2) rk_kernel_set_cluster_dims(k, 2, 1, 1);
     kn_hk h;
     kn_gemm_hopper_begin(&h, in, t, k, p, 0);
+    uint32_t splits = in->u.gemm.split_k;
+    if (splits > 1) {   /* this split's K tiles (grid y): the loop runs over them, the boxes add the first */
+        rk_value kbase, count;
+        kn_gemm_split_range(k, h.s, h.ktiles, &kbase, &count);
+        h.kt0 = kbase;
+        h.ktiles = count;
+    }
     rk_value rbase, twg;
     rk_value d = kn_gemm_hopper_run_plain(&h, &rbase, &twg);
-    if (h.s->epilogue == RK_GEMM_EPI_TMA) {
+    if (splits > 1) {   /* one problem: group 0 of 1 */
+        kn_gemm_hopper_split_finish(&h, splits, h.work, c32(k, 1), rbase, twg, d);
+    } else if (h.s->epilogue == RK_GEMM_EPI_TMA) {
         rk_value tid = rk_build_thread_id(k, 0);
         rk_value c7 = c32(k, 7);
         rk_value wg = rk_build_lshr(k, tid, c7);   /* consumer warpgroup */

@@ -47,6 +47,8 @@ void kn_gemm_hopper_tune_schedule(rk_gemm_spec *s, const rk_target *t, uint64_t 
  * Bpad) that TMA reads; the layouts' extent "K8" (M8, N8): the dimension
  * rounded up to 8 (0 for other names); the tensor-map view over a copy. */
 bool kn_gemm_hopper_padded(const rk_gemm_spec *s, int operand);
+/* 1 when the spec takes split-K's Work (split_k > 1, workspace), else 0. */
+uint32_t kn_gemm_hopper_split_work(const rk_gemm_spec *s);
 uint64_t kn_gemm_pad_extent(const rk_instance *in, const rk_shape *sh, const char *name, size_t len);
 rk_status kn_gemm_hopper_tensormap_view(const rk_problem *p, const rk_kparam *kp, rk_problem_tmap *out);
 /* Whether the schedule walks tiles over a grid of `blocks` (persistent, pingpong). */
@@ -99,6 +101,7 @@ typedef struct kn_hk {
     rk_value sa, sb;           /* scale=tensor|block: the f32 scales Sa, Sb */
     rk_value tscale;           /* scale=tensor: Sa[0] * Sb[0] (f32), applied before the chain */
     rk_value cmap, cstage;     /* epilogue=tma: C's tensor map and the staging tiles (out_dtype) */
+    rk_value work;             /* split_k > 1: the f32 slices and counters (kn_gemm_hopper_split_finish) */
     uint32_t copies;           /* copy loops emitted so far (their unique IV names) */
     struct kn_hk_fill {        /* an operand the caller's threads fill (conv's im2col), whatever its vec */
         void (*fn)(struct kn_hk *h, void *ud, int operand, rk_value tid, rk_value base, rk_value kx, rk_value mn0);
@@ -126,6 +129,14 @@ void kn_gemm_hopper_begin(kn_hk *h, const rk_instance *in, const rk_target *t, r
  * called by kn_gemm_hopper_fill_copies with the same arguments). */
 void kn_gemm_hopper_begin_ex(kn_hk *h, const rk_gemm_spec *s, const rk_target *t, rk_kernel *k, const rk_value *p,
                              const struct kn_hk_fill fill[2], uint32_t releases);
+/* Split-K on schedule=plain (gemm_hopper_split.c), after kn_gemm_hopper_run_plain over this
+ * split's K tiles (grid y: h->kt0, h->ktiles from kn_gemm_split_range): d into the split's
+ * slice of work (f32: `splits` slices of groups x M x N, then one counter per (group, tile),
+ * group = block z); the last split of the tile to arrive sums the slices in split order, resets
+ * the counter and runs kn_gemm_hopper_epilogue. A tile inside C sums in one loop over the
+ * slices; an edge tile element by element (slower, few registers). */
+void kn_gemm_hopper_split_finish(kn_hk *h, uint32_t splits, rk_value work, rk_value groups, rk_value rbase,
+                                 rk_value twg, rk_value d);
 /* schedule=plain after begin: the prologue and the loop over h->ktiles K
  * tiles; returns the warpgroup's accumulators (all groups retired), with
  * *rbase its first row in C and *twg the thread inside it, for

@@ -60,9 +60,21 @@ rk_status kn_gemm_hopper_plan(const rk_gemm_spec *s, const rk_target *t, bool ba
     if (s->promote != RK_GEMM_PROMOTE_OVERLAP && s->scale != RK_GEMM_SCALE_BLOCK)
         return rk_fail(RK_ERR_INVALID, "gemm: knob 'promote' = serial schedules the promotion of per-128-block "
                        "scales: it needs scale=block (leave promote=overlap)");
-    if (s->split_k != 1)
-        return rk_fail(RK_ERR_INVALID, "gemm: knob 'split_k' = %u is for path=mma; path=wgmma reduces the whole K "
-                       "in one block (split_k=1)", s->split_k);
+    if (s->split_k > 1) {
+        /* split-K on wgmma: the plain schedule over each split's K tiles, f32 slices summed in split order
+         * (gemm_hopper_split.c), TMA reading both operands, the direct epilogue after the sum */
+        const char *why = s->split_reduce != RK_GEMM_SPLIT_WORKSPACE ? "split_reduce=workspace"
+                          : s->schedule != RK_GEMM_SCHED_PLAIN       ? "schedule=plain"
+                          : s->cluster > 1                           ? "cluster=0"
+                          : s->epilogue != RK_GEMM_EPI_DIRECT        ? "epilogue=direct"
+                          : s->scale != RK_GEMM_SCALE_NONE           ? "scale=none (bf16 or f16 inputs)"
+                          : s->pad != RK_GEMM_PAD_NONE || kn_gemm_hopper_copied(s, 0) || kn_gemm_hopper_copied(s, 1)
+                              ? "both operands read by TMA (vec_a and vec_b 8: row strides of whole 16 bytes)"
+                              : NULL;
+        if (why)
+            return rk_fail(RK_ERR_INVALID, "gemm: knob 'split_k' = %u on path=wgmma needs %s (or split_k=1, or "
+                           "path=mma)", s->split_k, why);
+    }
     if (s->atom)
         return rk_fail(RK_ERR_INVALID, "gemm: knob 'atom' is for path=mma; path=wgmma runs wgmma m64nNk16 (leave "
                        "atom=auto)");
@@ -249,7 +261,7 @@ void kn_gemm_hopper_tune(rk_gemm_spec *s, const rk_target *t, uint64_t M, uint64
     /* C through shared memory and TMA stores where its rows keep TMA's 16-byte rule: measured on the
      * H200 (bench/RESULTS.md, session 5) at 4096^3 bf16, 727.6 TFLOP/s against 688 with direct stores;
      * only the measured 128x256 tile for now */
-    if (!(locked >> KN_GK_EPI & 1) && w.tile[0] == 128 && w.tile[1] == 256 &&
+    if (!(locked >> KN_GK_EPI & 1) && w.tile[0] == 128 && w.tile[1] == 256 && w.split_k == 1 &&
         N * rk_tile_elem_bytes(s->out_dtype) % 16 == 0)
         w.epilogue = RK_GEMM_EPI_TMA;
     /* 16 M tiles a group at 128 x 256: measured on the H200 (bench/RESULTS.md, session 11) +0.4..1.7% over 8
@@ -272,6 +284,10 @@ void kn_gemm_hopper_tune(rk_gemm_spec *s, const rk_target *t, uint64_t M, uint64
     kn_gemm_plan p;
     *s = w;   /* with the tuned knobs even where the plan refuses them: an explicit path=wgmma reports why */
     if (kn_gemm_hopper_plan(&w, t, batched, &p) != RK_OK) s->path = RK_GEMM_PATH_MMA;
+}
+
+uint32_t kn_gemm_hopper_split_work(const rk_gemm_spec *s) {
+    return s->split_k > 1 && s->split_reduce == RK_GEMM_SPLIT_WORKSPACE;
 }
 
 bool kn_gemm_hopper_padded(const rk_gemm_spec *s, int operand) {
