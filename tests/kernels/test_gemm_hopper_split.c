@@ -24,16 +24,6 @@
 static uint64_t seed;
 static unsigned runs;
 
-static void tuned(const uint64_t ext[3], const char *knobs, rk_instance *in, rk_shape *sh) {
-    const rk_target *t = rk_target_find("sm_90a");
-    rk_instance_default(RK_FAMILY_GEMM, in);
-    uint64_t locked = 0;
-    if (problem_knobs_set(in, knobs, &locked)) fail_msg("%s: %s", knobs, rk_error_message());
-    assert_int_equal(rk_shape_default(RK_FAMILY_GEMM, sh), RK_OK);
-    assert_int_equal(rk_shape_update(RK_FAMILY_GEMM, sh, NULL, ext, 3, false), RK_OK);
-    assert_int_equal(rk_instance_tune(in, t, sh, locked), RK_OK);
-}
-
 /* C's parameter, cleared (to NaN bytes) before the second launch. */
 static uint32_t c_index(const rk_problem *p) {
     for (uint32_t i = 0; i < p->sig.n; i++)
@@ -47,16 +37,12 @@ static void run_case(uint64_t M, uint64_t N, uint64_t K, const char *knobs) {
     const uint64_t ext[3] = {M, N, K};
     rk_instance in;
     rk_shape sh;
-    char kn[256];
-    snprintf(kn, sizeof kn, "path=wgmma %s", knobs);
-    tuned(ext, kn, &in, &sh);
-    char name[256];
-    assert_int_equal(rk_instance_name(&in, name, sizeof name), RK_OK);
-    if (!strstr(name, "_pwgmma") || in.u.gemm.split_k < 2) fail_msg("%s: not a wgmma split", name);
-    if (rk_instance_validate(&in, t)) fail_msg("%s: %s", name, rk_error_message());
-    if (rk_instance_check_shape(&in, &sh)) fail_msg("%s: %s", name, rk_error_message());
     rk_kernel *k = NULL;
-    if (rk_instance_build(&in, t, &k)) fail_msg("%s: %s", name, rk_error_message());
+    char kn[256], name[256];
+    snprintf(kn, sizeof kn, "path=wgmma %s", knobs);
+    if (problem_emu_build(RK_FAMILY_GEMM, t, ext, 3, kn, &in, &sh, &k, name, sizeof name))
+        fail_msg("%s: %s", name, rk_error_message());
+    if (!strstr(name, "_pwgmma") || in.u.gemm.split_k < 2) fail_msg("%s: not a wgmma split", name);
     rk_problem p;
     uint64_t s = seed ^ (runs++ * 0x9e3779b97f4a7c15ull);
     assert_int_equal(rk_problem_init(&p, &in, &sh, s), RK_OK);
@@ -116,7 +102,7 @@ static void test_rules(void **state) {
         rk_shape sh;
         char kn[256];
         snprintf(kn, sizeof kn, "path=wgmma %s", rows[i].knobs);
-        tuned(sh3, kn, &in, &sh);
+        if (problem_tuned("gemm", t, sh3, 3, kn, &in, &sh)) fail_msg("%s: %s", kn, rk_error_message());
         if (rk_instance_validate(&in, t) == RK_OK) fail_msg("%s: accepted", rows[i].knobs);
         if (!strstr(rk_error_message(), rows[i].msg) || !strstr(rk_error_message(), "split_k"))
             fail_msg("%s: message '%s' lacks '%s'", rows[i].knobs, rk_error_message(), rows[i].msg);
@@ -124,7 +110,7 @@ static void test_rules(void **state) {
     /* the heuristic keeps wgmma's whole-K reduction unless a split is asked for */
     rk_instance in;
     rk_shape sh;
-    tuned(sh3, "path=wgmma", &in, &sh);
+    assert_int_equal(problem_tuned("gemm", t, sh3, 3, "path=wgmma", &in, &sh), RK_OK);
     assert_int_equal(in.u.gemm.split_k, 1);
 }
 

@@ -42,34 +42,24 @@ static uint32_t offset_of(const char *name, const offsets *o) {
     return 0;
 }
 
+static void offsets_of(const rk_problem *p, uint32_t *offs, void *ud) {
+    for (uint32_t i = 0; i < p->sig.n; i++) offs[i] = offset_of(p->sig.p[i].name, ud);
+}
+
 static void run(const char *fam, const char *target, uint64_t M, uint64_t N, const char *knobs, const offsets *o) {
     const rk_target *t = rk_target_find(target);
     assert_non_null(t);
-    rk_instance in;
-    rk_shape sh;
-    const uint64_t ext[2] = {M, N};
-    if (problem_tuned(fam, t, ext, 2, knobs, &in, &sh)) fail_msg("%s %s: %s", fam, knobs, rk_error_message());
-    char name[256];
-    assert_int_equal(rk_instance_name(&in, name, sizeof name), RK_OK);
-    rk_kernel *k = NULL;
-    if (rk_instance_build(&in, t, &k)) fail_msg("%s %s: %s", target, name, rk_error_message());
-    rk_problem p;
     uint64_t s = seed ^ (runs++ * 0x9e3779b97f4a7c15ull);
-    assert_int_equal(rk_problem_init(&p, &in, &sh, s), RK_OK);
-    uint32_t offs[RK_KSIG_MAX] = {0};
-    for (uint32_t i = 0; i < p.sig.n; i++) offs[i] = offset_of(p.sig.p[i].name, o);
-    if (problem_emu_launch_offsets(t, k, &p, &sh, offs, 0))
+    rk_problem_diff c;
+    char name[256];
+    if (problem_emu_offsets_case(fam, t, M, N, knobs, s, offsets_of, (void *)o, 0, &c, name, sizeof name))
         fail_msg("%s %s %llux%llu offsets x%u y%u g%u: %s", target, name, (unsigned long long)M,
                  (unsigned long long)N, o->row_off, o->y_off, o->g_off, rk_error_message());
-    rk_problem_diff c;
-    assert_int_equal(rk_problem_check(&p, &c), RK_OK);
     if (c.bad)
         fail_msg("%s %s %llux%llu offsets x%u y%u g%u seed %llu: bad=%llu/%llu max_abs_diff=%g, first %s", target,
                  name, (unsigned long long)M, (unsigned long long)N, o->row_off, o->y_off, o->g_off,
                  (unsigned long long)s, (unsigned long long)c.bad, (unsigned long long)c.total, c.max_abs_diff,
                  c.first_bad);
-    rk_problem_free(&p);
-    rk_kernel_free(k);
 }
 
 static const char *const targets[] = {"sm_90", "gfx942"};

@@ -24,33 +24,25 @@
 static uint64_t seed;
 static unsigned runs;
 
+static void same_offset(const rk_problem *p, uint32_t *offs, void *ud) {
+    for (uint32_t i = 0; i < p->sig.n; i++) offs[i] = *(const uint32_t *)ud;
+}
+
 /* Build fam for M x N (knobs locked, the rest tuned), run it with every
  * tensor `off` elements past an aligned address, check. */
 static void run_offset(const char *fam, const char *target, uint64_t M, uint64_t N, const char *knobs, uint32_t off) {
     const rk_target *t = rk_target_find(target);
     assert_non_null(t);
-    rk_instance in;
-    rk_shape sh;
-    const uint64_t ext[2] = {M, N};
-    if (problem_tuned(fam, t, ext, 2, knobs, &in, &sh)) fail_msg("%s %s: %s", fam, knobs, rk_error_message());
-    char name[256];
-    assert_int_equal(rk_instance_name(&in, name, sizeof name), RK_OK);
-    rk_kernel *k = NULL;
-    if (rk_instance_build(&in, t, &k)) fail_msg("%s %s: %s", target, name, rk_error_message());
-    rk_problem p;
     uint64_t s = seed ^ (runs++ * 0x9e3779b97f4a7c15ull);
-    assert_int_equal(rk_problem_init(&p, &in, &sh, s), RK_OK);
-    if (problem_emu_launch_offset(t, k, &p, &sh, off))
+    rk_problem_diff c;
+    char name[256];
+    if (problem_emu_offsets_case(fam, t, M, N, knobs, s, same_offset, &off, 16, &c, name, sizeof name))
         fail_msg("%s %s %llux%llu offset %u: %s", target, name, (unsigned long long)M, (unsigned long long)N, off,
                  rk_error_message());
-    rk_problem_diff c;
-    assert_int_equal(rk_problem_check(&p, &c), RK_OK);
     if (c.bad)
         fail_msg("%s %s %llux%llu offset %u seed %llu: bad=%llu/%llu max_abs_diff=%g, first %s", target, name,
                  (unsigned long long)M, (unsigned long long)N, off, (unsigned long long)s,
                  (unsigned long long)c.bad, (unsigned long long)c.total, c.max_abs_diff, c.first_bad);
-    rk_problem_free(&p);
-    rk_kernel_free(k);
 }
 
 static const char *const targets[] = {"gfx942", "sm_90"};

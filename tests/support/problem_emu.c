@@ -97,6 +97,32 @@ rk_status problem_emu_launch_offsets(const rk_target *t, rk_kernel *k, rk_proble
     return st;
 }
 
+rk_status problem_emu_offsets_case(const char *fam, const rk_target *t, uint64_t M, uint64_t N, const char *knobs,
+                                   uint64_t seed, void (*offs_of)(const rk_problem *p, uint32_t *offs, void *ud),
+                                   void *ud, size_t pad, rk_problem_diff *c, char *name, size_t n) {
+    rk_instance in;
+    rk_shape sh;
+    const uint64_t ext[2] = {M, N};
+    snprintf(name, n, "%s", fam);
+    rk_status st = problem_tuned(fam, t, ext, 2, knobs, &in, &sh);
+    if (!st) st = rk_instance_name(&in, name, n);
+    rk_kernel *k = NULL;
+    if (!st) st = rk_instance_build(&in, t, &k);
+    if (st) return st;
+    rk_problem p;
+    if ((st = rk_problem_init(&p, &in, &sh, seed))) {
+        rk_kernel_free(k);
+        return st;
+    }
+    uint32_t offs[RK_KSIG_MAX] = {0};
+    offs_of(&p, offs, ud);
+    st = problem_emu_launch_offsets(t, k, &p, &sh, offs, pad);
+    if (!st) st = rk_problem_check(&p, c);
+    rk_problem_free(&p);
+    rk_kernel_free(k);
+    return st;
+}
+
 rk_status problem_tuned(const char *fam, const rk_target *t, const uint64_t *ext, uint32_t rank, const char *knobs,
                         rk_instance *in, rk_shape *sh) {
     rk_family_id f;

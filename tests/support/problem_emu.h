@@ -35,6 +35,15 @@ rk_status problem_emu_launch_offset(const rk_target *t, rk_kernel *k, rk_problem
 rk_status problem_emu_launch_offsets(const rk_target *t, rk_kernel *k, rk_problem *p, const rk_shape *sh,
                                      const uint32_t *offs, size_t pad);
 
+/* A 2-D case of family fam (extents M x N, knobs locked, the rest tuned for
+ * t) built, filled from seed and launched with offs_of(p, offs, ud)
+ * elements before each parameter's tensor and pad bytes after it
+ * (problem_emu_launch_offsets), then checked into *c; name gets the
+ * instance's name. RK_OK, or the failing step's status with its message. */
+rk_status problem_emu_offsets_case(const char *fam, const rk_target *t, uint64_t M, uint64_t N, const char *knobs,
+                                   uint64_t seed, void (*offs_of)(const rk_problem *p, uint32_t *offs, void *ud),
+                                   void *ud, size_t pad, rk_problem_diff *c, char *name, size_t n);
+
 /* problem_emu_launch on an emulator made with opts (NULL: defaults). */
 rk_status problem_emu_launch_with(const rk_target *t, rk_kernel *k, rk_problem *p, const rk_shape *sh,
                                   const rk_emu_options *opts);
