@@ -9,22 +9,25 @@
 # FlashAttention-3's tiles; -xs: exact_softmax, the softmax before session 12; -fold: the folded one where
 # the heuristic keeps the exact one) >= 1.1x; the layout=bshd and layout=varlen rows against SDPA on the
 # same views / lengths.
-# Logs go to $OUT (or ./out).
+# ATTN_SHAPES / ATTN_DIR: another shapes file and the folder its kernels were built into
+# (bench/attention_grid_h200.sh prepare). Logs go to $OUT (or ./out).
 set -uo pipefail
 D=.devcarry
+SHAPES=${ATTN_SHAPES:-bench/attention_shapes.txt}
+KDIR=${ATTN_DIR:-$D/attention}
 OUT=${OUT:-out}
 mkdir -p "$OUT"
 export ROCKE_DEVICE=cuda
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,power.limit --format=csv 2>&1 | tee "$OUT/gpu.txt"
 echo "== torch SDPA"
-PYTHONUNBUFFERED=1 python3 bench/peers_attention.py bench/attention_shapes.txt > "$OUT/attention_peers.jsonl" \
+PYTHONUNBUFFERED=1 python3 bench/peers_attention.py "$SHAPES" > "$OUT/attention_peers.jsonl" \
   2> "$OUT/attention_peers.err" || tail -5 "$OUT/attention_peers.err"
 echo "== rocke attention"
 : > "$OUT/rocke_attention.txt"
-grep -v '^#' bench/attention_shapes.txt | while read -r name B Hq Hkv Sq Skv Dh mask knobs; do
+grep -v '^#' "$SHAPES" | while read -r name B Hq Hkv Sq Skv Dh mask knobs; do
   [ -n "$name" ] || continue
   [[ $name =~ ${ATTN_ROWS:-.} ]] || continue   # ATTN_ROWS: a regex of the row names to run
-  m="$D/attention/$name/manifest.json"
+  m="$KDIR/$name/manifest.json"
   echo "== $name" >> "$OUT/rocke_attention.txt"
   lens=()   # varlen rows: lengths=L1/L2/... -> --lengths L1,L2,...
   for kv in ${knobs//,/ }; do [ "${kv%%=*}" = lengths ] && lens=(--lengths "$(echo "${kv#*=}" | tr / ,)"); done

@@ -4,7 +4,9 @@
 #   bench/gemm_odd_h200.sh prepare   here: builds into .devcarry/gemm_odd/ (rocke + cubins, no .ll/.ir)
 #     for every shape: the heuristic's pick (on sm_90a: pad=ab|a|b, the staged persistent TMA/wgmma
 #     kernel, where the tiles fill the SMs; folder LAYOUT-DTYPE@M,N,K) and the gathered mma.sync
-#     kernel it replaced (--path mma; folder LAYOUT-DTYPE-mma@M,N,K)
+#     kernel it replaced (--path mma; folder LAYOUT-DTYPE-mma@M,N,K; GEMM_MMA=0 skips it). A row with
+#     columns 6 and 7 (SUFFIX KNOBS) builds only that variant, LAYOUT-DTYPE-SUFFIX@M,N,K, with KNOBS
+#     (name=value,...; - for none) over the heuristic's pick; SUFFIX old: OLD_CLI's pick (another build)
 #   bench/gemm_odd_h200.sh run       on the GPU machine, from the repo root with .devcarry carried:
 #     one line per kernel: folder, rocke TFLOP/s, cuBLAS TFLOP/s, ratio, verify bad=
 # Logs go to $OUT (or ./out).
@@ -17,10 +19,19 @@ prepare)
   B=${BUILD:-build}
   rm -rf "$G"; mkdir -p "$D/bin" "$G"
   cp "$B/rocke" "$D/bin/"
-  grep -v '^#' "$SHAPES" | while read -r M N K layout dtype; do
+  grep -v '^#' "$SHAPES" | while read -r M N K layout dtype suffix knobs; do
     [ -n "$M" ] || continue
+    if [ -n "${suffix:-}" ]; then   # a variant row: knobs "tile=128x256x64,path=wgmma" over the heuristic's
+      extra=() cli=$B/rocke
+      [ "$suffix" = old ] && cli=${OLD_CLI:?a row with SUFFIX old needs OLD_CLI}
+      for kv in ${knobs//,/ }; do [ "$kv" = - ] || extra+=("--${kv%%=*}" "${kv#*=}"); done
+      "$cli" build gemm --layout "$layout" --dtype "$dtype" --target sm_90a --shape "$M,$N,$K" \
+        "${extra[@]}" -o "$G/$layout-$dtype-$suffix@$M,$N,$K" > /dev/null || echo "build failed: $layout-$dtype-$suffix@$M,$N,$K"
+      continue
+    fi
     "$B/rocke" build gemm --layout "$layout" --dtype "$dtype" --target sm_90a --shape "$M,$N,$K" \
       -o "$G/$layout-$dtype@$M,$N,$K" > /dev/null || echo "build failed: $layout-$dtype@$M,$N,$K"
+    [ "${GEMM_MMA:-1}" = 1 ] || continue
     "$B/rocke" build gemm --layout "$layout" --dtype "$dtype" --target sm_90a --shape "$M,$N,$K" --path mma \
       -o "$G/$layout-$dtype-mma@$M,$N,$K" > /dev/null || echo "build failed: $layout-$dtype-mma@$M,$N,$K"
   done

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Same-run peer for rocke's attention on a CUDA GPU: torch's
-scaled_dot_product_attention (bf16) at the shapes of
-bench/attention_shapes.txt, checked against an fp32 reference on one batch
+scaled_dot_product_attention (bf16, or dtype=f16 in column 9) at the
+shapes of a shapes file (bench/attention_shapes.txt), checked against an fp32 reference on one batch
 (varlen: one sequence) before it is timed. Layout bhsd: [B, H, S, D] tensors;
 layout=bshd rows: the q.transpose(1, 2) views of [B, S, H, D] tensors, as
 rocke reads them; layout=varlen rows (lengths=L1/L2/..., self-attention):
@@ -83,8 +83,9 @@ def main():
         name, B, Hq, Hkv, Sq, Skv, D, mask = cols[:8]
         knobs = dict(kv.split("=", 1) for kv in cols[8].split(",")) if len(cols) > 8 else {}
         layout = knobs.get("layout", "bhsd")
+        dt = {"bf16": torch.bfloat16, "f16": torch.float16}[knobs.get("dtype", "bf16")]
         B, Hq, Hkv, Sq, Skv, D = map(int, (B, Hq, Hkv, Sq, Skv, D))
-        key = (B, Hq, Hkv, Sq, Skv, D, mask, layout, knobs.get("lengths"))
+        key = (B, Hq, Hkv, Sq, Skv, D, mask, layout, knobs.get("lengths"), dt)
         if key in done:
             print(json.dumps(dict(done[key], name=name)), flush=True)
             continue
@@ -100,22 +101,32 @@ def main():
             print(json.dumps(done[key]), flush=True)
             continue
         if layout == "bshd":   # the strided views rocke reads: [B, S, H, D] memory
-            q = torch.randn(B, Sq, Hq, D, device="cuda", dtype=torch.bfloat16).transpose(1, 2)
-            k = torch.randn(B, Skv, Hkv, D, device="cuda", dtype=torch.bfloat16).transpose(1, 2)
-            v = torch.randn(B, Skv, Hkv, D, device="cuda", dtype=torch.bfloat16).transpose(1, 2)
+            q = torch.randn(B, Sq, Hq, D, device="cuda", dtype=dt).transpose(1, 2)
+            k = torch.randn(B, Skv, Hkv, D, device="cuda", dtype=dt).transpose(1, 2)
+            v = torch.randn(B, Skv, Hkv, D, device="cuda", dtype=dt).transpose(1, 2)
         else:
-            q = torch.randn(B, Hq, Sq, D, device="cuda", dtype=torch.bfloat16)
-            k = torch.randn(B, Hkv, Skv, D, device="cuda", dtype=torch.bfloat16)
-            v = torch.randn(B, Hkv, Skv, D, device="cuda", dtype=torch.bfloat16)
+            q = torch.randn(B, Hq, Sq, D, device="cuda", dtype=dt)
+            k = torch.randn(B, Hkv, Skv, D, device="cuda", dtype=dt)
+            v = torch.randn(B, Hkv, Skv, D, device="cuda", dtype=dt)
         gqa = Hq != Hkv
+        # causal with Sq != Skv: bottom-right aligned, as rocke's (is_causal is top-left)
+        lower_right = causal and Sq != Skv
+        if lower_right:
+            from torch.nn.attention.bias import causal_lower_right
+            bias = causal_lower_right(Sq, Skv)
 
         def run():
+            if lower_right:
+                return F.scaled_dot_product_attention(q, k, v, attn_mask=bias, enable_gqa=gqa)
             return F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=gqa)
 
         got = run()[:1].float()
         kr = k[:1].float().repeat_interleave(Hq // Hkv, dim=1)
         vr = v[:1].float().repeat_interleave(Hq // Hkv, dim=1)
-        ref = F.scaled_dot_product_attention(q[:1].float(), kr, vr, is_causal=causal)
+        if lower_right:
+            ref = F.scaled_dot_product_attention(q[:1].float(), kr, vr, attn_mask=bias)
+        else:
+            ref = F.scaled_dot_product_attention(q[:1].float(), kr, vr, is_causal=causal)
         err = ((got - ref).abs().max() / ref.abs().max().clamp_min(1e-6)).item()
         ms = do_bench(run, warmup=25, rep=200)
         flops = 4.0 * B * Hq * visible_pairs(Sq, Skv, mask) * D

@@ -80,8 +80,14 @@ rk_status kn_attn_hopper_plan(const rk_attention_spec *s, const rk_target *t, kn
 }
 
 void kn_attn_hopper_tune(rk_attention_spec *a, uint64_t locked) {
-    /* two consumer warpgroups of 64 rows; 128 keys a step, 64 at D = 256 (registers) */
-    if (!(locked >> KN_AK_BM & 1)) a->block_m = 128;
+    /* two consumer warpgroups of 64 rows; 128 keys a step, 64 at D = 256 (registers). Causal D 64: one
+     * warpgroup a block, measured on the H200 (bench/RESULTS.md, session 16, TFLOP/s against 128 rows):
+     * B1 H8 S8191 305.7 / 262.1, B4 H8 S8191 384.9 / 370.7, B8 H16 S2048 325.1 / 313.4, B2 H16 S4096
+     * 329.1 / 308.0 (the shorter blocks even out the causal triangle); not causal it gains 1% at
+     * B8 H16 S2048 and loses 6% at B1 H32 S1000, and D 128 loses 40% (stays at 128 rows) */
+    bool pingpong = locked >> KN_AK_SCHED & 1 && a->schedule == RK_ATTN_SCHED_PINGPONG;   /* two consumers */
+    bool d64_causal = a->head_dim == 64 && a->mask == RK_ATTN_MASK_CAUSAL && !pingpong;
+    if (!(locked >> KN_AK_BM & 1)) a->block_m = d64_causal ? 64 : 128;
     if (!(locked >> KN_AK_BN & 1)) a->block_n = a->head_dim == 256 ? 64 : 128;
     if (!(locked >> KN_AK_WARPS & 1)) a->warps = a->block_m / 16;
     /* measured on the H200 (bench/RESULTS.md, session 6): at D 128 pingpong with 3 stages ahead of ws

@@ -209,21 +209,22 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64
         } else {
             rk_gemm_spec before = *s;
             /* M 17..64 with tiles enough: the skinny tuning's split is mma's; wgmma reduces all of K.
-             * Elsewhere a split the mma tuning chose keeps the mma kernel (wgmma's split-K is built only
-             * when asked for: not timed on a GPU yet) */
+             * Elsewhere a split the mma tuning chose keeps the mma kernel, unless wgmma splits K itself
+             * (kn_gemm_hopper_tune: K-heavy problems of few tiles) */
             if (!split_locked && M <= 64) s->split_k = 1;
             bool mma_split = !f8 && s->split_k > 1;
             kn_gemm_hopper_tune(s, t, M, N, K, sh->rank == 4, locked);
-            if (s->path == RK_GEMM_PATH_WGMMA && !mma_split) s->split_k = 1;
-            else *s = before;
+            bool wgmma_split = s->path == RK_GEMM_PATH_WGMMA && s->split_k > 1;
+            if (s->path != RK_GEMM_PATH_WGMMA || (mma_split && !wgmma_split)) *s = before;
         }
     } else if (s->path == RK_GEMM_PATH_WGMMA) {
         /* an explicit path=wgmma still gets its tile, stages and schedule; where the
          * path does not apply the spec stays as given and validation names the rule */
         kn_gemm_hopper_tune(s, t, M, N, K, sh->rank == 4, locked);
+        bool tuned = s->path == RK_GEMM_PATH_WGMMA;   /* else the mma tuning's split is still there */
         s->path = RK_GEMM_PATH_WGMMA;
         kn_gemm_hopper_tune_schedule(s, t, M, N, locked);
-        if (!split_locked) s->split_k = 1;
+        if (!split_locked && !tuned) s->split_k = 1;
     }
     kn_gemm_tune_epilogue(s, t, locked);
 }

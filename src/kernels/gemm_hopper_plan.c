@@ -198,6 +198,66 @@ void kn_gemm_hopper_tune_schedule(rk_gemm_spec *s, const rk_target *t, uint64_t 
     if (!(locked >> KN_GK_BLOCKS & 1)) s->blocks = kn_gemm_hopper_walks(s) ? t->compute_units : 0;
 }
 
+/* The tile (an index of the candidates 128x256, 128x128, 64x256, 64x128, 64x64) of least modelled
+ * time: waves (ceil(tiles / SMs)) times the tile's area over its rate per busy SM, relative to
+ * 128 x 256, fitted to the H200 (bench/RESULTS.md, session 16, bf16, same runs): 128x128 0.83
+ * (2048x2048x8192: 2 waves 641.8 TFLOP/s against 1 wave of 128 x 256 762.2; 3072^3: 5 waves 530.9
+ * against 3 of 128 x 256 544.2), 64x128 0.59, 64x64 0.49 (1024x1024x4096: 1 wave of 64 x 128 421.4
+ * against 2 of 64 x 64 351.1). Two 64 x 128 blocks share an SM (their stages take under half of
+ * its shared memory), so up to 2 x SMs of them count as one wave (768x1536x12288: 144 tiles 444.9
+ * against 72 of 128 x 128 394.9). So a partial wave of big tiles (1536^3: 72 of 128 x 256, 344.5)
+ * beats two of smaller ones (144 of 128 x 128, 278.6). 64 x 256 is not a candidate (0.70: 1536^3
+ * 287.1, never ahead of 128 x 256). */
+static size_t kn_gemm_hopper_pick_tile(uint64_t M, uint64_t N, uint32_t sms) {
+    static const struct { uint32_t m, n, rate; } c[] = {
+        {128, 256, 1000}, {128, 128, 830}, {64, 256, 700}, {64, 128, 590}, {64, 64, 490},
+    };
+    size_t pick = 0;
+    uint64_t best = UINT64_MAX;
+    for (size_t i = 0; i < RK_COUNTOF(c); i++) {
+        if (i == 2) continue;
+        uint64_t tiles = (M + c[i].m - 1) / c[i].m * ((N + c[i].n - 1) / c[i].n);
+        uint64_t waves = (tiles + sms - 1) / sms;
+        if (i == 3 && tiles <= 2 * (uint64_t)sms) waves = 1;
+        uint64_t cost = waves * c[i].m * c[i].n * 1000 / c[i].rate;
+        if (cost < best) best = cost, pick = i;
+    }
+    return pick;
+}
+
+/* K-heavy problems whose 64 x 128 tiles leave SMs idle: split K over the tiles so that about two
+ * blocks run per SM, each split at least 4096 deep (64 K tiles), at most 16 splits. Measured on the
+ * H200 (bench/RESULTS.md, session 16, bf16 rc, TFLOP/s against the pick before): 256x256x65536 164.2
+ * at 16 splits against 52.3, 512x512x32768 295.3 at 8 (306.3 at 4) against 123.2, 1024x1024x16384
+ * 518.6 at 2 against 420.2 unsplit, 128x4096x32768 369.4 at 4 against 223.7, 384x768x24576 274.5 at
+ * 7 against 134.1; 64 x 128 ran ahead of 128 x 128 at every split. Splits 2048 deep lost
+ * (1024x1024x4096: 292.7 at 2 against 426.4 unsplit). Only where the split kernel applies (bf16 / f16 through TMA, schedule plain, the
+ * direct epilogue, workspace, no cluster) and nothing it needs is locked otherwise. */
+static bool kn_gemm_hopper_tune_split(rk_gemm_spec *w, const rk_target *t, uint64_t M, uint64_t N, uint64_t K,
+                                      uint64_t locked) {
+    if (locked >> KN_GK_SPLIT & 1 || kn_gemm_hopper_f8(w) || w->cluster > 1 || w->vec_a < KN_WG_TMA_VEC ||
+        w->vec_b < KN_WG_TMA_VEC || w->pad != RK_GEMM_PAD_NONE || w->split_reduce != RK_GEMM_SPLIT_WORKSPACE ||
+        (w->dtype != RK_S_BF16 && w->dtype != RK_S_F16))
+        return false;
+    if ((locked >> KN_GK_SCHED & 1 && w->schedule != RK_GEMM_SCHED_PLAIN) ||
+        (locked >> KN_GK_EPI & 1 && w->epilogue != RK_GEMM_EPI_DIRECT) || locked >> KN_GK_BLOCKS & 1)
+        return false;
+    /* M <= 64 keeps its measured picks (gemm.c: the skinny mma split, or wgmma over all of K) */
+    uint64_t tiles = (M + 63) / 64 * ((N + 127) / 128);
+    if (M <= 64 || tiles >= t->compute_units) return false;
+    /* over half a wave already: only splits 8192 deep pay (128x8192x8192, 2 splits: 309.3 against
+     * 327.1 unsplit; 1024x1024x16384: 515.0 against 420.2) */
+    uint64_t depth = 2 * tiles > t->compute_units ? 8192 : 4096;
+    uint64_t splits = 2 * (uint64_t)t->compute_units / tiles;
+    if (splits > K / depth) splits = K / depth;
+    if (splits > 16) splits = 16;
+    if (splits < 2) return false;
+    w->tile[0] = 64, w->tile[1] = 128;
+    w->split_k = (uint32_t)splits;
+    w->epilogue = RK_GEMM_EPI_DIRECT;
+    return true;
+}
+
 void kn_gemm_hopper_tune(rk_gemm_spec *s, const rk_target *t, uint64_t M, uint64_t N, uint64_t K, bool batched,
                          uint64_t locked) {
     bool tile_locked = locked >> KN_GK_TILE & 1, warps_locked = locked >> KN_GK_WARPS & 1;
@@ -222,24 +282,30 @@ void kn_gemm_hopper_tune(rk_gemm_spec *s, const rk_target *t, uint64_t M, uint64
     /* fp8 has no other path: TMA reads both operands, and the shape check names K's 16-byte rule */
     if (f8 && !(locked >> KN_GK_VA & 1)) w.vec_a = KN_WG_TMA_VEC;
     if (f8 && !(locked >> KN_GK_VB & 1)) w.vec_b = KN_WG_TMA_VEC;
-    if (f8 && !(locked >> KN_GK_SPLIT & 1)) w.split_k = 1;   /* nor a split-K variant */
+    if (!(locked >> KN_GK_SPLIT & 1)) w.split_k = 1;   /* the mma tuning's split is not wgmma's */
     if (!tile_locked) {
-        /* the largest tile that still gives every SM a block (or the smallest); pingpong's
-         * consumers each take whole tiles of 64 rows */
+        /* pingpong's consumers each take whole tiles of 64 rows; fp8 and operands TMA cannot read (odd
+         * leading dimensions: the pad rule below) keep the largest tile that still gives every SM a block
+         * (or the smallest); the others the tile of least modelled time */
         static const uint32_t cand[][2] = {{128, 256}, {128, 128}, {64, 256}, {64, 128}, {64, 64}};
         bool rows64 = (locked >> KN_GK_SCHED & 1) && s->schedule == RK_GEMM_SCHED_PINGPONG;
         size_t pick = 4;
-        for (size_t i = rows64 ? 2 : 0; i < 5; i++) {
-            if (i == 2 && !rows64) continue;
-            if ((M + cand[i][0] - 1) / cand[i][0] * ((N + cand[i][1] - 1) / cand[i][1]) >= t->compute_units) {
-                pick = i;
-                break;
+        if (!f8 && !rows64 && s->vec_a >= KN_WG_TMA_VEC && s->vec_b >= KN_WG_TMA_VEC) {
+            pick = kn_gemm_hopper_pick_tile(M, N, t->compute_units);
+        } else {
+            for (size_t i = rows64 ? 2 : 0; i < 5; i++) {
+                if (i == 2 && !rows64) continue;
+                if ((M + cand[i][0] - 1) / cand[i][0] * ((N + cand[i][1] - 1) / cand[i][1]) >= t->compute_units) {
+                    pick = i;
+                    break;
+                }
             }
         }
         w.tile[0] = cand[pick][0], w.tile[1] = cand[pick][1], w.tile[2] = kn_gemm_hopper_bk(s);
         /* block scales keep a second set of accumulators: at most 128 columns */
         if (s->scale == RK_GEMM_SCALE_BLOCK && w.tile[1] > 128) w.tile[1] = 128;
     }
+    if (!tile_locked && kn_gemm_hopper_tune_split(&w, t, M, N, K, locked)) w.tile[2] = kn_gemm_hopper_bk(s);
     /* Odd leading dimensions: where the tiles give every SM a block, stage the operands TMA cannot read
      * into padded copies and run the persistent TMA/wgmma kernel on them (pad); a smaller problem keeps
      * the gathered mma.sync kernel (2-byte reads) or the threads' copies (4- and 8-byte reads), for which
@@ -268,6 +334,14 @@ void kn_gemm_hopper_tune(rk_gemm_spec *s, const rk_target *t, uint64_t M, uint64
      * at 4096^3, 6144x5120x3072 and 8192^3 (bf16, in the same run) */
     if (!(locked >> KN_GK_GROUP & 1) && w.tile[0] == 128 && w.tile[1] == 256) w.group_m = 16;
     kn_gemm_hopper_tune_schedule(&w, t, M, N, locked);
+    /* short K over many waves of tiles: the persistent walk hides each tile's epilogue under the next
+     * one's loads. H200, session 16 (bench/RESULTS.md, bf16 rc, against plain): 16384x16384x256
+     * 475.2 / 355.9 TFLOP/s, 8192x8192x512 585.2 / 494.8, x1024 670.3 / 643.2, x2048 705.0 / 718.6 */
+    uint64_t wtiles = (M + w.tile[0] - 1) / w.tile[0] * ((N + w.tile[1] - 1) / w.tile[1]);
+    if (!(locked >> KN_GK_SCHED & 1) && !f8 && w.split_k == 1 && K <= 1024 && wtiles >= 4 * (uint64_t)t->compute_units) {
+        w.schedule = RK_GEMM_SCHED_PERSISTENT;
+        if (!(locked >> KN_GK_BLOCKS & 1)) w.blocks = t->compute_units;
+    }
     /* epilogue=tma stages C beside the ring (schedule=plain: in the B stages, once the loop is done): fewer
      * stages where both would not fit */
     while (!stages_locked && w.stages > 2 &&

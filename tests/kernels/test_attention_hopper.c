@@ -214,6 +214,16 @@ static void test_heuristic(void **state) {
     assert_true(in.u.attn.exact_softmax);    /* 128 registers: two blocks per SM */
     tuned("sm_90a", d64, "dtype=bf16 exact_softmax=false", &in);
     assert_false(in.u.attn.exact_softmax);
+    assert_int_equal(in.u.attn.block_m, 128);
+    /* causal D 64: one consumer warpgroup a block (session 16); pingpong asked for keeps two */
+    tuned("sm_90a", d64, "dtype=bf16 mask=causal", &in);
+    assert_int_equal(in.u.attn.block_m, 64);
+    assert_int_equal(in.u.attn.warps, 4);
+    assert_int_equal(in.u.attn.path, RK_ATTN_PF_WGMMA);
+    tuned("sm_90a", d64, "dtype=bf16 mask=causal schedule=pingpong", &in);
+    assert_int_equal(in.u.attn.block_m, 128);
+    tuned("sm_90a", e, "dtype=bf16 mask=causal", &in);
+    assert_int_equal(in.u.attn.block_m, 128);
     /* bshd and varlen take it too (test_attention_hopper_layouts.c); sm_80 and sm_90 (no wgmma), an explicit
      * atom: the mma kernel */
     tuned("sm_90a", e, "dtype=bf16 layout=bshd", &in);

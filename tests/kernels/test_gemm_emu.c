@@ -229,8 +229,18 @@ static void test_skinny(void **state) {
             const rk_gemm_spec *g = &in.u.gemm;
             uint64_t units = (8192 + g->tile[1] - 1) / g->tile[1] * g->split_k;
             units *= (ms[i] + g->tile[0] - 1) / g->tile[0];
-            if (ms[i] > 64) {   /* not a decode shape: the general choice, split until every unit has a block */
-                assert_true(units >= tg->compute_units);
+            if (ms[i] > 64) {
+                /* not a decode shape: on wgmma the tile of least modelled time (one wave of 64 x 128 tiles on
+                 * 128 of 132 SMs beats two of 64 x 64); else the general choice, split until every unit has
+                 * a block */
+                if (g->path == RK_GEMM_PATH_WGMMA) {
+                    assert_int_equal(g->tile[0], 64);
+                    assert_int_equal(g->tile[1], 128);
+                    assert_int_equal(g->split_k, 1);
+                    assert_true(units * 8 >= tg->compute_units * 7);
+                } else {
+                    assert_true(units >= tg->compute_units);
+                }
                 continue;
             }
             /* sm_90a from M = 17: wgmma's 64-row tiles, K whole (128 of them at N 8192) */

@@ -251,6 +251,62 @@ static void test_dispatch(void **state) {
     assert_string_equal(sig.p[sig.n - 1].name, "C_map");
 }
 
+/* The heuristic's tile, split and schedule on sm_90a at shapes measured on the H200 (bench/RESULTS.md,
+ * session 16; gemm_hopper_plan.c gives the figures). */
+static void test_tile_model(void **state) {
+    (void)state;
+    static const struct {
+        uint64_t m, n, k;
+        const char *knobs;
+        uint32_t tm, tn, split;
+        int sched;   /* rk_gemm_schedule */
+    } rows[] = {
+        {4096, 4096, 4096, "", 128, 256, 1, RK_GEMM_SCHED_PLAIN},
+        {1536, 1536, 1536, "", 128, 256, 1, RK_GEMM_SCHED_PLAIN},     /* one partial wave, not two */
+        {3072, 3072, 3072, "", 128, 256, 1, RK_GEMM_SCHED_PLAIN},
+        {768, 1536, 12288, "", 64, 128, 1, RK_GEMM_SCHED_PLAIN},      /* two 64 x 128 blocks an SM */
+        {1024, 1024, 4096, "", 64, 128, 1, RK_GEMM_SCHED_PLAIN},      /* splits 2048 deep lose */
+        {1024, 1024, 16384, "", 64, 128, 2, RK_GEMM_SCHED_PLAIN},
+        {128, 8192, 8192, "", 64, 128, 1, RK_GEMM_SCHED_PLAIN},       /* half a wave: 8192 deep or none */
+        {512, 512, 32768, "", 64, 128, 8, RK_GEMM_SCHED_PLAIN},
+        {256, 256, 65536, "", 64, 128, 16, RK_GEMM_SCHED_PLAIN},      /* at most 16 */
+        {256, 256, 65536, "layout=rr dtype=f16", 64, 128, 16, RK_GEMM_SCHED_PLAIN},
+        {1024, 1024, 16384, "schedule=ws", 64, 128, 1, RK_GEMM_SCHED_WS},   /* the split needs plain */
+        {16384, 16384, 256, "", 128, 256, 1, RK_GEMM_SCHED_PERSISTENT},     /* short K, many waves */
+        {8192, 8192, 1024, "", 128, 256, 1, RK_GEMM_SCHED_PERSISTENT},
+        {8192, 8192, 2048, "", 128, 256, 1, RK_GEMM_SCHED_PLAIN},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        const uint64_t ext[3] = {rows[i].m, rows[i].n, rows[i].k};
+        rk_instance in;
+        rk_shape sh;
+        instance_for("sm_90a", ext, rows[i].knobs, &in, &sh);
+        const rk_gemm_spec *g = &in.u.gemm;
+        if (!is_wgmma(&in) || g->tile[0] != rows[i].tm || g->tile[1] != rows[i].tn || g->split_k != rows[i].split ||
+            g->schedule != rows[i].sched)
+            fail_msg("%llux%llux%llu %s: tile %ux%u split %u schedule %d, want %ux%u split %u schedule %d",
+                     (unsigned long long)rows[i].m, (unsigned long long)rows[i].n, (unsigned long long)rows[i].k,
+                     rows[i].knobs, g->tile[0], g->tile[1], g->split_k, (int)g->schedule, rows[i].tm, rows[i].tn,
+                     rows[i].split, (int)rows[i].sched);
+        assert_int_equal(rk_instance_validate(&in, rk_target_find("sm_90a")), RK_OK);
+        if (g->split_k > 1) assert_int_equal(g->epilogue, RK_GEMM_EPI_DIRECT);
+        if (g->schedule == RK_GEMM_SCHED_PERSISTENT) assert_int_equal(g->blocks, 132);
+    }
+    /* what the wgmma split cannot take keeps the mma tuning's choice: atomic reduction, fp8 (no split) */
+    const uint64_t deep[3] = {256, 256, 65536};
+    rk_instance in;
+    rk_shape sh;
+    instance_for("sm_90a", deep, "split_reduce=atomic out_dtype=f32", &in, &sh);
+    assert_false(is_wgmma(&in) && in.u.gemm.split_k > 1);
+    instance_for("sm_90a", deep, "dtype=e4m3 out_dtype=bf16", &in, &sh);
+    assert_true(is_wgmma(&in));
+    assert_int_equal(in.u.gemm.split_k, 1);
+    /* M <= 64 keeps its measured picks: no wgmma split */
+    const uint64_t skinny[3] = {64, 256, 65536};
+    instance_for("sm_90a", skinny, "", &in, &sh);
+    assert_false(is_wgmma(&in) && in.u.gemm.split_k > 1);
+}
+
 static void test_bad_specs(void **state) {
     (void)state;
     const uint64_t sh3[3] = {256, 256, 256};
@@ -340,7 +396,7 @@ int main(void) {
         cmocka_unit_test(test_tails),    cmocka_unit_test(test_layouts), cmocka_unit_test(test_copied),
         cmocka_unit_test(test_schedules),
         cmocka_unit_test(test_epilogues),
-        cmocka_unit_test(test_dispatch),
+        cmocka_unit_test(test_dispatch),  cmocka_unit_test(test_tile_model),
         cmocka_unit_test(test_bad_specs), cmocka_unit_test(test_ptx),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
