@@ -254,6 +254,11 @@ static void check_spans(rk_family_id fam, const char *dtype, const char *target)
                 knob_u(in, "rows_per_block") != knob_u(&want, "rows_per_block") || !shape_ok(in, 65536, Ns[i]))
                 fail_msg("%s %s %s N=%llu: span class %s for the heuristic's %s", rk_family_name(fam), dtype,
                          target, (unsigned long long)Ns[i], got, wname);
+            /* at most 1.5 times the chunks the shape's own build holds (idle chunk slots cost) */
+            if (2 * knob_u(in, "chunks") > 3 * knob_u(&want, "chunks") || knob_u(in, "chunks") < knob_u(&want, "chunks"))
+                fail_msg("%s %s %s N=%llu: span class %s holds %llu chunks, the heuristic's %s %llu",
+                         rk_family_name(fam), dtype, target, (unsigned long long)Ns[i], got,
+                         (unsigned long long)knob_u(in, "chunks"), wname, (unsigned long long)knob_u(&want, "chunks"));
         }
     }
 }
