@@ -264,9 +264,9 @@ void kn_gemm_hopper_tune(rk_gemm_spec *s, const rk_target *t, uint64_t M, uint64
     bool stages_locked = locked >> KN_GK_STAGES & 1;
     s->path = RK_GEMM_PATH_MMA;
     if (!(t->features & RK_FEAT_SM90A) || batched || s->atom) return;
-    /* 2-byte reads (an odd leading dimension): measured on the H200 at 2047x3001x4093 bf16, the
-     * gathered mma.sync kernel (76.0 TFLOP/s) beats wgmma with copied operands (66.6): keep mma
-     * unless the path is asked for */
+    /* 2-byte reads (an odd leading dimension) that pad may not stage: measured on the H200 at
+     * 2047x3001x4093 bf16, the gathered mma.sync kernel (76.0 TFLOP/s) beats wgmma with copied
+     * operands (66.6): keep mma unless the path is asked for */
     uint32_t eb = rk_tile_elem_bytes(s->dtype);
     bool f8 = kn_gemm_hopper_f8(s);
     bool narrow = !f8 && !(locked >> KN_GK_PATH & 1) && (s->vec_a * eb < 4 || s->vec_b * eb < 4);
@@ -276,6 +276,11 @@ void kn_gemm_hopper_tune(rk_gemm_spec *s, const rk_target *t, uint64_t M, uint64
                    (s->vec_b >= KN_WG_TMA_VEC || !(locked >> KN_GK_VB & 1)) &&
                    (s->vec_a < KN_WG_TMA_VEC || s->vec_b < KN_WG_TMA_VEC);
     if (narrow && !can_pad) return;
+    /* 2-byte reads stage into padded copies at every size: measured on the H200 (bench/RESULTS.md,
+     * session 16 call 5, TFLOP/s, the copies against the gathered mma.sync kernel) 333x777x999 f16 34.8
+     * against 10.1, 500x600x777 bf16 36.0 / 14.1, 100x4096x4095 35.1 / 24.5, 777x333x4001 rr 65.7 / 9.9,
+     * 1000x1000x999 94.7 / 54.4. The copies are read by TMA, so the tile is the model's. */
+    bool pad_narrow = narrow && can_pad;
     rk_gemm_spec w = *s;
     w.path = RK_GEMM_PATH_WGMMA;
     if (!(locked >> KN_GK_PAD & 1)) w.pad = RK_GEMM_PAD_NONE;   /* decided below from this shape */
@@ -290,7 +295,7 @@ void kn_gemm_hopper_tune(rk_gemm_spec *s, const rk_target *t, uint64_t M, uint64
         static const uint32_t cand[][2] = {{128, 256}, {128, 128}, {64, 256}, {64, 128}, {64, 64}};
         bool rows64 = (locked >> KN_GK_SCHED & 1) && s->schedule == RK_GEMM_SCHED_PINGPONG;
         size_t pick = 4;
-        if (!f8 && !rows64 && s->vec_a >= KN_WG_TMA_VEC && s->vec_b >= KN_WG_TMA_VEC) {
+        if (!f8 && !rows64 && ((s->vec_a >= KN_WG_TMA_VEC && s->vec_b >= KN_WG_TMA_VEC) || pad_narrow)) {
             pick = kn_gemm_hopper_pick_tile(M, N, t->compute_units);
         } else {
             for (size_t i = rows64 ? 2 : 0; i < 5; i++) {
@@ -306,13 +311,11 @@ void kn_gemm_hopper_tune(rk_gemm_spec *s, const rk_target *t, uint64_t M, uint64
         if (s->scale == RK_GEMM_SCALE_BLOCK && w.tile[1] > 128) w.tile[1] = 128;
     }
     if (!tile_locked && kn_gemm_hopper_tune_split(&w, t, M, N, K, locked)) w.tile[2] = kn_gemm_hopper_bk(s);
-    /* Odd leading dimensions: where the tiles give every SM a block, stage the operands TMA cannot read
-     * into padded copies and run the persistent TMA/wgmma kernel on them (pad); a smaller problem keeps
-     * the gathered mma.sync kernel (2-byte reads) or the threads' copies (4- and 8-byte reads), for which
-     * the staging and the grid barrier would weigh more. Not yet measured on the H200:
-     * bench/gemm_odd_shapes.txt times the pick against cuBLAS. */
+    /* Odd leading dimensions: stage the operands TMA cannot read into padded copies and run the
+     * persistent TMA/wgmma kernel on them (pad): 2-byte reads always (above); 4- and 8-byte reads where
+     * the tiles give every SM a block, a smaller problem keeping the threads' copies */
     uint64_t tiles = (M + w.tile[0] - 1) / w.tile[0] * ((N + w.tile[1] - 1) / w.tile[1]);
-    bool pad = can_pad && tiles >= t->compute_units;
+    bool pad = pad_narrow || (can_pad && tiles >= t->compute_units);
     if (narrow && !pad) {
         s->path = RK_GEMM_PATH_MMA;
         return;

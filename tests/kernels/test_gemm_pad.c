@@ -96,9 +96,10 @@ static void test_layouts(void **state) {
     run_pad(70, 45, 64, PAD "layout=rr pad=b dtype=f16 out_dtype=f32");      /* A [M, K = 64] TMA; B [K, N = 45] */
 }
 
-/* The heuristic: odd-pitch operands of a problem whose tiles fill the SMs
- * are staged (pad, persistent, one block per SM); small ones keep the
- * gathered mma.sync kernel; aligned ones need no pad. */
+/* The heuristic: operands read 2 bytes at a time (an odd pitch) are staged
+ * at every size (pad, persistent, one block per SM); 4- and 8-byte reads
+ * where the tiles fill the SMs, smaller problems keeping the threads'
+ * copies; aligned operands need no pad. */
 static void test_heuristic(void **state) {
     (void)state;
     static const struct { uint64_t m, n, k; const char *knobs, *want, *not; } rows[] = {
@@ -106,7 +107,10 @@ static void test_heuristic(void **state) {
         {4093, 4091, 4099, "layout=rr dtype=f16", "_pwgmma_scpersistent_pb132_pdab", NULL},
         {4096, 4096, 4095, "layout=rc dtype=bf16", "_pwgmma_scpersistent_pb132_pdab", NULL},   /* A, B rows: K */
         {4096, 4095, 4096, "layout=rr dtype=bf16", "_pdb", NULL},             /* only B [K, N] breaks the rule */
-        {67, 45, 37, "layout=rc dtype=bf16", "_pmma_", "_pd"},
+        {67, 45, 37, "layout=rc dtype=bf16", "_pwgmma_scpersistent_pb132_pdab", NULL},
+        {67, 45, 37, "layout=rc dtype=bf16 pad=none", "_pmma_", "_pd"},
+        {67, 45, 38, "layout=rc dtype=bf16", "_va2_vb2_", "_pd"},             /* 4-byte reads, few tiles */
+        {2047, 3001, 4094, "layout=rc dtype=bf16", "_pdab", NULL},
         {2047, 3001, 4096, "layout=rc dtype=bf16", "_pwgmma_", "_pd"},
     };
     for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
