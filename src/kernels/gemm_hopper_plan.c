@@ -279,8 +279,10 @@ void kn_gemm_hopper_tune(rk_gemm_spec *s, const rk_target *t, uint64_t M, uint64
     /* 2-byte reads stage into padded copies at every size: measured on the H200 (bench/RESULTS.md,
      * session 16 call 5, TFLOP/s, the copies against the gathered mma.sync kernel) 333x777x999 f16 34.8
      * against 10.1, 500x600x777 bf16 36.0 / 14.1, 100x4096x4095 35.1 / 24.5, 777x333x4001 rr 65.7 / 9.9,
-     * 1000x1000x999 94.7 / 54.4. The copies are read by TMA, so the tile is the model's. */
-    bool pad_narrow = narrow && can_pad;
+     * 1000x1000x999 94.7 / 54.4; session 17 call 1: 129x1000x1001 16.6 / 4.0. The copies are read by
+     * TMA, so the tile is the model's. Decode-like M <= 64 keeps the rule below: the skinny split-K
+     * mma kernel ran 17x4096x4095 at 11.7 against the copies' 3.7 (cuBLAS 14.5). */
+    bool pad_narrow = narrow && can_pad && M > 64;
     rk_gemm_spec w = *s;
     w.path = RK_GEMM_PATH_WGMMA;
     if (!(locked >> KN_GK_PAD & 1)) w.pad = RK_GEMM_PAD_NONE;   /* decided below from this shape */

@@ -97,7 +97,8 @@ static void test_layouts(void **state) {
 }
 
 /* The heuristic: operands read 2 bytes at a time (an odd pitch) are staged
- * at every size (pad, persistent, one block per SM); 4- and 8-byte reads
+ * at every size from M = 65 (pad, persistent, one block per SM; a smaller M
+ * keeps the skinny mma kernel unless the tiles fill the SMs); 4- and 8-byte reads
  * where the tiles fill the SMs, smaller problems keeping the threads'
  * copies; aligned operands need no pad. */
 static void test_heuristic(void **state) {
@@ -110,6 +111,7 @@ static void test_heuristic(void **state) {
         {67, 45, 37, "layout=rc dtype=bf16", "_pwgmma_scpersistent_pb132_pdab", NULL},
         {67, 45, 37, "layout=rc dtype=bf16 pad=none", "_pmma_", "_pd"},
         {67, 45, 38, "layout=rc dtype=bf16", "_va2_vb2_", "_pd"},             /* 4-byte reads, few tiles */
+        {17, 4096, 4095, "layout=rc dtype=bf16", "_pmma_", "_pd"},            /* decode-like M: skinny mma */
         {2047, 3001, 4094, "layout=rc dtype=bf16", "_pdab", NULL},
         {2047, 3001, 4096, "layout=rc dtype=bf16", "_pwgmma_", "_pd"},
     };
