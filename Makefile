@@ -10,7 +10,8 @@ all: build
 deps:
 	@scripts/install-deps.sh
 
-$(BUILD)/CMakeCache.txt:
+# after deps: under `make -jN` the configure would otherwise race the install
+$(BUILD)/CMakeCache.txt: | deps
 	cmake -S . -B $(BUILD) -DROCKE_WERROR=ON $(CMAKE_FLAGS)
 
 build: deps $(BUILD)/CMakeCache.txt

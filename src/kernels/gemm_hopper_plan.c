@@ -347,6 +347,18 @@ void kn_gemm_hopper_tune(rk_gemm_spec *s, const rk_target *t, uint64_t M, uint64
         w.schedule = RK_GEMM_SCHED_PERSISTENT;
         if (!(locked >> KN_GK_BLOCKS & 1)) w.blocks = t->compute_units;
     }
+    /* A deeper ring where one 64 x 128 block runs per SM and the problem streams its operands (2MNK flops
+     * over 2(MK + NK + MN) bytes below 256): measured on the H200 (bench/RESULTS.md, session 17 call 2,
+     * TFLOP/s, 6 stages against 4, cuBLAS) 128x8192x8192 398.4 / 318.6 / 367.4, 8192x128x8192 397.7 /
+     * 304.6 / 367.1, 256x4096x4096 419.4 / 404.0 / 366.2; not where the tiles leave a quarter of the SMs
+     * idle (200x3000x5000, 96 tiles: 157.8 / 162.8) or the problem reuses its operands (1024x1024x4096:
+     * 421.4 / 428.1). Above a wave two blocks share an SM and 6 stages would keep out the second
+     * (768x1536x12288: 305.9 / 433.0). */
+    if (!stages_locked && !f8 && !pad && w.stages == 4 && w.split_k == 1 && w.schedule == RK_GEMM_SCHED_PLAIN &&
+        w.tile[0] == 64 && w.tile[1] == 128 && wtiles <= t->compute_units &&
+        4 * wtiles >= 3 * (uint64_t)t->compute_units &&
+        (double)M * N * K < 256.0 * ((double)M * K + (double)N * K + (double)M * N))
+        w.stages = 6;
     /* epilogue=tma stages C beside the ring (schedule=plain: in the B stages, once the loop is done): fewer
      * stages where both would not fit */
     while (!stages_locked && w.stages > 2 &&

@@ -260,21 +260,28 @@ static void test_tile_model(void **state) {
         const char *knobs;
         uint32_t tm, tn, split;
         int sched;   /* rk_gemm_schedule */
+        uint32_t stages;
     } rows[] = {
-        {4096, 4096, 4096, "", 128, 256, 1, RK_GEMM_SCHED_PLAIN},
-        {1536, 1536, 1536, "", 128, 256, 1, RK_GEMM_SCHED_PLAIN},     /* one partial wave, not two */
-        {3072, 3072, 3072, "", 128, 256, 1, RK_GEMM_SCHED_PLAIN},
-        {768, 1536, 12288, "", 64, 128, 1, RK_GEMM_SCHED_PLAIN},      /* two 64 x 128 blocks an SM */
-        {1024, 1024, 4096, "", 64, 128, 1, RK_GEMM_SCHED_PLAIN},      /* splits 2048 deep lose */
-        {1024, 1024, 16384, "", 64, 128, 2, RK_GEMM_SCHED_PLAIN},
-        {128, 8192, 8192, "", 64, 128, 1, RK_GEMM_SCHED_PLAIN},       /* half a wave: 8192 deep or none */
-        {512, 512, 32768, "", 64, 128, 8, RK_GEMM_SCHED_PLAIN},
-        {256, 256, 65536, "", 64, 128, 16, RK_GEMM_SCHED_PLAIN},      /* at most 16 */
-        {256, 256, 65536, "layout=rr dtype=f16", 64, 128, 16, RK_GEMM_SCHED_PLAIN},
-        {1024, 1024, 16384, "schedule=ws", 64, 128, 1, RK_GEMM_SCHED_WS},   /* the split needs plain */
-        {16384, 16384, 256, "", 128, 256, 1, RK_GEMM_SCHED_PERSISTENT},     /* short K, many waves */
-        {8192, 8192, 1024, "", 128, 256, 1, RK_GEMM_SCHED_PERSISTENT},
-        {8192, 8192, 2048, "", 128, 256, 1, RK_GEMM_SCHED_PLAIN},
+        {4096, 4096, 4096, "", 128, 256, 1, RK_GEMM_SCHED_PLAIN, 4},
+        {1536, 1536, 1536, "", 128, 256, 1, RK_GEMM_SCHED_PLAIN, 4},     /* one partial wave, not two */
+        {3072, 3072, 3072, "", 128, 256, 1, RK_GEMM_SCHED_PLAIN, 4},
+        {768, 1536, 12288, "", 64, 128, 1, RK_GEMM_SCHED_PLAIN, 4},      /* two 64 x 128 blocks an SM */
+        {1024, 1024, 4096, "", 64, 128, 1, RK_GEMM_SCHED_PLAIN, 4},      /* splits 2048 deep lose */
+        {1024, 1024, 16384, "", 64, 128, 2, RK_GEMM_SCHED_PLAIN, 4},
+        {128, 8192, 8192, "", 64, 128, 1, RK_GEMM_SCHED_PLAIN, 6},       /* half a wave: 8192 deep or none */
+        {512, 512, 32768, "", 64, 128, 8, RK_GEMM_SCHED_PLAIN, 4},
+        {256, 256, 65536, "", 64, 128, 16, RK_GEMM_SCHED_PLAIN, 4},      /* at most 16 */
+        {256, 256, 65536, "layout=rr dtype=f16", 64, 128, 16, RK_GEMM_SCHED_PLAIN, 4},
+        {1024, 1024, 16384, "schedule=ws", 64, 128, 1, RK_GEMM_SCHED_WS, 4},   /* the split needs plain */
+        {16384, 16384, 256, "", 128, 256, 1, RK_GEMM_SCHED_PERSISTENT, 3},     /* short K, many waves (C beside 3) */
+        {8192, 8192, 1024, "", 128, 256, 1, RK_GEMM_SCHED_PERSISTENT, 3},
+        {8192, 8192, 2048, "", 128, 256, 1, RK_GEMM_SCHED_PLAIN, 4},
+        /* a deeper ring where one block an SM streams its operands */
+        {8192, 128, 8192, "", 64, 128, 1, RK_GEMM_SCHED_PLAIN, 6},
+        {256, 4096, 4096, "", 64, 128, 1, RK_GEMM_SCHED_PLAIN, 6},
+        {200, 3000, 5000, "", 64, 128, 1, RK_GEMM_SCHED_PLAIN, 4},      /* 96 tiles: a quarter of the SMs idle */
+        {1000, 1000, 1000, "dtype=f16", 64, 128, 1, RK_GEMM_SCHED_PLAIN, 4},   /* reuses its operands */
+        {128, 8192, 8192, "stages=3", 64, 128, 1, RK_GEMM_SCHED_PLAIN, 3},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         const uint64_t ext[3] = {rows[i].m, rows[i].n, rows[i].k};
@@ -283,11 +290,12 @@ static void test_tile_model(void **state) {
         instance_for("sm_90a", ext, rows[i].knobs, &in, &sh);
         const rk_gemm_spec *g = &in.u.gemm;
         if (!is_wgmma(&in) || g->tile[0] != rows[i].tm || g->tile[1] != rows[i].tn || g->split_k != rows[i].split ||
-            g->schedule != rows[i].sched)
-            fail_msg("%llux%llux%llu %s: tile %ux%u split %u schedule %d, want %ux%u split %u schedule %d",
+            g->schedule != rows[i].sched || g->stages != rows[i].stages)
+            fail_msg("%llux%llux%llu %s: tile %ux%u split %u schedule %d stages %u, want %ux%u split %u schedule %d "
+                     "stages %u",
                      (unsigned long long)rows[i].m, (unsigned long long)rows[i].n, (unsigned long long)rows[i].k,
-                     rows[i].knobs, g->tile[0], g->tile[1], g->split_k, (int)g->schedule, rows[i].tm, rows[i].tn,
-                     rows[i].split, (int)rows[i].sched);
+                     rows[i].knobs, g->tile[0], g->tile[1], g->split_k, (int)g->schedule, g->stages, rows[i].tm,
+                     rows[i].tn, rows[i].split, (int)rows[i].sched, rows[i].stages);
         assert_int_equal(rk_instance_validate(&in, rk_target_find("sm_90a")), RK_OK);
         if (g->split_k > 1) assert_int_equal(g->epilogue, RK_GEMM_EPI_DIRECT);
         if (g->schedule == RK_GEMM_SCHED_PERSISTENT) assert_int_equal(g->blocks, 132);

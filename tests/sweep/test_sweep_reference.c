@@ -188,10 +188,12 @@ static void test_records_carry_the_timing(void **state) {
         assert_true(timed >= 3 * min * (1 - 1e-9) && ms >= min);
         double parts = 0;
         static const char *const phase[] = {"inputs_ms", "load_ms", "stage_ms", "check_ms", "time_ms"};
+        /* the first item's inputs may be filled while the device opens, before its job's wall begins */
+        bool ahead = rk_json_get(rec[i], "inputs_ahead")->b;
         for (int p = 0; p < 5; p++) {
             double v = sweep_num(rec[i], phase[p]);
             assert_true(v >= 0);
-            parts += v;
+            if (p || !ahead) parts += v;
         }
         assert_true(sweep_num(rec[i], "time_ms") >= timed);   /* the timing's wall holds its runs */
         assert_true(sweep_num(rec[i], "job_ms") >= parts);
