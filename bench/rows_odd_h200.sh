@@ -7,6 +7,8 @@
 #   bench/rows_odd_h200.sh run        on the device (repo root, .devcarry carried): copy/torch/
 #       Triton peers at every shape, then bench/small_ops_focus.sh over the kernels
 # ROWS_ODD_SHAPES picks the shapes (ROWS_ODD_ANY those of the shape-less manifests); logs go to $OUT (or ./out).
+# ROWS_ODD_VARIANTS="SUFFIX:FAMILY:knob=v,knob=v ..." also builds FAMILY-SUFFIX@SHAPE with those knobs at
+# every shape; OLD_ROCKE - skips the other build's kernels.
 set -uo pipefail
 D=.devcarry
 SHAPES=${ROWS_ODD_SHAPES:-65536,1001 65536,767 16384,2047 4096,4097 8192,5001 1000,3001 32768,1999 1024,50257}
@@ -18,10 +20,18 @@ prepare)
   for shape in $SHAPES; do
     for f in layernorm rmsnorm; do
       "$R" build $f --dtype bf16 --target "$T" --shape "$shape" -o "$D/ops/$f@$shape" > /dev/null || echo "prepare: $f@$shape"
-      "$OLD" build $f --dtype bf16 --target "$T" --shape "$shape" -o "$D/ops/$f-old@$shape" > /dev/null || echo "prepare: $f-old@$shape"
+      [ "$OLD" = - ] || "$OLD" build $f --dtype bf16 --target "$T" --shape "$shape" -o "$D/ops/$f-old@$shape" \
+        > /dev/null || echo "prepare: $f-old@$shape"
+    done
+    for v in ${ROWS_ODD_VARIANTS:-}; do
+      IFS=: read -r suffix f knobs <<< "$v"
+      extra=()
+      for kv in ${knobs//,/ }; do extra+=("--${kv%%=*}" "${kv#*=}"); done
+      "$R" build "$f" --dtype bf16 --target "$T" --shape "$shape" "${extra[@]}" -o "$D/ops/$f-$suffix@$shape" \
+        > /dev/null || echo "prepare: $f-$suffix@$shape"
     done
   done
-  for shape in 65536,1001 65536,767; do
+  [ "$OLD" = - ] || for shape in 65536,1001 65536,767; do
     for f in layernorm rmsnorm; do
       "$R" build $f --dtype bf16 --stage direct --target "$T" --shape "$shape" -o "$D/ops/$f-direct@$shape" > /dev/null
       "$OLD" build $f --dtype bf16 --stage direct --target "$T" --shape "$shape" -o "$D/ops/$f-direct-old@$shape" > /dev/null
@@ -29,7 +39,7 @@ prepare)
   done
   for f in layernorm rmsnorm; do
     "$R" build $f --dtype bf16 --target "$T" -o "$D/any/$f" > /dev/null || echo "prepare: $f-any"
-    "$OLD" build $f --dtype bf16 --target "$T" -o "$D/any/$f-old" > /dev/null || echo "prepare: $f-old-any"
+    [ "$OLD" = - ] || "$OLD" build $f --dtype bf16 --target "$T" -o "$D/any/$f-old" > /dev/null || echo "prepare: $f-old-any"
   done
   find "$D/ops" "$D/any" \( -name '*.ll' -o -name '*.ir' -o -name '*.ptx' \) -delete
   du -sh "$D/ops" "$D/any"
