@@ -68,13 +68,13 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64
         if (locked >> i & 1) rl |= 1ull << row_bit[i];
     s->k.min_blocks = 0;
     bool nv = t->vendor == RK_VENDOR_NVIDIA;
-    kn_row_tune(&s->k, t, s->dtype, sh, rl, 0, 4, nv ? 16 : 0);
+    kn_row_tune(&s->k, t, s->dtype, sh, rl, 0, 4, nv ? 16 : 0, 0);
     /* NVIDIA, 1024 threads a row (64 registers at most): 4 chunks spill 32
      * bytes (bf16, ptxas -v, 4096 x 32768), 5 spill 112 and 8 858: loop
      * past 4 */
     if (nv && !(rl >> 4 & 1) && kn_row_tpr(&s->k) >= 1024 && s->k.chunks > KN_ARQ_MAX_CHUNKS_1024) {
         s->k.chunks = 0;
-        kn_row_tune(&s->k, t, s->dtype, sh, rl | 1u << 4, 0, 4, 16);
+        kn_row_tune(&s->k, t, s->dtype, sh, rl | 1u << 4, 0, 4, 16, 0);
     }
 }
 

@@ -133,7 +133,9 @@ static rk_value sum_all(kn_hk *h, const split_rows *r, rk_value rbase, rk_value 
     rk_value sum0 = rk_build_constant_vec(k, vt, 0.0);
     rk_value half = rk_build_lshr(k, S, one);
     rk_value even = rk_build_mul(k, half, two);
-    if (!whole) return sum_slices(h, r, rbase, twg, false, work, zero, S, 1, sum0);
+    /* an edge tile, or 128 accumulators a thread (tile N 256: two slices' loads spilled, 172 bytes at
+     * 128x256): one slice a step */
+    if (!whole || h->pl.bn / 2 > 64) return sum_slices(h, r, rbase, twg, whole, work, zero, S, 1, sum0);
     rk_value pairs = sum_slices(h, r, rbase, twg, true, work, zero, half, SLICES_PER_STEP, sum0);
     return sum_slices(h, r, rbase, twg, true, work, even, S, 1, pairs);
 }

@@ -191,9 +191,12 @@ const char *kn_dtype_name(rk_scalar s);
 /* Knob index of the first row knob in a family table (for `locked`). */
 void kn_row_defaults(rk_row_knobs *k);
 /* max_chunks: vectors per thread before more threads share a row; max_elems
- * (0: none) caps the elements per thread the same way (16-bit rows: 16). */
+ * (0: none) caps the elements per thread the same way (16-bit rows: 16);
+ * split_elems (above max_elems: the norms on NVIDIA) lets direct rows that
+ * start unaligned take up to that many elements a thread where max_elems
+ * would leave them two full chunks (rowcommon.c, split_wide). */
 void kn_row_tune(rk_row_knobs *k, const rk_target *t, rk_scalar widest, const rk_shape *s, uint64_t locked,
-                 uint32_t first_knob, uint32_t max_chunks, uint32_t max_elems);
+                 uint32_t first_knob, uint32_t max_chunks, uint32_t max_elems, uint32_t split_elems);
 /* NVIDIA, cached rows: min_blocks from the register estimate (packed row +
  * base_regs), at most the threads an SM holds. No-op when locked or looped. */
 void kn_row_tune_occupancy(rk_row_knobs *k, const rk_target *t, rk_scalar elem, uint64_t locked, uint32_t first_knob,
@@ -339,19 +342,25 @@ void kn_span_write_f32(rk_kernel *k, const kn_span *sp, const kn_span_row *r, ui
  * in one block and the spans fit the budget, its geometry sized without a
  * split view's head; else direct, tuned as before. */
 void kn_row_tune_stage(rk_row_knobs *k, const rk_target *t, rk_scalar widest, const rk_shape *s, uint64_t locked,
-                       uint32_t first_knob, uint32_t max_chunks, uint32_t max_elems, uint32_t slices_knob,
-                       uint32_t stage_knob, const rk_scalar *elems, uint32_t n, uint64_t span_max_n);
+                       uint32_t first_knob, uint32_t max_chunks, uint32_t max_elems, uint32_t split_elems,
+                       uint32_t slices_knob, uint32_t stage_knob, const rk_scalar *elems, uint32_t n,
+                       uint64_t span_max_n);
 /* The longest odd row each family stages through LDS (H200, bench/RESULTS.md session 15 call 7:
  * bf16 65536 rows, span against direct in one call; span / direct GB/s): softmax wins to 511 (2547 /
  * 2162), loses at 767 (2552 / 3028) and 1001 (2503 / 3307); RMSNorm wins to 511, ties at 767 (2737 /
  * 2761), loses at 1001 (2555 / 3241); LayerNorm wins to 767 (2240 / 1783), ties at 1001, loses at
- * 4097 (1619 / 1988); sum wins at 127 (1570 / 1269), ties at 31..191, loses from 255 (1869 / 3449). */
+ * 4097 (1619 / 1988); sum wins at 127 (1570 / 1269), ties at 31..191, loses from 255 (1869 / 3449).
+ * The norms on NVIDIA (_NV) against direct rows of four chunks (rowcommon.c, split_wide; session 18
+ * call 1): RMSNorm's span loses at 767 (2719 / 3080), LayerNorm's at 1001 (2211 / 2410) and still wins
+ * at 767 (2232 / 2027); the cuts sit between measured lengths (RMSNorm's span won at 511). */
 /* Split rows up to this many rows take the few-rows rule (kn_row_tune_slices), and a shape-less
  * build's split variants follow that cut. */
 #define KN_SLICE_FEW_ROWS 8u
 #define KN_SPAN_MAX_N_SOFTMAX 639
 #define KN_SPAN_MAX_N_RMSNORM 767
 #define KN_SPAN_MAX_N_LAYERNORM 1023
+#define KN_SPAN_MAX_N_RMSNORM_NV 639
+#define KN_SPAN_MAX_N_LAYERNORM_NV 895
 #define KN_SPAN_MAX_N_REDUCE 191
 /* The row checks of kn_row_validate_cached_slices (elems[0], elems[n-1]:
  * the input and output types), and for stage=span: a cached row (chunks

@@ -63,8 +63,11 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64
     bool nv = t->vendor == RK_VENDOR_NVIDIA;
     rk_scalar spans[4];
     uint32_t ns = span_types(s, spans);
-    kn_row_tune_stage(&s->k, t, w, sh, locked, FIRST_ROW_KNOB, 4, nv ? 16 : 0, SLICES_KNOB, STAGE_KNOB, spans, ns,
-                      s->rms ? KN_SPAN_MAX_N_RMSNORM : KN_SPAN_MAX_N_LAYERNORM);
+    /* NVIDIA: odd rows of two full chunks take four (split_wide), and the span's limits moved with it */
+    uint64_t span_max = s->rms ? (nv ? KN_SPAN_MAX_N_RMSNORM_NV : KN_SPAN_MAX_N_RMSNORM)
+                               : (nv ? KN_SPAN_MAX_N_LAYERNORM_NV : KN_SPAN_MAX_N_LAYERNORM);
+    kn_row_tune_stage(&s->k, t, w, sh, locked, FIRST_ROW_KNOB, 4, nv ? 16 : 0, nv ? 32 : 0, SLICES_KNOB, STAGE_KNOB,
+                      spans, ns, span_max);
     /* auto: its span holds chunks x vec f32 elements */
     uint32_t held = s->k.stage == RK_STAGE_AUTO ? s->k.chunks * s->k.vec : s->k.chunks;
     if (s->k.stage != RK_STAGE_DIRECT)

@@ -31,7 +31,7 @@ static void defaults(rk_instance *in) {
 static void tune(rk_instance *in, const rk_target *t, const rk_shape *s, uint64_t locked) {
     /* vec follows the input: the output is one value per row */
     const rk_scalar spans[1] = {in->u.reduce.dtype};
-    kn_row_tune_stage(&in->u.reduce.k, t, in->u.reduce.dtype, s, locked, FIRST_ROW_KNOB, 8, 0, SLICES_KNOB, STAGE_KNOB,
+    kn_row_tune_stage(&in->u.reduce.k, t, in->u.reduce.dtype, s, locked, FIRST_ROW_KNOB, 8, 0, 0, SLICES_KNOB, STAGE_KNOB,
                       spans, 1, KN_SPAN_MAX_N_REDUCE);
 }
 

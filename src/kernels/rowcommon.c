@@ -77,11 +77,28 @@ static uint32_t fill_tpr(uint64_t nvec, uint32_t tpr, uint32_t kmax, uint32_t wa
     return tpr;
 }
 
+/* Direct rows that start unaligned (split) and fill two chunks a thread
+ * (over 3/4 of the slots) take half the threads and four chunks, where the
+ * family allows them (split_elems): the row's reduction then spans half the
+ * warps. Measured on the H200 (bench/RESULTS.md, session 18 call 1, bf16,
+ * GB/s, 4 chunks against 2): LayerNorm 65536 x 1001 2410 / 2235, 65536 x
+ * 1537 2308 / 2090, 32768 x 1999 2504 / 2381; RMSNorm 3377 / 3221, 3392 /
+ * 3234, 3308 / 3242. Rows the fill rule leaves at 3 to 5 chunks (2047, 3001,
+ * 4097, 5001) keep them: 4 chunks there lost 5-18 %. Not below a wave a row.
+ * Only where the split follows from an odd N, not where it is locked: a
+ * shape-less build's classes lock it at every length, and at aligned ones
+ * four chunks lost (session 18 call 6, LayerNorm 65536 x 1000 2989 against
+ * 3175, x 1536 3210 / 3291). */
+static bool split_wide(const rk_row_knobs *k, uint64_t nvec, uint32_t tpr, uint32_t kwide) {
+    if (!k->split || k->stage != RK_STAGE_DIRECT || tpr / 2 < k->wave || kwide < 4) return false;
+    return cdiv(nvec, tpr) == 2 && cdiv(nvec, tpr / 2) == 4;
+}
+
 /* Knob order inside KN_ROW_KNOBS. */
 enum { RK_W, RK_B, RK_V, RK_R, RK_K, RK_U, RK_T, RK_M, RK_S };
 
 void kn_row_tune(rk_row_knobs *k, const rk_target *t, rk_scalar widest, const rk_shape *s, uint64_t locked,
-                 uint32_t first, uint32_t kmax, uint32_t max_elems) {
+                 uint32_t first, uint32_t kmax, uint32_t max_elems, uint32_t split_elems) {
     const uint64_t M = s->dim[0], N = s->dim[1];     /* kn_row_dims */
 #define LOCKED(i) ((locked >> (first + (i))) & 1u)
     if (!LOCKED(RK_W)) k->wave = t->wave_size;
@@ -96,6 +113,7 @@ void kn_row_tune(rk_row_knobs *k, const rk_target *t, rk_scalar widest, const rk
     uint64_t span = N + (k->split && k->stage != RK_STAGE_SPAN ? k->vec - 1 : 0);
     /* more threads per row rather than more elements per thread: fewer
      * registers, more blocks resident, more bytes in flight per SM */
+    uint32_t kwide = split_elems / k->vec < kmax ? split_elems / k->vec : kmax;
     if (max_elems && max_elems / k->vec < kmax) kmax = max_elems / k->vec ? max_elems / k->vec : 1;
     uint64_t nvec = cdiv(span ? span : 1, k->vec);
     uint32_t tpr;
@@ -111,6 +129,7 @@ void kn_row_tune(rk_row_knobs *k, const rk_target *t, rk_scalar widest, const rk
         uint32_t wide = np2(cdiv(nvec, kmax));
         tpr = fill_tpr(nvec, wide, kmax, k->wave, k->stage == RK_STAGE_SPAN, M ? M : 1, fill_keep_threads(t));
         filled = tpr < wide;
+        if (!filled && kwide > kmax && !LOCKED(RK_S) && split_wide(k, nvec, tpr, kwide)) tpr /= 2;
     }
     if (tpr > 1024) tpr = 1024;
     if (tpr < 1) tpr = 1;
@@ -324,8 +343,8 @@ uint32_t kn_row_param_align(const rk_row_knobs *k, const rk_kparam *kp) {
 }
 
 void kn_row_tune_stage(rk_row_knobs *k, const rk_target *t, rk_scalar widest, const rk_shape *s, uint64_t locked,
-                       uint32_t first, uint32_t kmax, uint32_t max_elems, uint32_t slices_knob, uint32_t stage_knob,
-                       const rk_scalar *elems, uint32_t n, uint64_t span_max_n) {
+                       uint32_t first, uint32_t kmax, uint32_t max_elems, uint32_t split_elems, uint32_t slices_knob,
+                       uint32_t stage_knob, const rk_scalar *elems, uint32_t n, uint64_t span_max_n) {
     const uint64_t N = s->dim[1];     /* kn_row_dims */
     bool pinned = (locked >> stage_knob) & 1u;
     if (!pinned) {
@@ -337,7 +356,8 @@ void kn_row_tune_stage(rk_row_knobs *k, const rk_target *t, rk_scalar widest, co
     }
     /* a span holds f32 elements, not packed vectors: at most 16 a thread
      * on every target (AMD's 32 took 130 VGPRs in LayerNorm, gfx950) */
-    kn_row_tune(k, t, widest, s, locked, first, kmax, k->stage == RK_STAGE_SPAN && !max_elems ? 16 : max_elems);
+    kn_row_tune(k, t, widest, s, locked, first, kmax, k->stage == RK_STAGE_SPAN && !max_elems ? 16 : max_elems,
+                split_elems);
     kn_row_tune_slices(k, t, s, locked, first, slices_knob);
     /* auto (only when locked) is tuned as direct rows: chunks in vectors */
     if (k->stage != RK_STAGE_SPAN) return;
@@ -350,7 +370,7 @@ void kn_row_tune_stage(rk_row_knobs *k, const rk_target *t, rk_scalar widest, co
     if (k->chunks && k->slices == 1 && kn_span_bytes(k, elems, n) <= kn_span_budget(t)) return;
     /* the span does not fit (or the row is looped or split): direct, tuned as before */
     k->stage = RK_STAGE_DIRECT;
-    kn_row_tune(k, t, widest, s, locked, first, kmax, max_elems);
+    kn_row_tune(k, t, widest, s, locked, first, kmax, max_elems, split_elems);
     kn_row_tune_slices(k, t, s, locked, first, slices_knob);
 }
 

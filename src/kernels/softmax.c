@@ -56,7 +56,7 @@ static void tune(rk_instance *in, const rk_target *t, const rk_shape *sh, uint64
         lk |= 1ull << STAGE_KNOB;
     }
     const rk_scalar spans[2] = {s->dtype, s->out_dtype};
-    kn_row_tune_stage(&s->k, t, w, sh, lk, FIRST_ROW_KNOB, 4, nv ? 16 : 0, SLICES_KNOB, STAGE_KNOB, spans, 2,
+    kn_row_tune_stage(&s->k, t, w, sh, lk, FIRST_ROW_KNOB, 4, nv ? 16 : 0, 0, SLICES_KNOB, STAGE_KNOB, spans, 2,
                       KN_SPAN_MAX_N_SOFTMAX);
     bool span = s->k.stage == RK_STAGE_SPAN, both = s->k.stage == RK_STAGE_AUTO;
     /* NVIDIA: at most 16 elements a thread are 16 f32 registers, which still

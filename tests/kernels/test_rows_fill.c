@@ -108,6 +108,13 @@ static void test_fill_picks(void **state) {
         {"rmsnorm", "", 65536, 1024, 1, 8},
         /* reduce keeps its 8 chunks: already 4/5 full */
         {"reduce", "op=sum", 4097, 256, 2, 5},
+        /* odd rows of two full chunks: the norms take half the threads and four (split_wide), softmax not */
+        {"layernorm", "", 1001, 256, 8, 4},
+        {"rmsnorm", "", 1537, 256, 4, 4},
+        {"layernorm", "", 1999, 256, 4, 4},
+        {"rmsnorm", "", 767, 256, 8, 4},
+        {"softmax", "", 1537, 256, 2, 2},
+        {"layernorm", "stage=direct", 767, 256, 8, 4},
     };
     for (size_t i = 0; i < COUNT(want); i++) {
         rk_instance in;
@@ -207,11 +214,12 @@ static const uint32_t offs[] = {1, 0, 3};
 
 static const char *const configs[][2] = {{"sm_90", ""}, {"gfx942", ""}, {"gfx942", "tail=masked"}};
 
-/* The heuristic's filled picks at odd lengths, few rows (the last block's
- * rows past M included), every dtype and base. */
+/* The heuristic's filled picks at odd lengths (and the norms' four chunks
+ * at 1537 on sm_90), few rows (the last block's rows past M included),
+ * every dtype and base. */
 static void test_fill_rows_emu(void **state) {
     (void)state;
-    const uint64_t shapes[][2] = {{3, 4097}, {5, 2047}, {2, 3001}};
+    const uint64_t shapes[][2] = {{3, 4097}, {5, 2047}, {2, 3001}, {9, 1537}};
     for (size_t ic = 0; ic < COUNT(configs); ic++)
         for (size_t f = 0; f < COUNT(fams); f++)
             for (size_t d = 0; d < COUNT(dtypes); d++)

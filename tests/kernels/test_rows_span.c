@@ -221,13 +221,24 @@ static void test_heuristic(void **state) {
     assert_null(strstr(name, "_sgspan"));
     pick("softmax", "sm_90a", 16384, 511, "dtype=bf16", name, sizeof name);
     assert_non_null(strstr(name, "_sgspan"));
+    /* the norms' NVIDIA limits (KN_SPAN_MAX_N_*_NV): odd rows of two full chunks take four instead */
+    pick("rmsnorm", "sm_90a", 65536, 601, "dtype=bf16", name, sizeof name);
+    assert_non_null(strstr(name, "_sgspan"));
     pick("rmsnorm", "sm_90a", 65536, 767, "dtype=bf16", name, sizeof name);
+    assert_null(strstr(name, "_sgspan"));
+    assert_non_null(strstr(name, "_r8_k4_"));
+    pick("rmsnorm", "gfx942", 65536, 701, "dtype=f16", name, sizeof name);   /* AMD keeps its limit */
     assert_non_null(strstr(name, "_sgspan"));
     pick("rmsnorm", "sm_90a", 65536, 1001, "dtype=bf16", name, sizeof name);
     assert_null(strstr(name, "_sgspan"));
     pick("reduce", "sm_90a", 65536, 255, "dtype=bf16 op=sum", name, sizeof name);
     assert_null(strstr(name, "_sgspan"));
+    pick("layernorm", "sm_90a", 65536, 767, "dtype=bf16", name, sizeof name);
+    assert_non_null(strstr(name, "_sgspan"));
     pick("layernorm", "sm_90a", 65536, 1001, "dtype=bf16", name, sizeof name);
+    assert_null(strstr(name, "_sgspan"));
+    assert_non_null(strstr(name, "_r8_k4_"));
+    pick("layernorm", "gfx950", 65536, 1001, "dtype=bf16", name, sizeof name);
     assert_non_null(strstr(name, "_sgspan"));
     pick("softmax", "sm_90a", 65536, 127, "dtype=bf16", name, sizeof name);
     assert_non_null(strstr(name, "_sgspan"));
