@@ -30,6 +30,18 @@ static bool is_locked(const rk_instance *in, uint64_t locked, const char *knob) 
     return false;
 }
 
+/* knob unlocked in *locked: false when the family has no such knob. */
+static bool unlock(const rk_instance *in, uint64_t *locked, const char *knob) {
+    uint32_t n;
+    const rk_knob *kb = rk_family_knobs(in->family, &n);
+    for (uint32_t i = 0; i < n; i++)
+        if (!strcmp(kb[i].name, knob)) {
+            *locked &= ~(1ull << i);
+            return true;
+        }
+    return false;
+}
+
 /* in with `knob` set to value and locked, unless the caller locked it. */
 static void lock(rk_instance *in, uint64_t *locked, const char *knob, const char *value) {
     uint32_t ix;
@@ -180,6 +192,44 @@ static uint32_t span_classes(const rk_instance *free, uint64_t lfree, const rk_t
     return n;
 }
 
+/* The heuristic's pick at the odd length nearest N (at or above it) with
+ * the split left to the shape (odd: locked split off), when it is not the
+ * direct class's kernel `name`. */
+static bool wide_at(const rk_instance *odd, uint64_t lodd, const rk_target *t, uint32_t vec, uint64_t N,
+                    const char *name, rk_instance *out, char *oname, size_t n) {
+    if (N % vec == 0) N++;
+    return pick_at(odd, t, lodd, N, out, oname, n) && strcmp(oname, name);
+}
+
+/* The odd lengths of the direct class [lo, hi] (kernel `name`, vec) that a
+ * build for their shape runs with four chunks (rowcommon.c, split_wide:
+ * only where the split follows from an odd N, which the classes lock): the
+ * rule holds from some length through the class's end (it depends on the
+ * row's vectors against the class's threads), so a bisection finds where
+ * it starts; one variant over those odd lengths (N%vec in its ranges),
+ * false where the rule does not hold at the class's longest odd length or
+ * its kernel is not one kernel over the range. */
+static bool wide_class(const rk_instance *odd, uint64_t lodd, const rk_target *t, uint32_t vec, uint64_t lo,
+                       uint64_t hi, const char *name, rk_variant *out) {
+    const char *md = mod_dim(vec);
+    uint64_t top = hi % vec ? hi : hi - 1;
+    rk_instance a, b;
+    char an[256], bn[256];
+    if (!md || top < lo || top % vec == 0 || !wide_at(odd, lodd, t, vec, top, name, &b, bn, sizeof bn)) return false;
+    uint64_t x = lo, y = top;   /* the rule holds at the odd length nearest y */
+    while (x < y) {
+        uint64_t mid = x + (y - x) / 2;
+        if (wide_at(odd, lodd, t, vec, mid, name, &a, an, sizeof an)) y = mid;
+        else x = mid + 1;
+    }
+    if (x % vec == 0) x++;
+    if (x > top || !wide_at(odd, lodd, t, vec, x, name, &a, an, sizeof an) || strcmp(an, bn)) return false;
+    const rk_row_knobs *k = row_knobs(&b);
+    *out = (rk_variant){.inst = b, .ndims = 2, .dim = {"N", md}, .lo = {x, 1}, .hi = {top, vec - 1}};
+    snprintf(out->tag, sizeof out->tag, "o%uc%u", kn_row_tpr(k), k->chunks);
+    return true;
+}
+
 /* The largest row length in [lo, cap] whose heuristic pick is named `name`:
  * each pick serves one interval of lengths (threads per row and chunks grow
  * with N), so a bisection finds its end. */
@@ -253,6 +303,11 @@ uint32_t rk_instance_variants(const rk_instance *in, const rk_target *t, uint64_
     uint64_t l2 = lk;
     rk_instance one = base;
     char name[256];
+    /* the odd lengths' own picks: the direct classes with the split left to the shape (unless the
+     * caller locked it; auto classes serve their odd lengths with the span) */
+    rk_instance odd = base;
+    uint64_t lodd = lk;
+    bool wide = !ask_auto && !is_locked(in, locked, "split") && unlock(&odd, &lodd, "split");
     for (uint64_t from = 1; n < max && pick_at(&one, t, l2, from, &v, name, sizeof name);) {
         const rk_row_knobs *k = row_knobs(&v);
         /* a locked chunks (or vec, block) keeps the pick past its row
@@ -262,6 +317,8 @@ uint32_t rk_instance_variants(const rk_instance *in, const rk_target *t, uint64_
         uint64_t hi = class_end(&one, t, l2, from, kn_row_cap(k), name);
         if (k->slices == 1 && ask_auto) auto_class(&free, lfree, &staged, lstaged, t, from, hi, &v);
         k = row_knobs(&v);
+        /* before the class: the first matching variant runs */
+        if (wide && k->slices == 1 && n + 1 < max && wide_class(&odd, lodd, t, k->vec, from, hi, name, &out[n])) n++;
         out[n] = (rk_variant){.inst = v, .ndims = 1, .dim = {"N"}, .lo = {from}, .hi = {hi}};
         if (k->slices > 1) snprintf(out[n].tag, sizeof out[n].tag, "t%uc%us%u", kn_row_tpr(k), k->chunks, k->slices);
         else snprintf(out[n].tag, sizeof out[n].tag, "t%uc%u", kn_row_tpr(k), k->chunks);
