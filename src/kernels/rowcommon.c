@@ -83,7 +83,9 @@ static uint32_t fill_tpr(uint64_t nvec, uint32_t tpr, uint32_t kmax, uint32_t wa
  * warps. Measured on the H200 (bench/RESULTS.md, session 18 call 1, bf16,
  * GB/s, 4 chunks against 2): LayerNorm 65536 x 1001 2410 / 2235, 65536 x
  * 1537 2308 / 2090, 32768 x 1999 2504 / 2381; RMSNorm 3377 / 3221, 3392 /
- * 3234, 3308 / 3242. Rows the fill rule leaves at 3 to 5 chunks (2047, 3001,
+ * 3234, 3308 / 3242; call 7, longer rows: LayerNorm 8192 x 7001 2548 / 2352,
+ * 4096 x 14001 2487 / 2121, RMSNorm 3438 / 3134, 3328 / 2900 (but 16384 x
+ * 4001 3359 / 3434). Rows the fill rule leaves at 3 to 5 chunks (2047, 3001,
  * 4097, 5001) keep them: 4 chunks there lost 5-18 %. Not below a wave a row.
  * Only where the split follows from an odd N, not where it is locked: a
  * shape-less build's classes lock it at every length, and at aligned ones
