@@ -86,6 +86,31 @@ static void test_layouts_and_chain(void **state) {
     run_case(65, 72, 256, "fuse=bias,relu dtype=bf16 out_dtype=bf16 split_k=2 tile=64x96x64 warps=4x1");
 }
 
+/* The last arriver sums an edge tile as it sums a whole one: one loop over
+ * the slices with every element's load in its body, not a loop per
+ * accumulator (64 at 64x128: one L2 round trip per element and slice,
+ * 500x500x32768 at 8 splits ran 129.7 TFLOP/s on the H200 against 287.5).
+ * The kernel's loops: the K loop, the whole tile's pairs and odd slice, the
+ * edge tile's slices. */
+static void test_edge_sum_is_one_loop(void **state) {
+    (void)state;
+    const rk_target *t = rk_target_find("sm_90a");
+    const uint64_t ext[3] = {200, 3000, 5000};
+    rk_instance in;
+    rk_shape sh;
+    rk_kernel *k = NULL;
+    char name[256];
+    if (problem_emu_build(RK_FAMILY_GEMM, t, ext, 3, "path=wgmma split_k=2", &in, &sh, &k, name, sizeof name))
+        fail_msg("%s: %s", name, rk_error_message());
+    char *text = rk_serialize(k);
+    assert_non_null(text);
+    unsigned loops = 0;
+    for (const char *p = text; (p = strstr(p, "= scf.for (")); p++) loops++;
+    if (loops != 4) fail_msg("%s: %u loops, want 4 (K, the whole tile's two, the edge tile's one)", name, loops);
+    rk_string_free(text);
+    rk_kernel_free(k);
+}
+
 /* What the split needs, named. */
 static void test_rules(void **state) {
     (void)state;
@@ -123,6 +148,7 @@ int main(void) {
         cmocka_unit_test(test_tails),
         cmocka_unit_test(test_layouts_and_chain),
         cmocka_unit_test(test_rules),
+        cmocka_unit_test(test_edge_sum_is_one_loop),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
