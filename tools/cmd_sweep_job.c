@@ -421,16 +421,14 @@ bool sw_run_job(void *ctx, const sw_opts *o, const sw_space *sp, uint32_t w, uin
                      .stable = o->stable};
     /* every config of a shape gets the same inputs (seed + shape), so one reference serves them all */
     uint64_t seed = o->seed + it->shape;
-    bool reused = false, fresh = false, dev_ran = false, host = false, have_p = false, ahead = false;
+    bool reused = false, fresh = false, dev_ran = false, host = false, have_p = false;
     double t = now_ms(), t_job = t, prep_ms = 0, load_ms = 0, stage_ms = 0, check_ms = 0, time_ms = 0;
     rk_status st = b ? rk_instance_build(&it->in, o->t, &k) : RK_ERR_NOMEM;
     if (!st) st = load_module(c, o, k, &mod);
     if (!st) st = rk_module_function(mod, it->kernel, &fn);
     load_ms = since(&t);
-    if (!st && c->pre_item == item) {   /* filled while the device opened: before this job's wall began */
-        prep_ms = c->pre_ms;
-        ahead = true;
-    }
+    bool ahead = !st && c->pre_item == item;   /* filled while the device opened: before this job's wall began */
+    if (ahead) prep_ms = c->pre_ms;
     else if (!st) st = sw_problem_get(&c->prob, &it->in, s, it->shape, seed, &reused, &prep_ms);
     c->pre_item = UINT32_MAX;
     have_p = !st;

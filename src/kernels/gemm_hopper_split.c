@@ -63,6 +63,7 @@ static rk_value acc_slot(kn_hk *h, rk_value rbase, rk_value twg, uint32_t i, rk_
 typedef struct split_rows {
     rk_value z, groups, row0, col0;   /* accumulator 0's row and column */
     rk_value n8;                      /* 8 rows of Work (i64) */
+    rk_value mlast, nlast;            /* C's last row and column: an edge tile's reads are clamped to them */
 } split_rows;
 
 static rk_value whole_at(rk_kernel *k, const kn_hk *h, const split_rows *r, rk_value sl, uint32_t i) {
@@ -85,11 +86,10 @@ static rk_value slice_at(kn_hk *h, const split_rows *r, rk_value rbase, rk_value
                          uint32_t i) {
     rk_kernel *k = h->k;
     if (whole) return whole_at(k, h, r, sl, i);
-    rk_value row, col, one = c32(k, 1);
+    rk_value row, col;
     acc_slot(h, rbase, twg, i, &row, &col);
-    rk_value mlast = rk_build_sub(k, h->p[3], one), nlast = rk_build_sub(k, h->p[4], one);
-    rk_value rr = rk_build_umin(k, row, mlast);
-    rk_value cc = rk_build_umin(k, col, nlast);
+    rk_value rr = rk_build_umin(k, row, r->mlast);
+    rk_value cc = rk_build_umin(k, col, r->nlast);
     return work_at(k, h, r->groups, r->z, sl, rr, cc);
 }
 
@@ -129,13 +129,14 @@ static rk_value sum_slices(kn_hk *h, const split_rows *r, rk_value rbase, rk_val
 static rk_value sum_all(kn_hk *h, const split_rows *r, rk_value rbase, rk_value twg, bool whole, rk_value work,
                         rk_value S, rk_type vt) {
     rk_kernel *k = h->k;
-    rk_value zero = c32(k, 0), one = c32(k, 1), two = c32(k, 2);
+    rk_value zero = c32(k, 0);
     rk_value sum0 = rk_build_constant_vec(k, vt, 0.0);
-    rk_value half = rk_build_lshr(k, S, one);
-    rk_value even = rk_build_mul(k, half, two);
     /* an edge tile, or 128 accumulators a thread (tile N 256: two slices' loads spilled, 172 bytes at
      * 128x256): one slice a step */
     if (!whole || h->pl.bn / 2 > 64) return sum_slices(h, r, rbase, twg, whole, work, zero, S, 1, sum0);
+    rk_value one = c32(k, 1), two = c32(k, 2);
+    rk_value half = rk_build_lshr(k, S, one);
+    rk_value even = rk_build_mul(k, half, two);
     rk_value pairs = sum_slices(h, r, rbase, twg, true, work, zero, half, SLICES_PER_STEP, sum0);
     return sum_slices(h, r, rbase, twg, true, work, even, S, 1, pairs);
 }
@@ -150,6 +151,9 @@ void kn_gemm_hopper_split_finish(kn_hk *h, uint32_t splits, rk_value work, rk_va
     acc_slot(h, rbase, twg, 0, &r.row0, &r.col0);
     rk_value eight = rk_const_i64(k, 8), n64 = i64(k, h->p[4]);
     r.n8 = rk_build_mul(k, n64, eight);
+    rk_value one = c32(k, 1);
+    r.mlast = rk_build_sub(k, h->p[3], one);
+    r.nlast = rk_build_sub(k, h->p[4], one);
     rk_value bm = c32(k, h->pl.bm), bn = c32(k, h->pl.bn);
     rk_value mend = rk_build_add(k, h->m0, bm), nend = rk_build_add(k, h->n0, bn);
     rk_value min_ = rk_build_cmp(k, "le", mend, h->p[3]), nin = rk_build_cmp(k, "le", nend, h->p[4]);

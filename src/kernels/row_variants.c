@@ -22,24 +22,25 @@ static rk_row_knobs *row_knobs(rk_instance *in) {
     }
 }
 
-static bool is_locked(const rk_instance *in, uint64_t locked, const char *knob) {
+/* The index of knob in in's family table, or -1. */
+static int knob_index(const rk_instance *in, const char *knob) {
     uint32_t n;
     const rk_knob *kb = rk_family_knobs(in->family, &n);
     for (uint32_t i = 0; i < n; i++)
-        if (!strcmp(kb[i].name, knob)) return (locked >> i) & 1u;
-    return false;
+        if (!strcmp(kb[i].name, knob)) return (int)i;
+    return -1;
+}
+
+static bool is_locked(const rk_instance *in, uint64_t locked, const char *knob) {
+    int i = knob_index(in, knob);
+    return i >= 0 && (locked >> i) & 1u;
 }
 
 /* knob unlocked in *locked: false when the family has no such knob. */
 static bool unlock(const rk_instance *in, uint64_t *locked, const char *knob) {
-    uint32_t n;
-    const rk_knob *kb = rk_family_knobs(in->family, &n);
-    for (uint32_t i = 0; i < n; i++)
-        if (!strcmp(kb[i].name, knob)) {
-            *locked &= ~(1ull << i);
-            return true;
-        }
-    return false;
+    int i = knob_index(in, knob);
+    if (i >= 0) *locked &= ~(1ull << i);
+    return i >= 0;
 }
 
 /* in with `knob` set to value and locked, unless the caller locked it. */
@@ -215,7 +216,7 @@ static bool wide_class(const rk_instance *odd, uint64_t lodd, const rk_target *t
     uint64_t top = hi % vec ? hi : hi - 1;
     rk_instance a, b;
     char an[256], bn[256];
-    if (!md || top < lo || top % vec == 0 || !wide_at(odd, lodd, t, vec, top, name, &b, bn, sizeof bn)) return false;
+    if (!md || top < lo || !wide_at(odd, lodd, t, vec, top, name, &b, bn, sizeof bn)) return false;
     uint64_t x = lo, y = top;   /* the rule holds at the odd length nearest y */
     while (x < y) {
         uint64_t mid = x + (y - x) / 2;
